@@ -1,0 +1,23 @@
+/** The one place where errors become messages and exit codes: 0 ok, 1 a threshold failed, 2 bad input. */
+import { isMembenchError } from '../errors.js';
+
+export function reportError(error: unknown): number {
+  if (isMembenchError(error)) {
+    process.stderr.write(`membench: ${error.message}\n`);
+    for (const line of error.details) process.stderr.write(`${line}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`membench: internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+/** Wraps a command handler so thrown errors set the exit code instead of escaping as stack traces. */
+export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv: A) => Promise<void> {
+  return async (argv: A) => {
+    try {
+      process.exitCode = (await handler(argv)) ?? 0;
+    } catch (error) {
+      process.exitCode = reportError(error);
+    }
+  };
+}

@@ -1,0 +1,36 @@
+/** `membench list strategies|scenarios`: what can be named on the command line. */
+import type { Argv } from 'yargs';
+import { builtinStrategies } from '../../strategies/index.js';
+import { builtinScenarioNames, loadScenarios } from '../builtin-scenarios.js';
+import { handled } from './errors.js';
+
+export const command = 'list <what>';
+export const describe = 'List built-in strategies or scenarios';
+
+export function builder(yargs: Argv) {
+  return yargs.positional('what', { choices: ['strategies', 'scenarios'] as const, demandOption: true, describe: 'what to list' });
+}
+
+type ListArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+
+function knobs(shape: Record<string, { def?: { defaultValue?: unknown } }>): string {
+  const parts = Object.entries(shape).map(([key, schema]) => {
+    const fallback = schema.def?.defaultValue;
+    return fallback === undefined ? key : `${key}=${String(fallback)}`;
+  });
+  return parts.length ? parts.join(', ') : '—';
+}
+
+export const handler = handled(async (argv: ListArgs) => {
+  if (argv.what === 'strategies') {
+    for (const definition of builtinStrategies) {
+      const shape = (definition.options as unknown as { shape?: Record<string, { def?: { defaultValue?: unknown } }> }).shape ?? {};
+      process.stdout.write(`${definition.name.padEnd(16)} ${definition.description}\n${''.padEnd(16)} knobs: ${knobs(shape)}; durability=${definition.defaultDurability}\n`);
+    }
+    return;
+  }
+  const { scenarios } = await loadScenarios(builtinScenarioNames());
+  for (const scenario of scenarios) {
+    process.stdout.write(`${scenario.name.padEnd(24)} ${String(scenario.steps.length).padStart(4)} steps  ${scenario.description ?? ''}\n`);
+  }
+});

@@ -1,0 +1,30 @@
+/** The `membench` command line: one module per command, each a thin layer over the library. */
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { MEMBENCH_VERSION } from '../package-info.js';
+import * as list from './list.js';
+import * as run from './run.js';
+import * as validate from './validate.js';
+
+export async function main(argv: string[]): Promise<void> {
+  await yargs(argv)
+    .scriptName('membench')
+    .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
+    .command(run)
+    .command(validate)
+    .command(list)
+    .demandCommand(1, 'name a command: run, validate or list (see --help)')
+    .strict()
+    .version(MEMBENCH_VERSION)
+    .help()
+    .alias('h', 'help')
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((message, error) => {
+      if (error) throw error;
+      process.stderr.write(`membench: ${message}\nRun "membench --help" for usage.\n`);
+      process.exit(2);
+    })
+    .parseAsync();
+}
+
+await main(hideBin(process.argv));

@@ -1,0 +1,27 @@
+/** `membench validate FILE...`: every problem located as file:line:col: path: message; exit 2 if any file is invalid. */
+import type { Argv } from 'yargs';
+import { checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES } from '../load-scenario.js';
+import { handled } from './errors.js';
+
+export const command = 'validate <files..>';
+export const describe = 'Check scenario files without running them';
+
+export function builder(yargs: Argv) {
+  return yargs
+    .positional('files', { type: 'string', array: true, demandOption: true, describe: 'scenario files (.yaml, .yml or .json)' })
+    .option('max-bytes', { type: 'number', default: MAX_SCENARIO_BYTES, describe: 'refuse files larger than this' });
+}
+
+type ValidateArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+
+export const handler = handled(async (argv: ValidateArgs) => {
+  let invalid = 0;
+  for (const file of argv.files) {
+    const check = await checkScenarioFile(file, { maxBytes: argv['max-bytes'] });
+    for (const problem of check.problems) process.stdout.write(`${formatProblem(problem)}\n`);
+    if (!check.scenario) invalid++;
+  }
+  const total = argv.files.length;
+  process.stdout.write(`${total} file${total === 1 ? '' : 's'} checked: ${total - invalid} valid, ${invalid} invalid\n`);
+  return invalid > 0 ? 2 : 0;
+});

@@ -1,0 +1,126 @@
+/**
+ * The scenario format (DESIGN §2): a scripted conversation with probes, faults and sessions.
+ * Each step is an object with exactly one kind key (`user:`, `tool:`, `probe:`...). This file
+ * holds the schema and the typed steps; `load-scenario.ts` turns files into them.
+ */
+import { z } from 'zod';
+
+export const STEP_KINDS = ['user', 'tool', 'remember', 'forget', 'probe', 'session', 'crash', 'concurrent', 'filler'] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
+export const PROBE_CATEGORIES = ['extraction', 'multi-hop', 'temporal', 'update', 'abstention'] as const;
+export type ProbeCategory = (typeof PROBE_CATEGORIES)[number];
+
+export const CRASH_POINTS = [
+  'before_model_call',
+  'after_tool_intent',
+  'after_tool_effect',
+  'after_tool_result',
+  'mid_memory_write',
+  'mid_summary',
+  'after_ack',
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/** Step kinds whose behaviour a later release brings: accepted by the schema, refused by `run`. */
+export const NOT_YET_RUNNABLE: ReadonlySet<StepKind> = new Set(['crash', 'concurrent', 'filler']);
+
+const stringList = z.array(z.string().min(1, 'expected a non-empty string'), { error: 'expected a list of strings' });
+const nonEmpty = (what: string) => z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
+const stepId = z
+  .string({ error: 'expected a string id' })
+  .regex(/^[\p{L}\p{N}_.:-]+$/u, 'ids use letters, digits, "_", ".", ":" and "-"')
+  .optional();
+const timestamp = z.string({ error: 'expected an ISO date-time string' }).refine((value) => !Number.isNaN(Date.parse(value)), 'not a date-time').optional();
+
+const userStep = z.object({ id: stepId, user: nonEmpty('the user message'), assistant: nonEmpty('the scripted reply').optional(), at: timestamp });
+const toolStep = z.object({
+  id: stepId,
+  tool: nonEmpty('a tool name'),
+  args: z.record(z.string(), z.unknown(), { error: 'expected a mapping of argument names to values' }).default({}),
+  result: z.unknown().optional(),
+  effect: z.boolean({ error: 'expected true or false' }).default(false),
+});
+const rememberStep = z.object({
+  id: stepId,
+  remember: nonEmpty('what to remember'),
+  name: z.string().min(1).optional(),
+  type: z.enum(['user', 'feedback', 'project', 'reference']).optional(),
+  priority: z.enum(['high', 'normal', 'low']).optional(),
+});
+const forgetStep = z.object({ id: stepId, forget: nonEmpty('the memory name or text to forget') });
+const probeStep = z
+  .object({
+    id: stepId,
+    probe: nonEmpty('the probe question'),
+    expect: stringList.min(1, 'expected at least one string').optional(),
+    forbid: stringList.default([]),
+    category: z.enum(PROBE_CATEGORIES).default('extraction'),
+    evidence: stringList.default([]),
+  })
+  .superRefine((probe, context) => {
+    if (probe.category !== 'abstention' && probe.expect === undefined) {
+      context.addIssue({ code: 'custom', path: ['expect'], message: 'required: a probe needs `expect` (any of these strings counts) unless its category is abstention' });
+    }
+  });
+const sessionStep = z.object({ id: stepId, session: z.literal('new', { error: 'expected "new"' }), at: timestamp });
+const crashStep = z.object({ id: stepId, crash: z.enum(CRASH_POINTS) });
+const fillerStep = z.object({
+  id: stepId,
+  filler: z.number({ error: 'expected a number of turns' }).int('expected a whole number').min(1).max(100_000),
+  seed: z.number().int().optional(),
+  language: z.enum(['en', 'zh', 'mixed']).optional(),
+});
+
+/** Schemas by kind. `concurrent` holds lists of steps, checked recursively by the loader. */
+export const STEP_SCHEMAS = {
+  user: userStep,
+  tool: toolStep,
+  remember: rememberStep,
+  forget: forgetStep,
+  probe: probeStep,
+  session: sessionStep,
+  crash: crashStep,
+  concurrent: z.object({
+    id: stepId,
+    concurrent: z.array(z.array(z.unknown(), { error: 'expected a list of steps per session' }), { error: 'expected a list of sessions, each a list of steps' }).min(2, 'expected at least two sessions'),
+  }),
+  filler: fillerStep,
+} satisfies Record<StepKind, z.ZodType>;
+
+export const scenarioHeader = z.object({
+  name: z
+    .string({ error: 'expected a scenario name' })
+    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"'),
+  description: z.string().optional(),
+  language: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+  steps: z.array(z.unknown(), { error: 'expected a list of steps' }).min(1, 'expected at least one step'),
+});
+
+export type UserStep = z.output<typeof userStep> & { kind: 'user' };
+export type ToolStep = z.output<typeof toolStep> & { kind: 'tool' };
+export type RememberStep = z.output<typeof rememberStep> & { kind: 'remember' };
+export type ForgetStep = z.output<typeof forgetStep> & { kind: 'forget' };
+export type ProbeStep = z.output<typeof probeStep> & { kind: 'probe' };
+export type SessionStep = z.output<typeof sessionStep> & { kind: 'session' };
+export type CrashStep = z.output<typeof crashStep> & { kind: 'crash' };
+export type FillerStep = z.output<typeof fillerStep> & { kind: 'filler' };
+export interface ConcurrentStep {
+  kind: 'concurrent';
+  id?: string;
+  concurrent: Step[][];
+}
+
+export type Step = UserStep | ToolStep | RememberStep | ForgetStep | ProbeStep | SessionStep | CrashStep | FillerStep | ConcurrentStep;
+
+/** A validated scenario, ready to run. */
+export interface Scenario {
+  name: string;
+  description?: string;
+  language?: string;
+  tags?: string[];
+  /** Where it came from (a path, or `builtin:NAME`). */
+  source: string;
+  steps: Step[];
+}

@@ -1,0 +1,66 @@
+/** Text helpers shared by recall metrics, the offline model and the hashed embedder. */
+
+/** NFKC, case fold and collapsed whitespace: the form in which recall strings are compared. */
+export function normalizeText(text: string): string {
+  return text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
+}
+
+const wordSegmenter = new Intl.Segmenter('und', { granularity: 'word' });
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/** True when the string contains CJK characters (segmentation and matching differ for them). */
+export function hasCjk(text: string): boolean {
+  return CJK.test(text);
+}
+
+/**
+ * Word-like segments of normalised text. Intl.Segmenter splits Chinese into words with its
+ * dictionary, so "红烧肉" and "素食" come out as units rather than single characters.
+ */
+export function words(text: string): string[] {
+  const out: string[] = [];
+  for (const segment of wordSegmenter.segment(normalizeText(text))) {
+    if (segment.isWordLike) out.push(segment.segment);
+  }
+  return out;
+}
+
+/** Overlapping character bigrams of each CJK run: robust to segmentation differences. */
+export function cjkBigrams(text: string): string[] {
+  const out: string[] = [];
+  const runs = normalizeText(text).match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu) ?? [];
+  for (const run of runs) {
+    const chars = Array.from(run);
+    if (chars.length === 1) out.push(run);
+    for (let i = 0; i + 1 < chars.length; i++) out.push(chars[i]! + chars[i + 1]!);
+  }
+  return out;
+}
+
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if then of to in on at by for with from as is are was were be been being ' +
+    'i you he she it we they me him her us them my your his its our their this that these those ' +
+    'do does did have has had can could will would shall should may might must not no yes so ' +
+    'what which who whom when where why how there here about into over also just very too ' +
+    '的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 和 与 在 有 也 就 都 而 及 一个 这 那 个 要 会 能 不 请 把 被'
+  ).split(' '),
+);
+
+/** Words that carry content (stop words and single Latin letters dropped): used for overlap scores. */
+export function contentWords(text: string): string[] {
+  return words(text).filter((word) => !STOPWORDS.has(word) && !(word.length === 1 && /[a-z0-9]/u.test(word)));
+}
+
+/** Terms used for matching and hashing: content words plus CJK bigrams. */
+export function matchTerms(text: string): string[] {
+  return [...contentWords(text), ...cjkBigrams(text)];
+}
+
+/** Splits text into sentences (Latin and CJK punctuation, and line breaks). */
+export function sentences(text: string): string[] {
+  return text
+    .split(/(?<=[.!?。！？；;])\s*|\n+/u)
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
+}

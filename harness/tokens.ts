@@ -1,0 +1,97 @@
+/**
+ * Token counting with tiktoken, the way OpenAI bills chat requests: per-message overhead,
+ * each message counted once and cached on the message object, so a strategy that keeps its
+ * messages never pays for re-tokenising the history on every turn.
+ */
+import { get_encoding, type Tiktoken, type TiktokenEncoding } from 'tiktoken';
+import type { BaseMessage } from '@langchain/core/messages';
+
+export type EncodingName = Extract<TiktokenEncoding, 'o200k_base' | 'cl100k_base'>;
+
+/** Tokens every chat message costs beyond its content (role and separators), per OpenAI's cookbook. */
+export const TOKENS_PER_MESSAGE = 3;
+/** Tokens that prime the assistant's reply, added once per request. */
+export const TOKENS_PER_REPLY = 3;
+
+/** o200k_base for the gpt-4o / gpt-4.1 / gpt-4.5 / gpt-5 families and o-series models; cl100k_base otherwise. */
+export function encodingForModel(model: string): EncodingName {
+  const name = model.replace(/^[a-z-]+:/u, '').toLowerCase();
+  if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|chatgpt-4o|o\d)/u.test(name)) return 'o200k_base';
+  return 'cl100k_base';
+}
+
+const encoders = new Map<EncodingName, Tiktoken>();
+function encoderFor(encoding: EncodingName): Tiktoken {
+  let encoder = encoders.get(encoding);
+  if (!encoder) {
+    encoder = get_encoding(encoding);
+    encoders.set(encoding, encoder);
+  }
+  return encoder;
+}
+
+/** The text of a message's content, whatever shape LangChain gave it. */
+export function messageText(message: BaseMessage): string {
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) => (typeof part === 'string' ? part : 'text' in part && typeof part.text === 'string' ? part.text : ''))
+    .join('');
+}
+
+/** OpenAI role name of a LangChain message. */
+export function roleOf(message: BaseMessage): string {
+  switch (message.getType()) {
+    case 'human':
+      return 'user';
+    case 'ai':
+      return 'assistant';
+    case 'system':
+      return 'system';
+    case 'tool':
+      return 'tool';
+    default:
+      return message.getType();
+  }
+}
+
+/** Counts tokens for one encoding; counts each message object once. */
+export class TokenCounter {
+  readonly encoding: EncodingName;
+  /** Number of texts handed to the tokenizer: tests use it to prove nothing is re-tokenised. */
+  encodeCalls = 0;
+  private readonly perMessage = new WeakMap<BaseMessage, number>();
+
+  constructor(model: string) {
+    this.encoding = encodingForModel(model);
+  }
+
+  /** Tokens of a plain text (no chat overhead). */
+  countText(text: string): number {
+    if (text.length === 0) return 0;
+    this.encodeCalls++;
+    return encoderFor(this.encoding).encode_ordinary(text).length;
+  }
+
+  /** Tokens of one message in a chat request: overhead + role + content + tool calls. */
+  countMessage(message: BaseMessage): number {
+    const cached = this.perMessage.get(message);
+    if (cached !== undefined) return cached;
+    let total = TOKENS_PER_MESSAGE + this.countText(roleOf(message)) + this.countText(messageText(message));
+    const toolCalls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
+    for (const call of toolCalls ?? []) {
+      total += this.countText(call.name) + this.countText(JSON.stringify(call.args ?? {}));
+    }
+    if (message.name) total += 1 + this.countText(message.name);
+    this.perMessage.set(message, total);
+    return total;
+  }
+
+  /** Tokens of a whole chat request: every message plus the reply priming. */
+  countMessages(messages: readonly BaseMessage[]): number {
+    if (messages.length === 0) return 0;
+    let total = TOKENS_PER_REPLY;
+    for (const message of messages) total += this.countMessage(message);
+    return total;
+  }
+}

@@ -1,0 +1,6 @@
+/** results.json: the results as data, stable key order, schema-versioned header. */
+import type { RunResult } from '../harness/results.js';
+
+export function renderJson(result: RunResult): string {
+  return `${JSON.stringify(result, null, 2)}\n`;
+}

@@ -1,0 +1,79 @@
+/** report.md: the run header, one row per cell, and recall by probe category with n. */
+import type { RunResult } from '../harness/results.js';
+import { formatRate, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+
+const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\n/gu, ' ');
+
+function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [
+    `| ${head.map(escapeCell).join(' | ')} |`,
+    `| ${head.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
+  ].join('\n');
+}
+
+export function renderMarkdown(result: RunResult): string {
+  const { header } = result;
+  const lines: string[] = [
+    '# membench report',
+    '',
+    `- membench ${header.membenchVersion}${header.gitCommit ? ` (commit ${header.gitCommit.slice(0, 12)})` : ''}, Node ${header.nodeVersion}, ${header.platform}`,
+    `- model: \`${header.model}\`, embedder: \`${header.embedder}\`, tokenizer: ${header.tokenizer.encoding} (for \`${header.tokenizer.model}\`)`,
+    `- seed ${header.seed}, ${header.trials} trial(s), ${result.cells.length} cells, started ${header.startedAt}`,
+    `- strategies: ${header.strategies.map((strategy) => `\`${strategy.label}\``).join(', ')}`,
+    `- scenarios: ${header.scenarios.map((scenario) => `\`${scenario.name}\` (${scenario.steps} steps)`).join(', ')}`,
+    '',
+    `> ${modelNote(result)}`,
+    '',
+    '## Summary',
+    '',
+    'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +
+      'Context recall: an expected string is in the loaded context. Stale exposure: a forbidden (outdated) string is there and no expected one is. ' +
+      'Each rate shows hits/n.',
+    '',
+    table(
+      SUMMARY_COLUMNS.map(([, title]) => title),
+      result.cells.map((cell) => {
+        const row = summaryRow(cell);
+        return SUMMARY_COLUMNS.map(([key]) => String(row[key]));
+      }),
+    ),
+    '',
+    '## Recall by probe category',
+    '',
+    table(
+      ['scenario', 'strategy', 'category', 'context recall', 'stale exposure', 'answer acc'],
+      result.cells.flatMap((cell) =>
+        Object.entries(cell.recallByCategory).map(([category, summary]) => [
+          cell.scenario,
+          cell.label,
+          category,
+          formatRate(summary.contextRecall),
+          formatRate(summary.staleExposure),
+          formatRate(summary.answerAccuracy),
+        ]),
+      ),
+    ),
+    '',
+    '## Probes',
+    '',
+    table(
+      ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'stale', 'ctx tokens', 'answer'],
+      result.cells.flatMap((cell) =>
+        cell.probes.map((probe) => [
+          cell.scenario,
+          cell.label,
+          probe.id ?? String(probe.step),
+          probe.category,
+          probe.question,
+          probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no',
+          probe.staleExposure ? 'yes' : 'no',
+          String(probe.contextTokens),
+          probe.answer,
+        ]),
+      ),
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}

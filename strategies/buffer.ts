@@ -1,0 +1,43 @@
+/** `buffer`: every message, always (LangChain's BufferMemory), persisted as a SQLite session history. */
+import { z } from 'zod';
+import { SqliteChatMessageHistory } from '../harness/history.js';
+import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
+
+export const bufferOptions = z.object({}).strict();
+
+class BufferStrategy implements MemoryStrategy {
+  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: false };
+  private readonly history: SqliteChatMessageHistory;
+
+  constructor(context: StrategyContext) {
+    this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
+  }
+
+  async open(): Promise<void> {
+    this.history.open();
+  }
+
+  async save(event: MemoryEvent): Promise<void> {
+    await this.history.addMessage(event.message);
+  }
+
+  async load(): Promise<LoadResult> {
+    return { messages: [...this.history.messages] };
+  }
+
+  async flush(): Promise<void> {
+    await this.history.flush();
+  }
+
+  async close(): Promise<void> {
+    await this.history.close();
+  }
+}
+
+export const buffer = defineStrategy({
+  name: 'buffer',
+  description: 'every message, always (LangChain BufferMemory)',
+  options: bufferOptions,
+  defaultDurability: 'sync',
+  create: (context) => new BufferStrategy(context),
+});

@@ -1,0 +1,12 @@
+/** The registry: the only list of built-in strategies. CLI choices and `list strategies` come from here. */
+import type { StrategyDefinition } from './types.js';
+import { buffer } from './buffer.js';
+import { window } from './window.js';
+
+export const builtinStrategies: readonly StrategyDefinition[] = [buffer, window];
+
+export function findStrategy(name: string): StrategyDefinition | undefined {
+  return builtinStrategies.find((definition) => definition.name === name);
+}
+
+export * from './types.js';

@@ -1,0 +1,99 @@
+/**
+ * The strategy contract (DESIGN §3): a memory stores what happens and, before each model call,
+ * assembles the messages the model sees. Few required methods, optional ones, capability flags.
+ */
+import type { BaseMessage } from '@langchain/core/messages';
+import type { z } from 'zod';
+import type { ChatModel, Embedder } from '../harness/models/types.js';
+import type { TokenCounter } from '../harness/tokens.js';
+
+/** When a write is durable: `sync` before acknowledging, `async` write-behind, `exit` on clean close, `none` never. */
+export type DurabilityMode = 'sync' | 'async' | 'exit' | 'none';
+export const DURABILITY_MODES: readonly DurabilityMode[] = ['sync', 'async', 'exit', 'none'];
+
+/** A finished message: user, assistant (possibly with tool calls) or tool result. */
+export interface MemoryEvent {
+  message: BaseMessage;
+  /** Index of the user turn this message belongs to (1-based). */
+  turn: number;
+  /** Scenario step id, when the step has one. */
+  stepId?: string;
+  /** ISO time of the message, when the scenario gives one (dataset sessions). */
+  timestamp?: string;
+}
+
+/** What the next model call is about: vector and entity strategies retrieve with it. */
+export interface LoadInput {
+  query: string;
+  turn: number;
+  timestamp?: string;
+}
+
+export interface LoadResult {
+  messages: BaseMessage[];
+}
+
+/** Something the user explicitly asked the agent to keep. */
+export interface MemoryItem {
+  content: string;
+  /** A stable name for the memory; strategies derive one from the content when absent. */
+  name?: string;
+  type?: 'user' | 'feedback' | 'project' | 'reference';
+  scope?: 'global' | 'project';
+  priority?: 'high' | 'normal' | 'low';
+}
+
+/** Returned once the memory is as durable as the strategy's mode promises. */
+export interface RememberAck {
+  name: string;
+}
+
+export interface StrategyCapabilities {
+  /** State survives close + reopen on the same dir. */
+  persistent: boolean;
+  /** Implements remember / forget itself (otherwise the agent loop records them as messages). */
+  explicitMemory: boolean;
+  /** Does work off the hot path (flush() finishes it). */
+  backgroundWork: boolean;
+}
+
+export interface MemoryStrategy {
+  readonly capabilities: StrategyCapabilities;
+  /** Opens (or reopens after a crash) what was persisted in the context dir. */
+  open(): Promise<void>;
+  save(event: MemoryEvent): Promise<void>;
+  load(input: LoadInput): Promise<LoadResult>;
+  remember?(item: MemoryItem): Promise<RememberAck>;
+  forget?(nameOrContent: string): Promise<boolean>;
+  /** Finishes background work. */
+  flush?(): Promise<void>;
+  /** Clean shutdown: persists what `exit` mode promised, releases files. */
+  close(): Promise<void>;
+}
+
+/** Everything a strategy may use; no hidden globals, so a fresh process can rebuild it. */
+export interface StrategyContext {
+  /** The strategy's own directory; the same dir is handed over again after a session boundary or crash. */
+  dir: string;
+  tokens: TokenCounter;
+  model: ChatModel;
+  embedder: Embedder;
+  durability: DurabilityMode;
+  seed: number;
+  now: () => Date;
+}
+
+/** A registry entry: name as on the CLI, knobs as a zod schema with defaults, and a factory. */
+export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  options: Options;
+  /** The durability mode used when the user names none. */
+  defaultDurability: DurabilityMode;
+  create(context: StrategyContext, options: z.output<Options>): MemoryStrategy;
+}
+
+/** Helps a strategy file keep its option types when declaring its definition. */
+export function defineStrategy<Options extends z.ZodType>(definition: StrategyDefinition<Options>): StrategyDefinition<Options> {
+  return definition;
+}

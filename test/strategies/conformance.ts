@@ -1,0 +1,149 @@
+/**
+ * The conformance suite every strategy passes (built-ins, and later user and LangChain ones).
+ * Call `describeConformance(definition)` from a test file; a skipped check states its reason.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HashedEmbedder, MeteredModel, OfflineModel } from '../../harness/models/index.js';
+import { TokenCounter } from '../../harness/tokens.js';
+import type { DurabilityMode, MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
+
+export interface ConformanceOptions {
+  /** Options passed to the factory (defaults filled in by the strategy's schema). */
+  options?: Record<string, unknown>;
+  /** Whether the strategy returns the raw recent messages (so the latest user message must appear verbatim). */
+  keepsRecentMessages?: boolean;
+}
+
+export interface Harness {
+  dir: string;
+  tokens: TokenCounter;
+  context(durability?: DurabilityMode): StrategyContext;
+  create(durability?: DurabilityMode): MemoryStrategy;
+}
+
+export async function makeHarness(definition: StrategyDefinition, options: Record<string, unknown> = {}): Promise<Harness> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `membench-conf-${definition.name}-`));
+  const tokens = new TokenCounter('gpt-4o');
+  const model = new MeteredModel(new OfflineModel(), tokens);
+  const embedder = new HashedEmbedder(64);
+  const fixedNow = new Date('2026-01-01T00:00:00Z');
+  const context = (durability: DurabilityMode = definition.defaultDurability): StrategyContext => ({ dir, tokens, model, embedder, durability, seed: 7, now: () => fixedNow });
+  const parsed = definition.options.parse(options) as Record<string, unknown>;
+  return { dir, tokens, context, create: (durability) => definition.create(context(durability), parsed) };
+}
+
+const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+
+/** Saves one exchange the way the agent loop does: user message, then reply. */
+export async function exchange(strategy: MemoryStrategy, turn: number, user: string, reply: string): Promise<void> {
+  await strategy.save({ message: new HumanMessage(user), turn });
+  await strategy.save({ message: new AIMessage(reply), turn });
+}
+
+export function describeConformance(definition: StrategyDefinition, conformance: ConformanceOptions = {}): void {
+  describe(`conformance: ${definition.name}`, () => {
+    let harness: Harness;
+    let strategy: MemoryStrategy;
+
+    beforeEach(async () => {
+      harness = await makeHarness(definition, conformance.options);
+      strategy = harness.create();
+      await strategy.open();
+    });
+    afterEach(async () => {
+      await strategy.close().catch(() => undefined);
+      await rm(harness.dir, { recursive: true, force: true });
+    });
+
+    it('loads an empty context before anything is saved', async () => {
+      const { messages } = await strategy.load({ query: 'anything?', turn: 1 });
+      expect(Array.isArray(messages)).toBe(true);
+      expect(messages.every((message) => String(message.content).length > 0)).toBe(true);
+    });
+
+    it('returns LangChain messages and includes the latest user message', async () => {
+      await exchange(strategy, 1, 'My cat is called Mochi.', 'Nice name!');
+      await strategy.save({ message: new HumanMessage('What is my cat called?'), turn: 2 });
+      const { messages } = await strategy.load({ query: 'What is my cat called?', turn: 2 });
+      for (const message of messages) expect(typeof message.getType()).toBe('string');
+      if (conformance.keepsRecentMessages !== false) expect(text(messages)).toContain('What is my cat called?');
+    });
+
+    it('never starts the context on a tool result and never separates a tool call from its result', async () => {
+      for (let turn = 1; turn <= 6; turn++) {
+        await strategy.save({ message: new HumanMessage(`order number ${turn}`), turn });
+        const callId = `call_${turn}`;
+        await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: callId, name: 'place_order', args: { n: turn }, type: 'tool_call' }] }), turn });
+        await strategy.save({ message: new ToolMessage({ content: `order ${turn} placed`, tool_call_id: callId, name: 'place_order' }), turn });
+        await strategy.save({ message: new AIMessage(`Order ${turn} is placed.`), turn });
+      }
+      const { messages } = await strategy.load({ query: 'which orders?', turn: 7 });
+      if (messages.length > 0) expect(messages[0]!.getType()).not.toBe('tool');
+      const calls = new Set<string>();
+      for (const message of messages) {
+        if (message instanceof AIMessage) for (const call of message.tool_calls ?? []) calls.add(call.id!);
+        if (message instanceof ToolMessage) expect(calls.has(message.tool_call_id)).toBe(true);
+      }
+    });
+
+    it('keeps Chinese text intact', async () => {
+      await exchange(strategy, 1, '我想做红烧肉，我对花生过敏。', '好的，红烧肉需要五花肉。');
+      await strategy.save({ message: new HumanMessage('我对什么过敏？'), turn: 2 });
+      const { messages } = await strategy.load({ query: '我对什么过敏？', turn: 2 });
+      expect(text(messages)).toContain('花生');
+    });
+
+    it('does not let a caller mutate its stored context through a returned array', async () => {
+      await exchange(strategy, 1, 'Remember the code 4711.', 'Noted.');
+      const first = await strategy.load({ query: 'code?', turn: 2 });
+      first.messages.length = 0;
+      const second = await strategy.load({ query: 'code?', turn: 2 });
+      expect(second.messages.length).toBeGreaterThan(0);
+    });
+
+    it('does not re-tokenise the history on every load (cost per turn is flat)', async () => {
+      for (let turn = 1; turn <= 50; turn++) await exchange(strategy, turn, `fact number ${turn} is ${turn * 7}`, `ok ${turn}`);
+      await strategy.load({ query: 'fact 3?', turn: 51 });
+      const before = harness.tokens.encodeCalls;
+      for (let turn = 51; turn <= 60; turn++) {
+        await exchange(strategy, turn, `fact number ${turn} is ${turn * 7}`, `ok ${turn}`);
+        await strategy.load({ query: 'fact 3?', turn });
+      }
+      // Each new message may be tokenised a few times (role, content, model calls); never the whole history.
+      expect(harness.tokens.encodeCalls - before).toBeLessThan(10 * 12);
+    });
+
+    it('restores its state after close and reopen on the same dir', async (context) => {
+      const probe = new HumanMessage('Where does Lin live?');
+      const fresh = harness.create();
+      await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
+      await strategy.flush?.();
+      await strategy.close();
+      strategy = fresh;
+      await strategy.open();
+      if (!fresh.capabilities.persistent) {
+        context.skip('strategy declares capabilities.persistent = false');
+        return;
+      }
+      await strategy.save({ message: probe, turn: 2 });
+      const { messages } = await strategy.load({ query: String(probe.content), turn: 2 });
+      expect(text(messages)).toContain('Hangzhou');
+    });
+
+    it('loses unpersisted state on reopen in durability mode none', async () => {
+      await strategy.close();
+      strategy = harness.create('none');
+      await strategy.open();
+      await exchange(strategy, 1, 'The locker code is 9931.', 'OK.');
+      await strategy.close();
+      strategy = harness.create('none');
+      await strategy.open();
+      const { messages } = await strategy.load({ query: 'locker code?', turn: 2 });
+      expect(text(messages)).not.toContain('9931');
+    });
+  });
+}
