@@ -52,10 +52,12 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
 
   /** The history without copying: strategies read it on the hot path. */
   get messages(): readonly BaseMessage[] {
+    this.open();
     return this.cache;
   }
 
   async getMessages(): Promise<BaseMessage[]> {
+    this.open();
     return [...this.cache];
   }
 

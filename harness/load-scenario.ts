@@ -66,7 +66,7 @@ class Locator {
   key(segments: readonly PathSegment[]): { line: number; col: number } {
     const parent = segments.length === 1 ? this.doc.contents : this.doc.getIn(segments.slice(0, -1), true);
     if (isMap(parent)) {
-      const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === segments.at(-1));
+      const pair = parent.items.find((item) => isScalar(item.key) && String(item.key.value) === String(segments.at(-1)));
       if (pair && isNode(pair.key) && pair.key.range) return this.lines.linePos(pair.key.range[0]);
     }
     return this.value(segments);
@@ -90,6 +90,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     return `${issue.message}, got ${describeInput(input)}`;
   }
   if (issue.code === 'invalid_value') {
+    if (!issue.message.startsWith('Invalid')) return `${issue.message}, got ${describeInput(input)}`;
     return `expected one of ${issue.values.map(String).join(', ')}; got ${describeInput(input)}`;
   }
   return issue.message;
@@ -135,9 +136,19 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
     if (error instanceof RangeError) return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
     throw error;
   }
+  const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
+  if (exhausted) return fail(exhausted.linePos?.[0] ?? positionOf(text, exhausted.pos[0]), [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
+  const seen = new Set<string>();
   for (const error of doc.errors) {
     const where = error.linePos?.[0] ?? positionOf(text, error.pos[0]);
-    problems.push({ file, ...where, path: '(document)', message: `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`, severity: 'error' });
+    // Later errors at the same place are cascades of the first.
+    if (seen.has(`${where.line}:${where.col}`)) continue;
+    seen.add(`${where.line}:${where.col}`);
+    const message =
+      error.code === 'MULTIPLE_DOCS'
+        ? 'a scenario file holds one YAML document, found a second (a line with ---)'
+        : error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
+    problems.push({ file, ...where, path: '(document)', message: `invalid YAML: ${message}`, severity: 'error' });
   }
   if (problems.length > 0) return { problems };
 
@@ -155,7 +166,9 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
     return fail(locate.value([]), [], `expected a mapping with \`name\` and \`steps\`, got ${describeInput(value)}`);
   }
 
-  const record = { name: path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase(), ...(value as Record<string, unknown>) };
+  // Without a `name`, the file name (cleaned to the allowed characters) names the scenario.
+  const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'scenario';
+  const record = { name: fallbackName, ...(value as Record<string, unknown>) };
   const error = (segments: readonly PathSegment[], message: string): void => {
     problems.push({ file, ...locate.value(segments), path: formatPath(segments), message, severity: 'error' });
   };
@@ -176,7 +189,7 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   warnUnknownKeys(value, Object.keys(scenarioHeader.shape), []);
 
   const ids = new Map<string, string>();
-  const probes: { evidence: string[]; at: PathSegment[] }[] = [];
+  const probes: { evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
   const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[]): Step[] => {
     const steps: Step[] = [];
     raw.forEach((item, index) => {
@@ -210,7 +223,7 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
         if (first) error([...segments, 'id'], `duplicate id "${step.id}" (first used at ${first})`);
         else ids.set(step.id, formatPath(segments));
       }
-      if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'] });
+      if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
       if (step.kind === 'concurrent') {
         const sessions = (item as { concurrent: unknown[][] }).concurrent;
         step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex]));
@@ -223,6 +236,7 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   for (const probe of probes) {
     probe.evidence.forEach((id, index) => {
       if (!ids.has(id)) error([...probe.at, index], `no step has id "${id}"`);
+      else if (!probe.known.has(id)) error([...probe.at, index], `step "${id}" comes after this probe: evidence must precede the question`);
     });
   }
   if (problems.some((problem) => problem.severity === 'error')) return { problems };

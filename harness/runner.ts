@@ -60,26 +60,30 @@ export function cellSeed(seed: number, cellId: string): number {
   return hash;
 }
 
-function selectStrategies(names: readonly string[] | undefined): StrategyDefinition[] {
+/** Built-in names resolve through the registry; anything else through the strategy loader (module paths, `langchain:NAME`). */
+async function selectStrategies(names: readonly string[] | undefined): Promise<StrategyDefinition[]> {
   if (!names || names.length === 0) return [...builtinStrategies];
-  return names.map((name) => {
+  const definitions: StrategyDefinition[] = [];
+  for (const name of names) {
     const definition = findStrategy(name);
-    if (!definition) throw new MembenchError('UNKNOWN_STRATEGY', `unknown strategy "${name}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}`);
-    return definition;
-  });
+    if (definition) definitions.push(definition);
+    else throw new MembenchError('UNKNOWN_STRATEGY', `unknown strategy "${name}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}`);
+  }
+  return definitions;
 }
 
 interface CellPlan {
   id: string;
   scenario: Scenario;
   spec: StrategySpec;
+  definition: StrategyDefinition;
   trial: number;
   seed: number;
 }
 
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
 export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
-  const definitions = selectStrategies(options.strategies);
+  const definitions = await selectStrategies(options.strategies);
   const specs = expandStrategies(definitions, options.params ?? []);
   const { scenarios, warnings } = await loadScenarios(options.scenarios?.length ? options.scenarios : builtinScenarioNames());
   for (const warning of warnings) options.onWarning?.(warning);
@@ -92,7 +96,8 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     for (const spec of specs) {
       for (let trial = 0; trial < trials; trial++) {
         const id = `${scenario.name}/${spec.label}${trials > 1 ? `/t${trial}` : ''}`;
-        plans.push({ id, scenario, spec, trial, seed: cellSeed(seed, id) });
+        const definition = definitions.find((item) => item.name === spec.name)!;
+        plans.push({ id, scenario, spec, definition, trial, seed: cellSeed(seed, id) });
       }
     }
   }
@@ -113,7 +118,7 @@ export async function runCell(plan: CellPlan, providers: Providers): Promise<Cel
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-cell-'));
   const tokens = new TokenCounter(providers.tokenizerModel);
   const model = new MeteredModel(providers.model, tokens);
-  const definition = findStrategy(plan.spec.name)!;
+  const { definition } = plan;
   const session = new AgentSession({
     model,
     tokens,

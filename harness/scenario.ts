@@ -44,7 +44,7 @@ const toolStep = z.object({
 const rememberStep = z.object({
   id: stepId,
   remember: nonEmpty('what to remember'),
-  name: z.string().min(1).optional(),
+  name: z.string({ error: 'expected a memory name' }).min(1, 'expected a memory name, got an empty string').optional(),
   type: z.enum(['user', 'feedback', 'project', 'reference']).optional(),
   priority: z.enum(['high', 'normal', 'low']).optional(),
 });
@@ -67,7 +67,7 @@ const sessionStep = z.object({ id: stepId, session: z.literal('new', { error: 'e
 const crashStep = z.object({ id: stepId, crash: z.enum(CRASH_POINTS) });
 const fillerStep = z.object({
   id: stepId,
-  filler: z.number({ error: 'expected a number of turns' }).int('expected a whole number').min(1).max(100_000),
+  filler: z.number({ error: 'expected a number of turns' }).int('expected a whole number').min(1, 'expected at least 1 turn').max(100_000, 'expected at most 100000 turns'),
   seed: z.number().int().optional(),
   language: z.enum(['en', 'zh', 'mixed']).optional(),
 });

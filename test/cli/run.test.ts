@@ -1,0 +1,83 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results.js';
+import { membench } from './helpers.js';
+
+const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));
+
+describe('membench run', () => {
+  it('runs, prints the summary table and writes results.json and report.md', async () => {
+    const out = path.join(await tempDir(), 'run');
+    const result = await membench(['run', '--scenario', 'recipes-en', '--strategy', 'buffer', '--strategy', 'window', '--out', out]);
+    expect(result.stderr).not.toMatch(/at .*\.js:\d+/u);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/recipes-en .*buffer/su);
+    expect(result.stdout).toContain('window(k=2)');
+    expect(result.stdout).toContain('offline reference model');
+    expect(result.stderr).toContain('[2/2] recipes-en/window(k=2)');
+    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    expect(results.header.schemaVersion).toBe(RESULTS_SCHEMA_VERSION);
+    expect(results.header.nodeVersion).toBe(process.version);
+    expect(results.cells).toHaveLength(2);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('## Recall by probe category');
+    expect(readdirSync(out).sort()).toEqual(['report.md', 'results.json']);
+  });
+
+  it('never overwrites an earlier run unless asked', async () => {
+    const out = await tempDir();
+    const args = ['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q'];
+    expect((await membench(args)).code).toBe(0);
+    const before = readFileSync(path.join(out, 'results.json'), 'utf8');
+    const again = await membench(args);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already holds a run (results.json, report.md): choose another --out, or pass --overwrite');
+    expect(readFileSync(path.join(out, 'results.json'), 'utf8')).toBe(before);
+    expect((await membench([...args, '--overwrite'])).code).toBe(0);
+  });
+
+  it('writes to a fresh timestamped dir under .membench by default', async () => {
+    const cwd = await tempDir();
+    const result = await membench(['run', '-c', 'recipes-zh', '-s', 'window', '-q'], { cwd });
+    expect(result.code).toBe(0);
+    const runs = readdirSync(path.join(cwd, '.membench'));
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatch(/^run-\d{8}-\d{6}$/u);
+    expect(existsSync(path.join(cwd, '.membench', runs[0]!, 'results.json'))).toBe(true);
+  });
+
+  it.each([
+    [['run', '-p', 'window.k=zero', '-q'], 'membench: --param window.k=zero: '],
+    [['run', '-s', 'nope', '-q'], 'membench: unknown strategy "nope"'],
+    [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
+    [['run', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
+    [['frobnicate'], 'membench: Unknown argument: frobnicate'],
+    [[], 'membench: name a command: run, validate or list'],
+  ])('exits 2 with a clear message for %j', async (args, message) => {
+    const out = path.join(await tempDir(), 'never-written');
+    const result = await membench([...args, ...(args[0] === 'run' ? ['-o', out] : [])]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /u);
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('membench list and --help', () => {
+  it('lists strategies from the registry and scenarios from scenarios/', async () => {
+    const strategies = await membench(['list', 'strategies']);
+    expect(strategies.code).toBe(0);
+    expect(strategies.stdout).toMatch(/^buffer /mu);
+    expect(strategies.stdout).toContain('knobs: k=2, maxTokens');
+    const scenarios = await membench(['list', 'scenarios']);
+    expect(scenarios.stdout).toMatch(/^recipes-zh +\d+ steps/mu);
+  });
+
+  it('documents every run option', async () => {
+    const help = await membench(['run', '--help']);
+    expect(help.code).toBe(0);
+    for (const option of ['--strategy', '--scenario', '--param', '--out', '--seed', '--overwrite', '--model']) expect(help.stdout).toContain(option);
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * `membench validate` end to end: spawns the built CLI (`npm test` builds it first through
+ * `pretest`) on the committed fixtures and checks exit codes and the exact lines printed.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { beforeAll, describe, expect, test } from 'vitest';
+
+const BROKEN = 'fixtures/scenarios/broken';
+const VALID = 'fixtures/scenarios/valid';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function membench(...args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['bin/membench.js', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== 'number') return reject(error);
+      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+const lines = (text: string): string[] => text.split('\n').filter((line) => line.length > 0);
+
+beforeAll(() => {
+  if (!existsSync('dist/harness/cli/main.js')) throw new Error('the CLI is not built: run "npm run build" (npm test does it through pretest)');
+});
+
+describe('membench validate', () => {
+  test('three representative broken files: exit 2, one located line each, then a summary', async () => {
+    const files = [`${BROKEN}/wrong-type-user.yaml`, `${BROKEN}/bad-yaml-indent.yaml`, `${BROKEN}/evidence-missing-id.yaml`];
+    const run = await membench('validate', ...files);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('');
+    expect(lines(run.stdout)).toEqual([
+      `${BROKEN}/wrong-type-user.yaml:3:11: steps[0].user: expected the user message, got 42`,
+      `${BROKEN}/bad-yaml-indent.yaml:5:4: (document): invalid YAML: All sequence items must start at the same column`,
+      `${BROKEN}/evidence-missing-id.yaml:7:22: steps[1].evidence[1]: no step has id "move"`,
+      '3 files checked: 0 valid, 3 invalid',
+    ]);
+  });
+
+  test('the valid fixtures: exit 0, only the unknown-key warning printed', async () => {
+    const files = readdirSync(VALID)
+      .sort()
+      .map((name) => `${VALID}/${name}`);
+    const run = await membench('validate', ...files);
+    expect(run.stderr).toBe('');
+    expect(lines(run.stdout)).toEqual([
+      `${VALID}/unknown-key-warns.yaml:6:5: steps[1].hint: warning: unknown key "hint" (ignored)`,
+      `${files.length} files checked: ${files.length} valid, 0 invalid`,
+    ]);
+    expect(run.code).toBe(0);
+  });
+
+  test('one invalid file among valid ones makes the whole run exit 2', async () => {
+    const run = await membench('validate', `${VALID}/minimal.yaml`, `${BROKEN}/empty.yaml`);
+    expect(run.code).toBe(2);
+    expect(lines(run.stdout)).toEqual([
+      `${BROKEN}/empty.yaml:1:1: (document): file is empty: expected a scenario with \`name\` and \`steps\``,
+      '2 files checked: 1 valid, 1 invalid',
+    ]);
+  });
+
+  test('--max-bytes refuses oversize.yaml by size', async () => {
+    const run = await membench('validate', '--max-bytes', '1024', `${BROKEN}/oversize.yaml`);
+    expect(run.code).toBe(2);
+    expect(lines(run.stdout)).toEqual([
+      `${BROKEN}/oversize.yaml:1:1: (document): file is 4556 bytes, over the 1024-byte limit for a scenario`,
+      '1 file checked: 0 valid, 1 invalid',
+    ]);
+  });
+
+  // oversize.yaml is only broken under a small --max-bytes; every other fixture is broken as is.
+  test.concurrent.for(readdirSync(BROKEN).sort())('broken/%s exits 2 with a file:line:col: path: message line', async (name, { expect }) => {
+    const file = `${BROKEN}/${name}`;
+    const run = await membench('validate', ...(name === 'oversize.yaml' ? ['--max-bytes', '1024'] : []), file);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('');
+    const escaped = file.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&');
+    const out = lines(run.stdout);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toMatch(new RegExp(`^${escaped}:\\d+:\\d+: [^\\s:]+: \\S.*$`, 'u'));
+    expect(out[1]).toBe('1 file checked: 0 valid, 1 invalid');
+  });
+});
