@@ -1,20 +1,37 @@
 /** The console summary table printed after a run. */
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results.js';
-import { modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { modelNote, summaryRow, type SummaryRow } from './summary.js';
+
+/** The console keeps to the columns that fit a terminal; report.md has them all. */
+const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
+  ['scenario', 'scenario'],
+  ['strategy', 'strategy'],
+  ['contextTotal', 'ctx tokens'],
+  ['contextMean', 'ctx/turn'],
+  ['maintenance', 'maint'],
+  ['recall', 'recall'],
+  ['stale', 'stale'],
+  ['answer', 'answer'],
+  ['loadP50', 'load p50'],
+  ['saveP50', 'save p50'],
+];
 
 export function renderConsoleSummary(result: RunResult, options: { color?: boolean } = {}): string {
   const table = new Table({
-    head: SUMMARY_COLUMNS.map(([, title]) => title),
-    style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] },
+    head: CONSOLE_COLUMNS.map(([, title]) => title),
+    style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true },
   });
   for (const cell of result.cells) {
     const row = summaryRow(cell);
-    table.push(SUMMARY_COLUMNS.map(([key]) => String(row[key])));
+    table.push(CONSOLE_COLUMNS.map(([key]) => String(row[key])));
   }
+  const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   const { header } = result;
   return [
     table.toString(),
+    ...failed,
+    'recall = context recall, stale = stale exposure, answer = answer accuracy (hits/n); latencies in ms per turn',
     `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
     modelNote(result),
   ].join('\n');

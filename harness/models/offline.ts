@@ -10,13 +10,20 @@ import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js'
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
-/** Scores how well a sentence answers a question: shared terms, rarer (longer) terms worth more. */
-function overlapScore(questionTerms: ReadonlySet<string>, sentence: string): number {
-  let score = 0;
+/**
+ * Scores how well a sentence answers a question: shared terms (longer ones worth more), a small
+ * bonus for the new information it adds, and nothing at all for a question (questions do not
+ * answer questions).
+ */
+function answerScore(questionTerms: ReadonlySet<string>, sentence: string): number {
+  if (/[?？]\s*$/u.test(sentence)) return 0;
+  let shared = 0;
+  let novel = 0;
   for (const term of new Set(matchTerms(sentence))) {
-    if (questionTerms.has(term)) score += 1 + Math.min(term.length, 8) / 8;
+    if (questionTerms.has(term)) shared += 1 + Math.min(term.length, 8) / 8;
+    else novel++;
   }
-  return score;
+  return shared > 0 ? shared + 0.02 * Math.min(novel, 5) : 0;
 }
 
 function speakerLines(messages: readonly BaseMessage[]): string[] {
@@ -88,7 +95,7 @@ export class OfflineModel implements ChatModel {
     let bestScore = 0;
     for (const line of speakerLines(context)) {
       for (const sentence of sentences(line)) {
-        const score = overlapScore(questionTerms, sentence);
+        const score = answerScore(questionTerms, sentence);
         // ">=" prefers the later sentence on ties: the most recent statement wins, as after a correction.
         if (score > 0 && score >= bestScore) {
           best = sentence.replace(SPEAKER_PREFIX, '');
