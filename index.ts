@@ -1,5 +1,5 @@
 /** membench's library API: the CLI is a thin layer over these. */
-export { runBenchmark, planRun, runCell, cellSeed, DEFAULT_SEED, type RunOptions, type ProgressEvent } from './harness/runner.js';
+export { runBenchmark, planRun, runCell, cellSeed, DEFAULT_SEED, DEFAULT_CACHE_FILE, type RunOptions, type ProgressEvent, type LiveProviderSettings } from './harness/runner.js';
 export { loadScenarioFile as loadScenario, checkScenarioFile, checkScenarioText, formatProblem, MAX_SCENARIO_BYTES, type Problem, type ScenarioCheck } from './harness/load-scenario.js';
 export { loadScenarios, builtinScenarioNames, resolveScenarioFile } from './harness/builtin-scenarios.js';
 export * from './harness/scenario.js';
@@ -13,3 +13,12 @@ export { MembenchError, type ErrorCode } from './harness/errors.js';
 export { builtinStrategies, findStrategy } from './strategies/index.js';
 export * from './strategies/types.js';
 export { writeRunOutput, defaultOutDir, renderConsoleSummary, renderMarkdown, renderJson } from './reports/index.js';
+export { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison, type Comparison, type CompareThresholds } from './reports/compare.js';
+export { readResults, parseResults } from './reports/results-file.js';
+export { renderHtml, renderJunit, renderCharts } from './reports/index.js';
+export { runCellInProcesses, fuzzPlan, INVARIANTS, type DurabilityResult, type CrashRecord } from './harness/durability.js';
+export { durabilityMatrix, modePrices, type MatrixRow, type ModePrice } from './harness/durability-matrix.js';
+export { Ledger } from './harness/ledger.js';
+export { importDataset, formatImportReport } from './harness/importers/index.js';
+export { expandFillers, generateFiller } from './harness/filler.js';
+export { loadStrategyDefinition } from './harness/strategy-loader.js';

@@ -34,18 +34,17 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   open(): void {
     if (this.db || this.options.durability === 'none') return;
     const db = openDatabase(path.join(this.options.dir, 'history.sqlite'), this.options.durability);
+    // The row id orders messages, so several processes can append to one history at once.
     db.exec(`CREATE TABLE IF NOT EXISTS messages (
-      session_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, seq))`);
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, data TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS messages_session ON messages (session_id, seq)`);
     const rows = db
       .prepare('SELECT data FROM messages WHERE session_id = ? ORDER BY seq')
       .all(this.options.sessionId) as { data: string }[];
     this.cache.push(...mapStoredMessagesToChatMessages(rows.map((row) => JSON.parse(row.data))));
-    const statement = db.prepare('INSERT INTO messages (session_id, seq, data) VALUES (?, ?, ?)');
-    let seq = rows.length;
+    const statement = db.prepare('INSERT INTO messages (session_id, data) VALUES (?, ?)');
     this.insert = db.transaction((messages: BaseMessage[]) => {
-      for (const stored of mapChatMessagesToStoredMessages(messages)) {
-        statement.run(this.options.sessionId, seq++, JSON.stringify(stored));
-      }
+      for (const stored of mapChatMessagesToStoredMessages(messages)) statement.run(this.options.sessionId, JSON.stringify(stored));
     });
     this.db = db;
   }

@@ -284,7 +284,7 @@ export function assertRunnable(scenario: Scenario): void {
       if (NOT_YET_RUNNABLE.has(step.kind)) {
         throw new MembenchError(
           'NOT_SUPPORTED',
-          `${scenario.source}: ${at}[${index}]: step kind "${step.kind}" is not supported yet by \`membench run\` (validate accepts it; crash and concurrent steps arrive with the durability work, filler with long conversations)`,
+          `${scenario.source}: ${at}[${index}]: step kind "${step.kind}" is not supported yet by \`membench run\` (validate accepts it; filler arrives with long conversations)`,
         );
       }
     });

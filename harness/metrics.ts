@@ -38,7 +38,7 @@ const DECLINES = /(don't know|do not know|not sure|no information|never (said|to
 /** Answer accuracy: contains an `expect` string and no `forbid` string; abstention probes score a decline. */
 export function judgeAnswer(answer: string, expect: readonly string[] | undefined, forbid: readonly string[]): boolean {
   const normalized = normalizeText(answer);
-  if (!expect) return DECLINES.test(normalized);
+  if (!expect) return DECLINES.test(normalized) && !containsAny(normalized, forbid);
   return containsAny(normalized, expect) && !containsAny(normalized, forbid);
 }
 
@@ -81,6 +81,8 @@ export interface RecallSummary {
   contextRecall: Rate;
   staleExposure: Rate;
   answerAccuracy: Rate;
+  /** Mean evidence coverage over the probes that cite evidence (n of them). */
+  evidenceCoverage: { n: number; mean: number | null };
 }
 
 export interface ProbeOutcome {
@@ -88,6 +90,11 @@ export interface ProbeOutcome {
   contextRecall: boolean | undefined;
   staleExposure: boolean;
   answerCorrect: boolean;
+  evidenceCoverage?: number | null;
+}
+
+function meanOf(values: readonly number[]): { n: number; mean: number | null } {
+  return { n: values.length, mean: values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null };
 }
 
 /** Context recall leaves out abstention probes (they have no answer to recall). */
@@ -97,6 +104,7 @@ export function summarizeRecall(probes: readonly ProbeOutcome[]): RecallSummary 
     contextRecall: rate(answerable.map((probe) => probe.contextRecall === true)),
     staleExposure: rate(answerable.map((probe) => probe.staleExposure)),
     answerAccuracy: rate(probes.map((probe) => probe.answerCorrect)),
+    evidenceCoverage: meanOf(probes.flatMap((probe) => (typeof probe.evidenceCoverage === 'number' ? [probe.evidenceCoverage] : []))),
   };
 }
 

@@ -6,6 +6,8 @@ import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '
 /** One strategy with one parameter set: a column of the run matrix. */
 export interface StrategySpec {
   name: string;
+  /** How an agent process finds the definition again: a built-in name, `langchain:NAME` or an absolute module path. */
+  source: string;
   /** Validated options, defaults filled in. */
   options: Record<string, unknown>;
   durability: DurabilityMode;
@@ -26,16 +28,17 @@ function cartesian(axes: readonly [string, string[]][]): Record<string, string>[
   return axes.reduce<Record<string, string>[]>((sets, [key, values]) => sets.flatMap((set) => values.map((value) => ({ ...set, [key]: value }))), [{}]);
 }
 
-export function strategyLabel(name: string, options: Record<string, unknown>, durability: DurabilityMode, defaultDurability: DurabilityMode): string {
+/** `window(k=2)`: the name, the knobs the strategy always shows and the swept ones, and a non-default durability. */
+export function strategyLabel(name: string, options: Record<string, unknown>, shown: ReadonlySet<string>, durability: DurabilityMode, defaultDurability: DurabilityMode): string {
   const parts = Object.entries(options)
-    .filter(([, value]) => value !== undefined)
+    .filter(([key, value]) => value !== undefined && shown.has(key))
     .map(([key, value]) => `${key}=${String(value)}`);
   if (durability !== defaultDurability) parts.push(`durability=${durability}`);
   return parts.length ? `${name}(${parts.join(',')})` : name;
 }
 
 /** Expands the selected strategies by their `--param` lists; every value is checked against the strategy's schema. */
-export function expandStrategies(definitions: readonly StrategyDefinition[], paramFlags: readonly string[]): StrategySpec[] {
+export function expandStrategies(definitions: readonly StrategyDefinition[], paramFlags: readonly string[], sources: ReadonlyMap<string, string> = new Map()): StrategySpec[] {
   const axesByStrategy = new Map<string, Map<string, string[]>>();
   for (const flag of paramFlags) {
     const { strategy, key, values } = parseParamFlag(flag);
@@ -69,9 +72,10 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
       const options = parsed.data as Record<string, unknown>;
       return {
         name: definition.name,
+        source: sources.get(definition.name) ?? definition.name,
         options,
         durability: durability as DurabilityMode,
-        label: strategyLabel(definition.name, options, durability as DurabilityMode, definition.defaultDurability),
+        label: strategyLabel(definition.name, options, new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]), durability as DurabilityMode, definition.defaultDurability),
       };
     });
   });

@@ -2,6 +2,9 @@
 import type { ModelUsage } from './models/index.js';
 import type { Distribution, RecallSummary } from './metrics.js';
 import type { ProbeRecord, TurnRecord } from './agent.js';
+import type { DurabilityResult } from './durability.js';
+import type { LedgerCounts } from './ledger.js';
+import type { MatrixRow, ModePrice } from './durability-matrix.js';
 import type { ProbeCategory } from './scenario.js';
 import type { DurabilityMode } from '../strategies/types.js';
 
@@ -52,8 +55,13 @@ export interface CellResult {
   tokens: CellTokens;
   recall: RecallSummary;
   recallByCategory: Partial<Record<ProbeCategory, RecallSummary>>;
-  latency: { loadMs: Distribution; saveMs: Distribution };
+  /** Per turn in the agent process; `modelMs` covers live model calls only (cache hits excluded). */
+  latency: { loadMs: Distribution; saveMs: Distribution; modelMs: Distribution };
   usage: ModelUsage;
+  /** Side effects the ledger recorded (duplicates counted, not guessed). */
+  effects: LedgerCounts;
+  /** Crashes, recoveries and invariants, for cells run in agent processes. */
+  faults?: DurabilityResult;
   turns: TurnRecord[];
   probes: ProbeRecord[];
   durationMs: number;
@@ -62,6 +70,10 @@ export interface CellResult {
 export interface RunResult {
   header: RunHeader;
   cells: CellResult[];
+  /** Strategy × durability mode × crash point, for cells run with faults (empty otherwise). */
+  durabilityMatrix: MatrixRow[];
+  /** Each durability mode's price (save latency) beside its losses. */
+  durabilityPrices: ModePrice[];
 }
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */

@@ -22,8 +22,8 @@ export const CRASH_POINTS = [
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
-/** Step kinds whose behaviour a later release brings: accepted by the schema, refused by `run`. */
-export const NOT_YET_RUNNABLE: ReadonlySet<StepKind> = new Set(['crash', 'concurrent', 'filler']);
+/** Step kinds whose behaviour a later release brings: accepted by the schema, refused by `run` (none today). */
+export const NOT_YET_RUNNABLE: ReadonlySet<StepKind> = new Set([]);
 
 const stringList = z.array(z.string().min(1, 'expected a non-empty string'), { error: 'expected a list of strings' });
 const nonEmpty = (what: string) => z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
@@ -47,6 +47,9 @@ const rememberStep = z.object({
   name: z.string({ error: 'expected a memory name' }).min(1, 'expected a memory name, got an empty string').optional(),
   type: z.enum(['user', 'feedback', 'project', 'reference']).optional(),
   priority: z.enum(['high', 'normal', 'low']).optional(),
+  scope: z.enum(['global', 'project']).optional(),
+  description: z.string({ error: 'expected a one-line description' }).optional(),
+  expires: timestamp,
 });
 const forgetStep = z.object({ id: stepId, forget: nonEmpty('the memory name or text to forget') });
 const probeStep = z

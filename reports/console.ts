@@ -2,6 +2,7 @@
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results.js';
 import { modelNote, summaryRow, type SummaryRow } from './summary.js';
+import { PRICE_COLUMNS, priceRows } from './durability.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -26,10 +27,18 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     const row = summaryRow(cell);
     table.push(CONSOLE_COLUMNS.map(([key]) => String(row[key])));
   }
+  const extra: string[] = [];
+  const prices = priceRows(result);
+  if (prices.length > 0) {
+    const durability = new Table({ head: [...PRICE_COLUMNS], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
+    for (const row of prices) durability.push(row);
+    extra.push('', 'durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations; 1 acked memories, 2 input before model call, 3 tool calls vs ledger, 4 stale writes, 5 concurrent writers, 6 pending jobs)', durability.toString());
+  }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   const { header } = result;
   return [
     table.toString(),
+    ...extra,
     ...failed,
     'recall = context recall, stale = stale exposure, answer = answer accuracy (hits/n); latencies in ms per turn',
     `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,

@@ -1,18 +1,29 @@
 /** Writes every report of a run into its output dir, atomically, never over a previous run unless asked. */
 import { existsSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../harness/errors.js';
 import { writeFileAtomic } from '../harness/fs.js';
 import type { RunResult } from '../harness/results.js';
+import { renderCharts } from './charts.js';
+import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
+import { renderHtml } from './html.js';
 import { renderJson } from './json.js';
+import { renderJunit, type VerdictOptions } from './junit.js';
 import { renderMarkdown } from './markdown.js';
 
 export { renderConsoleSummary } from './console.js';
 export { renderMarkdown } from './markdown.js';
 export { renderJson } from './json.js';
+export { renderHtml } from './html.js';
+export { renderJunit } from './junit.js';
+export { renderCharts } from './charts.js';
 
-/** The files a run writes, by name. */
-export const REPORT_FILES = ['results.json', 'report.md'] as const;
+/** The sub-dir holding the PNG charts. */
+export const CHARTS_DIR = 'charts';
+
+/** The files (and the charts dir) a run writes, by name. */
+export const REPORT_FILES = ['results.json', 'report.md', 'report.html', 'junit.xml', CHARTS_DIR] as const;
 
 /** A fresh timestamped dir under `.membench/` (a suffix is added if two runs start in the same second). */
 export function defaultOutDir(now: Date, base = '.membench'): string {
@@ -31,11 +42,23 @@ export function assertWritableOutDir(dir: string, overwrite: boolean): void {
   }
 }
 
-export async function writeRunOutput(result: RunResult, dir: string, options: { overwrite?: boolean } = {}): Promise<string[]> {
+/** How a run's reports are written. */
+export interface WriteRunOptions extends VerdictOptions {
+  overwrite?: boolean;
+  /** File the Markdown run summary is appended to: default `GITHUB_STEP_SUMMARY` (if set); null never appends. */
+  stepSummary?: string | null;
+}
+
+/** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
+export async function writeRunOutput(result: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
   assertWritableOutDir(dir, options.overwrite ?? false);
-  const outputs: [string, string][] = [
+  const verdict: VerdictOptions = options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };
+  const outputs: [string, string | Uint8Array][] = [
     ['results.json', renderJson(result)],
     ['report.md', renderMarkdown(result)],
+    ['report.html', renderHtml(result)],
+    ['junit.xml', renderJunit(result, verdict)],
+    ...renderCharts(result).map(([name, png]): [string, Uint8Array] => [path.join(CHARTS_DIR, name), png]),
   ];
   const written: string[] = [];
   for (const [name, content] of outputs) {
@@ -43,5 +66,16 @@ export async function writeRunOutput(result: RunResult, dir: string, options: { 
     await writeFileAtomic(file, content);
     written.push(file);
   }
+  await removeStaleCharts(path.join(dir, CHARTS_DIR), new Set(written.map((file) => path.basename(file))));
+  const summaryFile = options.stepSummary === undefined ? process.env.GITHUB_STEP_SUMMARY : options.stepSummary;
+  if (summaryFile) await appendStepSummary(renderRunStepSummary(result, verdict), summaryFile);
   return written;
+}
+
+/** After an overwrite, PNGs of charts this run no longer has (e.g. a dropped scenario) would mislead: remove them. */
+async function removeStaleCharts(chartsDir: string, keep: ReadonlySet<string>): Promise<void> {
+  const entries = await readdir(chartsDir).catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (entry.endsWith('.png') && !keep.has(entry)) await rm(path.join(chartsDir, entry), { force: true });
+  }
 }

@@ -1,6 +1,7 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
 import type { RunResult } from '../harness/results.js';
 import { formatRate, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 
 const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\n/gu, ' ');
 
@@ -10,6 +11,26 @@ function table(head: readonly string[], rows: readonly (readonly string[])[]): s
     `| ${head.map(() => '---').join(' | ')} |`,
     ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
   ].join('\n');
+}
+
+function durabilitySection(result: RunResult): string[] {
+  const prices = priceRows(result);
+  if (prices.length === 0) return [];
+  return [
+    '## Durability',
+    '',
+    'Cells with crash points, concurrent sessions or fuzzing ran in agent processes killed with SIGKILL. ' +
+      'Per strategy and durability mode: the save latency it costs and what it lost. Invariants: ✓ held, ✗ violations ' +
+      '(1 acknowledged memories survive, 2 input persisted before the model call, 3 tool calls classified as the ledger says / no duplicate with keys, ' +
+      '4 no stale background write, 5 concurrent writers lose nothing, 6 pending jobs survive).',
+    '',
+    table([...PRICE_COLUMNS], prices),
+    '',
+    '### Matrix: strategy × mode × crash point',
+    '',
+    table([...MATRIX_COLUMNS], matrixRows(result)),
+    '',
+  ];
 }
 
 export function renderMarkdown(result: RunResult): string {
@@ -55,6 +76,7 @@ export function renderMarkdown(result: RunResult): string {
       ),
     ),
     '',
+    ...durabilitySection(result),
     '## Probes',
     '',
     table(

@@ -31,7 +31,7 @@ export function formatMs(ms: number): string {
 export function summaryRow(cell: CellResult): SummaryRow {
   return {
     scenario: cell.scenario,
-    strategy: cell.label,
+    strategy: cell.faults && !cell.faults.idempotencyKeys ? `${cell.label} no-keys` : cell.label,
     turns: cell.turns.filter((turn) => turn.contextTokens !== null).length,
     contextTotal: cell.tokens.contextTotal,
     contextMean: Math.round(cell.tokens.contextMeanPerTurn),

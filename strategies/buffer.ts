@@ -1,6 +1,7 @@
 /** `buffer`: every message, always (LangChain's BufferMemory), persisted as a SQLite session history. */
 import { z } from 'zod';
 import { SqliteChatMessageHistory } from '../harness/history.js';
+import { messageText } from '../harness/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 export const bufferOptions = z.object({}).strict();
@@ -27,6 +28,10 @@ class BufferStrategy implements MemoryStrategy {
 
   async flush(): Promise<void> {
     await this.history.flush();
+  }
+
+  async snapshot(): Promise<string[]> {
+    return this.history.messages.map(messageText);
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { z } from 'zod';
 import type { ChatModel, Embedder } from '../harness/models/types.js';
+import type { CrashPoint } from '../harness/scenario.js';
 import type { TokenCounter } from '../harness/tokens.js';
 
 /** When a write is durable: `sync` before acknowledging, `async` write-behind, `exit` on clean close, `none` never. */
@@ -41,6 +42,10 @@ export interface MemoryItem {
   type?: 'user' | 'feedback' | 'project' | 'reference';
   scope?: 'global' | 'project';
   priority?: 'high' | 'normal' | 'low';
+  /** One line for an index (file-index: at most 150 characters). */
+  description?: string;
+  /** ISO date after which the memory no longer counts. */
+  expires?: string;
 }
 
 /** Returned once the memory is as durable as the strategy's mode promises. */
@@ -69,6 +74,25 @@ export interface MemoryStrategy {
   flush?(): Promise<void>;
   /** Clean shutdown: persists what `exit` mode promised, releases files. */
   close(): Promise<void>;
+  /**
+   * Everything the strategy has persisted, as texts (memories, messages, summaries). Used only
+   * by the durability checks after a crash ("is the acknowledged memory still there?"), never on
+   * the hot path. Without it the checks fall back to load().
+   */
+  snapshot?(): Promise<string[]>;
+  /** Integrity of the persisted store: torn or unparsable files, index/file disagreements. */
+  verify?(): Promise<StoreCheck>;
+  /** Background jobs queued and not yet finished (durable queues report what survived a crash). */
+  pendingJobs?(): number;
+}
+
+/** What `verify()` found wrong with a strategy's files. */
+export interface StoreCheck {
+  /** Files or records that do not parse. */
+  torn: number;
+  /** Disagreements between an index (e.g. MEMORY.md) and what it indexes. */
+  indexMismatches: number;
+  details: string[];
 }
 
 /** Everything a strategy may use; no hidden globals, so a fresh process can rebuild it. */
@@ -81,6 +105,12 @@ export interface StrategyContext {
   durability: DurabilityMode;
   seed: number;
   now: () => Date;
+  /**
+   * Called by a strategy at its named crash points (e.g. `mid_memory_write` between a temp file
+   * and its rename, `mid_summary` inside a background job). In an agent process with that point
+   * armed it kills the process with SIGKILL; elsewhere it does nothing.
+   */
+  checkpoint?: (point: CrashPoint) => void;
 }
 
 /** A registry entry: name as on the CLI, knobs as a zod schema with defaults, and a factory. */
@@ -90,6 +120,8 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   options: Options;
   /** The durability mode used when the user names none. */
   defaultDurability: DurabilityMode;
+  /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
+  labelKnobs?: readonly string[];
   create(context: StrategyContext, options: z.output<Options>): MemoryStrategy;
 }
 

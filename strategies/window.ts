@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
 import { SqliteChatMessageHistory } from '../harness/history.js';
-import { TOKENS_PER_REPLY, type TokenCounter } from '../harness/tokens.js';
+import { messageText, TOKENS_PER_REPLY, type TokenCounter } from '../harness/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 export const windowOptions = z
@@ -89,6 +89,10 @@ class WindowStrategy implements MemoryStrategy {
     await this.history.flush();
   }
 
+  async snapshot(): Promise<string[]> {
+    return this.history.messages.map(messageText);
+  }
+
   async close(): Promise<void> {
     await this.history.close();
   }
@@ -99,5 +103,6 @@ export const window = defineStrategy({
   description: 'last K exchanges and/or maxTokens; never splits a tool call from its result',
   options: windowOptions,
   defaultDurability: 'sync',
+  labelKnobs: ['k', 'maxTokens'],
   create: (context, options) => new WindowStrategy(context, options),
 });

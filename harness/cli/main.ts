@@ -2,7 +2,10 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { MEMBENCH_VERSION } from '../package-info.js';
+import * as importDataset from './import.js';
+import * as compare from './compare.js';
 import * as list from './list.js';
+import * as report from './report.js';
 import * as run from './run.js';
 import * as validate from './validate.js';
 
@@ -13,6 +16,9 @@ export async function main(argv: string[]): Promise<void> {
     .command(run)
     .command(validate)
     .command(list)
+    .command(compare)
+    .command(report)
+    .command(importDataset)
     .demandCommand(1, 'name a command: run, validate or list (see --help)')
     .strict()
     .version(MEMBENCH_VERSION)

@@ -1,27 +1,61 @@
 /** Resolves `--model` / `--embedder` specs to providers, and meters what each call costs. */
 import { MembenchError } from '../errors.js';
 import type { TokenCounter } from '../tokens.js';
+import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HashedEmbedder, OfflineModel } from './offline.js';
+import { OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';
 import { MAINTENANCE_TASKS, type ChatModel, type ChatRequest, type ChatResponse, type Embedder, type ModelTask } from './types.js';
 
 export * from './types.js';
 export { OfflineModel, HashedEmbedder, extractEntities } from './offline.js';
+export { ConcurrencyLimit, type RetryEvent } from './endpoint.js';
+export { OpenAIChatModel, OpenAIEmbedder, toChatMessages, type OpenAIProviderOptions } from './openai.js';
+export { ResponseCache, CachedChatModel, CachedEmbedder, canonicalJson, requestKey } from './cache.js';
+
+/** Which cache file (opened here, kept open for the process) or open store (shared, closed by its owner), and which trial. */
+export type CacheSelection = { file: string; trial?: number } | { store: ResponseCache; trial?: number };
+
+/** Settings for live providers (flags, env, tests); the offline model and hashed embedder ignore them. */
+export interface ProviderOptions extends OpenAIProviderOptions {
+  /** The response cache (`--cache`); absent or `false` (`--no-cache`): every call goes to the endpoint. */
+  cache?: CacheSelection | false;
+}
+
+function cacheStore(selection: CacheSelection): ResponseCache {
+  return 'store' in selection ? selection.store : ResponseCache.open(selection.file);
+}
+
+/** The NAME of `openai:NAME`, or undefined for another spec. */
+function openaiName(spec: string, kind: 'model' | 'embedder'): string | undefined {
+  if (!spec.startsWith('openai:')) return undefined;
+  const name = spec.slice('openai:'.length).trim();
+  if (!name) throw new MembenchError('INVALID_ARGUMENT', `${kind} "${spec}": expected openai:NAME, e.g. openai:gpt-4o-mini`);
+  return name;
+}
 
 /** `offline` (default) or `openai:NAME`. */
-export function createModel(spec: string): ChatModel {
+export function createModel(spec: string, options: ProviderOptions = {}): ChatModel {
   if (spec === 'offline') return new OfflineModel();
-  if (spec.startsWith('openai:')) {
-    throw new MembenchError('NOT_SUPPORTED', `model "${spec}": the openai provider is not supported yet; use --model offline`);
+  const name = openaiName(spec, 'model');
+  if (name !== undefined) {
+    const model = new OpenAIChatModel(name, options);
+    if (!options.cache) return model;
+    return new CachedChatModel(model, cacheStore(options.cache), {
+      trial: options.cache.trial ?? 0,
+      describe: (request) => model.requestBody(request),
+    });
   }
   throw new MembenchError('INVALID_ARGUMENT', `unknown model "${spec}": expected "offline" or "openai:NAME"`);
 }
 
 /** `hashed` (default, 256 dimensions), `hashed:DIM`, or `openai:NAME`. */
-export function createEmbedder(spec: string): Embedder {
+export function createEmbedder(spec: string, options: ProviderOptions = {}): Embedder {
   const hashed = /^hashed(?::(\d+))?$/u.exec(spec);
   if (hashed) return new HashedEmbedder(hashed[1] ? Number(hashed[1]) : 256);
-  if (spec.startsWith('openai:')) {
-    throw new MembenchError('NOT_SUPPORTED', `embedder "${spec}": the openai provider is not supported yet; use --embedder hashed`);
+  const name = openaiName(spec, 'embedder');
+  if (name !== undefined) {
+    const embedder = new OpenAIEmbedder(name, options);
+    return options.cache ? new CachedEmbedder(embedder, cacheStore(options.cache), embedder.parameters) : embedder;
   }
   throw new MembenchError('INVALID_ARGUMENT', `unknown embedder "${spec}": expected "hashed", "hashed:DIM" or "openai:NAME"`);
 }
@@ -47,6 +81,8 @@ export class MeteredModel implements ChatModel {
   readonly id: string;
   readonly offline: boolean;
   readonly usage: ModelUsage = emptyUsage();
+  /** Latencies of live calls that reached the endpoint; cache hits and the offline model add none. */
+  readonly latencies: number[] = [];
 
   constructor(
     private readonly inner: ChatModel,
@@ -58,6 +94,7 @@ export class MeteredModel implements ChatModel {
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const response = await this.inner.chat(request);
+    if (!response.cached && response.latencyMs !== undefined) this.latencies.push(response.latencyMs);
     this.record(request.task, this.tokens.countMessages(request.messages) + this.tokens.countText(response.text), response.cached);
     return response;
   }

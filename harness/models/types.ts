@@ -21,6 +21,8 @@ export interface ChatResponse {
   text: string;
   /** True when the answer came from the response cache (its latency is not a model latency). */
   cached: boolean;
+  /** Wall time of a live call, retries and backoff included, queueing for a concurrency slot excluded; absent for cache hits and the offline model. */
+  latencyMs?: number;
 }
 
 export interface ChatModel {

@@ -7,7 +7,7 @@ import { MembenchError } from '../../harness/errors.js';
 import { loadScenarioFile } from '../../harness/load-scenario.js';
 import { HashedEmbedder, OfflineModel } from '../../harness/models/index.js';
 import { withoutTiming } from '../../harness/results.js';
-import { cellSeed, runBenchmark, runCell } from '../../harness/runner.js';
+import { cellSeed, planRun, runBenchmark, runCell } from '../../harness/runner.js';
 import { defineStrategy } from '../../strategies/types.js';
 
 async function scenarioFile(yaml: string): Promise<string> {
@@ -34,7 +34,7 @@ describe('runBenchmark', () => {
   });
 
   it('reproduces the same results from the same seed, apart from timing fields', async () => {
-    const options = { scenarios: ['preference-corrections'], params: ['window.k=2,4'], seed: 7 };
+    const options = { scenarios: ['preference-corrections'], strategies: ['buffer', 'window'], params: ['window.k=2,4'], seed: 7 };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
     expect(withoutTiming(b)).toEqual(withoutTiming(a));
     expect(a.cells.map((cell) => cell.label)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
@@ -64,11 +64,22 @@ describe('runBenchmark', () => {
     expect(result.header.tokenizer.encoding).toBe('cl100k_base');
   });
 
-  it('refuses step kinds that run cannot execute yet, naming file and step', async () => {
-    const file = await scenarioFile('name: x\nsteps:\n  - user: hi\n  - crash: after_ack\n');
-    await expect(runBenchmark({ scenarios: [file] })).rejects.toThrow(/steps\[1\]: step kind "crash" is not supported yet/u);
-    const filler = await scenarioFile('name: y\nsteps:\n  - filler: 10\n');
-    await expect(runBenchmark({ scenarios: [filler] })).rejects.toMatchObject({ code: 'NOT_SUPPORTED' });
+  it('expands filler steps with the run seed, the same for every strategy', async () => {
+    const filler = await scenarioFile('name: y\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - filler: 30\n  - probe: locker code?\n    expect: ["4711"]\n');
+    const result = await runBenchmark({ scenarios: [filler], strategies: ['buffer', 'window'] });
+    const [buffer, window] = result.cells;
+    expect(buffer!.turns.filter((turn) => turn.kind === 'user')).toHaveLength(31);
+    expect(buffer!.recall.contextRecall.hits).toBe(1);
+    expect(window!.recall.contextRecall.hits).toBe(0);
+    const again = await runBenchmark({ scenarios: [filler], strategies: ['buffer'], seed: 43 });
+    expect(again.cells[0]!.tokens.contextTotal).not.toBe(buffer!.tokens.contextTotal);
+  });
+
+  it('leaves long conversations out of the default run but runs them by name', async () => {
+    const plan = await planRun({ strategies: ['window'] });
+    expect(plan.scenarios.map((scenario) => scenario.name)).not.toContain('long-recipes');
+    const named = await planRun({ strategies: ['window'], scenarios: ['long-recipes'] });
+    expect(named.scenarios[0]!.steps.filter((step) => step.kind === 'user').length).toBeGreaterThanOrEqual(1000);
   });
 
   it.each([
@@ -85,7 +96,7 @@ describe('runBenchmark', () => {
   });
 
   it('rejects unknown strategies and scenarios with the built-in names', async () => {
-    await expect(runBenchmark({ strategies: ['nope'] })).rejects.toThrow(/unknown strategy "nope": built-ins are buffer, window/u);
+    await expect(runBenchmark({ strategies: ['nope'] })).rejects.toThrow(/unknown strategy "nope": built-ins are buffer, window, /u);
     await expect(runBenchmark({ scenarios: ['nope'] })).rejects.toThrow(/unknown scenario "nope"/u);
   });
 
@@ -107,8 +118,8 @@ describe('runBenchmark', () => {
     });
     const scenario = await loadScenarioFile(await scenarioFile('name: z\nsteps:\n  - user: hi\n'));
     const result = await runCell(
-      { id: 'z/broken', scenario, spec: { name: 'broken', options: {}, durability: 'none', label: 'broken' }, definition: broken, trial: 0, seed: 1 },
-      { model: new OfflineModel(), embedder: new HashedEmbedder(), tokenizerModel: 'offline', now: () => new Date(0), keepCellDirs: false },
+      { id: 'z/broken', scenario, spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', label: 'broken' }, definition: broken, idempotencyKeys: true, trial: 0, seed: 1 },
+      { model: new OfflineModel(), modelFor: () => new OfflineModel(), live: {}, embedder: new HashedEmbedder(), modelSpec: 'offline', embedderSpec: 'hashed', isolate: false, tokenizerModel: 'offline', now: () => new Date(0), keepCellDirs: false },
     );
     expect(result.status).toBe('error');
     expect(result.error).toBe('disk on fire');

@@ -1,0 +1,53 @@
+/** `membench compare BASE HEAD`: exit 1 when head regressed against base, 0 when not, 2 on bad input. */
+import type { Argv } from 'yargs';
+import { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison } from '../../reports/compare.js';
+import { appendStepSummary, renderComparisonMarkdown } from '../../reports/github-summary.js';
+import { readResults } from '../../reports/results-file.js';
+import { MembenchError } from '../errors.js';
+import { handled } from './errors.js';
+
+export const command = 'compare <base> <head>';
+export const describe = 'Compare two runs cell by cell; exit 1 on a regression (recall drop, token growth, slowdown, new invariant violation or error)';
+
+export function builder(yargs: Argv) {
+  return yargs
+    .positional('base', { type: 'string', demandOption: true, describe: 'the reference run: a results.json file or a run dir' })
+    .positional('head', { type: 'string', demandOption: true, describe: 'the run under test: a results.json file or a run dir' })
+    .option('max-recall-drop', { type: 'number', default: DEFAULT_THRESHOLDS.maxRecallDrop, describe: 'largest allowed drop of context recall, absolute (0.05 = five points)' })
+    .option('max-token-increase', { type: 'number', default: DEFAULT_THRESHOLDS.maxTokenIncrease, describe: 'largest allowed growth of context or maintenance tokens, relative (0.10 = +10%)' })
+    .option('max-latency-ratio', { type: 'number', default: DEFAULT_THRESHOLDS.maxLatencyRatio, describe: 'largest allowed head/base ratio of load and save p50' })
+    .option('min-latency-ms', {
+      type: 'number',
+      default: DEFAULT_THRESHOLDS.minLatencyMs,
+      describe: "a slower p50 is within noise when it differs by less than this or stays inside base's p50..p95 band",
+    })
+    .option('latency', { type: 'boolean', default: true, describe: 'compare latencies (--no-latency when base was recorded on another machine)' })
+    .option('github-summary', { type: 'boolean', default: false, describe: 'also append the comparison as Markdown to $GITHUB_STEP_SUMMARY' })
+    .example('$0 compare baselines/offline.json .membench/run-20250101-120000', 'gate a change against the committed baseline');
+}
+
+type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+
+function threshold(name: string, value: number, minimum: number): number {
+  if (!Number.isFinite(value) || value < minimum) throw new MembenchError('INVALID_ARGUMENT', `--${name} ${value}: expected a number >= ${minimum}`);
+  return value;
+}
+
+export const handler = handled(async (argv: CompareArgs) => {
+  const thresholds = {
+    maxRecallDrop: threshold('max-recall-drop', argv['max-recall-drop'], 0),
+    maxTokenIncrease: threshold('max-token-increase', argv['max-token-increase'], 0),
+    maxLatencyRatio: threshold('max-latency-ratio', argv['max-latency-ratio'], 1),
+    minLatencyMs: threshold('min-latency-ms', argv['min-latency-ms'], 0),
+    latency: argv.latency,
+  };
+  const base = await readResults(argv.base);
+  const head = await readResults(argv.head);
+  const comparison = compareRuns(base.result, head.result, thresholds);
+  process.stdout.write(`membench compare: base ${base.file} → head ${head.file}\n${renderComparison(comparison)}\n`);
+  if (argv['github-summary']) {
+    const wrote = await appendStepSummary(renderComparisonMarkdown(comparison, { base: base.file, head: head.file }));
+    if (!wrote) process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
+  }
+  return hasRegression(comparison) ? 1 : 0;
+});

@@ -1,0 +1,52 @@
+/** `membench report RESULTS.json`: re-renders every report (md, html, junit, charts) from a results file. */
+import path from 'node:path';
+import type { Argv } from 'yargs';
+import { writeRunOutput } from '../../reports/index.js';
+import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
+import { readResults } from '../../reports/results-file.js';
+import { MembenchError } from '../errors.js';
+import { handled } from './errors.js';
+
+export const command = 'report <results>';
+export const describe = 'Re-render every report of a run from its results.json';
+
+export function builder(yargs: Argv) {
+  return yargs
+    .positional('results', { type: 'string', demandOption: true, describe: 'a results.json file or a run dir' })
+    .option('out', {
+      alias: 'o',
+      type: 'string',
+      describe: "output dir (default: beside the file: a run's own dir for results.json, NAME/ for NAME.json)",
+    })
+    .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of another run in --out' })
+    .option('recall-threshold', { type: 'number', describe: 'junit.xml fails cells whose context recall is below this share (0..1)' })
+    .option('github-summary', { type: 'boolean', default: false, describe: 'also append the run summary as Markdown to $GITHUB_STEP_SUMMARY' })
+    .example('$0 report .membench/run-20250101-120000', 're-render that run in place')
+    .example('$0 report baselines/offline.json --out /tmp/baseline-report', 'render the committed baseline elsewhere');
+}
+
+type ReportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+
+export const handler = handled(async (argv: ReportArgs) => {
+  const threshold = argv['recall-threshold'];
+  if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) {
+    throw new MembenchError('INVALID_ARGUMENT', `--recall-threshold ${threshold}: expected a share between 0 and 1`);
+  }
+  const { result, file } = await readResults(argv.results);
+  const sourceDir = path.dirname(file);
+  const inPlace = path.basename(file) === 'results.json';
+  const out = argv.out ?? (inPlace ? sourceDir : path.join(sourceDir, path.basename(file, path.extname(file))));
+  // Re-rendering a run in its own dir replaces only that run's reports: no --overwrite needed.
+  const ownDir = inPlace && path.resolve(out) === path.resolve(sourceDir);
+  const files = await writeRunOutput(result, out, {
+    overwrite: argv.overwrite || ownDir,
+    stepSummary: null,
+    ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
+  });
+  if (argv['github-summary']) {
+    const wrote = await appendStepSummary(renderRunStepSummary(result, threshold !== undefined ? { recallThreshold: threshold } : {}));
+    if (!wrote) process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
+  }
+  process.stdout.write(`wrote ${files.map((written) => path.relative(process.cwd(), written) || written).join(', ')}\n`);
+  return 0;
+});

@@ -1,0 +1,266 @@
+/**
+ * One OpenAI-compatible endpoint as the `openai` provider uses it (DESIGN §4): the SDK client,
+ * a concurrency limit, retries with backoff on 429/5xx and dropped connections (honouring
+ * Retry-After), a per-attempt timeout that covers the body, and failures classified into
+ * messages that name the URL and the reason but never the API key.
+ */
+import { STATUS_CODES } from 'node:http';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { MembenchError } from '../errors.js';
+
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+/** Sent when no key is configured: local servers (Ollama, vLLM, llama.cpp) ignore auth, and the SDK refuses an empty key. */
+const NO_KEY = 'membench-no-key';
+/** Dropped connections worth another attempt, in words. */
+const RETRYABLE_CONNECTION_CODES: ReadonlyMap<string, string> = new Map([
+  ['ECONNRESET', 'connection reset'],
+  ['EPIPE', 'connection reset'],
+  ['UND_ERR_SOCKET', 'connection closed by the server'],
+  ['UND_ERR_CLOSED', 'connection closed by the server'],
+  ['ETIMEDOUT', 'connect timed out'],
+  ['EAI_AGAIN', 'DNS lookup failed (EAI_AGAIN)'],
+]);
+
+/** The connection settings of an endpoint; unset fields fall back to env, then defaults. */
+export interface EndpointOptions {
+  /** Defaults to `OPENAI_BASE_URL`, then https://api.openai.com/v1. */
+  baseUrl?: string;
+  /** Defaults to `OPENAI_API_KEY`; never stored, logged or shown. */
+  apiKey?: string;
+  /** Requests in flight at once, per provider instance (default 4). */
+  concurrency?: number;
+  /** Per attempt, covering connect, headers and body (default 60 000). */
+  timeoutMs?: number;
+  /** Retries after the first attempt on 408/429/5xx, timeouts and dropped connections (default 3). */
+  maxRetries?: number;
+  /** First backoff step; doubles per retry, with jitter (default 500). */
+  retryBaseMs?: number;
+  /** Cap on one wait, Retry-After included (default 30 000). */
+  retryMaxMs?: number;
+  /** Where `OPENAI_*` variables are read (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Injected for tests: the wait between attempts, and the jitter source. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** Told before each retry, e.g. so the CLI can print a warning (the key is already redacted). */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+/** One retry about to happen. */
+export interface RetryEvent {
+  url: string;
+  attempt: number;
+  reason: string;
+  delayMs: number;
+}
+
+/** Checks a whole-number setting (at least `minimum`), or returns the default when it is unset. */
+export function positiveInteger(name: string, value: number | undefined, fallback: number, minimum = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < minimum) {
+    throw new MembenchError('INVALID_ARGUMENT', `openai: ${name} ${value}: expected a whole number >= ${minimum}`);
+  }
+  return value;
+}
+
+/** The URL as shown in messages: origin and path only, so nothing secret can ride along. */
+export function displayUrl(baseUrl: string, path: string): string {
+  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  return url ? `${url.origin}${url.pathname.replace(/\/+$/u, '')}${path}` : `${baseUrl}${path}`;
+}
+
+/**
+ * A base URL is a scheme, host and path. Credentials (`user:key@`) or a query would be sent
+ * or shown where a key must never be; the SDK also appends paths after a query. Refused.
+ */
+function checkBaseUrl(baseUrl: string): void {
+  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new MembenchError('INVALID_ARGUMENT', `openai: base URL ${JSON.stringify(baseUrl.replace(/\/\/[^/]*@/u, '//***@'))} is not an http(s) URL`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `openai: base URL ${displayUrl(baseUrl, '')} must not carry credentials, a query or a fragment; pass the key as the API key (OPENAI_API_KEY)`,
+    );
+  }
+}
+
+/** A response the SDK accepted but that does not have the shape we need. */
+export class MalformedResponse extends Error {}
+
+/** One failed attempt, classified. */
+interface Failure {
+  reason: string;
+  retryable: boolean;
+  retryAfterMs?: number;
+}
+
+/** At most `limit` calls run at once; the others wait in arrival order. */
+export class ConcurrencyLimit {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) this.active++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+function errorCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return codes;
+}
+
+/** Wait asked by the server: `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date. */
+function retryAfterMs(headers: Headers | undefined, now: number): number | undefined {
+  const millis = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(millis) && millis >= 0) return millis;
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number.parseFloat(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+/** What went wrong with an HTTP status, in the server's words when it gave any. */
+function statusReason(error: APIError, status: number): string {
+  const body: unknown = error.error;
+  let detail: string | undefined;
+  if (typeof body === 'string') detail = body;
+  else if (body !== null && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    detail = (body as { message: string }).message;
+  } else {
+    const text = error.message.replace(new RegExp(`^${status}\\s*`, 'u'), '');
+    if (text && text !== 'status code (no body)') detail = text;
+  }
+  // An HTML error page from a proxy says less than the status line.
+  if (detail !== undefined && /^\s*</u.test(detail)) detail = undefined;
+  detail = (detail ?? STATUS_CODES[status] ?? 'error').replace(/\s+/gu, ' ').trim();
+  return `${status} ${detail.length > 200 ? `${detail.slice(0, 200)}...` : detail}`;
+}
+
+/** One endpoint's client, concurrency limit and retry policy, shared by every call a provider makes. */
+export class Endpoint {
+  readonly client: OpenAI;
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly limit: ConcurrencyLimit;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly onRetry: EndpointOptions['onRetry'];
+
+  constructor(options: EndpointOptions) {
+    const env = options.env ?? process.env;
+    this.baseUrl = options.baseUrl || env.OPENAI_BASE_URL || DEFAULT_BASE_URL;
+    this.apiKey = options.apiKey || env.OPENAI_API_KEY || undefined;
+    checkBaseUrl(this.baseUrl);
+    this.limit = new ConcurrencyLimit(positiveInteger('concurrency', options.concurrency, 4));
+    this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, 60_000);
+    this.maxRetries = positiveInteger('maxRetries', options.maxRetries, 3, 0);
+    this.retryBaseMs = positiveInteger('retryBaseMs', options.retryBaseMs, 500, 0);
+    this.retryMaxMs = positiveInteger('retryMaxMs', options.retryMaxMs, 30_000, 0);
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+    this.onRetry = options.onRetry;
+    // Retries and timeouts are ours (one policy for every failure, attempts counted in the message).
+    this.client = new OpenAI({ apiKey: this.apiKey ?? NO_KEY, baseURL: this.baseUrl, maxRetries: 0, timeout: this.timeoutMs });
+  }
+
+  /** Runs `send` under the concurrency limit, retrying what is worth retrying; returns its value and the wall time. */
+  async request<T>(path: string, send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<{ value: T; latencyMs: number }> {
+    const url = displayUrl(this.baseUrl, path);
+    return this.limit.run(async () => {
+      const started = performance.now();
+      for (let attempt = 1; attempt <= this.maxRetries + 1; attempt++) {
+        const outcome = await this.attempt(send);
+        if ('value' in outcome) return { value: outcome.value, latencyMs: performance.now() - started };
+        const { failure } = outcome;
+        if (!failure.retryable || attempt > this.maxRetries) {
+          const attempts = attempt > 1 ? ` after ${attempt} attempts` : '';
+          throw new MembenchError('MODEL_ERROR', this.redact(`openai: POST ${url} failed${attempts}: ${failure.reason}`));
+        }
+        const delayMs = Math.min(this.retryMaxMs, failure.retryAfterMs ?? this.backoff(attempt));
+        this.onRetry?.({ url, attempt, reason: this.redact(failure.reason), delayMs });
+        await this.sleep(delayMs);
+      }
+      throw new Error('unreachable: the retry loop always returns or throws');
+    });
+  }
+
+  /** Exponential backoff with "equal jitter": half the step fixed, half random, so clients spread out. */
+  private backoff(attempt: number): number {
+    const step = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempt - 1));
+    return Math.round(step / 2 + (step / 2) * this.random());
+  }
+
+  private async attempt<T>(send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<{ value: T } | { failure: Failure }> {
+    // Our own timer covers the body too: the SDK's timeout stops once the headers have arrived.
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    try {
+      return { value: await send({ signal: controller.signal, timeout: this.timeoutMs }) };
+    } catch (error) {
+      if (timedOut || error instanceof APIConnectionTimeoutError) {
+        return { failure: { reason: `timed out after ${this.timeoutMs} ms`, retryable: true } };
+      }
+      return { failure: this.classify(error) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private classify(error: unknown): Failure {
+    if (error instanceof MalformedResponse || error instanceof SyntaxError) {
+      return { reason: `malformed JSON response (${error.message})`, retryable: false };
+    }
+    if (error instanceof APIUserAbortError) return { reason: 'aborted', retryable: false };
+    if (error instanceof APIConnectionError) {
+      const codes = errorCodes(error);
+      if (codes.includes('ECONNREFUSED')) return { reason: 'connection refused (is the server running?)', retryable: false };
+      if (codes.includes('ENOTFOUND')) return { reason: 'host not found (ENOTFOUND)', retryable: false };
+      const known = codes.map((code) => RETRYABLE_CONNECTION_CODES.get(code)).find((words) => words !== undefined);
+      const cause = (error as { cause?: unknown }).cause;
+      return { reason: known ?? `connection failed (${cause instanceof Error ? cause.message : error.message})`, retryable: true };
+    }
+    if (error instanceof APIError && typeof error.status === 'number') {
+      const status = error.status;
+      let reason = statusReason(error, status);
+      if (status === 401 && this.apiKey === undefined) reason += ' (no API key was given: set OPENAI_API_KEY or pass one)';
+      const retryable = status === 408 || status === 429 || status >= 500;
+      const wait = retryable ? retryAfterMs(error.headers, Date.now()) : undefined;
+      return { reason, retryable, ...(wait !== undefined ? { retryAfterMs: wait } : {}) };
+    }
+    return { reason: error instanceof Error ? error.message : String(error), retryable: false };
+  }
+
+  /** The key never leaves this object: scrubbed from anything we show, even if a server echoes it. */
+  private redact(text: string): string {
+    if (!this.apiKey || this.apiKey.length < 4) return text;
+    return text.split(this.apiKey).join('***');
+  }
+}

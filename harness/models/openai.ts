@@ -1,0 +1,192 @@
+/**
+ * The `openai` provider (DESIGN §4): chat and embeddings through the official SDK against any
+ * OpenAI-compatible endpoint: request bodies and response decoding here; bounded concurrency,
+ * retries, timeouts and key-free error messages in endpoint.ts.
+ */
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { AIMessage, ChatMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { MembenchError } from '../errors.js';
+import { messageText } from '../tokens.js';
+import { displayUrl, Endpoint, MalformedResponse, positiveInteger, type EndpointOptions } from './endpoint.js';
+import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
+
+/** Dimensions of well-known embedding models, so `dimensions` is right before the first call. */
+const KNOWN_DIMENSIONS: Readonly<Record<string, number>> = {
+  'text-embedding-3-small': 1536,
+  'text-embedding-3-large': 3072,
+  'text-embedding-ada-002': 1536,
+};
+
+/** Everything the provider can be told by flags, config or tests; unset fields fall back to env, then defaults. */
+export interface OpenAIProviderOptions extends EndpointOptions {
+  /** Sampling temperature; unset leaves the endpoint's default. Part of the cache key. */
+  temperature?: number;
+  /** Embedder: vector size to request (text-embedding-3 models) and to expect. */
+  dimensions?: number;
+  /** Embedder: texts per request (default 128). */
+  batchSize?: number;
+}
+
+/** Converts LangChain messages to chat-completions messages: tool calls with JSON string arguments, results with `tool_call_id`. */
+export function toChatMessages(messages: readonly BaseMessage[]): ChatCompletionMessageParam[] {
+  return messages.map((message): ChatCompletionMessageParam => {
+    const content = messageText(message);
+    if (AIMessage.isInstance(message)) {
+      const calls = message.tool_calls ?? [];
+      if (calls.length === 0) return { role: 'assistant', content };
+      return {
+        role: 'assistant',
+        content: content.length > 0 ? content : null,
+        tool_calls: calls.map((call, index) => ({
+          id: call.id ?? `call_${index}`,
+          type: 'function' as const,
+          function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+        })),
+      };
+    }
+    if (ToolMessage.isInstance(message)) return { role: 'tool', tool_call_id: message.tool_call_id, content };
+    const type = message.getType();
+    if (type === 'human') return { role: 'user', content };
+    if (type === 'system') return { role: 'system', content };
+    if (ChatMessage.isInstance(message)) {
+      const role = message.role === 'human' ? 'user' : message.role === 'ai' ? 'assistant' : message.role;
+      if (role === 'user' || role === 'assistant' || role === 'system' || role === 'developer') return { role, content };
+    }
+    throw new MembenchError('INVALID_ARGUMENT', `openai: cannot send a "${type}" message to a chat-completions endpoint`);
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function completionText(response: unknown): string {
+  if (typeof response === 'string') throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+  const choice: unknown = isRecord(response) && Array.isArray(response.choices) ? response.choices[0] : undefined;
+  const message = isRecord(choice) ? choice.message : undefined;
+  if (!isRecord(message)) throw new MalformedResponse('no choices[0].message');
+  if (typeof message.content === 'string') return message.content;
+  if (typeof message.refusal === 'string') return message.refusal;
+  if (message.content === null || message.content === undefined) return '';
+  throw new MalformedResponse('choices[0].message.content is not a string');
+}
+
+function decodeVector(embedding: unknown): Float32Array {
+  if (Array.isArray(embedding) && embedding.every((value) => typeof value === 'number')) return Float32Array.from(embedding);
+  if (typeof embedding === 'string') {
+    const bytes = Buffer.from(embedding, 'base64');
+    return new Float32Array(new Uint8Array(bytes).buffer, 0, Math.floor(bytes.length / 4));
+  }
+  throw new MalformedResponse('an embedding is neither a list of numbers nor base64');
+}
+
+function embeddingVectors(response: unknown, expected: number): Float32Array[] {
+  if (typeof response === 'string') throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+  if (!isRecord(response) || !Array.isArray(response.data)) throw new MalformedResponse('no data[]');
+  if (response.data.length !== expected) throw new MalformedResponse(`${response.data.length} embeddings for ${expected} inputs`);
+  const vectors = new Array<Float32Array | undefined>(expected);
+  response.data.forEach((item: unknown, position) => {
+    const index = isRecord(item) && typeof item.index === 'number' ? item.index : position;
+    if (!isRecord(item) || index < 0 || index >= expected || vectors[index]) throw new MalformedResponse(`bad data[${position}].index`);
+    vectors[index] = decodeVector(item.embedding);
+  });
+  return vectors.map((vector) => vector!);
+}
+
+/** `openai:NAME` chat model. */
+export class OpenAIChatModel implements ChatModel {
+  readonly id: string;
+  readonly offline = false;
+  private readonly endpoint: Endpoint;
+  private readonly temperature: number | undefined;
+
+  constructor(
+    readonly name: string,
+    options: OpenAIProviderOptions = {},
+  ) {
+    this.id = `openai:${name}`;
+    this.endpoint = new Endpoint(options);
+    this.temperature = options.temperature;
+  }
+
+  /** The exact body sent (never the key): also what the response cache hashes. */
+  requestBody(request: ChatRequest): ChatCompletionCreateParamsNonStreaming {
+    const body: ChatCompletionCreateParamsNonStreaming = { model: this.name, messages: toChatMessages(request.messages) };
+    // o-series and gpt-5 models reject max_tokens; compatible servers still expect it.
+    if (request.maxOutputTokens !== undefined) {
+      if (/^(o\d|gpt-5)/u.test(this.name)) body.max_completion_tokens = request.maxOutputTokens;
+      else body.max_tokens = request.maxOutputTokens;
+    }
+    if (this.temperature !== undefined) body.temperature = this.temperature;
+    return body;
+  }
+
+  async chat(request: ChatRequest): Promise<ChatResponse> {
+    const body = this.requestBody(request);
+    const { value, latencyMs } = await this.endpoint.request('/chat/completions', async (options) =>
+      completionText(await this.endpoint.client.chat.completions.create(body, options)),
+    );
+    return { text: value, cached: false, latencyMs };
+  }
+}
+
+/** `openai:NAME` embedder: batched `embeddings.create`, vectors as Float32Array. */
+export class OpenAIEmbedder implements Embedder {
+  readonly id: string;
+  private readonly endpoint: Endpoint;
+  private readonly requestedDimensions: number | undefined;
+  private readonly batchSize: number;
+  private knownDimensions: number;
+
+  constructor(
+    readonly name: string,
+    options: OpenAIProviderOptions = {},
+  ) {
+    this.id = `openai:${name}`;
+    this.endpoint = new Endpoint(options);
+    this.requestedDimensions = options.dimensions === undefined ? undefined : positiveInteger('dimensions', options.dimensions, 0);
+    this.batchSize = positiveInteger('batchSize', options.batchSize, 128);
+    this.knownDimensions = this.requestedDimensions ?? KNOWN_DIMENSIONS[name] ?? 0;
+  }
+
+  /** From the options, the known-model table, or the first response; 0 until then for an unknown model. */
+  get dimensions(): number {
+    return this.knownDimensions;
+  }
+
+  /** What besides the text decides a vector: the response cache hashes it. */
+  get parameters(): Record<string, unknown> {
+    return { model: this.name, dimensions: this.requestedDimensions ?? null };
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const batches: string[][] = [];
+    // Endpoints reject empty inputs; a single space embeds "nothing" the same way every time.
+    for (let start = 0; start < texts.length; start += this.batchSize) {
+      batches.push(texts.slice(start, start + this.batchSize).map((text) => (text.length > 0 ? text : ' ')));
+    }
+    const results = await Promise.all(
+      batches.map(async (input) => {
+        const { value } = await this.endpoint.request('/embeddings', async (options) => {
+          const response = await this.endpoint.client.embeddings.create(
+            { model: this.name, input, encoding_format: 'float', ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}) },
+            options,
+          );
+          return embeddingVectors(response, input.length);
+        });
+        return value;
+      }),
+    );
+    const vectors = results.flat();
+    for (const vector of vectors) {
+      if (this.knownDimensions === 0) this.knownDimensions = vector.length;
+      if (vector.length !== this.knownDimensions) {
+        throw new MembenchError(
+          'MODEL_ERROR',
+          `openai: POST ${displayUrl(this.endpoint.baseUrl, '/embeddings')} returned a ${vector.length}-dimension vector; expected ${this.knownDimensions}`,
+        );
+      }
+    }
+    return vectors;
+  }
+}

@@ -1,0 +1,385 @@
+/**
+ * The charts of a run as plain chart.js configurations (data only, no functions), so the PNG
+ * renderer (charts.ts) and report.html draw exactly the same charts from one definition.
+ */
+import type { ChartConfiguration, ChartDataset, PointStyle } from 'chart.js';
+import { distribution, type Distribution, type Rate } from '../harness/metrics.js';
+import type { CellResult, RunResult } from '../harness/results.js';
+import { durabilityMatrix } from './cell-extras.js';
+
+/** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
+export interface ChartSpec {
+  id: string;
+  title: string;
+  width: number;
+  height: number;
+  config: ChartConfiguration;
+}
+
+/** Fixed colours for the strategies we know, so a strategy looks the same in every report. */
+const STRATEGY_COLORS: Readonly<Record<string, string>> = {
+  buffer: '#1f77b4',
+  window: '#ff7f0e',
+  summary: '#2ca02c',
+  'summary-buffer': '#d62728',
+  vector: '#9467bd',
+  entity: '#8c564b',
+  'file-index': '#e377c2',
+  langchain: '#17becf',
+};
+const EXTRA_COLORS = ['#bcbd22', '#7f7f7f', '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d'];
+const POINT_STYLES: readonly PointStyle[] = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot', 'rectRounded', 'cross'];
+
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const char of text) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
+  return hash;
+}
+
+/** The base colour of a strategy by name: fixed for built-ins, a stable hash pick for any other. */
+export function strategyColor(name: string): string {
+  return STRATEGY_COLORS[name] ?? EXTRA_COLORS[fnv1a(name) % EXTRA_COLORS.length]!;
+}
+
+/** Mixes a `#rrggbb` colour towards black (amount < 0) or white (amount > 0). */
+export function shade(hex: string, amount: number): string {
+  const target = amount < 0 ? 0 : 255;
+  const weight = Math.min(1, Math.abs(amount));
+  const channels = [1, 3, 5].map((start) => parseInt(hex.slice(start, start + 2), 16));
+  return `#${channels.map((channel) => Math.round(channel + (target - channel) * weight).toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** `#rrggbb` plus an alpha, as chart.js accepts it. */
+export function withAlpha(hex: string, alpha: number): string {
+  return `${hex}${Math.round(alpha * 255).toString(16).padStart(2, '0')}`;
+}
+
+/** How one label (a strategy with one parameter set) is drawn in every chart of a run. */
+export interface SeriesStyle {
+  strategy: string;
+  color: string;
+  pointStyle: PointStyle;
+}
+
+/** One style per label: the strategy's colour, shaded and with its own point shape per parameter set. */
+export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
+  const labels = new Map<string, string>();
+  for (const spec of result.header.strategies) labels.set(spec.label, spec.name);
+  for (const cell of result.cells) if (!labels.has(cell.label)) labels.set(cell.label, cell.strategy);
+  const byStrategy = new Map<string, string[]>();
+  for (const [label, strategy] of labels) byStrategy.set(strategy, [...(byStrategy.get(strategy) ?? []), label]);
+  const styles = new Map<string, SeriesStyle>();
+  for (const [strategy, group] of byStrategy) {
+    group.forEach((label, index) => {
+      const amount = group.length === 1 ? 0 : -0.3 + (0.7 * index) / (group.length - 1);
+      styles.set(label, { strategy, color: shade(strategyColor(strategy), amount), pointStyle: POINT_STYLES[index % POINT_STYLES.length]! });
+    });
+  }
+  return styles;
+}
+
+/** A label's figures over the whole run: what the recall, latency and sweep charts plot. */
+export interface LabelSummary {
+  label: string;
+  strategy: string;
+  options: Record<string, unknown>;
+  durability: string;
+  cells: number;
+  errors: number;
+  /** Sum over scenarios of the mean (over ok trials) total context tokens. */
+  contextTokens: number;
+  /** Context recall pooled over every ok cell: hits and n summed. */
+  recall: Rate;
+  loadMs: Distribution;
+  saveMs: Distribution;
+}
+
+/** Aggregates cells per label; errored cells are counted but left out of the figures. */
+export function summarizeLabels(result: RunResult): LabelSummary[] {
+  const groups = new Map<string, CellResult[]>();
+  for (const cell of result.cells) groups.set(cell.label, [...(groups.get(cell.label) ?? []), cell]);
+  return [...groups].map(([label, cells]) => {
+    const ok = cells.filter((cell) => cell.status === 'ok');
+    const perScenario = new Map<string, number[]>();
+    for (const cell of ok) perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens.contextTotal]);
+    const contextTokens = [...perScenario.values()].reduce((sum, totals) => sum + totals.reduce((a, b) => a + b, 0) / totals.length, 0);
+    const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+    const hits = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
+    const turns = ok.flatMap((cell) => cell.turns);
+    const first = cells[0]!;
+    return {
+      label,
+      strategy: first.strategy,
+      options: first.options,
+      durability: first.durability,
+      cells: cells.length,
+      errors: cells.length - ok.length,
+      contextTokens: Math.round(contextTokens),
+      recall: { n, hits, value: n ? hits / n : null },
+      loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
+      saveMs: distribution(turns.map((turn) => turn.saveMs)),
+    };
+  });
+}
+
+/** Labels no other label beats on both axes (fewer or equal tokens and at least equal recall, one strictly). */
+export function paretoFront(points: readonly { label: string; tokens: number; recall: number }[]): Set<string> {
+  const front = new Set<string>();
+  for (const point of points) {
+    const dominated = points.some(
+      (other) => other.tokens <= point.tokens && other.recall >= point.recall && (other.tokens < point.tokens || other.recall > point.recall),
+    );
+    if (!dominated) front.add(point.label);
+  }
+  return front;
+}
+
+/** A file-name-safe id: ASCII names stay readable, others get a stable hash so two names never collide. */
+export function slug(name: string): string {
+  const ascii = name.toLowerCase().replace(/[^a-z0-9]+/gu, '-').replace(/^-+|-+$/gu, '');
+  return ascii === name ? ascii : `${ascii || 'x'}-${fnv1a(name).toString(16).padStart(8, '0')}`;
+}
+
+const WIDTH = 960;
+const HEIGHT = 540;
+
+const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({ id, title, width: WIDTH, height: HEIGHT, config });
+
+function baseOptions(title: string, subtitle: string, legend = true): ChartConfiguration['options'] {
+  return {
+    responsive: false,
+    animation: false,
+    plugins: {
+      title: { display: true, text: title, font: { size: 18, weight: 'bold' }, padding: { top: 6, bottom: 4 } },
+      subtitle: { display: subtitle !== '', text: subtitle, font: { size: 12 }, padding: { bottom: 10 } },
+      legend: { display: legend, position: 'bottom', labels: { usePointStyle: true, padding: 14 } },
+    },
+  };
+}
+
+const axisTitle = (text: string) => ({ display: true, text, font: { size: 13 } });
+
+/** Context tokens per turn, one line per label: how each strategy's context grows over a conversation. */
+function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
+  const scenarios = [...new Set(result.cells.map((cell) => cell.scenario))];
+  return scenarios.map((scenario) => {
+    const byLabel = new Map<string, CellResult[]>();
+    for (const cell of result.cells.filter((item) => item.scenario === scenario)) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
+    const datasets: ChartDataset<'line', { x: number; y: number }[]>[] = [...byLabel].map(([label, cells]) => {
+      const perTurn = new Map<number, number[]>();
+      for (const turn of cells.flatMap((cell) => cell.turns)) {
+        if (turn.contextTokens !== null) perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
+      }
+      const style = styles.get(label)!;
+      const errors = cells.filter((cell) => cell.status === 'error').length;
+      return {
+        label: errors ? `${label} (${errors} errored)` : label,
+        data: [...perTurn].sort(([a], [b]) => a - b).map(([turn, values]) => ({ x: turn, y: Math.round(values.reduce((a, b) => a + b, 0) / values.length) })),
+        borderColor: style.color,
+        backgroundColor: style.color,
+        pointStyle: style.pointStyle,
+        pointRadius: 3,
+        borderWidth: 2,
+        tension: 0,
+      };
+    });
+    const title = `Context tokens per turn — ${scenario}`;
+    return chart(`tokens-${slug(scenario)}`, title, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        ...baseOptions(title, 'tokens the strategy loaded for each model call (chat overhead included); mean over trials'),
+        scales: {
+          x: { type: 'linear', title: axisTitle('conversation turn (#)'), ticks: { precision: 0 } },
+          y: { beginAtZero: true, title: axisTitle('context tokens per model call (tokens)') },
+        },
+      },
+    } as ChartConfiguration);
+  });
+}
+
+/** Recall against total context tokens, one point per label, the Pareto front marked. */
+function recallVsTokensChart(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>, scenarioCount: number): ChartSpec | null {
+  const points = summaries.flatMap((summary) => (summary.recall.value === null ? [] : [{ label: summary.label, tokens: summary.contextTokens, recall: summary.recall.value, n: summary.recall.n }]));
+  if (points.length === 0) return null;
+  const front = paretoFront(points);
+  const frontLine = points.filter((point) => front.has(point.label)).sort((a, b) => a.tokens - b.tokens || a.recall - b.recall);
+  const title = 'Context recall vs context tokens';
+  const datasets: ChartDataset[] = [
+    ...points.map((point) => {
+      const style = styles.get(point.label)!;
+      const onFront = front.has(point.label);
+      return {
+        type: 'scatter' as const,
+        label: `${point.label}${onFront ? ' ★ Pareto' : ''} (n=${point.n})`,
+        data: [{ x: point.tokens, y: point.recall }],
+        borderColor: style.color,
+        backgroundColor: onFront ? style.color : withAlpha(style.color, 0.45),
+        pointStyle: style.pointStyle,
+        pointRadius: onFront ? 10 : 7,
+        borderWidth: onFront ? 3 : 1,
+        clip: false as const,
+      };
+    }),
+    {
+      type: 'line' as const,
+      label: 'Pareto front',
+      data: frontLine.map((point) => ({ x: point.tokens, y: point.recall })),
+      borderColor: '#333333',
+      backgroundColor: '#333333',
+      borderDash: [6, 4],
+      borderWidth: 1.5,
+      pointRadius: 0,
+      pointStyle: 'line' as const,
+      fill: false,
+      clip: false as const,
+    },
+  ];
+  return chart('recall-vs-tokens', title, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      ...baseOptions(title, `one point per strategy setting, pooled over ${scenarioCount} scenario(s); ★ = on the Pareto front (no setting is cheaper with at least equal recall)`),
+      scales: {
+        x: { type: 'linear', beginAtZero: true, title: axisTitle('total context tokens (tokens, summed over scenarios)') },
+        y: { min: 0, max: 1, title: axisTitle('context recall (share of probes, pooled hits/n)') },
+      },
+    },
+  } as ChartConfiguration);
+}
+
+/** p50 and p95 of load or save time per label: solid bar p50, pale bar p95, in the label's colour. */
+function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec | null {
+  const rows = summaries.filter((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs).n > 0);
+  if (rows.length === 0) return null;
+  const stats = rows.map((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs));
+  const values = stats.flatMap((stat) => [stat.p50, stat.p95]);
+  const positive = values.every((value) => value > 0);
+  const logScale = positive && Math.max(...values) / Math.min(...values) > 20;
+  const colors = rows.map((summary) => styles.get(summary.label)!.color);
+  const title = `${kind === 'load' ? 'Load' : 'Save'} latency per turn`;
+  return chart(`latency-${kind}`, title, {
+    type: 'bar',
+    data: {
+      labels: rows.map((summary, index) => [summary.label, `n=${stats[index]!.n}`]),
+      datasets: [
+        { label: 'p50', data: stats.map((stat) => stat.p50), backgroundColor: colors, borderColor: colors, borderWidth: 1 },
+        { label: 'p95', data: stats.map((stat) => stat.p95), backgroundColor: colors.map((color) => withAlpha(color, 0.3)), borderColor: colors, borderWidth: 1 },
+      ],
+    },
+    options: {
+      ...baseOptions(title, `solid bar = p50, pale bar = p95 of ${kind}() per turn, pooled over all scenarios (n = turns measured)`, false),
+      scales: {
+        x: { title: axisTitle('strategy setting') },
+        y: logScale
+          ? { type: 'logarithmic', title: axisTitle(`${kind} time per turn (ms, log scale)`) }
+          : { beginAtZero: true, title: axisTitle(`${kind} time per turn (ms)`) },
+      },
+    },
+  } as ChartConfiguration);
+}
+
+const isNumeric = (value: unknown): boolean => typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
+
+/** Knob sweeps: labels of one strategy that differ in exactly one knob; knob value on x, recall and tokens on two y axes. */
+function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
+  const charts: ChartSpec[] = [];
+  const strategies = [...new Set(summaries.map((summary) => summary.strategy))];
+  for (const strategy of strategies) {
+    const group = summaries.filter((summary) => summary.strategy === strategy);
+    if (group.length < 2) continue;
+    const settings = group.map((summary) => ({ summary, knobs: { ...summary.options, durability: summary.durability } as Record<string, unknown> }));
+    const keys = [...new Set(settings.flatMap((setting) => Object.keys(setting.knobs)))];
+    for (const key of keys) {
+      const lines = new Map<string, typeof settings>();
+      for (const setting of settings) {
+        const rest = JSON.stringify(Object.entries(setting.knobs).filter(([other]) => other !== key).sort(([a], [b]) => a.localeCompare(b)));
+        lines.set(rest, [...(lines.get(rest) ?? []), setting]);
+      }
+      for (const [lineIndex, [rest, line]] of [...lines].entries()) {
+        const distinct = new Set(line.map((setting) => JSON.stringify(setting.knobs[key])));
+        if (distinct.size < 2 || distinct.size !== line.length) continue;
+        const numeric = line.every((setting) => isNumeric(setting.knobs[key]));
+        const sorted = numeric ? [...line].sort((a, b) => Number(a.knobs[key]) - Number(b.knobs[key])) : line;
+        const xs = sorted.map((setting) => (numeric ? Number(setting.knobs[key]) : String(setting.knobs[key])));
+        const color = strategyColor(strategy);
+        const fixed = (JSON.parse(rest) as [string, unknown][]).map(([name, value]) => `${name}=${String(value)}`).join(', ');
+        const title = `${strategy}: sweep of ${key}`;
+        const point = (index: number, y: number | null) => (numeric ? { x: xs[index] as number, y } : y);
+        charts.push(chart(`sweep-${slug(strategy)}-${slug(key)}${lines.size > 1 ? `-${lineIndex + 1}` : ''}`, title, {
+          type: 'line',
+          data: {
+            ...(numeric ? {} : { labels: xs as string[] }),
+            datasets: [
+              { label: 'context recall (left axis)', yAxisID: 'recall', data: sorted.map((setting, index) => point(index, setting.summary.recall.value)), borderColor: color, backgroundColor: color, pointStyle: 'circle', pointRadius: 5, borderWidth: 2 },
+              { label: 'total context tokens (right axis)', yAxisID: 'tokens', data: sorted.map((setting, index) => point(index, setting.summary.contextTokens)), borderColor: shade(color, -0.45), backgroundColor: shade(color, -0.45), borderDash: [6, 4], pointStyle: 'rect', pointRadius: 5, borderWidth: 2 },
+            ],
+          },
+          options: {
+            ...baseOptions(title, `pooled over all scenarios${fixed ? `; fixed: ${fixed}` : ''}`),
+            scales: {
+              x: numeric
+                ? { type: 'linear', title: axisTitle(`${key} (knob value)`), ticks: xs.every((value) => Number.isInteger(value)) ? { precision: 0 } : {} }
+                : { offset: true, title: axisTitle(`${key} (knob value)`) },
+              recall: { type: 'linear', position: 'left', min: 0, max: 1, title: axisTitle('context recall (share of probes)') },
+              tokens: { type: 'linear', position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: axisTitle('total context tokens (tokens)') },
+            },
+          },
+        } as ChartConfiguration));
+      }
+    }
+  }
+  return charts;
+}
+
+/** The durability matrix: strategy settings × invariants, each square green (held) or red (violated); absent without fault data. */
+function durabilityChart(result: RunResult): ChartSpec | null {
+  const matrix = durabilityMatrix(result.cells);
+  if (!matrix || matrix.columns.length === 0) return null;
+  const rowLabels = matrix.rows.map((row, index) => `${row} (${matrix.crashes[index]} crashes)`);
+  const columnLabels = matrix.columns.map((column) => `invariant ${column}`);
+  const points = (violated: boolean) =>
+    matrix.rows.flatMap((_, row) =>
+      matrix.columns.flatMap((_column, column) => {
+        const value = matrix.values[row]![column];
+        return value && value.violations > 0 === violated ? [{ x: columnLabels[column]!, y: rowLabels[row]! }] : [];
+      }),
+    );
+  const square = { pointStyle: 'rectRounded' as const, pointRadius: 16, pointHoverRadius: 18, borderWidth: 1 };
+  const title = 'Durability: invariants held or violated after crashes';
+  return {
+    ...chart('durability', title, {
+      type: 'scatter',
+      data: {
+        datasets: [
+          { label: 'held in every check', data: points(false), backgroundColor: '#2ca02c', borderColor: '#1b6e1b', ...square },
+          { label: 'violated at least once', data: points(true), backgroundColor: '#d62728', borderColor: '#8b1a1a', ...square },
+        ],
+      },
+      options: {
+        ...baseOptions(title, 'summed over scenarios and trials; no square = not checked for that setting; junit.xml lists each violation'),
+        scales: {
+          x: { type: 'category', labels: columnLabels, offset: true, title: axisTitle('invariant (numbered as in DESIGN.md section 6)') },
+          y: { type: 'category', labels: rowLabels, offset: true, title: axisTitle('strategy setting (crashes reached)') },
+        },
+      },
+      // Category axes take label strings as coordinates; chart.js types only know numbers here.
+    } as unknown as ChartConfiguration),
+    height: Math.max(320, 170 + 48 * matrix.rows.length),
+  };
+}
+
+/** Every chart a run's data supports, in report order. */
+export function chartSpecs(result: RunResult): ChartSpec[] {
+  const styles = seriesStyles(result);
+  const summaries = summarizeLabels(result);
+  const scenarioCount = new Set(result.cells.map((cell) => cell.scenario)).size;
+  return [
+    ...tokenGrowthCharts(result, styles),
+    recallVsTokensChart(summaries, styles, scenarioCount),
+    latencyChart('load', summaries, styles),
+    latencyChart('save', summaries, styles),
+    ...sweepCharts(summaries, styles),
+    durabilityChart(result),
+  ].filter((spec): spec is ChartSpec => spec !== null);
+}

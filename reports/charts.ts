@@ -1,0 +1,65 @@
+/**
+ * PNG charts, rendered server-side: chart.js on @napi-rs/canvas (Skia, no system libraries).
+ * A bundled CJK font is registered so Chinese scenario and strategy names render everywhere.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
+import { BasicPlatform, Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
+import { PACKAGE_ROOT } from '../harness/package-info.js';
+import type { RunResult } from '../harness/results.js';
+import { chartSpecs, type ChartSpec } from './chart-data.js';
+
+/** The bundled font (a GB2312 subset of Noto Sans SC, OFL): Latin and common Chinese in one family. */
+export const CHART_FONT_FILE = path.join(PACKAGE_ROOT, 'fonts', 'MembenchCJKSans-Regular.otf');
+export const CHART_FONT_FAMILY = 'Membench CJK Sans';
+
+let prepared: { fontFamily: string } | undefined;
+
+/** Registers chart.js components and the font once per process; falls back to system fonts if the file is missing. */
+export function prepareCharts(): { fontFamily: string } {
+  if (prepared) return prepared;
+  Chart.register(...registerables);
+  const registered = existsSync(CHART_FONT_FILE) && GlobalFonts.registerFromPath(CHART_FONT_FILE, CHART_FONT_FAMILY) !== null;
+  const fontFamily = registered ? `"${CHART_FONT_FAMILY}", sans-serif` : 'sans-serif';
+  Chart.defaults.font.family = fontFamily;
+  Chart.defaults.color = '#333333';
+  prepared = { fontFamily };
+  return prepared;
+}
+
+/** PNGs are opaque: a white background behind everything chart.js draws. */
+const whiteBackground: Plugin = {
+  id: 'membench-white-background',
+  beforeDraw(chart) {
+    const { ctx, width, height } = chart;
+    ctx.save();
+    ctx.globalCompositeOperation = 'destination-over';
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, 0, width, height);
+    ctx.restore();
+  },
+};
+
+/** One chart as PNG bytes at its spec's size. */
+export function renderChartPng(spec: ChartSpec): Buffer {
+  prepareCharts();
+  const canvas = createCanvas(spec.width, spec.height);
+  const config = structuredClone(spec.config) as ChartConfiguration;
+  const chart = new Chart(canvas.getContext('2d') as unknown as ConstructorParameters<typeof Chart>[0], {
+    ...config,
+    platform: BasicPlatform,
+    options: { ...config.options, responsive: false, animation: false, devicePixelRatio: 1 },
+    plugins: [...(config.plugins ?? []), whiteBackground],
+  });
+  try {
+    return canvas.toBuffer('image/png');
+  } finally {
+    chart.destroy();
+  }
+}
+
+/** Every chart of a run as `[file name, PNG]`, file names `<chart id>.png`. */
+export function renderCharts(result: RunResult): [string, Buffer][] {
+  return chartSpecs(result).map((spec) => [`${spec.id}.png`, renderChartPng(spec)]);
+}

@@ -1,0 +1,219 @@
+/**
+ * `compare`: two runs matched cell by cell (by cell id), each metric checked against a threshold,
+ * regressions named by cell and metric. Pure functions of the two results.
+ *
+ * Latency rule: a p50 ratio (head/base) above `maxLatencyRatio` is a regression only when it is
+ * not within noise, i.e. when the p50s differ by at least `minLatencyMs` AND head's p50 lies above
+ * base's p95 (outside the spread base itself showed). Otherwise it is reported as "within noise".
+ */
+import Table from 'cli-table3';
+import type { Distribution, Rate } from '../harness/metrics.js';
+import type { CellResult, RunHeader, RunResult } from '../harness/results.js';
+import { cellInvariants } from './cell-extras.js';
+import { formatMs, formatRate } from './summary.js';
+
+/** The gates a head run must pass against its base. */
+export interface CompareThresholds {
+  /** Largest allowed drop of context recall, absolute (0.05 = five points). */
+  maxRecallDrop: number;
+  /** Largest allowed growth of context or maintenance tokens, relative (0.10 = +10%). */
+  maxTokenIncrease: number;
+  /** Largest allowed head/base ratio of a p50 latency before noise is considered. */
+  maxLatencyRatio: number;
+  /** p50 differences below this many ms are always noise. */
+  minLatencyMs: number;
+  /** False skips latency (e.g. base recorded on another machine). */
+  latency: boolean;
+}
+
+export const DEFAULT_THRESHOLDS: CompareThresholds = { maxRecallDrop: 0.05, maxTokenIncrease: 0.1, maxLatencyRatio: 2, minLatencyMs: 1, latency: true };
+
+/** One metric of one cell (or of the whole run) checked. */
+export interface MetricCheck {
+  metric: string;
+  base: string;
+  head: string;
+  change: string;
+  limit: string;
+  verdict: 'ok' | 'improved' | 'noise' | 'regression' | 'n/a';
+  note?: string;
+}
+
+export interface CellComparison {
+  id: string;
+  checks: MetricCheck[];
+}
+
+export interface Comparison {
+  thresholds: CompareThresholds;
+  /** Header differences that make numbers less comparable (tokenizer, model, seed...). */
+  notes: string[];
+  cells: CellComparison[];
+  /** Cell ids only in head / only in base: listed, never regressions. */
+  added: string[];
+  removed: string[];
+  /** Totals over the cells both runs measured. */
+  overall: MetricCheck[];
+  /** Every regressed check with its cell id (`overall` for run totals). */
+  regressions: { cell: string; check: MetricCheck }[];
+}
+
+const EPSILON = 1e-9;
+const signed = (value: number, digits = 2): string => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(digits)}`;
+const percent = (value: number): string => (Number.isFinite(value) ? `${signed(value * 100, 1)}%` : '+∞');
+
+function recallCheck(metric: string, base: Rate, head: Rate, limit: number): MetricCheck {
+  const shown = { metric, base: formatRate(base), head: formatRate(head), limit: `drop ≤ ${limit.toFixed(2)}` };
+  if (base.value === null || head.value === null) return { ...shown, change: '–', verdict: 'n/a', note: 'no probe to compare' };
+  const change = head.value - base.value;
+  const verdict = -change > limit + EPSILON ? 'regression' : change > EPSILON ? 'improved' : 'ok';
+  return { ...shown, change: signed(change), verdict };
+}
+
+function tokenCheck(metric: string, base: number, head: number, limit: number): MetricCheck {
+  const growth = base === 0 ? (head === 0 ? 0 : Infinity) : (head - base) / base;
+  const verdict = growth > limit + EPSILON ? 'regression' : growth < -EPSILON ? 'improved' : 'ok';
+  return { metric, base: String(base), head: String(head), change: percent(growth), limit: `≤ +${(limit * 100).toFixed(0)}%`, verdict };
+}
+
+function latencyCheck(metric: string, base: Distribution, head: Distribution, thresholds: CompareThresholds): MetricCheck {
+  const shown = {
+    metric,
+    base: `${formatMs(base.p50)} ms (p95 ${formatMs(base.p95)})`,
+    head: `${formatMs(head.p50)} ms (p95 ${formatMs(head.p95)})`,
+    limit: `× ≤ ${thresholds.maxLatencyRatio}`,
+  };
+  if (base.n === 0 || head.n === 0) return { ...shown, change: '–', verdict: 'n/a', note: 'not measured in both runs' };
+  const ratio = base.p50 > 0 ? head.p50 / base.p50 : head.p50 > 0 ? Infinity : 1;
+  const change = Number.isFinite(ratio) ? `×${ratio.toFixed(2)}` : '×∞';
+  if (ratio <= thresholds.maxLatencyRatio) return { ...shown, change, verdict: ratio < 1 / thresholds.maxLatencyRatio ? 'improved' : 'ok' };
+  if (head.p50 - base.p50 < thresholds.minLatencyMs) return { ...shown, change, verdict: 'noise', note: `within noise: p50s differ by less than ${thresholds.minLatencyMs} ms` };
+  if (head.p50 <= base.p95) return { ...shown, change, verdict: 'noise', note: "within noise: head's p50 is inside base's p50..p95 band" };
+  return { ...shown, change, verdict: 'regression' };
+}
+
+function invariantChecks(base: CellResult, head: CellResult): MetricCheck[] {
+  const before = new Map(cellInvariants(base).map((outcome) => [outcome.invariant, outcome.violations]));
+  return cellInvariants(head)
+    .filter((outcome) => outcome.violations > 0 || (before.get(outcome.invariant) ?? 0) > 0)
+    .map((outcome) => {
+      const previous = before.get(outcome.invariant) ?? 0;
+      const verdict = outcome.violations > 0 && previous === 0 ? 'regression' : outcome.violations < previous ? 'improved' : 'ok';
+      return { metric: `invariant ${outcome.invariant}`, base: `${previous} violation(s)`, head: `${outcome.violations} violation(s)`, change: signed(outcome.violations - previous, 0), limit: 'no new violation', verdict };
+    });
+}
+
+function compareCell(base: CellResult, head: CellResult, thresholds: CompareThresholds): MetricCheck[] {
+  if (base.status === 'error' || head.status === 'error') {
+    const verdict = base.status === 'ok' ? 'regression' : head.status === 'ok' ? 'improved' : 'n/a';
+    const describe = (cell: CellResult) => (cell.status === 'ok' ? 'ok' : `error: ${cell.error ?? ''}`);
+    return [{ metric: 'status', base: describe(base), head: describe(head), change: '–', limit: 'no new error', verdict, ...(verdict === 'n/a' ? { note: 'errored in both runs' } : {}) }];
+  }
+  return [
+    recallCheck('context recall', base.recall.contextRecall, head.recall.contextRecall, thresholds.maxRecallDrop),
+    tokenCheck('context tokens', base.tokens.contextTotal, head.tokens.contextTotal, thresholds.maxTokenIncrease),
+    tokenCheck('maintenance tokens', base.tokens.maintenance, head.tokens.maintenance, thresholds.maxTokenIncrease),
+    ...(thresholds.latency
+      ? [latencyCheck('load p50', base.latency.loadMs, head.latency.loadMs, thresholds), latencyCheck('save p50', base.latency.saveMs, head.latency.saveMs, thresholds)]
+      : []),
+    ...invariantChecks(base, head),
+  ];
+}
+
+function headerNotes(base: RunHeader, head: RunHeader): string[] {
+  const fields: [string, (header: RunHeader) => string, string][] = [
+    ['tokenizer', (header) => header.tokenizer.encoding, 'token counts are not comparable'],
+    ['model', (header) => header.model, 'recall and maintenance tokens depend on the model'],
+    ['embedder', (header) => header.embedder, 'retrieval depends on the embedder'],
+    ['seed', (header) => String(header.seed), 'seeded choices differ'],
+    ['trials', (header) => String(header.trials), 'cell ids differ with the number of trials'],
+    ['platform', (header) => header.platform, 'latencies come from different machines'],
+  ];
+  return fields.flatMap(([name, read, why]) => (read(base) === read(head) ? [] : [`${name} differs (${read(base)} → ${read(head)}): ${why}`]));
+}
+
+const sumRates = (cells: readonly CellResult[]): Rate => {
+  const n = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+  const hits = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
+  return { n, hits, value: n ? hits / n : null };
+};
+const sumOf = (cells: readonly CellResult[], read: (cell: CellResult) => number): number => cells.reduce((sum, cell) => sum + read(cell), 0);
+
+/** Compares head against base with the given thresholds (defaults: DEFAULT_THRESHOLDS). */
+export function compareRuns(base: RunResult, head: RunResult, overrides: Partial<CompareThresholds> = {}): Comparison {
+  const thresholds = { ...DEFAULT_THRESHOLDS, ...overrides };
+  const baseCells = new Map(base.cells.map((cell) => [cell.id, cell]));
+  const headIds = new Set(head.cells.map((cell) => cell.id));
+  const cells: CellComparison[] = [];
+  const bothOk: [CellResult, CellResult][] = [];
+  for (const cell of head.cells) {
+    const before = baseCells.get(cell.id);
+    if (!before) continue;
+    cells.push({ id: cell.id, checks: compareCell(before, cell, thresholds) });
+    if (before.status === 'ok' && cell.status === 'ok') bothOk.push([before, cell]);
+  }
+  const baseSide = bothOk.map(([before]) => before);
+  const headSide = bothOk.map(([, after]) => after);
+  const overall = bothOk.length
+    ? [
+        recallCheck('context recall', sumRates(baseSide), sumRates(headSide), thresholds.maxRecallDrop),
+        tokenCheck('context tokens', sumOf(baseSide, (cell) => cell.tokens.contextTotal), sumOf(headSide, (cell) => cell.tokens.contextTotal), thresholds.maxTokenIncrease),
+        tokenCheck('maintenance tokens', sumOf(baseSide, (cell) => cell.tokens.maintenance), sumOf(headSide, (cell) => cell.tokens.maintenance), thresholds.maxTokenIncrease),
+      ]
+    : [];
+  const regressions = [
+    ...cells.flatMap((cell) => cell.checks.filter((check) => check.verdict === 'regression').map((check) => ({ cell: cell.id, check }))),
+    ...overall.filter((check) => check.verdict === 'regression').map((check) => ({ cell: 'overall', check })),
+  ];
+  return {
+    thresholds,
+    notes: headerNotes(base.header, head.header),
+    cells,
+    added: head.cells.filter((cell) => !baseCells.has(cell.id)).map((cell) => cell.id),
+    removed: base.cells.filter((cell) => !headIds.has(cell.id)).map((cell) => cell.id),
+    overall,
+    regressions,
+  };
+}
+
+/** True when head regressed anywhere: the CLI exits 1. */
+export const hasRegression = (comparison: Comparison): boolean => comparison.regressions.length > 0;
+
+/** Checks flagged as within noise, with their cell: shown so a reader sees why a slowdown passed. */
+export function noiseChecks(comparison: Comparison): { cell: string; check: MetricCheck }[] {
+  return comparison.cells.flatMap((cell) => cell.checks.filter((check) => check.verdict === 'noise').map((check) => ({ cell: cell.id, check })));
+}
+
+/** One line: the verdict with counts. */
+export function comparisonHeadline(comparison: Comparison): string {
+  const regressedCells = new Set(comparison.regressions.map((item) => item.cell)).size;
+  const counts = `${comparison.cells.length} cells compared, ${comparison.added.length} added, ${comparison.removed.length} removed`;
+  return hasRegression(comparison)
+    ? `REGRESSION: ${comparison.regressions.length} regressed metric(s) in ${regressedCells} cell(s) (${counts})`
+    : `OK: no regression (${counts})`;
+}
+
+/** The console text of a comparison (pure: no colours, fits a terminal). */
+export function renderComparison(comparison: Comparison): string {
+  const lines: string[] = [];
+  const { thresholds } = comparison;
+  lines.push(
+    `thresholds: recall drop ≤ ${thresholds.maxRecallDrop}, token increase ≤ ${(thresholds.maxTokenIncrease * 100).toFixed(0)}%, ` +
+      (thresholds.latency ? `latency p50 ratio ≤ ${thresholds.maxLatencyRatio} (differences < ${thresholds.minLatencyMs} ms or inside base's p50..p95 are noise)` : 'latency not compared') +
+      ', no new invariant violation, no new error',
+  );
+  for (const note of comparison.notes) lines.push(`note: ${note}`);
+  const rows = (items: readonly { cell: string; check: MetricCheck }[]) => {
+    const table = new Table({ head: ['cell', 'metric', 'base', 'head', 'change', 'limit'], style: { head: [], border: [], compact: true } });
+    for (const { cell, check } of items) table.push([cell, check.metric, check.base, check.head, check.change, check.limit]);
+    return table.toString();
+  };
+  if (comparison.regressions.length) lines.push('Regressions:', rows(comparison.regressions));
+  const noise = noiseChecks(comparison);
+  if (noise.length) lines.push('Within noise (not regressions):', ...noise.map(({ cell, check }) => `  ${cell} ${check.metric} ${check.change}: ${check.note ?? ''}`));
+  if (comparison.overall.length) lines.push('Overall (cells measured in both runs):', rows(comparison.overall.map((check) => ({ cell: 'overall', check }))));
+  if (comparison.added.length) lines.push(`Added (only in head, not compared): ${comparison.added.join(', ')}`);
+  if (comparison.removed.length) lines.push(`Removed (only in base, not compared): ${comparison.removed.join(', ')}`);
+  lines.push(comparisonHeadline(comparison));
+  return lines.join('\n');
+}

@@ -1,0 +1,45 @@
+/** Durability tables shared by the console and report.md: the matrix and each mode's price. */
+import type { RunResult } from '../harness/results.js';
+import { formatMs } from './summary.js';
+
+export const MATRIX_COLUMNS = ['strategy', 'mode', 'keys', 'crash point', 'reached/armed', 'acks lost', 'msgs lost', 'dup effects', 'misclassified', 'torn', 'index ≠'] as const;
+export const PRICE_COLUMNS = ['strategy', 'mode', 'keys', 'save p50 ms', 'save p95 ms', 'crashes', 'acks lost', 'msgs lost', 'dup effects', 'lost updates', 'torn', 'jobs lost', 'stale', 'invariants'] as const;
+
+/** One row per strategy × mode × keys × crash point (empty when no cell ran with faults). */
+export function matrixRows(result: RunResult): string[][] {
+  return (result.durabilityMatrix ?? []).map((row) => [
+    row.strategy,
+    row.durability,
+    row.idempotencyKeys ? 'on' : 'off',
+    row.point,
+    `${row.reached}/${row.armed}`,
+    String(row.acknowledgedLost),
+    String(row.messagesLost),
+    String(row.effectsDuplicated),
+    String(row.toolsMisclassified),
+    String(row.tornFiles),
+    String(row.indexMismatches),
+  ]);
+}
+
+/** One row per strategy × mode: what the mode costs and what it lost; invariants as `1✓ 3✗2`. */
+export function priceRows(result: RunResult): string[][] {
+  return (result.durabilityPrices ?? []).map((price) => [
+    price.strategy,
+    price.durability,
+    price.idempotencyKeys ? 'on' : 'off',
+    formatMs(price.saveP50),
+    formatMs(price.saveP95),
+    String(price.crashes),
+    String(price.losses.acknowledgedLost),
+    String(price.losses.messagesLost),
+    String(price.losses.effectsDuplicated),
+    String(price.losses.lostUpdates),
+    String(price.losses.tornFiles),
+    String(price.losses.pendingJobsLost),
+    String(price.losses.staleOverwrites),
+    Object.entries(price.violations)
+      .map(([id, count]) => (count === 0 ? `${id}✓` : `${id}✗${count}`))
+      .join(' '),
+  ]);
+}

@@ -1,0 +1,74 @@
+/** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
+import { appendFile } from 'node:fs/promises';
+import type { RunResult } from '../harness/results.js';
+import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
+import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
+import { formatMs, formatRate, modelNote } from './summary.js';
+
+const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
+
+/** A GitHub-flavoured Markdown table. */
+export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [`| ${head.map(escapeCell).join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
+}
+
+/** The short run summary: one row per cell and the cells that failed (errors, invariants, recall threshold). */
+export function renderRunStepSummary(result: RunResult, options: VerdictOptions = {}): string {
+  const failing = result.cells.map((cell) => ({ cell, verdict: cellVerdict(cell, options) })).filter(({ verdict }) => verdictFails(verdict));
+  const { header } = result;
+  return [
+    `## membench run: ${failing.length ? `${failing.length} of ${result.cells.length} cells failed` : `${result.cells.length} cells passed`}`,
+    '',
+    `model \`${header.model}\` · tokenizer ${header.tokenizer.encoding} · seed ${header.seed} · membench ${header.membenchVersion}${header.gitCommit ? ` (${header.gitCommit.slice(0, 12)})` : ''}` +
+      (options.recallThreshold !== undefined ? ` · recall threshold ${options.recallThreshold}` : ''),
+    '',
+    markdownTable(
+      ['scenario', 'strategy', 'ctx tokens', 'context recall', 'stale exposure', 'answer acc', 'load p50 ms', 'save p50 ms', 'status'],
+      result.cells.map((cell) => [
+        cell.scenario,
+        cell.label,
+        String(cell.tokens.contextTotal),
+        formatRate(cell.recall.contextRecall),
+        formatRate(cell.recall.staleExposure),
+        formatRate(cell.recall.answerAccuracy),
+        formatMs(cell.latency.loadMs.p50),
+        formatMs(cell.latency.saveMs.p50),
+        cell.status,
+      ]),
+    ),
+    '',
+    ...(failing.length
+      ? ['### Failed cells', '', ...failing.map(({ cell, verdict }) => `- \`${cell.id}\`: ${[...(verdict.error !== undefined ? [`error: ${verdict.error}`] : []), ...verdict.failures].join('; ')}`), '']
+      : []),
+    `> ${modelNote(result)}`,
+    '',
+  ].join('\n');
+}
+
+const checkRow = (cell: string, check: MetricCheck): string[] => [cell, check.metric, check.base, check.head, check.change, check.limit];
+
+/** A comparison as Markdown: verdict first, then regressions, noise, totals and added/removed cells. */
+export function renderComparisonMarkdown(comparison: Comparison, names: { base: string; head: string }): string {
+  const head = ['cell', 'metric', 'base', 'head', 'change', 'limit'];
+  const noise = noiseChecks(comparison);
+  return [
+    `## membench compare: ${comparisonHeadline(comparison)}`,
+    '',
+    `base \`${names.base}\` → head \`${names.head}\``,
+    '',
+    ...comparison.notes.map((note) => `> note: ${note}`),
+    ...(comparison.notes.length ? [''] : []),
+    ...(comparison.regressions.length ? ['### Regressions', '', markdownTable(head, comparison.regressions.map(({ cell, check }) => checkRow(cell, check))), ''] : []),
+    ...(noise.length ? ['### Within noise (not regressions)', '', ...noise.map(({ cell, check }) => `- \`${cell}\` ${check.metric} ${check.change}: ${check.note ?? ''}`), ''] : []),
+    ...(comparison.overall.length ? ['### Overall', '', markdownTable(head, comparison.overall.map((check) => checkRow('overall', check))), ''] : []),
+    ...(comparison.added.length ? [`Added (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+    ...(comparison.removed.length ? [`Removed (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+  ].join('\n');
+}
+
+/** Appends to the step summary file when there is one (`GITHUB_STEP_SUMMARY`); returns whether it wrote. */
+export async function appendStepSummary(markdown: string, file: string | undefined = process.env.GITHUB_STEP_SUMMARY): Promise<boolean> {
+  if (!file) return false;
+  await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
+  return true;
+}

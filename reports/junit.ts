@@ -1,0 +1,133 @@
+/**
+ * junit.xml for CI test views: one testsuite per scenario, one testcase per cell. A cell fails
+ * when it errored, violated an invariant, or (with a threshold) recalled too little.
+ */
+import type { CellResult, RunResult } from '../harness/results.js';
+import { violatedInvariants } from './cell-extras.js';
+import { formatMs, formatRate } from './summary.js';
+
+/** What makes a cell fail besides errors and invariant violations. */
+export interface VerdictOptions {
+  /** A cell whose context recall is below this share fails; unset means recall never fails a cell. */
+  recallThreshold?: number;
+}
+
+/** Why a cell passed or failed, shared by junit.xml and the GitHub step summary. */
+export interface CellVerdict {
+  error?: string;
+  /** One line per failed check. */
+  failures: string[];
+  /** Supporting lines (missed probes, violation counts). */
+  details: string[];
+}
+
+export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): CellVerdict {
+  const failures: string[] = [];
+  const details: string[] = [];
+  // Only `sync` promises what the invariants check; in async, exit and none modes the losses are
+  // the price of the mode, counted in the durability matrix rather than failed.
+  for (const outcome of cell.durability === 'sync' ? violatedInvariants(cell) : []) {
+    failures.push(`invariant ${outcome.invariant} violated ${outcome.violations} time(s)${outcome.checks ? ` in ${outcome.checks} check(s)` : ''}`);
+    details.push(...outcome.details.map((line) => `invariant ${outcome.invariant}: ${line}`));
+  }
+  const recall = cell.recall.contextRecall;
+  if (options.recallThreshold !== undefined && recall.value !== null && recall.value < options.recallThreshold) {
+    failures.push(`context recall ${formatRate(recall)} is below the threshold ${options.recallThreshold.toFixed(2)}`);
+    for (const probe of cell.probes.filter((item) => item.contextRecall === false)) {
+      details.push(`missed: step ${probe.step}${probe.id ? ` [${probe.id}]` : ''} (${probe.category}): ${probe.question}`);
+    }
+  }
+  return { ...(cell.status === 'error' ? { error: cell.error ?? 'the cell failed without a message' } : {}), failures, details };
+}
+
+/** True when the verdict fails the cell. */
+export const verdictFails = (verdict: CellVerdict): boolean => verdict.error !== undefined || verdict.failures.length > 0;
+
+/** Characters XML 1.0 cannot carry at all (control characters, lone surrogates, U+FFFE/U+FFFF). */
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/** Text content: markup characters escaped, characters XML forbids replaced by U+FFFD. */
+export function xmlText(text: string): string {
+  return text.replace(NOT_XML, '\uFFFD').replace(/&/gu, '&amp;').replace(/</gu, '&lt;').replace(/>/gu, '&gt;');
+}
+
+/** Attribute values (double-quoted): also quotes and line breaks, which parsers would otherwise normalise away. */
+export function xmlAttribute(text: string): string {
+  return xmlText(text).replace(/"/gu, '&quot;').replace(/'/gu, '&apos;').replace(/\n/gu, '&#10;').replace(/\r/gu, '&#13;').replace(/\t/gu, '&#9;');
+}
+
+const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
+
+function testcaseName(cell: CellResult, trials: number): string {
+  return trials > 1 ? `${cell.label} #t${cell.trial}` : cell.label;
+}
+
+function cellSummary(cell: CellResult): string {
+  return [
+    `cell ${cell.id} (seed ${cell.seed}, durability ${cell.durability})`,
+    `context tokens: total ${cell.tokens.contextTotal}, mean/turn ${Math.round(cell.tokens.contextMeanPerTurn)}, max ${cell.tokens.contextMax}; maintenance ${cell.tokens.maintenance}`,
+    `context recall ${formatRate(cell.recall.contextRecall)}, stale exposure ${formatRate(cell.recall.staleExposure)}, answer accuracy ${formatRate(cell.recall.answerAccuracy)}`,
+    `load p50 ${formatMs(cell.latency.loadMs.p50)} ms, p95 ${formatMs(cell.latency.loadMs.p95)} ms; save p50 ${formatMs(cell.latency.saveMs.p50)} ms, p95 ${formatMs(cell.latency.saveMs.p95)} ms`,
+  ].join('\n');
+}
+
+function testcase(cell: CellResult, trials: number, options: VerdictOptions): { xml: string; failed: boolean; errored: boolean } {
+  const verdict = cellVerdict(cell, options);
+  const open = `    <testcase name="${xmlAttribute(testcaseName(cell, trials))}" classname="${xmlAttribute(cell.scenario)}" time="${seconds(cell.durationMs)}">`;
+  const body: string[] = [];
+  if (verdict.error !== undefined) {
+    const extra = verdict.failures.length ? `\nalso: ${verdict.failures.join('; ')}` : '';
+    body.push(`      <error message="${xmlAttribute(verdict.error)}" type="cell-error">${xmlText(`${verdict.error}${extra}`)}</error>`);
+  } else if (verdict.failures.length > 0) {
+    const type = verdict.failures.some((line) => line.startsWith('invariant')) ? 'invariant' : 'recall';
+    body.push(`      <failure message="${xmlAttribute(verdict.failures.join('; '))}" type="${type}">${xmlText([...verdict.failures, ...verdict.details].join('\n'))}</failure>`);
+  }
+  body.push(`      <system-out>${xmlText(cellSummary(cell))}</system-out>`);
+  return {
+    xml: [open, ...body, '    </testcase>'].join('\n'),
+    failed: verdict.error === undefined && verdict.failures.length > 0,
+    errored: verdict.error !== undefined,
+  };
+}
+
+/** The whole junit.xml document. */
+export function renderJunit(result: RunResult, options: VerdictOptions = {}): string {
+  const { header } = result;
+  const scenarios = [...new Set(result.cells.map((cell) => cell.scenario))];
+  const properties = [
+    ['membench', header.membenchVersion],
+    ['commit', header.gitCommit ?? ''],
+    ['model', header.model],
+    ['tokenizer', header.tokenizer.encoding],
+    ['seed', String(header.seed)],
+    ...(options.recallThreshold !== undefined ? [['recallThreshold', String(options.recallThreshold)]] : []),
+  ];
+  let tests = 0;
+  let failures = 0;
+  let errors = 0;
+  const suites = scenarios.map((scenario) => {
+    const cells = result.cells.filter((cell) => cell.scenario === scenario);
+    const cases = cells.map((cell) => testcase(cell, header.trials, options));
+    const suiteFailures = cases.filter((item) => item.failed).length;
+    const suiteErrors = cases.filter((item) => item.errored).length;
+    tests += cases.length;
+    failures += suiteFailures;
+    errors += suiteErrors;
+    const time = cells.reduce((sum, cell) => sum + cell.durationMs, 0);
+    return [
+      `  <testsuite name="${xmlAttribute(scenario)}" tests="${cases.length}" failures="${suiteFailures}" errors="${suiteErrors}" skipped="0" time="${seconds(time)}" timestamp="${xmlAttribute(header.startedAt.replace(/Z$/u, ''))}">`,
+      '    <properties>',
+      ...properties.map(([name, value]) => `      <property name="${xmlAttribute(name!)}" value="${xmlAttribute(value!)}"/>`),
+      '    </properties>',
+      ...cases.map((item) => item.xml),
+      '  </testsuite>',
+    ].join('\n');
+  });
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="membench" tests="${tests}" failures="${failures}" errors="${errors}" time="${seconds(header.durationMs)}">`,
+    ...suites,
+    '</testsuites>',
+    '',
+  ].join('\n');
+}

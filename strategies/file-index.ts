@@ -1,0 +1,326 @@
+/**
+ * `file-index`: explicit memories as Markdown files behind a `MEMORY.md` index (Reasonix memory,
+ * Hermes `MEMORY.md`/`USER.md`, Claude Code auto-memory). High-priority memories are injected in
+ * full; the rest appear as index lines the model can open with `recall_memory`. Offline, that
+ * call is emulated: the `recallTopK` memories that best match the query are loaded too (and
+ * counted in `recalls`). A short window of recent messages comes along from a SQLite history.
+ *
+ * Refusals (unsafe names, oversized content, descriptions over 150 characters, symlinked files)
+ * throw a MembenchError with code INVALID_ARGUMENT and a message meant for the user; nothing
+ * is written. Durability: `sync` acknowledges a memory only after its file and the index are
+ * fsynced; `async` does the same for memories (a memory write is already one locked, atomic
+ * operation) and writes recent messages behind; `exit` keeps changes in memory and writes them
+ * on close; `none` never touches the disk.
+ */
+import path from 'node:path';
+import { SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import { z } from 'zod';
+import { MembenchError } from '../harness/errors.js';
+import { SqliteChatMessageHistory } from '../harness/history.js';
+import { MemoryFileStore } from '../harness/memory-files.js';
+import {
+  auditScopeDir,
+  compareMemories,
+  deriveMemoryName,
+  INDEX_FILE,
+  indexLine,
+  isExpired,
+  MEMORIES_DIR,
+  MEMORY_SCOPES,
+  memoryNameProblem,
+  normalizeMemoryName,
+  prepareMemory,
+  type MemoryDraft,
+  type MemoryRecord,
+  type MemoryScope,
+  type MemoryType,
+} from '../harness/memory-format.js';
+import { matchTerms, normalizeText } from '../harness/text.js';
+import { messageText } from '../harness/tokens.js';
+import { windowStart } from './window.js';
+import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StoreCheck, type StrategyContext } from './types.js';
+
+const booleanKnob = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
+
+/** The knobs users tune with `--param file-index.KEY=V` (`tune` sweeps recallTopK and recentExchanges). */
+export const fileIndexOptions = z
+  .object({
+    /** Dir of memories shared across projects, relative to the strategy dir or absolute (default `global`). */
+    globalDir: z.string().min(1).optional(),
+    /** Dir of this project's memories, relative to the strategy dir or absolute (default `project`). */
+    projectDir: z.string().min(1).optional(),
+    /** Largest memory body accepted, in UTF-8 bytes; larger ones are refused. */
+    maxMemoryBytes: z.coerce.number().int().min(1).default(4096),
+    /** Non-high memories loaded in full per query, emulating the model calling recall_memory. */
+    recallTopK: z.coerce.number().int().min(0).default(2),
+    /** Completed exchanges of raw conversation kept besides the memories (the current user message always comes along). */
+    recentExchanges: z.coerce.number().int().min(0).default(1),
+    /** Delete expired memory files when an index is rebuilt (default false; they are never loaded either way). */
+    pruneExpired: booleanKnob.optional(),
+  })
+  .strict();
+export type FileIndexOptions = z.output<typeof fileIndexOptions>;
+
+/** What a direct caller (a test, a tool call) may add to an agent loop's MemoryItem. */
+export interface FileMemoryItem extends MemoryItem {
+  description?: string;
+  /** ISO date after which the memory is no longer loaded. */
+  expires?: string;
+}
+
+/** The acknowledgement of a write: where the memory went and its version after the write. */
+export interface FileMemoryAck extends RememberAck {
+  scope: MemoryScope;
+  version: number;
+}
+
+/** Where a new memory goes when the caller names no scope: facts about the user travel across projects. */
+const DEFAULT_SCOPE: Record<MemoryType, MemoryScope> = { user: 'global', feedback: 'global', project: 'project', reference: 'project' };
+const PRIORITY_RANK = { high: 0, normal: 1, low: 2 } as const;
+const keyOf = (scope: MemoryScope, name: string): string => `${scope}/${name}`;
+const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
+
+/** Exported so tests and tools can reach `recallMemory` and the store's counters. */
+export class FileIndexStrategy implements MemoryStrategy {
+  readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false };
+  /** Memory bodies read on demand: `recallMemory` calls plus the emulated recalls of `load`. */
+  recalls = 0;
+  /** The files on disk; absent in durability mode `none`. */
+  readonly store: MemoryFileStore | undefined;
+  /** Changes not yet on disk (`exit` and `none` modes): a record, or null for a deletion. */
+  private readonly pending = new Map<string, MemoryRecord | null>();
+  private readonly history: SqliteChatMessageHistory;
+  private readonly humanAt: number[] = [];
+  private readonly termsOf = new WeakMap<MemoryRecord, ReadonlySet<string>>();
+  private lastContext: SystemMessage | undefined;
+
+  constructor(
+    private readonly context: StrategyContext,
+    private readonly options: FileIndexOptions,
+  ) {
+    this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
+    if (context.durability !== 'none') {
+      this.store = new MemoryFileStore({
+        dirs: { global: path.resolve(context.dir, options.globalDir ?? 'global'), project: path.resolve(context.dir, options.projectDir ?? 'project') },
+        maxMemoryBytes: options.maxMemoryBytes,
+        now: context.now,
+        pruneExpired: options.pruneExpired ?? false,
+        afterMemoryFile: () => context.checkpoint?.('mid_memory_write'),
+      });
+    }
+  }
+
+  /** Memory writes go straight to disk (`sync`, `async`) or wait in `pending` (`exit`, `none`). */
+  private get writesThrough(): boolean {
+    return this.context.durability === 'sync' || this.context.durability === 'async';
+  }
+
+  async open(): Promise<void> {
+    this.history.open();
+    this.humanAt.length = 0;
+    this.history.messages.forEach((message, index) => {
+      if (isHuman(message)) this.humanAt.push(index);
+    });
+    await this.store?.open();
+  }
+
+  async save(event: MemoryEvent): Promise<void> {
+    if (isHuman(event.message)) this.humanAt.push(this.history.messages.length);
+    await this.history.addMessage(event.message);
+  }
+
+  async load(input: LoadInput): Promise<LoadResult> {
+    await this.store?.refresh();
+    const now = this.context.now();
+    const live = this.memories().filter((record) => !isExpired(record, now)).sort(compareMemories);
+    const high = live.filter((record) => record.priority === 'high');
+    const rest = live.filter((record) => record.priority !== 'high');
+    const recalled = this.bestMatches(rest, input.query);
+    this.recalls += recalled.length;
+    const recent = this.recentMessages();
+    const text = renderContext(high, rest, recalled);
+    if (!text) return { messages: recent };
+    // The same object while nothing changed, so the token counter's per-message cache keeps working.
+    if (this.lastContext?.content !== text) this.lastContext = new SystemMessage(text);
+    return { messages: [this.lastContext, ...recent] };
+  }
+
+  /** Writes or updates a memory; unspecified fields of an existing memory of that name are kept. */
+  async remember(item: FileMemoryItem): Promise<FileMemoryAck> {
+    const name = item.name !== undefined ? normalizeMemoryName(item.name) : deriveMemoryName(item.content);
+    await this.store?.refresh();
+    const existing = this.find(name, item.scope);
+    const type = item.type ?? existing?.type ?? 'user';
+    const draft: MemoryDraft = {
+      name,
+      content: item.content,
+      type,
+      scope: item.scope ?? existing?.scope ?? DEFAULT_SCOPE[type],
+      priority: item.priority ?? existing?.priority ?? 'normal',
+      ...(item.description !== undefined ? { description: item.description } : {}),
+      ...(item.expires !== undefined ? { expires: item.expires } : {}),
+    };
+    if (this.writesThrough) {
+      const record = await this.store!.write(draft);
+      return { name, scope: record.scope, version: record.version };
+    }
+    const previous = this.find(name, draft.scope);
+    const record = prepareMemory(draft, previous?.version ?? 0, this.context.now(), this.options.maxMemoryBytes);
+    this.pending.set(keyOf(record.scope, name), record);
+    return { name, scope: record.scope, version: record.version };
+  }
+
+  /**
+   * Drops memories by name (in both scopes), else those whose content derives the same name,
+   * else every memory whose body contains the text. False when nothing matched.
+   */
+  async forget(nameOrContent: string): Promise<boolean> {
+    await this.store?.refresh();
+    const all = this.memories();
+    const asName = nameOrContent.normalize('NFC').trim().toLowerCase();
+    const names = new Set([deriveMemoryName(nameOrContent), ...(memoryNameProblem(asName) ? [] : [asName])]);
+    let targets = all.filter((record) => names.has(record.name));
+    const needle = normalizeText(nameOrContent);
+    if (targets.length === 0 && needle) targets = all.filter((record) => normalizeText(record.body).includes(needle));
+    for (const record of targets) {
+      if (this.writesThrough) await this.store!.remove(record.scope, record.name);
+      else this.pending.set(keyOf(record.scope, record.name), null);
+    }
+    return targets.length > 0;
+  }
+
+  /** The `recall_memory` tool: a memory's full body (project scope first), or undefined when there is none. */
+  async recallMemory(name: string): Promise<string | undefined> {
+    const normalized = normalizeMemoryName(name);
+    await this.store?.refresh();
+    const record = this.find(normalized);
+    if (!record || isExpired(record, this.context.now())) return undefined;
+    this.recalls++;
+    return record.body;
+  }
+
+  async flush(): Promise<void> {
+    await this.history.flush();
+  }
+
+  /** What is persisted, for the durability checks: the messages and every memory (name and body). */
+  async snapshot(): Promise<string[]> {
+    await this.store?.refresh();
+    return [...this.history.messages.map(messageText), ...this.memories().map((record) => `${record.name}: ${record.body}`)];
+  }
+
+  /** Invariant 5, read from disk without the cache: no torn memory file, and MEMORY.md matches the files. */
+  async verify(): Promise<StoreCheck> {
+    const check: StoreCheck = { torn: 0, indexMismatches: 0, details: [] };
+    if (!this.store) return check;
+    for (const scope of MEMORY_SCOPES) {
+      const audit = await auditScopeDir(this.store.dirs[scope], scope, this.context.now());
+      check.torn += audit.unreadable.length;
+      check.indexMismatches += audit.mismatches.length;
+      check.details.push(...audit.unreadable.map((file) => `${scope}/${MEMORIES_DIR}/${file}: does not parse`), ...audit.mismatches.map((line) => `${scope}/${INDEX_FILE}: ${line}`));
+    }
+    return check;
+  }
+
+  /** Persists what `exit` mode kept back (memories, then messages); refusals are reported together. */
+  async close(): Promise<void> {
+    const problems: string[] = [];
+    if (this.context.durability === 'exit' && this.store) {
+      for (const [key, record] of this.pending) {
+        const [scope, name] = key.split('/') as [MemoryScope, string];
+        try {
+          if (record) await this.store.write({ name, content: record.body, type: record.type, scope, priority: record.priority, description: record.description, ...(record.expires !== undefined ? { expires: record.expires } : {}) });
+          else await this.store.remove(scope, name);
+        } catch (error) {
+          problems.push((error as Error).message);
+        }
+      }
+    }
+    this.pending.clear();
+    await this.history.close();
+    if (problems.length > 0) throw new MembenchError('INVALID_ARGUMENT', `${problems.length} memories could not be written on close`, problems);
+  }
+
+  /** The store's memories with this session's unwritten changes applied. */
+  private memories(): MemoryRecord[] {
+    const base = this.store?.all() ?? [];
+    if (this.pending.size === 0) return base;
+    const merged = new Map(base.map((record) => [keyOf(record.scope, record.name), record]));
+    for (const [key, record] of this.pending) {
+      if (record) merged.set(key, record);
+      else merged.delete(key);
+    }
+    return [...merged.values()];
+  }
+
+  private find(name: string, scope?: MemoryScope): MemoryRecord | undefined {
+    const candidates = this.memories().filter((record) => record.name === name);
+    for (const wanted of scope ? [scope] : [...MEMORY_SCOPES].reverse()) {
+      const found = candidates.find((record) => record.scope === wanted);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Term overlap with the query (rarer, longer terms weigh more), computed on terms cached per record. */
+  private bestMatches(records: readonly MemoryRecord[], query: string): MemoryRecord[] {
+    if (this.options.recallTopK === 0) return [];
+    const queryTerms = new Set(matchTerms(query));
+    if (queryTerms.size === 0) return [];
+    const scored: { record: MemoryRecord; score: number }[] = [];
+    for (const record of records) {
+      let terms = this.termsOf.get(record);
+      if (!terms) {
+        terms = new Set(matchTerms(`${record.name.replace(/[-_.]/gu, ' ')} ${record.description} ${record.body}`));
+        this.termsOf.set(record, terms);
+      }
+      let score = 0;
+      for (const term of queryTerms) if (terms.has(term)) score += 1 + Math.min(term.length, 8) / 8;
+      if (score > 0) scored.push({ record, score });
+    }
+    scored.sort(
+      (a, b) =>
+        b.score - a.score ||
+        PRIORITY_RANK[a.record.priority] - PRIORITY_RANK[b.record.priority] ||
+        (a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : 0) ||
+        compareMemories(a.record, b.record),
+    );
+    return scored.slice(0, this.options.recallTopK).map((entry) => entry.record);
+  }
+
+  /** The last `recentExchanges` completed exchanges, plus the current user message when it has no reply yet. */
+  private recentMessages(): BaseMessage[] {
+    const messages = this.history.messages;
+    const last = messages[messages.length - 1];
+    const exchanges = this.options.recentExchanges + (last && isHuman(last) ? 1 : 0);
+    if (exchanges === 0) return [];
+    return messages.slice(windowStart(messages, this.humanAt, exchanges));
+  }
+}
+
+const heading = (record: MemoryRecord): string => `### ${record.name} (${record.type}, ${record.scope})`;
+
+/** The memory system message: high-priority memories in full, the index of the rest, and the recalled bodies. */
+function renderContext(high: readonly MemoryRecord[], rest: readonly MemoryRecord[], recalled: readonly MemoryRecord[]): string {
+  const parts: string[] = [];
+  if (high.length > 0) parts.push(['## Memories (high priority, always loaded)', ...high.map((record) => `${heading(record)}\n${record.body}`)].join('\n\n'));
+  if (rest.length > 0) {
+    const lines = ['## Memory index (MEMORY.md): call recall_memory with a name to read that memory'];
+    for (const scope of MEMORY_SCOPES) {
+      const inScope = rest.filter((record) => record.scope === scope);
+      if (inScope.length > 0) lines.push(`${scope}:`, ...inScope.map(indexLine));
+    }
+    parts.push(lines.join('\n'));
+  }
+  if (recalled.length > 0) parts.push(['## Recalled memories (recall_memory)', ...recalled.map((record) => `${heading(record)}\n${record.body}`)].join('\n\n'));
+  return parts.join('\n\n');
+}
+
+/** The registry entry (`file-index` on the CLI). */
+export const fileIndex = defineStrategy({
+  name: 'file-index',
+  description: 'Markdown memory files behind a MEMORY.md index; high priority in full, the rest recalled on demand',
+  options: fileIndexOptions,
+  defaultDurability: 'sync',
+  create: (context, options) => new FileIndexStrategy(context, options),
+});

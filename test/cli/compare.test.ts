@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { RunResult } from '../../harness/results.js';
+import { membench, ROOT } from './helpers.js';
+
+const BASELINE = path.join(ROOT, 'baselines/offline.json');
+const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-compare-'));
+const baseline = (): RunResult => JSON.parse(readFileSync(BASELINE, 'utf8')) as RunResult;
+
+async function writeResults(result: unknown): Promise<string> {
+  const file = path.join(await tempDir(), 'results.json');
+  await writeFile(file, JSON.stringify(result, null, 2));
+  return file;
+}
+
+describe('membench compare', () => {
+  it('passes a run compared with itself (exit 0)', async () => {
+    const result = await membench(['compare', BASELINE, BASELINE]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/OK: no regression \(\d+ cells compared, 0 added, 0 removed\)/u);
+  });
+
+  it('fails a doctored recall drop and token increase (exit 1), naming cell and metric', async () => {
+    const head = baseline();
+    const cell = head.cells.find((item) => item.id === 'recipes-en/buffer')!;
+    cell.recall.contextRecall = { n: cell.recall.contextRecall.n, hits: 0, value: 0 };
+    const window = head.cells.find((item) => item.id === 'recipes-zh/window(k=2)')!;
+    window.tokens.contextTotal = Math.round(window.tokens.contextTotal * 1.5);
+    const result = await membench(['compare', BASELINE, await writeResults(head)]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/recipes-en\/buffer +│ context recall +│ 1\.00 \(7\/7\) +│ 0\.00 \(0\/7\)/u);
+    expect(result.stdout).toMatch(/recipes-zh\/window\(k=2\) +│ context tokens .*│ \+50\.0%/u);
+    expect(result.stdout).toContain('REGRESSION');
+    expect((await membench(['compare', BASELINE, await writeResults(head), '--max-recall-drop', '1', '--max-token-increase', '0.6'])).code).toBe(0);
+  });
+
+  it('accepts the committed baseline against a fresh offline run of the same matrix', async () => {
+    const out = path.join(await tempDir(), 'current');
+    const run = await membench(['run', '-s', 'buffer', '-s', 'window', '-c', 'preference-corrections', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q']);
+    expect(run.code).toBe(0);
+    // Latency is left out: the baseline was timed on another machine.
+    const result = await membench(['compare', BASELINE, out, '--no-latency']);
+    expect(result.stdout).toContain('OK: no regression');
+    expect(result.code).toBe(0);
+  });
+
+  it('writes the comparison to GITHUB_STEP_SUMMARY with --github-summary', async () => {
+    const summary = path.join(await tempDir(), 'summary.md');
+    const result = await membench(['compare', BASELINE, BASELINE, '--github-summary'], { env: { GITHUB_STEP_SUMMARY: summary } });
+    expect(result.code).toBe(0);
+    expect(readFileSync(summary, 'utf8')).toMatch(/^## membench compare: OK: no regression/u);
+  });
+
+  it.each([
+    [['compare', 'missing.json', 'baselines/offline.json'], 'membench: missing.json: no such file or directory'],
+    [['compare', 'baselines/offline.json', 'package.json'], 'package.json: not a membench results file (expected a "header"'],
+    [['compare', 'baselines/offline.json', 'README.md'], 'README.md: not a membench results file: not JSON'],
+    [['compare', 'baselines/offline.json', 'fixtures'], 'fixtures: a directory without results.json'],
+    [['compare', 'baselines/offline.json', 'baselines/offline.json', '--max-latency-ratio', '0.5'], '--max-latency-ratio 0.5: expected a number >= 1'],
+  ])('exits 2 with a clear message for %j', async (args, message) => {
+    const result = await membench(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /u);
+  });
+
+  it('exits 2 on a schema version mismatch', async () => {
+    const head = baseline();
+    head.header.schemaVersion = 2;
+    const result = await membench(['compare', BASELINE, await writeResults(head)]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/results schema version 2, but this membench reads version 1/u);
+    expect(result.stderr).not.toMatch(/\n\s+at /u);
+  });
+});

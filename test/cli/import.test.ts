@@ -1,0 +1,61 @@
+/**
+ * `membench import` end to end on the built CLI: scenario files written and valid, the summary
+ * printed, and bad input refused with exit 2 and a located message (never a stack trace).
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { membench } from './helpers.js';
+
+const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-import-cli-'));
+const LOCOMO = 'fixtures/datasets/locomo10-sample.json';
+const LONGMEMEVAL = 'fixtures/datasets/longmemeval-sample.json';
+
+describe('membench import', () => {
+  it('locomo: one scenario file per conversation, all valid, and the summary with reasons', async () => {
+    const out = path.join(await tempDir(), 'locomo');
+    const result = await membench(['import', 'locomo', LOCOMO, '--out', out]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(['locomo-conv-a.yaml', 'locomo-conv-b.yaml']);
+    const lines = result.stdout.split('\n');
+    expect(lines.slice(0, 2)).toEqual([`locomo: 2 conversations read from ${LOCOMO}, 2 scenarios imported`, 'QA items: 24 read: 11 imported as is, 10 repaired, 3 skipped']);
+    expect(result.stdout).toContain('    conv-a qa[6]: evidence "D1:2; D2:1" holds several ids: split into D1:2, D2:1\n');
+    expect(result.stdout).toContain('  category-unknown (1):\n    conv-a qa[18]: category 6 is not one of 1-5\n');
+    expect(lines.at(-2)).toBe(`wrote 2 scenario files to ${out}`);
+    const validate = await membench(['validate', ...readdirSync(out).map((name) => path.join(out, name))]);
+    expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
+    expect(validate.code).toBe(0);
+  });
+
+  it('longmemeval with --limit: the first N questions only; a second import into the same dir needs --overwrite', async () => {
+    const out = path.join(await tempDir(), 'lme');
+    const args = ['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '3'];
+    const first = await membench(args);
+    expect(first.code).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(['longmemeval-6a1eabeb.yaml', 'longmemeval-7f3a91c2.yaml', 'longmemeval-gpt4_2655b836.yaml']);
+    expect(first.stdout).toContain('questions: 3 read: 3 imported as is, 0 repaired, 0 skipped');
+    const again = await membench(args);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`${out} already holds 3 scenario files`);
+    expect((await membench([...args, '--overwrite'])).code).toBe(0);
+  });
+
+  it.each([
+    [['import', 'locomo', 'fixtures/datasets/no-such-file.json'], 'membench: fixtures/datasets/no-such-file.json: cannot read: no such file'],
+    [['import', 'locomo', 'fixtures/datasets/broken/locomo-truncated.json'], 'membench: fixtures/datasets/broken/locomo-truncated.json:7:59: the file ends inside the list, in conversations[0] (truncated?)'],
+    [['import', 'locomo', 'fixtures/datasets/broken/locomo-object.json'], 'membench: fixtures/datasets/broken/locomo-object.json:1:1: expected a JSON list of conversations (the published file is one), found a JSON object'],
+    [['import', 'longmemeval', LOCOMO], `membench: ${LOCOMO}: nothing to import: none of its 2 questions could be imported\nskipped (2):\n  question-id-missing (2):`],
+    [['import', 'locomo', LOCOMO, '--limit', '0'], 'membench: --limit 0: expected a whole number >= 1'],
+    [['import', 'squad', LOCOMO], 'Invalid values:'],
+  ])('bad input %j: exit 2, a located message, nothing written', async (args, message) => {
+    const out = path.join(await tempDir(), 'out');
+    const result = await membench([...args, '-o', out]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /u);
+    expect(existsSync(out)).toBe(false);
+  });
+});

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { membench, ROOT } from './helpers.js';
+
+const BASELINE = path.join(ROOT, 'baselines/offline.json');
+const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-report-'));
+
+describe('membench report', () => {
+  it('re-renders every report in the run dir without --overwrite', async () => {
+    const dir = await tempDir();
+    const results = path.join(dir, 'results.json');
+    await writeFile(results, readFileSync(BASELINE, 'utf8'));
+    const result = await membench(['report', results]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(readFileSync(path.join(dir, 'report.html'), 'utf8')).toContain('<canvas id="chart-recall-vs-tokens"');
+    expect(readFileSync(path.join(dir, 'junit.xml'), 'utf8')).toContain('<testsuite name="recipes-zh"');
+    expect(readFileSync(results, 'utf8')).toBe(readFileSync(BASELINE, 'utf8'));
+    expect((await membench(['report', dir])).code).toBe(0);
+  });
+
+  it('writes into --out, refuses an existing run there unless --overwrite, and applies --recall-threshold', async () => {
+    const out = path.join(await tempDir(), 'rendered');
+    expect((await membench(['report', BASELINE, '--out', out, '--recall-threshold', '0.5'])).code).toBe(0);
+    expect(readFileSync(path.join(out, 'junit.xml'), 'utf8')).toMatch(/<failure message="context recall 0\.\d\d/u);
+    const again = await membench(['report', BASELINE, '--out', out]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already holds a run');
+    expect((await membench(['report', BASELINE, '--out', out, '--overwrite'])).code).toBe(0);
+  });
+
+  it('exits 2 for a missing file or a bad threshold', async () => {
+    expect((await membench(['report', 'nowhere.json'])).stderr).toContain('nowhere.json: no such file or directory');
+    const bad = await membench(['report', BASELINE, '--recall-threshold', '2']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--recall-threshold 2: expected a share between 0 and 1');
+  });
+});

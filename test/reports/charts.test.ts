@@ -1,0 +1,151 @@
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { describe, expect, it } from 'vitest';
+import { durabilityMatrix } from '../../reports/cell-extras.js';
+import { chartSpecs, paretoFront, seriesStyles, slug, strategyColor, summarizeLabels } from '../../reports/chart-data.js';
+import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
+import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** Width and height from the IHDR chunk (bytes 16..24 of every PNG). */
+const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) });
+
+/** Share of pixels that are not plain white, and how many distinct colours the image has. */
+async function inkOf(png: Buffer): Promise<{ ink: number; colours: number }> {
+  const image = await loadImage(png);
+  const canvas = createCanvas(image.width, image.height);
+  const context = canvas.getContext('2d');
+  context.drawImage(image, 0, 0);
+  const { data } = context.getImageData(0, 0, image.width, image.height);
+  let ink = 0;
+  const colours = new Set<number>();
+  for (let index = 0; index < data.length; index += 4) {
+    const [red, green, blue] = [data[index]!, data[index + 1]!, data[index + 2]!];
+    if (red < 245 || green < 245 || blue < 245) ink++;
+    colours.add((red << 16) | (green << 8) | blue);
+  }
+  return { ink: ink / (image.width * image.height), colours: colours.size };
+}
+
+describe('chart data', () => {
+  it('has a token growth chart per scenario, recall vs tokens, latency and the window sweep; no durability chart without fault data', () => {
+    const ids = chartSpecs(smallRun()).map((spec) => spec.id);
+    expect(ids).toEqual(['tokens-recipes-zh', 'tokens-preference-corrections', 'recall-vs-tokens', 'latency-load', 'latency-save', 'sweep-window-k']);
+  });
+
+  it('gives every label one colour used by every chart, hued by strategy', () => {
+    const result = smallRun();
+    const styles = seriesStyles(result);
+    expect(styles.get('buffer')!.color).toBe(strategyColor('buffer'));
+    expect(styles.get('window(k=2)')!.color).not.toBe(styles.get('window(k=4)')!.color);
+    expect(styles.get('window(k=2)')!.pointStyle).not.toBe(styles.get('window(k=4)')!.pointStyle);
+    const specs = chartSpecs(result);
+    const tokenLine = (specs[0]!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label === 'window(k=4)')!;
+    const recallPoint = (specs[2]!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label.startsWith('window(k=4)'))!;
+    expect(tokenLine.borderColor).toBe(styles.get('window(k=4)')!.color);
+    expect(recallPoint.borderColor).toBe(styles.get('window(k=4)')!.color);
+    expect(strategyColor('some-plugin')).toBe(strategyColor('some-plugin'));
+  });
+
+  it('pools recall as hits/n over scenarios and sums mean tokens per scenario', () => {
+    const result = smallRun();
+    const buffer = summarizeLabels(result).find((summary) => summary.label === 'buffer')!;
+    const cells = result.cells.filter((cell) => cell.label === 'buffer');
+    expect(buffer.recall.n).toBe(cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0));
+    expect(buffer.recall.hits).toBe(cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0));
+    expect(buffer.contextTokens).toBe(cells.reduce((sum, cell) => sum + cell.tokens.contextTotal, 0));
+    expect(buffer.saveMs.n).toBe(cells.reduce((sum, cell) => sum + cell.turns.length, 0));
+  });
+
+  it('marks the Pareto front: nothing cheaper with at least equal recall', () => {
+    const front = paretoFront([
+      { label: 'cheap', tokens: 100, recall: 0.2 },
+      { label: 'dominated', tokens: 300, recall: 0.2 },
+      { label: 'middle', tokens: 200, recall: 0.6 },
+      { label: 'best', tokens: 900, recall: 1 },
+      { label: 'worse-and-dearer', tokens: 950, recall: 0.9 },
+    ]);
+    expect([...front].sort()).toEqual(['best', 'cheap', 'middle']);
+  });
+
+  it('makes file-safe ids that keep ASCII names and never collide for Chinese ones', () => {
+    expect(slug('recipes-zh')).toBe('recipes-zh');
+    expect(slug('中文食谱')).toMatch(/^x-[0-9a-f]{8}$/u);
+    expect(slug('中文食谱')).not.toBe(slug('中文菜谱'));
+    expect(slug('Recipes ZH')).toMatch(/^recipes-zh-[0-9a-f]{8}$/u);
+  });
+
+  it('draws the durability matrix when cells carry fault outcomes', () => {
+    const result = smallRun();
+    Object.assign(cellOf(result, 'recipes-zh/buffer'), { faults: durability(3, { '1': [4, 0], '2': [4, 1], '6': [0, 0] }) });
+    Object.assign(cellOf(result, 'preference-corrections/buffer'), { faults: durability(2, { '1': [3, 0], '2': [3, 0] }) });
+    Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { faults: durability(1, { '1': [2, 2] }) });
+    const noKeys = { ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys' };
+    Object.assign(noKeys, { faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } });
+    expect(durabilityMatrix([...result.cells, noKeys])).toMatchObject({
+      rows: ['buffer', 'window(k=2)', 'window(k=2) [no idempotency keys]'],
+      columns: ['1', '2', '3'],
+      crashes: [5, 1, 1],
+    });
+    expect(durabilityMatrix(result.cells)).toEqual({
+      rows: ['buffer', 'window(k=2)'],
+      columns: ['1', '2'],
+      values: [
+        [{ checks: 7, violations: 0 }, { checks: 7, violations: 1 }],
+        [{ checks: 2, violations: 2 }, null],
+      ],
+      crashes: [5, 1],
+    });
+    const spec = chartSpecs(result).find((item) => item.id === 'durability')!;
+    const [held, violated] = spec.config.data.datasets.map((set) => set.data);
+    expect(held).toEqual([{ x: 'invariant 1', y: 'buffer (5 crashes)' }]);
+    expect(violated).toEqual([
+      { x: 'invariant 2', y: 'buffer (5 crashes)' },
+      { x: 'invariant 1', y: 'window(k=2) (1 crashes)' },
+    ]);
+  });
+});
+
+describe('PNG charts', () => {
+  it('renders every chart as a valid PNG of its size that is not blank', async () => {
+    const result = renameScenario(smallRun(), 'recipes-zh', '中文食谱');
+    Object.assign(cellOf(result, '中文食谱/window(k=4)'), { faults: durability(2, { '1': [3, 1], '2': [3, 0], '3': [1, 0] }) });
+    Object.assign(cellOf(result, '中文食谱/buffer'), { faults: durability(2, { '1': [3, 0], '2': [3, 0] }) });
+    const specs = chartSpecs(result);
+    expect(specs.at(-1)!.id).toBe('durability');
+    const charts = renderCharts(result);
+    expect(charts.map(([name]) => name)).toEqual(specs.map((spec) => `${spec.id}.png`));
+    for (const [index, [name, png]] of charts.entries()) {
+      expect(png.subarray(0, 8).equals(PNG_SIGNATURE), name).toBe(true);
+      expect(pngSize(png), name).toEqual({ width: specs[index]!.width, height: specs[index]!.height });
+      const { ink, colours } = await inkOf(png);
+      expect(ink, `${name} has ink`).toBeGreaterThan(0.01);
+      expect(colours, `${name} has colours`).toBeGreaterThan(8);
+    }
+  });
+
+  it('draws Chinese with real glyphs from the bundled font, not tofu boxes', async () => {
+    expect(prepareCharts().fontFamily).toContain(CHART_FONT_FAMILY);
+    const glyph = (text: string) => {
+      const canvas = createCanvas(48, 48);
+      const context = canvas.getContext('2d');
+      context.fillStyle = '#fff';
+      context.fillRect(0, 0, 48, 48);
+      context.fillStyle = '#000';
+      context.font = `36px "${CHART_FONT_FAMILY}"`;
+      context.fillText(text, 4, 40);
+      return canvas.toBuffer('image/png');
+    };
+    const [eat, spectrum, other] = [glyph('食'), glyph('谱'), glyph('菜')];
+    expect((await inkOf(eat)).ink).toBeGreaterThan(0.05);
+    // Missing glyphs all render as the same box: distinct characters must differ.
+    expect(eat.equals(spectrum)).toBe(false);
+    expect(spectrum.equals(other)).toBe(false);
+  });
+
+  it('renders a chart whose only data is empty without throwing', () => {
+    const result = smallRun();
+    result.cells = result.cells.filter((cell) => cell.label === 'buffer').slice(0, 1);
+    for (const spec of chartSpecs(result)) expect(renderChartPng(spec).length).toBeGreaterThan(1000);
+  });
+});

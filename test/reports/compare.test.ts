@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import type { Distribution } from '../../harness/metrics.js';
+import { compareRuns, hasRegression, noiseChecks, renderComparison } from '../../reports/compare.js';
+import { renderComparisonMarkdown } from '../../reports/github-summary.js';
+import { cellOf, smallRun } from './fixture.js';
+
+const latency = (p50: number, p95: number): Distribution => ({ n: 20, mean: p50, p50, p95, p99: p95, max: p95 });
+
+describe('compareRuns', () => {
+  it('passes an identical run', () => {
+    const comparison = compareRuns(smallRun(), smallRun());
+    expect(hasRegression(comparison)).toBe(false);
+    expect(comparison.cells).toHaveLength(6);
+    expect(comparison.added).toEqual([]);
+    expect(comparison.removed).toEqual([]);
+    expect(comparison.notes).toEqual([]);
+    expect(renderComparison(comparison)).toMatch(/OK: no regression \(6 cells compared, 0 added, 0 removed\)$/u);
+  });
+
+  it('fails a recall drop and a token increase, naming the cell and the metric', () => {
+    const head = smallRun();
+    const recall = cellOf(head, 'recipes-zh/buffer').recall.contextRecall;
+    Object.assign(recall, { hits: recall.hits - 1, value: (recall.hits - 1) / recall.n });
+    cellOf(head, 'preference-corrections/window(k=4)').tokens.contextTotal = Math.round(cellOf(smallRun(), 'preference-corrections/window(k=4)').tokens.contextTotal * 1.2);
+    const comparison = compareRuns(smallRun(), head);
+    expect(hasRegression(comparison)).toBe(true);
+    expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([
+      ['recipes-zh/buffer', 'context recall'],
+      ['preference-corrections/window(k=4)', 'context tokens'],
+    ]);
+    expect(comparison.overall.map((check) => [check.metric, check.verdict])).toEqual([
+      ['context recall', 'ok'],
+      ['context tokens', 'ok'],
+      ['maintenance tokens', 'ok'],
+    ]);
+    const text = renderComparison(comparison);
+    expect(text).toContain('recipes-zh/buffer');
+    expect(text).toMatch(/preference-corrections\/window\(k=4\) +│ context tokens .*\+20\.0%/u);
+    expect(text).toMatch(/REGRESSION: 2 regressed metric\(s\) in 2 cell\(s\)/u);
+  });
+
+  it('lets changes within the thresholds pass, and improvements too', () => {
+    const head = smallRun();
+    const cell = cellOf(head, 'recipes-zh/window(k=2)');
+    cell.tokens.contextTotal = Math.round(cell.tokens.contextTotal * 1.05);
+    cellOf(head, 'recipes-zh/buffer').tokens.contextTotal = 1;
+    expect(hasRegression(compareRuns(smallRun(), head))).toBe(false);
+    expect(hasRegression(compareRuns(smallRun(), head, { maxTokenIncrease: 0.01 }))).toBe(true);
+  });
+
+  it('calls a slowdown inside the base spread or under the floor noise, and a clear one a regression', () => {
+    const base = smallRun();
+    const head = smallRun();
+    cellOf(base, 'recipes-zh/buffer').latency.saveMs = latency(4, 20);
+    cellOf(head, 'recipes-zh/buffer').latency.saveMs = latency(12, 30);
+    cellOf(base, 'recipes-zh/window(k=2)').latency.loadMs = latency(0.01, 0.02);
+    cellOf(head, 'recipes-zh/window(k=2)').latency.loadMs = latency(0.5, 0.6);
+    cellOf(base, 'recipes-zh/window(k=4)').latency.saveMs = latency(4, 5);
+    cellOf(head, 'recipes-zh/window(k=4)').latency.saveMs = latency(12, 14);
+    const comparison = compareRuns(base, head);
+    expect(noiseChecks(comparison).map(({ cell, check }) => [cell, check.metric, check.note])).toEqual([
+      ['recipes-zh/buffer', 'save p50', "within noise: head's p50 is inside base's p50..p95 band"],
+      ['recipes-zh/window(k=2)', 'load p50', 'within noise: p50s differ by less than 1 ms'],
+    ]);
+    expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric, check.change])).toEqual([['recipes-zh/window(k=4)', 'save p50', '×3.00']]);
+    expect(hasRegression(compareRuns(base, head, { latency: false }))).toBe(false);
+    expect(hasRegression(compareRuns(base, head, { maxLatencyRatio: 4 }))).toBe(false);
+  });
+
+  it('lists cells only in one run as added or removed, never as regressions', () => {
+    const head = smallRun();
+    head.cells = head.cells.filter((cell) => cell.label !== 'window(k=4)');
+    head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/vector', label: 'vector', strategy: 'vector' });
+    const comparison = compareRuns(smallRun(), head);
+    expect(hasRegression(comparison)).toBe(false);
+    expect(comparison.added).toEqual(['recipes-zh/vector']);
+    expect(comparison.removed).toEqual(['recipes-zh/window(k=4)', 'preference-corrections/window(k=4)']);
+  });
+
+  it('fails a new invariant violation and a new error, not one base already had', () => {
+    const base = smallRun();
+    const head = smallRun();
+    const faults = (violations: number) => ({ crashes: [], invariants: { '1': { held: violations === 0, checked: 3, violations, details: [] } } });
+    Object.assign(cellOf(head, 'recipes-zh/buffer'), { faults: faults(1) });
+    Object.assign(cellOf(base, 'recipes-zh/window(k=2)'), { faults: faults(2) });
+    Object.assign(cellOf(head, 'recipes-zh/window(k=2)'), { faults: faults(2) });
+    Object.assign(cellOf(head, 'preference-corrections/buffer'), { status: 'error', error: 'boom' });
+    const comparison = compareRuns(base, head);
+    expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([
+      ['recipes-zh/buffer', 'invariant 1'],
+      ['preference-corrections/buffer', 'status'],
+    ]);
+  });
+
+  it('notes header differences that make numbers less comparable', () => {
+    const head = smallRun();
+    head.header.tokenizer.encoding = 'o200k_base';
+    expect(compareRuns(smallRun(), head).notes).toEqual(['tokenizer differs (cl100k_base → o200k_base): token counts are not comparable']);
+  });
+
+  it('renders the comparison as Markdown for the GitHub step summary', () => {
+    const head = smallRun();
+    cellOf(head, 'recipes-zh/buffer').tokens.contextTotal *= 2;
+    const markdown = renderComparisonMarkdown(compareRuns(smallRun(), head), { base: 'base.json', head: 'head/results.json' });
+    expect(markdown).toMatch(/^## membench compare: REGRESSION/u);
+    expect(markdown).toContain('| recipes-zh/buffer | context tokens |');
+    expect(markdown).toContain('### Overall');
+  });
+});

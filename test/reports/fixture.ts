@@ -1,0 +1,43 @@
+/** The small committed results fixture (buffer and window k=2,4 on recipes-zh and preference-corrections), fresh per call. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CellResult, RunResult } from '../../harness/results.js';
+import { ROOT } from '../cli/helpers.js';
+
+export const FIXTURE_FILE = path.join(ROOT, 'fixtures/results/small.json');
+
+export function smallRun(): RunResult {
+  return JSON.parse(readFileSync(FIXTURE_FILE, 'utf8')) as RunResult;
+}
+
+/** The fixture's cell with this id (throws when absent, so a test never runs on undefined). */
+export function cellOf(result: RunResult, id: string): CellResult {
+  const cell = result.cells.find((item) => item.id === id);
+  if (!cell) throw new Error(`fixture has no cell ${id}`);
+  return cell;
+}
+
+/** Renames a scenario everywhere it appears (cell ids included), e.g. to exercise Chinese names. */
+export function renameScenario(result: RunResult, from: string, to: string): RunResult {
+  const copy = structuredClone(result);
+  for (const scenario of copy.header.scenarios) if (scenario.name === from) scenario.name = to;
+  for (const cell of copy.cells) {
+    if (cell.scenario !== from) continue;
+    cell.scenario = to;
+    cell.id = `${to}${cell.id.slice(from.length)}`;
+  }
+  return copy;
+}
+
+/** A `faults` object shaped like the durability runner's: `reached` crashes and `[checked, violations]` per invariant. */
+export function durability(reached: number, invariants: Record<string, [number, number]>): unknown {
+  return {
+    idempotencyKeys: true,
+    crashes: Array.from({ length: reached + 1 }, (_, index) => ({ step: index, point: 'mid_memory_write', reached: index < reached, signal: 'SIGKILL', code: null, source: 'scenario' })),
+    recoveries: [],
+    invariants: Object.fromEntries(
+      Object.entries(invariants).map(([id, [checked, violations]]) => [id, { held: violations === 0, checked, violations, details: violations ? [`lost "peanut allergy" after crash ${id}`] : [] }]),
+    ),
+    counts: {},
+  };
+}

@@ -1,0 +1,136 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chartSpecs } from '../../reports/chart-data.js';
+import { escapeHtml, renderHtml } from '../../reports/html.js';
+import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`test/reports/html.test.ts: skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+
+/** The DOM shapes the in-page callbacks use (the tsconfig has no DOM lib). */
+interface PageCanvas {
+  id: string;
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray } };
+}
+interface PageRow {
+  cells: ArrayLike<{ getAttribute(name: string): string | null }>;
+}
+
+/** The inlined chart data, parsed back as the page would. */
+function inlinedSpecs(html: string): unknown {
+  const match = /<script type="application\/json" id="membench-charts">([\s\S]*?)<\/script>/u.exec(html);
+  if (!match) throw new Error('no inlined chart data');
+  return JSON.parse(match[1]!);
+}
+
+describe('report.html (rendered)', () => {
+  it('is self-contained: scripts and data inline, nothing loaded from elsewhere', () => {
+    const html = renderHtml(smallRun());
+    expect(html).not.toMatch(/<script[^>]+src=/iu);
+    expect(html).not.toMatch(/<link\b/iu);
+    expect(html).not.toMatch(/<img\b/iu);
+    expect(html).toContain('Chart.js v4');
+    expect(inlinedSpecs(html)).toEqual(JSON.parse(JSON.stringify(chartSpecs(smallRun()))));
+    for (const spec of chartSpecs(smallRun())) expect(html).toContain(`<canvas id="chart-${spec.id}"`);
+  });
+
+  it('shows the run header and every cell, and escapes names that look like markup', () => {
+    const hostile = '</script><script>alert("x")</script> & 食谱';
+    const html = renderHtml(renameScenario(smallRun(), 'recipes-zh', hostile));
+    expect(html).toContain('cl100k_base');
+    expect(html).toContain('offline reference model');
+    expect(html).toContain(escapeHtml(hostile));
+    expect(html).not.toContain('<script>alert(');
+    expect(JSON.stringify(inlinedSpecs(html))).toContain('alert(\\"x\\")');
+    expect(html.match(/<tr>/gu)!.length).toBeGreaterThan(smallRun().cells.length);
+  });
+});
+
+describe('report.html in headless Chromium', () => {
+  const result = renameScenario(smallRun(), 'recipes-zh', '中文食谱');
+  Object.assign(cellOf(result, '中文食谱/window(k=2)'), { faults: durability(2, { '1': [3, 1], '2': [3, 0] }) });
+  let dir: string;
+  let file: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-html-'));
+    file = path.join(dir, 'report.html');
+    await writeFile(file, renderHtml(result));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(!hasChromium)('draws every chart, sorts a table on a header click, fetches nothing and logs no error', async () => {
+    const { chromium } = await import('playwright-core');
+    const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    try {
+      const problems: string[] = [];
+      const requests: string[] = [];
+      await context.route('**/*', (route) => {
+        const url = route.request().url();
+        if (url.startsWith('file:')) return route.continue();
+        requests.push(url);
+        return route.abort();
+      });
+      const page = await context.newPage();
+      page.on('console', (message) => {
+        if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+
+      const canvases = await page.evaluate(() => {
+        // Runs in the page; the tsconfig has no DOM lib, so the few DOM shapes used are typed here.
+        const { document, Chart } = globalThis as unknown as { document: { querySelectorAll(selector: string): ArrayLike<PageCanvas> }; Chart: { getChart(canvas: unknown): unknown } };
+        return Array.from(document.querySelectorAll('canvas')).map((canvas) => {
+          const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+          let ink = 0;
+          for (let index = 3; index < data.length; index += 4) if (data[index]! > 0) ink++;
+          return { id: canvas.id, hasChart: Chart.getChart(canvas) !== undefined, ink: ink / (canvas.width * canvas.height) };
+        });
+      });
+      expect(canvases.map((canvas) => canvas.id)).toEqual(chartSpecs(result).map((spec) => `chart-${spec.id}`));
+      for (const canvas of canvases) {
+        expect(canvas.hasChart, canvas.id).toBe(true);
+        expect(canvas.ink, `${canvas.id} drew`).toBeGreaterThan(0.01);
+      }
+
+      const column = async () =>
+        page.$$eval('#summary-table tbody tr', (rows) => rows.map((row) => Number((row as unknown as PageRow).cells[3]!.getAttribute('data-sort'))));
+      const before = await column();
+      const header = page.locator('#summary-table th', { hasText: 'ctx tokens' });
+      await header.click();
+      const ascending = await column();
+      expect(ascending).toEqual([...before].sort((a, b) => a - b));
+      expect(await header.getAttribute('aria-sort')).toBe('ascending');
+      await header.click();
+      expect(await column()).toEqual([...before].sort((a, b) => b - a));
+      expect(await header.getAttribute('aria-sort')).toBe('descending');
+
+      await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
+      expect(requests).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

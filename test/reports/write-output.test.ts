@@ -1,0 +1,88 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isMembenchError } from '../../harness/errors.js';
+import { renderRunStepSummary } from '../../reports/github-summary.js';
+import { renderJson, writeRunOutput } from '../../reports/index.js';
+import { parseResults, readResults } from '../../reports/results-file.js';
+import { FIXTURE_FILE, renameScenario, smallRun } from './fixture.js';
+
+const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-reports-'));
+
+describe('writeRunOutput', () => {
+  it('writes results, markdown, html, junit and one PNG per chart', async () => {
+    const dir = path.join(await tempDir(), 'run');
+    const written = await writeRunOutput(smallRun(), dir, { stepSummary: null });
+    expect(readdirSync(dir).sort()).toEqual(['charts', 'junit.xml', 'report.html', 'report.md', 'results.json']);
+    expect(readdirSync(path.join(dir, 'charts')).sort()).toEqual(
+      ['latency-load', 'latency-save', 'recall-vs-tokens', 'sweep-window-k', 'tokens-preference-corrections', 'tokens-recipes-zh'].map((id) => `${id}.png`),
+    );
+    expect(written).toHaveLength(10);
+    expect(readdirSync(dir).some((name) => name.endsWith('.tmp'))).toBe(false);
+  });
+
+  it('refuses a dir holding a run unless overwriting, and then drops charts the new run no longer has', async () => {
+    const dir = await tempDir();
+    await writeRunOutput(renameScenario(smallRun(), 'recipes-zh', 'old-scenario'), dir, { stepSummary: null });
+    expect(existsSync(path.join(dir, 'charts/tokens-old-scenario.png'))).toBe(true);
+    await expect(writeRunOutput(smallRun(), dir, { stepSummary: null })).rejects.toThrow(/already holds a run .*--overwrite/u);
+    await writeRunOutput(smallRun(), dir, { overwrite: true, stepSummary: null });
+    expect(existsSync(path.join(dir, 'charts/tokens-old-scenario.png'))).toBe(false);
+    expect(existsSync(path.join(dir, 'charts/tokens-recipes-zh.png'))).toBe(true);
+  });
+
+  it('appends a Markdown summary to the GitHub step summary file, keeping what was there', async () => {
+    const dir = await tempDir();
+    const summary = path.join(dir, 'step-summary.md');
+    await writeFile(summary, '# earlier step\n');
+    await writeRunOutput(smallRun(), path.join(dir, 'run'), { stepSummary: summary, recallThreshold: 0.5 });
+    const text = readFileSync(summary, 'utf8');
+    expect(text.startsWith('# earlier step\n## membench run: ')).toBe(true);
+    expect(text).toContain('| recipes-zh | buffer |');
+    expect(text).toMatch(/### Failed cells\n\n- `recipes-zh\/window\(k=2\)`: context recall 0\.\d\d/u);
+  });
+
+  it('renders a passing run summary without a failed-cells section', () => {
+    const markdown = renderRunStepSummary(smallRun());
+    expect(markdown).toMatch(/^## membench run: 6 cells passed/u);
+    expect(markdown).not.toContain('Failed cells');
+  });
+});
+
+describe('reading results back', () => {
+  it('reads a run dir or a file and keeps the file exactly as written', async () => {
+    const dir = await tempDir();
+    await writeRunOutput(smallRun(), dir, { stepSummary: null });
+    const { result, file } = await readResults(dir);
+    expect(file).toBe(path.join(dir, 'results.json'));
+    expect(renderJson(result)).toBe(readFileSync(FIXTURE_FILE, 'utf8'));
+  });
+
+  it.each([
+    ['not json', 'x.json: not a membench results file: not JSON'],
+    ['{"cells": []}', 'x.json: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)'],
+    ['{"header": {"schemaVersion": 99}, "cells": []}', 'x.json: results schema version 99, but this membench reads version 1'],
+  ])('refuses %s with a clear message', (text, message) => {
+    expect(() => parseResults(text, 'x.json')).toThrow(message);
+  });
+
+  it('names the bad field of a damaged results file', () => {
+    const damaged = smallRun() as unknown as { cells: { tokens: { contextTotal: unknown } }[] };
+    damaged.cells[2]!.tokens.contextTotal = 'many';
+    try {
+      parseResults(JSON.stringify(damaged), 'x.json');
+      expect.unreachable();
+    } catch (error) {
+      expect(isMembenchError(error) && error.exitCode).toBe(2);
+      expect((error as { details: string[] }).details[0]).toMatch(/^ {2}cells\.2\.tokens\.contextTotal: /u);
+    }
+  });
+
+  it('says what is missing for a path that is not there or a dir without results', async () => {
+    const dir = await tempDir();
+    await expect(readResults(path.join(dir, 'nope.json'))).rejects.toThrow('nope.json: no such file or directory');
+    await expect(readResults(dir)).rejects.toThrow('a directory without results.json');
+  });
+});

@@ -1,0 +1,309 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MembenchError } from '../../harness/errors.js';
+import { HashedEmbedder, MeteredModel, OfflineModel, type Embedder } from '../../harness/models/index.js';
+import { TokenCounter } from '../../harness/tokens.js';
+import { VectorIndex } from '../../harness/vector-index.js';
+import type { DurabilityMode, MemoryStrategy } from '../../strategies/types.js';
+import { vector, withoutOrphanTools } from '../../strategies/vector.js';
+import { window } from '../../strategies/window.js';
+import { describeConformance, exchange } from './conformance.js';
+
+describeConformance(vector);
+describeConformance(vector, { options: { exactBelow: 0, recentExchanges: 0 } });
+
+/** Counts what reaches the embedder: calls and texts. */
+class CountingEmbedder implements Embedder {
+  calls = 0;
+  texts = 0;
+  readonly id: string;
+  readonly dimensions: number;
+  constructor(private readonly inner: Embedder) {
+    this.id = inner.id;
+    this.dimensions = inner.dimensions;
+  }
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    this.calls++;
+    this.texts += texts.length;
+    return this.inner.embed(texts);
+  }
+}
+
+const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const memoryOf = (messages: readonly BaseMessage[]): string => (messages[0]?.getType() === 'system' ? String(messages[0].content) : '');
+
+let dir: string;
+let embedder: CountingEmbedder;
+let opened: MemoryStrategy[];
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'membench-vector-'));
+  // 1024 dimensions: few hash collisions, so similarities in these tests mean what the text says.
+  embedder = new CountingEmbedder(new HashedEmbedder(1024));
+  opened = [];
+});
+afterEach(async () => {
+  for (const strategy of opened) await strategy.close().catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function open(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync', withEmbedder: Embedder = embedder): Promise<MemoryStrategy> {
+  const tokens = new TokenCounter('gpt-4o');
+  const context = { dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: withEmbedder, durability, seed: 7, now: () => new Date('2026-01-01T00:00:00Z') };
+  const strategy = vector.create(context, vector.options.parse(options));
+  opened.push(strategy);
+  await strategy.open();
+  return strategy;
+}
+
+/** Fifty exchanges that say nothing about the probed fact. */
+async function filler(strategy: MemoryStrategy, fromTurn: number, count: number, zh = false): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const turn = fromTurn + i;
+    if (zh) await exchange(strategy, turn, `第${turn}天，我们去了公园${turn}号门散步，天气晴朗。`, `听起来很愉快，第${turn}天。`);
+    else await exchange(strategy, turn, `On day ${turn} we walked to gate ${turn} of the park and the weather was sunny.`, `Sounds lovely, day ${turn}.`);
+  }
+}
+
+describe('vector retrieval', () => {
+  it.each([
+    { language: 'English', fact: 'My cat is called Mochi.', probe: 'What is my cat called?', answer: 'Mochi', zh: false },
+    { language: 'Chinese', fact: '我对花生过敏，不能吃花生。', probe: '我对什么过敏？', answer: '花生', zh: true },
+  ])('finds a fact from exchange 1 after 50 filler exchanges, which a window loses ($language)', async ({ fact, probe, answer, zh }) => {
+    const strategy = await open();
+    const tokens = new TokenCounter('gpt-4o');
+    const windowed = window.create({ dir: await mkdtemp(path.join(os.tmpdir(), 'membench-vector-window-')), tokens, model: new OfflineModel(), embedder, durability: 'none', seed: 7, now: () => new Date() }, window.options.parse({ k: 4 }));
+    await windowed.open();
+    for (const memory of [strategy, windowed]) {
+      await exchange(memory, 1, fact, zh ? '好的，记住了。' : 'Noted.');
+      await filler(memory, 2, 50, zh);
+      await memory.save({ message: new HumanMessage(probe), turn: 52 });
+    }
+    const retrieved = await strategy.load({ query: probe, turn: 52 });
+    expect(memoryOf(retrieved.messages)).toContain(answer);
+    expect(text(retrieved.messages)).toContain(probe);
+    expect(retrieved.messages.at(-1)!.getType()).toBe('human');
+    expect(text((await windowed.load({ query: probe, turn: 52 })).messages)).not.toContain(answer);
+    await windowed.close();
+  });
+
+  it('lists at most k memories, oldest first, and keeps the last exchange verbatim', async () => {
+    const strategy = await open({ k: 2 });
+    await exchange(strategy, 1, 'The red car is fast.', 'OK.');
+    await exchange(strategy, 2, 'The blue car is slow.', 'OK.');
+    await exchange(strategy, 3, 'The green car is new.', 'OK.');
+    await exchange(strategy, 4, 'Lunch was noodles.', 'OK.');
+    await strategy.save({ message: new HumanMessage('Which car is fast?'), turn: 5 });
+    const { messages } = await strategy.load({ query: 'Which car is fast?', turn: 5 });
+    const memory = memoryOf(messages);
+    expect(memory.match(/\[turn \d+\]/gu)).toHaveLength(2);
+    expect(memory.indexOf('[turn 1]')).toBeGreaterThanOrEqual(0);
+    expect(memory.indexOf('[turn 1]')).toBeLessThan(memory.search(/\[turn [23]\]/u));
+    expect(memory).not.toContain('noodles'); // the last complete exchange is verbatim, not retrieved
+    expect(messages.slice(1).map((message) => String(message.content))).toEqual(['Lunch was noodles.', 'OK.', 'Which car is fast?']);
+  });
+
+  it('ranks a recent exchange above a more similar old one when recency is weighted', async () => {
+    const run = async (recencyWeight: number): Promise<string> => {
+      await rm(dir, { recursive: true, force: true });
+      const strategy = await open({ k: 1, recentExchanges: 0, recencyWeight, halfLife: 5 });
+      await exchange(strategy, 1, 'My favourite colour is blue.', 'Blue it is.');
+      await filler(strategy, 2, 30);
+      await exchange(strategy, 32, 'Actually I now prefer green as my colour.', 'Green then.');
+      await exchange(strategy, 33, 'Lunch was noodles.', 'OK.');
+      await strategy.save({ message: new HumanMessage('What is my favourite colour?'), turn: 34 });
+      const memory = memoryOf((await strategy.load({ query: 'What is my favourite colour?', turn: 34 })).messages);
+      await strategy.close();
+      return memory;
+    };
+    expect(await run(0)).toContain('blue');
+    expect(await run(0.5)).toContain('green');
+  });
+
+  it('gives the same memories on the exact path and on the HNSW path', async () => {
+    const exact = await open({ exactBelow: 1000, k: 2 });
+    const previousDir = dir;
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-vector-hnsw-'));
+    const hnsw = await open({ exactBelow: 0, k: 2 });
+    const colours = ['red', 'blue', 'green', 'black'];
+    for (const memory of [exact, hnsw]) {
+      for (let turn = 1; turn <= 40; turn++) await exchange(memory, turn, `Box${turn} is ${colours[turn % 4]} and holds marbles.`, `Noted box${turn}.`);
+    }
+    // Each query names two boxes: the top 2 are clear-cut (equal scores further down would make any order right).
+    for (const query of ['Which is box12, and box30?', 'box7 or box19', 'Is box25 like box3?', 'box33 box38']) {
+      const fromExact = memoryOf((await exact.load({ query, turn: 41 })).messages);
+      const fromHnsw = memoryOf((await hnsw.load({ query, turn: 41 })).messages);
+      expect(fromHnsw).toBe(fromExact);
+      expect(fromExact.match(/\[turn \d+\]/gu)).toHaveLength(2);
+    }
+    await hnsw.close();
+    await rm(dir, { recursive: true, force: true });
+    dir = previousDir;
+  });
+
+  it('folds tool calls and results into the exchange and never returns an orphan tool message', async () => {
+    const strategy = await open({ recentExchanges: 0 });
+    await strategy.save({ message: new HumanMessage('Where is my parcel?'), turn: 1 });
+    await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name: 'track_parcel', args: { id: 'ZX9' }, type: 'tool_call' }] }), turn: 1 });
+    await strategy.save({ message: new ToolMessage({ content: 'parcel ZX9 is in Rotterdam', tool_call_id: 'call_1', name: 'track_parcel' }), turn: 1 });
+    // Mid-turn, the pending call and its result are part of the context.
+    const midTurn = (await strategy.load({ query: 'Where is my parcel?', turn: 1 })).messages;
+    expect(midTurn.map((message) => message.getType())).toEqual(['human', 'ai', 'tool']);
+    await strategy.save({ message: new AIMessage('It is in Rotterdam.'), turn: 1 });
+    await filler(strategy, 2, 5);
+    await strategy.save({ message: new HumanMessage('Which city was the parcel in?'), turn: 7 });
+    const { messages } = await strategy.load({ query: 'Which city was the parcel in?', turn: 7 });
+    expect(memoryOf(messages)).toContain('Tool result (track_parcel): parcel ZX9 is in Rotterdam');
+    expect(memoryOf(messages)).toContain('Assistant called track_parcel({"id":"ZX9"})');
+    expect(messages.slice(1).some((message) => message.getType() === 'tool')).toBe(false);
+  });
+
+  it('drops tool results whose call is not in the context', () => {
+    const orphan = new ToolMessage({ content: 'done', tool_call_id: 'call_x', name: 'send' });
+    const call = new AIMessage({ content: '', tool_calls: [{ id: 'call_y', name: 'send', args: {}, type: 'tool_call' }] });
+    const paired = new ToolMessage({ content: 'sent', tool_call_id: 'call_y', name: 'send' });
+    expect(withoutOrphanTools([orphan, new HumanMessage('hi'), call, paired])).toEqual([expect.any(HumanMessage), call, paired]);
+  });
+});
+
+describe('vector embedding cost', () => {
+  it('embeds each exchange once, with one embedder call per turn', async () => {
+    const strategy = await open({ exactBelow: 16, persistEvery: 8 });
+    const perTurn: number[] = [];
+    for (let turn = 1; turn <= 120; turn++) {
+      const before = embedder.calls;
+      await strategy.save({ message: new HumanMessage(`Note ${turn}: the code for locker ${turn} is ${turn * 13}.`), turn });
+      await strategy.load({ query: `Note ${turn}: the code for locker ${turn} is ${turn * 13}.`, turn });
+      await strategy.save({ message: new AIMessage(`Saved note ${turn}.`), turn });
+      perTurn.push(embedder.calls - before);
+    }
+    // The previous exchange and the new user message (the load's query) share one call.
+    expect(Math.max(...perTurn.slice(1))).toBe(1);
+    expect(embedder.texts).toBe(120 + 119);
+  });
+
+  it('does not embed again on reopen and retrieves the same memories', async () => {
+    const first = await open({ exactBelow: 0 });
+    for (let turn = 1; turn <= 30; turn++) await exchange(first, turn, `Fact ${turn}: planet ${turn} has ${turn + 2} moons.`, `OK ${turn}.`);
+    await first.save({ message: new HumanMessage('How many moons has planet 7?'), turn: 31 });
+    const before = (await first.load({ query: 'How many moons has planet 7?', turn: 31 })).messages;
+    await first.close();
+    expect(existsSync(path.join(dir, 'vector.hnsw'))).toBe(true);
+    embedder.calls = 0;
+    embedder.texts = 0;
+    const second = await open({ exactBelow: 0 });
+    const after = (await second.load({ query: 'How many moons has planet 7?', turn: 31 })).messages;
+    expect(embedder.texts).toBe(1); // the query only
+    expect(text(after)).toBe(text(before));
+    expect(memoryOf(after)).toContain('planet 7 has 9 moons');
+  });
+});
+
+describe('vector durability', () => {
+  it('sync: a second instance opened without closing the first finds every saved exchange', async () => {
+    const first = await open({ exactBelow: 8, persistEvery: 4 });
+    for (let turn = 1; turn <= 25; turn++) await exchange(first, turn, `The password of vault${turn} is word${turn}x.`, `Stored ${turn}.`);
+    expect(existsSync(path.join(dir, 'vector.hnsw'))).toBe(true); // written along the way, not only on close
+    embedder.texts = 0;
+    const second = await open({ exactBelow: 8, persistEvery: 4, k: 1 });
+    expect(embedder.texts).toBe(0); // nothing re-embedded on reopen
+    for (let turn = 1; turn <= 24; turn++) {
+      const { messages } = await second.load({ query: `What is the password of vault${turn}?`, turn: 26 });
+      expect(text(messages)).toContain(`word${turn}x`);
+    }
+    // The last exchange was still in progress (no next user message): it comes back verbatim.
+    expect(text((await second.load({ query: 'vault', turn: 26 })).messages)).toContain('word25x');
+  });
+
+  it('sync: a complete exchange whose embedding a crash interrupted is embedded on reopen', async () => {
+    const first = await open();
+    await exchange(first, 1, 'The boat is called Seagull.', 'Nice.');
+    await first.save({ message: new HumanMessage('The car is called Comet.'), turn: 2 });
+    // Simulate the crash: the embedder fails after the user message was committed.
+    const failing = await open({}, 'sync', { id: embedder.id, dimensions: embedder.dimensions, embed: async () => Promise.reject(new Error('network down')) });
+    await expect(failing.save({ message: new HumanMessage('What is the boat called?'), turn: 3 })).rejects.toThrow('network down');
+    embedder.texts = 0;
+    const reopened = await open({ recentExchanges: 0 });
+    expect(embedder.texts).toBe(1); // the Comet exchange, never embedded before
+    const { messages } = await reopened.load({ query: 'What is the car called, and the boat?', turn: 3 });
+    expect(memoryOf(messages)).toContain('Comet');
+    expect(memoryOf(messages)).toContain('Seagull');
+    expect(text(messages)).toContain('What is the boat called?');
+  });
+
+  it('exit: nothing survives a crash, everything survives a clean close', async () => {
+    const crashed = await open({}, 'exit');
+    await exchange(crashed, 1, 'The door code is 4471.', 'OK.');
+    await crashed.save({ message: new HumanMessage('next'), turn: 2 });
+    expect(text((await (await open({}, 'exit')).load({ query: 'door code', turn: 2 })).messages)).not.toContain('4471');
+    await crashed.close();
+    expect(text((await (await open({}, 'exit')).load({ query: 'door code', turn: 3 })).messages)).toContain('4471');
+  });
+
+  it('async: writes land on the next tick without close', async () => {
+    const writer = await open({}, 'async');
+    await exchange(writer, 1, 'The door code is 8812.', 'OK.');
+    await writer.save({ message: new HumanMessage('next'), turn: 2 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(text((await (await open({}, 'async')).load({ query: 'door code', turn: 2 })).messages)).toContain('8812');
+  });
+
+  it('refuses to mix vectors of another embedder', async () => {
+    const first = await open();
+    await exchange(first, 1, 'hello', 'hi');
+    await first.close();
+    await expect(open({}, 'sync', new HashedEmbedder(128))).rejects.toBeInstanceOf(MembenchError);
+  });
+});
+
+describe('VectorIndex', () => {
+  const randomVectors = (count: number, dimensions: number, seed: number): Float32Array[] => {
+    let state = seed;
+    const next = (): number => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    return Array.from({ length: count }, () => Float32Array.from({ length: dimensions }, next));
+  };
+
+  it('agrees between exact and HNSW search on a small set', () => {
+    const vectors = randomVectors(300, 32, 1);
+    const index = new VectorIndex({ dimensions: 32, exactBelow: 1000, efSearch: 64, seed: 7 });
+    for (const vector of vectors) index.add(vector);
+    for (const query of randomVectors(20, 32, 2)) {
+      const exact = index.searchExact(query, 5);
+      const approx = index.searchHnsw(query, 5);
+      expect(approx.map((hit) => hit.label)).toEqual(exact.map((hit) => hit.label));
+      approx.forEach((hit, i) => expect(hit.similarity).toBeCloseTo(exact[i]!.similarity, 5));
+    }
+    expect(index.searchHnsw(vectors[10]!, 3, 10).every((hit) => hit.label < 10)).toBe(true);
+  });
+
+  it('switches to HNSW at exactBelow and grows past its initial capacity', () => {
+    const index = new VectorIndex({ dimensions: 8, exactBelow: 100, efSearch: 64, seed: 7 });
+    const vectors = randomVectors(1500, 8, 3);
+    vectors.slice(0, 99).forEach((vector) => index.add(vector));
+    expect(index.exact).toBe(true);
+    vectors.slice(99).forEach((vector) => index.add(vector));
+    expect(index.exact).toBe(false);
+    expect(index.search(vectors[1400]!, 1)[0]).toMatchObject({ label: 1400 });
+  });
+
+  it('restores from its file plus only the stored vectors newer than it, and clears stale temp files', async () => {
+    const file = path.join(dir, 'index.hnsw');
+    const vectors = randomVectors(40, 16, 4);
+    const index = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
+    vectors.slice(0, 30).forEach((vector) => index.add(vector));
+    index.save(file);
+    await writeFile(path.join(dir, '.index.hnsw.123.abcd.tmp'), 'torn');
+    const restored = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
+    expect(restored.restore(file, 40, (from) => vectors.slice(from))).toBe(10);
+    expect(restored.size).toBe(40);
+    expect(restored.search(vectors[35]!, 1)[0]).toMatchObject({ label: 35 });
+    expect(await readdir(dir)).toEqual(['index.hnsw']);
+    // A file ahead of the stored vectors (never written by us, but possible by hand) is rebuilt from them.
+    const rebuilt = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
+    expect(rebuilt.restore(file, 20, (from) => vectors.slice(from, 20))).toBe(20);
+  });
+});
