@@ -10,7 +10,7 @@ import { evidenceIndex } from './evidence.js';
 import { AgentProcess, isExit, type ProcessExit } from './agent-process.js';
 import { Ledger } from './ledger.js';
 import { emptyUsage, type ModelUsage } from './models/index.js';
-import type { CrashPoint, Scenario, Step } from './scenario.js';
+import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from './scenario.js';
 import type { CheckReport, FromWorker, WorkerCell } from './worker-protocol.js';
 import { cellPaths } from './worker.js';
 
@@ -88,26 +88,34 @@ export interface ProcessCellOutcome {
   error?: string;
 }
 
-/** Crash points that a step of each kind can reach (strategy-internal points may not be reached). */
+/** Crash points the agent loop passes in a step of each kind (strategies add their own inside save/remember). */
 const POINTS_BY_KIND: Partial<Record<Step['kind'], readonly CrashPoint[]>> = {
-  user: ['before_model_call', 'mid_memory_write', 'mid_summary'],
-  tool: ['after_tool_intent', 'after_tool_effect', 'after_tool_result', 'mid_memory_write'],
-  remember: ['after_ack', 'mid_memory_write', 'before_model_call'],
-  forget: ['mid_memory_write', 'before_model_call'],
+  user: ['before_model_call'],
+  tool: ['after_tool_intent', 'after_tool_effect', 'after_tool_result'],
+  remember: ['after_ack'],
+  forget: [],
 };
+/** Where a strategy's own crash points can be reached: steps that write to it. */
+const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'remember', 'forget']);
 
-/** A reproducible fuzz plan: `kills` crash points spread over the steps that can reach one. */
-export function fuzzPlan(steps: readonly Step[], kills: number, seed: number): Map<number, CrashPoint[]> {
+/**
+ * A reproducible fuzz plan: `kills` crash points spread over the steps that can reach one, aimed
+ * only at points the step (and the strategy's own `crashPoints`) can reach. Points of one step
+ * come in the order a step passes them, so each kill can be reached on the retry after the last.
+ */
+export function fuzzPlan(steps: readonly Step[], kills: number, seed: number, strategyPoints: readonly CrashPoint[] = []): Map<number, CrashPoint[]> {
   const plan = new Map<number, CrashPoint[]>();
-  const candidates = steps.flatMap((step, index) => (POINTS_BY_KIND[step.kind] ? [index] : []));
+  const reachable = (step: Step): CrashPoint[] => [...(POINTS_BY_KIND[step.kind] ?? []), ...(WRITING_KINDS.has(step.kind) ? strategyPoints : [])];
+  const candidates = steps.flatMap((step, index) => (reachable(step).length > 0 ? [index] : []));
   if (candidates.length === 0) return plan;
   const rng = xoroshiro128plus(seed);
   for (let i = 0; i < kills; i++) {
     const index = candidates[uniformInt(rng, 0, candidates.length - 1)]!;
-    const points = POINTS_BY_KIND[steps[index]!.kind]!;
+    const points = reachable(steps[index]!);
     const point = points[uniformInt(rng, 0, points.length - 1)]!;
     plan.set(index, [...(plan.get(index) ?? []), point]);
   }
+  for (const [index, points] of plan) plan.set(index, points.sort((a, b) => CRASH_POINTS.indexOf(a) - CRASH_POINTS.indexOf(b)));
   return plan;
 }
 
@@ -123,6 +131,8 @@ export interface ProcessCellOptions {
   cell: WorkerCell;
   scenario: Scenario;
   fuzzKills?: number;
+  /** The strategy's own crash points (its definition's `crashPoints`), for the fuzzer. */
+  strategyCrashPoints?: readonly CrashPoint[];
   stepTimeoutMs?: number;
 }
 
@@ -154,7 +164,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
     staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0,
   };
-  const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed) : new Map<number, CrashPoint[]>();
+  const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
   let spare = AgentProcess.spawn(options.stepTimeoutMs);
   let error: string | undefined;
   let lastPending: number | null = null;
@@ -267,7 +277,8 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         const crash: CrashRecord | undefined = arm && exit.signal === 'SIGKILL' ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source } : undefined;
         if (crash) crashes.push(crash);
         else counts.unexpectedExits++;
-        if (++attempts > 5 + arms.length) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
+        // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
+        if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
         agent = await startProcess(turnAt[index]!);
         const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
         const report = await check(agent, userTexts, `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`);

@@ -6,10 +6,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { tsImport } from 'tsx/esm/api';
 import { MembenchError } from './errors.js';
 import { builtinStrategies, findStrategy } from '../strategies/index.js';
-import { LANGCHAIN_MEMORY_NAMES, LANGCHAIN_PREFIX, langchainDefinition } from '../strategies/langchain.js';
+
+/** `langchain:NAME` names LangChain's memories; the adapter (and LangChain) load only when one is asked for. */
+const LANGCHAIN_PREFIX = 'langchain:';
+const langchain = () => import('../strategies/langchain.js');
 import { DURABILITY_MODES, type StrategyDefinition } from '../strategies/types.js';
 
 /** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
@@ -28,12 +30,12 @@ export function isModuleSpec(spec: string): boolean {
 export async function loadStrategyDefinition(spec: string, options: { cwd?: string } = {}): Promise<StrategyDefinition> {
   const builtin = findStrategy(spec);
   if (builtin) return builtin;
-  if (spec.startsWith(LANGCHAIN_PREFIX)) return langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
+  if (spec.startsWith(LANGCHAIN_PREFIX)) return (await langchain()).langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
   if (!isModuleSpec(spec)) {
     throw new MembenchError(
       'UNKNOWN_STRATEGY',
       `unknown strategy "${spec}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; ` +
-        `LangChain memories are ${LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name).join(', ')}; ` +
+        `LangChain memories are ${(await langchain()).LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name).join(', ')}; ` +
         'or give the path of a module, e.g. ./my-memory.ts',
     );
   }
@@ -53,6 +55,7 @@ async function loadModuleDefinition(spec: string, file: string): Promise<Strateg
   let namespace: Record<string, unknown>;
   try {
     // tsx loads .ts (and plain .js/.mjs) in a scoped namespace: no global loader is registered.
+    const { tsImport } = await import('tsx/esm/api');
     namespace = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
   } catch (error) {
     throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} could not be loaded: ${loadFailure(error)}`);

@@ -322,5 +322,6 @@ export const fileIndex = defineStrategy({
   description: 'Markdown memory files behind a MEMORY.md index; high priority in full, the rest recalled on demand',
   options: fileIndexOptions,
   defaultDurability: 'sync',
+  crashPoints: ['mid_memory_write'],
   create: (context, options) => new FileIndexStrategy(context, options),
 });

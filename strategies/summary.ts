@@ -127,5 +127,6 @@ export const summary = defineStrategy({
   description: 'a running summary updated by the model after each exchange, persisted with versions (ConversationSummaryMemory)',
   options: summaryOptions,
   defaultDurability: 'sync',
+  crashPoints: ['mid_summary'],
   create: (context, options) => new SummaryStrategy(context, options),
 });

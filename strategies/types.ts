@@ -122,6 +122,8 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   defaultDurability: DurabilityMode;
   /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
   labelKnobs?: readonly string[];
+  /** Crash points inside the strategy it calls `checkpoint` at (the fuzzer aims only at reachable points). */
+  crashPoints?: readonly CrashPoint[];
   create(context: StrategyContext, options: z.output<Options>): MemoryStrategy;
 }
 

@@ -16,7 +16,9 @@ type ListArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 function knobs(shape: Record<string, { def?: { defaultValue?: unknown } }>): string {
   const parts = Object.entries(shape).map(([key, schema]) => {
     const fallback = schema.def?.defaultValue;
-    return fallback === undefined ? key : `${key}=${String(fallback)}`;
+    if (fallback === undefined) return key;
+    const shown = String(fallback);
+    return `${key}=${shown.length > 24 ? `${shown.slice(0, 21)}…` : shown}`;
   });
   return parts.length ? parts.join(', ') : '—';
 }
