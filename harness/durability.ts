@@ -84,6 +84,8 @@ export interface ProcessCellOutcome {
   probes: ProbeRecord[];
   usage: ModelUsage;
   modelLatencies: number[];
+  /** The largest resident set any agent process of the cell reached, in kB. */
+  peakRssKb: number;
   durability: DurabilityResult;
   error?: string;
 }
@@ -158,6 +160,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   const crashes: CrashRecord[] = [];
   const usage = emptyUsage();
   const modelLatencies: number[] = [];
+  let peakRssKb = 0;
   const acks: Ack[] = [];
   const invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<InvariantId, InvariantOutcome>;
   const counts: DurabilityCounts = {
@@ -228,6 +231,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     recoveries.push(...reply.recoveries);
     addUsage(usage, reply.usage);
     modelLatencies.push(...reply.modelLatencies);
+    peakRssKb = Math.max(peakRssKb, reply.maxRssKb);
     lastPending = reply.pendingJobs;
   };
 
@@ -321,27 +325,33 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     counts.staleOverwrites = stale;
     violate('4', stale, `${stale} update probe(s) saw the stale value after background work finished`);
   }
-  return { turns, probes, usage, modelLatencies, durability: { idempotencyKeys: cell.idempotencyKeys, crashes, recoveries, invariants, counts }, ...(error !== undefined ? { error } : {}) };
+  return { turns, probes, usage, modelLatencies, peakRssKb, durability: { idempotencyKeys: cell.idempotencyKeys, crashes, recoveries, invariants, counts }, ...(error !== undefined ? { error } : {}) };
 
   /** Sessions run their steps at once, each in its own process, released together by a barrier. */
   async function runConcurrent(index: number, sessions: Step[][]): Promise<void> {
     const agents: AgentProcess[] = [];
     // The barrier: every process has opened the store before any session starts.
     for (const [sessionIndex] of sessions.entries()) agents.push(await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`));
-    await Promise.all(
-      sessions.map(async (sessionSteps, sessionIndex) => {
-        const worker = agents[sessionIndex]!;
-        for (const [offset, step] of sessionSteps.entries()) {
-          const reply = await worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done');
-          if (isExit(reply)) {
-            counts.unexpectedExits++;
-            return;
+    try {
+      await Promise.all(
+        sessions.map(async (sessionSteps, sessionIndex) => {
+          const worker = agents[sessionIndex]!;
+          for (const [offset, step] of sessionSteps.entries()) {
+            const reply = await worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done');
+            if (isExit(reply)) {
+              counts.unexpectedExits++;
+              return;
+            }
+            if (reply.type === 'error') throw new Error(`concurrent session ${sessionIndex}, step ${offset}: ${reply.message}`);
+            absorb(reply);
           }
-          if (reply.type === 'error') throw new Error(`concurrent session ${sessionIndex}, step ${offset}: ${reply.message}`);
-          absorb(reply);
-        }
-      }),
-    );
+        }),
+      );
+    } catch (error) {
+      // A failed session must not leave its siblings running.
+      await Promise.all(agents.map((worker) => worker.kill()));
+      throw error;
+    }
     for (const worker of agents) {
       const closed = await worker.close();
       if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);

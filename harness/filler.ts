@@ -194,3 +194,34 @@ function hashPath(path: string): number {
   for (const char of path) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193);
   return hash >>> 0;
 }
+
+/** User turns a scenario holds (user, remember and forget steps; filler counts its N). */
+export function userTurns(steps: readonly Step[]): number {
+  return steps.reduce((total, step) => total + (step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget' ? 1 : step.kind === 'filler' ? step.filler : 0), 0);
+}
+
+/**
+ * Stretches any scenario to `turns` user turns, probes kept: filler steps are spread evenly
+ * before the scenario's own user steps (after the first), so old facts end up far from their
+ * probes. The stretched scenario is named `NAME~TURNS` and tagged `long`. Returns the scenario
+ * unchanged when it already has that many turns.
+ */
+export function stretchScenario(scenario: Scenario, turns: number): Scenario {
+  const missing = turns - userTurns(scenario.steps);
+  if (missing <= 0) return scenario;
+  const gaps = scenario.steps.flatMap((step, index) => (index > 0 && (step.kind === 'user' || step.kind === 'remember' || step.kind === 'probe') ? [index] : []));
+  if (gaps.length === 0) gaps.push(scenario.steps.length);
+  const steps: Step[] = [];
+  let placed = 0;
+  scenario.steps.forEach((step, index) => {
+    const gap = gaps.indexOf(index);
+    if (gap >= 0) {
+      const share = Math.round(((gap + 1) * missing) / gaps.length) - placed;
+      if (share > 0) steps.push({ kind: 'filler', filler: share });
+      placed += share;
+    }
+    steps.push(step);
+  });
+  if (placed < missing) steps.push({ kind: 'filler', filler: missing - placed });
+  return { ...scenario, name: `${scenario.name}~${turns}`, tags: [...new Set([...(scenario.tags ?? []), 'long'])], steps };
+}

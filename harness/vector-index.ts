@@ -1,8 +1,9 @@
 /**
- * A cosine nearest-neighbour index over labels 0..n-1: hnswlib-node's HNSW graph, plus exact
- * brute-force search while the store is small (faster than HNSW below a few hundred vectors,
- * and exact). The index file is a cache: the caller keeps the vectors durably elsewhere and
- * hands back those newer than the file on restore, so nothing is ever re-embedded.
+ * A cosine nearest-neighbour index over integer labels (the caller's record ids, not
+ * necessarily dense or added in order): hnswlib-node's HNSW graph, plus exact brute-force search
+ * while the store is small (faster than HNSW below a few hundred vectors, and exact). The index
+ * file is a cache: the caller keeps the vectors durably elsewhere and hands back those the file
+ * lacks on restore, so nothing is ever re-embedded.
  */
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,8 @@ export interface VectorHit {
 const INITIAL_CAPACITY = 1024;
 const HNSW_M = 16;
 const HNSW_EF_CONSTRUCTION = 200;
+/** hnswlib-node passes labels as uint32. */
+const MAX_LABEL = 2 ** 32 - 1;
 
 /** Scales a copy to unit length (a zero vector stays zero), so a dot product is the cosine. */
 export function normalized(vector: Float32Array | readonly number[]): Float32Array {
@@ -49,30 +52,49 @@ function dot(a: Float32Array, b: Float32Array): number {
   return sum;
 }
 
+/** Position of the first element >= value in an ascending array. */
+export function lowerBound(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle]! < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Inserts into an ascending array: a push when the value is the largest (the usual case). */
+export function insertSorted(sorted: number[], value: number): void {
+  if (sorted.length === 0 || sorted.at(-1)! < value) sorted.push(value);
+  else sorted.splice(lowerBound(sorted, value), 0, value);
+}
+
 /** Best first; on equal similarity the newer (higher) label first. */
 const byHit = (a: VectorHit, b: VectorHit): number => b.similarity - a.similarity || b.label - a.label;
 
-/** An HNSW index with an exact fast path for small stores; labels are added in order 0, 1, 2... */
+/** An HNSW index with an exact fast path for small stores. */
 export class VectorIndex {
   private hnsw: Hnsw;
+  /** Every label, ascending. */
+  private labels: number[] = [];
   /** Unit vectors by label, kept only while the store is below `exactBelow`. */
-  private exactVectors: Float32Array[] | undefined;
-  private count = 0;
+  private exactVectors: Map<number, Float32Array> | undefined;
   private savedCount = 0;
 
   constructor(private readonly options: VectorIndexOptions) {
     this.hnsw = this.emptyHnsw(INITIAL_CAPACITY);
-    this.exactVectors = options.exactBelow > 0 ? [] : undefined;
+    this.exactVectors = options.exactBelow > 0 ? new Map() : undefined;
   }
 
   /** Number of vectors in the index. */
   get size(): number {
-    return this.count;
+    return this.labels.length;
   }
 
   /** Vectors added since the index file was last written (or read). */
   get unsaved(): number {
-    return this.count - this.savedCount;
+    return this.labels.length - this.savedCount;
   }
 
   /** True while searches are exact brute force. */
@@ -80,65 +102,68 @@ export class VectorIndex {
     return this.exactVectors !== undefined;
   }
 
+  /** Whether the label is in the index. */
+  has(label: number): boolean {
+    const at = lowerBound(this.labels, label);
+    return this.labels[at] === label;
+  }
+
   /**
-   * Reads the index file (when present, readable and not ahead of the `total` stored vectors),
-   * then adds the stored vectors it lacks. `vectorsFrom(label)` yields stored vectors from that
-   * label on, in order. Returns how many vectors were added to the HNSW graph.
+   * Reads the index file (when present, readable and consistent with `stored`), then adds the
+   * stored vectors it lacks. `stored` lists every stored label, ascending; labels in the file
+   * above the last of them are kept (another process stored and indexed them after the caller
+   * listed `stored`), any other label the file has and `stored` lacks makes it unusable.
+   * `vectorsOf(labels)` yields [label, vector] for the labels asked for. Returns how many vectors
+   * were added to the HNSW graph (the rest came from the file).
    */
-  restore(file: string | undefined, total: number, vectorsFrom: (label: number) => Iterable<Float32Array>): number {
+  restore(file: string | undefined, stored: readonly number[], vectorsOf: (labels: number[]) => Iterable<[number, Float32Array]>): number {
     if (file) removeStaleTemps(file);
-    let persisted = 0;
-    if (file && total > 0) persisted = this.readFile(file, total);
-    this.count = persisted;
-    this.savedCount = persisted;
-    this.exactVectors = total < this.options.exactBelow ? [] : undefined;
-    const from = this.exactVectors ? 0 : persisted;
-    let label = from;
+    const fromFile = file && stored.length > 0 ? this.readFile(file, stored) : new Set<number>();
+    if (fromFile.size === 0) this.hnsw = this.emptyHnsw(Math.max(INITIAL_CAPACITY, stored.length));
+    const missing = stored.filter((label) => !fromFile.has(label));
     let added = 0;
-    for (const vector of vectorsFrom(from)) {
-      if (label >= total) break;
-      if (label >= persisted) {
-        this.addToHnsw(vector, label);
-        added++;
-      }
-      this.exactVectors?.push(normalized(vector));
-      label++;
+    for (const [label, vector] of vectorsOf(missing)) {
+      this.addToHnsw(vector, label);
+      added++;
     }
-    this.count = Math.max(persisted, label);
-    if (this.count !== total) throw new Error(`vector index: expected ${total} stored vectors, got ${this.count}`);
+    if (added !== missing.length) throw new Error(`vector index: expected ${missing.length} stored vectors, got ${added}`);
+    this.labels = [...stored, ...[...fromFile].filter((label) => label > (stored.at(-1) ?? -1)).sort((a, b) => a - b)];
+    this.savedCount = fromFile.size;
+    this.exactVectors = this.labels.length < this.options.exactBelow ? new Map(this.labels.map((label) => [label, normalized(this.hnsw.getPoint(label))])) : undefined;
     return added;
   }
 
-  /** Adds the next vector; its label is the current size. */
-  add(vector: Float32Array): number {
+  /** Adds a vector under a label not in the index yet. */
+  add(vector: Float32Array, label: number): void {
     if (vector.length !== this.options.dimensions) {
       throw new Error(`vector index: expected ${this.options.dimensions} dimensions, got ${vector.length}`);
     }
-    const label = this.count;
+    if (!Number.isInteger(label) || label < 0 || label > MAX_LABEL) throw new Error(`vector index: label ${label} is not a uint32`);
+    if (this.has(label)) throw new Error(`vector index: label ${label} is already in the index`);
     this.addToHnsw(vector, label);
-    this.count++;
-    if (this.exactVectors && this.count >= this.options.exactBelow) this.exactVectors = undefined;
-    else this.exactVectors?.push(normalized(vector));
-    return label;
+    insertSorted(this.labels, label);
+    if (this.exactVectors && this.labels.length >= this.options.exactBelow) this.exactVectors = undefined;
+    else this.exactVectors?.set(label, normalized(vector));
   }
 
   /** The `n` labels below `limit` most similar to the query, best first (exact while small, else HNSW). */
-  search(query: Float32Array, n: number, limit = this.count): VectorHit[] {
+  search(query: Float32Array, n: number, limit = Infinity): VectorHit[] {
     return this.exact ? this.searchExact(query, n, limit) : this.searchHnsw(query, n, limit);
   }
 
   /** Brute-force search over the in-memory vectors (only while `exact`). */
-  searchExact(query: Float32Array, n: number, limit = this.count): VectorHit[] {
+  searchExact(query: Float32Array, n: number, limit = Infinity): VectorHit[] {
     if (!this.exactVectors) throw new Error('vector index: exact vectors were dropped once the store grew past exactBelow');
     const unit = normalized(query);
     const hits: VectorHit[] = [];
-    for (let label = 0; label < Math.min(limit, this.count); label++) hits.push({ label, similarity: dot(unit, this.exactVectors[label]!) });
+    for (const [label, vector] of this.exactVectors) if (label < limit) hits.push({ label, similarity: dot(unit, vector) });
     return hits.sort(byHit).slice(0, n);
   }
 
   /** Approximate search on the HNSW graph; labels at or above `limit` are skipped. */
-  searchHnsw(query: Float32Array, n: number, limit = this.count): VectorHit[] {
-    const wanted = Math.min(n + (this.count - Math.min(limit, this.count)), this.count);
+  searchHnsw(query: Float32Array, n: number, limit = Infinity): VectorHit[] {
+    const skipped = this.labels.length - lowerBound(this.labels, limit);
+    const wanted = Math.min(n + skipped, this.labels.length);
     if (wanted <= 0 || n <= 0) return [];
     this.hnsw.setEf(Math.max(wanted, this.options.efSearch));
     const { neighbors, distances } = this.hnsw.searchKnn(Array.from(query), wanted);
@@ -151,13 +176,15 @@ export class VectorIndex {
 
   /** Cosine similarity of the query to one stored vector. */
   similarity(query: Float32Array, label: number): number {
-    const stored = this.exactVectors?.[label] ?? normalized(this.hnsw.getPoint(label));
+    const stored = this.exactVectors?.get(label) ?? normalized(this.hnsw.getPoint(label));
     return dot(normalized(query), stored);
   }
 
   /**
    * Writes the HNSW graph atomically (temp file, fsync, rename, fsync of the directory), so a
-   * crash leaves the previous file or the new one. Synchronous: the graph must not change mid-write.
+   * crash leaves the previous file or the new one. Synchronous: the graph must not change
+   * mid-write. Several processes may save the same file: the last rename wins, and what that
+   * file lacks is added from the stored vectors on the next restore.
    */
   save(file: string): void {
     const dir = path.dirname(file);
@@ -171,7 +198,7 @@ export class VectorIndex {
       throw error;
     }
     fsyncPath(dir, 'r');
-    this.savedCount = this.count;
+    this.savedCount = this.labels.length;
   }
 
   private emptyHnsw(capacity: number): Hnsw {
@@ -180,34 +207,44 @@ export class VectorIndex {
     return hnsw;
   }
 
-  /** Loads the file into a fresh graph; returns its count, or 0 (and an empty graph) when unusable. */
-  private readFile(file: string, total: number): number {
+  /** Loads the file; returns its labels, or none when it is missing, unreadable or holds a label `stored` should have. */
+  private readFile(file: string, stored: readonly number[]): Set<number> {
     const hnsw = new HierarchicalNSW('cosine', this.options.dimensions);
     try {
       hnsw.readIndexSync(file);
     } catch {
-      this.hnsw = this.emptyHnsw(Math.max(INITIAL_CAPACITY, total));
-      return 0; // missing or unreadable: rebuild from the stored vectors
+      return new Set(); // missing or unreadable: rebuild from the stored vectors
     }
-    const count = hnsw.getCurrentCount();
-    if (hnsw.getNumDimensions() !== this.options.dimensions || count > total) {
-      this.hnsw = this.emptyHnsw(Math.max(INITIAL_CAPACITY, total));
-      return 0; // written for other data: rebuild
-    }
+    if (hnsw.getNumDimensions() !== this.options.dimensions) return new Set();
+    const labels = new Set(hnsw.getIdsList());
+    const storedLabels = new Set(stored);
+    const newest = stored.at(-1) ?? -1;
+    for (const label of labels) if (label <= newest && !storedLabels.has(label)) return new Set(); // written for other data: rebuild
     this.hnsw = hnsw;
-    return count;
+    return labels;
   }
 
   private addToHnsw(vector: Float32Array, label: number): void {
     const capacity = this.hnsw.getMaxElements();
-    if (label >= capacity) this.hnsw.resizeIndex(Math.max(capacity * 2, label + 1));
+    if (this.hnsw.getCurrentCount() >= capacity) this.hnsw.resizeIndex(Math.max(capacity * 2, INITIAL_CAPACITY));
     this.hnsw.addPoint(Array.from(vector), label);
   }
 }
 
 const tempPrefix = (file: string): string => `.${path.basename(file)}.`;
 
-/** Removes temp files a crash between write and rename left behind. */
+/** Whether a process with this id exists (EPERM: it does, owned by someone else); our own pid counts as alive. */
+export function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes temp files a crash between write and rename left behind; a live writer's temp files are left alone. */
 function removeStaleTemps(file: string): void {
   const dir = path.dirname(file);
   const prefix = tempPrefix(file);
@@ -217,7 +254,12 @@ function removeStaleTemps(file: string): void {
   } catch {
     return;
   }
-  for (const name of names) if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(path.join(dir, name), { force: true });
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pid = Number(name.slice(prefix.length).split('.')[0]);
+    if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) continue;
+    rmSync(path.join(dir, name), { force: true });
+  }
 }
 
 function fsyncPath(target: string, flags: string): void {

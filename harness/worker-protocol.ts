@@ -45,7 +45,7 @@ export interface CheckReport {
 export type FromWorker =
   | { type: 'opened'; pendingJobs: number | null }
   | { type: 'ack'; ack: Ack }
-  | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null }
+  | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }
   | { type: 'checked'; report: CheckReport }
   | { type: 'closed'; usage: ModelUsage }
   | { type: 'error'; message: string };

@@ -127,6 +127,7 @@ class Worker {
       usage: usageDelta(usage, this.usageReported),
       modelLatencies: this.model!.latencies.slice(this.reported.latencies),
       pendingJobs: session.current?.pendingJobs?.() ?? null,
+      maxRssKb: process.resourceUsage().maxRSS,
     });
     this.reported = { turns: session.turns.length, probes: session.probes.length, recoveries: session.recoveries.length, latencies: this.model!.latencies.length };
     this.usageReported = { ...usage };

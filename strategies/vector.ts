@@ -3,25 +3,29 @@
  * turn) is embedded once, when it is complete, and the top-k most relevant earlier exchanges are
  * retrieved for each model call (LangChain's VectorStoreRetrieverMemory).
  *
- * Storage: SQLite holds every exchange's text, messages and vector (the durable source of
- * truth) plus the messages of the exchange in progress; the hnswlib-node HNSW index is a cache
- * written on flush/close and whenever `persistEvery` exchanges and a quarter of the index are
- * unsaved, so per-turn work stays O(1) amortised. Reopening reads the index file and adds the
- * vectors stored since, straight from SQLite: nothing is ever embedded twice.
+ * Storage (harness/vector-store.ts): SQLite holds every exchange's text, messages and vector (the
+ * durable source of truth) plus the messages of exchanges in progress, per writer; the
+ * hnswlib-node HNSW index is a cache written on flush/close and whenever `persistEvery` exchanges
+ * and a quarter of the index are unsaved, so per-turn work stays O(1) amortised. Reopening reads
+ * the index file and adds the stored vectors it lacks, straight from SQLite: nothing is ever
+ * embedded twice.
+ *
+ * Several processes may write one dir at once: exchange ids come from SQLite and label the index;
+ * before each load one O(1) query (`max(id)`) tells whether other writers stored exchanges, which
+ * are then added from their stored vectors. When two processes write the index file, the last
+ * rename wins and the next opener adds what that file lacks from SQLite.
  *
  * Retrieved exchanges are chosen by score and listed oldest first in one SystemMessage, so a
- * correction reads after the fact it corrects; the last `recentExchanges` complete exchanges and
- * the exchange in progress follow verbatim.
+ * correction reads after the fact it corrects; the last `recentExchanges` stored exchanges (of any
+ * writer) and this writer's exchange in progress follow verbatim.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
-import { MembenchError } from '../harness/errors.js';
-import { openDatabase, type SqliteDatabase } from '../harness/sqlite.js';
+import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../harness/tokens.js';
-import { VectorIndex } from '../harness/vector-index.js';
-import { defineStrategy, type DurabilityMode, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
+import { insertSorted, lowerBound, VectorIndex } from '../harness/vector-index.js';
+import { ExchangeStore, type PendingMessage } from '../harness/vector-store.js';
+import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** The knobs users tune (and `tune` sweeps), with LangChain-like defaults. */
 export const vectorOptions = z
@@ -45,32 +49,26 @@ export const vectorOptions = z
 /** Parsed options, defaults filled in. */
 export type VectorOptions = z.output<typeof vectorOptions>;
 
-const DB_FILE = 'vector.sqlite';
 const INDEX_FILE = 'vector.hnsw';
 const MEMORY_HEADER = 'Relevant memories from earlier in this conversation (the most relevant exchanges, oldest first):';
 /** Beyond this many half-lives the recency bonus is under 1% of its weight: older exchanges compete on similarity alone. */
 const RECENCY_HORIZON_HALF_LIVES = 7;
 const MAX_RECENCY_CANDIDATES = 1024;
 
-/** A message of the exchange in progress, with the sequence number of its SQLite row. */
-interface PendingMessage {
-  seq: number;
-  message: BaseMessage;
-  turn: number;
-  timestamp?: string;
-}
+/** Keys of exchanges held in memory until flush (mode `exit`): above every SQLite id, so they sort last. */
+const HELD_BASE = 2 ** 31;
 
-/** A complete, embedded exchange; its id is its label in the vector index. Text and messages load lazily after a reopen. */
+/** A complete, embedded exchange, keyed by its id (its index label). Text and messages load lazily after a reopen. */
 interface ExchangeRecord {
   turn: number;
   timestamp?: string;
   text?: string;
   messages?: BaseMessage[];
+  /** Mode `exit`: the vector of an exchange not written yet. */
+  vector?: Float32Array;
 }
 
 const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
-const serialize = (messages: BaseMessage[]): string => JSON.stringify(mapChatMessagesToStoredMessages(messages));
-const deserialize = (json: string): BaseMessage[] => mapStoredMessagesToChatMessages(JSON.parse(json));
 
 function toolCallsOf(message: BaseMessage): NonNullable<AIMessage['tool_calls']> {
   return message.getType() === 'ai' ? ((message as AIMessage).tool_calls ?? []) : [];
@@ -126,122 +124,20 @@ function splitExchanges(messages: readonly PendingMessage[]): PendingMessage[][]
   return groups;
 }
 
-function prepareStatements(db: SqliteDatabase) {
-  const insertExchange = db.prepare('INSERT INTO exchanges (id, turn, timestamp, text, messages, vector) VALUES (?, ?, ?, ?, ?, ?)');
-  const deletePending = db.prepare('DELETE FROM pending WHERE seq <= ?');
-  return {
-    vectorsFrom: db.prepare('SELECT vector FROM exchanges WHERE id >= ? ORDER BY id'),
-    readExchange: db.prepare('SELECT text, messages FROM exchanges WHERE id = ?'),
-    insertPending: db.prepare('INSERT INTO pending (seq, turn, timestamp, message) VALUES (?, ?, ?, ?)'),
-    commitExchange: db.transaction((id: number, turn: number, timestamp: string | null, text: string, messages: string, vector: Buffer, lastSeq: number) => {
-      insertExchange.run(id, turn, timestamp, text, messages, vector);
-      deletePending.run(lastSeq);
-    }),
-  };
-}
-
-/** The SQLite side: exchanges with their vectors, and the exchange in progress. Writes follow the durability mode. */
-class ExchangeStore {
-  private db: SqliteDatabase | undefined;
-  private statements: ReturnType<typeof prepareStatements> | undefined;
-  private queue: (() => void)[] = [];
-  private drainScheduled = false;
-
-  constructor(
-    private readonly dir: string,
-    private readonly durability: DurabilityMode,
-  ) {}
-
-  /** Opens the file and returns the stored exchanges' turns and the pending messages (empty in `none` mode). */
-  open(embedderKey: string): { exchanges: ExchangeRecord[]; pending: PendingMessage[] } {
-    if (this.durability === 'none') return { exchanges: [], pending: [] };
-    mkdirSync(this.dir, { recursive: true });
-    const file = path.join(this.dir, DB_FILE);
-    const db = openDatabase(file, this.durability);
-    db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS exchanges (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL, timestamp TEXT,
-        text TEXT NOT NULL, messages TEXT NOT NULL, vector BLOB NOT NULL);
-      CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY, turn INTEGER NOT NULL, timestamp TEXT, message TEXT NOT NULL);`);
-    const stored = db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).get() as { value: string } | undefined;
-    if (stored && stored.value !== embedderKey) {
-      db.close();
-      throw new MembenchError('INVALID_ARGUMENT', `${file}: its exchanges were embedded with ${stored.value}, not ${embedderKey}; use the same embedder or a fresh dir`);
-    }
-    if (!stored) db.prepare(`INSERT INTO meta (key, value) VALUES ('embedder', ?)`).run(embedderKey);
-    this.db = db;
-    this.statements = prepareStatements(db);
-    const exchanges = (db.prepare('SELECT turn, timestamp FROM exchanges ORDER BY id').all() as { turn: number; timestamp: string | null }[]).map((row) => ({
-      turn: row.turn,
-      ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
-    }));
-    const rows = db.prepare('SELECT seq, turn, timestamp, message FROM pending ORDER BY seq').all() as { seq: number; turn: number; timestamp: string | null; message: string }[];
-    const pending = rows.map((row) => ({ seq: row.seq, turn: row.turn, message: deserialize(row.message)[0]!, ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}) }));
-    return { exchanges, pending };
-  }
-
-  /** Stored vectors from `label` on, in label order (read once on open, to top up the index). */
-  *vectorsFrom(label: number): Generator<Float32Array> {
-    if (!this.statements) return;
-    for (const row of this.statements.vectorsFrom.iterate(label) as Iterable<{ vector: Buffer }>) {
-      yield new Float32Array(row.vector.buffer.slice(row.vector.byteOffset, row.vector.byteOffset + row.vector.byteLength));
-    }
-  }
-
-  /** Text and messages of a stored exchange (after a reopen they are not kept in memory). */
-  readExchange(id: number): { text: string; messages: BaseMessage[] } {
-    const row = this.statements?.readExchange.get(id) as { text: string; messages: string } | undefined;
-    if (!row) throw new Error(`vector: exchange ${id} is not in ${DB_FILE}`);
-    return { text: row.text, messages: deserialize(row.messages) };
-  }
-
-  appendPending(entry: PendingMessage): void {
-    const data = serialize([entry.message]);
-    this.write((statements) => statements.insertPending.run(entry.seq, entry.turn, entry.timestamp ?? null, data));
-  }
-
-  /** Stores a finished exchange and drops its pending messages, in one transaction. */
-  commitExchange(id: number, record: ExchangeRecord & { text: string; messages: BaseMessage[] }, vector: Float32Array, lastSeq: number): void {
-    const messages = serialize(record.messages);
-    const blob = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
-    this.write((statements) => statements.commitExchange(id, record.turn, record.timestamp ?? null, record.text, messages, blob, lastSeq));
-  }
-
-  /** Commits queued writes (write-behind in `async`, held back in `exit`). */
-  flush(): void {
-    this.drainScheduled = false;
-    if (!this.db || this.queue.length === 0) return;
-    const db = this.db;
-    const batch = this.queue;
-    this.queue = [];
-    db.transaction(() => batch.forEach((write) => write()))();
-  }
-
-  close(): void {
-    this.flush();
-    this.db?.close();
-    this.db = undefined;
-    this.statements = undefined;
-  }
-
-  private write(operation: (statements: ReturnType<typeof prepareStatements>) => void): void {
-    const statements = this.statements;
-    if (!statements) return; // `none`: memory only
-    if (this.durability === 'sync') return operation(statements);
-    this.queue.push(() => operation(statements));
-    if (this.durability === 'async' && !this.drainScheduled) {
-      this.drainScheduled = true;
-      setImmediate(() => this.flush());
-    }
-  }
-}
-
 class VectorStrategy implements MemoryStrategy {
   readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: false };
   private readonly store: ExchangeStore;
+  /** Stored exchanges; labels are SQLite ids (local ids in mode `none`). */
   private index: VectorIndex | undefined;
-  private records: ExchangeRecord[] = [];
+  /** Mode `exit`: exchanges not written yet, labelled key - HELD_BASE until flush() gives them ids. */
+  private held: VectorIndex | undefined;
+  private records = new Map<number, ExchangeRecord>();
+  /** Keys of `records`, ascending: the order exchanges are listed in, and the recent ones last. */
+  private keys: number[] = [];
+  /** Every stored id up to this one is in `records`; later ones may be other writers' rows. */
+  private seenUpTo = 0;
+  private nextLocal = 1;
   private pending: PendingMessage[] = [];
-  private nextSeq = 0;
   private queryCache: { text: string; vector: Float32Array } | undefined;
   private memoryCache: { key: string; message: SystemMessage } | undefined;
 
@@ -250,6 +146,11 @@ class VectorStrategy implements MemoryStrategy {
     private readonly options: VectorOptions,
   ) {
     this.store = new ExchangeStore(context.dir, context.durability);
+  }
+
+  /** Rows read from SQLite on the hot path (catch-up checks, lazy reads), for complexity tests. */
+  get rowsRead(): number {
+    return this.store.rowsRead;
   }
 
   private get persistent(): boolean {
@@ -265,25 +166,28 @@ class VectorStrategy implements MemoryStrategy {
     if (this.index) return;
     const { embedder } = this.context;
     const { exchanges, pending } = this.store.open(`${embedder.id} (${embedder.dimensions} dimensions)`);
-    this.records = exchanges;
+    this.records = new Map(exchanges.map(({ id, turn, timestamp }) => [id, { turn, ...(timestamp !== undefined ? { timestamp } : {}) }]));
+    this.keys = exchanges.map(({ id }) => id);
+    this.seenUpTo = this.keys.at(-1) ?? 0;
     this.pending = pending;
-    this.nextSeq = (pending.at(-1)?.seq ?? -1) + 1;
     this.queryCache = undefined;
     this.memoryCache = undefined;
-    this.index = new VectorIndex({
-      dimensions: embedder.dimensions,
-      exactBelow: this.options.exactBelow,
-      efSearch: Math.max(this.options.k * 4, 64),
-      seed: this.context.seed,
-    });
+    this.index = this.newIndex();
+    this.held = this.store.deferred ? this.newIndex() : undefined;
     const indexFile = this.persistent ? path.join(this.context.dir, INDEX_FILE) : undefined;
-    this.index.restore(indexFile, this.records.length, (label) => this.store.vectorsFrom(label));
-    // Exchanges completed before a crash, whose embedding never happened: embedded now, for the first time.
+    this.index.restore(indexFile, this.keys, (ids) => this.store.vectorsOf(ids));
+    this.catchUp(); // rows stored since the listing above; the file may already hold them
+    if (this.index.size !== this.keys.length) {
+      // The file holds an exchange SQLite lacks (a stale file from another store): rebuild from SQLite alone.
+      this.index = this.newIndex();
+      this.index.restore(undefined, this.keys, (ids) => this.store.vectorsOf(ids));
+    }
+    // Exchanges completed before a crash (this writer's predecessor or another gone writer), never embedded: embedded now, once.
     await this.embedCompleteExchanges();
   }
 
   async save(event: MemoryEvent): Promise<void> {
-    const entry: PendingMessage = { seq: this.nextSeq++, message: event.message, turn: event.turn, ...(event.timestamp !== undefined ? { timestamp: event.timestamp } : {}) };
+    const entry: PendingMessage = { origin: this.store.writer, message: event.message, turn: event.turn, ...(event.timestamp !== undefined ? { timestamp: event.timestamp } : {}) };
     this.pending.push(entry);
     this.store.appendPending(entry); // the user's input is durable before the (slower) embedding
     // A new user message completes the exchange before it: embed that, and the message itself (the query of the next load), in one call.
@@ -291,31 +195,72 @@ class VectorStrategy implements MemoryStrategy {
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
-    const recent = Math.min(this.options.recentExchanges, this.records.length);
-    const searchable = this.records.length - recent;
+    this.catchUp();
+    const recent = Math.min(this.options.recentExchanges, this.keys.length);
+    const searchable = this.keys.length - recent;
     const messages: BaseMessage[] = [];
     if (searchable > 0 && input.query.trim()) {
-      const chosen = await this.retrieve(input, searchable);
+      const chosen = await this.retrieve(input, searchable, recent > 0 ? this.keys[searchable]! : Infinity);
       if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
     }
-    for (let id = searchable; id < this.records.length; id++) messages.push(...this.exchange(id).messages);
+    for (let i = searchable; i < this.keys.length; i++) messages.push(...this.exchange(this.keys[i]!).messages);
     for (const entry of this.pending) messages.push(entry.message);
     return { messages: withoutOrphanTools(messages) };
   }
 
   async flush(): Promise<void> {
     this.store.flush();
+    if (this.held && this.held.size > 0) this.held = this.newIndex(); // every held exchange now has its id
     if (this.persistent && this.index && this.vectors.unsaved > 0) this.vectors.save(path.join(this.context.dir, INDEX_FILE));
   }
-  async snapshot(): Promise<string[]> {
-    return [...this.records.map((_, id) => this.exchange(id).text), ...this.pending.map((item) => exchangeText([item.message]))];
-  }
 
+  /** Every exchange and pending message in the store, every writer's (read from SQLite: durability checks only). */
+  async snapshot(): Promise<string[]> {
+    const stored = this.store.storedTexts();
+    const unwritten = this.persistent ? this.keys.filter((key) => key >= HELD_BASE) : this.keys;
+    return [
+      ...stored.exchanges,
+      ...stored.pending.map((message) => exchangeText([message])),
+      ...unwritten.map((key) => this.exchange(key).text),
+      ...this.pending.filter((entry) => !this.persistent || entry.seq === undefined).map((entry) => exchangeText([entry.message])),
+    ];
+  }
 
   async close(): Promise<void> {
     if (this.index) await this.flush();
     this.store.close();
     this.index = undefined;
+    this.held = undefined;
+  }
+
+  private newIndex(): VectorIndex {
+    return new VectorIndex({ dimensions: this.context.embedder.dimensions, exactBelow: this.options.exactBelow, efSearch: Math.max(this.options.k * 4, 64), seed: this.context.seed });
+  }
+
+  /** Adds the exchanges other writers stored since the last look: one O(1) query when there are none. */
+  private catchUp(): void {
+    if (!this.persistent || this.store.latestId() <= this.seenUpTo) return;
+    for (const row of this.store.exchangesAfter(this.seenUpTo)) {
+      if (!this.records.has(row.id)) this.addExchange(row.id, { turn: row.turn, ...(row.timestamp !== undefined ? { timestamp: row.timestamp } : {}) }, row.vector);
+      this.seenUpTo = row.id;
+    }
+  }
+
+  private addExchange(id: number, record: ExchangeRecord, vector: Float32Array): void {
+    if (!this.vectors.has(id)) this.vectors.add(vector, id); // on open, the index file may hold rows newer than the listing
+    this.records.set(id, record);
+    insertSorted(this.keys, id);
+    if (id === this.seenUpTo + 1) this.seenUpTo = id;
+  }
+
+  /** Mode `exit`: a held exchange was written at flush; it moves to its SQLite id (none: another writer stored it). */
+  private settle(key: number, id: number | undefined): void {
+    const record = this.records.get(key)!;
+    this.records.delete(key);
+    this.keys.splice(lowerBound(this.keys, key), 1);
+    const { vector } = record;
+    delete record.vector;
+    if (id !== undefined) this.addExchange(id, record, vector!);
   }
 
   /** Embeds and stores every complete exchange in `pending` (normally the one before the new user message). */
@@ -334,9 +279,17 @@ class VectorStrategy implements MemoryStrategy {
       const messages = group.map((entry) => entry.message);
       const timestamp = group.find((entry) => entry.timestamp !== undefined)?.timestamp;
       const record = { turn: group[0]!.turn, ...(timestamp !== undefined ? { timestamp } : {}), text: renderExchange(messages), messages };
-      this.store.commitExchange(this.records.length, record, vector, group.at(-1)!.seq);
-      this.vectors.add(vector);
-      this.records.push(record);
+      if (!this.persistent) {
+        this.addExchange(this.nextLocal++, record, vector);
+      } else if (this.store.deferred) {
+        const key = HELD_BASE + this.nextLocal++;
+        this.held!.add(vector, key - HELD_BASE);
+        this.records.set(key, { ...record, vector });
+        this.keys.push(key);
+        this.store.commitExchange(record, group, vector, (id) => this.settle(key, id));
+      } else {
+        this.store.commitExchange(record, group, vector, (id) => id !== undefined && this.addExchange(id, record, vector));
+      }
     }
     if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
     this.maybeSaveIndex();
@@ -348,36 +301,37 @@ class VectorStrategy implements MemoryStrategy {
     const index = this.vectors;
     const saved = index.size - index.unsaved;
     if (index.unsaved < Math.max(this.options.persistEvery, Math.ceil(saved / 4))) return;
-    this.store.flush(); // rows first: the index file never holds a vector SQLite lacks
-    index.save(path.join(this.context.dir, INDEX_FILE));
+    index.save(path.join(this.context.dir, INDEX_FILE)); // it holds stored exchanges only: SQLite has every vector in it
   }
 
-  /** The top-k exchanges below `searchable`, chosen by score and returned oldest first. */
-  private async retrieve(input: LoadInput, searchable: number): Promise<{ id: number; record: ExchangeRecord }[]> {
+  /** The top-k exchanges listed before `limit` (the `searchable` first keys), chosen by score and returned oldest first. */
+  private async retrieve(input: LoadInput, searchable: number, limit: number): Promise<{ key: number; record: ExchangeRecord }[]> {
     const { k, recencyWeight: weight, halfLife, minSimilarity } = this.options;
-    const index = this.vectors;
     const query = await this.queryVector(input.query);
     const similarity = new Map<number, number>();
-    const pool = weight === 0 ? k : index.exact ? searchable : Math.max(4 * k, 64);
-    for (const hit of index.search(query, pool, searchable)) similarity.set(hit.label, hit.similarity);
-    if (weight > 0 && !index.exact) {
+    const pool = (index: VectorIndex): number => (weight === 0 ? k : index.exact ? index.size : Math.max(4 * k, 64));
+    for (const hit of this.vectors.search(query, pool(this.vectors), limit)) similarity.set(hit.label, hit.similarity);
+    if (this.held && limit > HELD_BASE) for (const hit of this.held.search(query, pool(this.held), limit - HELD_BASE)) similarity.set(hit.label + HELD_BASE, hit.similarity);
+    if (weight > 0 && !(this.vectors.exact && (this.held?.exact ?? true))) {
       // HNSW only returns the most similar: score the recent exchanges too, whose recency bonus may outrank them.
       const horizon = halfLife * RECENCY_HORIZON_HALF_LIVES;
-      for (let id = searchable - 1; id >= 0 && searchable - id <= MAX_RECENCY_CANDIDATES && input.turn - this.records[id]!.turn <= horizon; id--) {
-        if (!similarity.has(id)) similarity.set(id, index.similarity(query, id));
+      for (let i = searchable - 1; i >= 0 && searchable - i <= MAX_RECENCY_CANDIDATES; i--) {
+        const key = this.keys[i]!;
+        if (input.turn - this.records.get(key)!.turn > horizon) break;
+        if (!similarity.has(key)) similarity.set(key, key >= HELD_BASE ? this.held!.similarity(query, key - HELD_BASE) : this.vectors.similarity(query, key));
       }
     }
-    const scored: { id: number; score: number }[] = [];
-    for (const [id, sim] of similarity) {
+    const scored: { key: number; score: number }[] = [];
+    for (const [key, sim] of similarity) {
       if (sim <= minSimilarity) continue;
-      const age = Math.max(0, input.turn - this.records[id]!.turn);
-      scored.push({ id, score: weight === 0 ? sim : (1 - weight) * sim + weight * 2 ** (-age / halfLife) });
+      const age = Math.max(0, input.turn - this.records.get(key)!.turn);
+      scored.push({ key, score: weight === 0 ? sim : (1 - weight) * sim + weight * 2 ** (-age / halfLife) });
     }
-    scored.sort((a, b) => b.score - a.score || b.id - a.id);
+    scored.sort((a, b) => b.score - a.score || b.key - a.key);
     return scored
       .slice(0, k)
-      .sort((a, b) => a.id - b.id)
-      .map(({ id }) => ({ id, record: this.records[id]! }));
+      .sort((a, b) => a.key - b.key)
+      .map(({ key }) => ({ key, record: this.records.get(key)! }));
   }
 
   private async queryVector(text: string): Promise<Float32Array> {
@@ -386,18 +340,18 @@ class VectorStrategy implements MemoryStrategy {
   }
 
   /** The same SystemMessage object while the retrieved set is unchanged, so its tokens are counted once. */
-  private memoryMessage(chosen: readonly { id: number; record: ExchangeRecord }[]): SystemMessage {
-    const key = chosen.map(({ id }) => id).join(',');
-    if (this.memoryCache?.key !== key) {
-      const blocks = chosen.map(({ id, record }) => `[turn ${record.turn}${record.timestamp ? `, ${record.timestamp}` : ''}]\n${this.exchange(id).text}`);
-      this.memoryCache = { key, message: new SystemMessage(`${MEMORY_HEADER}\n\n${blocks.join('\n\n')}`) };
+  private memoryMessage(chosen: readonly { key: number; record: ExchangeRecord }[]): SystemMessage {
+    const cacheKey = chosen.map(({ key }) => key).join(',');
+    if (this.memoryCache?.key !== cacheKey) {
+      const blocks = chosen.map(({ key, record }) => `[turn ${record.turn}${record.timestamp ? `, ${record.timestamp}` : ''}]\n${this.exchange(key).text}`);
+      this.memoryCache = { key: cacheKey, message: new SystemMessage(`${MEMORY_HEADER}\n\n${blocks.join('\n\n')}`) };
     }
     return this.memoryCache.message;
   }
 
-  private exchange(id: number): { text: string; messages: BaseMessage[] } {
-    const record = this.records[id]!;
-    if (record.text === undefined || record.messages === undefined) Object.assign(record, this.store.readExchange(id));
+  private exchange(key: number): { text: string; messages: BaseMessage[] } {
+    const record = this.records.get(key)!;
+    if (record.text === undefined || record.messages === undefined) Object.assign(record, this.store.readExchange(key));
     return { text: record.text!, messages: record.messages! };
   }
 }

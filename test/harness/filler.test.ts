@@ -163,3 +163,20 @@ describe('long-recipes', () => {
     }
   });
 });
+
+describe('stretchScenario', () => {
+  test('stretches any scenario to the asked number of turns, probes kept in order', async () => {
+    const { stretchScenario, userTurns, expandFillers } = await import('../../harness/filler.js');
+    const { loadScenarioFile } = await import('../../harness/load-scenario.js');
+    const scenario = await loadScenarioFile('scenarios/recipes-en.yaml');
+    for (const turns of [1_000, 10_000]) {
+      const stretched = expandFillers(stretchScenario(scenario, turns), 42);
+      expect(userTurns(stretched.steps)).toBe(turns);
+      expect(stretched.name).toBe(`recipes-en~${turns}`);
+      expect(stretched.tags).toContain('long');
+      const probes = (steps: typeof scenario.steps) => steps.flatMap((step) => (step.kind === 'probe' ? [step.probe] : []));
+      expect(probes(stretched.steps)).toEqual(probes(scenario.steps));
+    }
+    expect(stretchScenario(scenario, 3)).toBe(scenario);
+  });
+});

@@ -1,7 +1,10 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/errors.js';
@@ -215,17 +218,23 @@ describe('vector durability', () => {
       const { messages } = await second.load({ query: `What is the password of vault${turn}?`, turn: 26 });
       expect(text(messages)).toContain(`word${turn}x`);
     }
-    // The last exchange was still in progress (no next user message): it comes back verbatim.
-    expect(text((await second.load({ query: 'vault', turn: 26 })).messages)).toContain('word25x');
+    // The last exchange is still in progress in the first instance, which is alive: it stays the first's.
+    expect(text((await second.load({ query: 'vault', turn: 26 })).messages)).not.toContain('word25x');
+    expect((await second.snapshot!()).join('\n')).toContain('word25x');
+    // Once the first has closed, the next opener continues that exchange.
+    await first.close();
+    expect(text((await (await open()).load({ query: 'vault', turn: 26 })).messages)).toContain('word25x');
   });
 
-  it('sync: a complete exchange whose embedding a crash interrupted is embedded on reopen', async () => {
+  it('sync: a complete exchange whose embedding failed is embedded by the next opener, once', async () => {
     const first = await open();
     await exchange(first, 1, 'The boat is called Seagull.', 'Nice.');
     await first.save({ message: new HumanMessage('The car is called Comet.'), turn: 2 });
-    // Simulate the crash: the embedder fails after the user message was committed.
+    await first.close();
+    // The embedder fails after the user message was committed (what a crash mid-embedding leaves).
     const failing = await open({}, 'sync', { id: embedder.id, dimensions: embedder.dimensions, embed: async () => Promise.reject(new Error('network down')) });
     await expect(failing.save({ message: new HumanMessage('What is the boat called?'), turn: 3 })).rejects.toThrow('network down');
+    await failing.close();
     embedder.texts = 0;
     const reopened = await open({ recentExchanges: 0 });
     expect(embedder.texts).toBe(1); // the Comet exchange, never embedded before
@@ -233,6 +242,10 @@ describe('vector durability', () => {
     expect(memoryOf(messages)).toContain('Comet');
     expect(memoryOf(messages)).toContain('Seagull');
     expect(text(messages)).toContain('What is the boat called?');
+    await reopened.close();
+    embedder.texts = 0;
+    await open();
+    expect(embedder.texts).toBe(0);
   });
 
   it('exit: nothing survives a crash, everything survives a clean close', async () => {
@@ -252,11 +265,207 @@ describe('vector durability', () => {
     expect(text((await (await open({}, 'async')).load({ query: 'door code', turn: 2 })).messages)).toContain('8812');
   });
 
+  it('rebuilds from SQLite when the index file belongs to another store', async () => {
+    const other = await open({ exactBelow: 0 });
+    for (let turn = 1; turn <= 12; turn++) await exchange(other, turn, `Other store fact ${turn}.`, 'OK.');
+    await other.close();
+    const staleIndex = path.join(dir, 'vector.hnsw');
+    const previousDir = dir;
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-vector-stale-'));
+    const first = await open({ exactBelow: 0 });
+    for (let turn = 1; turn <= 4; turn++) await exchange(first, turn, `Ferry ${turn} leaves from pier ${turn + 40}.`, 'OK.');
+    await first.close();
+    await writeFile(path.join(dir, 'vector.hnsw'), await readFile(staleIndex)); // labels 1-12; this store has 1-4
+    embedder.texts = 0;
+    const reopened = await open({ exactBelow: 0, recentExchanges: 0, k: 1 });
+    expect(embedder.texts).toBe(0);
+    expect(memoryOf((await reopened.load({ query: 'Which pier does ferry 3 leave from?', turn: 5 })).messages)).toContain('pier 43');
+    await reopened.close();
+    await rm(dir, { recursive: true, force: true });
+    dir = previousDir;
+  });
+
   it('refuses to mix vectors of another embedder', async () => {
     const first = await open();
     await exchange(first, 1, 'hello', 'hi');
     await first.close();
     await expect(open({}, 'sync', new HashedEmbedder(128))).rejects.toBeInstanceOf(MembenchError);
+  });
+});
+
+/** A fact only writer `writer` saves at step `step`: its locker name is a word no other exchange has. */
+const fact = (writer: number, step: number): string => `Writer ${writer} note ${step}: locker w${writer}n${step} opens with code ${1000 + 37 * writer + step}.`;
+
+/**
+ * The concurrency tests' child process: opens `vector` (sync) on the shared dir, says "ready",
+ * waits for "go", then saves `count` exchanges (loading in between, as the agent does), reporting
+ * each; "done" after close, "error" on any exception. Run from the repo root with tsx.
+ */
+const WRITER = `
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { HashedEmbedder, MeteredModel, OfflineModel } from './harness/models/index.js';
+import { TokenCounter } from './harness/tokens.js';
+import { vector } from './strategies/vector.js';
+const { dir, writer, count } = JSON.parse(process.env.VECTOR_WRITER);
+const fact = ${fact.toString()};
+const tokens = new TokenCounter('gpt-4o');
+const context = { dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: new HashedEmbedder(1024), durability: 'sync', seed: 7, now: () => new Date() };
+const strategy = vector.create(context, vector.options.parse({ exactBelow: 16, persistEvery: 8 }));
+const fail = (error) => process.send({ kind: 'error', message: String(error?.stack ?? error) }, () => process.exit(1));
+await strategy.open().catch(fail);
+process.send({ kind: 'ready' });
+process.once('message', async () => {
+  try {
+    for (let step = 0; step < count; step++) {
+      await strategy.save({ message: new HumanMessage(fact(writer, step)), turn: step + 1 });
+      await strategy.load({ query: fact(writer, step), turn: step + 1 });
+      await strategy.save({ message: new AIMessage('Noted ' + writer + '.' + step + '.'), turn: step + 1 });
+      process.send({ kind: 'saved', step });
+    }
+    await strategy.close();
+    process.send({ kind: 'done', rowsRead: strategy.rowsRead }, () => process.exit(0));
+  } catch (error) {
+    fail(error);
+  }
+});
+`;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+interface Writer {
+  child: ChildProcess;
+  /** Steps whose exchange the writer saved (both messages acknowledged). */
+  saved: number[];
+  ready: Promise<void>;
+  /** Resolves with the rows the writer read on its hot path; rejects on an error or an early exit. */
+  done: Promise<number>;
+}
+
+function startWriter(storeDir: string, writer: number, count: number): Writer {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', WRITER], {
+    cwd: ROOT,
+    env: { ...process.env, VECTOR_WRITER: JSON.stringify({ dir: storeDir, writer, count }) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const saved: number[] = [];
+  const ready = new Promise<void>((resolve) => child.on('message', (message: { kind: string }) => message.kind === 'ready' && resolve()));
+  const done = new Promise<number>((resolve, reject) => {
+    child.on('message', (message: { kind: string; step?: number; rowsRead?: number; message?: string }) => {
+      if (message.kind === 'saved') saved.push(message.step!);
+      if (message.kind === 'done') resolve(message.rowsRead!);
+      if (message.kind === 'error') reject(new Error(`writer ${writer}: ${message.message}`));
+    });
+    child.on('exit', (code, signal) => reject(new Error(`writer ${writer} exited early (code ${code}, signal ${signal})`)));
+  });
+  done.catch(() => undefined);
+  return { child, saved, ready, done };
+}
+
+/** How often each fact's locker appears in the stored exchanges, read straight from SQLite. */
+function storedCounts(storeDir: string): { exchanges: number; pending: number; count: (writer: number, step: number) => number } {
+  const db = new Database(path.join(storeDir, 'vector.sqlite'), { readonly: true });
+  const texts = db.prepare('SELECT text FROM exchanges').pluck().all() as string[];
+  const pending = (db.prepare('SELECT count(*) FROM pending').pluck().get() as number) ?? 0;
+  db.close();
+  return { exchanges: texts.length, pending, count: (writer, step) => texts.filter((one) => one.includes(`locker w${writer}n${step} `)).length };
+}
+
+describe('vector with concurrent writers', () => {
+  it('four processes saving 25 exchanges each into one dir at once lose none', { timeout: 60_000 }, async () => {
+    const writers = [0, 1, 2, 3].map((writer) => startWriter(dir, writer, 25));
+    await Promise.all(writers.map((writer) => writer.ready));
+    for (const { child } of writers) child.send('go');
+    const rowsRead = await Promise.all(writers.map((writer) => writer.done));
+    if (process.env.DEBUG_VECTOR) console.log('ROWS', rowsRead);
+    // Each writer read each other writer's row about once, plus one max(id) check per turn: no scans.
+    for (const rows of rowsRead) expect(rows).toBeLessThan(25 + 2 * 100);
+
+    const reader = await open({ recentExchanges: 0, k: 3 });
+    // Each writer's last exchange was in progress when it closed: the reader adopted those and embedded all but the last.
+    expect(embedder.texts).toBe(3);
+    const snapshot = (await reader.snapshot!()).join('\n');
+    for (const writer of [0, 1, 2, 3]) for (let step = 0; step < 25; step++) expect(snapshot).toContain(fact(writer, step));
+    for (const writer of [0, 1, 2, 3]) {
+      for (const step of [(writer * 7) % 25, 24]) {
+        const query = `Which code opens locker w${writer}n${step}?`;
+        expect(text((await reader.load({ query, turn: 26 })).messages)).toContain(`code ${1000 + 37 * writer + step}`);
+      }
+    }
+    await reader.save({ message: new HumanMessage('That is all for today.'), turn: 26 });
+    await reader.close();
+    const stored = storedCounts(dir);
+    expect(stored.exchanges).toBe(100);
+    for (const writer of [0, 1, 2, 3]) for (let step = 0; step < 25; step++) expect(stored.count(writer, step)).toBe(1);
+    expect(stored.pending).toBe(1);
+  });
+
+  it('writers killed mid-run leave a store that reopens, their exchanges embedded exactly once', { timeout: 60_000 }, async () => {
+    const survivor = startWriter(dir, 0, 80);
+    const victims = [1, 2, 3].map((writer) => startWriter(dir, writer, 1000));
+    await Promise.all([survivor, ...victims].map((writer) => writer.ready));
+    for (const { child } of [survivor, ...victims]) child.send('go');
+    // Each victim is killed at a different moment, while the others keep writing.
+    const killed = await Promise.all(
+      victims.map(async (victim, index) => {
+        const killAfter = [4, 9, 15][index]!;
+        await new Promise<void>((resolve) => victim.child.on('message', (message: { kind: string; step?: number }) => message.kind === 'saved' && message.step === killAfter && resolve()));
+        await new Promise((resolve) => setTimeout(resolve, index * 3));
+        const exited = new Promise((resolve) => victim.child.once('exit', resolve));
+        victim.child.kill('SIGKILL');
+        await exited;
+        return { writer: index + 1, saved: [...victim.saved] };
+      }),
+    );
+    // Opened while the survivor may still be writing: adopts what the dead writers left, not the survivor's rows.
+    const reader = await open({ recentExchanges: 0, k: 3 });
+    await survivor.done;
+    const snapshot = (await reader.snapshot!()).join('\n');
+    for (const { writer, saved } of killed) for (const step of saved) expect(snapshot).toContain(fact(writer, step));
+    await reader.save({ message: new HumanMessage('That is all for today.'), turn: 90 });
+    for (const { writer, saved } of killed) {
+      const step = saved.at(-1)!;
+      expect(text((await reader.load({ query: `Which code opens locker w${writer}n${step}?`, turn: 90 })).messages)).toContain(`code ${1000 + 37 * writer + step}`);
+    }
+    await reader.close();
+    embedder.texts = 0;
+    const last = await open();
+    // At most the survivor's last exchange (in progress at its close) was left to embed: by `last` if the survivor outlived `reader`'s open.
+    expect(embedder.texts).toBeLessThanOrEqual(1);
+    await last.save({ message: new HumanMessage('Goodbye.'), turn: 91 });
+    await last.close();
+    const stored = storedCounts(dir);
+    for (let step = 0; step < 80; step++) expect(stored.count(0, step)).toBe(1);
+    for (const { writer, saved } of killed) {
+      for (const step of saved) expect(stored.count(writer, step)).toBe(1);
+      // Beyond the acknowledged steps: at most the ones in flight, and never twice.
+      for (let step = saved.length; step < saved.length + 5; step++) expect(stored.count(writer, step)).toBeLessThanOrEqual(1);
+    }
+    expect(stored.pending).toBe(1);
+  });
+
+  it('reads only the rows other writers added since its last look (O(1) per turn)', async () => {
+    const first = (await open({ exactBelow: 16, persistEvery: 8 })) as MemoryStrategy & { rowsRead: number };
+    const second = await open({ exactBelow: 16, persistEvery: 8 });
+    const perTurn: number[] = [];
+    for (let turn = 1; turn <= 100; turn++) {
+      await exchange(second, turn, `Second says: shelf s${turn} holds ${turn * 3} jars.`, 'OK.');
+      const before = first.rowsRead;
+      await exchange(first, turn, `First says: drawer d${turn} holds ${turn * 5} pens.`, 'OK.');
+      await first.load({ query: `How many jars are on shelf s${turn}?`, turn });
+      perTurn.push(first.rowsRead - before);
+    }
+    expect(Math.max(...perTurn)).toBeLessThanOrEqual(4);
+    const { messages } = await first.load({ query: 'How many jars are on shelf s42?', turn: 101 });
+    expect(memoryOf(messages)).toContain('126 jars');
+
+    const alone = (await open({}, 'sync')) as MemoryStrategy & { rowsRead: number };
+    await second.close();
+    await first.close();
+    const before = alone.rowsRead;
+    for (let turn = 1; turn <= 20; turn++) {
+      await exchange(alone, turn, `Alone: box b${turn}.`, 'OK.');
+      await alone.load({ query: `box b${turn}`, turn });
+    }
+    expect(alone.rowsRead - before).toBeLessThanOrEqual(20 + 3); // the max(id) check, and the first turns' catch-up
   });
 });
 
@@ -270,7 +479,7 @@ describe('VectorIndex', () => {
   it('agrees between exact and HNSW search on a small set', () => {
     const vectors = randomVectors(300, 32, 1);
     const index = new VectorIndex({ dimensions: 32, exactBelow: 1000, efSearch: 64, seed: 7 });
-    for (const vector of vectors) index.add(vector);
+    vectors.forEach((vector, label) => index.add(vector, label));
     for (const query of randomVectors(20, 32, 2)) {
       const exact = index.searchExact(query, 5);
       const approx = index.searchHnsw(query, 5);
@@ -283,27 +492,53 @@ describe('VectorIndex', () => {
   it('switches to HNSW at exactBelow and grows past its initial capacity', () => {
     const index = new VectorIndex({ dimensions: 8, exactBelow: 100, efSearch: 64, seed: 7 });
     const vectors = randomVectors(1500, 8, 3);
-    vectors.slice(0, 99).forEach((vector) => index.add(vector));
+    vectors.slice(0, 99).forEach((vector, label) => index.add(vector, label));
     expect(index.exact).toBe(true);
-    vectors.slice(99).forEach((vector) => index.add(vector));
+    vectors.slice(99).forEach((vector, i) => index.add(vector, 99 + i));
     expect(index.exact).toBe(false);
     expect(index.search(vectors[1400]!, 1)[0]).toMatchObject({ label: 1400 });
   });
 
-  it('restores from its file plus only the stored vectors newer than it, and clears stale temp files', async () => {
+  it('restores from its file plus only the stored vectors it lacks (holes too), and clears stale temp files', async () => {
     const file = path.join(dir, 'index.hnsw');
     const vectors = randomVectors(40, 16, 4);
+    const entries = (labels: number[]): [number, Float32Array][] => labels.map((label) => [label, vectors[label]!]);
+    const all = vectors.map((_, label) => label);
+    // Another writer's labels 10-14 were never seen by the process that wrote the file.
     const index = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
-    vectors.slice(0, 30).forEach((vector) => index.add(vector));
+    for (const label of all.filter((label) => label < 30 && (label < 10 || label >= 15))) index.add(vectors[label]!, label);
     index.save(file);
-    await writeFile(path.join(dir, '.index.hnsw.123.abcd.tmp'), 'torn');
+    await writeFile(path.join(dir, '.index.hnsw.999999999.abcd.tmp'), 'torn'); // no such pid: a crash's leftover
+    await writeFile(path.join(dir, `.index.hnsw.${process.pid}.abcd.tmp`), 'being written'); // a live writer's
     const restored = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
-    expect(restored.restore(file, 40, (from) => vectors.slice(from))).toBe(10);
+    const asked: number[] = [];
+    expect(restored.restore(file, all, (labels) => (asked.push(...labels), entries(labels)))).toBe(15);
+    expect(asked).toEqual([10, 11, 12, 13, 14, ...all.slice(30)]);
     expect(restored.size).toBe(40);
-    expect(restored.search(vectors[35]!, 1)[0]).toMatchObject({ label: 35 });
-    expect(await readdir(dir)).toEqual(['index.hnsw']);
-    // A file ahead of the stored vectors (never written by us, but possible by hand) is rebuilt from them.
-    const rebuilt = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
-    expect(rebuilt.restore(file, 20, (from) => vectors.slice(from, 20))).toBe(20);
+    for (const label of [12, 35]) expect(restored.search(vectors[label]!, 1)[0]).toMatchObject({ label });
+    expect((await readdir(dir)).sort()).toEqual([`.index.hnsw.${process.pid}.abcd.tmp`, 'index.hnsw']);
+    // Labels above the caller's listing were stored and indexed by another process since: kept, not re-added.
+    const ahead = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
+    expect(ahead.restore(file, all.slice(0, 25), entries)).toBe(5);
+    expect(ahead.size).toBe(30);
+    // A file holding a label the store lacks (never written by us, but possible by hand) is rebuilt from the store.
+    const rebuilt = new VectorIndex({ dimensions: 16, exactBelow: 100, efSearch: 64, seed: 7 });
+    expect(rebuilt.restore(file, all.filter((label) => label < 10 || label >= 30), entries)).toBe(20);
+    expect(rebuilt.exact).toBe(true);
+    expect(rebuilt.searchExact(vectors[3]!, 1)[0]).toMatchObject({ label: 3 });
+  });
+
+  it('takes sparse labels in any order and skips labels at or above the limit', () => {
+    const vectors = randomVectors(60, 16, 5);
+    for (const exactBelow of [1000, 0]) {
+      const index = new VectorIndex({ dimensions: 16, exactBelow, efSearch: 64, seed: 7 });
+      vectors.forEach((vector, i) => index.add(vector, i % 2 === 0 ? 1000 - i : 5 * i + 3));
+      expect(() => index.add(vectors[0]!, 1000)).toThrow('already in the index');
+      const limit = 200;
+      const hits = index.search(vectors[1]!, 60, limit);
+      expect(hits[0]).toMatchObject({ label: 8 });
+      expect(hits.every((hit) => hit.label < limit)).toBe(true);
+      expect(hits).toHaveLength(vectors.filter((_, i) => i % 2 === 1 && 5 * i + 3 < limit).length);
+    }
   });
 });
