@@ -63,6 +63,8 @@ export interface ToolRecovery {
 export interface Ack {
   step: number;
   content: string;
+  /** The memory's name, when the strategy names memories: a later ack of the same name replaces it. */
+  name?: string;
 }
 
 export interface SessionDeps {
@@ -190,11 +192,13 @@ export class AgentSession {
 
   private async rememberStep(index: number, content: string, step: RememberStep): Promise<void> {
     const memory = this.memory;
+    let acknowledgedName: string | undefined;
     if (memory.remember) {
       this.turn++;
       try {
         const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires };
-        const [, saveMs] = await timed(() => memory.remember!(item));
+        const [ack, saveMs] = await timed(() => memory.remember!(item));
+        acknowledgedName = ack.name;
         this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });
       } catch (error) {
         // A refused memory (too large, unsafe name...) is recorded and never acknowledged.
@@ -208,7 +212,7 @@ export class AgentSession {
       await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, step.id);
     }
     // The acknowledgement: given only once save()/remember() resolved, i.e. durable per the mode.
-    await this.deps.onAck?.({ step: index, content });
+    await this.deps.onAck?.({ step: index, content, ...(acknowledgedName !== undefined ? { name: acknowledgedName } : {}) });
     this.checkpoint('after_ack');
   }
 

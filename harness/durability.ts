@@ -68,6 +68,8 @@ export interface DurabilityCounts {
   indexMismatches: number;
   pendingJobsLost: number;
   unexpectedExits: number;
+  /** Acknowledged memories a summarising (lossy) strategy no longer holds, at the last check: compression, not crash loss. */
+  compressedAway: number;
 }
 
 export interface DurabilityResult {
@@ -165,7 +167,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   const invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<InvariantId, InvariantOutcome>;
   const counts: DurabilityCounts = {
     acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
-    staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0,
+    staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
   };
   const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
   let spare = AgentProcess.spawn(options.stepTimeoutMs);
@@ -203,6 +205,11 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     const reply = await agent.request({ type: 'check', acks, userTexts }, 'checked');
     if (isExit(reply) || reply.type === 'error') return undefined;
     const { report } = reply;
+    if (report.lossy) {
+      // Summarised away is the strategy's design, not a crash loss: counted apart.
+      counts.compressedAway = Math.max(counts.compressedAway, report.lostAcks.length);
+      report.lostAcks = [];
+    }
     counts.acknowledgedLost += report.lostAcks.length;
     violate('1', report.lostAcks.length, `${label}: lost acknowledged memories: ${report.lostAcks.slice(0, 3).join(' | ')}`);
     if (userTexts.length > 0) {

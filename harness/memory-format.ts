@@ -265,3 +265,52 @@ export async function auditScopeDir(scopeDir: string, scope: MemoryScope, now: D
   ];
   return { files, indexed, unreadable, mismatches, agrees: unreadable.length === 0 && mismatches.length === 0 };
 }
+
+/** A safe memory name made from free text (a topic, or a model's loose name), or undefined when none can be. */
+export function slugifyName(text: string): string | undefined {
+  const slug = Array.from(normalizeText(text).replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+|-+$/gu, ''))
+    .slice(0, 60)
+    .join('')
+    .replace(/-+$/u, '');
+  return slug && !memoryNameProblem(slug) ? slug : undefined;
+}
+
+/** A memory proposed by the `extract-memories` model task, made safe to write. */
+export interface ExtractedMemory {
+  name: string;
+  description: string;
+  content: string;
+  type: MemoryType;
+}
+
+/**
+ * Reads the model's JSON array of memories (possibly wrapped in prose or a code fence). Model
+ * output is never trusted: names are normalised or slugified (derived from the content when
+ * unusable), descriptions shortened to 150 characters, oversized or empty content dropped.
+ */
+export function parseExtractedMemories(text: string, maxMemoryBytes: number, maxItems = 8): ExtractedMemory[] {
+  let items: unknown;
+  try {
+    items = JSON.parse(text.slice(text.indexOf('['), text.lastIndexOf(']') + 1));
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(items)) return [];
+  const out = new Map<string, ExtractedMemory>();
+  for (const item of items as unknown[]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { name, description, content, type } = item as Record<string, unknown>;
+    if (typeof content !== 'string' || !content.trim() || Buffer.byteLength(content.trim()) > maxMemoryBytes) continue;
+    const raw = typeof name === 'string' ? name.normalize('NFC').trim().toLowerCase() : '';
+    const safe = raw && !memoryNameProblem(raw) ? raw : (slugifyName(raw) ?? deriveMemoryName(content));
+    const oneLine = typeof description === 'string' ? description.replace(/\s+/gu, ' ').trim() : '';
+    out.set(safe, {
+      name: safe,
+      description: oneLine ? truncateText(oneLine, MAX_DESCRIPTION_CHARS) : deriveDescription(content),
+      content: content.trim(),
+      type: MEMORY_TYPES.includes(type as MemoryType) ? (type as MemoryType) : 'user',
+    });
+    if (out.size >= maxItems) break;
+  }
+  return [...out.values()];
+}

@@ -34,8 +34,10 @@ export type ToWorker =
 
 /** What the durability checks found in a freshly reopened store. */
 export interface CheckReport {
-  /** Acknowledged memories whose content is no longer in the store. */
+  /** Acknowledged memories whose content is no longer in the store (the latest ack of each name). */
   lostAcks: string[];
+  /** The strategy summarises (capabilities.lossy): its lost acks are compressed away, not crash losses. */
+  lossy: boolean;
   /** User messages that should have been persisted and are not. */
   lostUserTexts: string[];
   store: StoreCheck | null;

@@ -135,9 +135,12 @@ class Worker {
 
   private async check(acks: readonly Ack[], userTexts: readonly string[]): Promise<CheckReport> {
     const strategy = this.session!.current!;
-    const holds = await persistedText(strategy, [...acks.map((ack) => ack.content), ...userTexts]);
+    // A later memory of the same name replaces an earlier one: only the latest ack per name must survive.
+    const latest = [...new Map(acks.map((ack) => [ack.name ?? `#${ack.step}:${ack.content}`, ack])).values()];
+    const holds = await persistedText(strategy, [...latest.map((ack) => ack.content), ...userTexts]);
     return {
-      lostAcks: acks.filter((ack) => !holds(ack.content)).map((ack) => ack.content),
+      lostAcks: latest.filter((ack) => !holds(ack.content)).map((ack) => ack.content),
+      lossy: strategy.capabilities.lossy === true,
       lostUserTexts: userTexts.filter((text) => !holds(text)),
       store: strategy.verify ? await strategy.verify() : null,
       pendingJobs: strategy.pendingJobs?.() ?? null,

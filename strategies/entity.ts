@@ -91,7 +91,7 @@ export class EntityStrategy implements MemoryStrategy {
   private lastContext: { key: string; message: SystemMessage } | undefined;
 
   constructor(private readonly context: StrategyContext, private readonly options: EntityOptions) {
-    this.capabilities = { persistent: true, explicitMemory: false, backgroundWork: context.durability === 'async' };
+    this.capabilities = { persistent: true, explicitMemory: false, backgroundWork: context.durability === 'async', lossy: true };
     this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
     this.store = new EntityStore(path.join(context.dir, 'entities.sqlite'), context.durability, context.now);
   }

@@ -5,6 +5,14 @@
  * call is emulated: the `recallTopK` memories that best match the query are loaded too (and
  * counted in `recalls`). A short window of recent messages comes along from a SQLite history.
  *
+ * Automatic memory (`autoMemory`, on by default, like Claude Code's auto-memory): after each
+ * completed exchange one `extract-memories` model call (maintenance) gets the user's message(s),
+ * the MEMORY.md index lines and the bodies of the few memories related to them, and returns the
+ * durable facts as memories; each is written like `remember` (locked, re-read, atomic, indexed).
+ * A correction reuses the existing memory's name, so it replaces the old value instead of
+ * contradicting it. A cursor file (`auto-memory.json`) records the last extracted reply, so an
+ * exchange whose extraction a crash interrupted is extracted when the strategy reopens.
+ *
  * Refusals (unsafe names, oversized content, descriptions over 150 characters, symlinked files)
  * throw a MembenchError with code INVALID_ARGUMENT and a message meant for the user; nothing
  * is written. Durability: `sync` acknowledges a memory only after its file and the index are
@@ -12,10 +20,12 @@
  * operation) and writes recent messages behind; `exit` keeps changes in memory and writes them
  * on close; `none` never touches the disk.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import { SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { MembenchError } from '../harness/errors.js';
+import { writeFileAtomic } from '../harness/fs.js';
 import { SqliteChatMessageHistory } from '../harness/history.js';
 import { MemoryFileStore } from '../harness/memory-files.js';
 import {
@@ -29,13 +39,16 @@ import {
   MEMORY_SCOPES,
   memoryNameProblem,
   normalizeMemoryName,
+  parseExtractedMemories,
   prepareMemory,
+  truncateText,
   type MemoryDraft,
   type MemoryRecord,
   type MemoryScope,
   type MemoryType,
 } from '../harness/memory-format.js';
-import { matchTerms, normalizeText } from '../harness/text.js';
+import { extractMemoriesPrompt } from '../harness/prompts.js';
+import { matchTerms, normalizeText, sentences } from '../harness/text.js';
 import { messageText } from '../harness/tokens.js';
 import { windowStart } from './window.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StoreCheck, type StrategyContext } from './types.js';
@@ -57,6 +70,8 @@ export const fileIndexOptions = z
     recentExchanges: z.coerce.number().int().min(0).default(1),
     /** Delete expired memory files when an index is rebuilt (default false; they are never loaded either way). */
     pruneExpired: booleanKnob.optional(),
+    /** Extract durable facts from each completed exchange into memories (one maintenance call per exchange). */
+    autoMemory: booleanKnob.default(true),
   })
   .strict();
 export type FileIndexOptions = z.output<typeof fileIndexOptions>;
@@ -79,18 +94,29 @@ const DEFAULT_SCOPE: Record<MemoryType, MemoryScope> = { user: 'global', feedbac
 const PRIORITY_RANK = { high: 0, normal: 1, low: 2 } as const;
 const keyOf = (scope: MemoryScope, name: string): string => `${scope}/${name}`;
 const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
+const isFinalReply = (message: BaseMessage): boolean => message.getType() === 'ai' && ((message as AIMessage).tool_calls ?? []).length === 0;
+/** The cursor of automatic memory: messages up to this index have been extracted. */
+const CURSOR_FILE = 'auto-memory.json';
+/** How many related bodies (so an addition keeps what a memory says) and reply characters an extraction call sees. */
+const RELATED_BODIES = 3;
+const REPLY_CHARS = 120;
 
 /** Exported so tests and tools can reach `recallMemory` and the store's counters. */
 export class FileIndexStrategy implements MemoryStrategy {
   readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false };
   /** Memory bodies read on demand: `recallMemory` calls plus the emulated recalls of `load`. */
   recalls = 0;
+  /** Memories written (created or changed) by automatic extraction. */
+  autoMemories = 0;
   /** The files on disk; absent in durability mode `none`. */
   readonly store: MemoryFileStore | undefined;
   /** Changes not yet on disk (`exit` and `none` modes): a record, or null for a deletion. */
   private readonly pending = new Map<string, MemoryRecord | null>();
   private readonly history: SqliteChatMessageHistory;
   private readonly humanAt: number[] = [];
+  /** The last final reply in the history, and the first message not yet extracted (the cursor). */
+  private lastReplyAt = -1;
+  private extractedThrough = 0;
   private readonly termsOf = new WeakMap<MemoryRecord, ReadonlySet<string>>();
   private lastContext: SystemMessage | undefined;
 
@@ -118,15 +144,29 @@ export class FileIndexStrategy implements MemoryStrategy {
   async open(): Promise<void> {
     this.history.open();
     this.humanAt.length = 0;
+    this.lastReplyAt = -1;
     this.history.messages.forEach((message, index) => {
       if (isHuman(message)) this.humanAt.push(index);
+      if (isFinalReply(message)) this.lastReplyAt = index;
     });
     await this.store?.open();
+    if (!this.options.autoMemory) return;
+    this.extractedThrough = await this.readCursor();
+    // A crash between a reply and the end of its extraction: extract that exchange now.
+    const replyAt = this.lastReplyAt;
+    if (replyAt >= this.extractedThrough) {
+      this.lastReplyAt = this.history.messages.slice(0, replyAt).findLastIndex(isFinalReply);
+      await this.extractExchange(replyAt);
+    }
   }
 
   async save(event: MemoryEvent): Promise<void> {
-    if (isHuman(event.message)) this.humanAt.push(this.history.messages.length);
+    const index = this.history.messages.length;
+    if (isHuman(event.message)) this.humanAt.push(index);
     await this.history.addMessage(event.message);
+    if (!isFinalReply(event.message)) return;
+    if (this.options.autoMemory) await this.extractExchange(index);
+    else this.lastReplyAt = index;
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
@@ -135,7 +175,7 @@ export class FileIndexStrategy implements MemoryStrategy {
     const live = this.memories().filter((record) => !isExpired(record, now)).sort(compareMemories);
     const high = live.filter((record) => record.priority === 'high');
     const rest = live.filter((record) => record.priority !== 'high');
-    const recalled = this.bestMatches(rest, input.query);
+    const recalled = this.bestMatches(rest, input.query, this.options.recallTopK);
     this.recalls += recalled.length;
     const recent = this.recentMessages();
     const text = renderContext(high, rest, recalled);
@@ -237,8 +277,55 @@ export class FileIndexStrategy implements MemoryStrategy {
       }
     }
     this.pending.clear();
+    if (this.context.durability === 'exit' && this.options.autoMemory) await this.writeCursor();
     await this.history.close();
     if (problems.length > 0) throw new MembenchError('INVALID_ARGUMENT', `${problems.length} memories could not be written on close`, problems);
+  }
+
+  /**
+   * Automatic memory for the exchange ending with the reply at `replyAt`: one model call with the
+   * user's message(s), the index lines and a few related bodies; every proposed memory that
+   * changes something is written like `remember` (unchanged ones are skipped, so a re-extraction
+   * after a crash bumps no version). Refused proposals are dropped; crashes and I/O errors are not.
+   */
+  private async extractExchange(replyAt: number): Promise<void> {
+    const messages = this.history.messages;
+    const userMessages = messages.slice(this.lastReplyAt + 1, replyAt).filter(isHuman).map(messageText).filter((text) => text.trim().length > 0);
+    this.lastReplyAt = replyAt;
+    if (userMessages.length > 0) {
+      await this.store?.refresh();
+      const now = this.context.now();
+      const live = this.memories().filter((record) => !isExpired(record, now)).sort(compareMemories);
+      // A body the index line already shows in full is not repeated.
+      const related = this.bestMatches(live, userMessages.join('\n'), RELATED_BODIES)
+        .filter((record) => !normalizeText(record.description).includes(normalizeText(record.body)))
+        .map((record) => ({ name: record.name, body: record.body }));
+      const prompt = extractMemoriesPrompt({ indexLines: live.map(indexLine), related, userMessages, reply: truncateText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS) });
+      const response = await this.context.model.chat({ task: 'extract-memories', messages: prompt, maxOutputTokens: 500 });
+      for (const memory of parseExtractedMemories(response.text, this.options.maxMemoryBytes)) {
+        const existing = this.find(memory.name);
+        if (existing && normalizeText(existing.body) === normalizeText(memory.content)) continue;
+        try {
+          await this.remember(memory);
+          this.autoMemories++;
+        } catch (error) {
+          if (!(error instanceof MembenchError)) throw error;
+        }
+      }
+    }
+    this.extractedThrough = replyAt + 1;
+    if (this.writesThrough) await this.writeCursor();
+  }
+
+  private async readCursor(): Promise<number> {
+    if (this.context.durability === 'none') return this.extractedThrough;
+    // Missing or unreadable: the last exchange is extracted again, which rewrites nothing unchanged.
+    const text = await readFile(path.join(this.context.dir, CURSOR_FILE), 'utf8').catch(() => '');
+    return Math.min(Number(/"through":\s*(\d+)/u.exec(text)?.[1] ?? 0), this.history.messages.length);
+  }
+
+  private async writeCursor(): Promise<void> {
+    await writeFileAtomic(path.join(this.context.dir, CURSOR_FILE), `${JSON.stringify({ through: this.extractedThrough })}\n`);
   }
 
   /** The store's memories with this session's unwritten changes applied. */
@@ -263,8 +350,8 @@ export class FileIndexStrategy implements MemoryStrategy {
   }
 
   /** Term overlap with the query (rarer, longer terms weigh more), computed on terms cached per record. */
-  private bestMatches(records: readonly MemoryRecord[], query: string): MemoryRecord[] {
-    if (this.options.recallTopK === 0) return [];
+  private bestMatches(records: readonly MemoryRecord[], query: string, k: number): MemoryRecord[] {
+    if (k === 0) return [];
     const queryTerms = new Set(matchTerms(query));
     if (queryTerms.size === 0) return [];
     const scored: { record: MemoryRecord; score: number }[] = [];
@@ -285,7 +372,7 @@ export class FileIndexStrategy implements MemoryStrategy {
         (a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : 0) ||
         compareMemories(a.record, b.record),
     );
-    return scored.slice(0, this.options.recallTopK).map((entry) => entry.record);
+    return scored.slice(0, k).map((entry) => entry.record);
   }
 
   /** The last `recentExchanges` completed exchanges, plus the current user message when it has no reply yet. */
@@ -298,12 +385,13 @@ export class FileIndexStrategy implements MemoryStrategy {
   }
 }
 
-const heading = (record: MemoryRecord): string => `### ${record.name} (${record.type}, ${record.scope})`;
+// The name leads the body on one line, so no line holds the name alone (an extractive reader would quote it).
+const shown = (record: MemoryRecord): string => `- ${record.name} (${record.type}, ${record.scope}): ${record.body}`;
 
 /** The memory system message: high-priority memories in full, the index of the rest, and the recalled bodies. */
 function renderContext(high: readonly MemoryRecord[], rest: readonly MemoryRecord[], recalled: readonly MemoryRecord[]): string {
   const parts: string[] = [];
-  if (high.length > 0) parts.push(['## Memories (high priority, always loaded)', ...high.map((record) => `${heading(record)}\n${record.body}`)].join('\n\n'));
+  if (high.length > 0) parts.push(['## Memories (high priority, always loaded)', ...high.map(shown)].join('\n'));
   if (rest.length > 0) {
     const lines = ['## Memory index (MEMORY.md): call recall_memory with a name to read that memory'];
     for (const scope of MEMORY_SCOPES) {
@@ -312,7 +400,7 @@ function renderContext(high: readonly MemoryRecord[], rest: readonly MemoryRecor
     }
     parts.push(lines.join('\n'));
   }
-  if (recalled.length > 0) parts.push(['## Recalled memories (recall_memory)', ...recalled.map((record) => `${heading(record)}\n${record.body}`)].join('\n\n'));
+  if (recalled.length > 0) parts.push(['## Recalled memories (recall_memory)', ...recalled.map(shown)].join('\n'));
   return parts.join('\n\n');
 }
 

@@ -49,7 +49,7 @@ function withContent(message: BaseMessage, content: string): BaseMessage {
 }
 
 class SummaryBufferStrategy implements MemoryStrategy {
-  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true };
+  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true, lossy: true };
   private memory: SummaryMemory | undefined;
   /** The buffer: messages in the context verbatim, oldest first; never starts on a tool result. */
   private recent: StoredMessage[] = [];

@@ -40,7 +40,7 @@ function isReply(message: BaseMessage): boolean {
 }
 
 class SummaryStrategy implements MemoryStrategy {
-  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true };
+  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true, lossy: true };
   private memory: SummaryMemory | undefined;
   /** Messages not folded into the summary yet, including those whose fold is queued. */
   private unfolded: StoredMessage[] = [];

@@ -60,6 +60,12 @@ export interface StrategyCapabilities {
   explicitMemory: boolean;
   /** Does work off the hot path (flush() finishes it). */
   backgroundWork: boolean;
+  /**
+   * Keeps a compressed form of what it is told (a summary): an acknowledged memory can be
+   * summarised away with no crash at all, so the durability checks count such losses apart
+   * ("compressed away") instead of as violations of invariants 1 and 5.
+   */
+  lossy?: boolean;
 }
 
 export interface MemoryStrategy {

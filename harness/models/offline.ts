@@ -4,8 +4,9 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText, roleOf, TokenCounter } from '../tokens.js';
-import { hasCjk, matchTerms, normalizeText, sentences } from '../text.js';
-import { parseSummarizePrompt } from '../prompts.js';
+import { contentWords, hasCjk, matchTerms, normalizeText, sentences } from '../text.js';
+import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../prompts.js';
+import { slugifyName, truncateText } from '../memory-format.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
@@ -82,6 +83,8 @@ export class OfflineModel implements ChatModel {
         return this.summarize(messages, request.maxOutputTokens ?? DEFAULT_SUMMARY_TOKENS);
       case 'extract-entities':
         return JSON.stringify(extractEntities(speakerLines(messages.filter((m) => roleOf(m) !== 'system')).join('\n')));
+      case 'extract-memories':
+        return JSON.stringify(extractMemories(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
     }
   }
 
@@ -205,4 +208,160 @@ export class HashedEmbedder implements Embedder {
     if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i]! /= norm;
     return vector;
   }
+}
+
+// ---- extract-memories: durable first-person facts, one memory per topic ----
+
+/**
+ * Topics with fixed names in both languages, so a statement and its later correction land in
+ * the same file whatever the wording. `single`: one value at a time (a new statement replaces).
+ */
+const TOPICS: readonly { en: string; zh: string; single: boolean; pattern: RegExp }[] = [
+  { en: 'allergy', zh: '过敏', single: false, pattern: /allerg|过敏/iu },
+  { en: 'home-city', zh: '住址', single: true, pattern: /\b(?:I live|I'm (?:living|moving)|I am (?:living|moving)|I(?: have|'ve)? moved|moved back|my (?:home|address|city))\b|住在|住址|搬到|搬回|搬家|家住/iu },
+  { en: 'headcount', zh: '人数', single: true, pattern: /\bfamily of \w+|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+) (?:of us|people|guests)\b|[一二两三四五六七八九十\d]+(?:口人|个人|位客人)/iu },
+  { en: 'flight', zh: '航班', single: true, pattern: /\bmy flight\b|航班/iu },
+  { en: 'coffee', zh: '咖啡', single: false, pattern: /\bmy coffee\b|咖啡/iu },
+  { en: 'diet', zh: '饮食', single: false, pattern: /\b(?:vegetarian|vegan|I (?:don't|do not|never) eat)\b|吃素|素食/iu },
+];
+const FIRST_PERSON_EN = /\b(?:my|I'm|I am|I've|I have|I had|I live|I lived|I prefer|I like|I love|I hate|I don't|I do not|I never|I always|I usually|I only|I still|I just|I use|I own|I work|I take|I drink|I eat|I moved|I switched|we're|we are|we have|we've|our)\b|\ballergic\b/iu;
+// 我 as the subject (not the object of 帮/给/教 …), with a marker of a fact about the speaker.
+const NOT_OBJECT = '(?:^|[^帮给教让叫跟和对替为向问诉])';
+const FIRST_PERSON_ZH = new RegExp(`${NOT_OBJECT}我(?:家|们家|的)|${NOT_OBJECT}我.{0,8}?(?:是|有|住|搬|喜欢|爱|讨厌|过敏|不吃|不喝|吃素|用|叫|姓|养|每次|总是|一直|从来|习惯|${MY_NOUNS_ZH}|爸妈)`, 'u');
+const REQUEST = /^(?:please|could you|can you|would you|let's|add|put|help|tell me|remind me|thanks|thank you)\b|^(?:请|帮我|麻烦|给我|告诉我|谢谢)/iu;
+const QUESTION = /[?？]$|[吗呢][。！]?$|^(?:what|how|which|why|when|where|who|whose|can|could|should|would|do|does|did|is|are|will|shall)\b/iu;
+const CORRECTION = /\b(?:actually|now|no longer|anymore|chang(?:e|ed)|moved|switched|instead|back to|again|correction|cancell?ed)\b|其实|现在|改|换|搬|又|不再|取消|变成|更正/iu;
+/** Index descriptions written offline: the first sentence, short (the index is loaded on every turn). */
+const DESCRIPTION_CHARS = 100;
+/** A closing "too" / "as well": the statement adds to what the memory says, whatever the topic (也 is too ambiguous). */
+const ADDITION = /\b(?:too|as well)\W*$/iu;
+const PRONOUN = /\b(?:it|that|this)\b|它|那个/iu;
+const NP_SKIP = new Set('the a an one only just some any this that these those our my your own very two three four'.split(' '));
+const NP_STOP = new Set(
+  ("is are was were be been am has have had do does did i you he she it we they me us them to with in on at for from of by and or but so " +
+    "which who when while as than then now again back can could will would should may might must not no doesn't don't isn't " +
+    'likes loves hates prefers eats drinks lives works goes takes uses wants needs moved changed switched started joined joining coming going trying got').split(' '),
+);
+const HAN_RUN = '[\\p{Script=Han}]{1,4}?';
+const ZH_END_MEMORY = '(?=[，。！？、；,.!?;\\s的了吧吗呢]|$)';
+const ZH_KIN = new RegExp(`我(?:的|家|们家)?(${MY_NOUNS_ZH}|爸妈)`, 'u');
+const ZH_OWN = new RegExp(`我(?:家|们家)?(?:只|还|也|就|都)?有(?:[一二两三四五六七八九十几\\d]+)?[口个只台辆把件位条张本部套]?(${HAN_RUN})${ZH_END_MEMORY}`, 'u');
+const ZH_ATTRIBUTE = new RegExp(`我(?:的|最喜欢的|最爱的)(${HAN_RUN})(?:是|在|改|换)`, 'u');
+
+/** Up to three words of a noun phrase at the start of `text` ("the only pot I have" → "pot"), lower case. */
+function nounPhrase(text: string): string | undefined {
+  const kept: string[] = [];
+  for (const token of text.split(/\s+/u)) {
+    const word = token.toLowerCase().replace(/^[^\p{L}\p{N}]+/u, '');
+    const clean = word.replace(/(?:'s)?[^\p{L}\p{N}-]*$/u, '');
+    if (!clean) break;
+    if (kept.length === 0 && (NP_SKIP.has(clean) || /^\d+$/u.test(clean))) {
+      if (clean !== word) break;
+      continue;
+    }
+    if (NP_STOP.has(clean)) break;
+    kept.push(clean);
+    if (kept.length === 3 || clean !== word) break; // punctuation or a possessive ends the phrase
+  }
+  return kept.length > 0 ? kept.join(' ') : undefined;
+}
+
+interface Topic {
+  name: string;
+  single: boolean;
+  /** A table topic's pattern, to recognise the same topic under another existing name. */
+  pattern?: RegExp;
+}
+
+const named = (name: string | undefined, single: boolean): Topic | undefined => {
+  const slug = name === undefined ? undefined : slugifyName(name);
+  const table = TOPICS.find((topic) => topic.en === slug || topic.zh === slug);
+  if (table) return { name: slug!, single: table.single, pattern: table.pattern };
+  return slug ? { name: slug, single } : undefined;
+};
+
+/**
+ * The topic a fact is about, from its wording alone: a table topic (allergy, home city, head
+ * count …), else "my X" / 我(的)X, else the subject of "X is …", else the object of "I have X" /
+ * 我有X. Undefined when none is found (the caller may fall back to content words).
+ */
+function topicOf(sentence: string): Topic | undefined {
+  const zh = hasCjk(sentence);
+  const table = TOPICS.find((topic) => topic.pattern.test(sentence));
+  if (table) return { name: zh ? table.zh : table.en, single: table.single, pattern: table.pattern };
+  if (zh) {
+    const attribute = ZH_ATTRIBUTE.exec(sentence);
+    if (attribute) return named(`${/我最/u.test(attribute[0]) ? '最喜欢的' : ''}${attribute[1]!}`, true);
+    return named(ZH_KIN.exec(sentence)?.[1] ?? ZH_OWN.exec(sentence)?.[1], false);
+  }
+  for (const match of sentence.matchAll(/\bmy\s+/giu)) {
+    const phrase = nounPhrase(sentence.slice(match.index + match[0].length));
+    if (!phrase) continue;
+    const rest = sentence.slice(match.index + match[0].length + phrase.length);
+    return named(phrase, /favou?rite/iu.test(phrase) || /^\s*(?:is|are)\b/iu.test(rest));
+  }
+  const subject = /^(.*?)\b(?:is|are|was|were)\b/iu.exec(sentence)?.[1];
+  if (subject && !/^\s*(?:\w+,\s*)?(?:i|it|we|you|he|she|they|that|this|there|what|which)\b/iu.test(subject)) {
+    const topic = named(nounPhrase(subject.replace(/^\s*\w+,\s*/u, '')), true);
+    if (topic) return topic;
+  }
+  const owned = /\b(?:I|we)(?:'ve| have| only have| still have| also have| own| use| got|'ve got)\s+/iu.exec(sentence);
+  return owned ? named(nounPhrase(sentence.slice(owned.index + owned[0].length)), false) : undefined;
+}
+
+/** The statement part of a sentence: a question's leading clauses ("我家只有一口铸铁锅，可以用它来炖吗？"), else the sentence. */
+function statementOf(sentence: string): string | undefined {
+  if (!QUESTION.test(sentence)) return sentence;
+  const clauses = sentence.split(/(?<=[，,])\s*/u);
+  const kept = clauses.slice(0, -1).filter((clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
+  return kept.length > 0 ? kept.join('').replace(/[，,]\s*$/u, '') : undefined;
+}
+
+/**
+ * The offline `extract-memories` task: first-person factual user sentences (skipping questions,
+ * requests and acknowledgements), grouped by topic into memories. A topic that an index line
+ * already covers reuses that memory's name; a correction ("actually", "moved", 又, 改 …) or a
+ * single-valued topic replaces the old content, anything else is appended to the related body
+ * shown in the prompt. Sentences with only a pronoun ("It's back to Tuesday") are kept when they
+ * correct a memory the assistant's reply names ("your flight"). Deterministic; sees only messages.
+ */
+export function extractMemories(prompt: string): { name: string; description: string; content: string; type: 'user' }[] {
+  const input = parseExtractMemoriesPrompt(prompt);
+  const index = input.indexLines.map((line) => /^- \[([^\]]+)\]\([^)]*\) — (.*)$/u.exec(line)).flatMap((m) => (m ? [{ name: m[1]!, description: m[2]! }] : []));
+  // A body missing from the related section is shown in full by its index line.
+  const related = new Map(index.filter((entry) => !entry.description.endsWith('…')).map((entry) => [entry.name, entry.description]));
+  for (const memory of input.related) related.set(memory.name, memory.body);
+  const replyTopic = named(/\byour\s+(.+)/iu.exec(input.reply)?.[1]?.split(/\s+(?:is|are|was|has)\b/iu)[0] ?? /你的(\p{Script=Han}{1,4}?)(?:是|在|改|换|已|又|还|了|，|。)/u.exec(input.reply)?.[1], true);
+  const groups = new Map<string, { sentences: string[]; replace: boolean; cjk: boolean }>();
+  for (const line of input.userMessages) {
+    for (const raw of sentences(line.replace(/[’]/gu, "'"))) {
+      const sentence = statementOf(raw);
+      if (!sentence || REQUEST.test(sentence) || ACKNOWLEDGEMENT.test(sentence)) continue;
+      let topic: Topic | undefined;
+      if (FIRST_PERSON_EN.test(sentence) || FIRST_PERSON_ZH.test(sentence)) {
+        topic = topicOf(sentence) ?? named(contentWords(sentence).filter((word) => !word.includes("'")).slice(0, 3).join('-'), false);
+      } else if (CORRECTION.test(sentence) && PRONOUN.test(sentence) && replyTopic && index.some((entry) => entry.name === replyTopic.name)) {
+        topic = replyTopic;
+      }
+      if (!topic) continue;
+      const existing = index.find((entry) => entry.name === topic.name) ?? (topic.pattern ? index.find((entry) => topic.pattern!.test(entry.description)) : undefined);
+      const name = existing?.name ?? topic.name;
+      const group = groups.get(name) ?? { sentences: [], replace: false, cjk: false };
+      group.sentences.push(sentence);
+      group.replace ||= (topic.single && !ADDITION.test(sentence)) || CORRECTION.test(sentence);
+      group.cjk ||= hasCjk(sentence);
+      groups.set(name, group);
+    }
+  }
+  const out: { name: string; description: string; content: string; type: 'user' }[] = [];
+  for (const [name, group] of groups) {
+    const joined = group.sentences.join(group.cjk ? '' : ' ');
+    const body = related.get(name);
+    if (body !== undefined && normalizeText(body).includes(normalizeText(joined))) continue; // nothing new
+    const content = body !== undefined && !group.replace ? `${body}${group.cjk ? '' : ' '}${joined}` : joined;
+    // The description: a replacement's last sentence (the new value), else the memory's first sentence.
+    const shown = group.replace ? group.sentences.at(-1)! : (sentences(content)[0] ?? content);
+    out.push({ name, description: truncateText(shown, DESCRIPTION_CHARS), content, type: 'user' });
+  }
+  return out;
 }

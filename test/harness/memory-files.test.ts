@@ -15,9 +15,11 @@ import {
   MEMORIES_DIR,
   normalizeMemoryName,
   parseIndex,
+  parseExtractedMemories,
   parseMemoryFile,
   prepareMemory,
   renderMemoryFile,
+  slugifyName,
   type MemoryDraft,
   type MemoryScope,
 } from '../../harness/memory-format.js';
@@ -282,5 +284,48 @@ describe('MemoryFileStore', () => {
     const reopened = makeStore();
     await reopened.open();
     expect(reopened.all()).toHaveLength(101);
+  });
+});
+
+describe('memories proposed by a model (extract-memories)', () => {
+  it('slugifies free text into safe names, Chinese included, and refuses what cannot be one', () => {
+    expect(slugifyName('Home city')).toBe('home-city');
+    expect(slugifyName('  Favourite colour! ')).toBe('favourite-colour');
+    expect(slugifyName('住址')).toBe('住址');
+    expect(slugifyName('../../etc/passwd')).toBe('etc-passwd');
+    expect(slugifyName('...')).toBeUndefined();
+    expect(slugifyName('MEMORY')).toBeUndefined();
+    expect(slugifyName('aux')).toBeUndefined();
+  });
+
+  it('reads a JSON array wrapped in prose or a fence and makes every field safe', () => {
+    const text = [
+      'Here you go:\n```json',
+      JSON.stringify([
+        { name: 'Flight', description: 'Flight day', content: 'My flight is on Thursday.', type: 'user' },
+        { name: '../../etc/passwd', content: 'escape attempt', type: 'nonsense' },
+        { name: 'MEMORY', content: 'reserved name' },
+        { name: 'long', description: 'd'.repeat(400), content: 'A long description is shortened.' },
+        { name: 'big', content: 'x'.repeat(5000) },
+        { name: 'empty', content: '   ' },
+        'not an object',
+        { name: '住址', content: '我住在杭州。', type: 'feedback' },
+      ]),
+      '```',
+    ].join('\n');
+    const memories = parseExtractedMemories(text, 4096);
+    expect(memories.map((memory) => memory.name)).toEqual(['flight', 'etc-passwd', expect.stringMatching(/^reserved-name-[0-9a-f]{8}$/u), 'long', '住址']);
+    expect(memories[0]).toEqual({ name: 'flight', description: 'Flight day', content: 'My flight is on Thursday.', type: 'user' });
+    expect(memories[1]!.type).toBe('user');
+    expect(memories[3]!.description.length).toBeLessThanOrEqual(MAX_DESCRIPTION_CHARS);
+    expect(memories[4]).toMatchObject({ type: 'feedback', description: '我住在杭州。' });
+    for (const memory of memories) expect(() => normalizeMemoryName(memory.name)).not.toThrow();
+  });
+
+  it('returns nothing for [] or for output that is not a JSON array', () => {
+    expect(parseExtractedMemories('[]', 4096)).toEqual([]);
+    expect(parseExtractedMemories('Nothing worth keeping.', 4096)).toEqual([]);
+    expect(parseExtractedMemories('[{"name": "x", "content": ', 4096)).toEqual([]);
+    expect(parseExtractedMemories('{"name": "x", "content": "y"}', 4096)).toEqual([]);
   });
 });

@@ -3,9 +3,12 @@ import path from 'node:path';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/errors.js';
+import { extractMemories } from '../../harness/models/offline.js';
+import type { ChatModel, ChatRequest } from '../../harness/models/types.js';
+import { extractMemoriesPrompt } from '../../harness/prompts.js';
 import { auditScopeDir, INDEX_FILE, MEMORIES_DIR, parseMemoryFile, type MemoryScope } from '../../harness/memory-format.js';
 import { fileIndex, type FileIndexStrategy } from '../../strategies/file-index.js';
-import type { DurabilityMode } from '../../strategies/types.js';
+import type { DurabilityMode, StrategyContext } from '../../strategies/types.js';
 import { describeConformance, exchange, makeHarness, type Harness } from './conformance.js';
 
 describeConformance(fileIndex);
@@ -218,5 +221,224 @@ describe('file-index', () => {
     await strategy.remember({ name: 'y', content: 'Project fact.', scope: 'project' });
     expect((await stat(path.join(harness.dir, 'user-memory', MEMORIES_DIR, 'x.md'))).isFile()).toBe(true);
     expect((await stat(path.join(harness.dir, 'repo-memory', MEMORIES_DIR, 'y.md'))).isFile()).toBe(true);
+  });
+});
+
+describe('file-index automatic memory', () => {
+  let harness: Harness;
+  let strategy: FileIndexStrategy;
+  let requests: ChatRequest[];
+  let reply: ((request: ChatRequest) => string) | undefined;
+  const open = async (durability?: DurabilityMode, options: Record<string, unknown> = {}, extra: Partial<StrategyContext> = {}): Promise<FileIndexStrategy> => {
+    const base = harness.context(durability);
+    // Counts every model call; answers with the offline model unless a test scripts the reply.
+    const model: ChatModel = {
+      id: 'counting',
+      offline: true,
+      chat: async (request) => {
+        requests.push(request);
+        return reply ? { text: reply(request), cached: false } : base.model.chat(request);
+      },
+    };
+    const created = fileIndex.create({ ...base, model, ...extra }, fileIndex.options.parse(options)) as FileIndexStrategy;
+    await created.open();
+    return created;
+  };
+  const memory = async (scope: MemoryScope, name: string) => parseMemoryFile(await readFile(path.join(harness.dir, scope, MEMORIES_DIR, `${name}.md`), 'utf8'), name, scope);
+  const names = async (scope: MemoryScope = 'global'): Promise<string[]> => (await readdir(path.join(harness.dir, scope, MEMORIES_DIR)).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).map((file) => file.slice(0, -3)).sort();
+  const contextFor = async (query: string): Promise<string> => text((await strategy.load({ query, turn: 99 })).messages);
+  const filler = async (from: number, count: number): Promise<void> => {
+    for (let turn = from; turn < from + count; turn++) await exchange(strategy, turn, `How long should step ${turn} take?`, `About ${turn} minutes.`);
+  };
+  const agree = async (): Promise<void> => {
+    for (const scope of ['global', 'project'] as MemoryScope[]) expect((await auditScopeDir(path.join(harness.dir, scope), scope, new Date('2026-01-01T00:00:00Z'))).agrees).toBe(true);
+  };
+
+  beforeEach(async () => {
+    harness = await makeHarness(fileIndex);
+    requests = [];
+    reply = undefined;
+    strategy = await open();
+  });
+  afterEach(async () => {
+    await strategy.close().catch(() => undefined);
+    await rm(harness.dir, { recursive: true, force: true });
+  });
+
+  it('writes the facts of an English and Chinese conversation as memory files, indexed, and recalls them later', async () => {
+    await exchange(strategy, 1, "Hi! I'd love to make red-braised pork. Can you teach me?", 'Happily! How many people are eating?');
+    await exchange(strategy, 2, "We're a family of four. Oh, and my son is allergic to peanuts, so I have to be careful.", 'Got it, no peanut oil then.');
+    await exchange(strategy, 3, '我家只有一口铸铁锅，可以用它来炖吗？', '可以，铸铁锅很合适。');
+    await exchange(strategy, 4, '对了，我住在杭州。', '好的。');
+    await exchange(strategy, 5, 'Thanks, that is helpful.', 'You are welcome.');
+    expect(requests.map((request) => request.task)).toEqual(Array(5).fill('extract-memories'));
+    expect(await names()).toEqual(['allergy', 'headcount', '住址', '铸铁锅']);
+    expect(await memory('global', 'allergy')).toMatchObject({ type: 'user', priority: 'normal', version: 1, body: 'Oh, and my son is allergic to peanuts, so I have to be careful.' });
+    expect(await memory('global', '铸铁锅')).toMatchObject({ version: 1, body: '我家只有一口铸铁锅', description: '我家只有一口铸铁锅' });
+    expect((await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8'))).toContain('- [住址](memories/住址.md) — 对了，我住在杭州。');
+    await agree();
+    expect(strategy.autoMemories).toBe(4);
+
+    await filler(6, 5);
+    const allergy = await contextFor('What is my son allergic to?');
+    expect(allergy).toContain('peanuts');
+    expect(allergy).not.toContain('family of four. Oh'); // one memory per topic, not the whole message
+    expect(await contextFor('我住在哪里？')).toContain('杭州');
+    expect(await contextFor('我家用的是什么锅？')).toContain('铸铁锅');
+  });
+
+  it('updates the same memory on a correction: the version increments and the old value leaves the context', async () => {
+    await exchange(strategy, 1, "I'm off to Lisbon next week. My flight is on Tuesday.", 'Nice, a Tuesday flight.');
+    await exchange(strategy, 2, '我住在上海。', '好的。');
+    await filler(3, 3);
+    await exchange(strategy, 6, 'Change of plans, the airline moved my flight to Thursday.', 'Got it, your flight is now on Thursday.');
+    await exchange(strategy, 7, '跟你说一下，我搬到杭州了。', '恭喜！');
+    await filler(8, 3);
+    expect(await memory('global', 'flight')).toMatchObject({ version: 2, body: 'Change of plans, the airline moved my flight to Thursday.' });
+    expect(await memory('global', '住址')).toMatchObject({ version: 2, body: '跟你说一下，我搬到杭州了。' });
+    expect(await names()).toEqual(['flight', 'off-lisbon-next', '住址']);
+    const flight = await contextFor('Which day is my flight now?');
+    expect(flight).toContain('Thursday');
+    expect(flight).not.toContain('Tuesday');
+    const city = await contextFor('我现在住在哪个城市？');
+    expect(city).toContain('杭州');
+    expect(city).not.toContain('上海');
+
+    // A correction with only a pronoun is tied to the memory the reply names.
+    await exchange(strategy, 11, "Sorry, the airline changed it again. It's back to Tuesday.", 'No problem, your flight is on Tuesday again.');
+    await filler(12, 2);
+    expect(await memory('global', 'flight')).toMatchObject({ version: 3, body: "Sorry, the airline changed it again. It's back to Tuesday." });
+    expect(await contextFor('Which day is my flight?')).not.toContain('Thursday');
+    await agree();
+  });
+
+  it('adds to a memory (rather than replacing it) when a new statement is no correction', async () => {
+    await exchange(strategy, 1, 'The only pot I have is a cast-iron Dutch oven.', 'Ideal for braising.');
+    await exchange(strategy, 2, 'But I only have the one pot. Can I cook both dishes at once?', 'Cook them one after the other.');
+    expect(await memory('global', 'pot')).toMatchObject({ version: 2, body: 'The only pot I have is a cast-iron Dutch oven. But I only have the one pot.' });
+    await exchange(strategy, 3, 'I only have the one pot.', 'Understood.');
+    expect((await memory('global', 'pot')).version).toBe(2); // nothing new: no write
+  });
+
+  it('autoMemory=false keeps the old behaviour: no model call, no memory file, no cursor', async () => {
+    await strategy.close();
+    strategy = await open('sync', { autoMemory: 'false' });
+    await exchange(strategy, 1, 'My son is allergic to peanuts.', 'Noted.');
+    await filler(2, 3);
+    expect(requests).toEqual([]);
+    expect(await names()).toEqual([]);
+    expect(await readdir(harness.dir)).not.toContain('auto-memory.json');
+    expect(await contextFor('What is my son allergic to?')).not.toContain('peanuts');
+  });
+
+  it('keeps per-exchange cost flat: one extraction call per exchange, file reads only for the memories written', async () => {
+    for (let i = 0; i < 40; i++) await strategy.remember({ name: `fact-${i}`, content: `Fact number ${i} is ${i * 7}.` });
+    await strategy.load({ query: 'fact 3?', turn: 1 });
+    const reads = strategy.store!.stats.fileReads;
+    const before = strategy.autoMemories;
+    requests.length = 0;
+    for (let turn = 1; turn <= 30; turn++) {
+      const fact = turn % 3 === 0 ? `My locker number is ${turn}.` : `What is fact ${turn}?`;
+      await exchange(strategy, turn, fact, 'OK.');
+      await strategy.load({ query: `fact ${turn}?`, turn });
+    }
+    expect(requests).toHaveLength(30);
+    expect(requests.every((request) => request.task === 'extract-memories')).toBe(true);
+    const written = strategy.autoMemories - before;
+    expect(written).toBe(10);
+    // Each update re-reads its own file under the lock (the first write of a memory reads nothing); no other file is read.
+    expect(strategy.store!.stats.fileReads - reads).toBeLessThanOrEqual(written);
+    expect((await memory('global', 'locker-number')).body).toBe('My locker number is 30.');
+  });
+
+  it('extracts an exchange whose extraction a crash interrupted when it reopens, and nothing on a clean reopen', async () => {
+    await strategy.close();
+    const crashing = await open('sync', {}, { checkpoint: (point) => { throw new Error(`crash at ${point}`); } });
+    await crashing.save({ message: new HumanMessage('My cat is called Mochi and my dog is called Bao.'), turn: 1 });
+    await expect(crashing.save({ message: new AIMessage('Cute names!'), turn: 1 })).rejects.toThrow('crash at mid_memory_write');
+    await crashing.close();
+
+    strategy = await open();
+    expect(await names()).toEqual(['cat']);
+    expect((await memory('global', 'cat')).body).toBe('My cat is called Mochi and my dog is called Bao.');
+    expect(await strategy.verify()).toEqual({ torn: 0, indexMismatches: 0, details: [] });
+    await strategy.close();
+    const calls = requests.length;
+    strategy = await open();
+    expect(requests.length).toBe(calls);
+    expect((await memory('global', 'cat')).version).toBe(1);
+  });
+
+  it('durability exit writes automatic memories on close', async () => {
+    await strategy.close();
+    strategy = await open('exit');
+    await exchange(strategy, 1, 'My favourite colour is green.', 'Green it is.');
+    expect(await names()).toEqual([]);
+    expect(await strategy.recallMemory('favourite-colour')).toBe('My favourite colour is green.');
+    await strategy.close();
+    expect(await names()).toEqual(['favourite-colour']);
+    await agree();
+  });
+
+  it('writes what a live model proposes safely: unsafe names slugified, refusals skipped, the rest kept', async () => {
+    reply = () => JSON.stringify([
+      { name: '../../etc/passwd', description: 'escape', content: 'Tried to escape.', type: 'user' },
+      { name: 'huge', content: 'x'.repeat(5000) },
+      { name: 'Seat Preference', description: 'Window seat', content: 'Prefers the window seat.', type: 'feedback' },
+    ]);
+    await exchange(strategy, 1, 'I prefer the window seat.', 'Noted.');
+    expect(await names()).toEqual(['etc-passwd', 'seat-preference']);
+    expect(await memory('global', 'seat-preference')).toMatchObject({ type: 'feedback', description: 'Window seat' });
+    reply = () => 'I could not find anything.';
+    await exchange(strategy, 2, 'OK.', 'OK.');
+    expect(await names()).toEqual(['etc-passwd', 'seat-preference']);
+    await agree();
+  });
+
+  it('shows the model the index lines and the bodies it cannot see in them', async () => {
+    await strategy.remember({ name: 'pot', content: 'I cook in a cast-iron pot. It holds 5 liters.' });
+    await exchange(strategy, 1, 'My pot is enamelled too.', 'Nice.');
+    const prompt = String(requests[0]!.messages.at(-1)!.content);
+    expect(prompt).toContain('- [pot](memories/pot.md) — I cook in a cast-iron pot.');
+    expect(prompt).toContain('### pot\nI cook in a cast-iron pot. It holds 5 liters.');
+    expect(prompt).toContain('My pot is enamelled too.');
+    expect((await memory('global', 'pot')).body).toBe('I cook in a cast-iron pot. It holds 5 liters. My pot is enamelled too.');
+  });
+});
+
+describe('offline extract-memories', () => {
+  const run = (user: string, reply = 'OK.', indexLines: string[] = []) =>
+    extractMemories(String(extractMemoriesPrompt({ indexLines, related: [], userMessages: [user], reply }).at(-1)!.content));
+
+  it('keeps first-person facts and skips questions, requests and acknowledgements', () => {
+    expect(run('What should I pack for three days of meetings?')).toEqual([]);
+    expect(run('Please also cancel the taxi I booked for Tuesday.')).toEqual([]);
+    expect(run('Thanks, that is really helpful.')).toEqual([]);
+    expect(run('帮我把要买的材料加到购物清单里吧。')).toEqual([]);
+    expect(run('你好，我想学做红烧肉，教我做吧！')).toEqual([]);
+    expect(run('The weather is nice today.')).toEqual([]);
+    expect(run('By the way, I always take my coffee with oat milk.')).toEqual([
+      { name: 'coffee', description: 'By the way, I always take my coffee with oat milk.', content: 'By the way, I always take my coffee with oat milk.', type: 'user' },
+    ]);
+    expect(run('这周六我爸妈也过来吃饭，一共六个人，两道菜都做来得及吗？').map((memory) => [memory.name, memory.content])).toEqual([['人数', '这周六我爸妈也过来吃饭，一共六个人']]);
+  });
+
+  it('is deterministic and maps a topic to the same name across wordings', () => {
+    const first = run('My flight is on Tuesday.');
+    expect(run('My flight is on Tuesday.')).toEqual(first);
+    expect(first[0]!.name).toBe('flight');
+    expect(run('The airline moved my flight to Thursday.')[0]!.name).toBe('flight');
+    expect(run('我住在上海。')[0]!.name).toBe('住址');
+    expect(run('我又搬回上海了。')[0]!.name).toBe('住址');
+    // An existing memory covering the topic keeps its name, in either language.
+    expect(run('我下个月搬到杭州了。', '恭喜！', ['- [home-city](memories/home-city.md) — 我住在上海。'])[0]!.name).toBe('home-city');
+    expect(run('I moved to Hangzhou.', 'OK.', ['- [住址](memories/住址.md) — 我住在上海。'])[0]!.name).toBe('住址');
+  });
+
+  it('ties a pronoun-only correction to an existing memory the reply names, and to nothing else', () => {
+    const index = ['- [flight](memories/flight.md) — My flight is on Thursday.'];
+    expect(run("It's back to Tuesday.", 'Your flight is on Tuesday again.', index).map((memory) => memory.name)).toEqual(['flight']);
+    expect(run("It's back to Tuesday.", 'Your flight is on Tuesday again.')).toEqual([]);
+    expect(run("It's back to Tuesday.", 'OK.', index)).toEqual([]);
   });
 });
