@@ -5,7 +5,13 @@
  * messages that name the URL and the reason but never the API key.
  */
 import { STATUS_CODES } from 'node:http';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
+import type { APIError } from 'openai';
+
+type Sdk = typeof import('openai');
+let sdkLoading: Promise<Sdk> | undefined;
+/** The SDK loads on the first live call: offline runs, and every agent process start, never pay for it. */
+const loadSdk = (): Promise<Sdk> => (sdkLoading ??= import('openai'));
 import { MembenchError } from '../errors.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -158,7 +164,8 @@ function statusReason(error: APIError, status: number): string {
 
 /** One endpoint's client, concurrency limit and retry policy, shared by every call a provider makes. */
 export class Endpoint {
-  readonly client: OpenAI;
+  private sdk: Sdk | undefined;
+  private clientInstance: OpenAI | undefined;
   readonly baseUrl: string;
   private readonly apiKey: string | undefined;
   private readonly limit: ConcurrencyLimit;
@@ -183,8 +190,13 @@ export class Endpoint {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
     this.onRetry = options.onRetry;
-    // Retries and timeouts are ours (one policy for every failure, attempts counted in the message).
-    this.client = new OpenAI({ apiKey: this.apiKey ?? NO_KEY, baseURL: this.baseUrl, maxRetries: 0, timeout: this.timeoutMs });
+  }
+
+  /** The SDK client, created on first use. Retries and timeouts are ours (one policy for every failure, attempts counted in the message). */
+  async client(): Promise<OpenAI> {
+    this.sdk ??= await loadSdk();
+    this.clientInstance ??= new this.sdk.default({ apiKey: this.apiKey ?? NO_KEY, baseURL: this.baseUrl, maxRetries: 0, timeout: this.timeoutMs });
+    return this.clientInstance;
   }
 
   /** Runs `send` under the concurrency limit, retrying what is worth retrying; returns its value and the wall time. */
@@ -225,7 +237,7 @@ export class Endpoint {
     try {
       return { value: await send({ signal: controller.signal, timeout: this.timeoutMs }) };
     } catch (error) {
-      if (timedOut || error instanceof APIConnectionTimeoutError) {
+      if (timedOut || (this.sdk && error instanceof this.sdk.APIConnectionTimeoutError)) {
         return { failure: { reason: `timed out after ${this.timeoutMs} ms`, retryable: true } };
       }
       return { failure: this.classify(error) };
@@ -238,8 +250,10 @@ export class Endpoint {
     if (error instanceof MalformedResponse || error instanceof SyntaxError) {
       return { reason: `malformed JSON response (${error.message})`, retryable: false };
     }
-    if (error instanceof APIUserAbortError) return { reason: 'aborted', retryable: false };
-    if (error instanceof APIConnectionError) {
+    const sdk = this.sdk;
+    if (!sdk) return { reason: error instanceof Error ? error.message : String(error), retryable: false };
+    if (error instanceof sdk.APIUserAbortError) return { reason: 'aborted', retryable: false };
+    if (error instanceof sdk.APIConnectionError) {
       const codes = errorCodes(error);
       if (codes.includes('ECONNREFUSED')) return { reason: 'connection refused (is the server running?)', retryable: false };
       if (codes.includes('ENOTFOUND')) return { reason: 'host not found (ENOTFOUND)', retryable: false };
@@ -247,7 +261,7 @@ export class Endpoint {
       const cause = (error as { cause?: unknown }).cause;
       return { reason: known ?? `connection failed (${cause instanceof Error ? cause.message : error.message})`, retryable: true };
     }
-    if (error instanceof APIError && typeof error.status === 'number') {
+    if (error instanceof sdk.APIError && typeof error.status === 'number') {
       const status = error.status;
       let reason = statusReason(error, status);
       if (status === 401 && this.apiKey === undefined) reason += ' (no API key was given: set OPENAI_API_KEY or pass one)';

@@ -124,7 +124,7 @@ export class OpenAIChatModel implements ChatModel {
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const body = this.requestBody(request);
     const { value, latencyMs } = await this.endpoint.request('/chat/completions', async (options) =>
-      completionText(await this.endpoint.client.chat.completions.create(body, options)),
+      completionText(await (await this.endpoint.client()).chat.completions.create(body, options)),
     );
     return { text: value, cached: false, latencyMs };
   }
@@ -168,7 +168,7 @@ export class OpenAIEmbedder implements Embedder {
     const results = await Promise.all(
       batches.map(async (input) => {
         const { value } = await this.endpoint.request('/embeddings', async (options) => {
-          const response = await this.endpoint.client.embeddings.create(
+          const response = await (await this.endpoint.client()).embeddings.create(
             { model: this.name, input, encoding_format: 'float', ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}) },
             options,
           );
