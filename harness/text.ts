@@ -52,9 +52,21 @@ export function contentWords(text: string): string[] {
   return words(text).filter((word) => !STOPWORDS.has(word) && !(word.length === 1 && /[a-z0-9]/u.test(word)));
 }
 
-/** Terms used for matching and hashing: content words plus CJK bigrams. */
-export function matchTerms(text: string): string[] {
-  return [...contentWords(text), ...cjkBigrams(text)];
+const termsCache = new Map<string, readonly string[]>();
+const TERMS_CACHE_LIMIT = 200_000;
+
+/**
+ * Terms used for matching and hashing: content words plus CJK bigrams. Segmenting is the costly
+ * part of the offline model and embedder, and the same messages are scored again on every probe,
+ * so results are memoised (a bounded cache: it is cleared when full).
+ */
+export function matchTerms(text: string): readonly string[] {
+  const cached = termsCache.get(text);
+  if (cached) return cached;
+  const terms = [...contentWords(text), ...cjkBigrams(text)];
+  if (termsCache.size >= TERMS_CACHE_LIMIT) termsCache.clear();
+  termsCache.set(text, terms);
+  return terms;
 }
 
 /** Splits text into sentences (Latin and CJK punctuation, and line breaks). */
