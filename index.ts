@@ -1,5 +1,9 @@
 /** membench's library API: the CLI is a thin layer over these. */
-export { runBenchmark, planRun, runCell, cellSeed, DEFAULT_SEED, DEFAULT_CACHE_FILE, type RunOptions, type ProgressEvent, type LiveProviderSettings } from './harness/runner.js';
+export { runBenchmark, planRun, planDigest, runCell, cellSeed, RunInterrupted, DEFAULT_SEED, DEFAULT_CACHE_FILE, type RunOptions, type ProgressEvent, type CellStore, type LiveProviderSettings } from './harness/runner.js';
+export { RunDir, PLAN_FILE, CELLS_DIR } from './harness/run-dir.js';
+export { parseShard, type Shard, type ShardHeader, type ShardedRunHeader } from './harness/shard.js';
+export { loadConfig, findConfigFile, CONFIG_FILES, type MembenchConfig } from './harness/config.js';
+export { tune, parseValues, renderTune, TUNE_METRICS, type TuneOptions, type TuneResult, type TuneRow, type TuneMetric } from './harness/tune.js';
 export { loadScenarioFile as loadScenario, checkScenarioFile, checkScenarioText, formatProblem, MAX_SCENARIO_BYTES, type Problem, type ScenarioCheck } from './harness/load-scenario.js';
 export { loadScenarios, builtinScenarioNames, resolveScenarioFile } from './harness/builtin-scenarios.js';
 export * from './harness/scenario.js';
@@ -15,6 +19,7 @@ export * from './strategies/types.js';
 export { writeRunOutput, defaultOutDir, renderConsoleSummary, renderMarkdown, renderJson } from './reports/index.js';
 export { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison, type Comparison, type CompareThresholds } from './reports/compare.js';
 export { readResults, parseResults } from './reports/results-file.js';
+export { mergeShards, type ShardInput } from './reports/merge.js';
 export { renderHtml, renderJunit, renderCharts } from './reports/index.js';
 export { runCellInProcesses, fuzzPlan, INVARIANTS, type DurabilityResult, type CrashRecord } from './harness/durability.js';
 export { durabilityMatrix, modePrices, type MatrixRow, type ModePrice } from './harness/durability-matrix.js';

@@ -8,7 +8,7 @@
  * them as a substring, since CJK has no word boundaries and the segmenter may cut the same
  * phrase differently in a longer context. Everything is compared in `normalizeText` form.
  */
-import { cjkBigrams, contentWords, hasCjk, words } from './text.js';
+import { cjkBigrams, contentWords, hasCjk } from './text.js';
 import type { Step } from './scenario.js';
 
 /** The text a step puts into the conversation: what its content words are taken from. */
@@ -59,22 +59,32 @@ export interface EvidenceCoverage {
 
 /**
  * Coverage of `evidenceTexts` (the cited steps' contents) by a context already in
- * `normalizeText` form (what `contextText` returns). The context is segmented at most once.
+ * `normalizeText` form (what `contextText` returns).
  */
 export function evidenceCoverage(evidenceTexts: readonly string[], normalizedContext: string): EvidenceCoverage {
-  let contextWords: Set<string> | undefined;
-  const present = (term: string): boolean => {
-    if (hasCjk(term)) return normalizedContext.includes(term);
-    contextWords ??= new Set(words(normalizedContext));
-    return contextWords.has(term);
-  };
   const perStep = evidenceTexts.map((text) => {
     const terms = evidenceTerms(text);
     if (terms.length === 0) return null;
-    return terms.filter(present).length / terms.length;
+    return terms.filter((term) => containsTerm(normalizedContext, term)).length / terms.length;
   });
   const scored = perStep.filter((share): share is number => share !== null);
   return { value: scored.length === 0 ? null : scored.reduce((sum, share) => sum + share, 0) / scored.length, perStep };
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/**
+ * A CJK term anywhere, a Latin word only as a whole word. Scans for the term rather than
+ * segmenting the context: segmenting a 10,000-turn context once per probe took seconds.
+ */
+function containsTerm(context: string, term: string): boolean {
+  if (hasCjk(term)) return context.includes(term);
+  for (let at = context.indexOf(term); at >= 0; at = context.indexOf(term, at + 1)) {
+    const before = at > 0 ? context[at - 1]! : ' ';
+    const after = context[at + term.length] ?? ' ';
+    if (!WORD_CHAR.test(before) && !WORD_CHAR.test(after)) return true;
+  }
+  return false;
 }
 
 /** Coverage of a probe's evidence ids, looked up in an `evidenceIndex` (unknown ids count as no terms). */

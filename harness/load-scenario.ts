@@ -47,7 +47,8 @@ export function formatProblem(problem: Problem): string {
   return where + (problem.severity === 'warning' ? `warning: ${problem.message}` : problem.message);
 }
 
-class Locator {
+/** Positions of document paths in a parsed YAML document (also used by the config file loader). */
+export class Locator {
   constructor(
     private readonly doc: Document.Parsed,
     private readonly lines: LineCounter,
@@ -82,7 +83,7 @@ function describeInput(input: unknown): string {
 }
 
 /** Turns zod's issue into a short sentence a user can act on. */
-function describeIssue(issue: z.core.$ZodIssue): string {
+export function describeIssue(issue: z.core.$ZodIssue): string {
   const input = (issue as { input?: unknown }).input;
   if (issue.code === 'invalid_type') {
     if (input === undefined) return issue.message.startsWith('Invalid input') ? 'required' : `required: ${issue.message}`;
@@ -109,7 +110,8 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
   return undefined;
 }
 
-function positionOf(text: string, offset: number): { line: number; col: number } {
+/** Line and column (1-based) of a character offset. */
+export function positionOf(text: string, offset: number): { line: number; col: number } {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   return { line, col: offset - before.lastIndexOf('\n') };

@@ -62,6 +62,8 @@ export interface CellResult {
   effects: LedgerCounts;
   /** Crashes, recoveries and invariants, for cells run in agent processes. */
   faults?: DurabilityResult;
+  /** Peak resident set size (MiB) of the process that replayed the cell (agent processes included). */
+  peakRssMb: number;
   turns: TurnRecord[];
   probes: ProbeRecord[];
   durationMs: number;
@@ -77,7 +79,7 @@ export interface RunResult {
 }
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
-export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency']);
+export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb']);
 
 /** A copy of `value` without timing fields (for reproducibility checks and `compare`). */
 export function withoutTiming<T>(value: T): T {

@@ -1,32 +1,34 @@
 /**
  * The runner: scenarios × strategies × parameter sets × trials, each cell replayed in its own
- * temp dir with its own seed, every failure recorded as a result rather than thrown.
+ * temp dir with its own seed, every failure recorded as a result rather than thrown. Cells run
+ * here one after another, or in a pool of worker processes; a shard runs every n-th cell; a
+ * cell store persists finished cells so an interrupted run resumes where it stopped.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession, type ProbeRecord, type TurnRecord } from './agent.js';
-import { runCellInProcesses, type DurabilityResult } from './durability.js';
-import { Ledger, type LedgerCounts } from './ledger.js';
-import { cellPaths } from './worker.js';
+import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
 import { expandFillers } from './filler.js';
 import { durabilityMatrix, modePrices } from './durability-matrix.js';
 import { formatImportReport, importDataset } from './importers/index.js';
-import { loadScenarios } from './builtin-scenarios.js';
-import { builtinScenarioNames } from './builtin-scenarios.js';
+import { builtinScenarioNames, loadScenarios } from './builtin-scenarios.js';
 import { MembenchError } from './errors.js';
 import { assertRunnable } from './load-scenario.js';
-import { distribution, recallByCategory, summarizeRecall } from './metrics.js';
-import { createEmbedder, createModel, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from './models/index.js';
 import { MEMBENCH_VERSION, membenchCommit } from './package-info.js';
 import { expandStrategies, type StrategySpec } from './params.js';
+import { runInPool, RunInterrupted } from './pool.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from './results.js';
 import type { Scenario } from './scenario.js';
+import { inShard, type Shard, type ShardedRunHeader } from './shard.js';
 import { TokenCounter } from './tokens.js';
 import { builtinStrategies } from '../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from './strategy-loader.js';
 import type { DurabilityMode, StrategyDefinition } from '../strategies/types.js';
+
+export { needsProcesses, runCell, type CellPlan, type CellTask, type LiveProviderSettings } from './cell.js';
+export { RunInterrupted } from './pool.js';
 
 export interface RunOptions {
   /** Strategy names (default: every built-in). */
@@ -66,15 +68,32 @@ export interface RunOptions {
   idempotency?: 'on' | 'off' | 'both';
   /** Keep each cell's temp dir (for debugging a strategy's files). */
   keepCellDirs?: boolean;
+  /** Worker processes running cells at once (default 1: every cell in this process, one after another). */
+  workers?: number;
+  /** Run only this shard of the planned cells. */
+  shard?: Shard;
+  /** Persists finished cells and hands back those of an earlier, interrupted attempt. */
+  store?: CellStore;
+  /** Aborting stops the run: no new cell starts, running workers are killed, the run rejects with RunInterrupted. */
+  signal?: AbortSignal;
   onProgress?: (event: ProgressEvent) => void;
   onWarning?: (message: string) => void;
-  /** Injected clock, for tests. */
+  /** Injected clock, for tests (cells in pool workers use the real clock). */
   now?: () => Date;
 }
 
+/** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
 export type ProgressEvent =
-  | { type: 'start'; cells: number }
+  | { type: 'start'; cells: number; finished: number }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
+
+/** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
+export interface CellStore {
+  /** Called once the matrix is planned: checks it is the store's matrix and returns the cells already finished. */
+  open(plan: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>>;
+  /** Called as each cell finishes, before its progress event. */
+  save(position: number, result: CellResult): Promise<void>;
+}
 
 export const DEFAULT_SEED = 42;
 /** Where live model responses are cached unless `--no-cache` or `--cache FILE` says otherwise. */
@@ -108,17 +127,6 @@ async function selectStrategies(names: readonly string[] | undefined, cwd: strin
     sources.set(definition.name, isModuleSpec(name) ? path.resolve(cwd, name) : name);
   }
   return { definitions, sources };
-}
-
-interface CellPlan {
-  id: string;
-  scenario: Scenario;
-  spec: StrategySpec;
-  definition: StrategyDefinition;
-  /** Tool effects carry idempotency keys. */
-  idempotencyKeys: boolean;
-  trial: number;
-  seed: number;
 }
 
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
@@ -165,220 +173,108 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   return { plans, scenarios, specs };
 }
 
-/** Live-provider settings that travel to agent processes as plain data (the key only over IPC). */
-export interface LiveProviderSettings {
-  baseUrl?: string;
-  apiKey?: string;
-  concurrency?: number;
-  timeoutMs?: number;
-  maxRetries?: number;
-  temperature?: number;
-}
-
-interface Providers {
-  /** The model of trial 0 (names the run in the header). */
-  model: ChatModel;
-  /** The model a cell of the given trial uses: the response cache is keyed by trial. */
-  modelFor: (trial: number) => ChatModel;
-  embedder: Embedder;
-  live: LiveProviderSettings;
-  /** The response cache file for live models; undefined: no cache. */
-  cacheFile?: string;
-  modelSpec: string;
-  embedderSpec: string;
-  /** Fuzzed kills per process-run cell. */
-  crashFuzz?: number;
-  /** Run every cell in agent processes, faults or not. */
-  isolate: boolean;
-  tokenizerModel: string;
-  now: () => Date;
-  keepCellDirs: boolean;
-}
-
-/** Whether a cell needs agent processes: crashes, concurrent sessions, fuzzing, or asked for. */
-export function needsProcesses(scenario: Scenario, providers: Pick<Providers, 'crashFuzz' | 'isolate'>): boolean {
-  return providers.isolate || (providers.crashFuzz ?? 0) > 0 || scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent');
-}
-
-interface CellRecords {
-  turns: TurnRecord[];
-  probes: ProbeRecord[];
-  usage: ModelUsage;
-  modelLatencies: number[];
-  error?: string;
-  durability?: DurabilityResult;
-  effects: LedgerCounts;
-}
-
-/** Replays the scenario in this process (no faults): the fast path for plain cells. */
-async function runInline(plan: CellPlan, providers: Providers, dir: string): Promise<CellRecords> {
-  const paths = cellPaths(dir);
-  await mkdir(paths.strategyDir, { recursive: true });
-  const tokens = new TokenCounter(providers.tokenizerModel);
-  const model = new MeteredModel(providers.modelFor(plan.trial), tokens);
-  const ledger = new Ledger(paths.ledger);
-  const { definition } = plan;
-  const session = new AgentSession({
-    model,
-    tokens,
-    ledger,
-    createStrategy: () =>
-      definition.create(
-        { dir: paths.strategyDir, tokens, model, embedder: providers.embedder, durability: plan.spec.durability, seed: plan.seed, now: providers.now },
-        plan.spec.options,
-      ),
-  });
-  let error: string | undefined;
-  try {
-    await session.start();
-    await session.run(plan.scenario.steps);
-    await session.finish();
-  } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
-  }
-  const effects = ledger.counts();
-  ledger.close();
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, ...(error !== undefined ? { error } : {}) };
-}
-
-/** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
-async function runInProcesses(plan: CellPlan, providers: Providers, dir: string): Promise<CellRecords> {
-  const outcome = await runCellInProcesses({
-    scenario: plan.scenario,
-    fuzzKills: providers.crashFuzz,
-    cell: {
-      cellId: plan.id,
-      strategy: plan.spec.source,
-      options: plan.spec.options,
-      durability: plan.spec.durability,
-      dir,
-      model: providers.modelSpec,
-      embedder: providers.embedderSpec,
-      live: providers.live,
-      ...(providers.cacheFile ? { cache: { file: providers.cacheFile, trial: plan.trial } } : {}),
-      tokenizerModel: providers.tokenizerModel,
-      seed: plan.seed,
-      sessionId: 'main',
-      idempotencyKeys: plan.idempotencyKeys,
-    },
-  });
-  const { counts } = outcome.durability;
-  return { ...outcome, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
-}
-
-/** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. */
-export async function runCell(plan: CellPlan, providers: Providers): Promise<CellResult> {
-  const started = performance.now();
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-cell-'));
-  let records: CellRecords;
-  try {
-    records = needsProcesses(plan.scenario, providers) ? await runInProcesses(plan, providers, dir) : await runInline(plan, providers, dir);
-  } finally {
-    if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
-  }
-  const { turns, probes, usage, error } = records;
-  const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
-  const contextTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
-  return {
-    id: plan.id,
-    scenario: plan.scenario.name,
-    strategy: plan.spec.name,
-    label: plan.spec.label,
-    options: plan.spec.options,
-    durability: plan.spec.durability,
-    trial: plan.trial,
-    seed: plan.seed,
-    status: error === undefined ? 'ok' : 'error',
-    ...(error !== undefined ? { error } : {}),
-    tokens: {
-      contextTotal,
-      contextMeanPerTurn: contextPerTurn.length ? contextTotal / contextPerTurn.length : 0,
-      contextMax: Math.max(0, ...contextPerTurn),
-      maintenance: usage.maintenanceTokens,
-      maintenanceCalls: usage.maintenanceCalls,
-      answer: usage.answerTokens,
-      reply: usage.replyTokens,
-    },
-    recall: summarizeRecall(probes),
-    recallByCategory: recallByCategory(probes),
-    latency: {
-      loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
-      saveMs: distribution(turns.map((turn) => turn.saveMs)),
-      modelMs: distribution(records.modelLatencies),
-    },
-    usage,
-    effects: records.effects,
-    ...(records.durability ? { faults: records.durability } : {}),
-    turns,
-    probes,
-    durationMs: performance.now() - started,
+/** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
+export function planDigest(plans: readonly CellTask[], scenarios: readonly Scenario[], settings: ProviderSettings): string {
+  const matrix = {
+    membench: MEMBENCH_VERSION,
+    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate],
+    // Scenario content, not where it was read from: a resume from another checkout still matches.
+    scenarios: scenarios.map(({ source: _source, ...scenario }) => scenario),
+    cells: plans.map((plan) => [plan.id, plan.scenario.name, plan.spec.name, plan.spec.options, plan.spec.durability, plan.idempotencyKeys, plan.trial, plan.seed]),
   };
+  return createHash('sha256').update(JSON.stringify(matrix)).digest('hex').slice(0, 16);
 }
 
-/** Runs the whole matrix and returns typed results (nothing is written: see `writeRunOutput`). */
+/** The plain-data part of a plan: what a pool worker receives. */
+function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
+  return task;
+}
+
+/** Settles with the promise, or rejects with RunInterrupted as soon as the signal fires. */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(new RunInterrupted());
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+/** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
-  const startedAt = (options.now ?? (() => new Date()))();
+  const now = options.now ?? (() => new Date());
+  const startedAt = now();
   const started = performance.now();
   const { plans, scenarios, specs } = await planRun(options);
+  const workers = options.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1) throw new MembenchError('INVALID_ARGUMENT', `--workers ${workers}: expected a whole number >= 1`);
   const modelSpec = options.model ?? 'offline';
-  const live: LiveProviderSettings = options.live ?? {};
   const embedderSpec = options.embedder ?? 'hashed';
   const isLive = modelSpec.startsWith('openai:') || embedderSpec.startsWith('openai:');
   const cacheFile = isLive && options.cache !== false ? (typeof options.cache === 'string' ? options.cache : DEFAULT_CACHE_FILE) : undefined;
-  const cacheStore = cacheFile ? ResponseCache.open(cacheFile) : undefined;
-  const cache = cacheStore ? { store: cacheStore } : false;
-  const models = new Map<number, ChatModel>();
-  const modelFor = (trial: number): ChatModel => {
-    let model = models.get(trial);
-    if (!model) {
-      model = createModel(modelSpec, { ...live, cache: cache && { ...cache, trial } });
-      models.set(trial, model);
-    }
-    return model;
-  };
-  const providers: Providers = {
-    model: modelFor(0),
-    modelFor,
-    embedder: createEmbedder(embedderSpec, { ...live, cache }),
-    live,
-    ...(cacheFile ? { cacheFile } : {}),
+  const settings: ProviderSettings = {
     modelSpec,
     embedderSpec,
-    crashFuzz: options.crashFuzz,
+    live: options.live ?? {},
+    ...(cacheFile ? { cacheFile: path.resolve(cacheFile) } : {}),
+    ...(options.crashFuzz !== undefined ? { crashFuzz: options.crashFuzz } : {}),
     isolate: options.isolate ?? false,
     tokenizerModel: options.tokenizer ?? modelSpec.replace(/^openai:/u, ''),
-    now: options.now ?? (() => new Date()),
     keepCellDirs: options.keepCellDirs ?? false,
   };
-  options.onProgress?.({ type: 'start', cells: plans.length });
-  const cells: CellResult[] = [];
-  for (const [index, plan] of plans.entries()) {
-    const result = await runCell(plan, providers);
-    cells.push(result);
-    options.onProgress?.({ type: 'cell', index, cells: plans.length, result });
-  }
-  cacheStore?.close();
-  const tokenizer = new TokenCounter(providers.tokenizerModel);
-  return {
-    header: {
-      schemaVersion: RESULTS_SCHEMA_VERSION,
-      membenchVersion: MEMBENCH_VERSION,
-      gitCommit: membenchCommit(),
-      nodeVersion: process.version,
-      platform: `${process.platform}-${process.arch}`,
-      seed: options.seed ?? DEFAULT_SEED,
-      trials: options.trials ?? 1,
-      model: providers.model.id,
-      offlineModel: providers.model.offline,
-      embedder: providers.embedder.id,
-      tokenizer: { model: providers.tokenizerModel, encoding: tokenizer.encoding },
-      strategies: specs.map((spec) => ({ name: spec.name, label: spec.label, options: spec.options, durability: spec.durability })),
-      scenarios: scenarios.map((scenario) => ({ name: scenario.name, source: scenario.source, steps: scenario.steps.length })),
-      startedAt: startedAt.toISOString(),
-      durationMs: performance.now() - started,
-    },
-    cells,
-    durabilityMatrix: durabilityMatrix(cells),
-    durabilityPrices: modePrices(cells),
+  const digest = planDigest(plans, scenarios, settings);
+  const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));
+  const results = new Map<number, CellResult>();
+  const record = async (position: number, result: CellResult): Promise<void> => {
+    await options.store?.save(position, result);
+    results.set(position, result);
+    options.onProgress?.({ type: 'cell', index: positions.indexOf(position), cells: positions.length, result });
   };
+
+  // Providers first: a bad model name fails before the store writes anything.
+  const { providers, close } = openProviders(settings, now);
+  let tempRoot: string | undefined;
+  try {
+    tempRoot = await mkdtemp(path.join(os.tmpdir(), 'membench-run-'));
+    providers.tempRoot = tempRoot;
+    const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
+    for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
+    const todo = positions.filter((position) => !results.has(position));
+    options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size });
+    if (workers > 1 && todo.length > 0) {
+      const tasks = todo.map((position) => ({ index: position, task: toTask(plans[position]!) }));
+      await runInPool(tasks, { workers, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
+    } else {
+      for (const position of todo) {
+        if (options.signal?.aborted) throw new RunInterrupted();
+        await record(position, await unlessAborted(runCell(plans[position]!, providers), options.signal));
+      }
+    }
+  } finally {
+    close();
+    if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
+  }
+
+  const cells = positions.map((position) => results.get(position)!);
+  const tokenizer = new TokenCounter(settings.tokenizerModel);
+  const header: ShardedRunHeader = {
+    schemaVersion: RESULTS_SCHEMA_VERSION,
+    membenchVersion: MEMBENCH_VERSION,
+    gitCommit: membenchCommit(),
+    nodeVersion: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    seed: options.seed ?? DEFAULT_SEED,
+    trials: options.trials ?? 1,
+    model: providers.model.id,
+    offlineModel: providers.model.offline,
+    embedder: providers.embedder.id,
+    tokenizer: { model: settings.tokenizerModel, encoding: tokenizer.encoding },
+    strategies: specs.map((spec) => ({ name: spec.name, label: spec.label, options: spec.options, durability: spec.durability })),
+    scenarios: scenarios.map((scenario) => ({ name: scenario.name, source: scenario.source, steps: scenario.steps.length })),
+    ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
+    startedAt: startedAt.toISOString(),
+    durationMs: performance.now() - started,
+  };
+  return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells) };
 }

@@ -3,10 +3,13 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { MEMBENCH_VERSION } from '../package-info.js';
 import * as importDataset from './import.js';
+import * as bench from './bench.js';
 import * as compare from './compare.js';
 import * as list from './list.js';
+import * as merge from './merge.js';
 import * as report from './report.js';
 import * as run from './run.js';
+import * as tune from './tune.js';
 import * as validate from './validate.js';
 
 export async function main(argv: string[]): Promise<void> {
@@ -18,7 +21,10 @@ export async function main(argv: string[]): Promise<void> {
     .command(list)
     .command(compare)
     .command(report)
+    .command(merge)
+    .command(tune)
     .command(importDataset)
+    .command(bench)
     .demandCommand(1, 'name a command: run, validate or list (see --help)')
     .strict()
     .version(MEMBENCH_VERSION)

@@ -1,0 +1,212 @@
+/**
+ * The bench report as Markdown tables: readable in a terminal and pasted as is into README.
+ * Pure: report in, text out.
+ */
+import { turnFloorMs, rememberFloorMs, type Floors } from './floors.js';
+import type { BenchReport } from './index.js';
+import type { SaveLoadResult, SaveLoadRow } from './save-load.js';
+import { FLAT_EXEMPT, FLAT_RATIO, flatRatio, floorRatio, missBy, NEAR_FLOOR_RATIO, NEAR_FLOOR_STRATEGIES, rememberRatio, SUITE_TARGET_MS, VECTOR_TARGET, type Target } from './targets.js';
+import type { Timing } from './measure.js';
+import type { VersusResult, VersusRun } from './versus-langchain.js';
+import type { SuiteResult } from './suite.js';
+import type { VectorScaleResult } from './vector-scale.js';
+
+/** Milliseconds with the precision that matters at their size. */
+export function formatMs(ms: number): string {
+  if (!Number.isFinite(ms)) return '–';
+  if (ms < 1) return `${ms.toFixed(3)} ms`;
+  if (ms < 100) return `${ms.toFixed(2)} ms`;
+  return `${ms.toFixed(0)} ms`;
+}
+
+const count = (value: number): string => Math.round(value).toLocaleString('en-US');
+const ops = (timing: Timing): string => count(timing.opsPerSec);
+const percent = (share: number): string => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
+const times = (ratio: number): string => (!Number.isFinite(ratio) ? '–' : ratio < 0.1 ? `${ratio.toPrecision(2)}×` : `${ratio.toFixed(2)}×`);
+const verdict = (pass: boolean | null, ratio?: number, limit?: number): string =>
+  pass === null ? '—' : pass ? 'PASS' : ratio !== undefined && limit !== undefined ? `MISS (${(ratio / limit).toFixed(1)}× over)` : 'MISS';
+
+/** A Markdown table with columns padded to their widest cell. */
+export function markdownTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((cells) => (cells[column] ?? '').length), 3));
+  const line = (cells: readonly string[]): string => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+function renderFloors(floors: Floors): string {
+  const row = (name: string, timing: Timing, note = ''): string[] => [name, formatMs(timing.p50Ms), formatMs(timing.p99Ms), ops(timing), note];
+  const table = markdownTable(['floor', 'p50', 'p99', 'ops/s', 'note'], [
+    row('tiktoken `encode`, short message', floors.tokenEncode, `${times(floors.tokenEncode.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary`),
+    row('tiktoken `encode_ordinary`, short message', floors.tokenEncodeOrdinary, `${floors.encoding}; what TokenCounter uses`),
+    row('SQLite commit, WAL + synchronous=FULL', floors.sqliteCommitFull, `${times(floors.sqliteCommitFull.p50Ms / floors.sqliteCommitNormal.p50Ms)} NORMAL; survives a power cut`),
+    row('SQLite commit, WAL + synchronous=NORMAL', floors.sqliteCommitNormal, 'survives a process crash, not a power cut'),
+    row('atomic durable file write', floors.atomicFileWrite, 'temp + fsync + rename + fsync of the dir'),
+    row(`hnswlib top-5, ${count(floors.vectors)} × d=${floors.dimensions}, ef=${floors.ef}`, floors.hnswTop5, `${times(floors.bruteForceTop5.p50Ms / floors.hnswTop5.p50Ms)} faster than brute force`),
+    row(`brute-force top-5, ${count(floors.vectors)} × d=${floors.dimensions}`, floors.bruteForceTop5, `crossover ≈ ${count(floors.crossoverVectors)} vectors`),
+    row('fork + SIGKILL + reopen SQLite', floors.forkKillReopen, 'one simulated crash and recovery'),
+  ]);
+  return [
+    '## Floors',
+    '',
+    table,
+    '',
+    `Per-turn floor: a turn saves two messages, so 2 × (encode_ordinary + FULL commit) = ${formatMs(turnFloorMs(floors, 'commit'))}; ` +
+      `one \`remember\`: encode_ordinary + atomic file write = ${formatMs(rememberFloorMs(floors))}.`,
+  ].join('\n');
+}
+
+function renderSaveLoad(saveLoad: SaveLoadResult): string {
+  const rows = saveLoad.rows.map((row) => {
+    const ratio = floorRatio(row);
+    const judged = NEAR_FLOOR_STRATEGIES.includes(row.strategy);
+    return [
+      row.strategy,
+      `${count(row.size)} (${count(row.historyFrom)}–${count(row.historyTo)})`,
+      formatMs(row.turn.p50Ms),
+      formatMs(row.turn.p99Ms),
+      ops(row.turn),
+      formatMs(row.saveP50Ms),
+      formatMs(row.loadP50Ms),
+      percent(row.modelShare + row.embedShare),
+      row.tokenizerCallsPerTurn.toFixed(1),
+      row.modelCallsPerTurn.toFixed(2),
+      count(row.contextTokens),
+      formatMs(row.floorP50Ms),
+      times(ratio),
+      judged ? verdict(ratio <= NEAR_FLOOR_RATIO, ratio, NEAR_FLOOR_RATIO) : '—',
+    ];
+  });
+  const parts = [
+    '## save + load per turn',
+    '',
+    'A turn is what the agent loop does: save the user message, load the context, save the reply (sync durability, offline model, hashed embedder). ' +
+      'p50 / p99 / ops/s exclude model and embedder time (their share of the wall time is shown); save and load p50 are wall time. ' +
+      '× floor divides the p50 by the floor sampled between the same turns: 2 × (encode_ordinary of a short message + one durable write), ' +
+      'the write being a FULL SQLite commit, or an atomic file write for file-index (it writes memory files every turn). ' +
+      `History: the nominal length, then the stored turns during the ${Object.values(saveLoad.turnsPerSize).join(' / ')} measured turns (plus warmup).`,
+    '',
+    markdownTable(['strategy', 'history', 'p50', 'p99', 'ops/s', 'save p50', 'load p50', 'model %', 'tok calls/turn', 'model calls/turn', 'context tokens', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`], rows),
+  ];
+  const strategies = [...new Set(saveLoad.rows.map((row) => row.strategy))];
+  const flatRows = strategies.flatMap((strategy) => {
+    const flat = flatRatio(saveLoad.rows.filter((row) => row.strategy === strategy));
+    if (!flat) return [];
+    const exempt = FLAT_EXEMPT.includes(strategy);
+    const at = (item: SaveLoadRow): string => `${formatMs(item.turn.p50Ms)} = ${times(floorRatio(item))} floor @ ${count(item.size)}`;
+    return [[strategy, at(flat.from), at(flat.to), times(flat.rawRatio), times(flat.ratio), exempt ? 'exempt' : verdict(flat.ratio <= FLAT_RATIO, flat.ratio, FLAT_RATIO)]];
+  });
+  if (flatRows.length > 0) {
+    parts.push(
+      '',
+      '### Flat in history length',
+      '',
+      'The ratio judged divides each p50 by the floor sampled between the same turns, so a change in the machine\'s load between the two measurements cancels out; the raw ratio is shown beside it.',
+      '',
+      markdownTable(['strategy', 'p50 (small history)', 'p50 (large history)', 'raw ratio', 'ratio over floor', `≤ ${FLAT_RATIO}×`], flatRows),
+    );
+  }
+  if (saveLoad.remember.length > 0) {
+    const rememberRows = saveLoad.remember.map((row) => {
+      const ratio = rememberRatio(row);
+      return [row.strategy, count(row.size), count(row.memories), formatMs(row.timing.p50Ms), formatMs(row.timing.p99Ms), ops(row.timing), formatMs(row.floorP50Ms), times(ratio), verdict(ratio <= NEAR_FLOOR_RATIO, ratio, NEAR_FLOOR_RATIO)];
+    });
+    parts.push('', `### remember (one new memory, sync; one memory per ${saveLoad.rememberEvery} prefilled turns)`, '', markdownTable(['strategy', 'history', 'memories', 'p50', 'p99', 'ops/s', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`], rememberRows));
+  }
+  return parts.join('\n');
+}
+
+function renderVersus(versus: VersusResult): string {
+  if (versus.skipped) return `## Against LangChain\n\nskipped: ${versus.skipped}`;
+  const rows = versus.pairs.flatMap((pair) => {
+    const line = (run: VersusRun): string[] => [
+      run.strategy,
+      run.durability,
+      run.turnsPlayed < versus.turns ? `${count(run.turnsPlayed)} (time budget)` : count(run.turnsPlayed),
+      formatMs(run.turn.p50Ms),
+      formatMs(run.turn.meanMs),
+      times(run.commonMeanMs / pair.langchain.commonMeanMs),
+      formatMs(run.withoutModelP50Ms),
+      count(run.modelCalls),
+      percent(run.modelShare),
+      run.limit.kind === 'tokens' ? `${count(run.limit.value)} tokens` : `k=${run.limit.value}`,
+      count(run.maxContextTokens),
+      count(run.meanContextTokens),
+      run.limit.kind === 'tokens' ? `${run.turnsOverLimit} turns` : `${run.maxEarlierExchanges} earlier exchanges`,
+    ];
+    return [...pair.ours.map(line), line(pair.langchain)];
+  });
+  const common = versus.pairs.map((pair) => `${pair.title}: ${count(pair.commonTurns)}`).join('; ');
+  return [
+    `## Against LangChain (${count(versus.turns)}-turn conversation, one process, same offline model and token counter)`,
+    '',
+    `Per-turn wall time, model calls included. "vs LangChain" compares mean time per turn over the turns every run of the pair played (${common}).`,
+    '',
+    markdownTable(['memory', 'durability', 'turns', 'p50/turn', 'mean/turn', 'vs LangChain', 'p50 w/o model', 'model calls', 'model %', 'limit', 'max context', 'mean context', 'over limit'], rows),
+  ].join('\n');
+}
+
+function renderVector(vector: VectorScaleResult): string {
+  const table = markdownTable(['figure', 'value', 'target'], [
+    ['vectors × dimensions', `${count(vector.count)} × ${vector.dimensions} (cosine, M=${vector.m}, efConstruction=${vector.efConstruction})`, ''],
+    ['build time', formatMs(vector.buildMs), ''],
+    ['index size on disk', `${(vector.indexBytes / 1024 / 1024).toFixed(1)} MiB`, ''],
+    ['exact search (JS full scan), per query', formatMs(vector.exactMeanMs), ''],
+    ['ef (smallest reaching the recall target)', String(vector.ef), ''],
+    [`recall@${vector.k}`, vector.recall.toFixed(3), `≥ ${VECTOR_TARGET.recall}`],
+    [`top-${vector.k} p50 / p99`, `${formatMs(vector.search.p50Ms)} / ${formatMs(vector.search.p99Ms)} (${ops(vector.search)} ops/s)`, `< ${VECTOR_TARGET.p50Ms} ms`],
+  ]);
+  const trials = vector.trials.map((trial) => `ef=${trial.ef}: recall ${trial.recall.toFixed(3)}, ${formatMs(trial.meanMs)}`).join('; ');
+  return [`## Vector store at ${count(vector.count)} memories`, '', table, '', `ef tuning: ${trials}.`].join('\n');
+}
+
+function renderSuite(suite: SuiteResult & { complete: boolean }): string {
+  const lines = [
+    `## Offline suite${suite.complete ? '' : ' (quick: in-process scenarios only)'}`,
+    '',
+    markdownTable(['figure', 'value'], [
+      ['scenarios × strategies', `${suite.scenarios.length} × ${suite.strategies.length} = ${suite.cells} cells (${suite.errors.length} errors)`],
+      ['workers', suite.workers === null ? "the runner's default" : String(suite.workers)],
+      ['turns', count(suite.turns)],
+      ['wall time', `${(suite.wallMs / 1000).toFixed(1)} s (target < ${SUITE_TARGET_MS / 1000} s)`],
+      ['throughput', `${suite.turnsPerSec.toFixed(0)} turns/s`],
+      ["strategies' own save + load", `${(suite.strategyMs / 1000).toFixed(2)} s (${percent(suite.strategyMs / suite.wallMs)} of wall)`],
+      ['agent processes killed at crash points', count(suite.crashes)],
+      ...suite.byMode.map((phase) => [phase.name, `${(phase.ms / 1000).toFixed(1)} s in ${phase.cells} cells`]),
+      ...suite.byScenario.map((phase) => [`scenario ${phase.name}`, `${(phase.ms / 1000).toFixed(1)} s`]),
+    ]),
+  ];
+  if (suite.errors.length > 0) lines.push('', 'Cells that failed:', ...suite.errors.map((error) => `- ${error}`));
+  return lines.join('\n');
+}
+
+function renderTargets(targets: readonly Target[]): string {
+  const value = (item: Target): string => (item.unit === 'x' ? times(item.value) : item.unit === 'ms' ? formatMs(item.value) : item.unit === 's' ? `${item.value.toFixed(1)} s` : item.unit === 'tokens' ? count(item.value) : item.value.toFixed(3));
+  const limit = (item: Target): string => `${item.comparison} ${item.unit === 'x' ? `${item.limit}×` : item.unit === 'ms' ? `${item.limit} ms` : item.unit === 's' ? `${item.limit} s` : String(item.limit)}`;
+  const rows = targets.map((item) => [item.what, value(item), limit(item), item.pass === null ? '—' : item.pass ? 'PASS' : `MISS (${missBy(item)})`, item.note ?? '']);
+  const judged = targets.filter((item) => item.pass !== null);
+  return [`## Targets: ${judged.filter((item) => item.pass).length} of ${judged.length} met`, '', markdownTable(['target', 'value', 'limit', 'result', 'note'], rows)].join('\n');
+}
+
+/** The report as JSON (`--json`); `renderBenchReport` renders the same object as tables. */
+export function renderBenchJson(report: BenchReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
+
+/** The whole report as Markdown. */
+export function renderBenchReport(report: BenchReport): string {
+  const { header } = report;
+  const parts = [
+    `# membench bench${header.quick ? ' --quick' : ''}`,
+    '',
+    `${header.platform}, ${header.cpus} × ${header.cpuModel}, Node ${header.node}, tokenizer ${header.tokenizer}; ` +
+      `load average ${header.loadAverage.start.toFixed(2)} → ${header.loadAverage.end.toFixed(2)} (other work on the machine makes timings noisy: compare figures from one run); ` +
+      `took ${(header.durationMs / 1000).toFixed(0)} s.`,
+  ];
+  if (report.floors) parts.push('', renderFloors(report.floors));
+  if (report.saveLoad) parts.push('', renderSaveLoad(report.saveLoad));
+  if (report.langchain) parts.push('', renderVersus(report.langchain));
+  if (report.vector) parts.push('', renderVector(report.vector));
+  if (report.suite) parts.push('', renderSuite(report.suite));
+  if (report.targets.length > 0) parts.push('', renderTargets(report.targets));
+  return `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,63 @@
+/** `membench bench`: argv → BenchOptions → runBench → Markdown tables (or JSON with --json). */
+import type { Argv } from 'yargs';
+import { BENCH_SECTIONS, DEFAULT_SIZES, QUICK_SIZES, runBench, type BenchSection } from '../bench/index.js';
+import { renderBenchJson, renderBenchReport } from '../bench/render.js';
+import { MembenchError } from '../errors.js';
+import { handled } from './errors.js';
+
+export const command = 'bench';
+export const describe = 'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, LangChain side by side, vector search at scale, suite throughput';
+
+export function builder(yargs: Argv) {
+  return yargs
+    .option('json', { type: 'boolean', default: false, describe: 'print the report as JSON instead of tables' })
+    .option('quick', { type: 'boolean', default: false, describe: `smaller sizes, about a minute (history ${QUICK_SIZES.join(', ')}; 10,000 vectors; in-process suite scenarios only)` })
+    .option('only', { type: 'string', array: true, describe: `sections to run (repeatable or comma-separated): ${BENCH_SECTIONS.join(', ')}` })
+    .option('sizes', { type: 'string', describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})` })
+    .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load section (default: every built-in)' })
+    .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: the runner\'s default)' })
+    .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress lines' })
+    .example('$0 bench --quick', 'every section with small sizes')
+    .example('$0 bench --only save-load --sizes 100,10000 -s window', 'flatness of one strategy');
+}
+
+type BenchArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+
+/** `--only a,b --only c` → sections, each checked. */
+export function parseSections(values: readonly string[] | undefined): BenchSection[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  const names = values.flatMap((value) => value.split(',')).map((name) => name.trim()).filter(Boolean);
+  for (const name of names) {
+    if (!(BENCH_SECTIONS as readonly string[]).includes(name)) throw new MembenchError('INVALID_ARGUMENT', `--only ${name}: expected one of ${BENCH_SECTIONS.join(', ')}`);
+  }
+  return names as BenchSection[];
+}
+
+/** `--sizes 10,100,1000` → history lengths. */
+export function parseSizes(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const sizes = value.split(',').map((part) => part.trim().replaceAll('_', ''));
+  if (sizes.some((size) => !/^\d+$/u.test(size) || Number(size) < 1)) throw new MembenchError('INVALID_ARGUMENT', `--sizes ${value}: expected comma-separated whole numbers >= 1, e.g. 10,100,1000`);
+  return sizes.map(Number);
+}
+
+export const handler = handled(async (argv: BenchArgs) => {
+  const report = await runBench({
+    quick: argv.quick,
+    only: parseSections(argv.only),
+    sizes: parseSizes(argv.sizes),
+    strategies: argv.strategy,
+    workers: argv.workers,
+    onProgress: argv.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(argv.json ? renderBenchJson(report) : renderBenchReport(report));
+  const missed = report.targets.filter((target) => target.pass === false).length;
+  const code = argv.strict && missed > 0 ? 1 : 0;
+  // Agent processes the suite forked should be gone by now; if one lingers it would keep the CLI alive: leave anyway.
+  setTimeout(() => {
+    process.stderr.write('membench: a child process outlived the bench; exiting without waiting for it\n');
+    process.exit(code);
+  }, 2000).unref();
+  return code;
+});

@@ -1,0 +1,177 @@
+/**
+ * What `run` and `tune` share: the matrix and provider flags, the config file under them
+ * (built-in defaults < config file < flags), progress output, and Ctrl-C handling.
+ */
+import os from 'node:os';
+import { SingleBar } from 'cli-progress';
+import type { Argv } from 'yargs';
+import { formatMs } from '../../reports/summary.js';
+import { builtinScenarioNames } from '../builtin-scenarios.js';
+import { findConfigFile, loadConfig, type MembenchConfig } from '../config.js';
+import { MembenchError } from '../errors.js';
+import { DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../runner.js';
+import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
+
+/** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
+export function sharedOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option('config', { type: 'string', describe: 'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)' })
+    .option('scenario', { alias: 'c', type: 'string', array: true, describe: `built-in scenario names or .yaml/.json paths (default: all built-ins: ${builtinScenarioNames().join(', ')})` })
+    .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
+    .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
+    .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs every cell in this process)` })
+    .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
+    .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
+    .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
+    .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME' })
+    .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
+    .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
+    .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('durability', { type: 'string', describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none' })
+    .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
+    .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
+    .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' })
+    .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
+    .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
+    .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
+    .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
+    .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
+    .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
+    .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
+}
+
+/** The parsed shared flags. */
+export type SharedArgs = ReturnType<typeof sharedOptions<object>> extends Argv<infer T> ? T : never;
+
+/** `sync,exit` → ['sync', 'exit'], refusing unknown modes. */
+export function parseDurabilities(value: string | undefined): DurabilityMode[] | undefined {
+  if (value === undefined) return undefined;
+  const modes = value.split(',').map((mode) => mode.trim());
+  const bad = modes.find((mode) => !DURABILITY_MODES.includes(mode as DurabilityMode));
+  if (bad !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--durability ${value}: "${bad}" is not one of ${DURABILITY_MODES.join(', ')}`);
+  return modes as DurabilityMode[];
+}
+
+/** Keeps the keys whose value is defined: what a layer actually sets. */
+function defined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined)) as Partial<T>;
+}
+
+/** The run options a layer (config file or flags) sets; `strategies`/`params` come in from the caller's own flags. */
+export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 'recallThreshold'>): RunOptions {
+  const live = defined({ baseUrl: layer.baseUrl, concurrency: layer.concurrency, timeoutMs: layer.timeout, maxRetries: layer.retries });
+  return defined({
+    strategies: layer.strategies,
+    scenarios: layer.scenarios,
+    params: layer.params,
+    seed: layer.seed,
+    trials: layer.trials,
+    model: layer.model,
+    embedder: layer.embedder,
+    tokenizer: layer.tokenizer,
+    durabilities: layer.durability,
+    idempotency: layer.idempotency,
+    crashFuzz: layer.crashFuzz,
+    isolate: layer.isolate,
+    datasets: layer.datasets,
+    datasetLimit: layer.limit,
+    cache: layer.cache,
+    keepCellDirs: layer.keepCellDirs,
+    live: Object.keys(live).length ? live : undefined,
+  });
+}
+
+/** The flags' layer, in the config file's shape. */
+export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategies' | 'params'> = {}): MembenchConfig {
+  return defined({
+    ...own,
+    scenarios: argv.scenario,
+    seed: argv.seed,
+    trials: argv.trials,
+    model: argv.model,
+    embedder: argv.embedder,
+    tokenizer: argv.tokenizer,
+    durability: parseDurabilities(argv.durability),
+    idempotency: argv.idempotency,
+    crashFuzz: argv['crash-fuzz'],
+    isolate: argv.isolate,
+    datasets: argv.dataset,
+    limit: argv.limit,
+    // yargs turns --no-cache into cache: false.
+    cache: argv.cache as string | false | undefined,
+    baseUrl: argv['base-url'],
+    concurrency: argv.concurrency,
+    timeout: argv.timeout,
+    retries: argv.retries,
+    keepCellDirs: argv['keep-cell-dirs'],
+    workers: argv.workers,
+    out: argv.out,
+  }) as MembenchConfig;
+}
+
+/** What the built-in defaults say for the options a resumed run compares. */
+export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'both', isolate: false } as const satisfies RunOptions;
+
+/** The layers merged: defaults < config file < flags (live settings merged key by key; the API key only from the flag). */
+export async function resolveLayers(argv: SharedArgs, flags: MembenchConfig): Promise<{ options: RunOptions; config: MembenchConfig; workers: number; out?: string }> {
+  const file = findConfigFile(argv.config);
+  const config = file ? await loadConfig(file) : {};
+  const [fromConfig, fromFlags] = [layerOptions(config), layerOptions(flags)];
+  const live = { ...fromConfig.live, ...fromFlags.live, ...(argv['api-key'] !== undefined ? { apiKey: argv['api-key'] } : {}) };
+  const options: RunOptions = { ...RUN_DEFAULTS, ...fromConfig, ...fromFlags, live };
+  const workers = flags.workers ?? config.workers ?? os.availableParallelism();
+  const out = flags.out ?? config.out;
+  return { options, config, workers, ...(out !== undefined ? { out } : {}) };
+}
+
+/** Progress on stderr: a bar with ETA on a terminal, one line per cell otherwise; nothing when quiet. */
+export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.isTTY)): { onProgress: (event: ProgressEvent) => void; stop: () => void } {
+  if (quiet) return { onProgress: () => undefined, stop: () => undefined };
+  if (tty) {
+    const bar = new SingleBar({ format: 'membench |{bar}| {value}/{total} cells | {percentage}% | ETA {eta_formatted} | {last}', hideCursor: true, etaBuffer: 20 });
+    let started = false;
+    return {
+      onProgress: (event) => {
+        if (event.type === 'start') {
+          bar.start(event.cells, event.finished, { last: event.finished ? `${event.finished} finished earlier` : '' });
+          started = true;
+        } else bar.increment({ last: `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}` });
+      },
+      stop: () => {
+        if (started) bar.stop();
+        started = false;
+      },
+    };
+  }
+  const log = (line: string): boolean => process.stderr.write(`${line}\n`);
+  return {
+    onProgress: (event) => {
+      if (event.type === 'start') {
+        log(`membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`);
+        return;
+      }
+      const { result: cell } = event;
+      const recall = cell.recall.contextRecall.value;
+      const status = cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
+      log(`[${event.index + 1}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms`);
+    },
+    stop: () => undefined,
+  };
+}
+
+/** Ctrl-C (and SIGTERM) abort the signal instead of killing the process; a second Ctrl-C exits at once. */
+export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void; exitCode: () => number } {
+  const controller = new AbortController();
+  let code = 130;
+  const handlers = (['SIGINT', 'SIGTERM'] as const).map((name) => {
+    const handler = (): void => {
+      if (controller.signal.aborted) process.exit(code);
+      code = name === 'SIGINT' ? 130 : 143;
+      controller.abort();
+    };
+    process.on(name, handler);
+    return [name, handler] as const;
+  });
+  return { signal: controller.signal, dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)), exitCode: () => code };
+}

@@ -1,0 +1,36 @@
+/** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
+import path from 'node:path';
+import type { Argv } from 'yargs';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
+import { mergeShards } from '../../reports/merge.js';
+import { readResults } from '../../reports/results-file.js';
+import { MembenchError } from '../errors.js';
+import { handled } from './errors.js';
+
+export const command = 'merge <shards..>';
+export const describe = 'Join the shards of one run (membench run --shard i/n) into one run dir with every report';
+
+export function builder(yargs: Argv) {
+  return yargs
+    .positional('shards', { type: 'string', array: true, demandOption: true, describe: 'the run dirs (or results.json files) of the shards' })
+    .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
+    .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
+    .option('recall-threshold', { type: 'number', describe: 'junit.xml fails cells whose context recall is below this share (0..1)' })
+    .example('$0 merge shard-1 shard-2 shard-3 --out merged', 'the three shards of a CI matrix as one run');
+}
+
+type MergeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+
+export const handler = handled(async (argv: MergeArgs) => {
+  const threshold = argv['recall-threshold'];
+  if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) throw new MembenchError('INVALID_ARGUMENT', `--recall-threshold ${threshold}: expected a share between 0 and 1`);
+  const out = argv.out ?? defaultOutDir(new Date());
+  assertWritableOutDir(out, argv.overwrite);
+  const inputs = [];
+  for (const target of argv.shards) inputs.push(await readResults(target));
+  const result = mergeShards(inputs);
+  const files = await writeRunOutput(result, out, { overwrite: argv.overwrite, ...(threshold !== undefined ? { recallThreshold: threshold } : {}) });
+  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY) })}\n`);
+  process.stdout.write(`merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
+  return 0;
+});

@@ -1,0 +1,111 @@
+/**
+ * `membench merge`: joins the shards of one run back into the run, cells in plan order. Shards
+ * must agree on everything that decides results (seed, model, tokenizer, matrix, membench
+ * version); a duplicate, overlapping or missing shard is refused (exit 2), never guessed around.
+ */
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { durabilityMatrix, modePrices } from '../harness/durability-matrix.js';
+import { MembenchError } from '../harness/errors.js';
+import type { CellResult, RunHeader, RunResult } from '../harness/results.js';
+import { shardSize, type ShardedRunHeader, type ShardHeader } from '../harness/shard.js';
+
+/** One input: its results and the file it came from (named in messages). */
+export interface ShardInput {
+  result: RunResult;
+  file: string;
+}
+
+/** Header fields every shard must share, with how messages name them. */
+const AGREED: [keyof RunHeader, string][] = [
+  ['seed', 'seed'],
+  ['trials', 'trials'],
+  ['model', 'model'],
+  ['embedder', 'embedder'],
+  ['tokenizer', 'tokenizer'],
+  ['strategies', 'strategies'],
+  ['scenarios', 'scenarios'],
+  ['membenchVersion', 'membench version'],
+  ['gitCommit', 'membench commit'],
+];
+
+/** A run without a shard in its header covers the whole plan: shard 1 of 1. */
+function shardOf({ result }: ShardInput): ShardHeader | undefined {
+  return (result.header as ShardedRunHeader).shard;
+}
+
+const show = (value: unknown): string => {
+  const text = JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+};
+
+/** Joins shards into one run: header of the first shard without `shard`, earliest start, longest duration; cells in plan order. */
+export function mergeShards(inputs: readonly ShardInput[]): RunResult {
+  if (inputs.length === 0) throw new MembenchError('INVALID_ARGUMENT', 'merge: name the run dirs (or results files) of the shards');
+  const [first] = inputs as [ShardInput, ...ShardInput[]];
+  for (const input of inputs.slice(1)) {
+    for (const [key, name] of AGREED) {
+      if (!isDeepStrictEqual(input.result.header[key], first.result.header[key])) {
+        throw new MembenchError('INVALID_ARGUMENT', `merge: ${input.file} and ${first.file} differ in ${name} (${show(input.result.header[key])} vs ${show(first.result.header[key])}): they are not shards of one run`);
+      }
+    }
+  }
+
+  const files = new Set<string>();
+  for (const { file } of inputs) {
+    if (files.has(path.resolve(file))) throw new MembenchError('INVALID_ARGUMENT', `merge: ${file} is given twice`);
+    files.add(path.resolve(file));
+  }
+  const shards = inputs.map((input) => ({ input, shard: shardOf(input) }));
+  const whole = shards.filter(({ shard }) => !shard);
+  if (whole.length > 0 && inputs.length > 1) {
+    throw new MembenchError('INVALID_ARGUMENT', `merge: ${whole[0]!.input.file} is a whole run (no --shard), so it overlaps every other input: merge only the shards of one run`);
+  }
+  if (whole.length === 1) return first.result;
+
+  const reference = shards[0]!.shard!;
+  const byIndex = new Map<number, ShardInput>();
+  for (const { input, shard } of shards) {
+    const header = shard!;
+    if (header.count !== reference.count || header.planned !== reference.planned || header.digest !== reference.digest) {
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `merge: ${input.file} is shard ${header.index}/${header.count} of a ${header.planned}-cell plan (digest ${header.digest}), ${first.file} is shard ${reference.index}/${reference.count} of a ${reference.planned}-cell plan (digest ${reference.digest}): not the same split of one run`,
+      );
+    }
+    const twin = byIndex.get(header.index);
+    if (twin) throw new MembenchError('INVALID_ARGUMENT', `merge: ${twin.file} and ${input.file} are both shard ${header.index}/${header.count}`);
+    const expected = shardSize(header.planned, header);
+    if (input.result.cells.length !== expected) {
+      throw new MembenchError('INVALID_ARGUMENT', `merge: ${input.file} holds ${input.result.cells.length} cells, shard ${header.index}/${header.count} of ${header.planned} should hold ${expected}`);
+    }
+    byIndex.set(header.index, input);
+  }
+  const ids = new Map<string, string>();
+  for (const { input } of shards) {
+    for (const cell of input.result.cells) {
+      const other = ids.get(cell.id);
+      if (other !== undefined) throw new MembenchError('INVALID_ARGUMENT', `merge: cell ${cell.id} is in both ${other} and ${input.file}: a shard given twice, or overlapping shards`);
+      ids.set(cell.id, input.file);
+    }
+  }
+  const missing = Array.from({ length: reference.count }, (_, index) => index + 1).filter((index) => !byIndex.has(index));
+  if (missing.length > 0) {
+    throw new MembenchError('INVALID_ARGUMENT', `merge: shard${missing.length > 1 ? 's' : ''} ${missing.map((index) => `${index}/${reference.count}`).join(', ')} missing: a merged run needs every shard`);
+  }
+
+  // Plan position p ran in shard (p mod n) + 1, as its (p div n)-th cell.
+  const cells: CellResult[] = Array.from({ length: reference.planned }, (_, position) => byIndex.get((position % reference.count) + 1)!.result.cells[Math.floor(position / reference.count)]!);
+  const headers = inputs.map((input) => input.result.header);
+  const { shard: _shard, ...header } = first.result.header as ShardedRunHeader;
+  return {
+    header: {
+      ...header,
+      startedAt: headers.map((item) => item.startedAt).sort()[0]!,
+      durationMs: Math.max(...headers.map((item) => item.durationMs)),
+    },
+    cells,
+    durabilityMatrix: durabilityMatrix(cells),
+    durabilityPrices: modePrices(cells),
+  };
+}

@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { RunResult } from '../../harness/results.js';
+import { membench } from './helpers.js';
+
+describe('membench run with a config file', () => {
+  it('takes the matrix from membench.config.yaml in the working dir; flags override it', async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
+    await writeFile(path.join(cwd, 'membench.config.yaml'), 'strategies: [buffer, window]\nscenarios: [recipes-en]\nparams:\n  window.k: [2, 4]\nseed: 7\nworkers: 1\nout: runs/ci\n');
+    const run = await membench(['run', '-s', 'window', '--seed', '8', '-q'], { cwd });
+    expect(run.code).toBe(0);
+    const results = JSON.parse(readFileSync(path.join(cwd, 'runs/ci/results.json'), 'utf8')) as RunResult;
+    expect(results.header.seed).toBe(8);
+    expect(results.cells.map((cell) => cell.id)).toEqual(['recipes-en/window(k=2)', 'recipes-en/window(k=4)']);
+  });
+
+  it('exits 2 with file:line:col for a bad config file, before running anything', async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
+    await writeFile(path.join(cwd, 'ci.json'), '{\n  "strategies": ["window"],\n  "trials": "two"\n}\n');
+    const run = await membench(['run', '--config', 'ci.json', '-o', 'never'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('membench: ci.json: invalid config file (1 problem)\nci.json:3:13: trials: expected number, got "two"');
+  });
+});
