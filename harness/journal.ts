@@ -2,7 +2,7 @@
  * The agent loop's own durable journal (one SQLite file per cell, outside the strategy's dir):
  * which step each process got to, and every tool call's progress (intent → call saved → result saved). After a crash the fresh process reads it back to recover instead of guessing.
  */
-import Database from 'better-sqlite3';
+import { openDatabase, type SqliteDatabase } from './sqlite.js';
 
 export type ToolState = 'intent' | 'call_saved' | 'result_saved';
 export type StepState = 'started' | 'user_saved' | 'done';
@@ -19,13 +19,10 @@ const TOOL_ORDER: readonly ToolState[] = ['intent', 'call_saved', 'result_saved'
 
 /** Durable progress of the agent loop; every write commits with fsync before returning. */
 export class Journal {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDatabase;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 10000');
+    this.db = openDatabase(file, 'sync');
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS steps (session TEXT NOT NULL, step INTEGER NOT NULL, state TEXT NOT NULL, PRIMARY KEY (session, step));
       CREATE TABLE IF NOT EXISTS tools (call_id TEXT PRIMARY KEY, step INTEGER NOT NULL, tool TEXT NOT NULL, idempotency_key TEXT, state TEXT NOT NULL);

@@ -4,7 +4,7 @@
  * is refused and counted; without one it happens again and is counted as a duplicate. Either way
  * the numbers come from the ledger, not from guesses.
  */
-import Database from 'better-sqlite3';
+import { openDatabase, type SqliteDatabase } from './sqlite.js';
 
 export interface EffectOutcome {
   /** True when the effect took place now; false when the key had already been used. */
@@ -23,13 +23,10 @@ export interface LedgerCounts {
 
 /** Opened by every agent process of a cell; each call commits with fsync before returning. */
 export class Ledger {
-  private readonly db: Database.Database;
+  private readonly db: SqliteDatabase;
 
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 10000');
+    this.db = openDatabase(file, 'sync');
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS effects (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,

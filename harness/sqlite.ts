@@ -12,6 +12,7 @@ export function openDatabase(file: string, durability: DurabilityMode): SqliteDa
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${durability === 'sync' ? 'FULL' : 'NORMAL'}`);
-  db.pragma('busy_timeout = 5000');
+  // Concurrent agent processes share files: wait for a lock rather than fail.
+  db.pragma('busy_timeout = 10000');
   return db;
 }
