@@ -298,6 +298,11 @@ export class SummaryMemory {
     if (this.store.queue.size(FOLD_JOB) > 0) this.worker.kick();
   }
 
+  /** What is persisted, as texts: the summary and the messages not folded into it yet (for durability checks). */
+  snapshot(): string[] {
+    return [this.store.summary.text, ...this.store.readMessages().map((stored) => messageText(stored.message))];
+  }
+
   /** Waits until every queued fold is written. */
   async flush(): Promise<void> {
     await this.worker.drain();

@@ -116,15 +116,14 @@ class SummaryBufferStrategy implements MemoryStrategy {
   async flush(): Promise<void> {
     await this.memory?.flush();
   }
+
   async snapshot(): Promise<string[]> {
-    const store = this.ready().store;
-    return [store.summary.text, ...store.readMessages().map((stored) => messageText(stored.message))];
+    return this.ready().snapshot();
   }
 
   pendingJobs(): number {
     return this.ready().store.pendingFolds().length;
   }
-
 
   async close(): Promise<void> {
     await this.memory?.close();

@@ -8,7 +8,6 @@
  * with the defaults that is just the current user message, so the model sees the question.
  */
 import { z } from 'zod';
-import { messageText } from '../harness/tokens.js';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { Job } from '../harness/jobs.js';
 import { foldSummary, SummaryMemory, type FoldPayload, type StoredMessage } from '../harness/summarizer.js';
@@ -92,15 +91,14 @@ class SummaryStrategy implements MemoryStrategy {
   async flush(): Promise<void> {
     await this.memory?.flush();
   }
+
   async snapshot(): Promise<string[]> {
-    const store = this.ready().store;
-    return [store.summary.text, ...store.readMessages().map((stored) => messageText(stored.message))];
+    return this.ready().snapshot();
   }
 
   pendingJobs(): number {
     return this.ready().store.pendingFolds().length;
   }
-
 
   async close(): Promise<void> {
     await this.memory?.close();
