@@ -36,6 +36,7 @@ const configSchema = z.object({
   isolate: z.boolean().optional(),
   datasets: list.optional(),
   limit: whole(1).optional(),
+  stretch: whole(1).optional(),
   workers: whole(1).optional(),
   out: z.string().optional(),
   recallThreshold: z.number().min(0).max(1).optional(),

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
-import { expandFillers } from './filler.js';
+import { expandFillers, stretchScenario } from './filler.js';
 import { durabilityMatrix, modePrices } from './durability-matrix.js';
 import { formatImportReport, importDataset } from './importers/index.js';
 import { builtinScenarioNames, loadScenarios } from './builtin-scenarios.js';
@@ -53,6 +53,8 @@ export interface RunOptions {
   datasets?: readonly string[];
   /** With `datasets`: the first N conversations / questions. */
   datasetLimit?: number;
+  /** Stretch every selected scenario to this many user turns with filler (probes kept); names become `NAME~N`. */
+  stretch?: number;
   /** Resolves relative scenario and strategy module paths (default: the process's cwd). */
   cwd?: string;
   /** Kill agent processes at this many seeded random crash points per cell (implies processes). */
@@ -148,7 +150,8 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   }
   for (const warning of warnings) options.onWarning?.(warning);
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
-  const scenarios = selected.map((scenario) => expandFillers(scenario, seed));
+  const stretched = options.stretch ? selected.map((scenario) => stretchScenario(scenario, options.stretch!)) : selected;
+  const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
   scenarios.forEach(assertRunnable);
   const trials = options.trials ?? 1;
   if (!Number.isInteger(trials) || trials < 1) throw new MembenchError('INVALID_ARGUMENT', `--trials ${trials}: expected a whole number >= 1`);

@@ -27,6 +27,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
     .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('stretch', { type: 'number', describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)' })
     .option('durability', { type: 'string', describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none' })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
@@ -76,6 +77,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     isolate: layer.isolate,
     datasets: layer.datasets,
     datasetLimit: layer.limit,
+    stretch: layer.stretch,
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
     live: Object.keys(live).length ? live : undefined,
@@ -98,6 +100,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     isolate: argv.isolate,
     datasets: argv.dataset,
     limit: argv.limit,
+    stretch: argv.stretch,
     // yargs turns --no-cache into cache: false.
     cache: argv.cache as string | false | undefined,
     baseUrl: argv['base-url'],

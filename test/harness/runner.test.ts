@@ -75,6 +75,14 @@ describe('runBenchmark', () => {
     expect(again.cells[0]!.tokens.contextTotal).not.toBe(buffer!.tokens.contextTotal);
   });
 
+  it('stretches any scenario to N turns with --stretch, probes kept', async () => {
+    const plan = await planRun({ strategies: ['window'], scenarios: ['recipes-en'], stretch: 300 });
+    const [scenario] = plan.scenarios;
+    expect(scenario!.name).toBe('recipes-en~300');
+    expect(scenario!.steps.filter((step) => step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget')).toHaveLength(300);
+    expect(scenario!.steps.filter((step) => step.kind === 'probe')).toHaveLength(8);
+  });
+
   it('leaves long conversations out of the default run but runs them by name', async () => {
     const plan = await planRun({ strategies: ['window'] });
     expect(plan.scenarios.map((scenario) => scenario.name)).not.toContain('long-recipes');
