@@ -7,7 +7,7 @@
  * change committed before the call returns; the queue runs with synchronous=FULL), `exit` works
  * on an in-memory copy that is written back atomically on close, `none` never touches disk.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, SystemMessage, type BaseMessage } from '@langchain/core/messages';
@@ -118,8 +118,16 @@ function openModeDatabase(file: string, durability: DurabilityMode): SqliteDatab
     case 'sync':
     case 'async':
       return openDatabase(file, durability);
-    case 'exit':
-      return existsSync(file) ? new Database(readFileSync(file)) : new Database(':memory:');
+    case 'exit': {
+      if (!existsSync(file)) return new Database(':memory:');
+      // A file written in sync/async mode is in WAL mode, with commits possibly still in its -wal
+      // file: fold them in and switch it to rollback mode, so its image deserialises in memory.
+      const disk = new Database(file);
+      disk.pragma('journal_mode = DELETE');
+      const image = disk.serialize();
+      disk.close();
+      return new Database(image);
+    }
     case 'none':
       return new Database(':memory:');
   }

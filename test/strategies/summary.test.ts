@@ -162,3 +162,20 @@ describe('summary strategy', () => {
     await resumed.close();
   });
 });
+
+describe('summary across durability modes', () => {
+  it('reopens in exit mode a dir written in sync mode (WAL folded in)', async () => {
+    const { summary: definition } = await import('../../strategies/summary.js');
+    const { makeHarness, exchange } = await import('./conformance.js');
+    const harness = await makeHarness(definition);
+    const writer = harness.create('sync');
+    await writer.open();
+    await exchange(writer, 1, 'Lin lives in Hangzhou.', 'Got it.');
+    await writer.close();
+    const reader = harness.create('exit');
+    await reader.open();
+    const { messages } = await reader.load({ query: 'Where does Lin live?', turn: 2 });
+    expect(messages.map((message) => String(message.content)).join('\n')).toContain('Hangzhou');
+    await reader.close();
+  });
+});
