@@ -322,3 +322,49 @@ export class SummaryMemory {
     await this.store.close();
   }
 }
+
+/**
+ * What `summary` and `summary-buffer` share: a SummaryMemory opened by open(), and the lifecycle
+ * around it (flush, snapshot, pending jobs, close). Subclasses say how a fold job runs.
+ */
+export abstract class SummaryBackedStrategy {
+  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true, lossy: true };
+  protected memory: SummaryMemory | undefined;
+
+  constructor(
+    protected readonly context: StrategyContext,
+    private readonly summarize: SummarizeMode | undefined,
+  ) {}
+
+  /** Runs one queued fold job. */
+  protected abstract fold(job: Job<FoldPayload>): Promise<void>;
+
+  /** Opens the memory; undefined when it was already open. */
+  protected openMemory(): SummaryMemory | undefined {
+    if (this.memory) return undefined;
+    this.memory = new SummaryMemory(this.context, this.summarize, (job) => this.fold(job));
+    return this.memory;
+  }
+
+  protected ready(): SummaryMemory {
+    if (!this.memory) throw new Error(`${this.constructor.name}: open() was not called`);
+    return this.memory;
+  }
+
+  async flush(): Promise<void> {
+    await this.memory?.flush();
+  }
+
+  async snapshot(): Promise<string[]> {
+    return this.ready().snapshot();
+  }
+
+  pendingJobs(): number {
+    return this.ready().store.pendingFolds().length;
+  }
+
+  async close(): Promise<void> {
+    await this.memory?.close();
+    this.memory = undefined;
+  }
+}

@@ -21,7 +21,7 @@
 import { z } from 'zod';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type SystemMessage } from '@langchain/core/messages';
 import type { Job } from '../harness/jobs.js';
-import { foldSummary, summaryMessage, SummaryMemory, truncateText, type FoldPayload, type StoredMessage } from '../harness/summarizer.js';
+import { foldSummary, summaryMessage, SummaryBackedStrategy, truncateText, type FoldPayload, type StoredMessage } from '../harness/summarizer.js';
 import { messageText, TOKENS_PER_REPLY } from '../harness/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
@@ -48,9 +48,7 @@ function withContent(message: BaseMessage, content: string): BaseMessage {
   return mapStoredMessagesToChatMessages([{ ...stored!, data: { ...stored!.data, content } }])[0]!;
 }
 
-class SummaryBufferStrategy implements MemoryStrategy {
-  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true, lossy: true };
-  private memory: SummaryMemory | undefined;
+class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrategy {
   /** The buffer: messages in the context verbatim, oldest first; never starts on a tool result. */
   private recent: StoredMessage[] = [];
   private recentTokens = 0;
@@ -61,17 +59,17 @@ class SummaryBufferStrategy implements MemoryStrategy {
   private readonly summaryCap: number;
 
   constructor(
-    private readonly context: StrategyContext,
+    context: StrategyContext,
     private readonly options: SummaryBufferOptions,
   ) {
+    super(context, options.summarize);
     this.limit = options.maxTokenLimit;
     this.summaryCap = Math.min(options.maxSummaryTokens ?? Math.floor(this.limit / 2), this.limit - TOKENS_PER_REPLY);
   }
 
   async open(): Promise<void> {
-    if (this.memory) return;
-    const memory = new SummaryMemory(this.context, this.options.summarize, (job) => this.fold(job));
-    this.memory = memory;
+    const memory = this.openMemory();
+    if (!memory) return;
     this.queuedThrough = memory.store.pendingFolds().at(-1)?.payload.throughSeq ?? 0;
     this.recent = memory.store.readMessages().filter((stored) => stored.seq > this.queuedThrough);
     this.recentTokens = this.recent.reduce((sum, stored) => sum + this.context.tokens.countMessage(stored.message), 0);
@@ -111,23 +109,6 @@ class SummaryBufferStrategy implements MemoryStrategy {
     const used = kept.reduce((sum, message) => sum + this.context.tokens.countMessage(message), 0);
     const cutSummary = summary ? this.fitSummary(summary, budget - used) : undefined;
     return { messages: cutSummary ? [cutSummary, ...kept] : kept };
-  }
-
-  async flush(): Promise<void> {
-    await this.memory?.flush();
-  }
-
-  async snapshot(): Promise<string[]> {
-    return this.ready().snapshot();
-  }
-
-  pendingJobs(): number {
-    return this.ready().store.pendingFolds().length;
-  }
-
-  async close(): Promise<void> {
-    await this.memory?.close();
-    this.memory = undefined;
   }
 
   /** Tokens left for the buffer beside a summary at its cap. */
@@ -171,7 +152,7 @@ class SummaryBufferStrategy implements MemoryStrategy {
     this.queuedThrough = throughSeq;
   }
 
-  private async fold(job: Job<FoldPayload>): Promise<void> {
+  protected async fold(job: Job<FoldPayload>): Promise<void> {
     const { model, tokens } = this.context;
     const textBudget = this.summaryCap - this.overhead();
     await this.ready().store.runFold(job, async (previous, messages, stale) =>
@@ -248,11 +229,6 @@ class SummaryBufferStrategy implements MemoryStrategy {
     // A lone message cut to nothing says nothing; a tool call with its (empty) results is still a valid pair.
     if (cut.length === 1 && !messageText(cut[0]!) && !hasToolCalls(cut[0]!)) return [];
     return cut;
-  }
-
-  private ready(): SummaryMemory {
-    if (!this.memory) throw new Error('summary-buffer strategy: open() was not called');
-    return this.memory;
   }
 }
 

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { Job } from '../harness/jobs.js';
-import { foldSummary, SummaryMemory, type FoldPayload, type StoredMessage } from '../harness/summarizer.js';
+import { foldSummary, SummaryBackedStrategy, type FoldPayload, type StoredMessage } from '../harness/summarizer.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** Knobs of `summary`, with their defaults (validated at the CLI / config edge). */
@@ -38,9 +38,7 @@ function isReply(message: BaseMessage): boolean {
   return !calls || calls.length === 0;
 }
 
-class SummaryStrategy implements MemoryStrategy {
-  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: true, lossy: true };
-  private memory: SummaryMemory | undefined;
+class SummaryStrategy extends SummaryBackedStrategy implements MemoryStrategy {
   /** Messages not folded into the summary yet, including those whose fold is queued. */
   private unfolded: StoredMessage[] = [];
   /** Last seq covered by a queued fold. */
@@ -49,14 +47,15 @@ class SummaryStrategy implements MemoryStrategy {
   private exchanges = 0;
 
   constructor(
-    private readonly context: StrategyContext,
+    context: StrategyContext,
     private readonly options: SummaryOptions,
-  ) {}
+  ) {
+    super(context, options.summarize);
+  }
 
   async open(): Promise<void> {
-    if (this.memory) return;
-    const memory = new SummaryMemory(this.context, this.options.summarize, (job) => this.fold(job));
-    this.memory = memory;
+    const memory = this.openMemory();
+    if (!memory) return;
     this.unfolded = memory.store.readMessages();
     this.queuedThrough = memory.store.pendingFolds().at(-1)?.payload.throughSeq ?? 0;
     this.exchanges = this.unfolded.filter((stored) => stored.seq > this.queuedThrough && isReply(stored.message)).length;
@@ -88,34 +87,12 @@ class SummaryStrategy implements MemoryStrategy {
     return { messages };
   }
 
-  async flush(): Promise<void> {
-    await this.memory?.flush();
-  }
-
-  async snapshot(): Promise<string[]> {
-    return this.ready().snapshot();
-  }
-
-  pendingJobs(): number {
-    return this.ready().store.pendingFolds().length;
-  }
-
-  async close(): Promise<void> {
-    await this.memory?.close();
-    this.memory = undefined;
-  }
-
-  private async fold(job: Job<FoldPayload>): Promise<void> {
+  protected async fold(job: Job<FoldPayload>): Promise<void> {
     const { model, tokens } = this.context;
     await this.ready().store.runFold(job, (previous, messages, stale) => foldSummary(model, tokens, previous, messages, this.options.maxSummaryTokens, stale), this.context.checkpoint);
     const through = job.payload.throughSeq;
     const kept = this.unfolded.findIndex((stored) => stored.seq > through);
     this.unfolded.splice(0, kept < 0 ? this.unfolded.length : kept);
-  }
-
-  private ready(): SummaryMemory {
-    if (!this.memory) throw new Error('summary strategy: open() was not called');
-    return this.memory;
   }
 }
 
