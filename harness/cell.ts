@@ -3,6 +3,7 @@
  * in this process or in agent processes. Everything here also runs inside a pool worker, so a
  * cell travels as plain data (`CellTask`) and the providers are rebuilt from plain settings.
  */
+import type { OpenAIProviderOptions } from './models/openai.js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,14 +37,7 @@ export interface CellPlan extends CellTask {
 }
 
 /** Live-provider settings that travel to agent processes as plain data (the key only over IPC). */
-export interface LiveProviderSettings {
-  baseUrl?: string;
-  apiKey?: string;
-  concurrency?: number;
-  timeoutMs?: number;
-  maxRetries?: number;
-  temperature?: number;
-}
+export type LiveProviderSettings = Pick<OpenAIProviderOptions, 'baseUrl' | 'apiKey' | 'concurrency' | 'timeoutMs' | 'maxRetries' | 'temperature'>;
 
 /** Everything that builds a cell's providers, as plain data: sent once to each pool worker. */
 export interface ProviderSettings {

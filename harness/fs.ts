@@ -23,10 +23,15 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   }
   await handle.close();
   await rename(temp, file);
-  const dirHandle = await open(dir, 'r');
+  await syncDirectory(dir);
+}
+
+/** fsyncs a directory, so a rename or unlink in it survives a power cut. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
   try {
-    await dirHandle.sync();
+    await handle.sync();
   } finally {
-    await dirHandle.close();
+    await handle.close();
   }
 }

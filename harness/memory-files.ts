@@ -6,11 +6,11 @@
  * processes lose no update and the index always matches the files. Readers keep a parsed cache
  * and re-read only files whose stat changed, and only when the index changed.
  */
-import { lstat, mkdir, open, readdir, rm, utimes } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { MembenchError } from './errors.js';
-import { writeFileAtomic } from './fs.js';
+import { syncDirectory, writeFileAtomic } from './fs.js';
 import {
   INDEX_FILE,
   isExpired,
@@ -151,7 +151,7 @@ export class MemoryFileStore {
       const existing = await lstat(file).catch(() => undefined);
       if (!existing || !existing.isFile()) return false;
       await rm(file);
-      await this.syncDir(this.dirOf(scope, MEMORIES_DIR));
+      await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
       await this.sync(scope);
       await this.writeIndex(scope);
       return true;
@@ -283,7 +283,7 @@ export class MemoryFileStore {
       this.cache[scope].delete(name);
       removed = true;
     }
-    if (removed) await this.syncDir(this.dirOf(scope, MEMORIES_DIR));
+    if (removed) await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
   }
 
   /** Temp files left by a writer killed between its temp file and the rename (safe to drop: we hold the lock). */
@@ -296,14 +296,5 @@ export class MemoryFileStore {
   private async readCounted(file: string): Promise<string> {
     this.stats.fileReads++;
     return readFileNoFollow(file);
-  }
-
-  private async syncDir(dir: string): Promise<void> {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
   }
 }

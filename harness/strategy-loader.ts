@@ -9,10 +9,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from './errors.js';
 import { builtinStrategies, findStrategy } from '../strategies/index.js';
 
-/** `langchain:NAME` names LangChain's memories; the adapter (and LangChain) load only when one is asked for. */
-const LANGCHAIN_PREFIX = 'langchain:';
+/** The adapter (and LangChain) load only when a `langchain:NAME` strategy is asked for. */
 const langchain = () => import('../strategies/langchain.js');
-import { DURABILITY_MODES, type StrategyDefinition } from '../strategies/types.js';
+import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from '../strategies/types.js';
 
 /** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
 const STRATEGY_NAME = /^[a-z0-9][a-z0-9_:-]*$/iu;

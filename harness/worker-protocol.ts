@@ -1,4 +1,5 @@
 /** Typed IPC between the harness and an agent process (one per session; killable at any step). */
+import type { LiveProviderSettings } from './cell.js';
 import type { Ack, ProbeRecord, ToolRecovery, TurnRecord } from './agent.js';
 import type { ModelUsage } from './models/index.js';
 import type { CrashPoint, Step } from './scenario.js';
@@ -16,7 +17,7 @@ export interface WorkerCell {
   model: string;
   embedder: string;
   /** Live-provider settings (`openai:` models); travel over IPC only, never written anywhere. */
-  live: { baseUrl?: string; apiKey?: string; concurrency?: number; timeoutMs?: number; maxRetries?: number; temperature?: number };
+  live: LiveProviderSettings;
   /** The response cache file and this cell's trial, for live models. */
   cache?: { file: string; trial: number };
   tokenizerModel: string;

@@ -3,14 +3,9 @@ import { appendFile } from 'node:fs/promises';
 import type { RunResult } from '../harness/results.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
-import { formatMs, formatRate, modelNote } from './summary.js';
+import { formatMs, formatRate, markdownTable, modelNote } from './summary.js';
 
-const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
-
-/** A GitHub-flavoured Markdown table. */
-export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [`| ${head.map(escapeCell).join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
-}
+export { markdownTable } from './summary.js';
 
 /** The short run summary: one row per cell and the cells that failed (errors, invariants, recall threshold). */
 export function renderRunStepSummary(result: RunResult, options: VerdictOptions = {}): string {

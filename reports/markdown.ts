@@ -1,17 +1,9 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
 import type { RunResult } from '../harness/results.js';
-import { formatRate, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 
-const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\n/gu, ' ');
-
-function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [
-    `| ${head.map(escapeCell).join(' | ')} |`,
-    `| ${head.map(() => '---').join(' | ')} |`,
-    ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
-  ].join('\n');
-}
+const table = markdownTable;
 
 function durabilitySection(result: RunResult): string[] {
   const prices = priceRows(result);

@@ -68,3 +68,10 @@ export function modelNote(result: RunResult): string {
     ? 'Answers and summaries come from the offline reference model (deterministic, no LLM): answer accuracy measures the memory plus this stand-in, not GPT.'
     : `Answers come from ${result.header.model}.`;
 }
+
+const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
+
+/** A GitHub-flavoured Markdown table (report.md and the GitHub step summaries). */
+export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [`| ${head.map(escapeCell).join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
+}

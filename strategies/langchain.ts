@@ -28,8 +28,9 @@ import type { ChatModel, Embedder, ModelTask } from '../harness/models/types.js'
 import { messageText, type TokenCounter } from '../harness/tokens.js';
 import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, StrategyContext, StrategyDefinition } from './types.js';
 
-/** The CLI prefix that selects a LangChain memory (`--strategy langchain:buffer`). */
-export const LANGCHAIN_PREFIX = 'langchain:';
+import { LANGCHAIN_PREFIX } from './types.js';
+
+export { LANGCHAIN_PREFIX };
 
 type Values = Record<string, unknown>;
 

@@ -12,6 +12,9 @@ import type { TokenCounter } from '../harness/tokens.js';
 export type DurabilityMode = 'sync' | 'async' | 'exit' | 'none';
 export const DURABILITY_MODES: readonly DurabilityMode[] = ['sync', 'async', 'exit', 'none'];
 
+/** `langchain:NAME` names LangChain's classic memories (the adapter loads only when one is asked for). */
+export const LANGCHAIN_PREFIX = 'langchain:';
+
 /** A finished message: user, assistant (possibly with tool calls) or tool result. */
 export interface MemoryEvent {
   message: BaseMessage;

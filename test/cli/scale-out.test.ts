@@ -7,11 +7,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { readResults } from '../../reports/results-file.js';
 import { mergeShards } from '../../reports/merge.js';
-import type { RunResult } from '../../harness/results.js';
 import { runBenchmark } from '../../harness/runner.js';
 import type { ShardedRunHeader } from '../../harness/shard.js';
-import { comparable } from '../helpers/comparable.js';
 import { membench, ROOT } from './helpers.js';
+import { withoutTiming, type RunResult } from '../../harness/results.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-scale-'));
 const results = (dir: string): RunResult => JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;
@@ -51,7 +50,7 @@ describe('--shard and membench merge', () => {
     expect(merged.code).toBe(0);
     expect(merged.stdout).toContain('merged 2 shards (6 cells)');
     expect(existsSync(path.join(dir, 'merged', 'report.html'))).toBe(true);
-    expect(comparable(results(path.join(dir, 'merged')))).toEqual(comparable(results(path.join(dir, 'whole'))));
+    expect(withoutTiming(results(path.join(dir, 'merged')))).toEqual(withoutTiming(results(path.join(dir, 'whole'))));
 
     const twice = await membench(['merge', path.join(dir, 's1'), path.join(dir, 's1'), '-o', path.join(dir, 'never')]);
     expect(twice.code).toBe(2);
@@ -92,7 +91,7 @@ describe('--resume', () => {
     expect(readdirSync(out)).not.toContain('plan.json');
     expect(readdirSync(out)).not.toContain('cells');
     const uninterrupted = await runBenchmark(MATRIX_OPTIONS);
-    expect(comparable(results(out))).toEqual(comparable(uninterrupted));
+    expect(withoutTiming(results(out))).toEqual(withoutTiming(uninterrupted));
 
     const again = await membench(['run', '--resume', out, '-q']);
     expect(again.code).toBe(2);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planRun, runBenchmark, RunInterrupted } from '../../harness/runner.js';
 import { ROOT } from '../cli/helpers.js';
-import { comparable } from '../helpers/comparable.js';
+import { withoutTiming } from '../../harness/results.js';
 
 const TINY_CRASH = `name: tiny-crash
 steps:
@@ -30,7 +30,7 @@ describe('runBenchmark with worker processes', () => {
     const { plans } = await planRun(options);
     expect(pooled.cells.map((cell) => cell.id)).toEqual(plans.map((plan) => plan.id));
     expect(pooled.cells.some((cell) => cell.faults?.crashes.some((crash) => crash.reached))).toBe(true);
-    expect(comparable(pooled)).toEqual(comparable(inline));
+    expect(withoutTiming(pooled)).toEqual(withoutTiming(inline));
   });
 
   it('records a cell whose worker dies as an error with its exit code, and runs the rest', async () => {
