@@ -51,6 +51,7 @@ describe('membench run', () => {
   it.each([
     [['run', '-p', 'window.k=zero', '-q'], 'membench: --param window.k=zero: '],
     [['run', '-s', 'nope', '-q'], 'membench: unknown strategy "nope"'],
+    [['run', '--durability', 'sync,later', '-q'], 'membench: --durability sync,later: "later" is not one of sync, async, exit, none'],
     [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
     [['run', '-c', 'recipes-en', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],

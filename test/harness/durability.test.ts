@@ -10,6 +10,7 @@ import { fuzzPlan } from '../../harness/durability.js';
 import { loadScenarioFile } from '../../harness/load-scenario.js';
 import { runBenchmark } from '../../harness/runner.js';
 import type { CellResult } from '../../harness/results.js';
+import { renderConsoleSummary, renderMarkdown } from '../../reports/index.js';
 
 async function scenarioFile(yaml: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-durability-'));
@@ -89,6 +90,13 @@ steps:
     const buffer = result.durabilityPrices.find((price) => price.strategy === 'buffer' && price.durability === 'none')!;
     expect(buffer.losses.acknowledgedLost).toBeGreaterThan(0);
     expect(buffer.losses.messagesLost).toBe(1);
+    // The price of each mode beside its losses, in the console and in report.md.
+    const console = renderConsoleSummary(result);
+    expect(console).toMatch(/│ buffer +│ none +│ on +│.*│ 1✗\d+ 2✗1 3✓ 4✓ 5✓ 6✓ +│/u);
+    expect(console).toMatch(/│ buffer +│ sync +│ on +│.*│ 1✓ 2✓ 3✓ 4✓ 5✓ 6✓ +│/u);
+    const markdown = renderMarkdown(result);
+    expect(markdown).toContain('## Durability');
+    expect(markdown).toMatch(/\| buffer \| none \| on \| after_ack \| 1\/1 \| 1 \|/u);
   });
 });
 

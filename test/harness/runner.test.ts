@@ -62,6 +62,7 @@ describe('runBenchmark', () => {
     expect(cell.latency.saveMs.n).toBe(cell.turns.length);
     expect(cell.tokens.contextTotal).toBe(loaded.reduce((sum, turn) => sum + turn.contextTokens!, 0));
     expect(result.header.tokenizer.encoding).toBe('cl100k_base');
+    expect(cell.peakRssMb).toBeGreaterThan(10);
   });
 
   it('expands filler steps with the run seed, the same for every strategy', async () => {
