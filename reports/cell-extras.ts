@@ -3,7 +3,7 @@
  * invariants 1–6 checked after each recovery). Only cells run in agent processes carry it, so
  * every reporter reads it here, tolerantly, and skips what is absent.
  */
-import type { CellResult } from '../harness/results.js';
+import type { CellResult } from '../harness/results/schema.js';
 
 /** One invariant on a cell: how often it was checked and violated, with the checker's explanations. */
 export interface InvariantOutcome {

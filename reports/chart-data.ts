@@ -3,8 +3,8 @@
  * renderer (charts.ts) and report.html draw exactly the same charts from one definition.
  */
 import type { ChartConfiguration, ChartDataset, PointStyle } from 'chart.js';
-import { distribution, type Distribution, type Rate } from '../harness/metrics.js';
-import type { CellResult, RunResult } from '../harness/results.js';
+import { distribution, type Distribution, type Rate } from '../harness/core/metrics.js';
+import type { CellResult, RunResult } from '../harness/results/schema.js';
 import { durabilityMatrix } from './cell-extras.js';
 
 /** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */

@@ -6,8 +6,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
 import { BasicPlatform, Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
-import { PACKAGE_ROOT } from '../harness/package-info.js';
-import type { RunResult } from '../harness/results.js';
+import { PACKAGE_ROOT } from '../harness/core/package-info.js';
+import type { RunResult } from '../harness/results/schema.js';
 import { chartSpecs, type ChartSpec } from './chart-data.js';
 
 /** The bundled font (a GB2312 subset of Noto Sans SC, OFL): Latin and common Chinese in one family. */

@@ -7,8 +7,8 @@
  * base's p95 (outside the spread base itself showed). Otherwise it is reported as "within noise".
  */
 import Table from 'cli-table3';
-import type { Distribution, Rate } from '../harness/metrics.js';
-import type { CellResult, RunHeader, RunResult } from '../harness/results.js';
+import type { Distribution, Rate } from '../harness/core/metrics.js';
+import type { CellResult, RunHeader, RunResult } from '../harness/results/schema.js';
 import { cellInvariants } from './cell-extras.js';
 import { formatMs, formatRate } from './summary.js';
 

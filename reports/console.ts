@@ -1,6 +1,6 @@
 /** The console summary table printed after a run. */
 import Table from 'cli-table3';
-import type { RunResult } from '../harness/results.js';
+import type { RunResult } from '../harness/results/schema.js';
 import { modelNote, summaryRow, type SummaryRow } from './summary.js';
 import { PRICE_COLUMNS, priceRows } from './durability.js';
 

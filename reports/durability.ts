@@ -1,5 +1,5 @@
 /** Durability tables shared by the console and report.md: the matrix and each mode's price. */
-import type { RunResult } from '../harness/results.js';
+import type { RunResult } from '../harness/results/schema.js';
 import { formatMs } from './summary.js';
 
 export const MATRIX_COLUMNS = ['strategy', 'mode', 'keys', 'crash point', 'reached/armed', 'acks lost', 'msgs lost', 'dup effects', 'misclassified', 'torn', 'index ≠'] as const;

@@ -1,6 +1,6 @@
 /** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
 import { appendFile } from 'node:fs/promises';
-import type { RunResult } from '../harness/results.js';
+import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
 import { formatMs, formatRate, markdownTable, modelNote } from './summary.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { CellResult, RunResult } from '../harness/results.js';
+import type { CellResult, RunResult } from '../harness/results/schema.js';
 import { durabilityMatrix } from './cell-extras.js';
 import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
 import { formatMs, formatRate, modelNote, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';

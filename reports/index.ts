@@ -2,9 +2,9 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { MembenchError } from '../harness/errors.js';
-import { writeFileAtomic } from '../harness/fs.js';
-import type { RunResult } from '../harness/results.js';
+import { MembenchError } from '../harness/core/errors.js';
+import { writeFileAtomic } from '../harness/core/fs.js';
+import type { RunResult } from '../harness/results/schema.js';
 import { renderCharts } from './charts.js';
 import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
 import { renderHtml } from './html.js';

@@ -2,7 +2,7 @@
  * junit.xml for CI test views: one testsuite per scenario, one testcase per cell. A cell fails
  * when it errored, violated an invariant, or (with a threshold) recalled too little.
  */
-import type { CellResult, RunResult } from '../harness/results.js';
+import type { CellResult, RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from './cell-extras.js';
 import { formatMs, formatRate } from './summary.js';
 

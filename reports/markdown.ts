@@ -1,5 +1,5 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
-import type { RunResult } from '../harness/results.js';
+import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 

@@ -5,10 +5,10 @@
  */
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { durabilityMatrix, modePrices } from '../harness/durability-matrix.js';
-import { MembenchError } from '../harness/errors.js';
-import type { CellResult, RunHeader, RunResult } from '../harness/results.js';
-import { shardSize, type ShardedRunHeader, type ShardHeader } from '../harness/shard.js';
+import { durabilityMatrix, modePrices } from '../harness/results/durability-matrix.js';
+import { MembenchError } from '../harness/core/errors.js';
+import type { CellResult, RunHeader, RunResult } from '../harness/results/schema.js';
+import { shardSize, type ShardedRunHeader, type ShardHeader } from '../harness/results/shard.js';
 
 /** One input: its results and the file it came from (named in messages). */
 export interface ShardInput {

@@ -1,6 +1,6 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
-import type { Rate } from '../harness/metrics.js';
-import type { CellResult, RunResult } from '../harness/results.js';
+import type { Rate } from '../harness/core/metrics.js';
+import type { CellResult, RunResult } from '../harness/results/schema.js';
 
 export interface SummaryRow {
   scenario: string;

@@ -1,7 +1,7 @@
 /** `buffer`: every message, always (LangChain's BufferMemory), persisted as a SQLite session history. */
 import { z } from 'zod';
-import { SqliteChatMessageHistory } from '../harness/history.js';
-import { messageText } from '../harness/tokens.js';
+import { SqliteChatMessageHistory } from './stores/history.js';
+import { messageText } from '../harness/core/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 export const bufferOptions = z.object({}).strict();

@@ -9,10 +9,10 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { HumanMessage, SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
-import { EntityStore, entityKey, type EntityDraft, type EntityJob, type EntityRecord } from '../harness/entity-store.js';
-import { SqliteChatMessageHistory } from '../harness/history.js';
-import { summarizePrompt } from '../harness/prompts.js';
-import { messageText } from '../harness/tokens.js';
+import { EntityStore, entityKey, type EntityDraft, type EntityJob, type EntityRecord } from './stores/entity-store.js';
+import { SqliteChatMessageHistory } from './stores/history.js';
+import { summarizePrompt } from '../harness/core/prompts.js';
+import { messageText } from '../harness/core/tokens.js';
 import { windowStart } from './window.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 

@@ -24,10 +24,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
-import { MembenchError } from '../harness/errors.js';
-import { writeFileAtomic } from '../harness/fs.js';
-import { SqliteChatMessageHistory } from '../harness/history.js';
-import { MemoryFileStore } from '../harness/memory-files.js';
+import { MembenchError } from '../harness/core/errors.js';
+import { writeFileAtomic } from '../harness/core/fs.js';
+import { SqliteChatMessageHistory } from './stores/history.js';
+import { MemoryFileStore } from './stores/memory-files.js';
 import {
   auditScopeDir,
   compareMemories,
@@ -46,10 +46,10 @@ import {
   type MemoryRecord,
   type MemoryScope,
   type MemoryType,
-} from '../harness/memory-format.js';
-import { extractMemoriesPrompt } from '../harness/prompts.js';
-import { matchTerms, normalizeText, sentences } from '../harness/text.js';
-import { messageText } from '../harness/tokens.js';
+} from './stores/memory-format.js';
+import { extractMemoriesPrompt } from '../harness/core/prompts.js';
+import { matchTerms, normalizeText, sentences } from '../harness/core/text.js';
+import { messageText } from '../harness/core/tokens.js';
 import { windowStart } from './window.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StoreCheck, type StrategyContext } from './types.js';
 

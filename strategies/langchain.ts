@@ -23,9 +23,9 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage, type MessageContent } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { z } from 'zod';
-import { MembenchError } from '../harness/errors.js';
+import { MembenchError } from '../harness/core/errors.js';
 import type { ChatModel, Embedder, ModelTask } from '../harness/models/types.js';
-import { messageText, type TokenCounter } from '../harness/tokens.js';
+import { messageText, type TokenCounter } from '../harness/core/tokens.js';
 import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, StrategyContext, StrategyDefinition } from './types.js';
 
 import { LANGCHAIN_PREFIX } from './types.js';

@@ -5,8 +5,8 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { z } from 'zod';
 import type { ChatModel, Embedder } from '../harness/models/types.js';
-import type { CrashPoint } from '../harness/scenario.js';
-import type { TokenCounter } from '../harness/tokens.js';
+import type { CrashPoint } from '../harness/scenarios/format.js';
+import type { TokenCounter } from '../harness/core/tokens.js';
 
 /** When a write is durable: `sync` before acknowledging, `async` write-behind, `exit` on clean close, `none` never. */
 export type DurabilityMode = 'sync' | 'async' | 'exit' | 'none';

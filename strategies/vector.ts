@@ -22,9 +22,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
-import { messageText } from '../harness/tokens.js';
-import { insertSorted, lowerBound, VectorIndex } from '../harness/vector-index.js';
-import { ExchangeStore, type PendingMessage } from '../harness/vector-store.js';
+import { messageText } from '../harness/core/tokens.js';
+import { insertSorted, lowerBound, VectorIndex } from './stores/vector-index.js';
+import { ExchangeStore, type PendingMessage } from './stores/vector-store.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** The knobs users tune (and `tune` sweeps), with LangChain-like defaults. */

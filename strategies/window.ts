@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
-import { SqliteChatMessageHistory } from '../harness/history.js';
-import { messageText, TOKENS_PER_REPLY, type TokenCounter } from '../harness/tokens.js';
+import { SqliteChatMessageHistory } from './stores/history.js';
+import { messageText, TOKENS_PER_REPLY, type TokenCounter } from '../harness/core/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 export const windowOptions = z

@@ -6,9 +6,9 @@
 import os from 'node:os';
 import { builtinStrategies, findStrategy } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
-import { MembenchError } from '../errors.js';
-import { MEMBENCH_VERSION } from '../package-info.js';
-import { encodingForModel } from '../tokens.js';
+import { MembenchError } from '../core/errors.js';
+import { MEMBENCH_VERSION } from '../core/package-info.js';
+import { encodingForModel } from '../core/tokens.js';
 import { measureFloors, type Floors } from './floors.js';
 import { BENCH_TOKENIZER } from './rig.js';
 import { benchSaveLoad, type SaveLoadResult } from './save-load.js';

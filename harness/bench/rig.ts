@@ -8,9 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import { generateFiller, type FillerExchange } from '../filler.js';
+import { generateFiller, type FillerExchange } from '../scenarios/filler.js';
 import { HashedEmbedder, MeteredModel, OfflineModel } from '../models/index.js';
-import { TokenCounter } from '../tokens.js';
+import { TokenCounter } from '../core/tokens.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 import { Stopwatch, TimedEmbedder, TimedModel } from './measure.js';
 

@@ -4,8 +4,8 @@
  * scenario, in-process cells against cells run in agent processes (crashes, concurrency), and
  * the share the strategies' own save + load account for.
  */
-import { loadScenarios, builtinScenarioNames } from '../builtin-scenarios.js';
-import { needsProcesses, runBenchmark } from '../runner.js';
+import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
+import { needsProcesses, runBenchmark } from '../run/runner.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {

@@ -9,7 +9,7 @@ import { langchainDefinition } from '../../strategies/langchain.js';
 import { summaryBuffer } from '../../strategies/summary-buffer.js';
 import type { DurabilityMode, StrategyDefinition } from '../../strategies/types.js';
 import { window } from '../../strategies/window.js';
-import { distribution } from '../metrics.js';
+import { distribution } from '../core/metrics.js';
 import { measure, type Timing } from './measure.js';
 import { conversation, makeRig, playTurn } from './rig.js';
 

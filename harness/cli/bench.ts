@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import { BENCH_SECTIONS, DEFAULT_SIZES, QUICK_SIZES, runBench, type BenchSection } from '../bench/index.js';
 import { renderBenchJson, renderBenchReport } from '../bench/render.js';
-import { MembenchError } from '../errors.js';
+import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
 export const command = 'bench';

@@ -6,10 +6,10 @@ import os from 'node:os';
 import { SingleBar } from 'cli-progress';
 import type { Argv } from 'yargs';
 import { formatMs } from '../../reports/summary.js';
-import { builtinScenarioNames } from '../builtin-scenarios.js';
-import { findConfigFile, loadConfig, type MembenchConfig } from '../config.js';
-import { MembenchError } from '../errors.js';
-import { DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../runner.js';
+import { builtinScenarioNames } from '../scenarios/builtins.js';
+import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
+import { MembenchError } from '../core/errors.js';
+import { DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */

@@ -2,8 +2,8 @@
 import type { Argv } from 'yargs';
 import { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison } from '../../reports/compare.js';
 import { appendStepSummary, renderComparisonMarkdown } from '../../reports/github-summary.js';
-import { readResults } from '../../reports/results-file.js';
-import { MembenchError } from '../errors.js';
+import { readResults } from '../results/read.js';
+import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
 export const command = 'compare <base> <head>';

@@ -1,5 +1,5 @@
 /** The one place where errors become messages and exit codes: 0 ok, 1 a threshold failed, 2 bad input. */
-import { isMembenchError } from '../errors.js';
+import { isMembenchError } from '../core/errors.js';
 
 export function reportError(error: unknown): number {
   if (isMembenchError(error)) {

@@ -2,9 +2,9 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { MembenchError } from '../errors.js';
-import { writeFileAtomic } from '../fs.js';
-import { DATASET_NAMES, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../importers/index.js';
+import { MembenchError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/fs.js';
+import { DATASET_NAMES, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';

@@ -1,7 +1,7 @@
 /** `membench list strategies|scenarios`: what can be named on the command line. */
 import type { Argv } from 'yargs';
 import { builtinStrategies } from '../../strategies/index.js';
-import { builtinScenarioNames, loadScenarios } from '../builtin-scenarios.js';
+import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { handled } from './errors.js';
 
 export const command = 'list <what>';

@@ -1,7 +1,7 @@
 /** The `membench` command line: one module per command, each a thin layer over the library. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { MEMBENCH_VERSION } from '../package-info.js';
+import { MEMBENCH_VERSION } from '../core/package-info.js';
 import * as importDataset from './import.js';
 import * as bench from './bench.js';
 import * as compare from './compare.js';

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
-import { readResults } from '../../reports/results-file.js';
-import { MembenchError } from '../errors.js';
+import { readResults } from '../results/read.js';
+import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
 export const command = 'merge <shards..>';

@@ -5,10 +5,10 @@ import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
-import { MembenchError } from '../errors.js';
-import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run-dir.js';
-import { runBenchmark, RunInterrupted, type RunOptions } from '../runner.js';
-import { parseShard } from '../shard.js';
+import { MembenchError } from '../core/errors.js';
+import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
+import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
+import { parseShard } from '../results/shard.js';
 import { flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
 import { handled } from './errors.js';
 

@@ -2,8 +2,8 @@
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, writeRunOutput } from '../../reports/index.js';
-import { RunInterrupted } from '../runner.js';
-import { parseValues, renderTune, tune, TUNE_METRICS } from '../tune.js';
+import { RunInterrupted } from '../run/runner.js';
+import { parseValues, renderTune, tune, TUNE_METRICS } from '../run/tune.js';
 import { flagLayer, interruptOnSignals, progressReporter, resolveLayers, sharedOptions } from './common.js';
 import { handled } from './errors.js';
 

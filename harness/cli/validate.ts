@@ -1,6 +1,6 @@
 /** `membench validate FILE...`: every problem located as file:line:col: path: message; exit 2 if any file is invalid. */
 import type { Argv } from 'yargs';
-import { checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES } from '../load-scenario.js';
+import { checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES } from '../scenarios/load.js';
 import { handled } from './errors.js';
 
 export const command = 'validate <files..>';

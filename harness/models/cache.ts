@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { openDatabase, type SqliteDatabase } from '../sqlite.js';
+import { openDatabase, type SqliteDatabase } from '../core/sqlite.js';
 import { toChatMessages } from './openai.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 

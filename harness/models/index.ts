@@ -1,6 +1,6 @@
 /** Resolves `--model` / `--embedder` specs to providers, and meters what each call costs. */
-import { MembenchError } from '../errors.js';
-import type { TokenCounter } from '../tokens.js';
+import { MembenchError } from '../core/errors.js';
+import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HashedEmbedder, OfflineModel } from './offline.js';
 import { OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';

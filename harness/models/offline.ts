@@ -3,10 +3,10 @@
  * and blind to gold data by construction: it only ever receives the messages of a request.
  */
 import type { BaseMessage } from '@langchain/core/messages';
-import { messageText, roleOf, TokenCounter } from '../tokens.js';
-import { contentWords, hasCjk, matchTerms, normalizeText, sentences } from '../text.js';
-import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../prompts.js';
-import { slugifyName, truncateText } from '../memory-format.js';
+import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
+import { contentWords, hasCjk, matchTerms, normalizeText, sentences } from '../core/text.js';
+import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
+import { slugifyName, truncateText } from '../../strategies/stores/memory-format.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;

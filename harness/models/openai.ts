@@ -5,8 +5,8 @@
  */
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { AIMessage, ChatMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { MembenchError } from '../errors.js';
-import { messageText } from '../tokens.js';
+import { MembenchError } from '../core/errors.js';
+import { messageText } from '../core/tokens.js';
 import { displayUrl, Endpoint, MalformedResponse, positiveInteger, type EndpointOptions } from './endpoint.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 

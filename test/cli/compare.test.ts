@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../harness/results.js';
+import type { RunResult } from '../../harness/results/schema.js';
 import { membench, ROOT } from './helpers.js';
 
 const BASELINE = path.join(ROOT, 'baselines/offline.json');

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../harness/results.js';
+import type { RunResult } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
 
 describe('membench run with a config file', () => {

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results.js';
+import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));

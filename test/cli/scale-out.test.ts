@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { readResults } from '../../reports/results-file.js';
+import { readResults } from '../../harness/results/read.js';
 import { mergeShards } from '../../reports/merge.js';
-import { runBenchmark } from '../../harness/runner.js';
-import type { ShardedRunHeader } from '../../harness/shard.js';
+import { runBenchmark } from '../../harness/run/runner.js';
+import type { ShardedRunHeader } from '../../harness/results/shard.js';
 import { membench, ROOT } from './helpers.js';
-import { withoutTiming, type RunResult } from '../../harness/results.js';
+import { withoutTiming, type RunResult } from '../../harness/results/schema.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-scale-'));
 const results = (dir: string): RunResult => JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;

@@ -3,8 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../harness/results.js';
-import { runBenchmark } from '../../harness/runner.js';
+import type { RunResult } from '../../harness/results/schema.js';
+import { runBenchmark } from '../../harness/run/runner.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-tune-'));

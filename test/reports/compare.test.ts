@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Distribution } from '../../harness/metrics.js';
+import type { Distribution } from '../../harness/core/metrics.js';
 import { compareRuns, hasRegression, noiseChecks, renderComparison } from '../../reports/compare.js';
 import { renderComparisonMarkdown } from '../../reports/github-summary.js';
 import { cellOf, smallRun } from './fixture.js';

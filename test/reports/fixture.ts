@@ -1,7 +1,7 @@
 /** The small committed results fixture (buffer and window k=2,4 on recipes-zh and preference-corrections), fresh per call. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CellResult, RunResult } from '../../harness/results.js';
+import type { CellResult, RunResult } from '../../harness/results/schema.js';
 import { ROOT } from '../cli/helpers.js';
 
 export const FIXTURE_FILE = path.join(ROOT, 'fixtures/results/small.json');

@@ -3,10 +3,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isMembenchError } from '../../harness/errors.js';
+import { isMembenchError } from '../../harness/core/errors.js';
 import { renderRunStepSummary } from '../../reports/github-summary.js';
 import { renderJson, writeRunOutput } from '../../reports/index.js';
-import { parseResults, readResults } from '../../reports/results-file.js';
+import { parseResults, readResults } from '../../harness/results/read.js';
 import { FIXTURE_FILE, renameScenario, smallRun } from './fixture.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-reports-'));

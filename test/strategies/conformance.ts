@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HashedEmbedder, MeteredModel, OfflineModel } from '../../harness/models/index.js';
-import { TokenCounter } from '../../harness/tokens.js';
+import { TokenCounter } from '../../harness/core/tokens.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 
 export interface ConformanceOptions {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { entityKey } from '../../harness/entity-store.js';
+import { entityKey } from '../../strategies/stores/entity-store.js';
 import type { ChatModel, ChatRequest, ChatResponse } from '../../harness/models/types.js';
 import { entity, EntityStrategy, parseEntityNames } from '../../strategies/entity.js';
 import type { DurabilityMode, MemoryStrategy } from '../../strategies/types.js';

@@ -6,11 +6,11 @@
 import { rm } from 'node:fs/promises';
 import { AIMessage, getBufferString, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentSession } from '../../harness/agent.js';
-import { MembenchError } from '../../harness/errors.js';
+import { AgentSession } from '../../harness/agent/loop.js';
+import { MembenchError } from '../../harness/core/errors.js';
 import { HashedEmbedder, OfflineModel, type ChatModel, type ChatRequest, type Embedder } from '../../harness/models/index.js';
-import type { Step } from '../../harness/scenario.js';
-import { TokenCounter } from '../../harness/tokens.js';
+import type { Step } from '../../harness/scenarios/format.js';
+import { TokenCounter } from '../../harness/core/tokens.js';
 import { adaptAnswer, HarnessChatModel, langchainDefinition, LANGCHAIN_MEMORY_NAMES, renderMemoryPrompt } from '../../strategies/langchain.js';
 import type { MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 import { describeConformance, exchange, makeHarness, type Harness } from './conformance.js';

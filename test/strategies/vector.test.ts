@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MembenchError } from '../../harness/errors.js';
+import { MembenchError } from '../../harness/core/errors.js';
 import { HashedEmbedder, MeteredModel, OfflineModel, type Embedder } from '../../harness/models/index.js';
-import { TokenCounter } from '../../harness/tokens.js';
-import { VectorIndex } from '../../harness/vector-index.js';
+import { TokenCounter } from '../../harness/core/tokens.js';
+import { VectorIndex } from '../../strategies/stores/vector-index.js';
 import type { DurabilityMode, MemoryStrategy } from '../../strategies/types.js';
 import { vector, withoutOrphanTools } from '../../strategies/vector.js';
 import { window } from '../../strategies/window.js';
@@ -304,7 +304,7 @@ const fact = (writer: number, step: number): string => `Writer ${writer} note ${
 const WRITER = `
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { HashedEmbedder, MeteredModel, OfflineModel } from './harness/models/index.js';
-import { TokenCounter } from './harness/tokens.js';
+import { TokenCounter } from './harness/core/tokens.js';
 import { vector } from './strategies/vector.js';
 const { dir, writer, count } = JSON.parse(process.env.VECTOR_WRITER);
 const fact = ${fact.toString()};

@@ -1,7 +1,7 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TokenCounter } from '../../harness/tokens.js';
+import { TokenCounter } from '../../harness/core/tokens.js';
 import { trimToTokens, window, windowStart } from '../../strategies/window.js';
 import { exchange, makeHarness, type Harness } from './conformance.js';
 

@@ -1,0 +1,295 @@
+/**
+ * The agent loop: replays scenario steps against one strategy and records what each turn cost.
+ * All state lives in the Session object and the strategy's dir, so a later release can run it
+ * in a child process that is killed and restarted at any step.
+ */
+import { performance } from 'node:perf_hooks';
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import type { ChatModel } from '../models/types.js';
+import { answerPrompt, replyPrompt } from '../core/prompts.js';
+import { contextText, judgeAnswer, judgeContext } from '../core/metrics.js';
+import { evidenceCoverage, evidenceIndex } from '../scenarios/evidence.js';
+import { hasCjk } from '../core/text.js';
+import type { TokenCounter } from '../core/tokens.js';
+import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
+import { isMembenchError } from '../core/errors.js';
+import { Journal } from './journal.js';
+import type { Ledger } from './ledger.js';
+import type { MemoryStrategy } from '../../strategies/types.js';
+
+/** One conversational step: what was loaded and how long load and save took. */
+export interface TurnRecord {
+  step: number;
+  turn: number;
+  kind: 'user' | 'tool' | 'remember' | 'forget';
+  /** Tokens the strategy loaded for the model call; null when the step made no model call. */
+  contextTokens: number | null;
+  loadMs: number | null;
+  saveMs: number;
+  /** Why the strategy refused the step (a memory over its size budget, an unsafe name). */
+  refused?: string;
+}
+
+export interface ProbeRecord {
+  step: number;
+  turn: number;
+  id?: string;
+  category: ProbeStep['category'];
+  question: string;
+  contextTokens: number;
+  contextRecall: boolean | undefined;
+  staleExposure: boolean;
+  answer: string;
+  answerCorrect: boolean;
+  /** Share of the evidence steps' content words present in the context (null without evidence). */
+  evidenceCoverage: number | null;
+  loadMs: number;
+}
+
+/** How recovery classified an interrupted tool call, beside what the ledger says really happened. */
+export interface ToolRecovery {
+  step: number;
+  callId: string;
+  tool: string;
+  effect: boolean;
+  classification: 'not-started' | 'started-unknown' | 'completed';
+  /** The ledger's truth at recovery time. */
+  ledgerApplied: boolean;
+  /** The effect was run again by the recovering process. */
+  reran: boolean;
+}
+
+/** An explicit memory the user was told is kept. */
+export interface Ack {
+  step: number;
+  content: string;
+  /** The memory's name, when the strategy names memories: a later ack of the same name replaces it. */
+  name?: string;
+}
+
+export interface SessionDeps {
+  /** Builds a fresh strategy on the cell's dir (called again at every session boundary). */
+  createStrategy: () => MemoryStrategy;
+  model: ChatModel;
+  tokens: TokenCounter;
+  /** Where side effects go; effects are counted from it. */
+  ledger?: Ledger;
+  /** The loop's durable progress; with it a fresh process resumes an interrupted step. */
+  journal?: Journal;
+  /** Names this session in the journal and in tool call ids (concurrent sessions share a dir). */
+  sessionId?: string;
+  /** Tool effects carry idempotency keys (default true): the ledger refuses a repeated effect. */
+  idempotencyKeys?: boolean;
+  /** Reaching a crash point (an armed one kills the process). */
+  checkpoint?: (point: CrashPoint) => void;
+  /** Told after a memory is acknowledged; awaited before the `after_ack` crash point. */
+  onAck?: (ack: Ack) => Promise<void> | void;
+}
+
+/** The texts of a probe's evidence steps, or undefined for other steps. */
+export function evidenceTexts(step: Step, index: ReadonlyMap<string, string>): string[] | undefined {
+  return step.kind === 'probe' ? step.evidence.map((id) => index.get(id) ?? '') : undefined;
+}
+
+const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
+  const started = performance.now();
+  const value = await work();
+  return [value, performance.now() - started];
+};
+
+/** Replays steps in order; `session` steps close the strategy and reopen it on the same dir. */
+export class AgentSession {
+  readonly turns: TurnRecord[] = [];
+  readonly probes: ProbeRecord[] = [];
+  readonly recoveries: ToolRecovery[] = [];
+  private strategy: MemoryStrategy | undefined;
+  private turn = 0;
+  private readonly session: string;
+
+  constructor(private readonly deps: SessionDeps) {
+    this.session = deps.sessionId ?? 'main';
+  }
+
+  /** The strategy in use (durability checks read its snapshot). */
+  get current(): MemoryStrategy | undefined {
+    return this.strategy;
+  }
+
+  /** Sets the user-turn counter when a fresh process resumes a scenario part-way. */
+  resumeAtTurn(turn: number): void {
+    this.turn = turn;
+  }
+
+  private checkpoint(point: CrashPoint): void {
+    this.deps.checkpoint?.(point);
+  }
+
+  async start(): Promise<void> {
+    this.strategy = this.deps.createStrategy();
+    await this.strategy.open();
+  }
+
+  private get memory(): MemoryStrategy {
+    if (!this.strategy) throw new Error('AgentSession.start() was not called');
+    return this.strategy;
+  }
+
+  async run(steps: readonly Step[]): Promise<void> {
+    const evidence = evidenceIndex(steps);
+    for (const [index, step] of steps.entries()) await this.step(step, index, evidenceTexts(step, evidence));
+  }
+
+  /** Runs one step; `evidence` holds the texts of a probe's evidence steps (the agent process gets them from the harness). */
+  async step(step: Step, index: number, evidence?: readonly string[]): Promise<void> {
+    const journal = this.deps.journal;
+    if (journal?.stepState(this.session, index) === 'done') return;
+    await this.runStep(step, index, evidence);
+    journal?.setStep(this.session, index, 'done');
+  }
+
+  private async runStep(step: Step, index: number, evidence?: readonly string[]): Promise<void> {
+    switch (step.kind) {
+      case 'user':
+        return this.exchange(index, 'user', new HumanMessage(step.user), step.assistant, step.id, step.at);
+      case 'remember':
+        return this.rememberStep(index, step.remember, step);
+      case 'forget':
+        return this.forgetStep(index, step.forget, step.id);
+      case 'tool':
+        return this.toolStep(index, step);
+      case 'probe':
+        return this.probe(index, step, evidence ?? []);
+      case 'session':
+        await this.memory.close();
+        return this.start();
+      default:
+        throw new Error(`step kind "${step.kind}" reached the agent loop; the runner should have refused it`);
+    }
+  }
+
+  async finish(): Promise<void> {
+    await this.memory.flush?.();
+    await this.memory.close();
+  }
+
+  /** A user message, then the model call on the loaded context, then the reply. */
+  private async exchange(index: number, kind: TurnRecord['kind'], user: BaseMessage, scripted: string | undefined, stepId?: string, timestamp?: string): Promise<void> {
+    this.turn++;
+    const turn = this.turn;
+    // The user's input is saved before any model call (DESIGN §6, invariant 2); a recovering
+    // process does not save it twice.
+    let saveUserMs = 0;
+    if (this.deps.journal?.stepState(this.session, index) !== 'user_saved') {
+      [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp }));
+      this.deps.journal?.setStep(this.session, index, 'user_saved');
+    }
+    this.checkpoint('before_model_call');
+    const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
+    const reply = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
+    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(reply), turn, timestamp }));
+    this.turns.push({ step: index, turn, kind, contextTokens: this.deps.tokens.countMessages(context.messages), loadMs, saveMs: saveUserMs + saveReplyMs });
+  }
+
+  private async rememberStep(index: number, content: string, step: RememberStep): Promise<void> {
+    const memory = this.memory;
+    let acknowledgedName: string | undefined;
+    if (memory.remember) {
+      this.turn++;
+      try {
+        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires };
+        const [ack, saveMs] = await timed(() => memory.remember!(item));
+        acknowledgedName = ack.name;
+        this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });
+      } catch (error) {
+        // A refused memory (too large, unsafe name...) is recorded and never acknowledged.
+        if (!isMembenchError(error) || error.code !== 'INVALID_ARGUMENT') throw error;
+        this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs: 0, refused: error.message });
+        return;
+      }
+    } else {
+      const zh = hasCjk(content);
+      const ack = zh ? '好的，我记住了。' : "OK, I'll remember that.";
+      await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, step.id);
+    }
+    // The acknowledgement: given only once save()/remember() resolved, i.e. durable per the mode.
+    await this.deps.onAck?.({ step: index, content, ...(acknowledgedName !== undefined ? { name: acknowledgedName } : {}) });
+    this.checkpoint('after_ack');
+  }
+
+  private async forgetStep(index: number, target: string, stepId?: string): Promise<void> {
+    const memory = this.memory;
+    if (memory.forget) {
+      this.turn++;
+      const [, saveMs] = await timed(() => memory.forget!(target));
+      this.turns.push({ step: index, turn: this.turn, kind: 'forget', contextTokens: null, loadMs: null, saveMs });
+      return;
+    }
+    const zh = hasCjk(target);
+    const ack = zh ? '好的，已经忘掉了。' : 'OK, forgotten.';
+    return this.exchange(index, 'forget', new HumanMessage(zh ? `请忘掉：${target}` : `Please forget: ${target}`), ack, stepId);
+  }
+
+  /**
+   * The assistant calls a scripted tool. The journal records the intent first; the effect goes
+   * to the ledger (with an idempotency key unless disabled); then the result is saved. A
+   * recovering process classifies an interrupted call from what it can know and re-runs the
+   * effect only when it cannot tell that it happened.
+   */
+  private async toolStep(index: number, step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean; id?: string }): Promise<void> {
+    const turn = Math.max(this.turn, 1);
+    const callId = `${this.session}-call-${index}`;
+    const key = this.deps.idempotencyKeys === false ? undefined : `idem-${callId}`;
+    const journal = this.deps.journal;
+    const ledger = this.deps.ledger;
+    const previous = journal?.tool(callId);
+    const call = new AIMessage({ content: '', tool_calls: [{ id: callId, name: step.tool, args: step.args, type: 'tool_call' }] });
+    const output = new ToolMessage({ content: typeof step.result === 'string' ? step.result : JSON.stringify(step.result ?? null), tool_call_id: callId, name: step.tool });
+
+    let saveCallMs = 0;
+    if (!previous) journal?.recordIntent(callId, index, step.tool, key);
+    if (!Journal.reached(previous, 'call_saved')) {
+      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId: step.id }));
+      journal?.advanceTool(callId, 'call_saved');
+    }
+    this.checkpoint('after_tool_intent');
+    let saveResultMs = 0;
+    if (!Journal.reached(previous, 'result_saved')) {
+      // Nothing durable separates "effect done" from "result not saved yet": that gap is what
+      // idempotency keys are for.
+      let runEffect = true;
+      if (previous && step.effect && ledger) {
+        const classification = key ? (ledger.completed(callId, key) ? 'completed' : 'not-started') : 'started-unknown';
+        runEffect = classification !== 'completed';
+        this.recoveries.push({ step: index, callId, tool: step.tool, effect: true, classification, ledgerApplied: ledger.completed(callId), reran: runEffect });
+      }
+      if (step.effect && ledger && runEffect) ledger.apply(callId, step.tool, step.args, key);
+      this.checkpoint('after_tool_effect');
+      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId: step.id }));
+      journal?.advanceTool(callId, 'result_saved');
+      this.checkpoint('after_tool_result');
+    }
+    this.turns.push({ step: index, turn, kind: 'tool', contextTokens: null, loadMs: null, saveMs: saveCallMs + saveResultMs });
+  }
+
+  /** A question answered from memory: context recall is judged on what load() returned. */
+  private async probe(index: number, step: ProbeStep, evidence: readonly string[]): Promise<void> {
+    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1 }));
+    const normalized = contextText(context.messages);
+    const verdict = judgeContext(normalized, step.expect, step.forbid);
+    // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
+    const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
+    this.probes.push({
+      step: index,
+      turn: this.turn,
+      ...(step.id !== undefined ? { id: step.id } : {}),
+      category: step.category,
+      question: step.probe,
+      contextTokens: this.deps.tokens.countMessages(context.messages),
+      ...verdict,
+      answer,
+      answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
+      evidenceCoverage: evidence.length > 0 ? evidenceCoverage(evidence, normalized).value : null,
+      loadMs,
+    });
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The agent process: a strategy plus the agent loop, driven over IPC by the harness. An armed
+ * crash point kills it with SIGKILL — no `finally`, no flush — and the harness starts a fresh one
+ * on the same dir, which reopens what was persisted and resumes from the journal.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { AgentSession, type Ack } from '../agent/loop.js';
+import { Journal } from '../agent/journal.js';
+import { Ledger } from '../agent/ledger.js';
+import { containsAny, contextText } from '../core/metrics.js';
+import { createEmbedder, createModel, emptyUsage, MeteredModel, type ModelUsage } from '../models/index.js';
+import { loadStrategyDefinition } from '../../strategies/loader.js';
+import { normalizeText } from '../core/text.js';
+import { TokenCounter } from '../core/tokens.js';
+import type { CheckReport, FromWorker, ToWorker, WorkerCell } from './protocol.js';
+import type { CrashPoint } from '../scenarios/format.js';
+import type { MemoryStrategy } from '../../strategies/types.js';
+
+/** Where each part of a cell lives: the ledger and journal sit outside the strategy's dir. */
+export function cellPaths(dir: string): { strategyDir: string; ledger: string; journal: string } {
+  return { strategyDir: path.join(dir, 'strategy'), ledger: path.join(dir, 'ledger.sqlite'), journal: path.join(dir, 'journal.sqlite') };
+}
+
+function send(message: FromWorker): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!process.send) return reject(new Error('membench worker: not started with an IPC channel'));
+    process.send(message, undefined, {}, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
+  const delta = emptyUsage();
+  for (const key of Object.keys(delta) as (keyof ModelUsage)[]) delta[key] = now[key] - before[key];
+  return delta;
+}
+
+/** Texts the strategy holds, normalised; falls back to what load() returns for each query. */
+async function persistedText(strategy: MemoryStrategy, queries: readonly string[]): Promise<(needle: string) => boolean> {
+  if (strategy.snapshot) {
+    const text = normalizeText((await strategy.snapshot()).join('\n'));
+    return (needle) => containsAny(text, [needle]);
+  }
+  const contexts = new Map<string, string>();
+  for (const query of queries) contexts.set(query, contextText((await strategy.load({ query, turn: 0 })).messages));
+  return (needle) => containsAny(contexts.get(needle) ?? '', [needle]);
+}
+
+class Worker {
+  private session: AgentSession | undefined;
+  private journal: Journal | undefined;
+  private ledger: Ledger | undefined;
+  private model: MeteredModel | undefined;
+  private armed: CrashPoint | undefined;
+  private reported = { turns: 0, probes: 0, recoveries: 0, latencies: 0 };
+  private usageReported: ModelUsage = emptyUsage();
+
+  async handle(message: ToWorker): Promise<void> {
+    switch (message.type) {
+      case 'open':
+        return this.open(message.cell, message.resumeTurn);
+      case 'arm':
+        this.armed = message.point;
+        return;
+      case 'step':
+        return this.step(message.index, message.step, message.evidence);
+      case 'check':
+        return send({ type: 'checked', report: await this.check(message.acks, message.userTexts) });
+      case 'close': {
+        await this.session?.finish();
+        this.journal?.close();
+        this.ledger?.close();
+        await send({ type: 'closed', usage: usageDelta(this.model?.usage ?? emptyUsage(), this.usageReported) });
+        process.exit(0);
+      }
+    }
+  }
+
+  private checkpoint = (point: CrashPoint): void => {
+    if (this.armed === point) process.kill(process.pid, 'SIGKILL');
+  };
+
+  private async open(cell: WorkerCell, resumeTurn: number): Promise<void> {
+    const paths = cellPaths(cell.dir);
+    mkdirSync(paths.strategyDir, { recursive: true });
+    const definition = await loadStrategyDefinition(cell.strategy);
+    const tokens = new TokenCounter(cell.tokenizerModel);
+    const cache = cell.cache ? { file: cell.cache.file, trial: cell.cache.trial } : false;
+    this.model = new MeteredModel(createModel(cell.model, { ...cell.live, cache }), tokens);
+    const embedder = createEmbedder(cell.embedder, { ...cell.live, cache });
+    this.journal = new Journal(paths.journal);
+    this.ledger = new Ledger(paths.ledger);
+    const model = this.model;
+    const options = definition.options.parse(cell.options);
+    this.session = new AgentSession({
+      model,
+      tokens,
+      ledger: this.ledger,
+      journal: this.journal,
+      sessionId: cell.sessionId,
+      idempotencyKeys: cell.idempotencyKeys,
+      checkpoint: this.checkpoint,
+      onAck: (ack: Ack) => send({ type: 'ack', ack }),
+      createStrategy: () =>
+        definition.create(
+          { dir: paths.strategyDir, tokens, model, embedder, durability: cell.durability, seed: cell.seed, now: () => new Date(), checkpoint: this.checkpoint },
+          options,
+        ),
+    });
+    this.session.resumeAtTurn(resumeTurn);
+    await this.session.start();
+    await send({ type: 'opened', pendingJobs: this.session.current?.pendingJobs?.() ?? null });
+  }
+
+  private async step(index: number, step: Parameters<AgentSession['step']>[0], evidence?: string[]): Promise<void> {
+    const session = this.session!;
+    await session.step(step, index, evidence);
+    this.armed = undefined;
+    const { turns, probes, recoveries } = this.reported;
+    const usage = this.model!.usage;
+    await send({
+      type: 'step-done',
+      index,
+      turns: session.turns.slice(turns),
+      probes: session.probes.slice(probes),
+      recoveries: session.recoveries.slice(recoveries),
+      usage: usageDelta(usage, this.usageReported),
+      modelLatencies: this.model!.latencies.slice(this.reported.latencies),
+      pendingJobs: session.current?.pendingJobs?.() ?? null,
+      maxRssKb: process.resourceUsage().maxRSS,
+    });
+    this.reported = { turns: session.turns.length, probes: session.probes.length, recoveries: session.recoveries.length, latencies: this.model!.latencies.length };
+    this.usageReported = { ...usage };
+  }
+
+  private async check(acks: readonly Ack[], userTexts: readonly string[]): Promise<CheckReport> {
+    const strategy = this.session!.current!;
+    // A later memory of the same name replaces an earlier one: only the latest ack per name must survive.
+    const latest = [...new Map(acks.map((ack) => [ack.name ?? `#${ack.step}:${ack.content}`, ack])).values()];
+    const holds = await persistedText(strategy, [...latest.map((ack) => ack.content), ...userTexts]);
+    return {
+      lostAcks: latest.filter((ack) => !holds(ack.content)).map((ack) => ack.content),
+      lossy: strategy.capabilities.lossy === true,
+      lostUserTexts: userTexts.filter((text) => !holds(text)),
+      store: strategy.verify ? await strategy.verify() : null,
+      pendingJobs: strategy.pendingJobs?.() ?? null,
+    };
+  }
+}
+
+// A spare process waits for its cell: meanwhile it pays the tokenizer's start-up cost, so a
+// recovery after a kill does not.
+setImmediate(() => new TokenCounter('offline').countText('warm-up'));
+
+const worker = new Worker();
+let queue = Promise.resolve();
+process.on('message', (message: ToWorker) => {
+  // Messages are handled one at a time, in order.
+  queue = queue
+    .then(() => worker.handle(message))
+    .catch(async (error: unknown) => {
+      await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(() => undefined);
+    });
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,367 @@
+/**
+ * Cells with faults: the agent runs in child processes, armed crash points kill them with
+ * SIGKILL, fresh processes recover on the same dir, and invariants 1–6 (DESIGN §6) are checked
+ * after every recovery. Every death, loss and duplicate is recorded as data.
+ */
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { evidenceTexts, type Ack, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../agent/loop.js';
+import { evidenceIndex } from '../scenarios/evidence.js';
+import { AgentProcess, isExit, type ProcessExit } from './agent-process.js';
+import { Ledger } from '../agent/ledger.js';
+import { emptyUsage, type ModelUsage } from '../models/index.js';
+import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
+import type { CheckReport, FromWorker, WorkerCell } from './protocol.js';
+import { cellPaths } from './agent-entry.js';
+
+export interface CrashRecord {
+  step: number;
+  point: CrashPoint;
+  /** The process got to the point and was killed there. */
+  reached: boolean;
+  signal: string | null;
+  code: number | null;
+  source: 'scenario' | 'fuzz';
+  /** What the checks after this crash's recovery found lost or broken. */
+  found?: CrashFindings;
+}
+
+/** Losses attributed to one crash: counted by the check that followed its recovery. */
+export interface CrashFindings {
+  acknowledgedLost: number;
+  messagesLost: number;
+  tornFiles: number;
+  indexMismatches: number;
+  /** Effects run again by the recovery of this crash although they had happened. */
+  effectsDuplicated: number;
+  toolsMisclassified: number;
+}
+
+export interface InvariantOutcome {
+  held: boolean;
+  /** How many times it was checked. */
+  checked: number;
+  violations: number;
+  details: string[];
+}
+
+export const INVARIANTS = {
+  '1': 'acknowledged memories survive crashes',
+  '2': 'user input persisted before the model call',
+  '3': 'tool calls classified as the ledger says; no duplicate effects',
+  '4': 'background jobs never overwrite a later correction',
+  '5': 'concurrent writers lose no update; no torn file; index agrees',
+  '6': 'pending background work survives a crash',
+} as const;
+export type InvariantId = keyof typeof INVARIANTS;
+
+export interface DurabilityCounts {
+  acknowledgedLost: number;
+  messagesLost: number;
+  effects: number;
+  effectsDuplicated: number;
+  effectsRefused: number;
+  toolsMisclassified: number;
+  staleOverwrites: number;
+  lostUpdates: number;
+  tornFiles: number;
+  indexMismatches: number;
+  pendingJobsLost: number;
+  unexpectedExits: number;
+  /** Acknowledged memories a summarising (lossy) strategy no longer holds, at the last check: compression, not crash loss. */
+  compressedAway: number;
+}
+
+export interface DurabilityResult {
+  idempotencyKeys: boolean;
+  crashes: CrashRecord[];
+  recoveries: ToolRecovery[];
+  invariants: Record<InvariantId, InvariantOutcome>;
+  counts: DurabilityCounts;
+}
+
+/** What a process-run cell hands back to the runner. */
+export interface ProcessCellOutcome {
+  turns: TurnRecord[];
+  probes: ProbeRecord[];
+  usage: ModelUsage;
+  modelLatencies: number[];
+  /** The largest resident set any agent process of the cell reached, in kB. */
+  peakRssKb: number;
+  durability: DurabilityResult;
+  error?: string;
+}
+
+/** Crash points the agent loop passes in a step of each kind (strategies add their own inside save/remember). */
+const POINTS_BY_KIND: Partial<Record<Step['kind'], readonly CrashPoint[]>> = {
+  user: ['before_model_call'],
+  tool: ['after_tool_intent', 'after_tool_effect', 'after_tool_result'],
+  remember: ['after_ack'],
+  forget: [],
+};
+/** Where a strategy's own crash points can be reached: steps that write to it. */
+const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'remember', 'forget']);
+
+/**
+ * A reproducible fuzz plan: `kills` crash points spread over the steps that can reach one, aimed
+ * only at points the step (and the strategy's own `crashPoints`) can reach. Points of one step
+ * come in the order a step passes them, so each kill can be reached on the retry after the last.
+ */
+export function fuzzPlan(steps: readonly Step[], kills: number, seed: number, strategyPoints: readonly CrashPoint[] = []): Map<number, CrashPoint[]> {
+  const plan = new Map<number, CrashPoint[]>();
+  const reachable = (step: Step): CrashPoint[] => [...(POINTS_BY_KIND[step.kind] ?? []), ...(WRITING_KINDS.has(step.kind) ? strategyPoints : [])];
+  const candidates = steps.flatMap((step, index) => (reachable(step).length > 0 ? [index] : []));
+  if (candidates.length === 0) return plan;
+  const rng = xoroshiro128plus(seed);
+  for (let i = 0; i < kills; i++) {
+    const index = candidates[uniformInt(rng, 0, candidates.length - 1)]!;
+    const points = reachable(steps[index]!);
+    const point = points[uniformInt(rng, 0, points.length - 1)]!;
+    plan.set(index, [...(plan.get(index) ?? []), point]);
+  }
+  for (const [index, points] of plan) plan.set(index, points.sort((a, b) => CRASH_POINTS.indexOf(a) - CRASH_POINTS.indexOf(b)));
+  return plan;
+}
+
+function outcome(): InvariantOutcome {
+  return { held: true, checked: 0, violations: 0, details: [] };
+}
+
+function addUsage(total: ModelUsage, delta: ModelUsage): void {
+  for (const key of Object.keys(total) as (keyof ModelUsage)[]) total[key] += delta[key];
+}
+
+export interface ProcessCellOptions {
+  cell: WorkerCell;
+  scenario: Scenario;
+  fuzzKills?: number;
+  /** The strategy's own crash points (its definition's `crashPoints`), for the fuzzer. */
+  strategyCrashPoints?: readonly CrashPoint[];
+  stepTimeoutMs?: number;
+}
+
+/** Turn number reached before each step (user, remember and forget steps each start a turn). */
+function turnsBefore(steps: readonly Step[]): number[] {
+  let turn = 0;
+  return steps.map((step) => {
+    const before = turn;
+    if (step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget') turn++;
+    return before;
+  });
+}
+
+/** Runs one cell through agent processes, injecting the scenario's crashes (and fuzzed ones). */
+export async function runCellInProcesses(options: ProcessCellOptions): Promise<ProcessCellOutcome> {
+  const { cell, scenario } = options;
+  const steps = scenario.steps;
+  const turnAt = turnsBefore(steps);
+  const evidence = evidenceIndex(steps);
+  const turns: TurnRecord[] = [];
+  const probes: ProbeRecord[] = [];
+  const recoveries: ToolRecovery[] = [];
+  const crashes: CrashRecord[] = [];
+  const usage = emptyUsage();
+  const modelLatencies: number[] = [];
+  let peakRssKb = 0;
+  const acks: Ack[] = [];
+  const invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<InvariantId, InvariantOutcome>;
+  const counts: DurabilityCounts = {
+    acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
+    staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
+  };
+  const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
+  let spare = AgentProcess.spawn(options.stepTimeoutMs);
+  let error: string | undefined;
+  let lastPending: number | null = null;
+
+  const violate = (id: InvariantId, count: number, detail: string): void => {
+    const target = invariants[id];
+    target.checked++;
+    if (count > 0) {
+      target.held = false;
+      target.violations += count;
+      if (target.details.length < 20) target.details.push(detail);
+    }
+  };
+
+  /** Takes the warm spare, opens the cell in it, and forks the next spare. */
+  const startProcess = async (resumeTurn: number, sessionId = cell.sessionId, sink: Ack[] = acks): Promise<AgentProcess> => {
+    const agent = spare;
+    spare = AgentProcess.spawn(options.stepTimeoutMs);
+    const opened = await agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack));
+    if (isExit(opened) || opened.type === 'error') {
+      throw new Error(`agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`);
+    }
+    if (opened.type === 'opened' && lastPending !== null && opened.pendingJobs !== null) {
+      // Invariant 6: jobs reported pending before the crash should still be queued after it.
+      const lost = Math.max(0, lastPending - opened.pendingJobs);
+      counts.pendingJobsLost += lost;
+      violate('6', lost, `${lost} background job(s) pending before the crash were gone after reopening`);
+    }
+    return agent;
+  };
+
+  const check = async (agent: AgentProcess, userTexts: string[], label: string): Promise<CheckReport | undefined> => {
+    const reply = await agent.request({ type: 'check', acks, userTexts }, 'checked');
+    if (isExit(reply) || reply.type === 'error') return undefined;
+    const { report } = reply;
+    if (report.lossy) {
+      // Summarised away is the strategy's design, not a crash loss: counted apart.
+      counts.compressedAway = Math.max(counts.compressedAway, report.lostAcks.length);
+      report.lostAcks = [];
+    }
+    counts.acknowledgedLost += report.lostAcks.length;
+    violate('1', report.lostAcks.length, `${label}: lost acknowledged memories: ${report.lostAcks.slice(0, 3).join(' | ')}`);
+    if (userTexts.length > 0) {
+      counts.messagesLost += report.lostUserTexts.length;
+      violate('2', report.lostUserTexts.length, `${label}: user input not persisted: ${report.lostUserTexts.slice(0, 3).join(' | ')}`);
+    }
+    if (report.store) {
+      counts.tornFiles += report.store.torn;
+      counts.indexMismatches += report.store.indexMismatches;
+      violate('5', report.store.torn + report.store.indexMismatches, `${label}: ${report.store.details.slice(0, 3).join('; ')}`);
+    }
+    return report;
+  };
+
+  // The crash whose recovery re-runs a step: tool recoveries of that step are attributed to it.
+  const pendingAttribution = new Map<number, CrashRecord>();
+  const absorb = (reply: Extract<FromWorker, { type: 'step-done' }>): void => {
+    for (const recovery of reply.recoveries) {
+      const found = pendingAttribution.get(recovery.step)?.found;
+      if (!found) continue;
+      if (recovery.reran && recovery.ledgerApplied) found.effectsDuplicated++;
+      if ((recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied)) found.toolsMisclassified++;
+    }
+    turns.push(...reply.turns);
+    probes.push(...reply.probes);
+    recoveries.push(...reply.recoveries);
+    addUsage(usage, reply.usage);
+    modelLatencies.push(...reply.modelLatencies);
+    peakRssKb = Math.max(peakRssKb, reply.maxRssKb);
+    lastPending = reply.pendingJobs;
+  };
+
+  let agent: AgentProcess | undefined;
+  try {
+    agent = await startProcess(0);
+    let scenarioArm: CrashPoint | undefined;
+    for (const [index, step] of steps.entries()) {
+      if (step.kind === 'crash') {
+        scenarioArm = step.crash;
+        continue;
+      }
+      if (step.kind === 'session') {
+        await agent.close();
+        agent = await startProcess(turnAt[index]!);
+        continue;
+      }
+      if (step.kind === 'concurrent') {
+        await agent.close();
+        await runConcurrent(index, step.concurrent);
+        agent = await startProcess(turnAt[index]!);
+        const report = await check(agent, [], `after concurrent step ${index}`);
+        if (report) {
+          counts.lostUpdates += report.lostAcks.length;
+          violate('5', report.lostAcks.length, `after concurrent step ${index}: ${report.lostAcks.length} acknowledged concurrent write(s) lost`);
+        }
+        continue;
+      }
+      const arms: { point: CrashPoint; source: CrashRecord['source'] }[] = [
+        ...(scenarioArm ? [{ point: scenarioArm, source: 'scenario' as const }] : []),
+        ...(fuzz.get(index) ?? []).map((point) => ({ point, source: 'fuzz' as const })),
+      ];
+      scenarioArm = undefined;
+      let attempts = 0;
+      for (;;) {
+        const arm = arms.shift();
+        if (arm) agent.post({ type: 'arm', point: arm.point });
+        const reply = await agent.request({ type: 'step', index, step, evidence: evidenceTexts(step, evidence) }, 'step-done');
+        if (!isExit(reply) && reply.type === 'step-done') {
+          absorb(reply);
+          if (arm) crashes.push({ step: index, point: arm.point, reached: false, signal: null, code: null, source: arm.source });
+          if (arms.length === 0) break;
+          continue;
+        }
+        if (!isExit(reply)) throw new Error(`step ${index} failed in the agent process: ${reply.message}`);
+        const exit: ProcessExit = reply;
+        const crash: CrashRecord | undefined = arm && exit.signal === 'SIGKILL' ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source } : undefined;
+        if (crash) crashes.push(crash);
+        else counts.unexpectedExits++;
+        // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
+        if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
+        agent = await startProcess(turnAt[index]!);
+        const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
+        const report = await check(agent, userTexts, `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`);
+        if (crash && report) {
+          crash.found = {
+            acknowledgedLost: report.lostAcks.length,
+            messagesLost: report.lostUserTexts.length,
+            tornFiles: report.store?.torn ?? 0,
+            indexMismatches: report.store?.indexMismatches ?? 0,
+            effectsDuplicated: 0,
+            toolsMisclassified: 0,
+          };
+          pendingAttribution.set(index, crash);
+        }
+      }
+    }
+    const closed = await agent.close();
+    if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
+    agent = undefined;
+  } catch (caught) {
+    error = caught instanceof Error ? caught.message : String(caught);
+  } finally {
+    await agent?.kill();
+    await spare.kill();
+  }
+
+  // Invariant 3: every recovered call classified in agreement with the ledger; with keys, no duplicate.
+  const misclassified = recoveries.filter((recovery) => (recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied));
+  counts.toolsMisclassified = misclassified.length;
+  const ledger = new Ledger(cellPaths(cell.dir).ledger);
+  const ledgerCounts = ledger.counts();
+  ledger.close();
+  counts.effects = ledgerCounts.effects;
+  counts.effectsDuplicated = ledgerCounts.duplicates;
+  counts.effectsRefused = ledgerCounts.refused;
+  violate('3', misclassified.length + (cell.idempotencyKeys ? ledgerCounts.duplicates : 0), `${misclassified.length} misclassified tool call(s), ${ledgerCounts.duplicates} duplicated effect(s)`);
+  // Invariant 4: a stale background write shows as stale exposure on an update probe.
+  if (scenario.tags?.includes('stale-writer')) {
+    const stale = probes.filter((probe) => probe.category === 'update' && probe.staleExposure).length;
+    counts.staleOverwrites = stale;
+    violate('4', stale, `${stale} update probe(s) saw the stale value after background work finished`);
+  }
+  return { turns, probes, usage, modelLatencies, peakRssKb, durability: { idempotencyKeys: cell.idempotencyKeys, crashes, recoveries, invariants, counts }, ...(error !== undefined ? { error } : {}) };
+
+  /** Sessions run their steps at once, each in its own process, released together by a barrier. */
+  async function runConcurrent(index: number, sessions: Step[][]): Promise<void> {
+    const agents: AgentProcess[] = [];
+    // The barrier: every process has opened the store before any session starts.
+    for (const [sessionIndex] of sessions.entries()) agents.push(await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`));
+    try {
+      await Promise.all(
+        sessions.map(async (sessionSteps, sessionIndex) => {
+          const worker = agents[sessionIndex]!;
+          for (const [offset, step] of sessionSteps.entries()) {
+            const reply = await worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done');
+            if (isExit(reply)) {
+              counts.unexpectedExits++;
+              return;
+            }
+            if (reply.type === 'error') throw new Error(`concurrent session ${sessionIndex}, step ${offset}: ${reply.message}`);
+            absorb(reply);
+          }
+        }),
+      );
+    } catch (error) {
+      // A failed session must not leave its siblings running.
+      await Promise.all(agents.map((worker) => worker.kill()));
+      throw error;
+    }
+    for (const worker of agents) {
+      const closed = await worker.close();
+      if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
+    }
+  }
+}

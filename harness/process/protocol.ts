@@ -1,0 +1,54 @@
+/** Typed IPC between the harness and an agent process (one per session; killable at any step). */
+import type { LiveProviderSettings } from '../run/cell.js';
+import type { Ack, ProbeRecord, ToolRecovery, TurnRecord } from '../agent/loop.js';
+import type { ModelUsage } from '../models/index.js';
+import type { CrashPoint, Step } from '../scenarios/format.js';
+import type { DurabilityMode, StoreCheck } from '../../strategies/types.js';
+
+/** Everything an agent process needs to rebuild its cell: plain data, no functions. */
+export interface WorkerCell {
+  cellId: string;
+  /** A built-in name, a module path or `langchain:NAME`. */
+  strategy: string;
+  options: Record<string, unknown>;
+  durability: DurabilityMode;
+  /** The cell dir: the strategy's files live in `strategy/`, the ledger and journal beside it. */
+  dir: string;
+  model: string;
+  embedder: string;
+  /** Live-provider settings (`openai:` models); travel over IPC only, never written anywhere. */
+  live: LiveProviderSettings;
+  /** The response cache file and this cell's trial, for live models. */
+  cache?: { file: string; trial: number };
+  tokenizerModel: string;
+  seed: number;
+  sessionId: string;
+  idempotencyKeys: boolean;
+}
+
+export type ToWorker =
+  | { type: 'open'; cell: WorkerCell; resumeTurn: number }
+  | { type: 'arm'; point: CrashPoint }
+  | { type: 'step'; index: number; step: Step; evidence?: string[] }
+  | { type: 'check'; acks: Ack[]; userTexts: string[] }
+  | { type: 'close' };
+
+/** What the durability checks found in a freshly reopened store. */
+export interface CheckReport {
+  /** Acknowledged memories whose content is no longer in the store (the latest ack of each name). */
+  lostAcks: string[];
+  /** The strategy summarises (capabilities.lossy): its lost acks are compressed away, not crash losses. */
+  lossy: boolean;
+  /** User messages that should have been persisted and are not. */
+  lostUserTexts: string[];
+  store: StoreCheck | null;
+  pendingJobs: number | null;
+}
+
+export type FromWorker =
+  | { type: 'opened'; pendingJobs: number | null }
+  | { type: 'ack'; ack: Ack }
+  | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }
+  | { type: 'checked'; report: CheckReport }
+  | { type: 'closed'; usage: ModelUsage }
+  | { type: 'error'; message: string };

@@ -1,0 +1,120 @@
+/**
+ * Reads a results.json back (for `compare` and `report`): a file or a run dir, checked at the
+ * edge with zod so every later step can trust the types; bad input is a MembenchError (exit 2).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { MembenchError } from '../core/errors.js';
+import { RESULTS_SCHEMA_VERSION, type RunResult } from './schema.js';
+
+const count = z.number().finite();
+const rate = z.object({ n: count, hits: count, value: z.number().nullable() });
+const distribution = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count });
+const recallSummary = z.looseObject({ contextRecall: rate, staleExposure: rate, answerAccuracy: rate });
+
+const cell = z.looseObject({
+  id: z.string(),
+  scenario: z.string(),
+  strategy: z.string(),
+  label: z.string(),
+  options: z.record(z.string(), z.unknown()),
+  durability: z.string(),
+  trial: count,
+  seed: count,
+  status: z.enum(['ok', 'error']),
+  error: z.string().optional(),
+  tokens: z.looseObject({ contextTotal: count, contextMeanPerTurn: count, contextMax: count, maintenance: count, maintenanceCalls: count, answer: count, reply: count }),
+  recall: recallSummary,
+  recallByCategory: z.record(z.string(), recallSummary),
+  latency: z.looseObject({ loadMs: distribution, saveMs: distribution }),
+  usage: z.looseObject({}),
+  turns: z.array(z.looseObject({ step: count, turn: count, kind: z.string(), contextTokens: count.nullable(), loadMs: count.nullable(), saveMs: count })),
+  probes: z.array(
+    z.looseObject({
+      step: count,
+      turn: count,
+      id: z.string().optional(),
+      category: z.string(),
+      question: z.string(),
+      contextTokens: count,
+      contextRecall: z.boolean().optional(),
+      staleExposure: z.boolean(),
+      answer: z.string(),
+      answerCorrect: z.boolean(),
+      loadMs: count,
+    }),
+  ),
+  durationMs: count,
+});
+
+const runResult = z.object({
+  header: z.looseObject({
+    schemaVersion: z.literal(RESULTS_SCHEMA_VERSION),
+    membenchVersion: z.string(),
+    gitCommit: z.string().nullable(),
+    nodeVersion: z.string(),
+    platform: z.string(),
+    seed: count,
+    trials: count,
+    model: z.string(),
+    offlineModel: z.boolean(),
+    embedder: z.string(),
+    tokenizer: z.looseObject({ model: z.string(), encoding: z.string() }),
+    strategies: z.array(z.looseObject({ name: z.string(), label: z.string(), options: z.record(z.string(), z.unknown()), durability: z.string() })),
+    scenarios: z.array(z.looseObject({ name: z.string(), source: z.string(), steps: count })),
+    startedAt: z.string(),
+    durationMs: count,
+  }),
+  cells: z.array(cell),
+});
+
+/** A run dir means its results.json; anything else is taken as the file itself. */
+export async function resolveResultsPath(target: string): Promise<string> {
+  const info = await stat(target).catch(() => null);
+  if (!info) throw new MembenchError('INVALID_ARGUMENT', `${target}: no such file or directory`);
+  if (!info.isDirectory()) return target;
+  const file = path.join(target, 'results.json');
+  if (!(await stat(file).catch(() => null))?.isFile()) throw new MembenchError('INVALID_ARGUMENT', `${target}: a directory without results.json (is it a membench run dir?)`);
+  return file;
+}
+
+/** Parses and checks results text; `source` names the file in messages. */
+export function parseResults(text: string, source: string): RunResult {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new MembenchError('INVALID_ARGUMENT', `${source}: not a membench results file: not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const header = typeof data === 'object' && data !== null ? (data as { header?: unknown }).header : undefined;
+  const version = typeof header === 'object' && header !== null ? (header as { schemaVersion?: unknown }).schemaVersion : undefined;
+  if (typeof version !== 'number' || !Array.isArray((data as { cells?: unknown }).cells)) {
+    throw new MembenchError('INVALID_ARGUMENT', `${source}: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)`);
+  }
+  if (version !== RESULTS_SCHEMA_VERSION) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${source}: results schema version ${version}, but this membench reads version ${RESULTS_SCHEMA_VERSION}: re-run the benchmark with this membench version, or use the membench that wrote it`,
+    );
+  }
+  const parsed = runResult.safeParse(data);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.slice(0, 5).map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new MembenchError('INVALID_ARGUMENT', `${source}: not a valid membench results file (schema version ${version})`, problems);
+  }
+  // The input itself, not zod's copy: unknown fields and key order survive a re-render.
+  return data as RunResult;
+}
+
+/** Reads a results file or run dir; returns the results and the file actually read. */
+export async function readResults(target: string): Promise<{ result: RunResult; file: string }> {
+  const file = await resolveResultsPath(target);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new MembenchError('INVALID_ARGUMENT', `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { result: parseResults(text, file), file };
+}

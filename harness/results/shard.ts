@@ -1,0 +1,41 @@
+/** `--shard i/n`: a deterministic split of a run's planned cells, so a CI matrix can spread one run over machines. */
+import { MembenchError } from '../core/errors.js';
+import type { RunHeader } from './schema.js';
+
+/** Shard `index` (1-based) of `count`: the cells whose plan position is `index - 1` modulo `count`. */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/** What a shard's results header records, so `merge` can check the shards belong together and restore plan order. */
+export interface ShardHeader extends Shard {
+  /** Cells in the whole (unsharded) plan. */
+  planned: number;
+  /** Digest of the whole plan: shards of one run agree on it. */
+  digest: string;
+}
+
+/** A run header that may carry its shard (absent: the run covers the whole plan). */
+export type ShardedRunHeader = RunHeader & { shard?: ShardHeader };
+
+/** Parses `2/3` into { index: 2, count: 3 }. */
+export function parseShard(text: string): Shard {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/u.exec(text);
+  const index = Number(match?.[1]);
+  const count = Number(match?.[2]);
+  if (!match || count < 1 || index < 1 || index > count) {
+    throw new MembenchError('INVALID_ARGUMENT', `--shard ${text}: expected I/N with 1 <= I <= N (e.g. 2/3 runs the second of three shards)`);
+  }
+  return { index, count };
+}
+
+/** Whether the cell at `position` of the plan belongs to the shard (every cell does without one). */
+export function inShard(position: number, shard: Shard | undefined): boolean {
+  return !shard || position % shard.count === shard.index - 1;
+}
+
+/** How many of `planned` cells shard `index` of `count` holds. */
+export function shardSize(planned: number, shard: Shard): number {
+  return Math.max(0, Math.ceil((planned - (shard.index - 1)) / shard.count));
+}

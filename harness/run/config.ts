@@ -1,0 +1,126 @@
+/**
+ * `membench.config.yaml` / `.json`: the run matrix and settings in a file, so CI invocations stay
+ * short. Validated with zod at the edge; every problem located as `file:line:col: path: message`
+ * with the scenario loader's helpers. Relative paths in the file resolve against its own dir.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { MembenchError } from '../core/errors.js';
+import { describeIssue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
+import { isModuleSpec } from '../../strategies/loader.js';
+import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
+
+/** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
+export const CONFIG_FILES = ['membench.config.yaml', 'membench.config.yml', 'membench.config.json'] as const;
+
+const list = z.union([z.string(), z.array(z.string())]).transform((value) => (typeof value === 'string' ? [value] : value));
+const knobValue = z.union([z.string(), z.number(), z.boolean()]);
+const whole = (min: number) => z.number().int().min(min);
+
+const configSchema = z.object({
+  strategies: list.optional(),
+  scenarios: list.optional(),
+  /** `["window.k=2,4,8"]` or `{ window.k: [2, 4, 8] }`. */
+  params: z.union([list, z.record(z.string(), z.union([knobValue, z.array(knobValue)]))]).optional(),
+  seed: z.number().int().optional(),
+  trials: whole(1).optional(),
+  model: z.string().optional(),
+  embedder: z.string().optional(),
+  tokenizer: z.string().optional(),
+  durability: z.union([z.string().transform((value) => value.split(',').map((mode) => mode.trim())), z.array(z.string())]).pipe(z.array(z.enum(DURABILITY_MODES))).optional(),
+  idempotency: z.enum(['both', 'on', 'off']).optional(),
+  crashFuzz: whole(0).optional(),
+  isolate: z.boolean().optional(),
+  datasets: list.optional(),
+  limit: whole(1).optional(),
+  stretch: whole(1).optional(),
+  workers: whole(1).optional(),
+  out: z.string().optional(),
+  recallThreshold: z.number().min(0).max(1).optional(),
+  cache: z.union([z.string(), z.literal(false)]).optional(),
+  baseUrl: z.string().optional(),
+  concurrency: whole(1).optional(),
+  timeout: z.number().positive().optional(),
+  retries: whole(0).optional(),
+  keepCellDirs: z.boolean().optional(),
+});
+
+/** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */
+export type MembenchConfig = Omit<z.infer<typeof configSchema>, 'params' | 'durability'> & { params?: string[]; durability?: DurabilityMode[] };
+
+const KNOWN_KEYS = Object.keys(configSchema.shape);
+const SECRET_KEYS = new Set(['apiKey', 'api-key', 'api_key', 'key']);
+
+/** The config file to read: `--config FILE`, else the one in `cwd` (undefined: none). */
+export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string | undefined {
+  if (explicit !== undefined) return path.resolve(cwd, explicit);
+  const found = CONFIG_FILES.filter((name) => existsSync(path.join(cwd, name)));
+  if (found.length > 1) throw new MembenchError('INVALID_ARGUMENT', `${cwd} holds ${found.join(' and ')}: keep one config file, or name one with --config`);
+  return found[0] && path.join(cwd, found[0]);
+}
+
+/** Reads and validates a config file; every problem is located, all reported at once (exit 2). */
+export async function loadConfig(file: string): Promise<MembenchConfig> {
+  const shown = path.relative(process.cwd(), file) || file;
+  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new MembenchError('INVALID_ARGUMENT', `${shown}:1:1: (document): cannot read the config file: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+  });
+  const problems: Problem[] = [];
+  const fail = (where: { line: number; col: number }, at: readonly (string | number)[], message: string): void => {
+    problems.push({ file: shown, ...where, path: formatPath(at), message, severity: 'error' });
+  };
+  const lines = new LineCounter();
+  const doc = parseDocument(text.replace(/^\uFEFF/u, ''), { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const jsonError = file.endsWith('.json') ? jsonSyntaxError(text) : undefined;
+  if (jsonError) fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
+  else for (const error of doc.errors) fail(error.linePos?.[0] ?? { line: 1, col: 1 }, [], `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`);
+  const locate = new Locator(doc, lines);
+  const value: unknown = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) ?? {});
+  if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value))) fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
+  if (problems.length === 0) {
+    for (const key of Object.keys(value as object)) {
+      if (SECRET_KEYS.has(key)) fail(locate.key([key]), [key], 'API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY');
+      else if (!KNOWN_KEYS.includes(key)) fail(locate.key([key]), [key], `unknown setting "${key}" (known: ${KNOWN_KEYS.join(', ')})`);
+    }
+    const parsed = configSchema.safeParse(value, { reportInput: true });
+    if (!parsed.success) for (const issue of parsed.error.issues) fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
+    if (problems.length === 0 && parsed.success) return resolvePaths(normalize(parsed.data), path.dirname(file));
+  }
+  problems.sort((a, b) => a.line - b.line || a.col - b.col);
+  throw new MembenchError('INVALID_ARGUMENT', `${shown}: invalid config file (${problems.length} problem${problems.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+}
+
+/** JSON.parse's complaint, located (the YAML parser accepts JSON but places its errors less precisely). */
+function jsonSyntaxError(text: string): { where: { line: number; col: number }; message: string } | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    const message = (error as Error).message;
+    const offset = Number(/at position (\d+)/u.exec(message)?.[1] ?? 0);
+    return { where: positionOf(text, offset), message: message.replace(/ in JSON at position \d+.*$/u, '') };
+  }
+}
+
+/** `{ window.k: [2, 4] }` → `["window.k=2,4"]`. */
+function normalize({ params, ...rest }: z.infer<typeof configSchema>): MembenchConfig {
+  if (params === undefined || Array.isArray(params)) return { ...rest, ...(params ? { params } : {}) };
+  return { ...rest, params: Object.entries(params).map(([knob, values]) => `${knob}=${(Array.isArray(values) ? values : [values]).join(',')}`) };
+}
+
+/** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, out, cache. */
+function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
+  const resolve = (file: string): string => path.resolve(dir, file);
+  const isScenarioPath = (spec: string): boolean => spec.includes('/') || spec.includes(path.sep) || /\.(ya?ml|json)$/iu.test(spec);
+  return {
+    ...config,
+    ...(config.strategies ? { strategies: config.strategies.map((spec) => (isModuleSpec(spec) && !spec.startsWith('file:') ? resolve(spec) : spec)) } : {}),
+    ...(config.scenarios ? { scenarios: config.scenarios.map((spec) => (isScenarioPath(spec) ? resolve(spec) : spec)) } : {}),
+    ...(config.datasets ? { datasets: config.datasets.map((spec) => spec.replace(/^([a-z]+):(.+)$/u, (_, kind: string, file: string) => `${kind}:${resolve(file)}`)) } : {}),
+    ...(config.out ? { out: resolve(config.out) } : {}),
+    ...(typeof config.cache === 'string' ? { cache: resolve(config.cache) } : {}),
+  };
+}

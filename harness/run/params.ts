@@ -1,0 +1,82 @@
+/** `--param S.K=V1,V2` parsing and the strategy columns of the matrix (cartesian product per strategy). */
+import type { z } from 'zod';
+import { MembenchError } from '../core/errors.js';
+import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
+
+/** One strategy with one parameter set: a column of the run matrix. */
+export interface StrategySpec {
+  name: string;
+  /** How an agent process finds the definition again: a built-in name, `langchain:NAME` or an absolute module path. */
+  source: string;
+  /** Validated options, defaults filled in. */
+  options: Record<string, unknown>;
+  durability: DurabilityMode;
+  /** `window(k=2)`: name plus the options that have values. */
+  label: string;
+}
+
+/** Parses `window.k=2,4,8` into { strategy: 'window', key: 'k', values: ['2','4','8'] }. */
+export function parseParamFlag(flag: string): { strategy: string; key: string; values: string[] } {
+  const match = /^([^.=\s]+)\.([^.=\s]+)=(.+)$/u.exec(flag.trim());
+  if (!match) throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: expected STRATEGY.KEY=V1,V2 (e.g. window.k=2,4,8)`);
+  const values = match[3]!.split(',').map((value) => value.trim());
+  if (values.some((value) => value === '')) throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: empty value in the list`);
+  return { strategy: match[1]!, key: match[2]!, values };
+}
+
+function cartesian(axes: readonly [string, string[]][]): Record<string, string>[] {
+  return axes.reduce<Record<string, string>[]>((sets, [key, values]) => sets.flatMap((set) => values.map((value) => ({ ...set, [key]: value }))), [{}]);
+}
+
+/** `window(k=2)`: the name, the knobs the strategy always shows and the swept ones, and a non-default durability. */
+export function strategyLabel(name: string, options: Record<string, unknown>, shown: ReadonlySet<string>, durability: DurabilityMode, defaultDurability: DurabilityMode): string {
+  const parts = Object.entries(options)
+    .filter(([key, value]) => value !== undefined && shown.has(key))
+    .map(([key, value]) => `${key}=${String(value)}`);
+  if (durability !== defaultDurability) parts.push(`durability=${durability}`);
+  return parts.length ? `${name}(${parts.join(',')})` : name;
+}
+
+/** Expands the selected strategies by their `--param` lists; every value is checked against the strategy's schema. */
+export function expandStrategies(definitions: readonly StrategyDefinition[], paramFlags: readonly string[], sources: ReadonlyMap<string, string> = new Map()): StrategySpec[] {
+  const axesByStrategy = new Map<string, Map<string, string[]>>();
+  for (const flag of paramFlags) {
+    const { strategy, key, values } = parseParamFlag(flag);
+    const definition = definitions.find((item) => item.name === strategy);
+    if (!definition) {
+      throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: strategy "${strategy}" is not selected (selected: ${definitions.map((item) => item.name).join(', ')})`);
+    }
+    const shape = (definition.options as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+    if (key !== 'durability' && !(key in shape)) {
+      const known = [...Object.keys(shape), 'durability'];
+      throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: strategy "${strategy}" has no knob "${key}" (knobs: ${known.join(', ')})`);
+    }
+    const axes = axesByStrategy.get(strategy) ?? new Map<string, string[]>();
+    axes.set(key, [...(axes.get(key) ?? []), ...values]);
+    axesByStrategy.set(strategy, axes);
+  }
+
+  return definitions.flatMap((definition) => {
+    const axes = [...(axesByStrategy.get(definition.name) ?? new Map<string, string[]>())];
+    return cartesian(axes).map((set) => {
+      const { durability = definition.defaultDurability, ...raw } = set;
+      if (!DURABILITY_MODES.includes(durability as DurabilityMode)) {
+        throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.durability=${durability}: expected one of ${DURABILITY_MODES.join(', ')}`);
+      }
+      const parsed = (definition.options as z.ZodType).safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        const key = issue.path.join('.');
+        throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.${key}=${String(raw[key] ?? '')}: ${issue.message}`);
+      }
+      const options = parsed.data as Record<string, unknown>;
+      return {
+        name: definition.name,
+        source: sources.get(definition.name) ?? definition.name,
+        options,
+        durability: durability as DurabilityMode,
+        label: strategyLabel(definition.name, options, new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]), durability as DurabilityMode, definition.defaultDurability),
+      };
+    });
+  });
+}

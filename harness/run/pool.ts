@@ -1,0 +1,142 @@
+/**
+ * The cell pool: N forked worker processes, each running one cell at a time. Results come back
+ * as they finish (the caller orders them); a worker that dies mid-cell turns that cell into an
+ * error result with its exit code and signal, and a fresh worker takes its place.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
+import type { FromCellWorker, RunCellMessage } from './pool-entry.js';
+import type { CellResult } from '../results/schema.js';
+
+/** Thrown by a run whose AbortSignal fired: finished cells are kept, nothing else is started. */
+export class RunInterrupted extends Error {
+  constructor() {
+    super('run interrupted');
+    this.name = 'RunInterrupted';
+  }
+}
+
+/** A worker that dies this many times before saying it is ready means the pool itself is broken. */
+const MAX_START_FAILURES = 3;
+
+/** The worker entry: compiled JS when running from dist, the TS source (through tsx) under the test runner. */
+function workerEntry(): { file: string; execArgv: string[] } {
+  const js = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
+  if (existsSync(js)) return { file: js, execArgv: [] };
+  return { file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };
+}
+
+/** One cell to run, by its index in the caller's list. */
+export interface PoolTask {
+  index: number;
+  task: CellTask;
+}
+
+/** How many workers, what they build their providers from, and where results go. */
+export interface PoolOptions {
+  workers: number;
+  settings: ProviderSettings;
+  signal?: AbortSignal;
+  /** Called once per cell as it finishes, one call at a time. */
+  onResult: (index: number, result: CellResult) => Promise<void>;
+}
+
+interface Slot {
+  child: ChildProcess;
+  ready: boolean;
+  busy?: PoolTask;
+  exited: Promise<void>;
+}
+
+/** Runs every task in the pool; rejects with RunInterrupted (after killing the workers) when the signal fires. */
+export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Promise<void> {
+  const pending = [...tasks];
+  const slots = new Set<Slot>();
+  let remaining = tasks.length;
+  let startFailures = 0;
+  let finished = false;
+  let delivered = Promise.resolve();
+  const entry = workerEntry();
+
+  return new Promise<void>((resolve, reject) => {
+    const settle = async (error?: Error): Promise<void> => {
+      if (finished) return;
+      finished = true;
+      options.signal?.removeEventListener('abort', onAbort);
+      for (const slot of slots) {
+        if (error) killGroup(slot.child);
+        else release(slot.child);
+      }
+      await Promise.all([...slots].map((slot) => slot.exited));
+      if (error) return reject(error);
+      delivered.then(() => resolve(), reject);
+    };
+    const onAbort = (): void => void settle(new RunInterrupted());
+    if (options.signal?.aborted) return void settle(new RunInterrupted());
+    options.signal?.addEventListener('abort', onAbort);
+
+    const deliver = (index: number, result: CellResult): void => {
+      delivered = delivered.then(() => options.onResult(index, result));
+      delivered.catch((error: unknown) => void settle(error instanceof Error ? error : new Error(String(error))));
+      if (--remaining === 0) void settle();
+    };
+
+    const dispatch = (slot: Slot): void => {
+      const next = pending.shift();
+      slot.busy = next;
+      if (!next) return release(slot.child);
+      const message: RunCellMessage = { type: 'run', index: next.index, task: next.task, settings: options.settings };
+      slot.child.send(message);
+    };
+
+    const spawn = (): void => {
+      // Its own process group: a terminal's Ctrl-C reaches only the harness, which kills the group.
+      const child = fork(entry.file, [], { execArgv: entry.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', detached: true });
+      let exitedResolve!: () => void;
+      const slot: Slot = { child, ready: false, exited: new Promise((done) => (exitedResolve = done)) };
+      slots.add(slot);
+      child.on('error', () => undefined); // a send to a dying worker: its exit is what counts
+      child.on('message', (message: FromCellWorker) => {
+        if (finished) return;
+        if (message.type === 'ready') {
+          slot.ready = true;
+          return dispatch(slot);
+        }
+        if (message.type === 'result' && slot.busy?.index === message.index) {
+          slot.busy = undefined;
+          deliver(message.index, message.result);
+          if (!finished) dispatch(slot);
+        }
+      });
+      child.on('exit', (code, signal) => {
+        slots.delete(slot);
+        exitedResolve();
+        if (finished) return;
+        const lost = slot.busy;
+        if (lost) deliver(lost.index, failedCell(lost.task, `the pool worker running this cell exited unexpectedly (exit code ${code}, signal ${signal})`));
+        else if (!slot.ready && ++startFailures >= MAX_START_FAILURES) return void settle(new Error(`pool workers keep dying before they start (last: exit code ${code}, signal ${signal})`));
+        if (!finished && pending.length > 0) spawn();
+      });
+    };
+
+    if (tasks.length === 0) return void settle();
+    for (let i = 0; i < Math.max(1, Math.min(options.workers, tasks.length)); i++) spawn();
+  });
+}
+
+/** Lets an idle worker exit on its own (it closes its response cache first). */
+function release(child: ChildProcess): void {
+  if (child.connected) child.disconnect();
+}
+
+/** SIGKILL the worker and the agent processes it forked (they share its process group). */
+function killGroup(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * A resumable run dir: `plan.json` (the options that plan the matrix, and the matrix's digest)
+ * and `cells/<position>.json`, one file per finished cell, each written atomically. A run killed
+ * at any moment leaves whole files only; `--resume DIR` re-plans from plan.json, refuses a
+ * different matrix, and runs only the cells that have no file yet.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { LiveProviderSettings } from './cell.js';
+import { MembenchError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/fs.js';
+import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
+import type { CellResult } from '../results/schema.js';
+import type { CellStore, RunOptions } from './runner.js';
+import { DURABILITY_MODES } from '../../strategies/types.js';
+
+/** The run's options and matrix digest, in the run dir while the run is unfinished. */
+export const PLAN_FILE = 'plan.json';
+/** One `<position>.json` per finished cell, in the run dir while the run is unfinished. */
+export const CELLS_DIR = 'cells';
+
+/** The options that decide a run's matrix and results: what plan.json keeps (never the API key). */
+export type PlannedOptions = Pick<
+  RunOptions,
+  'strategies' | 'scenarios' | 'params' | 'seed' | 'trials' | 'model' | 'embedder' | 'tokenizer' | 'cache' | 'datasets' | 'datasetLimit' | 'crashFuzz' | 'isolate' | 'durabilities' | 'idempotency' | 'shard'
+> & { live?: Omit<LiveProviderSettings, 'apiKey'> };
+
+/** The keys of PlannedOptions, in the order messages list them. */
+export const PLANNED_KEYS = ['strategies', 'scenarios', 'params', 'seed', 'trials', 'model', 'embedder', 'tokenizer', 'cache', 'datasets', 'datasetLimit', 'crashFuzz', 'isolate', 'durabilities', 'idempotency', 'shard', 'live'] as const;
+
+const strings = z.array(z.string()).optional();
+const planFile = z.object({
+  membench: z.object({ version: z.string(), commit: z.string().nullable() }),
+  options: z.object({
+    strategies: strings,
+    scenarios: strings,
+    params: strings,
+    seed: z.number().optional(),
+    trials: z.number().optional(),
+    model: z.string().optional(),
+    embedder: z.string().optional(),
+    tokenizer: z.string().optional(),
+    cache: z.union([z.string(), z.literal(false)]).optional(),
+    datasets: strings,
+    datasetLimit: z.number().optional(),
+    crashFuzz: z.number().optional(),
+    isolate: z.boolean().optional(),
+    durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),
+    idempotency: z.enum(['on', 'off', 'both']).optional(),
+    shard: z.object({ index: z.number(), count: z.number() }).optional(),
+    live: z.object({ baseUrl: z.string().optional(), concurrency: z.number().optional(), timeoutMs: z.number().optional(), maxRetries: z.number().optional(), temperature: z.number().optional() }).optional(),
+  }),
+  digest: z.string().optional(),
+  cells: z.array(z.string()).optional(),
+});
+/** What plan.json holds. */
+interface PlanFile {
+  membench: { version: string; commit: string | null };
+  options: PlannedOptions;
+  digest?: string;
+  cells?: string[];
+}
+
+/** The planned options of `options`, undefined ones left out (so plan.json and comparisons stay minimal). */
+export function plannedOptions(options: RunOptions): PlannedOptions {
+  const { apiKey: _key, ...live } = options.live ?? {};
+  const picked: Record<string, unknown> = { ...options, live: Object.keys(live).length ? live : undefined };
+  return Object.fromEntries(PLANNED_KEYS.flatMap((key) => (picked[key] === undefined ? [] : [[key, picked[key]]]))) as PlannedOptions;
+}
+
+/** Refuses a dir holding an interrupted run unless `overwrite` (which then clears it): call before a fresh run. */
+export async function assertNoInterruptedRun(dir: string, overwrite: boolean): Promise<void> {
+  if (!existsSync(path.join(dir, PLAN_FILE))) return;
+  if (!overwrite) {
+    const finished = (await readdir(path.join(dir, CELLS_DIR)).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).length;
+    throw new MembenchError(
+      'OUTPUT_EXISTS',
+      `${dir} holds an interrupted run (${PLAN_FILE}, ${finished} finished cell${finished === 1 ? '' : 's'}): resume it with membench run --resume ${dir}, or pass --overwrite to start over`,
+    );
+  }
+  await clearRunState(dir);
+}
+
+/** Removes plan.json and the cell files (after the reports are written, or to start over). */
+export async function clearRunState(dir: string): Promise<void> {
+  await rm(path.join(dir, CELLS_DIR), { recursive: true, force: true });
+  await rm(path.join(dir, PLAN_FILE), { force: true });
+}
+
+/** The cell store of a run dir: a fresh one writes plan.json once the matrix is planned; a resumed one checks it. */
+export class RunDir implements CellStore {
+  private constructor(
+    readonly dir: string,
+    private plan: PlanFile,
+    private readonly resumed: boolean,
+    private readonly onWarning: (message: string) => void,
+  ) {}
+
+  /** A fresh run in `dir` (check it first with assertWritableOutDir and assertNoInterruptedRun). */
+  static fresh(dir: string, options: RunOptions, onWarning: (message: string) => void = () => undefined): RunDir {
+    return new RunDir(dir, { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) }, false, onWarning);
+  }
+
+  /** The interrupted run in `dir`; its options replan the same matrix. */
+  static async resume(dir: string, onWarning: (message: string) => void = () => undefined): Promise<RunDir> {
+    const file = path.join(dir, PLAN_FILE);
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (text === undefined) {
+      const complete = existsSync(path.join(dir, 'results.json'));
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        complete
+          ? `--resume ${dir}: the run is complete (results.json, no ${PLAN_FILE}): nothing to resume; re-render it with membench report ${dir}`
+          : `--resume ${dir}: no ${PLAN_FILE}: not a run dir started by membench run (or its plan was removed)`,
+      );
+    }
+    let parsed: ReturnType<typeof planFile.safeParse>;
+    try {
+      parsed = planFile.safeParse(JSON.parse(text));
+    } catch (error) {
+      throw new MembenchError('INVALID_ARGUMENT', `${file}: not JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
+    if (!parsed.success) throw new MembenchError('INVALID_ARGUMENT', `${file}: not a membench run plan: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+    const { version, commit } = parsed.data.membench;
+    const current = membenchCommit();
+    // An unknown commit (not a checkout, or git did not answer) is no evidence of a change.
+    if (version !== MEMBENCH_VERSION || (commit !== null && current !== null && commit !== current)) {
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--resume ${dir}: the run began with membench ${version}${commit ? ` (${commit.slice(0, 12)})` : ''}, this is ${MEMBENCH_VERSION}${current ? ` (${current.slice(0, 12)})` : ''}: its cells would mix two versions; start a fresh run`,
+      );
+    }
+    return new RunDir(dir, parsed.data as PlanFile, true, onWarning);
+  }
+
+  /** The options the run was planned with. */
+  get options(): PlannedOptions {
+    return this.plan.options;
+  }
+
+  async open(planned: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>> {
+    if (!this.resumed) {
+      this.plan = { ...this.plan, digest: planned.digest, cells: [...planned.ids] };
+      await writeFileAtomic(path.join(this.dir, PLAN_FILE), `${JSON.stringify(this.plan, null, 2)}\n`);
+      return new Map();
+    }
+    if (this.plan.digest !== planned.digest) {
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--resume ${this.dir}: the matrix is not the one the run began with (a scenario file, dataset or strategy option changed?): start a fresh run`,
+      );
+    }
+    return this.finishedCells(planned.ids);
+  }
+
+  async save(position: number, result: CellResult): Promise<void> {
+    await writeFileAtomic(path.join(this.dir, CELLS_DIR, `${position}.json`), JSON.stringify(result));
+  }
+
+  /** The cell files that belong to the plan; anything unreadable is run again (with a warning). */
+  private async finishedCells(ids: readonly string[]): Promise<Map<number, CellResult>> {
+    const cells = new Map<number, CellResult>();
+    const names = await readdir(path.join(this.dir, CELLS_DIR)).catch(() => [] as string[]);
+    for (const name of names) {
+      const match = /^(\d+)\.json$/u.exec(name);
+      if (!match) continue;
+      const position = Number(match[1]);
+      const file = path.join(this.dir, CELLS_DIR, name);
+      try {
+        const cell = JSON.parse(await readFile(file, 'utf8')) as CellResult;
+        if (cell.id !== ids[position]) throw new Error(`holds cell "${cell.id}", the plan has "${ids[position] ?? 'nothing'}" at position ${position}`);
+        cells.set(position, cell);
+      } catch (error) {
+        this.onWarning(`${file}: ${error instanceof Error ? error.message : String(error)}: the cell runs again`);
+      }
+    }
+    return cells;
+  }
+}

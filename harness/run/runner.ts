@@ -1,0 +1,283 @@
+/**
+ * The runner: scenarios × strategies × parameter sets × trials, each cell replayed in its own
+ * temp dir with its own seed, every failure recorded as a result rather than thrown. Cells run
+ * here one after another, or in a pool of worker processes; a shard runs every n-th cell; a
+ * cell store persists finished cells so an interrupted run resumes where it stopped.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
+import { expandFillers, stretchScenario } from '../scenarios/filler.js';
+import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
+import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
+import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
+import { MembenchError } from '../core/errors.js';
+import { assertRunnable } from '../scenarios/load.js';
+import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
+import { expandStrategies, type StrategySpec } from './params.js';
+import { runInPool, RunInterrupted } from './pool.js';
+import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
+import type { Scenario } from '../scenarios/format.js';
+import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
+import { TokenCounter } from '../core/tokens.js';
+import { builtinStrategies } from '../../strategies/index.js';
+import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
+import type { DurabilityMode, StrategyDefinition } from '../../strategies/types.js';
+
+export { needsProcesses, runCell, type CellPlan, type CellTask, type LiveProviderSettings } from './cell.js';
+export { RunInterrupted } from './pool.js';
+
+export interface RunOptions {
+  /** Strategy names (default: every built-in). */
+  strategies?: readonly string[];
+  /** Built-in scenario names or file paths (default: every built-in). */
+  scenarios?: readonly string[];
+  /** `--param` values: `window.k=2,4,8`. */
+  params?: readonly string[];
+  seed?: number;
+  trials?: number;
+  /** `offline` (default) or `openai:NAME`. */
+  model?: string;
+  /** `hashed` (default) or `openai:NAME`. */
+  embedder?: string;
+  /** Model name whose tokenizer counts tokens (default: the model's name). */
+  tokenizer?: string;
+  /** Base URL, key, concurrency, timeout, retries and temperature for `openai:` providers. */
+  live?: LiveProviderSettings;
+  /** Response cache for live models: a file path, `false` for none (default: .membench/cache.sqlite). */
+  cache?: string | false;
+  /** Datasets to import and run directly: `locomo:FILE` or `longmemeval:FILE`. */
+  datasets?: readonly string[];
+  /** With `datasets`: the first N conversations / questions. */
+  datasetLimit?: number;
+  /** Stretch every selected scenario to this many user turns with filler (probes kept); names become `NAME~N`. */
+  stretch?: number;
+  /** Resolves relative scenario and strategy module paths (default: the process's cwd). */
+  cwd?: string;
+  /** Kill agent processes at this many seeded random crash points per cell (implies processes). */
+  crashFuzz?: number;
+  /** Run every cell's agent in child processes, even without faults. */
+  isolate?: boolean;
+  /** Durability modes applied to every strategy not given one by `--param S.durability=` (default: each strategy's own). */
+  durabilities?: readonly DurabilityMode[];
+  /**
+   * Idempotency keys on tool effects: `on`, `off`, or `both` (default) — cells whose scenario
+   * has side-effecting tools and runs in processes are run with and without keys.
+   */
+  idempotency?: 'on' | 'off' | 'both';
+  /** Keep each cell's temp dir (for debugging a strategy's files). */
+  keepCellDirs?: boolean;
+  /** Worker processes running cells at once (default 1: every cell in this process, one after another). */
+  workers?: number;
+  /** Run only this shard of the planned cells. */
+  shard?: Shard;
+  /** Persists finished cells and hands back those of an earlier, interrupted attempt. */
+  store?: CellStore;
+  /** Aborting stops the run: no new cell starts, running workers are killed, the run rejects with RunInterrupted. */
+  signal?: AbortSignal;
+  onProgress?: (event: ProgressEvent) => void;
+  onWarning?: (message: string) => void;
+  /** Injected clock, for tests (cells in pool workers use the real clock). */
+  now?: () => Date;
+}
+
+/** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
+export type ProgressEvent =
+  | { type: 'start'; cells: number; finished: number }
+  | { type: 'cell'; index: number; cells: number; result: CellResult };
+
+/** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
+export interface CellStore {
+  /** Called once the matrix is planned: checks it is the store's matrix and returns the cells already finished. */
+  open(plan: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>>;
+  /** Called as each cell finishes, before its progress event. */
+  save(position: number, result: CellResult): Promise<void>;
+}
+
+export const DEFAULT_SEED = 42;
+/** Where live model responses are cached unless `--no-cache` or `--cache FILE` says otherwise. */
+export const DEFAULT_CACHE_FILE = '.membench/cache.sqlite';
+
+/** FNV-1a of the run seed and the cell id: each cell's seed, stable across runs and orderings. */
+export function cellSeed(seed: number, cellId: string): number {
+  let hash = (0x811c9dc5 ^ seed) >>> 0;
+  for (const char of cellId) {
+    hash ^= char.codePointAt(0)!;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/**
+ * Built-in names resolve through the registry; module paths and `langchain:NAME` through the
+ * strategy loader. Returns each definition with the source an agent process reloads it from.
+ */
+async function selectStrategies(names: readonly string[] | undefined, cwd: string): Promise<{ definitions: StrategyDefinition[]; sources: Map<string, string> }> {
+  if (!names || names.length === 0) return { definitions: [...builtinStrategies], sources: new Map() };
+  const definitions: StrategyDefinition[] = [];
+  const sources = new Map<string, string>();
+  for (const name of names) {
+    const definition = await loadStrategyDefinition(name, { cwd });
+    if (definitions.includes(definition)) continue; // the same built-in named twice
+    if (definitions.some((item) => item.name === definition.name)) {
+      throw new MembenchError('INVALID_ARGUMENT', `--strategy ${name}: another selected strategy is already named "${definition.name}"`);
+    }
+    definitions.push(definition);
+    sources.set(definition.name, isModuleSpec(name) ? path.resolve(cwd, name) : name);
+  }
+  return { definitions, sources };
+}
+
+/** Validates everything (scenarios, strategies, params) before the first cell runs. */
+export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
+  const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
+  const durabilityParams = (options.durabilities ?? []).length
+    ? definitions.filter((definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`))).map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
+    : [];
+  const specs = expandStrategies(definitions, [...(options.params ?? []), ...durabilityParams], sources);
+  const seed = options.seed ?? DEFAULT_SEED;
+  const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
+  const { scenarios: loaded, warnings } = await loadScenarios(named);
+  // With no scenario named, long conversations (tagged `long`) stay out of the default run.
+  const selected = options.scenarios?.length ? loaded : loaded.filter((scenario) => !scenario.tags?.includes('long'));
+  for (const spec of options.datasets ?? []) {
+    const { scenarios: imported, report } = await importDataset(spec, { limit: options.datasetLimit });
+    if (report.repaired.length + report.skipped.length > 0) options.onWarning?.(formatImportReport(report));
+    selected.push(...imported);
+  }
+  for (const warning of warnings) options.onWarning?.(warning);
+  // Filler follows the run seed, so every strategy and trial sees the same conversation.
+  const stretched = options.stretch ? selected.map((scenario) => stretchScenario(scenario, options.stretch!)) : selected;
+  const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  scenarios.forEach(assertRunnable);
+  const trials = options.trials ?? 1;
+  if (!Number.isInteger(trials) || trials < 1) throw new MembenchError('INVALID_ARGUMENT', `--trials ${trials}: expected a whole number >= 1`);
+  const idempotency = options.idempotency ?? 'both';
+  const keyVariants = (scenario: Scenario): boolean[] => {
+    if (idempotency !== 'both') return [idempotency === 'on'];
+    const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
+    return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz }) ? [true, false] : [true];
+  };
+  const plans: CellPlan[] = [];
+  for (const scenario of scenarios) {
+    for (const spec of specs) {
+      for (let trial = 0; trial < trials; trial++) {
+        const definition = definitions.find((item) => item.name === spec.name)!;
+        for (const idempotencyKeys of keyVariants(scenario)) {
+          const id = `${scenario.name}/${spec.label}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
+          plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id) });
+        }
+      }
+    }
+  }
+  return { plans, scenarios, specs };
+}
+
+/** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
+export function planDigest(plans: readonly CellTask[], scenarios: readonly Scenario[], settings: ProviderSettings): string {
+  const matrix = {
+    membench: MEMBENCH_VERSION,
+    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate],
+    // Scenario content, not where it was read from: a resume from another checkout still matches.
+    scenarios: scenarios.map(({ source: _source, ...scenario }) => scenario),
+    cells: plans.map((plan) => [plan.id, plan.scenario.name, plan.spec.name, plan.spec.options, plan.spec.durability, plan.idempotencyKeys, plan.trial, plan.seed]),
+  };
+  return createHash('sha256').update(JSON.stringify(matrix)).digest('hex').slice(0, 16);
+}
+
+/** The plain-data part of a plan: what a pool worker receives. */
+function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
+  return task;
+}
+
+/** Settles with the promise, or rejects with RunInterrupted as soon as the signal fires. */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(new RunInterrupted());
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+/** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
+export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
+  const now = options.now ?? (() => new Date());
+  const startedAt = now();
+  const started = performance.now();
+  const { plans, scenarios, specs } = await planRun(options);
+  const workers = options.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1) throw new MembenchError('INVALID_ARGUMENT', `--workers ${workers}: expected a whole number >= 1`);
+  const modelSpec = options.model ?? 'offline';
+  const embedderSpec = options.embedder ?? 'hashed';
+  const isLive = modelSpec.startsWith('openai:') || embedderSpec.startsWith('openai:');
+  const cacheFile = isLive && options.cache !== false ? (typeof options.cache === 'string' ? options.cache : DEFAULT_CACHE_FILE) : undefined;
+  const settings: ProviderSettings = {
+    modelSpec,
+    embedderSpec,
+    live: options.live ?? {},
+    ...(cacheFile ? { cacheFile: path.resolve(cacheFile) } : {}),
+    ...(options.crashFuzz !== undefined ? { crashFuzz: options.crashFuzz } : {}),
+    isolate: options.isolate ?? false,
+    tokenizerModel: options.tokenizer ?? modelSpec.replace(/^openai:/u, ''),
+    keepCellDirs: options.keepCellDirs ?? false,
+  };
+  const digest = planDigest(plans, scenarios, settings);
+  const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));
+  const results = new Map<number, CellResult>();
+  const record = async (position: number, result: CellResult): Promise<void> => {
+    await options.store?.save(position, result);
+    results.set(position, result);
+    options.onProgress?.({ type: 'cell', index: positions.indexOf(position), cells: positions.length, result });
+  };
+
+  // Providers first: a bad model name fails before the store writes anything.
+  const { providers, close } = openProviders(settings, now);
+  let tempRoot: string | undefined;
+  try {
+    tempRoot = await mkdtemp(path.join(os.tmpdir(), 'membench-run-'));
+    providers.tempRoot = tempRoot;
+    const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
+    for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
+    const todo = positions.filter((position) => !results.has(position));
+    options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size });
+    if (workers > 1 && todo.length > 0) {
+      const tasks = todo.map((position) => ({ index: position, task: toTask(plans[position]!) }));
+      await runInPool(tasks, { workers, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
+    } else {
+      for (const position of todo) {
+        if (options.signal?.aborted) throw new RunInterrupted();
+        await record(position, await unlessAborted(runCell(plans[position]!, providers), options.signal));
+      }
+    }
+  } finally {
+    close();
+    if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
+  }
+
+  const cells = positions.map((position) => results.get(position)!);
+  const tokenizer = new TokenCounter(settings.tokenizerModel);
+  const header: ShardedRunHeader = {
+    schemaVersion: RESULTS_SCHEMA_VERSION,
+    membenchVersion: MEMBENCH_VERSION,
+    gitCommit: membenchCommit(),
+    nodeVersion: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    seed: options.seed ?? DEFAULT_SEED,
+    trials: options.trials ?? 1,
+    model: providers.model.id,
+    offlineModel: providers.model.offline,
+    embedder: providers.embedder.id,
+    tokenizer: { model: settings.tokenizerModel, encoding: tokenizer.encoding },
+    strategies: specs.map((spec) => ({ name: spec.name, label: spec.label, options: spec.options, durability: spec.durability })),
+    scenarios: scenarios.map((scenario) => ({ name: scenario.name, source: scenario.source, steps: scenario.steps.length })),
+    ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
+    startedAt: startedAt.toISOString(),
+    durationMs: performance.now() - started,
+  };
+  return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells) };
+}

@@ -1,0 +1,157 @@
+/**
+ * `membench tune`: sweeps one numeric knob of one strategy over a list of values (one run of the
+ * matrix, so workers, shards of work and reports all come from the runner) and finds the
+ * cheapest setting whose pooled context recall meets a target.
+ */
+import { MembenchError } from '../core/errors.js';
+import type { Rate } from '../core/metrics.js';
+import type { CellResult, CellTokens, RunResult } from '../results/schema.js';
+import { runBenchmark, type RunOptions } from './runner.js';
+import { loadStrategyDefinition } from '../../strategies/loader.js';
+
+/** Token figures a setting's cost can be measured in (summed over scenarios, averaged over trials). */
+export const TUNE_METRICS = ['contextTotal', 'contextMeanPerTurn', 'contextMax', 'maintenance', 'answer', 'reply'] as const satisfies readonly (keyof CellTokens)[];
+export type TuneMetric = (typeof TUNE_METRICS)[number];
+
+/** More values than this is a typo (`1..100000`), not a sweep. */
+export const MAX_TUNE_VALUES = 200;
+
+/** A run's options minus the matrix, which the swept knob defines. */
+export interface TuneOptions extends Omit<RunOptions, 'strategies' | 'params' | 'shard' | 'store'> {
+  /** A built-in name, `langchain:NAME` or a module path. */
+  strategy: string;
+  knob: string;
+  values: readonly number[];
+  /** Pooled context recall a setting must reach (0..1). */
+  targetRecall: number;
+  metric?: TuneMetric;
+}
+
+/** One swept value: its pooled recall and cost. */
+export interface TuneRow {
+  value: number;
+  label: string;
+  recall: Rate;
+  cost: number;
+  /** Cells that errored (a setting with errors never meets the target). */
+  errors: number;
+  meets: boolean;
+}
+
+/** The sweep, its verdict and the run behind it (for the reports). */
+export interface TuneResult {
+  strategy: string;
+  knob: string;
+  metric: TuneMetric;
+  targetRecall: number;
+  /** Ascending by value. */
+  rows: TuneRow[];
+  /** The cheapest row that meets the target (the smaller value on a tie); undefined when none does. */
+  best?: TuneRow;
+  run: RunResult;
+}
+
+/** `1..16`, `0.5..2..0.5` or `1,2,4,8` → the values, ascending, without repeats. */
+export function parseValues(text: string): number[] {
+  const fail = (why: string): never => {
+    throw new MembenchError('INVALID_ARGUMENT', `--values ${text}: ${why} (expected A..B, A..B..STEP or a list like 1,2,4,8)`);
+  };
+  const number = (part: string): number => {
+    const value = Number(part.trim());
+    if (part.trim() === '' || !Number.isFinite(value)) fail(`"${part}" is not a number`);
+    return value;
+  };
+  let values: number[];
+  if (text.includes('..')) {
+    const parts = text.split('..');
+    if (parts.length > 3) fail('too many ".."');
+    const [from, to, step = 1] = parts.map(number) as [number, number, number?];
+    if (step <= 0) fail('the step must be above 0');
+    if (from > to) fail(`${from} is above ${to}`);
+    const count = Math.floor((to - from) / step + 1e-9) + 1;
+    if (count > MAX_TUNE_VALUES) fail(`${count} values, more than ${MAX_TUNE_VALUES}`);
+    // Computed from the start each time, rounded: 0.1 steps do not drift.
+    values = Array.from({ length: count }, (_, index) => Number((from + index * step).toPrecision(12)));
+  } else {
+    values = text.split(',').map(number);
+    if (values.length > MAX_TUNE_VALUES) fail(`more than ${MAX_TUNE_VALUES} values`);
+  }
+  return [...new Set(values)].sort((a, b) => a - b);
+}
+
+/** Checks the knob exists and takes every value as a number, before anything runs. */
+async function assertNumericKnob(options: TuneOptions): Promise<string> {
+  const definition = await loadStrategyDefinition(options.strategy, { cwd: options.cwd ?? process.cwd() });
+  const shape = (definition.options as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+  if (!(options.knob in shape)) {
+    throw new MembenchError('INVALID_ARGUMENT', `--param ${options.knob}: strategy "${definition.name}" has no knob "${options.knob}" (knobs: ${Object.keys(shape).join(', ') || 'none'})`);
+  }
+  for (const value of options.values) {
+    const parsed = definition.options.safeParse({ [options.knob]: String(value) });
+    const taken = parsed.success ? (parsed.data as Record<string, unknown>)[options.knob] : undefined;
+    if (!parsed.success) throw new MembenchError('INVALID_ARGUMENT', `--values: ${definition.name}.${options.knob}=${value}: ${parsed.error.issues[0]!.message}`);
+    if (typeof taken !== 'number') throw new MembenchError('INVALID_ARGUMENT', `--param ${options.knob}: ${definition.name}.${options.knob} is not a numeric knob (${value} became ${JSON.stringify(taken)})`);
+  }
+  return definition.name;
+}
+
+/** Sum over scenarios of the mean over trials (of ok cells), like the charts' token totals. */
+function cost(cells: readonly CellResult[], metric: TuneMetric): number {
+  const perScenario = new Map<string, number[]>();
+  for (const cell of cells) perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens[metric]]);
+  return Math.round([...perScenario.values()].reduce((sum, values) => sum + values.reduce((a, b) => a + b, 0) / values.length, 0));
+}
+
+/** Runs the sweep and picks the cheapest setting meeting the target. */
+export async function tune(options: TuneOptions): Promise<TuneResult> {
+  if (!(options.targetRecall >= 0 && options.targetRecall <= 1)) throw new MembenchError('INVALID_ARGUMENT', `--target-recall ${options.targetRecall}: expected a share between 0 and 1`);
+  if (options.values.length === 0) throw new MembenchError('INVALID_ARGUMENT', '--values: no values to sweep');
+  if ((options.durabilities?.length ?? 0) > 1) throw new MembenchError('INVALID_ARGUMENT', `--durability ${options.durabilities!.join(',')}: tune sweeps one knob; give at most one durability mode`);
+  const metric = options.metric ?? 'contextTotal';
+  const name = await assertNumericKnob(options);
+  const { strategy, knob, values, targetRecall, metric: _metric, ...runOptions } = options;
+  const run = await runBenchmark({ ...runOptions, strategies: [strategy], params: [`${name}.${knob}=${values.join(',')}`] });
+  const labels = new Map<string, CellResult[]>();
+  for (const cell of run.cells) labels.set(cell.label, [...(labels.get(cell.label) ?? []), cell]);
+  const rows = [...labels].map(([label, cells]): TuneRow => {
+    const ok = cells.filter((cell) => cell.status === 'ok');
+    const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+    const hits = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
+    const errors = cells.length - ok.length;
+    return {
+      value: Number(cells[0]!.options[knob]),
+      label,
+      recall: { n, hits, value: n ? hits / n : null },
+      cost: cost(ok, metric),
+      errors,
+      // hits/n >= target, without float noise at the boundary.
+      meets: errors === 0 && n > 0 && hits >= targetRecall * n - 1e-9,
+    };
+  });
+  rows.sort((a, b) => a.value - b.value);
+  const best = rows.filter((row) => row.meets).reduce<TuneRow | undefined>((cheapest, row) => (!cheapest || row.cost < cheapest.cost ? row : cheapest), undefined);
+  return { strategy: name, knob, metric, targetRecall, rows, ...(best ? { best } : {}), run };
+}
+
+/** The sweep as a table, the cheapest setting marked, and the verdict. */
+export function renderTune(result: TuneResult): string {
+  const { knob, metric, rows, best } = result;
+  const header = [knob, 'recall (hits/n)', `${metric} tokens`, ''];
+  const table = rows.map((row) => [
+    String(row.value),
+    `${row.recall.value === null ? '–' : row.recall.value.toFixed(2)} (${row.recall.hits}/${row.recall.n})`,
+    String(row.cost),
+    row === best ? '<- cheapest meeting the target' : row.errors ? `${row.errors} cell(s) failed` : row.meets ? 'meets' : '',
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...table.map((line) => line[column]!.length)));
+  const format = (line: string[]): string => line.map((cell, column) => (column === 3 ? cell : column === 1 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd();
+  const scenarios = result.run.header.scenarios.map((scenario) => scenario.name).join(', ');
+  const target = `context recall >= ${result.targetRecall}`;
+  const lines = [`membench tune: ${result.strategy}.${knob} over ${rows.length} values on ${scenarios} (target: ${target}; cost: ${metric} tokens, summed over scenarios)`, format(header), ...table.map(format)];
+  if (best) lines.push(`cheapest setting meeting the target: ${best.label}: recall ${best.recall.value!.toFixed(2)} (${best.recall.hits}/${best.recall.n}) at ${best.cost} ${metric} tokens`);
+  else {
+    const top = rows.filter((row) => row.recall.value !== null).sort((a, b) => b.recall.value! - a.recall.value! || a.value - b.value)[0];
+    lines.push(`no value of ${knob} meets ${target}${top ? ` (best recall: ${top.recall.value!.toFixed(2)} at ${knob}=${top.value})` : ''}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,97 @@
+/**
+ * Evidence coverage (DESIGN §5): for a probe citing `evidence: [step ids]`, how much of each
+ * cited step's content made it into the context the strategy assembled, averaged over the steps.
+ *
+ * A step's terms are its distinct content words (`contentWords`) plus, for Chinese and other
+ * CJK text, its character bigrams (`cjkBigrams`). Latin terms count as present when the context
+ * holds them as whole words ("pot" is not found in "potato"); CJK terms when the context holds
+ * them as a substring, since CJK has no word boundaries and the segmenter may cut the same
+ * phrase differently in a longer context. Everything is compared in `normalizeText` form.
+ */
+import { cjkBigrams, contentWords, hasCjk } from '../core/text.js';
+import type { Step } from './format.js';
+
+/** The text a step puts into the conversation: what its content words are taken from. */
+export function stepContent(step: Step): string {
+  switch (step.kind) {
+    case 'user':
+      return step.assistant === undefined ? step.user : `${step.user}\n${step.assistant}`;
+    case 'tool': {
+      const result = step.result === undefined ? '' : typeof step.result === 'string' ? step.result : JSON.stringify(step.result);
+      return [step.tool, JSON.stringify(step.args), result].join('\n');
+    }
+    case 'remember':
+      return step.remember;
+    case 'forget':
+      return step.forget;
+    default:
+      return '';
+  }
+}
+
+/** Step id → step content, built once per scenario so probes never walk the steps again. */
+export function evidenceIndex(steps: readonly Step[]): Map<string, string> {
+  const index = new Map<string, string>();
+  const visit = (list: readonly Step[]): void => {
+    for (const step of list) {
+      if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepContent(step));
+      if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
+    }
+  };
+  visit(steps);
+  return index;
+}
+
+/** Distinct terms of one evidence text: content words, plus CJK bigrams when it has CJK. */
+export function evidenceTerms(text: string): string[] {
+  const terms = new Set(contentWords(text));
+  if (hasCjk(text)) for (const bigram of cjkBigrams(text)) terms.add(bigram);
+  return [...terms];
+}
+
+/** Coverage of one probe: the mean over its evidence steps, with each step's own share. */
+export interface EvidenceCoverage {
+  /** Mean of `perStep` over the steps that have terms; null when none has any. */
+  value: number | null;
+  /** Share of each evidence text's terms found in the context (null: the text has no terms). */
+  perStep: (number | null)[];
+}
+
+/**
+ * Coverage of `evidenceTexts` (the cited steps' contents) by a context already in
+ * `normalizeText` form (what `contextText` returns).
+ */
+export function evidenceCoverage(evidenceTexts: readonly string[], normalizedContext: string): EvidenceCoverage {
+  const perStep = evidenceTexts.map((text) => {
+    const terms = evidenceTerms(text);
+    if (terms.length === 0) return null;
+    return terms.filter((term) => containsTerm(normalizedContext, term)).length / terms.length;
+  });
+  const scored = perStep.filter((share): share is number => share !== null);
+  return { value: scored.length === 0 ? null : scored.reduce((sum, share) => sum + share, 0) / scored.length, perStep };
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/**
+ * A CJK term anywhere, a Latin word only as a whole word. Scans for the term rather than
+ * segmenting the context: segmenting a 10,000-turn context once per probe took seconds.
+ */
+function containsTerm(context: string, term: string): boolean {
+  if (hasCjk(term)) return context.includes(term);
+  for (let at = context.indexOf(term); at >= 0; at = context.indexOf(term, at + 1)) {
+    const before = at > 0 ? context[at - 1]! : ' ';
+    const after = context[at + term.length] ?? ' ';
+    if (!WORD_CHAR.test(before) && !WORD_CHAR.test(after)) return true;
+  }
+  return false;
+}
+
+/** Coverage of a probe's evidence ids, looked up in an `evidenceIndex` (unknown ids count as no terms). */
+export function probeEvidenceCoverage(evidence: readonly string[], index: ReadonlyMap<string, string>, normalizedContext: string): EvidenceCoverage | null {
+  if (evidence.length === 0) return null;
+  return evidenceCoverage(
+    evidence.map((id) => index.get(id) ?? ''),
+    normalizedContext,
+  );
+}

@@ -1,0 +1,280 @@
+/**
+ * Dataset importers (DESIGN §2): public long-memory datasets → scenarios. Each dataset module
+ * converts one element of the published JSON list (a LoCoMo conversation, a LongMemEval
+ * question) into a scenario document; this module streams the file, names and validates the
+ * scenarios, and keeps the report of what was imported as is, repaired or skipped, and why.
+ *
+ * Files are read as a stream of list elements (json-stream.ts), so an import stops as soon as
+ * `--limit` is reached.
+ */
+import { stringify } from 'yaml';
+import { MembenchError } from '../../core/errors.js';
+import { checkScenarioText, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
+import type { Scenario } from '../format.js';
+import { readJsonList } from './json-stream.js';
+import { locomo } from './locomo.js';
+import { longmemeval } from './longmemeval.js';
+
+/** Re-exported so callers of the importers reach the list reader from one module. */
+export { readJsonList } from './json-stream.js';
+
+/** The datasets `membench import` and `run --dataset` understand. */
+export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
+export type DatasetName = (typeof DATASET_NAMES)[number];
+
+/** One thing the importer changed or left out, with where it was and why. */
+export interface ImportIssue {
+  /** Where in the file: `conv-26 qa[12]`, `conv-26 session_3_date_time`, `e47becba haystack_sessions[4]`. */
+  where: string;
+  /** Stable kind of issue (the summary groups by it). */
+  code: string;
+  message: string;
+  /** The QA item / question this concerns; absent for repairs of the conversation itself. */
+  item?: string;
+}
+
+/** What an import did: every item read is imported as is, repaired, or skipped. */
+export interface ImportReport {
+  dataset: DatasetName;
+  file: string;
+  /** Conversations (LoCoMo) or questions (LongMemEval) read from the file. */
+  units: number;
+  scenarios: number;
+  /** QA items (LoCoMo) or questions (LongMemEval) read: imported + repairedItems + skippedItems. */
+  items: number;
+  imported: number;
+  repairedItems: number;
+  skippedItems: number;
+  repaired: ImportIssue[];
+  skipped: ImportIssue[];
+}
+
+/** Collects issues while converting; converters receive it and report into it. */
+export class ImportLog {
+  private readonly repairs: ImportIssue[] = [];
+  private readonly skips: ImportIssue[] = [];
+  private readonly items = new Set<string>();
+  private units = 0;
+  private scenarios = 0;
+
+  constructor(
+    readonly dataset: DatasetName,
+    readonly file: string,
+  ) {}
+
+  /** Registers a QA item / question; false when the key was already registered. */
+  item(key: string): boolean {
+    if (this.items.has(key)) return false;
+    this.items.add(key);
+    return true;
+  }
+
+  unit(): void {
+    this.units++;
+  }
+
+  scenario(): void {
+    this.scenarios++;
+  }
+
+  repair(where: string, code: string, message: string, item?: string): void {
+    this.repairs.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
+  }
+
+  skip(where: string, code: string, message: string, item?: string): void {
+    this.skips.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
+  }
+
+  report(): ImportReport {
+    const skipped = new Set(this.skips.flatMap((issue) => (issue.item === undefined ? [] : [issue.item])));
+    const repaired = new Set(this.repairs.flatMap((issue) => (issue.item === undefined || skipped.has(issue.item) ? [] : [issue.item])));
+    return {
+      dataset: this.dataset,
+      file: this.file,
+      units: this.units,
+      scenarios: this.scenarios,
+      items: this.items.size,
+      imported: this.items.size - repaired.size - skipped.size,
+      repairedItems: repaired.size,
+      skippedItems: skipped.size,
+      repaired: [...this.repairs],
+      skipped: [...this.skips],
+    };
+  }
+}
+
+/** A scenario as plain data, in the file format (`user:`, `probe:`...), ready for YAML. */
+export interface ScenarioDocument {
+  name: string;
+  description?: string;
+  language?: string;
+  tags?: string[];
+  steps: Record<string, unknown>[];
+}
+
+/** What a dataset module turns one list element into: the document and the item keys it holds. */
+export interface Converted {
+  document: ScenarioDocument;
+  items: string[];
+}
+
+/** A dataset module: names for messages and the converter of one list element. */
+export interface DatasetConverter {
+  /** What one element of the list is, plural, for messages: "conversations", "questions". */
+  units: string;
+  /** What one probe-bearing item is, plural: "QA items", "questions". */
+  itemsName: string;
+  convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined;
+}
+
+const CONVERTERS: Record<DatasetName, DatasetConverter> = { locomo, longmemeval };
+
+/** Text from a dataset field: strings trimmed and made well-formed (lone surrogates replaced). */
+export function cleanText(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  // With the `u` flag a surrogate class matches only lone surrogates (pairs are one code point).
+  const text = value.replace(/[\uD800-\uDFFF]/gu, '\uFFFD').replace(/\r\n?/gu, '\n').trim();
+  return text.length > 0 ? text : undefined;
+}
+
+/** A dataset id made into a step id (letters, digits, `_`, `.`, `:`, `-`). */
+export function toStepId(raw: string): string {
+  const id = raw.replace(/[^\p{L}\p{N}_.:-]+/gu, '_');
+  return id.length > 0 ? id : '_';
+}
+
+/** A dataset id made into a scenario name (lower-case letters, digits, `.`, `_`, `-`). */
+export function toScenarioName(prefix: string, raw: string): string {
+  const slug = raw.toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '').replace(/-+$/u, '');
+  return slug.length > 0 ? `${prefix}-${slug}` : prefix;
+}
+
+/** Hands out unique ids: a taken id gets `.2`, `.3`... (or `-2`, `-3`... with `separator: '-'`) appended. */
+export class IdAllocator {
+  private readonly taken = new Set<string>();
+
+  constructor(private readonly separator = '.') {}
+
+  take(wanted: string): string {
+    let id = wanted;
+    for (let n = 2; this.taken.has(id); n++) id = `${wanted}${this.separator}${n}`;
+    this.taken.add(id);
+    return id;
+  }
+}
+
+const bad = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
+
+/** One imported scenario: the document, its YAML text, and the validated Scenario. */
+export interface ImportedScenario {
+  document: ScenarioDocument;
+  yaml: string;
+  scenario: Scenario;
+}
+
+/** YAML as `membench import` writes it: no folding, so each utterance stays on one line. */
+export function toYaml(document: ScenarioDocument): string {
+  return stringify(document, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/**
+ * Streams the scenarios of a dataset file, each validated by the same loader as scenario
+ * files. `limit` stops after that many conversations / questions without reading further.
+ */
+export async function* importScenarios(dataset: DatasetName, file: string, log: ImportLog, options: { limit?: number } = {}): AsyncGenerator<ImportedScenario> {
+  const converter = CONVERTERS[dataset];
+  if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) throw bad(`--limit ${options.limit}: expected a whole number >= 1`);
+  const names = new IdAllocator('-');
+  let index = 0;
+  for await (const raw of readJsonList(file, converter.units)) {
+    log.unit();
+    const converted = converter.convert(raw, index, log, file);
+    index++;
+    if (converted) {
+      const imported = finish(converted, dataset, file, names, log);
+      if (imported) yield imported;
+    }
+    if (options.limit !== undefined && index >= options.limit) break;
+  }
+}
+
+function finish(converted: Converted, dataset: DatasetName, file: string, names: IdAllocator, log: ImportLog): ImportedScenario | undefined {
+  const { document, items } = converted;
+  const name = names.take(document.name);
+  if (name !== document.name) log.repair(document.name, 'name-taken', `scenario name "${document.name}" is taken by an earlier ${CONVERTERS[dataset].units.replace(/s$/u, '')}: named "${name}"`);
+  document.name = name;
+  const yaml = toYaml(document);
+  const source = `${dataset}:${file}#${name}`;
+  const bytes = Buffer.byteLength(yaml);
+  const check = bytes > MAX_SCENARIO_BYTES ? undefined : checkScenarioText(yaml, source);
+  if (!check?.scenario) {
+    const why = check ? `the generated scenario is invalid (please report it): ${check.problems.filter((problem) => problem.severity === 'error').map(formatProblem).join('; ')}` : `the scenario would be ${bytes} bytes, over the ${MAX_SCENARIO_BYTES}-byte limit for a scenario file`;
+    log.skip(name, check ? 'invalid-scenario' : 'too-large', why);
+    for (const item of items) log.skip(item, check ? 'invalid-scenario' : 'too-large', `its scenario "${name}" was not imported`, item);
+    return undefined;
+  }
+  log.scenario();
+  return { document, yaml, scenario: { ...check.scenario, source } };
+}
+
+/** `locomo:FILE` / `longmemeval:FILE` → dataset and file. */
+export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: string } {
+  const colon = spec.indexOf(':');
+  const dataset = spec.slice(0, Math.max(colon, 0));
+  const file = spec.slice(colon + 1);
+  if (colon < 0 || !(DATASET_NAMES as readonly string[]).includes(dataset) || file.length === 0) {
+    throw bad(`--dataset ${spec}: expected DATASET:FILE with DATASET one of ${DATASET_NAMES.join(', ')} (e.g. locomo:data/locomo10.json)`);
+  }
+  return { dataset: dataset as DatasetName, file };
+}
+
+/**
+ * Imports a dataset in memory for `membench run --dataset locomo:FILE`: validated scenarios
+ * (as `loadScenarios` returns them) and the report. Throws when nothing could be imported.
+ */
+export async function importDataset(spec: string, options: { limit?: number } = {}): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
+  const { dataset, file } = parseDatasetSpec(spec);
+  const log = new ImportLog(dataset, file);
+  const scenarios: Scenario[] = [];
+  for await (const imported of importScenarios(dataset, file, log, options)) scenarios.push(imported.scenario);
+  const report = log.report();
+  if (scenarios.length === 0) throw nothingImported(report);
+  return { scenarios, report };
+}
+
+/** The error for a file that yielded no scenario, with the reasons. */
+export function nothingImported(report: ImportReport): MembenchError {
+  const converter = CONVERTERS[report.dataset];
+  const what = report.units === 0 ? `the list holds no ${converter.units}` : `none of its ${report.units} ${converter.units} could be imported`;
+  return new MembenchError('INVALID_ARGUMENT', `${report.file}: nothing to import: ${what}`, formatImportReport(report).split('\n').slice(2));
+}
+
+const EXAMPLES = 3;
+
+function group(issues: readonly ImportIssue[]): string[] {
+  const byCode = new Map<string, ImportIssue[]>();
+  for (const issue of issues) {
+    const list = byCode.get(issue.code);
+    if (list) list.push(issue);
+    else byCode.set(issue.code, [issue]);
+  }
+  const lines: string[] = [];
+  for (const [code, list] of byCode) {
+    lines.push(`  ${code} (${list.length}):`);
+    for (const issue of list.slice(0, EXAMPLES)) lines.push(`    ${issue.where}: ${issue.message}`);
+    if (list.length > EXAMPLES) lines.push(`    ... and ${list.length - EXAMPLES} more`);
+  }
+  return lines;
+}
+
+/** The summary `membench import` prints: counts, then repairs and skips grouped by kind with examples. */
+export function formatImportReport(report: ImportReport): string {
+  const converter = CONVERTERS[report.dataset];
+  const lines = [
+    `${report.dataset}: ${report.units} ${converter.units} read from ${report.file}, ${report.scenarios} scenario${report.scenarios === 1 ? '' : 's'} imported`,
+    `${converter.itemsName}: ${report.items} read: ${report.imported} imported as is, ${report.repairedItems} repaired, ${report.skippedItems} skipped`,
+  ];
+  if (report.repaired.length > 0) lines.push(`repaired (${report.repaired.length}):`, ...group(report.repaired));
+  if (report.skipped.length > 0) lines.push(`skipped (${report.skipped.length}):`, ...group(report.skipped));
+  return lines.join('\n');
+}

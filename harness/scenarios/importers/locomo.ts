@@ -1,0 +1,306 @@
+/**
+ * LoCoMo (snap-research/locomo, `data/locomo10.json`): a list of samples, each
+ * `{qa, conversation, event_summary, observation, session_summary, sample_id}`. One sample
+ * becomes one scenario: its sessions in order, then every QA item as a probe.
+ *
+ * Turns. Every utterance is kept, verbatim, as "Speaker: text" (plus " [shares CAPTION]" when
+ * it shares an image, as the dataset's own evaluate_gpts.py renders `blip_caption`). A
+ * session's utterances are paired in order: the 1st, 3rd, 5th... is the `user` message of a
+ * step and the one after it the scripted `assistant` reply, whoever the speakers are, so the
+ * conversation needs no model-written replies; the name prefix keeps who said what even when a
+ * session opens with speaker_b. A session with an odd number of utterances ends in a step
+ * without a reply, which the model under test writes. A step's id is the dia_id of its first
+ * utterance, and evidence naming either utterance points at that step. The session's date is
+ * the `at` of its `session: new` step and of each of its turns. `event_summary`, `observation`
+ * and `session_summary` are annotations derived from the gold conversation: never imported.
+ *
+ * Categories, as the dataset's own scoring code uses them (task_eval/evaluation.py,
+ * evaluation_stats.py and evaluate_gpts.py in snap-research/locomo; several papers number them
+ * differently): 1 multi-hop (scored by F1 over the comma-separated parts of the answer; only
+ * category 1 gets the evidence-span statistic), 2 temporal (asked with "Use DATE of
+ * CONVERSATION"), 3 open-domain (only the answer's part before ";" is scored), 4 single-hop,
+ * 5 adversarial (right when the answer says "no information available" / "not mentioned").
+ * evaluation_stats.py prints them in the order [4, 1, 2, 3, 5], the paper's columns single-hop,
+ * multi-hop, temporal, open-domain, adversarial. They map to membench categories below; the
+ * dataset's number stays in the probe id (`qa12-cat4`) for per-category breakdowns.
+ *
+ * Repairs (each reported): a numeric answer becomes a string; a category-5 item carries
+ * `adversarial_answer` instead of `answer` and becomes an `abstention` probe (no `expect`) with
+ * the adversarial answer as `forbid` (an older layout put it in `answer`: used the same way);
+ * evidence strings holding several ids ("D8:6; D9:17", "D9:1 D4:4 D4:6") are split; "D:11:26"
+ * and "D30:05" are read as D11:26 and D30:5; ids naming no turn ("D10:19", "D") are dropped.
+ * A probe whose evidence is all dropped is kept without evidence: the dataset's own scoring
+ * counts an item without evidence as fully recalled and scores its answer all the same, so
+ * the answer still measures memory; only evidence coverage is left out for it. Skipped (each
+ * reported): items with no question, a category outside 1-5, or (categories 1-4) no answer.
+ */
+import path from 'node:path';
+import type { ProbeCategory } from '../format.js';
+import { cleanText, IdAllocator, toScenarioName, toStepId, type Converted, type DatasetConverter, type ImportLog } from './index.js';
+
+/** LoCoMo category number → its name and the membench probe category. */
+export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category: ProbeCategory }>> = {
+  1: { name: 'multi-hop', category: 'multi-hop' },
+  2: { name: 'temporal', category: 'temporal' },
+  3: { name: 'open-domain', category: 'extraction' },
+  4: { name: 'single-hop', category: 'extraction' },
+  5: { name: 'adversarial', category: 'abstention' },
+};
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** "1:56 pm on 8 May, 2023" → "2023-05-08T13:56:00Z" (the dataset has no time zone: read as UTC). */
+export function parseLocomoDate(text: string): string | undefined {
+  const match = /^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})\s*$/iu.exec(text);
+  if (!match) return undefined;
+  const [, hourText, minuteText, half, dayText, monthText, yearText] = match;
+  const month = MONTHS.findIndex((name) => name === monthText!.toLowerCase() || (monthText!.length >= 3 && name.startsWith(monthText!.toLowerCase())));
+  const hour12 = Number(hourText);
+  const minute = Number(minuteText);
+  const day = Number(dayText);
+  const year = Number(yearText);
+  if (month < 0 || hour12 < 1 || hour12 > 12 || minute > 59) return undefined;
+  const hour = (hour12 % 12) + (half!.toLowerCase() === 'p' ? 12 : 0);
+  const date = new Date(Date.UTC(year, month, day, hour, minute));
+  if (date.getUTCDate() !== day || date.getUTCMonth() !== month) return undefined;
+  return date.toISOString().replace('.000Z', 'Z');
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** "D:11:26" → D11:26, "D30:05" → D30:5, "(D1:3)" → D1:3; undefined when it is no dialogue id. */
+export function canonicalDiaId(raw: string): string | undefined {
+  const match = /^\(?D:?(\d+):0*(\d+)\)?$/u.exec(raw.trim());
+  return match ? `D${Number(match[1])}:${Number(match[2])}` : undefined;
+}
+
+interface Utterance {
+  content: string;
+  diaId?: string;
+}
+
+interface Session {
+  number: number;
+  at?: string;
+  utterances: Utterance[];
+}
+
+function readSessions(conversation: Record<string, unknown>, label: string, log: ImportLog): Session[] {
+  const lists = new Map<number, unknown>();
+  const dates = new Map<number, unknown>();
+  for (const [key, value] of Object.entries(conversation)) {
+    const session = /^session_(\d+)$/u.exec(key);
+    const date = /^session_(\d+)_date_time$/u.exec(key);
+    if (session) lists.set(Number(session[1]), value);
+    else if (date) dates.set(Number(date[1]), value);
+  }
+  for (const number of [...dates.keys()].sort((a, b) => a - b)) {
+    if (!lists.has(number)) log.repair(`${label} session_${number}_date_time`, 'date-without-session', `a date for session ${number}, which does not exist: ignored`);
+  }
+  const sessions: Session[] = [];
+  for (const number of [...lists.keys()].sort((a, b) => a - b)) {
+    const where = `${label} session_${number}`;
+    const list = lists.get(number);
+    if (!Array.isArray(list)) {
+      log.repair(where, 'session-not-list', 'not a list of turns: ignored');
+      continue;
+    }
+    if (list.length === 0) {
+      log.repair(where, 'session-empty', 'an empty session: ignored');
+      continue;
+    }
+    const rawDate = dates.get(number);
+    let at: string | undefined;
+    if (rawDate === undefined) log.repair(where, 'session-without-date', `no session_${number}_date_time: imported without a timestamp`);
+    else {
+      at = typeof rawDate === 'string' ? parseLocomoDate(rawDate) : undefined;
+      if (at === undefined) log.repair(`${where}_date_time`, 'date-unparsed', `${JSON.stringify(rawDate)} is not a date like "1:56 pm on 8 May, 2023": session imported without a timestamp`);
+    }
+    const utterances: Utterance[] = [];
+    list.forEach((turn: unknown, index) => {
+      const at = `${where}[${index}]`;
+      if (!isRecord(turn)) return log.repair(at, 'turn-dropped', 'not a turn object: dropped');
+      const text = cleanText(turn.text) ?? (typeof turn.text === 'number' ? String(turn.text) : undefined);
+      if (text === undefined) return log.repair(at, 'turn-dropped', 'a turn without text: dropped');
+      const speaker = cleanText(turn.speaker);
+      if (speaker === undefined) log.repair(at, 'speaker-missing', 'a turn without a speaker: kept without a name');
+      const caption = cleanText(turn.blip_caption);
+      const content = `${speaker === undefined ? '' : `${speaker}: `}${text}${caption === undefined ? '' : ` [shares ${caption}]`}`;
+      const rawId = typeof turn.dia_id === 'string' ? turn.dia_id : undefined;
+      const diaId = rawId === undefined ? undefined : canonicalDiaId(rawId);
+      if (diaId === undefined) log.repair(at, 'dia-id-missing', `${rawId === undefined ? 'no dia_id' : `dia_id ${JSON.stringify(rawId)} is not like "D1:3"`}: evidence cannot name this turn`);
+      utterances.push({ content, ...(diaId !== undefined ? { diaId } : {}) });
+    });
+    if (utterances.length > 0) sessions.push({ number, ...(at !== undefined ? { at } : {}), utterances });
+  }
+  return sessions;
+}
+
+/** Session steps: `session: new`, then utterances paired into user / assistant steps. */
+function sessionSteps(sessions: readonly Session[], label: string, log: ImportLog): { steps: Record<string, unknown>[]; stepOf: Map<string, string>; turns: number } {
+  const steps: Record<string, unknown>[] = [];
+  const stepOf = new Map<string, string>();
+  const ids = new IdAllocator();
+  let turns = 0;
+  for (const session of sessions) {
+    steps.push({ session: 'new', ...(session.at !== undefined ? { at: session.at } : {}) });
+    for (let i = 0; i < session.utterances.length; i += 2) {
+      const first = session.utterances[i]!;
+      const second = session.utterances[i + 1];
+      const wanted = first.diaId ?? second?.diaId;
+      const id = wanted === undefined ? undefined : ids.take(toStepId(wanted));
+      for (const utterance of [first, second]) {
+        if (utterance?.diaId === undefined || id === undefined) continue;
+        if (stepOf.has(utterance.diaId)) log.repair(`${label} ${utterance.diaId}`, 'dia-id-duplicate', `dia_id ${utterance.diaId} is used twice: evidence names its first turn`);
+        else stepOf.set(utterance.diaId, id);
+      }
+      steps.push({ ...(id !== undefined ? { id } : {}), user: first.content, ...(second ? { assistant: second.content } : {}), ...(session.at !== undefined ? { at: session.at } : {}) });
+      turns += second ? 2 : 1;
+    }
+  }
+  return { steps, stepOf, turns };
+}
+
+function readEvidence(raw: unknown, stepOf: ReadonlyMap<string, string>, where: string, item: string, log: ImportLog): string[] {
+  if (raw === undefined || raw === null) return [];
+  let entries: unknown[];
+  if (Array.isArray(raw)) entries = raw;
+  else if (typeof raw === 'string') {
+    log.repair(where, 'evidence-not-list', `evidence ${JSON.stringify(raw)} is a string, not a list: read as a list of one`, item);
+    entries = [raw];
+  } else {
+    log.repair(where, 'evidence-not-list', 'evidence is not a list of dialogue ids: dropped', item);
+    return [];
+  }
+  const out: string[] = [];
+  for (const entry of entries) {
+    if (typeof entry !== 'string') {
+      log.repair(where, 'evidence-malformed', `evidence entry ${JSON.stringify(entry)} is not a string: dropped`, item);
+      continue;
+    }
+    const pieces = entry.split(/[;,\s]+/u).filter((piece) => piece.length > 0);
+    if (pieces.length > 1) log.repair(where, 'evidence-split', `evidence ${JSON.stringify(entry)} holds several ids: split into ${pieces.join(', ')}`, item);
+    for (const piece of pieces) {
+      const diaId = canonicalDiaId(piece);
+      if (diaId === undefined) {
+        log.repair(where, 'evidence-malformed', `evidence ${JSON.stringify(piece)} is not a dialogue id like "D1:3": dropped`, item);
+        continue;
+      }
+      if (diaId !== piece) log.repair(where, 'evidence-normalized', `evidence ${JSON.stringify(piece)} read as ${diaId}`, item);
+      const step = stepOf.get(diaId);
+      if (step === undefined) log.repair(where, 'evidence-unknown', `evidence ${diaId} names no turn of the conversation: dropped`, item);
+      else if (!out.includes(step)) out.push(step);
+    }
+  }
+  if (out.length === 0 && entries.length > 0) log.repair(where, 'evidence-none-left', 'no evidence id names a turn: probe kept without evidence', item);
+  return out;
+}
+
+/** An answer field as text: numbers become strings (reported), quotes around the whole answer go. */
+function answerText(raw: unknown, where: string, item: string, log: ImportLog): string | undefined {
+  let text: string | undefined;
+  if (typeof raw === 'number' && Number.isFinite(raw)) {
+    text = String(raw);
+    log.repair(where, 'answer-number', `answer ${raw} is a number: written as the string "${text}"`, item);
+  } else text = cleanText(raw);
+  if (text === undefined) return undefined;
+  const unquoted = (/^["“]([^"“”]+)["”]$/u.exec(text) ?? /^'([^']+)'$/u.exec(text))?.[1]?.trim();
+  if (unquoted) {
+    log.repair(where, 'answer-quoted', `answer ${text} is wrapped in quotes: matched as ${unquoted}`, item);
+    return unquoted;
+  }
+  return text;
+}
+
+function readCategory(raw: unknown): number | undefined {
+  const value = typeof raw === 'string' && /^\d+$/u.test(raw.trim()) ? Number(raw) : raw;
+  return typeof value === 'number' && LOCOMO_CATEGORIES[value] !== undefined ? value : undefined;
+}
+
+function readProbe(qa: unknown, index: number, label: string, stepOf: ReadonlyMap<string, string>, log: ImportLog): Record<string, unknown> | undefined {
+  const where = `${label} qa[${index}]`;
+  const item = where;
+  log.item(item);
+  const skip = (code: string, message: string): undefined => {
+    log.skip(where, code, message, item);
+    return undefined;
+  };
+  if (!isRecord(qa)) return skip('qa-not-object', 'not a QA object');
+  const question = cleanText(qa.question);
+  if (question === undefined) return skip('question-missing', 'no question');
+  const category = readCategory(qa.category);
+  if (category === undefined) return skip('category-unknown', `category ${JSON.stringify(qa.category)} is not one of 1-5`);
+  if (typeof qa.category === 'string') log.repair(where, 'category-string', `category "${qa.category}" is a string: read as ${category}`, item);
+  const probe: Record<string, unknown> = { id: `qa${index}-cat${category}`, probe: question };
+  if (category === 5) {
+    let adversarial = answerText(qa.adversarial_answer, where, item, log);
+    if (adversarial === undefined && qa.answer !== undefined) {
+      adversarial = answerText(qa.answer, where, item, log);
+      if (adversarial !== undefined) log.repair(where, 'adversarial-from-answer', 'a category-5 item with `answer` instead of `adversarial_answer`: used as the adversarial answer (forbid)', item);
+    }
+    if (adversarial === undefined) log.repair(where, 'adversarial-missing', 'a category-5 item without an adversarial answer: abstention probe without forbid', item);
+    if (adversarial !== undefined) probe.forbid = [adversarial];
+  } else {
+    let answer = answerText(qa.answer, where, item, log);
+    if (answer === undefined) return skip('answer-missing', `a category-${category} item without an answer`);
+    // evaluation.py scores only the part before ";" of an open-domain answer.
+    if (category === 3 && answer.includes(';')) answer = answer.split(';')[0]!.trim() || answer;
+    probe.expect = [answer];
+  }
+  probe.category = LOCOMO_CATEGORIES[category]!.category;
+  const evidence = readEvidence(qa.evidence, stepOf, where, item, log);
+  if (evidence.length > 0) probe.evidence = evidence;
+  return probe;
+}
+
+/** LoCoMo: one scenario per sample. */
+export const locomo: DatasetConverter = {
+  units: 'conversations',
+  itemsName: 'QA items',
+  convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined {
+    if (!isRecord(raw)) {
+      log.skip(`sample[${index}]`, 'sample-not-object', 'not a sample object: skipped');
+      return undefined;
+    }
+    let label = typeof raw.sample_id === 'number' ? String(raw.sample_id) : cleanText(raw.sample_id);
+    if (label === undefined) {
+      label = `sample-${index + 1}`;
+      log.repair(`sample[${index}]`, 'sample-id-missing', `no sample_id: named ${label}`);
+    }
+    const qaList = Array.isArray(raw.qa) ? raw.qa : [];
+    if (!Array.isArray(raw.qa)) log.repair(`${label} qa`, 'qa-missing', raw.qa === undefined ? 'no qa list: a scenario without probes' : 'qa is not a list: a scenario without probes');
+    const skipAll = (code: string, message: string): undefined => {
+      qaList.forEach((_qa, qaIndex) => {
+        const item = `${label} qa[${qaIndex}]`;
+        log.item(item);
+        log.skip(item, code, message, item);
+      });
+      if (qaList.length === 0) log.skip(label!, code, message);
+      return undefined;
+    };
+    if (!isRecord(raw.conversation)) return skipAll('conversation-missing', 'the sample has no conversation object');
+    const sessions = readSessions(raw.conversation, label, log);
+    if (sessions.length === 0) return skipAll('no-turns', 'the conversation has no turns to replay');
+    const { steps, stepOf, turns } = sessionSteps(sessions, label, log);
+    const items: string[] = [];
+    qaList.forEach((qa, qaIndex) => {
+      const probe = readProbe(qa, qaIndex, label!, stepOf, log);
+      if (probe) {
+        steps.push(probe);
+        items.push(`${label} qa[${qaIndex}]`);
+      }
+    });
+    const speakers = [cleanText(raw.conversation.speaker_a), cleanText(raw.conversation.speaker_b)].filter((name) => name !== undefined);
+    const between = speakers.length === 2 ? ` between ${speakers[0]} and ${speakers[1]}` : '';
+    return {
+      document: {
+        name: toScenarioName('locomo', label),
+        description: `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`,
+        language: 'en',
+        tags: ['locomo', 'imported'],
+        steps,
+      },
+      items,
+    };
+  },
+};

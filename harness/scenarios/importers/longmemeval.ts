@@ -1,0 +1,230 @@
+/**
+ * LongMemEval (xiaowu0162/LongMemEval: longmemeval_s.json, longmemeval_m.json,
+ * longmemeval_oracle.json, and the *_cleaned.json re-release): a list of questions, each with
+ * its own haystack `{question_id, question_type, question, answer, question_date,
+ * haystack_session_ids, haystack_dates, haystack_sessions: [[{role, content, has_answer?}]],
+ * answer_session_ids}`. Every question has a different haystack, so one question becomes one
+ * scenario: its sessions in date order, then the question as the only probe.
+ *
+ * Turns. A user turn is a `user` step and the assistant turn after it that step's scripted
+ * reply; the session's date is the `at` of its `session: new` step and of its turns. Evidence
+ * is the steps holding a turn marked `has_answer: true` (the label the dataset's turn-level
+ * recall uses; it marks assistant turns too, for single-session-assistant questions). The
+ * probe is asked as "[Current date: DATE] QUESTION", since LongMemEval's own generation prompt
+ * gives the reader the question date ("Current Date: {}\nQuestion: {}") and temporal questions
+ * ("how many days ago...") need it.
+ *
+ * Categories: single-session-user / -assistant / -preference → extraction, multi-session →
+ * multi-hop, temporal-reasoning → temporal, knowledge-update → update; a question_id ending in
+ * `_abs` is an `abstention` probe without `expect`, and without evidence (the README: its
+ * retrieval evaluation skips abstention questions, which "do not have a ground truth answer
+ * location"). The question_type is kept as a scenario tag. Preference answers are rubrics, not
+ * strings the conversation contains: their context recall is always a miss by construction,
+ * judge them by evidence coverage and answer accuracy.
+ *
+ * Repairs (each reported): numeric answers become strings; sessions out of date order (the
+ * oracle file is not sorted) are sorted by date; consecutive turns of one role are merged into
+ * one message; empty or malformed turns, and an assistant turn opening a session, are dropped;
+ * missing or unparsable dates leave the session without a timestamp; when no turn carries
+ * `has_answer`, the answer sessions' turns are the evidence. Skipped: no question_id or a
+ * duplicate one, an unknown question_type, no question, no answer (except abstention).
+ */
+import path from 'node:path';
+import type { ProbeCategory } from '../format.js';
+import { cleanText, IdAllocator, toScenarioName, toStepId, type Converted, type DatasetConverter, type ImportLog } from './index.js';
+
+/** LongMemEval question_type → membench probe category (abstention comes from the `_abs` suffix). */
+export const LONGMEMEVAL_TYPES: Readonly<Record<string, ProbeCategory>> = {
+  'single-session-user': 'extraction',
+  'single-session-assistant': 'extraction',
+  'single-session-preference': 'extraction',
+  'multi-session': 'multi-hop',
+  'temporal-reasoning': 'temporal',
+  'knowledge-update': 'update',
+};
+
+/** "2023/05/30 (Tue) 23:40" → "2023-05-30T23:40:00Z" (no time zone in the dataset: read as UTC). */
+export function parseLongMemEvalDate(text: string): string | undefined {
+  const match = /^\s*(\d{4})\/(\d{1,2})\/(\d{1,2})(?:\s*\([A-Za-z]{3}\))?(?:\s+(\d{1,2}):(\d{2}))?\s*$/u.exec(text);
+  if (!match) return undefined;
+  const [, year, month, day, hour = '0', minute = '0'] = match;
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute)));
+  if (date.getUTCDate() !== Number(day) || date.getUTCMonth() !== Number(month) - 1 || Number(hour) > 23 || Number(minute) > 59) return undefined;
+  return date.toISOString().replace('.000Z', 'Z');
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+interface Exchange {
+  user: string;
+  assistant?: string;
+  userIndex: number;
+  hasAnswer: boolean;
+}
+
+interface Session {
+  id: string;
+  date?: string;
+  at?: string;
+  position: number;
+  turns: unknown;
+}
+
+/** Turns of one session → exchanges (user message + optional reply), with repairs reported. */
+function readExchanges(turns: unknown[], where: string, item: string, log: ImportLog): Exchange[] {
+  const exchanges: Exchange[] = [];
+  let last: 'user' | 'assistant' | undefined;
+  turns.forEach((turn: unknown, index) => {
+    const at = `${where}[${index}]`;
+    if (!isRecord(turn) || (turn.role !== 'user' && turn.role !== 'assistant')) {
+      log.repair(at, 'turn-dropped', isRecord(turn) ? `role ${JSON.stringify(turn.role)} is neither user nor assistant: dropped` : 'not a turn object: dropped', item);
+      return;
+    }
+    const content = cleanText(turn.content) ?? (typeof turn.content === 'number' ? String(turn.content) : undefined);
+    if (content === undefined) {
+      log.repair(at, 'turn-empty', `an ${turn.role} turn without content: dropped`, item);
+      return;
+    }
+    const hasAnswer = turn.has_answer === true;
+    const current = exchanges.at(-1);
+    if (turn.role === 'user') {
+      if (last === 'user' && current) {
+        log.repair(at, 'turns-merged', 'two user turns in a row: merged into one message', item);
+        current.user += `\n\n${content}`;
+        current.hasAnswer ||= hasAnswer;
+      } else exchanges.push({ user: content, userIndex: index, hasAnswer });
+    } else if (!current) {
+      log.repair(at, 'assistant-first', `the session opens with an assistant turn${hasAnswer ? ' (marked has_answer)' : ''}: dropped`, item);
+      return;
+    } else if (last === 'assistant' && current.assistant !== undefined) {
+      log.repair(at, 'turns-merged', 'two assistant turns in a row: merged into one reply', item);
+      current.assistant += `\n\n${content}`;
+      current.hasAnswer ||= hasAnswer;
+    } else {
+      current.assistant = content;
+      current.hasAnswer ||= hasAnswer;
+    }
+    last = turn.role;
+  });
+  return exchanges;
+}
+
+function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog): Session[] | undefined {
+  const lists = raw.haystack_sessions;
+  if (!Array.isArray(lists)) return undefined;
+  const ids = Array.isArray(raw.haystack_session_ids) ? raw.haystack_session_ids : [];
+  const dates = Array.isArray(raw.haystack_dates) ? raw.haystack_dates : [];
+  if (ids.length !== lists.length) log.repair(`${item} haystack_session_ids`, 'session-ids-mismatch', `${ids.length} session ids for ${lists.length} sessions: missing ones numbered`, item);
+  if (dates.length !== lists.length) log.repair(`${item} haystack_dates`, 'dates-mismatch', `${dates.length} dates for ${lists.length} sessions: sessions without one have no timestamp`, item);
+  const sessions = lists.map((turns: unknown, position): Session => {
+    const rawId = ids[position];
+    const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : `session-${position + 1}`;
+    const rawDate = dates[position];
+    const at = typeof rawDate === 'string' ? parseLongMemEvalDate(rawDate) : undefined;
+    if (rawDate !== undefined && at === undefined) log.repair(`${item} haystack_dates[${position}]`, 'date-unparsed', `${JSON.stringify(rawDate)} is not a date like "2023/05/20 (Sat) 02:21": session imported without a timestamp`, item);
+    return { id, position, turns, ...(typeof rawDate === 'string' ? { date: rawDate } : {}), ...(at !== undefined ? { at } : {}) };
+  });
+  const dated = sessions.every((session) => session.at !== undefined);
+  const sorted = dated ? [...sessions].sort((a, b) => a.at!.localeCompare(b.at!) || a.position - b.position) : sessions;
+  if (sorted.some((session, index) => session !== sessions[index])) log.repair(`${item} haystack_dates`, 'sessions-reordered', 'sessions are not in date order (as in longmemeval_oracle.json): sorted by date', item);
+  return sorted;
+}
+
+/** LongMemEval: one scenario per question. */
+export const longmemeval: DatasetConverter = {
+  units: 'questions',
+  itemsName: 'questions',
+  convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined {
+    if (!isRecord(raw)) {
+      log.skip(`question[${index}]`, 'question-not-object', 'not a question object: skipped');
+      return undefined;
+    }
+    const questionId = typeof raw.question_id === 'number' ? String(raw.question_id) : cleanText(raw.question_id);
+    const item = questionId ?? `question[${index}]`;
+    if (!log.item(item)) {
+      const duplicate = `${item} (question[${index}])`;
+      log.item(duplicate);
+      log.skip(duplicate, 'question-duplicate', `question_id ${item} is used by an earlier question: skipped`, duplicate);
+      return undefined;
+    }
+    const skip = (code: string, message: string): undefined => {
+      log.skip(item, code, message, item);
+      return undefined;
+    };
+    if (questionId === undefined) return skip('question-id-missing', 'no question_id');
+    const type = cleanText(raw.question_type) ?? '';
+    const typeCategory = LONGMEMEVAL_TYPES[type];
+    if (typeCategory === undefined) return skip('question-type-unknown', `question_type ${JSON.stringify(raw.question_type)} is not one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`);
+    const abstention = questionId.endsWith('_abs');
+    const question = cleanText(raw.question);
+    if (question === undefined) return skip('question-missing', 'no question');
+    let answer = cleanText(raw.answer);
+    if (typeof raw.answer === 'number' && Number.isFinite(raw.answer)) {
+      answer = String(raw.answer);
+      log.repair(item, 'answer-number', `answer ${raw.answer} is a number: written as the string "${answer}"`, item);
+    }
+    if (answer === undefined && !abstention) return skip('answer-missing', 'no answer');
+    const sessions = readSessions(raw, item, log);
+    if (sessions === undefined) return skip('haystack-missing', 'haystack_sessions is not a list of sessions');
+
+    const steps: Record<string, unknown>[] = [];
+    const ids = new IdAllocator();
+    const evidence: string[] = [];
+    const stepsBySession = new Map<string, string[]>();
+    let turns = 0;
+    let sessionCount = 0;
+    for (const session of sessions) {
+      const where = `${item} haystack_sessions[${session.position}]`;
+      if (!Array.isArray(session.turns)) {
+        log.repair(where, 'session-not-list', 'not a list of turns: ignored', item);
+        continue;
+      }
+      const exchanges = readExchanges(session.turns, where, item, log);
+      if (exchanges.length === 0) {
+        if (session.turns.length > 0) log.repair(where, 'session-empty', 'no user turn left: ignored', item);
+        continue;
+      }
+      steps.push({ session: 'new', ...(session.at !== undefined ? { at: session.at } : {}) });
+      sessionCount++;
+      const sessionSteps: string[] = [];
+      for (const exchange of exchanges) {
+        const id = ids.take(`${toStepId(session.id)}.t${exchange.userIndex}`);
+        steps.push({ id, user: exchange.user, ...(exchange.assistant !== undefined ? { assistant: exchange.assistant } : {}), ...(session.at !== undefined ? { at: session.at } : {}) });
+        sessionSteps.push(id);
+        if (exchange.hasAnswer) evidence.push(id);
+        turns += exchange.assistant === undefined ? 1 : 2;
+      }
+      stepsBySession.set(session.id, [...(stepsBySession.get(session.id) ?? []), ...sessionSteps]);
+    }
+
+    const probeEvidence = abstention ? [] : evidence.length > 0 ? evidence : answerSessionSteps(raw.answer_session_ids, stepsBySession);
+    if (!abstention && evidence.length === 0) {
+      log.repair(item, probeEvidence.length > 0 ? 'evidence-from-sessions' : 'evidence-none', probeEvidence.length > 0 ? 'no turn is marked has_answer: the answer sessions\' turns are the evidence' : 'no turn is marked has_answer and no answer session is in the haystack: probe kept without evidence', item);
+    }
+    const rawDate = cleanText(raw.question_date);
+    const dated = rawDate !== undefined && parseLongMemEvalDate(rawDate) !== undefined;
+    if (!dated) log.repair(`${item} question_date`, 'date-unparsed', `question_date ${JSON.stringify(raw.question_date)} is not a date like "2023/05/30 (Tue) 23:40": asked without the current date`, item);
+    steps.push({
+      id: ids.take(toStepId(questionId)),
+      probe: dated ? `[Current date: ${rawDate}] ${question}` : question,
+      ...(abstention ? {} : { expect: [answer] }),
+      category: abstention ? 'abstention' : typeCategory,
+      ...(probeEvidence.length > 0 ? { evidence: probeEvidence } : {}),
+    });
+    return {
+      document: {
+        name: toScenarioName('longmemeval', questionId),
+        description: `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`,
+        language: 'en',
+        tags: ['longmemeval', 'imported', type, ...(abstention ? ['abstention'] : [])],
+        steps,
+      },
+      items: [item],
+    };
+  },
+};
+
+function answerSessionSteps(raw: unknown, stepsBySession: ReadonlyMap<string, string[]>): string[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((id: unknown) => ((typeof id === 'string' || typeof id === 'number') ? (stepsBySession.get(String(id)) ?? []) : []));
+}

@@ -1,0 +1,295 @@
+/**
+ * Reads scenario files (YAML or JSON), validates them and locates every problem at
+ * `file:line:col: path: message`. Nothing runs until every selected file is valid.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import { MembenchError } from '../core/errors.js';
+import { NOT_YET_RUNNABLE, scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
+
+/** Scenario files larger than this are refused before they are read. */
+export const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
+/** Deeper nesting than this is junk, not a scenario (and would cost stack to walk). */
+export const MAX_NESTING = 64;
+
+export interface Problem {
+  file: string;
+  line: number;
+  col: number;
+  /** Path inside the document, e.g. `steps[12].expect`; `(document)` for the whole file. */
+  path: string;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+export interface ScenarioCheck {
+  scenario?: Scenario;
+  problems: Problem[];
+}
+
+export interface CheckOptions {
+  maxBytes?: number;
+}
+
+type PathSegment = string | number;
+
+/** `steps[12].expect` from ['steps', 12, 'expect']. */
+export function formatPath(segments: readonly PathSegment[]): string {
+  if (segments.length === 0) return '(document)';
+  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`)).join('');
+}
+
+/** One line per problem: `file:line:col: path: message` (warnings say so). */
+export function formatProblem(problem: Problem): string {
+  const where = `${problem.file}:${problem.line}:${problem.col}: ${problem.path}: `;
+  return where + (problem.severity === 'warning' ? `warning: ${problem.message}` : problem.message);
+}
+
+/** Positions of document paths in a parsed YAML document (also used by the config file loader). */
+export class Locator {
+  constructor(
+    private readonly doc: Document.Parsed,
+    private readonly lines: LineCounter,
+  ) {}
+
+  /** Position of the node at `segments`, or of its nearest existing ancestor. */
+  value(segments: readonly PathSegment[]): { line: number; col: number } {
+    for (let n = segments.length; n >= 0; n--) {
+      const node = n === 0 ? this.doc.contents : this.doc.getIn(segments.slice(0, n), true);
+      if (isNode(node) && node.range) return this.lines.linePos(node.range[0]);
+    }
+    return { line: 1, col: 1 };
+  }
+
+  /** Position of the key at the end of `segments` (for unknown-key warnings). */
+  key(segments: readonly PathSegment[]): { line: number; col: number } {
+    const parent = segments.length === 1 ? this.doc.contents : this.doc.getIn(segments.slice(0, -1), true);
+    if (isMap(parent)) {
+      const pair = parent.items.find((item) => isScalar(item.key) && String(item.key.value) === String(segments.at(-1)));
+      if (pair && isNode(pair.key) && pair.key.range) return this.lines.linePos(pair.key.range[0]);
+    }
+    return this.value(segments);
+  }
+}
+
+function describeInput(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  if (typeof input === 'object') return 'a mapping';
+  if (typeof input === 'string') return `"${input.length > 40 ? `${input.slice(0, 40)}…` : input}"`;
+  return String(input);
+}
+
+/** Turns zod's issue into a short sentence a user can act on. */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  const input = (issue as { input?: unknown }).input;
+  if (issue.code === 'invalid_type') {
+    if (input === undefined) return issue.message.startsWith('Invalid input') ? 'required' : `required: ${issue.message}`;
+    if (issue.message.startsWith('Invalid input')) return `expected ${issue.expected}, got ${describeInput(input)}`;
+    return `${issue.message}, got ${describeInput(input)}`;
+  }
+  if (issue.code === 'invalid_value') {
+    if (!issue.message.startsWith('Invalid')) return `${issue.message}, got ${describeInput(input)}`;
+    return `expected one of ${issue.values.map(String).join(', ')}; got ${describeInput(input)}`;
+  }
+  return issue.message;
+}
+
+/** Depth of the deepest nesting, walked iteratively so junk cannot overflow the stack. */
+function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
+  const stack: { value: unknown; path: PathSegment[] }[] = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: current, path: at } = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (at.length >= limit) return at;
+    const entries: [PathSegment, unknown][] = Array.isArray(current) ? current.map((item, index) => [index, item]) : Object.entries(current);
+    for (const [key, child] of entries) stack.push({ value: child, path: [...at, key] });
+  }
+  return undefined;
+}
+
+/** Line and column (1-based) of a character offset. */
+export function positionOf(text: string, offset: number): { line: number; col: number } {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return { line, col: offset - before.lastIndexOf('\n') };
+}
+
+/** Validates scenario text; `file` is only used in messages. */
+export function checkScenarioText(text: string, file: string): ScenarioCheck {
+  const problems: Problem[] = [];
+  const fail = (where: { line: number; col: number }, segments: readonly PathSegment[], message: string): ScenarioCheck => {
+    problems.push({ file, ...where, path: formatPath(segments), message, severity: 'error' });
+    return { problems };
+  };
+
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  if (text.trim().length === 0) return fail({ line: 1, col: 1 }, [], 'file is empty: expected a scenario with `name` and `steps`');
+  const nul = text.indexOf('\u0000');
+  if (nul >= 0) return fail(positionOf(text, nul), [], 'binary data (a NUL byte): a scenario is YAML or JSON text');
+
+  const lines = new LineCounter();
+  let doc: Document.Parsed;
+  try {
+    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  } catch (error) {
+    if (error instanceof RangeError) return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
+    throw error;
+  }
+  const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
+  if (exhausted) return fail(exhausted.linePos?.[0] ?? positionOf(text, exhausted.pos[0]), [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
+  const seen = new Set<string>();
+  for (const error of doc.errors) {
+    const where = error.linePos?.[0] ?? positionOf(text, error.pos[0]);
+    // Later errors at the same place are cascades of the first.
+    if (seen.has(`${where.line}:${where.col}`)) continue;
+    seen.add(`${where.line}:${where.col}`);
+    const message =
+      error.code === 'MULTIPLE_DOCS'
+        ? 'a scenario file holds one YAML document, found a second (a line with ---)'
+        : error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
+    problems.push({ file, ...where, path: '(document)', message: `invalid YAML: ${message}`, severity: 'error' });
+  }
+  if (problems.length > 0) return { problems };
+
+  const locate = new Locator(doc, lines);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    if (error instanceof RangeError) return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
+    return fail({ line: 1, col: 1 }, [], `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const deep = nestingPath(value, MAX_NESTING);
+  if (deep) return fail(locate.value(deep.slice(0, 2)), deep.slice(0, 2), `nested more than ${MAX_NESTING} levels deep: not a scenario`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return fail(locate.value([]), [], `expected a mapping with \`name\` and \`steps\`, got ${describeInput(value)}`);
+  }
+
+  // Without a `name`, the file name (cleaned to the allowed characters) names the scenario.
+  const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'scenario';
+  const record = { name: fallbackName, ...(value as Record<string, unknown>) };
+  const error = (segments: readonly PathSegment[], message: string): void => {
+    problems.push({ file, ...locate.value(segments), path: formatPath(segments), message, severity: 'error' });
+  };
+  const warnUnknownKeys = (object: object, known: readonly string[], at: readonly PathSegment[]): void => {
+    for (const key of Object.keys(object)) {
+      if (!known.includes(key)) {
+        const segments = [...at, key];
+        problems.push({ file, ...locate.key(segments), path: formatPath(segments), message: `unknown key "${key}" (ignored)`, severity: 'warning' });
+      }
+    }
+  };
+
+  const header = scenarioHeader.safeParse(record, { reportInput: true });
+  if (!header.success) {
+    for (const issue of header.error.issues) error(issue.path as PathSegment[], describeIssue(issue));
+    return { problems };
+  }
+  warnUnknownKeys(value, Object.keys(scenarioHeader.shape), []);
+
+  const ids = new Map<string, string>();
+  const probes: { evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
+  const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[]): Step[] => {
+    const steps: Step[] = [];
+    raw.forEach((item, index) => {
+      const segments = [...at, index];
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+        error(segments, `expected a step (a mapping with one of ${STEP_KINDS.join(', ')}), got ${describeInput(item)}`);
+        return;
+      }
+      const kinds = Object.keys(item).filter((key): key is StepKind => (STEP_KINDS as readonly string[]).includes(key));
+      if (kinds.length === 0) {
+        const keys = Object.keys(item).filter((key) => key !== 'id');
+        error(segments, `unknown step kind${keys.length ? ` "${keys[0]}"` : ''}: a step needs one of ${STEP_KINDS.join(', ')}`);
+        return;
+      }
+      if (kinds.length > 1) {
+        error(segments, `a step has exactly one kind, found ${kinds.join(' and ')}`);
+        return;
+      }
+      const kind = kinds[0]!;
+      const schema: z.ZodType = STEP_SCHEMAS[kind];
+      const parsed = schema.safeParse(item, { reportInput: true });
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) error([...segments, ...(issue.path as PathSegment[])], describeIssue(issue));
+        return;
+      }
+      const shape = STEP_SCHEMAS[kind] as unknown as { shape?: Record<string, unknown> };
+      warnUnknownKeys(item, Object.keys(shape.shape ?? {}), segments);
+      const step = { ...(parsed.data as object), kind } as Step;
+      if (step.id !== undefined) {
+        const first = ids.get(step.id);
+        if (first) error([...segments, 'id'], `duplicate id "${step.id}" (first used at ${first})`);
+        else ids.set(step.id, formatPath(segments));
+      }
+      if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
+      if (step.kind === 'concurrent') {
+        const sessions = (item as { concurrent: unknown[][] }).concurrent;
+        step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex]));
+      }
+      steps.push(step);
+    });
+    return steps;
+  };
+  const steps = parseSteps(header.data.steps, ['steps']);
+  for (const probe of probes) {
+    probe.evidence.forEach((id, index) => {
+      if (!ids.has(id)) error([...probe.at, index], `no step has id "${id}"`);
+      else if (!probe.known.has(id)) error([...probe.at, index], `step "${id}" comes after this probe: evidence must precede the question`);
+    });
+  }
+  if (problems.some((problem) => problem.severity === 'error')) return { problems };
+  const { steps: _raw, ...rest } = header.data;
+  return { scenario: { ...rest, source: file, steps }, problems };
+}
+
+/** Validates one scenario file: size, encoding, YAML, schema, ids and evidence. */
+export async function checkScenarioFile(file: string, options: CheckOptions = {}): Promise<ScenarioCheck> {
+  const maxBytes = options.maxBytes ?? MAX_SCENARIO_BYTES;
+  const problem = (message: string): ScenarioCheck => ({ problems: [{ file, line: 1, col: 1, path: '(document)', message, severity: 'error' }] });
+  let size: number;
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) return problem('not a file');
+    size = info.size;
+  } catch (error) {
+    return problem(`cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  if (size > maxBytes) return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for a scenario`);
+  const bytes = await readFile(file);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return problem('not UTF-8 text (binary data?): a scenario is YAML or JSON text');
+  }
+  return checkScenarioText(text, file);
+}
+
+/** Loads a scenario file or throws a MembenchError listing every located problem. */
+export async function loadScenarioFile(file: string, options: CheckOptions = {}): Promise<Scenario> {
+  const { scenario, problems } = await checkScenarioFile(file, options);
+  if (!scenario) {
+    const errors = problems.filter((item) => item.severity === 'error');
+    throw new MembenchError('INVALID_SCENARIO', `${file}: invalid scenario (${errors.length} problem${errors.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+  }
+  return scenario;
+}
+
+/** Refuses, with the step's location, a scenario using a kind that `run` cannot execute yet. */
+export function assertRunnable(scenario: Scenario): void {
+  const visit = (steps: readonly Step[], at: string): void => {
+    steps.forEach((step, index) => {
+      if (NOT_YET_RUNNABLE.has(step.kind)) {
+        throw new MembenchError(
+          'NOT_SUPPORTED',
+          `${scenario.source}: ${at}[${index}]: step kind "${step.kind}" is not supported yet by \`membench run\` (validate accepts it; filler arrives with long conversations)`,
+        );
+      }
+    });
+  };
+  visit(scenario.steps, 'steps');
+}

@@ -1,0 +1,122 @@
+/**
+ * Resolves a `--strategy` value that is not a plain built-in name: a module path (a user's own
+ * strategy, TypeScript loaded through tsx) or `langchain:NAME` (LangChain's classic memories).
+ * Every failure is a MembenchError naming the file and the reason, never a stack trace.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MembenchError } from '../harness/core/errors.js';
+import { builtinStrategies, findStrategy } from './index.js';
+
+/** The adapter (and LangChain) load only when a `langchain:NAME` strategy is asked for. */
+const langchain = () => import('./langchain.js');
+import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
+
+/** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
+const STRATEGY_NAME = /^[a-z0-9][a-z0-9_:-]*$/iu;
+const MODULE_EXTENSION = /\.(?:[cm]?[jt]s|tsx|jsx)$/iu;
+
+/** True when a `--strategy` value names a file rather than a strategy. */
+export function isModuleSpec(spec: string): boolean {
+  return spec.startsWith('.') || spec.startsWith('file:') || path.isAbsolute(spec) || spec.includes('/') || spec.includes('\\') || MODULE_EXTENSION.test(spec);
+}
+
+/**
+ * The definition behind a `--strategy` value: a built-in name, `langchain:NAME`, or a module path
+ * resolved against `cwd` whose default export (or `strategy` export) is a StrategyDefinition.
+ */
+export async function loadStrategyDefinition(spec: string, options: { cwd?: string } = {}): Promise<StrategyDefinition> {
+  const builtin = findStrategy(spec);
+  if (builtin) return builtin;
+  if (spec.startsWith(LANGCHAIN_PREFIX)) return (await langchain()).langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
+  if (!isModuleSpec(spec)) {
+    throw new MembenchError(
+      'UNKNOWN_STRATEGY',
+      `unknown strategy "${spec}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; ` +
+        `LangChain memories are ${(await langchain()).LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name).join(', ')}; ` +
+        'or give the path of a module, e.g. ./my-memory.ts',
+    );
+  }
+  const file = spec.startsWith('file:') ? fileURLToPath(spec) : path.resolve(options.cwd ?? process.cwd(), spec);
+  return loadModuleDefinition(spec, file);
+}
+
+async function loadModuleDefinition(spec: string, file: string): Promise<StrategyDefinition> {
+  const where = spec === file ? file : `${spec} (${file})`;
+  const kind = await stat(file).then(
+    (stats) => (stats.isFile() ? 'file' : 'other'),
+    () => 'missing',
+  );
+  if (kind === 'missing') throw new MembenchError('UNKNOWN_STRATEGY', `strategy module ${where} not found`);
+  if (kind === 'other') throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is not a file`);
+
+  let namespace: Record<string, unknown>;
+  try {
+    // tsx loads .ts (and plain .js/.mjs) in a scoped namespace: no global loader is registered.
+    const { tsImport } = await import('tsx/esm/api');
+    namespace = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
+  } catch (error) {
+    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} could not be loaded: ${loadFailure(error)}`);
+  }
+
+  const { exports, definition } = pickExport(namespace);
+  if (definition === undefined) {
+    const found = Object.keys(exports);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `strategy module ${where} exports no strategy: expected \`export default { name, description, options, defaultDurability, create }\` ` +
+        `or \`export const strategy = ...\` (it exports: ${found.length ? found.join(', ') : 'nothing'})`,
+    );
+  }
+  const problems = definitionProblems(definition);
+  if (problems.length > 0) {
+    const list = problems.map((problem) => `  - ${problem}`);
+    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} does not export a valid strategy definition:`, list);
+  }
+  const { name } = definition as StrategyDefinition;
+  if (findStrategy(name)) {
+    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}", which is a built-in strategy: give it another name`);
+  }
+  if (name.startsWith(LANGCHAIN_PREFIX)) {
+    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}": the prefix "${LANGCHAIN_PREFIX}" is reserved for LangChain memories`);
+  }
+  return definition as StrategyDefinition;
+}
+
+/** The default export, else the `strategy` export; unwraps the CommonJS shape tsx gives non-ESM files. */
+function pickExport(namespace: Record<string, unknown>): { exports: Record<string, unknown>; definition: unknown } {
+  const commonJs = namespace.default as Record<string, unknown> | undefined;
+  const exports = commonJs !== null && typeof commonJs === 'object' && commonJs.__esModule === true ? commonJs : namespace;
+  return { exports, definition: exports.default ?? exports.strategy };
+}
+
+/** What is wrong with a would-be definition, one phrase per problem. */
+export function definitionProblems(value: unknown): string[] {
+  if (value === null || typeof value !== 'object') return [`the export is ${value === null ? 'null' : typeof value}, not an object`];
+  const definition = value as Record<string, unknown>;
+  const problems: string[] = [];
+  const problem = (key: string, what: string) => problems.push(`${key in definition ? 'invalid' : 'missing'} "${key}" (${what})`);
+  if (typeof definition.name !== 'string' || !STRATEGY_NAME.test(definition.name)) {
+    problem('name', 'a string of letters, digits, "-", "_" or ":"; it names the strategy in reports and in --param NAME.KEY=V');
+  }
+  if (typeof definition.description !== 'string') problem('description', 'a string');
+  const options = definition.options as { parse?: unknown; safeParse?: unknown } | null | undefined;
+  if (typeof options?.parse !== 'function' || typeof options.safeParse !== 'function') problem('options', 'a zod schema of the knobs, e.g. z.object({})');
+  if (!DURABILITY_MODES.includes(definition.defaultDurability as never)) problem('defaultDurability', `one of ${DURABILITY_MODES.join(', ')}`);
+  if (typeof definition.create !== 'function') problem('create', 'a function (context, options) returning the strategy');
+  return problems;
+}
+
+/** The reason a module failed to load, in a line or two: no stack, no loader internals. */
+function loadFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // esbuild (tsx): "Transform failed with 1 error:\n/path/file.ts:3:10: ERROR: Expected ..."
+  const transform = /^Transform failed with \d+ errors?:\n([\s\S]*)$/u.exec(error.message);
+  if (transform) return `syntax error at ${transform[1]!.trim().split('\n')[0]!.replace(/: ERROR: /u, ': ')}`;
+  const firstLine = (error.message.split('\n')[0] ?? '').replace(/\?namespace=[\w-]+/gu, '');
+  if (error instanceof SyntaxError) return `syntax error: ${firstLine}`;
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return firstLine;
+  return `it threw ${error.name}: ${firstLine}`;
+}

@@ -1,0 +1,300 @@
+/**
+ * The file store behind the `file-index` strategy: one Markdown file per memory with YAML front
+ * matter under `<scopeDir>/memories/`, and a `MEMORY.md` index rebuilt after every change.
+ * Writers lock the scope dir (proper-lockfile), re-read the file they update, write atomically
+ * (temp + fsync + rename + dir fsync) and rebuild the index before unlocking, so concurrent
+ * processes lose no update and the index always matches the files. Readers keep a parsed cache
+ * and re-read only files whose stat changed, and only when the index changed.
+ */
+import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { MembenchError } from '../../harness/core/errors.js';
+import { syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
+import {
+  INDEX_FILE,
+  isExpired,
+  MEMORIES_DIR,
+  MEMORY_SCOPES,
+  memoryNameProblem,
+  normalizeMemoryName,
+  parseMemoryFile,
+  prepareMemory,
+  readFileNoFollow,
+  renderIndex,
+  renderMemoryFile,
+  type MemoryDraft,
+  type MemoryRecord,
+  type MemoryScope,
+} from './memory-format.js';
+
+const LOCK_DIR = '.lock';
+const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
+
+const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+
+/** A stat fingerprint; bigint nanosecond times plus the monotonic mtimes written below make a change always visible. */
+async function fingerprint(file: string): Promise<string | undefined> {
+  try {
+    const stat = await lstat(file, { bigint: true });
+    return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/** Where the store keeps each scope and how it budgets and dates memories. */
+export interface MemoryFileStoreOptions {
+  /** The scope dirs, each holding `MEMORY.md` and `memories/`. */
+  dirs: Record<MemoryScope, string>;
+  maxMemoryBytes: number;
+  now: () => Date;
+  /** Delete expired memory files when an index is rebuilt (they are left out of index and loads either way). */
+  pruneExpired?: boolean;
+  /** Age after which another process's lock counts as abandoned (a crashed writer); default 5000 ms, at least 2000. */
+  lockStaleMs?: number;
+  /** Called between a memory file's rename and its index rebuild: the `mid_memory_write` crash point. */
+  afterMemoryFile?: () => void;
+}
+
+interface CachedFile {
+  fingerprint: string;
+  /** Undefined when the file did not parse (listed in `problems`, left out of the index). */
+  record: MemoryRecord | undefined;
+}
+
+/** Memory files on disk with a parsed cache; every write is locked, atomic and indexed before it resolves. */
+export class MemoryFileStore {
+  /** Counters for tests and reports: files read and written, index rebuilds, cache syncs. */
+  readonly stats = { fileReads: 0, fileWrites: 0, indexWrites: 0, syncs: 0 };
+  /** Files skipped because they are malformed, symlinks or badly named (path: reason). */
+  readonly problems = new Map<string, string>();
+  private readonly cache: Record<MemoryScope, Map<string, CachedFile>> = { global: new Map(), project: new Map() };
+  private readonly seenIndex: Record<MemoryScope, string | undefined> = { global: undefined, project: undefined };
+  private readonly queue: Record<MemoryScope, Promise<unknown>> = { global: Promise.resolve(), project: Promise.resolve() };
+
+  constructor(private readonly options: MemoryFileStoreOptions) {}
+
+  /** The scope dirs, for audits that read the files without the cache. */
+  get dirs(): Readonly<Record<MemoryScope, string>> {
+    return this.options.dirs;
+  }
+
+  private dirOf(scope: MemoryScope, ...parts: string[]): string {
+    return path.join(this.options.dirs[scope], ...parts);
+  }
+
+  /** Reads both scopes, and repairs an index left stale by a crash between a memory file and its index. */
+  async open(): Promise<void> {
+    for (const scope of MEMORY_SCOPES) {
+      await this.locked(scope, async () => {
+        await this.sync(scope);
+        const indexFile = this.dirOf(scope, INDEX_FILE);
+        const current = await this.readCounted(indexFile).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+        if (current !== this.indexText(scope)) await this.writeIndex(scope);
+        else this.seenIndex[scope] = await fingerprint(indexFile);
+        await this.removeTempFiles(scope);
+      });
+    }
+  }
+
+  /** Re-syncs the cache of a scope whose `MEMORY.md` changed since it was last seen (one stat per scope otherwise). */
+  async refresh(): Promise<void> {
+    for (const scope of MEMORY_SCOPES) {
+      const seen = await fingerprint(this.dirOf(scope, INDEX_FILE));
+      if (seen === this.seenIndex[scope]) continue;
+      await this.serial(scope, async () => {
+        await this.sync(scope);
+        this.seenIndex[scope] = seen;
+      });
+    }
+  }
+
+  /** Every parsed memory, expired ones included (callers filter with isExpired). */
+  all(): MemoryRecord[] {
+    const out: MemoryRecord[] = [];
+    for (const scope of MEMORY_SCOPES) for (const file of this.cache[scope].values()) if (file.record) out.push(file.record);
+    return out;
+  }
+
+  get(scope: MemoryScope, name: string): MemoryRecord | undefined {
+    return this.cache[scope].get(name)?.record;
+  }
+
+  /** Writes (creates or updates) a memory and its index; resolves once both are durable. */
+  async write(draft: MemoryDraft): Promise<MemoryRecord> {
+    prepareMemory(draft, 0, this.options.now(), this.options.maxMemoryBytes); // refuse bad input before taking the lock
+    const name = normalizeMemoryName(draft.name);
+    return this.locked(draft.scope, async () => {
+      const file = this.dirOf(draft.scope, MEMORIES_DIR, `${name}.md`);
+      const existing = await lstat(file).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+      if (existing?.isSymbolicLink()) throw refuse(`memory "${name}" refused: ${file} is a symbolic link`);
+      // Re-read the current version under the lock: another process may have written it since our cache was filled.
+      const previous = existing ? this.parseOrUndefined(await this.readCounted(file), name, draft.scope) : undefined;
+      const record = prepareMemory({ ...draft, name }, previous?.version ?? 0, this.options.now(), this.options.maxMemoryBytes);
+      await this.writeMonotonic(file, renderMemoryFile(record), existing?.mtimeMs);
+      this.stats.fileWrites++;
+      this.cache[draft.scope].set(name, { fingerprint: (await fingerprint(file)) ?? '', record });
+      this.options.afterMemoryFile?.();
+      await this.sync(draft.scope); // picks up other writers' files for the index, without re-reading ours
+      await this.writeIndex(draft.scope);
+      return record;
+    });
+  }
+
+  /** Deletes a memory file and rebuilds the index; false when there was no such memory. */
+  async remove(scope: MemoryScope, name: string): Promise<boolean> {
+    if (memoryNameProblem(name)) return false;
+    return this.locked(scope, async () => {
+      const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
+      const existing = await lstat(file).catch(() => undefined);
+      if (!existing || !existing.isFile()) return false;
+      await rm(file);
+      await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
+      await this.sync(scope);
+      await this.writeIndex(scope);
+      return true;
+    });
+  }
+
+  /** The `MEMORY.md` text the cache implies right now (live memories only). */
+  indexText(scope: MemoryScope): string {
+    const now = this.options.now();
+    return renderIndex(scope, [...this.cache[scope].values()].flatMap((file) => (file.record && !isExpired(file.record, now) ? [file.record] : [])));
+  }
+
+  /** Runs cache and file work on a scope one at a time within this process. */
+  private serial<T>(scope: MemoryScope, work: () => Promise<T>): Promise<T> {
+    const result = this.queue[scope].then(work, work);
+    this.queue[scope] = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Serialises work on a scope within this process, and across processes with a lock dir (refreshed every second). */
+  private locked<T>(scope: MemoryScope, work: () => Promise<T>): Promise<T> {
+    return this.serial(scope, async () => {
+      const dir = await this.ensureDirs(scope);
+      let compromised: Error | undefined;
+      const release = await lockfile
+        .lock(dir, {
+          realpath: false,
+          lockfilePath: path.join(dir, LOCK_DIR),
+          stale: this.options.lockStaleMs ?? 5000,
+          update: 1000,
+          retries: { retries: 200, factor: 1.3, minTimeout: 5, maxTimeout: 100, randomize: true },
+          onCompromised: (error) => (compromised = error),
+        })
+        .catch((error: unknown) => Promise.reject(new Error(`could not lock ${dir}: ${(error as Error).message}`)));
+      try {
+        const result = await work();
+        if (compromised) throw new Error(`the lock on ${dir} was lost while writing: ${compromised.message}`);
+        return result;
+      } finally {
+        await release().catch(() => undefined);
+      }
+    });
+  }
+
+  /** Creates the scope dirs and refuses to write through a symlinked scope or memories dir. */
+  private async ensureDirs(scope: MemoryScope): Promise<string> {
+    const dir = this.dirOf(scope);
+    await mkdir(this.dirOf(scope, MEMORIES_DIR), { recursive: true });
+    for (const folder of [dir, this.dirOf(scope, MEMORIES_DIR)]) {
+      const stat = await lstat(folder);
+      if (stat.isSymbolicLink() || !stat.isDirectory()) throw refuse(`memory directory ${folder} is a symbolic link or not a directory; refusing to use it`);
+    }
+    return dir;
+  }
+
+  /** Brings the cache of a scope in line with its files: one lstat per file, reads only of changed files. */
+  private async sync(scope: MemoryScope): Promise<void> {
+    this.stats.syncs++;
+    const dir = this.dirOf(scope, MEMORIES_DIR);
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? [] : Promise.reject(error)));
+    const cache = this.cache[scope];
+    const present = new Set<string>();
+    await Promise.all(
+      entries.map(async (entry) => {
+        if (!entry.name.endsWith('.md') || entry.name.startsWith('.')) return;
+        const name = entry.name.slice(0, -3);
+        const file = path.join(dir, entry.name);
+        const problem = entry.isSymbolicLink() ? 'symbolic link ignored' : memoryNameProblem(name);
+        if (problem || !entry.isFile()) {
+          if (problem) this.problems.set(file, problem);
+          return;
+        }
+        const print = await fingerprint(file);
+        if (print === undefined) return;
+        if (cache.get(name)?.fingerprint !== print) {
+          const text = await this.readCounted(file).catch(() => undefined);
+          if (text === undefined) return; // removed (or swapped for a link) since readdir
+          cache.set(name, { fingerprint: print, record: this.parseOrUndefined(text, name, scope) });
+        }
+        present.add(name);
+      }),
+    );
+    for (const name of cache.keys()) {
+      if (present.has(name)) continue;
+      cache.delete(name);
+      this.problems.delete(path.join(dir, `${name}.md`));
+    }
+  }
+
+  private parseOrUndefined(text: string, name: string, scope: MemoryScope): MemoryRecord | undefined {
+    const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
+    try {
+      const record = parseMemoryFile(text, name, scope);
+      this.problems.delete(file);
+      return record;
+    } catch (error) {
+      this.problems.set(file, (error as Error).message);
+      return undefined;
+    }
+  }
+
+  /** Rebuilds `MEMORY.md` from the cache (pruning expired files first when asked). */
+  private async writeIndex(scope: MemoryScope): Promise<void> {
+    if (this.options.pruneExpired) await this.pruneExpired(scope);
+    const file = this.dirOf(scope, INDEX_FILE);
+    const before = await lstat(file).catch(() => undefined);
+    if (before?.isSymbolicLink()) await rm(file); // never write through a planted link
+    await this.writeMonotonic(file, this.indexText(scope), before?.mtimeMs);
+    this.stats.indexWrites++;
+    this.seenIndex[scope] = await fingerprint(file);
+  }
+
+  /**
+   * Atomic durable write whose mtime is strictly later than the file it replaces: readers detect
+   * changes by stat, and a reused inode with the same size in the same clock tick would hide one.
+   */
+  private async writeMonotonic(file: string, text: string, previousMtimeMs: number | undefined): Promise<void> {
+    await writeFileAtomic(file, text);
+    const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
+    await utimes(file, new Date(mtime), new Date(mtime));
+  }
+
+  private async pruneExpired(scope: MemoryScope): Promise<void> {
+    const now = this.options.now();
+    let removed = false;
+    for (const [name, file] of this.cache[scope]) {
+      if (!file.record || !isExpired(file.record, now)) continue;
+      await rm(this.dirOf(scope, MEMORIES_DIR, `${name}.md`), { force: true });
+      this.cache[scope].delete(name);
+      removed = true;
+    }
+    if (removed) await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
+  }
+
+  /** Temp files left by a writer killed between its temp file and the rename (safe to drop: we hold the lock). */
+  private async removeTempFiles(scope: MemoryScope): Promise<void> {
+    for (const dir of [this.dirOf(scope), this.dirOf(scope, MEMORIES_DIR)]) {
+      for (const name of await readdir(dir)) if (name.startsWith('.') && name.endsWith('.tmp')) await rm(path.join(dir, name), { force: true });
+    }
+  }
+
+  private async readCounted(file: string): Promise<string> {
+    this.stats.fileReads++;
+    return readFileNoFollow(file);
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * The on-disk format of `file-index` memories (DESIGN §3): safe names and slugs, descriptions,
+ * YAML front matter, the `MEMORY.md` index text, and an uncached audit of a scope dir that
+ * checks DESIGN §6 invariant 5. No locking or caching: the store in memory-files.ts adds those.
+ */
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { z } from 'zod';
+import { MembenchError } from '../../harness/core/errors.js';
+import { normalizeText, sentences } from '../../harness/core/text.js';
+
+/** Front matter vocabularies (DESIGN §3): what a memory is about, where it applies, how eagerly it is loaded. */
+export const MEMORY_TYPES = ['user', 'feedback', 'project', 'reference'] as const;
+export const MEMORY_SCOPES = ['global', 'project'] as const;
+export const MEMORY_PRIORITIES = ['high', 'normal', 'low'] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
+export type MemoryPriority = (typeof MEMORY_PRIORITIES)[number];
+
+/** Longest description kept in the index line. */
+export const MAX_DESCRIPTION_CHARS = 150;
+/** Longest memory name, in characters and in UTF-8 bytes (file names are limited to 255 bytes). */
+export const MAX_NAME_CHARS = 100;
+export const MAX_NAME_BYTES = 200;
+/** The index file of a scope dir, and the folder of its memory files. */
+export const INDEX_FILE = 'MEMORY.md';
+export const MEMORIES_DIR = 'memories';
+
+/** One memory as stored: front matter fields plus the Markdown body. */
+export interface MemoryRecord {
+  name: string;
+  type: MemoryType;
+  scope: MemoryScope;
+  priority: MemoryPriority;
+  /** ISO date or time after which the memory is left out of the index and of loads. */
+  expires?: string;
+  description: string;
+  /** Incremented by every write of this memory (re-read under the lock, so no update is lost). */
+  version: number;
+  updated: string;
+  body: string;
+}
+
+/** What a caller asks to store; the description is derived from the content when absent. */
+export interface MemoryDraft {
+  name: string;
+  content: string;
+  type: MemoryType;
+  scope: MemoryScope;
+  priority: MemoryPriority;
+  description?: string;
+  expires?: string;
+}
+
+const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
+const codePoints = (text: string): number => Array.from(text).length;
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])$/iu;
+
+/** Why a (normalised) memory name cannot be a file name in the memory dir, or undefined when it can. */
+export function memoryNameProblem(name: string): string | undefined {
+  const shown = JSON.stringify(name);
+  if (name.includes('\0')) return `memory name ${shown} refused: it contains a NUL byte`;
+  if (name.length === 0) return 'memory name refused: it is empty';
+  if (path.posix.isAbsolute(name) || path.win32.isAbsolute(name)) return `memory name ${shown} refused: absolute paths are not allowed`;
+  if (/[/\\]/u.test(name)) {
+    return name.split(/[/\\]/u).includes('..')
+      ? `memory name ${shown} refused: ".." would escape the memory directory`
+      : `memory name ${shown} refused: path separators ("/" or "\\") are not allowed`;
+  }
+  if (name === '.' || name === '..') return `memory name ${shown} refused: "." and ".." are reserved`;
+  if (name.startsWith('.')) return `memory name ${shown} refused: names starting with "." are reserved (hidden and temporary files)`;
+  if (codePoints(name) > MAX_NAME_CHARS) return `memory name refused: it is longer than ${MAX_NAME_CHARS} characters`;
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) return `memory name refused: it is longer than ${MAX_NAME_BYTES} bytes in UTF-8`;
+  if (!/^[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]*$/u.test(name) || name.endsWith('.')) {
+    return `memory name ${shown} refused: use letters, digits, "-", "_" and inner "." only`;
+  }
+  if (name.toLowerCase() === 'memory') return `memory name ${shown} refused: "MEMORY" is reserved for the index`;
+  if (WINDOWS_RESERVED.test(name.split('.')[0]!)) return `memory name ${shown} refused: it is a reserved device name on Windows`;
+  return undefined;
+}
+
+/** Normalises a user or model supplied name (NFC, lower case, trimmed) and refuses unsafe ones. */
+export function normalizeMemoryName(raw: string): string {
+  const name = raw.normalize('NFC').trim().toLowerCase();
+  const problem = memoryNameProblem(name);
+  if (problem) throw refuse(problem);
+  return name;
+}
+
+/**
+ * A stable, safe name for content without one: the first characters of the normalised text
+ * (letters and digits of any script, CJK included, runs of anything else become "-") plus a
+ * short hash of the whole text, so the same content always maps to the same file.
+ */
+export function deriveMemoryName(content: string): string {
+  const normalized = normalizeText(content);
+  const hash = createHash('sha256').update(normalized).digest('hex').slice(0, 8);
+  const slug = normalized.replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+/u, '');
+  let cut = Array.from(slug).slice(0, 40).join('');
+  if (cut.length < slug.length && slug[cut.length] !== '-' && cut.lastIndexOf('-') > 10) cut = cut.slice(0, cut.lastIndexOf('-'));
+  cut = cut.replace(/-+$/u, '');
+  return cut ? `${cut}-${hash}` : `memory-${hash}`;
+}
+
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+
+/** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
+export function truncateText(text: string, max: number): string {
+  if (codePoints(text) <= max) return text;
+  let out = '';
+  for (const { segment } of graphemes.segment(text)) {
+    if (codePoints(out) + codePoints(segment) > max - 1) break;
+    out += segment;
+  }
+  const space = out.lastIndexOf(' ');
+  if (space > out.length * 0.6) out = out.slice(0, space);
+  return `${out.trimEnd()}…`;
+}
+
+/** The index description of content the caller did not describe: its first sentence, shortened. */
+export function deriveDescription(content: string): string {
+  const first = sentences(content)[0] ?? content;
+  return truncateText(first.replace(/\s+/gu, ' ').trim(), MAX_DESCRIPTION_CHARS);
+}
+
+/** Validates a draft and turns it into the record to write: size budget, description, expiry, version. */
+export function prepareMemory(draft: MemoryDraft, previousVersion: number, now: Date, maxMemoryBytes: number): MemoryRecord {
+  const name = normalizeMemoryName(draft.name);
+  const body = draft.content.trim();
+  if (body.length === 0) throw refuse(`memory "${name}" refused: its content is empty`);
+  const bytes = Buffer.byteLength(body);
+  if (bytes > maxMemoryBytes) throw refuse(`memory "${name}" refused: its content is ${bytes} bytes; the limit is ${maxMemoryBytes} (maxMemoryBytes)`);
+  const given = draft.description?.replace(/\s+/gu, ' ').trim();
+  if (given && codePoints(given) > MAX_DESCRIPTION_CHARS) {
+    throw refuse(`memory "${name}" refused: its description is ${codePoints(given)} characters; the limit is ${MAX_DESCRIPTION_CHARS}`);
+  }
+  if (draft.expires !== undefined && Number.isNaN(Date.parse(draft.expires))) {
+    throw refuse(`memory "${name}" refused: expires ${JSON.stringify(draft.expires)} is not an ISO date`);
+  }
+  return {
+    name,
+    type: draft.type,
+    scope: draft.scope,
+    priority: draft.priority,
+    ...(draft.expires !== undefined ? { expires: draft.expires } : {}),
+    description: given || deriveDescription(body),
+    version: previousVersion + 1,
+    updated: now.toISOString(),
+    body,
+  };
+}
+
+/** True once the memory's `expires` lies before `now`. */
+export function isExpired(record: MemoryRecord, now: Date): boolean {
+  return record.expires !== undefined && Date.parse(record.expires) < now.getTime();
+}
+
+/** The file text of a memory: YAML front matter, a blank line, the body. */
+export function renderMemoryFile(record: MemoryRecord): string {
+  const { body, ...front } = record;
+  return `---\n${stringifyYaml(front, { lineWidth: 0 })}---\n\n${body}\n`;
+}
+
+const frontMatter = z.object({
+  type: z.enum(MEMORY_TYPES).default('user'),
+  priority: z.enum(MEMORY_PRIORITIES).default('normal'),
+  expires: z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO date').optional(),
+  description: z.string().max(MAX_DESCRIPTION_CHARS).optional(),
+  version: z.number().int().min(1).default(1),
+  updated: z.string().default(''),
+});
+
+/** Parses a memory file; the file name and folder are authoritative for `name` and `scope`. Throws on a malformed file. */
+export function parseMemoryFile(text: string, name: string, scope: MemoryScope): MemoryRecord {
+  const normalized = text.replace(/\r\n/gu, '\n');
+  if (!normalized.startsWith('---\n')) throw new Error(`${name}.md: missing front matter`);
+  const end = normalized.indexOf('\n---\n', 3);
+  if (end < 0) throw new Error(`${name}.md: front matter is not closed by "---"`);
+  const parsed = frontMatter.safeParse(parseYaml(normalized.slice(4, end)) ?? {});
+  if (!parsed.success) throw new Error(`${name}.md: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  const body = normalized.slice(end + 5).trim();
+  if (body.length === 0) throw new Error(`${name}.md: empty body`);
+  const { description, expires, ...rest } = parsed.data;
+  return { name, scope, ...rest, ...(expires !== undefined ? { expires } : {}), description: description?.replace(/\s+/gu, ' ').trim() || deriveDescription(body), body };
+}
+
+const PRIORITY_RANK: Record<MemoryPriority, number> = { high: 0, normal: 1, low: 2 };
+
+/** Index order: grouped by type, high priority first, then by name. */
+export function compareMemories(a: MemoryRecord, b: MemoryRecord): number {
+  return MEMORY_TYPES.indexOf(a.type) - MEMORY_TYPES.indexOf(b.type) || PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/** One index line: what the model sees before it decides to call recall_memory. */
+export function indexLine(record: MemoryRecord): string {
+  return `- [${record.name}](${MEMORIES_DIR}/${record.name}.md) — ${record.description}`;
+}
+
+/** The text of `MEMORY.md` for the given live memories. */
+export function renderIndex(scope: MemoryScope, records: readonly MemoryRecord[]): string {
+  const lines = [`# Memory index (${scope})`, '', '<!-- Rebuilt by membench after every change: one line per live memory. -->'];
+  let type: MemoryType | undefined;
+  for (const record of [...records].sort(compareMemories)) {
+    if (record.type !== type) lines.push('', `## ${record.type}`);
+    type = record.type;
+    lines.push(indexLine(record));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Names and descriptions listed in a `MEMORY.md` text. */
+export function parseIndex(text: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  for (const match of text.matchAll(/^- \[([^\]\n]+)\]\(memories\/[^)\n]+\.md\) — (.*)$/gmu)) entries.set(match[1]!, match[2]!);
+  return entries;
+}
+
+/** Reads a file without following a symlink at its last component (O_NOFOLLOW where the platform has it). */
+export async function readFileNoFollow(file: string): Promise<string> {
+  let handle;
+  try {
+    handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse(`${file} is a symbolic link; memory files must be regular files`);
+    throw error;
+  }
+  try {
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** What a scope dir holds: live memory files, index entries, and files that do not parse (torn or hand-broken). */
+export interface ScopeAudit {
+  files: Map<string, string>;
+  indexed: Map<string, string>;
+  unreadable: string[];
+  /** One line per memory the index and the files disagree about. */
+  mismatches: string[];
+  /** DESIGN §6 invariant 5: the index lists exactly the live files, with their descriptions, and no file is torn. */
+  agrees: boolean;
+}
+
+/** Reads a scope dir from scratch (no cache) to check invariant 5 after crashes or concurrent writers. */
+export async function auditScopeDir(scopeDir: string, scope: MemoryScope, now: Date): Promise<ScopeAudit> {
+  const names = await readdir(path.join(scopeDir, MEMORIES_DIR)).catch(() => [] as string[]);
+  const files = new Map<string, string>();
+  const unreadable: string[] = [];
+  for (const file of names.filter((name) => name.endsWith('.md') && !name.startsWith('.'))) {
+    try {
+      const record = parseMemoryFile(await readFileNoFollow(path.join(scopeDir, MEMORIES_DIR, file)), file.slice(0, -3), scope);
+      if (!isExpired(record, now)) files.set(record.name, record.description);
+    } catch {
+      unreadable.push(file);
+    }
+  }
+  const indexed = parseIndex(await readFileNoFollow(path.join(scopeDir, INDEX_FILE)).catch(() => ''));
+  const mismatches = [
+    ...[...files].filter(([name, description]) => indexed.get(name) !== description).map(([name]) => `${name}: ${indexed.has(name) ? 'index line differs from the file' : 'file missing from the index'}`),
+    ...[...indexed.keys()].filter((name) => !files.has(name)).map((name) => `${name}: indexed but no live file`),
+  ];
+  return { files, indexed, unreadable, mismatches, agrees: unreadable.length === 0 && mismatches.length === 0 };
+}
+
+/** A safe memory name made from free text (a topic, or a model's loose name), or undefined when none can be. */
+export function slugifyName(text: string): string | undefined {
+  const slug = Array.from(normalizeText(text).replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+|-+$/gu, ''))
+    .slice(0, 60)
+    .join('')
+    .replace(/-+$/u, '');
+  return slug && !memoryNameProblem(slug) ? slug : undefined;
+}
+
+/** A memory proposed by the `extract-memories` model task, made safe to write. */
+export interface ExtractedMemory {
+  name: string;
+  description: string;
+  content: string;
+  type: MemoryType;
+}
+
+/**
+ * Reads the model's JSON array of memories (possibly wrapped in prose or a code fence). Model
+ * output is never trusted: names are normalised or slugified (derived from the content when
+ * unusable), descriptions shortened to 150 characters, oversized or empty content dropped.
+ */
+export function parseExtractedMemories(text: string, maxMemoryBytes: number, maxItems = 8): ExtractedMemory[] {
+  let items: unknown;
+  try {
+    items = JSON.parse(text.slice(text.indexOf('['), text.lastIndexOf(']') + 1));
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(items)) return [];
+  const out = new Map<string, ExtractedMemory>();
+  for (const item of items as unknown[]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { name, description, content, type } = item as Record<string, unknown>;
+    if (typeof content !== 'string' || !content.trim() || Buffer.byteLength(content.trim()) > maxMemoryBytes) continue;
+    const raw = typeof name === 'string' ? name.normalize('NFC').trim().toLowerCase() : '';
+    const safe = raw && !memoryNameProblem(raw) ? raw : (slugifyName(raw) ?? deriveMemoryName(content));
+    const oneLine = typeof description === 'string' ? description.replace(/\s+/gu, ' ').trim() : '';
+    out.set(safe, {
+      name: safe,
+      description: oneLine ? truncateText(oneLine, MAX_DESCRIPTION_CHARS) : deriveDescription(content),
+      content: content.trim(),
+      type: MEMORY_TYPES.includes(type as MemoryType) ? (type as MemoryType) : 'user',
+    });
+    if (out.size >= maxItems) break;
+  }
+  return [...out.values()];
+}

@@ -1,0 +1,148 @@
+/**
+ * Durability with real crashes: agent processes killed with SIGKILL at crash points, fresh
+ * processes recovering on the same dir, the ledger counting effects. Nothing is mocked.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fuzzPlan } from '../../../harness/process/crashes.js';
+import { loadScenarioFile } from '../../../harness/scenarios/load.js';
+import { runBenchmark } from '../../../harness/run/runner.js';
+import type { CellResult } from '../../../harness/results/schema.js';
+import { renderConsoleSummary, renderMarkdown } from '../../../reports/index.js';
+
+async function scenarioFile(yaml: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-durability-'));
+  const file = path.join(dir, 'scenario.yaml');
+  await writeFile(file, yaml);
+  return file;
+}
+
+const cell = (cells: CellResult[], id: string): CellResult => {
+  const found = cells.find((item) => item.id === id);
+  if (!found) throw new Error(`no cell ${id} in ${cells.map((item) => item.id).join(', ')}`);
+  return found;
+};
+
+describe('crashes mid tool call', () => {
+  it('with idempotency keys no effect happens twice; without them the ledger counts the duplicate', async () => {
+    const result = await runBenchmark({ scenarios: ['crash-mid-tool-call'], strategies: ['buffer'] });
+    const withKeys = cell(result.cells, 'crash-mid-tool-call/buffer');
+    const withoutKeys = cell(result.cells, 'crash-mid-tool-call/buffer/no-keys');
+    for (const item of [withKeys, withoutKeys]) {
+      expect(item.status).toBe('ok');
+      // Every armed crash point was reached and killed the process with SIGKILL.
+      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
+        ['after_tool_intent', true, 'SIGKILL'],
+        ['after_tool_effect', true, 'SIGKILL'],
+        ['after_tool_result', true, 'SIGKILL'],
+        ['before_model_call', true, 'SIGKILL'],
+      ]);
+    }
+    expect(withKeys.effects).toEqual({ effects: 3, duplicates: 0, refused: 0 });
+    expect(withKeys.faults!.recoveries.map((recovery) => [recovery.classification, recovery.ledgerApplied, recovery.reran])).toEqual([
+      ['not-started', false, true], // killed after the intent: the ledger says the order was never placed
+      ['completed', true, false], // killed after the effect: the key tells recovery not to add the wine again
+    ]);
+    expect(withoutKeys.effects).toEqual({ effects: 4, duplicates: 1, refused: 0 });
+    expect(withoutKeys.faults!.recoveries.map((recovery) => recovery.classification)).toEqual(['started-unknown', 'started-unknown']);
+    for (const id of ['1', '2', '3', '5'] as const) expect(withKeys.faults!.invariants[id].held).toBe(true);
+    expect(withKeys.faults!.invariants['3'].checked).toBeGreaterThan(0);
+    // The matrix attributes the duplicate to the crash point that caused it.
+    const row = result.durabilityMatrix.find((item) => !item.idempotencyKeys && item.point === 'after_tool_effect')!;
+    expect(row).toMatchObject({ armed: 1, reached: 1, effectsDuplicated: 1 });
+    // Both probes still recall the order after four kills.
+    expect(withKeys.recall.contextRecall.hits).toBe(2);
+  });
+});
+
+describe('acknowledged memories and user input', () => {
+  const yaml = `name: ack
+steps:
+  - user: Hello there.
+    assistant: Hi!
+  - crash: after_ack
+  - remember: The garage code is 4711.
+  - crash: before_model_call
+  - user: What should I cook tonight?
+    assistant: Try the braised tofu.
+  - probe: What is the garage code?
+    expect: ["4711"]
+`;
+
+  it('in sync mode survive every crash; in none mode the losses are counted, not errors', async () => {
+    const file = await scenarioFile(yaml);
+    const result = await runBenchmark({ scenarios: [file], strategies: ['buffer', 'file-index'], durabilities: ['sync', 'none'] });
+    for (const strategy of ['buffer', 'file-index']) {
+      const sync = cell(result.cells, `ack/${strategy}`);
+      expect(sync.status).toBe('ok');
+      expect(sync.faults!.crashes.every((crash) => crash.reached)).toBe(true);
+      expect(sync.faults!.invariants['1']).toMatchObject({ held: true, violations: 0 });
+      expect(sync.faults!.invariants['2']).toMatchObject({ held: true, violations: 0, checked: 1 });
+      expect(sync.recall.contextRecall.hits).toBe(1);
+      const none = cell(result.cells, `ack/${strategy}(durability=none)`);
+      expect(none.status).toBe('ok');
+      expect(none.faults!.counts.acknowledgedLost).toBeGreaterThan(0);
+      expect(none.faults!.invariants['1'].held).toBe(false);
+      expect(none.recall.contextRecall.hits).toBe(0);
+    }
+    const buffer = result.durabilityPrices.find((price) => price.strategy === 'buffer' && price.durability === 'none')!;
+    expect(buffer.losses.acknowledgedLost).toBeGreaterThan(0);
+    expect(buffer.losses.messagesLost).toBe(1);
+    // The price of each mode beside its losses, in the console and in report.md.
+    const console = renderConsoleSummary(result);
+    expect(console).toMatch(/│ buffer +│ none +│ on +│.*│ 1✗\d+ 2✗1 3✓ 4✓ 5✓ 6✓ +│/u);
+    expect(console).toMatch(/│ buffer +│ sync +│ on +│.*│ 1✓ 2✓ 3✓ 4✓ 5✓ 6✓ +│/u);
+    const markdown = renderMarkdown(result);
+    expect(markdown).toContain('## Durability');
+    expect(markdown).toMatch(/\| buffer \| none \| on \| after_ack \| 1\/1 \| 1 \|/u);
+  });
+});
+
+describe('unexpected exits', () => {
+  it('are recorded with the step, never crash the harness', async () => {
+    const file = await scenarioFile('name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n');
+    const strategy = path.resolve('fixtures/strategies/exits-on-save.ts');
+    const result = await runBenchmark({ scenarios: [file], strategies: [strategy], isolate: true });
+    const [only] = result.cells;
+    expect(only!.status).toBe('error');
+    expect(only!.error).toMatch(/step 1 kept killing the agent process \(last exit: code 3, signal null\)/u);
+    expect(only!.faults!.counts.unexpectedExits).toBeGreaterThan(1);
+  });
+});
+
+describe('concurrent writers', () => {
+  it('lose no acknowledged update and leave no torn file', async () => {
+    const session = (name: string) => Array.from({ length: 8 }, (_, index) => `        - remember: ${name} fact number ${index} is ${name}-${index * 7}`).join('\n');
+    const yaml = `name: writers\nsteps:\n  - user: start\n    assistant: ok\n  - concurrent:\n      - \n${session('alpha')}\n      - \n${session('beta')}\n      - \n${session('gamma')}\n      - \n${session('delta')}\n`;
+    const result = await runBenchmark({ scenarios: [await scenarioFile(yaml)], strategies: ['buffer', 'file-index'] });
+    for (const item of result.cells) {
+      expect(item.status, item.error).toBe('ok');
+      expect(item.faults!.counts.lostUpdates).toBe(0);
+      expect(item.faults!.counts.tornFiles).toBe(0);
+      expect(item.faults!.counts.indexMismatches).toBe(0);
+      expect(item.faults!.invariants['5'].held).toBe(true);
+      expect(item.faults!.invariants['5'].checked).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('crash fuzzing', () => {
+  it('plans the same kills from the same seed and different ones from another', async () => {
+    const scenario = await loadScenarioFile('scenarios/crash-mid-tool-call.yaml');
+    const plan = (seed: number) => [...fuzzPlan(scenario.steps, 30, seed)].sort(([a], [b]) => a - b);
+    expect(plan(7)).toEqual(plan(7));
+    expect(plan(7)).not.toEqual(plan(8));
+    expect(plan(7).reduce((total, [, points]) => total + points.length, 0)).toBe(30);
+  });
+
+  it('kills reproducibly: the same seed gives the same crash outcomes', async () => {
+    const options = { scenarios: ['remember-then-crash'], strategies: ['buffer'], crashFuzz: 6, seed: 11 };
+    const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
+    const outcomes = (result: typeof a) => result.cells.map((item) => item.faults!.crashes.map((crash) => `${crash.step}:${crash.point}:${crash.reached}`));
+    expect(outcomes(a)).toEqual(outcomes(b));
+    expect(a.cells[0]!.faults!.crashes.filter((crash) => crash.source === 'fuzz').length).toBe(6);
+    expect(a.cells[0]!.faults!.invariants['1'].held).toBe(true);
+  });
+});

@@ -1,0 +1,77 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { findConfigFile, loadConfig } from '../../../harness/run/config.js';
+import { MembenchError } from '../../../harness/core/errors.js';
+
+async function configFile(name: string, text: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-config-'));
+  const file = path.join(dir, name);
+  await writeFile(file, text);
+  return file;
+}
+
+async function problems(file: string): Promise<string[]> {
+  const error = await loadConfig(file).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(MembenchError);
+  expect((error as MembenchError).exitCode).toBe(2);
+  return [...(error as MembenchError).details];
+}
+
+describe('membench.config.yaml', () => {
+  it('reads the matrix, turns a params mapping into --param strings and resolves paths against its own dir', async () => {
+    const file = await configFile(
+      'membench.config.yaml',
+      'strategies: [buffer, window, ./my-memory.ts]\nscenarios: [recipes-en, cases/own.yaml]\nparams:\n  window.k: [2, 4]\n  buffer.durability: none\nseed: 7\ndurability: sync,exit\nworkers: 2\nout: runs/latest\ndatasets: [locomo:data/locomo.json]\n',
+    );
+    const dir = path.dirname(file);
+    expect(await loadConfig(file)).toEqual({
+      strategies: ['buffer', 'window', path.join(dir, 'my-memory.ts')],
+      scenarios: ['recipes-en', path.join(dir, 'cases/own.yaml')],
+      params: ['window.k=2,4', 'buffer.durability=none'],
+      seed: 7,
+      durability: ['sync', 'exit'],
+      workers: 2,
+      out: path.join(dir, 'runs/latest'),
+      datasets: [`locomo:${path.join(dir, 'data/locomo.json')}`],
+    });
+  });
+
+  it('reads JSON too, and a single string where a list is expected', async () => {
+    const file = await configFile('membench.config.json', '{ "strategies": "window", "params": ["window.k=2,4"], "isolate": true }');
+    expect(await loadConfig(file)).toEqual({ strategies: ['window'], params: ['window.k=2,4'], isolate: true });
+  });
+
+  it('locates every problem as file:line:col: path: message', async () => {
+    const file = await configFile('membench.config.yaml', 'strategies: [buffer]\nseed: seven\ntrials: 0\nstrategys: [x]\napiKey: sk-123\ndurability: [sync, later]\n');
+    const shown = path.relative(process.cwd(), file);
+    expect(await problems(file)).toEqual([
+      `${shown}:2:7: seed: expected number, got "seven"`,
+      `${shown}:3:9: trials: Too small: expected number to be >=1`,
+      expect.stringMatching(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(known: strategies, scenarios, params, `, 'u')),
+      `${shown}:5:1: apiKey: API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY`,
+      `${shown}:6:20: durability[1]: expected one of sync, async, exit, none; got "later"`,
+    ]);
+  });
+
+  it('reports broken YAML and JSON at the place the parser stopped', async () => {
+    expect(await problems(await configFile('c.yaml', 'seed: [1\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: /u)]);
+    expect(await problems(await configFile('c.json', '{\n  "seed": 1,\n  "model" 3\n}'))).toEqual([expect.stringMatching(/c\.json:3:\d+: \(document\): invalid JSON: /u)]);
+    expect(await problems(await configFile('c.yaml', '- a list\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): expected a mapping of settings/u)]);
+  });
+
+  it('is found in the working dir; two at once is an error', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-config-'));
+    expect(findConfigFile(undefined, dir)).toBeUndefined();
+    await writeFile(path.join(dir, 'membench.config.yaml'), 'seed: 1\n');
+    expect(findConfigFile(undefined, dir)).toBe(path.join(dir, 'membench.config.yaml'));
+    expect(findConfigFile('other.json', dir)).toBe(path.join(dir, 'other.json'));
+    await mkdir(path.join(dir, 'sub'));
+    await writeFile(path.join(dir, 'membench.config.json'), '{}');
+    expect(() => findConfigFile(undefined, dir)).toThrow(/holds membench\.config\.yaml and membench\.config\.json: keep one config file/u);
+  });
+});

@@ -1,0 +1,148 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { MembenchError } from '../../../harness/core/errors.js';
+import { loadScenarioFile } from '../../../harness/scenarios/load.js';
+import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
+import { withoutTiming } from '../../../harness/results/schema.js';
+import { cellSeed, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
+import { defineStrategy } from '../../../strategies/types.js';
+
+async function scenarioFile(yaml: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-runner-'));
+  const file = path.join(dir, 'scenario.yaml');
+  await writeFile(file, yaml);
+  return file;
+}
+
+describe('runBenchmark', () => {
+  it('shows window k=2 forgetting the early recipe fact that buffer keeps, at fewer tokens', async () => {
+    const result = await runBenchmark({ scenarios: ['recipes-zh', 'recipes-en'], strategies: ['buffer', 'window'] });
+    for (const scenario of ['recipes-zh', 'recipes-en']) {
+      const buffer = result.cells.find((cell) => cell.scenario === scenario && cell.strategy === 'buffer')!;
+      const window = result.cells.find((cell) => cell.scenario === scenario && cell.strategy === 'window')!;
+      expect(buffer.status).toBe('ok');
+      expect(buffer.recall.contextRecall.value).toBe(1);
+      expect(window.recall.contextRecall.value!).toBeLessThan(0.5);
+      expect(window.tokens.contextTotal).toBeLessThan(buffer.tokens.contextTotal / 3);
+      const allergy = (cell: typeof buffer) => cell.probes.find((probe) => probe.id === 'p-allergy')!;
+      expect(allergy(buffer).contextRecall).toBe(true);
+      expect(allergy(window).contextRecall).toBe(false);
+    }
+  });
+
+  it('reproduces the same results from the same seed, apart from timing fields', async () => {
+    const options = { scenarios: ['preference-corrections'], strategies: ['buffer', 'window'], params: ['window.k=2,4'], seed: 7 };
+    const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
+    expect(withoutTiming(b)).toEqual(withoutTiming(a));
+    expect(a.cells.map((cell) => cell.label)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
+    expect(new Set(a.cells.map((cell) => cell.seed)).size).toBe(3);
+    expect(a.cells[0]!.seed).toBe(cellSeed(7, 'preference-corrections/buffer'));
+  });
+
+  it('breaks recall down by category with n, leaving abstention probes out of context recall', async () => {
+    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer'] });
+    const cell = result.cells[0]!;
+    const abstention = cell.probes.filter((probe) => probe.category === 'abstention');
+    expect(abstention.length).toBeGreaterThan(0);
+    expect(cell.recall.contextRecall.n).toBe(cell.probes.length - abstention.length);
+    const byCategory = Object.values(cell.recallByCategory).reduce((sum, summary) => sum + summary.answerAccuracy.n, 0);
+    expect(byCategory).toBe(cell.probes.length);
+    expect(cell.recallByCategory.abstention?.contextRecall.n).toBe(0);
+  });
+
+  it('records per-turn context tokens and latencies', async () => {
+    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['window'] });
+    const cell = result.cells[0]!;
+    const loaded = cell.turns.filter((turn) => turn.contextTokens !== null);
+    expect(loaded.length).toBeGreaterThan(10);
+    expect(cell.latency.loadMs.n).toBe(loaded.length);
+    expect(cell.latency.saveMs.n).toBe(cell.turns.length);
+    expect(cell.tokens.contextTotal).toBe(loaded.reduce((sum, turn) => sum + turn.contextTokens!, 0));
+    expect(result.header.tokenizer.encoding).toBe('cl100k_base');
+    expect(cell.peakRssMb).toBeGreaterThan(10);
+  });
+
+  it('expands filler steps with the run seed, the same for every strategy', async () => {
+    const filler = await scenarioFile('name: y\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - filler: 30\n  - probe: locker code?\n    expect: ["4711"]\n');
+    const result = await runBenchmark({ scenarios: [filler], strategies: ['buffer', 'window'] });
+    const [buffer, window] = result.cells;
+    expect(buffer!.turns.filter((turn) => turn.kind === 'user')).toHaveLength(31);
+    expect(buffer!.recall.contextRecall.hits).toBe(1);
+    expect(window!.recall.contextRecall.hits).toBe(0);
+    const again = await runBenchmark({ scenarios: [filler], strategies: ['buffer'], seed: 43 });
+    expect(again.cells[0]!.tokens.contextTotal).not.toBe(buffer!.tokens.contextTotal);
+  });
+
+  it('stretches any scenario to N turns with --stretch, probes kept', async () => {
+    const plan = await planRun({ strategies: ['window'], scenarios: ['recipes-en'], stretch: 300 });
+    const [scenario] = plan.scenarios;
+    expect(scenario!.name).toBe('recipes-en~300');
+    expect(scenario!.steps.filter((step) => step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget')).toHaveLength(300);
+    expect(scenario!.steps.filter((step) => step.kind === 'probe')).toHaveLength(8);
+  });
+
+  it('leaves long conversations out of the default run but runs them by name', async () => {
+    const plan = await planRun({ strategies: ['window'] });
+    expect(plan.scenarios.map((scenario) => scenario.name)).not.toContain('long-recipes');
+    const named = await planRun({ strategies: ['window'], scenarios: ['long-recipes'] });
+    expect(named.scenarios[0]!.steps.filter((step) => step.kind === 'user').length).toBeGreaterThanOrEqual(1000);
+  });
+
+  it.each([
+    [['window.q=1'], /has no knob "q" \(knobs: k, maxTokens, durability\)/u],
+    [['window.k=abc'], /--param window.k=abc: /u],
+    [['window.k=0'], /--param window.k=0: /u],
+    [['vector.k=1'], /strategy "vector" is not selected/u],
+    [['window-k=1'], /expected STRATEGY.KEY=V1,V2/u],
+    [['window.durability=later'], /expected one of sync, async, exit, none/u],
+  ])('rejects --param %j', async (params, message) => {
+    const run = runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params });
+    await expect(run).rejects.toBeInstanceOf(MembenchError);
+    await expect(runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params })).rejects.toThrow(message);
+  });
+
+  it('rejects unknown strategies and scenarios with the built-in names', async () => {
+    await expect(runBenchmark({ strategies: ['nope'] })).rejects.toThrow(/unknown strategy "nope": built-ins are buffer, window, /u);
+    await expect(runBenchmark({ scenarios: ['nope'] })).rejects.toThrow(/unknown scenario "nope"/u);
+  });
+
+  it('records a strategy that throws as a failed cell instead of crashing the run', async () => {
+    const broken = defineStrategy({
+      name: 'broken',
+      description: 'throws on load',
+      options: z.object({}),
+      defaultDurability: 'none',
+      create: () => ({
+        capabilities: { persistent: false, explicitMemory: false, backgroundWork: false },
+        open: async () => undefined,
+        save: async () => undefined,
+        load: async () => {
+          throw new Error('disk on fire');
+        },
+        close: async () => undefined,
+      }),
+    });
+    const scenario = await loadScenarioFile(await scenarioFile('name: z\nsteps:\n  - user: hi\n'));
+    const result = await runCell(
+      { id: 'z/broken', scenario, spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', label: 'broken' }, definition: broken, idempotencyKeys: true, trial: 0, seed: 1 },
+      { model: new OfflineModel(), modelFor: () => new OfflineModel(), live: {}, embedder: new HashedEmbedder(), modelSpec: 'offline', embedderSpec: 'hashed', isolate: false, tokenizerModel: 'offline', now: () => new Date(0), keepCellDirs: false },
+    );
+    expect(result.status).toBe('error');
+    expect(result.error).toBe('disk on fire');
+  });
+
+  it('carries state across a session boundary only through what the strategy persisted', async () => {
+    const file = await scenarioFile(
+      'name: s\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - session: new\n  - user: hello\n    assistant: hi\n  - probe: What is my locker code?\n    expect: ["4711"]\n',
+    );
+    const result = await runBenchmark({ scenarios: [file], strategies: ['buffer'], params: ['buffer.durability=sync,exit,none'] });
+    expect(result.cells.map((cell) => [cell.label, cell.recall.contextRecall.hits])).toEqual([
+      ['buffer', 1],
+      ['buffer(durability=exit)', 1],
+      ['buffer(durability=none)', 0],
+    ]);
+  });
+});

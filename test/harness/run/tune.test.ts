@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { MembenchError } from '../../../harness/core/errors.js';
+import { parseValues, tune } from '../../../harness/run/tune.js';
+
+describe('parseValues', () => {
+  it.each([
+    ['1..5', [1, 2, 3, 4, 5]],
+    ['2..10..4', [2, 6, 10]],
+    ['0.1..0.5..0.1', [0.1, 0.2, 0.3, 0.4, 0.5]],
+    ['8,1,2,4,2', [1, 2, 4, 8]],
+    ['7', [7]],
+  ])('reads %s', (text, values) => {
+    expect(parseValues(text)).toEqual(values);
+  });
+
+  it.each([
+    ['5..1', /5 is above 1/u],
+    ['1..9..0', /the step must be above 0/u],
+    ['1..x', /"x" is not a number/u],
+    ['1,,2', /"" is not a number/u],
+    ['1..100000', /100000 values, more than 200/u],
+  ])('refuses %s', (text, message) => {
+    expect(() => parseValues(text)).toThrow(MembenchError);
+    expect(() => parseValues(text)).toThrow(message);
+  });
+});
+
+describe('tune', () => {
+  it('refuses knobs that are missing or not numeric before running anything', async () => {
+    await expect(tune({ strategy: 'window', knob: 'q', values: [1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/strategy "window" has no knob "q" \(knobs: k, maxTokens\)/u);
+    await expect(tune({ strategy: 'entity', knob: 'extractInstruction', values: [1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/entity\.extractInstruction is not a numeric knob/u);
+    await expect(tune({ strategy: 'window', knob: 'k', values: [0, 1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--values: window\.k=0: /u);
+    await expect(tune({ strategy: 'window', knob: 'k', values: [1], targetRecall: 1.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--target-recall 1.5: expected a share between 0 and 1/u);
+  });
+
+  it('pools recall over scenarios and picks the cheapest setting meeting the target', async () => {
+    const result = await tune({ strategy: 'window', knob: 'k', values: [2, 8, 16], targetRecall: 0.4, scenarios: ['recipes-en', 'recipes-zh'] });
+    expect(result.rows.map((row) => row.value)).toEqual([2, 8, 16]);
+    for (const row of result.rows) {
+      const cells = result.run.cells.filter((cell) => cell.label === row.label);
+      expect(cells).toHaveLength(2);
+      expect(row.recall.hits).toBe(cells[0]!.recall.contextRecall.hits + cells[1]!.recall.contextRecall.hits);
+      expect(row.cost).toBe(cells[0]!.tokens.contextTotal + cells[1]!.tokens.contextTotal);
+      expect(row.meets).toBe(row.recall.value! >= 0.4);
+    }
+    const meeting = result.rows.filter((row) => row.meets);
+    expect(meeting.length).toBeGreaterThan(0);
+    expect(result.best?.cost).toBe(Math.min(...meeting.map((row) => row.cost)));
+  });
+});

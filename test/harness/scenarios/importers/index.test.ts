@@ -1,0 +1,134 @@
+/**
+ * The shared importer machinery: the streaming JSON list reader and its located errors,
+ * `importDataset` (what `run --dataset` uses) and the printed summary.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { formatImportReport, importDataset, ImportLog, parseDatasetSpec, readJsonList } from '../../../../harness/scenarios/importers/index.js';
+import { MembenchError } from '../../../../harness/core/errors.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'membench-import-'));
+let files = 0;
+function temp(content: string | Buffer): string {
+  const file = path.join(dir, `data-${files++}.json`);
+  writeFileSync(file, content);
+  return file;
+}
+
+async function readAll(file: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const value of readJsonList(file, 'samples')) out.push(value);
+  return out;
+}
+
+async function failure(file: string): Promise<MembenchError> {
+  const error = await readAll(file).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(MembenchError);
+  expect((error as MembenchError).exitCode).toBe(2);
+  return error as MembenchError;
+}
+
+describe('readJsonList', () => {
+  test('reads every element, whatever brackets, commas and escapes strings hold', async () => {
+    const values = [{ text: 'a ] b , c } [ {', quote: 'say "hi" \\ ok' }, 42, 'plain', [1, [2, { x: ']' }]], null, { nested: { deep: [true, false] } }];
+    expect(await readAll(temp(`\uFEFF  ${JSON.stringify(values, null, 1)}\n`))).toEqual(values);
+    expect(await readAll(temp('[]'))).toEqual([]);
+  });
+
+  test('an element larger than one read chunk, with multi-byte characters across chunk borders', async () => {
+    const big = { text: '红烧肉'.repeat(400_000), emoji: '😀'.repeat(100_000) };
+    expect(await readAll(temp(JSON.stringify([big, { small: 1 }])))).toEqual([big, { small: 1 }]);
+  });
+
+  test('bad files: each a MembenchError naming the file and where', async () => {
+    const missing = path.join(dir, 'missing.json');
+    expect((await failure(missing)).message).toBe(`${missing}: cannot read: no such file`);
+    expect((await failure(dir)).message).toBe(`${dir}: not a file`);
+    const empty = temp('  \n');
+    expect((await failure(empty)).message).toBe(`${empty}: the file is empty: expected a JSON list of samples`);
+    const object = temp('{"samples": []}');
+    expect((await failure(object)).message).toBe(`${object}:1:1: expected a JSON list of samples (the published file is one), found a JSON object`);
+    const truncated = temp('[\n  {"a": 1},\n  {"b": [1, 2');
+    expect((await failure(truncated)).message).toBe(`${truncated}:3:13: the file ends inside the list, in samples[1] (truncated?)`);
+    const trailing = temp('[{"a": 1},\n]');
+    expect((await failure(trailing)).message).toBe(`${trailing}:2:1: a trailing comma before "]" is not JSON`);
+    const after = temp('[1]\n[2]');
+    expect((await failure(after)).message).toBe(`${after}:2:1: unexpected text after the end of the list`);
+    const binary = temp(Buffer.from([0x5b, 0x22, 0xff, 0xfe, 0x22, 0x5d]));
+    expect((await failure(binary)).message).toMatch(/: not UTF-8 text/u);
+  });
+
+  test('invalid JSON inside an element is located at the element (or the exact place, when V8 tells it)', async () => {
+    const file = temp('[\n  {"ok": true},\n  {\n    "question": "x",\n    "answer": oops\n  }\n]');
+    const { message } = await failure(file);
+    expect(message.startsWith(`${file}:`)).toBe(true);
+    expect(message.slice(file.length)).toMatch(/^:(3:3|5:15): samples\[1\]: invalid JSON: unexpected token/u);
+    expect(message).not.toContain('\n');
+  });
+
+  test('stopping early reads nothing further (a broken tail does not matter)', async () => {
+    const file = temp('[{"first": 1}, {"second": oops');
+    const seen: unknown[] = [];
+    for await (const value of readJsonList(file, 'samples')) {
+      seen.push(value);
+      break;
+    }
+    expect(seen).toEqual([{ first: 1 }]);
+  });
+});
+
+describe('importDataset (run --dataset)', () => {
+  test('locomo:FILE gives validated scenarios with kinds, and the report', async () => {
+    const { scenarios, report } = await importDataset('locomo:fixtures/datasets/locomo10-sample.json', { limit: 1 });
+    expect(scenarios).toHaveLength(1);
+    expect(scenarios[0]!.steps[0]).toEqual({ kind: 'session', session: 'new', at: '2023-05-08T13:56:00Z' });
+    expect(scenarios[0]!.steps.filter((step) => step.kind === 'probe')).toHaveLength(19);
+    expect(report).toMatchObject({ dataset: 'locomo', units: 1, scenarios: 1, items: 22 });
+  });
+
+  test('bad specs and files with nothing to import are errors with exit code 2', async () => {
+    for (const spec of ['locomo', 'squad:x.json', 'longmemeval:']) {
+      expect(() => parseDatasetSpec(spec)).toThrow(/expected DATASET:FILE with DATASET one of locomo, longmemeval/u);
+    }
+    const nothing = temp('[{"qa": [{"question": "q?", "answer": "a", "category": 4}], "sample_id": "x"}]');
+    const error = await importDataset(`locomo:${nothing}`).then(
+      () => undefined,
+      (caught: unknown) => caught as MembenchError,
+    );
+    expect(error?.message).toBe(`${nothing}: nothing to import: none of its 1 conversations could be imported`);
+    expect(error?.details).toEqual(['skipped (1):', '  conversation-missing (1):', '    x qa[0]: the sample has no conversation object']);
+    await expect(importDataset(`locomo:${temp('[]')}`)).rejects.toThrow(/nothing to import: the list holds no conversations/u);
+    await expect(importDataset('locomo:fixtures/datasets/locomo10-sample.json', { limit: 0 })).rejects.toThrow('--limit 0: expected a whole number >= 1');
+  });
+});
+
+test('formatImportReport groups issues by kind with at most three examples each', () => {
+  const log = new ImportLog('locomo', 'locomo10.json');
+  log.unit();
+  log.scenario();
+  for (let index = 0; index < 5; index++) {
+    log.item(`c qa[${index}]`);
+    log.repair(`c qa[${index}]`, 'answer-number', `answer ${index} is a number`, `c qa[${index}]`);
+  }
+  log.item('c qa[5]');
+  log.skip('c qa[5]', 'question-missing', 'no question', 'c qa[5]');
+  log.item('c qa[6]');
+  expect(formatImportReport(log.report()).split('\n')).toEqual([
+    'locomo: 1 conversations read from locomo10.json, 1 scenario imported',
+    'QA items: 7 read: 1 imported as is, 5 repaired, 1 skipped',
+    'repaired (5):',
+    '  answer-number (5):',
+    '    c qa[0]: answer 0 is a number',
+    '    c qa[1]: answer 1 is a number',
+    '    c qa[2]: answer 2 is a number',
+    '    ... and 2 more',
+    'skipped (1):',
+    '  question-missing (1):',
+    '    c qa[5]: no question',
+  ]);
+});

@@ -1,0 +1,206 @@
+/**
+ * The LoCoMo importer on fixtures/datasets/locomo10-sample.json (the published layout, with
+ * the quirks of the real file) and on inline samples for shapes the real file never has.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { ImportLog, importScenarios, type ImportedScenario, type ImportReport } from '../../../../harness/scenarios/importers/index.js';
+import { canonicalDiaId, parseLocomoDate } from '../../../../harness/scenarios/importers/locomo.js';
+import { checkScenarioText } from '../../../../harness/scenarios/load.js';
+import type { ProbeStep, Step } from '../../../../harness/scenarios/format.js';
+
+const FIXTURE = 'fixtures/datasets/locomo10-sample.json';
+
+async function importFile(file: string, limit?: number): Promise<{ scenarios: ImportedScenario[]; report: ImportReport }> {
+  const log = new ImportLog('locomo', file);
+  const scenarios: ImportedScenario[] = [];
+  for await (const imported of importScenarios('locomo', file, log, limit === undefined ? {} : { limit })) scenarios.push(imported);
+  return { scenarios, report: log.report() };
+}
+
+function writeTemp(samples: unknown): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-')), 'locomo.json');
+  writeFileSync(file, JSON.stringify(samples, null, 2));
+  return file;
+}
+
+const probes = (steps: readonly Step[]): Map<string, ProbeStep> => new Map(steps.flatMap((step) => (step.kind === 'probe' ? [[step.id!, step] as const] : [])));
+const issues = (report: ImportReport, where: string) => [...report.repaired, ...report.skipped].filter((issue) => issue.where === where).map((issue) => issue.code);
+
+describe('LoCoMo fixture', async () => {
+  const { scenarios, report } = await importFile(FIXTURE);
+  const [convA, convB] = scenarios;
+  const probesA = probes(convA!.scenario.steps);
+
+  test('one scenario per conversation, each valid YAML for the scenario loader', () => {
+    expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-a', 'locomo-conv-b']);
+    for (const item of scenarios) {
+      const check = checkScenarioText(item.yaml, `${item.scenario.name}.yaml`);
+      expect(check.problems).toEqual([]);
+      expect(check.scenario?.steps).toEqual(item.scenario.steps);
+    }
+    expect(convA!.scenario.source).toBe(`locomo:${FIXTURE}#locomo-conv-a`);
+  });
+
+  test('every QA item is accounted for: imported as is, repaired or skipped', () => {
+    expect(report.items).toBe(22 + 2);
+    expect(report.imported + report.repairedItems + report.skippedItems).toBe(report.items);
+    expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems }).toEqual({ imported: 11, repaired: 10, skipped: 3 });
+    const probeCount = scenarios.reduce((sum, item) => sum + probes(item.scenario.steps).size, 0);
+    expect(probeCount).toBe(report.imported + report.repairedItems);
+  });
+
+  test('sessions become `session: new` with the parsed date, utterances are paired with speaker names', () => {
+    const steps = convA!.scenario.steps;
+    expect(steps[0]).toEqual({ kind: 'session', session: 'new', at: '2023-05-08T13:56:00Z' });
+    expect(steps[1]).toMatchObject({ kind: 'user', id: 'D1:1', user: 'Maya: Hey Leo! I finally signed up for that pottery class downtown yesterday.', assistant: "Leo: Nice, Maya! I've been busy training for the city half marathon.", at: '2023-05-08T13:56:00Z' });
+    // An image is rendered as the dataset's own code does: "[shares CAPTION]".
+    expect(steps[2]).toMatchObject({ id: 'D1:3', user: "Maya: Here's the first bowl I made, it's a bit wonky. [shares a photo of a clay bowl on a pottery wheel]" });
+    // Session 2 opens with speaker_b and has five utterances: the last one has no scripted reply.
+    const session2 = steps.filter((step) => step.kind === 'user' && step.at === '2023-05-27T10:30:00Z');
+    expect(session2.map((step) => step.id)).toEqual(['D2:1', 'D2:3', 'D2:5']);
+    expect(session2[0]).toMatchObject({ user: expect.stringMatching(/^Leo: /u), assistant: expect.stringMatching(/^Maya: /u) });
+    expect(session2[2]).toMatchObject({ user: 'Leo: Looks sunny. Pepper would love that rug.' });
+    expect(session2[2]).not.toHaveProperty('assistant');
+    const utterances = steps.reduce((sum, step) => sum + (step.kind === 'user' ? (step.assistant === undefined ? 1 : 2) : 0), 0);
+    expect(utterances).toBe(15);
+  });
+
+  test('categories map to membench categories; the dataset number stays in the probe id', () => {
+    expect(probesA.get('qa0-cat2')).toMatchObject({ category: 'temporal', expect: ['7 May 2023'], evidence: ['D1:1'] });
+    expect(probesA.get('qa2-cat1')).toMatchObject({ category: 'multi-hop', expect: ['a bowl, mugs'], evidence: ['D1:3', 'D2:1'] });
+    expect(probesA.get('qa3-cat4')).toMatchObject({ category: 'extraction', expect: ['Pepper'] });
+    // Open-domain: only the part before ";" is scored by the dataset's evaluation.py.
+    expect(probesA.get('qa4-cat3')).toMatchObject({ category: 'extraction', expect: ['Likely yes'] });
+  });
+
+  test('integer answers become strings (repaired)', () => {
+    expect(probesA.get('qa5-cat2')?.expect).toEqual(['2023']);
+    expect(issues(report, 'conv-a qa[5]')).toEqual(['answer-number']);
+  });
+
+  test('malformed evidence is split, normalised or dropped, each with its reason', () => {
+    expect(probesA.get('qa6-cat1')?.evidence).toEqual(['D1:1', 'D2:1']);
+    expect(issues(report, 'conv-a qa[6]')).toEqual(['evidence-split']);
+    expect(probesA.get('qa7-cat1')?.evidence).toEqual(['D2:1', 'D3:1']);
+    expect(probesA.get('qa8-cat4')?.evidence).toEqual(['D3:1']);
+    expect(issues(report, 'conv-a qa[8]')).toEqual(['evidence-normalized']);
+    expect(probesA.get('qa9-cat4')?.evidence).toEqual(['D3:1']);
+    expect(probesA.get('qa10-cat4')?.evidence).toEqual(['D3:3']);
+    expect(issues(report, 'conv-a qa[10]')).toEqual(['evidence-malformed']);
+  });
+
+  test('dangling evidence is dropped and the probe kept without evidence; missing or empty evidence is no repair', () => {
+    expect(probesA.get('qa11-cat2')).toMatchObject({ expect: ['The Friday before 27 May 2023'], evidence: [] });
+    expect(issues(report, 'conv-a qa[11]')).toEqual(['evidence-unknown', 'evidence-none-left']);
+    expect(probesA.get('qa12-cat3')?.evidence).toEqual([]);
+    expect(probesA.get('qa13-cat4')?.evidence).toEqual([]);
+    expect(issues(report, 'conv-a qa[12]')).toEqual([]);
+    expect(issues(report, 'conv-a qa[13]')).toEqual([]);
+  });
+
+  test('category 5: abstention probes without expect, the adversarial answer as forbid', () => {
+    expect(probesA.get('qa14-cat5')).toMatchObject({ category: 'abstention', forbid: ['Pepper'], evidence: ['D1:3'] });
+    expect(probesA.get('qa14-cat5')).not.toHaveProperty('expect');
+    expect(issues(report, 'conv-a qa[14]')).toEqual([]);
+    expect(probesA.get('qa16-cat5')).toMatchObject({ category: 'abstention', forbid: ['a set of four mugs'] });
+    expect(issues(report, 'conv-a qa[16]')).toEqual(['adversarial-from-answer']);
+    expect(probesA.get('qa17-cat5')).toMatchObject({ category: 'abstention', forbid: [] });
+    expect(issues(report, 'conv-a qa[17]')).toEqual(['adversarial-missing']);
+  });
+
+  test('quoted answers lose their quotes; unusable items are skipped with the reason', () => {
+    expect(probesA.get('qa21-cat4')?.expect).toEqual(['The Overstory']);
+    expect(issues(report, 'conv-a qa[18]')).toEqual(['category-unknown']);
+    expect(issues(report, 'conv-a qa[19]')).toEqual(['question-missing']);
+    expect(issues(report, 'conv-a qa[20]')).toEqual(['answer-missing']);
+    expect([...probesA.keys()].some((id) => /^qa(18|19|20)-/u.test(id))).toBe(false);
+  });
+
+  test('sessions without a date, dates without a session and empty sessions are handled with reasons', () => {
+    expect(issues(report, 'conv-b session_2')).toEqual(['session-without-date']);
+    expect(issues(report, 'conv-b session_3')).toEqual(['session-empty']);
+    expect(issues(report, 'conv-b session_4_date_time')).toEqual(['date-without-session']);
+    expect(convB!.scenario.steps.map((step) => step.kind)).toEqual(['session', 'user', 'session', 'user', 'probe', 'probe']);
+    expect(convB!.scenario.steps[2]).toEqual({ kind: 'session', session: 'new' });
+    expect(probes(convB!.scenario.steps).get('qa1-cat4')?.evidence).toEqual(['D2:1']);
+  });
+
+  test('--limit reads only the first conversations', async () => {
+    const { scenarios: one, report: limited } = await importFile(FIXTURE, 1);
+    expect(one.map((item) => item.scenario.name)).toEqual(['locomo-conv-a']);
+    expect(limited.units).toBe(1);
+    expect(limited.items).toBe(22);
+  });
+});
+
+describe('LoCoMo shapes the published file does not have', () => {
+  const session = [
+    { speaker: 'A', dia_id: 'D1:1', text: 'I like tea.' },
+    { speaker: 'B', dia_id: 'D1:2', text: 'Me too.' },
+  ];
+
+  test('a sample without a conversation: its QA items are skipped; a non-object sample is skipped', async () => {
+    const file = writeTemp([{ qa: [{ question: 'q?', answer: 'a', category: 4 }], sample_id: 'x' }, 42, { qa: [], conversation: { session_1: session }, sample_id: 'ok' }]);
+    const { scenarios, report } = await importFile(file);
+    expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-ok']);
+    expect(report.skipped.map((issue) => [issue.where, issue.code])).toEqual([
+      ['x qa[0]', 'conversation-missing'],
+      ['sample[1]', 'sample-not-object'],
+    ]);
+    expect(report.items).toBe(1);
+    expect(report.skippedItems).toBe(1);
+  });
+
+  test('odd turns: no text, no speaker, no dia_id, duplicate dia_id, unparsable date, numeric sample_id, string category', async () => {
+    const file = writeTemp([
+      {
+        qa: [{ question: 'What does A like?', answer: 'tea', evidence: ['D1:1'], category: '4' }],
+        conversation: {
+          session_1_date_time: 'sometime in May',
+          session_1: [session[0], { speaker: 'B', dia_id: 'D1:2' }, { dia_id: 'D1:3', text: 'Nameless.' }, { speaker: 'B', text: 'No id.' }, { speaker: 'A', dia_id: 'D1:1', text: 'Again.' }],
+        },
+        sample_id: 7,
+      },
+    ]);
+    const { scenarios, report } = await importFile(file);
+    expect(scenarios[0]!.scenario.name).toBe('locomo-7');
+    const codes = report.repaired.map((issue) => issue.code);
+    expect(codes).toEqual(expect.arrayContaining(['date-unparsed', 'turn-dropped', 'speaker-missing', 'dia-id-missing', 'dia-id-duplicate', 'category-string']));
+    expect(scenarios[0]!.scenario.steps[0]).toEqual({ kind: 'session', session: 'new' });
+    // Utterances left: D1:1, the nameless D1:3, the id-less one, the second D1:1; paired in order.
+    const users = scenarios[0]!.scenario.steps.filter((step) => step.kind === 'user');
+    expect(users.map((step) => step.id)).toEqual(['D1:1', 'D1:1.2']);
+    expect(users.map((step) => step.kind === 'user' && step.assistant)).toEqual(['Nameless.', 'A: Again.']);
+    expect(probes(scenarios[0]!.scenario.steps).get('qa0-cat4')?.evidence).toEqual(['D1:1']);
+  });
+
+  test('two samples with one sample_id get distinct scenario names', async () => {
+    const sample = { qa: [], conversation: { session_1: session }, sample_id: 'conv-1' };
+    const { scenarios, report } = await importFile(writeTemp([sample, sample]));
+    expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-1', 'locomo-conv-1-2']);
+    expect(report.repaired.map((issue) => issue.code)).toContain('name-taken');
+  });
+});
+
+describe('LoCoMo helpers', () => {
+  test('parseLocomoDate reads the dataset format as UTC and refuses anything else', () => {
+    expect(parseLocomoDate('1:56 pm on 8 May, 2023')).toBe('2023-05-08T13:56:00Z');
+    expect(parseLocomoDate('12:09 am on 13 September, 2023')).toBe('2023-09-13T00:09:00Z');
+    expect(parseLocomoDate('12:30 pm on 1 Jan, 2024')).toBe('2024-01-01T12:30:00Z');
+    expect(parseLocomoDate('1:56 pm on 31 June, 2023')).toBeUndefined();
+    expect(parseLocomoDate('13:56 pm on 8 May, 2023')).toBeUndefined();
+    expect(parseLocomoDate('8 May 2023')).toBeUndefined();
+  });
+
+  test('canonicalDiaId', () => {
+    expect(canonicalDiaId('D1:3')).toBe('D1:3');
+    expect(canonicalDiaId('D:11:26')).toBe('D11:26');
+    expect(canonicalDiaId('D30:05')).toBe('D30:5');
+    expect(canonicalDiaId('(D2:4)')).toBe('D2:4');
+    expect(canonicalDiaId('D')).toBeUndefined();
+    expect(canonicalDiaId('S1')).toBeUndefined();
+  });
+});

@@ -1,0 +1,106 @@
+/** The LongMemEval importer on fixtures/datasets/longmemeval-sample.json (published layout and quirks). */
+import { describe, expect, test } from 'vitest';
+import { ImportLog, importScenarios, type ImportedScenario, type ImportReport } from '../../../../harness/scenarios/importers/index.js';
+import { parseLongMemEvalDate } from '../../../../harness/scenarios/importers/longmemeval.js';
+import { checkScenarioText } from '../../../../harness/scenarios/load.js';
+import type { ProbeStep, Scenario, UserStep } from '../../../../harness/scenarios/format.js';
+
+const FIXTURE = 'fixtures/datasets/longmemeval-sample.json';
+
+async function importFile(limit?: number): Promise<{ scenarios: Map<string, Scenario>; yaml: ImportedScenario[]; report: ImportReport }> {
+  const log = new ImportLog('longmemeval', FIXTURE);
+  const yaml: ImportedScenario[] = [];
+  for await (const imported of importScenarios('longmemeval', FIXTURE, log, limit === undefined ? {} : { limit })) yaml.push(imported);
+  return { scenarios: new Map(yaml.map((item) => [item.scenario.name, item.scenario])), yaml, report: log.report() };
+}
+
+const probeOf = (scenario: Scenario | undefined): ProbeStep => scenario!.steps.find((step): step is ProbeStep => step.kind === 'probe')!;
+const usersOf = (scenario: Scenario | undefined): UserStep[] => scenario!.steps.filter((step): step is UserStep => step.kind === 'user');
+const codes = (report: ImportReport, item: string) => [...report.repaired, ...report.skipped].filter((issue) => issue.item === item).map((issue) => issue.code);
+
+describe('LongMemEval fixture', async () => {
+  const { scenarios, yaml, report } = await importFile();
+
+  test('one valid scenario per question; every question accounted for', () => {
+    for (const item of yaml) expect(checkScenarioText(item.yaml, `${item.scenario.name}.yaml`).problems).toEqual([]);
+    expect(report.items).toBe(13);
+    expect(report.imported + report.repairedItems + report.skippedItems).toBe(13);
+    expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems, scenarios: report.scenarios }).toEqual({ imported: 6, repaired: 4, skipped: 3, scenarios: 10 });
+  });
+
+  test('sessions in order with dates, user turns with their replies, evidence from has_answer', () => {
+    const scenario = scenarios.get('longmemeval-7f3a91c2');
+    expect(scenario!.tags).toEqual(['longmemeval', 'imported', 'single-session-user']);
+    expect(scenario!.steps.filter((step) => step.kind === 'session').map((step) => step.kind === 'session' && step.at)).toEqual(['2023-05-20T02:21:00Z', '2023-05-20T02:57:00Z', '2023-05-22T14:10:00Z']);
+    expect(usersOf(scenario).map((step) => step.id)).toEqual(['sharegpt_yywfIrx_0.t0', '85a1be56_1.t0', 'answer_280352e9.t0', 'answer_280352e9.t2']);
+    expect(usersOf(scenario)[2]).toMatchObject({ assistant: 'Congratulations! Put the degree under Education, with the year and your university.', at: '2023-05-22T14:10:00Z' });
+    expect(probeOf(scenario)).toMatchObject({
+      id: '7f3a91c2',
+      probe: '[Current date: 2023/05/30 (Tue) 23:40] What degree did I graduate with?',
+      expect: ['Business Administration'],
+      category: 'extraction',
+      evidence: ['answer_280352e9.t0'],
+    });
+  });
+
+  test('question types map to categories; has_answer on an assistant turn points at its step', () => {
+    expect(probeOf(scenarios.get('longmemeval-gpt4_2655b836'))).toMatchObject({ category: 'extraction', evidence: ['answer_sharegpt_4d1b7e2_0.t0'] });
+    expect(probeOf(scenarios.get('longmemeval-6a1eabeb'))).toMatchObject({ category: 'update', evidence: ['answer_9a1c_1.t0', 'answer_9a1c_2.t0'] });
+    expect(probeOf(scenarios.get('longmemeval-0a995998'))).toMatchObject({ category: 'multi-hop', expect: ['3'] });
+    expect(probeOf(scenarios.get('longmemeval-8a2466db'))).toMatchObject({ category: 'extraction' });
+  });
+
+  test('numeric answers become strings (repaired)', () => {
+    expect(probeOf(scenarios.get('longmemeval-b46e15ed'))).toMatchObject({ category: 'temporal', expect: ['9'] });
+    expect(codes(report, 'b46e15ed')).toEqual(['answer-number']);
+  });
+
+  test('_abs questions are abstention probes without expect and without evidence', () => {
+    const scenario = scenarios.get('longmemeval-0862e8bf_abs');
+    const probe = probeOf(scenario);
+    expect(probe).toMatchObject({ category: 'abstention', evidence: [] });
+    expect(probe).not.toHaveProperty('expect');
+    expect(scenario!.tags).toContain('abstention');
+    expect(codes(report, '0862e8bf_abs')).toEqual([]);
+  });
+
+  test('sessions out of date order (oracle file) are sorted by date', () => {
+    const scenario = scenarios.get('longmemeval-c4a1ceb8');
+    expect(usersOf(scenario).map((step) => step.id)).toEqual(['answer_e5f6_1.t0', 'answer_e5f6_2.t0']);
+    expect(codes(report, 'c4a1ceb8')).toEqual(['sessions-reordered']);
+  });
+
+  test('turn quirks: an opening assistant turn is dropped, repeated user turns merged, empty turns dropped', () => {
+    const scenario = scenarios.get('longmemeval-d52b4f67');
+    expect(codes(report, 'd52b4f67')).toEqual(['assistant-first', 'turns-merged', 'turn-empty', 'turns-merged']);
+    const users = usersOf(scenario);
+    expect(users.map((step) => step.user)).toEqual(["What time is it in Tokyo when it's 6am in Denver?", 'Note to self: parked at level 3, row F.\n\nAlso remind me to buy sunscreen.\n\nThanks!']);
+    expect(users[1]).not.toHaveProperty('assistant');
+    expect(probeOf(scenario).evidence).toEqual(['answer_a0b1_1.t0']);
+  });
+
+  test('no has_answer turn: the answer sessions are the evidence', () => {
+    expect(probeOf(scenarios.get('longmemeval-e3038f8c')).evidence).toEqual(['answer_f00d_1.t0']);
+    expect(codes(report, 'e3038f8c')).toEqual(['evidence-from-sessions']);
+  });
+
+  test('unknown question_type, missing answer and duplicate question_id are skipped with reasons', () => {
+    expect(codes(report, 'f9e8d7c6')).toEqual(['question-type-unknown']);
+    expect(codes(report, 'a1b2c3d4')).toEqual(['answer-missing']);
+    expect(codes(report, '7f3a91c2 (question[12])')).toEqual(['question-duplicate']);
+    expect(scenarios.has('longmemeval-f9e8d7c6')).toBe(false);
+  });
+
+  test('--limit N imports the first N questions', async () => {
+    const limited = await importFile(2);
+    expect([...limited.scenarios.keys()]).toEqual(['longmemeval-7f3a91c2', 'longmemeval-gpt4_2655b836']);
+    expect(limited.report.units).toBe(2);
+  });
+});
+
+test('parseLongMemEvalDate', () => {
+  expect(parseLongMemEvalDate('2023/05/20 (Sat) 02:21')).toBe('2023-05-20T02:21:00Z');
+  expect(parseLongMemEvalDate('2023/05/30')).toBe('2023-05-30T00:00:00Z');
+  expect(parseLongMemEvalDate('2023/02/30 (Thu) 10:00')).toBeUndefined();
+  expect(parseLongMemEvalDate('May 30, 2023')).toBeUndefined();
+});

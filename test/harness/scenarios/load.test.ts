@@ -1,0 +1,166 @@
+/**
+ * The loader's located messages, pinned against committed fixtures: each file in
+ * fixtures/scenarios/broken has exactly one problem and an exact expected line
+ * (`file:line:col: path: message`). Paths are relative: vitest runs from the repo root.
+ */
+import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { checkScenarioFile, checkScenarioText, formatProblem, MAX_SCENARIO_BYTES, type CheckOptions } from '../../../harness/scenarios/load.js';
+
+const BROKEN = 'fixtures/scenarios/broken';
+const VALID = 'fixtures/scenarios/valid';
+const KINDS = 'user, tool, remember, forget, probe, session, crash, concurrent, filler';
+
+async function check(file: string, options?: CheckOptions): Promise<{ ok: boolean; lines: string[] }> {
+  const { scenario, problems } = await checkScenarioFile(file, options);
+  return { ok: scenario !== undefined, lines: problems.map(formatProblem) };
+}
+
+/** Fixture name → the exact lines the loader prints for it (file prefix added below). */
+const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> = {
+  // Size, encoding and emptiness: refused before parsing, always at 1:1 except the NUL byte.
+  'empty.yaml': { lines: ['1:1: (document): file is empty: expected a scenario with `name` and `steps`'] },
+  'whitespace-only.yaml': { lines: ['1:1: (document): file is empty: expected a scenario with `name` and `steps`'] },
+  'binary-garbage.yaml': { lines: ['1:7: (document): binary data (a NUL byte): a scenario is YAML or JSON text'] },
+  'invalid-utf8.yaml': { lines: ['1:1: (document): not UTF-8 text (binary data?): a scenario is YAML or JSON text'] },
+  'oversize.yaml': { lines: ['1:1: (document): file is 4556 bytes, over the 1024-byte limit for a scenario'], options: { maxBytes: 1024 } },
+
+  // YAML / JSON syntax.
+  'bad-yaml-indent.yaml': { lines: ['5:4: (document): invalid YAML: All sequence items must start at the same column'] },
+  'bad-yaml-tab-indent.yaml': { lines: ['3:1: (document): invalid YAML: Tabs are not allowed as indentation'] },
+  'bad-yaml-duplicate-key.yaml': { lines: ['6:5: (document): invalid YAML: Map keys must be unique'] },
+  'broken.json': { lines: ['5:5: (document): invalid YAML: Missing , or : between flow sequence items'] },
+  'deeply-nested.yaml': { lines: ['3:5: steps[0]: nested more than 64 levels deep: not a scenario'] },
+
+  // Document shape and header.
+  'top-level-list.yaml': { lines: ['1:1: (document): expected a mapping with `name` and `steps`, got a list'] },
+  'bad-name.yaml': { lines: ['1:7: name: use lower-case letters, digits, ".", "_" and "-"'] },
+  'missing-steps.yaml': { lines: ['1:1: steps: required: expected a list of steps'] },
+  'steps-not-list.yaml': { lines: ['3:3: steps: expected a list of steps, got a mapping'] },
+  'empty-steps.yaml': { lines: ['2:8: steps: expected at least one step'] },
+
+  // Steps.
+  'step-is-scalar.yaml': { lines: [`4:5: steps[1]: expected a step (a mapping with one of ${KINDS}), got "just some text"`] },
+  'unknown-step-kind.yaml': { lines: [`4:5: steps[1]: unknown step kind "say": a step needs one of ${KINDS}`] },
+  'two-kinds-in-step.yaml': { lines: ['3:5: steps[0]: a step has exactly one kind, found user and probe'] },
+  'wrong-type-user.yaml': { lines: ['3:11: steps[0].user: expected the user message, got 42'] },
+  'expect-not-list.yaml': { lines: ['5:13: steps[1].expect: expected a list of strings, got "a string"'] },
+  'expect-item-not-string.yaml': { lines: ['7:9: steps[1].expect[1]: expected string, got 7'] },
+  'probe-without-expect.yaml': {
+    lines: ['4:5: steps[1].expect: required: a probe needs `expect` (any of these strings counts) unless its category is abstention'],
+  },
+  'bad-category.yaml': { lines: ['6:15: steps[1].category: expected one of extraction, multi-hop, temporal, update, abstention; got "recall"'] },
+  'bad-crash-point.yaml': {
+    lines: [
+      '4:12: steps[1].crash: expected one of before_model_call, after_tool_intent, after_tool_effect, after_tool_result, mid_memory_write, mid_summary, after_ack; got "during_tool"',
+    ],
+  },
+  'session-not-new.yaml': { lines: ['4:14: steps[1].session: expected "new", got "old"'] },
+  'filler-not-integer.yaml': { lines: ['4:13: steps[1].filler: expected a whole number, got 2.5'] },
+
+  // Cross-step checks.
+  'duplicate-ids.yaml': { lines: ['5:9: steps[1].id: duplicate id "home" (first used at steps[0])'] },
+  'evidence-missing-id.yaml': { lines: ['7:22: steps[1].evidence[1]: no step has id "move"'] },
+};
+
+describe('broken scenario fixtures', () => {
+  test('every fixture in fixtures/scenarios/broken has an expected message here', () => {
+    expect(readdirSync(BROKEN).sort()).toEqual(Object.keys(BROKEN_CASES).sort());
+  });
+
+  test.each(Object.entries(BROKEN_CASES))('%s', async (name, { lines, options }) => {
+    const file = `${BROKEN}/${name}`;
+    const result = await check(file, options);
+    expect(result.lines).toEqual(lines.map((line) => `${file}:${line}`));
+    expect(result.ok).toBe(false);
+  });
+});
+
+describe('valid scenario fixtures', () => {
+  test('minimal.yaml loads with no problems', async () => {
+    const { scenario, problems } = await checkScenarioFile(`${VALID}/minimal.yaml`);
+    expect(problems).toEqual([]);
+    expect(scenario).toEqual({ name: 'minimal', source: `${VALID}/minimal.yaml`, steps: [{ kind: 'user', user: 'I live in Lisbon.' }] });
+  });
+
+  test('every-step-kind.yaml loads with no problems and keeps nested concurrent steps', async () => {
+    const { scenario, problems } = await checkScenarioFile(`${VALID}/every-step-kind.yaml`);
+    expect(problems.map(formatProblem)).toEqual([]);
+    expect(scenario?.steps.map((step) => step.kind)).toEqual(['user', 'tool', 'remember', 'forget', 'session', 'crash', 'concurrent', 'filler', 'probe', 'probe']);
+    const concurrent = scenario?.steps[6];
+    expect(concurrent?.kind).toBe('concurrent');
+    if (concurrent?.kind !== 'concurrent') return;
+    expect(concurrent.concurrent.map((session) => session.map((step) => step.kind))).toEqual([['user', 'probe'], ['user']]);
+    expect(scenario?.steps[1]).toMatchObject({ kind: 'tool', tool: 'weather', args: { city: 'Lisbon', units: 'metric' }, effect: false });
+    expect(scenario?.steps[7]).toMatchObject({ kind: 'filler', filler: 20, seed: 7, language: 'mixed' });
+    expect(scenario?.steps[9]).toMatchObject({ kind: 'probe', category: 'abstention', forbid: [], evidence: [] });
+  });
+
+  test('unknown-key-warns.yaml loads with exactly one located warning', async () => {
+    const file = `${VALID}/unknown-key-warns.yaml`;
+    const { scenario, problems } = await checkScenarioFile(file);
+    expect(scenario?.name).toBe('unknown-key-warns');
+    expect(problems.map((problem) => problem.severity)).toEqual(['warning']);
+    expect(problems.map(formatProblem)).toEqual([`${file}:6:5: steps[1].hint: warning: unknown key "hint" (ignored)`]);
+  });
+});
+
+describe('size limit', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'membench-load-scenario-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('a sparse file over 16 MiB is refused before it is read', async () => {
+    const file = path.join(dir, 'huge.yaml');
+    writeFileSync(file, '');
+    truncateSync(file, MAX_SCENARIO_BYTES + 1);
+    const result = await check(file);
+    expect(result.lines).toEqual([`${file}:1:1: (document): file is 16777217 bytes, over the 16777216-byte limit for a scenario`]);
+    expect(result.ok).toBe(false);
+  });
+
+  test('a file of exactly the limit is read (and this one is then refused as binary)', async () => {
+    const file = path.join(dir, 'at-limit.yaml');
+    writeFileSync(file, '');
+    truncateSync(file, MAX_SCENARIO_BYTES);
+    const result = await check(file);
+    expect(result.lines).toEqual([`${file}:1:1: (document): binary data (a NUL byte): a scenario is YAML or JSON text`]);
+  });
+
+  test('oversize.yaml is a valid scenario under the default limit', async () => {
+    const result = await check(`${BROKEN}/oversize.yaml`);
+    expect(result).toEqual({ ok: true, lines: [] });
+  });
+
+  test('a missing file is reported, not thrown', async () => {
+    const file = path.join(dir, 'nope.yaml');
+    expect((await check(file)).lines).toEqual([`${file}:1:1: (document): cannot read: no such file`]);
+  });
+
+  test('a directory is reported as not a file', async () => {
+    expect((await check(dir)).lines).toEqual([`${dir}:1:1: (document): not a file`]);
+  });
+});
+
+describe('loader edge cases found in review', () => {
+  test('reports evidence that comes after its probe', async () => {
+    const check = checkScenarioText('name: e\nsteps:\n  - probe: q?\n    expect: [a]\n    evidence: [later]\n  - id: later\n    user: a\n', 'e.yaml');
+    expect(check.problems.map(formatProblem)).toEqual(['e.yaml:5:16: steps[0].evidence[0]: step "later" comes after this probe: evidence must precede the question']);
+  });
+
+  test('reports a second YAML document in plain words', async () => {
+    const check = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n', 'two.yaml');
+    expect(check.problems.map(formatProblem)).toEqual(['two.yaml:4:1: (document): invalid YAML: a scenario file holds one YAML document, found a second (a line with ---)']);
+  });
+
+  test('reports 100,000 levels of nesting once, as nesting', async () => {
+    const check = checkScenarioText(`name: d\nsteps:\n  - user: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, 'deep.yaml');
+    expect(check.problems).toHaveLength(1);
+    expect(check.problems[0]!.message).toBe('nested too deeply to parse (more than 64 levels)');
+  });
+
+  test('derives a valid name from an unusual file name', async () => {
+    expect(checkScenarioText('steps:\n  - user: hi\n', 'dir/My File (2).yaml').scenario?.name).toBe('my-file-2-');
+  });
+});

@@ -1,0 +1,165 @@
+/** `--strategy` values beyond the built-ins: user modules (TypeScript via tsx) and `langchain:NAME`. */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MembenchError } from '../../harness/core/errors.js';
+import { definitionProblems, isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
+import { buffer } from '../../strategies/buffer.js';
+import { describeConformance, exchange, makeHarness } from './conformance.js';
+
+const fixtures = fileURLToPath(new URL('../../fixtures/strategies/', import.meta.url));
+const example = path.join(fixtures, 'my-memory.ts');
+
+/** Expects a MembenchError with this code whose message matches. */
+async function rejection(promise: Promise<unknown>): Promise<MembenchError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(MembenchError);
+  return error as MembenchError;
+}
+
+describe('the example user strategy', () => {
+  it('loads from a relative .ts path against cwd and runs: open, save, load, close, reopen', async () => {
+    const definition = await loadStrategyDefinition('./my-memory.ts', { cwd: fixtures });
+    expect(definition.name).toBe('my-memory');
+    expect(definition.options.parse({})).toEqual({ k: 3 });
+    const harness = await makeHarness(definition, { k: 1 });
+    try {
+      let strategy = harness.create();
+      await strategy.open();
+      await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
+      await strategy.save({ message: new HumanMessage('Order tea.'), turn: 2 });
+      await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'order', args: {}, type: 'tool_call' }] }), turn: 2 });
+      await strategy.save({ message: new ToolMessage({ content: 'ordered', tool_call_id: 'c1', name: 'order' }), turn: 2 });
+      const { messages } = await strategy.load({ query: 'x', turn: 3 });
+      expect(messages.map((message) => message.getType())).toEqual(['human', 'ai', 'tool']);
+      await strategy.close();
+      strategy = harness.create();
+      await strategy.open();
+      expect((await strategy.load({ query: 'x', turn: 3 })).messages.map((message) => message.content)).toEqual(['Order tea.', '', 'ordered']);
+      await strategy.close();
+    } finally {
+      await rm(harness.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('loads from an absolute path and from a file: URL', async () => {
+    expect((await loadStrategyDefinition(example)).name).toBe('my-memory');
+    expect((await loadStrategyDefinition(pathToFileURL(example).href)).name).toBe('my-memory');
+  });
+});
+
+describe('loadStrategyDefinition', () => {
+  let dir: string;
+  const write = async (name: string, source: string): Promise<string> => {
+    await writeFile(path.join(dir, name), source);
+    return `./${name}`;
+  };
+  const load = (spec: string) => loadStrategyDefinition(spec, { cwd: dir });
+  const valid = (name: string) =>
+    `export default { name: ${JSON.stringify(name)}, description: 'x', defaultDurability: 'none', options: { parse: (v) => v, safeParse: (v) => ({ success: true, data: v }) }, create: () => ({}) };\n`;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-loader-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('resolves built-in names and langchain:NAME too', async () => {
+    expect(await loadStrategyDefinition('buffer')).toBe(buffer);
+    expect((await loadStrategyDefinition('langchain:buffer-window')).name).toBe('langchain:buffer-window');
+  });
+
+  it('accepts a named `strategy` export, and .mjs / CommonJS-style .ts modules', async () => {
+    expect((await load(await write('named.mjs', valid('named').replace('export default', 'export const strategy =')))).name).toBe('named');
+    expect((await load(await write('plain.ts', valid('plain-ts')))).name).toBe('plain-ts'); // no package.json here: tsx compiles it as CommonJS
+  });
+
+  it('names the file when it does not exist', async () => {
+    const error = await rejection(load('./nope.ts'));
+    expect(error.code).toBe('UNKNOWN_STRATEGY');
+    expect(error.message).toBe(`strategy module ./nope.ts (${path.join(dir, 'nope.ts')}) not found`);
+  });
+
+  it('lists the choices for a bare name that is neither built-in nor a path', async () => {
+    const error = await rejection(load('nope'));
+    expect(error.code).toBe('UNKNOWN_STRATEGY');
+    expect(error.message).toMatch(/^unknown strategy "nope": built-ins are buffer, window.*; LangChain memories are langchain:buffer, .*; or give the path of a module/u);
+  });
+
+  it('reports a syntax error with its line and column, without a stack', async () => {
+    const spec = await write('syntax.ts', 'export default {\n  name: "x",\n  create( => 1,\n};\n');
+    const error = await rejection(load(spec));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toBe(`strategy module ./syntax.ts (${path.join(dir, 'syntax.ts')}) could not be loaded: syntax error at ${path.join(dir, 'syntax.ts')}:3:10: Expected identifier but found "=>"`);
+  });
+
+  it('reports a syntax error in a .mjs module', async () => {
+    const error = await rejection(load(await write('syntax.mjs', 'export default {\n  create( => 1,\n};\n')));
+    expect(error.message).toMatch(/syntax\.mjs\) could not be loaded: syntax error: Unexpected token/u);
+  });
+
+  it('reports a module that throws while loading', async () => {
+    const error = await rejection(load(await write('throws.ts', 'throw new Error("no API key configured");\nexport default {};\n')));
+    expect(error.message).toMatch(/throws\.ts\) could not be loaded: it threw Error: no API key configured$/u);
+    expect(error.message).not.toMatch(/\n|at /u);
+  });
+
+  it('reports a missing dependency of the module', async () => {
+    const error = await rejection(load(await write('dependency.ts', 'import "no-such-package-xyz";\nexport default {};\n')));
+    expect(error.message).toMatch(/dependency\.ts\) could not be loaded: Cannot find module 'no-such-package-xyz'$/u);
+  });
+
+  it('reports a module without a strategy export, listing what it exports', async () => {
+    const error = await rejection(load(await write('empty.mjs', 'export const helper = 1;\n')));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toMatch(/empty\.mjs\) exports no strategy: expected `export default \{ name, .*\(it exports: helper\)$/u);
+  });
+
+  it('reports every missing or invalid field of the definition', async () => {
+    const error = await rejection(load(await write('partial.mjs', 'export default { name: "has space", defaultDurability: "always", options: {} };\n')));
+    expect(error.message).toMatch(/partial\.mjs\) does not export a valid strategy definition:$/u);
+    expect(error.details).toEqual([
+      '  - invalid "name" (a string of letters, digits, "-", "_" or ":"; it names the strategy in reports and in --param NAME.KEY=V)',
+      '  - missing "description" (a string)',
+      '  - invalid "options" (a zod schema of the knobs, e.g. z.object({}))',
+      '  - invalid "defaultDurability" (one of sync, async, exit, none)',
+      '  - missing "create" (a function (context, options) returning the strategy)',
+    ]);
+  });
+
+  it('refuses a name that collides with a built-in, or takes the langchain: prefix', async () => {
+    const collision = await rejection(load(await write('collide.mjs', valid('window'))));
+    expect(collision.message).toMatch(/collide\.mjs\) is named "window", which is a built-in strategy: give it another name$/u);
+    const reserved = await rejection(load(await write('reserved.mjs', valid('langchain:mine'))));
+    expect(reserved.message).toMatch(/reserved\.mjs\) is named "langchain:mine": the prefix "langchain:" is reserved/u);
+  });
+
+  it('refuses a directory', async () => {
+    expect((await rejection(load('.'))).message).toMatch(/ is not a file$/u);
+  });
+});
+
+describe('isModuleSpec / definitionProblems', () => {
+  it('tells paths from names', () => {
+    for (const spec of ['./a.ts', '../a.js', '/abs/a.mjs', 'a.ts', 'dir/a', 'file:///a.ts']) expect(isModuleSpec(spec)).toBe(true);
+    for (const spec of ['buffer', 'summary-buffer', 'langchain:buffer']) expect(isModuleSpec(spec)).toBe(false);
+  });
+
+  it('accepts every built-in definition', () => {
+    expect(definitionProblems(buffer)).toEqual([]);
+  });
+
+  it('rejects a non-object export', () => {
+    expect(definitionProblems(() => undefined)).toEqual(['the export is function, not an object']);
+  });
+});
+
+// A user strategy is a peer of the built-ins: the same conformance suite runs on it.
+describeConformance(await loadStrategyDefinition(example));
