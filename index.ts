@@ -8,7 +8,7 @@ export { loadScenarioFile as loadScenario, checkScenarioFile, checkScenarioText,
 export { loadScenarios, builtinScenarioNames, resolveScenarioFile } from './harness/scenarios/builtins.js';
 export * from './harness/scenarios/format.js';
 export * from './harness/results/schema.js';
-export { AgentSession, type TurnRecord, type ProbeRecord } from './harness/agent/loop.js';
+export { AgentSession } from './harness/agent/loop.js';
 export { TokenCounter, encodingForModel, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY } from './harness/core/tokens.js';
 export { SqliteChatMessageHistory } from './strategies/stores/history.js';
 export { normalizeText } from './harness/core/text.js';
@@ -21,8 +21,8 @@ export { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison, type 
 export { readResults, parseResults } from './harness/results/read.js';
 export { mergeShards, type ShardInput } from './reports/merge.js';
 export { renderHtml, renderJunit, renderCharts } from './reports/index.js';
-export { runCellInProcesses, fuzzPlan, INVARIANTS, type DurabilityResult, type CrashRecord } from './harness/process/crashes.js';
-export { durabilityMatrix, modePrices, type MatrixRow, type ModePrice } from './harness/results/durability-matrix.js';
+export { runCellInProcesses, fuzzPlan } from './harness/process/crashes.js';
+export { durabilityMatrix, modePrices } from './harness/results/durability-matrix.js';
 export { Ledger } from './harness/agent/ledger.js';
 export { importDataset, formatImportReport } from './harness/scenarios/importers/index.js';
 export { expandFillers, generateFiller } from './harness/scenarios/filler.js';

@@ -4,8 +4,8 @@
  */
 import type { ChartConfiguration, ChartDataset, PointStyle } from 'chart.js';
 import { distribution, type Distribution, type Rate } from '../harness/core/metrics.js';
-import type { CellResult, RunResult } from '../harness/results/schema.js';
-import { durabilityMatrix } from './cell-extras.js';
+import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
+import { invariantGrid } from '../harness/results/durability-matrix.js';
 
 /** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
 export interface ChartSpec {
@@ -334,10 +334,10 @@ function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, Ser
 
 /** The durability matrix: strategy settings × invariants, each square green (held) or red (violated); absent without fault data. */
 function durabilityChart(result: RunResult): ChartSpec | null {
-  const matrix = durabilityMatrix(result.cells);
+  const matrix = invariantGrid(result.cells);
   if (!matrix || matrix.columns.length === 0) return null;
   const rowLabels = matrix.rows.map((row, index) => `${row} (${matrix.crashes[index]} crashes)`);
-  const columnLabels = matrix.columns.map((column) => `invariant ${column}`);
+  const columnLabels = matrix.columns.map((column) => invariantName(column));
   const points = (violated: boolean) =>
     matrix.rows.flatMap((_, row) =>
       matrix.columns.flatMap((_column, column) => {
@@ -359,7 +359,7 @@ function durabilityChart(result: RunResult): ChartSpec | null {
       options: {
         ...baseOptions(title, 'summed over scenarios and trials; no square = not checked for that setting; junit.xml lists each violation'),
         scales: {
-          x: { type: 'category', labels: columnLabels, offset: true, title: axisTitle('invariant (numbered as in DESIGN.md section 6)') },
+          x: { type: 'category', labels: columnLabels, offset: true, title: axisTitle('invariant checked after every recovery') },
           y: { type: 'category', labels: rowLabels, offset: true, title: axisTitle('strategy setting (crashes reached)') },
         },
       },

@@ -8,8 +8,8 @@
  */
 import Table from 'cli-table3';
 import type { Distribution, Rate } from '../harness/core/metrics.js';
-import type { CellResult, RunHeader, RunResult } from '../harness/results/schema.js';
-import { cellInvariants } from './cell-extras.js';
+import { invariantName, type CellResult, type RunHeader, type RunResult } from '../harness/results/schema.js';
+import { cellInvariants } from '../harness/results/durability-matrix.js';
 import { formatMs, formatRate } from './summary.js';
 
 /** The gates a head run must pass against its base. */
@@ -99,7 +99,7 @@ function invariantChecks(base: CellResult, head: CellResult): MetricCheck[] {
     .map((outcome) => {
       const previous = before.get(outcome.invariant) ?? 0;
       const verdict = outcome.violations > 0 && previous === 0 ? 'regression' : outcome.violations < previous ? 'improved' : 'ok';
-      return { metric: `invariant ${outcome.invariant}`, base: `${previous} violation(s)`, head: `${outcome.violations} violation(s)`, change: signed(outcome.violations - previous, 0), limit: 'no new violation', verdict };
+      return { metric: `invariant ${invariantName(outcome.invariant)}`, base: `${previous} violation(s)`, head: `${outcome.violations} violation(s)`, change: signed(outcome.violations - previous, 0), limit: 'no new violation', verdict };
     });
 }
 

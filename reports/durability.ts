@@ -1,5 +1,5 @@
 /** Durability tables shared by the console and report.md: the matrix and each mode's price. */
-import type { RunResult } from '../harness/results/schema.js';
+import { INVARIANTS, invariantName, type InvariantId, type RunResult } from '../harness/results/schema.js';
 import { formatMs } from './summary.js';
 
 export const MATRIX_COLUMNS = ['strategy', 'mode', 'keys', 'crash point', 'reached/armed', 'acks lost', 'msgs lost', 'dup effects', 'misclassified', 'torn', 'index ≠'] as const;
@@ -7,7 +7,7 @@ export const PRICE_COLUMNS = ['strategy', 'mode', 'keys', 'save p50 ms', 'save p
 
 /** One row per strategy × mode × keys × crash point (empty when no cell ran with faults). */
 export function matrixRows(result: RunResult): string[][] {
-  return (result.durabilityMatrix ?? []).map((row) => [
+  return result.durabilityMatrix.map((row) => [
     row.strategy,
     row.durability,
     row.idempotencyKeys ? 'on' : 'off',
@@ -24,7 +24,7 @@ export function matrixRows(result: RunResult): string[][] {
 
 /** One row per strategy × mode: what the mode costs and what it lost; invariants as `1✓ 3✗2`. */
 export function priceRows(result: RunResult): string[][] {
-  return (result.durabilityPrices ?? []).map((price) => [
+  return result.durabilityPrices.map((price) => [
     price.strategy,
     price.durability,
     price.idempotencyKeys ? 'on' : 'off',
@@ -42,4 +42,9 @@ export function priceRows(result: RunResult): string[][] {
       .map(([id, count]) => (count === 0 ? `${id}✓` : `${id}✗${count}`))
       .join(' '),
   ]);
+}
+
+/** The invariants by number and name, for the line under every durability table. */
+export function invariantLegend(): string {
+  return (Object.keys(INVARIANTS) as InvariantId[]).map(invariantName).join('; ');
 }

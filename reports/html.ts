@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { CellResult, RunResult } from '../harness/results/schema.js';
-import { durabilityMatrix } from './cell-extras.js';
+import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
+import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
 import { formatMs, formatRate, modelNote, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 
@@ -124,20 +124,20 @@ function probeTable(result: RunResult): string {
 
 /** Violations/checks per label and invariant; empty when the run has no durability data. */
 function durabilitySection(result: RunResult): string {
-  const matrix = durabilityMatrix(result.cells);
+  const matrix = invariantGrid(result.cells);
   if (!matrix) return '';
   const rows = matrix.rows.map((row, index): Column[] => [
     { title: 'strategy', text: row },
     { title: 'crashes', text: String(matrix.crashes[index]), sort: matrix.crashes[index]! },
     ...matrix.values[index]!.map((value, column): Column => ({
-      title: `invariant ${matrix.columns[column]}`,
+      title: invariantName(matrix.columns[column]!),
       text: value ? `${value.violations} violated / ${value.checks} checked` : '–',
       sort: value ? value.violations : null,
       ...(value && value.violations > 0 ? { html: `<span class="error">${value.violations} violated</span> / ${value.checks} checked` } : {}),
     })),
   ]);
-  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => `invariant ${column}`)];
-  return `<section id="durability">\n<h2>Durability</h2>\n<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials (DESIGN.md section 6).</p>\n${sortableTable('durability-table', head, rows)}\n</section>`;
+  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => invariantName(column))];
+  return `<section id="durability">\n<h2>Durability</h2>\n<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials.</p>\n${sortableTable('durability-table', head, rows)}\n</section>`;
 }
 
 function runHeader(result: RunResult): string {

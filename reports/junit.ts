@@ -2,8 +2,8 @@
  * junit.xml for CI test views: one testsuite per scenario, one testcase per cell. A cell fails
  * when it errored, violated an invariant, or (with a threshold) recalled too little.
  */
-import type { CellResult, RunResult } from '../harness/results/schema.js';
-import { violatedInvariants } from './cell-extras.js';
+import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
+import { violatedInvariants } from '../harness/results/durability-matrix.js';
 import { formatMs, formatRate } from './summary.js';
 
 /** What makes a cell fail besides errors and invariant violations. */
@@ -27,7 +27,7 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
   // Only `sync` promises what the invariants check; in async, exit and none modes the losses are
   // the price of the mode, counted in the durability matrix rather than failed.
   for (const outcome of cell.durability === 'sync' ? violatedInvariants(cell) : []) {
-    failures.push(`invariant ${outcome.invariant} violated ${outcome.violations} time(s)${outcome.checks ? ` in ${outcome.checks} check(s)` : ''}`);
+    failures.push(`invariant "${invariantName(outcome.invariant)}" violated ${outcome.violations} time(s)${outcome.checked ? ` in ${outcome.checked} check(s)` : ''}`);
     details.push(...outcome.details.map((line) => `invariant ${outcome.invariant}: ${line}`));
   }
   const recall = cell.recall.contextRecall;

@@ -1,7 +1,7 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
-import { MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 
 const table = markdownTable;
 
@@ -12,9 +12,7 @@ function durabilitySection(result: RunResult): string[] {
     '## Durability',
     '',
     'Cells with crash points, concurrent sessions or fuzzing ran in agent processes killed with SIGKILL. ' +
-      'Per strategy and durability mode: the save latency it costs and what it lost. Invariants: ✓ held, ✗ violations ' +
-      '(1 acknowledged memories survive, 2 input persisted before the model call, 3 tool calls classified as the ledger says / no duplicate with keys, ' +
-      '4 no stale background write, 5 concurrent writers lose nothing, 6 pending jobs survive).',
+      `Per strategy and durability mode: the save latency it costs and what it lost. Invariants: ✓ held, ✗ violations (${invariantLegend()}).`,
     '',
     table([...PRICE_COLUMNS], prices),
     '',

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { durabilityMatrix, modePrices } from '../harness/results/durability-matrix.js';
 import { MembenchError } from '../harness/core/errors.js';
 import type { CellResult, RunHeader, RunResult } from '../harness/results/schema.js';
-import { shardSize, type ShardedRunHeader, type ShardHeader } from '../harness/results/shard.js';
+import { shardSize, type ShardHeader } from '../harness/results/shard.js';
 
 /** One input: its results and the file it came from (named in messages). */
 export interface ShardInput {
@@ -31,7 +31,7 @@ const AGREED: [keyof RunHeader, string][] = [
 
 /** A run without a shard in its header covers the whole plan: shard 1 of 1. */
 function shardOf({ result }: ShardInput): ShardHeader | undefined {
-  return (result.header as ShardedRunHeader).shard;
+  return result.header.shard;
 }
 
 const show = (value: unknown): string => {
@@ -97,7 +97,7 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   // Plan position p ran in shard (p mod n) + 1, as its (p div n)-th cell.
   const cells: CellResult[] = Array.from({ length: reference.planned }, (_, position) => byIndex.get((position % reference.count) + 1)!.result.cells[Math.floor(position / reference.count)]!);
   const headers = inputs.map((input) => input.result.header);
-  const { shard: _shard, ...header } = first.result.header as ShardedRunHeader;
+  const { shard: _shard, ...header } = first.result.header;
   return {
     header: {
       ...header,

@@ -6,11 +6,12 @@ import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy,
 
 export const bufferOptions = z.object({}).strict();
 
-class BufferStrategy implements MemoryStrategy {
+/** Every message in a SQLite session history; `window` extends it with what it trims at load time. */
+export class BufferStrategy implements MemoryStrategy {
   readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: false };
-  private readonly history: SqliteChatMessageHistory;
+  protected readonly history: SqliteChatMessageHistory;
 
-  constructor(context: StrategyContext) {
+  constructor(protected readonly context: StrategyContext) {
     this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
   }
 

@@ -41,14 +41,13 @@ import {
   normalizeMemoryName,
   parseExtractedMemories,
   prepareMemory,
-  truncateText,
   type MemoryDraft,
   type MemoryRecord,
   type MemoryScope,
   type MemoryType,
 } from './stores/memory-format.js';
 import { extractMemoriesPrompt } from '../harness/core/prompts.js';
-import { matchTerms, normalizeText, sentences } from '../harness/core/text.js';
+import { matchTerms, normalizeText, sentences, shortenText } from '../harness/core/text.js';
 import { messageText } from '../harness/core/tokens.js';
 import { windowStart } from './window.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StoreCheck, type StrategyContext } from './types.js';
@@ -300,7 +299,7 @@ export class FileIndexStrategy implements MemoryStrategy {
       const related = this.bestMatches(live, userMessages.join('\n'), RELATED_BODIES)
         .filter((record) => !normalizeText(record.description).includes(normalizeText(record.body)))
         .map((record) => ({ name: record.name, body: record.body }));
-      const prompt = extractMemoriesPrompt({ indexLines: live.map(indexLine), related, userMessages, reply: truncateText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS) });
+      const prompt = extractMemoriesPrompt({ indexLines: live.map(indexLine), related, userMessages, reply: shortenText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS) });
       const response = await this.context.model.chat({ task: 'extract-memories', messages: prompt, maxOutputTokens: 500 });
       for (const memory of parseExtractedMemories(response.text, this.options.maxMemoryBytes)) {
         const existing = this.find(memory.name);

@@ -7,10 +7,9 @@ import type { z } from 'zod';
 import type { ChatModel, Embedder } from '../harness/models/types.js';
 import type { CrashPoint } from '../harness/scenarios/format.js';
 import type { TokenCounter } from '../harness/core/tokens.js';
+import type { DurabilityMode } from '../harness/core/durability-mode.js';
 
-/** When a write is durable: `sync` before acknowledging, `async` write-behind, `exit` on clean close, `none` never. */
-export type DurabilityMode = 'sync' | 'async' | 'exit' | 'none';
-export const DURABILITY_MODES: readonly DurabilityMode[] = ['sync', 'async', 'exit', 'none'];
+export { DURABILITY_MODES, type DurabilityMode } from '../harness/core/durability-mode.js';
 
 /** `langchain:NAME` names LangChain's classic memories (the adapter loads only when one is asked for). */
 export const LANGCHAIN_PREFIX = 'langchain:';

@@ -6,9 +6,9 @@
  */
 import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
-import { SqliteChatMessageHistory } from './stores/history.js';
-import { messageText, TOKENS_PER_REPLY, type TokenCounter } from '../harness/core/tokens.js';
-import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
+import { BufferStrategy } from './buffer.js';
+import { TOKENS_PER_REPLY, type TokenCounter } from '../harness/core/tokens.js';
+import { defineStrategy, type LoadResult, type MemoryEvent, type StrategyContext } from './types.js';
 
 export const windowOptions = z
   .object({
@@ -53,48 +53,34 @@ export function trimToTokens(messages: readonly BaseMessage[], start: number, ma
   return cut;
 }
 
-class WindowStrategy implements MemoryStrategy {
-  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: false };
-  private readonly history: SqliteChatMessageHistory;
+class WindowStrategy extends BufferStrategy {
   private readonly humanAt: number[] = [];
 
   constructor(
-    private readonly context: StrategyContext,
+    context: StrategyContext,
     private readonly options: WindowOptions,
   ) {
-    this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
+    super(context);
   }
 
-  async open(): Promise<void> {
-    this.history.open();
+  override async open(): Promise<void> {
+    await super.open();
     this.humanAt.length = 0;
     this.history.messages.forEach((message, index) => {
       if (isHuman(message)) this.humanAt.push(index);
     });
   }
 
-  async save(event: MemoryEvent): Promise<void> {
+  override async save(event: MemoryEvent): Promise<void> {
     if (isHuman(event.message)) this.humanAt.push(this.history.messages.length);
-    await this.history.addMessage(event.message);
+    await super.save(event);
   }
 
-  async load(): Promise<LoadResult> {
+  override async load(): Promise<LoadResult> {
     const messages = this.history.messages;
     let start = windowStart(messages, this.humanAt, this.options.k);
     if (this.options.maxTokens !== undefined) start = trimToTokens(messages, start, this.options.maxTokens, this.context.tokens);
     return { messages: messages.slice(start) };
-  }
-
-  async flush(): Promise<void> {
-    await this.history.flush();
-  }
-
-  async snapshot(): Promise<string[]> {
-    return this.history.messages.map(messageText);
-  }
-
-  async close(): Promise<void> {
-    await this.history.close();
   }
 }
 

@@ -5,20 +5,13 @@
  * the numbers come from the ledger, not from guesses.
  */
 import { openDatabase, type SqliteDatabase } from '../core/sqlite.js';
+import type { LedgerCounts } from '../results/schema.js';
 
 export interface EffectOutcome {
   /** True when the effect took place now; false when the key had already been used. */
   applied: boolean;
   /** How many times an effect with this key (or this tool call, without a key) has been attempted. */
   attempts: number;
-}
-
-export interface LedgerCounts {
-  effects: number;
-  /** Effects that took place more than once for the same tool call. */
-  duplicates: number;
-  /** Attempts refused because their idempotency key was already used. */
-  refused: number;
 }
 
 /** Opened by every agent process of a cell; each call commits with fsync before returning. */

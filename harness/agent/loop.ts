@@ -1,7 +1,7 @@
 /**
  * The agent loop: replays scenario steps against one strategy and records what each turn cost.
- * All state lives in the Session object and the strategy's dir, so a later release can run it
- * in a child process that is killed and restarted at any step.
+ * All state lives in the session, the strategy's dir and the journal, so the same loop runs in
+ * this process or in an agent process that is killed and restarted at any step.
  */
 import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
@@ -16,48 +16,7 @@ import { isMembenchError } from '../core/errors.js';
 import { Journal } from './journal.js';
 import type { Ledger } from './ledger.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
-
-/** One conversational step: what was loaded and how long load and save took. */
-export interface TurnRecord {
-  step: number;
-  turn: number;
-  kind: 'user' | 'tool' | 'remember' | 'forget';
-  /** Tokens the strategy loaded for the model call; null when the step made no model call. */
-  contextTokens: number | null;
-  loadMs: number | null;
-  saveMs: number;
-  /** Why the strategy refused the step (a memory over its size budget, an unsafe name). */
-  refused?: string;
-}
-
-export interface ProbeRecord {
-  step: number;
-  turn: number;
-  id?: string;
-  category: ProbeStep['category'];
-  question: string;
-  contextTokens: number;
-  contextRecall: boolean | undefined;
-  staleExposure: boolean;
-  answer: string;
-  answerCorrect: boolean;
-  /** Share of the evidence steps' content words present in the context (null without evidence). */
-  evidenceCoverage: number | null;
-  loadMs: number;
-}
-
-/** How recovery classified an interrupted tool call, beside what the ledger says really happened. */
-export interface ToolRecovery {
-  step: number;
-  callId: string;
-  tool: string;
-  effect: boolean;
-  classification: 'not-started' | 'started-unknown' | 'completed';
-  /** The ledger's truth at recovery time. */
-  ledgerApplied: boolean;
-  /** The effect was run again by the recovering process. */
-  reran: boolean;
-}
+import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
 
 /** An explicit memory the user was told is kept. */
 export interface Ack {

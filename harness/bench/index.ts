@@ -80,7 +80,7 @@ function selectStrategies(names: readonly string[] | undefined): StrategyDefinit
 }
 
 /** Runs the selected sections in order and judges the targets. */
-export async function runBench(options: BenchOptions = {}): Promise<BenchReport> {
+export async function measureMembench(options: BenchOptions = {}): Promise<BenchReport> {
   const quick = options.quick ?? false;
   const sections = options.only && options.only.length > 0 ? BENCH_SECTIONS.filter((section) => options.only!.includes(section)) : [...BENCH_SECTIONS];
   const sizes = options.sizes && options.sizes.length > 0 ? options.sizes : quick ? QUICK_SIZES : DEFAULT_SIZES;

@@ -1,6 +1,6 @@
-/** `membench bench`: argv → BenchOptions → runBench → Markdown tables (or JSON with --json). */
+/** `membench bench`: argv → BenchOptions → measureMembench → Markdown tables (or JSON with --json). */
 import type { Argv } from 'yargs';
-import { BENCH_SECTIONS, DEFAULT_SIZES, QUICK_SIZES, runBench, type BenchSection } from '../bench/index.js';
+import { BENCH_SECTIONS, DEFAULT_SIZES, QUICK_SIZES, measureMembench, type BenchSection } from '../bench/index.js';
 import { renderBenchJson, renderBenchReport } from '../bench/render.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
@@ -43,7 +43,7 @@ export function parseSizes(value: string | undefined): number[] | undefined {
 }
 
 export const handler = handled(async (argv: BenchArgs) => {
-  const report = await runBench({
+  const report = await measureMembench({
     quick: argv.quick,
     only: parseSections(argv.only),
     sizes: parseSizes(argv.sizes),

@@ -1,9 +1,8 @@
-/** Recall checks (DESIGN §5) and the statistics every report shows with its n. */
+/** Recall checks on a context (DESIGN §5) and the statistics every figure is reported with. */
 import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
 import { normalizeText } from './text.js';
-import type { ProbeCategory } from '../scenarios/format.js';
 
 /** Everything a model call would see, as one normalised string (tool call arguments included). */
 export function contextText(messages: readonly BaseMessage[]): string {
@@ -75,41 +74,4 @@ export interface Rate {
 export function rate(flags: readonly boolean[]): Rate {
   const hits = flags.filter(Boolean).length;
   return { n: flags.length, hits, value: flags.length ? hits / flags.length : null };
-}
-
-export interface RecallSummary {
-  contextRecall: Rate;
-  staleExposure: Rate;
-  answerAccuracy: Rate;
-  /** Mean evidence coverage over the probes that cite evidence (n of them). */
-  evidenceCoverage: { n: number; mean: number | null };
-}
-
-export interface ProbeOutcome {
-  category: ProbeCategory;
-  contextRecall: boolean | undefined;
-  staleExposure: boolean;
-  answerCorrect: boolean;
-  evidenceCoverage?: number | null;
-}
-
-function meanOf(values: readonly number[]): { n: number; mean: number | null } {
-  return { n: values.length, mean: values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null };
-}
-
-/** Context recall leaves out abstention probes (they have no answer to recall). */
-export function summarizeRecall(probes: readonly ProbeOutcome[]): RecallSummary {
-  const answerable = probes.filter((probe) => probe.contextRecall !== undefined);
-  return {
-    contextRecall: rate(answerable.map((probe) => probe.contextRecall === true)),
-    staleExposure: rate(answerable.map((probe) => probe.staleExposure)),
-    answerAccuracy: rate(probes.map((probe) => probe.answerCorrect)),
-    evidenceCoverage: meanOf(probes.flatMap((probe) => (typeof probe.evidenceCoverage === 'number' ? [probe.evidenceCoverage] : []))),
-  };
-}
-
-export function recallByCategory(probes: readonly ProbeOutcome[]): Partial<Record<ProbeCategory, RecallSummary>> {
-  const groups = new Map<ProbeCategory, ProbeOutcome[]>();
-  for (const probe of probes) groups.set(probe.category, [...(groups.get(probe.category) ?? []), probe]);
-  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([category, group]) => [category, summarizeRecall(group)]));
 }

@@ -1,6 +1,6 @@
 /** Opens SQLite files the way every persistent strategy needs them: WAL, and fsync per the durability mode. */
 import Database from 'better-sqlite3';
-import type { DurabilityMode } from '../../strategies/types.js';
+import type { DurabilityMode } from './durability-mode.js';
 
 export type SqliteDatabase = Database.Database;
 

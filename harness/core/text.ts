@@ -76,3 +76,27 @@ export function sentences(text: string): string[] {
     .map((part) => part.trim())
     .filter((part) => part.length > 0);
 }
+
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+const codePoints = (text: string): number => Array.from(text).length;
+
+/** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
+export function shortenText(text: string, max: number): string {
+  if (codePoints(text) <= max) return text;
+  let out = '';
+  for (const { segment } of graphemes.segment(text)) {
+    if (codePoints(out) + codePoints(segment) > max - 1) break;
+    out += segment;
+  }
+  const space = out.lastIndexOf(' ');
+  if (space > out.length * 0.6) out = out.slice(0, space);
+  return `${out.trimEnd()}…`;
+}
+
+/** A file-name-like slug of free text (letters and digits of any script joined by "-", at most 60 characters); '' when none is left. */
+export function slugify(text: string): string {
+  return Array.from(normalizeText(text).replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+|-+$/gu, ''))
+    .slice(0, 60)
+    .join('')
+    .replace(/-+$/u, '');
+}

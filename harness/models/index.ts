@@ -73,6 +73,18 @@ export function emptyUsage(): ModelUsage {
   return { maintenanceCalls: 0, maintenanceTokens: 0, answerTokens: 0, replyTokens: 0, cachedCalls: 0 };
 }
 
+/** Adds `delta` into `total`, field by field. */
+export function addUsage(total: ModelUsage, delta: ModelUsage): void {
+  for (const key of Object.keys(total) as (keyof ModelUsage)[]) total[key] += delta[key];
+}
+
+/** What was used between two readings of the same counter. */
+export function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
+  const delta = emptyUsage();
+  for (const key of Object.keys(delta) as (keyof ModelUsage)[]) delta[key] = now[key] - before[key];
+  return delta;
+}
+
 /**
  * Wraps a model so every call's input + output tokens are counted by the harness, not by the
  * strategy: a strategy cannot under-report its maintenance cost.

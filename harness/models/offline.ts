@@ -4,9 +4,8 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
-import { contentWords, hasCjk, matchTerms, normalizeText, sentences } from '../core/text.js';
+import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify } from '../core/text.js';
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
-import { slugifyName, truncateText } from '../../strategies/stores/memory-format.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
@@ -274,7 +273,7 @@ interface Topic {
 }
 
 const named = (name: string | undefined, single: boolean): Topic | undefined => {
-  const slug = name === undefined ? undefined : slugifyName(name);
+  const slug = name === undefined ? undefined : (slugify(name) || undefined);
   const table = TOPICS.find((topic) => topic.en === slug || topic.zh === slug);
   if (table) return { name: slug!, single: table.single, pattern: table.pattern };
   return slug ? { name: slug, single } : undefined;
@@ -361,7 +360,7 @@ export function extractMemories(prompt: string): { name: string; description: st
     const content = body !== undefined && !group.replace ? `${body}${group.cjk ? '' : ' '}${joined}` : joined;
     // The description: a replacement's last sentence (the new value), else the memory's first sentence.
     const shown = group.replace ? group.sentences.at(-1)! : (sentences(content)[0] ?? content);
-    out.push({ name, description: truncateText(shown, DESCRIPTION_CHARS), content, type: 'user' });
+    out.push({ name, description: shortenText(shown, DESCRIPTION_CHARS), content, type: 'user' });
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { MembenchError } from '../core/errors.js';
 import { messageText } from '../core/tokens.js';
 import { displayUrl, Endpoint, MalformedResponse, positiveInteger, type EndpointOptions } from './endpoint.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
+import { isRecord } from '../core/guards.js';
 
 /** Dimensions of well-known embedding models, so `dimensions` is right before the first call. */
 const KNOWN_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -26,6 +27,9 @@ export interface OpenAIProviderOptions extends EndpointOptions {
   /** Embedder: texts per request (default 128). */
   batchSize?: number;
 }
+
+/** Live-provider settings that travel to agent processes as plain data (the key only over IPC). */
+export type LiveProviderSettings = Pick<OpenAIProviderOptions, 'baseUrl' | 'apiKey' | 'concurrency' | 'timeoutMs' | 'maxRetries' | 'temperature'>;
 
 /** Converts LangChain messages to chat-completions messages: tool calls with JSON string arguments, results with `tool_call_id`. */
 export function toChatMessages(messages: readonly BaseMessage[]): ChatCompletionMessageParam[] {
@@ -54,10 +58,6 @@ export function toChatMessages(messages: readonly BaseMessage[]): ChatCompletion
     }
     throw new MembenchError('INVALID_ARGUMENT', `openai: cannot send a "${type}" message to a chat-completions endpoint`);
   });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function completionText(response: unknown): string {

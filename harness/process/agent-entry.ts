@@ -1,38 +1,26 @@
 /**
- * The agent process: a strategy plus the agent loop, driven over IPC by the harness. An armed
+ * The agent process's entry (it exports nothing): a strategy plus the agent loop, driven over IPC by the harness. An armed
  * crash point kills it with SIGKILL — no `finally`, no flush — and the harness starts a fresh one
  * on the same dir, which reopens what was persisted and resumes from the journal.
  */
 import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { AgentSession, type Ack } from '../agent/loop.js';
 import { Journal } from '../agent/journal.js';
 import { Ledger } from '../agent/ledger.js';
 import { containsAny, contextText } from '../core/metrics.js';
-import { createEmbedder, createModel, emptyUsage, MeteredModel, type ModelUsage } from '../models/index.js';
+import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type ModelUsage } from '../models/index.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import { normalizeText } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
-import type { CheckReport, FromWorker, ToWorker, WorkerCell } from './protocol.js';
+import { cellPaths, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 
-/** Where each part of a cell lives: the ledger and journal sit outside the strategy's dir. */
-export function cellPaths(dir: string): { strategyDir: string; ledger: string; journal: string } {
-  return { strategyDir: path.join(dir, 'strategy'), ledger: path.join(dir, 'ledger.sqlite'), journal: path.join(dir, 'journal.sqlite') };
-}
-
-function send(message: FromWorker): Promise<void> {
+function send(message: FromAgent): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (!process.send) return reject(new Error('membench worker: not started with an IPC channel'));
+    if (!process.send) return reject(new Error('membench agent process: not started with an IPC channel'));
     process.send(message, undefined, {}, (error) => (error ? reject(error) : resolve()));
   });
-}
-
-function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
-  const delta = emptyUsage();
-  for (const key of Object.keys(delta) as (keyof ModelUsage)[]) delta[key] = now[key] - before[key];
-  return delta;
 }
 
 /** Texts the strategy holds, normalised; falls back to what load() returns for each query. */
@@ -46,7 +34,8 @@ async function persistedText(strategy: MemoryStrategy, queries: readonly string[
   return (needle) => containsAny(contexts.get(needle) ?? '', [needle]);
 }
 
-class Worker {
+/** The agent process's state: one session of one cell, driven by the harness's messages. */
+class AgentHost {
   private session: AgentSession | undefined;
   private journal: Journal | undefined;
   private ledger: Ledger | undefined;
@@ -55,7 +44,7 @@ class Worker {
   private reported = { turns: 0, probes: 0, recoveries: 0, latencies: 0 };
   private usageReported: ModelUsage = emptyUsage();
 
-  async handle(message: ToWorker): Promise<void> {
+  async handle(message: ToAgent): Promise<void> {
     switch (message.type) {
       case 'open':
         return this.open(message.cell, message.resumeTurn);
@@ -80,7 +69,7 @@ class Worker {
     if (this.armed === point) process.kill(process.pid, 'SIGKILL');
   };
 
-  private async open(cell: WorkerCell, resumeTurn: number): Promise<void> {
+  private async open(cell: AgentCell, resumeTurn: number): Promise<void> {
     const paths = cellPaths(cell.dir);
     mkdirSync(paths.strategyDir, { recursive: true });
     const definition = await loadStrategyDefinition(cell.strategy);
@@ -152,12 +141,12 @@ class Worker {
 // recovery after a kill does not.
 setImmediate(() => new TokenCounter('offline').countText('warm-up'));
 
-const worker = new Worker();
+const host = new AgentHost();
 let queue = Promise.resolve();
-process.on('message', (message: ToWorker) => {
+process.on('message', (message: ToAgent) => {
   // Messages are handled one at a time, in order.
   queue = queue
-    .then(() => worker.handle(message))
+    .then(() => host.handle(message))
     .catch(async (error: unknown) => {
       await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(() => undefined);
     });

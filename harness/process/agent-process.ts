@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Ack } from '../agent/loop.js';
-import type { FromWorker, ToWorker, WorkerCell } from './protocol.js';
+import type { FromAgent, ToAgent, AgentCell } from './protocol.js';
 
 /** How a process ended when it should not have. */
 export interface ProcessExit {
@@ -27,7 +27,7 @@ export const DEFAULT_STEP_TIMEOUT_MS = 60_000;
 export class AgentProcess {
   private readonly child: ChildProcess;
   private exit: ProcessExit | undefined;
-  private waiting: { resolve: (message: FromWorker | ProcessExit) => void; expect: FromWorker['type'] } | undefined;
+  private waiting: { resolve: (message: FromAgent | ProcessExit) => void; expect: FromAgent['type'] } | undefined;
   private readonly exited: Promise<ProcessExit>;
 
   private onAck: (ack: Ack) => void = () => undefined;
@@ -43,7 +43,7 @@ export class AgentProcess {
         resolve(this.exit);
       });
     });
-    this.child.on('message', (message: FromWorker) => {
+    this.child.on('message', (message: FromAgent) => {
       if (message.type === 'ack') return this.onAck(message.ack);
       if (message.type === 'error') {
         const waiting = this.waiting;
@@ -65,18 +65,18 @@ export class AgentProcess {
   }
 
   /** Opens the cell in the process; resolves with its report or how it died. */
-  open(cell: WorkerCell, resumeTurn: number, onAck: (ack: Ack) => void) {
+  open(cell: AgentCell, resumeTurn: number, onAck: (ack: Ack) => void) {
     this.onAck = onAck;
     return this.request({ type: 'open', cell, resumeTurn }, 'opened');
   }
 
   /** Sends a message with no reply (arming a crash point). */
-  post(message: ToWorker): void {
+  post(message: ToAgent): void {
     if (!this.exit) this.child.send(message);
   }
 
   /** Sends a message and waits for the reply of the given type, an error report, the process's exit or the timeout. */
-  request<T extends FromWorker['type']>(message: ToWorker, expect: T): Promise<Extract<FromWorker, { type: T }> | Extract<FromWorker, { type: 'error' }> | ProcessExit> {
+  request<T extends FromAgent['type']>(message: ToAgent, expect: T): Promise<Extract<FromAgent, { type: T }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
     if (this.exit) return Promise.resolve(this.exit);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -87,7 +87,7 @@ export class AgentProcess {
         expect,
         resolve: (reply) => {
           clearTimeout(timer);
-          resolve(reply as Extract<FromWorker, { type: T }>);
+          resolve(reply as Extract<FromAgent, { type: T }>);
         },
       };
       this.child.send(message);
@@ -95,7 +95,7 @@ export class AgentProcess {
   }
 
   /** Closes cleanly (flush + close in the process) and waits for it to exit. */
-  async close(): Promise<Extract<FromWorker, { type: 'closed' }> | Extract<FromWorker, { type: 'error' }> | ProcessExit> {
+  async close(): Promise<Extract<FromAgent, { type: 'closed' }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
     const reply = await this.request({ type: 'close' }, 'closed');
     await this.exited;
     return reply;

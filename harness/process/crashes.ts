@@ -5,80 +5,15 @@
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { evidenceTexts, type Ack, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../agent/loop.js';
+import { evidenceTexts, type Ack } from '../agent/loop.js';
+import { INVARIANTS, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
 import { evidenceIndex } from '../scenarios/evidence.js';
 import { AgentProcess, isExit, type ProcessExit } from './agent-process.js';
 import { Ledger } from '../agent/ledger.js';
-import { emptyUsage, type ModelUsage } from '../models/index.js';
+import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
-import type { CheckReport, FromWorker, WorkerCell } from './protocol.js';
-import { cellPaths } from './agent-entry.js';
-
-export interface CrashRecord {
-  step: number;
-  point: CrashPoint;
-  /** The process got to the point and was killed there. */
-  reached: boolean;
-  signal: string | null;
-  code: number | null;
-  source: 'scenario' | 'fuzz';
-  /** What the checks after this crash's recovery found lost or broken. */
-  found?: CrashFindings;
-}
-
-/** Losses attributed to one crash: counted by the check that followed its recovery. */
-export interface CrashFindings {
-  acknowledgedLost: number;
-  messagesLost: number;
-  tornFiles: number;
-  indexMismatches: number;
-  /** Effects run again by the recovery of this crash although they had happened. */
-  effectsDuplicated: number;
-  toolsMisclassified: number;
-}
-
-export interface InvariantOutcome {
-  held: boolean;
-  /** How many times it was checked. */
-  checked: number;
-  violations: number;
-  details: string[];
-}
-
-export const INVARIANTS = {
-  '1': 'acknowledged memories survive crashes',
-  '2': 'user input persisted before the model call',
-  '3': 'tool calls classified as the ledger says; no duplicate effects',
-  '4': 'background jobs never overwrite a later correction',
-  '5': 'concurrent writers lose no update; no torn file; index agrees',
-  '6': 'pending background work survives a crash',
-} as const;
-export type InvariantId = keyof typeof INVARIANTS;
-
-export interface DurabilityCounts {
-  acknowledgedLost: number;
-  messagesLost: number;
-  effects: number;
-  effectsDuplicated: number;
-  effectsRefused: number;
-  toolsMisclassified: number;
-  staleOverwrites: number;
-  lostUpdates: number;
-  tornFiles: number;
-  indexMismatches: number;
-  pendingJobsLost: number;
-  unexpectedExits: number;
-  /** Acknowledged memories a summarising (lossy) strategy no longer holds, at the last check: compression, not crash loss. */
-  compressedAway: number;
-}
-
-export interface DurabilityResult {
-  idempotencyKeys: boolean;
-  crashes: CrashRecord[];
-  recoveries: ToolRecovery[];
-  invariants: Record<InvariantId, InvariantOutcome>;
-  counts: DurabilityCounts;
-}
+import type { CheckReport, FromAgent, AgentCell } from './protocol.js';
+import { cellPaths } from './protocol.js';
 
 /** What a process-run cell hands back to the runner. */
 export interface ProcessCellOutcome {
@@ -127,17 +62,12 @@ function outcome(): InvariantOutcome {
   return { held: true, checked: 0, violations: 0, details: [] };
 }
 
-function addUsage(total: ModelUsage, delta: ModelUsage): void {
-  for (const key of Object.keys(total) as (keyof ModelUsage)[]) total[key] += delta[key];
-}
-
 export interface ProcessCellOptions {
-  cell: WorkerCell;
+  cell: AgentCell;
   scenario: Scenario;
   fuzzKills?: number;
   /** The strategy's own crash points (its definition's `crashPoints`), for the fuzzer. */
   strategyCrashPoints?: readonly CrashPoint[];
-  stepTimeoutMs?: number;
 }
 
 /** Turn number reached before each step (user, remember and forget steps each start a turn). */
@@ -170,7 +100,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
   };
   const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
-  let spare = AgentProcess.spawn(options.stepTimeoutMs);
+  let spare = AgentProcess.spawn();
   let error: string | undefined;
   let lastPending: number | null = null;
 
@@ -187,7 +117,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   /** Takes the warm spare, opens the cell in it, and forks the next spare. */
   const startProcess = async (resumeTurn: number, sessionId = cell.sessionId, sink: Ack[] = acks): Promise<AgentProcess> => {
     const agent = spare;
-    spare = AgentProcess.spawn(options.stepTimeoutMs);
+    spare = AgentProcess.spawn();
     const opened = await agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack));
     if (isExit(opened) || opened.type === 'error') {
       throw new Error(`agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`);
@@ -226,7 +156,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
 
   // The crash whose recovery re-runs a step: tool recoveries of that step are attributed to it.
   const pendingAttribution = new Map<number, CrashRecord>();
-  const absorb = (reply: Extract<FromWorker, { type: 'step-done' }>): void => {
+  const absorb = (reply: Extract<FromAgent, { type: 'step-done' }>): void => {
     for (const recovery of reply.recoveries) {
       const found = pendingAttribution.get(recovery.step)?.found;
       if (!found) continue;

@@ -1,12 +1,14 @@
 /** Typed IPC between the harness and an agent process (one per session; killable at any step). */
-import type { LiveProviderSettings } from '../run/cell.js';
-import type { Ack, ProbeRecord, ToolRecovery, TurnRecord } from '../agent/loop.js';
+import path from 'node:path';
+import type { LiveProviderSettings } from '../models/openai.js';
+import type { Ack } from '../agent/loop.js';
+import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
 import type { ModelUsage } from '../models/index.js';
 import type { CrashPoint, Step } from '../scenarios/format.js';
 import type { DurabilityMode, StoreCheck } from '../../strategies/types.js';
 
 /** Everything an agent process needs to rebuild its cell: plain data, no functions. */
-export interface WorkerCell {
+export interface AgentCell {
   cellId: string;
   /** A built-in name, a module path or `langchain:NAME`. */
   strategy: string;
@@ -26,8 +28,8 @@ export interface WorkerCell {
   idempotencyKeys: boolean;
 }
 
-export type ToWorker =
-  | { type: 'open'; cell: WorkerCell; resumeTurn: number }
+export type ToAgent =
+  | { type: 'open'; cell: AgentCell; resumeTurn: number }
   | { type: 'arm'; point: CrashPoint }
   | { type: 'step'; index: number; step: Step; evidence?: string[] }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
@@ -45,10 +47,15 @@ export interface CheckReport {
   pendingJobs: number | null;
 }
 
-export type FromWorker =
+export type FromAgent =
   | { type: 'opened'; pendingJobs: number | null }
   | { type: 'ack'; ack: Ack }
   | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }
   | { type: 'checked'; report: CheckReport }
   | { type: 'closed'; usage: ModelUsage }
   | { type: 'error'; message: string };
+
+/** Where each part of a cell lives: the ledger and journal sit outside the strategy's dir. */
+export function cellPaths(dir: string): { strategyDir: string; ledger: string; journal: string } {
+  return { strategyDir: path.join(dir, 'strategy'), ledger: path.join(dir, 'ledger.sqlite'), journal: path.join(dir, 'journal.sqlite') };
+}

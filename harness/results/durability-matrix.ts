@@ -3,42 +3,9 @@
  * (save latency beside its losses), derived from the cells that ran with faults.
  */
 import { distribution } from '../core/metrics.js';
-import type { DurabilityCounts } from '../process/crashes.js';
-import type { CellResult } from './schema.js';
-import type { CrashPoint } from '../scenarios/format.js';
-import type { DurabilityMode } from '../../strategies/types.js';
+import type { CellResult, InvariantId, InvariantOutcome, MatrixRow, ModePrice } from './schema.js';
 
-export interface MatrixRow {
-  strategy: string;
-  durability: DurabilityMode;
-  idempotencyKeys: boolean;
-  point: CrashPoint;
-  /** Crashes armed at this point, and how many the process actually reached. */
-  armed: number;
-  reached: number;
-  acknowledgedLost: number;
-  messagesLost: number;
-  effectsDuplicated: number;
-  toolsMisclassified: number;
-  tornFiles: number;
-  indexMismatches: number;
-}
-
-export interface ModePrice {
-  strategy: string;
-  durability: DurabilityMode;
-  idempotencyKeys: boolean;
-  /** Save latency per turn, over every cell of the strategy in this mode. */
-  saveP50: number;
-  saveP95: number;
-  cells: number;
-  crashes: number;
-  /** Losses summed over those cells. */
-  losses: Pick<DurabilityCounts, 'acknowledgedLost' | 'messagesLost' | 'effectsDuplicated' | 'lostUpdates' | 'tornFiles' | 'indexMismatches' | 'pendingJobsLost' | 'staleOverwrites'>;
-  /** Invariant violations, by invariant id. */
-  violations: Record<string, number>;
-}
-
+/** Rows of the matrix, one per strategy × mode × keys × crash point, from the cells' crash records. */
 export function durabilityMatrix(cells: readonly CellResult[]): MatrixRow[] {
   const rows = new Map<string, MatrixRow>();
   for (const cell of cells) {
@@ -65,6 +32,7 @@ export function durabilityMatrix(cells: readonly CellResult[]): MatrixRow[] {
   return [...rows.values()].sort((a, b) => a.strategy.localeCompare(b.strategy) || a.durability.localeCompare(b.durability) || Number(b.idempotencyKeys) - Number(a.idempotencyKeys) || a.point.localeCompare(b.point));
 }
 
+/** Each durability mode's save latency beside what it lost, per strategy and idempotency setting. */
 export function modePrices(cells: readonly CellResult[]): ModePrice[] {
   const groups = new Map<string, CellResult[]>();
   for (const cell of cells) {
@@ -92,4 +60,64 @@ export function modePrices(cells: readonly CellResult[]): ModePrice[] {
       violations,
     };
   }).sort((a, b) => a.strategy.localeCompare(b.strategy) || a.durability.localeCompare(b.durability) || Number(b.idempotencyKeys) - Number(a.idempotencyKeys));
+}
+
+/** One invariant on one cell, by id: how often it was checked and violated, with the checker's explanations. */
+export type CellInvariant = InvariantOutcome & { invariant: InvariantId };
+
+/** The cell's invariant outcomes in id order; [] for cells run without agent processes. */
+export function cellInvariants(cell: CellResult): CellInvariant[] {
+  if (!cell.faults) return [];
+  return (Object.entries(cell.faults.invariants) as [InvariantId, InvariantOutcome][])
+    .map(([invariant, outcome]) => ({ invariant, ...outcome }))
+    .sort((a, b) => a.invariant.localeCompare(b.invariant, undefined, { numeric: true }));
+}
+
+/** Invariants the cell violated at least once. */
+export function violatedInvariants(cell: CellResult): CellInvariant[] {
+  return cellInvariants(cell).filter((outcome) => outcome.violations > 0);
+}
+
+/** Crashes the process actually reached; 0 for cells run without faults. */
+export function crashesReached(cell: CellResult): number {
+  return cell.faults?.crashes.filter((crash) => crash.reached).length ?? 0;
+}
+
+/** Strategy settings (rows) × invariants (columns): what the durability chart and table draw. */
+export interface InvariantGrid {
+  /** Strategy labels; cells run without idempotency keys get a row of their own. */
+  rows: string[];
+  columns: InvariantId[];
+  /** `values[row][column]`; null where that invariant was never checked for that setting. */
+  values: ({ checks: number; violations: number } | null)[][];
+  /** Crashes reached per row, summed over scenarios and trials. */
+  crashes: number[];
+}
+
+/** Sums invariant outcomes per strategy setting over scenarios and trials; null when no cell ran with faults. */
+export function invariantGrid(cells: readonly CellResult[]): InvariantGrid | null {
+  const totals = new Map<string, { crashes: number; invariants: Map<InvariantId, { checks: number; violations: number }> }>();
+  const columns = new Set<InvariantId>();
+  for (const cell of cells) {
+    if (!cell.faults) continue;
+    const label = cell.faults.idempotencyKeys ? cell.label : `${cell.label} [no idempotency keys]`;
+    const row = totals.get(label) ?? { crashes: 0, invariants: new Map<InvariantId, { checks: number; violations: number }>() };
+    row.crashes += crashesReached(cell);
+    for (const outcome of cellInvariants(cell)) {
+      if (outcome.checked === 0 && outcome.violations === 0) continue;
+      columns.add(outcome.invariant);
+      const sum = row.invariants.get(outcome.invariant) ?? { checks: 0, violations: 0 };
+      row.invariants.set(outcome.invariant, { checks: sum.checks + outcome.checked, violations: sum.violations + outcome.violations });
+    }
+    totals.set(label, row);
+  }
+  if (totals.size === 0) return null;
+  const rows = [...totals.keys()];
+  const sortedColumns = [...columns].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  return {
+    rows,
+    columns: sortedColumns,
+    values: rows.map((row) => sortedColumns.map((column) => totals.get(row)!.invariants.get(column) ?? null)),
+    crashes: rows.map((row) => totals.get(row)!.crashes),
+  };
 }

@@ -4,70 +4,8 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { RESULTS_SCHEMA_VERSION, type RunResult } from './schema.js';
-
-const count = z.number().finite();
-const rate = z.object({ n: count, hits: count, value: z.number().nullable() });
-const distribution = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count });
-const recallSummary = z.looseObject({ contextRecall: rate, staleExposure: rate, answerAccuracy: rate });
-
-const cell = z.looseObject({
-  id: z.string(),
-  scenario: z.string(),
-  strategy: z.string(),
-  label: z.string(),
-  options: z.record(z.string(), z.unknown()),
-  durability: z.string(),
-  trial: count,
-  seed: count,
-  status: z.enum(['ok', 'error']),
-  error: z.string().optional(),
-  tokens: z.looseObject({ contextTotal: count, contextMeanPerTurn: count, contextMax: count, maintenance: count, maintenanceCalls: count, answer: count, reply: count }),
-  recall: recallSummary,
-  recallByCategory: z.record(z.string(), recallSummary),
-  latency: z.looseObject({ loadMs: distribution, saveMs: distribution }),
-  usage: z.looseObject({}),
-  turns: z.array(z.looseObject({ step: count, turn: count, kind: z.string(), contextTokens: count.nullable(), loadMs: count.nullable(), saveMs: count })),
-  probes: z.array(
-    z.looseObject({
-      step: count,
-      turn: count,
-      id: z.string().optional(),
-      category: z.string(),
-      question: z.string(),
-      contextTokens: count,
-      contextRecall: z.boolean().optional(),
-      staleExposure: z.boolean(),
-      answer: z.string(),
-      answerCorrect: z.boolean(),
-      loadMs: count,
-    }),
-  ),
-  durationMs: count,
-});
-
-const runResult = z.object({
-  header: z.looseObject({
-    schemaVersion: z.literal(RESULTS_SCHEMA_VERSION),
-    membenchVersion: z.string(),
-    gitCommit: z.string().nullable(),
-    nodeVersion: z.string(),
-    platform: z.string(),
-    seed: count,
-    trials: count,
-    model: z.string(),
-    offlineModel: z.boolean(),
-    embedder: z.string(),
-    tokenizer: z.looseObject({ model: z.string(), encoding: z.string() }),
-    strategies: z.array(z.looseObject({ name: z.string(), label: z.string(), options: z.record(z.string(), z.unknown()), durability: z.string() })),
-    scenarios: z.array(z.looseObject({ name: z.string(), source: z.string(), steps: count })),
-    startedAt: z.string(),
-    durationMs: count,
-  }),
-  cells: z.array(cell),
-});
+import { RESULTS_SCHEMA_VERSION, runResultSchema, type RunResult } from './schema.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
@@ -98,13 +36,12 @@ export function parseResults(text: string, source: string): RunResult {
       `${source}: results schema version ${version}, but this membench reads version ${RESULTS_SCHEMA_VERSION}: re-run the benchmark with this membench version, or use the membench that wrote it`,
     );
   }
-  const parsed = runResult.safeParse(data);
+  const parsed = runResultSchema.safeParse(data);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw new MembenchError('INVALID_ARGUMENT', `${source}: not a valid membench results file (schema version ${version})`, problems);
   }
-  // The input itself, not zod's copy: unknown fields and key order survive a re-render.
-  return data as RunResult;
+  return parsed.data;
 }
 
 /** Reads a results file or run dir; returns the results and the file actually read. */

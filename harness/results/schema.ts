@@ -1,82 +1,291 @@
-/** The results data model: what `results.json` holds and every reporter reads. */
+/**
+ * What `results.json` holds, described once: zod schemas from which every results type is
+ * inferred. The runner builds these objects, the reporters read them, and `report`, `compare`,
+ * `merge` and `--resume` read files back through the same schemas.
+ */
+import { z } from 'zod';
+import { DURABILITY_MODES } from '../core/durability-mode.js';
+import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
-import type { Distribution, RecallSummary } from '../core/metrics.js';
-import type { ProbeRecord, TurnRecord } from '../agent/loop.js';
-import type { DurabilityResult } from '../process/crashes.js';
-import type { LedgerCounts } from '../agent/ledger.js';
-import type { MatrixRow, ModePrice } from './durability-matrix.js';
-import type { ProbeCategory } from '../scenarios/format.js';
-import type { DurabilityMode } from '../../strategies/types.js';
+import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 
 /** Bumped whenever a field changes meaning or disappears. */
 export const RESULTS_SCHEMA_VERSION = 1;
 
-export interface RunHeader {
-  schemaVersion: number;
-  membenchVersion: string;
-  gitCommit: string | null;
-  nodeVersion: string;
-  platform: string;
-  seed: number;
-  trials: number;
-  model: string;
+const count = z.number().finite();
+const durabilityMode = z.enum(DURABILITY_MODES);
+const probeCategory = z.enum(PROBE_CATEGORIES);
+const crashPoint = z.enum(CRASH_POINTS);
+
+export const distributionSchema = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count }) satisfies z.ZodType<Distribution>;
+export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
+export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count }) satisfies z.ZodType<ModelUsage>;
+
+export const recallSummarySchema = z.object({
+  contextRecall: rateSchema,
+  staleExposure: rateSchema,
+  answerAccuracy: rateSchema,
+  /** Mean evidence coverage over the probes that cite evidence (n of them). */
+  evidenceCoverage: z.object({ n: count, mean: count.nullable() }),
+});
+export type RecallSummary = z.infer<typeof recallSummarySchema>;
+
+/** One conversational step: what was loaded and how long load and save took. */
+export const turnRecordSchema = z.object({
+  step: count,
+  turn: count,
+  kind: z.enum(['user', 'tool', 'remember', 'forget']),
+  /** Tokens the strategy loaded for the model call; null when the step made no model call. */
+  contextTokens: count.nullable(),
+  loadMs: count.nullable(),
+  saveMs: count,
+  /** Why the strategy refused the step (a memory over its size budget, an unsafe name). */
+  refused: z.string().optional(),
+});
+export type TurnRecord = z.infer<typeof turnRecordSchema>;
+
+export const probeRecordSchema = z.object({
+  step: count,
+  turn: count,
+  id: z.string().optional(),
+  category: probeCategory,
+  question: z.string(),
+  contextTokens: count,
+  contextRecall: z.boolean().optional(),
+  staleExposure: z.boolean(),
+  answer: z.string(),
+  answerCorrect: z.boolean(),
+  /** Share of the evidence steps' content words present in the context (null without evidence). */
+  evidenceCoverage: count.nullable(),
+  loadMs: count,
+});
+export type ProbeRecord = z.infer<typeof probeRecordSchema>;
+
+/** How recovery classified an interrupted tool call, beside what the ledger says really happened. */
+export const toolRecoverySchema = z.object({
+  step: count,
+  callId: z.string(),
+  tool: z.string(),
+  effect: z.boolean(),
+  classification: z.enum(['not-started', 'started-unknown', 'completed']),
+  /** The ledger's truth at recovery time. */
+  ledgerApplied: z.boolean(),
+  /** The effect was run again by the recovering process. */
+  reran: z.boolean(),
+});
+export type ToolRecovery = z.infer<typeof toolRecoverySchema>;
+
+/** Losses attributed to one crash: counted by the check that followed its recovery. */
+export const crashFindingsSchema = z.object({
+  acknowledgedLost: count,
+  messagesLost: count,
+  tornFiles: count,
+  indexMismatches: count,
+  /** Effects run again by the recovery of this crash although they had happened. */
+  effectsDuplicated: count,
+  toolsMisclassified: count,
+});
+export type CrashFindings = z.infer<typeof crashFindingsSchema>;
+
+export const crashRecordSchema = z.object({
+  step: count,
+  point: crashPoint,
+  /** The process got to the point and was killed there. */
+  reached: z.boolean(),
+  signal: z.string().nullable(),
+  code: count.nullable(),
+  source: z.enum(['scenario', 'fuzz']),
+  /** What the checks after this crash's recovery found lost or broken. */
+  found: crashFindingsSchema.optional(),
+});
+export type CrashRecord = z.infer<typeof crashRecordSchema>;
+
+/** The invariants of DESIGN §6, by id, in the words every report shows. */
+export const INVARIANTS = {
+  '1': 'acknowledged memories survive crashes',
+  '2': 'user input persisted before the model call',
+  '3': 'tool calls classified as the ledger says; no duplicate effects',
+  '4': 'background jobs never overwrite a later correction',
+  '5': 'concurrent writers lose no update; no torn file; index agrees',
+  '6': 'pending background work survives a crash',
+} as const;
+export type InvariantId = keyof typeof INVARIANTS;
+const INVARIANT_IDS = Object.keys(INVARIANTS) as [InvariantId, ...InvariantId[]];
+
+/** An invariant's name as users read it: "1 acknowledged memories survive crashes". */
+export function invariantName(id: string): string {
+  const text = (INVARIANTS as Record<string, string>)[id];
+  return text ? `${id} ${text}` : id;
+}
+
+export const invariantOutcomeSchema = z.object({
+  held: z.boolean(),
+  /** How many times it was checked. */
+  checked: count,
+  violations: count,
+  details: z.array(z.string()),
+});
+export type InvariantOutcome = z.infer<typeof invariantOutcomeSchema>;
+
+export const durabilityCountsSchema = z.object({
+  acknowledgedLost: count,
+  messagesLost: count,
+  effects: count,
+  effectsDuplicated: count,
+  effectsRefused: count,
+  toolsMisclassified: count,
+  staleOverwrites: count,
+  lostUpdates: count,
+  tornFiles: count,
+  indexMismatches: count,
+  pendingJobsLost: count,
+  unexpectedExits: count,
+  /** Acknowledged memories a summarising (lossy) strategy no longer holds, at the last check: compression, not crash loss. */
+  compressedAway: count,
+});
+export type DurabilityCounts = z.infer<typeof durabilityCountsSchema>;
+
+export const durabilityResultSchema = z.object({
+  idempotencyKeys: z.boolean(),
+  crashes: z.array(crashRecordSchema),
+  recoveries: z.array(toolRecoverySchema),
+  invariants: z.record(z.enum(INVARIANT_IDS), invariantOutcomeSchema),
+  counts: durabilityCountsSchema,
+});
+export type DurabilityResult = z.infer<typeof durabilityResultSchema>;
+
+/** Side effects the ledger recorded. */
+export const ledgerCountsSchema = z.object({
+  effects: count,
+  /** Effects that took place more than once for the same tool call. */
+  duplicates: count,
+  /** Attempts refused because their idempotency key was already used. */
+  refused: count,
+});
+export type LedgerCounts = z.infer<typeof ledgerCountsSchema>;
+
+/** One row of the durability matrix: strategy × durability mode × idempotency keys × crash point. */
+export const matrixRowSchema = z.object({
+  strategy: z.string(),
+  durability: durabilityMode,
+  idempotencyKeys: z.boolean(),
+  point: crashPoint,
+  /** Crashes armed at this point, and how many the process actually reached. */
+  armed: count,
+  reached: count,
+  acknowledgedLost: count,
+  messagesLost: count,
+  effectsDuplicated: count,
+  toolsMisclassified: count,
+  tornFiles: count,
+  indexMismatches: count,
+});
+export type MatrixRow = z.infer<typeof matrixRowSchema>;
+
+/** A durability mode's price (save latency) beside what it lost. */
+export const modePriceSchema = z.object({
+  strategy: z.string(),
+  durability: durabilityMode,
+  idempotencyKeys: z.boolean(),
+  /** Save latency per turn, over every cell of the strategy in this mode. */
+  saveP50: count,
+  saveP95: count,
+  cells: count,
+  crashes: count,
+  /** Losses summed over those cells. */
+  losses: durabilityCountsSchema.pick({
+    acknowledgedLost: true, messagesLost: true, effectsDuplicated: true, lostUpdates: true, tornFiles: true, indexMismatches: true, pendingJobsLost: true, staleOverwrites: true,
+  }),
+  /** Invariant violations, by invariant id. */
+  violations: z.record(z.string(), count),
+});
+export type ModePrice = z.infer<typeof modePriceSchema>;
+
+const options = z.record(z.string(), z.unknown());
+
+/** What a shard's results header records, so `merge` can check the shards belong together and restore plan order. */
+export const shardHeaderSchema = z.object({
+  index: count,
+  count: count,
+  /** Cells in the whole (unsharded) plan. */
+  planned: count,
+  /** Digest of the whole plan: shards of one run agree on it. */
+  digest: z.string(),
+});
+export type ShardHeader = z.infer<typeof shardHeaderSchema>;
+
+export const runHeaderSchema = z.object({
+  schemaVersion: z.literal(RESULTS_SCHEMA_VERSION),
+  membenchVersion: z.string(),
+  gitCommit: z.string().nullable(),
+  nodeVersion: z.string(),
+  platform: z.string(),
+  seed: count,
+  trials: count,
+  model: z.string(),
   /** True when answers and maintenance come from the offline reference model, not a live LLM. */
-  offlineModel: boolean;
-  embedder: string;
-  tokenizer: { model: string; encoding: string };
-  strategies: { name: string; label: string; options: Record<string, unknown>; durability: DurabilityMode }[];
-  scenarios: { name: string; source: string; steps: number }[];
-  startedAt: string;
-  durationMs: number;
-}
+  offlineModel: z.boolean(),
+  embedder: z.string(),
+  tokenizer: z.object({ model: z.string(), encoding: z.string() }),
+  strategies: z.array(z.object({ name: z.string(), label: z.string(), options, durability: durabilityMode })),
+  scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count })),
+  startedAt: z.string(),
+  durationMs: count,
+  /** Present on a shard's results: which part of the plan it ran. */
+  shard: shardHeaderSchema.optional(),
+});
+export type RunHeader = z.infer<typeof runHeaderSchema>;
 
-export interface CellTokens {
+export const cellTokensSchema = z.object({
   /** Sum over turns of what the strategy loaded for each model call. */
-  contextTotal: number;
-  contextMeanPerTurn: number;
-  contextMax: number;
-  maintenance: number;
-  maintenanceCalls: number;
-  answer: number;
-  reply: number;
-}
+  contextTotal: count,
+  contextMeanPerTurn: count,
+  contextMax: count,
+  maintenance: count,
+  maintenanceCalls: count,
+  answer: count,
+  reply: count,
+});
+export type CellTokens = z.infer<typeof cellTokensSchema>;
 
-export interface CellResult {
-  id: string;
-  scenario: string;
-  strategy: string;
-  label: string;
-  options: Record<string, unknown>;
-  durability: DurabilityMode;
-  trial: number;
-  seed: number;
-  status: 'ok' | 'error';
-  error?: string;
-  tokens: CellTokens;
-  recall: RecallSummary;
-  recallByCategory: Partial<Record<ProbeCategory, RecallSummary>>;
+export const cellResultSchema = z.object({
+  id: z.string(),
+  scenario: z.string(),
+  strategy: z.string(),
+  label: z.string(),
+  options,
+  durability: durabilityMode,
+  trial: count,
+  seed: count,
+  status: z.enum(['ok', 'error']),
+  error: z.string().optional(),
+  tokens: cellTokensSchema,
+  recall: recallSummarySchema,
+  recallByCategory: z.partialRecord(probeCategory, recallSummarySchema),
   /** Per turn in the agent process; `modelMs` covers live model calls only (cache hits excluded). */
-  latency: { loadMs: Distribution; saveMs: Distribution; modelMs: Distribution };
-  usage: ModelUsage;
+  latency: z.object({ loadMs: distributionSchema, saveMs: distributionSchema, modelMs: distributionSchema }),
+  usage: usageSchema,
   /** Side effects the ledger recorded (duplicates counted, not guessed). */
-  effects: LedgerCounts;
+  effects: ledgerCountsSchema,
   /** Crashes, recoveries and invariants, for cells run in agent processes. */
-  faults?: DurabilityResult;
+  faults: durabilityResultSchema.optional(),
   /** Peak resident set size (MiB) of the process that replayed the cell (agent processes included). */
-  peakRssMb: number;
-  turns: TurnRecord[];
-  probes: ProbeRecord[];
-  durationMs: number;
-}
+  peakRssMb: count,
+  turns: z.array(turnRecordSchema),
+  probes: z.array(probeRecordSchema),
+  durationMs: count,
+});
+export type CellResult = z.infer<typeof cellResultSchema>;
 
-export interface RunResult {
-  header: RunHeader;
-  cells: CellResult[];
+export const runResultSchema = z.object({
+  header: runHeaderSchema,
+  cells: z.array(cellResultSchema),
   /** Strategy × durability mode × crash point, for cells run with faults (empty otherwise). */
-  durabilityMatrix: MatrixRow[];
+  durabilityMatrix: z.array(matrixRowSchema),
   /** Each durability mode's price (save latency) beside its losses. */
-  durabilityPrices: ModePrice[];
-}
+  durabilityPrices: z.array(modePriceSchema),
+});
+export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
 export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb']);

@@ -8,16 +8,10 @@ export interface Shard {
   count: number;
 }
 
-/** What a shard's results header records, so `merge` can check the shards belong together and restore plan order. */
-export interface ShardHeader extends Shard {
-  /** Cells in the whole (unsharded) plan. */
-  planned: number;
-  /** Digest of the whole plan: shards of one run agree on it. */
-  digest: string;
-}
+export type { ShardHeader } from './schema.js';
 
-/** A run header that may carry its shard (absent: the run covers the whole plan). */
-export type ShardedRunHeader = RunHeader & { shard?: ShardHeader };
+/** A run header that may carry its shard (absent: the run covers the whole plan); the same type as RunHeader. */
+export type ShardedRunHeader = RunHeader;
 
 /** Parses `2/3` into { index: 2, count: 3 }. */
 export function parseShard(text: string): Shard {

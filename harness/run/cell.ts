@@ -8,16 +8,17 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession, type ProbeRecord, type TurnRecord } from '../agent/loop.js';
-import { runCellInProcesses, type DurabilityResult } from '../process/crashes.js';
-import { Ledger, type LedgerCounts } from '../agent/ledger.js';
-import { distribution, recallByCategory, summarizeRecall } from '../core/metrics.js';
+import { AgentSession } from '../agent/loop.js';
+import { runCellInProcesses } from '../process/crashes.js';
+import { Ledger } from '../agent/ledger.js';
+import { distribution } from '../core/metrics.js';
+import { recallByCategory, summarizeRecall } from '../results/recall.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type { CellResult } from '../results/schema.js';
+import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
-import { cellPaths } from '../process/agent-entry.js';
+import { cellPaths } from '../process/protocol.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
@@ -36,8 +37,9 @@ export interface CellPlan extends CellTask {
   definition: StrategyDefinition;
 }
 
-/** Live-provider settings that travel to agent processes as plain data (the key only over IPC). */
-export type LiveProviderSettings = Pick<OpenAIProviderOptions, 'baseUrl' | 'apiKey' | 'concurrency' | 'timeoutMs' | 'maxRetries' | 'temperature'>;
+import type { LiveProviderSettings } from '../models/openai.js';
+
+export type { LiveProviderSettings };
 
 /** Everything that builds a cell's providers, as plain data: sent once to each pool worker. */
 export interface ProviderSettings {

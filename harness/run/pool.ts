@@ -7,8 +7,18 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
-import type { FromCellWorker, RunCellMessage } from './pool-entry.js';
 import type { CellResult } from '../results/schema.js';
+
+/** The pool → worker message: one cell and the providers' settings (the same for every cell of a run). */
+export interface RunCellRequest {
+  type: 'run';
+  index: number;
+  task: CellTask;
+  settings: ProviderSettings;
+}
+
+/** Worker → pool: `ready` once it listens, then one `result` per cell. */
+export type FromPoolEntry = { type: 'ready' } | { type: 'result'; index: number; result: CellResult };
 
 /** Thrown by a run whose AbortSignal fired: finished cells are kept, nothing else is started. */
 export class RunInterrupted extends Error {
@@ -87,7 +97,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       const next = pending.shift();
       slot.busy = next;
       if (!next) return release(slot.child);
-      const message: RunCellMessage = { type: 'run', index: next.index, task: next.task, settings: options.settings };
+      const message: RunCellRequest = { type: 'run', index: next.index, task: next.task, settings: options.settings };
       slot.child.send(message);
     };
 
@@ -98,7 +108,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       const slot: Slot = { child, ready: false, exited: new Promise((done) => (exitedResolve = done)) };
       slots.add(slot);
       child.on('error', () => undefined); // a send to a dying worker: its exit is what counts
-      child.on('message', (message: FromCellWorker) => {
+      child.on('message', (message: FromPoolEntry) => {
         if (finished) return;
         if (message.type === 'ready') {
           slot.ready = true;

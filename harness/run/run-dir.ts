@@ -12,7 +12,7 @@ import type { LiveProviderSettings } from './cell.js';
 import { MembenchError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
-import type { CellResult } from '../results/schema.js';
+import { cellResultSchema, type CellResult } from '../results/schema.js';
 import type { CellStore, RunOptions } from './runner.js';
 import { DURABILITY_MODES } from '../../strategies/types.js';
 
@@ -169,7 +169,9 @@ export class RunDir implements CellStore {
       const position = Number(match[1]);
       const file = path.join(this.dir, CELLS_DIR, name);
       try {
-        const cell = JSON.parse(await readFile(file, 'utf8')) as CellResult;
+        const parsed = cellResultSchema.safeParse(JSON.parse(await readFile(file, 'utf8')));
+        if (!parsed.success) throw new Error(`not a cell result (${parsed.error.issues.slice(0, 2).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')})`);
+        const cell = parsed.data;
         if (cell.id !== ids[position]) throw new Error(`holds cell "${cell.id}", the plan has "${ids[position] ?? 'nothing'}" at position ${position}`);
         cells.set(position, cell);
       } catch (error) {

@@ -15,7 +15,6 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
-import { assertRunnable } from '../scenarios/load.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { expandStrategies, type StrategySpec } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
@@ -152,7 +151,6 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const stretched = options.stretch ? selected.map((scenario) => stretchScenario(scenario, options.stretch!)) : selected;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
-  scenarios.forEach(assertRunnable);
   const trials = options.trials ?? 1;
   if (!Number.isInteger(trials) || trials < 1) throw new MembenchError('INVALID_ARGUMENT', `--trials ${trials}: expected a whole number >= 1`);
   const idempotency = options.idempotency ?? 'both';

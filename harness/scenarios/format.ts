@@ -22,9 +22,6 @@ export const CRASH_POINTS = [
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
-/** Step kinds whose behaviour a later release brings: accepted by the schema, refused by `run` (none today). */
-export const NOT_YET_RUNNABLE: ReadonlySet<StepKind> = new Set([]);
-
 const stringList = z.array(z.string().min(1, 'expected a non-empty string'), { error: 'expected a list of strings' });
 const nonEmpty = (what: string) => z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
 const stepId = z

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { NOT_YET_RUNNABLE, scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
+import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
 
 /** Scenario files larger than this are refused before they are read. */
 export const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
@@ -277,19 +277,4 @@ export async function loadScenarioFile(file: string, options: CheckOptions = {})
     throw new MembenchError('INVALID_SCENARIO', `${file}: invalid scenario (${errors.length} problem${errors.length === 1 ? '' : 's'})`, problems.map(formatProblem));
   }
   return scenario;
-}
-
-/** Refuses, with the step's location, a scenario using a kind that `run` cannot execute yet. */
-export function assertRunnable(scenario: Scenario): void {
-  const visit = (steps: readonly Step[], at: string): void => {
-    steps.forEach((step, index) => {
-      if (NOT_YET_RUNNABLE.has(step.kind)) {
-        throw new MembenchError(
-          'NOT_SUPPORTED',
-          `${scenario.source}: ${at}[${index}]: step kind "${step.kind}" is not supported yet by \`membench run\` (validate accepts it; filler arrives with long conversations)`,
-        );
-      }
-    });
-  };
-  visit(scenario.steps, 'steps');
 }

@@ -8,7 +8,6 @@
  */
 import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import { MembenchError } from '../../harness/core/errors.js';
 import { syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
 import {
@@ -65,6 +64,16 @@ interface CachedFile {
 }
 
 /** Memory files on disk with a parsed cache; every write is locked, atomic and indexed before it resolves. */
+/**
+ * proper-lockfile installs exit and signal handlers when it loads, so it loads on the first lock,
+ * not when the library is imported (an importing program keeps its own signal handling).
+ */
+let lockfileModule: Promise<typeof import('proper-lockfile')> | undefined;
+function loadLockfile(): Promise<typeof import('proper-lockfile')> {
+  lockfileModule ??= import('proper-lockfile').then((module) => module.default);
+  return lockfileModule;
+}
+
 export class MemoryFileStore {
   /** Counters for tests and reports: files read and written, index rebuilds, cache syncs. */
   readonly stats = { fileReads: 0, fileWrites: 0, indexWrites: 0, syncs: 0 };
@@ -176,6 +185,7 @@ export class MemoryFileStore {
     return this.serial(scope, async () => {
       const dir = await this.ensureDirs(scope);
       let compromised: Error | undefined;
+      const lockfile = await loadLockfile();
       const release = await lockfile
         .lock(dir, {
           realpath: false,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
-import { normalizeText, sentences } from '../../harness/core/text.js';
+import { normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
 
 /** Front matter vocabularies (DESIGN §3): what a memory is about, where it applies, how eagerly it is loaded. */
 export const MEMORY_TYPES = ['user', 'feedback', 'project', 'reference'] as const;
@@ -105,25 +105,10 @@ export function deriveMemoryName(content: string): string {
   return cut ? `${cut}-${hash}` : `memory-${hash}`;
 }
 
-const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
-
-/** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
-export function truncateText(text: string, max: number): string {
-  if (codePoints(text) <= max) return text;
-  let out = '';
-  for (const { segment } of graphemes.segment(text)) {
-    if (codePoints(out) + codePoints(segment) > max - 1) break;
-    out += segment;
-  }
-  const space = out.lastIndexOf(' ');
-  if (space > out.length * 0.6) out = out.slice(0, space);
-  return `${out.trimEnd()}…`;
-}
-
 /** The index description of content the caller did not describe: its first sentence, shortened. */
 export function deriveDescription(content: string): string {
   const first = sentences(content)[0] ?? content;
-  return truncateText(first.replace(/\s+/gu, ' ').trim(), MAX_DESCRIPTION_CHARS);
+  return shortenText(first.replace(/\s+/gu, ' ').trim(), MAX_DESCRIPTION_CHARS);
 }
 
 /** Validates a draft and turns it into the record to write: size budget, description, expiry, version. */
@@ -268,10 +253,7 @@ export async function auditScopeDir(scopeDir: string, scope: MemoryScope, now: D
 
 /** A safe memory name made from free text (a topic, or a model's loose name), or undefined when none can be. */
 export function slugifyName(text: string): string | undefined {
-  const slug = Array.from(normalizeText(text).replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+|-+$/gu, ''))
-    .slice(0, 60)
-    .join('')
-    .replace(/-+$/u, '');
+  const slug = slugify(text);
   return slug && !memoryNameProblem(slug) ? slug : undefined;
 }
 
@@ -306,7 +288,7 @@ export function parseExtractedMemories(text: string, maxMemoryBytes: number, max
     const oneLine = typeof description === 'string' ? description.replace(/\s+/gu, ' ').trim() : '';
     out.set(safe, {
       name: safe,
-      description: oneLine ? truncateText(oneLine, MAX_DESCRIPTION_CHARS) : deriveDescription(content),
+      description: oneLine ? shortenText(oneLine, MAX_DESCRIPTION_CHARS) : deriveDescription(content),
       content: content.trim(),
       type: MEMORY_TYPES.includes(type as MemoryType) ? (type as MemoryType) : 'user',
     });

@@ -70,7 +70,7 @@ describe('membench compare', () => {
 
   it('exits 2 on a schema version mismatch', async () => {
     const head = baseline();
-    head.header.schemaVersion = 2;
+    (head.header as { schemaVersion: number }).schemaVersion = 2;
     const result = await membench(['compare', BASELINE, await writeResults(head)]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/results schema version 2, but this membench reads version 1/u);

@@ -1,6 +1,6 @@
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { describe, expect, it } from 'vitest';
-import { durabilityMatrix } from '../../reports/cell-extras.js';
+import { invariantGrid } from '../../harness/results/durability-matrix.js';
 import { chartSpecs, paretoFront, seriesStyles, slug, strategyColor, summarizeLabels } from '../../reports/chart-data.js';
 import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
@@ -82,12 +82,12 @@ describe('chart data', () => {
     Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { faults: durability(1, { '1': [2, 2] }) });
     const noKeys = { ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys' };
     Object.assign(noKeys, { faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } });
-    expect(durabilityMatrix([...result.cells, noKeys])).toMatchObject({
+    expect(invariantGrid([...result.cells, noKeys])).toMatchObject({
       rows: ['buffer', 'window(k=2)', 'window(k=2) [no idempotency keys]'],
       columns: ['1', '2', '3'],
       crashes: [5, 1, 1],
     });
-    expect(durabilityMatrix(result.cells)).toEqual({
+    expect(invariantGrid(result.cells)).toEqual({
       rows: ['buffer', 'window(k=2)'],
       columns: ['1', '2'],
       values: [
@@ -98,10 +98,10 @@ describe('chart data', () => {
     });
     const spec = chartSpecs(result).find((item) => item.id === 'durability')!;
     const [held, violated] = spec.config.data.datasets.map((set) => set.data);
-    expect(held).toEqual([{ x: 'invariant 1', y: 'buffer (5 crashes)' }]);
+    expect(held).toEqual([{ x: '1 acknowledged memories survive crashes', y: 'buffer (5 crashes)' }]);
     expect(violated).toEqual([
-      { x: 'invariant 2', y: 'buffer (5 crashes)' },
-      { x: 'invariant 1', y: 'window(k=2) (1 crashes)' },
+      { x: '2 user input persisted before the model call', y: 'buffer (5 crashes)' },
+      { x: '1 acknowledged memories survive crashes', y: 'window(k=2) (1 crashes)' },
     ]);
   });
 });

@@ -87,7 +87,7 @@ describe('compareRuns', () => {
     Object.assign(cellOf(head, 'preference-corrections/buffer'), { status: 'error', error: 'boom' });
     const comparison = compareRuns(base, head);
     expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([
-      ['recipes-zh/buffer', 'invariant 1'],
+      ['recipes-zh/buffer', 'invariant 1 acknowledged memories survive crashes'],
       ['preference-corrections/buffer', 'status'],
     ]);
   });

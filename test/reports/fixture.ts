@@ -1,13 +1,15 @@
 /** The small committed results fixture (buffer and window k=2,4 on recipes-zh and preference-corrections), fresh per call. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseResults } from '../../harness/results/read.js';
 import type { CellResult, RunResult } from '../../harness/results/schema.js';
 import { ROOT } from '../cli/helpers.js';
 
 export const FIXTURE_FILE = path.join(ROOT, 'fixtures/results/small.json');
 
 export function smallRun(): RunResult {
-  return JSON.parse(readFileSync(FIXTURE_FILE, 'utf8')) as RunResult;
+  // Read through the one results schema, so the fixture can never drift from what runs write.
+  return parseResults(readFileSync(FIXTURE_FILE, 'utf8'), FIXTURE_FILE);
 }
 
 /** The fixture's cell with this id (throws when absent, so a test never runs on undefined). */

@@ -110,7 +110,7 @@ describe('junit.xml', () => {
     expect(error.attributes.message).toBe('disk full <at> step 3 & "then" \uFFFD more');
     const failure = byName(cases[2]!, 'failure')[0]!;
     expect(failure.attributes.type).toBe('invariant');
-    expect(failure.attributes.message).toBe('invariant 1 violated 2 time(s) in 5 check(s)');
+    expect(failure.attributes.message).toBe('invariant "1 acknowledged memories survive crashes" violated 2 time(s) in 5 check(s)');
     expect(failure.text).toContain('invariant 1: remembered "peanut allergy" missing after crash at step 4');
   });
 

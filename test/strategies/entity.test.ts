@@ -10,7 +10,6 @@ import { entity, EntityStrategy, parseEntityNames } from '../../strategies/entit
 import type { DurabilityMode, MemoryStrategy } from '../../strategies/types.js';
 import { describeConformance, exchange, makeHarness, type Harness } from './conformance.js';
 
-describeConformance(entity);
 describeConformance({ ...entity, name: 'entity (async)', defaultDurability: 'async' });
 describeConformance({ ...entity, name: 'entity (exit)', defaultDurability: 'exit' });
 

@@ -11,7 +11,6 @@ import { fileIndex, type FileIndexStrategy } from '../../strategies/file-index.j
 import type { DurabilityMode, StrategyContext } from '../../strategies/types.js';
 import { describeConformance, exchange, makeHarness, type Harness } from './conformance.js';
 
-describeConformance(fileIndex);
 
 const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
 

@@ -12,7 +12,6 @@ import type { DurabilityMode, MemoryStrategy, StrategyContext } from '../../stra
 import { describeConformance, exchange } from './conformance.js';
 import { GatedModel } from './gated-model.js';
 
-describeConformance(summaryBuffer);
 describeConformance(summaryBuffer, { options: { maxTokenLimit: 60, summarize: 'async' } });
 
 const dirs: string[] = [];

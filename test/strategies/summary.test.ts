@@ -13,7 +13,6 @@ import type { DurabilityMode, MemoryStrategy, StrategyContext } from '../../stra
 import { describeConformance, exchange } from './conformance.js';
 import { GatedModel } from './gated-model.js';
 
-describeConformance(summary);
 describeConformance(summary, { options: { every: 2, summarize: 'async' } });
 
 const dirs: string[] = [];

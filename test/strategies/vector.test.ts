@@ -16,7 +16,6 @@ import { vector, withoutOrphanTools } from '../../strategies/vector.js';
 import { window } from '../../strategies/window.js';
 import { describeConformance, exchange } from './conformance.js';
 
-describeConformance(vector);
 describeConformance(vector, { options: { exactBelow: 0, recentExchanges: 0 } });
 
 /** Counts what reaches the embedder: calls and texts. */

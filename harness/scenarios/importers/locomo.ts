@@ -36,7 +36,8 @@
  */
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
-import { cleanText, IdAllocator, toScenarioName, toStepId, type Converted, type DatasetConverter, type ImportLog } from './index.js';
+import { cleanText, converted, IdAllocator, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
+import { isRecord } from '../../core/guards.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
 export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category: ProbeCategory }>> = {
@@ -65,8 +66,6 @@ export function parseLocomoDate(text: string): string | undefined {
   if (date.getUTCDate() !== day || date.getUTCMonth() !== month) return undefined;
   return date.toISOString().replace('.000Z', 'Z');
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** "D:11:26" → D11:26, "D30:05" → D30:5, "(D1:3)" → D1:3; undefined when it is no dialogue id. */
 export function canonicalDiaId(raw: string): string | undefined {
@@ -292,15 +291,6 @@ export const locomo: DatasetConverter = {
     });
     const speakers = [cleanText(raw.conversation.speaker_a), cleanText(raw.conversation.speaker_b)].filter((name) => name !== undefined);
     const between = speakers.length === 2 ? ` between ${speakers[0]} and ${speakers[1]}` : '';
-    return {
-      document: {
-        name: toScenarioName('locomo', label),
-        description: `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`,
-        language: 'en',
-        tags: ['locomo', 'imported'],
-        steps,
-      },
-      items,
-    };
+    return converted('locomo', label, `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`, steps, items);
   },
 };

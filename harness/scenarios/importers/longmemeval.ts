@@ -31,7 +31,8 @@
  */
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
-import { cleanText, IdAllocator, toScenarioName, toStepId, type Converted, type DatasetConverter, type ImportLog } from './index.js';
+import { cleanText, converted, IdAllocator, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
+import { isRecord } from '../../core/guards.js';
 
 /** LongMemEval question_type → membench probe category (abstention comes from the `_abs` suffix). */
 export const LONGMEMEVAL_TYPES: Readonly<Record<string, ProbeCategory>> = {
@@ -52,8 +53,6 @@ export function parseLongMemEvalDate(text: string): string | undefined {
   if (date.getUTCDate() !== Number(day) || date.getUTCMonth() !== Number(month) - 1 || Number(hour) > 23 || Number(minute) > 59) return undefined;
   return date.toISOString().replace('.000Z', 'Z');
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 interface Exchange {
   user: string;
@@ -211,16 +210,7 @@ export const longmemeval: DatasetConverter = {
       category: abstention ? 'abstention' : typeCategory,
       ...(probeEvidence.length > 0 ? { evidence: probeEvidence } : {}),
     });
-    return {
-      document: {
-        name: toScenarioName('longmemeval', questionId),
-        description: `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`,
-        language: 'en',
-        tags: ['longmemeval', 'imported', type, ...(abstention ? ['abstention'] : [])],
-        steps,
-      },
-      items: [item],
-    };
+    return converted('longmemeval', questionId, `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`, steps, [item], [type, ...(abstention ? ['abstention'] : [])]);
   },
 };
 

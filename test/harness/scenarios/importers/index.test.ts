@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { formatImportReport, importDataset, ImportLog, parseDatasetSpec, readJsonList } from '../../../../harness/scenarios/importers/index.js';
+import { formatImportReport, importDataset, ImportLog, parseDatasetSpec } from '../../../../harness/scenarios/importers/index.js';
+import { readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
 import { MembenchError } from '../../../../harness/core/errors.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'membench-import-'));

@@ -1,0 +1,153 @@
+/**
+ * What every dataset importer shares: the import log and report, the scenario document a
+ * converter produces, and the helpers that make dataset ids and text safe for scenarios.
+ */
+
+/** The datasets `membench import` and `run --dataset` understand. */
+export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
+export type DatasetName = (typeof DATASET_NAMES)[number];
+
+/** One thing the importer changed or left out, with where it was and why. */
+export interface ImportIssue {
+  /** Where in the file: `conv-26 qa[12]`, `conv-26 session_3_date_time`, `e47becba haystack_sessions[4]`. */
+  where: string;
+  /** Stable kind of issue (the summary groups by it). */
+  code: string;
+  message: string;
+  /** The QA item / question this concerns; absent for repairs of the conversation itself. */
+  item?: string;
+}
+
+/** What an import did: every item read is imported as is, repaired, or skipped. */
+export interface ImportReport {
+  dataset: DatasetName;
+  file: string;
+  /** Conversations (LoCoMo) or questions (LongMemEval) read from the file. */
+  units: number;
+  scenarios: number;
+  /** QA items (LoCoMo) or questions (LongMemEval) read: imported + repairedItems + skippedItems. */
+  items: number;
+  imported: number;
+  repairedItems: number;
+  skippedItems: number;
+  repaired: ImportIssue[];
+  skipped: ImportIssue[];
+}
+
+/** Collects issues while converting; converters receive it and report into it. */
+export class ImportLog {
+  private readonly repairs: ImportIssue[] = [];
+  private readonly skips: ImportIssue[] = [];
+  private readonly items = new Set<string>();
+  private units = 0;
+  private scenarios = 0;
+
+  constructor(
+    readonly dataset: DatasetName,
+    readonly file: string,
+  ) {}
+
+  /** Registers a QA item / question; false when the key was already registered. */
+  item(key: string): boolean {
+    if (this.items.has(key)) return false;
+    this.items.add(key);
+    return true;
+  }
+
+  unit(): void {
+    this.units++;
+  }
+
+  scenario(): void {
+    this.scenarios++;
+  }
+
+  repair(where: string, code: string, message: string, item?: string): void {
+    this.repairs.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
+  }
+
+  skip(where: string, code: string, message: string, item?: string): void {
+    this.skips.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
+  }
+
+  report(): ImportReport {
+    const skipped = new Set(this.skips.flatMap((issue) => (issue.item === undefined ? [] : [issue.item])));
+    const repaired = new Set(this.repairs.flatMap((issue) => (issue.item === undefined || skipped.has(issue.item) ? [] : [issue.item])));
+    return {
+      dataset: this.dataset,
+      file: this.file,
+      units: this.units,
+      scenarios: this.scenarios,
+      items: this.items.size,
+      imported: this.items.size - repaired.size - skipped.size,
+      repairedItems: repaired.size,
+      skippedItems: skipped.size,
+      repaired: [...this.repairs],
+      skipped: [...this.skips],
+    };
+  }
+}
+
+/** A scenario as plain data, in the file format (`user:`, `probe:`...), ready for YAML. */
+export interface ScenarioDocument {
+  name: string;
+  description?: string;
+  language?: string;
+  tags?: string[];
+  steps: Record<string, unknown>[];
+}
+
+/** What a dataset module turns one list element into: the document and the item keys it holds. */
+export interface Converted {
+  document: ScenarioDocument;
+  items: string[];
+}
+
+/** A dataset module: names for messages and the converter of one list element. */
+export interface DatasetConverter {
+  /** What one element of the list is, plural, for messages: "conversations", "questions". */
+  units: string;
+  /** What one probe-bearing item is, plural: "QA items", "questions". */
+  itemsName: string;
+  convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined;
+}
+
+/** Text from a dataset field: strings trimmed and made well-formed (lone surrogates replaced). */
+export function cleanText(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  // With the `u` flag a surrogate class matches only lone surrogates (pairs are one code point).
+  const text = value.replace(/[\uD800-\uDFFF]/gu, '\uFFFD').replace(/\r\n?/gu, '\n').trim();
+  return text.length > 0 ? text : undefined;
+}
+
+/** A dataset id made into a step id (letters, digits, `_`, `.`, `:`, `-`). */
+export function toStepId(raw: string): string {
+  const id = raw.replace(/[^\p{L}\p{N}_.:-]+/gu, '_');
+  return id.length > 0 ? id : '_';
+}
+
+/** A dataset id made into a scenario name (lower-case letters, digits, `.`, `_`, `-`). */
+export function toScenarioName(prefix: string, raw: string): string {
+  const slug = raw.toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '').replace(/-+$/u, '');
+  return slug.length > 0 ? `${prefix}-${slug}` : prefix;
+}
+
+/** Hands out unique ids: a taken id gets `.2`, `.3`... (or `-2`, `-3`... with `separator: '-'`) appended. */
+export class IdAllocator {
+  private readonly taken = new Set<string>();
+
+  constructor(private readonly separator = '.') {}
+
+  take(wanted: string): string {
+    let id = wanted;
+    for (let n = 2; this.taken.has(id); n++) id = `${wanted}${this.separator}${n}`;
+    this.taken.add(id);
+    return id;
+  }
+}
+
+
+/** What a converter returns for one list element: its scenario document (named and tagged after the dataset) and the items it holds. */
+export function converted(dataset: DatasetName, id: string, description: string, steps: Record<string, unknown>[], items: string[], tags: readonly string[] = []): Converted {
+  return { document: { name: toScenarioName(dataset, id), description, language: 'en', tags: [dataset, 'imported', ...tags], steps }, items };
+}
