@@ -7,7 +7,8 @@ import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
-import { contextText, judgeAnswer, judgeContext } from '../core/metrics.js';
+import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext } from '../core/metrics.js';
+import { multiTokenF1, tokenF1 } from '../core/scoring.js';
 import { evidenceCoverage, evidenceIndex } from '../scenarios/evidence.js';
 import { hasCjk } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
@@ -46,8 +47,24 @@ export interface SessionDeps {
 }
 
 /** The texts of a probe's evidence steps, or undefined for other steps. */
-export function evidenceTexts(step: Step, index: ReadonlyMap<string, string>): string[] | undefined {
-  return step.kind === 'probe' ? step.evidence.map((id) => index.get(id) ?? '') : undefined;
+export function evidenceTexts(step: Step, index: ReadonlyMap<string, readonly string[]>): string[][] | undefined {
+  return step.kind === 'probe' ? step.evidence.map((id) => [...(index.get(id) ?? [])]) : undefined;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/**
+ * A dated message as agents show one: `[8 May 2023, 13:56] text` (the date alone when the step
+ * gives no time). Replayed datasets date their sessions, and temporal questions need the date in
+ * the context, so it goes into the saved message itself: every strategy keeps it with the text.
+ */
+export function datedText(text: string, at: string | undefined): string {
+  if (at === undefined) return text;
+  const date = new Date(at);
+  if (Number.isNaN(date.getTime())) return text;
+  const day = `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+  const time = /T\d{2}:\d{2}/u.test(at) ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}` : '';
+  return `[${day}${time}] ${text}`;
 }
 
 const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
@@ -61,6 +78,8 @@ export class AgentSession {
   readonly turns: TurnRecord[] = [];
   readonly probes: ProbeRecord[] = [];
   readonly recoveries: ToolRecovery[] = [];
+  /** The process's resident set at its highest after any step of this session (bytes): this cell's peak, not the process's lifetime high-water mark. */
+  peakRssBytes = 0;
   private strategy: MemoryStrategy | undefined;
   private turn = 0;
   private readonly session: string;
@@ -98,18 +117,21 @@ export class AgentSession {
     for (const [index, step] of steps.entries()) await this.step(step, index, evidenceTexts(step, evidence));
   }
 
-  /** Runs one step; `evidence` holds the texts of a probe's evidence steps (the agent process gets them from the harness). */
-  async step(step: Step, index: number, evidence?: readonly string[]): Promise<void> {
+  /** Runs one step; `evidence` holds the messages of a probe's evidence steps (the agent process gets them from the harness). */
+  async step(step: Step, index: number, evidence?: readonly (readonly string[])[]): Promise<void> {
     const journal = this.deps.journal;
     if (journal?.stepState(this.session, index) === 'done') return;
     await this.runStep(step, index, evidence);
     journal?.setStep(this.session, index, 'done');
+    this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
   }
 
-  private async runStep(step: Step, index: number, evidence?: readonly string[]): Promise<void> {
+  private async runStep(step: Step, index: number, evidence?: readonly (readonly string[])[]): Promise<void> {
     switch (step.kind) {
       case 'user':
-        return this.exchange(index, 'user', new HumanMessage(step.user), step.assistant, step.id, step.at);
+        return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), step.id, step.at, step.reply !== false);
+      case 'assistant':
+        return this.assistantStep(index, step.assistant, step.id, step.at);
       case 'remember':
         return this.rememberStep(index, step.remember, step);
       case 'forget':
@@ -131,8 +153,8 @@ export class AgentSession {
     await this.memory.close();
   }
 
-  /** A user message, then the model call on the loaded context, then the reply. */
-  private async exchange(index: number, kind: TurnRecord['kind'], user: BaseMessage, scripted: string | undefined, stepId?: string, timestamp?: string): Promise<void> {
+  /** A user message, then the model call on the loaded context, then the reply (none when `reply` is false: a replayed message nobody answered). */
+  private async exchange(index: number, kind: TurnRecord['kind'], user: BaseMessage, scripted: string | undefined, stepId?: string, timestamp?: string, reply = true): Promise<void> {
     this.turn++;
     const turn = this.turn;
     // The user's input is saved before any model call (DESIGN §6, invariant 2); a recovering
@@ -142,11 +164,22 @@ export class AgentSession {
       [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp }));
       this.deps.journal?.setStep(this.session, index, 'user_saved');
     }
+    if (!reply) {
+      this.turns.push({ step: index, turn, kind, contextTokens: null, loadMs: null, saveMs: saveUserMs });
+      return;
+    }
     this.checkpoint('before_model_call');
     const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
-    const reply = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
-    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(reply), turn, timestamp }));
+    const text = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
+    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp }));
     this.turns.push({ step: index, turn, kind, contextTokens: this.deps.tokens.countMessages(context.messages), loadMs, saveMs: saveUserMs + saveReplyMs });
+  }
+
+  /** An assistant message with no user message before it (a replayed session opening with the assistant): saved, no model call. */
+  private async assistantStep(index: number, text: string, stepId?: string, timestamp?: string): Promise<void> {
+    const turn = Math.max(this.turn, 1);
+    const [, saveMs] = await timed(() => this.memory.save({ message: new AIMessage(datedText(text, timestamp)), turn, stepId, timestamp }));
+    this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });
   }
 
   private async rememberStep(index: number, content: string, step: RememberStep): Promise<void> {
@@ -230,13 +263,16 @@ export class AgentSession {
     this.turns.push({ step: index, turn, kind: 'tool', contextTokens: null, loadMs: null, saveMs: saveCallMs + saveResultMs });
   }
 
-  /** A question answered from memory: context recall is judged on what load() returned. */
-  private async probe(index: number, step: ProbeStep, evidence: readonly string[]): Promise<void> {
+  /** A question answered from memory: every recall figure is judged on what load() returned. */
+  private async probe(index: number, step: ProbeStep, evidence: readonly (readonly string[])[]): Promise<void> {
     const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1 }));
-    const normalized = contextText(context.messages);
+    const messages = contextMessages(context.messages);
+    const normalized = messages.join('\n');
     const verdict = judgeContext(normalized, step.expect, step.forbid);
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
+    const found = evidence.length > 0 ? evidenceRecall(evidence, messages) : undefined;
+    const f1 = step.scoring === 'locomo-f1' ? tokenF1 : step.scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
     this.probes.push({
       step: index,
       turn: this.turn,
@@ -244,11 +280,19 @@ export class AgentSession {
       category: step.category,
       question: step.probe,
       contextTokens: this.deps.tokens.countMessages(context.messages),
-      ...verdict,
+      contextRecall: verdict.contextRecall,
+      staleExposure: verdict.staleExposure,
       answer,
       answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
-      evidenceCoverage: evidence.length > 0 ? evidenceCoverage(evidence, normalized).value : null,
+      evidenceCoverage: evidence.length > 0 ? evidenceCoverage(evidence.map((texts) => texts.join('\n')), normalized).value : null,
       loadMs,
+      conflictExposure: verdict.conflictExposure,
+      ...(verdict.currentAfterStale !== undefined ? { currentAfterStale: verdict.currentAfterStale } : {}),
+      answerRecall: answerRecall(step.expect, messages),
+      evidenceRecall: found?.value ?? null,
+      ...(found ? { evidenceFindings: found.findings } : {}),
+      ...(step.label !== undefined ? { label: step.label } : {}),
+      ...(f1 && step.expect ? { answerF1: Math.max(...step.expect.map((gold) => f1(answer, gold))) } : {}),
     });
   }
 }

@@ -2,17 +2,21 @@
 import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
-import { normalizeText } from './text.js';
+import { containsTerm, contentWords, hasCjk, normalizeText, termSet } from './text.js';
+
+/** Each message a model call would see, normalised (tool call names and arguments included). */
+export function contextMessages(messages: readonly BaseMessage[]): string[] {
+  return messages.map((message) => {
+    const parts = [messageText(message)];
+    const calls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
+    for (const call of calls ?? []) parts.push(call.name, JSON.stringify(call.args));
+    return normalizeText(parts.join('\n'));
+  });
+}
 
 /** Everything a model call would see, as one normalised string (tool call arguments included). */
 export function contextText(messages: readonly BaseMessage[]): string {
-  const parts: string[] = [];
-  for (const message of messages) {
-    parts.push(messageText(message));
-    const calls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
-    for (const call of calls ?? []) parts.push(call.name, JSON.stringify(call.args));
-  }
-  return normalizeText(parts.join('\n'));
+  return contextMessages(messages).join('\n');
 }
 
 /** True when any of `needles` occurs in the (already normalised) haystack, after normalising the needle. */
@@ -25,14 +29,92 @@ export interface RecallVerdict {
   contextRecall: boolean | undefined;
   /** A `forbid` string is in the context and no `expect` string is. */
   staleExposure: boolean;
+  /** A `forbid` string is in the context at all, with or without the current value beside it. */
+  conflictExposure: boolean;
+  /** When both are present: the current value's last mention comes after the stale value's (contexts in conversation order). */
+  currentAfterStale?: boolean;
+}
+
+/** Where the last mention of any needle starts in the normalised haystack (-1: none). */
+function lastMention(normalizedHaystack: string, needles: readonly string[]): number {
+  return Math.max(-1, ...needles.map((needle) => normalizedHaystack.lastIndexOf(normalizeText(needle))));
 }
 
 export function judgeContext(normalizedContext: string, expect: readonly string[] | undefined, forbid: readonly string[]): RecallVerdict {
   const recalled = expect ? containsAny(normalizedContext, expect) : undefined;
-  return { contextRecall: recalled, staleExposure: containsAny(normalizedContext, forbid) && recalled !== true };
+  const conflict = containsAny(normalizedContext, forbid);
+  return {
+    contextRecall: recalled,
+    staleExposure: conflict && recalled !== true,
+    conflictExposure: conflict,
+    ...(conflict && recalled === true ? { currentAfterStale: lastMention(normalizedContext, expect!) > lastMention(normalizedContext, forbid) } : {}),
+  };
 }
 
-const DECLINES = /(don't know|do not know|not sure|no information|never (said|told|mentioned)|不知道|不清楚|没有提到|没提过)/iu;
+/** Whether one normalised context message holds `word` (a term of `termSet`, or a CJK word the segmenter cut otherwise). */
+function messageHolds(message: string, terms: ReadonlySet<string>, word: string): boolean {
+  return terms.has(word) || (hasCjk(word) && message.includes(word));
+}
+
+/**
+ * Answer recall, for free-form gold answers ("7 May 2023", "Adoption agencies"): the share of the
+ * gold answer's content words found within one context message, the best message counting (and
+ * the best of several `expect` strings). Null when no expect string has a content word ("yes",
+ * "no"): such answers cannot be recalled from words.
+ */
+export function answerRecall(expect: readonly string[] | undefined, normalizedMessages: readonly string[]): number | null {
+  let best: number | null = null;
+  for (const gold of expect ?? []) {
+    const words = [...new Set(contentWords(gold))];
+    if (words.length === 0) continue;
+    let found = 0;
+    for (const message of normalizedMessages) {
+      const terms = termSet(message);
+      found = Math.max(found, words.filter((word) => messageHolds(message, terms, word)).length);
+      if (found === words.length) break;
+    }
+    best = Math.max(best ?? 0, found / words.length);
+  }
+  return best;
+}
+
+/**
+ * A context message or memory "holds" an evidence step it does not quote when it covers at least
+ * this share of one of the step's messages' terms (content words plus CJK bigrams).
+ */
+export const EVIDENCE_COVERAGE_THRESHOLD = 0.5;
+
+/** How an evidence step was found in the context: quoted by a message, covered by one, or not there. */
+export type EvidenceFinding = 'verbatim' | 'covered' | 'missing';
+
+/**
+ * Evidence recall per evidence step (`steps[i]` = the messages of one cited step): the step is
+ * held when a context message quotes one of its messages (the strategy kept the message itself),
+ * or else when a single context message or memory covers at least EVIDENCE_COVERAGE_THRESHOLD of
+ * one of its messages' terms (a summary or memory derived from it). Terms found scattered across
+ * unrelated messages do not count, so a context without the evidence scores 0.
+ */
+export function evidenceRecall(steps: readonly (readonly string[])[], normalizedMessages: readonly string[]): { value: number | null; findings: EvidenceFinding[] } {
+  const findings = steps.map((messages): EvidenceFinding => {
+    const wanted = messages.map(normalizeText).filter((text) => text.length > 0);
+    if (wanted.some((text) => normalizedMessages.some((message) => message.includes(text)))) return 'verbatim';
+    for (const text of wanted) {
+      const terms = [...termSet(text)];
+      if (terms.length === 0) continue;
+      const needed = Math.ceil(terms.length * EVIDENCE_COVERAGE_THRESHOLD);
+      for (const message of normalizedMessages) {
+        const held = termSet(message);
+        let found = 0;
+        for (const term of terms) if (held.has(term) || (hasCjk(term) && message.includes(term))) found++;
+        if (found >= needed) return 'covered';
+      }
+    }
+    return 'missing';
+  });
+  return { value: findings.length === 0 ? null : findings.filter((finding) => finding !== 'missing').length / findings.length, findings };
+}
+
+const DECLINES = /(don't know|do not know|not sure|no information|not mentioned|never (said|told|mentioned)|不知道|不清楚|没有提到|没提过)/iu;
 
 /** Answer accuracy: contains an `expect` string and no `forbid` string; abstention probes score a decline. */
 export function judgeAnswer(answer: string, expect: readonly string[] | undefined, forbid: readonly string[]): boolean {

@@ -100,3 +100,32 @@ export function slugify(text: string): string {
     .join('')
     .replace(/-+$/u, '');
 }
+
+const termSetCache = new Map<string, ReadonlySet<string>>();
+
+/** `matchTerms` of a text as a set (memoised like it): whole-word membership for per-message checks. */
+export function termSet(text: string): ReadonlySet<string> {
+  const cached = termSetCache.get(text);
+  if (cached) return cached;
+  const terms = new Set(matchTerms(text));
+  if (termSetCache.size >= TERMS_CACHE_LIMIT) termSetCache.clear();
+  termSetCache.set(text, terms);
+  return terms;
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/**
+ * Whether normalised `text` holds `term`: a CJK term anywhere (CJK has no word boundaries, and a
+ * segmenter may cut the same phrase differently in a longer text), a Latin term only as a whole
+ * word ("pot" is not in "potato"). Scans instead of segmenting, so it is cheap on long texts.
+ */
+export function containsTerm(text: string, term: string): boolean {
+  if (hasCjk(term)) return text.includes(term);
+  for (let at = text.indexOf(term); at >= 0; at = text.indexOf(term, at + 1)) {
+    const before = at > 0 ? text[at - 1]! : ' ';
+    const after = text[at + term.length] ?? ' ';
+    if (!WORD_CHAR.test(before) && !WORD_CHAR.test(after)) return true;
+  }
+  return false;
+}

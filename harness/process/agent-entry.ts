@@ -101,7 +101,7 @@ class AgentHost {
     await send({ type: 'opened', pendingJobs: this.session.current?.pendingJobs?.() ?? null });
   }
 
-  private async step(index: number, step: Parameters<AgentSession['step']>[0], evidence?: string[]): Promise<void> {
+  private async step(index: number, step: Parameters<AgentSession['step']>[0], evidence?: string[][]): Promise<void> {
     const session = this.session!;
     await session.step(step, index, evidence);
     this.armed = undefined;

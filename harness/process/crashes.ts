@@ -35,7 +35,7 @@ const POINTS_BY_KIND: Partial<Record<Step['kind'], readonly CrashPoint[]>> = {
   forget: [],
 };
 /** Where a strategy's own crash points can be reached: steps that write to it. */
-const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'remember', 'forget']);
+const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'assistant', 'remember', 'forget']);
 
 /**
  * A reproducible fuzz plan: `kills` crash points spread over the steps that can reach one, aimed
@@ -44,7 +44,9 @@ const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'remember', 'f
  */
 export function fuzzPlan(steps: readonly Step[], kills: number, seed: number, strategyPoints: readonly CrashPoint[] = []): Map<number, CrashPoint[]> {
   const plan = new Map<number, CrashPoint[]>();
-  const reachable = (step: Step): CrashPoint[] => [...(POINTS_BY_KIND[step.kind] ?? []), ...(WRITING_KINDS.has(step.kind) ? strategyPoints : [])];
+  // A user message nobody answers (`reply: false`) makes no model call: before_model_call is not on its path.
+  const loopPoints = (step: Step): readonly CrashPoint[] => (step.kind === 'user' && step.reply === false ? [] : (POINTS_BY_KIND[step.kind] ?? []));
+  const reachable = (step: Step): CrashPoint[] => [...loopPoints(step), ...(WRITING_KINDS.has(step.kind) ? strategyPoints : [])];
   const candidates = steps.flatMap((step, index) => (reachable(step).length > 0 ? [index] : []));
   if (candidates.length === 0) return plan;
   const rng = xoroshiro128plus(seed);
@@ -269,6 +271,9 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     const agents: AgentProcess[] = [];
     // The barrier: every process has opened the store before any session starts.
     for (const [sessionIndex] of sessions.entries()) agents.push(await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`));
+    // Replies are kept per session and recorded in session order once all are done, so the
+    // records come out in one canonical order whatever the interleaving was.
+    const replies: Extract<FromAgent, { type: 'step-done' }>[][] = sessions.map(() => []);
     try {
       await Promise.all(
         sessions.map(async (sessionSteps, sessionIndex) => {
@@ -280,10 +285,11 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
               return;
             }
             if (reply.type === 'error') throw new Error(`concurrent session ${sessionIndex}, step ${offset}: ${reply.message}`);
-            absorb(reply);
+            replies[sessionIndex]!.push(reply);
           }
         }),
       );
+      for (const reply of replies.flat()) absorb(reply);
     } catch (error) {
       // A failed session must not leave its siblings running.
       await Promise.all(agents.map((worker) => worker.kill()));

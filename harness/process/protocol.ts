@@ -31,7 +31,7 @@ export interface AgentCell {
 export type ToAgent =
   | { type: 'open'; cell: AgentCell; resumeTurn: number }
   | { type: 'arm'; point: CrashPoint }
-  | { type: 'step'; index: number; step: Step; evidence?: string[] }
+  | { type: 'step'; index: number; step: Step; evidence?: string[][] }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   | { type: 'close' };
 

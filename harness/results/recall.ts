@@ -1,33 +1,53 @@
-/** Per-probe verdicts pooled into a cell's recall summary, overall and by probe category. */
+/** Per-probe verdicts pooled into a cell's recall summary, overall, by probe category and by the dataset's own labels. */
 import { rate } from '../core/metrics.js';
 import type { ProbeCategory } from '../scenarios/format.js';
-import type { RecallSummary } from './schema.js';
+import type { Mean, ProbeRecord, RecallSummary } from './schema.js';
 
-export interface ProbeOutcome {
-  category: ProbeCategory;
-  contextRecall?: boolean | undefined;
-  staleExposure: boolean;
-  answerCorrect: boolean;
-  evidenceCoverage?: number | null;
-}
+/** What pooling reads of a probe record (tests build these by hand). */
+export type ProbeOutcome = Pick<ProbeRecord, 'category' | 'contextRecall' | 'staleExposure' | 'answerCorrect'> &
+  Partial<Pick<ProbeRecord, 'evidenceCoverage' | 'conflictExposure' | 'answerRecall' | 'evidenceRecall' | 'answerF1' | 'label'>>;
 
-function meanOf(values: readonly number[]): { n: number; mean: number | null } {
+export function meanOf(values: readonly number[]): Mean {
   return { n: values.length, mean: values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null };
 }
 
-/** Context recall leaves out abstention probes (they have no answer to recall). */
+const numbers = (values: readonly (number | null | undefined)[]): number[] => values.filter((value): value is number => typeof value === 'number');
+
+/**
+ * Recall figures over answerable probes; abstention probes (the answer was never given, as
+ * LoCoMo's adversarial items) are left out of every recall and answer figure and score only
+ * whether the answer declined (`abstention`).
+ */
 export function summarizeRecall(probes: readonly ProbeOutcome[]): RecallSummary {
   const answerable = probes.filter((probe) => probe.contextRecall !== undefined);
+  const abstaining = probes.filter((probe) => probe.contextRecall === undefined);
   return {
     contextRecall: rate(answerable.map((probe) => probe.contextRecall === true)),
     staleExposure: rate(answerable.map((probe) => probe.staleExposure)),
-    answerAccuracy: rate(probes.map((probe) => probe.answerCorrect)),
-    evidenceCoverage: meanOf(probes.flatMap((probe) => (typeof probe.evidenceCoverage === 'number' ? [probe.evidenceCoverage] : []))),
+    answerAccuracy: rate(answerable.map((probe) => probe.answerCorrect)),
+    evidenceCoverage: meanOf(numbers(answerable.map((probe) => probe.evidenceCoverage))),
+    conflictExposure: rate(answerable.map((probe) => probe.conflictExposure === true)),
+    answerRecall: meanOf(numbers(answerable.map((probe) => probe.answerRecall))),
+    evidenceRecall: meanOf(numbers(answerable.map((probe) => probe.evidenceRecall))),
+    abstention: rate(abstaining.map((probe) => probe.answerCorrect)),
+    answerF1: meanOf(numbers(answerable.map((probe) => probe.answerF1))),
   };
 }
 
+function groupBy<K extends string>(probes: readonly ProbeOutcome[], key: (probe: ProbeOutcome) => K | undefined): Record<K, RecallSummary> {
+  const groups = new Map<K, ProbeOutcome[]>();
+  for (const probe of probes) {
+    const name = key(probe);
+    if (name !== undefined) groups.set(name, [...(groups.get(name) ?? []), probe]);
+  }
+  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, group]) => [name, summarizeRecall(group)])) as Record<K, RecallSummary>;
+}
+
 export function recallByCategory(probes: readonly ProbeOutcome[]): Partial<Record<ProbeCategory, RecallSummary>> {
-  const groups = new Map<ProbeCategory, ProbeOutcome[]>();
-  for (const probe of probes) groups.set(probe.category, [...(groups.get(probe.category) ?? []), probe]);
-  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([category, group]) => [category, summarizeRecall(group)]));
+  return groupBy(probes, (probe) => probe.category);
+}
+
+/** Recall by the dataset's own category labels; undefined when no probe carries one. */
+export function recallByLabel(probes: readonly ProbeOutcome[]): Record<string, RecallSummary> | undefined {
+  return probes.some((probe) => probe.label !== undefined) ? groupBy(probes, (probe) => probe.label) : undefined;
 }

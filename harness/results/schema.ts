@@ -9,8 +9,8 @@ import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 
-/** Bumped whenever a field changes meaning or disappears. */
-export const RESULTS_SCHEMA_VERSION = 1;
+/** Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention probes, which score apart). */
+export const RESULTS_SCHEMA_VERSION = 2;
 
 const count = z.number().finite();
 const durabilityMode = z.enum(DURABILITY_MODES);
@@ -21,12 +21,29 @@ export const distributionSchema = z.object({ n: count, mean: count, p50: count, 
 export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
 export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count }) satisfies z.ZodType<ModelUsage>;
 
+/** A mean with the number of probes behind it (`mean` null when n is 0). */
+export const meanSchema = z.object({ n: count, mean: count.nullable() });
+export type Mean = z.infer<typeof meanSchema>;
+
 export const recallSummarySchema = z.object({
+  /** An expect string in the context (answerable probes). */
   contextRecall: rateSchema,
+  /** A forbid string in the context and no expect string (answerable probes). */
   staleExposure: rateSchema,
+  /** Answerable probes whose answer holds an expect string and no forbid string (abstention probes score in `abstention`). */
   answerAccuracy: rateSchema,
-  /** Mean evidence coverage over the probes that cite evidence (n of them). */
-  evidenceCoverage: z.object({ n: count, mean: count.nullable() }),
+  /** Union coverage: mean share of the evidence steps' content words anywhere in the context (secondary to evidenceRecall). */
+  evidenceCoverage: meanSchema,
+  /** A forbid string in the context at all, with or without the current value (answerable probes). */
+  conflictExposure: rateSchema,
+  /** Mean share of the gold answer's content words found within one context message (probes whose gold has content words). */
+  answerRecall: meanSchema,
+  /** Mean share of a probe's evidence steps the context holds (probes with evidence). */
+  evidenceRecall: meanSchema,
+  /** Abstention probes whose answer declined (and named no forbid string). */
+  abstention: rateSchema,
+  /** Mean of the dataset's own answer score (LoCoMo token F1) over the probes that carry one. */
+  answerF1: meanSchema,
 });
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
 
@@ -34,7 +51,7 @@ export type RecallSummary = z.infer<typeof recallSummarySchema>;
 export const turnRecordSchema = z.object({
   step: count,
   turn: count,
-  kind: z.enum(['user', 'tool', 'remember', 'forget']),
+  kind: z.enum(['user', 'assistant', 'tool', 'remember', 'forget']),
   /** Tokens the strategy loaded for the model call; null when the step made no model call. */
   contextTokens: count.nullable(),
   loadMs: count.nullable(),
@@ -58,6 +75,20 @@ export const probeRecordSchema = z.object({
   /** Share of the evidence steps' content words present in the context (null without evidence). */
   evidenceCoverage: count.nullable(),
   loadMs: count,
+  /** A forbid string is in the context, with or without the current value. */
+  conflictExposure: z.boolean(),
+  /** Both current and stale values present: the current one is mentioned last. */
+  currentAfterStale: z.boolean().optional(),
+  /** Share of the gold answer's content words within one context message (null: no expect, or no content words). */
+  answerRecall: count.nullable(),
+  /** Share of the evidence steps the context holds (null without evidence). */
+  evidenceRecall: count.nullable(),
+  /** Per evidence step, in order: quoted by a context message, covered by one, or missing. */
+  evidenceFindings: z.array(z.enum(['verbatim', 'covered', 'missing'])).optional(),
+  /** The dataset's own category of the question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`). */
+  label: z.string().optional(),
+  /** The dataset's own answer score (LoCoMo token F1), for probes that ask for it. */
+  answerF1: count.optional(),
 });
 export type ProbeRecord = z.infer<typeof probeRecordSchema>;
 
@@ -262,6 +293,14 @@ export const cellResultSchema = z.object({
   tokens: cellTokensSchema,
   recall: recallSummarySchema,
   recallByCategory: z.partialRecord(probeCategory, recallSummarySchema),
+  /** Recall by the dataset's own categories (probes with a `label`), beside membench's. */
+  recallByLabel: z.record(z.string(), recallSummarySchema).optional(),
+  /**
+   * The cell ran concurrent sessions: its tokens, latencies, turns and the recall of what came
+   * after depend on how the sessions interleaved, so two runs with one seed may differ there
+   * (durability counts do not). Reports show these figures' spread over trials.
+   */
+  interleaved: z.boolean().optional(),
   /** Per turn in the agent process; `modelMs` covers live model calls only (cache hits excluded). */
   latency: z.object({ loadMs: distributionSchema, saveMs: distributionSchema, modelMs: distributionSchema }),
   usage: usageSchema,
@@ -269,7 +308,7 @@ export const cellResultSchema = z.object({
   effects: ledgerCountsSchema,
   /** Crashes, recoveries and invariants, for cells run in agent processes. */
   faults: durabilityResultSchema.optional(),
-  /** Peak resident set size (MiB) of the process that replayed the cell (agent processes included). */
+  /** Peak resident set (MiB) while this cell ran: sampled after every step in the process that replayed it, or its agent processes' peak. */
   peakRssMb: count,
   turns: z.array(turnRecordSchema),
   probes: z.array(probeRecordSchema),
@@ -293,4 +332,17 @@ export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationM
 /** A copy of `value` without timing fields (for reproducibility checks and `compare`). */
 export function withoutTiming<T>(value: T): T {
   return JSON.parse(JSON.stringify(value, (key, inner: unknown) => (TIMING_KEYS.has(key) ? undefined : inner))) as T;
+}
+
+/** What an interleaved cell (concurrent sessions) promises to reproduce: who it is, its status and its durability outcome. */
+const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'label', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'faults', 'interleaved'] as const;
+
+/**
+ * What two runs with one seed must agree on: everything but timing, and for interleaved cells
+ * only their identity, status and durability outcome (their tokens and recall depend on how the
+ * concurrent sessions interleaved).
+ */
+export function sameSeedView(result: RunResult): unknown {
+  const cells = result.cells.map((cell) => (cell.interleaved ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]]))) : cell));
+  return withoutTiming({ ...result, cells });
 }

@@ -12,7 +12,7 @@ import { AgentSession } from '../agent/loop.js';
 import { runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
-import { recallByCategory, summarizeRecall } from '../results/recall.js';
+import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
 import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
@@ -96,8 +96,8 @@ interface CellRecords {
   error?: string;
   durability?: DurabilityResult;
   effects: LedgerCounts;
-  /** Peak resident set of the agent processes, in kB (0 when the cell ran in this process). */
-  agentPeakRssKb?: number;
+  /** Peak resident set while the cell ran, in kB: sampled after each step in this process, or the agent processes' own peak. */
+  peakRssKb: number;
 }
 
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
@@ -128,7 +128,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string): Pro
   }
   const effects = ledger.counts();
   ledger.close();
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, ...(error !== undefined ? { error } : {}) };
+  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, peakRssKb: session.peakRssBytes / 1024, ...(error !== undefined ? { error } : {}) };
 }
 
 /** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
@@ -154,7 +154,7 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string)
     },
   });
   const { counts } = outcome.durability;
-  return { ...outcome, agentPeakRssKb: outcome.peakRssKb, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
+  return { ...outcome, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
 }
 
 /** The cell's result from what its replay recorded. */
@@ -184,6 +184,8 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     },
     recall: summarizeRecall(probes),
     recallByCategory: recallByCategory(probes),
+    ...(recallByLabel(probes) ? { recallByLabel: recallByLabel(probes) } : {}),
+    ...(plan.scenario.steps.some((step) => step.kind === 'concurrent') ? { interleaved: true } : {}),
     latency: {
       loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
       saveMs: distribution(turns.map((turn) => turn.saveMs)),
@@ -192,9 +194,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     usage,
     effects: records.effects,
     ...(records.durability ? { faults: records.durability } : {}),
-    // The process that replayed the cell (this one, or its agent processes): a ceiling, since a
-    // worker process that ran earlier cells reports its peak over all of them.
-    peakRssMb: Math.round(Math.max(process.resourceUsage().maxRSS, records.agentPeakRssKb ?? 0) / 1024),
+    peakRssMb: Math.round(records.peakRssKb / 1024),
     turns,
     probes,
     durationMs,
@@ -203,7 +203,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
 
 /** A cell that never produced records (its pool worker died, its strategy would not load): an error result. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0): CellResult {
-  return cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, error }, durationMs);
+  return cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, error }, durationMs);
 }
 
 /** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. */

@@ -8,33 +8,40 @@
  * them as a substring, since CJK has no word boundaries and the segmenter may cut the same
  * phrase differently in a longer context. Everything is compared in `normalizeText` form.
  */
-import { cjkBigrams, contentWords, hasCjk } from '../core/text.js';
+import { cjkBigrams, containsTerm, contentWords, hasCjk } from '../core/text.js';
 import type { Step } from './format.js';
 
-/** The text a step puts into the conversation: what its content words are taken from. */
-export function stepContent(step: Step): string {
+/** The messages a step puts into the conversation (its user message and scripted reply, a tool call and result...). */
+export function stepMessages(step: Step): string[] {
   switch (step.kind) {
     case 'user':
-      return step.assistant === undefined ? step.user : `${step.user}\n${step.assistant}`;
+      return step.assistant === undefined ? [step.user] : [step.user, step.assistant];
+    case 'assistant':
+      return [step.assistant];
     case 'tool': {
       const result = step.result === undefined ? '' : typeof step.result === 'string' ? step.result : JSON.stringify(step.result);
-      return [step.tool, JSON.stringify(step.args), result].join('\n');
+      return [[step.tool, JSON.stringify(step.args)].join('\n'), ...(result ? [result] : [])];
     }
     case 'remember':
-      return step.remember;
+      return [step.remember];
     case 'forget':
-      return step.forget;
+      return [step.forget];
     default:
-      return '';
+      return [];
   }
 }
 
-/** Step id → step content, built once per scenario so probes never walk the steps again. */
-export function evidenceIndex(steps: readonly Step[]): Map<string, string> {
-  const index = new Map<string, string>();
+/** The text a step puts into the conversation, as one string: what its content words are taken from. */
+export function stepContent(step: Step): string {
+  return stepMessages(step).join('\n');
+}
+
+/** Step id → the step's messages, built once per scenario so probes never walk the steps again. */
+export function evidenceIndex(steps: readonly Step[]): Map<string, string[]> {
+  const index = new Map<string, string[]>();
   const visit = (list: readonly Step[]): void => {
     for (const step of list) {
-      if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepContent(step));
+      if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepMessages(step));
       if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
     }
   };
@@ -71,27 +78,11 @@ export function evidenceCoverage(evidenceTexts: readonly string[], normalizedCon
   return { value: scored.length === 0 ? null : scored.reduce((sum, share) => sum + share, 0) / scored.length, perStep };
 }
 
-const WORD_CHAR = /[\p{L}\p{N}]/u;
-
-/**
- * A CJK term anywhere, a Latin word only as a whole word. Scans for the term rather than
- * segmenting the context: segmenting a 10,000-turn context once per probe took seconds.
- */
-function containsTerm(context: string, term: string): boolean {
-  if (hasCjk(term)) return context.includes(term);
-  for (let at = context.indexOf(term); at >= 0; at = context.indexOf(term, at + 1)) {
-    const before = at > 0 ? context[at - 1]! : ' ';
-    const after = context[at + term.length] ?? ' ';
-    if (!WORD_CHAR.test(before) && !WORD_CHAR.test(after)) return true;
-  }
-  return false;
-}
-
 /** Coverage of a probe's evidence ids, looked up in an `evidenceIndex` (unknown ids count as no terms). */
-export function probeEvidenceCoverage(evidence: readonly string[], index: ReadonlyMap<string, string>, normalizedContext: string): EvidenceCoverage | null {
+export function probeEvidenceCoverage(evidence: readonly string[], index: ReadonlyMap<string, readonly string[]>, normalizedContext: string): EvidenceCoverage | null {
   if (evidence.length === 0) return null;
   return evidenceCoverage(
-    evidence.map((id) => index.get(id) ?? ''),
+    evidence.map((id) => (index.get(id) ?? []).join('\n')),
     normalizedContext,
   );
 }

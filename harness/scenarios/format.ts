@@ -5,11 +5,15 @@
  */
 import { z } from 'zod';
 
-export const STEP_KINDS = ['user', 'tool', 'remember', 'forget', 'probe', 'session', 'crash', 'concurrent', 'filler'] as const;
+export const STEP_KINDS = ['user', 'assistant', 'tool', 'remember', 'forget', 'probe', 'session', 'crash', 'concurrent', 'filler'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export const PROBE_CATEGORIES = ['extraction', 'multi-hop', 'temporal', 'update', 'abstention'] as const;
 export type ProbeCategory = (typeof PROBE_CATEGORIES)[number];
+
+/** How a probe's live answer is scored (DESIGN §5: `contains`, or the dataset's own scoring). */
+export const ANSWER_SCORINGS = ['contains', 'locomo-f1', 'locomo-f1-multi'] as const;
+export type AnswerScoring = (typeof ANSWER_SCORINGS)[number];
 
 export const CRASH_POINTS = [
   'before_model_call',
@@ -30,7 +34,16 @@ const stepId = z
   .optional();
 const timestamp = z.string({ error: 'expected an ISO date-time string' }).refine((value) => !Number.isNaN(Date.parse(value)), 'not a date-time').optional();
 
-const userStep = z.object({ id: stepId, user: nonEmpty('the user message'), assistant: nonEmpty('the scripted reply').optional(), at: timestamp });
+const userStep = z.object({
+  id: stepId,
+  user: nonEmpty('the user message'),
+  assistant: nonEmpty('the scripted reply').optional(),
+  /** `false`: the conversation goes on without a reply to this message (replayed data): saved, no model call. */
+  reply: z.literal(false, { error: 'expected false (leave it out for a reply)' }).optional(),
+  at: timestamp,
+});
+/** An assistant message with no user message before it (a replayed session that opens with the assistant). */
+const assistantStep = z.object({ id: stepId, assistant: nonEmpty('the assistant message'), at: timestamp });
 const toolStep = z.object({
   id: stepId,
   tool: nonEmpty('a tool name'),
@@ -53,14 +66,21 @@ const probeStep = z
   .object({
     id: stepId,
     probe: nonEmpty('the probe question'),
-    expect: stringList.min(1, 'expected at least one string').optional(),
+    expect: stringList.optional(),
     forbid: stringList.default([]),
     category: z.enum(PROBE_CATEGORIES).default('extraction'),
+    /** The dataset's own category for this question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`), reported beside membench's. */
+    label: z.string({ error: 'expected a category label' }).min(1, 'expected a category label, got an empty string').optional(),
+    /** How a live answer is scored: `contains` (an expect string, no forbid string) or LoCoMo's token F1 (`locomo-f1`; `locomo-f1-multi` for its multi-hop answers). */
+    scoring: z.enum(ANSWER_SCORINGS, { error: `expected one of ${ANSWER_SCORINGS.join(', ')}` }).optional(),
     evidence: stringList.default([]),
   })
   .superRefine((probe, context) => {
-    if (probe.category !== 'abstention' && probe.expect === undefined) {
+    if (probe.category === 'abstention') return;
+    if (probe.expect === undefined) {
       context.addIssue({ code: 'custom', path: ['expect'], message: 'required: a probe needs `expect` (any of these strings counts) unless its category is abstention' });
+    } else if (probe.expect.length === 0) {
+      context.addIssue({ code: 'custom', path: ['expect'], message: 'expected at least one string (an empty list is for abstention probes only)' });
     }
   });
 const sessionStep = z.object({ id: stepId, session: z.literal('new', { error: 'expected "new"' }), at: timestamp });
@@ -75,6 +95,7 @@ const fillerStep = z.object({
 /** Schemas by kind. `concurrent` holds lists of steps, checked recursively by the loader. */
 export const STEP_SCHEMAS = {
   user: userStep,
+  assistant: assistantStep,
   tool: toolStep,
   remember: rememberStep,
   forget: forgetStep,
@@ -99,6 +120,7 @@ export const scenarioHeader = z.object({
 });
 
 export type UserStep = z.output<typeof userStep> & { kind: 'user' };
+export type AssistantStep = z.output<typeof assistantStep> & { kind: 'assistant' };
 export type ToolStep = z.output<typeof toolStep> & { kind: 'tool' };
 export type RememberStep = z.output<typeof rememberStep> & { kind: 'remember' };
 export type ForgetStep = z.output<typeof forgetStep> & { kind: 'forget' };
@@ -112,7 +134,7 @@ export interface ConcurrentStep {
   concurrent: Step[][];
 }
 
-export type Step = UserStep | ToolStep | RememberStep | ForgetStep | ProbeStep | SessionStep | CrashStep | FillerStep | ConcurrentStep;
+export type Step = UserStep | AssistantStep | ToolStep | RememberStep | ForgetStep | ProbeStep | SessionStep | CrashStep | FillerStep | ConcurrentStep;
 
 /** A validated scenario, ready to run. */
 export interface Scenario {

@@ -200,7 +200,9 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
         error(segments, `expected a step (a mapping with one of ${STEP_KINDS.join(', ')}), got ${describeInput(item)}`);
         return;
       }
-      const kinds = Object.keys(item).filter((key): key is StepKind => (STEP_KINDS as readonly string[]).includes(key));
+      let kinds = Object.keys(item).filter((key): key is StepKind => (STEP_KINDS as readonly string[]).includes(key));
+      // `assistant` is the scripted reply of a user step, and a step of its own without `user`.
+      if (kinds.includes('user')) kinds = kinds.filter((kind) => kind !== 'assistant');
       if (kinds.length === 0) {
         const keys = Object.keys(item).filter((key) => key !== 'id');
         error(segments, `unknown step kind${keys.length ? ` "${keys[0]}"` : ''}: a step needs one of ${STEP_KINDS.join(', ')}`);
@@ -220,6 +222,8 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
       const shape = STEP_SCHEMAS[kind] as unknown as { shape?: Record<string, unknown> };
       warnUnknownKeys(item, Object.keys(shape.shape ?? {}), segments);
       const step = { ...(parsed.data as object), kind } as Step;
+      // An abstention probe has no answer: `expect: []` says so as well as leaving it out.
+      if (step.kind === 'probe' && step.expect?.length === 0) delete step.expect;
       if (step.id !== undefined) {
         const first = ids.get(step.id);
         if (first) error([...segments, 'id'], `duplicate id "${step.id}" (first used at ${first})`);

@@ -70,7 +70,7 @@ function finish(converted: Converted, dataset: DatasetName, file: string, names:
     for (const item of items) log.skip(item, check ? 'invalid-scenario' : 'too-large', `its scenario "${name}" was not imported`, item);
     return undefined;
   }
-  log.scenario();
+  log.scenario(document);
   return { document, yaml, scenario: { ...check.scenario, source } };
 }
 
@@ -103,7 +103,7 @@ export async function importDataset(spec: string, options: { limit?: number } = 
 export function nothingImported(report: ImportReport): MembenchError {
   const converter = CONVERTERS[report.dataset];
   const what = report.units === 0 ? `the list holds no ${converter.units}` : `none of its ${report.units} ${converter.units} could be imported`;
-  return new MembenchError('INVALID_ARGUMENT', `${report.file}: nothing to import: ${what}`, formatImportReport(report).split('\n').slice(2));
+  return new MembenchError('INVALID_ARGUMENT', `${report.file}: nothing to import: ${what}`, formatImportReport(report).split('\n').slice(3));
 }
 
 const EXAMPLES = 3;
@@ -130,6 +130,7 @@ export function formatImportReport(report: ImportReport): string {
   const lines = [
     `${report.dataset}: ${report.units} ${converter.units} read from ${report.file}, ${report.scenarios} scenario${report.scenarios === 1 ? '' : 's'} imported`,
     `${converter.itemsName}: ${report.items} read: ${report.imported} imported as is, ${report.repairedItems} repaired, ${report.skippedItems} skipped`,
+    `${report.sessions} sessions, ${report.turns} turns (both speakers' messages, none written by a model); probes by category: ${Object.entries(report.probesByLabel).map(([label, n]) => `${label} ${n}`).join(', ') || 'none'}`,
   ];
   if (report.repaired.length > 0) lines.push(`repaired (${report.repaired.length}):`, ...group(report.repaired));
   if (report.skipped.length > 0) lines.push(`skipped (${report.skipped.length}):`, ...group(report.skipped));

@@ -9,10 +9,12 @@
  * step and the one after it the scripted `assistant` reply, whoever the speakers are, so the
  * conversation needs no model-written replies; the name prefix keeps who said what even when a
  * session opens with speaker_b. A session with an odd number of utterances ends in a step
- * without a reply, which the model under test writes. A step's id is the dia_id of its first
+ * with `reply: false`: its last utterance is saved and nobody answers it (no model-written
+ * reply is ever inserted into the conversation). A step's id is the dia_id of its first
  * utterance, and evidence naming either utterance points at that step. The session's date is
- * the `at` of its `session: new` step and of each of its turns. `event_summary`, `observation`
- * and `session_summary` are annotations derived from the gold conversation: never imported.
+ * the `at` of its `session: new` step and of each of its turns, so every saved message carries
+ * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary`, `observation` and
+ * `session_summary` are annotations derived from the gold conversation: never imported.
  *
  * Categories, as the dataset's own scoring code uses them (task_eval/evaluation.py,
  * evaluation_stats.py and evaluate_gpts.py in snap-research/locomo; several papers number them
@@ -22,7 +24,10 @@
  * 5 adversarial (right when the answer says "no information available" / "not mentioned").
  * evaluation_stats.py prints them in the order [4, 1, 2, 3, 5], the paper's columns single-hop,
  * multi-hop, temporal, open-domain, adversarial. They map to membench categories below; the
- * dataset's number stays in the probe id (`qa12-cat4`) for per-category breakdowns.
+ * dataset's own name is the probe's `label` (reports break recall down by it) and its number
+ * stays in the probe id (`qa12-cat4`). Answers are scored as evaluation.py does (`scoring:
+ * locomo-f1`, `locomo-f1-multi` for category 1); adversarial items are abstention probes, left
+ * out of every recall figure.
  *
  * Repairs (each reported): a numeric answer becomes a string; a category-5 item carries
  * `adversarial_answer` instead of `answer` and becomes an `abstention` probe (no `expect`) with
@@ -153,7 +158,7 @@ function sessionSteps(sessions: readonly Session[], label: string, log: ImportLo
         if (stepOf.has(utterance.diaId)) log.repair(`${label} ${utterance.diaId}`, 'dia-id-duplicate', `dia_id ${utterance.diaId} is used twice: evidence names its first turn`);
         else stepOf.set(utterance.diaId, id);
       }
-      steps.push({ ...(id !== undefined ? { id } : {}), user: first.content, ...(second ? { assistant: second.content } : {}), ...(session.at !== undefined ? { at: session.at } : {}) });
+      steps.push({ ...(id !== undefined ? { id } : {}), user: first.content, ...(second ? { assistant: second.content } : { reply: false }), ...(session.at !== undefined ? { at: session.at } : {}) });
       turns += second ? 2 : 1;
     }
   }
@@ -247,6 +252,8 @@ function readProbe(qa: unknown, index: number, label: string, stepOf: ReadonlyMa
     probe.expect = [answer];
   }
   probe.category = LOCOMO_CATEGORIES[category]!.category;
+  probe.label = LOCOMO_CATEGORIES[category]!.name;
+  if (category !== 5) probe.scoring = category === 1 ? 'locomo-f1-multi' : 'locomo-f1';
   const evidence = readEvidence(qa.evidence, stepOf, where, item, log);
   if (evidence.length > 0) probe.evidence = evidence;
   return probe;

@@ -6,8 +6,12 @@
  * answer_session_ids}`. Every question has a different haystack, so one question becomes one
  * scenario: its sessions in date order, then the question as the only probe.
  *
- * Turns. A user turn is a `user` step and the assistant turn after it that step's scripted
- * reply; the session's date is the `at` of its `session: new` step and of its turns. Evidence
+ * Turns. Every turn is saved as it is: a user turn is a `user` step and the assistant turn after
+ * it that step's scripted reply; a user turn nobody answered is a `user` step with `reply:
+ * false`, and an assistant turn with no user turn before it (a session that opens with the
+ * assistant) an `assistant` step, so no model-written reply enters the haystack and no turn is
+ * dropped. The session's date is the `at` of its `session: new` step and of its turns (every
+ * saved message carries it). Evidence
  * is the steps holding a turn marked `has_answer: true` (the label the dataset's turn-level
  * recall uses; it marks assistant turns too, for single-session-assistant questions). The
  * probe is asked as "[Current date: DATE] QUESTION", since LongMemEval's own generation prompt
@@ -18,13 +22,13 @@
  * multi-hop, temporal-reasoning → temporal, knowledge-update → update; a question_id ending in
  * `_abs` is an `abstention` probe without `expect`, and without evidence (the README: its
  * retrieval evaluation skips abstention questions, which "do not have a ground truth answer
- * location"). The question_type is kept as a scenario tag. Preference answers are rubrics, not
+ * location"). The question_type is the probe's `label` (reports break recall down by it) and a
+ * scenario tag. Preference answers are rubrics, not
  * strings the conversation contains: their context recall is always a miss by construction,
  * judge them by evidence coverage and answer accuracy.
  *
  * Repairs (each reported): numeric answers become strings; sessions out of date order (the
- * oracle file is not sorted) are sorted by date; consecutive turns of one role are merged into
- * one message; empty or malformed turns, and an assistant turn opening a session, are dropped;
+ * oracle file is not sorted) are sorted by date; empty or malformed turns are dropped;
  * missing or unparsable dates leave the session without a timestamp; when no turn carries
  * `has_answer`, the answer sessions' turns are the evidence. Skipped: no question_id or a
  * duplicate one, an unknown question_type, no question, no answer (except abstention).
@@ -55,9 +59,10 @@ export function parseLongMemEvalDate(text: string): string | undefined {
 }
 
 interface Exchange {
-  user: string;
+  user?: string;
   assistant?: string;
-  userIndex: number;
+  /** Index of its first turn in the session. */
+  index: number;
   hasAnswer: boolean;
 }
 
@@ -69,10 +74,14 @@ interface Session {
   turns: unknown;
 }
 
-/** Turns of one session → exchanges (user message + optional reply), with repairs reported. */
+/**
+ * Turns of one session → exchanges, every turn kept as it is: a user turn and the assistant turn
+ * right after it form one exchange; a user turn with no reply after it is saved unanswered
+ * (`reply: false`), and an assistant turn with no user turn before it (a session opening with
+ * the assistant, or two assistant turns in a row) is saved on its own.
+ */
 function readExchanges(turns: unknown[], where: string, item: string, log: ImportLog): Exchange[] {
   const exchanges: Exchange[] = [];
-  let last: 'user' | 'assistant' | undefined;
   turns.forEach((turn: unknown, index) => {
     const at = `${where}[${index}]`;
     if (!isRecord(turn) || (turn.role !== 'user' && turn.role !== 'assistant')) {
@@ -86,24 +95,11 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
     }
     const hasAnswer = turn.has_answer === true;
     const current = exchanges.at(-1);
-    if (turn.role === 'user') {
-      if (last === 'user' && current) {
-        log.repair(at, 'turns-merged', 'two user turns in a row: merged into one message', item);
-        current.user += `\n\n${content}`;
-        current.hasAnswer ||= hasAnswer;
-      } else exchanges.push({ user: content, userIndex: index, hasAnswer });
-    } else if (!current) {
-      log.repair(at, 'assistant-first', `the session opens with an assistant turn${hasAnswer ? ' (marked has_answer)' : ''}: dropped`, item);
-      return;
-    } else if (last === 'assistant' && current.assistant !== undefined) {
-      log.repair(at, 'turns-merged', 'two assistant turns in a row: merged into one reply', item);
-      current.assistant += `\n\n${content}`;
-      current.hasAnswer ||= hasAnswer;
-    } else {
+    if (turn.role === 'user') exchanges.push({ user: content, index, hasAnswer });
+    else if (current?.user !== undefined && current.assistant === undefined) {
       current.assistant = content;
       current.hasAnswer ||= hasAnswer;
-    }
-    last = turn.role;
+    } else exchanges.push({ assistant: content, index, hasAnswer });
   });
   return exchanges;
 }
@@ -187,11 +183,12 @@ export const longmemeval: DatasetConverter = {
       sessionCount++;
       const sessionSteps: string[] = [];
       for (const exchange of exchanges) {
-        const id = ids.take(`${toStepId(session.id)}.t${exchange.userIndex}`);
-        steps.push({ id, user: exchange.user, ...(exchange.assistant !== undefined ? { assistant: exchange.assistant } : {}), ...(session.at !== undefined ? { at: session.at } : {}) });
+        const id = ids.take(`${toStepId(session.id)}.t${exchange.index}`);
+        const message = exchange.user === undefined ? { assistant: exchange.assistant } : { user: exchange.user, ...(exchange.assistant !== undefined ? { assistant: exchange.assistant } : { reply: false }) };
+        steps.push({ id, ...message, ...(session.at !== undefined ? { at: session.at } : {}) });
         sessionSteps.push(id);
         if (exchange.hasAnswer) evidence.push(id);
-        turns += exchange.assistant === undefined ? 1 : 2;
+        turns += exchange.user !== undefined && exchange.assistant !== undefined ? 2 : 1;
       }
       stepsBySession.set(session.id, [...(stepsBySession.get(session.id) ?? []), ...sessionSteps]);
     }
@@ -208,6 +205,7 @@ export const longmemeval: DatasetConverter = {
       probe: dated ? `[Current date: ${rawDate}] ${question}` : question,
       ...(abstention ? {} : { expect: [answer] }),
       category: abstention ? 'abstention' : typeCategory,
+      label: type,
       ...(probeEvidence.length > 0 ? { evidence: probeEvidence } : {}),
     });
     return converted('longmemeval', questionId, `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`, steps, [item], [type, ...(abstention ? ['abstention'] : [])]);

@@ -25,6 +25,11 @@ export interface ImportReport {
   /** Conversations (LoCoMo) or questions (LongMemEval) read from the file. */
   units: number;
   scenarios: number;
+  /** Sessions and turns (saved messages: both speakers') of the imported scenarios. */
+  sessions: number;
+  turns: number;
+  /** Probes imported, by the dataset's own category label (what the paper's tables count). */
+  probesByLabel: Record<string, number>;
   /** QA items (LoCoMo) or questions (LongMemEval) read: imported + repairedItems + skippedItems. */
   items: number;
   imported: number;
@@ -41,6 +46,9 @@ export class ImportLog {
   private readonly items = new Set<string>();
   private units = 0;
   private scenarios = 0;
+  private sessions = 0;
+  private turns = 0;
+  private readonly labels = new Map<string, number>();
 
   constructor(
     readonly dataset: DatasetName,
@@ -58,8 +66,18 @@ export class ImportLog {
     this.units++;
   }
 
-  scenario(): void {
+  /** Counts an imported scenario: its sessions, its saved turns and its probes by label. */
+  scenario(document: ScenarioDocument): void {
     this.scenarios++;
+    for (const step of document.steps) {
+      if ('session' in step) this.sessions++;
+      if ('user' in step) this.turns++;
+      if ('assistant' in step) this.turns++;
+      if ('probe' in step) {
+        const label = typeof step.label === 'string' ? step.label : typeof step.category === 'string' ? step.category : 'unlabelled';
+        this.labels.set(label, (this.labels.get(label) ?? 0) + 1);
+      }
+    }
   }
 
   repair(where: string, code: string, message: string, item?: string): void {
@@ -78,6 +96,9 @@ export class ImportLog {
       file: this.file,
       units: this.units,
       scenarios: this.scenarios,
+      sessions: this.sessions,
+      turns: this.turns,
+      probesByLabel: Object.fromEntries([...this.labels].sort(([a], [b]) => a.localeCompare(b))),
       items: this.items.size,
       imported: this.items.size - repaired.size - skipped.size,
       repairedItems: repaired.size,

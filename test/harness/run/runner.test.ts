@@ -42,15 +42,20 @@ describe('runBenchmark', () => {
     expect(a.cells[0]!.seed).toBe(cellSeed(7, 'preference-corrections/buffer'));
   });
 
-  it('breaks recall down by category with n, leaving abstention probes out of context recall', async () => {
+  it('breaks recall down by category with n, scoring abstention probes apart from recall and answers', async () => {
     const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer'] });
     const cell = result.cells[0]!;
     const abstention = cell.probes.filter((probe) => probe.category === 'abstention');
     expect(abstention.length).toBeGreaterThan(0);
-    expect(cell.recall.contextRecall.n).toBe(cell.probes.length - abstention.length);
-    const byCategory = Object.values(cell.recallByCategory).reduce((sum, summary) => sum + summary.answerAccuracy.n, 0);
+    const answerable = cell.probes.length - abstention.length;
+    expect(cell.recall.contextRecall.n).toBe(answerable);
+    expect(cell.recall.answerAccuracy.n).toBe(answerable);
+    expect(cell.recall.conflictExposure.n).toBe(answerable);
+    expect(cell.recall.abstention.n).toBe(abstention.length);
+    const byCategory = Object.values(cell.recallByCategory).reduce((sum, summary) => sum + summary.answerAccuracy.n + summary.abstention.n, 0);
     expect(byCategory).toBe(cell.probes.length);
     expect(cell.recallByCategory.abstention?.contextRecall.n).toBe(0);
+    expect(cell.recallByCategory.abstention?.abstention.n).toBe(abstention.length);
   });
 
   it('records per-turn context tokens and latencies', async () => {

@@ -11,7 +11,7 @@ import { checkScenarioFile, checkScenarioText, formatProblem, MAX_SCENARIO_BYTES
 
 const BROKEN = 'fixtures/scenarios/broken';
 const VALID = 'fixtures/scenarios/valid';
-const KINDS = 'user, tool, remember, forget, probe, session, crash, concurrent, filler';
+const KINDS = 'user, assistant, tool, remember, forget, probe, session, crash, concurrent, filler';
 
 async function check(file: string, options?: CheckOptions): Promise<{ ok: boolean; lines: string[] }> {
   const { scenario, problems } = await checkScenarioFile(file, options);

@@ -111,7 +111,10 @@ describe('importDataset (run --dataset)', () => {
 test('formatImportReport groups issues by kind with at most three examples each', () => {
   const log = new ImportLog('locomo', 'locomo10.json');
   log.unit();
-  log.scenario();
+  log.scenario({
+    name: 'c',
+    steps: [{ session: 'new' }, { user: 'A: hi', assistant: 'B: hello' }, { user: 'A: bye', reply: false }, { probe: 'q?', label: 'single-hop' }, { probe: 'r?', label: 'single-hop' }, { probe: 's?', category: 'temporal' }],
+  });
   for (let index = 0; index < 5; index++) {
     log.item(`c qa[${index}]`);
     log.repair(`c qa[${index}]`, 'answer-number', `answer ${index} is a number`, `c qa[${index}]`);
@@ -122,6 +125,7 @@ test('formatImportReport groups issues by kind with at most three examples each'
   expect(formatImportReport(log.report()).split('\n')).toEqual([
     'locomo: 1 conversations read from locomo10.json, 1 scenario imported',
     'QA items: 7 read: 1 imported as is, 5 repaired, 1 skipped',
+    "1 sessions, 3 turns (both speakers' messages, none written by a model); probes by category: single-hop 2, temporal 1",
     'repaired (5):',
     '  answer-number (5):',
     '    c qa[0]: answer 0 is a number',

@@ -70,13 +70,19 @@ describe('LongMemEval fixture', async () => {
     expect(codes(report, 'c4a1ceb8')).toEqual(['sessions-reordered']);
   });
 
-  test('turn quirks: an opening assistant turn is dropped, repeated user turns merged, empty turns dropped', () => {
-    const scenario = scenarios.get('longmemeval-d52b4f67');
-    expect(codes(report, 'd52b4f67')).toEqual(['assistant-first', 'turns-merged', 'turn-empty', 'turns-merged']);
-    const users = usersOf(scenario);
-    expect(users.map((step) => step.user)).toEqual(["What time is it in Tokyo when it's 6am in Denver?", 'Note to self: parked at level 3, row F.\n\nAlso remind me to buy sunscreen.\n\nThanks!']);
-    expect(users[1]).not.toHaveProperty('assistant');
+  test('turn quirks: every turn is saved as it is (an opening assistant turn on its own, unanswered user turns without a reply); empty turns dropped', () => {
+    const scenario = scenarios.get('longmemeval-d52b4f67')!;
+    expect(codes(report, 'd52b4f67')).toEqual(['turn-empty']);
+    const messages = scenario.steps.flatMap((step) => (step.kind === 'user' ? [{ id: step.id, user: step.user, assistant: step.assistant, reply: step.reply }] : step.kind === 'assistant' ? [{ id: step.id, assistant: step.assistant }] : []));
+    expect(messages).toEqual([
+      { id: 'ultrachat_55012.t0', assistant: 'Hello! How can I help you today?' },
+      { id: 'ultrachat_55012.t1', user: "What time is it in Tokyo when it's 6am in Denver?", assistant: "It's 9pm the same day in Tokyo.", reply: undefined },
+      { id: 'answer_a0b1_1.t0', user: 'Note to self: parked at level 3, row F.', assistant: undefined, reply: false },
+      { id: 'answer_a0b1_1.t1', user: 'Also remind me to buy sunscreen.', assistant: undefined, reply: false },
+      { id: 'answer_a0b1_1.t3', user: 'Thanks!', assistant: undefined, reply: false },
+    ]);
     expect(probeOf(scenario).evidence).toEqual(['answer_a0b1_1.t0']);
+    expect(probeOf(scenario).label).toBe('single-session-user');
   });
 
   test('no has_answer turn: the answer sessions are the evidence', () => {

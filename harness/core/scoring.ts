@@ -1,0 +1,49 @@
+/**
+ * Datasets' own answer scoring, so a live run can stand beside published numbers: LoCoMo's token
+ * F1 as its `task_eval/evaluation.py` computes it (snap-research/locomo): `normalize_answer`
+ * (commas dropped, lower case, ASCII punctuation removed, the words a/an/the/and removed,
+ * whitespace collapsed), Porter-stemmed tokens, F1 over token counts; multi-hop answers
+ * (category 1) are split at commas and each gold part takes its best-matching predicted part.
+ * The Python code uses NLTK's PorterStemmer; this uses the npm `stemmer` package (the original
+ * Porter algorithm), which stems a few rare words differently from NLTK's extended mode.
+ */
+import { stemmer } from 'stemmer';
+
+const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/gu;
+
+/** LoCoMo's `normalize_answer`. */
+export function locomoNormalize(text: string): string {
+  const lowered = text.replace(/,/gu, '').toLowerCase().replace(PUNCTUATION, '');
+  return lowered.replace(/\b(a|an|the|and)\b/gu, ' ').split(/\s+/u).filter((word) => word.length > 0).join(' ');
+}
+
+function stems(text: string): string[] {
+  return locomoNormalize(text).split(' ').filter((word) => word.length > 0).map((word) => stemmer(word));
+}
+
+/** LoCoMo's `f1_score`: token F1 of the stemmed, normalised answer against one gold answer. */
+export function tokenF1(prediction: string, gold: string): number {
+  const predicted = stems(prediction);
+  const truth = stems(gold);
+  const counts = new Map<string, number>();
+  for (const token of truth) counts.set(token, (counts.get(token) ?? 0) + 1);
+  let same = 0;
+  for (const token of predicted) {
+    const left = counts.get(token) ?? 0;
+    if (left > 0) {
+      same++;
+      counts.set(token, left - 1);
+    }
+  }
+  if (same === 0) return 0;
+  const precision = same / predicted.length;
+  const recall = same / truth.length;
+  return (2 * precision * recall) / (precision + recall);
+}
+
+/** LoCoMo's `f1` for multi-hop answers: the mean over comma-separated gold parts of the best F1 against any predicted part. */
+export function multiTokenF1(prediction: string, gold: string): number {
+  const predictions = prediction.split(',').map((part) => part.trim());
+  const truths = gold.split(',').map((part) => part.trim());
+  return truths.reduce((sum, truth) => sum + Math.max(...predictions.map((part) => tokenF1(part, truth))), 0) / truths.length;
+}
