@@ -8,9 +8,9 @@
  */
 import Table from 'cli-table3';
 import type { Distribution, Rate } from '../harness/core/metrics.js';
-import { invariantName, type CellResult, type RunHeader, type RunResult } from '../harness/results/schema.js';
+import { invariantName, type CellResult, type Mean, type RecallSummary, type RunHeader, type RunResult } from '../harness/results/schema.js';
 import { cellInvariants } from '../harness/results/durability-matrix.js';
-import { formatMs, formatRate } from './summary.js';
+import { formatMean, formatMs, formatRate } from './summary.js';
 
 /** The gates a head run must pass against its base. */
 export interface CompareThresholds {
@@ -70,6 +70,23 @@ function recallCheck(metric: string, base: Rate, head: Rate, limit: number): Met
   return { ...shown, change: signed(change), verdict };
 }
 
+function meanCheck(metric: string, base: Mean, head: Mean, limit: number): MetricCheck {
+  const shown = { metric, base: formatMean(base), head: formatMean(head), limit: `drop ≤ ${limit.toFixed(2)}` };
+  if (base.mean === null || head.mean === null) return { ...shown, change: '–', verdict: 'n/a', note: 'no probe to compare' };
+  const change = head.mean - base.mean;
+  const verdict = -change > limit + EPSILON ? 'regression' : change > EPSILON ? 'improved' : 'ok';
+  return { ...shown, change: signed(change), verdict };
+}
+
+/** An exposure (lower is better) that must not rise by more than `limit`. */
+function exposureCheck(metric: string, base: Rate, head: Rate, limit: number): MetricCheck {
+  const shown = { metric, base: formatRate(base), head: formatRate(head), limit: `rise ≤ ${limit.toFixed(2)}` };
+  if (base.value === null || head.value === null) return { ...shown, change: '–', verdict: 'n/a', note: 'no probe to compare' };
+  const change = head.value - base.value;
+  const verdict = change > limit + EPSILON ? 'regression' : change < -EPSILON ? 'improved' : 'ok';
+  return { ...shown, change: signed(change), verdict };
+}
+
 function tokenCheck(metric: string, base: number, head: number, limit: number): MetricCheck {
   const growth = base === 0 ? (head === 0 ? 0 : Infinity) : (head - base) / base;
   const verdict = growth > limit + EPSILON ? 'regression' : growth < -EPSILON ? 'improved' : 'ok';
@@ -111,6 +128,8 @@ function compareCell(base: CellResult, head: CellResult, thresholds: CompareThre
   }
   return [
     recallCheck('context recall', base.recall.contextRecall, head.recall.contextRecall, thresholds.maxRecallDrop),
+    ...(base.recall.evidenceRecall.n > 0 || head.recall.evidenceRecall.n > 0 ? [meanCheck('evidence recall', base.recall.evidenceRecall, head.recall.evidenceRecall, thresholds.maxRecallDrop)] : []),
+    ...(base.recall.conflictExposure.hits > 0 || head.recall.conflictExposure.hits > 0 ? [exposureCheck('conflict exposure', base.recall.conflictExposure, head.recall.conflictExposure, thresholds.maxRecallDrop)] : []),
     tokenCheck('context tokens', base.tokens.contextTotal, head.tokens.contextTotal, thresholds.maxTokenIncrease),
     tokenCheck('maintenance tokens', base.tokens.maintenance, head.tokens.maintenance, thresholds.maxTokenIncrease),
     ...(thresholds.latency
@@ -132,11 +151,32 @@ function headerNotes(base: RunHeader, head: RunHeader): string[] {
   return fields.flatMap(([name, read, why]) => (read(base) === read(head) ? [] : [`${name} differs (${read(base)} → ${read(head)}): ${why}`]));
 }
 
-const sumRates = (cells: readonly CellResult[]): Rate => {
-  const n = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
-  const hits = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
+/** The summaries of a figure pooled over cells: overall, or for one probe category. */
+type Pick = (cell: CellResult) => RecallSummary | undefined;
+const sumRates = (cells: readonly CellResult[], pick: Pick = (cell) => cell.recall): Rate => {
+  const summaries = cells.flatMap((cell) => pick(cell) ?? []);
+  const n = summaries.reduce((sum, summary) => sum + summary.contextRecall.n, 0);
+  const hits = summaries.reduce((sum, summary) => sum + summary.contextRecall.hits, 0);
   return { n, hits, value: n ? hits / n : null };
 };
+const poolMeans = (cells: readonly CellResult[], pick: Pick = (cell) => cell.recall): Mean => {
+  const means = cells.flatMap((cell) => pick(cell)?.evidenceRecall ?? []).filter((mean) => mean.mean !== null);
+  const n = means.reduce((sum, mean) => sum + mean.n, 0);
+  return { n, mean: n ? means.reduce((sum, mean) => sum + mean.mean! * mean.n, 0) / n : null };
+};
+
+/** Context and evidence recall pooled per probe category over the cells both runs measured. */
+function categoryChecks(baseSide: readonly CellResult[], headSide: readonly CellResult[], limit: number): MetricCheck[] {
+  const categories = [...new Set([...baseSide, ...headSide].flatMap((cell) => Object.keys(cell.recallByCategory)))].sort() as (keyof CellResult['recallByCategory'])[];
+  return categories.flatMap((category) => {
+    const pick: Pick = (cell) => cell.recallByCategory[category];
+    const checks = [recallCheck(`context recall [${category}]`, sumRates(baseSide, pick), sumRates(headSide, pick), limit)];
+    const base = poolMeans(baseSide, pick);
+    const head = poolMeans(headSide, pick);
+    if (base.n > 0 || head.n > 0) checks.push(meanCheck(`evidence recall [${category}]`, base, head, limit));
+    return checks.filter((check) => check.verdict !== 'n/a');
+  });
+}
 const sumOf = (cells: readonly CellResult[], read: (cell: CellResult) => number): number => cells.reduce((sum, cell) => sum + read(cell), 0);
 
 /** Compares head against base with the given thresholds (defaults: DEFAULT_THRESHOLDS). */
@@ -157,6 +197,8 @@ export function compareRuns(base: RunResult, head: RunResult, overrides: Partial
   const overall = bothOk.length
     ? [
         recallCheck('context recall', sumRates(baseSide), sumRates(headSide), thresholds.maxRecallDrop),
+        ...(poolMeans(baseSide).n > 0 ? [meanCheck('evidence recall', poolMeans(baseSide), poolMeans(headSide), thresholds.maxRecallDrop)] : []),
+        ...categoryChecks(baseSide, headSide, thresholds.maxRecallDrop),
         tokenCheck('context tokens', sumOf(baseSide, (cell) => cell.tokens.contextTotal), sumOf(headSide, (cell) => cell.tokens.contextTotal), thresholds.maxTokenIncrease),
         tokenCheck('maintenance tokens', sumOf(baseSide, (cell) => cell.tokens.maintenance), sumOf(headSide, (cell) => cell.tokens.maintenance), thresholds.maxTokenIncrease),
       ]

@@ -1,7 +1,7 @@
 /** The console summary table printed after a run. */
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
-import { modelNote, summaryRow, type SummaryRow } from './summary.js';
+import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryRow, type SummaryRow } from './summary.js';
 import { invariantLegend, PRICE_COLUMNS, priceRows } from './durability.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
@@ -12,7 +12,9 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
   ['contextMean', 'ctx/turn'],
   ['maintenance', 'maint'],
   ['recall', 'recall'],
+  ['evidence', 'evidence'],
   ['stale', 'stale'],
+  ['conflict', 'conflict'],
   ['answer', 'answer'],
   ['loadP50', 'load p50'],
   ['saveP50', 'save p50'],
@@ -40,8 +42,10 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     table.toString(),
     ...extra,
     ...failed,
-    'recall = context recall, stale = stale exposure, answer = answer accuracy (hits/n); latencies in ms per turn',
+    ...(interleavingNote(result) ? [interleavingNote(result)!] : []),
+    'recall = context recall, evidence = evidence recall (mean share of evidence steps held, n probes), stale = stale exposure (outdated value without the current one), conflict = conflict exposure (outdated value at all), answer = answer accuracy (hits/n); latencies in ms per turn',
     `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
     modelNote(result),
+    MODEL_DEPENDENCE_NOTE,
   ].join('\n');
 }

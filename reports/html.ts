@@ -8,7 +8,7 @@ import path from 'node:path';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
-import { formatMs, formatRate, modelNote, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { breakdowns, formatMs, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 
 const require = createRequire(import.meta.url);
 let chartJsSource: string | undefined;
@@ -52,6 +52,12 @@ function summarySortKey(cell: CellResult, row: SummaryRow, key: keyof SummaryRow
       return cell.recall.contextRecall.value;
     case 'stale':
       return cell.recall.staleExposure.value;
+    case 'conflict':
+      return cell.recall.conflictExposure.value;
+    case 'evidence':
+      return cell.recall.evidenceRecall.mean;
+    case 'answerRecall':
+      return cell.recall.answerRecall.mean;
     case 'answer':
       return cell.recall.answerAccuracy.value;
     case 'loadP50':
@@ -91,17 +97,18 @@ function summaryTable(result: RunResult): string {
 }
 
 function categoryTable(result: RunResult): string {
-  const rows = result.cells.flatMap((cell) =>
-    Object.entries(cell.recallByCategory).map(([category, summary]): Column[] => [
-      { title: 'scenario', text: cell.scenario },
-      { title: 'strategy', text: cell.label },
-      { title: 'category', text: category },
-      { title: 'context recall', text: formatRate(summary.contextRecall), sort: summary.contextRecall.value },
-      { title: 'stale exposure', text: formatRate(summary.staleExposure), sort: summary.staleExposure.value },
-      { title: 'answer acc', text: formatRate(summary.answerAccuracy), sort: summary.answerAccuracy.value },
-    ]),
-  );
-  return sortableTable('category-table', ['scenario', 'strategy', 'category', 'context recall', 'stale exposure', 'answer acc'], rows);
+  const groups = result.cells.flatMap((cell) => breakdowns(cell).map((group) => ({ cell, group, columns: recallColumns(group.summary) })));
+  const titles = [...new Set(groups.flatMap((item) => item.columns.map((column) => column.title)))];
+  const rows = groups.map(({ cell, group, columns }): Column[] => [
+    { title: 'scenario', text: cell.scenario },
+    { title: 'strategy', text: cell.label },
+    { title: 'category', text: group.by === 'label' ? `label: ${group.name}` : group.name },
+    ...titles.map((title): Column => {
+      const column = columns.find((item) => item.title === title);
+      return { title, text: column?.text ?? '–', sort: column?.sort ?? null };
+    }),
+  ]);
+  return sortableTable('category-table', ['scenario', 'strategy', 'category', ...titles], rows);
 }
 
 function probeTable(result: RunResult): string {
@@ -113,13 +120,15 @@ function probeTable(result: RunResult): string {
       { title: 'category', text: probe.category },
       { title: 'question', text: probe.question },
       { title: 'in context', text: probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no' },
+      { title: 'evidence', text: probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2), sort: probe.evidenceRecall },
       { title: 'stale', text: probe.staleExposure ? 'yes' : 'no' },
+      { title: 'conflict', text: probe.conflictExposure ? 'yes' : 'no' },
       { title: 'ctx tokens', text: String(probe.contextTokens), sort: probe.contextTokens },
       { title: 'load ms', text: formatMs(probe.loadMs), sort: probe.loadMs },
       { title: 'answer', text: probe.answer },
     ]),
   );
-  return sortableTable('probe-table', ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'stale', 'ctx tokens', 'load ms', 'answer'], rows);
+  return sortableTable('probe-table', ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'evidence', 'stale', 'conflict', 'ctx tokens', 'load ms', 'answer'], rows);
 }
 
 /** Violations/checks per label and invariant; empty when the run has no durability data. */
@@ -238,12 +247,14 @@ export function renderHtml(result: RunResult): string {
 <h1>membench report</h1>
 ${runHeader(result)}
 <p class="note">${escapeHtml(modelNote(result))}</p>
+<p class="note">${escapeHtml(MODEL_DEPENDENCE_NOTE)}</p>
 </header>
 <main>
 <section id="summary">
 <h2>Summary</h2>
 <p>Context tokens are what each strategy loaded for the model calls of the run. Context recall: an expected string is in the loaded context; stale exposure: a forbidden (outdated) string is there and no expected one is. Each rate shows hits/n. Click a column header to sort.</p>
 ${summaryTable(result)}
+${interleavingNote(result) ? `<p class="note">${escapeHtml(interleavingNote(result)!)}</p>` : ''}
 </section>
 <section id="charts">
 <h2>Charts</h2>

@@ -1,6 +1,6 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
 import type { RunResult } from '../harness/results/schema.js';
-import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { breakdowns, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 
 const table = markdownTable;
@@ -23,6 +23,16 @@ function durabilitySection(result: RunResult): string[] {
   ];
 }
 
+/** Recall by category and by dataset label, one row per cell and group. */
+function breakdownTable(result: RunResult): string {
+  const rows = result.cells.flatMap((cell) => breakdowns(cell).map((group) => ({ cell, group, columns: recallColumns(group.summary) })));
+  const titles = [...new Set(rows.flatMap((row) => row.columns.map((column) => column.title)))];
+  return table(
+    ['scenario', 'strategy', 'category', ...titles],
+    rows.map(({ cell, group, columns }) => [cell.scenario, cell.label, group.by === 'label' ? `label: ${group.name}` : group.name, ...titles.map((title) => columns.find((column) => column.title === title)?.text ?? '–')]),
+  );
+}
+
 export function renderMarkdown(result: RunResult): string {
   const { header } = result;
   const lines: string[] = [
@@ -35,12 +45,16 @@ export function renderMarkdown(result: RunResult): string {
     `- scenarios: ${header.scenarios.map((scenario) => `\`${scenario.name}\` (${scenario.steps} steps)`).join(', ')}`,
     '',
     `> ${modelNote(result)}`,
+    '>',
+    `> ${MODEL_DEPENDENCE_NOTE}`,
     '',
     '## Summary',
     '',
     'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +
-      'Context recall: an expected string is in the loaded context. Stale exposure: a forbidden (outdated) string is there and no expected one is. ' +
-      'Each rate shows hits/n.',
+      'Context recall: an expected string is in the loaded context. Answer recall: the share of the gold answer\'s content words within one context message. ' +
+      'Evidence recall: the share of a probe\'s evidence steps the context holds (quoted, or covered by one message). ' +
+      'Stale exposure: a forbidden (outdated) string is there and no expected one is; conflict exposure: a forbidden string is there at all. ' +
+      'Rates show hits/n, means (n=probes).',
     '',
     table(
       SUMMARY_COLUMNS.map(([, title]) => title),
@@ -50,36 +64,29 @@ export function renderMarkdown(result: RunResult): string {
       }),
     ),
     '',
+    ...(interleavingNote(result) ? [interleavingNote(result)!, ''] : []),
     '## Recall by probe category',
     '',
-    table(
-      ['scenario', 'strategy', 'category', 'context recall', 'stale exposure', 'answer acc'],
-      result.cells.flatMap((cell) =>
-        Object.entries(cell.recallByCategory).map(([category, summary]) => [
-          cell.scenario,
-          cell.label,
-          category,
-          formatRate(summary.contextRecall),
-          formatRate(summary.staleExposure),
-          formatRate(summary.answerAccuracy),
-        ]),
-      ),
-    ),
+    'By membench\'s categories, then by the dataset\'s own (`label:`), where the scenario gives them.',
+    '',
+    breakdownTable(result),
     '',
     ...durabilitySection(result),
     '## Probes',
     '',
     table(
-      ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'stale', 'ctx tokens', 'answer'],
+      ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'evidence', 'stale', 'conflict', 'ctx tokens', 'answer'],
       result.cells.flatMap((cell) =>
         cell.probes.map((probe) => [
           cell.scenario,
           cell.label,
           probe.id ?? String(probe.step),
-          probe.category,
+          probe.label ? `${probe.category} (${probe.label})` : probe.category,
           probe.question,
           probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no',
+          probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
           probe.staleExposure ? 'yes' : 'no',
+          probe.conflictExposure ? (probe.currentAfterStale === undefined ? 'yes' : probe.currentAfterStale ? 'yes (current last)' : 'yes (stale last)') : 'no',
           String(probe.contextTokens),
           probe.answer,
         ]),

@@ -1,6 +1,6 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
 import type { Rate } from '../harness/core/metrics.js';
-import type { CellResult, RunResult } from '../harness/results/schema.js';
+import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
 
 export interface SummaryRow {
   scenario: string;
@@ -11,7 +11,10 @@ export interface SummaryRow {
   contextMax: number;
   maintenance: number;
   recall: string;
+  answerRecall: string;
+  evidence: string;
   stale: string;
+  conflict: string;
   answer: string;
   loadP50: string;
   saveP50: string;
@@ -24,6 +27,42 @@ export function formatRate(rate: Rate): string {
   return `${rate.value.toFixed(2)} (${rate.hits}/${rate.n})`;
 }
 
+/** `0.83 (n=6)`, or `–` when no probe counts. */
+export function formatMean(mean: Mean): string {
+  return mean.mean === null ? '–' : `${mean.mean.toFixed(2)} (n=${mean.n})`;
+}
+
+/** One recall figure of a summary, as every table shows it: title, text and the number to sort by. */
+export interface RecallColumn {
+  title: string;
+  text: string;
+  sort: number | null;
+}
+
+/** The recall figures of a summary in the order every breakdown table shows them. */
+export function recallColumns(summary: RecallSummary): RecallColumn[] {
+  const rate = (title: string, value: Rate): RecallColumn => ({ title, text: formatRate(value), sort: value.value });
+  const mean = (title: string, value: Mean): RecallColumn => ({ title, text: formatMean(value), sort: value.mean });
+  return [
+    rate('context recall', summary.contextRecall),
+    mean('answer recall', summary.answerRecall),
+    mean('evidence recall', summary.evidenceRecall),
+    rate('stale exposure', summary.staleExposure),
+    rate('conflict exposure', summary.conflictExposure),
+    rate('answer acc', summary.answerAccuracy),
+    rate('abstained', summary.abstention),
+    ...(summary.answerF1.n > 0 ? [mean('answer F1', summary.answerF1)] : []),
+  ];
+}
+
+/** A cell's recall broken down by membench's probe categories, then by the dataset's own labels. */
+export function breakdowns(cell: CellResult): { by: 'category' | 'label'; name: string; summary: RecallSummary }[] {
+  return [
+    ...Object.entries(cell.recallByCategory).map(([name, summary]) => ({ by: 'category' as const, name, summary: summary! })),
+    ...Object.entries(cell.recallByLabel ?? {}).map(([name, summary]) => ({ by: 'label' as const, name, summary })),
+  ];
+}
+
 export function formatMs(ms: number): string {
   return ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3);
 }
@@ -31,14 +70,17 @@ export function formatMs(ms: number): string {
 export function summaryRow(cell: CellResult): SummaryRow {
   return {
     scenario: cell.scenario,
-    strategy: cell.faults && !cell.faults.idempotencyKeys ? `${cell.label} no-keys` : cell.label,
+    strategy: `${cell.faults && !cell.faults.idempotencyKeys ? `${cell.label} no-keys` : cell.label}${cell.interleaved ? ' ≈' : ''}`,
     turns: cell.turns.filter((turn) => turn.contextTokens !== null).length,
     contextTotal: cell.tokens.contextTotal,
     contextMean: Math.round(cell.tokens.contextMeanPerTurn),
     contextMax: cell.tokens.contextMax,
     maintenance: cell.tokens.maintenance,
     recall: formatRate(cell.recall.contextRecall),
+    answerRecall: formatMean(cell.recall.answerRecall),
+    evidence: formatMean(cell.recall.evidenceRecall),
     stale: formatRate(cell.recall.staleExposure),
+    conflict: formatRate(cell.recall.conflictExposure),
     answer: formatRate(cell.recall.answerAccuracy),
     loadP50: formatMs(cell.latency.loadMs.p50),
     saveP50: formatMs(cell.latency.saveMs.p50),
@@ -55,7 +97,10 @@ export const SUMMARY_COLUMNS: readonly [keyof SummaryRow, string][] = [
   ['contextMax', 'ctx max'],
   ['maintenance', 'maint tokens'],
   ['recall', 'context recall'],
+  ['answerRecall', 'answer recall'],
+  ['evidence', 'evidence recall'],
   ['stale', 'stale exposure'],
+  ['conflict', 'conflict exposure'],
   ['answer', 'answer acc'],
   ['loadP50', 'load p50 ms'],
   ['saveP50', 'save p50 ms'],
@@ -69,9 +114,37 @@ export function modelNote(result: RunResult): string {
     : `Answers come from ${result.header.model}.`;
 }
 
+/** The line that says which figures a model can change and which it cannot. */
+export const MODEL_DEPENDENCE_NOTE =
+  'Model-independent: tokens, latency, durability, and the context, answer and evidence recall of buffer, window, vector (and other strategies that keep messages verbatim). ' +
+  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity and file-index keep, hence their recall.';
+
 const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
 
 /** A GitHub-flavoured Markdown table (report.md and the GitHub step summaries). */
 export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
   return [`| ${head.map(escapeCell).join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
+}
+
+/**
+ * The line under tables holding interleaved cells (≈): which figures depend on how concurrent
+ * sessions interleaved, with their spread over the run's trials; undefined without such cells.
+ */
+export function interleavingNote(result: RunResult): string | undefined {
+  const cells = result.cells.filter((cell) => cell.interleaved);
+  if (cells.length === 0) return undefined;
+  const groups = new Map<string, CellResult[]>();
+  for (const cell of cells) {
+    const key = `${cell.scenario}/${cell.label}`;
+    groups.set(key, [...(groups.get(key) ?? []), cell]);
+  }
+  const spreads = [...groups].filter(([, group]) => group.length > 1).map(([key, group]) => {
+    const tokens = group.map((cell) => cell.tokens.contextTotal);
+    const recall = group.map((cell) => cell.recall.contextRecall.value ?? 0);
+    return `${key}: ctx tokens ${Math.min(...tokens)}–${Math.max(...tokens)}, recall ${Math.min(...recall).toFixed(2)}–${Math.max(...recall).toFixed(2)}`;
+  });
+  return (
+    '≈ ran concurrent sessions: tokens, latency and recall depend on how the sessions interleaved (outside the same-seed promise; durability counts are not). ' +
+    (spreads.length ? `Spread over ${result.header.trials} trials: ${spreads.join('; ')}.` : 'Run with --trials N to see their spread.')
+  );
 }

@@ -2,7 +2,7 @@
 import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
-import { containsTerm, contentWords, hasCjk, normalizeText, termSet } from './text.js';
+import { contentWords, hasCjk, normalizeText, sentences, termSet } from './text.js';
 
 /** Each message a model call would see, normalised (tool call names and arguments included). */
 export function contextMessages(messages: readonly BaseMessage[]): string[] {
@@ -80,9 +80,12 @@ export function answerRecall(expect: readonly string[] | undefined, normalizedMe
 
 /**
  * A context message or memory "holds" an evidence step it does not quote when it covers at least
- * this share of one of the step's messages' terms (content words plus CJK bigrams).
+ * this share of the terms (content words plus CJK bigrams) of one of the step's messages, or of
+ * one sentence of it that has at least EVIDENCE_MIN_TERMS terms (a summary keeps the fact, not
+ * the whole message).
  */
 export const EVIDENCE_COVERAGE_THRESHOLD = 0.5;
+export const EVIDENCE_MIN_TERMS = 4;
 
 /** How an evidence step was found in the context: quoted by a message, covered by one, or not there. */
 export type EvidenceFinding = 'verbatim' | 'covered' | 'missing';
@@ -98,8 +101,8 @@ export function evidenceRecall(steps: readonly (readonly string[])[], normalized
   const findings = steps.map((messages): EvidenceFinding => {
     const wanted = messages.map(normalizeText).filter((text) => text.length > 0);
     if (wanted.some((text) => normalizedMessages.some((message) => message.includes(text)))) return 'verbatim';
-    for (const text of wanted) {
-      const terms = [...termSet(text)];
+    const candidates = wanted.flatMap((text) => [[...termSet(text)], ...sentences(text).map((sentence) => [...termSet(sentence)]).filter((terms) => terms.length >= EVIDENCE_MIN_TERMS)]);
+    for (const terms of candidates) {
       if (terms.length === 0) continue;
       const needed = Math.ceil(terms.length * EVIDENCE_COVERAGE_THRESHOLD);
       for (const message of normalizedMessages) {

@@ -4,56 +4,91 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
-import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify } from '../core/text.js';
+import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet } from '../core/text.js';
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
+/** A term's weight in the question: longer terms say more than short ones. */
+const termWeight = (term: string): number => 1 + Math.min(term.length, 8) / 8;
+
 /**
- * Scores how well a sentence answers a question: shared terms (longer ones worth more), a small
- * bonus for the new information it adds, and nothing at all for a question (questions do not
- * answer questions).
+ * The answerer declines when no sentence covers at least this share of the question's weighted
+ * terms: below it the best match is about something else (an abstention question about an oven
+ * brand must not be answered with the sentence about the pot).
  */
-function answerScore(questionTerms: ReadonlySet<string>, sentence: string): number {
-  if (/[?？]\s*$/u.test(sentence)) return 0;
+export const DECLINE_BELOW = 0.2;
+
+/**
+ * Sentences whose score is at least this share of the best one count as answering the question
+ * equally well; among them the most recent is quoted (after a correction, the new value).
+ */
+export const RECENT_WITHIN = 0.75;
+
+/** The share of the question's weighted terms a sentence holds (0..1); questions answer nothing. */
+function answerScore(questionTerms: ReadonlySet<string>, questionWeight: number, sentence: string): number {
+  if (/[?？]\s*$/u.test(sentence) || questionWeight === 0) return 0;
   let shared = 0;
-  let novel = 0;
-  for (const term of new Set(matchTerms(sentence))) {
-    if (questionTerms.has(term)) shared += 1 + Math.min(term.length, 8) / 8;
-    else novel++;
-  }
-  return shared > 0 ? shared + 0.02 * Math.min(novel, 5) : 0;
+  for (const term of termSet(sentence)) if (questionTerms.has(term)) shared += termWeight(term);
+  return shared / questionWeight;
 }
 
 function speakerLines(messages: readonly BaseMessage[]): string[] {
   return messages.map((message) => messageText(message)).filter((text) => text.trim().length > 0);
 }
 
-/** Keeps the most recent sentences that fit the budget, in their original order. */
-function fitToBudget(parts: readonly string[], budget: number, counter: TokenCounter): string[] {
-  const kept: string[] = [];
-  let used = 0;
-  for (let i = parts.length - 1; i >= 0; i--) {
-    const part = parts[i]!;
-    const cost = counter.countText(part) + 1;
-    if (used + cost > budget) break;
-    kept.unshift(part);
-    used += cost;
-  }
-  return kept;
+/** A sentence a summary may keep, with how much it matters and the topic it states a value of. */
+interface SummaryFact {
+  text: string;
+  salience: number;
+  topic?: string;
 }
 
-function dedupe(parts: readonly string[]): string[] {
+const NUMBER = /\d|[一二两三四五六七八九十百千万]+(?:个|口|位|斤|两|点|号|月|岁|天|次|块|张|朵)/u;
+const DATE_WORD = /\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|today|tomorrow|yesterday|tonight|weekend)\b|周[一二三四五六日末]|星期|今天|明天|昨天|上周|下周/iu;
+
+/**
+ * How much a statement is worth keeping in a summary: a first-person fact or preference of the
+ * user's most (2), a correction more (+1), numbers, dates and names a little (+0.5 each);
+ * chit-chat scores low and questions 0 (they are kept only when there is room).
+ */
+function salienceOf(statement: string, fromUser: boolean): number {
+  let score = 0.25;
+  if (fromUser && (FIRST_PERSON_EN.test(statement) || FIRST_PERSON_ZH.test(statement))) score += 2;
+  if (CORRECTION.test(statement)) score += 1;
+  if (NUMBER.test(statement)) score += 0.5;
+  if (DATE_WORD.test(statement)) score += 0.5;
+  if (extractEntities(statement).length > 0) score += 0.5;
+  if (REQUEST.test(statement)) score = Math.min(score, 0.5);
+  return score;
+}
+
+/** Later copies win: a fact repeated keeps its latest position. */
+function dedupeFacts(facts: readonly SummaryFact[]): SummaryFact[] {
   const seen = new Set<string>();
-  const out: string[] = [];
-  for (let i = parts.length - 1; i >= 0; i--) {
-    const key = normalizeText(parts[i]!);
+  const out: SummaryFact[] = [];
+  for (let i = facts.length - 1; i >= 0; i--) {
+    const key = normalizeText(facts[i]!.text);
     if (seen.has(key)) continue;
     seen.add(key);
-    out.unshift(parts[i]!);
+    out.unshift(facts[i]!);
   }
   return out;
+}
+
+/** The most salient facts that fit the budget (ties: the more recent), in their original order. */
+function keepSalient(facts: readonly SummaryFact[], budget: number, counter: TokenCounter): string[] {
+  const order = facts.map((fact, index) => ({ fact, index })).sort((a, b) => b.fact.salience - a.fact.salience || b.index - a.index);
+  const kept = new Set<number>();
+  let used = 0;
+  for (const { fact, index } of order) {
+    const cost = counter.countText(fact.text) + 1;
+    if (used + cost > budget) continue;
+    kept.add(index);
+    used += cost;
+  }
+  return facts.filter((_, index) => kept.has(index)).map((fact) => fact.text);
 }
 
 const ACKNOWLEDGEMENT = /^(ok|okay|sure|got it|noted|好的|好|嗯|收到|明白|没问题)[.!。！,，]?$/iu;
@@ -87,26 +122,32 @@ export class OfflineModel implements ChatModel {
     }
   }
 
+  /**
+   * Quotes the context sentence that best answers the question: every statement (the statement
+   * part of a question included) is scored by the share of the question's weighted terms it
+   * holds; below DECLINE_BELOW it declines; among the sentences within RECENT_WITHIN of the best
+   * score the most recent is quoted, so a corrected value wins over the old one.
+   */
   private answer(messages: readonly BaseMessage[]): string {
     const question = messages.at(-1);
     if (!question) return '';
-    const questionText = messageText(question);
-    const questionTerms = new Set(matchTerms(questionText));
+    // A leading "[Current date: …]" tells the date; it is not what the question is about.
+    const questionText = messageText(question).replace(/^\[[^\]]*\]\s*/u, '');
+    const questionTerms = termSet(questionText);
+    let questionWeight = 0;
+    for (const term of questionTerms) questionWeight += termWeight(term);
     const context = messages.slice(0, -1).filter((message) => roleOf(message) !== 'system' || !isInstruction(message));
-    let best = '';
-    let bestScore = 0;
+    const scored: { sentence: string; score: number }[] = [];
     for (const line of speakerLines(context)) {
-      for (const sentence of sentences(line)) {
-        const score = answerScore(questionTerms, sentence);
-        // ">=" prefers the later sentence on ties: the most recent statement wins, as after a correction.
-        if (score > 0 && score >= bestScore) {
-          best = sentence.replace(SPEAKER_PREFIX, '');
-          bestScore = score;
-        }
+      for (const raw of sentences(line)) {
+        const sentence = statementOf(raw.replace(SPEAKER_PREFIX, '')) ?? '';
+        const score = sentence ? answerScore(questionTerms, questionWeight, sentence) : 0;
+        if (score > 0) scored.push({ sentence, score });
       }
     }
-    if (best) return best;
-    return hasCjk(questionText) ? '我不知道。' : "I don't know.";
+    const best = Math.max(0, ...scored.map((item) => item.score));
+    if (best < DECLINE_BELOW) return hasCjk(questionText) ? '我不知道。' : "I don't know.";
+    return scored.findLast((item) => item.score >= best * RECENT_WITHIN)!.sentence;
   }
 
   private reply(messages: readonly BaseMessage[]): string {
@@ -115,16 +156,38 @@ export class OfflineModel implements ChatModel {
     return hasCjk(text) ? '好的。' : 'OK.';
   }
 
+  /**
+   * An extractive running summary that keeps what matters: every sentence of the previous
+   * summary and the new lines is scored by salience (`salience`), a statement about a topic
+   * that it corrects (or that holds one value at a time: where I live, how many we are)
+   * replaces the earlier statement about the same topic, and the most salient sentences that fit
+   * the budget are kept (ties: the more recent), in conversation order.
+   */
   private summarize(messages: readonly BaseMessage[], budget: number): string {
     const prompt = messages.filter((message) => roleOf(message) !== 'system').map(messageText).join('\n');
     const { previousSummary, newLines } = parseSummarizePrompt(prompt);
-    const parts: string[] = [];
-    for (const line of [previousSummary, ...newLines.split('\n')]) {
-      for (const sentence of sentences(line.replace(SPEAKER_PREFIX, ''))) {
-        if (!ACKNOWLEDGEMENT.test(sentence) && matchTerms(sentence).length > 0) parts.push(sentence);
+    const facts: SummaryFact[] = [];
+    const add = (line: string, fromUser: boolean): void => {
+      for (const raw of sentences(line)) {
+        if (ACKNOWLEDGEMENT.test(raw) || matchTerms(raw).length === 0) continue;
+        const statement = statementOf(raw);
+        if (!statement) {
+          facts.push({ text: raw, salience: 0 });
+          continue;
+        }
+        const salience = salienceOf(statement, fromUser);
+        const topic = salience >= 2 ? topicOf(statement) : undefined;
+        if (topic && (topic.single || CORRECTION.test(statement))) {
+          for (let i = facts.length - 1; i >= 0; i--) if (facts[i]!.topic === topic.name) facts.splice(i, 1);
+        }
+        facts.push({ text: statement, salience, ...(topic ? { topic: topic.name } : {}) });
       }
-    }
-    return fitToBudget(dedupe(parts), budget, this.counter).join(' ');
+    };
+    // The previous summary holds what was already judged worth keeping: its facts stay the user's.
+    // (A fold that found a newer summary passes the lines first, as the older information.)
+    for (const line of previousSummary.split('\n')) add(line.replace(SPEAKER_PREFIX, ''), !/^(ai|assistant|tool|system)\s*:/iu.test(line));
+    for (const line of newLines.split('\n')) add(line.replace(SPEAKER_PREFIX, ''), /^(human|user)\s*:/iu.test(line));
+    return keepSalient(dedupeFacts(facts), budget, this.counter).join(' ');
   }
 }
 

@@ -105,6 +105,8 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   let spare = AgentProcess.spawn();
   let error: string | undefined;
   let lastPending: number | null = null;
+  /** Jobs the last report before a process died said were pending: what the next open must still find (invariant 6). */
+  let pendingAtDeath: number | null = null;
 
   const violate = (id: InvariantId, count: number, detail: string): void => {
     const target = invariants[id];
@@ -124,12 +126,14 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     if (isExit(opened) || opened.type === 'error') {
       throw new Error(`agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`);
     }
-    if (opened.type === 'opened' && lastPending !== null && opened.pendingJobs !== null) {
-      // Invariant 6: jobs reported pending before the crash should still be queued after it.
-      const lost = Math.max(0, lastPending - opened.pendingJobs);
+    if (opened.type === 'opened' && pendingAtDeath !== null && opened.pendingJobs !== null) {
+      // Invariant 6: jobs reported pending before the crash should still be queued after it (a
+      // clean close may finish them: only a process that died is checked).
+      const lost = Math.max(0, pendingAtDeath - opened.pendingJobs);
       counts.pendingJobsLost += lost;
       violate('6', lost, `${lost} background job(s) pending before the crash were gone after reopening`);
     }
+    pendingAtDeath = null;
     return agent;
   };
 
@@ -220,6 +224,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         const crash: CrashRecord | undefined = arm && exit.signal === 'SIGKILL' ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source } : undefined;
         if (crash) crashes.push(crash);
         else counts.unexpectedExits++;
+        pendingAtDeath = lastPending;
         // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
         if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
         agent = await startProcess(turnAt[index]!);

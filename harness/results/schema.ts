@@ -259,7 +259,7 @@ export const runHeaderSchema = z.object({
   embedder: z.string(),
   tokenizer: z.object({ model: z.string(), encoding: z.string() }),
   strategies: z.array(z.object({ name: z.string(), label: z.string(), options, durability: durabilityMode })),
-  scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count })),
+  scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count, group: z.string().optional() })),
   startedAt: z.string(),
   durationMs: count,
   /** Present on a shard's results: which part of the plan it ran. */
@@ -282,6 +282,8 @@ export type CellTokens = z.infer<typeof cellTokensSchema>;
 export const cellResultSchema = z.object({
   id: z.string(),
   scenario: z.string(),
+  /** The scenario's group (a generated suite, a dataset file): reports pool its cells into one. */
+  group: z.string().optional(),
   strategy: z.string(),
   label: z.string(),
   options,

@@ -165,6 +165,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
   return {
     id: plan.id,
     scenario: plan.scenario.name,
+    ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
     strategy: plan.spec.name,
     label: plan.spec.label,
     options: plan.spec.options,

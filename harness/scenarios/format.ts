@@ -116,6 +116,8 @@ export const scenarioHeader = z.object({
   description: z.string().optional(),
   language: z.string().optional(),
   tags: z.array(z.string()).optional(),
+  /** The suite or dataset the scenario belongs to (`generated`, `locomo:locomo10.json`): reports pool a group's scenarios into one. */
+  group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
   steps: z.array(z.unknown(), { error: 'expected a list of steps' }).min(1, 'expected at least one step'),
 });
 
@@ -142,6 +144,8 @@ export interface Scenario {
   description?: string;
   language?: string;
   tags?: string[];
+  /** The suite or dataset it belongs to: reports pool a group's scenarios into one. */
+  group?: string;
   /** Where it came from (a path, or `builtin:NAME`). */
   source: string;
   steps: Step[];

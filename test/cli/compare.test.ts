@@ -70,10 +70,10 @@ describe('membench compare', () => {
 
   it('exits 2 on a schema version mismatch', async () => {
     const head = baseline();
-    (head.header as { schemaVersion: number }).schemaVersion = 2;
+    (head.header as { schemaVersion: number }).schemaVersion = 1;
     const result = await membench(['compare', BASELINE, await writeResults(head)]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/results schema version 2, but this membench reads version 1/u);
+    expect(result.stderr).toMatch(/results schema version 1, but this membench reads version 2/u);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
   });
 });

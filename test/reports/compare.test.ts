@@ -30,6 +30,10 @@ describe('compareRuns', () => {
     ]);
     expect(comparison.overall.map((check) => [check.metric, check.verdict])).toEqual([
       ['context recall', 'ok'],
+      ['evidence recall', 'ok'],
+      ...Object.keys(cellOf(head, 'recipes-zh/buffer').recallByCategory)
+        .filter((category) => category !== 'abstention')
+        .flatMap((category) => [[`context recall [${category}]`, 'ok'], [`evidence recall [${category}]`, 'ok']]),
       ['context tokens', 'ok'],
       ['maintenance tokens', 'ok'],
     ]);
@@ -37,6 +41,19 @@ describe('compareRuns', () => {
     expect(text).toContain('recipes-zh/buffer');
     expect(text).toMatch(/preference-corrections\/window\(k=4\) +│ context tokens .*\+20\.0%/u);
     expect(text).toMatch(/REGRESSION: 2 regressed metric\(s\) in 2 cell\(s\)/u);
+  });
+
+  it('fails an evidence recall drop and a conflict exposure rise, per cell and per category', () => {
+    const head = smallRun();
+    const cell = cellOf(head, 'recipes-zh/buffer');
+    cell.recall.evidenceRecall = { n: cell.recall.evidenceRecall.n, mean: cell.recall.evidenceRecall.mean! - 0.2 };
+    cell.recallByCategory.extraction!.evidenceRecall = { n: cell.recallByCategory.extraction!.evidenceRecall.n, mean: 0 };
+    const conflict = cellOf(head, 'preference-corrections/buffer').recall.conflictExposure;
+    Object.assign(conflict, { hits: conflict.n, value: 1 });
+    const regressions = compareRuns(smallRun(), head).regressions.map(({ cell: id, check }) => [id, check.metric]);
+    expect(regressions).toContainEqual(['recipes-zh/buffer', 'evidence recall']);
+    expect(regressions).toContainEqual(['overall', 'evidence recall [extraction]']);
+    expect(regressions).toContainEqual(['preference-corrections/buffer', 'conflict exposure']);
   });
 
   it('lets changes within the thresholds pass, and improvements too', () => {

@@ -298,6 +298,6 @@ export const locomo: DatasetConverter = {
     });
     const speakers = [cleanText(raw.conversation.speaker_a), cleanText(raw.conversation.speaker_b)].filter((name) => name !== undefined);
     const between = speakers.length === 2 ? ` between ${speakers[0]} and ${speakers[1]}` : '';
-    return converted('locomo', label, `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`, steps, items);
+    return converted('locomo', file, label, `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`, steps, items);
   },
 };

@@ -208,7 +208,7 @@ export const longmemeval: DatasetConverter = {
       label: type,
       ...(probeEvidence.length > 0 ? { evidence: probeEvidence } : {}),
     });
-    return converted('longmemeval', questionId, `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`, steps, [item], [type, ...(abstention ? ['abstention'] : [])]);
+    return converted('longmemeval', file, questionId, `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`, steps, [item], [type, ...(abstention ? ['abstention'] : [])]);
   },
 };
 

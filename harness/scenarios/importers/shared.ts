@@ -2,6 +2,7 @@
  * What every dataset importer shares: the import log and report, the scenario document a
  * converter produces, and the helpers that make dataset ids and text safe for scenarios.
  */
+import path from 'node:path';
 
 /** The datasets `membench import` and `run --dataset` understand. */
 export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
@@ -115,6 +116,7 @@ export interface ScenarioDocument {
   description?: string;
   language?: string;
   tags?: string[];
+  group?: string;
   steps: Record<string, unknown>[];
 }
 
@@ -169,6 +171,11 @@ export class IdAllocator {
 
 
 /** What a converter returns for one list element: its scenario document (named and tagged after the dataset) and the items it holds. */
-export function converted(dataset: DatasetName, id: string, description: string, steps: Record<string, unknown>[], items: string[], tags: readonly string[] = []): Converted {
-  return { document: { name: toScenarioName(dataset, id), description, language: 'en', tags: [dataset, 'imported', ...tags], steps }, items };
+export function converted(dataset: DatasetName, file: string, id: string, description: string, steps: Record<string, unknown>[], items: string[], tags: readonly string[] = []): Converted {
+  return { document: { name: toScenarioName(dataset, id), description, language: 'en', tags: [dataset, 'imported', ...tags], group: datasetGroup(dataset, file), steps }, items };
+}
+
+/** The group of a dataset file's scenarios: `locomo:locomo10.json` (reports pool them into one suite). */
+export function datasetGroup(dataset: DatasetName, file: string): string {
+  return `${dataset}:${path.basename(file)}`;
 }

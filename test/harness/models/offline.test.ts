@@ -32,6 +32,44 @@ describe('OfflineModel', () => {
     expect(tight).toBe('I live in Lyon.');
   });
 
+  it('answers with the most recent of the statements that match the question about as well', () => {
+    const context = [
+      new HumanMessage('我们家四口人，两个大人两个孩子。'),
+      new AIMessage('好的，四口人的话准备一斤半五花肉。'),
+      new HumanMessage('这周六我爸妈也过来吃饭，一共六个人。'),
+      new AIMessage('好的。'),
+    ];
+    expect(model.respond({ task: 'answer', messages: answerPrompt(context, '这周六一共几个人吃饭？') })).toContain('六个人');
+  });
+
+  it('declines when no sentence covers enough of the question, even with a word in common', () => {
+    const context = [new HumanMessage('My son is allergic to peanuts.'), new AIMessage('Noted, no peanut oil then.'), new HumanMessage('We bake bread on Sundays.')];
+    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'Which bakery on Elm Street sells sourdough loaves on weekdays?') })).toBe("I don't know.");
+    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'What is my son allergic to?') })).toContain('peanuts');
+  });
+
+  it('keeps salient first-person facts ahead of chit-chat and questions when the budget is tight', () => {
+    const lines = [
+      'Human: My son is allergic to peanuts.',
+      'AI: Thanks for telling me, that is good to know and I will keep it in mind for every recipe we make.',
+      'Human: What a lovely sunny day it is today, is it not?',
+      'AI: It really is a lovely day for cooking something nice together in the kitchen.',
+      'Human: I only have one cast-iron pot.',
+    ].join('\n');
+    const summary = model.respond({ task: 'summarize', messages: summarizePrompt('', lines), maxOutputTokens: 20 });
+    expect(summary).toBe('My son is allergic to peanuts. I only have one cast-iron pot.');
+  });
+
+  it('replaces a statement its correction is about instead of keeping both', () => {
+    const first = model.respond({ task: 'summarize', messages: summarizePrompt('', 'Human: I live in Shanghai.\nAI: Noted.'), maxOutputTokens: 64 });
+    const second = model.respond({ task: 'summarize', messages: summarizePrompt(first, "Human: Actually I've moved to Hangzhou.\nAI: Got it."), maxOutputTokens: 64 });
+    expect(second).toContain('Hangzhou');
+    expect(second).not.toContain('Shanghai');
+    const zh = model.respond({ task: 'summarize', messages: summarizePrompt('我住在上海。', 'Human: 我搬到杭州了，现在住在杭州。'), maxOutputTokens: 64 });
+    expect(zh).toContain('杭州');
+    expect(zh).not.toContain('上海');
+  });
+
   it('is deterministic', () => {
     const request = { task: 'answer' as const, messages: answerPrompt([new HumanMessage('Rex is my dog.')], 'Who is Rex?') };
     expect(model.respond(request)).toBe(model.respond(request));

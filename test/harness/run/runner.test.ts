@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
-import { withoutTiming } from '../../../harness/results/schema.js';
+import { sameSeedView, withoutTiming } from '../../../harness/results/schema.js';
 import { cellSeed, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
 import { defineStrategy } from '../../../strategies/types.js';
 
@@ -30,6 +30,18 @@ describe('runBenchmark', () => {
       const allergy = (cell: typeof buffer) => cell.probes.find((probe) => probe.id === 'p-allergy')!;
       expect(allergy(buffer).contextRecall).toBe(true);
       expect(allergy(window).contextRecall).toBe(false);
+    }
+  });
+
+  it('reproduces concurrent cells apart from the flagged interleaving figures, records in canonical order', async () => {
+    const options = { scenarios: ['concurrent-edits'], strategies: ['buffer', 'summary'], seed: 7 };
+    const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
+    expect(a.cells.every((cell) => cell.interleaved === true)).toBe(true);
+    expect(sameSeedView(b)).toEqual(sameSeedView(a));
+    // Concurrent sessions' turns come out grouped by session, whatever order they finished in.
+    for (const cell of a.cells) {
+      const concurrent = cell.turns.filter((turn) => turn.step >= 10_000).map((turn) => turn.step);
+      expect(concurrent).toEqual([...concurrent].sort((x, y) => x - y));
     }
   });
 

@@ -160,6 +160,24 @@ describe('loader edge cases found in review', () => {
     expect(check.problems[0]!.message).toBe('nested too deeply to parse (more than 64 levels)');
   });
 
+  test('accepts `expect: []` on an abstention probe (and only there), reading it as no answer', () => {
+    const ok = checkScenarioText('name: a\nsteps:\n  - user: hi\n  - probe: What brand is my oven?\n    expect: []\n    category: abstention\n', 'a.yaml');
+    expect(ok.problems).toEqual([]);
+    expect(ok.scenario?.steps[1]).not.toHaveProperty('expect');
+    const bad = checkScenarioText('name: b\nsteps:\n  - user: hi\n  - probe: Which day?\n    expect: []\n', 'b.yaml');
+    expect(bad.problems.map(formatProblem)).toEqual(['b.yaml:5:13: steps[1].expect: expected at least one string (an empty list is for abstention probes only)']);
+  });
+
+  test('reads `reply: false`, an assistant-only step, a label and a scoring', () => {
+    const check = checkScenarioText(
+      'name: r\nsteps:\n  - assistant: Hello!\n  - user: "A: hi"\n    reply: false\n  - probe: q?\n    expect: [hi]\n    label: single-hop\n    scoring: locomo-f1\n',
+      'r.yaml',
+    );
+    expect(check.problems).toEqual([]);
+    expect(check.scenario?.steps).toMatchObject([{ kind: 'assistant', assistant: 'Hello!' }, { kind: 'user', reply: false }, { kind: 'probe', label: 'single-hop', scoring: 'locomo-f1' }]);
+    expect(checkScenarioText('name: r\nsteps:\n  - user: hi\n    reply: true\n', 'r.yaml').problems.map(formatProblem)).toEqual(['r.yaml:4:12: steps[0].reply: expected false (leave it out for a reply), got true']);
+  });
+
   test('derives a valid name from an unusual file name', async () => {
     expect(checkScenarioText('steps:\n  - user: hi\n', 'dir/My File (2).yaml').scenario?.name).toBe('my-file-2-');
   });

@@ -73,7 +73,7 @@ describe('LongMemEval fixture', async () => {
   test('turn quirks: every turn is saved as it is (an opening assistant turn on its own, unanswered user turns without a reply); empty turns dropped', () => {
     const scenario = scenarios.get('longmemeval-d52b4f67')!;
     expect(codes(report, 'd52b4f67')).toEqual(['turn-empty']);
-    const messages = scenario.steps.flatMap((step) => (step.kind === 'user' ? [{ id: step.id, user: step.user, assistant: step.assistant, reply: step.reply }] : step.kind === 'assistant' ? [{ id: step.id, assistant: step.assistant }] : []));
+    const messages = scenario.steps.flatMap((step): Record<string, unknown>[] => (step.kind === 'user' ? [{ id: step.id, user: step.user, assistant: step.assistant, reply: step.reply }] : step.kind === 'assistant' ? [{ id: step.id, assistant: step.assistant }] : []));
     expect(messages).toEqual([
       { id: 'ultrachat_55012.t0', assistant: 'Hello! How can I help you today?' },
       { id: 'ultrachat_55012.t1', user: "What time is it in Tokyo when it's 6am in Denver?", assistant: "It's 9pm the same day in Tokyo.", reply: undefined },

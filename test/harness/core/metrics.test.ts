@@ -1,0 +1,117 @@
+/**
+ * Every recall metric pinned on hand-made contexts (English and Chinese): what each one counts
+ * and, as important, what it refuses to count (terms scattered over unrelated messages, a stale
+ * value beside the current one, yes/no gold answers).
+ */
+import { describe, expect, it } from 'vitest';
+import { answerRecall, containsAny, EVIDENCE_COVERAGE_THRESHOLD, evidenceRecall, judgeAnswer, judgeContext } from '../../../harness/core/metrics.js';
+import { locomoNormalize, multiTokenF1, tokenF1 } from '../../../harness/core/scoring.js';
+import { normalizeText } from '../../../harness/core/text.js';
+
+const messages = (...texts: string[]): string[] => texts.map(normalizeText);
+const context = (...texts: string[]): string => messages(...texts).join('\n');
+
+describe('stale and conflict exposure', () => {
+  it('sees the stale value beside the current one (conflict), which stale exposure does not', () => {
+    const both = judgeContext(context('我们家完全素食。', '我们家现在开始吃鱼了。'), ['开始吃鱼'], ['完全素食']);
+    expect(both).toEqual({ contextRecall: true, staleExposure: false, conflictExposure: true, currentAfterStale: true });
+  });
+
+  it('records when the stale value comes last in the context', () => {
+    const verdict = judgeContext(context('My flight is on Thursday now.', 'Reminder: flight on Tuesday.'), ['Thursday'], ['Tuesday']);
+    expect(verdict).toMatchObject({ conflictExposure: true, currentAfterStale: false });
+  });
+
+  it('counts stale exposure only without the current value, and neither without the stale value', () => {
+    expect(judgeContext(context('I take oat milk.'), ['soy milk'], ['oat milk'])).toEqual({ contextRecall: false, staleExposure: true, conflictExposure: true });
+    expect(judgeContext(context('I take soy milk.'), ['soy milk'], ['oat milk'])).toEqual({ contextRecall: true, staleExposure: false, conflictExposure: false });
+  });
+});
+
+describe('answer recall', () => {
+  it('is the share of the gold answer content words found within one message', () => {
+    expect(answerRecall(['Adoption agencies'], messages('Caroline: I have been researching adoption agencies lately.'))).toBe(1);
+    // "rapeseed" in one message and "oil" in another: the best single message holds one of two.
+    expect(answerRecall(['rapeseed oil'], messages('Rapeseed is grown nearby.', 'Any oil will do.'))).toBe(0.5);
+    expect(answerRecall(['rapeseed oil', 'corn oil'], messages('Use corn oil instead.'))).toBe(1);
+  });
+
+  it('finds a date in a dated message, and nothing in a context without it', () => {
+    expect(answerRecall(['7 May 2023'], messages('[8 May 2023, 13:56] Caroline: I went to a support group yesterday.'))).toBe(1);
+    expect(answerRecall(['7 May 2023'], messages('Caroline: I went to a support group yesterday.'))).toBe(0);
+  });
+
+  it('works on Chinese, where words have no spaces', () => {
+    expect(answerRecall(['花生'], messages('对了，我儿子对花生过敏。'))).toBe(1);
+    expect(answerRecall(['铸铁锅'], messages('我家只有一口铸铁锅。', '红烧肉要炖一个小时。'))).toBe(1);
+    // 菜籽油 is 菜籽 + 油: the other oil holds one of its two words.
+    expect(answerRecall(['菜籽油'], messages('可以换成玉米油。'))).toBe(0.5);
+    expect(answerRecall(['烤箱'], messages('红烧肉要炖一个小时。'))).toBe(0);
+  });
+
+  it('is null for gold answers without content words (yes/no) and for abstention probes', () => {
+    expect(answerRecall(['Yes'], messages('Yes, I think so.'))).toBeNull();
+    expect(answerRecall(undefined, messages('anything'))).toBeNull();
+  });
+});
+
+describe('evidence recall', () => {
+  const allergy = ['Oh, and my son is allergic to peanuts, so I have to be careful.', 'Then skip peanut oil; rapeseed oil works just as well.'];
+  const pot = ['The only pot I have is a cast-iron Dutch oven.'];
+
+  it('holds a step its message is quoted in (the strategy kept the message itself)', () => {
+    expect(evidenceRecall([allergy], messages('Hello!', allergy[0]!, 'Bye.'))).toEqual({ value: 1, findings: ['verbatim'] });
+  });
+
+  it('holds a step when one memory covers a sentence of it (a summary keeps the fact, not the message)', () => {
+    const step = ['We are a family of four. Oh, and my son is allergic to peanuts, so please be careful with the oil.'];
+    expect(evidenceRecall([step], messages('The user says: my son is allergic to peanuts, be careful.')).findings).toEqual(['covered']);
+    // A short sentence ("Thanks!") is never enough on its own.
+    expect(evidenceRecall([['Thanks! The cast-iron pot simmered the braised pork for an hour.']], messages('Thanks!')).findings).toEqual(['missing']);
+  });
+
+  it('holds a step a single memory covers, and counts each step apart', () => {
+    const summary = 'User: my son is allergic to peanuts; be careful.';
+    const found = evidenceRecall([allergy, pot], messages(summary));
+    expect(found).toEqual({ value: 0.5, findings: ['covered', 'missing'] });
+    expect(EVIDENCE_COVERAGE_THRESHOLD).toBe(0.5);
+  });
+
+  it('scores 0 when the evidence terms are only scattered over unrelated messages', () => {
+    // Every content word of the pot step appears somewhere, but no one message covers half of it.
+    const scattered = messages('Only the weekend works for me.', 'I have a pot of tea.', 'Cast the net wide.', 'Iron the shirts first.', 'The Dutch are coming.', 'Preheat the oven.');
+    expect(evidenceRecall([pot], scattered)).toEqual({ value: 0, findings: ['missing'] });
+  });
+
+  it('works on Chinese evidence', () => {
+    const step = ['我们家四口人，两个大人两个孩子。对了，我儿子对花生过敏，做菜的时候要特别注意。'];
+    expect(evidenceRecall([step], messages('用户的儿子对花生过敏，做菜要特别注意。')).findings).toEqual(['covered']);
+    expect(evidenceRecall([step], messages('红烧肉要炖一个小时。', '购物清单：五花肉、冰糖。')).findings).toEqual(['missing']);
+  });
+});
+
+describe('answer accuracy and LoCoMo scoring', () => {
+  it('accepts an expect string without a forbid string; abstention wants a decline', () => {
+    expect(judgeAnswer('Your flight is on Thursday.', ['Thursday'], ['Tuesday'])).toBe(true);
+    expect(judgeAnswer('Thursday, not Tuesday.', ['Thursday'], ['Tuesday'])).toBe(false);
+    expect(judgeAnswer('No information available.', undefined, [])).toBe(true);
+    expect(judgeAnswer('It is not mentioned in the conversation.', undefined, [])).toBe(true);
+    expect(judgeAnswer('我不知道。', undefined, [])).toBe(true);
+    expect(judgeAnswer('A Bosch oven.', undefined, [])).toBe(false);
+    expect(containsAny(normalizeText('ＴＨＵＲＳＤＡＹ'), ['thursday'])).toBe(true);
+  });
+
+  it('normalises as evaluation.py does: commas, case, punctuation and a/an/the/and', () => {
+    expect(locomoNormalize('The Adoption, agencies!')).toBe('adoption agencies');
+    expect(locomoNormalize('Pottery and painting')).toBe('pottery painting');
+  });
+
+  it('scores token F1 over stemmed tokens, with known values', () => {
+    expect(tokenF1('7 May 2023', '7 May 2023')).toBe(1);
+    expect(tokenF1('the adoption agencies', 'Adoption agencies')).toBe(1);
+    expect(tokenF1('She was running', 'runs')).toBeCloseTo(0.5, 10); // stems: she, wa, run / run → P 1/3, R 1
+    expect(tokenF1('Sunday', 'Monday')).toBe(0);
+    // Multi-hop: each gold part takes its best predicted part; the mean over gold parts.
+    expect(multiTokenF1('Paris, London', 'London, Berlin')).toBe(0.5);
+  });
+});

@@ -1,0 +1,39 @@
+/** Shared report rows: the recall columns every breakdown shows, and the notes under the tables. */
+import { describe, expect, it } from 'vitest';
+import { interleavingNote, MODEL_DEPENDENCE_NOTE, recallColumns, summaryRow } from '../../reports/summary.js';
+import { renderConsoleSummary } from '../../reports/console.js';
+import { renderMarkdown } from '../../reports/markdown.js';
+import { cellOf, smallRun } from './fixture.js';
+
+describe('report summaries', () => {
+  it('shows evidence recall, answer recall and conflict exposure beside context recall', () => {
+    const cell = cellOf(smallRun(), 'preference-corrections/buffer');
+    const titles = recallColumns(cell.recall).map((column) => column.title);
+    expect(titles.slice(0, 7)).toEqual(['context recall', 'answer recall', 'evidence recall', 'stale exposure', 'conflict exposure', 'answer acc', 'abstained']);
+    const row = summaryRow(cell);
+    expect(row.conflict).toBe(`${cell.recall.conflictExposure.value!.toFixed(2)} (${cell.recall.conflictExposure.hits}/${cell.recall.conflictExposure.n})`);
+    expect(row.evidence).toMatch(/^\d\.\d\d \(n=\d+\)$/u);
+  });
+
+  it('says which figures depend on the model, in every text report', () => {
+    const result = smallRun();
+    expect(renderConsoleSummary(result)).toContain(MODEL_DEPENDENCE_NOTE);
+    expect(renderMarkdown(result)).toContain(MODEL_DEPENDENCE_NOTE);
+  });
+
+  it('flags interleaved cells and gives their spread over trials', () => {
+    const result = smallRun();
+    expect(interleavingNote(result)).toBeUndefined();
+    const [a, b] = [cellOf(result, 'recipes-zh/buffer'), cellOf(result, 'recipes-zh/window(k=2)')];
+    const twin = { ...structuredClone(a), id: `${a.id}/t1`, trial: 1, tokens: { ...a.tokens, contextTotal: a.tokens.contextTotal + 40 } };
+    Object.assign(a, { interleaved: true });
+    Object.assign(twin, { interleaved: true });
+    result.cells.push(twin);
+    result.header.trials = 2;
+    const note = interleavingNote(result)!;
+    expect(note).toContain(`recipes-zh/buffer: ctx tokens ${a.tokens.contextTotal}–${a.tokens.contextTotal + 40}`);
+    expect(summaryRow(a).strategy).toBe('buffer ≈');
+    expect(summaryRow(b).strategy).toBe('window(k=2)');
+    expect(renderMarkdown(result)).toContain(note);
+  });
+});
