@@ -143,9 +143,11 @@ export function slug(name: string): string {
 const WIDTH = 960;
 const HEIGHT = 540;
 
-const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({ id, title, width: WIDTH, height: HEIGHT, config });
+/** A chart of the standard size. */
+export const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({ id, title, width: WIDTH, height: HEIGHT, config });
 
-function baseOptions(title: string, subtitle: string, legend = true): ChartConfiguration['options'] {
+/** Title, subtitle and legend as every chart shows them; static rendering (no animation). */
+export function baseOptions(title: string, subtitle: string, legend = true): ChartConfiguration['options'] {
   return {
     responsive: false,
     animation: false,
@@ -157,11 +159,13 @@ function baseOptions(title: string, subtitle: string, legend = true): ChartConfi
   };
 }
 
-const axisTitle = (text: string) => ({ display: true, text, font: { size: 13 } });
+/** An axis title in the charts' size. */
+export const axisTitle = (text: string) => ({ display: true, text, font: { size: 13 } });
 
 /** Context tokens per turn, one line per label: how each strategy's context grows over a conversation. */
-function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
-  const scenarios = [...new Set(result.cells.map((cell) => cell.scenario))];
+export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
+  // Scenarios of a group (a generated suite, a dataset) get one chart per group instead.
+  const scenarios = [...new Set(result.cells.filter((cell) => cell.group === undefined).map((cell) => cell.scenario))];
   return scenarios.map((scenario) => {
     const byLabel = new Map<string, CellResult[]>();
     for (const cell of result.cells.filter((item) => item.scenario === scenario)) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
@@ -198,58 +202,8 @@ function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
   });
 }
 
-/** Recall against total context tokens, one point per label, the Pareto front marked. */
-function recallVsTokensChart(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>, scenarioCount: number): ChartSpec | null {
-  const points = summaries.flatMap((summary) => (summary.recall.value === null ? [] : [{ label: summary.label, tokens: summary.contextTokens, recall: summary.recall.value, n: summary.recall.n }]));
-  if (points.length === 0) return null;
-  const front = paretoFront(points);
-  const frontLine = points.filter((point) => front.has(point.label)).sort((a, b) => a.tokens - b.tokens || a.recall - b.recall);
-  const title = 'Context recall vs context tokens';
-  const datasets: ChartDataset[] = [
-    ...points.map((point) => {
-      const style = styles.get(point.label)!;
-      const onFront = front.has(point.label);
-      return {
-        type: 'scatter' as const,
-        label: `${point.label}${onFront ? ' ★ Pareto' : ''} (n=${point.n})`,
-        data: [{ x: point.tokens, y: point.recall }],
-        borderColor: style.color,
-        backgroundColor: onFront ? style.color : withAlpha(style.color, 0.45),
-        pointStyle: style.pointStyle,
-        pointRadius: onFront ? 10 : 7,
-        borderWidth: onFront ? 3 : 1,
-        clip: false as const,
-      };
-    }),
-    {
-      type: 'line' as const,
-      label: 'Pareto front',
-      data: frontLine.map((point) => ({ x: point.tokens, y: point.recall })),
-      borderColor: '#333333',
-      backgroundColor: '#333333',
-      borderDash: [6, 4],
-      borderWidth: 1.5,
-      pointRadius: 0,
-      pointStyle: 'line' as const,
-      fill: false,
-      clip: false as const,
-    },
-  ];
-  return chart('recall-vs-tokens', title, {
-    type: 'scatter',
-    data: { datasets },
-    options: {
-      ...baseOptions(title, `one point per strategy setting, pooled over ${scenarioCount} scenario(s); ★ = on the Pareto front (no setting is cheaper with at least equal recall)`),
-      scales: {
-        x: { type: 'linear', beginAtZero: true, title: axisTitle('total context tokens (tokens, summed over scenarios)') },
-        y: { min: 0, max: 1, title: axisTitle('context recall (share of probes, pooled hits/n)') },
-      },
-    },
-  } as ChartConfiguration);
-}
-
 /** p50 and p95 of load or save time per label: solid bar p50, pale bar p95, in the label's colour. */
-function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec | null {
+export function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec | null {
   const rows = summaries.filter((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs).n > 0);
   if (rows.length === 0) return null;
   const stats = rows.map((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs));
@@ -282,7 +236,7 @@ function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSummary[],
 const isNumeric = (value: unknown): boolean => typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
 
 /** Knob sweeps: labels of one strategy that differ in exactly one knob; knob value on x, recall and tokens on two y axes. */
-function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
+export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
   const charts: ChartSpec[] = [];
   const strategies = [...new Set(summaries.map((summary) => summary.strategy))];
   for (const strategy of strategies) {
@@ -333,7 +287,7 @@ function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, Ser
 }
 
 /** The durability matrix: strategy settings × invariants, each square green (held) or red (violated); absent without fault data. */
-function durabilityChart(result: RunResult): ChartSpec | null {
+export function durabilityChart(result: RunResult): ChartSpec | null {
   const matrix = invariantGrid(result.cells);
   if (!matrix || matrix.columns.length === 0) return null;
   const rowLabels = matrix.rows.map((row, index) => `${row} (${matrix.crashes[index]} crashes)`);
@@ -367,19 +321,4 @@ function durabilityChart(result: RunResult): ChartSpec | null {
     } as unknown as ChartConfiguration),
     height: Math.max(320, 170 + 48 * matrix.rows.length),
   };
-}
-
-/** Every chart a run's data supports, in report order. */
-export function chartSpecs(result: RunResult): ChartSpec[] {
-  const styles = seriesStyles(result);
-  const summaries = summarizeLabels(result);
-  const scenarioCount = new Set(result.cells.map((cell) => cell.scenario)).size;
-  return [
-    ...tokenGrowthCharts(result, styles),
-    recallVsTokensChart(summaries, styles, scenarioCount),
-    latencyChart('load', summaries, styles),
-    latencyChart('save', summaries, styles),
-    ...sweepCharts(summaries, styles),
-    durabilityChart(result),
-  ].filter((spec): spec is ChartSpec => spec !== null);
 }

@@ -8,7 +8,8 @@ import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
 import { BasicPlatform, Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
 import { PACKAGE_ROOT } from '../harness/core/package-info.js';
 import type { RunResult } from '../harness/results/schema.js';
-import { chartSpecs, type ChartSpec } from './chart-data.js';
+import type { ChartSpec } from './chart-data.js';
+import { chartSpecs } from './chart-specs.js';
 
 /** The bundled font (a GB2312 subset of Noto Sans SC, OFL): Latin and common Chinese in one family. */
 export const CHART_FONT_FILE = path.join(PACKAGE_ROOT, 'fonts', 'MembenchCJKSans-Regular.otf');

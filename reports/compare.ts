@@ -8,7 +8,8 @@
  */
 import Table from 'cli-table3';
 import type { Distribution, Rate } from '../harness/core/metrics.js';
-import { invariantName, type CellResult, type Mean, type RecallSummary, type RunHeader, type RunResult } from '../harness/results/schema.js';
+import { invariantName, type CellResult, type Mean, type ProbeRecord, type RecallSummary, type RunHeader, type RunResult } from '../harness/results/schema.js';
+import { NOISE_P, pairedRates, seedOf } from '../harness/results/stats.js';
 import { cellInvariants } from '../harness/results/durability-matrix.js';
 import { formatMean, formatMs, formatRate } from './summary.js';
 
@@ -62,12 +63,29 @@ const EPSILON = 1e-9;
 const signed = (value: number, digits = 2): string => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(digits)}`;
 const percent = (value: number): string => (Number.isFinite(value) ? `${signed(value * 100, 1)}%` : '+∞');
 
-function recallCheck(metric: string, base: Rate, head: Rate, limit: number): MetricCheck {
-  const shown = { metric, base: formatRate(base), head: formatRate(head), limit: `drop ≤ ${limit.toFixed(2)}` };
+/** Context recall outcomes of the probes two runs both answered, keyed by cell and step. */
+type Outcomes = Map<string, boolean>;
+
+function outcomesOf(cells: readonly CellResult[], pick: (cell: CellResult) => readonly ProbeRecord[] = (cell) => cell.probes): Outcomes {
+  return new Map(cells.flatMap((cell) => pick(cell).flatMap((probe) => (probe.contextRecall === undefined ? [] : [[`${cell.id}|${probe.step}`, probe.contextRecall] as const]))));
+}
+
+/**
+ * A recall drop beyond `limit` is a regression when the paired test on the probes both runs
+ * answered says head is behind (exact McNemar, p < 0.05); a drop the test cannot tell from
+ * chance is "within noise". Without paired probes the fixed drop decides alone.
+ */
+function recallCheck(metric: string, base: Rate, head: Rate, limit: number, pairs?: { base: Outcomes; head: Outcomes; seed: number }): MetricCheck {
+  const shown = { metric, base: formatRate(base), head: formatRate(head), limit: `drop ≤ ${limit.toFixed(2)} and paired p < ${NOISE_P}` };
   if (base.value === null || head.value === null) return { ...shown, change: '–', verdict: 'n/a', note: 'no probe to compare' };
   const change = head.value - base.value;
-  const verdict = -change > limit + EPSILON ? 'regression' : change > EPSILON ? 'improved' : 'ok';
-  return { ...shown, change: signed(change), verdict };
+  if (-change <= limit + EPSILON) return { ...shown, change: signed(change), verdict: change > EPSILON ? 'improved' : 'ok' };
+  const keys = pairs ? [...pairs.head.keys()].filter((key) => pairs.base.has(key)) : [];
+  const test = pairs && keys.length > 0 ? pairedRates(keys.map((key) => pairs.head.get(key)!), keys.map((key) => pairs.base.get(key)!), pairs.seed) : null;
+  // Outcomes that did not change cannot explain a changed rate (edited files): the fixed drop decides.
+  if (!test || test.difference === 0) return { ...shown, change: signed(change), verdict: 'regression' };
+  if (test.verdict === 'behind') return { ...shown, change: `${signed(change)} [${signed(test.interval.lo)}, ${signed(test.interval.hi)}]`, verdict: 'regression', note: `paired on ${test.n} probes, McNemar p=${test.p.toFixed(3)}` };
+  return { ...shown, change: `${signed(change)} [${signed(test.interval.lo)}, ${signed(test.interval.hi)}]`, verdict: 'noise', note: `within noise: paired on ${test.n} probes, McNemar p=${test.p.toFixed(3)}` };
 }
 
 function meanCheck(metric: string, base: Mean, head: Mean, limit: number): MetricCheck {
@@ -127,7 +145,7 @@ function compareCell(base: CellResult, head: CellResult, thresholds: CompareThre
     return [{ metric: 'status', base: describe(base), head: describe(head), change: '–', limit: 'no new error', verdict, ...(verdict === 'n/a' ? { note: 'errored in both runs' } : {}) }];
   }
   return [
-    recallCheck('context recall', base.recall.contextRecall, head.recall.contextRecall, thresholds.maxRecallDrop),
+    recallCheck('context recall', base.recall.contextRecall, head.recall.contextRecall, thresholds.maxRecallDrop, { base: outcomesOf([base]), head: outcomesOf([head]), seed: seedOf(base.id) }),
     ...(base.recall.evidenceRecall.n > 0 || head.recall.evidenceRecall.n > 0 ? [meanCheck('evidence recall', base.recall.evidenceRecall, head.recall.evidenceRecall, thresholds.maxRecallDrop)] : []),
     ...(base.recall.conflictExposure.hits > 0 || head.recall.conflictExposure.hits > 0 ? [exposureCheck('conflict exposure', base.recall.conflictExposure, head.recall.conflictExposure, thresholds.maxRecallDrop)] : []),
     tokenCheck('context tokens', base.tokens.contextTotal, head.tokens.contextTotal, thresholds.maxTokenIncrease),
@@ -170,7 +188,8 @@ function categoryChecks(baseSide: readonly CellResult[], headSide: readonly Cell
   const categories = [...new Set([...baseSide, ...headSide].flatMap((cell) => Object.keys(cell.recallByCategory)))].sort() as (keyof CellResult['recallByCategory'])[];
   return categories.flatMap((category) => {
     const pick: Pick = (cell) => cell.recallByCategory[category];
-    const checks = [recallCheck(`context recall [${category}]`, sumRates(baseSide, pick), sumRates(headSide, pick), limit)];
+    const ofCategory = (cell: CellResult) => cell.probes.filter((probe) => probe.category === category);
+    const checks = [recallCheck(`context recall [${category}]`, sumRates(baseSide, pick), sumRates(headSide, pick), limit, { base: outcomesOf(baseSide, ofCategory), head: outcomesOf(headSide, ofCategory), seed: seedOf(category) })];
     const base = poolMeans(baseSide, pick);
     const head = poolMeans(headSide, pick);
     if (base.n > 0 || head.n > 0) checks.push(meanCheck(`evidence recall [${category}]`, base, head, limit));
@@ -196,7 +215,7 @@ export function compareRuns(base: RunResult, head: RunResult, overrides: Partial
   const headSide = bothOk.map(([, after]) => after);
   const overall = bothOk.length
     ? [
-        recallCheck('context recall', sumRates(baseSide), sumRates(headSide), thresholds.maxRecallDrop),
+        recallCheck('context recall', sumRates(baseSide), sumRates(headSide), thresholds.maxRecallDrop, { base: outcomesOf(baseSide), head: outcomesOf(headSide), seed: seedOf('overall') }),
         ...(poolMeans(baseSide).n > 0 ? [meanCheck('evidence recall', poolMeans(baseSide), poolMeans(headSide), thresholds.maxRecallDrop)] : []),
         ...categoryChecks(baseSide, headSide, thresholds.maxRecallDrop),
         tokenCheck('context tokens', sumOf(baseSide, (cell) => cell.tokens.contextTotal), sumOf(headSide, (cell) => cell.tokens.contextTotal), thresholds.maxTokenIncrease),

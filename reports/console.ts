@@ -2,7 +2,8 @@
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryRow, type SummaryRow } from './summary.js';
-import { invariantLegend, PRICE_COLUMNS, priceRows } from './durability.js';
+import { invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -20,15 +21,31 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
   ['saveP50', 'save p50'],
 ];
 
-export function renderConsoleSummary(result: RunResult, options: { color?: boolean } = {}): string {
-  const table = new Table({
-    head: CONSOLE_COLUMNS.map(([, title]) => title),
-    style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true },
-  });
-  for (const cell of result.cells) {
+/**
+ * The verdict first: the leaderboard(s) and recommendations, then the per-cell table (cells of a
+ * scenario group only with `detail`: a group reads as one suite), durability, notes.
+ */
+export function renderConsoleSummary(result: RunResult, options: { color?: boolean; detail?: boolean } = {}): string {
+  const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true };
+  const verdict: string[] = [];
+  for (const { title, board } of leaderboards(result)) {
+    const table = new Table({ head: [...LEADERBOARD_COLUMNS], style });
+    for (const row of leaderboardCells(board)) table.push(row);
+    verdict.push(`leaderboard — ${title}`, table.toString(), ...board.recommendations.map((item) => `→ ${item.text}`), '');
+  }
+  const modes = modeRows(result);
+  if (modes.length > 1) {
+    const modeTable = new Table({ head: [...MODE_COLUMNS], style });
+    for (const row of modes) modeTable.push(row);
+    verdict.push(MODE_TABLE_TITLE, modeTable.toString(), MODE_TABLE_NOTE, '');
+  }
+  const table = new Table({ head: CONSOLE_COLUMNS.map(([, title]) => title), style });
+  const shown = result.cells.filter((cell) => options.detail || (cell.group === undefined && !cell.pricing));
+  for (const cell of shown) {
     const row = summaryRow(cell);
     table.push(CONSOLE_COLUMNS.map(([key]) => String(row[key])));
   }
+  const hidden = result.cells.length - shown.length;
   const extra: string[] = [];
   const prices = priceRows(result);
   if (prices.length > 0) {
@@ -39,7 +56,9 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   const { header } = result;
   return [
-    table.toString(),
+    ...verdict,
+    ...(shown.length > 0 ? ['per cell:', table.toString()] : []),
+    ...(hidden > 0 ? [`(${hidden} more cells — scenario groups, pooled in their leaderboard, and durability-mode pricing, in the durability table — are listed with --detail)`] : []),
     ...extra,
     ...failed,
     ...(interleavingNote(result) ? [interleavingNote(result)!] : []),

@@ -48,3 +48,30 @@ export function priceRows(result: RunResult): string[][] {
 export function invariantLegend(): string {
   return (Object.keys(INVARIANTS) as InvariantId[]).map(invariantName).join('; ');
 }
+
+export const MODE_COLUMNS = ['mode', 'strategies', 'save p50 ms (median)', 'save p95 ms (median)', 'crashes', 'acks lost', 'msgs lost', 'lost by'] as const;
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? (sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2) : 0;
+};
+
+/** One row per durability mode over every strategy priced in it: "when must memory be written synchronously?" in numbers. */
+export function modeRows(result: RunResult): string[][] {
+  const order = ['sync', 'async', 'exit', 'none'];
+  const modes = [...new Set(result.durabilityPrices.map((price) => price.durability))].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  return modes.map((mode) => {
+    const prices = result.durabilityPrices.filter((price) => price.durability === mode && price.idempotencyKeys);
+    const losers = prices.filter((price) => price.losses.acknowledgedLost + price.losses.messagesLost + price.losses.lostUpdates > 0).map((price) => price.strategy);
+    return [
+      mode,
+      String(new Set(prices.map((price) => price.strategy)).size),
+      formatMs(median(prices.map((price) => price.saveP50))),
+      formatMs(median(prices.map((price) => price.saveP95))),
+      String(prices.reduce((sum, price) => sum + price.crashes, 0)),
+      String(prices.reduce((sum, price) => sum + price.losses.acknowledgedLost + price.losses.lostUpdates, 0)),
+      String(prices.reduce((sum, price) => sum + price.losses.messagesLost, 0)),
+      losers.length ? [...new Set(losers)].join(', ') : '–',
+    ];
+  });
+}

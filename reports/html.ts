@@ -7,8 +7,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
-import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
-import { breakdowns, formatMs, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { seriesStyles, type ChartSpec } from './chart-data.js';
+import { chartSpecs } from './chart-specs.js';
+import { MODE_COLUMNS, modeRows } from './durability.js';
+import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { formatMs, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 
 const require = createRequire(import.meta.url);
 let chartJsSource: string | undefined;
@@ -97,12 +100,12 @@ function summaryTable(result: RunResult): string {
 }
 
 function categoryTable(result: RunResult): string {
-  const groups = result.cells.flatMap((cell) => breakdowns(cell).map((group) => ({ cell, group, columns: recallColumns(group.summary) })));
+  const groups = breakdownRows(result).map((row) => ({ row, columns: recallColumns(row.summary) }));
   const titles = [...new Set(groups.flatMap((item) => item.columns.map((column) => column.title)))];
-  const rows = groups.map(({ cell, group, columns }): Column[] => [
-    { title: 'scenario', text: cell.scenario },
-    { title: 'strategy', text: cell.label },
-    { title: 'category', text: group.by === 'label' ? `label: ${group.name}` : group.name },
+  const rows = groups.map(({ row, columns }): Column[] => [
+    { title: 'scenario', text: row.scope },
+    { title: 'strategy', text: row.setting },
+    { title: 'category', text: row.category },
     ...titles.map((title): Column => {
       const column = columns.find((item) => item.title === title);
       return { title, text: column?.text ?? '–', sort: column?.sort ?? null };
@@ -149,6 +152,42 @@ function durabilitySection(result: RunResult): string {
   return `<section id="durability">\n<h2>Durability</h2>\n<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials.</p>\n${sortableTable('durability-table', head, rows)}\n</section>`;
 }
 
+/** Charts shown with the verdict and the distance tables rather than among the others. */
+const VERDICT_CHARTS = /^(recall-vs-tokens|recall-by-distance-)/u;
+
+/** The first screen: the recall-vs-tokens chart beside the run's recommendations, then every leaderboard. */
+function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string {
+  const pooled = leaderboards(result);
+  const list = (items: readonly { text: string }[]): string => `<ul class="recommendations">${items.map((item) => `<li>${escapeHtml(item.text)}</li>`).join('')}</ul>`;
+  const boards = pooled.map(({ title, board }, index) => {
+    const rows = leaderboardCells(board).map((cells, row): Column[] =>
+      cells.map((text, column) => {
+        const item = board.rows[row]!;
+        const sort = [undefined, item.contextRecall.value, item.evidenceRecall.mean, item.conflictExposure.value, item.contextPerTurn, item.maintenancePerTurn, item.loadSaveP95, item.vsBest?.difference ?? 0, undefined][column];
+        return { title: LEADERBOARD_COLUMNS[column]!, text, ...(sort !== undefined ? { sort } : {}) };
+      }),
+    );
+    return `<h3>Leaderboard — ${escapeHtml(title)}</h3>\n${sortableTable(`leaderboard-${index}`, LEADERBOARD_COLUMNS, rows)}${index > 0 ? `\n${list(board.recommendations)}` : ''}`;
+  });
+  const chartSpec = specs.find((spec) => spec.id === 'recall-vs-tokens');
+  const top = `<div class="verdict-top">${chartSpec ? chartFigures([chartSpec]) : ''}<div><h3>Recommendations (${escapeHtml(pooled[0]?.title ?? 'run')})</h3>${list(pooled[0]?.board.recommendations ?? [])}</div></div>`;
+  const modes = modeRows(result);
+  const modeTable = modes.length > 1 ? `<h3>${escapeHtml(MODE_TABLE_TITLE)}</h3>\n${sortableTable('modes', MODE_COLUMNS, modes.map((row) => row.map((text, column): Column => ({ title: MODE_COLUMNS[column]!, text }))))}\n<p class="note">${escapeHtml(MODE_TABLE_NOTE)}</p>` : '';
+  return `<section id="verdict">\n${top}\n${boards.join('\n')}\n<p class="note">${escapeHtml(LEADERBOARD_NOTE)}</p>\n${modeTable}\n</section>`;
+}
+
+/** Recall by distance: the tables and their charts (absent when no probe has a distance). */
+function distanceSection(result: RunResult, specs: readonly ChartSpec[]): string {
+  const tables = distanceTables(result);
+  if (tables.length === 0) return '';
+  const parts = tables.map(({ unit, rows }) => {
+    const { head, body } = distanceTable(rows);
+    const spec = specs.find((item) => item.id === `recall-by-distance-${unit}`);
+    return `<h3>Context recall by distance (${unit})</h3>\n${spec ? chartFigures([spec]) : ''}\n${sortableTable(`distance-${unit}`, head, body.map((row) => row.map((text, column): Column => ({ title: head[column]!, text }))))}`;
+  });
+  return `<section id="distance">\n<h2>Recall by distance</h2>\n${parts.join('\n')}\n</section>`;
+}
+
 function runHeader(result: RunResult): string {
   const { header } = result;
   const items: [string, string][] = [
@@ -173,7 +212,7 @@ function chartFigures(specs: readonly ChartSpec[]): string {
 }
 
 const STYLE = `
-body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;margin:1rem auto;max-width:1320px;padding:0 1rem;color:#222}
 h1{margin-bottom:.3rem}h2{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 .run-header{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.92rem}.run-header dt{font-weight:600;color:#555}.run-header dd{margin:0}
 .note{background:#f6f8fa;border-left:4px solid #999;padding:.5rem .8rem;font-size:.92rem}
@@ -181,7 +220,7 @@ table{border-collapse:collapse;font-size:.85rem;width:100%}th,td{border:1px soli
 td[data-sort]{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#f3f3f3;cursor:pointer;user-select:none;white-space:nowrap}th::after{content:" ↕";color:#aaa}
 th[aria-sort=ascending]::after{content:" ▲";color:#333}th[aria-sort=descending]::after{content:" ▼";color:#333}
-tbody tr:nth-child(even){background:#fafafa}.swatch{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-.05em}
+tbody tr:nth-child(even){background:#fafafa}.verdict-top{display:flex;gap:1.5rem;align-items:flex-start}.verdict-top .chart{flex:0 0 56%;margin:0}.verdict-top>div{flex:1}.recommendations{font-size:.95rem;padding-left:1.2rem}.recommendations li{margin-bottom:.5rem}#verdict h3{margin:.8rem 0 .4rem}#verdict th{white-space:normal}#verdict table{font-size:.8rem}.swatch{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-.05em}
 .table-wrap{overflow-x:auto}#summary-table td,#category-table td{white-space:nowrap}
 .error{color:#b00020;font-weight:600}.chart{margin:1rem 0;position:relative}.chart canvas{width:100%;height:auto}
 `;
@@ -245,25 +284,30 @@ export function renderHtml(result: RunResult): string {
 <body>
 <header>
 <h1>membench report</h1>
-${runHeader(result)}
-<p class="note">${escapeHtml(modelNote(result))}</p>
-<p class="note">${escapeHtml(MODEL_DEPENDENCE_NOTE)}</p>
+<p class="note">${escapeHtml(modelNote(result))} ${escapeHtml(MODEL_DEPENDENCE_NOTE)}</p>
 </header>
 <main>
-<section id="summary">
-<h2>Summary</h2>
-<p>Context tokens are what each strategy loaded for the model calls of the run. Context recall: an expected string is in the loaded context; stale exposure: a forbidden (outdated) string is there and no expected one is. Each rate shows hits/n. Click a column header to sort.</p>
-${summaryTable(result)}
-${interleavingNote(result) ? `<p class="note">${escapeHtml(interleavingNote(result)!)}</p>` : ''}
-</section>
+${verdictSection(result, specs)}
+${distanceSection(result, specs)}
 <section id="charts">
-<h2>Charts</h2>
-${specs.length ? chartFigures(specs) : '<p>No chart: the run has no measured cell.</p>'}
+<h2>More charts</h2>
+${chartFigures(specs.filter((spec) => !VERDICT_CHARTS.test(spec.id))) || '<p>No chart: the run has no measured cell.</p>'}
 </section>
 ${durabilitySection(result)}
 <section id="categories">
 <h2>Recall by probe category</h2>
 ${categoryTable(result)}
+</section>
+<section id="summary">
+<h2>Per cell</h2>
+<details><summary>${result.cells.length} cells: tokens, recall, latency per scenario × strategy setting (click a column header to sort)</summary>
+${summaryTable(result)}
+</details>
+${interleavingNote(result) ? `<p class="note">${escapeHtml(interleavingNote(result)!)}</p>` : ''}
+</section>
+<section id="run">
+<h2>Run</h2>
+${runHeader(result)}
 </section>
 <section id="probes">
 <h2>Probes</h2>

@@ -1,7 +1,8 @@
-/** report.md: the run header, one row per cell, and recall by probe category with n. */
+/** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
 import type { RunResult } from '../harness/results/schema.js';
-import { breakdowns, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS } from './summary.js';
-import { invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 
 const table = markdownTable;
 
@@ -23,14 +24,29 @@ function durabilitySection(result: RunResult): string[] {
   ];
 }
 
-/** Recall by category and by dataset label, one row per cell and group. */
+/** Recall by category and by dataset label: one row per cell, or per group and setting for grouped scenarios. */
 function breakdownTable(result: RunResult): string {
-  const rows = result.cells.flatMap((cell) => breakdowns(cell).map((group) => ({ cell, group, columns: recallColumns(group.summary) })));
-  const titles = [...new Set(rows.flatMap((row) => row.columns.map((column) => column.title)))];
+  const rows = breakdownRows(result).map((row) => ({ row, columns: recallColumns(row.summary) }));
+  const titles = [...new Set(rows.flatMap((item) => item.columns.map((column) => column.title)))];
   return table(
     ['scenario', 'strategy', 'category', ...titles],
-    rows.map(({ cell, group, columns }) => [cell.scenario, cell.label, group.by === 'label' ? `label: ${group.name}` : group.name, ...titles.map((title) => columns.find((column) => column.title === title)?.text ?? '–')]),
+    rows.map(({ row, columns }) => [row.scope, row.setting, row.category, ...titles.map((title) => columns.find((column) => column.title === title)?.text ?? '–')]),
   );
+}
+
+/** The verdict: every leaderboard with its recommendations, then recall by distance. */
+function verdictSection(result: RunResult): string[] {
+  const lines = ['## Verdict', '', LEADERBOARD_NOTE, ''];
+  for (const { title, board } of leaderboards(result)) {
+    lines.push(`### Leaderboard — ${title}`, '', table([...LEADERBOARD_COLUMNS], leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '');
+  }
+  const modes = modeRows(result);
+  if (modes.length > 1) lines.push(`### ${MODE_TABLE_TITLE}`, '', table([...MODE_COLUMNS], modes), '', MODE_TABLE_NOTE, '');
+  for (const { unit, rows } of distanceTables(result)) {
+    const { head, body } = distanceTable(rows);
+    lines.push(`### Context recall by distance (${unit} between the evidence and its probe)`, '', table(head, body), '');
+  }
+  return lines;
 }
 
 export function renderMarkdown(result: RunResult): string {
@@ -48,6 +64,7 @@ export function renderMarkdown(result: RunResult): string {
     '>',
     `> ${MODEL_DEPENDENCE_NOTE}`,
     '',
+    ...verdictSection(result),
     '## Summary',
     '',
     'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +
@@ -58,12 +75,13 @@ export function renderMarkdown(result: RunResult): string {
     '',
     table(
       SUMMARY_COLUMNS.map(([, title]) => title),
-      result.cells.map((cell) => {
+      result.cells.filter((cell) => cell.group === undefined).map((cell) => {
         const row = summaryRow(cell);
         return SUMMARY_COLUMNS.map(([key]) => String(row[key]));
       }),
     ),
     '',
+    ...(result.cells.some((cell) => cell.group !== undefined) ? ['Cells of scenario groups (generated suites, dataset files) are pooled in their group\'s leaderboard and breakdowns; results.json and report.html keep every cell and probe.', ''] : []),
     ...(interleavingNote(result) ? [interleavingNote(result)!, ''] : []),
     '## Recall by probe category',
     '',
@@ -76,7 +94,7 @@ export function renderMarkdown(result: RunResult): string {
     '',
     table(
       ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'evidence', 'stale', 'conflict', 'ctx tokens', 'answer'],
-      result.cells.flatMap((cell) =>
+      result.cells.filter((cell) => cell.group === undefined).flatMap((cell) =>
         cell.probes.map((probe) => [
           cell.scenario,
           cell.label,

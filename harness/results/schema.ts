@@ -89,6 +89,8 @@ export const probeRecordSchema = z.object({
   label: z.string().optional(),
   /** The dataset's own answer score (LoCoMo token F1), for probes that ask for it. */
   answerF1: count.optional(),
+  /** How far back the furthest evidence lies: exchanges, and tokens of scripted conversation saved since. */
+  distance: z.object({ exchanges: count, tokens: count }).optional(),
 });
 export type ProbeRecord = z.infer<typeof probeRecordSchema>;
 
@@ -303,6 +305,8 @@ export const cellResultSchema = z.object({
    * (durability counts do not). Reports show these figures' spread over trials.
    */
   interleaved: z.boolean().optional(),
+  /** Run only to price a durability mode (save latency beside losses): leaderboards show it under durability, not as a setting of its own. */
+  pricing: z.boolean().optional(),
   /** Per turn in the agent process; `modelMs` covers live model calls only (cache hits excluded). */
   latency: z.object({ loadMs: distributionSchema, saveMs: distributionSchema, modelMs: distributionSchema }),
   usage: usageSchema,

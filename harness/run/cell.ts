@@ -17,6 +17,7 @@ import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, t
 import type { StrategySpec } from './params.js';
 import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
+import { probeDistances } from '../scenarios/distance.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
@@ -30,6 +31,8 @@ export interface CellTask {
   idempotencyKeys: boolean;
   trial: number;
   seed: number;
+  /** Run only to price a durability mode the strategy does not default to (see RunOptions.priceDurability). */
+  pricing?: boolean;
 }
 
 /** A cell with its strategy definition resolved: what `runCell` replays. */
@@ -157,6 +160,16 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string)
   return { ...outcome, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
 }
 
+/** Each probe with its distance to its evidence (in exchanges and in tokens of the run's tokenizer). */
+function withDistances(plan: CellTask, probes: readonly ProbeRecord[], tokenizerModel: string): ProbeRecord[] {
+  const counter = new TokenCounter(tokenizerModel);
+  const distances = probeDistances(plan.scenario.steps, (text) => counter.countText(text));
+  return probes.map((probe) => {
+    const distance = distances.get(probe.step);
+    return distance ? { ...probe, distance } : probe;
+  });
+}
+
 /** The cell's result from what its replay recorded. */
 function cellResult(plan: CellTask, records: CellRecords, durationMs: number): CellResult {
   const { turns, probes, usage, error } = records;
@@ -187,6 +200,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     recallByCategory: recallByCategory(probes),
     ...(recallByLabel(probes) ? { recallByLabel: recallByLabel(probes) } : {}),
     ...(plan.scenario.steps.some((step) => step.kind === 'concurrent') ? { interleaved: true } : {}),
+    ...(plan.pricing ? { pricing: true } : {}),
     latency: {
       loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
       saveMs: distribution(turns.map((turn) => turn.saveMs)),
@@ -217,5 +231,5 @@ export async function runCell(plan: CellPlan, providers: Providers): Promise<Cel
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, records, performance.now() - started);
+  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started);
 }

@@ -24,10 +24,13 @@ import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js'
 import { TokenCounter } from '../core/tokens.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
-import type { DurabilityMode, StrategyDefinition } from '../../strategies/types.js';
+import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
 
 export { needsProcesses, runCell, type CellPlan, type CellTask, type LiveProviderSettings } from './cell.js';
 export { RunInterrupted } from './pool.js';
+
+/** Where the default run prices the durability modes: a crash after every acknowledged memory (the sync-or-async question). */
+export const DEFAULT_PRICED_SCENARIOS: readonly string[] = ['remember-then-crash'];
 
 export interface RunOptions {
   /** Strategy names (default: every built-in). */
@@ -62,6 +65,12 @@ export interface RunOptions {
   isolate?: boolean;
   /** Durability modes applied to every strategy not given one by `--param S.durability=` (default: each strategy's own). */
   durabilities?: readonly DurabilityMode[];
+  /**
+   * Scenarios on which every strategy also runs in its other durability modes, so the report can
+   * price sync, async, exit and none (save latency beside what each lost). Default: the crash
+   * scenarios of DEFAULT_PRICED_SCENARIOS when the run names no scenario and no durability; [] for none.
+   */
+  priceDurability?: readonly string[];
   /**
    * Idempotency keys on tool effects: `on`, `off`, or `both` (default) — cells whose scenario
    * has side-effecting tools and runs in processes are run with and without keys.
@@ -137,6 +146,12 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     ? definitions.filter((definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`))).map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
     : [];
   const specs = expandStrategies(definitions, [...(options.params ?? []), ...durabilityParams], sources);
+  const userChoseModes = (options.durabilities ?? []).length > 0 || (options.params ?? []).some((flag) => /\.durability=/u.test(flag));
+  const priced = new Set(options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS));
+  // Each strategy in every mode but its own, for the priced scenarios only.
+  const priceSpecs = priced.size
+    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.map((definition) => `${definition.name}.durability=${DURABILITY_MODES.filter((mode) => mode !== definition.defaultDurability).join(',')}`)], sources)
+    : [];
   const seed = options.seed ?? DEFAULT_SEED;
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
   const { scenarios: loaded, warnings } = await loadScenarios(named);
@@ -161,12 +176,12 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   };
   const plans: CellPlan[] = [];
   for (const scenario of scenarios) {
-    for (const spec of specs) {
+    for (const [spec, pricing] of [...specs.map((item) => [item, false] as const), ...(priced.has(scenario.name) ? priceSpecs.map((item) => [item, true] as const) : [])]) {
       for (let trial = 0; trial < trials; trial++) {
         const definition = definitions.find((item) => item.name === spec.name)!;
         for (const idempotencyKeys of keyVariants(scenario)) {
           const id = `${scenario.name}/${spec.label}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
-          plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id) });
+          plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id), ...(pricing ? { pricing: true } : {}) });
         }
       }
     }

@@ -6,6 +6,7 @@
 import { MembenchError } from '../core/errors.js';
 import type { Rate } from '../core/metrics.js';
 import type { CellResult, CellTokens, RunResult } from '../results/schema.js';
+import { wilsonInterval, type Interval } from '../results/stats.js';
 import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 
@@ -36,6 +37,10 @@ export interface TuneRow {
   /** Cells that errored (a setting with errors never meets the target). */
   errors: number;
   meets: boolean;
+  /** 95 % Wilson interval of the recall. */
+  interval: Interval | null;
+  /** The target lies inside the interval or below it: with this many probes the setting cannot be told from one that meets it. */
+  withinNoise: boolean;
 }
 
 /** The sweep, its verdict and the run behind it (for the reports). */
@@ -48,6 +53,8 @@ export interface TuneResult {
   rows: TuneRow[];
   /** The cheapest row that meets the target (the smaller value on a tie); undefined when none does. */
   best?: TuneRow;
+  /** The cheapest row whose recall is within noise of the target (its 95 % interval reaches it). */
+  withinNoise?: TuneRow;
   run: RunResult;
 }
 
@@ -126,22 +133,26 @@ export async function tune(options: TuneOptions): Promise<TuneResult> {
       errors,
       // hits/n >= target, without float noise at the boundary.
       meets: errors === 0 && n > 0 && hits >= targetRecall * n - 1e-9,
+      interval: wilsonInterval(hits, n),
+      withinNoise: errors === 0 && n > 0 && wilsonInterval(hits, n)!.hi >= targetRecall - 1e-9,
     };
   });
   rows.sort((a, b) => a.value - b.value);
-  const best = rows.filter((row) => row.meets).reduce<TuneRow | undefined>((cheapest, row) => (!cheapest || row.cost < cheapest.cost ? row : cheapest), undefined);
-  return { strategy: name, knob, metric, targetRecall, rows, ...(best ? { best } : {}), run };
+  const cheapestOf = (candidates: readonly TuneRow[]) => candidates.reduce<TuneRow | undefined>((cheapest, row) => (!cheapest || row.cost < cheapest.cost ? row : cheapest), undefined);
+  const best = cheapestOf(rows.filter((row) => row.meets));
+  const withinNoise = cheapestOf(rows.filter((row) => row.withinNoise));
+  return { strategy: name, knob, metric, targetRecall, rows, ...(best ? { best } : {}), ...(withinNoise ? { withinNoise } : {}), run };
 }
 
 /** The sweep as a table, the cheapest setting marked, and the verdict. */
 export function renderTune(result: TuneResult): string {
-  const { knob, metric, rows, best } = result;
-  const header = [knob, 'recall (hits/n)', `${metric} tokens`, ''];
+  const { knob, metric, rows, best, withinNoise } = result;
+  const header = [knob, 'recall (hits/n) [95% CI]', `${metric} tokens`, ''];
   const table = rows.map((row) => [
     String(row.value),
-    `${row.recall.value === null ? '–' : row.recall.value.toFixed(2)} (${row.recall.hits}/${row.recall.n})`,
+    `${row.recall.value === null ? '–' : row.recall.value.toFixed(2)} (${row.recall.hits}/${row.recall.n})${row.interval ? ` [${row.interval.lo.toFixed(2)}, ${row.interval.hi.toFixed(2)}]` : ''}`,
     String(row.cost),
-    row === best ? '<- cheapest meeting the target' : row.errors ? `${row.errors} cell(s) failed` : row.meets ? 'meets' : '',
+    row === best ? '<- cheapest meeting the target' : row === withinNoise ? '<- cheapest within noise of the target' : row.errors ? `${row.errors} cell(s) failed` : row.meets ? 'meets' : row.withinNoise ? 'within noise' : '',
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...table.map((line) => line[column]!.length)));
   const format = (line: string[]): string => line.map((cell, column) => (column === 3 ? cell : column === 1 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd();
@@ -149,6 +160,11 @@ export function renderTune(result: TuneResult): string {
   const target = `context recall >= ${result.targetRecall}`;
   const lines = [`membench tune: ${result.strategy}.${knob} over ${rows.length} values on ${scenarios} (target: ${target}; cost: ${metric} tokens, summed over scenarios)`, format(header), ...table.map(format)];
   if (best) lines.push(`cheapest setting meeting the target: ${best.label}: recall ${best.recall.value!.toFixed(2)} (${best.recall.hits}/${best.recall.n}) at ${best.cost} ${metric} tokens`);
+  if (withinNoise && withinNoise !== best) {
+    lines.push(
+      `cheapest setting within noise of the target: ${withinNoise.label}: recall ${withinNoise.recall.value!.toFixed(2)} [${withinNoise.interval!.lo.toFixed(2)}, ${withinNoise.interval!.hi.toFixed(2)}] at ${withinNoise.cost} ${metric} tokens (its 95 % Wilson interval reaches ${result.targetRecall}: more probes would tell)`,
+    );
+  }
   else {
     const top = rows.filter((row) => row.recall.value !== null).sort((a, b) => b.recall.value! - a.recall.value! || a.value - b.value)[0];
     lines.push(`no value of ${knob} meets ${target}${top ? ` (best recall: ${top.recall.value!.toFixed(2)} at ${knob}=${top.value})` : ''}`);

@@ -1,7 +1,8 @@
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { describe, expect, it } from 'vitest';
 import { invariantGrid } from '../../harness/results/durability-matrix.js';
-import { chartSpecs, paretoFront, seriesStyles, slug, strategyColor, summarizeLabels } from '../../reports/chart-data.js';
+import { paretoFront, seriesStyles, slug, strategyColor, summarizeLabels } from '../../reports/chart-data.js';
+import { chartSpecs } from '../../reports/chart-specs.js';
 import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
 
@@ -28,9 +29,28 @@ async function inkOf(png: Buffer): Promise<{ ink: number; colours: number }> {
 }
 
 describe('chart data', () => {
-  it('has a token growth chart per scenario, recall vs tokens, latency and the window sweep; no durability chart without fault data', () => {
+  it('leads with recall vs tokens and recall by distance, then a token growth chart per scenario, latency and the window sweep; no durability chart without fault data', () => {
     const ids = chartSpecs(smallRun()).map((spec) => spec.id);
-    expect(ids).toEqual(['tokens-recipes-zh', 'tokens-preference-corrections', 'recall-vs-tokens', 'latency-load', 'latency-save', 'sweep-window-k']);
+    expect(ids).toEqual(['recall-vs-tokens', 'recall-by-distance-exchanges', 'recall-by-distance-tokens', 'tokens-recipes-zh', 'tokens-preference-corrections', 'latency-load', 'latency-save', 'sweep-window-k']);
+  });
+
+  it('charts a scenario group once (median and p90 by turn), not once per scenario', () => {
+    const result = smallRun();
+    for (const cell of result.cells) Object.assign(cell, { group: 'locomo:locomo10.json' });
+    const ids = chartSpecs(result).map((spec) => spec.id);
+    expect(ids.filter((id) => id.startsWith('tokens-'))).toEqual([`tokens-group-${slug('locomo:locomo10.json')}`]);
+    const growth = chartSpecs(result).find((spec) => spec.id.startsWith('tokens-group-'))!;
+    expect((growth.config.data.datasets as { label: string }[]).map((set) => set.label)).toContain('buffer p90');
+  });
+
+  it("shows window's cliff in recall by distance: held within K exchanges, lost beyond", () => {
+    const spec = chartSpecs(smallRun()).find((item) => item.id === 'recall-by-distance-exchanges')!;
+    const labels = spec.config.data.labels as string[];
+    const window = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find((set) => set.label === 'window(k=2)')!;
+    const buffer = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find((set) => set.label === 'buffer')!;
+    const far = labels.findIndex((label) => label === '9–16');
+    expect(window.data[far]).toBeLessThan(0.5);
+    expect(buffer.data[far]).toBe(1);
   });
 
   it('gives every label one colour used by every chart, hued by strategy', () => {
@@ -40,8 +60,8 @@ describe('chart data', () => {
     expect(styles.get('window(k=2)')!.color).not.toBe(styles.get('window(k=4)')!.color);
     expect(styles.get('window(k=2)')!.pointStyle).not.toBe(styles.get('window(k=4)')!.pointStyle);
     const specs = chartSpecs(result);
-    const tokenLine = (specs[0]!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label === 'window(k=4)')!;
-    const recallPoint = (specs[2]!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label.startsWith('window(k=4)'))!;
+    const tokenLine = (specs.find((spec) => spec.id === 'tokens-recipes-zh')!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label === 'window(k=4)')!;
+    const recallPoint = (specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label.startsWith('window(k=4)'))!;
     expect(tokenLine.borderColor).toBe(styles.get('window(k=4)')!.color);
     expect(recallPoint.borderColor).toBe(styles.get('window(k=4)')!.color);
     expect(strategyColor('some-plugin')).toBe(strategyColor('some-plugin'));

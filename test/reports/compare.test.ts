@@ -43,6 +43,24 @@ describe('compareRuns', () => {
     expect(text).toMatch(/REGRESSION: 2 regressed metric\(s\) in 2 cell\(s\)/u);
   });
 
+  it('calls a recall drop the paired test cannot tell from chance within noise, and a consistent one a regression', () => {
+    const flip = (cell: ReturnType<typeof cellOf>, count: number) => {
+      const recalled = cell.probes.filter((probe) => probe.contextRecall === true).slice(0, count);
+      for (const probe of recalled) probe.contextRecall = false;
+      const hits = cell.probes.filter((probe) => probe.contextRecall === true).length;
+      Object.assign(cell.recall.contextRecall, { hits, value: hits / cell.recall.contextRecall.n });
+    };
+    const one = smallRun();
+    flip(cellOf(one, 'recipes-zh/buffer'), 1);
+    const check = compareRuns(smallRun(), one).cells.find((cell) => cell.id === 'recipes-zh/buffer')!.checks.find((item) => item.metric === 'context recall')!;
+    expect(check.verdict).toBe('noise');
+    expect(check.note).toMatch(/^within noise: paired on \d+ probes, McNemar p=1\.000/u);
+    const many = smallRun();
+    for (const id of ['recipes-zh/buffer', 'preference-corrections/buffer']) flip(cellOf(many, id), 4);
+    const regressions = compareRuns(smallRun(), many).regressions.map(({ cell, check: item }) => [cell, item.metric]);
+    expect(regressions).toContainEqual(['overall', 'context recall']);
+  });
+
   it('fails an evidence recall drop and a conflict exposure rise, per cell and per category', () => {
     const head = smallRun();
     const cell = cellOf(head, 'recipes-zh/buffer');

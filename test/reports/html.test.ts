@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chartSpecs } from '../../reports/chart-data.js';
+import { chartSpecs } from '../../reports/chart-specs.js';
 import { escapeHtml, renderHtml } from '../../reports/html.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
 
@@ -115,9 +115,9 @@ describe('report.html in headless Chromium', () => {
       }
 
       const column = async () =>
-        page.$$eval('#summary-table tbody tr', (rows) => rows.map((row) => Number((row as unknown as PageRow).cells[3]!.getAttribute('data-sort'))));
+        page.$$eval('#leaderboard-0 tbody tr', (rows) => rows.map((row) => Number((row as unknown as PageRow).cells[4]!.getAttribute('data-sort'))));
       const before = await column();
-      const header = page.locator('#summary-table th', { hasText: 'ctx tokens' });
+      const header = page.locator('#leaderboard-0 th', { hasText: 'ctx/turn' });
       await header.click();
       const ascending = await column();
       expect(ascending).toEqual([...before].sort((a, b) => a - b));
@@ -126,6 +126,21 @@ describe('report.html in headless Chromium', () => {
       expect(await column()).toEqual([...before].sort((a, b) => b - a));
       expect(await header.getAttribute('aria-sort')).toBe('descending');
 
+      // The first screen at 1,400 px: the verdict (recall-vs-tokens chart, then the leaderboard), no horizontal scroll.
+      await page.setViewportSize({ width: 1400, height: 900 });
+      const screen = await page.evaluate(() => {
+        const { document } = globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelector(selector: string): { id: string; getBoundingClientRect(): { top: number } } | null } };
+        return {
+          scrollWidth: document.documentElement.scrollWidth,
+          clientWidth: document.documentElement.clientWidth,
+          firstSection: document.querySelector('main section')?.id,
+          firstCanvas: document.querySelector('main canvas')?.id,
+          leaderboardTop: document.querySelector('#leaderboard-0')?.getBoundingClientRect().top ?? Infinity,
+        };
+      });
+      expect(screen.scrollWidth).toBeLessThanOrEqual(screen.clientWidth);
+      expect(screen).toMatchObject({ firstSection: 'verdict', firstCanvas: 'chart-recall-vs-tokens' });
+      expect(screen.leaderboardTop).toBeLessThan(900);
       await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
       expect(requests).toEqual([]);
       expect(problems).toEqual([]);

@@ -17,9 +17,9 @@ describe('writeRunOutput', () => {
     const written = await writeRunOutput(smallRun(), dir, { stepSummary: null });
     expect(readdirSync(dir).sort()).toEqual(['charts', 'junit.xml', 'report.html', 'report.md', 'results.json']);
     expect(readdirSync(path.join(dir, 'charts')).sort()).toEqual(
-      ['latency-load', 'latency-save', 'recall-vs-tokens', 'sweep-window-k', 'tokens-preference-corrections', 'tokens-recipes-zh'].map((id) => `${id}.png`),
+      ['latency-load', 'latency-save', 'recall-by-distance-exchanges', 'recall-by-distance-tokens', 'recall-vs-tokens', 'sweep-window-k', 'tokens-preference-corrections', 'tokens-recipes-zh'].map((id) => `${id}.png`),
     );
-    expect(written).toHaveLength(10);
+    expect(written).toHaveLength(12);
     expect(readdirSync(dir).some((name) => name.endsWith('.tmp'))).toBe(false);
   });
 

@@ -34,7 +34,8 @@ describe('runBenchmark', () => {
   });
 
   it('reproduces concurrent cells apart from the flagged interleaving figures, records in canonical order', async () => {
-    const options = { scenarios: ['concurrent-edits'], strategies: ['buffer', 'summary'], seed: 7 };
+    // summary: a lossy strategy whose context depends on the order the writes were folded in.
+    const options = { scenarios: ['concurrent-edits'], strategies: ['summary'], seed: 7 };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
     expect(a.cells.every((cell) => cell.interleaved === true)).toBe(true);
     expect(sameSeedView(b)).toEqual(sameSeedView(a));
@@ -43,7 +44,7 @@ describe('runBenchmark', () => {
       const concurrent = cell.turns.filter((turn) => turn.step >= 10_000).map((turn) => turn.step);
       expect(concurrent).toEqual([...concurrent].sort((x, y) => x - y));
     }
-  });
+  }, 180_000);
 
   it('reproduces the same results from the same seed, apart from timing fields', async () => {
     const options = { scenarios: ['preference-corrections'], strategies: ['buffer', 'window'], params: ['window.k=2,4'], seed: 7 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
-import { parseValues, tune } from '../../../harness/run/tune.js';
+import { parseValues, renderTune, tune } from '../../../harness/run/tune.js';
 
 describe('parseValues', () => {
   it.each([
@@ -46,5 +46,11 @@ describe('tune', () => {
     const meeting = result.rows.filter((row) => row.meets);
     expect(meeting.length).toBeGreaterThan(0);
     expect(result.best?.cost).toBe(Math.min(...meeting.map((row) => row.cost)));
+    // Within noise: the 95 % Wilson interval reaches the target, so 14 probes cannot tell it from a setting that meets it.
+    for (const row of result.rows) expect(row.withinNoise).toBe(row.interval!.hi >= 0.4);
+    const noisy = result.rows.filter((row) => row.withinNoise);
+    expect(result.withinNoise?.cost).toBe(Math.min(...noisy.map((row) => row.cost)));
+    expect(result.withinNoise!.cost).toBeLessThanOrEqual(result.best!.cost);
+    if (result.withinNoise !== result.best) expect(renderTune(result)).toContain(`cheapest setting within noise of the target: ${result.withinNoise!.label}`);
   });
 });

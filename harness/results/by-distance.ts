@@ -1,0 +1,52 @@
+/**
+ * Recall as a function of the distance between a fact and its probe (DESIGN §7), per strategy
+ * setting, in exchanges or in tokens, bucketed by powers of two: where window's K and
+ * summary-buffer's token limit show up as cliffs.
+ */
+import { rate } from '../core/metrics.js';
+import { meanOf } from './recall.js';
+import type { Rate } from '../core/metrics.js';
+import type { CellResult, Mean } from './schema.js';
+
+export type DistanceUnit = 'exchanges' | 'tokens';
+
+/** A power-of-two bucket: 1, 2, 3–4, 5–8, … (`hi` inclusive). */
+export interface DistanceBucket {
+  lo: number;
+  hi: number;
+  label: string;
+}
+
+export function distanceBucket(value: number): DistanceBucket {
+  if (value <= 1) return { lo: 0, hi: 1, label: '≤1' };
+  const hi = 2 ** Math.ceil(Math.log2(value));
+  const lo = hi / 2 + 1;
+  return { lo, hi, label: lo === hi ? String(hi) : `${lo}–${hi}` };
+}
+
+export interface DistanceRow {
+  setting: string;
+  bucket: DistanceBucket;
+  contextRecall: Rate;
+  evidenceRecall: Mean;
+}
+
+/** One row per setting and bucket that has probes, buckets in increasing order; [] when no probe has a distance. */
+export function recallByDistance(cells: readonly CellResult[], unit: DistanceUnit): DistanceRow[] {
+  const groups = new Map<string, { setting: string; bucket: DistanceBucket; recall: boolean[]; evidence: number[] }>();
+  for (const cell of cells) {
+    if (cell.status !== 'ok' || cell.pricing || cell.faults?.idempotencyKeys === false) continue;
+    for (const probe of cell.probes) {
+      if (!probe.distance || probe.contextRecall === undefined) continue;
+      const bucket = distanceBucket(probe.distance[unit]);
+      const key = `${cell.label}|${bucket.hi}`;
+      const group = groups.get(key) ?? { setting: cell.label, bucket, recall: [], evidence: [] };
+      group.recall.push(probe.contextRecall);
+      if (probe.evidenceRecall !== null) group.evidence.push(probe.evidenceRecall);
+      groups.set(key, group);
+    }
+  }
+  return [...groups.values()]
+    .sort((a, b) => a.setting.localeCompare(b.setting) || a.bucket.hi - b.bucket.hi)
+    .map((group) => ({ setting: group.setting, bucket: group.bucket, contextRecall: rate(group.recall), evidenceRecall: meanOf(group.evidence) }));
+}

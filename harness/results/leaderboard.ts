@@ -1,0 +1,172 @@
+/**
+ * The verdict first (DESIGN §8): one row per strategy setting pooled over a set of cells (the
+ * run, or one group), with intervals, paired comparisons against the best row on the same
+ * probes, and the recommendations computed from them. Pure functions of results.
+ */
+import { distribution, rate } from '../core/metrics.js';
+import { meanOf } from './recall.js';
+import type { Rate } from '../core/metrics.js';
+import type { CellResult, Mean } from './schema.js';
+import { bootstrapMeanInterval, pairedRates, seedOf, wilsonInterval, type Interval, type PairedDifference } from './stats.js';
+
+/** Context tokens per turn under which "best recall under a budget" is computed. */
+export const TOKEN_BUDGET = 500;
+
+/** A probe's outcomes, keyed so the same probe can be paired across strategies. */
+interface ProbeOutcomes {
+  contextRecall: Map<string, boolean>;
+  evidenceRecall: Map<string, number>;
+}
+
+/** What one strategy setting lost in one durability mode (cells run with faults). */
+export interface ModeLoss {
+  mode: string;
+  acknowledgedLost: number;
+  messagesLost: number;
+  compressedAway: number;
+  violations: number;
+  crashes: number;
+}
+
+export interface LeaderboardRow {
+  /** The strategy setting as reports label it (`window(k=2)`). */
+  setting: string;
+  strategy: string;
+  cells: number;
+  contextRecall: Rate & { interval: Interval | null };
+  evidenceRecall: Mean & { interval: Interval | null };
+  conflictExposure: Rate & { interval: Interval | null };
+  /** Mean context tokens per model call, over every turn of the pooled cells. */
+  contextPerTurn: number;
+  /** Maintenance tokens (summaries, extraction) per turn. */
+  maintenancePerTurn: number;
+  /** p95 of load + save per turn, ms. */
+  loadSaveP95: number;
+  /** Durability outcome per mode, for settings that ran with faults. */
+  durability: ModeLoss[];
+  /** Paired against the best row on the probes both answered; absent for the best row itself. */
+  vsBest?: PairedDifference | null;
+}
+
+export interface Recommendation {
+  kind: 'cheapest-within-noise' | 'best-under-budget' | 'loses-acknowledged';
+  /** One plain sentence with the figures it rests on. */
+  text: string;
+}
+
+export interface Leaderboard {
+  rows: LeaderboardRow[];
+  best?: string;
+  recommendations: Recommendation[];
+}
+
+const probeKey = (cell: CellResult, step: number): string => `${cell.scenario}|${cell.trial}|${step}`;
+
+function modeLosses(cells: readonly CellResult[]): ModeLoss[] {
+  const modes = new Map<string, ModeLoss>();
+  for (const cell of cells) {
+    if (!cell.faults) continue;
+    const loss = modes.get(cell.durability) ?? { mode: cell.durability, acknowledgedLost: 0, messagesLost: 0, compressedAway: 0, violations: 0, crashes: 0 };
+    loss.acknowledgedLost += cell.faults.counts.acknowledgedLost + cell.faults.counts.lostUpdates;
+    loss.messagesLost += cell.faults.counts.messagesLost;
+    loss.compressedAway = Math.max(loss.compressedAway, cell.faults.counts.compressedAway);
+    loss.violations += Object.values(cell.faults.invariants).reduce((sum, outcome) => sum + outcome.violations, 0);
+    loss.crashes += cell.faults.crashes.filter((crash) => crash.reached).length;
+    modes.set(cell.durability, loss);
+  }
+  const order = ['sync', 'async', 'exit', 'none'];
+  return [...modes.values()].sort((a, b) => order.indexOf(a.mode) - order.indexOf(b.mode));
+}
+
+/** The setting a cell belongs to: its label, without the mode of a cell run only to price that mode. */
+export function settingOf(cell: CellResult): string {
+  return cell.pricing ? cell.label.replace(/,?durability=\w+/u, '').replace(/\(\)$/u, '').replace(/\(,/u, '(') : cell.label;
+}
+
+/** One row per setting; `seed` makes the bootstrap intervals reproducible. */
+export function leaderboard(cells: readonly CellResult[], seed: number): Leaderboard {
+  const bySetting = new Map<string, CellResult[]>();
+  for (const cell of cells) if (cell.status === 'ok') bySetting.set(settingOf(cell), [...(bySetting.get(settingOf(cell)) ?? []), cell]);
+  const outcomes = new Map<string, ProbeOutcomes>();
+  const rows: LeaderboardRow[] = [...bySetting].filter(([, all]) => all.some((cell) => !cell.pricing)).map(([setting, all]) => {
+    // Cells run without idempotency keys, or only to price a mode, replay the same probes: they count under durability.
+    const pooled = all.filter((cell) => !cell.pricing && cell.faults?.idempotencyKeys !== false);
+    const probes = pooled.flatMap((cell) => cell.probes.filter((probe) => probe.contextRecall !== undefined).map((probe) => ({ cell, probe })));
+    const recalled = probes.map(({ probe }) => probe.contextRecall === true);
+    const evidence = probes.flatMap(({ probe }) => (probe.evidenceRecall === null ? [] : [probe.evidenceRecall]));
+    const conflict = probes.map(({ probe }) => probe.conflictExposure);
+    outcomes.set(setting, {
+      contextRecall: new Map(probes.map(({ cell, probe }) => [probeKey(cell, probe.step), probe.contextRecall === true])),
+      evidenceRecall: new Map(probes.flatMap(({ cell, probe }) => (probe.evidenceRecall === null ? [] : [[probeKey(cell, probe.step), probe.evidenceRecall] as const]))),
+    });
+    const turns = pooled.flatMap((cell) => cell.turns);
+    const loaded = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
+    const recallRate = rate(recalled);
+    const conflictRate = rate(conflict);
+    const evidenceMean = meanOf(evidence);
+    return {
+      setting,
+      strategy: pooled[0]?.strategy ?? all[0]!.strategy,
+      cells: pooled.length,
+      contextRecall: { ...recallRate, interval: wilsonInterval(recallRate.hits, recallRate.n) },
+      evidenceRecall: { ...evidenceMean, interval: bootstrapMeanInterval(evidence, seedOf(`evidence|${setting}`, seed)) },
+      conflictExposure: { ...conflictRate, interval: wilsonInterval(conflictRate.hits, conflictRate.n) },
+      contextPerTurn: loaded.length ? loaded.reduce((sum, value) => sum + value, 0) / loaded.length : 0,
+      maintenancePerTurn: turns.length ? pooled.reduce((sum, cell) => sum + cell.tokens.maintenance, 0) / turns.length : 0,
+      loadSaveP95: distribution(turns.map((turn) => (turn.loadMs ?? 0) + turn.saveMs)).p95,
+      durability: modeLosses(all),
+    };
+  });
+  rows.sort((a, b) => (b.contextRecall.value ?? -1) - (a.contextRecall.value ?? -1) || a.contextPerTurn - b.contextPerTurn || a.setting.localeCompare(b.setting));
+  const best = rows.find((row) => row.contextRecall.n > 0);
+  if (best) {
+    const bestOutcomes = outcomes.get(best.setting)!.contextRecall;
+    for (const row of rows) {
+      if (row === best) continue;
+      const mine = outcomes.get(row.setting)!.contextRecall;
+      const shared = [...mine.keys()].filter((key) => bestOutcomes.has(key));
+      row.vsBest = pairedRates(
+        shared.map((key) => mine.get(key)!),
+        shared.map((key) => bestOutcomes.get(key)!),
+        seedOf(`${row.setting}|vs|${best.setting}`, seed),
+      );
+    }
+  }
+  return { rows, ...(best ? { best: best.setting } : {}), recommendations: recommend(rows, best) };
+}
+
+const fixed = (value: number | null | undefined, digits = 2): string => (value === null || value === undefined ? '–' : value.toFixed(digits));
+const interval = (value: Interval | null): string => (value ? `[${fixed(value.lo)}, ${fixed(value.hi)}]` : '');
+const tokensText = (value: number): string => `${Math.round(value)} tokens/turn`;
+
+function recommend(rows: readonly LeaderboardRow[], best: LeaderboardRow | undefined): Recommendation[] {
+  const out: Recommendation[] = [];
+  if (best) {
+    const peers = rows.filter((row) => row === best || row.vsBest?.verdict === 'within noise');
+    const cheapest = [...peers].sort((a, b) => a.contextPerTurn - b.contextPerTurn)[0]!;
+    out.push({
+      kind: 'cheapest-within-noise',
+      text:
+        cheapest === best
+          ? `${best.setting} has the best context recall, ${fixed(best.contextRecall.value)} ${interval(best.contextRecall.interval)} (n=${best.contextRecall.n}), and no setting within noise of it is cheaper (${tokensText(best.contextPerTurn)}).`
+          : `${cheapest.setting} is the cheapest setting within noise of the best recall: ${fixed(cheapest.contextRecall.value)} ${interval(cheapest.contextRecall.interval)} at ${tokensText(cheapest.contextPerTurn)}, against ${best.setting}'s ${fixed(best.contextRecall.value)} ${interval(best.contextRecall.interval)} at ${tokensText(best.contextPerTurn)} (paired difference ${fixed(cheapest.vsBest?.difference)} ${interval(cheapest.vsBest?.interval ?? null)}, McNemar p=${fixed(cheapest.vsBest?.p, 3)}; n=${cheapest.vsBest?.n}).`,
+    });
+  }
+  const affordable = rows.filter((row) => row.contextRecall.n > 0 && row.contextPerTurn <= TOKEN_BUDGET);
+  if (affordable.length > 0) {
+    const top = affordable[0]!;
+    out.push({ kind: 'best-under-budget', text: `Under ${TOKEN_BUDGET} context tokens per turn, ${top.setting} recalls best: ${fixed(top.contextRecall.value)} ${interval(top.contextRecall.interval)} (n=${top.contextRecall.n}) at ${tokensText(top.contextPerTurn)}.` });
+  } else if (rows.length > 0) {
+    out.push({ kind: 'best-under-budget', text: `No setting stays under ${TOKEN_BUDGET} context tokens per turn in this run.` });
+  }
+  const losers = rows.flatMap((row) => row.durability.filter((loss) => loss.acknowledgedLost + loss.messagesLost > 0).map((loss) => ({ row, loss })));
+  if (losers.length > 0) {
+    out.push({
+      kind: 'loses-acknowledged',
+      text: `Lost acknowledged memories or saved messages after real crashes: ${losers.map(({ row, loss }) => `${row.setting} in ${loss.mode} mode (${loss.acknowledgedLost} memories, ${loss.messagesLost} messages over ${loss.crashes} crashes)`).join('; ')}.`,
+    });
+  } else if (rows.some((row) => row.durability.length > 0)) {
+    out.push({ kind: 'loses-acknowledged', text: 'No setting lost an acknowledged memory or a saved message in any durability mode this run crashed it in.' });
+  }
+  return out;
+}

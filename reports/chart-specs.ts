@@ -1,0 +1,167 @@
+/**
+ * Every chart of a run, in report order: the verdict's recall-vs-tokens chart first, recall by
+ * distance, token growth (per scenario, or as a distribution per scenario group), latency, knob
+ * sweeps, durability. The charts of the verdict are built here from the leaderboard's figures.
+ */
+import type { ChartConfiguration, ChartDataset } from 'chart.js';
+import { quantileSorted } from 'simple-statistics';
+import { leaderboard } from '../harness/results/leaderboard.js';
+import { recallByDistance, type DistanceUnit } from '../harness/results/by-distance.js';
+import type { RunResult } from '../harness/results/schema.js';
+import {
+  axisTitle, baseOptions, chart, durabilityChart, latencyChart, paretoFront, seriesStyles, slug, summarizeLabels, sweepCharts, tokenGrowthCharts, withAlpha,
+  type ChartSpec, type SeriesStyle,
+} from './chart-data.js';
+
+/** Context recall against context tokens per turn, one point per setting (Pareto front marked); coinciding points are nudged apart and say so. */
+function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec | null {
+  const rows = leaderboard(result.cells, result.header.seed).rows.filter((row) => row.contextRecall.value !== null);
+  if (rows.length === 0) return null;
+  const points = rows.map((row) => ({ label: row.setting, tokens: Math.round(row.contextPerTurn), recall: row.contextRecall.value!, row }));
+  const front = paretoFront(points);
+  const seen = new Map<string, string[]>();
+  const placed = points.map((point) => {
+    const key = `${point.tokens}|${point.recall.toFixed(3)}`;
+    const before = seen.get(key) ?? [];
+    seen.set(key, [...before, point.label]);
+    return { ...point, y: Math.min(1.04, point.recall + 0.012 * before.length), overlaps: before };
+  });
+  const frontLine = placed.filter((point) => front.has(point.label)).sort((a, b) => a.tokens - b.tokens || a.recall - b.recall);
+  const title = 'Context recall vs context tokens per turn';
+  const datasets: ChartDataset[] = [
+    ...placed.map((point) => {
+      const style = styles.get(point.label)!;
+      const onFront = front.has(point.label);
+      const interval = point.row.contextRecall.interval;
+      const ci = interval ? ` [${interval.lo.toFixed(2)}, ${interval.hi.toFixed(2)}]` : '';
+      return {
+        type: 'scatter' as const,
+        label: `${point.label}${onFront ? ' ★' : ''} ${point.recall.toFixed(2)}${ci} n=${point.row.contextRecall.n}${point.overlaps.length ? ` (same point as ${point.overlaps.join(', ')})` : ''}`,
+        data: [{ x: point.tokens, y: point.y }],
+        borderColor: style.color,
+        backgroundColor: onFront ? style.color : withAlpha(style.color, 0.45),
+        pointStyle: style.pointStyle,
+        pointRadius: onFront ? 10 : 7,
+        borderWidth: onFront ? 3 : 1,
+        clip: false as const,
+      };
+    }),
+    {
+      type: 'line' as const,
+      label: 'Pareto front',
+      data: frontLine.map((point) => ({ x: point.tokens, y: point.y })),
+      borderColor: '#333333',
+      backgroundColor: '#333333',
+      borderDash: [6, 4],
+      borderWidth: 1.5,
+      pointRadius: 0,
+      pointStyle: 'line' as const,
+      fill: false,
+      clip: false as const,
+    },
+  ];
+  return chart('recall-vs-tokens', title, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      ...baseOptions(title, 'one point per strategy setting, pooled over the run (legend: recall [95% Wilson interval], n probes); ★ = on the Pareto front'),
+      scales: {
+        x: { type: 'logarithmic', title: axisTitle('context tokens per model call (mean, log scale)') },
+        y: { min: 0, max: 1, title: axisTitle('context recall (share of answerable probes)') },
+      },
+    },
+  } as ChartConfiguration);
+}
+
+/** Context recall by distance bucket, one line per setting: window's cliff at K, summary-buffer's at its token limit. */
+function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string, SeriesStyle>): ChartSpec | null {
+  const rows = recallByDistance(result.cells, unit);
+  if (rows.length === 0) return null;
+  const buckets = [...new Map(rows.map((row) => [row.bucket.hi, row.bucket])).values()].sort((a, b) => a.hi - b.hi);
+  const settings = [...new Set(rows.map((row) => row.setting))];
+  const datasets: ChartDataset<'line'>[] = settings.map((setting) => {
+    const style = styles.get(setting)!;
+    return {
+      label: setting,
+      data: buckets.map((bucket) => rows.find((row) => row.setting === setting && row.bucket.hi === bucket.hi)?.contextRecall.value ?? null),
+      borderColor: style.color,
+      backgroundColor: style.color,
+      pointStyle: style.pointStyle,
+      pointRadius: 4,
+      borderWidth: 2,
+      spanGaps: true,
+      tension: 0,
+    };
+  });
+  const what = unit === 'exchanges' ? 'exchanges' : 'tokens of conversation';
+  const title = `Context recall by distance (${what} since the evidence)`;
+  return chart(`recall-by-distance-${unit}`, title, {
+    type: 'line',
+    data: { labels: buckets.map((bucket) => bucket.label), datasets },
+    options: {
+      ...baseOptions(title, 'probes bucketed by how far back their furthest evidence lies (powers of two); pooled over the run'),
+      scales: {
+        x: { title: axisTitle(`distance (${what})`) },
+        y: { min: 0, max: 1, title: axisTitle('context recall (share of probes in the bucket)') },
+      },
+    },
+  } as ChartConfiguration);
+}
+
+/** Per scenario group: median and p90 of context tokens by turn over the group's scenarios, per setting. */
+function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
+  const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
+  return groups.map((group) => {
+    const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok');
+    const settings = [...new Set(cells.map((cell) => cell.label))];
+    const datasets = settings.flatMap((setting): ChartDataset<'line', { x: number; y: number }[]>[] => {
+      const perTurn = new Map<number, number[]>();
+      for (const turn of cells.filter((cell) => cell.label === setting).flatMap((cell) => cell.turns)) {
+        if (turn.contextTokens !== null) perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
+      }
+      const series = [...perTurn].sort(([a], [b]) => a - b).map(([turn, values]) => ({ turn, sorted: [...values].sort((x, y) => x - y) }));
+      const style = styles.get(setting)!;
+      const line = (quantile: number, dashed: boolean) => ({
+        label: `${setting} ${dashed ? 'p90' : 'median'}`,
+        data: series.map(({ turn, sorted }) => ({ x: turn, y: Math.round(quantileSorted(sorted, quantile)) })),
+        borderColor: style.color,
+        backgroundColor: style.color,
+        pointStyle: style.pointStyle,
+        pointRadius: 0,
+        borderWidth: dashed ? 1 : 2,
+        ...(dashed ? { borderDash: [5, 4] } : {}),
+        tension: 0,
+      });
+      return [line(0.5, false), line(0.9, true)];
+    });
+    const title = `Context tokens per turn — group ${group}`;
+    return chart(`tokens-group-${slug(group)}`, title, {
+      type: 'line',
+      data: { datasets },
+      options: {
+        ...baseOptions(title, `median (solid) and p90 (dashed) over the group's ${new Set(cells.map((cell) => cell.scenario)).size} scenario(s), by turn`),
+        scales: {
+          x: { type: 'linear', title: axisTitle('conversation turn (#)'), ticks: { precision: 0 } },
+          y: { beginAtZero: true, title: axisTitle('context tokens per model call (tokens)') },
+        },
+      },
+    } as ChartConfiguration);
+  });
+}
+
+/** Every chart a run's data supports, in report order. */
+export function chartSpecs(result: RunResult): ChartSpec[] {
+  const styles = seriesStyles(result);
+  const summaries = summarizeLabels(result);
+  return [
+    recallVsTokensChart(result, styles),
+    distanceChart(result, 'exchanges', styles),
+    distanceChart(result, 'tokens', styles),
+    ...tokenGrowthCharts(result, styles),
+    ...groupGrowthCharts(result, styles),
+    latencyChart('load', summaries, styles),
+    latencyChart('save', summaries, styles),
+    ...sweepCharts(summaries, styles),
+    durabilityChart(result),
+  ].filter((spec): spec is ChartSpec => spec !== null);
+}

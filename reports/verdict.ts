@@ -1,0 +1,132 @@
+/**
+ * The verdict every report opens with: the leaderboard of strategy settings (pooled over the
+ * run, and over each scenario group), its recommendations, and recall by distance. Rows and
+ * words are built here once; console, report.md and report.html only lay them out.
+ */
+import { recallByDistance, type DistanceRow, type DistanceUnit } from '../harness/results/by-distance.js';
+import { leaderboard, TOKEN_BUDGET, type Leaderboard, type LeaderboardRow } from '../harness/results/leaderboard.js';
+import { recallByCategory, recallByLabel } from '../harness/results/recall.js';
+import type { CellResult, RecallSummary, RunResult } from '../harness/results/schema.js';
+import type { Interval } from '../harness/results/stats.js';
+import { breakdowns, formatMs } from './summary.js';
+
+export const LEADERBOARD_COLUMNS = ['setting', 'context recall [95% CI]', 'evidence recall [95% CI]', 'conflict', 'ctx/turn', 'maint/turn', 'load+save p95 ms', 'vs best (paired)', 'durability'] as const;
+
+const fixed = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : value.toFixed(2));
+const withInterval = (value: number | null, interval: Interval | null, n: number): string =>
+  value === null ? '–' : `${fixed(value)} ${interval ? `[${fixed(interval.lo)}, ${fixed(interval.hi)}]` : ''} n=${n}`.replace('  ', ' ');
+
+/** "ahead by 0.04 [0.01, 0.07]" / "behind by …" / "within noise (p=0.41)" / "best". */
+export function versusBest(row: LeaderboardRow): string {
+  if (!row.vsBest) return row.vsBest === null ? 'no shared probes' : 'best';
+  const { difference, interval, p, verdict } = row.vsBest;
+  if (verdict === 'within noise') return `within noise (p=${p.toFixed(2)})`;
+  return `${verdict} by ${Math.abs(difference).toFixed(2)} [${fixed(interval.lo)}, ${fixed(interval.hi)}] p=${p < 0.001 ? '<0.001' : p.toFixed(3)}`;
+}
+
+/** Durability per mode: `sync ✓` when nothing was lost or violated, else the losses. */
+export function durabilityText(row: LeaderboardRow): string {
+  if (row.durability.length === 0) return '–';
+  return row.durability
+    .map((loss) => {
+      const lost = loss.acknowledgedLost + loss.messagesLost;
+      if (lost === 0 && loss.violations === 0) return `${loss.mode} ✓`;
+      const parts = [loss.acknowledgedLost ? `${loss.acknowledgedLost} acks lost` : '', loss.messagesLost ? `${loss.messagesLost} msgs lost` : '', loss.violations ? `${loss.violations} violations` : ''].filter(Boolean);
+      return `${loss.mode}: ${parts.join(', ')}`;
+    })
+    .join('; ');
+}
+
+/** The leaderboard's rows as text cells, in LEADERBOARD_COLUMNS order. */
+export function leaderboardCells(board: Leaderboard): string[][] {
+  return board.rows.map((row) => [
+    row.setting,
+    withInterval(row.contextRecall.value, row.contextRecall.interval, row.contextRecall.n),
+    withInterval(row.evidenceRecall.mean, row.evidenceRecall.interval, row.evidenceRecall.n),
+    row.conflictExposure.value === null ? '–' : `${fixed(row.conflictExposure.value)} (${row.conflictExposure.hits}/${row.conflictExposure.n})`,
+    String(Math.round(row.contextPerTurn)),
+    String(Math.round(row.maintenancePerTurn)),
+    formatMs(row.loadSaveP95),
+    versusBest(row),
+    durabilityText(row),
+  ]);
+}
+
+/** A leaderboard with the name of what it pools: the whole run, or one group. */
+export interface PooledBoard {
+  title: string;
+  board: Leaderboard;
+  cells: readonly CellResult[];
+}
+
+/** The run's leaderboard, then one per scenario group (a generated suite, a dataset file) when the run has groups. */
+export function leaderboards(result: RunResult): PooledBoard[] {
+  const seed = result.header.seed;
+  const boards: PooledBoard[] = [{ title: 'the whole run', board: leaderboard(result.cells, seed), cells: result.cells }];
+  const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
+  if (groups.length === 1 && result.cells.every((cell) => cell.group !== undefined)) return [{ ...boards[0]!, title: `group ${groups[0]}` }];
+  for (const group of groups) {
+    const cells = result.cells.filter((cell) => cell.group === group);
+    boards.push({ title: `group ${group}`, board: leaderboard(cells, seed), cells });
+  }
+  return boards;
+}
+
+/** What the leaderboard's columns mean, in one paragraph. */
+export const LEADERBOARD_NOTE =
+  `One row per strategy setting, pooled over its cells' answerable probes. Context recall with a 95 % Wilson interval; evidence recall (mean share of evidence steps held) with a 95 % bootstrap interval; ` +
+  `"vs best" pairs each setting with the best one on the same probes (exact McNemar test, paired bootstrap interval of the difference; p ≥ 0.05 is within noise). ` +
+  `Tokens are per model call; load+save p95 is per turn; durability per mode after real crashes (✓: nothing lost, no invariant violated). "Best under budget" uses ${TOKEN_BUDGET} context tokens per turn.`;
+
+/** Recall by distance as a table: one row per setting, one column per bucket ("0.83 (5/6)"). */
+export function distanceTable(rows: readonly DistanceRow[]): { head: string[]; body: string[][] } {
+  const buckets = [...new Map(rows.map((row) => [row.bucket.hi, row.bucket])).values()].sort((a, b) => a.hi - b.hi);
+  const settings = [...new Set(rows.map((row) => row.setting))];
+  return {
+    head: ['setting', ...buckets.map((bucket) => bucket.label)],
+    body: settings.map((setting) => [
+      setting,
+      ...buckets.map((bucket) => {
+        const row = rows.find((item) => item.setting === setting && item.bucket.hi === bucket.hi);
+        return row?.contextRecall.value === null || !row ? '–' : `${fixed(row.contextRecall.value)} (${row.contextRecall.hits}/${row.contextRecall.n})`;
+      }),
+    ]),
+  };
+}
+
+/** Recall by distance in both units, when the run's probes have distances. */
+export function distanceTables(result: RunResult): { unit: DistanceUnit; rows: DistanceRow[] }[] {
+  return (['exchanges', 'tokens'] as const).map((unit) => ({ unit, rows: recallByDistance(result.cells, unit) })).filter((item) => item.rows.length > 0);
+}
+
+/** One breakdown row: a scenario's cell, or a group's cells pooled, by membench category or dataset label. */
+export interface BreakdownRow {
+  /** The scenario name, or `group NAME`. */
+  scope: string;
+  setting: string;
+  category: string;
+  summary: RecallSummary;
+}
+
+/** Recall by category and label: per cell for scenarios outside a group, pooled per setting for each group. */
+export function breakdownRows(result: RunResult): BreakdownRow[] {
+  const rows: BreakdownRow[] = [];
+  for (const cell of result.cells.filter((item) => item.group === undefined)) {
+    for (const group of breakdowns(cell)) rows.push({ scope: cell.scenario, setting: cell.label, category: group.by === 'label' ? `label: ${group.name}` : group.name, summary: group.summary });
+  }
+  const grouped = new Map<string, CellResult[]>();
+  for (const cell of result.cells) if (cell.group !== undefined && cell.status === 'ok') grouped.set(`${cell.group}\u0000${cell.label}`, [...(grouped.get(`${cell.group}\u0000${cell.label}`) ?? []), cell]);
+  for (const [key, cells] of grouped) {
+    const [group, setting] = key.split('\u0000') as [string, string];
+    const probes = cells.filter((cell) => cell.faults?.idempotencyKeys !== false).flatMap((cell) => cell.probes);
+    for (const [category, summary] of Object.entries(recallByCategory(probes))) rows.push({ scope: `group ${group}`, setting, category, summary: summary! });
+    for (const [label, summary] of Object.entries(recallByLabel(probes) ?? {})) rows.push({ scope: `group ${group}`, setting, category: `label: ${label}`, summary });
+  }
+  return rows;
+}
+
+/** The heading and one-line reading of the per-mode table (shown when the run priced two or more modes). */
+export const MODE_TABLE_TITLE = 'Sync or async? What each durability mode costs and what it lost under real crashes';
+export const MODE_TABLE_NOTE =
+  'sync commits before acknowledging; async writes behind through a durable queue; exit persists on clean close only; none keeps memory in the process. ' +
+  'Latency is save time per turn; losses are counted after SIGKILL at every crash point of the priced scenarios.';

@@ -1,0 +1,48 @@
+/** The leaderboard and its recommendations, on the committed results fixture (buffer and window k=2,4). */
+import { describe, expect, it } from 'vitest';
+import { leaderboard, TOKEN_BUDGET } from '../../../harness/results/leaderboard.js';
+import { recallByDistance } from '../../../harness/results/by-distance.js';
+import { cellOf, durability, smallRun } from '../../reports/fixture.js';
+
+describe('leaderboard', () => {
+  it('pools each setting over the run, best first, with intervals and a paired comparison against the best', () => {
+    const result = smallRun();
+    const board = leaderboard(result.cells, result.header.seed);
+    expect(board.rows.map((row) => row.setting)).toEqual(['buffer', 'window(k=4)', 'window(k=2)']);
+    const [buffer, , window] = board.rows;
+    const probes = result.cells.filter((cell) => cell.label === 'buffer').reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+    expect(buffer!.contextRecall.n).toBe(probes);
+    expect(buffer!.contextRecall.interval!.hi).toBe(1);
+    expect(buffer!.vsBest).toBeUndefined();
+    expect(window!.vsBest).toMatchObject({ n: probes, verdict: 'behind' });
+    expect(window!.contextPerTurn).toBeLessThan(buffer!.contextPerTurn / 3);
+    expect(board.best).toBe('buffer');
+  });
+
+  it('recommends the cheapest setting within noise of the best, and the best under the token budget', () => {
+    const result = smallRun();
+    const board = leaderboard(result.cells, result.header.seed);
+    const cheapest = board.recommendations.find((item) => item.kind === 'cheapest-within-noise')!;
+    const affordable = board.rows.filter((row) => row.contextPerTurn <= TOKEN_BUDGET);
+    expect(cheapest.text).toMatch(/^buffer has the best context recall|is the cheapest setting within noise/u);
+    expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toContain(affordable[0]?.setting ?? 'No setting');
+  });
+
+  it('names the mode that lost acknowledged memories', () => {
+    const result = smallRun();
+    const cell = cellOf(result, 'recipes-zh/window(k=2)');
+    const faults = durability(2, { '1': [2, 1] }) as { counts: Record<string, number> };
+    faults.counts = { acknowledgedLost: 1, messagesLost: 0, lostUpdates: 0, compressedAway: 0 };
+    Object.assign(cell, { durability: 'none', faults });
+    const text = leaderboard(result.cells, 1).recommendations.find((item) => item.kind === 'loses-acknowledged')!.text;
+    expect(text).toContain('window(k=2) in none mode (1 memories');
+  });
+
+  it('tabulates recall by distance with power-of-two buckets', () => {
+    const rows = recallByDistance(smallRun().cells, 'exchanges');
+    expect(rows.every((row) => row.bucket.hi === 1 || row.bucket.lo === row.bucket.hi / 2 + 1)).toBe(true);
+    const window = rows.filter((row) => row.setting === 'window(k=2)');
+    expect(window.find((row) => row.bucket.hi === 1 || row.bucket.hi === 2)?.contextRecall.value).toBe(1);
+    expect(window.at(-1)!.contextRecall.value!).toBeLessThan(0.5);
+  });
+});
