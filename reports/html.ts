@@ -10,6 +10,7 @@ import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
 import { MODE_COLUMNS, modeRows } from './durability.js';
+import { explainRun } from './explain.js';
 import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatMs, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 
@@ -188,6 +189,15 @@ function distanceSection(result: RunResult, specs: readonly ChartSpec[]): string
   return `<section id="distance">\n<h2>Recall by distance</h2>\n${parts.join('\n')}\n</section>`;
 }
 
+/** The interview answers, in both languages, from this run's figures. */
+function explainSection(result: RunResult): string {
+  const languages = (['en', 'zh'] as const).map((lang) => {
+    const answers = explainRun(result, lang).map((answer) => `<h4>${escapeHtml(answer.question)}</h4><ul>${answer.sentences.map((sentence) => `<li>${escapeHtml(sentence)}</li>`).join('')}</ul>`);
+    return `<div lang="${lang === 'zh' ? 'zh-Hans' : 'en'}"><h3>${lang === 'en' ? 'Interview answers from this run' : '用本次运行的数据回答面试题'}</h3>${answers.join('\n')}</div>`;
+  });
+  return `<section id="explain">\n<h2>Explain</h2>\n<details><summary>Answers, citing this run's figures (English · 中文)</summary>\n${languages.join('\n')}\n</details>\n</section>`;
+}
+
 function runHeader(result: RunResult): string {
   const { header } = result;
   const items: [string, string][] = [
@@ -294,6 +304,7 @@ ${distanceSection(result, specs)}
 ${chartFigures(specs.filter((spec) => !VERDICT_CHARTS.test(spec.id))) || '<p>No chart: the run has no measured cell.</p>'}
 </section>
 ${durabilitySection(result)}
+${explainSection(result)}
 <section id="categories">
 <h2>Recall by probe category</h2>
 ${categoryTable(result)}

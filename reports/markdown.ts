@@ -1,6 +1,7 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { renderExplainMarkdown } from './explain.js';
 import { invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 
@@ -90,6 +91,7 @@ export function renderMarkdown(result: RunResult): string {
     breakdownTable(result),
     '',
     ...durabilitySection(result),
+    renderExplainMarkdown(result),
     '## Probes',
     '',
     table(

@@ -29,6 +29,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
     .option('stretch', { type: 'number', describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)' })
     .option('durability', { type: 'string', describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none' })
+    .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
     .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' })
@@ -78,6 +79,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     datasets: layer.datasets,
     datasetLimit: layer.limit,
     stretch: layer.stretch,
+    priceDurability: layer.priceDurability,
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
     live: Object.keys(live).length ? live : undefined,
@@ -101,6 +103,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     datasets: argv.dataset,
     limit: argv.limit,
     stretch: argv.stretch,
+    priceDurability: argv['price-durability']?.flatMap((name) => (name === 'none' ? [] : name.split(','))),
     // yargs turns --no-cache into cache: false.
     cache: argv.cache as string | false | undefined,
     baseUrl: argv['base-url'],

@@ -5,6 +5,7 @@ import { MEMBENCH_VERSION } from '../core/package-info.js';
 import * as importDataset from './import.js';
 import * as bench from './bench.js';
 import * as compare from './compare.js';
+import * as explain from './explain.js';
 import * as list from './list.js';
 import * as merge from './merge.js';
 import * as report from './report.js';
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(report)
     .command(merge)
     .command(tune)
+    .command(explain)
     .command(importDataset)
     .command(bench)
     .demandCommand(1, 'name a command: run, validate or list (see --help)')

@@ -46,6 +46,8 @@ const configSchema = z.object({
   timeout: z.number().positive().optional(),
   retries: whole(0).optional(),
   keepCellDirs: z.boolean().optional(),
+  /** Scenarios replayed in every strategy's other durability modes too (`[]`: none). */
+  priceDurability: list.optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */

@@ -164,3 +164,17 @@ describe('runBenchmark', () => {
     ]);
   });
 });
+
+describe('durability-mode pricing', () => {
+  it('the default run replays remember-then-crash in every strategy’s other modes; naming scenarios turns it off', async () => {
+    const { planRun } = await import('../../../harness/run/runner.js');
+    const { plans } = await planRun({ strategies: ['buffer', 'window'] });
+    const priced = plans.filter((plan) => plan.pricing);
+    expect(new Set(priced.map((plan) => plan.scenario.name))).toEqual(new Set(['remember-then-crash']));
+    expect(priced.map((plan) => `${plan.spec.name}:${plan.spec.durability}`).sort()).toEqual(['buffer:async', 'buffer:exit', 'buffer:none', 'window:async', 'window:exit', 'window:none']);
+    expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.spec.durability === 'sync')).toBe(true);
+    expect((await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some((plan) => plan.pricing)).toBe(false);
+    const chosen = await planRun({ strategies: ['buffer'], scenarios: ['recipes-en'], priceDurability: ['recipes-en'] });
+    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.label)).toEqual(['buffer(durability=async)', 'buffer(durability=exit)', 'buffer(durability=none)']);
+  });
+});

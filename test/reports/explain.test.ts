@@ -1,0 +1,36 @@
+/** `membench explain`: answers from a run's own figures, both languages, citing each figure; unmeasured questions say so. */
+import { describe, expect, it } from 'vitest';
+import { explainRun, renderExplainMarkdown } from '../../reports/explain.js';
+import { leaderboard } from '../../harness/results/leaderboard.js';
+import { smallRun } from './fixture.js';
+
+describe('explain', () => {
+  const result = smallRun();
+
+  it('answers the five questions in English and Chinese', () => {
+    for (const lang of ['en', 'zh'] as const) {
+      const answers = explainRun(result, lang);
+      expect(answers.map((answer) => answer.id)).toEqual(['window-k', 'summary-loses', 'vector-vs-rag', 'files-or-database', 'sync-or-async']);
+      expect(answers.every((answer) => answer.sentences.length > 0)).toBe(true);
+    }
+    expect(explainRun(result, 'zh')[0]!.question).toBe('窗口记忆的 K 该怎么选？');
+  });
+
+  it("uses the run's figures and cites them", () => {
+    const window = leaderboard(result.cells, result.header.seed).rows.find((row) => row.setting === 'window(k=2)')!;
+    const first = explainRun(result, 'en')[0]!.sentences.find((sentence) => sentence.startsWith('window(k=2)'))!;
+    expect(first).toContain(`window(k=2) recalls ${window.contextRecall.value!.toFixed(2)}`);
+    expect(first).toMatch(/\[leaderboard, n=\d+\]/u);
+    expect(first).toMatch(/\[recall by distance; K=2\]/u);
+    const zh = explainRun(result, 'zh')[0]!.sentences.find((sentence) => sentence.startsWith('window(k=2)'))!;
+    expect(zh).toContain(`召回率为 ${window.contextRecall.value!.toFixed(2)}`);
+  });
+
+  it('says what the run did not measure instead of guessing', () => {
+    const answers = explainRun(result, 'en');
+    // The fixture holds buffer and window only, and no crash cells.
+    expect(answers.find((answer) => answer.id === 'summary-loses')!.sentences).toEqual(['This run has no summary cells: run `-s summary -s summary-buffer` to answer it.']);
+    expect(answers.find((answer) => answer.id === 'sync-or-async')!.sentences[0]).toMatch(/priced fewer than two durability modes/u);
+    expect(renderExplainMarkdown(result)).toContain('offline reference model');
+  });
+});
