@@ -149,6 +149,42 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
   });
 }
 
+/** Per scenario group with dataset labels: context recall by the dataset's own category, one bar per setting. */
+function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
+  const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
+  return groups.flatMap((group) => {
+    const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok' && !cell.pricing && cell.faults?.idempotencyKeys !== false);
+    const labels = [...new Set(cells.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined || probe.contextRecall === undefined ? [] : [probe.label]))))].sort();
+    if (labels.length === 0) return [];
+    const settings = [...new Set(cells.map((cell) => cell.label))];
+    const datasets: ChartDataset<'bar'>[] = settings.map((setting) => {
+      const probes = cells.filter((cell) => cell.label === setting).flatMap((cell) => cell.probes);
+      const style = styles.get(setting)!;
+      return {
+        label: setting,
+        data: labels.map((label) => {
+          const answered = probes.filter((probe) => probe.label === label && probe.contextRecall !== undefined);
+          const scores = answered.map((probe) => probe.answerRecall ?? (probe.contextRecall ? 1 : 0));
+          return scores.length ? scores.reduce((sum, value) => sum + value, 0) / scores.length : null;
+        }) as number[],
+        backgroundColor: style.color,
+        borderColor: style.color,
+      };
+    });
+    const title = `Answer recall by category — group ${group}`;
+    return [
+      chart(`categories-group-${slug(group)}`, title, {
+        type: 'bar',
+        data: { labels, datasets },
+        options: {
+          ...baseOptions(title, "mean share of the gold answer's content words within one context message, by the dataset's own category"),
+          scales: { x: { title: axisTitle('category (the dataset\'s own label)') }, y: { min: 0, max: 1, title: axisTitle('answer recall (mean over questions)') } },
+        },
+      } as ChartConfiguration),
+    ];
+  });
+}
+
 /** Every chart a run's data supports, in report order. */
 export function chartSpecs(result: RunResult): ChartSpec[] {
   const styles = seriesStyles(result);
@@ -159,6 +195,7 @@ export function chartSpecs(result: RunResult): ChartSpec[] {
     distanceChart(result, 'tokens', styles),
     ...tokenGrowthCharts(result, styles),
     ...groupGrowthCharts(result, styles),
+    ...groupCategoryCharts(result, styles),
     latencyChart('load', summaries, styles),
     latencyChart('save', summaries, styles),
     ...sweepCharts(summaries, styles),
