@@ -9,6 +9,7 @@ import { invariantName, type CellResult, type RunResult } from '../harness/resul
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
 import { formatMs, formatRate, modelNote, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const require = createRequire(import.meta.url);
 let chartJsSource: string | undefined;
@@ -102,6 +103,25 @@ function categoryTable(result: RunResult): string {
     ]),
   );
   return sortableTable('category-table', ['scenario', 'strategy', 'category', 'context recall', 'stale exposure', 'answer acc'], rows);
+}
+
+/** The retrieval tables (overall and by category); empty when no strategy of the run retrieves. */
+function retrievalSection(result: RunResult): string {
+  const ks = retrievalKs(result);
+  const table = (id: string, byCategory: boolean): string => {
+    const head = ['scenario', 'strategy', ...(byCategory ? ['category'] : []), 'level', 'n', ...metricTitles(ks)];
+    const rows = retrievalRows(result, byCategory).map((row): Column[] => [
+      { title: 'scenario', text: row.cell.scenario },
+      { title: 'strategy', text: row.cell.label },
+      ...(byCategory ? [{ title: 'category', text: row.category }] : []),
+      { title: 'level', text: row.level },
+      { title: 'n', text: String(row.summary.n), sort: row.summary.n },
+      ...metricValues(row.summary, ks).map((value, i): Column => ({ title: metricTitles(ks)[i]!, text: value === undefined ? '–' : formatFigure(value), sort: value ?? null })),
+    ]);
+    return sortableTable(id, head, rows);
+  };
+  if (retrievalRows(result, false).length === 0) return '';
+  return `<section id="retrieval">\n<h2>Retrieval</h2>\n<p>${escapeHtml(RETRIEVAL_NOTE)}</p>\n${table('retrieval-table', false)}\n<h3>Retrieval by probe category</h3>\n${table('retrieval-category-table', true)}\n</section>`;
 }
 
 function probeTable(result: RunResult): string {
@@ -254,6 +274,7 @@ ${durabilitySection(result)}
 <h2>Recall by probe category</h2>
 ${categoryTable(result)}
 </section>
+${retrievalSection(result)}
 <section id="probes">
 <h2>Probes</h2>
 <details><summary>${probes} probe answers</summary>

@@ -2,6 +2,7 @@
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
 
@@ -19,6 +20,33 @@ function durabilitySection(result: RunResult): string[] {
     '### Matrix: strategy × mode × crash point',
     '',
     table([...MATRIX_COLUMNS], matrixRows(result)),
+    '',
+  ];
+}
+
+function retrievalSection(result: RunResult): string[] {
+  const ks = retrievalKs(result);
+  const rows = (byCategory: boolean) =>
+    retrievalRows(result, byCategory).map((row) => [
+      row.cell.scenario,
+      row.cell.label,
+      ...(byCategory ? [row.category] : []),
+      row.level,
+      String(row.summary.n),
+      ...metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value))),
+    ]);
+  const overall = rows(false);
+  if (overall.length === 0) return [];
+  return [
+    '## Retrieval',
+    '',
+    RETRIEVAL_NOTE,
+    '',
+    table(['scenario', 'strategy', 'level', 'n', ...metricTitles(ks)], overall),
+    '',
+    '### Retrieval by probe category',
+    '',
+    table(['scenario', 'strategy', 'category', 'level', 'n', ...metricTitles(ks)], rows(true)),
     '',
   ];
 }
@@ -66,6 +94,7 @@ export function renderMarkdown(result: RunResult): string {
       ),
     ),
     '',
+    ...retrievalSection(result),
     ...durabilitySection(result),
     '## Probes',
     '',

@@ -49,8 +49,10 @@ export interface LoadResult {
   messages: BaseMessage[];
   /**
    * Strategies that retrieve: what they ranked for this query, best first, not cut to the `k`
-   * that went into the context (at least `rankDepth` items when they have them). Recent messages
-   * included verbatim are not part of it. Retrieval metrics (recall@k, NDCG@k) are judged on it.
+   * that went into the context (at least `rankDepth` items when they have them). When
+   * `rankDepth` is given, everything stored competes, recent items included verbatim too (as
+   * retrieval benchmarks rank the whole history). Retrieval metrics (recall@k, NDCG@k) are
+   * judged on it.
    */
   retrieved?: RetrievedItem[];
 }

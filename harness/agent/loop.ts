@@ -17,6 +17,7 @@ import { Journal } from './journal.js';
 import type { Ledger } from './ledger.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
+import { DEFAULT_RETRIEVAL_K, rankedStepIds } from '../results/retrieval.js';
 
 /** An explicit memory the user was told is kept. */
 export interface Ack {
@@ -43,6 +44,8 @@ export interface SessionDeps {
   checkpoint?: (point: CrashPoint) => void;
   /** Told after a memory is acknowledged; awaited before the `after_ack` crash point. */
   onAck?: (ack: Ack) => Promise<void> | void;
+  /** Ranked items a probe asks a retrieving strategy for and records (the deepest retrieval k; default 10). */
+  rankDepth?: number;
 }
 
 /** The texts of a probe's evidence steps, or undefined for other steps. */
@@ -232,7 +235,8 @@ export class AgentSession {
 
   /** A question answered from memory: context recall is judged on what load() returned. */
   private async probe(index: number, step: ProbeStep, evidence: readonly string[]): Promise<void> {
-    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1 }));
+    const rankDepth = this.deps.rankDepth ?? Math.max(...DEFAULT_RETRIEVAL_K);
+    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1, rankDepth }));
     const normalized = contextText(context.messages);
     const verdict = judgeContext(normalized, step.expect, step.forbid);
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
@@ -249,6 +253,7 @@ export class AgentSession {
       answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
       evidenceCoverage: evidence.length > 0 ? evidenceCoverage(evidence, normalized).value : null,
       loadMs,
+      ...rankedStepIds(context.retrieved, rankDepth),
     });
   }
 }

@@ -9,7 +9,7 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
-import { DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
@@ -38,6 +38,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
+    .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
 }
@@ -52,6 +53,12 @@ export function parseDurabilities(value: string | undefined): DurabilityMode[] |
   const bad = modes.find((mode) => !DURABILITY_MODES.includes(mode as DurabilityMode));
   if (bad !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--durability ${value}: "${bad}" is not one of ${DURABILITY_MODES.join(', ')}`);
   return modes as DurabilityMode[];
+}
+
+/** `1,5,10` → [1, 5, 10], refusing anything but whole numbers >= 1. */
+export function parseRetrievalK(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  return retrievalKs(value.split(',').map((k) => (k.trim() === '' ? Number.NaN : Number(k.trim()))));
 }
 
 /** Keeps the keys whose value is defined: what a layer actually sets. */
@@ -80,6 +87,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     stretch: layer.stretch,
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
+    retrievalK: layer.retrievalK,
     live: Object.keys(live).length ? live : undefined,
   });
 }
@@ -108,6 +116,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     timeout: argv.timeout,
     retries: argv.retries,
     keepCellDirs: argv['keep-cell-dirs'],
+    retrievalK: parseRetrievalK(argv['retrieval-k']),
     workers: argv.workers,
     out: argv.out,
   }) as MembenchConfig;

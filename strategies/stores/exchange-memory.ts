@@ -251,16 +251,18 @@ export class ExchangeMemory implements MemoryStrategy {
       const request: RankRequest = {
         query: input.query,
         turn: input.turn,
-        n: Math.max(this.options.k, input.rankDepth ?? 0),
+        n: this.options.k,
         below: recent > 0 ? this.keys[searchable]! : Infinity,
         keys: this.keys,
         searchable,
         turnOf: (key) => this.records.get(key)!.turn,
       };
-      const ranked = (await this.retriever.rank(request)).filter(({ key }) => this.records.has(key));
-      const chosen = ranked.slice(0, this.options.k).map(({ key }) => key).sort((a, b) => a - b);
+      const ranked = await this.rank({ ...request, n: this.options.k });
+      const chosen = ranked.map(({ key }) => key).sort((a, b) => a - b);
       if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
-      retrieved = ranked.map(({ key, score }) => ({ stepIds: this.records.get(key)!.stepIds, score }));
+      // Asked for a deeper ranking (a probe): every stored exchange competes, the recent ones too, as retrieval benchmarks rank the whole history.
+      const deep = input.rankDepth === undefined ? ranked : await this.rank({ ...request, n: Math.max(this.options.k, input.rankDepth), below: Infinity, searchable: this.keys.length });
+      retrieved = deep.map(({ key, score }) => ({ stepIds: this.records.get(key)!.stepIds, score }));
     }
     for (let i = searchable; i < this.keys.length; i++) messages.push(...this.exchange(this.keys[i]!).messages);
     for (const entry of this.pending) messages.push(entry.message);
@@ -289,6 +291,11 @@ export class ExchangeMemory implements MemoryStrategy {
     this.retriever.close();
     this.store.close();
     this.opened = false;
+  }
+
+  /** The retriever's ranking, without keys this writer does not know yet. */
+  private async rank(request: RankRequest): Promise<RankedKey[]> {
+    return (await this.retriever.rank(request)).filter(({ key }) => this.records.has(key));
   }
 
   /** Adds the exchanges other writers stored since the last look: one O(1) query when there are none. */
