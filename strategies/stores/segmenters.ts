@@ -41,7 +41,8 @@ function loadJieba(): JiebaInstance {
   return jieba;
 }
 
-const keep = (term: string): boolean => WORD_LIKE.test(term) && isContentWord(term);
+/** Word-like and not a stop word; a lone digit stays ("locker 7"), a lone Latin letter goes. */
+const keep = (term: string): boolean => WORD_LIKE.test(term) && (isContentWord(term) || /^\p{N}$/u.test(term));
 
 function jiebaTerms(text: string): string[] {
   return loadJieba()
