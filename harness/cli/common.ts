@@ -23,7 +23,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
-    .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME' })
+    .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)' })
     .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
     .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
