@@ -69,6 +69,8 @@ export interface MemoryItem {
   description?: string;
   /** ISO date after which the memory no longer counts. */
   expires?: string;
+  /** The scenario step that asked for it, when the step has an id (retrieval metrics trace a memory back to it). */
+  stepId?: string;
 }
 
 /** Returned once the memory is as durable as the strategy's mode promises. */

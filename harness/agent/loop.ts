@@ -158,7 +158,7 @@ export class AgentSession {
     if (memory.remember) {
       this.turn++;
       try {
-        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires };
+        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId: step.id };
         const [ack, saveMs] = await timed(() => memory.remember!(item));
         acknowledgedName = ack.name;
         this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });

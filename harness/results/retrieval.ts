@@ -7,8 +7,8 @@
  * evidence step; recall_any@k = 1 when at least one evidence step is in the top k, recall_all@k
  * = 1 when all are; DCG = rel1 + Σ_{i≥2} rel_i / log2(i) (their variant: ranks 1 and 2 weigh
  * the same), normalised by the DCG of an ideal ranking. Two differences, both forced by what a
- * strategy exposes: the ideal ranking counts the relevant items as the evidence steps, merging
- * steps that one retrieved item holds together (the strategy's other items are unseen); and the
+ * strategy exposes: the ideal ranking's relevant items are those the ranking shows plus one per
+ * evidence step none of them holds (the strategy's other items are unseen); and the
  * session level ranks sessions by their first appearance in the turn ranking (LongMemEval maps
  * turns to sessions and widens k until k distinct sessions are in; its NDCG then counts every
  * relevant turn of a session), so a session counts once.
@@ -51,15 +51,18 @@ export function scoreRanking(ranking: readonly (readonly string[])[], gold: read
   };
 }
 
-/** Gold steps that one retrieved item holds together count as one relevant item; the others one each. */
+/**
+ * Relevant items in the store, as far as the ranking shows them: every ranked item that holds an
+ * evidence step, plus one per evidence step no ranked item holds. (Several items may hold one
+ * step: entity summaries fold one exchange into many entities.)
+ */
 function relevantItemCount(ranking: readonly (readonly string[])[], gold: readonly string[]): number {
   const unseen = new Set(gold);
   let items = 0;
   for (const ids of ranking) {
-    const held = ids.filter((id) => unseen.has(id));
-    if (held.length === 0) continue;
+    if (!ids.some((id) => gold.includes(id))) continue;
     items++;
-    for (const id of held) unseen.delete(id);
+    for (const id of ids) unseen.delete(id);
   }
   return items + unseen.size;
 }

@@ -33,6 +33,14 @@ beforeEach(async () => {
   return () => rm(dir, { recursive: true, force: true });
 });
 
+/** The error a promise rejects with (the test fails when it resolves). */
+async function failure(promise: Promise<unknown>): Promise<Error & { code?: string }> {
+  return promise.then(
+    () => Promise.reject(new Error('expected a failure')),
+    (error: unknown) => error as Error,
+  );
+}
+
 const embedder = (spec: string): Embedder => createEmbedder(spec, { baseUrl: server.baseUrl, apiKey: KEY, env: {} });
 
 async function open(definition: StrategyDefinition, withEmbedder: Embedder): Promise<MemoryStrategy> {
@@ -56,10 +64,10 @@ describe('embedder dimensions', () => {
     await exchange(first, 1, 'The kettle is in the garage.', 'OK.');
     await first.save({ message: new HumanMessage('Where is the kettle?'), turn: 2 });
     await first.close();
-    const error = await open(definition, embedder('openai:local-embed:32')).catch((caught: unknown) => caught as Error);
+    const error = await failure(open(definition, embedder('openai:local-embed:32')));
     expect(error).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(error.message).toMatch(/64-dimension vectors.*openai:local-embed gives 32-dimension/u);
-    const renamed = await open(definition, embedder('openai:other-embed')).catch((caught: unknown) => caught as Error);
+    const renamed = await failure(open(definition, embedder('openai:other-embed')));
     expect(renamed.message).toMatch(/embedded with openai:local-embed, not openai:other-embed/u);
     // The same model, its dimension unknown until it answers, reopens the store.
     const again = await open(definition, embedder('openai:local-embed'));
@@ -71,7 +79,7 @@ describe('embedder dimensions', () => {
     const strategy = await open(vector, embedder('openai:local-embed'));
     await exchange(strategy, 1, 'The kettle is in the garage.', 'OK.');
     server.enqueue({ kind: 'json', body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: fakeEmbedding('x', 16) }, { object: 'embedding', index: 1, embedding: fakeEmbedding('y', 16) }] } });
-    const error = await strategy.save({ message: new HumanMessage('Where is the kettle?'), turn: 2 }).catch((caught: unknown) => caught as Error);
+    const error = await failure(strategy.save({ message: new HumanMessage('Where is the kettle?'), turn: 2 }));
     expect(error).toMatchObject({ code: 'MODEL_ERROR' });
     expect(error.message).toMatch(/returned a 16-dimension vector for openai:local-embed; expected 64/u);
     await strategy.close();

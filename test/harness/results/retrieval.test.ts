@@ -28,6 +28,12 @@ describe('scoreRanking', () => {
     expect(figures.session).toBeUndefined();
   });
 
+  it('keeps NDCG within 1 when several items hold the same evidence step (entity summaries)', () => {
+    const figures = probeRetrieval([['e1'], ['e1', 'x'], ['y']], ['e1'], [5]);
+    expect(figures.turn[0]).toEqual({ k: 5, recallAny: 1, recallAll: 1, ndcg: 1 });
+    expect(probeRetrieval([['y'], ['e1'], ['e1']], ['e1'], [5]).turn[0]!.ndcg).toBeCloseTo((1 + 1 / Math.log2(3)) / 2, 10);
+  });
+
   it('ranks sessions by their first appearance, each once', () => {
     const steps: Step[] = [
       { kind: 'session', session: 'new' },
