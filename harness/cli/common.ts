@@ -58,7 +58,10 @@ export function parseDurabilities(value: string | undefined): DurabilityMode[] |
 /** `1,5,10` → [1, 5, 10], refusing anything but whole numbers >= 1. */
 export function parseRetrievalK(value: string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
-  return retrievalKs(value.split(',').map((k) => (k.trim() === '' ? Number.NaN : Number(k.trim()))));
+  return retrievalKs(
+    value.split(',').map((k) => (k.trim() === '' ? Number.NaN : Number(k.trim()))),
+    value,
+  );
 }
 
 /** Keeps the keys whose value is defined: what a layer actually sets. */

@@ -102,10 +102,10 @@ export interface CellStore {
 export const DEFAULT_SEED = 42;
 
 /** The retrieval k, checked, distinct and ascending (default 1, 5, 10). */
-export function retrievalKs(ks: readonly number[] | undefined): number[] {
+export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(',')): number[] {
   if (ks === undefined) return [...DEFAULT_RETRIEVAL_K];
   const bad = ks.find((k) => !Number.isInteger(k) || k < 1);
-  if (bad !== undefined || ks.length === 0) throw new MembenchError('INVALID_ARGUMENT', `--retrieval-k ${ks.join(',')}: expected whole numbers >= 1 separated by commas, e.g. 1,5,10`);
+  if (bad !== undefined || ks.length === 0) throw new MembenchError('INVALID_ARGUMENT', `--retrieval-k ${given}: expected whole numbers >= 1 separated by commas, e.g. 1,5,10`);
   return [...new Set(ks)].sort((a, b) => a - b);
 }
 /** Where live model responses are cached unless `--no-cache` or `--cache FILE` says otherwise. */
