@@ -2,7 +2,7 @@
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
+import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
 
@@ -47,6 +47,15 @@ function retrievalSection(result: RunResult): string[] {
     '### Retrieval by probe category',
     '',
     table(['scenario', 'strategy', 'category', 'level', 'n', ...metricTitles(ks)], rows(true)),
+    '',
+    '### Retrieval pooled over scenarios, by strategy and probe category',
+    '',
+    'Each strategy setting over every scenario it ran (a dataset\'s conversations, say), means weighted by the probes behind them.',
+    '',
+    table(
+      ['strategy', 'category', 'level', 'scenarios', 'n', ...metricTitles(ks)],
+      pooledRetrievalRows(result).map((row) => [row.strategy, row.category, row.level, String(row.cells), String(row.summary.n), ...metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)))]),
+    ),
     '',
   ];
 }

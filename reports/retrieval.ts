@@ -3,6 +3,7 @@
  * and report.html: one row per cell, level (turn, session) and probe category, with
  * recall_any@k, recall_all@k and NDCG@k at each k of the run.
  */
+import { poolSummaries } from '../harness/results/retrieval.js';
 import type { CellResult, RetrievalAtK, RetrievalLevel, RetrievalSummary, RunResult } from '../harness/results/schema.js';
 
 /** One row: a cell's figures at one level, over all its probes (`category` "all") or one category. */
@@ -29,6 +30,30 @@ export function retrievalRows(result: RunResult, byCategory: boolean): Retrieval
     if (!cell.retrieval) return [];
     const groups: [string, RetrievalSummary][] = byCategory ? Object.entries(cell.retrievalByCategory ?? {}) : [['all', cell.retrieval]];
     return groups.flatMap(([category, summary]) => levelsOf(summary).map(([level, figures]) => ({ cell, category, level, summary: figures })));
+  });
+}
+
+/** One pooled row: a strategy setting's figures over every scenario it ran, overall or in one category. */
+export interface PooledRetrievalRow {
+  strategy: string;
+  category: string;
+  level: 'turn' | 'session';
+  /** Scenarios (cells) pooled. */
+  cells: number;
+  summary: RetrievalLevel;
+}
+
+/** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
+export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
+  const byLabel = new Map<string, CellResult[]>();
+  for (const cell of result.cells) if (cell.retrieval) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
+  return [...byLabel].flatMap(([strategy, cells]) => {
+    const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
+    const groups: [string, RetrievalSummary | undefined][] = [
+      ['all', poolSummaries(cells.map((cell) => cell.retrieval!))],
+      ...categories.map((category): [string, RetrievalSummary | undefined] => [category, poolSummaries(cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []))]),
+    ];
+    return groups.flatMap(([category, summary]) => (summary ? levelsOf(summary).map(([level, figures]) => ({ strategy, category, level, cells: cells.length, summary: figures })) : []));
   });
 }
 

@@ -153,3 +153,17 @@ export function retrievalByCategory(probes: readonly { category: ProbeCategory; 
   for (const probe of probes) if (probe.retrieval) groups.set(probe.category, [...(groups.get(probe.category) ?? []), probe]);
   return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([category, group]) => [category, summarizeRetrieval(group)!]));
 }
+
+function poolLevels(levels: readonly RetrievalLevel[]): RetrievalLevel {
+  const n = levels.reduce((sum, level) => sum + level.n, 0);
+  const weighted = (k: number, key: keyof Omit<RetrievalAtK, 'k'>): number =>
+    levels.reduce((sum, level) => sum + level.n * (level.atK.find((at) => at.k === k)?.[key] ?? 0), 0) / n;
+  return { n, atK: (levels[0]?.atK ?? []).map(({ k }) => ({ k, recallAny: weighted(k, 'recallAny'), recallAll: weighted(k, 'recallAll'), ndcg: weighted(k, 'ndcg') })) };
+}
+
+/** Summaries of several cells (e.g. a dataset's conversations) pooled into one: means weighted by each one's n. */
+export function poolSummaries(summaries: readonly RetrievalSummary[]): RetrievalSummary | undefined {
+  if (summaries.length === 0) return undefined;
+  const sessions = summaries.flatMap((summary) => (summary.session ? [summary.session] : []));
+  return { turn: poolLevels(summaries.map((summary) => summary.turn)), ...(sessions.length > 0 ? { session: poolLevels(sessions) } : {}) };
+}
