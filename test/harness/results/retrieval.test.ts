@@ -1,6 +1,6 @@
 /** Retrieval metrics against hand-computed values (LongMemEval's definitions), and which probes get them. */
 import { describe, expect, it } from 'vitest';
-import { probeRetrieval, scoreRanking, sessionsOfSteps, summarizeRetrieval, withRetrieval } from '../../../harness/results/retrieval.js';
+import { poolSummaries, probeRetrieval, scoreRanking, sessionsOfSteps, summarizeRetrieval, withRetrieval } from '../../../harness/results/retrieval.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 
 describe('scoreRanking', () => {
@@ -77,5 +77,15 @@ describe('withRetrieval', () => {
     expect(probes.map((probe) => probe.retrieval !== undefined)).toEqual([true, false, false, false]);
     expect(summarizeRetrieval(probes)).toEqual({ turn: { n: 1, atK: [{ k: 1, recallAny: 1, recallAll: 1, ndcg: 1 }] } });
     expect(summarizeRetrieval([{}])).toBeUndefined();
+  });
+});
+
+describe('poolSummaries', () => {
+  it('weights each summary by its probes', () => {
+    const at = (recallAny: number) => [{ k: 5, recallAny, recallAll: recallAny, ndcg: recallAny }];
+    const pooled = poolSummaries([{ turn: { n: 1, atK: at(1) } }, { turn: { n: 3, atK: at(0) }, session: { n: 3, atK: at(0.5) } }])!;
+    expect(pooled.turn).toEqual({ n: 4, atK: [{ k: 5, recallAny: 0.25, recallAll: 0.25, ndcg: 0.25 }] });
+    expect(pooled.session).toEqual({ n: 3, atK: [{ k: 5, recallAny: 0.5, recallAll: 0.5, ndcg: 0.5 }] });
+    expect(poolSummaries([])).toBeUndefined();
   });
 });
