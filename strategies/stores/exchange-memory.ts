@@ -247,7 +247,7 @@ export class ExchangeMemory implements MemoryStrategy {
     const searchable = this.keys.length - recent;
     const messages: BaseMessage[] = [];
     let retrieved: RetrievedItem[] = [];
-    if (searchable > 0 && input.query.trim()) {
+    if (this.keys.length > 0 && input.query.trim()) {
       const request: RankRequest = {
         query: input.query,
         turn: input.turn,
@@ -257,7 +257,7 @@ export class ExchangeMemory implements MemoryStrategy {
         searchable,
         turnOf: (key) => this.records.get(key)!.turn,
       };
-      const ranked = await this.rank({ ...request, n: this.options.k });
+      const ranked = searchable > 0 ? await this.rank(request) : [];
       const chosen = ranked.map(({ key }) => key).sort((a, b) => a - b);
       if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
       // Asked for a deeper ranking (a probe): every stored exchange competes, the recent ones too, as retrieval benchmarks rank the whole history.
