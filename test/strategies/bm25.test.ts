@@ -4,45 +4,24 @@
  * mid_memory_write inside an exchange's transaction.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/core/errors.js';
-import { HashedEmbedder, MeteredModel, OfflineModel } from '../../harness/models/index.js';
-import { TokenCounter } from '../../harness/core/tokens.js';
 import { runBenchmark } from '../../harness/run/runner.js';
 import { bm25 } from '../../strategies/bm25.js';
 import { segmenterFor } from '../../strategies/stores/segmenters.js';
-import type { DurabilityMode, LoadResult, MemoryStrategy } from '../../strategies/types.js';
-import { exchange } from './conformance.js';
+import type { LoadResult, MemoryStrategy } from '../../strategies/types.js';
+import { exchange, strategyScratch } from './conformance.js';
 
 const memoryOf = (messages: readonly BaseMessage[]): string => (messages[0]?.getType() === 'system' ? String(messages[0].content) : '');
 const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
 
-let dir: string;
-let opened: MemoryStrategy[];
-
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bm25-'));
-  opened = [];
-});
-afterEach(async () => {
-  for (const strategy of opened) await strategy.close().catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function open(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync'): Promise<MemoryStrategy> {
-  const tokens = new TokenCounter('gpt-4o');
-  const context = { dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: new HashedEmbedder(64), durability, seed: 7, now: () => new Date('2026-01-01T00:00:00Z') };
-  const strategy = bm25.create(context, bm25.options.parse(options));
-  opened.push(strategy);
-  await strategy.open();
-  return strategy;
-}
+const scratch = strategyScratch(bm25);
+const open = scratch.open;
 
 async function chineseFiller(strategy: MemoryStrategy, fromTurn: number, count: number): Promise<void> {
   for (let turn = fromTurn; turn < fromTurn + count; turn++) await exchange(strategy, turn, `第${turn}天，我们去公园散步，天气晴朗，走了${turn}公里。`, `听起来很愉快，第${turn}天。`);
@@ -103,7 +82,7 @@ describe('bm25 retrieval', () => {
 
   it('ranks a recent match above a stronger old one when recency is weighted', async () => {
     const run = async (recencyWeight: number): Promise<string> => {
-      await rm(dir, { recursive: true, force: true });
+      await rm(scratch.dir, { recursive: true, force: true });
       const strategy = await open({ k: 1, recentExchanges: 0, recencyWeight, halfLife: 5 });
       await exchange(strategy, 1, 'My favourite colour is blue, favourite colour blue.', 'Blue.');
       await chineseFiller(strategy, 2, 30);
@@ -120,7 +99,7 @@ describe('bm25 retrieval', () => {
 
 describe('bm25 persistence', () => {
   const termsRows = (): { exchanges: number; indexed: number } => {
-    const db = new Database(path.join(dir, 'bm25.sqlite'), { readonly: true });
+    const db = new Database(path.join(scratch.dir, 'bm25.sqlite'), { readonly: true });
     const exchanges = db.prepare('SELECT count(*) FROM exchanges').pluck().get() as number;
     const indexed = db.prepare(`SELECT count(*) FROM exchange_terms WHERE exchange_terms MATCH '"locker"'`).pluck().get() as number;
     db.close();
@@ -152,7 +131,7 @@ describe('bm25 persistence', () => {
     // Reopened in exit mode, the in-memory index is rebuilt from the stored terms.
     expect(memoryOf((await (await open({ recentExchanges: 0 }, 'exit')).load({ query: 'door code', turn: 4 })).messages)).toContain('4471');
 
-    await rm(dir, { recursive: true, force: true });
+    await rm(scratch.dir, { recursive: true, force: true });
     const memoryOnly = await open({}, 'none');
     await exchange(memoryOnly, 1, 'The bike lock is 5150.', 'OK.');
     await memoryOnly.save({ message: new HumanMessage('bike lock?'), turn: 2 });
@@ -202,10 +181,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 describe('bm25 killed at mid_memory_write', () => {
   it('stores the interrupted exchange on reopen, once, and a replayed save is not stored twice', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', CRASHER], { cwd: ROOT, env: { ...process.env, BM25_CRASHER: JSON.stringify({ dir }) }, stdio: 'inherit' });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', CRASHER], { cwd: ROOT, env: { ...process.env, BM25_CRASHER: JSON.stringify({ dir: scratch.dir }) }, stdio: 'inherit' });
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, killed) => resolve(killed)));
     expect(signal).toBe('SIGKILL');
-    const db = new Database(path.join(dir, 'bm25.sqlite'), { readonly: true });
+    const db = new Database(path.join(scratch.dir, 'bm25.sqlite'), { readonly: true });
     expect(db.prepare('SELECT count(*) FROM exchanges').pluck().get()).toBe(0); // the transaction was rolled back
     db.close();
     const reopened = await open({ recentExchanges: 0 });

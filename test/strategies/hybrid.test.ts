@@ -1,16 +1,13 @@
 /** `hybrid`: reciprocal rank fusion of bm25 and vector rankings over one store. */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HashedEmbedder, MeteredModel, OfflineModel } from '../../harness/models/index.js';
-import { TokenCounter } from '../../harness/core/tokens.js';
+import { describe, expect, it } from 'vitest';
+import { HashedEmbedder } from '../../harness/models/index.js';
 import { FusedRetriever, hybrid } from '../../strategies/hybrid.js';
 import type { ExchangeRetriever, RankRequest, RankedKey } from '../../strategies/stores/exchange-memory.js';
-import type { DurabilityMode, MemoryStrategy } from '../../strategies/types.js';
-import { exchange } from './conformance.js';
+import { exchange, strategyScratch } from './conformance.js';
 
 /** A retriever that ranks the keys it was given, in that order. */
 function fixedRanking(keys: number[]): ExchangeRetriever {
@@ -54,25 +51,8 @@ const FRUITS = ['apricot', 'banana', 'cherry', 'damson', 'elderberry', 'fig', 'g
 const QUESTION = 'Which shelf holds the grape jam?';
 const memoryOf = (messages: readonly BaseMessage[]): string => (messages[0]?.getType() === 'system' ? String(messages[0].content) : '');
 
-let dir: string;
-let opened: MemoryStrategy[];
-beforeEach(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'membench-hybrid-'));
-  opened = [];
-});
-afterEach(async () => {
-  for (const strategy of opened) await strategy.close().catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function open(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync'): Promise<MemoryStrategy> {
-  const tokens = new TokenCounter('gpt-4o');
-  const context = { dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: new HashedEmbedder(256), durability, seed: 7, now: () => new Date('2026-01-01T00:00:00Z') };
-  const strategy = hybrid.create(context, hybrid.options.parse(options));
-  opened.push(strategy);
-  await strategy.open();
-  return strategy;
-}
+const scratch = strategyScratch(hybrid, () => new HashedEmbedder(256));
+const open = scratch.open;
 
 describe('hybrid', () => {
   it('keeps each exchange once, with its vector and its terms, and reopens without re-indexing', async () => {
@@ -81,8 +61,8 @@ describe('hybrid', () => {
     await first.save({ message: new HumanMessage(QUESTION), turn: 13 });
     expect(memoryOf((await first.load({ query: QUESTION, turn: 13 })).messages)).toContain('Shelf 7 holds the grape jam');
     await first.close();
-    expect((await readdir(dir)).filter((name) => name.endsWith('.sqlite'))).toEqual(['hybrid.sqlite']);
-    const db = new Database(path.join(dir, 'hybrid.sqlite'), { readonly: true });
+    expect((await readdir(scratch.dir)).filter((name) => name.endsWith('.sqlite'))).toEqual(['hybrid.sqlite']);
+    const db = new Database(path.join(scratch.dir, 'hybrid.sqlite'), { readonly: true });
     expect(db.prepare('SELECT count(*) FROM exchanges WHERE vector IS NOT NULL AND terms IS NOT NULL').pluck().get()).toBe(12);
     db.close();
     const reopened = await open({ k: 1, recentExchanges: 0 });
