@@ -27,9 +27,9 @@ import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
-import { MembenchError } from '../../harness/core/errors.js';
 import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { LexicalIndex } from './lexical-index.js';
+import { checkIdentity, recordDimensions, type StoreIdentity } from './store-identity.js';
 import { processAlive } from './vector-index.js';
 import type { DurabilityMode } from '../types.js';
 
@@ -49,14 +49,6 @@ export interface ExchangeStoreOptions {
   midWrite?: () => void;
 }
 
-/**
- * What produced the stored vectors and terms: a store reopened with another embedder or
- * tokenizer would mix incomparable rows, so open() refuses it, naming both.
- */
-export interface StoreIdentity {
-  embedder?: { id: string; dimensions: number };
-  tokenizer?: string;
-}
 
 /** A message of an exchange in progress; `seq` is its row, known once written. */
 export interface PendingMessage {
@@ -121,6 +113,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEX
     turn INTEGER NOT NULL, timestamp TEXT, message TEXT NOT NULL, step_id TEXT);
   CREATE INDEX IF NOT EXISTS pending_writer ON pending (writer, seq);
   CREATE TABLE IF NOT EXISTS writers (writer TEXT PRIMARY KEY, pid INTEGER NOT NULL);`;
+
+export type { StoreIdentity } from './store-identity.js';
 
 /** Columns added after the first release: a file written before them gets them (empty) on open. */
 const ADDED_COLUMNS: [table: string, column: string][] = [
@@ -249,10 +243,7 @@ export class ExchangeStore {
    */
   recordDimensions(embedder: string, dimensions: number): void {
     const db = this.db;
-    if (!db) return;
-    db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('dimensions', ?)`).run(String(dimensions));
-    const stored = Number(db.prepare(`SELECT value FROM meta WHERE key = 'dimensions'`).pluck().get());
-    if (stored !== dimensions) throw dimensionMismatch(this.file, embedder, stored, dimensions);
+    if (db) recordDimensions(db, this.file, embedder, dimensions);
   }
 
   /** The highest stored exchange id (0 when none): an O(1) check for other writers' rows. */
@@ -372,19 +363,7 @@ export class ExchangeStore {
    * rows of writers that are gone. Returns the recorded vector dimension, if any.
    */
   private register(db: SqliteDatabase, identity: StoreIdentity): number | undefined {
-    const settings: [string, string, string][] = [
-      ...(identity.embedder ? [['embedder', identity.embedder.id, 'embedded with'] as [string, string, string]] : []),
-      ...(identity.tokenizer ? [['tokenizer', identity.tokenizer, 'segmented by the tokenizer'] as [string, string, string]] : []),
-    ];
-    for (const [key, value, verb] of settings) {
-      db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)').run(key, value);
-      const stored = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) as string;
-      if (stored !== value) throw new MembenchError('INVALID_ARGUMENT', `${this.file}: its exchanges were ${verb} ${stored}, not ${value}; use the same ${key} or a fresh dir`);
-    }
-    const recorded = db.prepare(`SELECT value FROM meta WHERE key = 'dimensions'`).pluck().get() as string | undefined;
-    const dimensions = recorded === undefined ? undefined : Number(recorded);
-    const embedder = identity.embedder;
-    if (embedder && dimensions !== undefined && embedder.dimensions > 0 && embedder.dimensions !== dimensions) throw dimensionMismatch(this.file, embedder.id, dimensions, embedder.dimensions);
+    const dimensions = checkIdentity(db, this.file, identity);
     const removeWriter = db.prepare('DELETE FROM writers WHERE writer = ?');
     for (const { writer, pid } of db.prepare('SELECT writer, pid FROM writers').all() as { writer: string; pid: number }[]) {
       if (!processAlive(pid)) removeWriter.run(writer);
@@ -406,10 +385,3 @@ export class ExchangeStore {
   }
 }
 
-/** The error for vectors of two sizes in one store: it names both. */
-function dimensionMismatch(file: string, embedder: string, stored: number, now: number): MembenchError {
-  return new MembenchError(
-    'INVALID_ARGUMENT',
-    `${file}: its exchanges hold ${stored}-dimension vectors, but the embedder ${embedder} gives ${now}-dimension vectors; use an embedder of ${stored} dimensions or a fresh dir`,
-  );
-}
