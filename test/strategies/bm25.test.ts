@@ -195,5 +195,6 @@ describe('bm25 killed at mid_memory_write', () => {
     expect(messages.filter((message) => String(message.content) === 'Where is the shed key?')).toHaveLength(1);
     const snapshot = (await reopened.snapshot!()).join('\n');
     expect(snapshot.split('The shed key is under the blue pot.')).toHaveLength(2);
+    expect(snapshot.split('Where is the shed key?')).toHaveLength(2); // stored once: pending, not also as an exchange of its own
   });
 });

@@ -69,6 +69,16 @@ describe('hybrid', () => {
     expect(memoryOf((await reopened.load({ query: QUESTION, turn: 13 })).messages)).toContain('Shelf 7 holds the grape jam');
   });
 
+  it('exit: ranks held exchanges from both indexes, and finds them after a clean close', async () => {
+    const writer = await open({ k: 1, recentExchanges: 0 }, 'exit');
+    for (const [index, fruit] of FRUITS.entries()) await exchange(writer, index + 1, `Shelf ${index + 1} holds the ${fruit} jam.`, 'OK.');
+    await writer.save({ message: new HumanMessage(QUESTION), turn: 13 });
+    expect(memoryOf((await writer.load({ query: QUESTION, turn: 13 })).messages)).toContain('grape');
+    await writer.close();
+    const reader = await open({ k: 1, recentExchanges: 0 }, 'exit');
+    expect(memoryOf((await reader.load({ query: QUESTION, turn: 13 })).messages)).toContain('grape');
+  });
+
   it('refuses weights that are both 0', () => {
     expect(() => hybrid.options.parse({ bm25Weight: 0, vectorWeight: 0 })).toThrow(/both be 0/u);
   });
