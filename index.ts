@@ -27,3 +27,6 @@ export { Ledger } from './harness/agent/ledger.js';
 export { importDataset, formatImportReport } from './harness/scenarios/importers/index.js';
 export { expandFillers, generateFiller } from './harness/scenarios/filler.js';
 export { loadStrategyDefinition } from './strategies/loader.js';
+export { probeRetrieval, scoreRanking, summarizeRetrieval, poolSummaries, DEFAULT_RETRIEVAL_K } from './harness/results/retrieval.js';
+export { ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './strategies/stores/exchange-memory.js';
+export { FusedRetriever } from './strategies/hybrid.js';

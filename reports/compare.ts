@@ -8,7 +8,7 @@
  */
 import Table from 'cli-table3';
 import type { Distribution, Rate } from '../harness/core/metrics.js';
-import { invariantName, type CellResult, type Mean, type ProbeRecord, type RecallSummary, type RunHeader, type RunResult } from '../harness/results/schema.js';
+import { invariantName, type CellResult, type Mean, type ProbeRecord, type RecallSummary, type RetrievalLevel, type RetrievalSummary, type RunHeader, type RunResult } from '../harness/results/schema.js';
 import { NOISE_P, pairedRates, seedOf } from '../harness/results/stats.js';
 import { cellInvariants } from '../harness/results/durability-matrix.js';
 import { formatMean, formatMs, formatRate } from './summary.js';
@@ -127,6 +127,39 @@ function latencyCheck(metric: string, base: Distribution, head: Distribution, th
   return { ...shown, change, verdict: 'regression' };
 }
 
+const RETRIEVAL_METRICS = [
+  ['recallAny', 'recall_any'],
+  ['recallAll', 'recall_all'],
+  ['ndcg', 'NDCG'],
+] as const;
+
+/** One retrieval level of one category: each metric at each k both runs measured, a drop over `limit` (absolute) regressing. */
+function retrievalLevelChecks(scope: string, base: RetrievalLevel, head: RetrievalLevel, limit: number): MetricCheck[] {
+  return head.atK.flatMap((after) => {
+    const before = base.atK.find((item) => item.k === after.k);
+    if (!before) return [];
+    return RETRIEVAL_METRICS.map(([key, name]): MetricCheck => {
+      const change = after[key] - before[key];
+      const verdict = -change > limit + EPSILON ? 'regression' : change > EPSILON ? 'improved' : 'ok';
+      return { metric: `retrieval ${name}@${after.k} (${scope})`, base: `${before[key].toFixed(2)} (n=${base.n})`, head: `${after[key].toFixed(2)} (n=${head.n})`, change: signed(change), limit: `drop ≤ ${limit.toFixed(2)}`, verdict };
+    });
+  });
+}
+
+/** Retrieval figures by level and probe category (overall first), for cells that retrieve in both runs. */
+function retrievalChecks(base: CellResult, head: CellResult, limit: number): MetricCheck[] {
+  if (!base.retrieval || !head.retrieval) return [];
+  const groups: [string, RetrievalSummary, RetrievalSummary][] = [['all probes', base.retrieval, head.retrieval]];
+  for (const [category, after] of Object.entries(head.retrievalByCategory ?? {})) {
+    const before = base.retrievalByCategory?.[category as keyof typeof base.retrievalByCategory];
+    if (before && after) groups.push([category, before, after]);
+  }
+  return groups.flatMap(([category, before, after]) => [
+    ...retrievalLevelChecks(`turn, ${category}`, before.turn, after.turn, limit),
+    ...(before.session && after.session ? retrievalLevelChecks(`session, ${category}`, before.session, after.session, limit) : []),
+  ]);
+}
+
 function invariantChecks(base: CellResult, head: CellResult): MetricCheck[] {
   const before = new Map(cellInvariants(base).map((outcome) => [outcome.invariant, outcome.violations]));
   return cellInvariants(head)
@@ -154,6 +187,7 @@ function compareCell(base: CellResult, head: CellResult, thresholds: CompareThre
       ? [latencyCheck('load p50', base.latency.loadMs, head.latency.loadMs, thresholds), latencyCheck('save p50', base.latency.saveMs, head.latency.saveMs, thresholds)]
       : []),
     ...invariantChecks(base, head),
+    ...retrievalChecks(base, head, thresholds.maxRecallDrop),
   ];
 }
 
@@ -272,6 +306,12 @@ export function renderComparison(comparison: Comparison): string {
   if (comparison.regressions.length) lines.push('Regressions:', rows(comparison.regressions));
   const noise = noiseChecks(comparison);
   if (noise.length) lines.push('Within noise (not regressions):', ...noise.map(({ cell, check }) => `  ${cell} ${check.metric} ${check.change}: ${check.note ?? ''}`));
+  const retrieval = comparison.cells.flatMap((cell) => cell.checks.filter((check) => check.metric.startsWith('retrieval ')).map((check) => ({ cell: cell.id, check })));
+  if (retrieval.length) {
+    const changed = retrieval.filter(({ check }) => check.verdict === 'improved' || check.verdict === 'regression');
+    lines.push(`Retrieval by level and probe category: ${retrieval.length} figures compared, ${changed.length} changed${changed.length ? ':' : ''}`);
+    if (changed.length) lines.push(rows(changed));
+  }
   if (comparison.overall.length) lines.push('Overall (cells measured in both runs):', rows(comparison.overall.map((check) => ({ cell: 'overall', check }))));
   if (comparison.added.length) lines.push(`Added (only in head, not compared): ${comparison.added.join(', ')}`);
   if (comparison.removed.length) lines.push(`Removed (only in base, not compared): ${comparison.removed.join(', ')}`);

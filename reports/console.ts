@@ -4,6 +4,7 @@ import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryRow, type SummaryRow } from './summary.js';
 import { invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -52,6 +53,17 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     const durability = new Table({ head: [...PRICE_COLUMNS], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
     for (const row of prices) durability.push(row);
     extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString());
+  }
+  const ks = retrievalKs(result);
+  const retrieval = retrievalRows(result, false);
+  if (retrieval.length > 0) {
+    const head = ['scenario', 'strategy', 'level', 'n', ...ks.map((k) => `@${k} any/all/ndcg`)];
+    const figures = new Table({ head, style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
+    for (const row of retrieval) {
+      const values = metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)));
+      figures.push([row.cell.scenario, row.cell.label, row.level, String(row.summary.n), ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/'))]);
+    }
+    extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', figures.toString());
   }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   const { header } = result;

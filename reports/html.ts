@@ -13,6 +13,7 @@ import { MODE_COLUMNS, modeRows } from './durability.js';
 import { explainRun } from './explain.js';
 import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatMs, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const require = createRequire(import.meta.url);
 let chartJsSource: string | undefined;
@@ -113,6 +114,25 @@ function categoryTable(result: RunResult): string {
     }),
   ]);
   return sortableTable('category-table', ['scenario', 'strategy', 'category', ...titles], rows);
+}
+
+/** The retrieval tables (overall and by category); empty when no strategy of the run retrieves. */
+function retrievalSection(result: RunResult): string {
+  const ks = retrievalKs(result);
+  const table = (id: string, byCategory: boolean): string => {
+    const head = ['scenario', 'strategy', ...(byCategory ? ['category'] : []), 'level', 'n', ...metricTitles(ks)];
+    const rows = retrievalRows(result, byCategory).map((row): Column[] => [
+      { title: 'scenario', text: row.cell.scenario },
+      { title: 'strategy', text: row.cell.label },
+      ...(byCategory ? [{ title: 'category', text: row.category }] : []),
+      { title: 'level', text: row.level },
+      { title: 'n', text: String(row.summary.n), sort: row.summary.n },
+      ...metricValues(row.summary, ks).map((value, i): Column => ({ title: metricTitles(ks)[i]!, text: value === undefined ? '–' : formatFigure(value), sort: value ?? null })),
+    ]);
+    return sortableTable(id, head, rows);
+  };
+  if (retrievalRows(result, false).length === 0) return '';
+  return `<section id="retrieval">\n<h2>Retrieval</h2>\n<p>${escapeHtml(RETRIEVAL_NOTE)}</p>\n${table('retrieval-table', false)}\n<h3>Retrieval by probe category</h3>\n${table('retrieval-category-table', true)}\n</section>`;
 }
 
 function probeTable(result: RunResult): string {
@@ -309,6 +329,7 @@ ${explainSection(result)}
 <h2>Recall by probe category</h2>
 ${categoryTable(result)}
 </section>
+${retrievalSection(result)}
 <section id="summary">
 <h2>Per cell</h2>
 <details><summary>${result.cells.length} cells: tokens, recall, latency per scenario × strategy setting (click a column header to sort)</summary>

@@ -4,6 +4,7 @@ import { interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, reca
 import { renderExplainMarkdown } from './explain.js';
 import { invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
 
@@ -50,6 +51,42 @@ function verdictSection(result: RunResult): string[] {
   return lines;
 }
 
+function retrievalSection(result: RunResult): string[] {
+  const ks = retrievalKs(result);
+  const rows = (byCategory: boolean) =>
+    retrievalRows(result, byCategory).map((row) => [
+      row.cell.scenario,
+      row.cell.label,
+      ...(byCategory ? [row.category] : []),
+      row.level,
+      String(row.summary.n),
+      ...metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value))),
+    ]);
+  const overall = rows(false);
+  if (overall.length === 0) return [];
+  return [
+    '## Retrieval',
+    '',
+    RETRIEVAL_NOTE,
+    '',
+    table(['scenario', 'strategy', 'level', 'n', ...metricTitles(ks)], overall),
+    '',
+    '### Retrieval by probe category',
+    '',
+    table(['scenario', 'strategy', 'category', 'level', 'n', ...metricTitles(ks)], rows(true)),
+    '',
+    '### Retrieval pooled over scenarios, by strategy and probe category',
+    '',
+    'Each strategy setting over every scenario it ran (a dataset\'s conversations, say), means weighted by the probes behind them.',
+    '',
+    table(
+      ['strategy', 'category', 'level', 'scenarios', 'n', ...metricTitles(ks)],
+      pooledRetrievalRows(result).map((row) => [row.strategy, row.category, row.level, String(row.cells), String(row.summary.n), ...metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)))]),
+    ),
+    '',
+  ];
+}
+
 export function renderMarkdown(result: RunResult): string {
   const { header } = result;
   const lines: string[] = [
@@ -90,6 +127,7 @@ export function renderMarkdown(result: RunResult): string {
     '',
     breakdownTable(result),
     '',
+    ...retrievalSection(result),
     ...durabilitySection(result),
     renderExplainMarkdown(result),
     '## Probes',

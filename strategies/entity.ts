@@ -85,6 +85,8 @@ export class EntityStrategy implements MemoryStrategy {
   private readonly history: SqliteChatMessageHistory;
   private readonly humanAt: number[] = [];
   private lastReplyAt = -1;
+  /** Step ids of the messages since the last reply (the exchange in progress; not persisted: a crash mid-exchange loses them). */
+  private exchangeSteps: string[] = [];
   private readonly queue: EntityJob[] = [];
   private draining: Promise<void> | undefined;
   private closed = false;
@@ -111,12 +113,15 @@ export class EntityStrategy implements MemoryStrategy {
     const index = this.history.messages.length;
     await this.history.addMessage(event.message);
     if (isHuman(event.message)) this.humanAt.push(index);
+    if (event.stepId !== undefined && !this.exchangeSteps.includes(event.stepId)) this.exchangeSteps.push(event.stepId);
     if (!isFinalReply(event.message)) return;
+    const stepIds = this.exchangeSteps;
+    this.exchangeSteps = [];
     // The lines since the previous reply: this exchange, with any tool calls that came in between.
     const lines = this.history.messages.slice(this.lastReplyAt + 1).map(transcriptLine).filter((line) => line.length > 0);
     this.lastReplyAt = index;
     if (lines.length === 0) return;
-    this.queue.push(this.store.enqueue(event.turn, lines));
+    this.queue.push(this.store.enqueue(event.turn, lines, stepIds));
     await this.process();
   }
 
@@ -125,8 +130,11 @@ export class EntityStrategy implements MemoryStrategy {
     const inProgress = (this.humanAt.at(-1) ?? -1) > this.lastReplyAt;
     const exchanges = this.options.recentExchanges + (inProgress ? 1 : 0);
     const recent = messages.slice(exchanges === 0 ? messages.length : windowStart(messages, this.humanAt, exchanges));
-    const records = this.store.relevant(input.query, this.options.k);
-    return { messages: records.length > 0 ? [this.entityMessage(records), ...recent] : recent };
+    const ranked = this.store.relevant(input.query, Math.max(this.options.k, input.rankDepth ?? 0));
+    const records = ranked.slice(0, this.options.k);
+    // Best first; the score is the rank, counted down (the store ranks by name match, then shared terms, then recency).
+    const retrieved = ranked.map((record, index) => ({ stepIds: record.sources, score: ranked.length - index }));
+    return { messages: records.length > 0 ? [this.entityMessage(records), ...recent] : recent, retrieved };
   }
 
   /** What is persisted, for the durability checks: the messages and every entity summary. */
@@ -226,7 +234,7 @@ export class EntityStrategy implements MemoryStrategy {
     });
     const summary = text.trim();
     if (summary.length === 0 || summary === current?.summary) return undefined;
-    return { write: { name: display, summary, turn: job.turn, job: job.id }, expectedVersion: current?.version ?? 0 };
+    return { write: { name: display, summary, turn: job.turn, job: job.id, stepIds: job.stepIds }, expectedVersion: current?.version ?? 0 };
   }
 
   /** One system message with the chosen summaries; the same object while they are unchanged, so it is tokenised once. */

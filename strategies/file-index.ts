@@ -117,6 +117,8 @@ export class FileIndexStrategy implements MemoryStrategy {
   private lastReplyAt = -1;
   private extractedThrough = 0;
   private readonly termsOf = new WeakMap<MemoryRecord, ReadonlySet<string>>();
+  /** Scenario step ids of history messages saved in this session (auto-memory records where a memory came from). */
+  private readonly stepIdAt = new Map<number, string>();
   private lastContext: SystemMessage | undefined;
 
   constructor(
@@ -162,6 +164,7 @@ export class FileIndexStrategy implements MemoryStrategy {
   async save(event: MemoryEvent): Promise<void> {
     const index = this.history.messages.length;
     if (isHuman(event.message)) this.humanAt.push(index);
+    if (event.stepId !== undefined) this.stepIdAt.set(index, event.stepId);
     await this.history.addMessage(event.message);
     if (!isFinalReply(event.message)) return;
     if (this.options.autoMemory) await this.extractExchange(index);
@@ -177,15 +180,20 @@ export class FileIndexStrategy implements MemoryStrategy {
     const recalled = this.bestMatches(rest, input.query, this.options.recallTopK);
     this.recalls += recalled.length;
     const recent = this.recentMessages();
+    // Asked for a ranking (a probe): every live memory, high priority too, ranked as recall_memory would rank it.
+    const ranking = input.rankDepth === undefined ? {} : { retrieved: this.rankMemories(live, input.query, Math.max(this.options.recallTopK, input.rankDepth)).map(({ record, score }) => ({ stepIds: record.sources ?? [], score })) };
     const text = renderContext(high, rest, recalled);
-    if (!text) return { messages: recent };
+    if (!text) return { messages: recent, ...ranking };
     // The same object while nothing changed, so the token counter's per-message cache keeps working.
     if (this.lastContext?.content !== text) this.lastContext = new SystemMessage(text);
-    return { messages: [this.lastContext, ...recent] };
+    return { messages: [this.lastContext, ...recent], ...ranking };
   }
 
-  /** Writes or updates a memory; unspecified fields of an existing memory of that name are kept. */
-  async remember(item: FileMemoryItem): Promise<FileMemoryAck> {
+  /**
+   * Writes or updates a memory; unspecified fields of an existing memory of that name are kept.
+   * `derivedFrom` adds the step ids of the exchange an automatic memory was read from.
+   */
+  async remember(item: FileMemoryItem, derivedFrom: readonly string[] = []): Promise<FileMemoryAck> {
     const name = item.name !== undefined ? normalizeMemoryName(item.name) : deriveMemoryName(item.content);
     await this.store?.refresh();
     const existing = this.find(name, item.scope);
@@ -198,6 +206,7 @@ export class FileIndexStrategy implements MemoryStrategy {
       priority: item.priority ?? existing?.priority ?? 'normal',
       ...(item.description !== undefined ? { description: item.description } : {}),
       ...(item.expires !== undefined ? { expires: item.expires } : {}),
+      sources: [...new Set([...(existing?.sources ?? []), ...(item.stepId !== undefined ? [item.stepId] : []), ...derivedFrom])],
     };
     if (this.writesThrough) {
       const record = await this.store!.write(draft);
@@ -268,7 +277,7 @@ export class FileIndexStrategy implements MemoryStrategy {
       for (const [key, record] of this.pending) {
         const [scope, name] = key.split('/') as [MemoryScope, string];
         try {
-          if (record) await this.store.write({ name, content: record.body, type: record.type, scope, priority: record.priority, description: record.description, ...(record.expires !== undefined ? { expires: record.expires } : {}) });
+          if (record) await this.store.write({ name, content: record.body, type: record.type, scope, priority: record.priority, description: record.description, ...(record.expires !== undefined ? { expires: record.expires } : {}), ...(record.sources ? { sources: record.sources } : {}) });
           else await this.store.remove(scope, name);
         } catch (error) {
           problems.push((error as Error).message);
@@ -290,6 +299,11 @@ export class FileIndexStrategy implements MemoryStrategy {
   private async extractExchange(replyAt: number): Promise<void> {
     const messages = this.history.messages;
     const userMessages = messages.slice(this.lastReplyAt + 1, replyAt).filter(isHuman).map(messageText).filter((text) => text.trim().length > 0);
+    const stepIds: string[] = [];
+    for (let index = this.lastReplyAt + 1; index <= replyAt; index++) {
+      const stepId = this.stepIdAt.get(index);
+      if (stepId !== undefined && !stepIds.includes(stepId)) stepIds.push(stepId);
+    }
     this.lastReplyAt = replyAt;
     if (userMessages.length > 0) {
       await this.store?.refresh();
@@ -305,7 +319,7 @@ export class FileIndexStrategy implements MemoryStrategy {
         const existing = this.find(memory.name);
         if (existing && normalizeText(existing.body) === normalizeText(memory.content)) continue;
         try {
-          await this.remember(memory);
+          await this.remember(memory, stepIds);
           this.autoMemories++;
         } catch (error) {
           if (!(error instanceof MembenchError)) throw error;
@@ -348,8 +362,12 @@ export class FileIndexStrategy implements MemoryStrategy {
     return undefined;
   }
 
-  /** Term overlap with the query (rarer, longer terms weigh more), computed on terms cached per record. */
   private bestMatches(records: readonly MemoryRecord[], query: string, k: number): MemoryRecord[] {
+    return this.rankMemories(records, query, k).map((entry) => entry.record);
+  }
+
+  /** Term overlap with the query (rarer, longer terms weigh more), computed on terms cached per record; the best `k`, with their scores. */
+  private rankMemories(records: readonly MemoryRecord[], query: string, k: number): { record: MemoryRecord; score: number }[] {
     if (k === 0) return [];
     const queryTerms = new Set(matchTerms(query));
     if (queryTerms.size === 0) return [];
@@ -371,7 +389,7 @@ export class FileIndexStrategy implements MemoryStrategy {
         (a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : 0) ||
         compareMemories(a.record, b.record),
     );
-    return scored.slice(0, k).map((entry) => entry.record);
+    return scored.slice(0, k);
   }
 
   /** The last `recentExchanges` completed exchanges, plus the current user message when it has no reply yet. */

@@ -1,14 +1,16 @@
 /** The registry: the only list of built-in strategies. CLI choices and `list strategies` come from here. */
 import type { StrategyDefinition } from './types.js';
+import { bm25 } from './bm25.js';
 import { buffer } from './buffer.js';
 import { entity } from './entity.js';
 import { fileIndex } from './file-index.js';
+import { hybrid } from './hybrid.js';
 import { summary } from './summary.js';
 import { summaryBuffer } from './summary-buffer.js';
 import { vector } from './vector.js';
 import { window } from './window.js';
 
-export const builtinStrategies: readonly StrategyDefinition[] = [buffer, window, summary, summaryBuffer, vector, entity, fileIndex];
+export const builtinStrategies: readonly StrategyDefinition[] = [buffer, window, summary, summaryBuffer, vector, entity, fileIndex, bm25, hybrid];
 
 export function findStrategy(name: string): StrategyDefinition | undefined {
   return builtinStrategies.find((definition) => definition.name === name);

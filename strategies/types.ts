@@ -30,10 +30,31 @@ export interface LoadInput {
   query: string;
   turn: number;
   timestamp?: string;
+  /**
+   * Rank at least this many candidates into `retrieved` (when the store holds them), beyond the
+   * `k` the context uses: the harness asks on probes, for retrieval metrics at several k.
+   */
+  rankDepth?: number;
+}
+
+/** One item a retrieving strategy ranked for a query, with the scenario steps it came from. */
+export interface RetrievedItem {
+  /** Ids of the scenario steps whose messages the item holds (or was derived from); may be empty. */
+  stepIds: string[];
+  /** The strategy's own score (higher ranks first); comparable only within one ranking. */
+  score: number;
 }
 
 export interface LoadResult {
   messages: BaseMessage[];
+  /**
+   * Strategies that retrieve: what they ranked for this query, best first, not cut to the `k`
+   * that went into the context (at least `rankDepth` items when they have them). When
+   * `rankDepth` is given, everything stored competes, recent items included verbatim too (as
+   * retrieval benchmarks rank the whole history). Retrieval metrics (recall@k, NDCG@k) are
+   * judged on it.
+   */
+  retrieved?: RetrievedItem[];
 }
 
 /** Something the user explicitly asked the agent to keep. */
@@ -48,6 +69,8 @@ export interface MemoryItem {
   description?: string;
   /** ISO date after which the memory no longer counts. */
   expires?: string;
+  /** The scenario step that asked for it, when the step has an id (retrieval metrics trace a memory back to it). */
+  stepId?: string;
 }
 
 /** Returned once the memory is as durable as the strategy's mode promises. */

@@ -18,6 +18,7 @@ import { Journal } from './journal.js';
 import type { Ledger } from './ledger.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
+import { DEFAULT_RETRIEVAL_K, rankedStepIds } from '../results/retrieval.js';
 
 /** An explicit memory the user was told is kept. */
 export interface Ack {
@@ -44,6 +45,8 @@ export interface SessionDeps {
   checkpoint?: (point: CrashPoint) => void;
   /** Told after a memory is acknowledged; awaited before the `after_ack` crash point. */
   onAck?: (ack: Ack) => Promise<void> | void;
+  /** Ranked items a probe asks a retrieving strategy for and records (the deepest retrieval k; default 10). */
+  rankDepth?: number;
 }
 
 /** The texts of a probe's evidence steps, or undefined for other steps. */
@@ -188,7 +191,7 @@ export class AgentSession {
     if (memory.remember) {
       this.turn++;
       try {
-        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires };
+        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId: step.id };
         const [ack, saveMs] = await timed(() => memory.remember!(item));
         acknowledgedName = ack.name;
         this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });
@@ -265,7 +268,8 @@ export class AgentSession {
 
   /** A question answered from memory: every recall figure is judged on what load() returned. */
   private async probe(index: number, step: ProbeStep, evidence: readonly (readonly string[])[]): Promise<void> {
-    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1 }));
+    const rankDepth = this.deps.rankDepth ?? Math.max(...DEFAULT_RETRIEVAL_K);
+    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1, rankDepth }));
     const messages = contextMessages(context.messages);
     const normalized = messages.join('\n');
     const verdict = judgeContext(normalized, step.expect, step.forbid);
@@ -293,6 +297,7 @@ export class AgentSession {
       ...(found ? { evidenceFindings: found.findings } : {}),
       ...(step.label !== undefined ? { label: step.label } : {}),
       ...(f1 && step.expect ? { answerF1: Math.max(...step.expect.map((gold) => f1(answer, gold))) } : {}),
+      ...rankedStepIds(context.retrieved, rankDepth),
     });
   }
 }

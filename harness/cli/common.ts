@@ -9,7 +9,7 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
-import { DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
@@ -23,7 +23,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
-    .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME' })
+    .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)' })
     .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
     .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
@@ -39,6 +39,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
+    .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
 }
@@ -53,6 +54,15 @@ export function parseDurabilities(value: string | undefined): DurabilityMode[] |
   const bad = modes.find((mode) => !DURABILITY_MODES.includes(mode as DurabilityMode));
   if (bad !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--durability ${value}: "${bad}" is not one of ${DURABILITY_MODES.join(', ')}`);
   return modes as DurabilityMode[];
+}
+
+/** `1,5,10` → [1, 5, 10], refusing anything but whole numbers >= 1. */
+export function parseRetrievalK(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  return retrievalKs(
+    value.split(',').map((k) => (k.trim() === '' ? Number.NaN : Number(k.trim()))),
+    value,
+  );
 }
 
 /** Keeps the keys whose value is defined: what a layer actually sets. */
@@ -82,6 +92,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     priceDurability: layer.priceDurability,
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
+    retrievalK: layer.retrievalK,
     live: Object.keys(live).length ? live : undefined,
   });
 }
@@ -111,6 +122,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     timeout: argv.timeout,
     retries: argv.retries,
     keepCellDirs: argv['keep-cell-dirs'],
+    retrievalK: parseRetrievalK(argv['retrieval-k']),
     workers: argv.workers,
     out: argv.out,
   }) as MembenchConfig;

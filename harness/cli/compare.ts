@@ -13,7 +13,7 @@ export function builder(yargs: Argv) {
   return yargs
     .positional('base', { type: 'string', demandOption: true, describe: 'the reference run: a results.json file or a run dir' })
     .positional('head', { type: 'string', demandOption: true, describe: 'the run under test: a results.json file or a run dir' })
-    .option('max-recall-drop', { type: 'number', default: DEFAULT_THRESHOLDS.maxRecallDrop, describe: 'largest allowed drop of context recall, absolute (0.05 = five points)' })
+    .option('max-recall-drop', { type: 'number', default: DEFAULT_THRESHOLDS.maxRecallDrop, describe: 'largest allowed drop of context recall and of each retrieval figure (recall_any/recall_all/NDCG@k by category), absolute (0.05 = five points)' })
     .option('max-token-increase', { type: 'number', default: DEFAULT_THRESHOLDS.maxTokenIncrease, describe: 'largest allowed growth of context or maintenance tokens, relative (0.10 = +10%)' })
     .option('max-latency-ratio', { type: 'number', default: DEFAULT_THRESHOLDS.maxLatencyRatio, describe: 'largest allowed head/base ratio of load and save p50' })
     .option('min-latency-ms', {

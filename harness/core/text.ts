@@ -47,9 +47,14 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** False for stop words and single Latin letters or digits: words that say nothing on their own. */
+export function isContentWord(word: string): boolean {
+  return !STOPWORDS.has(word) && !(word.length === 1 && /[a-z0-9]/u.test(word));
+}
+
 /** Words that carry content (stop words and single Latin letters dropped): used for overlap scores. */
 export function contentWords(text: string): string[] {
-  return words(text).filter((word) => !STOPWORDS.has(word) && !(word.length === 1 && /[a-z0-9]/u.test(word)));
+  return words(text).filter(isContentWord);
 }
 
 const termsCache = new Map<string, readonly string[]>();

@@ -48,16 +48,28 @@ export function createModel(spec: string, options: ProviderOptions = {}): ChatMo
   throw new MembenchError('INVALID_ARGUMENT', `unknown model "${spec}": expected "offline" or "openai:NAME"`);
 }
 
-/** `hashed` (default, 256 dimensions), `hashed:DIM`, or `openai:NAME`. */
+/** Models that take a `dimensions` request parameter (OpenAI's text-embedding-3 family); others are only told what to expect. */
+const TAKES_DIMENSIONS = /^text-embedding-3/u;
+
+/**
+ * `hashed` (default, 256 dimensions), `hashed:DIM`, `openai:NAME` (the dimension learned from
+ * the first response) or `openai:NAME:DIM` (the dimension known up front; a name may itself hold
+ * colons, as Ollama's `nomic-embed-text:latest`: only an all-digit last part is a dimension).
+ */
 export function createEmbedder(spec: string, options: ProviderOptions = {}): Embedder {
   const hashed = /^hashed(?::(\d+))?$/u.exec(spec);
   if (hashed) return new HashedEmbedder(hashed[1] ? Number(hashed[1]) : 256);
-  const name = openaiName(spec, 'embedder');
-  if (name !== undefined) {
-    const embedder = new OpenAIEmbedder(name, options);
+  const given = openaiName(spec, 'embedder');
+  if (given !== undefined) {
+    const sized = /^(.+):(\d+)$/u.exec(given);
+    const name = sized ? sized[1]! : given;
+    const dimensions = sized ? Number(sized[2]) : undefined;
+    if (dimensions === 0) throw new MembenchError('INVALID_ARGUMENT', `embedder "${spec}": the dimension must be at least 1`);
+    const sizing = dimensions === undefined ? {} : TAKES_DIMENSIONS.test(name) ? { dimensions } : { expectedDimensions: dimensions };
+    const embedder = new OpenAIEmbedder(name, { ...options, ...sizing });
     return options.cache ? new CachedEmbedder(embedder, cacheStore(options.cache), embedder.parameters) : embedder;
   }
-  throw new MembenchError('INVALID_ARGUMENT', `unknown embedder "${spec}": expected "hashed", "hashed:DIM" or "openai:NAME"`);
+  throw new MembenchError('INVALID_ARGUMENT', `unknown embedder "${spec}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`);
 }
 
 /** Tokens spent on model calls, split the way reports show them. */

@@ -24,6 +24,8 @@ export interface OpenAIProviderOptions extends EndpointOptions {
   temperature?: number;
   /** Embedder: vector size to request (text-embedding-3 models) and to expect. */
   dimensions?: number;
+  /** Embedder: vector size to expect without requesting it (`openai:NAME:DIM` for models that take no `dimensions` parameter). */
+  expectedDimensions?: number;
   /** Embedder: texts per request (default 128). */
   batchSize?: number;
 }
@@ -137,6 +139,8 @@ export class OpenAIEmbedder implements Embedder {
   private readonly requestedDimensions: number | undefined;
   private readonly batchSize: number;
   private knownDimensions: number;
+  /** Where `knownDimensions` came from, for the error that names both sizes. */
+  private dimensionSource: string;
 
   constructor(
     readonly name: string,
@@ -146,7 +150,9 @@ export class OpenAIEmbedder implements Embedder {
     this.endpoint = new Endpoint(options);
     this.requestedDimensions = options.dimensions === undefined ? undefined : positiveInteger('dimensions', options.dimensions, 0);
     this.batchSize = positiveInteger('batchSize', options.batchSize, 128);
-    this.knownDimensions = this.requestedDimensions ?? KNOWN_DIMENSIONS[name] ?? 0;
+    const expected = options.expectedDimensions === undefined ? undefined : positiveInteger('expectedDimensions', options.expectedDimensions, 0);
+    this.knownDimensions = this.requestedDimensions ?? expected ?? KNOWN_DIMENSIONS[name] ?? 0;
+    this.dimensionSource = this.requestedDimensions !== undefined ? 'as requested' : expected !== undefined ? `as given in openai:${name}:${expected}` : this.knownDimensions > 0 ? `as ${name} embeds` : 'as its first response did';
   }
 
   /** From the options, the known-model table, or the first response; 0 until then for an unknown model. */
@@ -183,7 +189,7 @@ export class OpenAIEmbedder implements Embedder {
       if (vector.length !== this.knownDimensions) {
         throw new MembenchError(
           'MODEL_ERROR',
-          `openai: POST ${displayUrl(this.endpoint.baseUrl, '/embeddings')} returned a ${vector.length}-dimension vector; expected ${this.knownDimensions}`,
+          `openai: POST ${displayUrl(this.endpoint.baseUrl, '/embeddings')} returned a ${vector.length}-dimension vector for ${this.id}; expected ${this.knownDimensions} (${this.dimensionSource})`,
         );
       }
     }

@@ -88,6 +88,7 @@ class AgentHost {
       journal: this.journal,
       sessionId: cell.sessionId,
       idempotencyKeys: cell.idempotencyKeys,
+      ...(cell.rankDepth !== undefined ? { rankDepth: cell.rankDepth } : {}),
       checkpoint: this.checkpoint,
       onAck: (ack: Ack) => send({ type: 'ack', ack }),
       createStrategy: () =>

@@ -26,6 +26,8 @@ export interface AgentCell {
   seed: number;
   sessionId: string;
   idempotencyKeys: boolean;
+  /** Ranked items each probe records (the deepest retrieval k). */
+  rankDepth?: number;
 }
 
 export type ToAgent =

@@ -47,6 +47,22 @@ export const recallSummarySchema = z.object({
 });
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
 
+/** Retrieval at one k (DESIGN §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
+export const retrievalAtKSchema = z.object({ k: count, recallAny: count, recallAll: count, ndcg: count });
+export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
+
+/** A probe's retrieval figures at each k: turn level, and session level for scenarios with sessions. */
+export const retrievalFiguresSchema = z.object({ turn: z.array(retrievalAtKSchema), session: z.array(retrievalAtKSchema).optional() });
+export type RetrievalFigures = z.infer<typeof retrievalFiguresSchema>;
+
+/** Means over the `n` probes that have figures at this level. */
+export const retrievalLevelSchema = z.object({ n: count, atK: z.array(retrievalAtKSchema) });
+export type RetrievalLevel = z.infer<typeof retrievalLevelSchema>;
+
+/** A cell's (or a category's) retrieval figures, pooled. */
+export const retrievalSummarySchema = z.object({ turn: retrievalLevelSchema, session: retrievalLevelSchema.optional() });
+export type RetrievalSummary = z.infer<typeof retrievalSummarySchema>;
+
 /** One conversational step: what was loaded and how long load and save took. */
 export const turnRecordSchema = z.object({
   step: count,
@@ -91,6 +107,10 @@ export const probeRecordSchema = z.object({
   answerF1: count.optional(),
   /** How far back the furthest evidence lies: exchanges, and tokens of scripted conversation saved since. */
   distance: z.object({ exchanges: count, tokens: count }).optional(),
+  /** Strategies that retrieve: the step ids of each item they ranked for the question, best first (to the deepest k). */
+  retrieved: z.array(z.array(z.string())).optional(),
+  /** recall_any / recall_all / NDCG at each k of that ranking against `evidence` (answerable probes with evidence). */
+  retrieval: retrievalFiguresSchema.optional(),
 });
 export type ProbeRecord = z.infer<typeof probeRecordSchema>;
 
@@ -319,6 +339,9 @@ export const cellResultSchema = z.object({
   turns: z.array(turnRecordSchema),
   probes: z.array(probeRecordSchema),
   durationMs: count,
+  /** Strategies that retrieve: retrieval figures pooled over the cell's probes, and by probe category. */
+  retrieval: retrievalSummarySchema.optional(),
+  retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 

@@ -13,6 +13,7 @@ import { runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
+import { retrievalByCategory, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
 import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
@@ -57,6 +58,8 @@ export interface ProviderSettings {
   keepCellDirs: boolean;
   /** Where cell temp dirs are made (default: the OS temp dir). */
   tempRoot?: string;
+  /** The k of retrieval metrics, ascending (probes rank to the deepest). */
+  retrievalK?: readonly number[];
 }
 
 /** The providers a cell runs with (shared by the cells of one process). */
@@ -115,6 +118,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string): Pro
     model,
     tokens,
     ledger,
+    ...rankDepthOf(providers),
     createStrategy: () =>
       definition.create(
         { dir: paths.strategyDir, tokens, model, embedder: providers.embedder, durability: plan.spec.durability, seed: plan.seed, now: providers.now },
@@ -154,6 +158,7 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string)
       seed: plan.seed,
       sessionId: 'main',
       idempotencyKeys: plan.idempotencyKeys,
+      ...rankDepthOf(providers),
     },
   });
   const { counts } = outcome.durability;
@@ -170,9 +175,14 @@ function withDistances(plan: CellTask, probes: readonly ProbeRecord[], tokenizer
   });
 }
 
+/** How deep probes rank: the deepest retrieval k. */
+const rankDepthOf = (settings: Pick<ProviderSettings, 'retrievalK'>): { rankDepth?: number } => (settings.retrievalK?.length ? { rankDepth: Math.max(...settings.retrievalK) } : {});
+
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number): CellResult {
-  const { turns, probes, usage, error } = records;
+function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[]): CellResult {
+  const { turns, usage, error } = records;
+  const probes = withRetrieval(records.probes, plan.scenario, retrievalK);
+  const retrieval = summarizeRetrieval(probes);
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
   const contextTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
   return {
@@ -213,6 +223,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     turns,
     probes,
     durationMs,
+    ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes) } : {}),
   };
 }
 
@@ -231,5 +242,5 @@ export async function runCell(plan: CellPlan, providers: Providers): Promise<Cel
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started);
+  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK);
 }

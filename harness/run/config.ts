@@ -48,6 +48,8 @@ const configSchema = z.object({
   keepCellDirs: z.boolean().optional(),
   /** Scenarios replayed in every strategy's other durability modes too (`[]`: none). */
   priceDurability: list.optional(),
+  /** The k of retrieval metrics: `[1, 5, 10]` or `"1,5,10"`. */
+  retrievalK: z.union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())]).pipe(z.array(whole(1)).min(1)).optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */

@@ -24,11 +24,11 @@ export const CELLS_DIR = 'cells';
 /** The options that decide a run's matrix and results: what plan.json keeps (never the API key). */
 export type PlannedOptions = Pick<
   RunOptions,
-  'strategies' | 'scenarios' | 'params' | 'seed' | 'trials' | 'model' | 'embedder' | 'tokenizer' | 'cache' | 'datasets' | 'datasetLimit' | 'crashFuzz' | 'isolate' | 'durabilities' | 'idempotency' | 'shard'
+  'strategies' | 'scenarios' | 'params' | 'seed' | 'trials' | 'model' | 'embedder' | 'tokenizer' | 'cache' | 'datasets' | 'datasetLimit' | 'crashFuzz' | 'isolate' | 'durabilities' | 'idempotency' | 'shard' | 'retrievalK'
 > & { live?: Omit<LiveProviderSettings, 'apiKey'> };
 
 /** The keys of PlannedOptions, in the order messages list them. */
-export const PLANNED_KEYS = ['strategies', 'scenarios', 'params', 'seed', 'trials', 'model', 'embedder', 'tokenizer', 'cache', 'datasets', 'datasetLimit', 'crashFuzz', 'isolate', 'durabilities', 'idempotency', 'shard', 'live'] as const;
+export const PLANNED_KEYS = ['strategies', 'scenarios', 'params', 'seed', 'trials', 'model', 'embedder', 'tokenizer', 'cache', 'datasets', 'datasetLimit', 'crashFuzz', 'isolate', 'durabilities', 'idempotency', 'shard', 'live', 'retrievalK'] as const;
 
 const strings = z.array(z.string()).optional();
 const planFile = z.object({
@@ -51,6 +51,7 @@ const planFile = z.object({
     idempotency: z.enum(['on', 'off', 'both']).optional(),
     shard: z.object({ index: z.number(), count: z.number() }).optional(),
     live: z.object({ baseUrl: z.string().optional(), concurrency: z.number().optional(), timeoutMs: z.number().optional(), maxRetries: z.number().optional(), temperature: z.number().optional() }).optional(),
+    retrievalK: z.array(z.number()).optional(),
   }),
   digest: z.string().optional(),
   cells: z.array(z.string()).optional(),

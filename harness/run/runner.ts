@@ -19,6 +19,7 @@ import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { expandStrategies, type StrategySpec } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
+import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
 import { TokenCounter } from '../core/tokens.js';
@@ -90,6 +91,8 @@ export interface RunOptions {
   onWarning?: (message: string) => void;
   /** Injected clock, for tests (cells in pool workers use the real clock). */
   now?: () => Date;
+  /** The k of retrieval metrics (default 1, 5, 10): recall_any@k, recall_all@k, NDCG@k. */
+  retrievalK?: readonly number[];
 }
 
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
@@ -106,6 +109,14 @@ export interface CellStore {
 }
 
 export const DEFAULT_SEED = 42;
+
+/** The retrieval k, checked, distinct and ascending (default 1, 5, 10). */
+export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(',')): number[] {
+  if (ks === undefined) return [...DEFAULT_RETRIEVAL_K];
+  const bad = ks.find((k) => !Number.isInteger(k) || k < 1);
+  if (bad !== undefined || ks.length === 0) throw new MembenchError('INVALID_ARGUMENT', `--retrieval-k ${given}: expected whole numbers >= 1 separated by commas, e.g. 1,5,10`);
+  return [...new Set(ks)].sort((a, b) => a - b);
+}
 /** Where live model responses are cached unless `--no-cache` or `--cache FILE` says otherwise. */
 export const DEFAULT_CACHE_FILE = '.membench/cache.sqlite';
 
@@ -193,7 +204,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
 export function planDigest(plans: readonly CellTask[], scenarios: readonly Scenario[], settings: ProviderSettings): string {
   const matrix = {
     membench: MEMBENCH_VERSION,
-    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate],
+    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate, settings.retrievalK],
     // Scenario content, not where it was read from: a resume from another checkout still matches.
     scenarios: scenarios.map(({ source: _source, ...scenario }) => scenario),
     cells: plans.map((plan) => [plan.id, plan.scenario.name, plan.spec.name, plan.spec.options, plan.spec.durability, plan.idempotencyKeys, plan.trial, plan.seed]),
@@ -238,6 +249,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     isolate: options.isolate ?? false,
     tokenizerModel: options.tokenizer ?? modelSpec.replace(/^openai:/u, ''),
     keepCellDirs: options.keepCellDirs ?? false,
+    retrievalK: retrievalKs(options.retrievalK),
   };
   const digest = planDigest(plans, scenarios, settings);
   const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));

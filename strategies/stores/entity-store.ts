@@ -9,14 +9,17 @@ import type { DurabilityMode } from '../types.js';
 import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { hasCjk, matchTerms, normalizeText } from '../../harness/core/text.js';
 
-/** One entity as stored (`name` is its key): `version` counts its writes; `job` is its last writer's ticket, so an older job never overwrites it. */
-export type EntityRecord = { name: string; display: string; summary: string; version: number; updatedTurn: number; job: number };
+/**
+ * One entity as stored (`name` is its key): `version` counts its writes; `job` is its last writer's ticket, so an older job never overwrites it;
+ * `sources` are the scenario step ids of the exchanges its summary was folded from (for retrieval metrics).
+ */
+export type EntityRecord = { name: string; display: string; summary: string; version: number; updatedTurn: number; job: number; sources: string[] };
 
 /** A new summary for an entity; without `job` it is a direct write (a correction), newer than every queued job. */
-export type EntityWrite = { name: string; summary: string; turn: number; job?: number };
+export type EntityWrite = { name: string; summary: string; turn: number; job?: number; stepIds?: readonly string[] };
 
 /** An exchange waiting for extraction; `id` is its ticket in the writers' order. */
-export type EntityJob = { id: number; turn: number; lines: string[] };
+export type EntityJob = { id: number; turn: number; lines: string[]; stepIds: string[] };
 
 /** A write a job prepared, with the version it read: committed only if the entity is still at that version. */
 export type EntityDraft = { write: EntityWrite; expectedVersion: number };
@@ -50,15 +53,21 @@ function* namesInQuery(query: string): Generator<string> {
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entities (
   name TEXT PRIMARY KEY, display TEXT NOT NULL, summary TEXT NOT NULL, version INTEGER NOT NULL,
-  updated_turn INTEGER NOT NULL, updated_job INTEGER NOT NULL, updated_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL, lines TEXT NOT NULL);
+  updated_turn INTEGER NOT NULL, updated_job INTEGER NOT NULL, updated_at TEXT NOT NULL, step_ids TEXT);
+CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL, lines TEXT NOT NULL, step_ids TEXT);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`;
 
-const SELECT_ENTITIES = 'SELECT name, display, summary, version, updated_turn AS updatedTurn, updated_job AS job FROM entities';
-const INSERT_ENTITY = `INSERT INTO entities (name, display, summary, version, updated_turn, updated_job, updated_at)
-  VALUES (@name, @display, @summary, @version, @updatedTurn, @job, @updatedAt) ON CONFLICT (name) DO NOTHING`;
+const SELECT_ENTITIES = 'SELECT name, display, summary, version, updated_turn AS updatedTurn, updated_job AS job, step_ids AS sources FROM entities';
+/** Columns added after the first release: a file written before them gets them (empty) on open. */
+const ADDED_COLUMNS: [table: string, column: string][] = [
+  ['entities', 'step_ids'],
+  ['jobs', 'step_ids'],
+];
+const fromRow = (row: Omit<EntityRecord, 'sources'> & { sources: string | null }): EntityRecord => ({ ...row, sources: row.sources ? (JSON.parse(row.sources) as string[]) : [] });
+const INSERT_ENTITY = `INSERT INTO entities (name, display, summary, version, updated_turn, updated_job, updated_at, step_ids)
+  VALUES (@name, @display, @summary, @version, @updatedTurn, @job, @updatedAt, @stepIds) ON CONFLICT (name) DO NOTHING`;
 const UPDATE_ENTITY = `UPDATE entities SET display = @display, summary = @summary, version = @version, updated_turn = @updatedTurn,
-  updated_job = @job, updated_at = @updatedAt WHERE name = @name AND version = @expectedVersion AND updated_job < @job`;
+  updated_job = @job, updated_at = @updatedAt, step_ids = @stepIds WHERE name = @name AND version = @expectedVersion AND updated_job < @job`;
 
 /**
  * Entity summaries and the extraction queue, in `entities.sqlite`: committed per write in `sync`
@@ -88,12 +97,16 @@ export class EntityStore {
     if (this.db || this.durability === 'none') return [];
     const db = openDatabase(this.file, this.durability);
     db.exec(SCHEMA);
-    for (const record of db.prepare(SELECT_ENTITIES).all() as EntityRecord[]) {
+    for (const [table, column] of ADDED_COLUMNS) {
+      const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[];
+      if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
+    }
+    for (const record of (db.prepare(SELECT_ENTITIES).all() as Parameters<typeof fromRow>[0][]).map(fromRow)) {
       this.cache(record);
       this.storedVersion.set(record.name, record.version);
     }
-    const rows = db.prepare('SELECT id, turn, lines FROM jobs ORDER BY id').all() as { id: number; turn: number; lines: string }[];
-    const jobs = rows.map((row): EntityJob => ({ ...row, lines: JSON.parse(row.lines) as string[] }));
+    const rows = db.prepare('SELECT id, turn, lines, step_ids FROM jobs ORDER BY id').all() as { id: number; turn: number; lines: string; step_ids: string | null }[];
+    const jobs = rows.map((row): EntityJob => ({ id: row.id, turn: row.turn, lines: JSON.parse(row.lines) as string[], stepIds: row.step_ids ? (JSON.parse(row.step_ids) as string[]) : [] }));
     for (const { job } of this.records.values()) this.nextTicket = Math.max(this.nextTicket, job + 1);
     for (const { id } of jobs) this.nextTicket = Math.max(this.nextTicket, id + 1);
     this.db = db;
@@ -113,9 +126,9 @@ export class EntityStore {
     return [...this.records.values()];
   }
 
-  /** Queues an exchange for extraction: durable before it returns in `sync` and `async`. */
-  enqueue(turn: number, lines: string[]): EntityJob {
-    return { id: this.ticket({ turn, lines }), turn, lines };
+  /** Queues an exchange (its lines and the step ids they came from) for extraction: durable before it returns in `sync` and `async`. */
+  enqueue(turn: number, lines: string[], stepIds: string[] = []): EntityJob {
+    return { id: this.ticket({ turn, lines, stepIds }), turn, lines, stepIds };
   }
 
   /** True when `job` may still write the entity: nobody newer has (counted as stale), and it has not already. */
@@ -129,8 +142,9 @@ export class EntityStore {
   compareAndSet(write: EntityWrite, expectedVersion: number): EntityRecord | undefined {
     const name = entityKey(write.name);
     const job = write.job ?? this.ticket();
-    const record: EntityRecord = { name, display: write.name.trim(), summary: write.summary, version: expectedVersion + 1, updatedTurn: write.turn, job };
     const current = this.records.get(name);
+    const sources = [...new Set([...(current?.sources ?? []), ...(write.stepIds ?? [])])];
+    const record: EntityRecord = { name, display: write.name.trim(), summary: write.summary, version: expectedVersion + 1, updatedTurn: write.turn, job, sources };
     const accepted = this.commitsEachWrite
       ? this.writeRow(record, expectedVersion)
       : (current?.version ?? 0) === expectedVersion && (current?.job ?? 0) < job;
@@ -193,13 +207,13 @@ export class EntityStore {
   }
 
   /** Takes the next ticket in the writers' order, recording a job with it when given (one transaction). */
-  private ticket(job?: { turn: number; lines: string[] }): number {
+  private ticket(job?: { turn: number; lines: string[]; stepIds: string[] }): number {
     if (!this.commitsEachWrite) return this.nextTicket++;
     return this.db!
       .transaction((): number => {
         const stored = (this.sql("SELECT value FROM meta WHERE key = 'next_job'").get() as { value: number } | undefined)?.value ?? 1;
         const id = Math.max(stored, this.nextTicket);
-        if (job) this.sql('INSERT INTO jobs (id, turn, lines) VALUES (?, ?, ?)').run(id, job.turn, JSON.stringify(job.lines));
+        if (job) this.sql('INSERT INTO jobs (id, turn, lines, step_ids) VALUES (?, ?, ?, ?)').run(id, job.turn, JSON.stringify(job.lines), job.stepIds.length > 0 ? JSON.stringify(job.stepIds) : null);
         this.sql("INSERT INTO meta (key, value) VALUES ('next_job', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(id + 1);
         this.nextTicket = id + 1;
         return id;
@@ -209,15 +223,16 @@ export class EntityStore {
 
   /** The compare-and-set itself, in SQL: the row moves only from `expectedVersion`, and only forward in the writers' order. */
   private writeRow(record: EntityRecord, expectedVersion: number): boolean {
-    const values = { ...record, updatedAt: this.now().toISOString(), expectedVersion };
+    const { sources, ...fields } = record;
+    const values = { ...fields, stepIds: sources.length > 0 ? JSON.stringify(sources) : null, updatedAt: this.now().toISOString(), expectedVersion };
     const statement = this.sql(expectedVersion === 0 ? INSERT_ENTITY : UPDATE_ENTITY);
     return statement.run(values).changes === 1;
   }
 
   /** Re-reads one row after a refused write (another writer moved it). */
   private refresh(name: string): void {
-    const record = this.sql(`${SELECT_ENTITIES} WHERE name = ?`).get(name) as EntityRecord | undefined;
-    if (record) this.cache(record);
+    const row = this.sql(`${SELECT_ENTITIES} WHERE name = ?`).get(name) as Parameters<typeof fromRow>[0] | undefined;
+    if (row) this.cache(fromRow(row));
   }
 
   private cache(record: EntityRecord): void {

@@ -41,6 +41,8 @@ export interface MemoryRecord {
   /** Incremented by every write of this memory (re-read under the lock, so no update is lost). */
   version: number;
   updated: string;
+  /** Scenario step ids the memory was made from (a `remember` step, the exchanges auto-memory read), for retrieval metrics. */
+  sources?: string[];
   body: string;
 }
 
@@ -53,6 +55,7 @@ export interface MemoryDraft {
   priority: MemoryPriority;
   description?: string;
   expires?: string;
+  sources?: readonly string[];
 }
 
 const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
@@ -134,6 +137,7 @@ export function prepareMemory(draft: MemoryDraft, previousVersion: number, now: 
     description: given || deriveDescription(body),
     version: previousVersion + 1,
     updated: now.toISOString(),
+    ...(draft.sources?.length ? { sources: [...draft.sources] } : {}),
     body,
   };
 }
@@ -156,6 +160,7 @@ const frontMatter = z.object({
   description: z.string().max(MAX_DESCRIPTION_CHARS).optional(),
   version: z.number().int().min(1).default(1),
   updated: z.string().default(''),
+  sources: z.array(z.string()).optional(),
 });
 
 /** Parses a memory file; the file name and folder are authoritative for `name` and `scope`. Throws on a malformed file. */
@@ -168,8 +173,8 @@ export function parseMemoryFile(text: string, name: string, scope: MemoryScope):
   if (!parsed.success) throw new Error(`${name}.md: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   const body = normalized.slice(end + 5).trim();
   if (body.length === 0) throw new Error(`${name}.md: empty body`);
-  const { description, expires, ...rest } = parsed.data;
-  return { name, scope, ...rest, ...(expires !== undefined ? { expires } : {}), description: description?.replace(/\s+/gu, ' ').trim() || deriveDescription(body), body };
+  const { description, expires, sources, ...rest } = parsed.data;
+  return { name, scope, ...rest, ...(expires !== undefined ? { expires } : {}), ...(sources?.length ? { sources } : {}), description: description?.replace(/\s+/gu, ' ').trim() || deriveDescription(body), body };
 }
 
 const PRIORITY_RANK: Record<MemoryPriority, number> = { high: 0, normal: 1, low: 2 };

@@ -54,6 +54,8 @@ describe('membench run', () => {
     [['run', '--durability', 'sync,later', '-q'], 'membench: --durability sync,later: "later" is not one of sync, async, exit, none'],
     [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
     [['run', '-c', 'recipes-en', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
+    [['run', '-c', 'recipes-en', '--retrieval-k', '1,0', '-q'], 'membench: --retrieval-k 1,0: expected whole numbers >= 1 separated by commas'],
+    [['run', '-c', 'recipes-en', '--retrieval-k', '5,,10', '-q'], 'membench: --retrieval-k 5,,10: expected whole numbers >= 1'],
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [[], 'membench: name a command: run, validate or list'],
   ])('exits 2 with a clear message for %j', async (args, message) => {
@@ -72,6 +74,8 @@ describe('membench list and --help', () => {
     expect(strategies.code).toBe(0);
     expect(strategies.stdout).toMatch(/^buffer /mu);
     expect(strategies.stdout).toContain('knobs: k=2, maxTokens');
+    expect(strategies.stdout).toMatch(/^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, tokenizer=jieba/mu);
+    expect(strategies.stdout).toMatch(/^hybrid .*reciprocal rank fusion[^\n]*\n\s+knobs: .*fusionK=60, bm25Weight=1, vectorWeight=1/mu);
     const scenarios = await membench(['list', 'scenarios']);
     expect(scenarios.stdout).toMatch(/^recipes-zh +\d+ steps/mu);
   });
@@ -79,6 +83,6 @@ describe('membench list and --help', () => {
   it('documents every run option', async () => {
     const help = await membench(['run', '--help']);
     expect(help.code).toBe(0);
-    for (const option of ['--strategy', '--scenario', '--param', '--out', '--seed', '--overwrite', '--model']) expect(help.stdout).toContain(option);
+    for (const option of ['--strategy', '--scenario', '--param', '--out', '--seed', '--overwrite', '--model', '--retrieval-k', 'openai:NAME[:DIM]']) expect(help.stdout).toContain(option);
   });
 });

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HashedEmbedder, MeteredModel, OfflineModel } from '../../harness/models/index.js';
+import { HashedEmbedder, MeteredModel, OfflineModel, type Embedder } from '../../harness/models/index.js';
 import { TokenCounter } from '../../harness/core/tokens.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 
@@ -34,6 +34,35 @@ export async function makeHarness(definition: StrategyDefinition, options: Recor
   const context = (durability: DurabilityMode = definition.defaultDurability): StrategyContext => ({ dir, tokens, model, embedder, durability, seed: 7, now: () => fixedNow });
   const parsed = definition.options.parse(options) as Record<string, unknown>;
   return { dir, tokens, context, create: (durability) => definition.create(context(durability), parsed) };
+}
+
+/**
+ * A fresh dir per test and an opener of `definition` on it (any options and mode); everything
+ * opened is closed and the dir removed after each test. Call at the top of a test file.
+ */
+export function strategyScratch(definition: StrategyDefinition, embedder: () => Embedder = () => new HashedEmbedder(64)) {
+  const state = { dir: '', opened: [] as MemoryStrategy[] };
+  beforeEach(async () => {
+    state.dir = await mkdtemp(path.join(os.tmpdir(), `membench-${definition.name}-`));
+    state.opened = [];
+  });
+  afterEach(async () => {
+    for (const strategy of state.opened) await strategy.close().catch(() => undefined);
+    await rm(state.dir, { recursive: true, force: true });
+  });
+  return {
+    get dir(): string {
+      return state.dir;
+    },
+    async open(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync'): Promise<MemoryStrategy> {
+      const tokens = new TokenCounter('gpt-4o');
+      const context = { dir: state.dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: embedder(), durability, seed: 7, now: () => new Date('2026-01-01T00:00:00Z') };
+      const strategy = definition.create(context, definition.options.parse(options));
+      state.opened.push(strategy);
+      await strategy.open();
+      return strategy;
+    },
+  };
 }
 
 const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');

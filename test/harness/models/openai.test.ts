@@ -253,7 +253,7 @@ describe('openai embedder', () => {
     expect(embedder.dimensions).toBe(4);
     const error = await modelError(embedder.embed(['a']));
     expect(server.requests[0]!.body).toMatchObject({ dimensions: 4 });
-    expect(error.message).toContain('returned a 8-dimension vector; expected 4');
+    expect(error.message).toContain('returned a 8-dimension vector for openai:embed-model; expected 4 (as requested)');
   });
 });
 

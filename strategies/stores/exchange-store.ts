@@ -1,14 +1,17 @@
 /**
- * The SQLite side of the `vector` strategy: every finished exchange with its text, messages and
- * vector (the durable source of truth; the HNSW file is only a cache), plus the messages of
- * exchanges in progress. Several processes may write one store at once:
+ * The SQLite side of the exchange-retrieving strategies (`vector`, `bm25`, `hybrid`): every
+ * finished exchange with its text, messages, the scenario step ids it holds, and what each
+ * retriever needs (its vector, its segmented terms), plus the messages of exchanges in progress.
+ * These rows are the durable source of truth: the HNSW file is only a cache, and the FTS5 table
+ * of terms (when the store has one) is written in the same transaction as its exchange. Several
+ * processes may write one store at once:
  *
  * - exchange ids are assigned by SQLite (INTEGER PRIMARY KEY), so writers never collide;
  * - every store instance is a writer with its own random id, registered in `writers` with its
  *   pid; pending rows carry the writer that owns them (and the writer that first saved them), and
  *   a writer only finishes or deletes its own rows;
  * - on open, pending rows of writers that are gone (closed cleanly, or their process is dead) are
- *   claimed in one IMMEDIATE transaction, so exactly one opener adopts them: it embeds the
+ *   claimed in one IMMEDIATE transaction, so exactly one opener adopts them: it indexes the
  *   complete exchanges among them and continues the one in progress.
  *
  * A writer whose process is alive keeps its rows, even when it is another instance in the same
@@ -24,12 +27,28 @@ import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
-import { MembenchError } from '../../harness/core/errors.js';
 import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { LexicalIndex } from './lexical-index.js';
+import { checkIdentity, recordDimensions, type StoreIdentity } from './store-identity.js';
 import { processAlive } from './vector-index.js';
 import type { DurabilityMode } from '../types.js';
 
-const DB_FILE = 'vector.sqlite';
+/** What a store keeps per exchange besides its text and messages, and the file it lives in. */
+export interface ExchangeStoreOptions {
+  /** The SQLite file name inside the strategy's dir. */
+  file: string;
+  /** Exchanges carry an embedding (`vector`, `hybrid`). */
+  vectors: boolean;
+  /** Exchanges carry segmented terms, indexed in an FTS5 table in the same file (`bm25`, `hybrid`). */
+  terms: boolean;
+  /**
+   * Called inside an exchange's transaction, after its row and before its terms: the
+   * `mid_memory_write` crash point. A kill there leaves neither (SQLite rolls the transaction
+   * back) and the pending rows in place, so the next opener stores the exchange again, once.
+   */
+  midWrite?: () => void;
+}
+
 
 /** A message of an exchange in progress; `seq` is its row, known once written. */
 export interface PendingMessage {
@@ -39,58 +58,99 @@ export interface PendingMessage {
   message: BaseMessage;
   turn: number;
   timestamp?: string;
+  /** The scenario step the message came from, when the step has an id. */
+  stepId?: string;
 }
 
-/** A stored exchange's id and when it happened (text and messages are read on demand). */
+/** A stored exchange's id, when it happened and the steps it holds (text and messages are read on demand). */
 export interface StoredExchange {
   id: number;
   turn: number;
   timestamp?: string;
+  stepIds: string[];
 }
 
-/** An exchange to store: what it says, rendered, and its messages. */
-export interface ExchangeRow {
+/** What the retrievers derive from an exchange's text. */
+export interface ExchangeFeatures {
+  vector?: Float32Array;
+  /** Index terms joined by spaces. */
+  terms?: string;
+}
+
+/** An exchange to store: what it says, rendered, its messages, its steps and its features. */
+export interface ExchangeRow extends ExchangeFeatures {
   turn: number;
   timestamp?: string;
   text: string;
   messages: BaseMessage[];
+  stepIds: string[];
 }
 
 interface ExchangeDbRow {
   id: number;
   turn: number;
   timestamp: string | null;
+  step_ids: string | null;
 }
+
+const TERMS_TABLE = 'exchange_terms';
 
 const serialize = (messages: BaseMessage[]): string => JSON.stringify(mapChatMessagesToStoredMessages(messages));
 const deserialize = (json: string): BaseMessage[] => mapStoredMessagesToChatMessages(JSON.parse(json));
 const toVector = (blob: Buffer): Float32Array => new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-const toStored = (row: ExchangeDbRow): StoredExchange => ({ id: row.id, turn: row.turn, ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}) });
+const toBlob = (vector: Float32Array | undefined): Buffer | null => (vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null);
+const toStored = (row: ExchangeDbRow): StoredExchange => ({
+  id: row.id,
+  turn: row.turn,
+  ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
+  stepIds: row.step_ids ? (JSON.parse(row.step_ids) as string[]) : [],
+});
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS exchanges (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL, timestamp TEXT,
-    text TEXT NOT NULL, messages TEXT NOT NULL, vector BLOB NOT NULL);
+    text TEXT NOT NULL, messages TEXT NOT NULL, vector BLOB, step_ids TEXT, terms TEXT);
   CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, writer TEXT NOT NULL, origin TEXT NOT NULL,
-    turn INTEGER NOT NULL, timestamp TEXT, message TEXT NOT NULL);
+    turn INTEGER NOT NULL, timestamp TEXT, message TEXT NOT NULL, step_id TEXT);
   CREATE INDEX IF NOT EXISTS pending_writer ON pending (writer, seq);
   CREATE TABLE IF NOT EXISTS writers (writer TEXT PRIMARY KEY, pid INTEGER NOT NULL);`;
 
-function prepareStatements(db: SqliteDatabase, writer: string) {
+export type { StoreIdentity } from './store-identity.js';
+
+/** Columns added after the first release: a file written before them gets them (empty) on open. */
+const ADDED_COLUMNS: [table: string, column: string][] = [
+  ['exchanges', 'step_ids TEXT'],
+  ['exchanges', 'terms TEXT'],
+  ['pending', 'step_id TEXT'],
+];
+
+function addMissingColumns(db: SqliteDatabase): void {
+  for (const [table, definition] of ADDED_COLUMNS) {
+    const column = definition.split(' ')[0]!;
+    const columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[];
+    if (!columns.includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${definition}`);
+  }
+}
+
+function prepareStatements(db: SqliteDatabase, writer: string, lexical: LexicalIndex | undefined, midWrite: (() => void) | undefined) {
   const deletePending = db.prepare('DELETE FROM pending WHERE seq = ? AND writer = ?');
-  const insertExchange = db.prepare('INSERT INTO exchanges (turn, timestamp, text, messages, vector) VALUES (?, ?, ?, ?, ?)');
+  const insertExchange = db.prepare('INSERT INTO exchanges (turn, timestamp, text, messages, vector, step_ids, terms) VALUES (?, ?, ?, ?, ?, ?, ?)');
   return {
     maxId: db.prepare('SELECT max(id) AS id FROM exchanges').pluck(),
-    exchangesAfter: db.prepare('SELECT id, turn, timestamp, vector FROM exchanges WHERE id > ? ORDER BY id'),
+    exchangesAfter: db.prepare('SELECT id, turn, timestamp, step_ids, vector, terms FROM exchanges WHERE id > ? ORDER BY id'),
     vectorOf: db.prepare('SELECT vector FROM exchanges WHERE id = ?').pluck(),
     readExchange: db.prepare('SELECT text, messages FROM exchanges WHERE id = ?'),
-    insertPending: db.prepare('INSERT INTO pending (writer, origin, turn, timestamp, message) VALUES (?, ?, ?, ?, ?)'),
-    /** Stores an exchange and deletes its pending rows; undefined (and nothing written) when another writer claimed them. */
+    insertPending: db.prepare('INSERT INTO pending (writer, origin, turn, timestamp, message, step_id) VALUES (?, ?, ?, ?, ?, ?)'),
+    /** Stores an exchange (and its terms) and deletes its pending rows; undefined (and nothing written) when another writer claimed them. */
     commitExchange: db
-      .transaction((row: ExchangeRow, messages: string, vector: Buffer, seqs: number[]): number | undefined => {
+      .transaction((row: ExchangeRow, messages: string, seqs: number[]): number | undefined => {
         let deleted = 0;
         for (const seq of seqs) deleted += deletePending.run(seq, writer).changes;
         if (deleted !== seqs.length) throw new ClaimedElsewhere();
-        return Number(insertExchange.run(row.turn, row.timestamp ?? null, row.text, messages, vector).lastInsertRowid);
+        const stepIds = row.stepIds.length > 0 ? JSON.stringify(row.stepIds) : null;
+        const id = Number(insertExchange.run(row.turn, row.timestamp ?? null, row.text, messages, toBlob(row.vector), stepIds, row.terms ?? null).lastInsertRowid);
+        midWrite?.();
+        if (lexical && row.terms !== undefined) lexical.add(id, row.terms);
+        return id;
       })
       .immediate,
   };
@@ -106,12 +166,14 @@ export class ExchangeStore {
   rowsRead = 0;
   private db: SqliteDatabase | undefined;
   private statements: ReturnType<typeof prepareStatements> | undefined;
+  private terms: LexicalIndex | undefined;
   private queue: (() => (() => void) | void)[] = [];
   private drainScheduled = false;
 
   constructor(
     private readonly dir: string,
     private readonly durability: DurabilityMode,
+    private readonly options: ExchangeStoreOptions,
   ) {}
 
   /** Whether finished exchanges wait for flush() (mode `exit`) rather than being stored at once. */
@@ -119,39 +181,69 @@ export class ExchangeStore {
     return this.durability === 'exit';
   }
 
+  /** The file's FTS5 index of terms (stores with terms, once open; modes `sync`, `async` and `exit`). */
+  get lexical(): LexicalIndex | undefined {
+    return this.terms;
+  }
+
+  private get file(): string {
+    return path.join(this.dir, this.options.file);
+  }
+
   /**
-   * Opens the file, registers this writer, claims the pending rows of writers that are gone, and
-   * returns the stored exchanges (ascending) and this writer's pending messages (each origin's
-   * messages together, in the order they were saved).
+   * Opens the file, checks it was written with the same embedder and tokenizer, registers this
+   * writer, claims the pending rows of writers that are gone, and returns the stored exchanges
+   * (ascending), this writer's pending messages (each origin's messages together, in the order
+   * they were saved) and the dimension of the stored vectors (when any were recorded).
    */
-  open(embedderKey: string): { exchanges: StoredExchange[]; pending: PendingMessage[] } {
+  open(identity: StoreIdentity): { exchanges: StoredExchange[]; pending: PendingMessage[]; dimensions?: number } {
     if (this.durability === 'none') return { exchanges: [], pending: [] };
     mkdirSync(this.dir, { recursive: true });
-    const file = path.join(this.dir, DB_FILE);
-    const db = openDatabase(file, this.durability);
+    const db = openDatabase(this.file, this.durability);
+    let dimensions: number | undefined;
     try {
       db.exec(SCHEMA);
-      db.transaction(() => this.register(db, file, embedderKey)).immediate();
+      addMissingColumns(db);
+      if (this.options.terms) this.terms = new LexicalIndex(db, TERMS_TABLE, { kind: 'external', table: 'exchanges', rowid: 'id' });
+      dimensions = db.transaction(() => this.register(db, identity)).immediate();
     } catch (error) {
       db.close();
+      this.terms = undefined;
       throw error;
     }
     this.db = db;
-    this.statements = prepareStatements(db, this.writer);
-    const exchanges = (db.prepare('SELECT id, turn, timestamp FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored);
-    const rows = db.prepare('SELECT seq, origin, turn, timestamp, message FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
+    this.statements = prepareStatements(db, this.writer, this.terms, this.options.midWrite);
+    const exchanges = (db.prepare('SELECT id, turn, timestamp, step_ids FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored);
+    const rows = db.prepare('SELECT seq, origin, turn, timestamp, message, step_id FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
       seq: number;
       origin: string;
       turn: number;
       timestamp: string | null;
       message: string;
+      step_id: string | null;
     }[];
     const byOrigin = new Map<string, PendingMessage[]>();
     for (const row of rows) {
-      const entry: PendingMessage = { seq: row.seq, origin: row.origin, turn: row.turn, message: deserialize(row.message)[0]!, ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}) };
+      const entry: PendingMessage = {
+        seq: row.seq,
+        origin: row.origin,
+        turn: row.turn,
+        message: deserialize(row.message)[0]!,
+        ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
+        ...(row.step_id !== null ? { stepId: row.step_id } : {}),
+      };
       byOrigin.set(row.origin, [...(byOrigin.get(row.origin) ?? []), entry]);
     }
-    return { exchanges, pending: [...byOrigin.values()].flat() };
+    return { exchanges, pending: [...byOrigin.values()].flat(), ...(dimensions !== undefined ? { dimensions } : {}) };
+  }
+
+  /**
+   * Records the dimension of the vectors once the embedder has shown it (an OpenAI-compatible
+   * model's first response); refuses vectors of another dimension than the file already holds.
+   */
+  recordDimensions(embedder: string, dimensions: number): void {
+    const db = this.db;
+    if (db) recordDimensions(db, this.file, embedder, dimensions);
   }
 
   /** The highest stored exchange id (0 when none): an O(1) check for other writers' rows. */
@@ -161,12 +253,12 @@ export class ExchangeStore {
     return (this.statements.maxId.get() as number | null) ?? 0;
   }
 
-  /** Exchanges stored after `id`, with their vectors (other writers' rows since the last look). */
-  exchangesAfter(id: number): (StoredExchange & { vector: Float32Array })[] {
+  /** Exchanges stored after `id`, with their features (other writers' rows since the last look). */
+  exchangesAfter(id: number): (StoredExchange & ExchangeFeatures)[] {
     if (!this.statements) return [];
-    const rows = this.statements.exchangesAfter.all(id) as (ExchangeDbRow & { vector: Buffer })[];
+    const rows = this.statements.exchangesAfter.all(id) as (ExchangeDbRow & { vector: Buffer | null; terms: string | null })[];
     this.rowsRead += rows.length;
-    return rows.map((row) => ({ ...toStored(row), vector: toVector(row.vector) }));
+    return rows.map((row) => ({ ...toStored(row), ...(row.vector ? { vector: toVector(row.vector) } : {}), ...(row.terms !== null ? { terms: row.terms } : {}) }));
   }
 
   /** Stored vectors of the given ids (read on open, for those the index file lacks). */
@@ -174,15 +266,21 @@ export class ExchangeStore {
     const statements = this.statements;
     if (!statements) return;
     for (const id of ids) {
-      const blob = statements.vectorOf.get(id) as Buffer | undefined;
+      const blob = statements.vectorOf.get(id) as Buffer | null | undefined;
       if (blob) yield [id, toVector(blob)];
     }
+  }
+
+  /** Every stored exchange's terms (mode `exit` rebuilds its in-memory index from them on open). */
+  *storedTerms(): Generator<[number, string]> {
+    if (!this.db) return;
+    for (const row of this.db.prepare('SELECT id, terms FROM exchanges WHERE terms IS NOT NULL ORDER BY id').iterate() as Iterable<{ id: number; terms: string }>) yield [row.id, row.terms];
   }
 
   /** Text and messages of a stored exchange (after a reopen they are not kept in memory). */
   readExchange(id: number): { text: string; messages: BaseMessage[] } {
     const row = this.statements?.readExchange.get(id) as { text: string; messages: string } | undefined;
-    if (!row) throw new Error(`vector: exchange ${id} is not in ${DB_FILE}`);
+    if (!row) throw new Error(`${this.options.file}: exchange ${id} is not stored`);
     this.rowsRead++;
     return { text: row.text, messages: deserialize(row.messages) };
   }
@@ -199,7 +297,7 @@ export class ExchangeStore {
   appendPending(entry: PendingMessage): void {
     const data = serialize([entry.message]);
     this.write((statements) => {
-      entry.seq = Number(statements.insertPending.run(this.writer, entry.origin, entry.turn, entry.timestamp ?? null, data).lastInsertRowid);
+      entry.seq = Number(statements.insertPending.run(this.writer, entry.origin, entry.turn, entry.timestamp ?? null, data, entry.stepId ?? null).lastInsertRowid);
     });
   }
 
@@ -208,12 +306,11 @@ export class ExchangeStore {
    * `stored` with its id: at once, or (mode `exit`) after the flush that writes it. The id is
    * undefined when another writer claimed the rows (it stores the exchange instead).
    */
-  commitExchange(row: ExchangeRow, entries: readonly PendingMessage[], vector: Float32Array, stored: (id: number | undefined) => void): void {
+  commitExchange(row: ExchangeRow, entries: readonly PendingMessage[], stored: (id: number | undefined) => void): void {
     const messages = serialize(row.messages);
-    const blob = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
     const commit = (statements: ReturnType<typeof prepareStatements>): number | undefined => {
       try {
-        return statements.commitExchange(row, messages, blob, entries.map((entry) => entry.seq!));
+        return statements.commitExchange(row, messages, entries.map((entry) => entry.seq!));
       } catch (error) {
         if (error instanceof ClaimedElsewhere) return undefined;
         throw error;
@@ -231,7 +328,6 @@ export class ExchangeStore {
     this.flush(); // `async`: this exchange's pending rows first
     stored(commit(statements));
   }
-
   /** Commits queued writes (write-behind in `async`, held back in `exit`), then reports what they stored. */
   flush(): void {
     this.drainScheduled = false;
@@ -259,21 +355,22 @@ export class ExchangeStore {
     }
     this.db = undefined;
     this.statements = undefined;
+    this.terms = undefined;
   }
 
-  /** Inside the open transaction: checks the embedder, registers this writer, claims rows of writers that are gone. */
-  private register(db: SqliteDatabase, file: string, embedderKey: string): void {
-    db.prepare(`INSERT OR IGNORE INTO meta (key, value) VALUES ('embedder', ?)`).run(embedderKey);
-    const stored = db.prepare(`SELECT value FROM meta WHERE key = 'embedder'`).pluck().get() as string;
-    if (stored !== embedderKey) {
-      throw new MembenchError('INVALID_ARGUMENT', `${file}: its exchanges were embedded with ${stored}, not ${embedderKey}; use the same embedder or a fresh dir`);
-    }
+  /**
+   * Inside the open transaction: checks the embedder and tokenizer, registers this writer, claims
+   * rows of writers that are gone. Returns the recorded vector dimension, if any.
+   */
+  private register(db: SqliteDatabase, identity: StoreIdentity): number | undefined {
+    const dimensions = checkIdentity(db, this.file, identity);
     const removeWriter = db.prepare('DELETE FROM writers WHERE writer = ?');
     for (const { writer, pid } of db.prepare('SELECT writer, pid FROM writers').all() as { writer: string; pid: number }[]) {
       if (!processAlive(pid)) removeWriter.run(writer);
     }
     db.prepare('INSERT INTO writers (writer, pid) VALUES (?, ?)').run(this.writer, process.pid);
     db.prepare('UPDATE pending SET writer = ? WHERE writer NOT IN (SELECT writer FROM writers)').run(this.writer);
+    return dimensions;
   }
 
   private write(operation: (statements: ReturnType<typeof prepareStatements>) => void): void {
@@ -287,3 +384,4 @@ export class ExchangeStore {
     }
   }
 }
+

@@ -1,0 +1,80 @@
+/**
+ * Retrieval figures as report rows (pure functions of results), shared by the console, report.md
+ * and report.html: one row per cell, level (turn, session) and probe category, with
+ * recall_any@k, recall_all@k and NDCG@k at each k of the run.
+ */
+import { poolSummaries } from '../harness/results/retrieval.js';
+import type { CellResult, RetrievalAtK, RetrievalLevel, RetrievalSummary, RunResult } from '../harness/results/schema.js';
+
+/** One row: a cell's figures at one level, over all its probes (`category` "all") or one category. */
+export interface RetrievalRow {
+  cell: CellResult;
+  category: string;
+  level: 'turn' | 'session';
+  summary: RetrievalLevel;
+}
+
+/** The run's k, from the first cell that has retrieval figures (every cell of a run uses the same). */
+export function retrievalKs(result: RunResult): number[] {
+  const cell = result.cells.find((item) => item.retrieval);
+  return cell?.retrieval?.turn.atK.map(({ k }) => k) ?? [];
+}
+
+function levelsOf(summary: RetrievalSummary): [RetrievalRow['level'], RetrievalLevel][] {
+  return [['turn', summary.turn], ...(summary.session ? [['session', summary.session] as [RetrievalRow['level'], RetrievalLevel]] : [])];
+}
+
+/** Rows for every cell that retrieves: overall, or by probe category. */
+export function retrievalRows(result: RunResult, byCategory: boolean): RetrievalRow[] {
+  return result.cells.flatMap((cell) => {
+    if (!cell.retrieval) return [];
+    const groups: [string, RetrievalSummary][] = byCategory ? Object.entries(cell.retrievalByCategory ?? {}) : [['all', cell.retrieval]];
+    return groups.flatMap(([category, summary]) => levelsOf(summary).map(([level, figures]) => ({ cell, category, level, summary: figures })));
+  });
+}
+
+/** One pooled row: a strategy setting's figures over every scenario it ran, overall or in one category. */
+export interface PooledRetrievalRow {
+  strategy: string;
+  category: string;
+  level: 'turn' | 'session';
+  /** Scenarios (cells) pooled. */
+  cells: number;
+  summary: RetrievalLevel;
+}
+
+/** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
+export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
+  const byLabel = new Map<string, CellResult[]>();
+  for (const cell of result.cells) if (cell.retrieval) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
+  return [...byLabel].flatMap(([strategy, cells]) => {
+    const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
+    const groups: [string, RetrievalSummary | undefined][] = [
+      ['all', poolSummaries(cells.map((cell) => cell.retrieval!))],
+      ...categories.map((category): [string, RetrievalSummary | undefined] => [category, poolSummaries(cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []))]),
+    ];
+    return groups.flatMap(([category, summary]) => (summary ? levelsOf(summary).map(([level, figures]) => ({ strategy, category, level, cells: cells.length, summary: figures })) : []));
+  });
+}
+
+/** A figure with two decimals. */
+export const formatFigure = (value: number): string => value.toFixed(2);
+
+/** The column titles of the metrics at each k: recall_any@k, recall_all@k, NDCG@k. */
+export function metricTitles(ks: readonly number[]): string[] {
+  return ks.flatMap((k) => [`recall_any@${k}`, `recall_all@${k}`, `NDCG@${k}`]);
+}
+
+/** The metrics at each k, in `metricTitles` order (a k the row lacks shows "–"). */
+export function metricValues(summary: RetrievalLevel, ks: readonly number[]): (number | undefined)[] {
+  return ks.flatMap((k) => {
+    const at: RetrievalAtK | undefined = summary.atK.find((item) => item.k === k);
+    return [at?.recallAny, at?.recallAll, at?.ndcg];
+  });
+}
+
+/** The sentence that says what the figures mean. */
+export const RETRIEVAL_NOTE =
+  'Retrieval (strategies that rank what they stored, e.g. vector, bm25, hybrid): for each answerable probe with evidence, the ranking of the whole store for its question, ' +
+  'as in LongMemEval: recall_any@k = an evidence step is in the top k, recall_all@k = all are, NDCG@k; turn level ranks stored items (exchanges), ' +
+  'session level the sessions they belong to (scenarios with session boundaries). Means over n probes.';

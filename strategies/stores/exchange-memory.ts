@@ -1,0 +1,376 @@
+/**
+ * What `vector`, `bm25` and `hybrid` share: every exchange (a user message, the reply, and the
+ * tool calls and results of that turn) is indexed once, when it is complete, and for each model
+ * call the top-k most relevant earlier exchanges are retrieved, listed oldest first in one
+ * SystemMessage (so a correction reads after the fact it corrects); the last `recentExchanges`
+ * stored exchanges (of any writer) and this writer's exchange in progress follow verbatim.
+ *
+ * `ExchangeMemory` owns the exchange lifecycle and its persistence (exchange-store.ts): pending
+ * messages, complete exchanges, other writers' rows, mode `exit`'s held exchanges. What makes
+ * an exchange findable is an `ExchangeRetriever`: the HNSW index of embeddings
+ * (vector-retriever.ts), the FTS5 index of terms (lexical-retriever.ts), or both fused (hybrid).
+ * Each load also returns the ranking itself (`retrieved`, with each exchange's step ids), on
+ * which retrieval metrics are judged.
+ */
+import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
+import { messageText } from '../../harness/core/tokens.js';
+import { insertSorted, lowerBound } from './vector-index.js';
+import { ExchangeStore, type ExchangeFeatures, type ExchangeStoreOptions, type PendingMessage, type StoreIdentity, type StoredExchange } from './exchange-store.js';
+import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, RetrievedItem, StrategyContext } from '../types.js';
+
+/** Keys of exchanges held in memory until flush (mode `exit`): above every SQLite id, so they sort last. */
+export const HELD_BASE = 2 ** 31;
+
+/** What one ranking call is asked: the best `n` of the searchable exchanges for the query. */
+export interface RankRequest {
+  query: string;
+  turn: number;
+  n: number;
+  /** Only keys below this are searchable (the recent exchanges, included verbatim, are not). */
+  below: number;
+  /** Every key, ascending; the first `searchable` of them are the searchable ones. */
+  keys: readonly number[];
+  searchable: number;
+  /** The turn an exchange happened in (for recency weighting). */
+  turnOf: (key: number) => number;
+}
+
+/** A ranked exchange: higher scores first. */
+export interface RankedKey {
+  key: number;
+  score: number;
+}
+
+/**
+ * Makes stored exchanges findable. Keys are SQLite ids (local ids in mode `none`; `HELD_BASE`
+ * and above for exchanges mode `exit` holds until flush).
+ */
+export interface ExchangeRetriever {
+  /** The columns the store must keep for it. */
+  readonly needs: Pick<ExchangeStoreOptions, 'vectors' | 'terms'>;
+  /** What produced its features: checked against what the store recorded. */
+  identity(): StoreIdentity;
+  /** Restores its index for the stored exchanges (`keys` ascending) of a freshly opened store. */
+  open(store: ExchangeStore, keys: readonly number[], dimensions: number | undefined): void;
+  /** After the first catch-up on open: a last chance to rebuild what disagrees with the store. */
+  afterOpen?(keys: readonly number[]): void;
+  /** Features of complete exchanges' texts; `query` (the next load's) may be prepared in the same call. */
+  features(texts: readonly string[], query?: string): Promise<ExchangeFeatures[]>;
+  /** An exchange now has a key (stored, local or held); a no-op for one it already has. */
+  add(key: number, features: ExchangeFeatures): void;
+  /** Mode `exit`: a held exchange was written and got its id (undefined: another writer stored it). */
+  settle(heldKey: number, id: number | undefined, features: ExchangeFeatures): void;
+  rank(request: RankRequest): Promise<RankedKey[]>;
+  /** After exchanges were stored (the vector index file is rewritten now and then). */
+  afterStore?(): void;
+  /** Persists its cache (flush and close). */
+  flush(): void;
+  close(): void;
+}
+
+/** The knobs every exchange-retrieving strategy has. */
+export interface ExchangeMemoryOptions {
+  /** Earlier exchanges retrieved per model call. */
+  k: number;
+  /** Most recent complete exchanges always included verbatim (not counted in k). */
+  recentExchanges: number;
+}
+
+/** 0 keeps the relevance alone; w > 0 blends it with a bonus that halves every `halfLife` turns. */
+export function withRecency(relevance: number, age: number, weight: number, halfLife: number): number {
+  return weight === 0 ? relevance : (1 - weight) * relevance + weight * 2 ** (-Math.max(0, age) / halfLife);
+}
+
+/** Beyond this many half-lives the recency bonus is under 1% of its weight: older exchanges compete on relevance alone. */
+const RECENCY_HORIZON_HALF_LIVES = 7;
+const MAX_RECENCY_CANDIDATES = 1024;
+
+/** The searchable keys recent enough for their recency bonus to matter, newest first (at most 1,024). */
+export function recentKeys(request: RankRequest, halfLife: number): number[] {
+  const horizon = halfLife * RECENCY_HORIZON_HALF_LIVES;
+  const out: number[] = [];
+  for (let i = request.searchable - 1; i >= 0 && out.length < MAX_RECENCY_CANDIDATES; i--) {
+    const key = request.keys[i]!;
+    if (request.turn - request.turnOf(key) > horizon) break;
+    out.push(key);
+  }
+  return out;
+}
+
+/** Best first; on equal scores the newer (higher) key first. */
+export const byScore = (a: RankedKey, b: RankedKey): number => b.score - a.score || b.key - a.key;
+
+const MEMORY_HEADER = 'Relevant memories from earlier in this conversation (the most relevant exchanges, oldest first):';
+
+/** A complete exchange, keyed by its id. Text and messages load lazily after a reopen. */
+interface ExchangeRecord {
+  turn: number;
+  timestamp?: string;
+  stepIds: string[];
+  text?: string;
+  messages?: BaseMessage[];
+  /** Mode `exit`: the features of an exchange not written yet. */
+  features?: ExchangeFeatures;
+}
+
+const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
+
+function toolCallsOf(message: BaseMessage): NonNullable<AIMessage['tool_calls']> {
+  return message.getType() === 'ai' ? ((message as AIMessage).tool_calls ?? []) : [];
+}
+
+/** What gets indexed: the words of the exchange, without role labels (they would make every exchange look alike). */
+export function exchangeText(messages: readonly BaseMessage[]): string {
+  const lines: string[] = [];
+  for (const message of messages) {
+    const content = messageText(message).trim();
+    if (content) lines.push(content);
+    for (const call of toolCallsOf(message)) lines.push(`${call.name} ${JSON.stringify(call.args)}`);
+  }
+  return lines.join('\n');
+}
+
+/** How a retrieved exchange reads in the memory message: one line per message, with its speaker. */
+export function renderExchange(messages: readonly BaseMessage[]): string {
+  const lines: string[] = [];
+  for (const message of messages) {
+    const content = messageText(message).trim();
+    switch (message.getType()) {
+      case 'human':
+        lines.push(`User: ${content}`);
+        break;
+      case 'tool':
+        lines.push(`Tool result (${(message as ToolMessage).name ?? 'tool'}): ${content}`);
+        break;
+      default:
+        if (content) lines.push(`Assistant: ${content}`);
+        for (const call of toolCallsOf(message)) lines.push(`Assistant called ${call.name}(${JSON.stringify(call.args)})`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Drops tool results whose call is not in the context, so the context never holds an orphan tool message. */
+export function withoutOrphanTools(messages: readonly BaseMessage[]): BaseMessage[] {
+  const calls = new Set<string>();
+  return messages.filter((message) => {
+    for (const call of toolCallsOf(message)) if (call.id) calls.add(call.id);
+    return message.getType() !== 'tool' || calls.has((message as ToolMessage).tool_call_id);
+  });
+}
+
+/** Splits messages into exchanges, each starting at a user message (the first may start without one). */
+function splitExchanges(messages: readonly PendingMessage[]): PendingMessage[][] {
+  const groups: PendingMessage[][] = [];
+  for (const entry of messages) {
+    if (groups.length === 0 || isHuman(entry.message)) groups.push([entry]);
+    else groups.at(-1)!.push(entry);
+  }
+  return groups;
+}
+
+const stepIdsOf = (group: readonly PendingMessage[]): string[] => [...new Set(group.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : [])))];
+const recordOf = (row: StoredExchange): ExchangeRecord => ({ turn: row.turn, stepIds: row.stepIds, ...(row.timestamp !== undefined ? { timestamp: row.timestamp } : {}) });
+
+/** The exchange lifecycle of a retrieving strategy, with the retriever that ranks its exchanges. */
+export class ExchangeMemory implements MemoryStrategy {
+  readonly capabilities = { persistent: true, explicitMemory: false, backgroundWork: false };
+  private readonly store: ExchangeStore;
+  private records = new Map<number, ExchangeRecord>();
+  /** Keys of `records`, ascending: the order exchanges are listed in, and the recent ones last. */
+  private keys: number[] = [];
+  /** Every stored id up to this one is in `records`; later ones may be other writers' rows. */
+  private seenUpTo = 0;
+  private nextLocal = 1;
+  private pending: PendingMessage[] = [];
+  /** Pending messages adopted on open (a crashed predecessor's): a replayed save of the last one is not saved twice. */
+  private adopted = new Set<PendingMessage>();
+  private memoryCache: { key: string; message: SystemMessage } | undefined;
+  private opened = false;
+
+  constructor(
+    private readonly context: StrategyContext,
+    private readonly options: ExchangeMemoryOptions,
+    private readonly retriever: ExchangeRetriever,
+    file: string,
+  ) {
+    this.store = new ExchangeStore(context.dir, context.durability, { file, ...retriever.needs, midWrite: () => context.checkpoint?.('mid_memory_write') });
+  }
+
+  /** Rows read from SQLite on the hot path (catch-up checks, lazy reads), for complexity tests. */
+  get rowsRead(): number {
+    return this.store.rowsRead;
+  }
+
+  private get persistent(): boolean {
+    return this.context.durability !== 'none';
+  }
+
+  async open(): Promise<void> {
+    if (this.opened) return;
+    const { exchanges, pending, dimensions } = this.store.open(this.retriever.identity());
+    this.records = new Map(exchanges.map((row) => [row.id, recordOf(row)]));
+    this.keys = exchanges.map(({ id }) => id);
+    this.seenUpTo = this.keys.at(-1) ?? 0;
+    this.pending = pending;
+    this.adopted = new Set(pending);
+    this.memoryCache = undefined;
+    this.retriever.open(this.store, this.keys, dimensions);
+    this.opened = true;
+    this.catchUp(); // rows stored since the listing above; the index may already hold them
+    this.retriever.afterOpen?.(this.keys);
+    // Exchanges completed before a crash (this writer's predecessor or another gone writer), never indexed: indexed now, once.
+    await this.indexCompleteExchanges();
+  }
+
+  async save(event: MemoryEvent): Promise<void> {
+    const last = this.pending.at(-1);
+    if (last && this.adopted.has(last) && isHuman(event.message) && isHuman(last.message) && last.turn === event.turn && messageText(last.message) === messageText(event.message)) {
+      return; // the agent re-saves the message whose save a crash interrupted: it is already stored
+    }
+    const entry: PendingMessage = {
+      origin: this.store.writer,
+      message: event.message,
+      turn: event.turn,
+      ...(event.timestamp !== undefined ? { timestamp: event.timestamp } : {}),
+      ...(event.stepId !== undefined ? { stepId: event.stepId } : {}),
+    };
+    this.pending.push(entry);
+    this.store.appendPending(entry); // the user's input is durable before the (slower) indexing
+    // A new user message completes the exchange before it: index that, and prepare the message itself (the query of the next load), in one call.
+    if (isHuman(event.message)) await this.indexCompleteExchanges(messageText(event.message));
+  }
+
+  async load(input: LoadInput): Promise<LoadResult> {
+    this.catchUp();
+    const recent = Math.min(this.options.recentExchanges, this.keys.length);
+    const searchable = this.keys.length - recent;
+    const messages: BaseMessage[] = [];
+    let retrieved: RetrievedItem[] = [];
+    if (this.keys.length > 0 && input.query.trim()) {
+      const request: RankRequest = {
+        query: input.query,
+        turn: input.turn,
+        n: this.options.k,
+        below: recent > 0 ? this.keys[searchable]! : Infinity,
+        keys: this.keys,
+        searchable,
+        turnOf: (key) => this.records.get(key)!.turn,
+      };
+      const ranked = searchable > 0 ? await this.rank(request) : [];
+      const chosen = ranked.map(({ key }) => key).sort((a, b) => a - b);
+      if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
+      // Asked for a deeper ranking (a probe): every stored exchange competes, the recent ones too, as retrieval benchmarks rank the whole history.
+      const deep = input.rankDepth === undefined ? ranked : await this.rank({ ...request, n: Math.max(this.options.k, input.rankDepth), below: Infinity, searchable: this.keys.length });
+      retrieved = deep.map(({ key, score }) => ({ stepIds: this.records.get(key)!.stepIds, score }));
+    }
+    for (let i = searchable; i < this.keys.length; i++) messages.push(...this.exchange(this.keys[i]!).messages);
+    for (const entry of this.pending) messages.push(entry.message);
+    return { messages: withoutOrphanTools(messages), retrieved };
+  }
+
+  async flush(): Promise<void> {
+    this.store.flush();
+    this.retriever.flush();
+  }
+
+  /** Every exchange and pending message in the store, every writer's (read from SQLite: durability checks only). */
+  async snapshot(): Promise<string[]> {
+    const stored = this.store.storedTexts();
+    const unwritten = this.persistent ? this.keys.filter((key) => key >= HELD_BASE) : this.keys;
+    return [
+      ...stored.exchanges,
+      ...stored.pending.map((message) => exchangeText([message])),
+      ...unwritten.map((key) => this.exchange(key).text),
+      ...this.pending.filter((entry) => !this.persistent || entry.seq === undefined).map((entry) => exchangeText([entry.message])),
+    ];
+  }
+
+  async close(): Promise<void> {
+    if (this.opened) await this.flush();
+    this.retriever.close();
+    this.store.close();
+    this.opened = false;
+  }
+
+  /** The retriever's ranking, without keys this writer does not know yet. */
+  private async rank(request: RankRequest): Promise<RankedKey[]> {
+    return (await this.retriever.rank(request)).filter(({ key }) => this.records.has(key));
+  }
+
+  /** Adds the exchanges other writers stored since the last look: one O(1) query when there are none. */
+  private catchUp(): void {
+    if (!this.persistent || this.store.latestId() <= this.seenUpTo) return;
+    for (const row of this.store.exchangesAfter(this.seenUpTo)) {
+      if (!this.records.has(row.id)) this.addExchange(row.id, recordOf(row), row);
+      this.seenUpTo = row.id;
+    }
+  }
+
+  private addExchange(id: number, record: ExchangeRecord, features: ExchangeFeatures): void {
+    this.retriever.add(id, features);
+    this.records.set(id, record);
+    insertSorted(this.keys, id);
+    if (id === this.seenUpTo + 1) this.seenUpTo = id;
+  }
+
+  /** Mode `exit`: a held exchange was written at flush; it moves to its SQLite id (none: another writer stored it). */
+  private settle(key: number, id: number | undefined): void {
+    const record = this.records.get(key)!;
+    this.records.delete(key);
+    this.keys.splice(lowerBound(this.keys, key), 1);
+    const features = record.features!;
+    delete record.features;
+    this.retriever.settle(key, id, features);
+    if (id !== undefined) this.addExchange(id, record, features);
+  }
+
+  /** Indexes and stores every complete exchange in `pending` (normally the one before the new user message). */
+  private async indexCompleteExchanges(query?: string): Promise<void> {
+    let lastHuman = -1;
+    for (let i = this.pending.length - 1; i >= 0 && lastHuman < 0; i--) if (isHuman(this.pending[i]!.message)) lastHuman = i;
+    const groups = lastHuman > 0 ? splitExchanges(this.pending.slice(0, lastHuman)) : [];
+    const queryText = query?.trim() ? query : undefined;
+    if (groups.length === 0 && queryText === undefined) return;
+    const texts = groups.map((group) => exchangeText(group.map((entry) => entry.message)) || '(empty exchange)');
+    const features = await this.retriever.features(texts, queryText);
+    for (const [i, group] of groups.entries()) {
+      const messages = group.map((entry) => entry.message);
+      const timestamp = group.find((entry) => entry.timestamp !== undefined)?.timestamp;
+      const record: ExchangeRecord = { turn: group[0]!.turn, stepIds: stepIdsOf(group), ...(timestamp !== undefined ? { timestamp } : {}), text: renderExchange(messages), messages };
+      const row = { ...record, text: record.text!, messages, ...features[i]! };
+      if (!this.persistent) {
+        this.addExchange(this.nextLocal++, record, features[i]!);
+      } else if (this.store.deferred) {
+        const key = HELD_BASE + this.nextLocal++;
+        this.retriever.add(key, features[i]!);
+        this.records.set(key, { ...record, features: features[i]! });
+        this.keys.push(key);
+        this.store.commitExchange(row, group, (id) => this.settle(key, id));
+      } else {
+        this.store.commitExchange(row, group, (id) => id !== undefined && this.addExchange(id, record, features[i]!));
+      }
+    }
+    if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
+    this.retriever.afterStore?.();
+  }
+
+  /** The same SystemMessage object while the retrieved set is unchanged, so its tokens are counted once. */
+  private memoryMessage(chosen: readonly number[]): SystemMessage {
+    const cacheKey = chosen.join(',');
+    if (this.memoryCache?.key !== cacheKey) {
+      const blocks = chosen.map((key) => {
+        const record = this.records.get(key)!;
+        return `[turn ${record.turn}${record.timestamp ? `, ${record.timestamp}` : ''}]\n${this.exchange(key).text}`;
+      });
+      this.memoryCache = { key: cacheKey, message: new SystemMessage(`${MEMORY_HEADER}\n\n${blocks.join('\n\n')}`) };
+    }
+    return this.memoryCache.message;
+  }
+
+  private exchange(key: number): { text: string; messages: BaseMessage[] } {
+    const record = this.records.get(key)!;
+    if (record.text === undefined || record.messages === undefined) Object.assign(record, this.store.readExchange(key));
+    return { text: record.text!, messages: record.messages! };
+  }
+}

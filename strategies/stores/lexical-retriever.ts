@@ -1,0 +1,95 @@
+/**
+ * BM25 over segmented terms as a retriever of exchanges (`bm25`, and half of `hybrid`). Each
+ * exchange's text is segmented once (segmenters.ts) and its terms stored with it; in modes
+ * `sync` and `async` they are indexed in the store file's FTS5 table, in the exchange's own
+ * transaction, so the index is as durable as the exchange and every writer of the file searches
+ * the same index. Modes `exit` (nothing on disk until close) and `none` rank from an in-memory
+ * FTS5 table holding every exchange this writer knows, so all candidates are scored with one
+ * set of term statistics.
+ */
+import { byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedKey } from './exchange-memory.js';
+import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './exchange-store.js';
+import { LexicalIndex } from './lexical-index.js';
+import { segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
+
+/** The knobs of lexical retrieval. */
+export interface LexicalRetrieverOptions {
+  tokenizer: LexicalTokenizer;
+  recencyWeight: number;
+  halfLife: number;
+}
+
+/** Ranks exchanges by FTS5's bm25() over the terms of the query. */
+export class LexicalRetriever implements ExchangeRetriever {
+  readonly needs = { vectors: false, terms: true };
+  private readonly segment: Segmenter;
+  /** The index searched: the store file's (sync, async) or an in-memory one (exit, none). */
+  private index: LexicalIndex | undefined;
+  /** Keys in the in-memory index (undefined when the file's index is searched). */
+  private inMemory: Set<number> | undefined;
+
+  constructor(private readonly options: LexicalRetrieverOptions) {
+    this.segment = segmenterFor(options.tokenizer);
+  }
+
+  identity(): StoreIdentity {
+    return { tokenizer: this.options.tokenizer };
+  }
+
+  open(store: ExchangeStore): void {
+    this.close();
+    this.segment('预热'); // loads jieba's dictionary now (once per process), not inside the first timed save
+    if (store.lexical && !store.deferred) {
+      this.index = store.lexical;
+      return;
+    }
+    this.index = LexicalIndex.inMemory();
+    this.inMemory = new Set();
+    for (const [id, terms] of store.storedTerms()) this.add(id, { terms });
+  }
+
+  /** Terms of each text, joined by spaces (the query needs no preparing: segmenting it is cheap). */
+  async features(texts: readonly string[]): Promise<ExchangeFeatures[]> {
+    return texts.map((text) => ({ terms: this.segment(text).join(' ') }));
+  }
+
+  add(key: number, features: ExchangeFeatures): void {
+    if (!this.inMemory || this.inMemory.has(key)) return; // the file's index got it in the exchange's transaction
+    this.index!.add(key, features.terms ?? '');
+    this.inMemory.add(key);
+  }
+
+  settle(heldKey: number, id: number | undefined): void {
+    if (!this.inMemory) return;
+    this.inMemory.delete(heldKey);
+    if (id === undefined || this.inMemory.has(id)) return this.index!.remove(heldKey);
+    this.index!.rekey(heldKey, id);
+    this.inMemory.add(id);
+  }
+
+  async rank(request: RankRequest): Promise<RankedKey[]> {
+    const index = this.index;
+    if (!index) return [];
+    const { recencyWeight: weight, halfLife } = this.options;
+    const terms = this.segment(request.query);
+    if (weight === 0) return index.search(terms, request.n, request.below);
+    // Recency may lift a weaker match: score the best matches and every match recent enough to matter.
+    const hits = new Map<number, number>();
+    for (const hit of index.search(terms, Math.max(4 * request.n, 64), request.below)) hits.set(hit.key, hit.score);
+    const recent = recentKeys(request, halfLife);
+    if (recent.length > 0) for (const hit of index.search(terms, recent.length, request.below, recent.at(-1)!)) hits.set(hit.key, hit.score);
+    const best = Math.max(0, ...hits.values());
+    const scored = [...hits].map(([key, score]) => ({ key, score: withRecency(best > 0 ? score / best : 0, request.turn - request.turnOf(key), weight, halfLife) }));
+    return scored.sort(byScore).slice(0, request.n);
+  }
+
+  flush(): void {
+    // Nothing cached: the file's index is written with each exchange, the in-memory one lives until close.
+  }
+
+  close(): void {
+    if (this.inMemory) this.index?.close();
+    this.index = undefined;
+    this.inMemory = undefined;
+  }
+}

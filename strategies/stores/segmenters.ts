@@ -1,0 +1,68 @@
+/**
+ * How the `bm25` strategy cuts text into index terms, Chinese included. FTS5's own tokenizers
+ * split on spaces and punctuation, which leaves a Chinese sentence as one "word"; so text is
+ * segmented here, in JavaScript, and the index receives the terms joined by spaces. Queries go
+ * through the same function, so a query term and a stored term meet exactly when they were cut
+ * alike. Every segmenter normalises first (NFKC, case fold) and drops stop words.
+ *
+ * - `jieba`: @node-rs/jieba in search mode (long words also yield their dictionary sub-words),
+ *   with the dictionary that ships inside the npm package; loaded once per process, on first use.
+ * - `bigram`: overlapping CJK character bigrams (no dictionary at all) plus Intl.Segmenter words
+ *   for other scripts.
+ * - `intl`: Intl.Segmenter words for every script (ICU's dictionary), as the rest of membench
+ *   segments for matching.
+ */
+import { createRequire } from 'node:module';
+import { cjkBigrams, hasCjk, isContentWord, normalizeText, words } from '../../harness/core/text.js';
+
+/** The `tokenizer` knob's values. */
+export const LEXICAL_TOKENIZERS = ['jieba', 'bigram', 'intl'] as const;
+export type LexicalTokenizer = (typeof LEXICAL_TOKENIZERS)[number];
+
+/** Turns text into index terms (duplicates kept: term frequency counts). */
+export type Segmenter = (text: string) => string[];
+
+const WORD_LIKE = /[\p{L}\p{N}]/u;
+
+interface JiebaInstance {
+  cutForSearch(sentence: string, hmm?: boolean): string[];
+}
+
+let jieba: JiebaInstance | undefined;
+
+/** The jieba segmenter with its bundled dictionary (about 0.2 s to load, once per process). */
+function loadJieba(): JiebaInstance {
+  if (!jieba) {
+    const require = createRequire(import.meta.url);
+    const { Jieba } = require('@node-rs/jieba') as { Jieba: { withDict(dict: Uint8Array): JiebaInstance } };
+    const { dict } = require('@node-rs/jieba/dict') as { dict: Uint8Array };
+    jieba = Jieba.withDict(dict);
+  }
+  return jieba;
+}
+
+/** Word-like and not a stop word; a lone digit stays ("locker 7"), a lone Latin letter goes. */
+const keep = (term: string): boolean => WORD_LIKE.test(term) && (isContentWord(term) || /^\p{N}$/u.test(term));
+
+function jiebaTerms(text: string): string[] {
+  return loadJieba()
+    .cutForSearch(normalizeText(text), true)
+    .map((term) => term.trim())
+    .filter(keep);
+}
+
+function bigramTerms(text: string): string[] {
+  const latin = words(text).filter((word) => !hasCjk(word) && keep(word));
+  return [...latin, ...cjkBigrams(text)];
+}
+
+function intlTerms(text: string): string[] {
+  return words(text).filter(keep);
+}
+
+const SEGMENTERS: Record<LexicalTokenizer, Segmenter> = { jieba: jiebaTerms, bigram: bigramTerms, intl: intlTerms };
+
+/** The segmenter a `tokenizer` knob names. */
+export function segmenterFor(tokenizer: LexicalTokenizer): Segmenter {
+  return SEGMENTERS[tokenizer];
+}

@@ -1,0 +1,91 @@
+/** Retrieval metrics against hand-computed values (LongMemEval's definitions), and which probes get them. */
+import { describe, expect, it } from 'vitest';
+import { poolSummaries, probeRetrieval, scoreRanking, sessionsOfSteps, summarizeRetrieval, withRetrieval } from '../../../harness/results/retrieval.js';
+import type { Step } from '../../../harness/scenarios/format.js';
+
+describe('scoreRanking', () => {
+  it('computes recall_any, recall_all and NDCG with LongMemEval discount (ranks 1 and 2 weigh the same)', () => {
+    // Relevant at ranks 2 and 3, two relevant items in the store: DCG = 1 + 1/log2(3), ideal = 1 + 1.
+    const ranking = [['x'], ['a'], ['b'], ['y']];
+    const at3 = scoreRanking(ranking, ['a', 'b'], 3, 2);
+    expect(at3.recallAny).toBe(1);
+    expect(at3.recallAll).toBe(1);
+    expect(at3.ndcg).toBeCloseTo((1 + 1 / Math.log2(3)) / 2, 10);
+    const at2 = scoreRanking(ranking, ['a', 'b'], 2, 2);
+    expect([at2.recallAny, at2.recallAll]).toEqual([1, 0]);
+    expect(at2.ndcg).toBeCloseTo(1 / 2, 10);
+    expect(scoreRanking(ranking, ['a', 'b'], 1, 2)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
+    expect(scoreRanking([], ['a'], 5, 1)).toEqual({ k: 5, recallAny: 0, recallAll: 0, ndcg: 0 });
+  });
+
+  it('counts two evidence steps held by one item as one relevant item', () => {
+    // u3 and t1 are one exchange: found at rank 1 is a perfect ranking.
+    const figures = probeRetrieval([['u3', 't1'], ['u9']], ['u3', 't1'], [1, 5]);
+    expect(figures.turn).toEqual([
+      { k: 1, recallAny: 1, recallAll: 1, ndcg: 1 },
+      { k: 5, recallAny: 1, recallAll: 1, ndcg: 1 },
+    ]);
+    expect(figures.session).toBeUndefined();
+  });
+
+  it('keeps NDCG within 1 when several items hold the same evidence step (entity summaries)', () => {
+    const figures = probeRetrieval([['e1'], ['e1', 'x'], ['y']], ['e1'], [5]);
+    expect(figures.turn[0]).toEqual({ k: 5, recallAny: 1, recallAll: 1, ndcg: 1 });
+    expect(probeRetrieval([['y'], ['e1'], ['e1']], ['e1'], [5]).turn[0]!.ndcg).toBeCloseTo((1 + 1 / Math.log2(3)) / 2, 10);
+  });
+
+  it('ranks sessions by their first appearance, each once', () => {
+    const steps: Step[] = [
+      { kind: 'session', session: 'new' },
+      { kind: 'user', id: 'a1', user: 'one' },
+      { kind: 'user', id: 'a2', user: 'two' },
+      { kind: 'session', session: 'new' },
+      { kind: 'user', id: 'b1', user: 'three' },
+    ];
+    const sessionOf = sessionsOfSteps(steps)!;
+    expect([...sessionOf]).toEqual([['a1', 1], ['a2', 1], ['b1', 2]]);
+    // Turn ranking a1, a2, b1 with b1 the evidence: turn rank 3, session rank 2 (a2 repeats session 1).
+    const figures = probeRetrieval([['a1'], ['a2'], ['b1']], ['b1'], [1, 2], sessionOf);
+    expect(figures.turn.map((at) => at.recallAny)).toEqual([0, 0]);
+    expect(figures.session).toEqual([
+      { k: 1, recallAny: 0, recallAll: 0, ndcg: 0 },
+      { k: 2, recallAny: 1, recallAll: 1, ndcg: 1 },
+    ]);
+    expect(sessionsOfSteps([{ kind: 'user', id: 'u', user: 'x' }])).toBeUndefined();
+  });
+});
+
+describe('withRetrieval', () => {
+  const steps: Step[] = [
+    { kind: 'user', id: 'u1', user: 'My cat is Mochi.' },
+    { kind: 'probe', probe: 'Cat?', expect: ['Mochi'], forbid: [], category: 'extraction', evidence: ['u1'] },
+    { kind: 'probe', probe: 'Dog?', forbid: [], category: 'abstention', evidence: ['u1'] },
+    { kind: 'probe', probe: 'Fish?', expect: ['Nemo'], forbid: [], category: 'extraction', evidence: [] },
+  ];
+
+  it('scores answerable probes with evidence and a ranking, and pools them', () => {
+    const probes = withRetrieval(
+      [
+        { step: 1, category: 'extraction' as const, retrieved: [['u1']] },
+        { step: 2, category: 'abstention' as const, retrieved: [['u1']] },
+        { step: 3, category: 'extraction' as const, retrieved: [['u1']] },
+        { step: 1, category: 'extraction' as const },
+      ],
+      { steps },
+      [1],
+    );
+    expect(probes.map((probe) => probe.retrieval !== undefined)).toEqual([true, false, false, false]);
+    expect(summarizeRetrieval(probes)).toEqual({ turn: { n: 1, atK: [{ k: 1, recallAny: 1, recallAll: 1, ndcg: 1 }] } });
+    expect(summarizeRetrieval([{}])).toBeUndefined();
+  });
+});
+
+describe('poolSummaries', () => {
+  it('weights each summary by its probes', () => {
+    const at = (recallAny: number) => [{ k: 5, recallAny, recallAll: recallAny, ndcg: recallAny }];
+    const pooled = poolSummaries([{ turn: { n: 1, atK: at(1) } }, { turn: { n: 3, atK: at(0) }, session: { n: 3, atK: at(0.5) } }])!;
+    expect(pooled.turn).toEqual({ n: 4, atK: [{ k: 5, recallAny: 0.25, recallAll: 0.25, ndcg: 0.25 }] });
+    expect(pooled.session).toEqual({ n: 3, atK: [{ k: 5, recallAny: 0.5, recallAll: 0.5, ndcg: 0.5 }] });
+    expect(poolSummaries([])).toBeUndefined();
+  });
+});
