@@ -9,7 +9,7 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
-import { DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
@@ -38,6 +38,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
+    .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
 }
@@ -80,6 +81,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     stretch: layer.stretch,
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
+    cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
 }
@@ -108,6 +110,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     timeout: argv.timeout,
     retries: argv.retries,
     keepCellDirs: argv['keep-cell-dirs'],
+    cellTimeout: argv['cell-timeout'],
     workers: argv.workers,
     out: argv.out,
   }) as MembenchConfig;

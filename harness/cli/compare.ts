@@ -3,8 +3,8 @@ import type { Argv } from 'yargs';
 import { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison } from '../../reports/compare.js';
 import { appendStepSummary, renderComparisonMarkdown } from '../../reports/github-summary.js';
 import { readResults } from '../results/read.js';
-import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
 
 export const command = 'compare <base> <head>';
 export const describe = 'Compare two runs cell by cell; exit 1 on a regression (recall drop, token growth, slowdown, new invariant violation or error)';
@@ -29,8 +29,7 @@ export function builder(yargs: Argv) {
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 function threshold(name: string, value: number, minimum: number): number {
-  if (!Number.isFinite(value) || value < minimum) throw new MembenchError('INVALID_ARGUMENT', `--${name} ${value}: expected a number >= ${minimum}`);
-  return value;
+  return checkNumber(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER });
 }
 
 export const handler = handled(async (argv: CompareArgs) => {

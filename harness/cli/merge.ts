@@ -4,8 +4,9 @@ import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
 import { readResults } from '../results/read.js';
-import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'merge <shards..>';
 export const describe = 'Join the shards of one run (membench run --shard i/n) into one run dir with every report';
@@ -23,7 +24,7 @@ type MergeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: MergeArgs) => {
   const threshold = argv['recall-threshold'];
-  if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) throw new MembenchError('INVALID_ARGUMENT', `--recall-threshold ${threshold}: expected a share between 0 and 1`);
+  if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
   const inputs = [];

@@ -4,8 +4,9 @@ import type { Argv } from 'yargs';
 import { writeRunOutput } from '../../reports/index.js';
 import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
 import { readResults } from '../results/read.js';
-import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'report <results>';
 export const describe = 'Re-render every report of a run from its results.json';
@@ -29,9 +30,7 @@ type ReportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ReportArgs) => {
   const threshold = argv['recall-threshold'];
-  if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) {
-    throw new MembenchError('INVALID_ARGUMENT', `--recall-threshold ${threshold}: expected a share between 0 and 1`);
-  }
+  if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
   const { result, file } = await readResults(argv.results);
   const sourceDir = path.dirname(file);
   const inPlace = path.basename(file) === 'results.json';

@@ -11,6 +11,8 @@ import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js'
 import { parseShard } from '../results/shard.js';
 import { flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'run';
 export const describe = 'Replay scenarios against memory strategies and report tokens, latency and recall';
@@ -52,7 +54,8 @@ export const handler = handled(async (argv: RunArgs) => {
   const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
   const layers = await resolveLayers(argv, flags);
   const shard = argv.shard === undefined ? undefined : parseShard(argv.shard);
-  const recallThreshold = argv['recall-threshold'] ?? layers.config.recallThreshold;
+  const thresholdFlag = argv['recall-threshold'];
+  const recallThreshold = thresholdFlag === undefined ? layers.config.recallThreshold : checkNumber('--recall-threshold', thresholdFlag, RUN_LIMITS.recallThreshold);
   const warn = (warning: string): boolean => process.stderr.write(`${warning}\n`);
   let options: RunOptions = { ...layers.options, ...(shard ? { shard } : {}) };
   let out: string;

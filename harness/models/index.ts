@@ -1,5 +1,6 @@
 /** Resolves `--model` / `--embedder` specs to providers, and meters what each call costs. */
 import { MembenchError } from '../core/errors.js';
+import { checkNumber } from '../core/numbers.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HashedEmbedder, OfflineModel } from './offline.js';
@@ -48,10 +49,13 @@ export function createModel(spec: string, options: ProviderOptions = {}): ChatMo
   throw new MembenchError('INVALID_ARGUMENT', `unknown model "${spec}": expected "offline" or "openai:NAME"`);
 }
 
+/** Dimensions a hashed embedding may have: 0 holds nothing, and past 65536 a vector costs more than the text it encodes. */
+const HASHED_DIMENSIONS = { whole: true, min: 1, max: 65_536 } as const;
+
 /** `hashed` (default, 256 dimensions), `hashed:DIM`, or `openai:NAME`. */
 export function createEmbedder(spec: string, options: ProviderOptions = {}): Embedder {
   const hashed = /^hashed(?::(\d+))?$/u.exec(spec);
-  if (hashed) return new HashedEmbedder(hashed[1] ? Number(hashed[1]) : 256);
+  if (hashed) return new HashedEmbedder(hashed[1] ? checkNumber(`--embedder ${spec}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256);
   const name = openaiName(spec, 'embedder');
   if (name !== undefined) {
     const embedder = new OpenAIEmbedder(name, options);

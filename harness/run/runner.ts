@@ -16,6 +16,7 @@ import { formatImportReport, importDataset } from '../scenarios/importers/index.
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
+import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySpec } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
@@ -81,6 +82,8 @@ export interface RunOptions {
   onWarning?: (message: string) => void;
   /** Injected clock, for tests (cells in pool workers use the real clock). */
   now?: () => Date;
+  /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
+  cellTimeoutMs?: number;
 }
 
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
@@ -97,6 +100,8 @@ export interface CellStore {
 }
 
 export const DEFAULT_SEED = 42;
+/** Half an hour: far beyond any built-in cell offline; long live-model conversations may need --cell-timeout. */
+export const DEFAULT_CELL_TIMEOUT_MS = 30 * 60 * 1000;
 /** Where live model responses are cached unless `--no-cache` or `--cache FILE` says otherwise. */
 export const DEFAULT_CACHE_FILE = '.membench/cache.sqlite';
 
@@ -132,6 +137,7 @@ async function selectStrategies(names: readonly string[] | undefined, cwd: strin
 
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
 export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
+  checkRunNumbers(options);
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
   const durabilityParams = (options.durabilities ?? []).length
     ? definitions.filter((definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`))).map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
@@ -152,7 +158,6 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const stretched = options.stretch ? selected.map((scenario) => stretchScenario(scenario, options.stretch!)) : selected;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
   const trials = options.trials ?? 1;
-  if (!Number.isInteger(trials) || trials < 1) throw new MembenchError('INVALID_ARGUMENT', `--trials ${trials}: expected a whole number >= 1`);
   const idempotency = options.idempotency ?? 'both';
   const keyVariants = (scenario: Scenario): boolean[] => {
     if (idempotency !== 'both') return [idempotency === 'on'];
@@ -209,7 +214,6 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const started = performance.now();
   const { plans, scenarios, specs } = await planRun(options);
   const workers = options.workers ?? 1;
-  if (!Number.isInteger(workers) || workers < 1) throw new MembenchError('INVALID_ARGUMENT', `--workers ${workers}: expected a whole number >= 1`);
   const modelSpec = options.model ?? 'offline';
   const embedderSpec = options.embedder ?? 'hashed';
   const isLive = modelSpec.startsWith('openai:') || embedderSpec.startsWith('openai:');
