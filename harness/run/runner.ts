@@ -135,6 +135,25 @@ async function selectStrategies(names: readonly string[] | undefined, cwd: strin
   return { definitions, sources };
 }
 
+/**
+ * Scenario names become cell ids, so two sources under one name would give two cells one id (and
+ * `compare` would match the wrong ones): refused, naming both. The same file named twice runs once.
+ */
+function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
+  const byName = new Map<string, Scenario>();
+  for (const scenario of scenarios) {
+    const first = byName.get(scenario.name);
+    if (!first) byName.set(scenario.name, scenario);
+    else if (first.source !== scenario.source) {
+      throw new MembenchError(
+        'INVALID_SCENARIO',
+        `two scenarios are named "${scenario.name}": ${first.source} and ${scenario.source}; cell ids would collide: rename one (its \`name:\` key)`,
+      );
+    }
+  }
+  return [...byName.values()];
+}
+
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
 export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
   checkRunNumbers(options);
@@ -154,8 +173,9 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     selected.push(...imported);
   }
   for (const warning of warnings) options.onWarning?.(warning);
+  const unique = uniqueScenarios(selected);
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
-  const stretched = options.stretch ? selected.map((scenario) => stretchScenario(scenario, options.stretch!)) : selected;
+  const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
   const trials = options.trials ?? 1;
   const idempotency = options.idempotency ?? 'both';

@@ -104,6 +104,16 @@ describe('runBenchmark', () => {
     await expect(runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params })).rejects.toThrow(message);
   });
 
+  it('refuses two scenarios under one name (their cell ids would collide), naming both sources; one file named twice runs once', async () => {
+    const own = await scenarioFile('name: recipes-en\nsteps:\n  - user: hi\n    assistant: hello\n');
+    const refused = await planRun({ scenarios: ['recipes-en', own], strategies: ['buffer'] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MembenchError);
+    expect((refused as MembenchError).exitCode).toBe(2);
+    expect((refused as Error).message).toBe(`two scenarios are named "recipes-en": builtin:recipes-en and ${own}; cell ids would collide: rename one (its \`name:\` key)`);
+    const { plans } = await planRun({ scenarios: [own, own], strategies: ['buffer'] });
+    expect(plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
+  });
+
   it('rejects unknown strategies and scenarios with the built-in names', async () => {
     await expect(runBenchmark({ strategies: ['nope'] })).rejects.toThrow(/unknown strategy "nope": built-ins are buffer, window, /u);
     await expect(runBenchmark({ scenarios: ['nope'] })).rejects.toThrow(/unknown scenario "nope"/u);
