@@ -2,7 +2,7 @@
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
 import { modelNote, summaryRow, type SummaryRow } from './summary.js';
-import { invariantLegend, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, invariantLegend, PRICE_COLUMNS, priceRows } from './durability.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -32,7 +32,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   if (prices.length > 0) {
     const durability = new Table({ head: [...PRICE_COLUMNS], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
     for (const row of prices) durability.push(row);
-    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString());
+    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE);
   }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   const { header } = result;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
+import { COMPRESSED_AWAY_NOTE, PRICE_COLUMNS, priceRows } from './durability.js';
 import { formatMs, formatRate, modelNote, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 
 const require = createRequire(import.meta.url);
@@ -136,8 +137,20 @@ function durabilitySection(result: RunResult): string {
       ...(value && value.violations > 0 ? { html: `<span class="error">${value.violations} violated</span> / ${value.checks} checked` } : {}),
     })),
   ]);
-  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => invariantName(column))];
-  return `<section id="durability">\n<h2>Durability</h2>\n<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials.</p>\n${sortableTable('durability-table', head, rows)}\n</section>`;
+  const anyErrored = matrix.errored.some((count) => count > 0);
+  if (anyErrored) rows.forEach((row, index) => row.push({ title: 'errored cells', text: String(matrix.errored[index]), sort: matrix.errored[index]!, ...(matrix.errored[index] ? { html: `<span class="error">${matrix.errored[index]}</span>` } : {}) }));
+  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => invariantName(column)), ...(anyErrored ? ['errored cells'] : [])];
+  const prices = priceRows(result).map((row) => row.map((text, column): Column => ({ title: PRICE_COLUMNS[column]!, text, ...(column >= 3 && column < PRICE_COLUMNS.length - 1 ? { sort: Number(text) } : {}) })));
+  return [
+    '<section id="durability">',
+    '<h2>Durability</h2>',
+    `<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials${anyErrored ? '; errored cells stopped before their checks and count as neither held nor violated' : ''}.</p>`,
+    sortableTable('durability-table', head, rows),
+    '<h3>What each mode costs and lost</h3>',
+    sortableTable('durability-prices', PRICE_COLUMNS, prices),
+    `<p>${escapeHtml(COMPRESSED_AWAY_NOTE)}.</p>`,
+    '</section>',
+  ].join('\n');
 }
 
 function runHeader(result: RunResult): string {

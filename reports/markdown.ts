@@ -1,7 +1,7 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
-import { invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 
 const table = markdownTable;
 
@@ -15,6 +15,8 @@ function durabilitySection(result: RunResult): string[] {
       `Per strategy and durability mode: the save latency it costs and what it lost. Invariants: ✓ held, ✗ violations (${invariantLegend()}).`,
     '',
     table([...PRICE_COLUMNS], prices),
+    '',
+    `${COMPRESSED_AWAY_NOTE}.`,
     '',
     '### Matrix: strategy × mode × crash point',
     '',

@@ -135,8 +135,9 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     const reply = await agent.request({ type: 'check', acks, userTexts }, 'checked');
     if (isExit(reply) || reply.type === 'error') return undefined;
     const { report } = reply;
-    if (report.lossy) {
-      // Summarised away is the strategy's design, not a crash loss: counted apart.
+    // Summarised away is the strategy's design, not a crash loss: counted apart, but only where the
+    // summary itself is persisted (sync, async). In exit and none modes nothing was, so it is a loss.
+    if (report.lossy && (cell.durability === 'sync' || cell.durability === 'async')) {
       counts.compressedAway = Math.max(counts.compressedAway, report.lostAcks.length);
       report.lostAcks = [];
     }

@@ -193,11 +193,16 @@ export const modePriceSchema = z.object({
   cells: count,
   crashes: count,
   /** Losses summed over those cells. */
-  losses: durabilityCountsSchema.pick({
-    acknowledgedLost: true, messagesLost: true, effectsDuplicated: true, lostUpdates: true, tornFiles: true, indexMismatches: true, pendingJobsLost: true, staleOverwrites: true,
-  }),
-  /** Invariant violations, by invariant id. */
+  losses: durabilityCountsSchema
+    .pick({
+      acknowledgedLost: true, messagesLost: true, effectsDuplicated: true, lostUpdates: true, tornFiles: true, indexMismatches: true, pendingJobsLost: true, staleOverwrites: true,
+    })
+    /** Acknowledged memories summarised away by a lossy strategy (sync/async modes): shown beside the losses, never hidden in them. */
+    .extend({ compressedAway: count.optional() }),
+  /** Invariant violations, by invariant id: only invariants checked in a cell that finished. */
   violations: z.record(z.string(), count),
+  /** Cells of the group that errored: their invariants were not (all) checked, so they count as neither held nor violated. */
+  errored: count.optional(),
 });
 export type ModePrice = z.infer<typeof modePriceSchema>;
 

@@ -117,6 +117,20 @@ export function positionOf(text: string, offset: number): { line: number; col: n
   return { line, col: offset - before.lastIndexOf('\n') };
 }
 
+/**
+ * A `crash` arms its point for the next step that runs in the agent (session boundaries and
+ * concurrent blocks pass it on): with no such step it has nothing left to crash into, and one
+ * followed by another crash would be replaced before it could fire.
+ */
+function checkCrashTargets(steps: readonly Step[], error: (segments: readonly PathSegment[], message: string) => void): void {
+  steps.forEach((step, index) => {
+    if (step.kind !== 'crash') return;
+    const target = steps.findIndex((next, at) => at > index && next.kind !== 'session' && next.kind !== 'concurrent');
+    if (target < 0) error(['steps', index, 'crash'], 'a crash with no step after it has nothing left to crash into: put it before the step it should interrupt');
+    else if (steps[target]!.kind === 'crash') error(['steps', index, 'crash'], `two crash steps in a row: this one would be replaced by steps[${target}] before it fired; keep one`);
+  });
+}
+
 /** Validates scenario text; `file` is only used in messages. */
 export function checkScenarioText(text: string, file: string): ScenarioCheck {
   const problems: Problem[] = [];
@@ -192,7 +206,8 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
 
   const ids = new Map<string, string>();
   const probes: { evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
-  const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[]): Step[] => {
+  /** `inSession`: the steps of one concurrent session, where crashes and nested concurrency have no meaning. */
+  const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[], inSession = false): Step[] => {
     const steps: Step[] = [];
     raw.forEach((item, index) => {
       const segments = [...at, index];
@@ -211,6 +226,15 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
         return;
       }
       const kind = kinds[0]!;
+      if (inSession && (kind === 'crash' || kind === 'concurrent')) {
+        error(
+          segments,
+          kind === 'crash'
+            ? 'a crash cannot run inside a concurrent session (the sessions run at once): put it before or after the concurrent step'
+            : 'concurrent steps do not nest: list every session as one list of the outer concurrent step',
+        );
+        return;
+      }
       const schema: z.ZodType = STEP_SCHEMAS[kind];
       const parsed = schema.safeParse(item, { reportInput: true });
       if (!parsed.success) {
@@ -228,13 +252,14 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
       if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
       if (step.kind === 'concurrent') {
         const sessions = (item as { concurrent: unknown[][] }).concurrent;
-        step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex]));
+        step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex], true));
       }
       steps.push(step);
     });
     return steps;
   };
   const steps = parseSteps(header.data.steps, ['steps']);
+  checkCrashTargets(steps, error);
   for (const probe of probes) {
     probe.evidence.forEach((id, index) => {
       if (!ids.has(id)) error([...probe.at, index], `no step has id "${id}"`);
