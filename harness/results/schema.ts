@@ -238,6 +238,8 @@ export const runHeaderSchema = z.object({
   durationMs: count,
   /** Present on a shard's results: which part of the plan it ran. */
   shard: shardHeaderSchema.optional(),
+  /** A digest naming the machine the run was timed on (absent in older files): compare checks latency only between runs of one machine. */
+  machine: z.string().optional(),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 

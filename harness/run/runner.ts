@@ -15,6 +15,7 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
+import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySpec } from './params.js';
@@ -300,6 +301,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,
+    machine: machineId(),
   };
   return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells) };
 }
