@@ -1,7 +1,7 @@
 /** The console summary table printed after a run. */
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
-import { modelNote, summaryRow, type SummaryRow } from './summary.js';
+import { modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, PRICE_COLUMNS, priceRows } from './durability.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
@@ -35,6 +35,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE);
   }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
+  extra.push(...summaryNotes(result));
   const { header } = result;
   return [
     table.toString(),

@@ -9,7 +9,7 @@ import { invariantName, type CellResult, type RunResult } from '../harness/resul
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { chartSpecs, seriesStyles, type ChartSpec } from './chart-data.js';
 import { COMPRESSED_AWAY_NOTE, PRICE_COLUMNS, priceRows } from './durability.js';
-import { formatMs, formatRate, modelNote, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { formatMs, formatRate, modelNote, summaryColumns, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 
 const require = createRequire(import.meta.url);
 let chartJsSource: string | undefined;
@@ -59,6 +59,8 @@ function summarySortKey(cell: CellResult, row: SummaryRow, key: keyof SummaryRow
       return cell.latency.loadMs.n ? cell.latency.loadMs.p50 : null;
     case 'saveP50':
       return cell.latency.saveMs.n ? cell.latency.saveMs.p50 : null;
+    case 'cached':
+    case 'refused':
     case 'turns':
     case 'contextTotal':
     case 'contextMean':
@@ -74,9 +76,10 @@ function summarySortKey(cell: CellResult, row: SummaryRow, key: keyof SummaryRow
 
 function summaryTable(result: RunResult): string {
   const styles = seriesStyles(result);
+  const columns = summaryColumns(result);
   const rows = result.cells.map((cell) => {
     const row = summaryRow(cell);
-    return SUMMARY_COLUMNS.map(([key, title]): Column => {
+    return columns.map(([key, title]): Column => {
       const text = String(row[key]);
       const color = styles.get(cell.label)?.color;
       const html =
@@ -88,7 +91,8 @@ function summaryTable(result: RunResult): string {
       return { title, text, sort: summarySortKey(cell, row, key), ...(html ? { html } : {}) };
     });
   });
-  return sortableTable('summary-table', SUMMARY_COLUMNS.map(([, title]) => title), rows);
+  const notes = summaryNotes(result);
+  return sortableTable('summary-table', columns.map(([, title]) => title), rows) + (notes.length ? `\n<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : '');
 }
 
 function categoryTable(result: RunResult): string {

@@ -1,6 +1,6 @@
 /** report.md: the run header, one row per cell, and recall by probe category with n. */
 import type { RunResult } from '../harness/results/schema.js';
-import { formatRate, markdownTable, modelNote, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { formatRate, markdownTable, modelNote, summaryColumns, summaryNotes, summaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, PRICE_COLUMNS, priceRows } from './durability.js';
 
 const table = markdownTable;
@@ -27,6 +27,8 @@ function durabilitySection(result: RunResult): string[] {
 
 export function renderMarkdown(result: RunResult): string {
   const { header } = result;
+  const columns = summaryColumns(result);
+  const notes = summaryNotes(result);
   const lines: string[] = [
     '# membench report',
     '',
@@ -45,13 +47,15 @@ export function renderMarkdown(result: RunResult): string {
       'Each rate shows hits/n.',
     '',
     table(
-      SUMMARY_COLUMNS.map(([, title]) => title),
+      columns.map(([, title]) => title),
       result.cells.map((cell) => {
         const row = summaryRow(cell);
-        return SUMMARY_COLUMNS.map(([key]) => String(row[key]));
+        return columns.map(([key]) => String(row[key]));
       }),
     ),
     '',
+    ...notes.map((note) => `- ${note}`),
+    ...(notes.length ? [''] : []),
     '## Recall by probe category',
     '',
     table(

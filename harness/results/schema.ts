@@ -281,6 +281,8 @@ export const cellResultSchema = z.object({
   turns: z.array(turnRecordSchema),
   probes: z.array(probeRecordSchema),
   durationMs: count,
+  /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
+  refusedSteps: count.optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 

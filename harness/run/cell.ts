@@ -198,6 +198,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     turns,
     probes,
     durationMs,
+    refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
   };
 }
 
