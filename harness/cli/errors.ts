@@ -11,13 +11,24 @@ export function reportError(error: unknown): number {
   return 1;
 }
 
-/** Wraps a command handler so thrown errors set the exit code instead of escaping as stack traces. */
+/**
+ * Wraps a command handler so thrown errors set the exit code instead of escaping as stack traces.
+ * A handler whose work never settles would let Node exit quietly once nothing is left to run:
+ * that is reported and exits 1, never 0.
+ */
 export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv: A) => Promise<void> {
   return async (argv: A) => {
+    const unfinished = (): void => {
+      process.stderr.write('membench: internal error (please report it): the command stopped with its work unfinished (a promise that never settled)\n');
+      process.exitCode = 1;
+    };
+    process.once('beforeExit', unfinished);
     try {
       process.exitCode = (await handler(argv)) ?? 0;
     } catch (error) {
       process.exitCode = reportError(error);
+    } finally {
+      process.off('beforeExit', unfinished);
     }
   };
 }

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { MembenchError } from '../core/errors.js';
@@ -65,20 +65,22 @@ export const handler = handled(async (argv: RunArgs) => {
     if (argv.out !== undefined && path.resolve(argv.out) !== path.resolve(out)) throw new MembenchError('INVALID_ARGUMENT', `--resume ${out} writes into ${out}: drop --out ${argv.out}`);
     store = await RunDir.resume(out, warn);
     assertSameMatrix(out, store.options, { ...layerOptions(flags), ...(shard ? { shard } : {}) });
-    // The matrix from plan.json; settings that do not change results (workers, cell dirs, the API key) from flags and config.
-    options = { ...store.options, live: { ...store.options.live, ...layers.options.live }, ...(layers.options.keepCellDirs !== undefined ? { keepCellDirs: layers.options.keepCellDirs } : {}) };
+    // The matrix from plan.json; settings that do not change results (workers, cell dirs, time limit, the API key) from flags and config.
+    const { keepCellDirs, cellTimeoutMs } = layers.options;
+    options = { ...store.options, live: { ...store.options.live, ...layers.options.live }, ...(keepCellDirs !== undefined ? { keepCellDirs } : {}), ...(cellTimeoutMs !== undefined ? { cellTimeoutMs } : {}) };
   } else {
     out = layers.out ?? defaultOutDir(new Date());
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
-    store = RunDir.fresh(out, options, warn);
+    store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES : []);
   }
 
   const progress = progressReporter(argv.quiet);
   const interrupt = interruptOnSignals();
   let result;
   try {
-    result = await runBenchmark({ ...options, workers: layers.workers, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress });
+    // Every cell in a worker process, also with -w 1: a strategy that hangs, blocks or exits costs only its cell.
+    result = await runBenchmark({ ...options, workers: layers.workers, cellProcesses: true, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress });
   } catch (error) {
     progress.stop();
     if (!(error instanceof RunInterrupted)) throw error;

@@ -41,6 +41,7 @@ export const handler = handled(async (argv: TuneArgs) => {
       targetRecall: argv['target-recall'],
       metric: argv.metric,
       workers: layers.workers,
+      cellProcesses: true,
       signal: interrupt.signal,
       onWarning: (warning) => process.stderr.write(`${warning}\n`),
       onProgress: progress.onProgress,

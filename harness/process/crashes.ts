@@ -68,6 +68,8 @@ export interface ProcessCellOptions {
   fuzzKills?: number;
   /** The strategy's own crash points (its definition's `crashPoints`), for the fuzzer. */
   strategyCrashPoints?: readonly CrashPoint[];
+  /** Told as each scenario step starts (a cell that hangs is reported with its step). */
+  onStep?: (index: number, step: Step) => void;
 }
 
 /** Turn number reached before each step (user, remember and forget steps each start a turn). */
@@ -178,6 +180,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     agent = await startProcess(0);
     let scenarioArm: CrashPoint | undefined;
     for (const [index, step] of steps.entries()) {
+      options.onStep?.(index, step);
       if (step.kind === 'crash') {
         scenarioArm = step.crash;
         continue;

@@ -283,6 +283,8 @@ export const cellResultSchema = z.object({
   durationMs: count,
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
   refusedSteps: count.optional(),
+  /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
+  phase: z.string().optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 

@@ -20,6 +20,7 @@ import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySpec } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
+import { withinTimeLimit } from './cell-timeout.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
@@ -85,6 +86,11 @@ export interface RunOptions {
   now?: () => Date;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
   cellTimeoutMs?: number;
+  /**
+   * Run cells in pool worker processes even with one worker (the CLI does): strategy code never
+   * runs in this process, so one that blocks, hangs or calls process.exit costs only its cell.
+   */
+  cellProcesses?: boolean;
 }
 
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
@@ -268,13 +274,15 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size });
-    if (workers > 1 && todo.length > 0) {
+    const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
+    if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
       const tasks = todo.map((position) => ({ index: position, task: toTask(plans[position]!) }));
-      await runInPool(tasks, { workers, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
+      await runInPool(tasks, { workers, cellTimeoutMs, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
     } else {
       for (const position of todo) {
         if (options.signal?.aborted) throw new RunInterrupted();
-        await record(position, await unlessAborted(runCell(plans[position]!, providers), options.signal));
+        const plan = plans[position]!;
+        await record(position, await unlessAborted(withinTimeLimit(plan, cellTimeoutMs, (onPhase) => runCell(plan, providers, onPhase)), options.signal));
       }
     }
   } finally {
