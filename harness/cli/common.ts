@@ -166,14 +166,16 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
   };
 }
 
-/** Ctrl-C (and SIGTERM) abort the signal instead of killing the process; a second Ctrl-C exits at once. */
+/**
+ * Ctrl-C (and SIGTERM, e.g. a CI job cancelled) abort the signal instead of killing the process;
+ * a second one exits at once. Either way the exit code is 130, as documented for an interrupt.
+ */
 export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void; exitCode: () => number } {
   const controller = new AbortController();
-  let code = 130;
+  const code = 130;
   const handlers = (['SIGINT', 'SIGTERM'] as const).map((name) => {
     const handler = (): void => {
       if (controller.signal.aborted) process.exit(code);
-      code = name === 'SIGINT' ? 130 : 143;
       controller.abort();
     };
     process.on(name, handler);

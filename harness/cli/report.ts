@@ -5,6 +5,7 @@ import { writeRunOutput } from '../../reports/index.js';
 import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
 import { readResults } from '../results/read.js';
 import { handled } from './errors.js';
+import { withOutDirLock } from '../run/out-lock.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 
@@ -37,11 +38,13 @@ export const handler = handled(async (argv: ReportArgs) => {
   const out = argv.out ?? (inPlace ? sourceDir : path.join(sourceDir, path.basename(file, path.extname(file))));
   // Re-rendering a run in its own dir replaces only that run's reports: no --overwrite needed.
   const ownDir = inPlace && path.resolve(out) === path.resolve(sourceDir);
-  const files = await writeRunOutput(result, out, {
-    overwrite: argv.overwrite || ownDir,
-    stepSummary: null,
-    ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
-  });
+  const files = await withOutDirLock(out, 'membench report', () =>
+    writeRunOutput(result, out, {
+      overwrite: argv.overwrite || ownDir,
+      stepSummary: null,
+      ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
+    }),
+  );
   if (argv['github-summary']) {
     const wrote = await appendStepSummary(renderRunStepSummary(result, threshold !== undefined ? { recallThreshold: threshold } : {}));
     if (!wrote) process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');

@@ -20,6 +20,7 @@ import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecor
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
+import { cellDirPrefix } from './temp-dirs.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
@@ -225,7 +226,7 @@ export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?
 /** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. `onPhase` hears where the cell is. */
 export async function runCell(plan: CellPlan, providers: Providers, onPhase: PhaseListener = () => undefined): Promise<CellResult> {
   const started = performance.now();
-  const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), 'membench-cell-'));
+  const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
     records = needsProcesses(plan.scenario, providers) ? await runInProcesses(plan, providers, dir, onPhase) : await runInline(plan, providers, dir, onPhase);

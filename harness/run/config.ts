@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { rangeSchema } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
-import { describeIssue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
+import { describeIssue, documentValue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
 import { isModuleSpec } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
@@ -82,7 +82,12 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
   if (jsonError) fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
   else for (const error of doc.errors) fail(error.linePos?.[0] ?? { line: 1, col: 1 }, [], `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`);
   const locate = new Locator(doc, lines);
-  const value: unknown = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) ?? {});
+  let value: unknown;
+  if (problems.length === 0) {
+    const converted = documentValue(doc);
+    if ('problem' in converted) fail({ line: 1, col: 1 }, [], converted.problem);
+    else value = converted.value ?? {};
+  }
   if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value))) fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
   if (problems.length === 0) {
     for (const key of Object.keys(value as object)) {

@@ -5,8 +5,7 @@
  * cell store persists finished cells so an interrupted run resumes where it stopped.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
@@ -21,6 +20,7 @@ import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySpec } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
 import { withinTimeLimit } from './cell-timeout.js';
+import { makeRunTempDir } from './temp-dirs.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
@@ -268,7 +268,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const { providers, close } = openProviders(settings, now);
   let tempRoot: string | undefined;
   try {
-    tempRoot = await mkdtemp(path.join(os.tmpdir(), 'membench-run-'));
+    tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
     const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
@@ -288,6 +288,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   } finally {
     close();
     if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
+    if (tempRoot && settings.keepCellDirs) options.onWarning?.(`kept the cell dirs in ${tempRoot} (one per cell, named after the cell id)`);
   }
 
   const cells = positions.map((position) => results.get(position)!);

@@ -110,6 +110,20 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
   return undefined;
 }
 
+/**
+ * The document as plain data, or why it cannot be: nesting too deep for the stack, or aliases
+ * expanding past 100 (a "billion laughs" file), refused instead of thrown (also used by the config loader).
+ */
+export function documentValue(doc: Document.Parsed): { value: unknown } | { problem: string } {
+  try {
+    return { value: doc.toJS({ maxAliasCount: 100 }) };
+  } catch (error) {
+    if (error instanceof RangeError) return { problem: `nested too deeply to parse (more than ${MAX_NESTING} levels)` };
+    const message = (error as Error).message.split('\n')[0]!;
+    return { problem: /alias count/iu.test(message) ? 'invalid YAML: aliases expand past 100 copies (a YAML alias bomb?): write the values out' : `invalid YAML: ${message}` };
+  }
+}
+
 /** Line and column (1-based) of a character offset. */
 export function positionOf(text: string, offset: number): { line: number; col: number } {
   const before = text.slice(0, offset);
@@ -169,13 +183,9 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   if (problems.length > 0) return { problems };
 
   const locate = new Locator(doc, lines);
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    if (error instanceof RangeError) return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
-    return fail({ line: 1, col: 1 }, [], `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
+  const converted = documentValue(doc);
+  if ('problem' in converted) return fail({ line: 1, col: 1 }, [], converted.problem);
+  const value = converted.value;
   const deep = nestingPath(value, MAX_NESTING);
   if (deep) return fail(locate.value(deep.slice(0, 2)), deep.slice(0, 2), `nested more than ${MAX_NESTING} levels deep: not a scenario`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
