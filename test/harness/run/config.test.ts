@@ -76,6 +76,8 @@ describe('membench.config.yaml', () => {
     expect(await problems(await configFile('c.yaml', 'seed: [1\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: /u)]);
     expect(await problems(await configFile('c.json', '{\n  "seed": 1,\n  "model" 3\n}'))).toEqual([expect.stringMatching(/c\.json:3:\d+: \(document\): invalid JSON: /u)]);
     expect(await problems(await configFile('c.yaml', '- a list\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): expected a mapping of settings/u)]);
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefg'[index]}`).join(', ')}]`)].join('\n');
+    expect(await problems(await configFile('c.yaml', `${bomb}\nseed: 1\n`))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: aliases expand past 100 copies \(a YAML alias bomb\?\): write the values out$/u)]);
   });
 
   it('is found in the working dir; two at once is an error', async () => {
