@@ -30,6 +30,11 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
     failures.push(`invariant "${invariantName(outcome.invariant)}" violated ${outcome.violations} time(s)${outcome.checked ? ` in ${outcome.checked} check(s)` : ''}`);
     details.push(...outcome.details.map((line) => `invariant ${outcome.invariant}: ${line}`));
   }
+  // A stored item the strategy could not read was left out of every context: a loss, told by name.
+  if (cell.unreadable?.length) {
+    failures.push(`the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.slice(0, 3).join('; ')}`);
+    details.push(...cell.unreadable.map((item) => `unreadable: ${item}`));
+  }
   const recall = cell.recall.contextRecall;
   if (options.recallThreshold !== undefined && recall.value !== null && recall.value < options.recallThreshold) {
     failures.push(`context recall ${formatRate(recall)} is below the threshold ${options.recallThreshold.toFixed(2)}`);

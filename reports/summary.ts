@@ -94,8 +94,9 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
 }
 
 /**
- * Lines under a summary: model calls answered from the response cache, and each cell whose
- * strategy refused steps (with the first reason), so neither hides in results.json.
+ * Lines under a summary: model calls answered from the response cache, each cell whose strategy
+ * refused steps (with the first reason), and stored items a strategy could not read, so none
+ * of them hides in results.json.
  */
 export function summaryNotes(result: RunResult): string[] {
   const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
@@ -104,6 +105,7 @@ export function summaryNotes(result: RunResult): string[] {
     const refused = refusedSteps(cell);
     const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;
     if (refused > 0) notes.push(`refused: ${cell.id}: the strategy refused ${refused} step(s), never acknowledged${first ? ` (first: ${first})` : ''}`);
+    if (cell.unreadable?.length) notes.push(`unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`);
   }
   return notes;
 }

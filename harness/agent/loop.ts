@@ -61,6 +61,8 @@ export class AgentSession {
   readonly turns: TurnRecord[] = [];
   readonly probes: ProbeRecord[] = [];
   readonly recoveries: ToolRecovery[] = [];
+  /** What the strategy could not read and left out (`file: reason`), collected before each close. */
+  readonly unreadable = new Set<string>();
   private strategy: MemoryStrategy | undefined;
   private turn = 0;
   private readonly session: string;
@@ -119,6 +121,7 @@ export class AgentSession {
       case 'probe':
         return this.probe(index, step, evidence ?? []);
       case 'session':
+        this.noteUnreadable();
         await this.memory.close();
         return this.start();
       default:
@@ -128,7 +131,12 @@ export class AgentSession {
 
   async finish(): Promise<void> {
     await this.memory.flush?.();
+    this.noteUnreadable();
     await this.memory.close();
+  }
+
+  private noteUnreadable(): void {
+    for (const item of this.memory.unreadable?.() ?? []) this.unreadable.add(item);
   }
 
   /** A user message, then the model call on the loaded context, then the reply. */

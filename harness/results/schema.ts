@@ -285,6 +285,8 @@ export const cellResultSchema = z.object({
   refusedSteps: count.optional(),
   /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
   phase: z.string().optional(),
+  /** Stored items the strategy found but could not read and left out (`file: reason`, e.g. a torn memory file): they fail the cell. */
+  unreadable: z.array(z.string()).optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 

@@ -100,6 +100,8 @@ interface CellRecords {
   effects: LedgerCounts;
   /** Peak resident set of the agent processes, in kB (0 when the cell ran in this process). */
   agentPeakRssKb?: number;
+  /** What the strategy could not read and left out. */
+  unreadable?: string[];
 }
 
 /** Told where a cell is (`open`, `step 12 (user)`, `close`...), so a cell that hangs can be reported with the phase it hung in. */
@@ -142,7 +144,8 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
   }
   const effects = ledger.counts();
   ledger.close();
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, ...(error !== undefined ? { error } : {}) };
+  const unreadable = [...session.unreadable];
+  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, ...(error !== undefined ? { error } : {}), ...(unreadable.length ? { unreadable } : {}) };
 }
 
 /** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
@@ -214,6 +217,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     probes,
     durationMs,
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
+    ...(records.unreadable ? { unreadable: records.unreadable } : {}),
   };
 }
 

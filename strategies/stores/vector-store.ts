@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
 import { MembenchError } from '../../harness/core/errors.js';
-import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { processAlive } from './vector-index.js';
 import type { DurabilityMode } from '../types.js';
 
@@ -130,15 +130,17 @@ export class ExchangeStore {
     const file = path.join(this.dir, DB_FILE);
     const db = openDatabase(file, this.durability);
     try {
-      db.exec(SCHEMA);
-      db.transaction(() => this.register(db, file, embedderKey)).immediate();
+      namingFile(file, () => {
+        db.exec(SCHEMA);
+        db.transaction(() => this.register(db, file, embedderKey)).immediate();
+      });
     } catch (error) {
       db.close();
       throw error;
     }
     this.db = db;
     this.statements = prepareStatements(db, this.writer);
-    const exchanges = (db.prepare('SELECT id, turn, timestamp FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored);
+    const exchanges = namingFile(file, () => (db.prepare('SELECT id, turn, timestamp FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored));
     const rows = db.prepare('SELECT seq, origin, turn, timestamp, message FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
       seq: number;
       origin: string;
