@@ -19,7 +19,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('scenario', { alias: 'c', type: 'string', array: true, describe: `built-in scenario names or .yaml/.json paths (default: all built-ins: ${builtinScenarioNames().join(', ')})` })
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
-    .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs every cell in this process)` })
+    .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
     .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })

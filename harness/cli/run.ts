@@ -107,7 +107,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     progress.stop();
     if (!(error instanceof RunInterrupted)) throw resumable(error);
     process.stderr.write(`interrupted: resume with membench run --resume ${out}\n`);
-    // Cells still running in this process (with --workers 1) would keep it alive: leave now.
+    // Anything still settling (a worker's exit, a cell abandoned mid-write) would keep it alive: leave now.
     process.exit(interrupt.exitCode());
   } finally {
     progress.stop();

@@ -9,6 +9,7 @@ import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlin
 import os from 'node:os';
 import path from 'node:path';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
+import { processAlive } from '../core/processes.js';
 
 /** The lock file inside an output dir. */
 export const LOCK_FILE = '.membench.lock';
@@ -27,15 +28,6 @@ export interface OutDirLock {
   release(): void;
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readHolder(file: string): LockHolder | undefined {
   try {

@@ -7,17 +7,10 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { processAlive } from '../core/processes.js';
 
 const RUN_DIR = /^membench-run-(\d+)-/u;
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Removes the temp dirs of runs whose process no longer exists; returns what it removed. */
 export async function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<string[]> {
