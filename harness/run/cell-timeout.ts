@@ -9,9 +9,17 @@ import { performance } from 'node:perf_hooks';
 import { failedCell, type CellTask, type PhaseListener } from './cell.js';
 import type { CellResult } from '../results/schema.js';
 
+/** What may have hung, by phase. */
+function suspect(phase: string): string {
+  if (phase === 'open') return 'a strategy that never finishes open()';
+  if (phase === 'close') return 'a strategy that never finishes flush() or close()';
+  if (phase.startsWith('step ')) return 'a strategy that never finishes this step';
+  return 'a strategy module that is slow to load';
+}
+
 /** What a timed-out cell's error says: the limit, the phase, and the remedy. */
 export function timeoutMessage(limitMs: number, phase: string): string {
-  return `timed out after ${formatSeconds(limitMs)} in ${phase}: the cell was stopped (a strategy that never finishes ${phase === 'open' ? 'open()' : phase === 'close' ? 'flush()/close()' : 'this step'}?); raise --cell-timeout if it needs longer`;
+  return `timed out after ${formatSeconds(limitMs)} in ${phase}: the cell was stopped (${suspect(phase)}?); raise --cell-timeout if it needs longer`;
 }
 
 const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
