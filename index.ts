@@ -10,7 +10,7 @@ export * from './harness/scenarios/format.js';
 export * from './harness/results/schema.js';
 export { AgentSession } from './harness/agent/loop.js';
 export { TokenCounter, encodingForModel, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY } from './harness/core/tokens.js';
-export { SqliteChatMessageHistory } from './strategies/stores/history.js';
+export { SqliteChatMessageHistory, type SqliteHistoryOptions } from './strategies/stores/history.js';
 export { normalizeText } from './harness/core/text.js';
 export * from './harness/models/index.js';
 export { MembenchError, type ErrorCode } from './harness/core/errors.js';

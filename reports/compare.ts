@@ -12,6 +12,7 @@ import { invariantName, type CellResult, type Mean, type ProbeRecord, type Recal
 import { NOISE_P, pairedRates, seedOf } from '../harness/results/stats.js';
 import { cellInvariants } from '../harness/results/durability-matrix.js';
 import { formatMean, formatMs, formatRate } from './summary.js';
+import { MembenchError } from '../harness/core/errors.js';
 
 /** The gates a head run must pass against its base. */
 export interface CompareThresholds {
@@ -23,11 +24,15 @@ export interface CompareThresholds {
   maxLatencyRatio: number;
   /** p50 differences below this many ms are always noise. */
   minLatencyMs: number;
-  /** False skips latency (e.g. base recorded on another machine). */
-  latency: boolean;
+  /**
+   * True compares latency, false skips it; `same-machine` (the default) compares it only when both
+   * headers name the same machine: a baseline timed elsewhere (the committed one) says nothing
+   * about this machine's speed, so its slowdowns would be false regressions.
+   */
+  latency: boolean | 'same-machine';
 }
 
-export const DEFAULT_THRESHOLDS: CompareThresholds = { maxRecallDrop: 0.05, maxTokenIncrease: 0.1, maxLatencyRatio: 2, minLatencyMs: 1, latency: true };
+export const DEFAULT_THRESHOLDS: CompareThresholds = { maxRecallDrop: 0.05, maxTokenIncrease: 0.1, maxLatencyRatio: 2, minLatencyMs: 1, latency: 'same-machine' };
 
 /** One metric of one cell (or of the whole run) checked. */
 export interface MetricCheck {
@@ -46,7 +51,8 @@ export interface CellComparison {
 }
 
 export interface Comparison {
-  thresholds: CompareThresholds;
+  /** The thresholds applied: `latency` resolved to whether latency was compared. */
+  thresholds: CompareThresholds & { latency: boolean };
   /** Header differences that make numbers less comparable (tokenizer, model, seed...). */
   notes: string[];
   cells: CellComparison[];
@@ -171,7 +177,7 @@ function invariantChecks(base: CellResult, head: CellResult): MetricCheck[] {
     });
 }
 
-function compareCell(base: CellResult, head: CellResult, thresholds: CompareThresholds): MetricCheck[] {
+function compareCell(base: CellResult, head: CellResult, thresholds: Comparison['thresholds']): MetricCheck[] {
   if (base.status === 'error' || head.status === 'error') {
     const verdict = base.status === 'ok' ? 'regression' : head.status === 'ok' ? 'improved' : 'n/a';
     const describe = (cell: CellResult) => (cell.status === 'ok' ? 'ok' : `error: ${cell.error ?? ''}`);
@@ -232,9 +238,40 @@ function categoryChecks(baseSide: readonly CellResult[], headSide: readonly Cell
 }
 const sumOf = (cells: readonly CellResult[], read: (cell: CellResult) => number): number => cells.reduce((sum, cell) => sum + read(cell), 0);
 
-/** Compares head against base with the given thresholds (defaults: DEFAULT_THRESHOLDS). */
-export function compareRuns(base: RunResult, head: RunResult, overrides: Partial<CompareThresholds> = {}): Comparison {
-  const thresholds = { ...DEFAULT_THRESHOLDS, ...overrides };
+/** Why latency is left out under `same-machine`, or undefined when both runs were timed on one machine. */
+function otherMachine(base: RunHeader, head: RunHeader): string | undefined {
+  if (base.machine === undefined || head.machine === undefined) return `${base.machine === undefined ? 'base' : 'head'} does not record the machine it was timed on (older results, or a merge of shards from several machines)`;
+  return base.machine === head.machine ? undefined : `base and head were timed on different machines (${base.machine} → ${head.machine})`;
+}
+
+/** Refuses runs that cannot be compared: an empty head, no cell in common, or a cell id twice in one run (exit 2). */
+function assertComparable(base: RunResult, head: RunResult, names: { base: string; head: string }): void {
+  for (const [side, run] of [[names.base, base], [names.head, head]] as const) {
+    const seen = new Set<string>();
+    for (const { id } of run.cells) {
+      if (seen.has(id)) throw new MembenchError('INVALID_ARGUMENT', `${side} holds two cells with id "${id}": they cannot be matched (two scenarios with one name?); re-run with unique scenario names`);
+      seen.add(id);
+    }
+  }
+  if (head.cells.length === 0) throw new MembenchError('INVALID_ARGUMENT', `${names.head} has no cells: nothing to compare with ${names.base} (${base.cells.length} cells); was the run stopped before any cell finished?`);
+  const baseIds = new Set(base.cells.map((cell) => cell.id));
+  if (!head.cells.some((cell) => baseIds.has(cell.id))) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${names.head} (${head.cells.length} cells, e.g. ${head.cells[0]!.id}) has no cell in common with ${names.base} (${base.cells.length} cells${base.cells[0] ? `, e.g. ${base.cells[0].id}` : ''}): they ran different matrices; compare runs of the same scenarios and strategies`,
+    );
+  }
+}
+
+/**
+ * Compares head against base with the given thresholds (defaults: DEFAULT_THRESHOLDS). Throws a
+ * bad-input MembenchError when the runs share no cell (nothing compared must never read as "OK").
+ */
+export function compareRuns(base: RunResult, head: RunResult, overrides: Partial<CompareThresholds> = {}, names = { base: 'base', head: 'head' }): Comparison {
+  assertComparable(base, head, names);
+  const requested = { ...DEFAULT_THRESHOLDS, ...overrides };
+  const skipLatency = requested.latency === 'same-machine' ? otherMachine(base.header, head.header) : undefined;
+  const thresholds = { ...requested, latency: requested.latency === 'same-machine' ? skipLatency === undefined : requested.latency };
   const baseCells = new Map(base.cells.map((cell) => [cell.id, cell]));
   const headIds = new Set(head.cells.map((cell) => cell.id));
   const cells: CellComparison[] = [];
@@ -262,7 +299,7 @@ export function compareRuns(base: RunResult, head: RunResult, overrides: Partial
   ];
   return {
     thresholds,
-    notes: headerNotes(base.header, head.header),
+    notes: [...headerNotes(base.header, head.header), ...(skipLatency ? [`latency not compared: ${skipLatency}; pass --latency to compare it anyway`] : [])],
     cells,
     added: head.cells.filter((cell) => !baseCells.has(cell.id)).map((cell) => cell.id),
     removed: base.cells.filter((cell) => !headIds.has(cell.id)).map((cell) => cell.id),

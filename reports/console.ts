@@ -1,8 +1,8 @@
 /** The console summary table printed after a run. */
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
-import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryRow, type SummaryRow } from './summary.js';
-import { invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
+import { COMPRESSED_AWAY_NOTE, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -52,7 +52,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   if (prices.length > 0) {
     const durability = new Table({ head: [...PRICE_COLUMNS], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
     for (const row of prices) durability.push(row);
-    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString());
+    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE);
   }
   const ks = retrievalKs(result);
   const retrieval = retrievalRows(result, false);
@@ -66,6 +66,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', figures.toString());
   }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
+  extra.push(...summaryNotes(result));
   const { header } = result;
   return [
     ...verdict,

@@ -3,13 +3,15 @@ import { appendFile } from 'node:fs/promises';
 import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
-import { formatMs, formatRate, markdownTable, modelNote } from './summary.js';
+import { cellLabel, formatMs, formatRate, markdownTable, modelNote, summaryNotes } from './summary.js';
 
 export { markdownTable } from './summary.js';
 
 /** The short run summary: one row per cell and the cells that failed (errors, invariants, recall threshold). */
 export function renderRunStepSummary(result: RunResult, options: VerdictOptions = {}): string {
-  const failing = result.cells.map((cell) => ({ cell, verdict: cellVerdict(cell, options) })).filter(({ verdict }) => verdictFails(verdict));
+  const verdicts = result.cells.map((cell) => ({ cell, verdict: cellVerdict(cell, options) }));
+  const failing = verdicts.filter(({ verdict }) => verdictFails(verdict));
+  const notes = summaryNotes(result);
   const { header } = result;
   return [
     `## membench run: ${failing.length ? `${failing.length} of ${result.cells.length} cells failed` : `${result.cells.length} cells passed`}`,
@@ -19,22 +21,25 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
     '',
     markdownTable(
       ['scenario', 'strategy', 'ctx tokens', 'context recall', 'stale exposure', 'answer acc', 'load p50 ms', 'save p50 ms', 'status'],
-      result.cells.map((cell) => [
+      verdicts.map(({ cell, verdict }) => [
         cell.scenario,
-        cell.label,
+        cellLabel(cell),
         String(cell.tokens.contextTotal),
         formatRate(cell.recall.contextRecall),
         formatRate(cell.recall.staleExposure),
         formatRate(cell.recall.answerAccuracy),
         formatMs(cell.latency.loadMs.p50),
         formatMs(cell.latency.saveMs.p50),
-        cell.status,
+        // The verdict, as junit.xml and the exit code see it: a finished cell can still fail.
+        verdict.error !== undefined ? 'error' : verdict.failures.length > 0 ? 'failed' : 'ok',
       ]),
     ),
     '',
     ...(failing.length
       ? ['### Failed cells', '', ...failing.map(({ cell, verdict }) => `- \`${cell.id}\`: ${[...(verdict.error !== undefined ? [`error: ${verdict.error}`] : []), ...verdict.failures].join('; ')}`), '']
       : []),
+    ...notes.map((note) => `- ${note}`),
+    ...(notes.length ? [''] : []),
     `> ${modelNote(result)}`,
     '',
   ].join('\n');

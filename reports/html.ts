@@ -9,10 +9,10 @@ import { invariantName, type CellResult, type RunResult } from '../harness/resul
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
-import { MODE_COLUMNS, modeRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
 import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatMs, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { formatMs, formatRate, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const require = createRequire(import.meta.url);
@@ -69,6 +69,8 @@ function summarySortKey(cell: CellResult, row: SummaryRow, key: keyof SummaryRow
       return cell.latency.loadMs.n ? cell.latency.loadMs.p50 : null;
     case 'saveP50':
       return cell.latency.saveMs.n ? cell.latency.saveMs.p50 : null;
+    case 'cached':
+    case 'refused':
     case 'turns':
     case 'contextTotal':
     case 'contextMean':
@@ -84,9 +86,10 @@ function summarySortKey(cell: CellResult, row: SummaryRow, key: keyof SummaryRow
 
 function summaryTable(result: RunResult): string {
   const styles = seriesStyles(result);
+  const columns = summaryColumns(result);
   const rows = result.cells.map((cell) => {
     const row = summaryRow(cell);
-    return SUMMARY_COLUMNS.map(([key, title]): Column => {
+    return columns.map(([key, title]): Column => {
       const text = String(row[key]);
       const color = styles.get(cell.label)?.color;
       const html =
@@ -98,7 +101,8 @@ function summaryTable(result: RunResult): string {
       return { title, text, sort: summarySortKey(cell, row, key), ...(html ? { html } : {}) };
     });
   });
-  return sortableTable('summary-table', SUMMARY_COLUMNS.map(([, title]) => title), rows);
+  const notes = summaryNotes(result);
+  return sortableTable('summary-table', columns.map(([, title]) => title), rows) + (notes.length ? `\n<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : '');
 }
 
 function categoryTable(result: RunResult): string {
@@ -169,8 +173,20 @@ function durabilitySection(result: RunResult): string {
       ...(value && value.violations > 0 ? { html: `<span class="error">${value.violations} violated</span> / ${value.checks} checked` } : {}),
     })),
   ]);
-  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => invariantName(column))];
-  return `<section id="durability">\n<h2>Durability</h2>\n<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials.</p>\n${sortableTable('durability-table', head, rows)}\n</section>`;
+  const anyErrored = matrix.errored.some((count) => count > 0);
+  if (anyErrored) rows.forEach((row, index) => row.push({ title: 'errored cells', text: String(matrix.errored[index]), sort: matrix.errored[index]!, ...(matrix.errored[index] ? { html: `<span class="error">${matrix.errored[index]}</span>` } : {}) }));
+  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => invariantName(column)), ...(anyErrored ? ['errored cells'] : [])];
+  const prices = priceRows(result).map((row) => row.map((text, column): Column => ({ title: PRICE_COLUMNS[column]!, text, ...(column >= 3 && column < PRICE_COLUMNS.length - 1 ? { sort: Number(text) } : {}) })));
+  return [
+    '<section id="durability">',
+    '<h2>Durability</h2>',
+    `<p>Crashes reached and invariant checks after recovery, summed over scenarios and trials${anyErrored ? '; errored cells stopped before their checks and count as neither held nor violated' : ''}.</p>`,
+    sortableTable('durability-table', head, rows),
+    '<h3>What each mode costs and lost</h3>',
+    sortableTable('durability-prices', PRICE_COLUMNS, prices),
+    `<p>${escapeHtml(COMPRESSED_AWAY_NOTE)}.</p>`,
+    '</section>',
+  ].join('\n');
 }
 
 /** Charts shown with the verdict and the distance tables rather than among the others. */

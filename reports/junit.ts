@@ -4,7 +4,7 @@
  */
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from '../harness/results/durability-matrix.js';
-import { formatMs, formatRate } from './summary.js';
+import { cellLabel, formatMs, formatRate, refusedSteps } from './summary.js';
 
 /** What makes a cell fail besides errors and invariant violations. */
 export interface VerdictOptions {
@@ -29,6 +29,11 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
   for (const outcome of cell.durability === 'sync' ? violatedInvariants(cell) : []) {
     failures.push(`invariant "${invariantName(outcome.invariant)}" violated ${outcome.violations} time(s)${outcome.checked ? ` in ${outcome.checked} check(s)` : ''}`);
     details.push(...outcome.details.map((line) => `invariant ${outcome.invariant}: ${line}`));
+  }
+  // A stored item the strategy could not read was left out of every context: a loss, told by name.
+  if (cell.unreadable?.length) {
+    failures.push(`the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.slice(0, 3).join('; ')}`);
+    details.push(...cell.unreadable.map((item) => `unreadable: ${item}`));
   }
   const recall = cell.recall.contextRecall;
   if (options.recallThreshold !== undefined && recall.value !== null && recall.value < options.recallThreshold) {
@@ -58,8 +63,9 @@ export function xmlAttribute(text: string): string {
 
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
+/** Unique within its scenario's testsuite: the no-keys twin of a cell and every trial get names of their own. */
 function testcaseName(cell: CellResult, trials: number): string {
-  return trials > 1 ? `${cell.label} #t${cell.trial}` : cell.label;
+  return trials > 1 ? `${cellLabel(cell)} #t${cell.trial}` : cellLabel(cell);
 }
 
 function cellSummary(cell: CellResult): string {
@@ -68,6 +74,7 @@ function cellSummary(cell: CellResult): string {
     `context tokens: total ${cell.tokens.contextTotal}, mean/turn ${Math.round(cell.tokens.contextMeanPerTurn)}, max ${cell.tokens.contextMax}; maintenance ${cell.tokens.maintenance}`,
     `context recall ${formatRate(cell.recall.contextRecall)}, stale exposure ${formatRate(cell.recall.staleExposure)}, answer accuracy ${formatRate(cell.recall.answerAccuracy)}`,
     `load p50 ${formatMs(cell.latency.loadMs.p50)} ms, p95 ${formatMs(cell.latency.loadMs.p95)} ms; save p50 ${formatMs(cell.latency.saveMs.p50)} ms, p95 ${formatMs(cell.latency.saveMs.p95)} ms`,
+    `cache hits ${cell.usage.cachedCalls}; refused steps ${refusedSteps(cell)}`,
   ].join('\n');
 }
 

@@ -1,8 +1,8 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
 import type { RunResult } from '../harness/results/schema.js';
-import { interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
-import { invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -18,6 +18,8 @@ function durabilitySection(result: RunResult): string[] {
       `Per strategy and durability mode: the save latency it costs and what it lost. Invariants: ✓ held, ✗ violations (${invariantLegend()}).`,
     '',
     table([...PRICE_COLUMNS], prices),
+    '',
+    `${COMPRESSED_AWAY_NOTE}.`,
     '',
     '### Matrix: strategy × mode × crash point',
     '',
@@ -89,6 +91,8 @@ function retrievalSection(result: RunResult): string[] {
 
 export function renderMarkdown(result: RunResult): string {
   const { header } = result;
+  const columns = summaryColumns(result);
+  const notes = summaryNotes(result);
   const lines: string[] = [
     '# membench report',
     '',
@@ -112,13 +116,15 @@ export function renderMarkdown(result: RunResult): string {
       'Rates show hits/n, means (n=probes).',
     '',
     table(
-      SUMMARY_COLUMNS.map(([, title]) => title),
+      columns.map(([, title]) => title),
       result.cells.filter((cell) => cell.group === undefined).map((cell) => {
         const row = summaryRow(cell);
-        return SUMMARY_COLUMNS.map(([key]) => String(row[key]));
+        return columns.map(([key]) => String(row[key]));
       }),
     ),
     '',
+    ...notes.map((note) => `- ${note}`),
+    ...(notes.length ? [''] : []),
     ...(result.cells.some((cell) => cell.group !== undefined) ? ['Cells of scenario groups (generated suites, dataset files) are pooled in their group\'s leaderboard and breakdowns; results.json and report.html keep every cell and probe.', ''] : []),
     ...(interleavingNote(result) ? [interleavingNote(result)!, ''] : []),
     '## Recall by probe category',

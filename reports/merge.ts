@@ -97,10 +97,13 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   // Plan position p ran in shard (p mod n) + 1, as its (p div n)-th cell.
   const cells: CellResult[] = Array.from({ length: reference.planned }, (_, position) => byIndex.get((position % reference.count) + 1)!.result.cells[Math.floor(position / reference.count)]!);
   const headers = inputs.map((input) => input.result.header);
-  const { shard: _shard, ...header } = first.result.header;
+  const { shard: _shard, machine, ...header } = first.result.header;
+  // Shards timed on different machines (a CI matrix) have no one machine: compare then leaves latency out.
+  const oneMachine = machine !== undefined && headers.every((item) => item.machine === machine);
   return {
     header: {
       ...header,
+      ...(oneMachine ? { machine } : {}),
       startedAt: headers.map((item) => item.startedAt).sort()[0]!,
       durationMs: Math.max(...headers.map((item) => item.durationMs)),
     },

@@ -18,6 +18,10 @@ export interface SummaryRow {
   answer: string;
   loadP50: string;
   saveP50: string;
+  /** Model calls answered from the response cache (live runs). */
+  cached: number;
+  /** Steps the strategy refused (a `remember` over its size budget, an unsafe name). */
+  refused: number;
   status: string;
 }
 
@@ -67,10 +71,23 @@ export function formatMs(ms: number): string {
   return ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3);
 }
 
+/**
+ * The cell's strategy label with what sets it apart from its scenario's other cells of that label:
+ * `no-keys` for the run without idempotency keys (read from the id, so an errored cell is marked too).
+ */
+export function cellLabel(cell: CellResult): string {
+  return /\/no-keys(?:\/t\d+)?$/u.test(cell.id) ? `${cell.label} no-keys` : cell.label;
+}
+
+/** Refused steps of a cell: the recorded count, or (older results) the turns marked refused. */
+export function refusedSteps(cell: CellResult): number {
+  return cell.refusedSteps ?? cell.turns.filter((turn) => turn.refused !== undefined).length;
+}
+
 export function summaryRow(cell: CellResult): SummaryRow {
   return {
     scenario: cell.scenario,
-    strategy: `${cell.faults && !cell.faults.idempotencyKeys ? `${cell.label} no-keys` : cell.label}${cell.interleaved ? ' ≈' : ''}`,
+    strategy: `${cellLabel(cell)}${cell.interleaved ? ' ≈' : ''}`,
     turns: cell.turns.filter((turn) => turn.contextTokens !== null).length,
     contextTotal: cell.tokens.contextTotal,
     contextMean: Math.round(cell.tokens.contextMeanPerTurn),
@@ -84,6 +101,8 @@ export function summaryRow(cell: CellResult): SummaryRow {
     answer: formatRate(cell.recall.answerAccuracy),
     loadP50: formatMs(cell.latency.loadMs.p50),
     saveP50: formatMs(cell.latency.saveMs.p50),
+    cached: cell.usage.cachedCalls,
+    refused: refusedSteps(cell),
     status: cell.status === 'ok' ? 'ok' : `error: ${cell.error ?? ''}`,
   };
 }
@@ -106,6 +125,35 @@ export const SUMMARY_COLUMNS: readonly [keyof SummaryRow, string][] = [
   ['saveP50', 'save p50 ms'],
   ['status', 'status'],
 ];
+
+/**
+ * The summary columns of a run: SUMMARY_COLUMNS, with `cache hits` when a live model ran or
+ * anything came from the cache, and `refused` when a strategy refused a step (before `status`).
+ */
+export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, string][] {
+  const extra: [keyof SummaryRow, string][] = [
+    ...(!result.header.offlineModel || result.cells.some((cell) => cell.usage.cachedCalls > 0) ? [['cached', 'cache hits'] as [keyof SummaryRow, string]] : []),
+    ...(result.cells.some((cell) => refusedSteps(cell) > 0) ? [['refused', 'refused steps'] as [keyof SummaryRow, string]] : []),
+  ];
+  return [...SUMMARY_COLUMNS.slice(0, -1), ...extra, ...SUMMARY_COLUMNS.slice(-1)];
+}
+
+/**
+ * Lines under a summary: model calls answered from the response cache, each cell whose strategy
+ * refused steps (with the first reason), and stored items a strategy could not read, so none
+ * of them hides in results.json.
+ */
+export function summaryNotes(result: RunResult): string[] {
+  const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
+  const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
+  for (const cell of result.cells) {
+    const refused = refusedSteps(cell);
+    const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;
+    if (refused > 0) notes.push(`refused: ${cell.id}: the strategy refused ${refused} step(s), never acknowledged${first ? ` (first: ${first})` : ''}`);
+    if (cell.unreadable?.length) notes.push(`unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`);
+  }
+  return notes;
+}
 
 /** The line that says where answers came from, so offline scores are never mistaken for a live model's. */
 export function modelNote(result: RunResult): string {

@@ -257,6 +257,11 @@ export class FileIndexStrategy implements MemoryStrategy {
     return [...this.history.messages.map(messageText), ...this.memories().map((record) => `${record.name}: ${record.body}`)];
   }
 
+  /** Memory files skipped because they do not parse (or are links, or badly named), relative to the strategy's dir where inside it. */
+  unreadable(): string[] {
+    return [...(this.store?.problems ?? [])].map(([file, reason]) => `${path.relative(this.context.dir, file).startsWith('..') ? file : path.relative(this.context.dir, file)}: ${reason}`);
+  }
+
   /** Invariant 5, read from disk without the cache: no torn memory file, and MEMORY.md matches the files. */
   async verify(): Promise<StoreCheck> {
     const check: StoreCheck = { torn: 0, indexMismatches: 0, details: [] };

@@ -115,6 +115,12 @@ export interface MemoryStrategy {
   verify?(): Promise<StoreCheck>;
   /** Background jobs queued and not yet finished (durable queues report what survived a crash). */
   pendingJobs?(): number;
+  /**
+   * Stored items it found but could not read (a torn or garbage memory file), and so left out
+   * of what load() returns, as `file: reason`. The runner records them in the cell's result and
+   * fails the cell, so nothing is dropped in silence.
+   */
+  unreadable?(): string[];
 }
 
 /** What `verify()` found wrong with a strategy's files. */

@@ -83,6 +83,8 @@ export class AgentSession {
   readonly recoveries: ToolRecovery[] = [];
   /** The process's resident set at its highest after any step of this session (bytes): this cell's peak, not the process's lifetime high-water mark. */
   peakRssBytes = 0;
+  /** What the strategy could not read and left out (`file: reason`), collected before each close. */
+  readonly unreadable = new Set<string>();
   private strategy: MemoryStrategy | undefined;
   private turn = 0;
   private readonly session: string;
@@ -144,6 +146,7 @@ export class AgentSession {
       case 'probe':
         return this.probe(index, step, evidence ?? []);
       case 'session':
+        this.noteUnreadable();
         await this.memory.close();
         return this.start();
       default:
@@ -153,7 +156,12 @@ export class AgentSession {
 
   async finish(): Promise<void> {
     await this.memory.flush?.();
+    this.noteUnreadable();
     await this.memory.close();
+  }
+
+  private noteUnreadable(): void {
+    for (const item of this.memory.unreadable?.() ?? []) this.unreadable.add(item);
   }
 
   /** A user message, then the model call on the loaded context, then the reply (none when `reply` is false: a replayed message nobody answered). */

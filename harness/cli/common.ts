@@ -9,7 +9,7 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
-import { DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
@@ -19,7 +19,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('scenario', { alias: 'c', type: 'string', array: true, describe: `built-in scenario names or .yaml/.json paths (default: all built-ins: ${builtinScenarioNames().join(', ')})` })
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
-    .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs every cell in this process)` })
+    .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
     .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
@@ -40,6 +40,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
+    .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
 }
@@ -93,6 +94,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
     retrievalK: layer.retrievalK,
+    cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
 }
@@ -123,6 +125,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     retries: argv.retries,
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
+    cellTimeout: argv['cell-timeout'],
     workers: argv.workers,
     out: argv.out,
   }) as MembenchConfig;
@@ -178,14 +181,16 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
   };
 }
 
-/** Ctrl-C (and SIGTERM) abort the signal instead of killing the process; a second Ctrl-C exits at once. */
+/**
+ * Ctrl-C (and SIGTERM, e.g. a CI job cancelled) abort the signal instead of killing the process;
+ * a second one exits at once. Either way the exit code is 130, as documented for an interrupt.
+ */
 export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void; exitCode: () => number } {
   const controller = new AbortController();
-  let code = 130;
+  const code = 130;
   const handlers = (['SIGINT', 'SIGTERM'] as const).map((name) => {
     const handler = (): void => {
       if (controller.signal.aborted) process.exit(code);
-      code = name === 'SIGINT' ? 130 : 143;
       controller.abort();
     };
     process.on(name, handler);

@@ -3,8 +3,8 @@ import type { Argv } from 'yargs';
 import { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison } from '../../reports/compare.js';
 import { appendStepSummary, renderComparisonMarkdown } from '../../reports/github-summary.js';
 import { readResults } from '../results/read.js';
-import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
 
 export const command = 'compare <base> <head>';
 export const describe = 'Compare two runs cell by cell; exit 1 on a regression (recall drop, token growth, slowdown, new invariant violation or error)';
@@ -21,7 +21,10 @@ export function builder(yargs: Argv) {
       default: DEFAULT_THRESHOLDS.minLatencyMs,
       describe: "a slower p50 is within noise when it differs by less than this or stays inside base's p50..p95 band",
     })
-    .option('latency', { type: 'boolean', default: true, describe: 'compare latencies (--no-latency when base was recorded on another machine)' })
+    .option('latency', {
+      type: 'boolean',
+      describe: 'compare latencies; by default only when both runs were timed on the same machine (results record a machine digest; the committed baseline was timed elsewhere): --latency forces it, --no-latency skips it',
+    })
     .option('github-summary', { type: 'boolean', default: false, describe: 'also append the comparison as Markdown to $GITHUB_STEP_SUMMARY' })
     .example('$0 compare baselines/offline.json .membench/run-20250101-120000', 'gate a change against the committed baseline');
 }
@@ -29,8 +32,7 @@ export function builder(yargs: Argv) {
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 function threshold(name: string, value: number, minimum: number): number {
-  if (!Number.isFinite(value) || value < minimum) throw new MembenchError('INVALID_ARGUMENT', `--${name} ${value}: expected a number >= ${minimum}`);
-  return value;
+  return checkNumber(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER });
 }
 
 export const handler = handled(async (argv: CompareArgs) => {
@@ -39,11 +41,11 @@ export const handler = handled(async (argv: CompareArgs) => {
     maxTokenIncrease: threshold('max-token-increase', argv['max-token-increase'], 0),
     maxLatencyRatio: threshold('max-latency-ratio', argv['max-latency-ratio'], 1),
     minLatencyMs: threshold('min-latency-ms', argv['min-latency-ms'], 0),
-    latency: argv.latency,
+    latency: argv.latency ?? DEFAULT_THRESHOLDS.latency,
   };
   const base = await readResults(argv.base);
   const head = await readResults(argv.head);
-  const comparison = compareRuns(base.result, head.result, thresholds);
+  const comparison = compareRuns(base.result, head.result, thresholds, { base: base.file, head: head.file });
   process.stdout.write(`membench compare: base ${base.file} → head ${head.file}\n${renderComparison(comparison)}\n`);
   if (argv['github-summary']) {
     const wrote = await appendStepSummary(renderComparisonMarkdown(comparison, { base: base.file, head: head.file }));

@@ -1,7 +1,9 @@
 /** The one place where errors become messages and exit codes: 0 ok, 1 a threshold failed, 2 bad input. */
-import { isMembenchError } from '../core/errors.js';
+import { fileSystemProblem, isMembenchError } from '../core/errors.js';
 
 export function reportError(error: unknown): number {
+  // A full disk, a path that is a file: plain words and the path, never a stack trace.
+  error = fileSystemProblem(error) ?? error;
   if (isMembenchError(error)) {
     process.stderr.write(`membench: ${error.message}\n`);
     for (const line of error.details) process.stderr.write(`${line}\n`);
@@ -11,13 +13,24 @@ export function reportError(error: unknown): number {
   return 1;
 }
 
-/** Wraps a command handler so thrown errors set the exit code instead of escaping as stack traces. */
+/**
+ * Wraps a command handler so thrown errors set the exit code instead of escaping as stack traces.
+ * A handler whose work never settles would let Node exit quietly once nothing is left to run:
+ * that is reported and exits 1, never 0.
+ */
 export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv: A) => Promise<void> {
   return async (argv: A) => {
+    const unfinished = (): void => {
+      process.stderr.write('membench: internal error (please report it): the command stopped with its work unfinished (a promise that never settled)\n');
+      process.exitCode = 1;
+    };
+    process.once('beforeExit', unfinished);
     try {
       process.exitCode = (await handler(argv)) ?? 0;
     } catch (error) {
       process.exitCode = reportError(error);
+    } finally {
+      process.off('beforeExit', unfinished);
     }
   };
 }

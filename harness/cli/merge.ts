@@ -4,8 +4,10 @@ import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
 import { readResults } from '../results/read.js';
-import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { withOutDirLock } from '../run/out-lock.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'merge <shards..>';
 export const describe = 'Join the shards of one run (membench run --shard i/n) into one run dir with every report';
@@ -23,13 +25,13 @@ type MergeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: MergeArgs) => {
   const threshold = argv['recall-threshold'];
-  if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) throw new MembenchError('INVALID_ARGUMENT', `--recall-threshold ${threshold}: expected a share between 0 and 1`);
+  if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
   const inputs = [];
   for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);
-  const files = await writeRunOutput(result, out, { overwrite: argv.overwrite, ...(threshold !== undefined ? { recallThreshold: threshold } : {}) });
+  const files = await withOutDirLock(out, 'membench merge', () => writeRunOutput(result, out, { overwrite: argv.overwrite, ...(threshold !== undefined ? { recallThreshold: threshold } : {}) }));
   process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY) })}\n`);
   process.stdout.write(`merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
   return 0;

@@ -4,8 +4,10 @@ import type { Argv } from 'yargs';
 import { writeRunOutput } from '../../reports/index.js';
 import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
 import { readResults } from '../results/read.js';
-import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { withOutDirLock } from '../run/out-lock.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'report <results>';
 export const describe = 'Re-render every report of a run from its results.json';
@@ -29,20 +31,20 @@ type ReportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ReportArgs) => {
   const threshold = argv['recall-threshold'];
-  if (threshold !== undefined && !(threshold >= 0 && threshold <= 1)) {
-    throw new MembenchError('INVALID_ARGUMENT', `--recall-threshold ${threshold}: expected a share between 0 and 1`);
-  }
+  if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
   const { result, file } = await readResults(argv.results);
   const sourceDir = path.dirname(file);
   const inPlace = path.basename(file) === 'results.json';
   const out = argv.out ?? (inPlace ? sourceDir : path.join(sourceDir, path.basename(file, path.extname(file))));
   // Re-rendering a run in its own dir replaces only that run's reports: no --overwrite needed.
   const ownDir = inPlace && path.resolve(out) === path.resolve(sourceDir);
-  const files = await writeRunOutput(result, out, {
-    overwrite: argv.overwrite || ownDir,
-    stepSummary: null,
-    ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
-  });
+  const files = await withOutDirLock(out, 'membench report', () =>
+    writeRunOutput(result, out, {
+      overwrite: argv.overwrite || ownDir,
+      stepSummary: null,
+      ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
+    }),
+  );
   if (argv['github-summary']) {
     const wrote = await appendStepSummary(renderRunStepSummary(result, threshold !== undefined ? { recallThreshold: threshold } : {}));
     if (!wrote) process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');

@@ -2,15 +2,18 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
-import { MembenchError } from '../core/errors.js';
+import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
+import { withOutDirLock } from '../run/out-lock.js';
 import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { parseShard } from '../results/shard.js';
 import { flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'run';
 export const describe = 'Replay scenarios against memory strategies and report tokens, latency and recall';
@@ -49,38 +52,62 @@ function assertSameMatrix(dir: string, stored: RunOptions, flags: RunOptions): v
 }
 
 export const handler = handled(async (argv: RunArgs) => {
-  const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
-  const layers = await resolveLayers(argv, flags);
+  const layers = await resolveLayers(argv, flagLayer(argv, { strategies: argv.strategy, params: argv.param }));
   const shard = argv.shard === undefined ? undefined : parseShard(argv.shard);
-  const recallThreshold = argv['recall-threshold'] ?? layers.config.recallThreshold;
+  const thresholdFlag = argv['recall-threshold'];
+  const recallThreshold = thresholdFlag === undefined ? layers.config.recallThreshold : checkNumber('--recall-threshold', thresholdFlag, RUN_LIMITS.recallThreshold);
   const warn = (warning: string): boolean => process.stderr.write(`${warning}\n`);
   let options: RunOptions = { ...layers.options, ...(shard ? { shard } : {}) };
-  let out: string;
+  if (argv.resume !== undefined && argv.out !== undefined && path.resolve(argv.out) !== path.resolve(argv.resume)) {
+    throw new MembenchError('INVALID_ARGUMENT', `--resume ${argv.resume} writes into ${argv.resume}: drop --out ${argv.out}`);
+  }
+  const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
+  // One run per dir, from before its state is read until its reports are written.
+  const command = argv.resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
+  return withOutDirLock(out, command[0]!, () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn }), command[1]);
+});
+
+interface RunPlan {
+  out: string;
+  options: RunOptions;
+  layers: Awaited<ReturnType<typeof resolveLayers>>;
+  shard: ReturnType<typeof parseShard> | undefined;
+  recallThreshold: number | undefined;
+  warn: (warning: string) => boolean;
+}
+
+/** The run itself, with the out dir locked: resume or start, run the cells, write the reports. */
+async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThreshold, warn }: RunPlan): Promise<number> {
+  const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
   let store: RunDir;
   if (argv.resume !== undefined) {
-    out = argv.resume;
-    if (argv.out !== undefined && path.resolve(argv.out) !== path.resolve(out)) throw new MembenchError('INVALID_ARGUMENT', `--resume ${out} writes into ${out}: drop --out ${argv.out}`);
     store = await RunDir.resume(out, warn);
     assertSameMatrix(out, store.options, { ...layerOptions(flags), ...(shard ? { shard } : {}) });
-    // The matrix from plan.json; settings that do not change results (workers, cell dirs, the API key) from flags and config.
-    options = { ...store.options, live: { ...store.options.live, ...layers.options.live }, ...(layers.options.keepCellDirs !== undefined ? { keepCellDirs: layers.options.keepCellDirs } : {}) };
+    // The matrix from plan.json; settings that do not change results (workers, cell dirs, time limit, the API key) from flags and config.
+    const { keepCellDirs, cellTimeoutMs } = layers.options;
+    options = { ...store.options, live: { ...store.options.live, ...layers.options.live }, ...(keepCellDirs !== undefined ? { keepCellDirs } : {}), ...(cellTimeoutMs !== undefined ? { cellTimeoutMs } : {}) };
   } else {
-    out = layers.out ?? defaultOutDir(new Date());
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
-    store = RunDir.fresh(out, options, warn);
+    store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES : []);
   }
 
+  // A full disk stops the run with its finished cells on disk: say how to go on.
+  const resumable = (error: unknown): unknown =>
+    isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
+      ? fileSystemProblem(error, `the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`)
+      : error;
   const progress = progressReporter(argv.quiet);
   const interrupt = interruptOnSignals();
   let result;
   try {
-    result = await runBenchmark({ ...options, workers: layers.workers, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress });
+    // Every cell in a worker process, also with -w 1: a strategy that hangs, blocks or exits costs only its cell.
+    result = await runBenchmark({ ...options, workers: layers.workers, cellProcesses: true, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress });
   } catch (error) {
     progress.stop();
-    if (!(error instanceof RunInterrupted)) throw error;
+    if (!(error instanceof RunInterrupted)) throw resumable(error);
     process.stderr.write(`interrupted: resume with membench run --resume ${out}\n`);
-    // Cells still running in this process (with --workers 1) would keep it alive: leave now.
+    // Anything still settling (a worker's exit, a cell abandoned mid-write) would keep it alive: leave now.
     process.exit(interrupt.exitCode());
   } finally {
     progress.stop();
@@ -88,8 +115,13 @@ export const handler = handled(async (argv: RunArgs) => {
   }
   process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY) })}\n`);
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
-  const files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions });
-  await clearRunState(out);
+  let files: string[];
+  try {
+    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions });
+    await clearRunState(out);
+  } catch (error) {
+    throw resumable(error);
+  }
   process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
   const failed = result.cells.filter((cell) => verdictFails(cellVerdict(cell, verdictOptions)));
   for (const cell of failed) {
@@ -97,4 +129,4 @@ export const handler = handled(async (argv: RunArgs) => {
     process.stderr.write(`FAILED ${cell.id}: ${[verdict.error, ...verdict.failures].filter(Boolean).join('; ')}\n`);
   }
   return failed.length > 0 ? 1 : 0;
-});
+}

@@ -6,6 +6,7 @@ import { RunInterrupted } from '../run/runner.js';
 import { parseValues, renderTune, tune, TUNE_METRICS } from '../run/tune.js';
 import { flagLayer, interruptOnSignals, progressReporter, resolveLayers, sharedOptions } from './common.js';
 import { handled } from './errors.js';
+import { withOutDirLock } from '../run/out-lock.js';
 
 export const command = 'tune';
 export const describe = 'Sweep a numeric knob of a strategy and report the cheapest setting that meets a recall target';
@@ -29,6 +30,11 @@ export const handler = handled(async (argv: TuneArgs) => {
   const layers = await resolveLayers(argv, flagLayer(argv));
   const out = layers.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
+  return withOutDirLock(out, 'membench tune', () => sweepLocked(argv, values, layers, out));
+});
+
+/** The sweep and its reports, with the out dir locked. */
+async function sweepLocked(argv: TuneArgs, values: number[], layers: Awaited<ReturnType<typeof resolveLayers>>, out: string): Promise<number> {
   const progress = progressReporter(argv.quiet);
   const interrupt = interruptOnSignals();
   let result;
@@ -41,6 +47,7 @@ export const handler = handled(async (argv: TuneArgs) => {
       targetRecall: argv['target-recall'],
       metric: argv.metric,
       workers: layers.workers,
+      cellProcesses: true,
       signal: interrupt.signal,
       onWarning: (warning) => process.stderr.write(`${warning}\n`),
       onProgress: progress.onProgress,
@@ -59,4 +66,4 @@ export const handler = handled(async (argv: TuneArgs) => {
   const sweep = files.filter((file) => path.basename(file).startsWith('sweep-')).map((file) => path.relative(out, file));
   process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})${sweep.length ? `; the sweep chart: ${sweep.join(', ')}` : ''}\n`);
   return result.best ? 0 : 1;
-});
+}

@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES } from '../scenarios/load.js';
 import { handled } from './errors.js';
+import { checkNumber } from '../core/numbers.js';
 
 export const command = 'validate <files..>';
 export const describe = 'Check scenario files without running them';
@@ -16,8 +17,9 @@ type ValidateArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never
 
 export const handler = handled(async (argv: ValidateArgs) => {
   let invalid = 0;
+  const maxBytes = checkNumber('--max-bytes', argv['max-bytes'], { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER });
   for (const file of argv.files) {
-    const check = await checkScenarioFile(file, { maxBytes: argv['max-bytes'] });
+    const check = await checkScenarioFile(file, { maxBytes });
     for (const problem of check.problems) process.stdout.write(`${formatProblem(problem)}\n`);
     if (!check.scenario) invalid++;
   }

@@ -7,7 +7,11 @@ export type ErrorCode =
   | 'OUTPUT_EXISTS'
   | 'UNKNOWN_STRATEGY'
   | 'UNKNOWN_SCENARIO'
-  | 'MODEL_ERROR';
+  | 'MODEL_ERROR'
+  | 'OUTPUT_IN_USE'
+  | 'BAD_PATH'
+  | 'CORRUPT_STORE'
+  | 'FILE_SYSTEM';
 
 /** Exit code 2 means "bad input": the user can fix the command or the file. */
 const BAD_INPUT: ReadonlySet<ErrorCode> = new Set([
@@ -17,6 +21,8 @@ const BAD_INPUT: ReadonlySet<ErrorCode> = new Set([
   'OUTPUT_EXISTS',
   'UNKNOWN_STRATEGY',
   'UNKNOWN_SCENARIO',
+  'OUTPUT_IN_USE',
+  'BAD_PATH',
 ]);
 
 /** An expected failure with a message meant for the user (no stack trace shown). */
@@ -39,4 +45,40 @@ export class MembenchError extends Error {
 
 export function isMembenchError(error: unknown): error is MembenchError {
   return error instanceof MembenchError;
+}
+
+/** An error from the file system (it has an errno code such as ENOSPC), with the path it names. */
+export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/u.test((error as NodeJS.ErrnoException).code!);
+}
+
+/** What an errno means in words, for the codes an ordinary user meets; `path` names the file. */
+const FILE_SYSTEM_WORDS: Record<string, (path: string) => string> = {
+  ENOSPC: (path) => `no space left on the device holding ${path}`,
+  EDQUOT: (path) => `disk quota exceeded writing ${path}`,
+  EEXIST: (path) => `${path} already exists and is not a directory (a file?): choose another path`,
+  ENOTDIR: (path) => `${path}: a part of this path is a file, not a directory: choose another path`,
+  EISDIR: (path) => `${path} is a directory, not a file`,
+  EACCES: (path) => `permission denied: ${path}`,
+  EPERM: (path) => `operation not permitted: ${path}`,
+  EROFS: (path) => `${path} is on a read-only file system`,
+  ENOENT: (path) => `no such file or directory: ${path}`,
+  ENAMETOOLONG: (path) => `file name too long: ${path}`,
+  EMFILE: () => 'too many open files (raise the limit with ulimit -n)',
+  EIO: (path) => `input/output error on ${path} (a failing disk?)`,
+};
+/** Errnos that mean the machine ran out of something, not that the user named a bad path: exit 1, like a failed run. */
+const RESOURCE_ERRNOS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EMFILE', 'EIO']);
+
+/**
+ * A file-system error as a plain MembenchError (no stack trace): the path, the meaning, and
+ * `hint` (e.g. how to resume). A path the user named wrongly is bad input (exit 2); a full disk
+ * or a failing device exits 1. Undefined for anything else.
+ */
+export function fileSystemProblem(error: unknown, hint?: string): MembenchError | undefined {
+  if (!isFileSystemError(error)) return undefined;
+  const path = (error as NodeJS.ErrnoException).path ?? (error as { dest?: string }).dest ?? 'a file';
+  const words = FILE_SYSTEM_WORDS[error.code]?.(path) ?? `${error.code}: ${error.message}`;
+  const code: ErrorCode = RESOURCE_ERRNOS.has(error.code) ? 'FILE_SYSTEM' : 'BAD_PATH';
+  return new MembenchError(code, hint ? `${words}: ${hint}` : words);
 }

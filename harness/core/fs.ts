@@ -10,20 +10,26 @@ import { randomBytes } from 'node:crypto';
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx');
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } catch (error) {
+    await mkdir(dir, { recursive: true });
+    const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const handle = await open(temp, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await rm(temp, { force: true });
+      throw error;
+    }
     await handle.close();
-    await rm(temp, { force: true });
+    await rename(temp, file);
+    await syncDirectory(dir);
+  } catch (error) {
+    // A failed write (ENOSPC) names no file; the message must: the one being written.
+    if (error instanceof Error && (error as NodeJS.ErrnoException).code && !(error as NodeJS.ErrnoException).path) (error as NodeJS.ErrnoException).path = file;
     throw error;
   }
-  await handle.close();
-  await rename(temp, file);
-  await syncDirectory(dir);
 }
 
 /** fsyncs a directory, so a rename or unlink in it survives a power cut. */

@@ -1,18 +1,87 @@
-/** Opens SQLite files the way every persistent strategy needs them: WAL, and fsync per the durability mode. */
+/**
+ * Opens SQLite files the way every persistent store needs them: WAL, fsync per the durability
+ * mode, and never a damaged file taken for an empty one. SQLite treats a 0-byte file as a fresh,
+ * empty database; but membench creates a store whole (its header written under a temp name, then
+ * linked into place), so no process ever sees a store of 0 bytes that membench is creating: a
+ * 0-byte store file was emptied (truncated, or a disk that lost it) and is refused, naming the
+ * file. A file that is not a database, or whose pages are damaged, is refused the same way.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { MembenchError } from './errors.js';
 import type { DurabilityMode } from './durability-mode.js';
 
 export type SqliteDatabase = Database.Database;
 
+/** better-sqlite3's codes for a file that is not (or no longer) a sound database. */
+const DAMAGED = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_INDEX']);
+
+/** What to do about a damaged store, in every message about one. */
+const REMEDY = 'restore it from a backup, or delete it to start with an empty store (what it held is lost)';
+
+/** Refuses a store file that exists with 0 bytes: it was emptied, and opening it would silently start from nothing. */
+export function assertNotEmptied(file: string): void {
+  const size = (() => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return undefined; // no file yet: a fresh store
+    }
+  })();
+  if (size === 0) throw new MembenchError('CORRUPT_STORE', `${file}: the store file is empty (0 bytes): it was truncated or emptied, not created empty (membench writes its header at once); ${REMEDY}`);
+}
+
+/** Runs `work` on a store file; a damaged-database error from SQLite becomes one that names the file and the remedy. */
+export function namingFile<T>(file: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && DAMAGED.has(code)) throw new MembenchError('CORRUPT_STORE', `${file}: the SQLite store is damaged (${(error as Error).message}); ${REMEDY}`);
+    throw error;
+  }
+}
+
+/**
+ * Creates an empty store at `file` with its header already written, atomically: made under a
+ * temp name, then hard-linked into place (a process that created it first wins; both then open
+ * the same file).
+ */
+function createStoreFile(file: string): void {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+  try {
+    const db = new Database(temp);
+    db.pragma('journal_mode = WAL');
+    db.close();
+    linkSync(temp, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${temp}${suffix}`, { force: true });
+  }
+}
+
 /**
  * `sync` commits with synchronous=FULL (survives a power cut); the other modes use NORMAL,
  * which in WAL mode survives a process crash but may lose the last commits on a power cut.
+ * The schema is read at once, so a file that is not a database fails here, by name.
  */
 export function openDatabase(file: string, durability: DurabilityMode): SqliteDatabase {
+  if (!existsSync(file)) createStoreFile(file);
+  assertNotEmptied(file);
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${durability === 'sync' ? 'FULL' : 'NORMAL'}`);
-  // Concurrent agent processes share files: wait for a lock rather than fail.
-  db.pragma('busy_timeout = 10000');
+  try {
+    namingFile(file, () => {
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${durability === 'sync' ? 'FULL' : 'NORMAL'}`);
+      // Concurrent agent processes share files: wait for a lock rather than fail.
+      db.pragma('busy_timeout = 10000');
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+    });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }

@@ -1,5 +1,6 @@
 /** Resolves `--model` / `--embedder` specs to providers, and meters what each call costs. */
 import { MembenchError } from '../core/errors.js';
+import { checkNumber } from '../core/numbers.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HashedEmbedder, OfflineModel } from './offline.js';
@@ -48,6 +49,9 @@ export function createModel(spec: string, options: ProviderOptions = {}): ChatMo
   throw new MembenchError('INVALID_ARGUMENT', `unknown model "${spec}": expected "offline" or "openai:NAME"`);
 }
 
+/** Dimensions a hashed embedding may have: 0 holds nothing, and past 65536 a vector costs more than the text it encodes. */
+const HASHED_DIMENSIONS = { whole: true, min: 1, max: 65_536 } as const;
+
 /** Models that take a `dimensions` request parameter (OpenAI's text-embedding-3 family); others are only told what to expect. */
 const TAKES_DIMENSIONS = /^text-embedding-3/u;
 
@@ -58,7 +62,7 @@ const TAKES_DIMENSIONS = /^text-embedding-3/u;
  */
 export function createEmbedder(spec: string, options: ProviderOptions = {}): Embedder {
   const hashed = /^hashed(?::(\d+))?$/u.exec(spec);
-  if (hashed) return new HashedEmbedder(hashed[1] ? Number(hashed[1]) : 256);
+  if (hashed) return new HashedEmbedder(hashed[1] ? checkNumber(`--embedder ${spec}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256);
   const given = openaiName(spec, 'embedder');
   if (given !== undefined) {
     const sized = /^(.+):(\d+)$/u.exec(given);

@@ -70,6 +70,8 @@ export interface ProcessCellOptions {
   fuzzKills?: number;
   /** The strategy's own crash points (its definition's `crashPoints`), for the fuzzer. */
   strategyCrashPoints?: readonly CrashPoint[];
+  /** Told as each scenario step starts (a cell that hangs is reported with its step). */
+  onStep?: (index: number, step: Step) => void;
 }
 
 /** Turn number reached before each step (user, remember and forget steps each start a turn). */
@@ -141,8 +143,9 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     const reply = await agent.request({ type: 'check', acks, userTexts }, 'checked');
     if (isExit(reply) || reply.type === 'error') return undefined;
     const { report } = reply;
-    if (report.lossy) {
-      // Summarised away is the strategy's design, not a crash loss: counted apart.
+    // Summarised away is the strategy's design, not a crash loss: counted apart, but only where the
+    // summary itself is persisted (sync, async). In exit and none modes nothing was, so it is a loss.
+    if (report.lossy && (cell.durability === 'sync' || cell.durability === 'async')) {
       counts.compressedAway = Math.max(counts.compressedAway, report.lostAcks.length);
       report.lostAcks = [];
     }
@@ -183,6 +186,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     agent = await startProcess(0);
     let scenarioArm: CrashPoint | undefined;
     for (const [index, step] of steps.entries()) {
+      options.onStep?.(index, step);
       if (step.kind === 'crash') {
         scenarioArm = step.crash;
         continue;

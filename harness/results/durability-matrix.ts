@@ -44,7 +44,11 @@ export function modePrices(cells: readonly CellResult[]): ModePrice[] {
     const saves = distribution(group.flatMap((cell) => cell.turns.map((turn) => turn.saveMs)));
     const sum = (key: keyof ModePrice['losses']): number => group.reduce((total, cell) => total + cell.faults!.counts[key], 0);
     const violations: Record<string, number> = {};
-    for (const cell of group) for (const [id, outcome] of Object.entries(cell.faults!.invariants)) violations[id] = (violations[id] ?? 0) + outcome.violations;
+    for (const cell of group) {
+      // An errored cell stopped before its checks: it proves no invariant held.
+      if (cell.status === 'error') continue;
+      for (const [id, outcome] of Object.entries(cell.faults!.invariants)) if (outcome.checked > 0 || outcome.violations > 0) violations[id] = (violations[id] ?? 0) + outcome.violations;
+    }
     return {
       strategy: group[0]!.strategy,
       durability: group[0]!.durability,
@@ -56,8 +60,10 @@ export function modePrices(cells: readonly CellResult[]): ModePrice[] {
       losses: {
         acknowledgedLost: sum('acknowledgedLost'), messagesLost: sum('messagesLost'), effectsDuplicated: sum('effectsDuplicated'), lostUpdates: sum('lostUpdates'),
         tornFiles: sum('tornFiles'), indexMismatches: sum('indexMismatches'), pendingJobsLost: sum('pendingJobsLost'), staleOverwrites: sum('staleOverwrites'),
+        compressedAway: sum('compressedAway'),
       },
       violations,
+      errored: group.filter((cell) => cell.status === 'error').length,
     };
   }).sort((a, b) => a.strategy.localeCompare(b.strategy) || a.durability.localeCompare(b.durability) || Number(b.idempotencyKeys) - Number(a.idempotencyKeys));
 }
@@ -92,24 +98,30 @@ export interface InvariantGrid {
   values: ({ checks: number; violations: number } | null)[][];
   /** Crashes reached per row, summed over scenarios and trials. */
   crashes: number[];
+  /** Cells per row that errored: their invariants are left out (neither held nor violated). */
+  errored: number[];
 }
 
 /** Sums invariant outcomes per strategy setting over scenarios and trials; null when no cell ran with faults. */
 export function invariantGrid(cells: readonly CellResult[]): InvariantGrid | null {
-  const totals = new Map<string, { crashes: number; invariants: Map<InvariantId, { checks: number; violations: number }> }>();
+  const totals = new Map<string, { crashes: number; errored: number; invariants: Map<InvariantId, { checks: number; violations: number }> }>();
   const columns = new Set<InvariantId>();
   for (const cell of cells) {
     if (!cell.faults) continue;
     const label = cell.faults.idempotencyKeys ? cell.label : `${cell.label} [no idempotency keys]`;
-    const row = totals.get(label) ?? { crashes: 0, invariants: new Map<InvariantId, { checks: number; violations: number }>() };
+    const row = totals.get(label) ?? { crashes: 0, errored: 0, invariants: new Map<InvariantId, { checks: number; violations: number }>() };
     row.crashes += crashesReached(cell);
+    totals.set(label, row);
+    if (cell.status === 'error') {
+      row.errored++;
+      continue;
+    }
     for (const outcome of cellInvariants(cell)) {
       if (outcome.checked === 0 && outcome.violations === 0) continue;
       columns.add(outcome.invariant);
       const sum = row.invariants.get(outcome.invariant) ?? { checks: 0, violations: 0 };
       row.invariants.set(outcome.invariant, { checks: sum.checks + outcome.checked, violations: sum.violations + outcome.violations });
     }
-    totals.set(label, row);
   }
   if (totals.size === 0) return null;
   const rows = [...totals.keys()];
@@ -119,5 +131,6 @@ export function invariantGrid(cells: readonly CellResult[]): InvariantGrid | nul
     columns: sortedColumns,
     values: rows.map((row) => sortedColumns.map((column) => totals.get(row)!.invariants.get(column) ?? null)),
     crashes: rows.map((row) => totals.get(row)!.crashes),
+    errored: rows.map((row) => totals.get(row)!.errored),
   };
 }

@@ -246,11 +246,16 @@ export const modePriceSchema = z.object({
   cells: count,
   crashes: count,
   /** Losses summed over those cells. */
-  losses: durabilityCountsSchema.pick({
-    acknowledgedLost: true, messagesLost: true, effectsDuplicated: true, lostUpdates: true, tornFiles: true, indexMismatches: true, pendingJobsLost: true, staleOverwrites: true,
-  }),
-  /** Invariant violations, by invariant id. */
+  losses: durabilityCountsSchema
+    .pick({
+      acknowledgedLost: true, messagesLost: true, effectsDuplicated: true, lostUpdates: true, tornFiles: true, indexMismatches: true, pendingJobsLost: true, staleOverwrites: true,
+    })
+    /** Acknowledged memories summarised away by a lossy strategy (sync/async modes): shown beside the losses, never hidden in them. */
+    .extend({ compressedAway: count.optional() }),
+  /** Invariant violations, by invariant id: only invariants checked in a cell that finished. */
   violations: z.record(z.string(), count),
+  /** Cells of the group that errored: their invariants were not (all) checked, so they count as neither held nor violated. */
+  errored: count.optional(),
 });
 export type ModePrice = z.infer<typeof modePriceSchema>;
 
@@ -286,6 +291,8 @@ export const runHeaderSchema = z.object({
   durationMs: count,
   /** Present on a shard's results: which part of the plan it ran. */
   shard: shardHeaderSchema.optional(),
+  /** A digest naming the machine the run was timed on (absent in older files): compare checks latency only between runs of one machine. */
+  machine: z.string().optional(),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 
@@ -342,6 +349,12 @@ export const cellResultSchema = z.object({
   /** Strategies that retrieve: retrieval figures pooled over the cell's probes, and by probe category. */
   retrieval: retrievalSummarySchema.optional(),
   retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
+  /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
+  refusedSteps: count.optional(),
+  /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
+  phase: z.string().optional(),
+  /** Stored items the strategy found but could not read and left out (`file: reason`, e.g. a torn memory file): they fail the cell. */
+  unreadable: z.array(z.string()).optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 

@@ -8,7 +8,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession } from '../agent/loop.js';
+import { AgentSession, evidenceTexts } from '../agent/loop.js';
+import { evidenceIndex } from '../scenarios/evidence.js';
 import { runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
@@ -21,6 +22,7 @@ import type { Scenario } from '../scenarios/format.js';
 import { probeDistances } from '../scenarios/distance.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
+import { cellDirPrefix } from './temp-dirs.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
@@ -104,10 +106,18 @@ interface CellRecords {
   effects: LedgerCounts;
   /** Peak resident set while the cell ran, in kB: sampled after each step in this process, or the agent processes' own peak. */
   peakRssKb: number;
+  /** What the strategy could not read and left out. */
+  unreadable?: string[];
 }
 
+/** Told where a cell is (`open`, `step 12 (user)`, `close`...), so a cell that hangs can be reported with the phase it hung in. */
+export type PhaseListener = (phase: string) => void;
+
+/** A step's phase name: its index and kind. */
+export const stepPhase = (index: number, step: Scenario['steps'][number]): string => `step ${index} (${step.kind})`;
+
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
-async function runInline(plan: CellPlan, providers: Providers, dir: string): Promise<CellRecords> {
+async function runInline(plan: CellPlan, providers: Providers, dir: string, onPhase: PhaseListener): Promise<CellRecords> {
   const paths = cellPaths(dir);
   await mkdir(paths.strategyDir, { recursive: true });
   const tokens = new TokenCounter(providers.tokenizerModel);
@@ -127,20 +137,28 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string): Pro
   });
   let error: string | undefined;
   try {
+    onPhase('open');
     await session.start();
-    await session.run(plan.scenario.steps);
+    const evidence = evidenceIndex(plan.scenario.steps);
+    for (const [index, step] of plan.scenario.steps.entries()) {
+      onPhase(stepPhase(index, step));
+      await session.step(step, index, evidenceTexts(step, evidence));
+    }
+    onPhase('close');
     await session.finish();
   } catch (caught) {
     error = caught instanceof Error ? caught.message : String(caught);
   }
   const effects = ledger.counts();
   ledger.close();
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, peakRssKb: session.peakRssBytes / 1024, ...(error !== undefined ? { error } : {}) };
+  const unreadable = [...session.unreadable];
+  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, peakRssKb: session.peakRssBytes / 1024, ...(error !== undefined ? { error } : {}), ...(unreadable.length ? { unreadable } : {}) };
 }
 
 /** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
-async function runInProcesses(plan: CellPlan, providers: Providers, dir: string): Promise<CellRecords> {
+async function runInProcesses(plan: CellPlan, providers: Providers, dir: string, onPhase: PhaseListener): Promise<CellRecords> {
   const outcome = await runCellInProcesses({
+    onStep: (index, step) => onPhase(`${stepPhase(index, step)} in an agent process`),
     scenario: plan.scenario,
     fuzzKills: providers.crashFuzz,
     strategyCrashPoints: plan.definition.crashPoints,
@@ -224,21 +242,24 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     probes,
     durationMs,
     ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes) } : {}),
+    refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
+    ...(records.unreadable ? { unreadable: records.unreadable } : {}),
   };
 }
 
-/** A cell that never produced records (its pool worker died, its strategy would not load): an error result. */
-export function failedCell(plan: CellTask, error: string, durationMs = 0): CellResult {
-  return cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, error }, durationMs);
+/** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
+export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {
+  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, error }, durationMs);
+  return phase === undefined ? result : { ...result, phase };
 }
 
-/** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. */
-export async function runCell(plan: CellPlan, providers: Providers): Promise<CellResult> {
+/** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. `onPhase` hears where the cell is. */
+export async function runCell(plan: CellPlan, providers: Providers, onPhase: PhaseListener = () => undefined): Promise<CellResult> {
   const started = performance.now();
-  const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), 'membench-cell-'));
+  const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
-    records = needsProcesses(plan.scenario, providers) ? await runInProcesses(plan, providers, dir) : await runInline(plan, providers, dir);
+    records = needsProcesses(plan.scenario, providers) ? await runInProcesses(plan, providers, dir, onPhase) : await runInline(plan, providers, dir, onPhase);
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }

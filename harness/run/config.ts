@@ -9,7 +9,9 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { describeIssue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
+import { rangeSchema } from '../core/numbers.js';
+import { RUN_LIMITS } from './limits.js';
+import { describeIssue, documentValue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
 import { isModuleSpec } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
@@ -18,38 +20,40 @@ export const CONFIG_FILES = ['membench.config.yaml', 'membench.config.yml', 'mem
 
 const list = z.union([z.string(), z.array(z.string())]).transform((value) => (typeof value === 'string' ? [value] : value));
 const knobValue = z.union([z.string(), z.number(), z.boolean()]);
-const whole = (min: number) => z.number().int().min(min);
+const bounded = (key: keyof typeof RUN_LIMITS) => rangeSchema(RUN_LIMITS[key]);
 
 const configSchema = z.object({
   strategies: list.optional(),
   scenarios: list.optional(),
   /** `["window.k=2,4,8"]` or `{ window.k: [2, 4, 8] }`. */
   params: z.union([list, z.record(z.string(), z.union([knobValue, z.array(knobValue)]))]).optional(),
-  seed: z.number().int().optional(),
-  trials: whole(1).optional(),
+  seed: bounded('seed').optional(),
+  trials: bounded('trials').optional(),
   model: z.string().optional(),
   embedder: z.string().optional(),
   tokenizer: z.string().optional(),
   durability: z.union([z.string().transform((value) => value.split(',').map((mode) => mode.trim())), z.array(z.string())]).pipe(z.array(z.enum(DURABILITY_MODES))).optional(),
   idempotency: z.enum(['both', 'on', 'off']).optional(),
-  crashFuzz: whole(0).optional(),
+  crashFuzz: bounded('crashFuzz').optional(),
   isolate: z.boolean().optional(),
   datasets: list.optional(),
-  limit: whole(1).optional(),
-  stretch: whole(1).optional(),
-  workers: whole(1).optional(),
+  limit: bounded('limit').optional(),
+  stretch: bounded('stretch').optional(),
+  workers: bounded('workers').optional(),
   out: z.string().optional(),
-  recallThreshold: z.number().min(0).max(1).optional(),
+  recallThreshold: bounded('recallThreshold').optional(),
   cache: z.union([z.string(), z.literal(false)]).optional(),
   baseUrl: z.string().optional(),
-  concurrency: whole(1).optional(),
-  timeout: z.number().positive().optional(),
-  retries: whole(0).optional(),
+  concurrency: bounded('concurrency').optional(),
+  timeout: bounded('timeout').optional(),
+  retries: bounded('retries').optional(),
+  /** Seconds a cell may run before it is stopped and recorded as an error. */
+  cellTimeout: bounded('cellTimeout').optional(),
   keepCellDirs: z.boolean().optional(),
   /** Scenarios replayed in every strategy's other durability modes too (`[]`: none). */
   priceDurability: list.optional(),
   /** The k of retrieval metrics: `[1, 5, 10]` or `"1,5,10"`. */
-  retrievalK: z.union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())]).pipe(z.array(whole(1)).min(1)).optional(),
+  retrievalK: z.union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())]).pipe(z.array(z.number().int().min(1)).min(1)).optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */
@@ -82,7 +86,12 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
   if (jsonError) fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
   else for (const error of doc.errors) fail(error.linePos?.[0] ?? { line: 1, col: 1 }, [], `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`);
   const locate = new Locator(doc, lines);
-  const value: unknown = problems.length ? undefined : (doc.toJS({ maxAliasCount: 100 }) ?? {});
+  let value: unknown;
+  if (problems.length === 0) {
+    const converted = documentValue(doc);
+    if ('problem' in converted) fail({ line: 1, col: 1 }, [], converted.problem);
+    else value = converted.value ?? {};
+  }
   if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value))) fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
   if (problems.length === 0) {
     for (const key of Object.keys(value as object)) {

@@ -6,7 +6,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
+import { timeoutMessage } from './cell-timeout.js';
 import type { CellResult } from '../results/schema.js';
 
 /** The pool → worker message: one cell and the providers' settings (the same for every cell of a run). */
@@ -17,8 +19,8 @@ export interface RunCellRequest {
   settings: ProviderSettings;
 }
 
-/** Worker → pool: `ready` once it listens, then one `result` per cell. */
-export type FromPoolEntry = { type: 'ready' } | { type: 'result'; index: number; result: CellResult };
+/** Worker → pool: `ready` once it listens, then the phases of each cell as it goes, then one `result` per cell. */
+export type FromPoolEntry = { type: 'ready' } | { type: 'phase'; index: number; phase: string } | { type: 'result'; index: number; result: CellResult };
 
 /** Thrown by a run whose AbortSignal fired: finished cells are kept, nothing else is started. */
 export class RunInterrupted extends Error {
@@ -47,6 +49,8 @@ export interface PoolTask {
 /** How many workers, what they build their providers from, and where results go. */
 export interface PoolOptions {
   workers: number;
+  /** A cell running longer is recorded as timed out (with the phase it was in) and its worker killed. */
+  cellTimeoutMs: number;
   settings: ProviderSettings;
   signal?: AbortSignal;
   /** Called once per cell as it finishes, one call at a time. */
@@ -57,6 +61,10 @@ interface Slot {
   child: ChildProcess;
   ready: boolean;
   busy?: PoolTask;
+  /** Where the busy cell is, as its worker last said. */
+  phase?: string;
+  /** Fires when the busy cell is over its time limit. */
+  timer?: NodeJS.Timeout;
   exited: Promise<void>;
 }
 
@@ -76,6 +84,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       finished = true;
       options.signal?.removeEventListener('abort', onAbort);
       for (const slot of slots) {
+        clearTimeout(slot.timer);
         if (error) killGroup(slot.child);
         else release(slot.child);
       }
@@ -96,9 +105,22 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
     const dispatch = (slot: Slot): void => {
       const next = pending.shift();
       slot.busy = next;
+      slot.phase = undefined;
       if (!next) return release(slot.child);
       const message: RunCellRequest = { type: 'run', index: next.index, task: next.task, settings: options.settings };
       slot.child.send(message);
+      const started = performance.now();
+      slot.timer = setTimeout(() => {
+        // The cell is recorded now; killing the worker (and its agent processes) frees the slot, and its exit spawns a fresh one.
+        slot.busy = undefined;
+        const phase = slot.phase ?? 'start';
+        deliver(next.index, failedCell(next.task, timeoutMessage(options.cellTimeoutMs, phase), performance.now() - started, phase));
+        killGroup(slot.child);
+      }, options.cellTimeoutMs);
+    };
+    const free = (slot: Slot): void => {
+      clearTimeout(slot.timer);
+      slot.busy = undefined;
     };
 
     const spawn = (): void => {
@@ -114,8 +136,12 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           slot.ready = true;
           return dispatch(slot);
         }
+        if (message.type === 'phase' && slot.busy?.index === message.index) {
+          slot.phase = message.phase;
+          return;
+        }
         if (message.type === 'result' && slot.busy?.index === message.index) {
-          slot.busy = undefined;
+          free(slot);
           deliver(message.index, message.result);
           if (!finished) dispatch(slot);
         }
@@ -123,9 +149,11 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       child.on('exit', (code, signal) => {
         slots.delete(slot);
         exitedResolve();
+        clearTimeout(slot.timer);
         if (finished) return;
         const lost = slot.busy;
-        if (lost) deliver(lost.index, failedCell(lost.task, `the pool worker running this cell exited unexpectedly (exit code ${code}, signal ${signal})`));
+        const where = slot.phase ?? 'start';
+        if (lost) deliver(lost.index, failedCell(lost.task, `the pool worker running this cell exited unexpectedly in ${where} (exit code ${code}, signal ${signal}): a strategy that calls process.exit, or a crash in native code?`, 0, where));
         else if (!slot.ready && ++startFailures >= MAX_START_FAILURES) return void settle(new Error(`pool workers keep dying before they start (last: exit code ${code}, signal ${signal})`));
         if (!finished && pending.length > 0) spawn();
       });

@@ -97,11 +97,16 @@ export class RunDir implements CellStore {
     private plan: PlanFile,
     private readonly resumed: boolean,
     private readonly onWarning: (message: string) => void,
+    private readonly replaces: readonly string[] = [],
   ) {}
 
-  /** A fresh run in `dir` (check it first with assertWritableOutDir and assertNoInterruptedRun). */
-  static fresh(dir: string, options: RunOptions, onWarning: (message: string) => void = () => undefined): RunDir {
-    return new RunDir(dir, { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) }, false, onWarning);
+  /**
+   * A fresh run in `dir` (check it first with assertWritableOutDir and assertNoInterruptedRun).
+   * `replaces`: an earlier run's files (with --overwrite) removed once this run's plan is written,
+   * so a run that then dies never leaves the old results looking like its own.
+   */
+  static fresh(dir: string, options: RunOptions, onWarning: (message: string) => void = () => undefined, replaces: readonly string[] = []): RunDir {
+    return new RunDir(dir, { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) }, false, onWarning, replaces);
   }
 
   /** The interrupted run in `dir`; its options replan the same matrix. */
@@ -145,6 +150,7 @@ export class RunDir implements CellStore {
     if (!this.resumed) {
       this.plan = { ...this.plan, digest: planned.digest, cells: [...planned.ids] };
       await writeFileAtomic(path.join(this.dir, PLAN_FILE), `${JSON.stringify(this.plan, null, 2)}\n`);
+      for (const name of this.replaces) await rm(path.join(this.dir, name), { recursive: true, force: true });
       return new Map();
     }
     if (this.plan.digest !== planned.digest) {

@@ -5,8 +5,7 @@
  * cell store persists finished cells so an interrupted run resumes where it stopped.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
@@ -15,9 +14,13 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
+import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
+import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySpec } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
+import { withinTimeLimit } from './cell-timeout.js';
+import { makeRunTempDir } from './temp-dirs.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import type { Scenario } from '../scenarios/format.js';
@@ -93,6 +96,13 @@ export interface RunOptions {
   now?: () => Date;
   /** The k of retrieval metrics (default 1, 5, 10): recall_any@k, recall_all@k, NDCG@k. */
   retrievalK?: readonly number[];
+  /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
+  cellTimeoutMs?: number;
+  /**
+   * Run cells in pool worker processes even with one worker (the CLI does): strategy code never
+   * runs in this process, so one that blocks, hangs or calls process.exit costs only its cell.
+   */
+  cellProcesses?: boolean;
 }
 
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
@@ -117,6 +127,8 @@ export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(
   if (bad !== undefined || ks.length === 0) throw new MembenchError('INVALID_ARGUMENT', `--retrieval-k ${given}: expected whole numbers >= 1 separated by commas, e.g. 1,5,10`);
   return [...new Set(ks)].sort((a, b) => a - b);
 }
+/** Half an hour: far beyond any built-in cell offline; long live-model conversations may need --cell-timeout. */
+export const DEFAULT_CELL_TIMEOUT_MS = 30 * 60 * 1000;
 /** Where live model responses are cached unless `--no-cache` or `--cache FILE` says otherwise. */
 export const DEFAULT_CACHE_FILE = '.membench/cache.sqlite';
 
@@ -150,8 +162,28 @@ async function selectStrategies(names: readonly string[] | undefined, cwd: strin
   return { definitions, sources };
 }
 
+/**
+ * Scenario names become cell ids, so two sources under one name would give two cells one id (and
+ * `compare` would match the wrong ones): refused, naming both. The same file named twice runs once.
+ */
+function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
+  const byName = new Map<string, Scenario>();
+  for (const scenario of scenarios) {
+    const first = byName.get(scenario.name);
+    if (!first) byName.set(scenario.name, scenario);
+    else if (first.source !== scenario.source) {
+      throw new MembenchError(
+        'INVALID_SCENARIO',
+        `two scenarios are named "${scenario.name}": ${first.source} and ${scenario.source}; cell ids would collide: rename one (its \`name:\` key)`,
+      );
+    }
+  }
+  return [...byName.values()];
+}
+
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
 export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
+  checkRunNumbers(options);
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
   const durabilityParams = (options.durabilities ?? []).length
     ? definitions.filter((definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`))).map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
@@ -174,11 +206,11 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     selected.push(...imported);
   }
   for (const warning of warnings) options.onWarning?.(warning);
+  const unique = uniqueScenarios(selected);
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
-  const stretched = options.stretch ? selected.map((scenario) => stretchScenario(scenario, options.stretch!)) : selected;
+  const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
   const trials = options.trials ?? 1;
-  if (!Number.isInteger(trials) || trials < 1) throw new MembenchError('INVALID_ARGUMENT', `--trials ${trials}: expected a whole number >= 1`);
   const idempotency = options.idempotency ?? 'both';
   const keyVariants = (scenario: Scenario): boolean[] => {
     if (idempotency !== 'both') return [idempotency === 'on'];
@@ -235,7 +267,6 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const started = performance.now();
   const { plans, scenarios, specs } = await planRun(options);
   const workers = options.workers ?? 1;
-  if (!Number.isInteger(workers) || workers < 1) throw new MembenchError('INVALID_ARGUMENT', `--workers ${workers}: expected a whole number >= 1`);
   const modelSpec = options.model ?? 'offline';
   const embedderSpec = options.embedder ?? 'hashed';
   const isLive = modelSpec.startsWith('openai:') || embedderSpec.startsWith('openai:');
@@ -264,24 +295,27 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const { providers, close } = openProviders(settings, now);
   let tempRoot: string | undefined;
   try {
-    tempRoot = await mkdtemp(path.join(os.tmpdir(), 'membench-run-'));
+    tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
     const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size });
-    if (workers > 1 && todo.length > 0) {
+    const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
+    if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
       const tasks = todo.map((position) => ({ index: position, task: toTask(plans[position]!) }));
-      await runInPool(tasks, { workers, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
+      await runInPool(tasks, { workers, cellTimeoutMs, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
     } else {
       for (const position of todo) {
         if (options.signal?.aborted) throw new RunInterrupted();
-        await record(position, await unlessAborted(runCell(plans[position]!, providers), options.signal));
+        const plan = plans[position]!;
+        await record(position, await unlessAborted(withinTimeLimit(plan, cellTimeoutMs, (onPhase) => runCell(plan, providers, onPhase)), options.signal));
       }
     }
   } finally {
     close();
     if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
+    if (tempRoot && settings.keepCellDirs) options.onWarning?.(`kept the cell dirs in ${tempRoot} (one per cell, named after the cell id)`);
   }
 
   const cells = positions.map((position) => results.get(position)!);
@@ -303,6 +337,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,
+    machine: machineId(),
   };
   return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells) };
 }

@@ -4,6 +4,8 @@
  * cheapest setting whose pooled context recall meets a target.
  */
 import { MembenchError } from '../core/errors.js';
+import { checkNumber } from '../core/numbers.js';
+import { RUN_LIMITS } from './limits.js';
 import type { Rate } from '../core/metrics.js';
 import type { CellResult, CellTokens, RunResult } from '../results/schema.js';
 import { wilsonInterval, type Interval } from '../results/stats.js';
@@ -111,7 +113,7 @@ function cost(cells: readonly CellResult[], metric: TuneMetric): number {
 
 /** Runs the sweep and picks the cheapest setting meeting the target. */
 export async function tune(options: TuneOptions): Promise<TuneResult> {
-  if (!(options.targetRecall >= 0 && options.targetRecall <= 1)) throw new MembenchError('INVALID_ARGUMENT', `--target-recall ${options.targetRecall}: expected a share between 0 and 1`);
+  checkNumber('--target-recall', options.targetRecall, RUN_LIMITS.recallThreshold);
   if (options.values.length === 0) throw new MembenchError('INVALID_ARGUMENT', '--values: no values to sweep');
   if ((options.durabilities?.length ?? 0) > 1) throw new MembenchError('INVALID_ARGUMENT', `--durability ${options.durabilities!.join(',')}: tune sweeps one knob; give at most one durability mode`);
   const metric = options.metric ?? 'contextTotal';

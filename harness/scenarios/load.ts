@@ -110,11 +110,39 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
   return undefined;
 }
 
+/**
+ * The document as plain data, or why it cannot be: nesting too deep for the stack, or aliases
+ * expanding past 100 (a "billion laughs" file), refused instead of thrown (also used by the config loader).
+ */
+export function documentValue(doc: Document.Parsed): { value: unknown } | { problem: string } {
+  try {
+    return { value: doc.toJS({ maxAliasCount: 100 }) };
+  } catch (error) {
+    if (error instanceof RangeError) return { problem: `nested too deeply to parse (more than ${MAX_NESTING} levels)` };
+    const message = (error as Error).message.split('\n')[0]!;
+    return { problem: /alias count/iu.test(message) ? 'invalid YAML: aliases expand past 100 copies (a YAML alias bomb?): write the values out' : `invalid YAML: ${message}` };
+  }
+}
+
 /** Line and column (1-based) of a character offset. */
 export function positionOf(text: string, offset: number): { line: number; col: number } {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   return { line, col: offset - before.lastIndexOf('\n') };
+}
+
+/**
+ * A `crash` arms its point for the next step that runs in the agent (session boundaries and
+ * concurrent blocks pass it on): with no such step it has nothing left to crash into, and one
+ * followed by another crash would be replaced before it could fire.
+ */
+function checkCrashTargets(steps: readonly Step[], error: (segments: readonly PathSegment[], message: string) => void): void {
+  steps.forEach((step, index) => {
+    if (step.kind !== 'crash') return;
+    const target = steps.findIndex((next, at) => at > index && next.kind !== 'session' && next.kind !== 'concurrent');
+    if (target < 0) error(['steps', index, 'crash'], 'a crash with no step after it has nothing left to crash into: put it before the step it should interrupt');
+    else if (steps[target]!.kind === 'crash') error(['steps', index, 'crash'], `two crash steps in a row: this one would be replaced by steps[${target}] before it fired; keep one`);
+  });
 }
 
 /** Validates scenario text; `file` is only used in messages. */
@@ -155,13 +183,9 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   if (problems.length > 0) return { problems };
 
   const locate = new Locator(doc, lines);
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    if (error instanceof RangeError) return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
-    return fail({ line: 1, col: 1 }, [], `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
+  const converted = documentValue(doc);
+  if ('problem' in converted) return fail({ line: 1, col: 1 }, [], converted.problem);
+  const value = converted.value;
   const deep = nestingPath(value, MAX_NESTING);
   if (deep) return fail(locate.value(deep.slice(0, 2)), deep.slice(0, 2), `nested more than ${MAX_NESTING} levels deep: not a scenario`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -192,7 +216,8 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
 
   const ids = new Map<string, string>();
   const probes: { evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
-  const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[]): Step[] => {
+  /** `inSession`: the steps of one concurrent session, where crashes and nested concurrency have no meaning. */
+  const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[], inSession = false): Step[] => {
     const steps: Step[] = [];
     raw.forEach((item, index) => {
       const segments = [...at, index];
@@ -213,6 +238,15 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
         return;
       }
       const kind = kinds[0]!;
+      if (inSession && (kind === 'crash' || kind === 'concurrent')) {
+        error(
+          segments,
+          kind === 'crash'
+            ? 'a crash cannot run inside a concurrent session (the sessions run at once): put it before or after the concurrent step'
+            : 'concurrent steps do not nest: list every session as one list of the outer concurrent step',
+        );
+        return;
+      }
       const schema: z.ZodType = STEP_SCHEMAS[kind];
       const parsed = schema.safeParse(item, { reportInput: true });
       if (!parsed.success) {
@@ -232,13 +266,14 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
       if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
       if (step.kind === 'concurrent') {
         const sessions = (item as { concurrent: unknown[][] }).concurrent;
-        step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex]));
+        step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex], true));
       }
       steps.push(step);
     });
     return steps;
   };
   const steps = parseSteps(header.data.steps, ['steps']);
+  checkCrashTargets(steps, error);
   for (const probe of probes) {
     probe.evidence.forEach((id, index) => {
       if (!ids.has(id)) error([...probe.at, index], `no step has id "${id}"`);

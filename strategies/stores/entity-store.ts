@@ -6,7 +6,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { DurabilityMode } from '../types.js';
-import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { hasCjk, matchTerms, normalizeText } from '../../harness/core/text.js';
 
 /**
@@ -95,6 +95,10 @@ export class EntityStore {
   /** Loads what was persisted; returns the jobs a crash left in the queue. */
   open(): EntityJob[] {
     if (this.db || this.durability === 'none') return [];
+    return namingFile(this.file, () => this.openFile());
+  }
+
+  private openFile(): EntityJob[] {
     const db = openDatabase(this.file, this.durability);
     db.exec(SCHEMA);
     for (const [table, column] of ADDED_COLUMNS) {

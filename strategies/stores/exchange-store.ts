@@ -27,7 +27,8 @@ import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
-import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { MembenchError } from '../../harness/core/errors.js';
+import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { LexicalIndex } from './lexical-index.js';
 import { checkIdentity, recordDimensions, type StoreIdentity } from './store-identity.js';
 import { processAlive } from './vector-index.js';
@@ -202,10 +203,12 @@ export class ExchangeStore {
     const db = openDatabase(this.file, this.durability);
     let dimensions: number | undefined;
     try {
-      db.exec(SCHEMA);
-      addMissingColumns(db);
-      if (this.options.terms) this.terms = new LexicalIndex(db, TERMS_TABLE, { kind: 'external', table: 'exchanges', rowid: 'id' });
-      dimensions = db.transaction(() => this.register(db, identity)).immediate();
+      dimensions = namingFile(this.file, () => {
+        db.exec(SCHEMA);
+        addMissingColumns(db);
+        if (this.options.terms) this.terms = new LexicalIndex(db, TERMS_TABLE, { kind: 'external', table: 'exchanges', rowid: 'id' });
+        return db.transaction(() => this.register(db, identity)).immediate();
+      });
     } catch (error) {
       db.close();
       this.terms = undefined;
@@ -213,7 +216,7 @@ export class ExchangeStore {
     }
     this.db = db;
     this.statements = prepareStatements(db, this.writer, this.terms, this.options.midWrite);
-    const exchanges = (db.prepare('SELECT id, turn, timestamp, step_ids FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored);
+    const exchanges = namingFile(this.file, () => (db.prepare('SELECT id, turn, timestamp, step_ids FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored));
     const rows = db.prepare('SELECT seq, origin, turn, timestamp, message, step_id FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
       seq: number;
       origin: string;

@@ -16,7 +16,7 @@ import { writeFileAtomic } from '../../harness/core/fs.js';
 import { JobQueue, JobWorker, type Job } from './jobs.js';
 import type { ChatModel } from '../../harness/models/types.js';
 import { summarizePrompt } from '../../harness/core/prompts.js';
-import { openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { assertNotEmptied, namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { messageText, roleOf, type TokenCounter } from '../../harness/core/tokens.js';
 
 /** Database file of the `summary` and `summary-buffer` strategies inside their dir. */
@@ -120,6 +120,7 @@ function openModeDatabase(file: string, durability: DurabilityMode): SqliteDatab
       return openDatabase(file, durability);
     case 'exit': {
       if (!existsSync(file)) return new Database(':memory:');
+      assertNotEmptied(file);
       // A file written in sync/async mode is in WAL mode, with commits possibly still in its -wal
       // file: fold them in and switch it to rollback mode, so its image deserialises in memory.
       const disk = new Database(file);
@@ -168,9 +169,11 @@ export class SummaryStore {
   /** Opens `dir/file` per the durability mode; running jobs left by a dead process become pending again. */
   static open(dir: string, file: string, durability: DurabilityMode, now: () => Date = () => new Date()): SummaryStore {
     const location = path.join(dir, file);
-    const store = new SummaryStore(openModeDatabase(location, durability), location, durability, now);
-    store.queue.recover();
-    return store;
+    return namingFile(location, () => {
+      const store = new SummaryStore(openModeDatabase(location, durability), location, durability, now);
+      store.queue.recover();
+      return store;
+    });
   }
 
   /** The summary as last written (by this process). */

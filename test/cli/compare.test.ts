@@ -42,10 +42,19 @@ describe('membench compare', () => {
     const out = path.join(await tempDir(), 'current');
     const run = await membench(['run', '-s', 'buffer', '-s', 'window', '-c', 'preference-corrections', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q']);
     expect(run.code).toBe(0);
-    // Latency is left out: the baseline was timed on another machine.
-    const result = await membench(['compare', BASELINE, out, '--no-latency']);
+    // Latency is left out by default: the baseline does not say it was timed on this machine.
+    const result = await membench(['compare', BASELINE, out]);
+    expect(result.stdout).toContain('latency not compared: base does not record the machine it was timed on');
     expect(result.stdout).toContain('OK: no regression');
     expect(result.code).toBe(0);
+  });
+
+  it('refuses an empty head with exit 2 instead of "OK"', async () => {
+    const empty = await writeResults({ ...baseline(), cells: [] });
+    const result = await membench(['compare', BASELINE, empty]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`membench: ${empty} has no cells: nothing to compare with ${BASELINE}`);
+    expect(result.stdout).not.toContain('OK');
   });
 
   it('writes the comparison to GITHUB_STEP_SUMMARY with --github-summary', async () => {

@@ -22,6 +22,6 @@ describe('membench run with a config file', () => {
     await writeFile(path.join(cwd, 'ci.json'), '{\n  "strategies": ["window"],\n  "trials": "two"\n}\n');
     const run = await membench(['run', '--config', 'ci.json', '-o', 'never'], { cwd });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('membench: ci.json: invalid config file (1 problem)\nci.json:3:13: trials: expected number, got "two"');
+    expect(run.stderr).toContain('membench: ci.json: invalid config file (1 problem)\nci.json:3:13: trials: expected a whole number from 1 to 1000, got "two"');
   });
 });

@@ -56,6 +56,10 @@ describe('membench run', () => {
     [['run', '-c', 'recipes-en', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
     [['run', '-c', 'recipes-en', '--retrieval-k', '1,0', '-q'], 'membench: --retrieval-k 1,0: expected whole numbers >= 1 separated by commas'],
     [['run', '-c', 'recipes-en', '--retrieval-k', '5,,10', '-q'], 'membench: --retrieval-k 5,,10: expected whole numbers >= 1'],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '--seed', 'abc', '-q'], 'membench: --seed is not a number: expected a whole number from 0 to 4294967295'],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '--stretch', '1e12', '-q'], 'membench: --stretch 1000000000000: expected a whole number from 1 to 100000'],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '--recall-threshold', '-1', '-q'], 'membench: --recall-threshold -1: expected a share between 0 and 1'],
+    [['validate', '--max-bytes', 'abc', 'scenarios/recipes-en.yaml'], 'membench: --max-bytes is not a number: expected a whole number >= 1'],
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [[], 'membench: name a command: run, validate or list'],
   ])('exits 2 with a clear message for %j', async (args, message) => {

@@ -120,6 +120,7 @@ describe('chart data', () => {
         [{ checks: 2, violations: 2 }, null],
       ],
       crashes: [5, 1],
+      errored: [0, 0],
     });
     const spec = chartSpecs(result).find((item) => item.id === 'durability')!;
     const [held, violated] = spec.config.data.datasets.map((set) => set.data);

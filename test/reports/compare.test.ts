@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Distribution } from '../../harness/core/metrics.js';
 import { compareRuns, hasRegression, noiseChecks, renderComparison } from '../../reports/compare.js';
 import { renderComparisonMarkdown } from '../../reports/github-summary.js';
-import { cellOf, smallRun } from './fixture.js';
+import { cellOf, renameScenario, smallRun } from './fixture.js';
+import type { MembenchError } from '../../harness/core/errors.js';
 
 const latency = (p50: number, p95: number): Distribution => ({ n: 20, mean: p50, p50, p95, p99: p95, max: p95 });
 
@@ -125,6 +126,44 @@ describe('compareRuns', () => {
       ['recipes-zh/buffer', 'invariant 1 acknowledged memories survive crashes'],
       ['preference-corrections/buffer', 'status'],
     ]);
+  });
+
+  it('refuses an empty head, a head with no cell in common and a run holding one id twice (nothing compared is never "OK")', () => {
+    const empty = { ...smallRun(), cells: [] };
+    expect(() => compareRuns(smallRun(), empty, {}, { base: 'base.json', head: 'head.json' })).toThrow(
+      'head.json has no cells: nothing to compare with base.json (6 cells); was the run stopped before any cell finished?',
+    );
+    const disjoint = renameScenario(renameScenario(smallRun(), 'recipes-zh', 'other-a'), 'preference-corrections', 'other-b');
+    expect(() => compareRuns(smallRun(), disjoint)).toThrow(/^head \(6 cells, e\.g\. other-a\/buffer\) has no cell in common with base \(6 cells, e\.g\. recipes-zh\/buffer\): they ran different matrices/u);
+    const twice = smallRun();
+    twice.cells.push(structuredClone(twice.cells[0]!));
+    expect(() => compareRuns(twice, smallRun())).toThrow('base holds two cells with id "recipes-zh/buffer": they cannot be matched');
+    for (const head of [empty, disjoint]) {
+      const error = (() => {
+        try {
+          compareRuns(smallRun(), head);
+        } catch (caught) {
+          return caught;
+        }
+      })();
+      expect((error as MembenchError).exitCode).toBe(2);
+    }
+  });
+
+  it('compares latency only between runs timed on one machine, unless asked', () => {
+    const base = smallRun();
+    const head = smallRun();
+    cellOf(head, 'recipes-zh/window(k=4)').latency.saveMs = { ...cellOf(base, 'recipes-zh/window(k=4)').latency.saveMs, p50: 1000, p95: 1000 };
+    expect(compareRuns(base, head).thresholds.latency).toBe(true);
+    expect(hasRegression(compareRuns(base, head))).toBe(true);
+    const elsewhere = { ...head, header: { ...head.header, machine: 'another' } };
+    const skipped = compareRuns(base, elsewhere);
+    expect(skipped.thresholds.latency).toBe(false);
+    expect(hasRegression(skipped)).toBe(false);
+    expect(skipped.notes).toContain(`latency not compared: base and head were timed on different machines (${base.header.machine} → another); pass --latency to compare it anyway`);
+    const { machine: _machine, ...older } = base.header;
+    expect(compareRuns({ ...base, header: older }, head).notes.at(-1)).toMatch(/^latency not compared: base does not record the machine it was timed on/u);
+    expect(hasRegression(compareRuns(base, elsewhere, { latency: true }))).toBe(true);
   });
 
   it('notes header differences that make numbers less comparable', () => {

@@ -2,6 +2,7 @@
  * The conformance suite every strategy passes (built-ins, and later user and LangChain ones).
  * Call `describeConformance(definition)` from a test file; a skipped check states its reason.
  */
+import { readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -161,6 +162,33 @@ export function describeConformance(definition: StrategyDefinition, conformance:
       await strategy.save({ message: probe, turn: 2 });
       const { messages } = await strategy.load({ query: String(probe.content), turn: 2 });
       expect(text(messages)).toContain('Hangzhou');
+    });
+
+    it.for([
+      ['emptied to 0 bytes', (file: string) => truncateSync(file, 0), /: the store file is empty \(0 bytes\): it was truncated or emptied/u],
+      ['overwritten with garbage', (file: string) => writeFileSync(file, 'not a database '.repeat(400)), /: the SQLite store is damaged \(file is not a database\)/u],
+    ] as const)('refuses a store file %s on reopen, naming the file, instead of opening it empty', async ([, damage, message], context) => {
+      await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
+      await strategy.flush?.();
+      await strategy.close();
+      const stores = readdirSync(harness.dir, { recursive: true }).map(String).filter((name) => name.endsWith('.sqlite'));
+      if (!strategy.capabilities.persistent || stores.length === 0) {
+        context.skip('strategy persists no SQLite store');
+        return;
+      }
+      for (const name of stores) {
+        damage(path.join(harness.dir, name));
+        for (const suffix of ['-wal', '-shm']) rmSync(path.join(harness.dir, `${name}${suffix}`), { force: true });
+      }
+      strategy = harness.create();
+      const error = await strategy.open().then(
+        () => undefined,
+        (caught: unknown) => caught as Error,
+      );
+      expect(error?.message).toMatch(message);
+      // The message starts with the damaged file and ends with what to do about it.
+      expect(stores.some((name) => error!.message.startsWith(`${path.join(harness.dir, name)}: `))).toBe(true);
+      expect(error!.message).toMatch(/restore it from a backup, or delete it to start with an empty store \(what it held is lost\)$/u);
     });
 
     it('loses unpersisted state on reopen in durability mode none', async () => {

@@ -10,7 +10,7 @@ import { fuzzPlan } from '../../../harness/process/crashes.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import type { CellResult } from '../../../harness/results/schema.js';
-import { renderConsoleSummary, renderMarkdown } from '../../../reports/index.js';
+import { renderConsoleSummary, renderHtml, renderMarkdown } from '../../../reports/index.js';
 
 async function scenarioFile(yaml: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-durability-'));
@@ -92,11 +92,27 @@ steps:
     expect(buffer.losses.messagesLost).toBe(1);
     // The price of each mode beside its losses, in the console and in report.md.
     const console = renderConsoleSummary(result);
-    expect(console).toMatch(/│ buffer +│ none +│ on +│.*│ 1✗\d+ 2✗1 3✓ 4✓ 5✓ 6✓ +│/u);
-    expect(console).toMatch(/│ buffer +│ sync +│ on +│.*│ 1✓ 2✓ 3✓ 4✓ 5✓ 6✓ +│/u);
+    // Only invariants that were checked show: 4 (stale writers), 5 (store integrity) and 6 (queues) had nothing to check here.
+    expect(console).toMatch(/│ buffer +│ none +│ on +│.*│ 1✗\d+ 2✗1 3✓ +│/u);
+    expect(console).toMatch(/│ buffer +│ sync +│ on +│.*│ 1✓ 2✓ 3✓ +│/u);
     const markdown = renderMarkdown(result);
     expect(markdown).toContain('## Durability');
     expect(markdown).toMatch(/\| buffer \| none \| on \| after_ack \| 1\/1 \| 1 \|/u);
+  });
+});
+
+describe('summarising strategies', () => {
+  it('count what they lose in none mode as losses, not as compressed away, in every report', async () => {
+    const file = await scenarioFile('name: forgets\nsteps:\n  - user: Hello there.\n    assistant: Hi!\n  - crash: after_ack\n  - remember: The garage code is 4711.\n  - probe: What is the garage code?\n    expect: ["4711"]\n');
+    const result = await runBenchmark({ scenarios: [file], strategies: ['summary'], durabilities: ['none'] });
+    const [only] = result.cells;
+    expect(only!.status).toBe('ok');
+    expect(only!.recall.contextRecall.hits).toBe(0);
+    expect(only!.faults!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
+    expect(only!.faults!.invariants['1']).toMatchObject({ held: false, violations: 1 });
+    expect(result.durabilityPrices[0]!.losses).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
+    expect(renderConsoleSummary(result)).toMatch(/│ summary +│ none +│ on +│.*│ 1 +│ 0 +│.*│ 1✗1/u);
+    for (const report of [renderConsoleSummary(result), renderMarkdown(result), renderHtml(result)]) expect(report).toContain('compressed away');
   });
 });
 

@@ -50,11 +50,25 @@ describe('membench.config.yaml', () => {
     const file = await configFile('membench.config.yaml', 'strategies: [buffer]\nseed: seven\ntrials: 0\nstrategys: [x]\napiKey: sk-123\ndurability: [sync, later]\n');
     const shown = path.relative(process.cwd(), file);
     expect(await problems(file)).toEqual([
-      `${shown}:2:7: seed: expected number, got "seven"`,
-      `${shown}:3:9: trials: Too small: expected number to be >=1`,
+      `${shown}:2:7: seed: expected a whole number from 0 to 4294967295, got "seven"`,
+      `${shown}:3:9: trials: expected a whole number from 1 to 1000`,
       expect.stringMatching(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(known: strategies, scenarios, params, `, 'u')),
       `${shown}:5:1: apiKey: API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY`,
       `${shown}:6:20: durability[1]: expected one of sync, async, exit, none; got "later"`,
+    ]);
+  });
+
+  it('holds numbers to the bounds the flags have', async () => {
+    const file = await configFile('membench.config.yaml', 'stretch: 1e12\ncrashFuzz: -1\nrecallThreshold: -1\nseed: 1.5\nlimit: 0\ncellTimeout: 0\nworkers: .inf\n');
+    const shown = path.relative(process.cwd(), file);
+    expect(await problems(file)).toEqual([
+      `${shown}:1:10: stretch: expected a whole number from 1 to 100000`,
+      `${shown}:2:12: crashFuzz: expected a whole number from 0 to 10000`,
+      `${shown}:3:18: recallThreshold: expected a share between 0 and 1`,
+      `${shown}:4:7: seed: expected a whole number from 0 to 4294967295, got 1.5`,
+      `${shown}:5:8: limit: expected a whole number >= 1`,
+      `${shown}:6:14: cellTimeout: expected a number from 1 to 604800`,
+      `${shown}:7:10: workers: expected a whole number from 1 to 1024, got Infinity`,
     ]);
   });
 
@@ -62,6 +76,8 @@ describe('membench.config.yaml', () => {
     expect(await problems(await configFile('c.yaml', 'seed: [1\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: /u)]);
     expect(await problems(await configFile('c.json', '{\n  "seed": 1,\n  "model" 3\n}'))).toEqual([expect.stringMatching(/c\.json:3:\d+: \(document\): invalid JSON: /u)]);
     expect(await problems(await configFile('c.yaml', '- a list\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): expected a mapping of settings/u)]);
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefg'[index]}`).join(', ')}]`)].join('\n');
+    expect(await problems(await configFile('c.yaml', `${bomb}\nseed: 1\n`))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: aliases expand past 100 copies \(a YAML alias bomb\?\): write the values out$/u)]);
   });
 
   it('is found in the working dir; two at once is an error', async () => {

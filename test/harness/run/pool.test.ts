@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { planRun, runBenchmark, RunInterrupted } from '../../../harness/run/runner.js';
 import { ROOT } from '../../cli/helpers.js';
 import { withoutTiming } from '../../../harness/results/schema.js';
+import { timeoutMessage } from '../../../harness/run/cell-timeout.js';
 
 const TINY_CRASH = `name: tiny-crash
 steps:
@@ -17,6 +18,7 @@ steps:
     evidence: [r1]
 `;
 const EXITS_ON_SAVE = path.join(ROOT, 'fixtures/strategies/exits-on-save.ts');
+const HANGS = path.join(ROOT, 'fixtures/strategies/hangs.ts');
 
 describe('runBenchmark with worker processes', () => {
   it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', { timeout: 180_000 }, async () => {
@@ -44,8 +46,28 @@ describe('runBenchmark with worker processes', () => {
       ['recipes-en/exits-on-save', 'ok'],
       ['recipes-en/buffer', 'ok'],
     ]);
-    expect(result.cells[0]!.error).toMatch(/pool worker running this cell exited unexpectedly \(exit code 3, signal null\)/u);
+    expect(result.cells[0]!.error).toMatch(/pool worker running this cell exited unexpectedly in step 0 \(user\) \(exit code 3, signal null\): a strategy that calls process.exit/u);
+    expect(result.cells[0]!.phase).toBe('step 0 (user)');
     expect(result.cells[3]!.recall.contextRecall.value).toBe(1);
+  });
+
+  it('records a cell over its time limit as an error naming the phase it hung in, in a worker or in this process, and runs the rest', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
+    const scenario = path.join(dir, 'tiny.yaml');
+    await writeFile(scenario, 'name: tiny\nsteps:\n  - user: I live in Lisbon.\n    assistant: Noted.\n  - probe: Where do I live?\n    expect: [Lisbon]\n');
+    const phases = { open: 'open', save: 'step 0 (user)', close: 'close' } as const;
+    const runs = [
+      { workers: 2, hangs: ['open', 'close'] as const },
+      { workers: 1, cellProcesses: true, hangs: ['save'] as const },
+      { workers: 1, hangs: ['open'] as const },
+    ];
+    for (const { hangs, ...run } of runs) {
+      // buffer first: its worker is free for a hanging cell, so no worker has to be started again.
+      const result = await runBenchmark({ scenarios: [scenario], strategies: ['buffer', HANGS], params: [`hangs.in=${hangs.join(',')}`], cellTimeoutMs: 2000, ...run });
+      expect(result.cells.map((cell) => [cell.status, cell.phase])).toEqual([['ok', undefined], ...hangs.map((where) => ['error', phases[where]])]);
+      for (const [index, where] of hangs.entries()) expect(result.cells[index + 1]!.error).toMatch(new RegExp(`^timed out after 2 s in ${phases[where].replace(/[()]/gu, '\\$&')}: the cell was stopped `, 'u'));
+    }
+    expect(timeoutMessage(2000, 'open')).toBe('timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer');
   });
 
   it('stops when the signal fires and rejects with RunInterrupted', async () => {

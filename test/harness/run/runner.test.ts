@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -9,6 +9,8 @@ import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import { sameSeedView, withoutTiming } from '../../../harness/results/schema.js';
 import { cellSeed, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
 import { defineStrategy } from '../../../strategies/types.js';
+import { cellVerdict, verdictFails } from '../../../reports/junit.js';
+import { renderMarkdown } from '../../../reports/markdown.js';
 
 async function scenarioFile(yaml: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-runner-'));
@@ -120,6 +122,31 @@ describe('runBenchmark', () => {
     const run = runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params });
     await expect(run).rejects.toBeInstanceOf(MembenchError);
     await expect(runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params })).rejects.toThrow(message);
+  });
+
+  it('refuses two scenarios under one name (their cell ids would collide), naming both sources; one file named twice runs once', async () => {
+    const own = await scenarioFile('name: recipes-en\nsteps:\n  - user: hi\n    assistant: hello\n');
+    const refused = await planRun({ scenarios: ['recipes-en', own], strategies: ['buffer'] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(MembenchError);
+    expect((refused as MembenchError).exitCode).toBe(2);
+    expect((refused as Error).message).toBe(`two scenarios are named "recipes-en": builtin:recipes-en and ${own}; cell ids would collide: rename one (its \`name:\` key)`);
+    const { plans } = await planRun({ scenarios: [own, own], strategies: ['buffer'] });
+    expect(plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
+  });
+
+  it('records memory files the strategy could not read in the cell and fails it, instead of dropping them in silence', async () => {
+    const userMemory = await mkdtemp(path.join(os.tmpdir(), 'membench-user-memory-'));
+    await mkdir(path.join(userMemory, 'memories'), { recursive: true });
+    // Half-written: the front matter never closes.
+    await writeFile(path.join(userMemory, 'memories', 'home-city.md'), '---\ntype: user\npriority: high\ndescription: where I liv');
+    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['file-index'], params: [`file-index.globalDir=${userMemory}`] });
+    const [cell] = result.cells;
+    expect(cell!.status).toBe('ok');
+    expect(cell!.unreadable).toEqual([expect.stringMatching(new RegExp(`^${path.join(userMemory, 'memories', 'home-city.md').replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}: .+`, 'u'))]);
+    const verdict = cellVerdict(cell!);
+    expect(verdictFails(verdict)).toBe(true);
+    expect(verdict.failures[0]).toMatch(/^the strategy could not read 1 stored item\(s\) and left them out: .*home-city\.md: /u);
+    expect(renderMarkdown(result)).toMatch(/- unreadable: recipes-en\/file-index\(.*\): the strategy could not read 1 stored item\(s\) and left them out: .*home-city\.md/u);
   });
 
   it('rejects unknown strategies and scenarios with the built-in names', async () => {

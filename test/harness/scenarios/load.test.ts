@@ -63,6 +63,14 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   // Cross-step checks.
   'duplicate-ids.yaml': { lines: ['5:9: steps[1].id: duplicate id "home" (first used at steps[0])'] },
   'evidence-missing-id.yaml': { lines: ['7:22: steps[1].evidence[1]: no step has id "move"'] },
+  'crash-last.yaml': { lines: ['4:12: steps[1].crash: a crash with no step after it has nothing left to crash into: put it before the step it should interrupt'] },
+  'crash-twice.yaml': { lines: ['3:12: steps[0].crash: two crash steps in a row: this one would be replaced by steps[1] before it fired; keep one'] },
+
+  // Concurrent sessions run at once: no crash and no nested concurrency inside one.
+  'crash-in-concurrent.yaml': {
+    lines: ['5:11: steps[0].concurrent[0][1]: a crash cannot run inside a concurrent session (the sessions run at once): put it before or after the concurrent step'],
+  },
+  'concurrent-in-concurrent.yaml': { lines: ['5:11: steps[0].concurrent[1][0]: concurrent steps do not nest: list every session as one list of the outer concurrent step'] },
 };
 
 describe('broken scenario fixtures', () => {
@@ -176,6 +184,11 @@ describe('loader edge cases found in review', () => {
     expect(check.problems).toEqual([]);
     expect(check.scenario?.steps).toMatchObject([{ kind: 'assistant', assistant: 'Hello!' }, { kind: 'user', reply: false }, { kind: 'probe', label: 'single-hop', scoring: 'locomo-f1' }]);
     expect(checkScenarioText('name: r\nsteps:\n  - user: hi\n    reply: true\n', 'r.yaml').problems.map(formatProblem)).toEqual(['r.yaml:4:12: steps[0].reply: expected false (leave it out for a reply), got true']);
+  });
+
+  test('refuses a crash followed only by session boundaries: the armed point would never be reached', async () => {
+    const check = checkScenarioText('name: c\nsteps:\n  - user: hi\n  - crash: before_model_call\n  - session: new\n', 'c.yaml');
+    expect(check.problems.map(formatProblem)).toEqual(['c.yaml:4:12: steps[1].crash: a crash with no step after it has nothing left to crash into: put it before the step it should interrupt']);
   });
 
   test('derives a valid name from an unusual file name', async () => {

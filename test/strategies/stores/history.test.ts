@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { truncateSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
@@ -64,6 +65,55 @@ describe('SqliteChatMessageHistory', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(rowsIn(dir)).toBe(2);
     await history.close();
+  });
+
+  it('persists by default, as a LangChain history is expected to (durability defaults to sync)', async () => {
+    const dir = await tempDir();
+    const history = new SqliteChatMessageHistory({ dir });
+    await history.addMessage(new HumanMessage('kept without saying so'));
+    expect(rowsIn(dir)).toBe(1);
+    await history.close();
+    const reopened = new SqliteChatMessageHistory({ dir });
+    expect((await reopened.getMessages()).map((message) => message.content)).toEqual(['kept without saying so']);
+    await reopened.close();
+  });
+
+  it('shows one instance what another appended to the same session since it opened, once, in order', async () => {
+    const dir = await tempDir();
+    const first = new SqliteChatMessageHistory({ dir, sessionId: 'chat' });
+    const second = new SqliteChatMessageHistory({ dir, sessionId: 'chat' });
+    const other = new SqliteChatMessageHistory({ dir, sessionId: 'elsewhere' });
+    first.open();
+    second.open();
+    await first.addMessage(new HumanMessage('one'));
+    await second.addMessages([new AIMessage('two'), new HumanMessage('three')]);
+    await other.addMessage(new HumanMessage('not this session'));
+    await first.addMessage(new AIMessage('four'));
+    expect((await first.getMessages()).map((message) => message.content)).toEqual(['one', 'four', 'two', 'three']);
+    expect((await second.getMessages()).map((message) => message.content)).toEqual(['two', 'three', 'one', 'four']);
+    // Asked again, nothing is added twice; a fresh instance reads the file's order.
+    expect((await first.getMessages()).length).toBe(4);
+    const fresh = new SqliteChatMessageHistory({ dir, sessionId: 'chat' });
+    expect((await fresh.getMessages()).map((message) => message.content)).toEqual(['one', 'two', 'three', 'four']);
+    // The strategies' view (`messages`) stays this instance's own, so indexes into it never shift.
+    expect(second.messages.map((message) => message.content)).toEqual(['two', 'three', 'one', 'four']);
+    for (const history of [first, second, other, fresh]) await history.close();
+  });
+
+  it('refuses a history file emptied to 0 bytes or damaged, naming it, instead of starting empty', async () => {
+    const dir = await tempDir();
+    const history = new SqliteChatMessageHistory({ dir });
+    await history.addMessages(Array.from({ length: 100 }, (_, index) => new HumanMessage(`message ${index} ${'x'.repeat(100)}`)));
+    await history.close();
+    const file = path.join(dir, 'history.sqlite');
+    // Header and schema intact, the message pages overwritten: SQLite's "malformed", with the file named.
+    const image = await readFile(file);
+    await writeFile(file, image.fill(0x5a, 4096));
+    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(`${file}: the SQLite store is damaged (database disk image is malformed)`);
+    truncateSync(file, 0);
+    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(`${file}: the store file is empty (0 bytes): it was truncated or emptied`);
+    await writeFile(file, Buffer.alloc(8192, 7));
+    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(`${file}: the SQLite store is damaged (file is not a database)`);
   });
 
   it('writes no file at all in none mode', async () => {

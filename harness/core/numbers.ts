@@ -1,0 +1,42 @@
+/** Bounds on numeric settings (flags, config keys, options): one check and one wording for all of them. */
+import { z } from 'zod';
+import { MembenchError } from './errors.js';
+
+/** What a numeric setting may be: a whole number or not, within an inclusive range. */
+export interface NumberRange {
+  whole: boolean;
+  min: number;
+  max: number;
+  /** How messages name the range when the default wording ("a whole number from 1 to 10") says it badly. */
+  words?: string;
+}
+
+/** "a whole number from 1 to 100000", "a share between 0 and 1"... */
+export function describeRange(range: NumberRange): string {
+  if (range.words) return range.words;
+  const kind = range.whole ? 'a whole number' : 'a number';
+  return range.max === Number.MAX_SAFE_INTEGER ? `${kind} >= ${range.min}` : `${kind} from ${range.min} to ${range.max}`;
+}
+
+/** Whether `value` is a finite number inside the range. */
+export function inRange(value: unknown, range: NumberRange): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && (!range.whole || Number.isInteger(value)) && value >= range.min && value <= range.max;
+}
+
+/**
+ * `value` if it fits the range; otherwise a bad-input error naming the setting as the user wrote
+ * it (`--stretch`): `--stretch 0: expected a whole number from 1 to 100000`. NaN (what the
+ * argument parser makes of `abc`) and infinities (`1e400`) are named as "not a number".
+ */
+export function checkNumber(name: string, value: unknown, range: NumberRange): number {
+  if (inRange(value, range)) return value;
+  const shown = typeof value !== 'number' || Number.isFinite(value) ? ` ${String(value)}` : Number.isNaN(value) ? ' is not a number' : ' is not finite';
+  throw new MembenchError('INVALID_ARGUMENT', `${name}${shown}: expected ${describeRange(range)}`);
+}
+
+/** The same range as a zod schema, for config files (the loader locates the failing key). */
+export function rangeSchema(range: NumberRange): z.ZodNumber {
+  const message = `expected ${describeRange(range)}`;
+  const number = z.number({ error: message }).min(range.min, message).max(range.max, message);
+  return range.whole ? number.int(message) : number;
+}

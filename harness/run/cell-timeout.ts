@@ -1,0 +1,44 @@
+/**
+ * The per-cell time limit: a cell still running after `--cell-timeout` is recorded as an error
+ * naming the phase it hung in (`open`, `step 12 (user)`, `close`...), and the run goes on. In a
+ * pool worker the pool kills the worker's process group; in this process the cell's promise is
+ * abandoned (which stops a strategy that awaits forever, not one that blocks the event loop:
+ * that is why the CLI runs every cell in a worker).
+ */
+import { performance } from 'node:perf_hooks';
+import { failedCell, type CellTask, type PhaseListener } from './cell.js';
+import type { CellResult } from '../results/schema.js';
+
+/** What may have hung, by phase. */
+function suspect(phase: string): string {
+  if (phase === 'open') return 'a strategy that never finishes open()';
+  if (phase === 'close') return 'a strategy that never finishes flush() or close()';
+  if (phase.startsWith('step ')) return 'a strategy that never finishes this step';
+  return 'a strategy module that is slow to load';
+}
+
+/** What a timed-out cell's error says: the limit, the phase, and the remedy. */
+export function timeoutMessage(limitMs: number, phase: string): string {
+  return `timed out after ${formatSeconds(limitMs)} in ${phase}: the cell was stopped (${suspect(phase)}?); raise --cell-timeout if it needs longer`;
+}
+
+const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
+
+/** Runs `run` (which reports its phases), or settles with a timed-out error cell once `limitMs` has passed. */
+export function withinTimeLimit(plan: CellTask, limitMs: number, run: (onPhase: PhaseListener) => Promise<CellResult>): Promise<CellResult> {
+  const started = performance.now();
+  let phase = 'start';
+  return new Promise<CellResult>((resolve, reject) => {
+    const timer = setTimeout(() => resolve(failedCell(plan, timeoutMessage(limitMs, phase), performance.now() - started, phase)), limitMs);
+    run((next) => (phase = next)).then(
+      (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * One run per output dir: an exclusive lock file (`DIR/.membench.lock`, holding the holder's pid,
+ * host and command) taken for the whole run, so a second `membench run -o DIR` is refused
+ * (exit 2, naming the holder) instead of replacing the first run's results. The lock of a dead
+ * process (a SIGKILLed run) is taken over. The file is created whole (temp file + hard link), so
+ * nobody ever reads a half-written lock.
+ */
+import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
+import { processAlive } from '../core/processes.js';
+
+/** The lock file inside an output dir. */
+export const LOCK_FILE = '.membench.lock';
+
+/** Who holds a lock. */
+interface LockHolder {
+  pid: number;
+  host: string;
+  command: string;
+  started: string;
+}
+
+/** A held lock: `release()` removes it, and the dir too if locking created it and it is still empty (safe to call twice; also runs if the process exits first). */
+export interface OutDirLock {
+  readonly file: string;
+  release(): void;
+}
+
+
+function readHolder(file: string): LockHolder | undefined {
+  try {
+    const holder = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockHolder>;
+    return typeof holder.pid === 'number' && typeof holder.host === 'string' ? { command: '', started: '', ...holder } as LockHolder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates `dir` (with plain messages for a path that is a file, or not creatable); returns the first dir it created, if any. */
+export function ensureOutDir(dir: string, flag = '--out'): string | undefined {
+  const refuse = (why: string): MembenchError => new MembenchError('BAD_PATH', `${flag} ${dir}: ${why}: choose another ${flag}`);
+  let created: string | undefined;
+  try {
+    created = mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    if (!isFileSystemError(error)) throw error;
+    if (error.code === 'EEXIST') throw refuse('a file of that name exists, not a directory');
+    if (error.code === 'ENOTDIR') throw refuse('a part of the path is a file, not a directory');
+    if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS') throw refuse(`cannot create it (${error.code === 'EROFS' ? 'read-only file system' : 'permission denied'})`);
+    throw fileSystemProblem(error) ?? error;
+  }
+  if (!statSync(dir).isDirectory()) throw refuse('a file of that name exists, not a directory');
+  return created;
+}
+
+/**
+ * Takes the output dir's lock for this process (creating the dir), or refuses with exit 2 when a
+ * live process holds it. `command` names what holds it (`membench run`), for the message others see.
+ */
+export function lockOutDir(dir: string, command: string, flag = '--out'): OutDirLock {
+  const created = ensureOutDir(dir, flag);
+  const file = path.join(dir, LOCK_FILE);
+  const mine: LockHolder = { pid: process.pid, host: os.hostname(), command, started: new Date().toISOString() };
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(mine)}\n`);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(temp, file);
+        break;
+      } catch (error) {
+        if (!isFileSystemError(error) || error.code !== 'EEXIST' || attempt >= 3) throw fileSystemProblem(error) ?? error;
+      }
+      const holder = readHolder(file);
+      const local = holder?.host === mine.host;
+      if (holder && (!local || processAlive(holder.pid))) {
+        throw new MembenchError(
+          'OUTPUT_IN_USE',
+          `${flag} ${dir} is in use by another run: ${holder.command || 'membench'} (pid ${holder.pid}${local ? '' : ` on ${holder.host}`}, started ${holder.started}): wait for it to finish or choose another ${flag}; if that process is not membench, remove ${file}`,
+        );
+      }
+      // Its holder is gone (killed, or the file is damaged): take it over.
+      rmSync(file, { force: true });
+    }
+  } catch (error) {
+    rmSync(temp, { force: true });
+    if (created) rmSync(created, { recursive: true, force: true });
+    throw error;
+  }
+  rmSync(temp, { force: true });
+  let held = true;
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    process.off('exit', release);
+    // Remove it only while it is still ours; a dir made only for this run and left empty (bad input) goes too.
+    if (readHolder(file)?.pid === process.pid) unlinkSync(file);
+    if (created && readdirSync(created, { recursive: true }).every((entry) => statSync(path.join(created, String(entry))).isDirectory())) rmSync(created, { recursive: true, force: true });
+  };
+  // process.exit (an interrupted run) skips `finally` blocks: the lock goes with the process.
+  process.once('exit', release);
+  return { file, release };
+}
+
+/** Runs `work` with the output dir locked (see lockOutDir), releasing the lock however it ends. */
+export async function withOutDirLock<T>(dir: string, command: string, work: () => Promise<T>, flag = '--out'): Promise<T> {
+  const lock = lockOutDir(dir, command, flag);
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
+}

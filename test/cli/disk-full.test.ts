@@ -1,0 +1,89 @@
+/**
+ * A full disk in the middle of a run, injected at the file-system layer the atomic write helper
+ * uses (no disk is filled): the run stops with a plain message naming the file and how to go on,
+ * exits 1, keeps its finished cells, and `--resume` completes it once space is back.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import yargs from 'yargs';
+import * as run from '../../harness/cli/run.js';
+import type { RunResult } from '../../harness/results/schema.js';
+
+/** Writes of files whose path matches this fail with ENOSPC, as a full disk makes them. */
+const full: { matching?: RegExp } = {};
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>();
+  const open = async (...args: Parameters<typeof actual.open>) => {
+    const handle = await actual.open(...args);
+    if (!full.matching?.test(String(args[0]))) return handle;
+    return new Proxy(handle, {
+      get(target, key) {
+        // The kernel's error for a write names no file: the write helper must add it.
+        if (key === 'writeFile') return async () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' }));
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...inner: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  };
+  return { ...actual, open, default: { ...actual, open } };
+});
+
+/** Runs `membench run ARGS` in this process (so the injected file system applies); returns its exit code and stderr. */
+async function membenchRun(args: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = '';
+  const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  try {
+    await yargs(['run', ...args]).command(run).strict().parseAsync();
+    return { code: Number(process.exitCode ?? 0), stderr };
+  } finally {
+    write.mockRestore();
+    stdout.mockRestore();
+    process.exitCode = undefined;
+  }
+}
+
+afterEach(() => {
+  full.matching = undefined;
+});
+
+describe('a full disk', () => {
+  it('stops the run with the file, the kept cells and the --resume hint (exit 1); --resume finishes it once space is freed', { timeout: 120_000 }, async () => {
+    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-full-')), 'run');
+    const args = ['-s', 'buffer', '-s', 'window', '-c', 'recipes-en', '-w', '1', '-q'];
+    // The second cell's file cannot be written.
+    full.matching = /cells\/\.1\.json\./u;
+    const stopped = await membenchRun([...args, '-o', out]);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toBe(
+      `membench: no space left on the device holding ${path.join(out, 'cells', '1.json')}: the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}\n`,
+    );
+    expect(readdirSync(path.join(out, 'cells'))).toEqual(['0.json']);
+    expect(readdirSync(out)).not.toContain('results.json');
+
+    full.matching = undefined;
+    const resumed = await membenchRun(['--resume', out, '-q']);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    expect(result.cells.map((cell) => [cell.id, cell.status])).toEqual([
+      ['recipes-en/buffer', 'ok'],
+      ['recipes-en/window(k=2)', 'ok'],
+    ]);
+  });
+
+  it('while the reports are written says the same: the cells are kept, --resume writes the reports', { timeout: 120_000 }, async () => {
+    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-full-')), 'run');
+    full.matching = /report\.html/u;
+    const stopped = await membenchRun(['-s', 'buffer', '-c', 'recipes-en', '-w', '1', '-q', '-o', out]);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toContain(`membench: no space left on the device holding ${path.join(out, 'report.html')}: the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`);
+    full.matching = undefined;
+    expect((await membenchRun(['--resume', out, '-q'])).code).toBe(0);
+    expect(readdirSync(out)).toEqual(expect.arrayContaining(['results.json', 'report.html']));
+  });
+});

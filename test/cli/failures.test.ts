@@ -1,0 +1,100 @@
+/**
+ * Failing loudly at the command line: a hung strategy, a strategy that exits, two runs on one
+ * output dir, SIGTERM, and an output dir that is not a directory. The real CLI, real processes.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { RunResult } from '../../harness/results/schema.js';
+import { LOCK_FILE } from '../../harness/run/out-lock.js';
+import { membench, ROOT } from './helpers.js';
+
+const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-failures-'));
+const HANGS = './fixtures/strategies/hangs.ts';
+const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
+
+/** Polls until `done()` (a file appearing) or the process exits; the condition is the event waited on. */
+async function until(done: () => boolean, exited: () => boolean): Promise<void> {
+  while (!done() && !exited()) await sleep(25);
+}
+
+describe('a hung or dying strategy', () => {
+  it('under -w 1: the hung cell is stopped at --cell-timeout and named with its phase, the run exits 1 and writes every result', async () => {
+    const out = path.join(await tempDir(), 'run');
+    const result = await membench(['run', '-s', HANGS, '-s', 'buffer', '-c', 'recipes-en', '-w', '1', '--cell-timeout', '2', '-o', out, '-q']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('FAILED recipes-en/hangs: timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer');
+    const written = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    expect(written.cells.map((cell) => [cell.id, cell.status, cell.phase])).toEqual([
+      ['recipes-en/hangs', 'error', 'open'],
+      ['recipes-en/buffer', 'ok', undefined],
+    ]);
+  });
+
+  it('under -w 1: a strategy calling process.exit(3) fails its cell with the exit code, not membench', async () => {
+    const dir = await tempDir();
+    const scenario = path.join(dir, 'exit.yaml');
+    writeFileSync(scenario, 'name: exit\nsteps:\n  - user: please EXIT now\n    assistant: ok\n  - probe: what did I say?\n    expect: ["EXIT"]\n');
+    const result = await membench(['run', '-s', EXITS_ON_SAVE, '-c', scenario, '-w', '1', '-o', path.join(dir, 'run'), '-q']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('FAILED exit/exits-on-save: the pool worker running this cell exited unexpectedly in step 0 (user) (exit code 3, signal null)');
+    expect(existsSync(path.join(dir, 'run', 'results.json'))).toBe(true);
+  });
+});
+
+describe('one run per output dir', () => {
+  it('refuses a second run on a dir in use (exit 2, naming the pid), removes the replaced results at once with --overwrite, exits 130 on SIGTERM and takes over the lock of a dead run', { timeout: 120_000 }, async () => {
+    const out = path.join(await tempDir(), 'run');
+    expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '-q'])).code).toBe(0);
+
+    // A run that hangs (default time limit) holds the dir.
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/membench.js'), 'run', '-s', HANGS, '-c', 'recipes-en', '-w', '1', '-o', out, '--overwrite', '-q'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    let exited = false;
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => ((exited = true), resolve(code))));
+    await until(() => existsSync(path.join(out, 'plan.json')), () => exited);
+    // The earlier run's results are gone as soon as the new plan exists: nothing stale looks current.
+    expect(existsSync(path.join(out, 'results.json'))).toBe(false);
+    expect((await membench(['compare', 'baselines/offline.json', out])).code).toBe(2);
+
+    const second = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`membench: --out ${out} is in use by another run: membench run (pid ${child.pid}, started `);
+    expect(second.stderr).toContain(`if that process is not membench, remove ${path.join(out, LOCK_FILE)}`);
+    expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
+
+    child.kill('SIGTERM');
+    expect(await exit).toBe(130);
+    expect(stderr).toContain(`interrupted: resume with membench run --resume ${out}`);
+    expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
+
+    // A lock left by a process that is gone (kill -9) is taken over.
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => dead.on('exit', resolve));
+    writeFileSync(path.join(out, LOCK_FILE), JSON.stringify({ pid: dead.pid, host: os.hostname(), command: 'membench run', started: 'earlier' }));
+    const fresh = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
+    expect(fresh.stderr).toBe('');
+    expect(fresh.code).toBe(0);
+    expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
+  });
+});
+
+describe('output dirs that are not directories', () => {
+  it.each([
+    ['a file', (dir: string) => path.join(dir, 'file'), 'a file of that name exists, not a directory: choose another --out'],
+    ['a path under a file', (dir: string) => path.join(dir, 'file', 'run'), 'a part of the path is a file, not a directory: choose another --out'],
+  ])('--out naming %s is refused in plain words (exit 2)', async (_what, outOf, message) => {
+    const dir = await tempDir();
+    writeFileSync(path.join(dir, 'file'), 'not a dir');
+    const out = outOf(dir);
+    const result = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '-q']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`membench: --out ${out}: ${message}\n`);
+    expect(readFileSync(path.join(dir, 'file'), 'utf8')).toBe('not a dir');
+  });
+});

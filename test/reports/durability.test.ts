@@ -1,0 +1,45 @@
+/** The durability tables: losses beside compressed-away memories, and errored cells never shown as invariants held. */
+import { describe, expect, it } from 'vitest';
+import { durabilityMatrix, invariantGrid, modePrices } from '../../harness/results/durability-matrix.js';
+import type { CellResult, RunResult } from '../../harness/results/schema.js';
+import { renderConsoleSummary, renderHtml, renderMarkdown } from '../../reports/index.js';
+import { priceRows } from '../../reports/durability.js';
+import { cellOf, durability, smallRun } from './fixture.js';
+
+const COUNTS = {
+  acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
+  staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
+};
+
+/** The small fixture with fault outcomes on two cells: one finished (invariant 1 checked and held, 4 never checked), one errored mid-run. */
+function withFaults(): RunResult {
+  const result = smallRun();
+  const finished = cellOf(result, 'recipes-zh/window(k=2)');
+  finished.faults = { ...(durability(1, { '1': [2, 0], '4': [0, 0] }) as NonNullable<CellResult['faults']>), counts: { ...COUNTS, compressedAway: 3 } };
+  const errored = cellOf(result, 'preference-corrections/window(k=2)');
+  Object.assign(errored, { status: 'error', error: 'step 4 failed in the agent process' });
+  errored.faults = { ...(durability(1, { '1': [0, 0], '2': [1, 0] }) as NonNullable<CellResult['faults']>), counts: COUNTS };
+  return { ...result, durabilityMatrix: durabilityMatrix(result.cells), durabilityPrices: modePrices(result.cells) };
+}
+
+describe('durability tables', () => {
+  it('show only the invariants a finished cell checked, and errored cells as not checked', () => {
+    const result = withFaults();
+    const [price] = result.durabilityPrices;
+    expect(price).toMatchObject({ strategy: 'window', cells: 2, errored: 1, violations: { '1': 0 } });
+    expect(priceRows(result)[0]!.at(-1)).toBe('1✓ 1 of 2 cell(s) errored: not checked');
+    const grid = invariantGrid(result.cells)!;
+    expect(grid.columns).toEqual(['1']);
+    expect(grid.errored).toEqual([1]);
+    expect(renderHtml(result)).toContain('errored cells stopped before their checks');
+  });
+
+  it('show compressed-away memories beside the losses in the console, report.md and report.html', () => {
+    const result = withFaults();
+    expect(result.durabilityPrices[0]!.losses.compressedAway).toBe(3);
+    expect(renderConsoleSummary(result)).toMatch(/│ acks lost │ compressed away │/u);
+    expect(renderConsoleSummary(result)).toMatch(/│ window +│ sync +│ on +│ [\d.]+ +│ [\d.]+ +│ 2 +│ 0 +│ 3 +│/u);
+    expect(renderMarkdown(result)).toMatch(/\| acks lost \| compressed away \|[^\n]*\n[^\n]*\n\| window \| sync \| on \| [\d.]+ \| [\d.]+ \| 2 \| 0 \| 3 \|/u);
+    expect(renderHtml(result)).toMatch(/<th[^>]*>compressed away<\/th>/u);
+  });
+});
