@@ -197,6 +197,26 @@ function compareCell(base: CellResult, head: CellResult, thresholds: Comparison[
   ];
 }
 
+/** A group's cells of one setting, pooled: new errors, recall paired by question, evidence, tokens. */
+function compareUnit(base: readonly CellResult[], head: readonly CellResult[], thresholds: CompareThresholds): MetricCheck[] {
+  const errors = (cells: readonly CellResult[]) => cells.filter((cell) => cell.status === 'error').length;
+  const newErrors = head.filter((cell, index) => cell.status === 'error' && base[index]!.status === 'ok').length;
+  const checks: MetricCheck[] = [
+    { metric: 'errored questions', base: String(errors(base)), head: String(errors(head)), change: signed(errors(head) - errors(base), 0), limit: 'no new error', verdict: newErrors > 0 ? 'regression' : errors(head) < errors(base) ? 'improved' : 'ok' },
+  ];
+  const pairs = base.map((cell, index) => [cell, head[index]!] as const).filter(([a, b]) => a.status === 'ok' && b.status === 'ok');
+  const baseOk = pairs.map(([a]) => a);
+  const headOk = pairs.map(([, b]) => b);
+  if (pairs.length === 0) return checks;
+  checks.push(recallCheck('context recall', sumRates(baseOk), sumRates(headOk), thresholds.maxRecallDrop, { base: outcomesOf(baseOk), head: outcomesOf(headOk), seed: seedOf(base[0]!.id) }));
+  if (poolMeans(baseOk).n > 0 || poolMeans(headOk).n > 0) checks.push(meanCheck('evidence recall', poolMeans(baseOk), poolMeans(headOk), thresholds.maxRecallDrop));
+  checks.push(
+    tokenCheck('context tokens', sumOf(baseOk, (cell) => cell.tokens.contextTotal), sumOf(headOk, (cell) => cell.tokens.contextTotal), thresholds.maxTokenIncrease),
+    tokenCheck('maintenance tokens', sumOf(baseOk, (cell) => cell.tokens.maintenance), sumOf(headOk, (cell) => cell.tokens.maintenance), thresholds.maxTokenIncrease),
+  );
+  return checks;
+}
+
 function headerNotes(base: RunHeader, head: RunHeader): string[] {
   const fields: [string, (header: RunHeader) => string, string][] = [
     ['tokenizer', (header) => header.tokenizer.encoding, 'token counts are not comparable'],
@@ -276,12 +296,24 @@ export function compareRuns(base: RunResult, head: RunResult, overrides: Partial
   const headIds = new Set(head.cells.map((cell) => cell.id));
   const cells: CellComparison[] = [];
   const bothOk: [CellResult, CellResult][] = [];
+  // A scenario group (a dataset file, a generated suite) is compared as one unit per setting:
+  // its questions pooled, recall paired question by question.
+  const units = new Map<string, { base: CellResult[]; head: CellResult[] }>();
   for (const cell of head.cells) {
     const before = baseCells.get(cell.id);
     if (!before) continue;
-    cells.push({ id: cell.id, checks: compareCell(before, cell, thresholds) });
     if (before.status === 'ok' && cell.status === 'ok') bothOk.push([before, cell]);
+    if (cell.group === undefined) {
+      cells.push({ id: cell.id, checks: compareCell(before, cell, thresholds) });
+      continue;
+    }
+    const key = `group ${cell.group} · ${cell.label}`;
+    const unit = units.get(key) ?? { base: [], head: [] };
+    unit.base.push(before);
+    unit.head.push(cell);
+    units.set(key, unit);
   }
+  for (const [id, unit] of units) cells.push({ id, checks: compareUnit(unit.base, unit.head, thresholds) });
   const baseSide = bothOk.map(([before]) => before);
   const headSide = bothOk.map(([, after]) => after);
   const overall = bothOk.length

@@ -3,7 +3,7 @@ import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
@@ -29,10 +29,16 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
 export function renderConsoleSummary(result: RunResult, options: { color?: boolean; detail?: boolean } = {}): string {
   const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true };
   const verdict: string[] = [];
-  for (const { title, board } of leaderboards(result)) {
+  for (const { title, board, cells } of leaderboards(result)) {
     const table = new Table({ head: [...LEADERBOARD_COLUMNS], style });
     for (const row of leaderboardCells(board)) table.push(row);
     verdict.push(`leaderboard — ${title}`, table.toString(), ...board.recommendations.map((item) => `→ ${item.text}`), '');
+    const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
+    if (byLabel) {
+      const categories = new Table({ head: byLabel.head, style });
+      for (const row of byLabel.body) categories.push(row);
+      verdict.push(`${title} by the dataset's own category`, categories.toString(), '');
+    }
   }
   const modes = modeRows(result);
   if (modes.length > 1) {

@@ -4,6 +4,7 @@ import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
 import { cellLabel, formatMs, formatRate, markdownTable, modelNote, summaryNotes } from './summary.js';
+import { LEADERBOARD_COLUMNS, leaderboardCells, leaderboards } from './verdict.js';
 
 export { markdownTable } from './summary.js';
 
@@ -19,9 +20,11 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
     `model \`${header.model}\` · tokenizer ${header.tokenizer.encoding} · seed ${header.seed} · membench ${header.membenchVersion}${header.gitCommit ? ` (${header.gitCommit.slice(0, 12)})` : ''}` +
       (options.recallThreshold !== undefined ? ` · recall threshold ${options.recallThreshold}` : ''),
     '',
+    ...leaderboards(result).flatMap(({ title, board }) => [`### Leaderboard — ${title}`, '', markdownTable([...LEADERBOARD_COLUMNS], leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '']),
     markdownTable(
       ['scenario', 'strategy', 'ctx tokens', 'context recall', 'stale exposure', 'answer acc', 'load p50 ms', 'save p50 ms', 'status'],
-      verdicts.map(({ cell, verdict }) => [
+      // A group's cells are pooled in its leaderboard above; listed one by one only when they fail.
+      verdicts.filter(({ cell }) => cell.group === undefined && !cell.pricing).map(({ cell, verdict }) => [
         cell.scenario,
         cellLabel(cell),
         String(cell.tokens.contextTotal),

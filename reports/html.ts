@@ -11,7 +11,7 @@ import { seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
 import { COMPRESSED_AWAY_NOTE, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
-import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatMs, formatRate, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -196,7 +196,9 @@ const VERDICT_CHARTS = /^(recall-vs-tokens|recall-by-distance-)/u;
 function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string {
   const pooled = leaderboards(result);
   const list = (items: readonly { text: string }[]): string => `<ul class="recommendations">${items.map((item) => `<li>${escapeHtml(item.text)}</li>`).join('')}</ul>`;
-  const boards = pooled.map(({ title, board }, index) => {
+  const boards = pooled.map(({ title, board, cells }, index) => {
+    const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
+    const labelHtml = byLabel ? `\n<h4>${escapeHtml(title)} by the dataset's own category</h4>\n${sortableTable(`categories-${index}`, byLabel.head, byLabel.body.map((row) => row.map((text, column): Column => ({ title: byLabel.head[column]!, text }))))}` : '';
     const rows = leaderboardCells(board).map((cells, row): Column[] =>
       cells.map((text, column) => {
         const item = board.rows[row]!;
@@ -204,7 +206,7 @@ function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string 
         return { title: LEADERBOARD_COLUMNS[column]!, text, ...(sort !== undefined ? { sort } : {}) };
       }),
     );
-    return `<h3>Leaderboard — ${escapeHtml(title)}</h3>\n${sortableTable(`leaderboard-${index}`, LEADERBOARD_COLUMNS, rows)}${index > 0 ? `\n${list(board.recommendations)}` : ''}`;
+    return `<h3>Leaderboard — ${escapeHtml(title)}</h3>\n${sortableTable(`leaderboard-${index}`, LEADERBOARD_COLUMNS, rows)}${labelHtml}${index > 0 ? `\n${list(board.recommendations)}` : ''}`;
   });
   const chartSpec = specs.find((spec) => spec.id === 'recall-vs-tokens');
   const top = `<div class="verdict-top">${chartSpec ? chartFigures([chartSpec]) : ''}<div><h3>Recommendations (${escapeHtml(pooled[0]?.title ?? 'run')})</h3>${list(pooled[0]?.board.recommendations ?? [])}</div></div>`;

@@ -1,6 +1,8 @@
 /**
- * junit.xml for CI test views: one testsuite per scenario, one testcase per cell. A cell fails
- * when it errored, violated an invariant, or (with a threshold) recalled too little.
+ * junit.xml for CI test views: one testsuite per scenario, one testcase per cell; a scenario group
+ * (a dataset file, a generated suite) is one testsuite with one testcase per strategy setting,
+ * pooled over its scenarios. A case fails when a cell errored, violated an invariant, or (with a
+ * threshold) recalled too little.
  */
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from '../harness/results/durability-matrix.js';
@@ -97,10 +99,40 @@ function testcase(cell: CellResult, trials: number, options: VerdictOptions): { 
   };
 }
 
+/** One strategy setting over a group's cells: fails when any cell errored or violated, or the pooled recall is below the threshold. */
+function groupTestcase(group: string, setting: string, cells: readonly CellResult[], options: VerdictOptions): { xml: string; failed: boolean; errored: boolean } {
+  const verdicts = cells.map((cell) => ({ cell, verdict: cellVerdict(cell, { ...options, recallThreshold: undefined }) }));
+  const errored = verdicts.filter(({ verdict }) => verdict.error !== undefined);
+  const failing = verdicts.filter(({ verdict }) => verdict.error === undefined && verdict.failures.length > 0);
+  const n = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+  const hits = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
+  const pooled = { n, hits, value: n ? hits / n : null };
+  const failures = failing.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.failures.join('; ')}`);
+  if (options.recallThreshold !== undefined && pooled.value !== null && pooled.value < options.recallThreshold) failures.unshift(`pooled context recall ${formatRate(pooled)} is below the threshold ${options.recallThreshold.toFixed(2)}`);
+  const time = cells.reduce((sum, cell) => sum + cell.durationMs, 0);
+  const body: string[] = [];
+  if (errored.length) {
+    const message = `${errored.length} of ${cells.length} scenario(s) errored, first: ${errored[0]!.cell.scenario}: ${errored[0]!.verdict.error}`;
+    body.push(`      <error message="${xmlAttribute(message)}" type="cell-error">${xmlText(errored.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.error}`).join('\n'))}</error>`);
+  } else if (failures.length) {
+    body.push(`      <failure message="${xmlAttribute(failures.slice(0, 3).join('; '))}" type="${failing.length ? 'invariant' : 'recall'}">${xmlText(failures.join('\n'))}</failure>`);
+  }
+  const summary = `${cells.length} scenario(s) of group ${group}; context recall ${formatRate(pooled)} pooled; context tokens ${cells.reduce((sum, cell) => sum + cell.tokens.contextTotal, 0)}; maintenance ${cells.reduce((sum, cell) => sum + cell.tokens.maintenance, 0)}`;
+  body.push(`      <system-out>${xmlText(summary)}</system-out>`);
+  return {
+    xml: [`    <testcase name="${xmlAttribute(setting)}" classname="${xmlAttribute(group)}" time="${seconds(time)}">`, ...body, '    </testcase>'].join('\n'),
+    failed: !errored.length && failures.length > 0,
+    errored: errored.length > 0,
+  };
+}
+
 /** The whole junit.xml document. */
 export function renderJunit(result: RunResult, options: VerdictOptions = {}): string {
   const { header } = result;
-  const scenarios = [...new Set(result.cells.map((cell) => cell.scenario))];
+  // Scenarios outside a group are suites of their own; a group's scenarios are one suite.
+  const suitesOf = [
+    ...new Map(result.cells.map((cell): [string, { kind: 'scenario' | 'group'; name: string }] => (cell.group === undefined ? [`s:${cell.scenario}`, { kind: 'scenario', name: cell.scenario }] : [`g:${cell.group}`, { kind: 'group', name: cell.group }]))).values(),
+  ];
   const properties = [
     ['membench', header.membenchVersion],
     ['commit', header.gitCommit ?? ''],
@@ -112,9 +144,12 @@ export function renderJunit(result: RunResult, options: VerdictOptions = {}): st
   let tests = 0;
   let failures = 0;
   let errors = 0;
-  const suites = scenarios.map((scenario) => {
-    const cells = result.cells.filter((cell) => cell.scenario === scenario);
-    const cases = cells.map((cell) => testcase(cell, header.trials, options));
+  const suites = suitesOf.map(({ kind, name: scenario }) => {
+    const cells = result.cells.filter((cell) => (kind === 'group' ? cell.group === scenario : cell.group === undefined && cell.scenario === scenario));
+    const cases =
+      kind === 'group'
+        ? [...new Set(cells.map((cell) => cellLabel(cell)))].map((setting) => groupTestcase(scenario, setting, cells.filter((cell) => cellLabel(cell) === setting), options))
+        : cells.map((cell) => testcase(cell, header.trials, options));
     const suiteFailures = cases.filter((item) => item.failed).length;
     const suiteErrors = cases.filter((item) => item.errored).length;
     tests += cases.length;

@@ -3,7 +3,7 @@ import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { breakdownRows, distanceTable, distanceTables, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
@@ -41,8 +41,10 @@ function breakdownTable(result: RunResult): string {
 /** The verdict: every leaderboard with its recommendations, then recall by distance. */
 function verdictSection(result: RunResult): string[] {
   const lines = ['## Verdict', '', LEADERBOARD_NOTE, ''];
-  for (const { title, board } of leaderboards(result)) {
+  for (const { title, board, cells } of leaderboards(result)) {
     lines.push(`### Leaderboard — ${title}`, '', table([...LEADERBOARD_COLUMNS], leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '');
+    const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
+    if (byLabel) lines.push(`#### ${title} by the dataset's own category`, '', table(byLabel.head, byLabel.body), '');
   }
   const modes = modeRows(result);
   if (modes.length > 1) lines.push(`### ${MODE_TABLE_TITLE}`, '', table([...MODE_COLUMNS], modes), '', MODE_TABLE_NOTE, '');

@@ -114,10 +114,15 @@ export function breakdownRows(result: RunResult): BreakdownRow[] {
   for (const cell of result.cells.filter((item) => item.group === undefined)) {
     for (const group of breakdowns(cell)) rows.push({ scope: cell.scenario, setting: cell.label, category: group.by === 'label' ? `label: ${group.name}` : group.name, summary: group.summary });
   }
-  const grouped = new Map<string, CellResult[]>();
-  for (const cell of result.cells) if (cell.group !== undefined && cell.status === 'ok') grouped.set(`${cell.group}\u0000${cell.label}`, [...(grouped.get(`${cell.group}\u0000${cell.label}`) ?? []), cell]);
-  for (const [key, cells] of grouped) {
-    const [group, setting] = key.split('\u0000') as [string, string];
+  const grouped = new Map<string, { group: string; setting: string; cells: CellResult[] }>();
+  for (const cell of result.cells) {
+    if (cell.group === undefined || cell.status !== 'ok' || cell.pricing) continue;
+    const key = JSON.stringify([cell.group, cell.label]);
+    const entry = grouped.get(key) ?? { group: cell.group, setting: cell.label, cells: [] };
+    entry.cells.push(cell);
+    grouped.set(key, entry);
+  }
+  for (const { group, setting, cells } of grouped.values()) {
     const probes = cells.filter((cell) => cell.faults?.idempotencyKeys !== false).flatMap((cell) => cell.probes);
     for (const [category, summary] of Object.entries(recallByCategory(probes))) rows.push({ scope: `group ${group}`, setting, category, summary: summary! });
     for (const [label, summary] of Object.entries(recallByLabel(probes) ?? {})) rows.push({ scope: `group ${group}`, setting, category: `label: ${label}`, summary });
@@ -130,3 +135,29 @@ export const MODE_TABLE_TITLE = 'Sync or async? What each durability mode costs 
 export const MODE_TABLE_NOTE =
   'sync commits before acknowledging; async writes behind through a durable queue; exit persists on clean close only; none keeps memory in the process. ' +
   'Latency is save time per turn; losses are counted after SIGKILL at every crash point of the priced scenarios.';
+
+/**
+ * A group's settings by the dataset's own category (LongMemEval's question types, LoCoMo's five):
+ * context recall / answer recall with n per category; undefined when no probe carries a label.
+ */
+export function labelTable(cells: readonly CellResult[]): { head: string[]; body: string[][] } | undefined {
+  const pooled = cells.filter((cell) => cell.status === 'ok' && !cell.pricing && cell.faults?.idempotencyKeys !== false);
+  const labels = [...new Set(pooled.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined ? [] : [probe.label]))))].sort();
+  if (labels.length === 0) return undefined;
+  const settings = [...new Set(pooled.map((cell) => cell.label))];
+  return {
+    head: ['setting', ...labels.map((label) => `${label} (context / answer recall)`)],
+    body: settings.map((setting) => {
+      const byLabel = recallByLabel(pooled.filter((cell) => cell.label === setting).flatMap((cell) => cell.probes)) ?? {};
+      return [
+        setting,
+        ...labels.map((label) => {
+          const summary = byLabel[label];
+          if (!summary) return '–';
+          if (summary.contextRecall.n === 0) return `abstained ${fixed(summary.abstention.value)} (n=${summary.abstention.n})`;
+          return `${fixed(summary.contextRecall.value)} / ${fixed(summary.answerRecall.mean)} (n=${summary.contextRecall.n})`;
+        }),
+      ];
+    }),
+  };
+}

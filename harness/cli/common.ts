@@ -146,18 +146,62 @@ export async function resolveLayers(argv: SharedArgs, flags: MembenchConfig): Pr
   return { options, config, workers, ...(out !== undefined ? { out } : {}) };
 }
 
-/** Progress on stderr: a bar with ETA on a terminal, one line per cell otherwise; nothing when quiet. */
-export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.isTTY)): { onProgress: (event: ProgressEvent) => void; stop: () => void } {
+/** Per strategy setting of a scenario group: questions done of planned, and an ETA from this run's pace for that setting. */
+export class GroupProgress {
+  private readonly units = new Map<string, { total: number; done: number; ran: number; ms: number }>();
+
+  constructor(
+    plan: readonly { label: string; group?: string; done: boolean }[],
+    private readonly workers = 1,
+  ) {
+    for (const cell of plan) {
+      if (cell.group === undefined) continue;
+      const unit = this.units.get(GroupProgress.key(cell.group, cell.label)) ?? { total: 0, done: 0, ran: 0, ms: 0 };
+      unit.total++;
+      if (cell.done) unit.done++;
+      this.units.set(GroupProgress.key(cell.group, cell.label), unit);
+    }
+  }
+
+  private static key(group: string, label: string): string {
+    return `${group} · ${label}`;
+  }
+
+  /** Counts a finished cell; returns "GROUP · SETTING 40/500 questions, ETA 1m20s" for a grouped one. */
+  finished(cell: { group?: string; label: string; durationMs: number }): string | undefined {
+    if (cell.group === undefined) return undefined;
+    const key = GroupProgress.key(cell.group, cell.label);
+    const unit = this.units.get(key);
+    if (!unit) return undefined;
+    unit.done++;
+    unit.ran++;
+    unit.ms += cell.durationMs;
+    const left = unit.total - unit.done;
+    const eta = left > 0 ? `, ETA ${formatDuration(((unit.ms / unit.ran) * left) / this.workers)}` : ', done';
+    return `${key} ${unit.done}/${unit.total} questions${eta}`;
+  }
+}
+
+/** 75 s → "1m15s". */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  return seconds >= 60 ? `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s` : `${seconds}s`;
+}
+
+/** Progress on stderr: a bar with ETA on a terminal, one line per cell otherwise; a scenario group's questions counted per strategy; nothing when quiet. */
+export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.isTTY), workers = 1): { onProgress: (event: ProgressEvent) => void; stop: () => void } {
   if (quiet) return { onProgress: () => undefined, stop: () => undefined };
+  let groups = new GroupProgress([], workers);
   if (tty) {
     const bar = new SingleBar({ format: 'membench |{bar}| {value}/{total} cells | {percentage}% | ETA {eta_formatted} | {last}', hideCursor: true, etaBuffer: 20 });
     let started = false;
     return {
       onProgress: (event) => {
         if (event.type === 'start') {
+          groups = new GroupProgress(event.units, workers);
           bar.start(event.cells, event.finished, { last: event.finished ? `${event.finished} finished earlier` : '' });
           started = true;
-        } else bar.increment({ last: `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}` });
+        } else bar.increment({ last: groups.finished(event.result) ?? `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}` });
       },
       stop: () => {
         if (started) bar.stop();
@@ -169,13 +213,15 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
   return {
     onProgress: (event) => {
       if (event.type === 'start') {
+        groups = new GroupProgress(event.units, workers);
         log(`membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`);
         return;
       }
       const { result: cell } = event;
       const recall = cell.recall.contextRecall.value;
       const status = cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
-      log(`[${event.index + 1}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms`);
+      const group = groups.finished(cell);
+      log(`[${event.index + 1}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
     },
     stop: () => undefined,
   };

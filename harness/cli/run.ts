@@ -26,6 +26,7 @@ export function builder(yargs: Argv) {
     .option('shard', { type: 'string', describe: 'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge' })
     .option('resume', { type: 'string', describe: 'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)' })
     .option('recall-threshold', { type: 'number', describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)' })
+    .option('detail', { type: 'boolean', default: false, describe: "list every cell in the console, also a scenario group's questions (pooled in their group's leaderboard by default)" })
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
     .example('$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh', 'sweep the window size on the Chinese recipe conversation')
     .example('$0 run -c crash-mid-tool-call --durability sync,exit,none', 'what each durability mode loses when the agent process is killed')
@@ -97,7 +98,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
       ? fileSystemProblem(error, `the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`)
       : error;
-  const progress = progressReporter(argv.quiet);
+  const progress = progressReporter(argv.quiet, Boolean(process.stderr.isTTY), layers.workers);
   const interrupt = interruptOnSignals();
   let result;
   try {
@@ -113,7 +114,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     progress.stop();
     interrupt.dispose();
   }
-  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY) })}\n`);
+  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail })}\n`);
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
   let files: string[];
   try {

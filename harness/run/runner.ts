@@ -107,7 +107,8 @@ export interface RunOptions {
 
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
 export type ProgressEvent =
-  | { type: 'start'; cells: number; finished: number }
+  /** `units`: every planned cell's strategy setting and scenario group, so progress can count a dataset's questions per strategy. */
+  | { type: 'start'; cells: number; finished: number; units: { label: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
 
 /** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
@@ -300,7 +301,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
-    options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size });
+    const units = positions.map((position) => ({ label: plans[position]!.spec.label, ...(plans[position]!.scenario.group !== undefined ? { group: plans[position]!.scenario.group } : {}), done: results.has(position) }));
+    options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
       const tasks = todo.map((position) => ({ index: position, task: toTask(plans[position]!) }));

@@ -62,6 +62,28 @@ describe('compareRuns', () => {
     expect(regressions).toContainEqual(['overall', 'context recall']);
   });
 
+  it('compares a scenario group as one unit per setting, recall paired by question', () => {
+    const grouped = () => {
+      const result = smallRun();
+      for (const cell of result.cells) Object.assign(cell, { group: 'locomo:locomo10.json' });
+      return result;
+    };
+    const head = grouped();
+    for (const id of ['recipes-zh/buffer', 'preference-corrections/buffer']) {
+      const cell = cellOf(head, id);
+      for (const probe of cell.probes.filter((item) => item.contextRecall === true).slice(0, 5)) probe.contextRecall = false;
+      const hits = cell.probes.filter((probe) => probe.contextRecall === true).length;
+      Object.assign(cell.recall.contextRecall, { hits, value: hits / cell.recall.contextRecall.n });
+    }
+    Object.assign(cellOf(head, 'recipes-zh/window(k=4)'), { status: 'error', error: 'boom' });
+    const comparison = compareRuns(grouped(), head);
+    expect(comparison.cells.map((cell) => cell.id)).toEqual(['group locomo:locomo10.json · buffer', 'group locomo:locomo10.json · window(k=2)', 'group locomo:locomo10.json · window(k=4)']);
+    const regressions = comparison.regressions.map(({ cell, check }) => [cell, check.metric]);
+    expect(regressions).toContainEqual(['group locomo:locomo10.json · buffer', 'context recall']);
+    expect(regressions).toContainEqual(['group locomo:locomo10.json · window(k=4)', 'errored questions']);
+    expect(regressions.filter(([cell]) => cell === 'group locomo:locomo10.json · window(k=2)')).toEqual([]);
+  });
+
   it('fails an evidence recall drop and a conflict exposure rise, per cell and per category', () => {
     const head = smallRun();
     const cell = cellOf(head, 'recipes-zh/buffer');

@@ -123,4 +123,18 @@ describe('junit.xml', () => {
     expect(xmlAttribute('"\'\n')).toBe('&quot;&apos;&#10;');
     expect(xmlText('\uD800 lone')).toBe('\uFFFD lone');
   });
+  it('makes a scenario group one testsuite with one testcase per strategy setting, pooled', () => {
+    const result = smallRun();
+    for (const cell of result.cells) Object.assign(cell, { group: 'longmemeval:longmemeval_s.json' });
+    Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { status: 'error', error: 'worker died' });
+    const root = parseXml(renderJunit(result, { recallThreshold: 0.7 }));
+    const suites = byName(root, 'testsuite');
+    expect(suites.map((suite) => suite.attributes.name)).toEqual(['longmemeval:longmemeval_s.json']);
+    const cases = byName(suites[0]!, 'testcase');
+    expect(cases.map((testcase) => testcase.attributes.name)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
+    expect(byName(cases[0]!, 'failure')).toHaveLength(0);
+    expect(byName(cases[1]!, 'error')[0]!.attributes.message).toBe('1 of 2 scenario(s) errored, first: recipes-zh: worker died');
+    expect(byName(cases[2]!, 'failure')[0]!.attributes.message).toMatch(/^pooled context recall 0\.\d\d \(\d+\/\d+\) is below the threshold 0\.70/u);
+    expect(byName(cases[0]!, 'system-out')[0]!.text).toMatch(/^2 scenario\(s\) of group longmemeval:longmemeval_s\.json; context recall 1\.00/u);
+  });
 });
