@@ -88,20 +88,23 @@ export const BANKS: Record<GeneratedLanguage, LanguageBank> = { en: EN_BANK, zh:
 export interface BankCapacity {
   /** (topic, owner) pairs: each fact and update takes one, a distractor pair two. */
   owners: number;
-  /** Pairs of topics that can be corrected: one per update chain. */
-  updatableOwners: number;
+  /** Correction chains of the longest length asked for: each takes an owner and up to longest + 1 values of a topic that can be corrected. */
+  chains: number;
+  /** Values of all topics: a fact takes one, a distractor pair two, a chain up to longest + 1. */
+  values: number;
   multiHop: number;
   temporal: number;
   abstention: number;
 }
 
-/** The capacity of a language's bank. */
-export function bankCapacity(language: GeneratedLanguage): BankCapacity {
+/** The capacity of a language's bank, for chains of up to `longestChain` corrections. */
+export function bankCapacity(language: GeneratedLanguage, longestChain: number): BankCapacity {
   const bank = BANKS[language];
-  const pairs = (topics: readonly Topic[]): number => topics.reduce((total, topic) => total + Math.min(topic.owners.length, topic.values.length), 0);
+  const updatable = bank.topics.filter((topic) => topic.change !== undefined);
   return {
-    owners: pairs(bank.topics),
-    updatableOwners: pairs(bank.topics.filter((topic) => topic.change !== undefined)),
+    owners: bank.topics.reduce((total, topic) => total + Math.min(topic.owners.length, topic.values.length), 0),
+    chains: updatable.reduce((total, topic) => total + Math.min(topic.owners.length, Math.floor(topic.values.length / (longestChain + 1))), 0),
+    values: bank.topics.reduce((total, topic) => total + topic.values.length, 0),
     multiHop: Math.min(bank.relations.length, bank.names.length, bank.hops.reduce((total, hop) => total + hop.values.length, 0)),
     temporal: bank.activities.length,
     abstention: bank.neverStated.length,

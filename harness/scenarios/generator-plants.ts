@@ -7,6 +7,7 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
+import { MembenchError } from '../core/errors.js';
 import { BANKS, type GeneratedLanguage, type LanguageBank, type Topic } from './generator-bank.js';
 import type { GeneratorSpec } from './generator-spec.js';
 import type { ProbeCategory } from './format.js';
@@ -86,10 +87,12 @@ export class BankUse {
     return items.filter((item) => !this.taken.has(key(item)));
   }
 
-  /** Takes `owners` owners and `values` values of one topic (an updatable one if asked). */
-  topic(owners: number, values: number, updatable: boolean, kind: string): { topic: Topic; owners: string[]; values: string[] } {
-    const fits = this.bank.topics.filter((topic) => (!updatable || topic.change !== undefined) && this.freeOwners(topic).length >= owners && this.free(topic.values, (value) => value).length >= values);
-    if (fits.length === 0) throw new Error(`the ${this.language} fact bank has no topic left for another ${kind} (lower the counts in facts)`);
+  /** Takes `owners` owners and `values` values of one topic (an updatable one if asked; with `roomiest`, one with the most values left). */
+  topic(owners: number, values: number, updatable: boolean, kind: string, roomiest = false): { topic: Topic; owners: string[]; values: string[] } {
+    const room = (topic: Topic): number => this.free(topic.values, (value) => value).length;
+    let fits = this.bank.topics.filter((topic) => (!updatable || topic.change !== undefined) && this.freeOwners(topic).length >= owners && room(topic) >= values);
+    if (fits.length === 0) throw new MembenchError('INVALID_SCENARIO', `the ${this.language} fact bank has no topic left for another ${kind}: lower the counts in facts (or updates.chain)`);
+    if (roomiest) fits = fits.filter((topic) => room(topic) === Math.max(...fits.map(room)));
     const topic = this.draw.pick(fits);
     const chosenOwners = this.draw.shuffle(this.freeOwners(topic)).slice(0, owners);
     for (const owner of chosenOwners) this.owners.add(`${topic.key}:${owner}`);
@@ -103,7 +106,7 @@ export class BankUse {
   /** `count` unused items of `items`, marked used. */
   take<T extends string>(items: readonly T[], count: number): T[] {
     const chosen = this.draw.shuffle(this.free(items, (item) => item)).slice(0, count);
-    if (chosen.length < count) throw new Error(`the ${this.language} bank ran out (lower the counts in facts)`);
+    if (chosen.length < count) throw new MembenchError('INVALID_SCENARIO', `the ${this.language} bank ran out: lower the counts in facts`);
     for (const item of chosen) this.taken.add(item);
     return chosen;
   }
@@ -115,7 +118,7 @@ export class BankUse {
   /** One unused item of objects keyed by `key`. */
   takeOne<T>(items: readonly T[], key: (item: T) => string): T {
     const free = this.free(items, key);
-    if (free.length === 0) throw new Error(`the ${this.language} bank ran out (lower the counts in facts)`);
+    if (free.length === 0) throw new MembenchError('INVALID_SCENARIO', `the ${this.language} bank ran out: lower the counts in facts`);
     const item = this.draw.pick(free);
     this.taken.add(key(item));
     return item;
@@ -146,28 +149,17 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
   // Plant ids: en-f01 (fact), en-d01 (distractor), en-u01 (update), en-m01 (multi-hop), en-t01 (temporal).
   const pid = (prefix: string, index: number): string => `${language}-${prefix}${String(index + 1).padStart(2, '0')}`;
 
-  spread(draw, facts.fact, spec.rememberShare).forEach((remember, index) => {
-    const { topic, owners, values } = use.topic(1, 1, false, 'fact');
-    const id = pid('f', index);
-    const text = fill(topic.state, { owner: owners[0]!, value: values[0]! }, language);
-    plant('fact', id, { label: `fact/${mode(remember)}`, category: 'extraction', statements: [statement(id, 0, remember, text)], evidence: [id], expect: values, forbid: [], ask: fill(topic.ask, { owner: owners[0]! }, language) });
-  });
-
-  spread(draw, facts.distractor, spec.rememberShare).forEach((remember, index) => {
-    const { topic, owners, values } = use.topic(2, 2, false, 'distractor pair');
-    const id = pid('d', index);
-    const [target, other] = [0, 1].map((which) => fill(topic.state, { owner: owners[which]!, value: values[which]! }, language));
-    const statements = [statement(`${id}-1`, 0, remember, other!), statement(`${id}-2`, draw.int(1, 4), remember, target!)];
-    plant('distractor', id, { label: `distractor/${mode(remember)}`, category: 'extraction', statements, evidence: [`${id}-2`], expect: [values[0]!], forbid: [values[1]!], ask: fill(topic.ask, { owner: owners[0]! }, language) });
-  });
-
+  // Chains first (they take the most values of a topic), then pairs, then single facts.
   const lengths = draw.shuffle(Array.from({ length: facts.update }, (_, index) => updates.chain.min + (index % (updates.chain.max - updates.chain.min + 1))));
   const revertible = lengths.map((length, index) => [length, index] as const).filter(([length]) => length >= 2);
   const reverts = new Set(draw.shuffle(revertible).slice(0, Math.round(updates.revertShare * revertible.length)).map(([, index]) => index));
   const rememberUpdates = spread(draw, facts.update, spec.rememberShare);
-  lengths.forEach((corrections, index) => {
+  // Longest chains draw first, so shorter ones fill the topics' leftover values.
+  const longestFirst = lengths.map((_, index) => index).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  longestFirst.forEach((index) => {
+    const corrections = lengths[index]!;
     const revert = reverts.has(index);
-    const { topic, owners, values } = use.topic(1, revert ? corrections : corrections + 1, true, 'correction chain');
+    const { topic, owners, values } = use.topic(1, revert ? corrections : corrections + 1, true, 'correction chain', true);
     // A revert returns to a value said before, other than the one it replaces.
     const chain = revert ? [...values, draw.pick(values.slice(0, -1))] : values;
     const id = pid('u', index);
@@ -187,6 +179,21 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
       forbid: [...new Set(chain.filter((value) => value !== current))],
       ask: fill(topic.ask, { owner: owners[0]! }, language),
     });
+  });
+
+  spread(draw, facts.distractor, spec.rememberShare).forEach((remember, index) => {
+    const { topic, owners, values } = use.topic(2, 2, false, 'distractor pair');
+    const id = pid('d', index);
+    const [target, other] = [0, 1].map((which) => fill(topic.state, { owner: owners[which]!, value: values[which]! }, language));
+    const statements = [statement(`${id}-1`, 0, remember, other!), statement(`${id}-2`, draw.int(1, 4), remember, target!)];
+    plant('distractor', id, { label: `distractor/${mode(remember)}`, category: 'extraction', statements, evidence: [`${id}-2`], expect: [values[0]!], forbid: [values[1]!], ask: fill(topic.ask, { owner: owners[0]! }, language) });
+  });
+
+  spread(draw, facts.fact, spec.rememberShare).forEach((remember, index) => {
+    const { topic, owners, values } = use.topic(1, 1, false, 'fact');
+    const id = pid('f', index);
+    const text = fill(topic.state, { owner: owners[0]!, value: values[0]! }, language);
+    plant('fact', id, { label: `fact/${mode(remember)}`, category: 'extraction', statements: [statement(id, 0, remember, text)], evidence: [id], expect: values, forbid: [], ask: fill(topic.ask, { owner: owners[0]! }, language) });
   });
 
   spread(draw, facts['multi-hop'], spec.rememberShare).forEach((remember, index) => {

@@ -125,10 +125,12 @@ function crossChecks(spec: GeneratorSpec, given: (...at: string[]) => boolean, p
   if (facts.temporal > sessionCount) problem(['facts', 'temporal'], `each dated activity needs a day of its own: ${exchanges} exchanges in sessions of ${sessions.every} make ${sessionCount} days`);
   if (given('updates', 'revertShare') && updates.revertShare > 0 && facts.update > 0 && updates.chain.max < 2) problem(['updates', 'revertShare'], 'a revert needs a chain of at least 2 corrections (raise the longest in updates.chain)');
   for (const language of spec.languages) {
-    const capacity = bankCapacity(language);
+    const capacity = bankCapacity(language, updates.chain.max);
     const owners = facts.fact + 2 * facts.distractor + facts.update;
+    const values = facts.fact + 2 * facts.distractor + facts.update * (updates.chain.max + 1);
     if (owners > capacity.owners) problem(['facts'], `the ${language} fact bank holds ${capacity.owners} (topic, owner) pairs; fact + 2 × distractor + update asks for ${owners}`);
-    if (facts.update > capacity.updatableOwners) problem(['facts', 'update'], `the ${language} fact bank holds ${capacity.updatableOwners} facts that can be corrected`);
+    else if (values > capacity.values) problem(['facts'], `the ${language} fact bank holds ${capacity.values} values; fact + 2 × distractor + update × (1 + longest chain) asks for ${values}`);
+    if (facts.update > capacity.chains) problem(['facts', 'update'], `the ${language} fact bank holds ${capacity.chains} correction chains of ${updates.chain.max} correction${updates.chain.max === 1 ? '' : 's'}`);
     if (facts['multi-hop'] > capacity.multiHop) problem(['facts', 'multi-hop'], `the ${language} bank holds ${capacity.multiHop} two-fact links`);
     if (facts.temporal > capacity.temporal) problem(['facts', 'temporal'], `the ${language} bank holds ${capacity.temporal} dated activities`);
     if (facts.abstention > capacity.abstention) problem(['facts', 'abstention'], `the ${language} bank holds ${capacity.abstention} never-stated subjects`);

@@ -14,6 +14,7 @@
  * stream (the spec's seed mixed with the language), so an en+zh spec and a zh-only spec give the
  * same Chinese conversation.
  */
+import { isMembenchError, MembenchError } from '../core/errors.js';
 import { normalizeText } from '../core/text.js';
 import { BANKS, GENERATED_LANGUAGES, type GeneratedLanguage, type LanguageBank } from './generator-bank.js';
 import { goldProblems, type GeneratedProbe } from './generator-gold.js';
@@ -120,7 +121,7 @@ function place(plants: readonly Plant[], spec: GeneratorSpec, calendar: Calendar
     let anchor = want;
     while (anchor <= total && !fits(plant, anchor)) anchor++;
     if (anchor > total) for (anchor = want - 1; anchor >= 1 && !fits(plant, anchor); anchor--);
-    if (anchor < 1) throw new Error(`no room left for ${plant.id} in ${total} exchanges (raise exchanges)`);
+    if (anchor < 1) throw new MembenchError('INVALID_SCENARIO', `no room left for ${plant.id} in ${total} exchanges: raise exchanges`);
     plant.anchor = anchor;
     const span = plant.statements.at(-1)!.offset;
     for (const statement of plant.statements) taken.add(anchor - span + statement.offset);
@@ -222,5 +223,11 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
 
 /** Every conversation of a spec, in the order of its languages; `source` prefixes each scenario's source (`SOURCE#NAME`). */
 export function generateWorkload(spec: GeneratorSpec, source = `generator:${spec.name}`): GeneratedScenario[] {
-  return spec.languages.map((language) => generateConversation(spec, language, `${source}#${spec.name}-${language}`));
+  try {
+    return spec.languages.map((language) => generateConversation(spec, language, `${source}#${spec.name}-${language}`));
+  } catch (error) {
+    // The spec asks for more than the bank holds, in a way its checks could not tell in advance.
+    if (isMembenchError(error)) throw new MembenchError(error.code, `${source}: ${error.message}`, error.details);
+    throw error;
+  }
 }

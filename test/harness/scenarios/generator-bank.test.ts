@@ -42,9 +42,10 @@ describe.each(GENERATED_LANGUAGES)('the %s bank', (language) => {
   });
 
   test('its capacity covers the built-in suite with room to spare', () => {
-    const capacity = bankCapacity(language);
+    const capacity = bankCapacity(language, 3);
     expect(capacity.owners).toBeGreaterThanOrEqual(40);
-    expect(capacity.updatableOwners).toBeGreaterThanOrEqual(24);
+    expect(capacity.chains).toBeGreaterThanOrEqual(12);
+    expect(capacity.values).toBeGreaterThanOrEqual(70);
     expect(Math.min(capacity.multiHop, capacity.temporal)).toBeGreaterThanOrEqual(8);
     expect(capacity.abstention).toBeGreaterThanOrEqual(20);
   });

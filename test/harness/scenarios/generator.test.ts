@@ -5,6 +5,7 @@
  * tampered copies.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
+import { isMembenchError } from '../../../harness/core/errors.js';
 import { hasCjk, normalizeText } from '../../../harness/core/text.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 import { stepMessages } from '../../../harness/scenarios/evidence.js';
@@ -232,6 +233,18 @@ describe('generateWorkload', () => {
     expect(users.every((step) => hasCjk(stepMessages(step).join('')))).toBe(true);
     const expects = zh.scenario.steps.flatMap((step) => (step.kind === 'probe' ? (step.expect ?? []) : []));
     expect(expects.every((gold) => hasCjk(gold) || /^P-\d{3}$/u.test(gold))).toBe(true);
+  });
+});
+
+describe('a spec past what the bank holds', () => {
+  test('is refused with a MembenchError naming the spec (exit 2), not a crash', () => {
+    const greedy: GeneratorSpec = { ...spec, languages: ['en'], facts: { ...spec.facts, fact: 13, distractor: 7, update: 12 }, updates: { chain: { min: 3, max: 3 }, revertShare: 0 } };
+    expect(() => generateWorkload(greedy, 'greedy.yaml')).toThrow(/^greedy\.yaml: the en fact bank has no topic left for another (fact|distractor pair): lower the counts in facts/u);
+    try {
+      generateWorkload(greedy, 'greedy.yaml');
+    } catch (error) {
+      expect(isMembenchError(error) && error.exitCode).toBe(2);
+    }
   });
 });
 
