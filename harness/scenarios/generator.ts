@@ -94,6 +94,13 @@ function whenPhrase(bank: LanguageBank, day: number, today: number): string {
   return bank.dates.onDate(date, weekday);
 }
 
+/** `[Current date: 2025-03-17 (Monday)] What did I do last Thursday?`, asked after the exchange at `after`. */
+function temporalQuestion(bank: LanguageBank, language: GeneratedLanguage, plant: Plant, calendar: Calendar, after: number): string {
+  const today = calendar.day(after);
+  const current = bank.dates.currentDate(calendar.at(after).slice(0, 10), weekdayOf(bank, today));
+  return `${current} ${fill(plant.ask, { when: whenPhrase(bank, calendar.day(plant.anchor), today) }, language)}`;
+}
+
 /** Anchors every plant at a free exchange: half of each kind early enough for the largest distance, the rest later. */
 function place(plants: readonly Plant[], spec: GeneratorSpec, calendar: Calendar, draw: Draw): void {
   const total = spec.exchanges;
@@ -167,10 +174,7 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
     for (const distance of spec.distances) {
       const after = plant.anchor + distance - 1;
       if (after > total) break;
-      const question =
-        plant.kind === 'temporal'
-          ? `${bank.dates.currentDate(calendar.at(after).slice(0, 10), weekdayOf(bank, calendar.day(after)))} ${fill(plant.ask, { when: whenPhrase(bank, calendar.day(plant.anchor), calendar.day(after)) }, language)}`
-          : plant.ask;
+      const question = plant.kind === 'temporal' ? temporalQuestion(bank, language, plant, calendar, after) : plant.ask;
       const id = `${plant.id}-d${distance}`;
       ask(
         after,
