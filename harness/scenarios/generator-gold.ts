@@ -15,7 +15,7 @@ export interface GeneratedProbe {
   id: string;
   kind: PlantKind | 'abstention';
   label: string;
-  /** Exchanges from the fact's own exchange (the last evidence step) to the probe: 1 asks right after it; null for abstention. */
+  /** Exchanges from the fact's own exchange (the furthest evidence step) to the probe: 1 asks right after it; null for abstention. */
   distance: number | null;
   /** Ids of the plant's statements: its evidence and the rest (a distractor, earlier values). */
   plantSteps: string[];
@@ -73,12 +73,13 @@ export function goldProblems(scenario: Scenario, probes: readonly GeneratedProbe
       for (const holder of outside(needle)) problem(`expect "${gold}" is also said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
     }
     const anchor = Math.max(...step.evidence.map((id) => byId.get(id)?.exchanges ?? Number.NaN));
+    const furthest = Math.min(...step.evidence.map((id) => byId.get(id)?.exchanges ?? Number.NaN));
     for (const gold of step.forbid) {
       const needle = normalizeText(gold);
       if (!whereSaid(needle).some((holder) => holder.id !== undefined && own.has(holder.id) && holder.exchanges <= anchor)) problem(`forbid "${gold}" is not said in the plant before the probe`);
       for (const holder of outside(needle)) problem(`forbid "${gold}" is also said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
     }
-    const distance = entry.exchangesBefore - anchor + 1;
+    const distance = entry.exchangesBefore - furthest + 1;
     if (distance !== info.distance) problem(`asked ${distance} exchanges after its fact, not ${info.distance}`);
   }
   return problems;

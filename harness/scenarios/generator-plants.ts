@@ -205,7 +205,7 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
     const link = fill(hop.link, { relation, name }, language);
     const fact = fill(hop.fact, { name, value }, language);
     const [first, second] = draw.int(0, 1) === 0 ? [link, fact] : [fact, link];
-    const statements = [statement(`${id}-1`, 0, remember, first!), statement(`${id}-2`, draw.int(1, 6), remember, second!)];
+    const statements = [statement(`${id}-1`, 0, remember, first!), statement(`${id}-2`, draw.int(1, 3), remember, second!)];
     plant('multi-hop', id, { label: `multi-hop/${mode(remember)}`, category: 'multi-hop', statements, evidence: statements.map((item) => item.id), expect: [value], forbid: [], ask: fill(hop.ask, { relation }, language) });
   });
 

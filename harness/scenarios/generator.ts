@@ -7,8 +7,9 @@
  * kind (`fact/remember`, `update/revert`, …), and every scenario carries the spec's `group`.
  *
  * Distance: a probe at distance d follows the d-th exchange counted from its fact's own exchange
- * (the last evidence step), so d = 1 asks right after the fact and a window of the last k
- * exchanges still holds it for d <= k. Probes do not count as exchanges.
+ * (the furthest evidence step: the older fact of a multi-hop pair), so d = 1 asks right after the
+ * fact and a window of the last k exchanges still holds every evidence step for d <= k. Probes do
+ * not count as exchanges; a multi-hop pair is first asked about once both facts are said.
  *
  * Deterministic: the same spec gives byte-identical YAML. Each language draws from its own
  * stream (the spec's seed mixed with the language), so an en+zh spec and a zh-only spec give the
@@ -171,8 +172,12 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
     probes.push(info);
   };
   for (const plant of plants) {
+    // Distances count from the furthest evidence step (the older fact of a multi-hop pair), and a probe comes after every statement of its plant.
+    const span = plant.statements.at(-1)!.offset;
+    const origin = plant.anchor - span + Math.min(...plant.statements.filter((statement) => plant.evidence.includes(statement.id)).map((statement) => statement.offset));
     for (const distance of spec.distances) {
-      const after = plant.anchor + distance - 1;
+      const after = origin + distance - 1;
+      if (after < plant.anchor) continue;
       if (after > total) break;
       const question = plant.kind === 'temporal' ? temporalQuestion(bank, language, plant, calendar, after) : plant.ask;
       const id = `${plant.id}-d${distance}`;

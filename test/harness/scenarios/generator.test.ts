@@ -121,17 +121,18 @@ describe('generateWorkload', () => {
     }
   });
 
-  test('each probe is asked at the distance its id names, counted from its last evidence step; 1 to 256 covered', () => {
+  test('each probe is asked at the distance its id names, counted from its furthest evidence step; 1 to 256 covered', () => {
     for (const item of suite) {
       const { probes, byId } = walk(item.scenario);
       const distances = new Map<number, number>();
       for (const { step, exchanges } of probes.filter((entry) => entry.step.category !== 'abstention')) {
-        const distance = exchanges - Math.max(...step.evidence.map((id) => byId.get(id)!.exchanges)) + 1;
+        const distance = exchanges - Math.min(...step.evidence.map((id) => byId.get(id)!.exchanges)) + 1;
+        expect(exchanges).toBeGreaterThanOrEqual(Math.max(...step.evidence.map((id) => byId.get(id)!.exchanges)));
         expect(step.id).toBe(`${step.id!.replace(/-d\d+$/u, '')}-d${distance}`);
         distances.set(distance, (distances.get(distance) ?? 0) + 1);
       }
       expect([...distances.keys()].sort((a, b) => a - b)).toEqual(spec.distances);
-      expect(distances.get(1)).toBeGreaterThanOrEqual(30);
+      expect(distances.get(1)).toBeGreaterThanOrEqual(25);
       expect(distances.get(256)).toBeGreaterThanOrEqual(15);
     }
   });
