@@ -6,6 +6,9 @@ export { loadConfig, findConfigFile, CONFIG_FILES, type MembenchConfig } from '.
 export { tune, parseValues, renderTune, TUNE_METRICS, type TuneOptions, type TuneResult, type TuneRow, type TuneMetric } from './harness/run/tune.js';
 export { loadScenarioFile as loadScenario, checkScenarioFile, checkScenarioText, formatProblem, MAX_SCENARIO_BYTES, type Problem, type ScenarioCheck } from './harness/scenarios/load.js';
 export { loadScenarios, builtinScenarioNames, resolveScenarioFile } from './harness/scenarios/builtins.js';
+export { builtinSuiteNames, builtinSuiteFile } from './harness/scenarios/builtins.js';
+export { generateWorkload, type GeneratedScenario, type GeneratedProbe } from './harness/scenarios/generator.js';
+export { checkSpecText, checkSpecFile, loadSpecFile, DEFAULT_DISTANCES, type GeneratorSpec, type SpecCheck } from './harness/scenarios/generator-spec.js';
 export * from './harness/scenarios/format.js';
 export * from './harness/results/schema.js';
 export { AgentSession } from './harness/agent/loop.js';

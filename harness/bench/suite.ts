@@ -45,16 +45,18 @@ export interface SuiteResult {
   byMode: SuitePhase[];
 }
 
-/** Every built-in scenario except those tagged `long` (the 10,000-turn class), by name. */
+/** Every built-in scenario except those tagged `long` (the 10,000-turn class), and every built-in suite, by the names `run` takes. */
 export async function offlineSuiteScenarios(): Promise<string[]> {
-  const { scenarios } = await loadScenarios(builtinScenarioNames());
-  return scenarios.filter((scenario) => !(scenario.tags ?? []).includes('long')).map((scenario) => scenario.name);
+  const names = builtinScenarioNames();
+  const { scenarios } = await loadScenarios(names);
+  const long = new Set(scenarios.filter((scenario) => (scenario.tags ?? []).includes('long')).map((scenario) => scenario.name));
+  return names.filter((name) => !long.has(name));
 }
 
-/** The scenarios among `names` replayed in this process (no crash, no concurrent sessions): quick mode's subset. */
+/** The names among `names` whose scenarios are all replayed in this process (no crash, no concurrent sessions): quick mode's subset. */
 export async function inProcessScenarios(names: readonly string[]): Promise<string[]> {
-  const { scenarios } = await loadScenarios(names);
-  return scenarios.filter((scenario) => !needsProcesses(scenario, { isolate: false, crashFuzz: 0 })).map((scenario) => scenario.name);
+  const loaded = await Promise.all(names.map(async (name) => ({ name, scenarios: (await loadScenarios([name])).scenarios })));
+  return loaded.filter((entry) => entry.scenarios.every((scenario) => !needsProcesses(scenario, { isolate: false, crashFuzz: 0 }))).map((entry) => entry.name);
 }
 
 /** Runs the suite and times it. */

@@ -2,11 +2,12 @@
  * What `run` and `tune` share: the matrix and provider flags, the config file under them
  * (built-in defaults < config file < flags), progress output, and Ctrl-C handling.
  */
+import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import { SingleBar } from 'cli-progress';
 import type { Argv } from 'yargs';
 import { formatMs } from '../../reports/summary.js';
-import { builtinScenarioNames } from '../scenarios/builtins.js';
+import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
@@ -16,7 +17,12 @@ import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js
 export function sharedOptions<T>(yargs: Argv<T>) {
   return yargs
     .option('config', { type: 'string', describe: 'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)' })
-    .option('scenario', { alias: 'c', type: 'string', array: true, describe: `built-in scenario names or .yaml/.json paths (default: all built-ins: ${builtinScenarioNames().join(', ')})` })
+    .option('scenario', {
+      alias: 'c',
+      type: 'string',
+      array: true,
+      describe: `built-in scenario or suite names, or .yaml/.json paths (default: all built-ins: ${builtinScenarioNames().join(', ')}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios`,
+    })
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
     .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
@@ -243,4 +249,18 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     return [name, handler] as const;
   });
   return { signal: controller.signal, dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)), exitCode: () => code };
+}
+
+/** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */
+export async function refuseScenarioFiles(dir: string, overwrite: boolean): Promise<void> {
+  let existing: string[];
+  try {
+    existing = (await readdir(dir)).filter((name) => /\.ya?ml$/iu.test(name));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: cannot read: ${(error as Error).message}`);
+  }
+  if (existing.length > 0 && !overwrite) {
+    throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
+  }
 }

@@ -1,10 +1,10 @@
 /** `membench import locomo|longmemeval FILE`: one scenario YAML per conversation / question, then a summary of what was repaired or skipped. */
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs.js';
 import { DATASET_NAMES, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
+import { refuseScenarioFiles } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -23,23 +23,10 @@ export function builder(yargs: Argv) {
 
 type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
-/** Scenario files an earlier import left in `dir` (none when it does not exist). */
-async function existingScenarioFiles(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).filter((name) => /\.ya?ml$/iu.test(name));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: cannot read: ${(error as Error).message}`);
-  }
-}
-
 export const handler = handled(async (argv: ImportArgs) => {
   const dataset = argv.dataset as DatasetName;
   const out = argv.out ?? path.join('.membench', 'import', dataset);
-  const existing = await existingScenarioFiles(out);
-  if (existing.length > 0 && !argv.overwrite) {
-    throw new MembenchError('OUTPUT_EXISTS', `${out} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
-  }
+  await refuseScenarioFiles(out, argv.overwrite);
   const log = new ImportLog(dataset, argv.file);
   let written = 0;
   try {

@@ -1,11 +1,12 @@
 /** `membench list strategies|scenarios`: what can be named on the command line. */
 import type { Argv } from 'yargs';
 import { builtinStrategies } from '../../strategies/index.js';
-import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
+import { builtinScenarioNames, builtinSuiteNames, loadScenarios } from '../scenarios/builtins.js';
+import { userTurns } from '../scenarios/filler.js';
 import { handled } from './errors.js';
 
 export const command = 'list <what>';
-export const describe = 'List built-in strategies or scenarios';
+export const describe = 'List built-in strategies, or scenarios and generated suites';
 
 export function builder(yargs: Argv) {
   return yargs.positional('what', { choices: ['strategies', 'scenarios'] as const, demandOption: true, describe: 'what to list' });
@@ -31,8 +32,14 @@ export const handler = handled(async (argv: ListArgs) => {
     }
     return;
   }
-  const { scenarios } = await loadScenarios(builtinScenarioNames());
+  const suites = builtinSuiteNames();
+  const { scenarios } = await loadScenarios(builtinScenarioNames().filter((name) => !suites.includes(name)));
   for (const scenario of scenarios) {
     process.stdout.write(`${scenario.name.padEnd(24)} ${String(scenario.steps.length).padStart(4)} steps  ${scenario.description ?? ''}\n`);
+  }
+  for (const suite of suites) {
+    const { scenarios: generated } = await loadScenarios([suite]);
+    const parts = generated.map((scenario) => `${scenario.name} (${userTurns(scenario.steps)} exchanges, ${scenario.steps.filter((step) => step.kind === 'probe').length} probes)`);
+    process.stdout.write(`${suite.padEnd(24)} suite  generated in memory: ${parts.join(', ')}; membench generate ${suite} writes the files\n`);
   }
 });

@@ -6,6 +6,7 @@ import * as importDataset from './import.js';
 import * as bench from './bench.js';
 import * as compare from './compare.js';
 import * as explain from './explain.js';
+import * as generate from './generate.js';
 import * as list from './list.js';
 import * as merge from './merge.js';
 import * as report from './report.js';
@@ -26,6 +27,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(tune)
     .command(explain)
     .command(importDataset)
+    .command(generate)
     .command(bench)
     .demandCommand(1, 'name a command: run, validate or list (see --help)')
     .strict()

@@ -29,6 +29,7 @@ export function builder(yargs: Argv) {
     .option('detail', { type: 'boolean', default: false, describe: "list every cell in the console, also a scenario group's questions (pooled in their group's leaderboard by default)" })
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
     .example('$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh', 'sweep the window size on the Chinese recipe conversation')
+    .example('$0 run -c generated', 'the generated suite alone: over 500 probes per strategy, 1 to 256 exchanges after their facts')
     .example('$0 run -c crash-mid-tool-call --durability sync,exit,none', 'what each durability mode loses when the agent process is killed')
     .example('$0 run --crash-fuzz 50 --seed 7 -c remember-then-crash', '50 reproducible random kills per cell')
     .example('$0 run --shard 2/3 -o shard-2', 'the second third of the cells (membench merge joins the shards)')

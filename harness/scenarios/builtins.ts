@@ -1,20 +1,41 @@
-/** Built-in scenarios live as data files in `scenarios/`; a name on the CLI resolves here, a path is read as given. */
+/**
+ * Built-in scenarios live as data files in `scenarios/`, built-in generated suites as generator
+ * specs in `scenarios/suites/` (expanded into their scenarios, in memory, when named); a name on
+ * the CLI resolves here, a path is read as given.
+ */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { checkScenarioFile, formatProblem, type CheckOptions } from './load.js';
+import { checkScenarioFile, formatProblem, type CheckOptions, type ScenarioCheck } from './load.js';
+import { generateWorkload } from './generator.js';
+import { checkSpecFile } from './generator-spec.js';
 import { BUILTIN_SCENARIO_DIR } from '../core/package-info.js';
 import type { Scenario } from './format.js';
 
 const SCENARIO_FILE = /\.(ya?ml|json)$/iu;
+const SUITE_DIR = path.join(BUILTIN_SCENARIO_DIR, 'suites');
 
-/** Names of the built-in scenarios (file names without extension), sorted. */
+/** Data files of a dir by name (file name without extension), sorted. */
+function dataFiles(dir: string): Map<string, string> {
+  if (!existsSync(dir)) return new Map();
+  const files = readdirSync(dir).filter((file) => SCENARIO_FILE.test(file)).sort();
+  return new Map(files.map((file) => [file.replace(SCENARIO_FILE, ''), path.join(dir, file)]));
+}
+
+/** Names of the built-in generated suites (`scenarios/suites/NAME.yaml`), sorted. */
+export function builtinSuiteNames(): string[] {
+  return [...dataFiles(SUITE_DIR).keys()];
+}
+
+/** Names of the built-in scenarios (file names without extension, sorted), then of the built-in suites: what a run without `-c` runs. */
 export function builtinScenarioNames(): string[] {
-  if (!existsSync(BUILTIN_SCENARIO_DIR)) return [];
-  return readdirSync(BUILTIN_SCENARIO_DIR)
-    .filter((file) => SCENARIO_FILE.test(file))
-    .map((file) => file.replace(SCENARIO_FILE, ''))
-    .sort();
+  return [...dataFiles(BUILTIN_SCENARIO_DIR).keys(), ...builtinSuiteNames()];
+}
+
+/** The spec file of a built-in suite name; undefined for a path or a scenario name. */
+export function builtinSuiteFile(spec: string): string | undefined {
+  if (looksLikePath(spec) || existsSync(spec) || dataFiles(BUILTIN_SCENARIO_DIR).has(spec)) return undefined;
+  return dataFiles(SUITE_DIR).get(spec);
 }
 
 function looksLikePath(spec: string): boolean {
@@ -24,30 +45,40 @@ function looksLikePath(spec: string): boolean {
 /** A built-in name or a file path to the file to read. */
 export function resolveScenarioFile(spec: string): string {
   if (looksLikePath(spec) || existsSync(spec)) return spec;
-  const file = readdirSync(BUILTIN_SCENARIO_DIR).find((name) => name.replace(SCENARIO_FILE, '') === spec);
+  const file = dataFiles(BUILTIN_SCENARIO_DIR).get(spec);
   if (!file) {
-    throw new MembenchError('UNKNOWN_SCENARIO', `unknown scenario "${spec}": built-ins are ${builtinScenarioNames().join(', ')}; or give a path to a .yaml/.json file`);
+    throw new MembenchError('UNKNOWN_SCENARIO', `unknown scenario "${spec}": built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`);
   }
-  return path.join(BUILTIN_SCENARIO_DIR, file);
+  return file;
 }
 
 /**
- * Loads every selected scenario, checking all of them before any runs: one error lists the
- * problems of every invalid file. Warnings (unknown keys) come back formatted.
+ * Loads every selected scenario — a suite name stands for all its generated scenarios — checking
+ * all of them before any runs: one error lists the problems of every invalid file. Warnings
+ * (unknown keys) come back formatted.
  */
 export async function loadScenarios(specs: readonly string[], options: CheckOptions = {}): Promise<{ scenarios: Scenario[]; warnings: string[] }> {
-  const files = specs.map(resolveScenarioFile);
-  const checks = await Promise.all(files.map((file) => checkScenarioFile(file, options)));
+  const loaded = await Promise.all(specs.map((spec) => checkNamed(spec, options)));
+  const checks = loaded.flat();
   const invalid = checks.filter((check) => !check.scenario);
   if (invalid.length > 0) {
     const errors = invalid.flatMap((check) => check.problems.filter((problem) => problem.severity === 'error'));
-    const what = invalid.length === 1 ? `${errors[0]!.file}: invalid scenario` : `${invalid.length} invalid scenario files`;
+    const what = invalid.length === 1 ? `${errors[0]!.file}: invalid ${errors[0]!.file.startsWith(SUITE_DIR) ? 'generator spec' : 'scenario'}` : `${invalid.length} invalid scenario files`;
     throw new MembenchError('INVALID_SCENARIO', `${what} (${errors.length} problem${errors.length === 1 ? '' : 's'})`, errors.map(formatProblem));
   }
   const warnings = checks.flatMap((check) => check.problems.filter((problem) => problem.severity === 'warning').map(formatProblem));
-  const scenarios = checks.map((check, index) => {
-    const scenario = check.scenario!;
-    return { ...scenario, source: files[index]!.startsWith(BUILTIN_SCENARIO_DIR) ? `builtin:${scenario.name}` : files[index]! };
-  });
-  return { scenarios, warnings };
+  return { scenarios: checks.map((check) => check.scenario!), warnings };
+}
+
+/** The scenario a name or path stands for, or a built-in suite's generated scenarios (deterministic, in memory). */
+async function checkNamed(spec: string, options: CheckOptions): Promise<ScenarioCheck[]> {
+  const suite = builtinSuiteFile(spec);
+  if (suite) {
+    const { spec: generator, problems } = await checkSpecFile(suite);
+    if (!generator) return [{ problems }];
+    return generateWorkload(generator, `builtin:${spec}`).map((generated) => ({ scenario: generated.scenario, problems: [] }));
+  }
+  const file = resolveScenarioFile(spec);
+  const check = await checkScenarioFile(file, options);
+  return [check.scenario ? { ...check, scenario: { ...check.scenario, source: file.startsWith(BUILTIN_SCENARIO_DIR) ? `builtin:${check.scenario.name}` : file } } : check];
 }

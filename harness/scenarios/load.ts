@@ -145,18 +145,33 @@ function checkCrashTargets(steps: readonly Step[], error: (segments: readonly Pa
   });
 }
 
-/** Validates scenario text; `file` is only used in messages. */
-export function checkScenarioText(text: string, file: string): ScenarioCheck {
+/** What a kind of document is called in messages: `a scenario`, holding `` `name` and `steps` ``. */
+export interface DocumentKind {
+  noun: string;
+  holds: string;
+}
+
+const SCENARIO_DOCUMENT: DocumentKind = { noun: 'scenario', holds: '`name` and `steps`' };
+
+/** A parsed mapping and the locator of its nodes, or the located problems that stopped parsing. */
+export type ParsedMapping = { value: Record<string, unknown>; locate: Locator; problems: Problem[] } | { value?: undefined; problems: Problem[] };
+
+/**
+ * Parses YAML (or JSON) text that must hold one mapping, locating every problem: a BOM is
+ * dropped; empty text, NUL bytes, YAML errors, a second document, too many aliases, nesting past
+ * MAX_NESTING and a non-mapping are refused. Scenario files and generator specs share it.
+ */
+export function parseMappingText(text: string, file: string, kind: DocumentKind = SCENARIO_DOCUMENT): ParsedMapping {
   const problems: Problem[] = [];
-  const fail = (where: { line: number; col: number }, segments: readonly PathSegment[], message: string): ScenarioCheck => {
+  const fail = (where: { line: number; col: number }, segments: readonly PathSegment[], message: string): ParsedMapping => {
     problems.push({ file, ...where, path: formatPath(segments), message, severity: 'error' });
     return { problems };
   };
 
   if (text.startsWith('\uFEFF')) text = text.slice(1);
-  if (text.trim().length === 0) return fail({ line: 1, col: 1 }, [], 'file is empty: expected a scenario with `name` and `steps`');
+  if (text.trim().length === 0) return fail({ line: 1, col: 1 }, [], `file is empty: expected a ${kind.noun} with ${kind.holds}`);
   const nul = text.indexOf('\u0000');
-  if (nul >= 0) return fail(positionOf(text, nul), [], 'binary data (a NUL byte): a scenario is YAML or JSON text');
+  if (nul >= 0) return fail(positionOf(text, nul), [], `binary data (a NUL byte): a ${kind.noun} is YAML or JSON text`);
 
   const lines = new LineCounter();
   let doc: Document.Parsed;
@@ -176,7 +191,7 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
     seen.add(`${where.line}:${where.col}`);
     const message =
       error.code === 'MULTIPLE_DOCS'
-        ? 'a scenario file holds one YAML document, found a second (a line with ---)'
+        ? `a ${kind.noun} file holds one YAML document, found a second (a line with ---)`
         : error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
     problems.push({ file, ...where, path: '(document)', message: `invalid YAML: ${message}`, severity: 'error' });
   }
@@ -187,10 +202,18 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   if ('problem' in converted) return fail({ line: 1, col: 1 }, [], converted.problem);
   const value = converted.value;
   const deep = nestingPath(value, MAX_NESTING);
-  if (deep) return fail(locate.value(deep.slice(0, 2)), deep.slice(0, 2), `nested more than ${MAX_NESTING} levels deep: not a scenario`);
+  if (deep) return fail(locate.value(deep.slice(0, 2)), deep.slice(0, 2), `nested more than ${MAX_NESTING} levels deep: not a ${kind.noun}`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return fail(locate.value([]), [], `expected a mapping with \`name\` and \`steps\`, got ${describeInput(value)}`);
+    return fail(locate.value([]), [], `expected a mapping with ${kind.holds}, got ${describeInput(value)}`);
   }
+  return { value: value as Record<string, unknown>, locate, problems };
+}
+
+/** Validates scenario text; `file` is only used in messages. */
+export function checkScenarioText(text: string, file: string): ScenarioCheck {
+  const parsed = parseMappingText(text, file);
+  if (parsed.value === undefined) return { problems: parsed.problems };
+  const { value, locate, problems } = parsed;
 
   // Without a `name`, the file name (cleaned to the allowed characters) names the scenario.
   const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'scenario';
@@ -285,10 +308,9 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   return { scenario: { ...rest, source: file, steps }, problems };
 }
 
-/** Validates one scenario file: size, encoding, YAML, schema, ids and evidence. */
-export async function checkScenarioFile(file: string, options: CheckOptions = {}): Promise<ScenarioCheck> {
-  const maxBytes = options.maxBytes ?? MAX_SCENARIO_BYTES;
-  const problem = (message: string): ScenarioCheck => ({ problems: [{ file, line: 1, col: 1, path: '(document)', message, severity: 'error' }] });
+/** The text of a document file, or the problem that stops it being read: missing, not a file, over `maxBytes`, not UTF-8. */
+export async function readDocumentFile(file: string, maxBytes: number, kind: DocumentKind = SCENARIO_DOCUMENT): Promise<{ text: string } | { problems: Problem[] }> {
+  const problem = (message: string): { problems: Problem[] } => ({ problems: [{ file, line: 1, col: 1, path: '(document)', message, severity: 'error' }] });
   let size: number;
   try {
     const info = await stat(file);
@@ -297,15 +319,19 @@ export async function checkScenarioFile(file: string, options: CheckOptions = {}
   } catch (error) {
     return problem(`cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
   }
-  if (size > maxBytes) return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for a scenario`);
+  if (size > maxBytes) return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for a ${kind.noun}`);
   const bytes = await readFile(file);
-  let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
-    return problem('not UTF-8 text (binary data?): a scenario is YAML or JSON text');
+    return problem(`not UTF-8 text (binary data?): a ${kind.noun} is YAML or JSON text`);
   }
-  return checkScenarioText(text, file);
+}
+
+/** Validates one scenario file: size, encoding, YAML, schema, ids and evidence. */
+export async function checkScenarioFile(file: string, options: CheckOptions = {}): Promise<ScenarioCheck> {
+  const read = await readDocumentFile(file, options.maxBytes ?? MAX_SCENARIO_BYTES);
+  return 'text' in read ? checkScenarioText(read.text, file) : read;
 }
 
 /** Loads a scenario file or throws a MembenchError listing every located problem. */

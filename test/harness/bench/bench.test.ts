@@ -187,10 +187,11 @@ describe('vector at scale', () => {
 });
 
 describe('suite throughput', () => {
-  test('the offline suite is every built-in scenario except the long ones', async () => {
+  test('the offline suite is every built-in scenario except the long ones, and the generated suite', async () => {
     const names = await offlineSuiteScenarios();
     expect(names).toContain('recipes-en');
     expect(names).not.toContain('long-recipes');
+    expect(names.at(-1)).toBe('generated');
   });
 
   test('counts cells, turns and where the time went', async () => {

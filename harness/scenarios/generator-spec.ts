@@ -1,0 +1,192 @@
+/**
+ * The generator's spec: every knob of a generated workload in one YAML (or JSON) file, e.g.
+ * scenarios/suites/generated.yaml. Validated with zod at the edge and located like scenario files
+ * (`file:line:col: path: message`), with the same parser (`parseMappingText`); unknown keys are
+ * errors, since a misspelt knob would silently change the workload.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { MembenchError } from '../core/errors.js';
+import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
+import { describeIssue, formatPath, formatProblem, MAX_SCENARIO_BYTES, parseMappingText, readDocumentFile, type DocumentKind, type Problem } from './load.js';
+
+const whole = (what: string) => z.number({ error: `expected a number of ${what}` }).int('expected a whole number');
+const count = (what: string, fallback: number) => whole(what).min(0, 'expected 0 or more').default(fallback);
+const share = (fallback: number) => z.number({ error: 'expected a share from 0 to 1' }).min(0, 'expected a share from 0 to 1').max(1, 'expected a share from 0 to 1').default(fallback);
+
+/** `3` or `[1, 3]` → `{ min, max }`, both within [lo, hi]. */
+const range = (what: string, lo: number, hi: number) =>
+  z
+    .preprocess((value) => (typeof value === 'number' ? [value, value] : value), z.array(whole(what).min(lo, `expected at least ${lo}`).max(hi, `expected at most ${hi}`), { error: `expected a number or [smallest, largest] ${what}` }).length(2, `expected [smallest, largest] ${what}`))
+    .refine((pair) => pair[0]! <= pair[1]!, 'expected [smallest, largest]: the first is larger')
+    .transform((pair) => ({ min: pair[0]!, max: pair[1]! }));
+
+/** The distances probes are asked at by default: 1 to 256 exchanges after the fact, doubling. */
+export const DEFAULT_DISTANCES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+const factsSchema = z.strictObject({
+  /** One fact, stated once (a passing mention or a `remember`), probed at every distance. */
+  fact: count('facts', 12),
+  /** A fact and a similar one about someone else (the distractor's value is a `forbid`). */
+  distractor: count('distractor pairs', 6),
+  /** A fact corrected 1 to 3 times, sometimes back to an earlier value; outdated values are `forbid`. */
+  update: count('correction chains', 6),
+  /** Two facts joined by a name (my brother-in-law is Karim; Karim is a locksmith). */
+  'multi-hop': count('two-fact links', 4),
+  /** A dated activity, asked about by day ("What did I do last Tuesday?"). */
+  temporal: count('dated activities', 4),
+  /** Questions about things never said (no `expect`). */
+  abstention: count('abstention questions', 12),
+});
+
+const updatesSchema = z.strictObject({
+  /** Corrections per chain, `[shortest, longest]`, spread evenly. */
+  chain: range('corrections', 1, 3).default({ min: 1, max: 3 }),
+  /** The share of chains (of 2 or more corrections) whose last correction returns to an earlier value. */
+  revertShare: share(0.3),
+});
+
+const isoDate = z
+  .string({ error: 'expected a date, e.g. 2025-03-03' })
+  .regex(/^\d{4}-\d{2}-\d{2}$/u, 'expected a date as YYYY-MM-DD')
+  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)), 'not a date');
+
+const sessionsSchema = z.strictObject({
+  /** Exchanges per session: a `session: new` (dated) starts every this many. */
+  every: whole('exchanges').min(1, 'expected at least 1 exchange').default(24),
+  /** The date of the first session. */
+  start: isoDate.default('2025-03-03'),
+  /** Days from one session to the next, `[fewest, most]`: each session is a day of its own. */
+  daysApart: range('days', 1, 365).default({ min: 1, max: 3 }),
+});
+
+const fillerSchema = z.strictObject({
+  /** The language of the filler exchanges: `same` as the conversation, or en, zh, mixed. */
+  language: z.enum(['same', 'en', 'zh', 'mixed'], { error: 'expected one of same, en, zh, mixed' }).default('same'),
+});
+
+const specSchema = z.strictObject({
+  /** Names the scenarios: NAME-en, NAME-zh. */
+  name: z.string({ error: 'expected a name' }).regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"'),
+  description: z.string({ error: 'expected a one-line description' }).optional(),
+  /** The scenarios' `group` (default: the name), under which reports pool them. */
+  group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
+  seed: whole('the seed').default(42),
+  /** One conversation per language. */
+  languages: z
+    .array(z.enum(GENERATED_LANGUAGES, { error: `expected one of ${GENERATED_LANGUAGES.join(', ')}` }), { error: 'expected a list of languages, e.g. [en, zh]' })
+    .min(1, 'expected at least one language')
+    .refine((languages) => new Set(languages).size === languages.length, 'a language is listed twice')
+    .default(['en', 'zh']),
+  /** User exchanges per conversation: the planted statements plus the filler around them. */
+  exchanges: whole('exchanges').min(1, 'expected at least 1 exchange').max(20_000, 'expected at most 20000 exchanges').default(330),
+  /** Exchanges from a fact (its own exchange counted as 1) to the probes asking for it. */
+  distances: z
+    .array(whole('exchanges').min(1, 'expected a distance of at least 1'), { error: 'expected a list of distances, e.g. [1, 2, 4, 8]' })
+    .min(1, 'expected at least one distance')
+    .transform((distances) => [...new Set(distances)].sort((a, b) => a - b))
+    .default(DEFAULT_DISTANCES),
+  facts: factsSchema.prefault({}),
+  updates: updatesSchema.prefault({}),
+  /** The share of facts stated with an explicit `remember` step rather than mentioned in passing. */
+  rememberShare: share(0.5),
+  filler: fillerSchema.prefault({}),
+  sessions: sessionsSchema.prefault({}),
+});
+
+/** A validated spec, defaults filled in. */
+export type GeneratorSpec = z.output<typeof specSchema>;
+
+/** Known keys of each mapping in a spec, for "unknown key" messages. */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  '': Object.keys(specSchema.shape),
+  facts: Object.keys(factsSchema.shape),
+  updates: Object.keys(updatesSchema.shape),
+  sessions: Object.keys(sessionsSchema.shape),
+  filler: Object.keys(fillerSchema.shape),
+};
+
+type PathSegment = string | number;
+
+/** What the parsed knobs cannot say alone: the bank's capacity, room in the conversation, sessions for dated facts. */
+function crossChecks(spec: GeneratorSpec, given: (...at: string[]) => boolean, problem: (at: readonly PathSegment[], message: string) => void): void {
+  const { facts, exchanges, distances, updates, sessions } = spec;
+  const probed = facts.fact + facts.distractor + facts.update + facts['multi-hop'] + facts.temporal;
+  if (probed + facts.abstention === 0) problem(['facts'], 'nothing to probe: every count is 0');
+  if (!given('distances') && distances.at(-1)! > exchanges) problem(['exchanges'], `${exchanges} exchanges are fewer than the largest default distance, ${distances.at(-1)}: raise exchanges or set distances`);
+  else {
+    distances.forEach((distance, index) => {
+      if (distance > exchanges) problem(['distances', index], `distance ${distance} does not fit in a conversation of ${exchanges} exchanges (raise exchanges)`);
+    });
+  }
+  const planted = facts.fact + 2 * facts.distractor + facts.update * (1 + updates.chain.max) + 2 * facts['multi-hop'] + facts.temporal;
+  if (planted > exchanges) problem(['exchanges'], `${exchanges} exchanges cannot hold the up to ${planted} statements the facts need (fact + 2 × distractor + update × (1 + longest chain) + 2 × multi-hop + temporal)`);
+  const sessionCount = Math.ceil(exchanges / sessions.every);
+  if (facts.temporal > sessionCount) problem(['facts', 'temporal'], `each dated activity needs a day of its own: ${exchanges} exchanges in sessions of ${sessions.every} make ${sessionCount} days`);
+  if (given('updates', 'revertShare') && updates.revertShare > 0 && facts.update > 0 && updates.chain.max < 2) problem(['updates', 'revertShare'], 'a revert needs a chain of at least 2 corrections (raise the longest in updates.chain)');
+  for (const language of spec.languages) {
+    const capacity = bankCapacity(language, updates.chain.max);
+    const owners = facts.fact + 2 * facts.distractor + facts.update;
+    const values = facts.fact + 2 * facts.distractor + facts.update * (updates.chain.max + 1);
+    if (owners > capacity.owners) problem(['facts'], `the ${language} fact bank holds ${capacity.owners} (topic, owner) pairs; fact + 2 × distractor + update asks for ${owners}`);
+    else if (values > capacity.values) problem(['facts'], `the ${language} fact bank holds ${capacity.values} values; fact + 2 × distractor + update × (1 + longest chain) asks for ${values}`);
+    if (facts.update > capacity.chains) problem(['facts', 'update'], `the ${language} fact bank holds ${capacity.chains} correction chains of ${updates.chain.max} correction${updates.chain.max === 1 ? '' : 's'}`);
+    if (facts['multi-hop'] > capacity.multiHop) problem(['facts', 'multi-hop'], `the ${language} bank holds ${capacity.multiHop} two-fact links`);
+    if (facts.temporal > capacity.temporal) problem(['facts', 'temporal'], `the ${language} bank holds ${capacity.temporal} dated activities`);
+    if (facts.abstention > capacity.abstention) problem(['facts', 'abstention'], `the ${language} bank holds ${capacity.abstention} never-stated subjects`);
+  }
+}
+
+const SPEC_DOCUMENT: DocumentKind = { noun: 'generator spec', holds: '`name` and the knobs of a generated workload' };
+
+/** A checked spec, or the located problems. */
+export interface SpecCheck {
+  spec?: GeneratorSpec;
+  problems: Problem[];
+}
+
+/** Validates spec text; `file` names it in messages and, without a `name`, names the workload. */
+export function checkSpecText(text: string, file: string): SpecCheck {
+  const parsed = parseMappingText(text, file, SPEC_DOCUMENT);
+  if (parsed.value === undefined) return { problems: parsed.problems };
+  const { value, locate, problems } = parsed;
+  const error = (at: readonly PathSegment[], message: string, where = locate.value(at)): void => {
+    problems.push({ file, ...where, path: formatPath(at), message, severity: 'error' });
+  };
+  const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'generated';
+  const result = specSchema.safeParse({ name: fallbackName, ...value }, { reportInput: true });
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const at = issue.path as PathSegment[];
+      if (issue.code !== 'unrecognized_keys') {
+        error(at, describeIssue(issue));
+        continue;
+      }
+      const known = KNOWN_KEYS[at.join('.')] ?? [];
+      for (const key of issue.keys) error([...at, key], `unknown key "${key}" (known: ${known.join(', ')})`, locate.key([...at, key]));
+    }
+  } else {
+    const given = (...at: string[]): boolean => at.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), value) !== undefined;
+    crossChecks(result.data, given, error);
+  }
+  problems.sort((a, b) => a.line - b.line || a.col - b.col);
+  return problems.length > 0 || !result.success ? { problems } : { spec: result.data, problems };
+}
+
+/** Validates a spec file: size, encoding, YAML, knobs. */
+export async function checkSpecFile(file: string): Promise<SpecCheck> {
+  const read = await readDocumentFile(file, MAX_SCENARIO_BYTES, SPEC_DOCUMENT);
+  return 'text' in read ? checkSpecText(read.text, file) : read;
+}
+
+/** Loads a spec file or throws a MembenchError listing every located problem (exit 2). */
+export async function loadSpecFile(file: string): Promise<GeneratorSpec> {
+  const { spec, problems } = await checkSpecFile(file);
+  if (!spec) throw invalidSpec(file, problems);
+  return spec;
+}
+
+/** The error for an invalid spec: one line per problem. */
+export function invalidSpec(file: string, problems: readonly Problem[]): MembenchError {
+  return new MembenchError('INVALID_SCENARIO', `${file}: invalid generator spec (${problems.length} problem${problems.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+}

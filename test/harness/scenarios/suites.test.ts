@@ -1,0 +1,40 @@
+/**
+ * Built-in generated suites: `scenarios/suites/NAME.yaml` is no scenario file itself, its name
+ * expands into the suite's generated scenarios (grouped under the suite's name), and the default
+ * run includes every suite.
+ */
+import { describe, expect, test } from 'vitest';
+import { planRun } from '../../../harness/run/runner.js';
+import { builtinScenarioNames, builtinSuiteFile, builtinSuiteNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
+
+describe('built-in suites', () => {
+  test('suites are listed after the scenario files; a path or a scenario name is never a suite', () => {
+    expect(builtinSuiteNames()).toEqual(['generated']);
+    const names = builtinScenarioNames();
+    expect(names.at(-1)).toBe('generated');
+    expect(names).toContain('recipes-en');
+    expect(names).not.toContain('suites');
+    expect(builtinSuiteFile('generated')).toMatch(/scenarios\/suites\/generated\.yaml$/u);
+    expect(builtinSuiteFile('recipes-en')).toBeUndefined();
+    expect(builtinSuiteFile('./generated.yaml')).toBeUndefined();
+  });
+
+  test('a suite name expands, in place, into its generated scenarios', async () => {
+    const { scenarios, warnings } = await loadScenarios(['recipes-en', 'generated']);
+    expect(warnings).toEqual([]);
+    expect(scenarios.map((scenario) => [scenario.name, scenario.group, scenario.source])).toEqual([
+      ['recipes-en', undefined, 'builtin:recipes-en'],
+      ['generated-en', 'generated', 'builtin:generated#generated-en'],
+      ['generated-zh', 'generated', 'builtin:generated#generated-zh'],
+    ]);
+  });
+
+  test('the default run includes the generated suite; run -c generated runs it alone', async () => {
+    const byDefault = await planRun({ strategies: ['window'] });
+    expect(byDefault.scenarios.map((scenario) => scenario.name)).toEqual(expect.arrayContaining(['recipes-en', 'generated-en', 'generated-zh']));
+    const named = await planRun({ strategies: ['window', 'buffer'], scenarios: ['generated'] });
+    expect(named.plans.map((plan) => plan.id)).toEqual(['generated-en/window(k=2)', 'generated-en/buffer', 'generated-zh/window(k=2)', 'generated-zh/buffer']);
+    const probes = named.scenarios.reduce((total, scenario) => total + scenario.steps.filter((step) => step.kind === 'probe').length, 0);
+    expect(probes).toBeGreaterThanOrEqual(500);
+  });
+});
