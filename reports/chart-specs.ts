@@ -188,7 +188,8 @@ function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>
 /** Every chart a run's data supports, in report order. */
 export function chartSpecs(result: RunResult): ChartSpec[] {
   const styles = seriesStyles(result);
-  const summaries = summarizeLabels(result);
+  // Cells run only to price a durability mode are in the sync-or-async table, not in the latency bars or knob sweeps.
+  const summaries = summarizeLabels({ ...result, cells: result.cells.filter((cell) => !cell.pricing) });
   return [
     recallVsTokensChart(result, styles),
     distanceChart(result, 'exchanges', styles),
