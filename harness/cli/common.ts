@@ -21,7 +21,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       alias: 'c',
       type: 'string',
       array: true,
-      describe: `built-in scenario or suite names, or .yaml/.json paths (default: all built-ins: ${builtinScenarioNames().join(', ')}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios`,
+      describe: `built-in scenario or suite names, or .yaml/.json paths (default: every built-in but the long ones: ${builtinScenarioNames().filter((name) => name !== 'long-recipes').join(', ')}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios`,
     })
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })

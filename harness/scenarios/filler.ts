@@ -44,7 +44,7 @@ const EN_VOCABULARY: Vocabulary = {
 
 const EN_TEMPLATES: readonly Template[] = [
   { user: 'By the way, my friend {name} is visiting {date} and loves {food}. Any tips?', assistant: 'Make the {food} a day ahead if you can, so you can spend the visit with {name} instead of in the kitchen.' },
-  { user: "I've been getting into {hobby} lately. Is it normal to feel sore after the first week?", assistant: 'Completely normal. Keep the {hobby} sessions short at first, rest in between, and it gets easier within a few weeks.' },
+  { user: "I've been getting into {hobby} lately. Is it normal to feel sore after the first week?", assistant: 'Completely normal. Keep your {hobby} sessions short at first, rest in between, and it gets easier within a few weeks.' },
   { user: "What's the weather usually like in {place} {date}?", assistant: "{place} is usually mild around then, but it changes quickly. Pack layers and a light rain jacket." },
   { user: "My colleague {name} can't eat {allergen}. Does {food} usually contain any?", assistant: "Traditional recipes for {food} don't need {allergen}, but ready-made sauces sometimes do, so read the labels and tell the restaurant." },
   { user: 'We just bought {appliance}. Is it any good for {food}?', assistant: 'It works well for {food}. Watch the timing the first time, since every machine runs a little differently.' },
