@@ -49,9 +49,11 @@ export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
   for (const cell of result.cells) if (cell.retrieval) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
   return [...byLabel].flatMap(([strategy, cells]) => {
     const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
+    const labels = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByLabel ?? {})))].sort();
     const groups: [string, RetrievalSummary | undefined][] = [
       ['all', poolSummaries(cells.map((cell) => cell.retrieval!))],
       ...categories.map((category): [string, RetrievalSummary | undefined] => [category, poolSummaries(cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []))]),
+      ...labels.map((label): [string, RetrievalSummary | undefined] => [`label: ${label}`, poolSummaries(cells.flatMap((cell) => cell.retrievalByLabel?.[label] ?? []))]),
     ];
     return groups.flatMap(([category, summary]) => (summary ? levelsOf(summary).map(([level, figures]) => ({ strategy, category, level, cells: cells.length, summary: figures })) : []));
   });

@@ -154,6 +154,14 @@ export function retrievalByCategory(probes: readonly { category: ProbeCategory; 
   return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([category, group]) => [category, summarizeRetrieval(group)!]));
 }
 
+/** The same, per the dataset's own category label (probes without a label left out); undefined when none has one. */
+export function retrievalByLabel(probes: readonly { label?: string | undefined; retrieval?: RetrievalFigures | undefined }[]): Record<string, RetrievalSummary> | undefined {
+  const groups = new Map<string, typeof probes[number][]>();
+  for (const probe of probes) if (probe.retrieval && probe.label !== undefined) groups.set(probe.label, [...(groups.get(probe.label) ?? []), probe]);
+  if (groups.size === 0) return undefined;
+  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([label, group]) => [label, summarizeRetrieval(group)!]));
+}
+
 function poolLevels(levels: readonly RetrievalLevel[]): RetrievalLevel {
   const n = levels.reduce((sum, level) => sum + level.n, 0);
   const weighted = (k: number, key: keyof Omit<RetrievalAtK, 'k'>): number =>

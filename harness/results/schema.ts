@@ -349,6 +349,8 @@ export const cellResultSchema = z.object({
   /** Strategies that retrieve: retrieval figures pooled over the cell's probes, and by probe category. */
   retrieval: retrievalSummarySchema.optional(),
   retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
+  /** Retrieval figures by the dataset's own category labels (LoCoMo's five, LongMemEval's question types). */
+  retrievalByLabel: z.record(z.string(), retrievalSummarySchema).optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
   refusedSteps: count.optional(),
   /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */

@@ -14,7 +14,7 @@ import { runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
-import { retrievalByCategory, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
+import { retrievalByCategory, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
 import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
@@ -241,7 +241,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     turns,
     probes,
     durationMs,
-    ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes) } : {}),
+    ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes), ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}) } : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
   };

@@ -1,6 +1,6 @@
 /** Retrieval metrics against hand-computed values (LongMemEval's definitions), and which probes get them. */
 import { describe, expect, it } from 'vitest';
-import { poolSummaries, probeRetrieval, scoreRanking, sessionsOfSteps, summarizeRetrieval, withRetrieval } from '../../../harness/results/retrieval.js';
+import { poolSummaries, probeRetrieval, scoreRanking, sessionsOfSteps, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../../../harness/results/retrieval.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 
 describe('scoreRanking', () => {
@@ -87,5 +87,20 @@ describe('poolSummaries', () => {
     expect(pooled.turn).toEqual({ n: 4, atK: [{ k: 5, recallAny: 0.25, recallAll: 0.25, ndcg: 0.25 }] });
     expect(pooled.session).toEqual({ n: 3, atK: [{ k: 5, recallAny: 0.5, recallAll: 0.5, ndcg: 0.5 }] });
     expect(poolSummaries([])).toBeUndefined();
+  });
+});
+
+describe('retrievalByLabel', () => {
+  it("pools a dataset's own categories apart, leaving unlabelled probes out", () => {
+    const figures = (hit: number) => ({ turn: [{ k: 1, recallAny: hit, recallAll: hit, ndcg: hit }] });
+    const byLabel = retrievalByLabel([
+      { label: 'temporal', retrieval: figures(1) },
+      { label: 'temporal', retrieval: figures(0) },
+      { label: 'single-hop', retrieval: figures(1) },
+      { retrieval: figures(0) },
+    ])!;
+    expect(Object.keys(byLabel)).toEqual(['single-hop', 'temporal']);
+    expect(byLabel.temporal!.turn).toEqual({ n: 2, atK: [{ k: 1, recallAny: 0.5, recallAll: 0.5, ndcg: 0.5 }] });
+    expect(retrievalByLabel([{ retrieval: figures(1) }])).toBeUndefined();
   });
 });
