@@ -189,9 +189,11 @@ class VectorStrategy implements MemoryStrategy {
   async save(event: MemoryEvent): Promise<void> {
     const entry: PendingMessage = { origin: this.store.writer, message: event.message, turn: event.turn, ...(event.timestamp !== undefined ? { timestamp: event.timestamp } : {}) };
     this.pending.push(entry);
-    this.store.appendPending(entry); // the user's input is durable before the (slower) embedding
-    // A new user message completes the exchange before it: embed that, and the message itself (the query of the next load), in one call.
-    if (isHuman(event.message)) await this.embedCompleteExchanges(messageText(event.message));
+    if (!isHuman(event.message)) return this.store.appendPending(entry);
+    // A new user message completes the exchange before it: embed that, and the message itself (the
+    // query of the next load), in one call; then the message and the exchange it completes are
+    // committed together, so a turn costs one durable commit per message.
+    await this.embedCompleteExchanges(messageText(event.message), entry);
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
@@ -263,16 +265,39 @@ class VectorStrategy implements MemoryStrategy {
     if (id !== undefined) this.addExchange(id, record, vector!);
   }
 
-  /** Embeds and stores every complete exchange in `pending` (normally the one before the new user message). */
-  private async embedCompleteExchanges(query?: string): Promise<void> {
+  /**
+   * Embeds and stores every complete exchange in `pending` (normally the one before the new user
+   * message); `message`, the new user message, is written in the same commit.
+   */
+  private async embedCompleteExchanges(query?: string, message?: PendingMessage): Promise<void> {
     let lastHuman = -1;
     for (let i = this.pending.length - 1; i >= 0 && lastHuman < 0; i--) if (isHuman(this.pending[i]!.message)) lastHuman = i;
     const groups = lastHuman > 0 ? splitExchanges(this.pending.slice(0, lastHuman)) : [];
     const queryText = query?.trim() ? query : undefined;
-    if (groups.length === 0 && queryText === undefined) return;
+    if (groups.length === 0 && queryText === undefined) {
+      if (message) this.store.appendPending(message);
+      return;
+    }
     const texts = groups.map((group) => exchangeText(group.map((entry) => entry.message)) || '(empty exchange)');
-    const vectors = await this.context.embedder.embed(queryText === undefined ? texts : [...texts, queryText]);
+    let vectors: Float32Array[];
+    try {
+      vectors = await this.context.embedder.embed(queryText === undefined ? texts : [...texts, queryText]);
+    } catch (error) {
+      // The embedder failed (an endpoint down): the user's input is kept all the same; the next opener embeds the exchange.
+      if (message) this.store.appendPending(message);
+      throw error;
+    }
     if (queryText !== undefined) this.queryCache = { text: queryText, vector: vectors[texts.length]! };
+    this.store.together(() => {
+      if (message) this.store.appendPending(message);
+      this.storeExchanges(groups, vectors);
+    });
+    if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
+    this.maybeSaveIndex();
+  }
+
+  /** Stores embedded exchanges (inside the caller's commit). */
+  private storeExchanges(groups: readonly PendingMessage[][], vectors: readonly Float32Array[]): void {
     for (const [i, group] of groups.entries()) {
       const vector = vectors[i];
       if (vector?.length !== this.context.embedder.dimensions) throw new Error(`vector: embedder ${this.context.embedder.id} returned a vector of the wrong size`);
@@ -291,8 +316,6 @@ class VectorStrategy implements MemoryStrategy {
         this.store.commitExchange(record, group, vector, (id) => id !== undefined && this.addExchange(id, record, vector));
       }
     }
-    if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
-    this.maybeSaveIndex();
   }
 
   /** Rewrites the index file once the unsaved part is big enough: amortised O(1) per exchange. */

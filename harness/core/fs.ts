@@ -1,7 +1,10 @@
-/** Atomic, durable file writes: temp file + fsync + rename + fsync of the directory. */
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+/** Atomic file writes: durable (temp file + fsync + rename + fsync of the directory), or atomic only (temp + rename) for derived files. */
+import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+
+/** fsyncs this process issued through writeFileAtomic and syncDirectory: counted, so tests and the bench can check them without a clock. */
+export const fsyncStats = { fsyncs: 0 };
 
 /**
  * Readers see the old file or the new one, never half of one; after it resolves the new
@@ -16,6 +19,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   try {
     await handle.writeFile(data);
     await handle.sync();
+    fsyncStats.fsyncs++;
   } catch (error) {
     await handle.close();
     await rm(temp, { force: true });
@@ -26,11 +30,28 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   await syncDirectory(dir);
 }
 
+/**
+ * Temp file + rename, no fsync: readers and a process crash see the old file or the new one, never
+ * half of one, but a power cut may lose the change. For files derived from durable ones and
+ * rebuilt from them on open (an index, a cursor), where an fsync would buy nothing.
+ */
+export async function replaceFile(file: string, data: string | Uint8Array): Promise<void> {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temp, data, { flag: 'wx' });
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
 /** fsyncs a directory, so a rename or unlink in it survives a power cut. */
 export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
+    fsyncStats.fsyncs++;
   } finally {
     await handle.close();
   }

@@ -13,12 +13,17 @@ export interface SqliteHistoryOptions {
   dir: string;
   sessionId?: string;
   durability: DurabilityMode;
+  /**
+   * An open database to keep the messages in instead of `history.sqlite` (left open on close): a
+   * strategy whose own rows live there can commit a message and them together.
+   */
+  database?: SqliteDatabase;
 }
 
 /** Chat history persisted as the durability mode promises: per message (`sync`), next tick (`async`), on close (`exit`), never (`none`). */
 export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['membench', 'stores', 'message', 'sqlite'];
-  private readonly options: Required<SqliteHistoryOptions>;
+  private readonly options: Required<Omit<SqliteHistoryOptions, 'database'>> & Pick<SqliteHistoryOptions, 'database'>;
   private db: SqliteDatabase | undefined;
   private readonly cache: BaseMessage[] = [];
   private pending: BaseMessage[] = [];
@@ -33,7 +38,7 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   /** Opens the file and loads what was persisted; call once before use (idempotent). */
   open(): void {
     if (this.db || this.options.durability === 'none') return;
-    const db = openDatabase(path.join(this.options.dir, 'history.sqlite'), this.options.durability);
+    const db = this.options.database ?? openDatabase(path.join(this.options.dir, 'history.sqlite'), this.options.durability);
     // The row id orders messages, so several processes can append to one history at once.
     db.exec(`CREATE TABLE IF NOT EXISTS messages (
       seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, data TEXT NOT NULL);
@@ -65,6 +70,11 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   override async addMessages(messages: BaseMessage[]): Promise<void> {
+    this.append(messages);
+  }
+
+  /** addMessages without the promise: in `sync` the insert is part of a transaction the caller has open. */
+  append(messages: BaseMessage[]): void {
     this.open();
     this.cache.push(...messages);
     switch (this.options.durability) {
@@ -102,7 +112,7 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   /** Persists what `exit` mode kept back, then releases the file. */
   async close(): Promise<void> {
     this.writePending();
-    this.db?.close();
+    if (!this.options.database) this.db?.close();
     this.db = undefined;
   }
 

@@ -120,6 +120,16 @@ export class JobQueue {
     return row ? toJob<Payload>(row) : undefined;
   }
 
+  /**
+   * The oldest unfinished job of `kind` without marking it (no commit): for a worker whose caller
+   * awaits it, where a crash mid-job leaves the job pending anyway. Undefined when none is left or
+   * an older one is running elsewhere.
+   */
+  next<Payload>(kind: string): Job<Payload> | undefined {
+    const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as JobRow | undefined;
+    return oldest && oldest.state !== 'running' ? toJob<Payload>(oldest) : undefined;
+  }
+
   /** Removes a finished job; false when it was already completed (e.g. by a duplicate run). */
   complete(id: number): boolean {
     return this.db.prepare(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes === 1;
@@ -171,10 +181,17 @@ export class JobWorker<Payload> {
   private running: Promise<void> | undefined;
   private stopped = false;
 
+  /**
+   * `markRunning` (default true) commits each claim (state `running`) before the handler runs, so
+   * no other worker starts the job meanwhile; a worker whose every run is awaited by its caller
+   * (synchronous summarising) can skip that commit: a duplicate run elsewhere is harmless, since
+   * handlers complete conditionally.
+   */
   constructor(
     private readonly queue: JobQueue,
     private readonly kind: string,
     private readonly handler: (job: Job<Payload>) => Promise<void>,
+    private readonly markRunning = true,
   ) {}
 
   /** Starts draining in the background; never throws, never needs awaiting. */
@@ -204,7 +221,7 @@ export class JobWorker<Payload> {
       while (!this.stopped) {
         // Claiming and clearing `running` happen in the same tick, so a job queued after the
         // last claim always finds `running` unset and starts a new loop.
-        const job = this.queue.claim<Payload>(this.kind);
+        const job = this.markRunning ? this.queue.claim<Payload>(this.kind) : this.queue.next<Payload>(this.kind);
         if (!job) return;
         try {
           await this.handler(job);

@@ -1,15 +1,20 @@
 /**
  * The file store behind the `file-index` strategy: one Markdown file per memory with YAML front
  * matter under `<scopeDir>/memories/`, and a `MEMORY.md` index rebuilt after every change.
- * Writers lock the scope dir (proper-lockfile), re-read the file they update, write atomically
- * (temp + fsync + rename + dir fsync) and rebuild the index before unlocking, so concurrent
- * processes lose no update and the index always matches the files. Readers keep a parsed cache
- * and re-read only files whose stat changed, and only when the index changed.
+ * Writers lock the scope dir (ScopeLock: released by the kernel when a holder dies), re-read the
+ * file they update, write it atomically and durably (temp + fsync + rename + dir fsync) and
+ * rebuild the index before unlocking, so concurrent processes lose no update and the index always
+ * matches the files. `MEMORY.md` is derived from the files (open() rebuilds it when it disagrees),
+ * so it is replaced atomically without an fsync of its own: a process crash never tears it, a
+ * power cut can only leave it stale until the next open. Readers keep a parsed cache and re-read
+ * only files whose stat changed, and only when the index changed; a writer rescans the memory
+ * files only when another process changed them (the index moved) or died mid-write (its marker).
  */
-import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
-import { syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
+import { replaceFile, syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
+import { ScopeLock } from './scope-lock.js';
 import {
   INDEX_FILE,
   isExpired,
@@ -27,7 +32,9 @@ import {
   type MemoryScope,
 } from './memory-format.js';
 
-const LOCK_DIR = '.lock';
+const LOCK_FILE = '.lock.sqlite';
+/** Present while a writer is between its first file change and its index: left behind, it says a writer died mid-write. */
+const WRITING_MARKER = '.writing';
 const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
@@ -51,8 +58,8 @@ export interface MemoryFileStoreOptions {
   now: () => Date;
   /** Delete expired memory files when an index is rebuilt (they are left out of index and loads either way). */
   pruneExpired?: boolean;
-  /** Age after which another process's lock counts as abandoned (a crashed writer); default 5000 ms, at least 2000. */
-  lockStaleMs?: number;
+  /** How long a writer waits for another live process's lock before it fails (default 10 s); a dead holder's lock is free at once. */
+  lockTimeoutMs?: number;
   /** Called between a memory file's rename and its index rebuild: the `mid_memory_write` crash point. */
   afterMemoryFile?: () => void;
 }
@@ -64,16 +71,6 @@ interface CachedFile {
 }
 
 /** Memory files on disk with a parsed cache; every write is locked, atomic and indexed before it resolves. */
-/**
- * proper-lockfile installs exit and signal handlers when it loads, so it loads on the first lock,
- * not when the library is imported (an importing program keeps its own signal handling).
- */
-let lockfileModule: Promise<typeof import('proper-lockfile')> | undefined;
-function loadLockfile(): Promise<typeof import('proper-lockfile')> {
-  lockfileModule ??= import('proper-lockfile').then((module) => module.default);
-  return lockfileModule;
-}
-
 export class MemoryFileStore {
   /** Counters for tests and reports: files read and written, index rebuilds, cache syncs. */
   readonly stats = { fileReads: 0, fileWrites: 0, indexWrites: 0, syncs: 0 };
@@ -82,6 +79,7 @@ export class MemoryFileStore {
   private readonly cache: Record<MemoryScope, Map<string, CachedFile>> = { global: new Map(), project: new Map() };
   private readonly seenIndex: Record<MemoryScope, string | undefined> = { global: undefined, project: undefined };
   private readonly queue: Record<MemoryScope, Promise<unknown>> = { global: Promise.resolve(), project: Promise.resolve() };
+  private readonly locks: Partial<Record<MemoryScope, ScopeLock>> = {};
 
   constructor(private readonly options: MemoryFileStoreOptions) {}
 
@@ -104,8 +102,14 @@ export class MemoryFileStore {
         if (current !== this.indexText(scope)) await this.writeIndex(scope);
         else this.seenIndex[scope] = await fingerprint(indexFile);
         await this.removeTempFiles(scope);
+        await rm(this.dirOf(scope, WRITING_MARKER), { force: true });
       });
     }
+  }
+
+  /** Releases the lock files' handles. */
+  close(): void {
+    for (const scope of MEMORY_SCOPES) this.locks[scope]?.close();
   }
 
   /** Re-syncs the cache of a scope whose `MEMORY.md` changed since it was last seen (one stat per scope otherwise). */
@@ -142,12 +146,14 @@ export class MemoryFileStore {
       // Re-read the current version under the lock: another process may have written it since our cache was filled.
       const previous = existing ? this.parseOrUndefined(await this.readCounted(file), name, draft.scope) : undefined;
       const record = prepareMemory({ ...draft, name }, previous?.version ?? 0, this.options.now(), this.options.maxMemoryBytes);
-      await this.writeMonotonic(file, renderMemoryFile(record), existing?.mtimeMs);
+      await this.catchUp(draft.scope); // other writers' files, for the index
+      await this.markWriting(draft.scope);
+      await this.writeFileMonotonic(file, renderMemoryFile(record), existing?.mtimeMs, writeFileAtomic);
       this.stats.fileWrites++;
       this.cache[draft.scope].set(name, { fingerprint: (await fingerprint(file)) ?? '', record });
       this.options.afterMemoryFile?.();
-      await this.sync(draft.scope); // picks up other writers' files for the index, without re-reading ours
       await this.writeIndex(draft.scope);
+      await this.doneWriting(draft.scope);
       return record;
     });
   }
@@ -159,10 +165,14 @@ export class MemoryFileStore {
       const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
       const existing = await lstat(file).catch(() => undefined);
       if (!existing || !existing.isFile()) return false;
+      await this.catchUp(scope);
+      await this.markWriting(scope);
       await rm(file);
       await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
-      await this.sync(scope);
+      this.cache[scope].delete(name);
+      this.problems.delete(file);
       await this.writeIndex(scope);
+      await this.doneWriting(scope);
       return true;
     });
   }
@@ -180,30 +190,34 @@ export class MemoryFileStore {
     return result;
   }
 
-  /** Serialises work on a scope within this process, and across processes with a lock dir (refreshed every second). */
+  /** Serialises work on a scope within this process, and across processes with the scope's lock file. */
   private locked<T>(scope: MemoryScope, work: () => Promise<T>): Promise<T> {
     return this.serial(scope, async () => {
       const dir = await this.ensureDirs(scope);
-      let compromised: Error | undefined;
-      const lockfile = await loadLockfile();
-      const release = await lockfile
-        .lock(dir, {
-          realpath: false,
-          lockfilePath: path.join(dir, LOCK_DIR),
-          stale: this.options.lockStaleMs ?? 5000,
-          update: 1000,
-          retries: { retries: 200, factor: 1.3, minTimeout: 5, maxTimeout: 100, randomize: true },
-          onCompromised: (error) => (compromised = error),
-        })
-        .catch((error: unknown) => Promise.reject(new Error(`could not lock ${dir}: ${(error as Error).message}`)));
-      try {
-        const result = await work();
-        if (compromised) throw new Error(`the lock on ${dir} was lost while writing: ${compromised.message}`);
-        return result;
-      } finally {
-        await release().catch(() => undefined);
-      }
+      const lock = (this.locks[scope] ??= new ScopeLock(path.join(dir, LOCK_FILE), this.options.lockTimeoutMs));
+      return lock.run(work);
     });
+  }
+
+  /**
+   * Under the lock: brings the cache up to date when another process changed the scope since we
+   * last looked (it rewrote MEMORY.md) or died mid-write (its marker is still there); otherwise
+   * nothing was changed by anyone else and no file needs a look.
+   */
+  private async catchUp(scope: MemoryScope): Promise<void> {
+    const seen = await fingerprint(this.dirOf(scope, INDEX_FILE));
+    const interrupted = (await fingerprint(this.dirOf(scope, WRITING_MARKER))) !== undefined;
+    if (seen === this.seenIndex[scope] && !interrupted) return;
+    await this.sync(scope);
+  }
+
+  /** Marks the scope as being written (no fsync: after a power cut open() rescans anyway). */
+  private async markWriting(scope: MemoryScope): Promise<void> {
+    await writeFile(this.dirOf(scope, WRITING_MARKER), `${process.pid}\n`);
+  }
+
+  private async doneWriting(scope: MemoryScope): Promise<void> {
+    await rm(this.dirOf(scope, WRITING_MARKER), { force: true });
   }
 
   /** Creates the scope dirs and refuses to write through a symlinked scope or memories dir. */
@@ -269,17 +283,18 @@ export class MemoryFileStore {
     const file = this.dirOf(scope, INDEX_FILE);
     const before = await lstat(file).catch(() => undefined);
     if (before?.isSymbolicLink()) await rm(file); // never write through a planted link
-    await this.writeMonotonic(file, this.indexText(scope), before?.mtimeMs);
+    await this.writeFileMonotonic(file, this.indexText(scope), before?.mtimeMs, replaceFile);
     this.stats.indexWrites++;
     this.seenIndex[scope] = await fingerprint(file);
   }
 
   /**
-   * Atomic durable write whose mtime is strictly later than the file it replaces: readers detect
-   * changes by stat, and a reused inode with the same size in the same clock tick would hide one.
+   * An atomic write (durable or not, as `write` does it) whose mtime is strictly later than the
+   * file it replaces: readers detect changes by stat, and a reused inode with the same size in the
+   * same clock tick would hide one.
    */
-  private async writeMonotonic(file: string, text: string, previousMtimeMs: number | undefined): Promise<void> {
-    await writeFileAtomic(file, text);
+  private async writeFileMonotonic(file: string, text: string, previousMtimeMs: number | undefined, write: (file: string, text: string) => Promise<void>): Promise<void> {
+    await write(file, text);
     const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
     await utimes(file, new Date(mtime), new Date(mtime));
   }

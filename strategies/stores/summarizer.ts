@@ -284,7 +284,8 @@ export class SummaryMemory {
   constructor(context: StrategyContext, mode: SummarizeMode | undefined, runFold: (job: Job<FoldPayload>) => Promise<void>) {
     this.store = SummaryStore.open(context.dir, SUMMARY_FILE, context.durability, context.now);
     this.mode = mode ?? (context.durability === 'async' ? 'async' : 'sync');
-    this.worker = new JobWorker(this.store.queue, FOLD_JOB, runFold);
+    // Synchronous folds are awaited by save(): their claim needs no commit of its own (one fewer fsync per fold).
+    this.worker = new JobWorker(this.store.queue, FOLD_JOB, runFold, this.mode === 'async');
   }
 
   /** The summary as a context message: one object per version, so it is tokenised once. */

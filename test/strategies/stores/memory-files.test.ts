@@ -131,7 +131,7 @@ describe('MemoryFileStore', () => {
   let dir: string;
   let now: Date;
   const dirs = (): Record<MemoryScope, string> => ({ global: path.join(dir, 'global'), project: path.join(dir, 'project') });
-  const makeStore = (options: { pruneExpired?: boolean; lockStaleMs?: number } = {}): MemoryFileStore => new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
+  const makeStore = (options: { pruneExpired?: boolean; lockTimeoutMs?: number } = {}): MemoryFileStore => new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-memfiles-'));
@@ -241,17 +241,20 @@ describe('MemoryFileStore', () => {
     expect((await readdir(path.join(dir, 'global', MEMORIES_DIR))).sort()).toEqual(['kept.md', 'orphan.md']);
   });
 
-  it('recovers from a writer killed with SIGKILL mid-write: stale lock reclaimed, index repaired, nothing torn', async () => {
+  it('recovers from a writer killed with SIGKILL mid-write: its lock free at once, index repaired, nothing torn', async () => {
     const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
     const writer = fork(script, [dir, '9', '1000'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((resolve) => writer.once('message', () => resolve()));
+    // Killed while it keeps writing, a few steps in: most likely holding the lock, between a file and its index.
+    const steps = new Promise<void>((resolve) => writer.on('message', (message: { kind: string; step?: number }) => message.step === 3 && resolve()));
     writer.send('go');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await steps;
     const exited = new Promise((resolve) => writer.once('exit', resolve));
     writer.kill('SIGKILL');
     await exited;
 
-    const reopened = makeStore({ lockStaleMs: 2000 });
+    // A lock that waited for the dead writer would fail within 1 ms: the kernel released it with the process.
+    const reopened = makeStore({ lockTimeoutMs: 1 });
     await reopened.open();
     const indexed = await expectIndexAgrees(path.join(dir, 'project'), 'project');
     expect(indexed.size).toBeGreaterThan(1);
