@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
+import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { MembenchError } from '../core/errors.js';
@@ -23,6 +24,7 @@ export function builder(yargs: Argv) {
     .option('shard', { type: 'string', describe: 'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge' })
     .option('resume', { type: 'string', describe: 'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)' })
     .option('recall-threshold', { type: 'number', describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)' })
+    .option('profile', { type: 'boolean', default: false, describe: 'print where the time went by phase (process start, module loading, strategy open, replay, recovery, checks, reports, charts) on stderr' })
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
     .example('$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh', 'sweep the window size on the Chinese recipe conversation')
     .example('$0 run -c crash-mid-tool-call --durability sync,exit,none', 'what each durability mode loses when the agent process is killed')
@@ -75,7 +77,7 @@ export const handler = handled(async (argv: RunArgs) => {
   const interrupt = interruptOnSignals();
   let result;
   try {
-    result = await runBenchmark({ ...options, workers: layers.workers, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress });
+    result = await runBenchmark({ ...options, workers: layers.workers, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress, ...(argv.profile ? { profile: true } : {}) });
   } catch (error) {
     progress.stop();
     if (!(error instanceof RunInterrupted)) throw error;
@@ -88,7 +90,10 @@ export const handler = handled(async (argv: RunArgs) => {
   }
   process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY) })}\n`);
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
-  const files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions });
+  const phases: RunPhase[] = [{ name: 'planning + cells (runBenchmark)', ms: result.header.durationMs }];
+  const onPhase = (phase: string, ms: number): number => phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });
+  const files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions, onPhase });
+  if (argv.profile) process.stderr.write(`\n${renderProfile(result, phases)}`);
   await clearRunState(out);
   process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
   const failed = result.cells.filter((cell) => verdictFails(cellVerdict(cell, verdictOptions)));

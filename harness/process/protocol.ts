@@ -47,7 +47,20 @@ export interface CheckReport {
   pendingJobs: number | null;
 }
 
+/** What an agent process measured of its own start, sent with `ready`: where a process start's time goes. */
+export interface AgentBoot {
+  /** Node's own start, up to its bootstrap (ms since the process began). */
+  bootMs: number;
+  /** Importing the agent's modules. */
+  modulesMs: number;
+  /** Warming the tokenizer (tiktoken reads its ranks once per process). */
+  tokenizerMs: number;
+  /** CPU (user + system) the process had used by then. */
+  cpuMs: number;
+}
+
 export type FromAgent =
+  | { type: 'ready'; boot: AgentBoot }
   | { type: 'opened'; pendingJobs: number | null }
   | { type: 'ack'; ack: Ack }
   | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }

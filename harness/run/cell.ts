@@ -9,13 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AgentSession } from '../agent/loop.js';
-import { runCellInProcesses } from '../process/crashes.js';
+import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, summarizeRecall } from '../results/recall.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
+import type { CellPhases, CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
@@ -54,6 +54,8 @@ export interface ProviderSettings {
   keepCellDirs: boolean;
   /** Where cell temp dirs are made (default: the OS temp dir). */
   tempRoot?: string;
+  /** Record where each cell's time went (`phases` in its result). */
+  profile?: boolean;
 }
 
 /** The providers a cell runs with (shared by the cells of one process). */
@@ -98,6 +100,7 @@ interface CellRecords {
   effects: LedgerCounts;
   /** Peak resident set of the agent processes, in kB (0 when the cell ran in this process). */
   agentPeakRssKb?: number;
+  phases: CellPhases;
 }
 
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
@@ -119,16 +122,22 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string): Pro
       ),
   });
   let error: string | undefined;
+  const phases = emptyPhases();
+  const timed = async (phase: 'openMs' | 'replayMs' | 'closeMs', work: () => Promise<void>): Promise<void> => {
+    const started = performance.now();
+    await work();
+    phases[phase] += performance.now() - started;
+  };
   try {
-    await session.start();
-    await session.run(plan.scenario.steps);
-    await session.finish();
+    await timed('openMs', () => session.start());
+    await timed('replayMs', () => session.run(plan.scenario.steps));
+    await timed('closeMs', () => session.finish());
   } catch (caught) {
     error = caught instanceof Error ? caught.message : String(caught);
   }
   const effects = ledger.counts();
   ledger.close();
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, ...(error !== undefined ? { error } : {}) };
+  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, phases, ...(error !== undefined ? { error } : {}) };
 }
 
 /** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
@@ -158,7 +167,7 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string)
 }
 
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number): CellResult {
+function cellResult(plan: CellTask, records: CellRecords, durationMs: number, profile = false): CellResult {
   const { turns, probes, usage, error } = records;
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
   const contextTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
@@ -198,12 +207,13 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number): C
     turns,
     probes,
     durationMs,
+    ...(profile ? { phases: records.phases } : {}),
   };
 }
 
 /** A cell that never produced records (its pool worker died, its strategy would not load): an error result. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0): CellResult {
-  return cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, error }, durationMs);
+  return cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, phases: emptyPhases(), error }, durationMs);
 }
 
 /** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. */
@@ -216,5 +226,5 @@ export async function runCell(plan: CellPlan, providers: Providers): Promise<Cel
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, records, performance.now() - started);
+  return cellResult(plan, records, performance.now() - started, providers.profile);
 }
