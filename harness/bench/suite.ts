@@ -1,11 +1,13 @@
 /**
  * Whole-run throughput: `runBenchmark` over the built-in offline suite (every built-in scenario
  * not tagged `long`, every built-in strategy), timed end to end, with where the time went: per
- * scenario, in-process cells against cells run in agent processes (crashes, concurrency), and
- * the share the strategies' own save + load account for.
+ * scenario, in-process cells against cells run in agent processes (crashes, concurrency), by
+ * phase (process start, module loading, open, replay, recovery, checks), and the share the
+ * strategies' own save + load account for.
  */
 import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
 import { needsProcesses, runBenchmark } from '../run/runner.js';
+import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {
@@ -43,18 +45,14 @@ export interface SuiteResult {
   byScenario: SuitePhase[];
   /** Cells replayed in this process against cells replayed in agent processes. */
   byMode: SuitePhase[];
+  /** Where the time went by phase (`membench run --profile`), summed over the cells. */
+  phases: PhaseTotals;
 }
 
 /** Every built-in scenario except those tagged `long` (the 10,000-turn class), by name. */
 export async function offlineSuiteScenarios(): Promise<string[]> {
   const { scenarios } = await loadScenarios(builtinScenarioNames());
   return scenarios.filter((scenario) => !(scenario.tags ?? []).includes('long')).map((scenario) => scenario.name);
-}
-
-/** The scenarios among `names` replayed in this process (no crash, no concurrent sessions): quick mode's subset. */
-export async function inProcessScenarios(names: readonly string[]): Promise<string[]> {
-  const { scenarios } = await loadScenarios(names);
-  return scenarios.filter((scenario) => !needsProcesses(scenario, { isolate: false, crashFuzz: 0 })).map((scenario) => scenario.name);
 }
 
 /** Runs the suite and times it. */
@@ -68,6 +66,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     scenarios: names,
     ...(options.strategies ? { strategies: options.strategies } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    profile: true,
     onProgress: (event) => {
       if (event.type === 'cell') options.onProgress?.(`suite: [${event.index + 1}/${event.cells}] ${event.result.id} ${event.result.durationMs.toFixed(0)} ms`);
     },
@@ -99,5 +98,6 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     crashes: result.cells.reduce((sum, cell) => sum + (cell.faults?.crashes.length ?? 0), 0),
     byScenario: group((cell) => cell.scenario),
     byMode: group((cell) => (inProcesses.has(cell.scenario) ? 'agent processes (crash / concurrent scenarios)' : 'in process')),
+    phases: phaseTotals(result),
   };
 }

@@ -10,7 +10,7 @@ import { Ledger } from '../agent/ledger.js';
 import { containsAny, contextText } from '../core/metrics.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type ModelUsage } from '../models/index.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
-import { normalizeText } from '../core/text.js';
+import { normalizeText, words } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
@@ -138,15 +138,16 @@ class AgentHost {
 }
 
 // Every module above is loaded by now. A spare process waits for its cell: meanwhile it pays the
-// tokenizer's start-up cost (the model is the harness's guess: its argument), so a recovery after
+// tokenizer's and the segmenter's start-up cost (the model is the harness's guess: its argument), so a recovery after
 // a kill does not, and says it is ready with what its start cost.
 const modulesLoadedAt = performance.now();
 const bootstrapAt = performance.nodeTiming.bootstrapComplete;
 new TokenCounter(process.argv[2] ?? 'offline').countText('warm-up');
+words('我家只有一口铸铁锅 and a cast-iron pot'); // the segmenter loads its CJK dictionary on first use
 const cpu = process.cpuUsage();
 void send({
   type: 'ready',
-  boot: { bootMs: bootstrapAt, modulesMs: modulesLoadedAt - bootstrapAt, tokenizerMs: performance.now() - modulesLoadedAt, cpuMs: (cpu.user + cpu.system) / 1000 },
+  boot: { bootMs: bootstrapAt, modulesMs: modulesLoadedAt - bootstrapAt, warmUpMs: performance.now() - modulesLoadedAt, cpuMs: (cpu.user + cpu.system) / 1000 },
 }).catch(() => undefined);
 
 const host = new AgentHost();

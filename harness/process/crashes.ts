@@ -143,7 +143,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack)));
     if (agent.boot) {
       phases.processStartMs += agent.boot.bootMs;
-      phases.moduleLoadMs += agent.boot.modulesMs + agent.boot.tokenizerMs;
+      phases.moduleLoadMs += agent.boot.modulesMs + agent.boot.warmUpMs;
       phases.processCpuMs += agent.boot.cpuMs;
     }
     if (isExit(opened) || opened.type === 'error') {
