@@ -24,13 +24,14 @@ export interface ProcessExit {
 const AGENT_V8_FLAGS = ['--liftoff-only'];
 
 /**
- * The worker entry: under dist, the bundle (one file: no module resolution, a third of the start-up
- * CPU) for built-in strategies, or the compiled JS, whose @langchain/core is the one a user's
- * strategy or LangChain's classic memories import too; the TS source (through tsx) under the test runner.
+ * The worker entry: under dist, for built-in strategies, the bundle (one file: no module
+ * resolution, compiled once into V8's code cache) started by agent-boot.js; otherwise the compiled
+ * JS, whose @langchain/core is the one a user's strategy or LangChain's classic memories import
+ * too; the TS source (through tsx) under the test runner.
  */
 function workerEntry(bundled: boolean): { file: string; execArgv: string[] } {
-  const bundle = fileURLToPath(new URL('./agent-entry.bundle.js', import.meta.url));
-  if (bundled && existsSync(bundle)) return { file: bundle, execArgv: [] };
+  const boot = fileURLToPath(new URL('./agent-boot.js', import.meta.url));
+  if (bundled && existsSync(boot) && existsSync(fileURLToPath(new URL('./agent-entry.bundle.cjs', import.meta.url)))) return { file: boot, execArgv: [] };
   const js = fileURLToPath(new URL('./agent-entry.js', import.meta.url));
   if (existsSync(js)) return { file: js, execArgv: [] };
   return { file: fileURLToPath(new URL('./agent-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };
