@@ -34,6 +34,7 @@ import {
   deriveMemoryName,
   INDEX_FILE,
   indexLine,
+  loadYaml,
   isExpired,
   MEMORIES_DIR,
   MEMORY_SCOPES,
@@ -406,5 +407,6 @@ export const fileIndex = defineStrategy({
   options: fileIndexOptions,
   defaultDurability: 'sync',
   crashPoints: ['mid_memory_write'],
+  preload: () => void loadYaml(),
   create: (context, options) => new FileIndexStrategy(context, options),
 });

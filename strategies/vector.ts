@@ -23,7 +23,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../harness/core/tokens.js';
-import { insertSorted, lowerBound, VectorIndex } from './stores/vector-index.js';
+import { insertSorted, loadHnswlib, lowerBound, VectorIndex } from './stores/vector-index.js';
 import { ExchangeStore, type PendingMessage } from './stores/vector-store.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
@@ -385,5 +385,6 @@ export const vector = defineStrategy({
   description: 'every exchange embedded once into an HNSW index; top-k relevant exchanges retrieved (VectorStoreRetrieverMemory)',
   options: vectorOptions,
   defaultDurability: 'sync',
+  preload: () => void loadHnswlib(),
   create: (context, options) => new VectorStrategy(context, options),
 });

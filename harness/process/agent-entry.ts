@@ -51,6 +51,9 @@ class AgentHost {
       case 'arm':
         this.armed = message.point;
         return;
+      case 'prepare':
+        // A hint only: if the strategy will not load, `open` says so.
+        return loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(), () => undefined);
       case 'step':
         return this.step(message.index, message.step, message.evidence);
       case 'check':

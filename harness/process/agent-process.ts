@@ -65,6 +65,8 @@ export class AgentProcess {
   readonly ready: Promise<AgentBoot | ProcessExit>;
   /** Set once ready: what its start cost. */
   boot: AgentBoot | undefined;
+  /** The strategy it was told to preload (a spare waiting for a crash of that strategy's cell). */
+  preparedFor: string | undefined;
 
   private onAck: (ack: Ack) => void = () => undefined;
 

@@ -233,7 +233,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       for (;;) {
         const arm = arms.shift();
         // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
-        if (arm) phases.spareWaitMs += await spareReady(spares);
+        if (arm) phases.spareWaitMs += await spareReady(spares, cell.strategy);
         if (arm) agent.post({ type: 'arm', point: arm.point });
         const sent = performance.now();
         const reply = await agent.request({ type: 'step', index, step, evidence: evidenceTexts(step, evidence) }, 'step-done');

@@ -31,6 +31,8 @@ export interface AgentCell {
 export type ToAgent =
   | { type: 'open'; cell: AgentCell; resumeTurn: number }
   | { type: 'arm'; point: CrashPoint }
+  /** To a spare: load what this strategy loads lazily, before the crash it will recover. */
+  | { type: 'prepare'; strategy: string }
   | { type: 'step'; index: number; step: Step; evidence?: string[] }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   | { type: 'close' };

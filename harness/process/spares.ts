@@ -51,10 +51,15 @@ export function takeSpare(kind: SpareKind): AgentProcess {
 
 /**
  * Waits until the next spare of `kind` is ready (a crash armed after this recovers in a warm
- * process); resolves with how long that took, 0 when it already was.
+ * process), having told it to preload what `strategy` loads lazily; resolves with how long the
+ * wait took, 0 when it was ready already.
  */
-export async function spareReady(kind: SpareKind): Promise<number> {
+export async function spareReady(kind: SpareKind, strategy?: string): Promise<number> {
   const [next] = refill(kind);
+  if (strategy !== undefined && next!.preparedFor !== strategy) {
+    next!.post({ type: 'prepare', strategy });
+    next!.preparedFor = strategy;
+  }
   if (next!.boot) return 0;
   const started = performance.now();
   // Waiting counts as holding: the event loop must not exit under a cell that waits on it.

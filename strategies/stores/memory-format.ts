@@ -16,7 +16,9 @@ import { normalizeText, sentences, shortenText, slugify } from '../../harness/co
 /** Front matter vocabularies (DESIGN §3): what a memory is about, where it applies, how eagerly it is loaded. */
 /** yaml loads with the first memory file read or written: processes of other strategies never load it. */
 let yamlModule: typeof Yaml | undefined;
-const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+/** Loads yaml (once): the file-index strategy's `preload`. */
+export const loadYaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+const yaml = loadYaml;
 
 export const MEMORY_TYPES = ['user', 'feedback', 'project', 'reference'] as const;
 export const MEMORY_SCOPES = ['global', 'project'] as const;

@@ -15,9 +15,13 @@ type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
 
 /** hnswlib-node (a native addon) loads when the first index is built: processes of other strategies never load it. */
 let hnswModule: typeof hnswlib | undefined;
-function newHnsw(...args: ConstructorParameters<typeof hnswlib.HierarchicalNSW>): Hnsw {
+/** Loads the addon (once): the vector strategy's `preload`. */
+export function loadHnswlib(): typeof hnswlib {
   hnswModule ??= createRequire(import.meta.url)('hnswlib-node') as typeof hnswlib;
-  return new hnswModule.HierarchicalNSW(...args);
+  return hnswModule;
+}
+function newHnsw(...args: ConstructorParameters<typeof hnswlib.HierarchicalNSW>): Hnsw {
+  return new (loadHnswlib().HierarchicalNSW)(...args);
 }
 
 /** How the index is built and searched. */
