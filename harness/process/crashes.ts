@@ -210,12 +210,14 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       }
       if (step.kind === 'session') {
         await timedPhase(phases, 'closeMs', () => agent!.close());
+        lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
         agent = await startProcess(turnAt[index]!);
         continue;
       }
       if (step.kind === 'concurrent') {
         await timedPhase(phases, 'closeMs', () => agent!.close());
         await runConcurrent(index, step.concurrent);
+        lastPending = null; // the sessions closed cleanly, finishing their work
         agent = await startProcess(turnAt[index]!);
         const report = await check(agent, [], `after concurrent step ${index}`);
         if (report) {

@@ -185,13 +185,15 @@ export class JobWorker<Payload> {
    * `markRunning` (default true) commits each claim (state `running`) before the handler runs, so
    * no other worker starts the job meanwhile; a worker whose every run is awaited by its caller
    * (synchronous summarising) can skip that commit: a duplicate run elsewhere is harmless, since
-   * handlers complete conditionally.
+   * handlers complete conditionally. `staged(job)` tells the worker a job's result waits for a
+   * later commit, which completes it: the worker must not complete it now.
    */
   constructor(
     private readonly queue: JobQueue,
     private readonly kind: string,
     private readonly handler: (job: Job<Payload>) => Promise<void>,
     private readonly markRunning = true,
+    private readonly staged: (job: Job<Payload>) => boolean = () => false,
   ) {}
 
   /** Starts draining in the background; never throws, never needs awaiting. */
@@ -222,14 +224,15 @@ export class JobWorker<Payload> {
         // Claiming and clearing `running` happen in the same tick, so a job queued after the
         // last claim always finds `running` unset and starts a new loop.
         const job = this.markRunning ? this.queue.claim<Payload>(this.kind) : this.queue.next<Payload>(this.kind);
-        if (!job) return;
+        // A staged job is done but for its commit: the queue is drained.
+        if (!job || this.staged(job)) return;
         try {
           await this.handler(job);
         } catch (error) {
           if (this.queue.has(job.id)) this.queue.release(job.id, error instanceof Error ? error.message : String(error));
           throw error;
         }
-        this.queue.complete(job.id);
+        if (!this.staged(job)) this.queue.complete(job.id);
       }
     } finally {
       this.running = undefined;
