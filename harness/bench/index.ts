@@ -33,7 +33,7 @@ export interface BenchOptions {
   sizes?: readonly number[];
   /** Strategies of the save/load section (default: every built-in). */
   strategies?: readonly string[];
-  /** Worker processes of the suite run (default: the runner's default). */
+  /** Worker processes of the suite run (default: `membench run`'s, one per core). */
   workers?: number;
   onProgress?: (line: string) => void;
 }
@@ -131,7 +131,8 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
   if (sections.includes('suite')) {
     // The whole default suite, quick or not: what `membench run` runs, timed end to end.
     const scenarios = await offlineSuiteScenarios();
-    const suite = await benchSuite({ scenarios, workers: options.workers, onProgress: progress });
+    // With `membench run`'s default worker count (one per core) unless told otherwise.
+    const suite = await benchSuite({ scenarios, workers: options.workers ?? os.availableParallelism(), onProgress: progress });
     report.suite = { ...suite, complete: true };
   }
 

@@ -15,7 +15,7 @@ export function builder(yargs: Argv) {
     .option('only', { type: 'string', array: true, describe: `sections to run (repeatable or comma-separated): ${BENCH_SECTIONS.join(', ')}` })
     .option('sizes', { type: 'string', describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})` })
     .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load and recovery sections (default: every built-in)' })
-    .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: the runner\'s default)' })
+    .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: one per core, as membench run)' })
     .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress lines' })
     .example('$0 bench --quick', 'every section with small sizes')
