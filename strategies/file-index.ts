@@ -25,7 +25,7 @@ import path from 'node:path';
 import { SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { MembenchError } from '../harness/core/errors.js';
-import { replaceFile } from '../harness/core/fs.js';
+import { replaceFileSync } from '../harness/core/fs.js';
 import { SqliteChatMessageHistory } from './stores/history.js';
 import { MemoryFileStore } from './stores/memory-files.js';
 import {
@@ -337,7 +337,7 @@ export class FileIndexStrategy implements MemoryStrategy {
 
   /** Atomic but not fsynced: a cursor lost to a power cut only makes the last exchange be extracted again, which rewrites nothing unchanged. */
   private async writeCursor(): Promise<void> {
-    await replaceFile(path.join(this.context.dir, CURSOR_FILE), `${JSON.stringify({ through: this.extractedThrough })}\n`);
+    replaceFileSync(path.join(this.context.dir, CURSOR_FILE), `${JSON.stringify({ through: this.extractedThrough })}\n`);
   }
 
   /** The store's memories with this session's unwritten changes applied. */

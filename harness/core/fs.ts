@@ -1,5 +1,6 @@
 /** Atomic file writes: durable (temp file + fsync + rename + fsync of the directory), or atomic only (temp + rename) for derived files. */
-import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -35,13 +36,14 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
  * half of one, but a power cut may lose the change. For files derived from durable ones and
  * rebuilt from them on open (an index, a cursor), where an fsync would buy nothing.
  */
-export async function replaceFile(file: string, data: string | Uint8Array): Promise<void> {
+export function replaceFileSync(file: string, data: string | Uint8Array): void {
+  // Synchronous: no fsync to wait for, and a small file's write costs less than a thread-pool hop.
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(temp, data, { flag: 'wx' });
-    await rename(temp, file);
+    writeFileSync(temp, data, { flag: 'wx' });
+    renameSync(temp, file);
   } catch (error) {
-    await rm(temp, { force: true });
+    rmSync(temp, { force: true });
     throw error;
   }
 }

@@ -10,10 +10,11 @@
  * only files whose stat changed, and only when the index changed; a writer rescans the memory
  * files only when another process changed them (the index moved) or died mid-write (its marker).
  */
-import { lstat, mkdir, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { lstatSync, mkdirSync, rmSync, utimesSync, writeFileSync, type Stats } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
-import { replaceFile, syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
+import { replaceFileSync, syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
 import { ScopeLock } from './scope-lock.js';
 import {
   INDEX_FILE,
@@ -39,10 +40,24 @@ const refuse = (message: string): MembenchError => new MembenchError('INVALID_AR
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
 
-/** A stat fingerprint; bigint nanosecond times plus the monotonic mtimes written below make a change always visible. */
-async function fingerprint(file: string): Promise<string | undefined> {
+/** The file's lstat, or undefined when it does not exist. */
+function lstatOrUndefined(file: string): Stats | undefined {
   try {
-    const stat = await lstat(file, { bigint: true });
+    return lstatSync(file);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A stat fingerprint; bigint nanosecond times plus the monotonic mtimes written below make a change
+ * always visible. Metadata calls here are synchronous: each takes microseconds, less than a hop
+ * through the thread pool; only file contents and fsyncs go through it.
+ */
+function fingerprint(file: string): string | undefined {
+  try {
+    const stat = lstatSync(file, { bigint: true });
     return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
@@ -100,7 +115,7 @@ export class MemoryFileStore {
         const indexFile = this.dirOf(scope, INDEX_FILE);
         const current = await this.readCounted(indexFile).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
         if (current !== this.indexText(scope)) await this.writeIndex(scope);
-        else this.seenIndex[scope] = await fingerprint(indexFile);
+        else this.seenIndex[scope] = fingerprint(indexFile);
         await this.removeTempFiles(scope);
         await rm(this.dirOf(scope, WRITING_MARKER), { force: true });
       });
@@ -115,7 +130,7 @@ export class MemoryFileStore {
   /** Re-syncs the cache of a scope whose `MEMORY.md` changed since it was last seen (one stat per scope otherwise). */
   async refresh(): Promise<void> {
     for (const scope of MEMORY_SCOPES) {
-      const seen = await fingerprint(this.dirOf(scope, INDEX_FILE));
+      const seen = fingerprint(this.dirOf(scope, INDEX_FILE));
       if (seen === this.seenIndex[scope]) continue;
       await this.serial(scope, async () => {
         await this.sync(scope);
@@ -141,19 +156,19 @@ export class MemoryFileStore {
     const name = normalizeMemoryName(draft.name);
     return this.locked(draft.scope, async () => {
       const file = this.dirOf(draft.scope, MEMORIES_DIR, `${name}.md`);
-      const existing = await lstat(file).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+      const existing = lstatOrUndefined(file);
       if (existing?.isSymbolicLink()) throw refuse(`memory "${name}" refused: ${file} is a symbolic link`);
       // Re-read the current version under the lock: another process may have written it since our cache was filled.
       const previous = existing ? this.parseOrUndefined(await this.readCounted(file), name, draft.scope) : undefined;
       const record = prepareMemory({ ...draft, name }, previous?.version ?? 0, this.options.now(), this.options.maxMemoryBytes);
       await this.catchUp(draft.scope); // other writers' files, for the index
-      await this.markWriting(draft.scope);
+      this.markWriting(draft.scope);
       await this.writeFileMonotonic(file, renderMemoryFile(record), existing?.mtimeMs, writeFileAtomic);
       this.stats.fileWrites++;
-      this.cache[draft.scope].set(name, { fingerprint: (await fingerprint(file)) ?? '', record });
+      this.cache[draft.scope].set(name, { fingerprint: fingerprint(file) ?? '', record });
       this.options.afterMemoryFile?.();
       await this.writeIndex(draft.scope);
-      await this.doneWriting(draft.scope);
+      this.doneWriting(draft.scope);
       return record;
     });
   }
@@ -163,16 +178,16 @@ export class MemoryFileStore {
     if (memoryNameProblem(name)) return false;
     return this.locked(scope, async () => {
       const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
-      const existing = await lstat(file).catch(() => undefined);
+      const existing = lstatOrUndefined(file);
       if (!existing || !existing.isFile()) return false;
       await this.catchUp(scope);
-      await this.markWriting(scope);
+      this.markWriting(scope);
       await rm(file);
       await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
       this.cache[scope].delete(name);
       this.problems.delete(file);
       await this.writeIndex(scope);
-      await this.doneWriting(scope);
+      this.doneWriting(scope);
       return true;
     });
   }
@@ -205,27 +220,27 @@ export class MemoryFileStore {
    * nothing was changed by anyone else and no file needs a look.
    */
   private async catchUp(scope: MemoryScope): Promise<void> {
-    const seen = await fingerprint(this.dirOf(scope, INDEX_FILE));
-    const interrupted = (await fingerprint(this.dirOf(scope, WRITING_MARKER))) !== undefined;
+    const seen = fingerprint(this.dirOf(scope, INDEX_FILE));
+    const interrupted = fingerprint(this.dirOf(scope, WRITING_MARKER)) !== undefined;
     if (seen === this.seenIndex[scope] && !interrupted) return;
     await this.sync(scope);
   }
 
   /** Marks the scope as being written (no fsync: after a power cut open() rescans anyway). */
-  private async markWriting(scope: MemoryScope): Promise<void> {
-    await writeFile(this.dirOf(scope, WRITING_MARKER), `${process.pid}\n`);
+  private markWriting(scope: MemoryScope): void {
+    writeFileSync(this.dirOf(scope, WRITING_MARKER), `${process.pid}\n`);
   }
 
-  private async doneWriting(scope: MemoryScope): Promise<void> {
-    await rm(this.dirOf(scope, WRITING_MARKER), { force: true });
+  private doneWriting(scope: MemoryScope): void {
+    rmSync(this.dirOf(scope, WRITING_MARKER), { force: true });
   }
 
   /** Creates the scope dirs and refuses to write through a symlinked scope or memories dir. */
   private async ensureDirs(scope: MemoryScope): Promise<string> {
     const dir = this.dirOf(scope);
-    await mkdir(this.dirOf(scope, MEMORIES_DIR), { recursive: true });
+    mkdirSync(this.dirOf(scope, MEMORIES_DIR), { recursive: true });
     for (const folder of [dir, this.dirOf(scope, MEMORIES_DIR)]) {
-      const stat = await lstat(folder);
+      const stat = lstatSync(folder);
       if (stat.isSymbolicLink() || !stat.isDirectory()) throw refuse(`memory directory ${folder} is a symbolic link or not a directory; refusing to use it`);
     }
     return dir;
@@ -248,7 +263,7 @@ export class MemoryFileStore {
           if (problem) this.problems.set(file, problem);
           return;
         }
-        const print = await fingerprint(file);
+        const print = fingerprint(file);
         if (print === undefined) return;
         if (cache.get(name)?.fingerprint !== print) {
           const text = await this.readCounted(file).catch(() => undefined);
@@ -281,11 +296,11 @@ export class MemoryFileStore {
   private async writeIndex(scope: MemoryScope): Promise<void> {
     if (this.options.pruneExpired) await this.pruneExpired(scope);
     const file = this.dirOf(scope, INDEX_FILE);
-    const before = await lstat(file).catch(() => undefined);
-    if (before?.isSymbolicLink()) await rm(file); // never write through a planted link
-    await this.writeFileMonotonic(file, this.indexText(scope), before?.mtimeMs, replaceFile);
+    const before = lstatOrUndefined(file);
+    if (before?.isSymbolicLink()) rmSync(file); // never write through a planted link
+    await this.writeFileMonotonic(file, this.indexText(scope), before?.mtimeMs, async (target, text) => replaceFileSync(target, text));
     this.stats.indexWrites++;
-    this.seenIndex[scope] = await fingerprint(file);
+    this.seenIndex[scope] = fingerprint(file);
   }
 
   /**
@@ -296,7 +311,7 @@ export class MemoryFileStore {
   private async writeFileMonotonic(file: string, text: string, previousMtimeMs: number | undefined, write: (file: string, text: string) => Promise<void>): Promise<void> {
     await write(file, text);
     const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
-    await utimes(file, new Date(mtime), new Date(mtime));
+    utimesSync(file, new Date(mtime), new Date(mtime));
   }
 
   private async pruneExpired(scope: MemoryScope): Promise<void> {
