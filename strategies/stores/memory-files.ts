@@ -2,19 +2,20 @@
  * The file store behind the `file-index` strategy: one Markdown file per memory with YAML front
  * matter under `<scopeDir>/memories/`, and a `MEMORY.md` index rebuilt after every change.
  * Writers lock the scope dir (ScopeLock: released by the kernel when a holder dies), re-read the
- * file they update, write it atomically and durably (temp + fsync + rename + dir fsync) and
- * rebuild the index before unlocking, so concurrent processes lose no update and the index always
- * matches the files. `MEMORY.md` is derived from the files (open() rebuilds it when it disagrees),
- * so it is replaced atomically without an fsync of its own: a process crash never tears it, a
- * power cut can only leave it stale until the next open. Readers keep a parsed cache and re-read
- * only files whose stat changed, and only when the index changed; a writer rescans the memory
- * files only when another process changed them (the index moved) or died mid-write (its marker).
+ * file they update, stage the new index in `.MEMORY.md.pending`, write the memory atomically and
+ * durably (temp + fsync + rename + dir fsync), and rename the staged index into place before
+ * unlocking, so concurrent processes lose no update and the index always matches the files.
+ * `MEMORY.md` is derived from the files (open() rebuilds it when it disagrees), so it gets no fsync
+ * of its own: a process crash never tears it, a power cut can only leave it stale until the next
+ * open. Readers keep a parsed cache and re-read only files whose stat changed, and only when the
+ * index changed; a writer rescans the memory files only when another process changed them (the
+ * index moved) or died mid-write (its pending index is still there).
  */
-import { lstatSync, mkdirSync, rmSync, utimesSync, writeFileSync, type Stats } from 'node:fs';
+import { lstatSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync, type Stats } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
-import { replaceFileSync, syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
+import { syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
 import { ScopeLock } from './scope-lock.js';
 import {
   INDEX_FILE,
@@ -34,11 +35,23 @@ import {
 } from './memory-format.js';
 
 const LOCK_FILE = '.lock.sqlite';
-/** Present while a writer is between its first file change and its index: left behind, it says a writer died mid-write. */
-const WRITING_MARKER = '.writing';
+/**
+ * The next MEMORY.md, written before the change it indexes and renamed into place after it: left
+ * behind, it says a writer died mid-write (one file created per write, marker and index in one).
+ */
+const PENDING_INDEX = '.MEMORY.md.pending';
 const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
+
+/**
+ * Sets a just-written file's mtime strictly later than the file it replaced: readers detect changes
+ * by stat, and a reused inode with the same size in the same clock tick would hide one.
+ */
+function bumpMtime(file: string, previousMtimeMs: number | undefined): void {
+  const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
+  utimesSync(file, new Date(mtime), new Date(mtime));
+}
 
 /** The file's lstat, or undefined when it does not exist. */
 function lstatOrUndefined(file: string): Stats | undefined {
@@ -117,7 +130,7 @@ export class MemoryFileStore {
         if (current !== this.indexText(scope)) await this.writeIndex(scope);
         else this.seenIndex[scope] = fingerprint(indexFile);
         await this.removeTempFiles(scope);
-        await rm(this.dirOf(scope, WRITING_MARKER), { force: true });
+        rmSync(this.dirOf(scope, PENDING_INDEX), { force: true });
       });
     }
   }
@@ -162,13 +175,23 @@ export class MemoryFileStore {
       const previous = existing ? this.parseOrUndefined(await this.readCounted(file), name, draft.scope) : undefined;
       const record = prepareMemory({ ...draft, name }, previous?.version ?? 0, this.options.now(), this.options.maxMemoryBytes);
       await this.catchUp(draft.scope); // other writers' files, for the index
-      this.markWriting(draft.scope);
-      await this.writeFileMonotonic(file, renderMemoryFile(record), existing?.mtimeMs, writeFileAtomic);
+      const cached = this.cache[draft.scope];
+      const before = cached.get(name);
+      cached.set(name, { fingerprint: '', record }); // listed in the index staged before the file is written
+      try {
+        await this.stageIndex(draft.scope);
+        await writeFileAtomic(file, renderMemoryFile(record));
+        bumpMtime(file, existing?.mtimeMs);
+      } catch (error) {
+        if (before) cached.set(name, before);
+        else cached.delete(name);
+        rmSync(this.dirOf(draft.scope, PENDING_INDEX), { force: true });
+        throw error;
+      }
       this.stats.fileWrites++;
-      this.cache[draft.scope].set(name, { fingerprint: fingerprint(file) ?? '', record });
+      cached.set(name, { fingerprint: fingerprint(file) ?? '', record });
       this.options.afterMemoryFile?.();
-      await this.writeIndex(draft.scope);
-      this.doneWriting(draft.scope);
+      this.commitIndex(draft.scope);
       return record;
     });
   }
@@ -181,13 +204,12 @@ export class MemoryFileStore {
       const existing = lstatOrUndefined(file);
       if (!existing || !existing.isFile()) return false;
       await this.catchUp(scope);
-      this.markWriting(scope);
-      await rm(file);
-      await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
       this.cache[scope].delete(name);
       this.problems.delete(file);
-      await this.writeIndex(scope);
-      this.doneWriting(scope);
+      await this.stageIndex(scope);
+      await rm(file);
+      await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
+      this.commitIndex(scope);
       return true;
     });
   }
@@ -216,23 +238,14 @@ export class MemoryFileStore {
 
   /**
    * Under the lock: brings the cache up to date when another process changed the scope since we
-   * last looked (it rewrote MEMORY.md) or died mid-write (its marker is still there); otherwise
-   * nothing was changed by anyone else and no file needs a look.
+   * last looked (it rewrote MEMORY.md) or died mid-write (its pending index is still there);
+   * otherwise nothing was changed by anyone else and no file needs a look.
    */
   private async catchUp(scope: MemoryScope): Promise<void> {
     const seen = fingerprint(this.dirOf(scope, INDEX_FILE));
-    const interrupted = fingerprint(this.dirOf(scope, WRITING_MARKER)) !== undefined;
+    const interrupted = fingerprint(this.dirOf(scope, PENDING_INDEX)) !== undefined;
     if (seen === this.seenIndex[scope] && !interrupted) return;
     await this.sync(scope);
-  }
-
-  /** Marks the scope as being written (no fsync: after a power cut open() rescans anyway). */
-  private markWriting(scope: MemoryScope): void {
-    writeFileSync(this.dirOf(scope, WRITING_MARKER), `${process.pid}\n`);
-  }
-
-  private doneWriting(scope: MemoryScope): void {
-    rmSync(this.dirOf(scope, WRITING_MARKER), { force: true });
   }
 
   /** Creates the scope dirs and refuses to write through a symlinked scope or memories dir. */
@@ -294,24 +307,29 @@ export class MemoryFileStore {
 
   /** Rebuilds `MEMORY.md` from the cache (pruning expired files first when asked). */
   private async writeIndex(scope: MemoryScope): Promise<void> {
-    if (this.options.pruneExpired) await this.pruneExpired(scope);
-    const file = this.dirOf(scope, INDEX_FILE);
-    const before = lstatOrUndefined(file);
-    if (before?.isSymbolicLink()) rmSync(file); // never write through a planted link
-    await this.writeFileMonotonic(file, this.indexText(scope), before?.mtimeMs, async (target, text) => replaceFileSync(target, text));
-    this.stats.indexWrites++;
-    this.seenIndex[scope] = fingerprint(file);
+    await this.stageIndex(scope);
+    this.commitIndex(scope);
   }
 
   /**
-   * An atomic write (durable or not, as `write` does it) whose mtime is strictly later than the
-   * file it replaces: readers detect changes by stat, and a reused inode with the same size in the
-   * same clock tick would hide one.
+   * Writes the index the cache implies to the pending file, before the change it indexes (no
+   * fsync: MEMORY.md is derived, and open() rebuilds it). Created afresh: never through a link.
    */
-  private async writeFileMonotonic(file: string, text: string, previousMtimeMs: number | undefined, write: (file: string, text: string) => Promise<void>): Promise<void> {
-    await write(file, text);
-    const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
-    utimesSync(file, new Date(mtime), new Date(mtime));
+  private async stageIndex(scope: MemoryScope): Promise<void> {
+    if (this.options.pruneExpired) await this.pruneExpired(scope);
+    const pending = this.dirOf(scope, PENDING_INDEX);
+    rmSync(pending, { force: true });
+    writeFileSync(pending, this.indexText(scope), { flag: 'wx' });
+  }
+
+  /** Renames the pending index into place (replacing a planted link, not writing through it), its mtime later than the one it replaces. */
+  private commitIndex(scope: MemoryScope): void {
+    const file = this.dirOf(scope, INDEX_FILE);
+    const before = lstatOrUndefined(file);
+    renameSync(this.dirOf(scope, PENDING_INDEX), file);
+    bumpMtime(file, before?.mtimeMs);
+    this.stats.indexWrites++;
+    this.seenIndex[scope] = fingerprint(file);
   }
 
   private async pruneExpired(scope: MemoryScope): Promise<void> {

@@ -241,6 +241,22 @@ describe('MemoryFileStore', () => {
     expect((await readdir(path.join(dir, 'global', MEMORIES_DIR))).sort()).toEqual(['kept.md', 'orphan.md']);
   });
 
+  it('a live writer indexes what a writer killed mid-write left (its pending index says so), without reopening', async () => {
+    const store = makeStore();
+    await store.open();
+    await store.write(draft('kept', 'Kept.'));
+    const scanned = store.stats.syncs;
+    await store.write(draft('second', 'Second.'));
+    expect(store.stats.syncs).toBe(scanned); // nobody else wrote: no rescan
+    // Another writer, killed between its memory file and its index: the file, and its staged index, are left.
+    await writeFile(path.join(dir, 'global', MEMORIES_DIR, 'orphan.md'), renderMemoryFile(prepareMemory(draft('orphan', 'Orphan.'), 0, NOW, 4096)));
+    await writeFile(path.join(dir, 'global', '.MEMORY.md.pending'), 'half an index');
+    await store.write(draft('third', 'Third.'));
+    expect(store.stats.syncs).toBe(scanned + 1);
+    expect([...(await expectIndexAgrees(dirs().global, 'global')).keys()].sort()).toEqual(['kept', 'orphan', 'second', 'third']);
+    expect(await readdir(path.join(dir, 'global'))).not.toContain('.MEMORY.md.pending');
+  });
+
   it('recovers from a writer killed with SIGKILL mid-write: its lock free at once, index repaired, nothing torn', async () => {
     const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
     const writer = fork(script, [dir, '9', '1000'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
