@@ -47,19 +47,28 @@ export interface WriteRunOptions extends VerdictOptions {
   overwrite?: boolean;
   /** File the Markdown run summary is appended to: default `GITHUB_STEP_SUMMARY` (if set); null never appends. */
   stepSummary?: string | null;
+  /** Told how long rendering the reports, rendering the charts and writing the files took (`--profile`). */
+  onPhase?: (phase: 'reports' | 'charts' | 'writing', ms: number) => void;
 }
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
 export async function writeRunOutput(result: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
   assertWritableOutDir(dir, options.overwrite ?? false);
   const verdict: VerdictOptions = options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };
-  const outputs: [string, string | Uint8Array][] = [
+  let phaseStart = performance.now();
+  const phaseDone = (phase: 'reports' | 'charts' | 'writing'): void => {
+    options.onPhase?.(phase, performance.now() - phaseStart);
+    phaseStart = performance.now();
+  };
+  const reports: [string, string | Uint8Array][] = [
     ['results.json', renderJson(result)],
     ['report.md', renderMarkdown(result)],
     ['report.html', renderHtml(result)],
     ['junit.xml', renderJunit(result, verdict)],
-    ...renderCharts(result).map(([name, png]): [string, Uint8Array] => [path.join(CHARTS_DIR, name), png]),
   ];
+  phaseDone('reports');
+  const outputs = [...reports, ...renderCharts(result).map(([name, png]): [string, Uint8Array] => [path.join(CHARTS_DIR, name), png])];
+  phaseDone('charts');
   const written: string[] = [];
   for (const [name, content] of outputs) {
     const file = path.join(dir, name);
@@ -69,6 +78,7 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
   await removeStaleCharts(path.join(dir, CHARTS_DIR), new Set(written.map((file) => path.basename(file))));
   const summaryFile = options.stepSummary === undefined ? process.env.GITHUB_STEP_SUMMARY : options.stepSummary;
   if (summaryFile) await appendStepSummary(renderRunStepSummary(result, verdict), summaryFile);
+  phaseDone('writing');
   return written;
 }
 

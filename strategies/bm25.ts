@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { ExchangeMemory } from './stores/exchange-memory.js';
 import { LexicalRetriever } from './stores/lexical-retriever.js';
-import { LEXICAL_TOKENIZERS } from './stores/segmenters.js';
+import { LEXICAL_TOKENIZERS, preloadJieba } from './stores/segmenters.js';
 import { defineStrategy } from './types.js';
 import { retrievalKnobs } from './vector.js';
 
@@ -31,5 +31,6 @@ export const bm25 = defineStrategy({
   options: bm25Options,
   defaultDurability: 'sync',
   crashPoints: ['mid_memory_write'],
+  preload: preloadJieba,
   create: (context, options) => new ExchangeMemory(context, options, new LexicalRetriever(options), 'bm25.sqlite'),
 });

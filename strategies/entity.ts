@@ -82,7 +82,8 @@ export class EntityStrategy implements MemoryStrategy {
   readonly store: EntityStore;
   /** The last failure of background extraction (`async`); flush() retries the queue and rethrows. */
   backgroundError: unknown;
-  private readonly history: SqliteChatMessageHistory;
+  /** Made on open: it keeps its messages in the store's database, so a reply and its extraction job are one commit. */
+  private history!: SqliteChatMessageHistory;
   private readonly humanAt: number[] = [];
   private lastReplyAt = -1;
   /** Step ids of the messages since the last reply (the exchange in progress; not persisted: a crash mid-exchange loses them). */
@@ -94,34 +95,41 @@ export class EntityStrategy implements MemoryStrategy {
 
   constructor(private readonly context: StrategyContext, private readonly options: EntityOptions) {
     this.capabilities = { persistent: true, explicitMemory: false, backgroundWork: context.durability === 'async', lossy: true };
-    this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
     this.store = new EntityStore(path.join(context.dir, 'entities.sqlite'), context.durability, context.now);
   }
 
   async open(): Promise<void> {
+    this.queue.push(...this.store.open());
+    const { dir, durability } = this.context;
+    const database = this.store.database;
+    this.history = new SqliteChatMessageHistory({ dir, durability, ...(database ? { database } : {}) });
     this.history.open();
     this.humanAt.length = 0;
     this.history.messages.forEach((message, index) => {
       if (isHuman(message)) this.humanAt.push(index);
       if (isFinalReply(message)) this.lastReplyAt = index;
     });
-    this.queue.push(...this.store.open());
     await this.process();
   }
 
   async save(event: MemoryEvent): Promise<void> {
+    const { message } = event;
     const index = this.history.messages.length;
-    await this.history.addMessage(event.message);
-    if (isHuman(event.message)) this.humanAt.push(index);
+    if (isHuman(message)) this.humanAt.push(index);
     if (event.stepId !== undefined && !this.exchangeSteps.includes(event.stepId)) this.exchangeSteps.push(event.stepId);
-    if (!isFinalReply(event.message)) return;
+    if (!isFinalReply(message)) return this.history.addMessage(message);
     const stepIds = this.exchangeSteps;
     this.exchangeSteps = [];
     // The lines since the previous reply: this exchange, with any tool calls that came in between.
-    const lines = this.history.messages.slice(this.lastReplyAt + 1).map(transcriptLine).filter((line) => line.length > 0);
+    const lines = [...this.history.messages.slice(this.lastReplyAt + 1), message].map(transcriptLine).filter((line) => line.length > 0);
     this.lastReplyAt = index;
-    if (lines.length === 0) return;
-    this.queue.push(this.store.enqueue(event.turn, lines, stepIds));
+    // The reply and the extraction job it makes are committed together.
+    const job = this.store.transaction(() => {
+      this.history.append([message]);
+      return lines.length > 0 ? this.store.enqueue(event.turn, lines, stepIds) : undefined;
+    });
+    if (!job) return;
+    this.queue.push(job);
     await this.process();
   }
 
@@ -159,8 +167,9 @@ export class EntityStrategy implements MemoryStrategy {
     try {
       await this.drain();
     } finally {
+      // The history writes what `exit` kept back into the store's database before the store closes it.
+      await this.history?.close();
       this.store.close();
-      await this.history.close();
     }
   }
 

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { MembenchError } from '../harness/core/errors.js';
-import { writeFileAtomic } from '../harness/core/fs.js';
+import { replaceFileSync } from '../harness/core/fs.js';
 import { SqliteChatMessageHistory } from './stores/history.js';
 import { MemoryFileStore } from './stores/memory-files.js';
 import {
@@ -34,6 +34,7 @@ import {
   deriveMemoryName,
   INDEX_FILE,
   indexLine,
+  loadYaml,
   isExpired,
   MEMORIES_DIR,
   MEMORY_SCOPES,
@@ -46,6 +47,7 @@ import {
   type MemoryScope,
   type MemoryType,
 } from './stores/memory-format.js';
+import { byImportance, indexWithinBudget, omittedLine, renderContext, type BudgetedIndex } from './stores/memory-context.js';
 import { extractMemoriesPrompt } from '../harness/core/prompts.js';
 import { matchTerms, normalizeText, sentences, shortenText } from '../harness/core/text.js';
 import { messageText } from '../harness/core/tokens.js';
@@ -65,6 +67,12 @@ export const fileIndexOptions = z
     maxMemoryBytes: z.coerce.number().int().min(1).default(4096),
     /** Non-high memories loaded in full per query, emulating the model calling recall_memory. */
     recallTopK: z.coerce.number().int().min(0).default(2),
+    /**
+     * Tokens of MEMORY.md index lines shown in the context and the extraction prompt, so both stay
+     * flat as memories grow: the most important lines (priority, then the latest updated) are
+     * listed, the rest are reachable through `recall_memory`.
+     */
+    indexTokens: z.coerce.number().int().min(0).default(1000),
     /** Completed exchanges of raw conversation kept besides the memories (the current user message always comes along). */
     recentExchanges: z.coerce.number().int().min(0).default(1),
     /** Delete expired memory files when an index is rebuilt (default false; they are never loaded either way). */
@@ -90,7 +98,6 @@ export interface FileMemoryAck extends RememberAck {
 
 /** Where a new memory goes when the caller names no scope: facts about the user travel across projects. */
 const DEFAULT_SCOPE: Record<MemoryType, MemoryScope> = { user: 'global', feedback: 'global', project: 'project', reference: 'project' };
-const PRIORITY_RANK = { high: 0, normal: 1, low: 2 } as const;
 const keyOf = (scope: MemoryScope, name: string): string => `${scope}/${name}`;
 const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
 const isFinalReply = (message: BaseMessage): boolean => message.getType() === 'ai' && ((message as AIMessage).tool_calls ?? []).length === 0;
@@ -119,6 +126,8 @@ export class FileIndexStrategy implements MemoryStrategy {
   private readonly termsOf = new WeakMap<MemoryRecord, ReadonlySet<string>>();
   /** Scenario step ids of history messages saved in this session (auto-memory records where a memory came from). */
   private readonly stepIdAt = new Map<number, string>();
+  /** Tokens of each record's index line (records are replaced, never changed, so the count holds). */
+  private readonly lineTokens = new WeakMap<MemoryRecord, number>();
   private lastContext: SystemMessage | undefined;
 
   constructor(
@@ -182,7 +191,7 @@ export class FileIndexStrategy implements MemoryStrategy {
     const recent = this.recentMessages();
     // Asked for a ranking (a probe): every live memory, high priority too, ranked as recall_memory would rank it.
     const ranking = input.rankDepth === undefined ? {} : { retrieved: this.rankMemories(live, input.query, Math.max(this.options.recallTopK, input.rankDepth)).map(({ record, score }) => ({ stepIds: record.sources ?? [], score })) };
-    const text = renderContext(high, rest, recalled);
+    const text = renderContext(high, this.indexWithinBudget(rest), recalled);
     if (!text) return { messages: recent, ...ranking };
     // The same object while nothing changed, so the token counter's per-message cache keeps working.
     if (this.lastContext?.content !== text) this.lastContext = new SystemMessage(text);
@@ -292,6 +301,7 @@ export class FileIndexStrategy implements MemoryStrategy {
     this.pending.clear();
     if (this.context.durability === 'exit' && this.options.autoMemory) await this.writeCursor();
     await this.history.close();
+    this.store?.close();
     if (problems.length > 0) throw new MembenchError('INVALID_ARGUMENT', `${problems.length} memories could not be written on close`, problems);
   }
 
@@ -318,7 +328,9 @@ export class FileIndexStrategy implements MemoryStrategy {
       const related = this.bestMatches(live, userMessages.join('\n'), RELATED_BODIES)
         .filter((record) => !normalizeText(record.description).includes(normalizeText(record.body)))
         .map((record) => ({ name: record.name, body: record.body }));
-      const prompt = extractMemoriesPrompt({ indexLines: live.map(indexLine), related, userMessages, reply: shortenText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS) });
+      const { listed, omitted } = this.indexWithinBudget(live);
+      const indexLines = [...listed.map(indexLine), ...(omitted > 0 ? [omittedLine(omitted)] : [])];
+      const prompt = extractMemoriesPrompt({ indexLines, related, userMessages, reply: shortenText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS) });
       const response = await this.context.model.chat({ task: 'extract-memories', messages: prompt, maxOutputTokens: 500 });
       for (const memory of parseExtractedMemories(response.text, this.options.maxMemoryBytes)) {
         const existing = this.find(memory.name);
@@ -342,8 +354,9 @@ export class FileIndexStrategy implements MemoryStrategy {
     return Math.min(Number(/"through":\s*(\d+)/u.exec(text)?.[1] ?? 0), this.history.messages.length);
   }
 
+  /** Atomic but not fsynced: a cursor lost to a power cut only makes the last exchange be extracted again, which rewrites nothing unchanged. */
   private async writeCursor(): Promise<void> {
-    await writeFileAtomic(path.join(this.context.dir, CURSOR_FILE), `${JSON.stringify({ through: this.extractedThrough })}\n`);
+    replaceFileSync(path.join(this.context.dir, CURSOR_FILE), `${JSON.stringify({ through: this.extractedThrough })}\n`);
   }
 
   /** The store's memories with this session's unwritten changes applied. */
@@ -367,6 +380,14 @@ export class FileIndexStrategy implements MemoryStrategy {
     return undefined;
   }
 
+  /** The index lines within `indexTokens` (token counts cached per record). */
+  private indexWithinBudget(records: readonly MemoryRecord[]): BudgetedIndex {
+    return indexWithinBudget(records, this.options.indexTokens, (record) => {
+      let tokens = this.lineTokens.get(record);
+      if (tokens === undefined) this.lineTokens.set(record, (tokens = this.context.tokens.countText(indexLine(record))));
+      return tokens;
+    });
+  }
   private bestMatches(records: readonly MemoryRecord[], query: string, k: number): MemoryRecord[] {
     return this.rankMemories(records, query, k).map((entry) => entry.record);
   }
@@ -387,13 +408,7 @@ export class FileIndexStrategy implements MemoryStrategy {
       for (const term of queryTerms) if (terms.has(term)) score += 1 + Math.min(term.length, 8) / 8;
       if (score > 0) scored.push({ record, score });
     }
-    scored.sort(
-      (a, b) =>
-        b.score - a.score ||
-        PRIORITY_RANK[a.record.priority] - PRIORITY_RANK[b.record.priority] ||
-        (a.record.updated < b.record.updated ? 1 : a.record.updated > b.record.updated ? -1 : 0) ||
-        compareMemories(a.record, b.record),
-    );
+    scored.sort((a, b) => b.score - a.score || byImportance(a.record, b.record));
     return scored.slice(0, k);
   }
 
@@ -407,25 +422,6 @@ export class FileIndexStrategy implements MemoryStrategy {
   }
 }
 
-// The name leads the body on one line, so no line holds the name alone (an extractive reader would quote it).
-const shown = (record: MemoryRecord): string => `- ${record.name} (${record.type}, ${record.scope}): ${record.body}`;
-
-/** The memory system message: high-priority memories in full, the index of the rest, and the recalled bodies. */
-function renderContext(high: readonly MemoryRecord[], rest: readonly MemoryRecord[], recalled: readonly MemoryRecord[]): string {
-  const parts: string[] = [];
-  if (high.length > 0) parts.push(['## Memories (high priority, always loaded)', ...high.map(shown)].join('\n'));
-  if (rest.length > 0) {
-    const lines = ['## Memory index (MEMORY.md): call recall_memory with a name to read that memory'];
-    for (const scope of MEMORY_SCOPES) {
-      const inScope = rest.filter((record) => record.scope === scope);
-      if (inScope.length > 0) lines.push(`${scope}:`, ...inScope.map(indexLine));
-    }
-    parts.push(lines.join('\n'));
-  }
-  if (recalled.length > 0) parts.push(['## Recalled memories (recall_memory)', ...recalled.map(shown)].join('\n'));
-  return parts.join('\n\n');
-}
-
 /** The registry entry (`file-index` on the CLI). */
 export const fileIndex = defineStrategy({
   name: 'file-index',
@@ -433,5 +429,6 @@ export const fileIndex = defineStrategy({
   options: fileIndexOptions,
   defaultDurability: 'sync',
   crashPoints: ['mid_memory_write'],
+  preload: () => void loadYaml(),
   create: (context, options) => new FileIndexStrategy(context, options),
 });

@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { byScore, ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './stores/exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './stores/exchange-store.js';
 import { LexicalRetriever } from './stores/lexical-retriever.js';
+import { preloadJieba } from './stores/segmenters.js';
+import { loadHnswlib } from './stores/vector-index.js';
 import { VectorRetriever } from './stores/vector-retriever.js';
 import { tokenizerKnob } from './bm25.js';
 import { defineStrategy } from './types.js';
@@ -101,6 +103,10 @@ export const hybrid = defineStrategy({
   options: hybridOptions,
   defaultDurability: 'sync',
   crashPoints: ['mid_memory_write'],
+  preload: () => {
+    loadHnswlib();
+    preloadJieba();
+  },
   create: (context, options) =>
     new ExchangeMemory(
       context,

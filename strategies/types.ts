@@ -161,6 +161,12 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   labelKnobs?: readonly string[];
   /** Crash points inside the strategy it calls `checkpoint` at (the fuzzer aims only at reachable points). */
   crashPoints?: readonly CrashPoint[];
+  /**
+   * Loads now what the strategy otherwise loads on first use (a native addon, a parser): a spare
+   * agent process waiting to recover a crashed cell of this strategy calls it, so the recovery
+   * does not.
+   */
+  preload?(): void;
   create(context: StrategyContext, options: z.output<Options>): MemoryStrategy;
 }
 

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { ExchangeMemory } from './stores/exchange-memory.js';
+import { loadHnswlib } from './stores/vector-index.js';
 import { VectorRetriever } from './stores/vector-retriever.js';
 import { defineStrategy } from './types.js';
 
@@ -58,5 +59,6 @@ export const vector = defineStrategy({
   options: vectorOptions,
   defaultDurability: 'sync',
   crashPoints: ['mid_memory_write'],
+  preload: () => void loadHnswlib(),
   create: (context, options) => new ExchangeMemory(context, options, new VectorRetriever(context, options), 'vector.sqlite'),
 });

@@ -142,7 +142,7 @@ describe('the import graph', () => {
 });
 
 describe('entry files of child processes', () => {
-  const ENTRIES = ['harness/process/agent-entry.ts', 'harness/run/pool-entry.ts'];
+  const ENTRIES = ['harness/process/agent-entry.ts', 'harness/process/agent-boot.ts', 'harness/run/pool-entry.ts'];
 
   it.each(ENTRIES)('%s exports nothing and no other file imports it', (entry) => {
     expect(readFileSync(path.join(ROOT, entry), 'utf8')).not.toMatch(/^\s*export\b/mu);

@@ -11,14 +11,15 @@ import { MEMBENCH_VERSION } from '../core/package-info.js';
 import { encodingForModel } from '../core/tokens.js';
 import { measureFloors, type Floors } from './floors.js';
 import { BENCH_TOKENIZER } from './rig.js';
+import { benchRecovery, type RecoveryResult } from './recovery.js';
 import { benchSaveLoad, type SaveLoadResult } from './save-load.js';
-import { benchSuite, inProcessScenarios, offlineSuiteScenarios, type SuiteResult } from './suite.js';
+import { benchSuite, offlineSuiteScenarios, type SuiteResult } from './suite.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
 
 /** The sections `--only` selects. */
-export const BENCH_SECTIONS = ['floors', 'save-load', 'langchain', 'vector', 'suite'] as const;
+export const BENCH_SECTIONS = ['floors', 'save-load', 'recovery', 'langchain', 'vector', 'suite'] as const;
 export type BenchSection = (typeof BENCH_SECTIONS)[number];
 
 /** History lengths measured by default (`--sizes`), and in quick mode. */
@@ -32,7 +33,7 @@ export interface BenchOptions {
   sizes?: readonly number[];
   /** Strategies of the save/load section (default: every built-in). */
   strategies?: readonly string[];
-  /** Worker processes of the suite run (default: the runner's default). */
+  /** Worker processes of the suite run (default: `membench run`'s, one per core). */
   workers?: number;
   onProgress?: (line: string) => void;
 }
@@ -58,6 +59,7 @@ export interface BenchReport {
   header: BenchHeader;
   floors?: Floors;
   saveLoad?: SaveLoadResult;
+  recovery?: RecoveryResult;
   langchain?: VersusResult;
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
@@ -108,6 +110,9 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
       onProgress: progress,
     });
   }
+  if (sections.includes('recovery')) {
+    report.recovery = await benchRecovery({ strategies: definitions.map((definition) => definition.name), onProgress: progress });
+  }
   if (sections.includes('langchain')) {
     report.langchain = await benchVersusLangChain({ turns: quick ? 300 : 1000, windowK: 5, maxTokenLimit: 1000, budgetMs: quick ? 8_000 : 60_000, onProgress: progress });
   }
@@ -124,11 +129,11 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
     });
   }
   if (sections.includes('suite')) {
-    // Quick mode keeps to the scenarios replayed in process: the crash and concurrency scenarios fork agents and take most of the time.
-    const all = await offlineSuiteScenarios();
-    const scenarios = quick ? await inProcessScenarios(all) : all;
-    const suite = await benchSuite({ scenarios, workers: options.workers, onProgress: progress });
-    report.suite = { ...suite, complete: scenarios.length === all.length };
+    // The whole default suite, quick or not: what `membench run` runs, timed end to end.
+    const scenarios = await offlineSuiteScenarios();
+    // With `membench run`'s default worker count (one per core) unless told otherwise.
+    const suite = await benchSuite({ scenarios, workers: options.workers ?? os.availableParallelism(), onProgress: progress });
+    report.suite = { ...suite, complete: true };
   }
 
   const header: BenchHeader = {

@@ -5,7 +5,8 @@
 import { turnFloorMs, rememberFloorMs, type Floors } from './floors.js';
 import type { BenchReport } from './index.js';
 import type { SaveLoadResult, SaveLoadRow } from './save-load.js';
-import { FLAT_EXEMPT, FLAT_RATIO, flatRatio, floorRatio, missBy, NEAR_FLOOR_RATIO, NEAR_FLOOR_STRATEGIES, rememberRatio, SUITE_TARGET_MS, VECTOR_TARGET, type Target } from './targets.js';
+import { FLAT_EXEMPT, FLAT_RATIO, flatRatio, floorRatio, missBy, NEAR_FLOOR_RATIO, NEAR_FLOOR_STRATEGIES, RECOVERY_RATIO, rememberRatio, SUITE_TARGET_MS, VECTOR_TARGET, type Target } from './targets.js';
+import type { RecoveryResult } from './recovery.js';
 import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
 import type { SuiteResult } from './suite.js';
@@ -70,6 +71,7 @@ function renderSaveLoad(saveLoad: SaveLoadResult): string {
       percent(row.modelShare + row.embedShare),
       row.tokenizerCallsPerTurn.toFixed(1),
       row.modelCallsPerTurn.toFixed(2),
+      `${row.commitsPerTurn.toFixed(1)}${row.fileSyncsPerTurn > 0 ? ` + ${row.fileSyncsPerTurn.toFixed(1)} fsyncs` : ''}`,
       count(row.contextTokens),
       formatMs(row.floorP50Ms),
       times(ratio),
@@ -83,9 +85,10 @@ function renderSaveLoad(saveLoad: SaveLoadResult): string {
       'p50 / p99 / ops/s exclude model and embedder time (their share of the wall time is shown); save and load p50 are wall time. ' +
       '× floor divides the p50 by the floor sampled between the same turns: 2 × (encode_ordinary of a short message + one durable write), ' +
       'the write being a FULL SQLite commit, or an atomic file write for file-index (it writes memory files every turn). ' +
-      `History: the nominal length, then the stored turns during the ${Object.values(saveLoad.turnsPerSize).join(' / ')} measured turns (plus warmup).`,
+      `History: the nominal length, then the stored turns during the ${Object.values(saveLoad.turnsPerSize).join(' / ')} measured turns (plus warmup). ` +
+      'Commits/turn: SQLite commits counted from the WAL (each an fsync in sync mode), plus fsyncs of atomic file writes; two (one per message) is the floor.',
     '',
-    markdownTable(['strategy', 'history', 'p50', 'p99', 'ops/s', 'save p50', 'load p50', 'model %', 'tok calls/turn', 'model calls/turn', 'context tokens', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`], rows),
+    markdownTable(['strategy', 'history', 'p50', 'p99', 'ops/s', 'save p50', 'load p50', 'model %', 'tok calls/turn', 'model calls/turn', 'commits/turn', 'context tokens', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`], rows),
   ];
   const strategies = [...new Set(saveLoad.rows.map((row) => row.strategy))];
   const flatRows = strategies.flatMap((strategy) => {
@@ -159,7 +162,37 @@ function renderVector(vector: VectorScaleResult): string {
   return [`## Vector store at ${count(vector.count)} memories`, '', table, '', `ef tuning: ${trials}.`].join('\n');
 }
 
+function renderRecovery(recovery: RecoveryResult, floors: Floors | undefined): string {
+  const floor = floors?.forkKillReopen.p50Ms;
+  const rows = recovery.rows.map((row) => {
+    const ratio = floor === undefined ? NaN : row.p50Ms / floor;
+    return [
+      row.strategy,
+      count(row.crashes),
+      formatMs(row.p50Ms),
+      formatMs(row.maxMs),
+      floor === undefined ? '–' : formatMs(floor),
+      times(ratio),
+      floor === undefined || row.crashes === 0 ? '—' : verdict(ratio <= RECOVERY_RATIO, ratio, RECOVERY_RATIO),
+      `${count(row.processes)} × ${formatMs(row.processCpuMsEach)}`,
+      formatMs(row.spareWaitMs),
+    ];
+  });
+  const lines = [
+    `## Crash + recovery (${recovery.scenario}, agent processes, one cell at a time)`,
+    '',
+    'Per reached crash: from the armed step\'s request to the fresh process opened on the same dir and its invariants checked (the kill, the exit, the reopen, the checks). ' +
+      'A crash is armed only once a warm spare waits, so no process start is in it; what the starts cost is in the last two columns (CPU until ready, and the time the cell waited for spares).',
+    '',
+    markdownTable(['strategy', 'crashes', 'p50', 'max', 'fork floor p50', '× floor', `≤ ${RECOVERY_RATIO}×`, 'processes × CPU to start', 'waited for spares'], rows),
+  ];
+  if (recovery.errors.length > 0) lines.push('', 'Cells that failed:', ...recovery.errors.map((error) => `- ${error}`));
+  return lines.join('\n');
+}
+
 function renderSuite(suite: SuiteResult & { complete: boolean }): string {
+  const { phases } = suite;
+  const perProcess = (ms: number): string => (phases.processes > 0 ? `${formatMs(ms / phases.processes)} per process` : '–');
   const lines = [
     `## Offline suite${suite.complete ? '' : ' (quick: in-process scenarios only)'}`,
     '',
@@ -171,6 +204,11 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
       ['throughput', `${suite.turnsPerSec.toFixed(0)} turns/s`],
       ["strategies' own save + load", `${(suite.strategyMs / 1000).toFixed(2)} s (${percent(suite.strategyMs / suite.wallMs)} of wall)`],
       ['agent processes killed at crash points', count(suite.crashes)],
+      ['agent processes started', `${count(phases.processes)} for ${count(phases.processCells)} cells`],
+      ['… Node start / module loading + tokenizer / CPU until ready', `${perProcess(phases.processStartMs)} / ${perProcess(phases.moduleLoadMs)} / ${perProcess(phases.processCpuMs)}`],
+      ['… waiting for spares, summed over cells', formatMs(phases.spareWaitMs)],
+      ['crash + recovery, median per crash', phases.crashes > 0 ? `${formatMs(phases.recoveryP50Ms)} (${count(phases.crashes)} crashes)` : '–'],
+      ['strategy open / replay / checks / close, summed over cells', `${formatMs(phases.openMs)} / ${formatMs(phases.replayMs)} / ${formatMs(phases.checkMs)} / ${formatMs(phases.closeMs)}`],
       ...suite.byMode.map((phase) => [phase.name, `${(phase.ms / 1000).toFixed(1)} s in ${phase.cells} cells`]),
       ...suite.byScenario.map((phase) => [`scenario ${phase.name}`, `${(phase.ms / 1000).toFixed(1)} s`]),
     ]),
@@ -204,6 +242,7 @@ export function renderBenchReport(report: BenchReport): string {
   ];
   if (report.floors) parts.push('', renderFloors(report.floors));
   if (report.saveLoad) parts.push('', renderSaveLoad(report.saveLoad));
+  if (report.recovery) parts.push('', renderRecovery(report.recovery, report.floors));
   if (report.langchain) parts.push('', renderVersus(report.langchain));
   if (report.vector) parts.push('', renderVector(report.vector));
   if (report.suite) parts.push('', renderSuite(report.suite));

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import type { MemoryStrategy, StrategyDefinition } from '../../strategies/types.js';
+import { DurableWriteCounter } from '../core/commit-count.js';
 import { distribution } from '../core/metrics.js';
 import type { FillerExchange } from '../scenarios/filler.js';
 import { FloorProbe, type FloorWrite } from './floors.js';
@@ -56,6 +57,9 @@ export interface SaveLoadRow {
   tokenizerCallsPerTurn: number;
   modelCallsPerTurn: number;
   embedCallsPerTurn: number;
+  /** Durable writes per measured turn, counted: SQLite commits (from the WAL) and fsyncs of atomic file writes. */
+  commitsPerTurn: number;
+  fileSyncsPerTurn: number;
   /** Tokens of the context the last measured turn loaded. */
   contextTokens: number;
   /** Time to reopen the strategy on its dir at this history length (after the prefill). */
@@ -125,7 +129,8 @@ async function benchSize(definition: StrategyDefinition, size: number, options: 
     await strategy.open();
     const reopenMs = performance.now() - reopenStarted;
     let history = size;
-    const records: (TurnTiming & { encodeCalls: number; floorMs: number })[] = [];
+    const records: (TurnTiming & { encodeCalls: number; floorMs: number; commits: number; fileSyncs: number })[] = [];
+    const writes = new DurableWriteCounter(rig.dir);
     const modelCallsBefore = rig.model.watch.calls;
     const embedCallsBefore = rig.embedder.watch.calls;
     const warmup = options.warmupTurns;
@@ -137,7 +142,10 @@ async function benchSize(definition: StrategyDefinition, size: number, options: 
         const encodeBefore = rig.tokens.encodeCalls;
         const timing = await playTurn(strategy, rig, history, turns[history - 1]!);
         const encodeCalls = rig.tokens.encodeCalls - encodeBefore;
-        records.push({ ...timing, encodeCalls, floorMs: await probe.turn(floorWrite) });
+        // Counted outside the timed part of the turn (the floor probe writes in a dir of its own).
+        const { commits, fileSyncs } = writes.take();
+        records.push({ ...timing, encodeCalls, commits, fileSyncs, floorMs: await probe.turn(floorWrite) });
+        writes.take(); // the probe's own fsyncs are not the strategy's
         return { durationMs: Math.max(0, timing.saveMs + timing.loadMs - timing.modelMs - timing.embedMs) };
       },
       { iterations: options.turnsAt(size), warmupIterations: warmup },
@@ -162,6 +170,8 @@ async function benchSize(definition: StrategyDefinition, size: number, options: 
       tokenizerCallsPerTurn: measured.reduce((sum, record) => sum + record.encodeCalls, 0) / measured.length,
       modelCallsPerTurn: (rig.model.watch.calls - modelCallsBefore) / played,
       embedCallsPerTurn: (rig.embedder.watch.calls - embedCallsBefore) / played,
+      commitsPerTurn: measured.reduce((sum, record) => sum + record.commits, 0) / measured.length,
+      fileSyncsPerTurn: measured.reduce((sum, record) => sum + record.fileSyncs, 0) / measured.length,
       contextTokens: rig.tokens.countMessages(measured.at(-1)!.messages),
       reopenMs,
       floorP50Ms: distribution(measured.map((record) => record.floorMs)).p50,

@@ -1,11 +1,13 @@
 /**
  * Whole-run throughput: `runBenchmark` over the built-in offline suite (every built-in scenario
  * not tagged `long`, every built-in strategy), timed end to end, with where the time went: per
- * scenario, in-process cells against cells run in agent processes (crashes, concurrency), and
- * the share the strategies' own save + load account for.
+ * scenario, in-process cells against cells run in agent processes (crashes, concurrency), by
+ * phase (process start, module loading, open, replay, recovery, checks), and the share the
+ * strategies' own save + load account for.
  */
 import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
 import { needsProcesses, runBenchmark } from '../run/runner.js';
+import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {
@@ -43,6 +45,8 @@ export interface SuiteResult {
   byScenario: SuitePhase[];
   /** Cells replayed in this process against cells replayed in agent processes. */
   byMode: SuitePhase[];
+  /** Where the time went by phase (`membench run --profile`), summed over the cells. */
+  phases: PhaseTotals;
 }
 
 /** Every built-in scenario except those tagged `long` (the 10,000-turn class), and every built-in suite, by the names `run` takes. */
@@ -51,12 +55,6 @@ export async function offlineSuiteScenarios(): Promise<string[]> {
   const { scenarios } = await loadScenarios(names);
   const long = new Set(scenarios.filter((scenario) => (scenario.tags ?? []).includes('long')).map((scenario) => scenario.name));
   return names.filter((name) => !long.has(name));
-}
-
-/** The names among `names` whose scenarios are all replayed in this process (no crash, no concurrent sessions): quick mode's subset. */
-export async function inProcessScenarios(names: readonly string[]): Promise<string[]> {
-  const loaded = await Promise.all(names.map(async (name) => ({ name, scenarios: (await loadScenarios([name])).scenarios })));
-  return loaded.filter((entry) => entry.scenarios.every((scenario) => !needsProcesses(scenario, { isolate: false, crashFuzz: 0 }))).map((entry) => entry.name);
 }
 
 /** Runs the suite and times it. */
@@ -70,6 +68,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     scenarios: names,
     ...(options.strategies ? { strategies: options.strategies } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    profile: true,
     onProgress: (event) => {
       if (event.type === 'cell') options.onProgress?.(`suite: [${event.index + 1}/${event.cells}] ${event.result.id} ${event.result.durationMs.toFixed(0)} ms`);
     },
@@ -101,5 +100,6 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     crashes: result.cells.reduce((sum, cell) => sum + (cell.faults?.crashes.length ?? 0), 0),
     byScenario: group((cell) => cell.scenario),
     byMode: group((cell) => (inProcesses.has(cell.scenario) ? 'agent processes (crash / concurrent scenarios)' : 'in process')),
+    phases: phaseTotals(result),
   };
 }

@@ -2,6 +2,8 @@
  * The performance targets of issue 7, judged on a bench report: each a measured value against its
  * limit, PASS / MISS (or not judged, with the reason), and for a miss, by how much.
  */
+import type { Floors } from './floors.js';
+import type { RecoveryResult } from './recovery.js';
 import type { RememberRow, SaveLoadResult, SaveLoadRow } from './save-load.js';
 import type { SuiteResult } from './suite.js';
 import type { VectorScaleResult } from './vector-scale.js';
@@ -19,6 +21,8 @@ export const FLAT_EXEMPT = ['buffer'];
 export const VECTOR_TARGET = { count: 100_000, p50Ms: 0.5, recall: 0.95 };
 /** The whole offline suite in under this wall time. */
 export const SUITE_TARGET_MS = 30_000;
+/** A crash and its recovery within this multiple of the fork + SIGKILL + reopen floor. */
+export const RECOVERY_RATIO = 2;
 
 /** One judged target. `pass` is null when the run could not judge it (quick mode, a section skipped). */
 export interface Target {
@@ -35,7 +39,9 @@ export interface Target {
 
 /** The sections a target can be judged from. */
 export interface TargetInputs {
+  floors?: Floors;
   saveLoad?: SaveLoadResult;
+  recovery?: RecoveryResult;
   langchain?: VersusResult;
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
@@ -130,6 +136,24 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
         }),
       );
     }
+  }
+  const { recovery, floors } = inputs;
+  for (const row of recovery?.rows ?? []) {
+    const floor = floors?.forkKillReopen.p50Ms ?? NaN;
+    targets.push(
+      target(
+        {
+          id: `recovery:${row.strategy}`,
+          what: `${row.strategy}: crash + recovery ≤ ${RECOVERY_RATIO}× the fork + SIGKILL + reopen floor (p50 over ${row.crashes} crashes)`,
+          value: row.p50Ms / floor,
+          limit: RECOVERY_RATIO,
+          unit: 'x',
+          comparison: '<=',
+          note: floors ? `${row.p50Ms.toFixed(1)} ms vs floor ${floor.toFixed(1)} ms; ${recovery!.scenario}, warm spares` : 'no floors section: not judged',
+        },
+        floors !== undefined && row.crashes > 0,
+      ),
+    );
   }
   for (const pair of inputs.langchain?.pairs ?? []) {
     for (const run of [...pair.ours.slice(0, 1), pair.langchain]) {

@@ -6,16 +6,16 @@ import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
 export const command = 'bench';
-export const describe = 'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, LangChain side by side, vector search at scale, suite throughput';
+export const describe = 'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, crash recovery, LangChain side by side, vector search at scale, suite throughput';
 
 export function builder(yargs: Argv) {
   return yargs
     .option('json', { type: 'boolean', default: false, describe: 'print the report as JSON instead of tables' })
-    .option('quick', { type: 'boolean', default: false, describe: `smaller sizes, about a minute (history ${QUICK_SIZES.join(', ')}; 10,000 vectors; in-process suite scenarios only)` })
+    .option('quick', { type: 'boolean', default: false, describe: `smaller sizes, about a minute (history ${QUICK_SIZES.join(', ')}; 10,000 vectors; LangChain side by side for 300 turns)` })
     .option('only', { type: 'string', array: true, describe: `sections to run (repeatable or comma-separated): ${BENCH_SECTIONS.join(', ')}` })
     .option('sizes', { type: 'string', describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})` })
-    .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load section (default: every built-in)' })
-    .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: the runner\'s default)' })
+    .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load and recovery sections (default: every built-in)' })
+    .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: one per core, as membench run)' })
     .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress lines' })
     .example('$0 bench --quick', 'every section with small sizes')

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
 import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
+import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
@@ -27,6 +28,7 @@ export function builder(yargs: Argv) {
     .option('resume', { type: 'string', describe: 'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)' })
     .option('recall-threshold', { type: 'number', describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)' })
     .option('detail', { type: 'boolean', default: false, describe: "list every cell in the console, also a scenario group's questions (pooled in their group's leaderboard by default)" })
+    .option('profile', { type: 'boolean', default: false, describe: 'print where the time went by phase (process start, module loading, strategy open, replay, recovery, checks, reports, charts) on stderr' })
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
     .example('$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh', 'sweep the window size on the Chinese recipe conversation')
     .example('$0 run -c generated', 'the generated suite alone: over 500 probes per strategy, 1 to 256 exchanges after their facts')
@@ -104,7 +106,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   let result;
   try {
     // Every cell in a worker process, also with -w 1: a strategy that hangs, blocks or exits costs only its cell.
-    result = await runBenchmark({ ...options, workers: layers.workers, cellProcesses: true, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress });
+    result = await runBenchmark({ ...options, workers: layers.workers, cellProcesses: true, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress, ...(argv.profile ? { profile: true } : {}) });
   } catch (error) {
     progress.stop();
     if (!(error instanceof RunInterrupted)) throw resumable(error);
@@ -117,9 +119,12 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   }
   process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail })}\n`);
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
+  const phases: RunPhase[] = [{ name: 'planning + cells (runBenchmark)', ms: result.header.durationMs }];
+  const onPhase = (phase: string, ms: number): number => phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });
   let files: string[];
   try {
-    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions });
+    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions, onPhase });
+    if (argv.profile) process.stderr.write(`\n${renderProfile(result, phases)}`);
     await clearRunState(out);
   } catch (error) {
     throw resumable(error);

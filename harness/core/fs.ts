@@ -1,7 +1,11 @@
-/** Atomic, durable file writes: temp file + fsync + rename + fsync of the directory. */
+/** Atomic file writes: durable (temp file + fsync + rename + fsync of the directory), or atomic only (temp + rename) for derived files. */
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+
+/** fsyncs this process issued through writeFileAtomic and syncDirectory: counted, so tests and the bench can check them without a clock. */
+export const fsyncStats = { fsyncs: 0 };
 
 /**
  * Readers see the old file or the new one, never half of one; after it resolves the new
@@ -17,6 +21,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     try {
       await handle.writeFile(data);
       await handle.sync();
+      fsyncStats.fsyncs++;
     } catch (error) {
       await handle.close();
       await rm(temp, { force: true });
@@ -32,11 +37,29 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
   }
 }
 
+/**
+ * Temp file + rename, no fsync: readers and a process crash see the old file or the new one, never
+ * half of one, but a power cut may lose the change. For files derived from durable ones and
+ * rebuilt from them on open (an index, a cursor), where an fsync would buy nothing.
+ */
+export function replaceFileSync(file: string, data: string | Uint8Array): void {
+  // Synchronous: no fsync to wait for, and a small file's write costs less than a thread-pool hop.
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    writeFileSync(temp, data, { flag: 'wx' });
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
 /** fsyncs a directory, so a rename or unlink in it survives a power cut. */
 export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
+    fsyncStats.fsyncs++;
   } finally {
     await handle.close();
   }

@@ -55,12 +55,18 @@ export function roleOf(message: BaseMessage): string {
   }
 }
 
-/** Counts tokens for one encoding; counts each message object once. */
+/** Recently counted texts kept per counter, and the longest text kept (a key holds its text alive). */
+const RECENT_TEXTS = 512;
+const RECENT_TEXT_CHARS = 20_000;
+
+/** Counts tokens for one encoding; counts each message object once, and a text seen a moment ago once. */
 export class TokenCounter {
   readonly encoding: EncodingName;
   /** Number of texts handed to the tokenizer: tests use it to prove nothing is re-tokenised. */
   encodeCalls = 0;
   private readonly perMessage = new WeakMap<BaseMessage, number>();
+  /** The same text is often counted twice in a row (a model's reply metered, then checked against a budget; every message's role). */
+  private readonly recent = new Map<string, number>();
 
   constructor(model: string) {
     this.encoding = encodingForModel(model);
@@ -69,8 +75,15 @@ export class TokenCounter {
   /** Tokens of a plain text (no chat overhead). */
   countText(text: string): number {
     if (text.length === 0) return 0;
+    const known = this.recent.get(text);
+    if (known !== undefined) return known;
     this.encodeCalls++;
-    return encoderFor(this.encoding).encode_ordinary(text).length;
+    const tokens = encoderFor(this.encoding).encode_ordinary(text).length;
+    if (text.length <= RECENT_TEXT_CHARS) {
+      if (this.recent.size >= RECENT_TEXTS) this.recent.delete(this.recent.keys().next().value!);
+      this.recent.set(text, tokens);
+    }
+    return tokens;
   }
 
   /** Tokens of one message in a chat request: overhead + role + content + tool calls. */

@@ -10,7 +10,7 @@ import { Ledger } from '../agent/ledger.js';
 import { containsAny, contextText } from '../core/metrics.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type ModelUsage } from '../models/index.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
-import { normalizeText } from '../core/text.js';
+import { normalizeText, words } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
@@ -51,6 +51,9 @@ class AgentHost {
       case 'arm':
         this.armed = message.point;
         return;
+      case 'prepare':
+        // A hint only: if the strategy will not load, `open` says so.
+        return loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(), () => undefined);
       case 'step':
         return this.step(message.index, message.step, message.evidence);
       case 'check':
@@ -138,9 +141,18 @@ class AgentHost {
   }
 }
 
-// A spare process waits for its cell: meanwhile it pays the tokenizer's start-up cost, so a
-// recovery after a kill does not.
-setImmediate(() => new TokenCounter('offline').countText('warm-up'));
+// Every module above is loaded by now. A spare process waits for its cell: meanwhile it pays the
+// tokenizer's and the segmenter's start-up cost (the model is the harness's guess: its argument), so a recovery after
+// a kill does not, and says it is ready with what its start cost.
+const modulesLoadedAt = performance.now();
+const bootstrapAt = performance.nodeTiming.bootstrapComplete;
+new TokenCounter(process.argv[2] ?? 'offline').countText('warm-up');
+words('我家只有一口铸铁锅 and a cast-iron pot'); // the segmenter loads its CJK dictionary on first use
+const cpu = process.cpuUsage();
+void send({
+  type: 'ready',
+  boot: { bootMs: bootstrapAt, modulesMs: modulesLoadedAt - bootstrapAt, warmUpMs: performance.now() - modulesLoadedAt, cpuMs: (cpu.user + cpu.system) / 1000 },
+}).catch(() => undefined);
 
 const host = new AgentHost();
 let queue = Promise.resolve();

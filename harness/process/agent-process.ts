@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Ack } from '../agent/loop.js';
-import type { FromAgent, ToAgent, AgentCell } from './protocol.js';
+import type { AgentBoot, FromAgent, ToAgent, AgentCell } from './protocol.js';
 
 /** How a process ended when it should not have. */
 export interface ProcessExit {
@@ -15,8 +15,23 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
-/** The worker entry: compiled JS when running from dist, the TS source (through tsx) under the test runner. */
-function workerEntry(): { file: string; execArgv: string[] } {
+/**
+ * V8 flags of an agent process. `--liftoff-only`: tiktoken's WebAssembly runs on V8's baseline
+ * compiler. Optimizing its 5.6 MB module in background threads costs a process more CPU (about
+ * half of its start) than a process that lives for a few steps gets back; an encode is about 1.4×
+ * slower there, hundredths of a millisecond per turn.
+ */
+const AGENT_V8_FLAGS = ['--liftoff-only'];
+
+/**
+ * The worker entry: under dist, for built-in strategies, the bundle (one file: no module
+ * resolution, compiled once into V8's code cache) started by agent-boot.js; otherwise the compiled
+ * JS, whose @langchain/core is the one a user's strategy or LangChain's classic memories import
+ * too; the TS source (through tsx) under the test runner.
+ */
+function workerEntry(bundled: boolean): { file: string; execArgv: string[] } {
+  const boot = fileURLToPath(new URL('./agent-boot.js', import.meta.url));
+  if (bundled && existsSync(boot) && existsSync(fileURLToPath(new URL('./agent-entry.bundle.cjs', import.meta.url)))) return { file: boot, execArgv: [] };
   const js = fileURLToPath(new URL('./agent-entry.js', import.meta.url));
   if (existsSync(js)) return { file: js, execArgv: [] };
   return { file: fileURLToPath(new URL('./agent-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };
@@ -24,17 +39,43 @@ function workerEntry(): { file: string; execArgv: string[] } {
 
 export const DEFAULT_STEP_TIMEOUT_MS = 60_000;
 
+/** Agent processes forked by this process so far: tests count them (a crash costs one, a warm spare is never wasted). */
+export const agentProcessStats = { spawned: 0 };
+
+/** How to start an agent process. */
+export interface SpawnOptions {
+  /** The model whose tokenizer the process warms while it waits for its cell (default: the offline model's). */
+  tokenizerModel?: string;
+  /** Only built-in strategies will run in it: the bundled entry can serve (default false). */
+  builtinOnly?: boolean;
+  stepTimeoutMs?: number;
+}
+
 export class AgentProcess {
   private readonly child: ChildProcess;
   private exit: ProcessExit | undefined;
   private waiting: { resolve: (message: FromAgent | ProcessExit) => void; expect: FromAgent['type'] } | undefined;
   private readonly exited: Promise<ProcessExit>;
+  private readonly stepTimeoutMs: number;
+  /** The tokenizer model it warms: a spare serves cells of that model. */
+  readonly tokenizerModel: string;
+  /** When it was forked (performance.now()). */
+  readonly spawnedAt = performance.now();
+  /** Resolves once the process has loaded its modules and warmed its tokenizer (or with how it died first). */
+  readonly ready: Promise<AgentBoot | ProcessExit>;
+  /** Set once ready: what its start cost. */
+  boot: AgentBoot | undefined;
+  /** The strategy it was told to preload (a spare waiting for a crash of that strategy's cell). */
+  preparedFor: string | undefined;
 
   private onAck: (ack: Ack) => void = () => undefined;
 
-  private constructor(private readonly stepTimeoutMs: number) {
-    const entry = workerEntry();
-    this.child = fork(entry.file, [], { execArgv: entry.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+  private constructor(options: SpawnOptions) {
+    const entry = workerEntry(options.builtinOnly ?? false);
+    this.stepTimeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
+    this.tokenizerModel = options.tokenizerModel ?? 'offline';
+    this.child = fork(entry.file, [this.tokenizerModel], { execArgv: [...entry.execArgv, ...AGENT_V8_FLAGS], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    agentProcessStats.spawned++;
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
         this.exit = { exited: true, code, signal };
@@ -43,7 +84,13 @@ export class AgentProcess {
         resolve(this.exit);
       });
     });
+    let booted!: (boot: AgentBoot) => void;
+    this.ready = Promise.race([new Promise<AgentBoot>((resolve) => (booted = resolve)), this.exited]);
     this.child.on('message', (message: FromAgent) => {
+      if (message.type === 'ready') {
+        this.boot = message.boot;
+        return booted(message.boot);
+      }
       if (message.type === 'ack') return this.onAck(message.ack);
       if (message.type === 'error') {
         const waiting = this.waiting;
@@ -59,9 +106,28 @@ export class AgentProcess {
     });
   }
 
-  /** Forks a process; it loads its modules while the caller does other work (a warm spare). */
-  static spawn(stepTimeoutMs = DEFAULT_STEP_TIMEOUT_MS): AgentProcess {
-    return new AgentProcess(stepTimeoutMs);
+  /** Forks a process; it loads its modules and warms its tokenizer while the caller does other work (a warm spare). */
+  static spawn(options: SpawnOptions = {}): AgentProcess {
+    return new AgentProcess(options);
+  }
+
+  /** True until it exits. */
+  get alive(): boolean {
+    return this.exit === undefined;
+  }
+
+  /**
+   * Whether the process keeps this one's event loop alive: an idle spare must not (a program
+   * that is done exits, and the spare with it, once its IPC channel closes); one in use must.
+   */
+  hold(held: boolean): void {
+    if (held) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
   }
 
   /** Opens the cell in the process; resolves with its report or how it died. */

@@ -6,9 +6,10 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { evidenceTexts, type Ack } from '../agent/loop.js';
-import { INVARIANTS, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
+import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
 import { evidenceIndex } from '../scenarios/evidence.js';
-import { AgentProcess, isExit, type ProcessExit } from './agent-process.js';
+import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
+import { spareKind, spareReady, takeSpare } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
 import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
@@ -24,7 +25,24 @@ export interface ProcessCellOutcome {
   /** The largest resident set any agent process of the cell reached, in kB. */
   peakRssKb: number;
   durability: DurabilityResult;
+  /** Where the cell's time went (see CellPhases). */
+  phases: CellPhases;
   error?: string;
+}
+
+/** No time spent yet. */
+export function emptyPhases(): CellPhases {
+  return { processes: 0, processStartMs: 0, moduleLoadMs: 0, processCpuMs: 0, spareWaitMs: 0, openMs: 0, replayMs: 0, recoveryMs: 0, checkMs: 0, closeMs: 0 };
+}
+
+/** Runs `work` and adds its wall time to `phases[phase]`. */
+async function timedPhase<T>(phases: CellPhases, phase: keyof CellPhases, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    phases[phase] += performance.now() - started;
+  }
 }
 
 /** Crash points the agent loop passes in a step of each kind (strategies add their own inside save/remember). */
@@ -104,7 +122,8 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
   };
   const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
-  let spare = AgentProcess.spawn();
+  const phases = emptyPhases();
+  const spares = spareKind(cell);
   let error: string | undefined;
   let lastPending: number | null = null;
   /** Jobs the last report before a process died said were pending: what the next open must still find (invariant 6). */
@@ -120,11 +139,19 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     }
   };
 
-  /** Takes the warm spare, opens the cell in it, and forks the next spare. */
+  /** Takes a warm spare (a new one is forked behind it) and opens the cell in it. */
   const startProcess = async (resumeTurn: number, sessionId = cell.sessionId, sink: Ack[] = acks): Promise<AgentProcess> => {
-    const agent = spare;
-    spare = AgentProcess.spawn();
-    const opened = await agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack));
+    const agent = takeSpare(spares);
+    phases.processes++;
+    const waited = performance.now();
+    await agent.ready;
+    phases.spareWaitMs += performance.now() - waited;
+    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack)));
+    if (agent.boot) {
+      phases.processStartMs += agent.boot.bootMs;
+      phases.moduleLoadMs += agent.boot.modulesMs + agent.boot.warmUpMs;
+      phases.processCpuMs += agent.boot.cpuMs;
+    }
     if (isExit(opened) || opened.type === 'error') {
       throw new Error(`agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`);
     }
@@ -140,7 +167,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   };
 
   const check = async (agent: AgentProcess, userTexts: string[], label: string): Promise<CheckReport | undefined> => {
-    const reply = await agent.request({ type: 'check', acks, userTexts }, 'checked');
+    const reply = await timedPhase(phases, 'checkMs', () => agent.request({ type: 'check', acks, userTexts }, 'checked'));
     if (isExit(reply) || reply.type === 'error') return undefined;
     const { report } = reply;
     // Summarised away is the strategy's design, not a crash loss: counted apart, but only where the
@@ -192,13 +219,15 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         continue;
       }
       if (step.kind === 'session') {
-        await agent.close();
+        await timedPhase(phases, 'closeMs', () => agent!.close());
+        lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
         agent = await startProcess(turnAt[index]!);
         continue;
       }
       if (step.kind === 'concurrent') {
-        await agent.close();
+        await timedPhase(phases, 'closeMs', () => agent!.close());
         await runConcurrent(index, step.concurrent);
+        lastPending = null; // the sessions closed cleanly, finishing their work
         agent = await startProcess(turnAt[index]!);
         const report = await check(agent, [], `after concurrent step ${index}`);
         if (report) {
@@ -215,9 +244,13 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       let attempts = 0;
       for (;;) {
         const arm = arms.shift();
+        // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
+        if (arm) phases.spareWaitMs += await spareReady(spares, cell.strategy);
         if (arm) agent.post({ type: 'arm', point: arm.point });
+        const sent = performance.now();
         const reply = await agent.request({ type: 'step', index, step, evidence: evidenceTexts(step, evidence) }, 'step-done');
         if (!isExit(reply) && reply.type === 'step-done') {
+          phases.replayMs += performance.now() - sent;
           absorb(reply);
           if (arm) crashes.push({ step: index, point: arm.point, reached: false, signal: null, code: null, source: arm.source });
           if (arms.length === 0) break;
@@ -232,8 +265,10 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
         if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
         agent = await startProcess(turnAt[index]!);
+        phases.recoveryMs += performance.now() - sent;
         const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
         const report = await check(agent, userTexts, `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`);
+        if (crash) crash.recoveryMs = performance.now() - sent;
         if (crash && report) {
           crash.found = {
             acknowledgedLost: report.lostAcks.length,
@@ -247,14 +282,13 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         }
       }
     }
-    const closed = await agent.close();
+    const closed = await timedPhase(phases, 'closeMs', () => agent!.close());
     if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
     agent = undefined;
   } catch (caught) {
     error = caught instanceof Error ? caught.message : String(caught);
   } finally {
     await agent?.kill();
-    await spare.kill();
   }
 
   // Invariant 3: every recovered call classified in agreement with the ledger; with keys, no duplicate.
@@ -273,7 +307,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     counts.staleOverwrites = stale;
     violate('4', stale, `${stale} update probe(s) saw the stale value after background work finished`);
   }
-  return { turns, probes, usage, modelLatencies, peakRssKb, durability: { idempotencyKeys: cell.idempotencyKeys, crashes, recoveries, invariants, counts }, ...(error !== undefined ? { error } : {}) };
+  return { turns, probes, usage, modelLatencies, peakRssKb, phases, durability: { idempotencyKeys: cell.idempotencyKeys, crashes, recoveries, invariants, counts }, ...(error !== undefined ? { error } : {}) };
 
   /** Sessions run their steps at once, each in its own process, released together by a barrier. */
   async function runConcurrent(index: number, sessions: Step[][]): Promise<void> {
@@ -288,7 +322,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         sessions.map(async (sessionSteps, sessionIndex) => {
           const worker = agents[sessionIndex]!;
           for (const [offset, step] of sessionSteps.entries()) {
-            const reply = await worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done');
+            const reply = await timedPhase(phases, 'replayMs', () => worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done'));
             if (isExit(reply)) {
               counts.unexpectedExits++;
               return;
@@ -305,7 +339,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       throw error;
     }
     for (const worker of agents) {
-      const closed = await worker.close();
+      const closed = await timedPhase(phases, 'closeMs', () => worker.close());
       if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
     }
   }

@@ -33,6 +33,8 @@ export interface AgentCell {
 export type ToAgent =
   | { type: 'open'; cell: AgentCell; resumeTurn: number }
   | { type: 'arm'; point: CrashPoint }
+  /** To a spare: load what this strategy loads lazily, before the crash it will recover. */
+  | { type: 'prepare'; strategy: string }
   | { type: 'step'; index: number; step: Step; evidence?: string[][] }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   | { type: 'close' };
@@ -49,7 +51,20 @@ export interface CheckReport {
   pendingJobs: number | null;
 }
 
+/** What an agent process measured of its own start, sent with `ready`: where a process start's time goes. */
+export interface AgentBoot {
+  /** Node's own start, up to its bootstrap (ms since the process began). */
+  bootMs: number;
+  /** Importing the agent's modules. */
+  modulesMs: number;
+  /** Warming the tokenizer (tiktoken reads its ranks once per process) and the word segmenter's dictionary. */
+  warmUpMs: number;
+  /** CPU (user + system) the process had used by then. */
+  cpuMs: number;
+}
+
 export type FromAgent =
+  | { type: 'ready'; boot: AgentBoot }
   | { type: 'opened'; pendingJobs: number | null }
   | { type: 'ack'; ack: Ack }
   | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }

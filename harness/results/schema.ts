@@ -150,6 +150,8 @@ export const crashRecordSchema = z.object({
   source: z.enum(['scenario', 'fuzz']),
   /** What the checks after this crash's recovery found lost or broken. */
   found: crashFindingsSchema.optional(),
+  /** Reached crashes: from the armed step's request to the fresh process opened and checked (the kill, the exit, the reopen, the checks), in ms. */
+  recoveryMs: count.optional(),
 });
 export type CrashRecord = z.infer<typeof crashRecordSchema>;
 
@@ -308,6 +310,35 @@ export const cellTokensSchema = z.object({
 });
 export type CellTokens = z.infer<typeof cellTokensSchema>;
 
+/**
+ * Where a cell's time went (`--profile`), in ms. Agent-process figures are summed over the cell's
+ * processes, which overlap with each other and with the cell (a spare boots while the cell runs):
+ * sums can exceed the cell's wall time.
+ */
+export const cellPhasesSchema = z.object({
+  /** Agent processes the cell used (0: replayed in the worker itself). */
+  processes: count,
+  /** Node's own start in those processes, up to its bootstrap. */
+  processStartMs: count,
+  /** Importing the agent's modules and warming its tokenizer. */
+  moduleLoadMs: count,
+  /** CPU those processes had used once ready (start, modules, tokenizer). */
+  processCpuMs: count,
+  /** Time the cell waited for a spare process to be ready. */
+  spareWaitMs: count,
+  /** Opening the strategy (and, in agent processes, the journal and ledger). */
+  openMs: count,
+  /** Replaying the steps (save, load, model, tools, probes). */
+  replayMs: count,
+  /** Crashes: from the armed step to the fresh process opened (checks excluded). */
+  recoveryMs: count,
+  /** Invariant checks after recoveries and concurrent steps. */
+  checkMs: count,
+  /** Closing (flush and close) at session ends and at the end. */
+  closeMs: count,
+});
+export type CellPhases = z.infer<typeof cellPhasesSchema>;
+
 export const cellResultSchema = z.object({
   id: z.string(),
   scenario: z.string(),
@@ -357,6 +388,8 @@ export const cellResultSchema = z.object({
   phase: z.string().optional(),
   /** Stored items the strategy found but could not read and left out (`file: reason`, e.g. a torn memory file): they fail the cell. */
   unreadable: z.array(z.string()).optional(),
+  /** Where the cell's time went, with `--profile`. */
+  phases: cellPhasesSchema.optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 
@@ -371,7 +404,7 @@ export const runResultSchema = z.object({
 export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
-export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb']);
+export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases']);
 
 /** A copy of `value` without timing fields (for reproducibility checks and `compare`). */
 export function withoutTiming<T>(value: T): T {

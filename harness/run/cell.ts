@@ -10,14 +10,14 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AgentSession, evidenceTexts } from '../agent/loop.js';
 import { evidenceIndex } from '../scenarios/evidence.js';
-import { runCellInProcesses } from '../process/crashes.js';
+import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
 import { retrievalByCategory, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type { CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
+import type { CellPhases, CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { probeDistances } from '../scenarios/distance.js';
 import { TokenCounter } from '../core/tokens.js';
@@ -62,6 +62,8 @@ export interface ProviderSettings {
   tempRoot?: string;
   /** The k of retrieval metrics, ascending (probes rank to the deepest). */
   retrievalK?: readonly number[];
+  /** Record where each cell's time went (`phases` in its result). */
+  profile?: boolean;
 }
 
 /** The providers a cell runs with (shared by the cells of one process). */
@@ -108,6 +110,7 @@ interface CellRecords {
   peakRssKb: number;
   /** What the strategy could not read and left out. */
   unreadable?: string[];
+  phases: CellPhases;
 }
 
 /** Told where a cell is (`open`, `step 12 (user)`, `close`...), so a cell that hangs can be reported with the phase it hung in. */
@@ -136,23 +139,31 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       ),
   });
   let error: string | undefined;
+  const phases = emptyPhases();
+  const timed = async (phase: 'openMs' | 'replayMs' | 'closeMs', work: () => Promise<void>): Promise<void> => {
+    const started = performance.now();
+    await work();
+    phases[phase] += performance.now() - started;
+  };
   try {
     onPhase('open');
-    await session.start();
+    await timed('openMs', () => session.start());
     const evidence = evidenceIndex(plan.scenario.steps);
-    for (const [index, step] of plan.scenario.steps.entries()) {
-      onPhase(stepPhase(index, step));
-      await session.step(step, index, evidenceTexts(step, evidence));
-    }
+    await timed('replayMs', async () => {
+      for (const [index, step] of plan.scenario.steps.entries()) {
+        onPhase(stepPhase(index, step));
+        await session.step(step, index, evidenceTexts(step, evidence));
+      }
+    });
     onPhase('close');
-    await session.finish();
+    await timed('closeMs', () => session.finish());
   } catch (caught) {
     error = caught instanceof Error ? caught.message : String(caught);
   }
   const effects = ledger.counts();
   ledger.close();
   const unreadable = [...session.unreadable];
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, peakRssKb: session.peakRssBytes / 1024, ...(error !== undefined ? { error } : {}), ...(unreadable.length ? { unreadable } : {}) };
+  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, phases, peakRssKb: session.peakRssBytes / 1024, ...(error !== undefined ? { error } : {}), ...(unreadable.length ? { unreadable } : {}) };
 }
 
 /** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
@@ -197,7 +208,7 @@ function withDistances(plan: CellTask, probes: readonly ProbeRecord[], tokenizer
 const rankDepthOf = (settings: Pick<ProviderSettings, 'retrievalK'>): { rankDepth?: number } => (settings.retrievalK?.length ? { rankDepth: Math.max(...settings.retrievalK) } : {});
 
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[]): CellResult {
+function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[], profile = false): CellResult {
   const { turns, usage, error } = records;
   const probes = withRetrieval(records.probes, plan.scenario, retrievalK);
   const retrieval = summarizeRetrieval(probes);
@@ -244,12 +255,13 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes), ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}) } : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
+    ...(profile ? { phases: records.phases } : {}),
   };
 }
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {
-  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, error }, durationMs);
+  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, phases: emptyPhases(), error }, durationMs);
   return phase === undefined ? result : { ...result, phase };
 }
 
@@ -263,5 +275,5 @@ export async function runCell(plan: CellPlan, providers: Providers, onPhase: Pha
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK);
+  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK, providers.profile);
 }

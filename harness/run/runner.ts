@@ -82,6 +82,8 @@ export interface RunOptions {
   idempotency?: 'on' | 'off' | 'both';
   /** Keep each cell's temp dir (for debugging a strategy's files). */
   keepCellDirs?: boolean;
+  /** Record where each cell's time went (`phases` in each cell result; `--profile`). */
+  profile?: boolean;
   /** Worker processes running cells at once (default 1: every cell in this process, one after another). */
   workers?: number;
   /** Run only this shard of the planned cells. */
@@ -282,6 +284,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     tokenizerModel: options.tokenizer ?? modelSpec.replace(/^openai:/u, ''),
     keepCellDirs: options.keepCellDirs ?? false,
     retrievalK: retrievalKs(options.retrievalK),
+    ...(options.profile ? { profile: true } : {}),
   };
   const digest = planDigest(plans, scenarios, settings);
   const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));

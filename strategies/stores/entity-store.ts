@@ -70,7 +70,7 @@ const UPDATE_ENTITY = `UPDATE entities SET display = @display, summary = @summar
   updated_job = @job, updated_at = @updatedAt, step_ids = @stepIds WHERE name = @name AND version = @expectedVersion AND updated_job < @job`;
 
 /**
- * Entity summaries and the extraction queue, in `entities.sqlite`: committed per write in `sync`
+ * Entity summaries and the extraction queue (and the strategy's message history), in `entities.sqlite`: committed per write in `sync`
  * and `async`, kept in memory and written on close in `exit`, memory only in `none`. All rows are
  * read once at open; afterwards a turn reads at most the rows a conflict forces it to re-read.
  */
@@ -115,6 +115,16 @@ export class EntityStore {
     for (const { id } of jobs) this.nextTicket = Math.max(this.nextTicket, id + 1);
     this.db = db;
     return this.durability === 'exit' ? [] : jobs;
+  }
+
+  /** The open database (undefined in `none`): the strategy keeps its message history in it too. */
+  get database(): SqliteDatabase | undefined {
+    return this.db;
+  }
+
+  /** Runs `work` in one commit when writes commit as they happen (`sync`, `async`); nested ticket and job writes join it. */
+  transaction<T>(work: () => T): T {
+    return this.commitsEachWrite ? this.db!.transaction(work).immediate() : work();
   }
 
   /** The entity under any spelling of its name. */

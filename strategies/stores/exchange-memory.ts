@@ -236,9 +236,11 @@ export class ExchangeMemory implements MemoryStrategy {
       ...(event.stepId !== undefined ? { stepId: event.stepId } : {}),
     };
     this.pending.push(entry);
-    this.store.appendPending(entry); // the user's input is durable before the (slower) indexing
-    // A new user message completes the exchange before it: index that, and prepare the message itself (the query of the next load), in one call.
-    if (isHuman(event.message)) await this.indexCompleteExchanges(messageText(event.message));
+    if (!isHuman(event.message)) return this.store.appendPending(entry);
+    // A new user message completes the exchange before it: index that, and prepare the message
+    // itself (the query of the next load), in one call; then the message and the exchange it
+    // completes are committed together, so a turn costs one durable commit per message.
+    await this.indexCompleteExchanges(messageText(event.message), entry);
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
@@ -325,15 +327,38 @@ export class ExchangeMemory implements MemoryStrategy {
     if (id !== undefined) this.addExchange(id, record, features);
   }
 
-  /** Indexes and stores every complete exchange in `pending` (normally the one before the new user message). */
-  private async indexCompleteExchanges(query?: string): Promise<void> {
+  /**
+   * Indexes and stores every complete exchange in `pending` (normally the one before the new user
+   * message); `message`, the new user message, is written in the same commit.
+   */
+  private async indexCompleteExchanges(query?: string, message?: PendingMessage): Promise<void> {
     let lastHuman = -1;
     for (let i = this.pending.length - 1; i >= 0 && lastHuman < 0; i--) if (isHuman(this.pending[i]!.message)) lastHuman = i;
     const groups = lastHuman > 0 ? splitExchanges(this.pending.slice(0, lastHuman)) : [];
     const queryText = query?.trim() ? query : undefined;
-    if (groups.length === 0 && queryText === undefined) return;
+    if (groups.length === 0 && queryText === undefined) {
+      if (message) this.store.appendPending(message);
+      return;
+    }
     const texts = groups.map((group) => exchangeText(group.map((entry) => entry.message)) || '(empty exchange)');
-    const features = await this.retriever.features(texts, queryText);
+    let features: ExchangeFeatures[];
+    try {
+      features = await this.retriever.features(texts, queryText);
+    } catch (error) {
+      // The embedder failed (an endpoint down): the user's input is kept all the same; the next opener indexes the exchange.
+      if (message) this.store.appendPending(message);
+      throw error;
+    }
+    this.store.together(() => {
+      if (message) this.store.appendPending(message);
+      this.storeExchanges(groups, features);
+    });
+    if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
+    this.retriever.afterStore?.();
+  }
+
+  /** Stores indexed exchanges (inside the caller's commit). */
+  private storeExchanges(groups: readonly PendingMessage[][], features: readonly ExchangeFeatures[]): void {
     for (const [i, group] of groups.entries()) {
       const messages = group.map((entry) => entry.message);
       const timestamp = group.find((entry) => entry.timestamp !== undefined)?.timestamp;
@@ -351,8 +376,6 @@ export class ExchangeMemory implements MemoryStrategy {
         this.store.commitExchange(row, group, (id) => id !== undefined && this.addExchange(id, record, features[i]!));
       }
     }
-    if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
-    this.retriever.afterStore?.();
   }
 
   /** The same SystemMessage object while the retrieved set is unchanged, so its tokens are counted once. */

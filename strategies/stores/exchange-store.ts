@@ -297,6 +297,12 @@ export class ExchangeStore {
     return { exchanges, pending };
   }
 
+  /** Runs `work`'s writes in one commit (mode `sync`; the other modes queue or hold their writes anyway). */
+  together(work: () => void): void {
+    if (this.durability === 'sync' && this.db) this.db.transaction(work).immediate();
+    else work();
+  }
+
   appendPending(entry: PendingMessage): void {
     const data = serialize([entry.message]);
     this.write((statements) => {

@@ -20,6 +20,11 @@ export interface SqliteHistoryOptions {
   sessionId?: string;
   /** When a message is committed (default `sync`: before addMessage resolves, as a LangChain history is expected to persist). */
   durability?: DurabilityMode;
+  /**
+   * An open database to keep the messages in instead of `history.sqlite` (left open on close): a
+   * strategy whose own rows live there can commit a message and them together.
+   */
+  database?: SqliteDatabase;
 }
 
 /** The file a history lives in, inside its dir. */
@@ -28,7 +33,7 @@ export const HISTORY_FILE = 'history.sqlite';
 /** Chat history persisted as the durability mode promises: per message (`sync`), next tick (`async`), on close (`exit`), never (`none`). */
 export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['membench', 'stores', 'message', 'sqlite'];
-  private readonly options: Required<SqliteHistoryOptions>;
+  private readonly options: Required<Omit<SqliteHistoryOptions, 'database'>> & Pick<SqliteHistoryOptions, 'database'>;
   private db: SqliteDatabase | undefined;
   /** What was persisted when it opened, then what this instance added and (after getMessages) others appended, in the order it learnt of them. */
   private readonly cache: BaseMessage[] = [];
@@ -52,7 +57,7 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   /** Opens the file and loads what was persisted; call once before use (idempotent). */
   open(): void {
     if (this.db || this.options.durability === 'none') return;
-    const db = openDatabase(this.file, this.options.durability);
+    const db = this.options.database ?? openDatabase(this.file, this.options.durability);
     try {
       namingFile(this.file, () => {
         // The row id orders messages, so several processes can append to one history at once.
@@ -70,7 +75,7 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
       });
     } catch (error) {
       this.db = undefined;
-      db.close();
+      if (!this.options.database) db.close();
       throw error;
     }
   }
@@ -103,6 +108,11 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   override async addMessages(messages: BaseMessage[]): Promise<void> {
+    this.append(messages);
+  }
+
+  /** addMessages without the promise: in `sync` the insert is part of a transaction the caller has open. */
+  append(messages: BaseMessage[]): void {
     this.open();
     this.cache.push(...messages);
     switch (this.options.durability) {
@@ -141,7 +151,7 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   /** Persists what `exit` mode kept back, then releases the file. */
   async close(): Promise<void> {
     this.writePending();
-    this.db?.close();
+    if (!this.options.database) this.db?.close();
     this.db = undefined;
   }
 

@@ -120,6 +120,16 @@ export class JobQueue {
     return row ? toJob<Payload>(row) : undefined;
   }
 
+  /**
+   * The oldest unfinished job of `kind` without marking it (no commit): for a worker whose caller
+   * awaits it, where a crash mid-job leaves the job pending anyway. Undefined when none is left or
+   * an older one is running elsewhere.
+   */
+  next<Payload>(kind: string): Job<Payload> | undefined {
+    const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as JobRow | undefined;
+    return oldest && oldest.state !== 'running' ? toJob<Payload>(oldest) : undefined;
+  }
+
   /** Removes a finished job; false when it was already completed (e.g. by a duplicate run). */
   complete(id: number): boolean {
     return this.db.prepare(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes === 1;
@@ -171,10 +181,19 @@ export class JobWorker<Payload> {
   private running: Promise<void> | undefined;
   private stopped = false;
 
+  /**
+   * `markRunning` (default true) commits each claim (state `running`) before the handler runs, so
+   * no other worker starts the job meanwhile; a worker whose every run is awaited by its caller
+   * (synchronous summarising) can skip that commit: a duplicate run elsewhere is harmless, since
+   * handlers complete conditionally. `staged(job)` tells the worker a job's result waits for a
+   * later commit, which completes it: the worker must not complete it now.
+   */
   constructor(
     private readonly queue: JobQueue,
     private readonly kind: string,
     private readonly handler: (job: Job<Payload>) => Promise<void>,
+    private readonly markRunning = true,
+    private readonly staged: (job: Job<Payload>) => boolean = () => false,
   ) {}
 
   /** Starts draining in the background; never throws, never needs awaiting. */
@@ -204,15 +223,16 @@ export class JobWorker<Payload> {
       while (!this.stopped) {
         // Claiming and clearing `running` happen in the same tick, so a job queued after the
         // last claim always finds `running` unset and starts a new loop.
-        const job = this.queue.claim<Payload>(this.kind);
-        if (!job) return;
+        const job = this.markRunning ? this.queue.claim<Payload>(this.kind) : this.queue.next<Payload>(this.kind);
+        // A staged job is done but for its commit: the queue is drained.
+        if (!job || this.staged(job)) return;
         try {
           await this.handler(job);
         } catch (error) {
           if (this.queue.has(job.id)) this.queue.release(job.id, error instanceof Error ? error.message : String(error));
           throw error;
         }
-        this.queue.complete(job.id);
+        if (!this.staged(job)) this.queue.complete(job.id);
       }
     } finally {
       this.running = undefined;

@@ -1,15 +1,22 @@
 /**
  * The file store behind the `file-index` strategy: one Markdown file per memory with YAML front
  * matter under `<scopeDir>/memories/`, and a `MEMORY.md` index rebuilt after every change.
- * Writers lock the scope dir (proper-lockfile), re-read the file they update, write atomically
- * (temp + fsync + rename + dir fsync) and rebuild the index before unlocking, so concurrent
- * processes lose no update and the index always matches the files. Readers keep a parsed cache
- * and re-read only files whose stat changed, and only when the index changed.
+ * Writers lock the scope dir (ScopeLock: released by the kernel when a holder dies), re-read the
+ * file they update, stage the new index in `.MEMORY.md.pending`, write the memory atomically and
+ * durably (temp + fsync + rename + dir fsync), and rename the staged index into place before
+ * unlocking, so concurrent processes lose no update and the index always matches the files.
+ * `MEMORY.md` is derived from the files (open() rebuilds it when it disagrees), so it gets no fsync
+ * of its own: a process crash never tears it, a power cut can only leave it stale until the next
+ * open. Readers keep a parsed cache and re-read only files whose stat changed, and only when the
+ * index changed; a writer rescans the memory files only when another process changed them (the
+ * index moved) or died mid-write (its pending index is still there).
  */
-import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
+import { lstatSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync, type Stats } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
 import { syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
+import { ScopeLock } from './scope-lock.js';
 import {
   INDEX_FILE,
   isExpired,
@@ -27,15 +34,43 @@ import {
   type MemoryScope,
 } from './memory-format.js';
 
-const LOCK_DIR = '.lock';
+const LOCK_FILE = '.lock.sqlite';
+/**
+ * The next MEMORY.md, written before the change it indexes and renamed into place after it: left
+ * behind, it says a writer died mid-write (one file created per write, marker and index in one).
+ */
+const PENDING_INDEX = '.MEMORY.md.pending';
 const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 
 const errorCode = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | undefined)?.code;
 
-/** A stat fingerprint; bigint nanosecond times plus the monotonic mtimes written below make a change always visible. */
-async function fingerprint(file: string): Promise<string | undefined> {
+/**
+ * Sets a just-written file's mtime strictly later than the file it replaced: readers detect changes
+ * by stat, and a reused inode with the same size in the same clock tick would hide one.
+ */
+function bumpMtime(file: string, previousMtimeMs: number | undefined): void {
+  const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
+  utimesSync(file, new Date(mtime), new Date(mtime));
+}
+
+/** The file's lstat, or undefined when it does not exist. */
+function lstatOrUndefined(file: string): Stats | undefined {
   try {
-    const stat = await lstat(file, { bigint: true });
+    return lstatSync(file);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A stat fingerprint; bigint nanosecond times plus the monotonic mtimes written below make a change
+ * always visible. Metadata calls here are synchronous: each takes microseconds, less than a hop
+ * through the thread pool; only file contents and fsyncs go through it.
+ */
+function fingerprint(file: string): string | undefined {
+  try {
+    const stat = lstatSync(file, { bigint: true });
     return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
@@ -51,8 +86,8 @@ export interface MemoryFileStoreOptions {
   now: () => Date;
   /** Delete expired memory files when an index is rebuilt (they are left out of index and loads either way). */
   pruneExpired?: boolean;
-  /** Age after which another process's lock counts as abandoned (a crashed writer); default 5000 ms, at least 2000. */
-  lockStaleMs?: number;
+  /** How long a writer waits for another live process's lock before it fails (default 10 s); a dead holder's lock is free at once. */
+  lockTimeoutMs?: number;
   /** Called between a memory file's rename and its index rebuild: the `mid_memory_write` crash point. */
   afterMemoryFile?: () => void;
 }
@@ -64,16 +99,6 @@ interface CachedFile {
 }
 
 /** Memory files on disk with a parsed cache; every write is locked, atomic and indexed before it resolves. */
-/**
- * proper-lockfile installs exit and signal handlers when it loads, so it loads on the first lock,
- * not when the library is imported (an importing program keeps its own signal handling).
- */
-let lockfileModule: Promise<typeof import('proper-lockfile')> | undefined;
-function loadLockfile(): Promise<typeof import('proper-lockfile')> {
-  lockfileModule ??= import('proper-lockfile').then((module) => module.default);
-  return lockfileModule;
-}
-
 export class MemoryFileStore {
   /** Counters for tests and reports: files read and written, index rebuilds, cache syncs. */
   readonly stats = { fileReads: 0, fileWrites: 0, indexWrites: 0, syncs: 0 };
@@ -82,6 +107,7 @@ export class MemoryFileStore {
   private readonly cache: Record<MemoryScope, Map<string, CachedFile>> = { global: new Map(), project: new Map() };
   private readonly seenIndex: Record<MemoryScope, string | undefined> = { global: undefined, project: undefined };
   private readonly queue: Record<MemoryScope, Promise<unknown>> = { global: Promise.resolve(), project: Promise.resolve() };
+  private readonly locks: Partial<Record<MemoryScope, ScopeLock>> = {};
 
   constructor(private readonly options: MemoryFileStoreOptions) {}
 
@@ -102,16 +128,22 @@ export class MemoryFileStore {
         const indexFile = this.dirOf(scope, INDEX_FILE);
         const current = await this.readCounted(indexFile).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
         if (current !== this.indexText(scope)) await this.writeIndex(scope);
-        else this.seenIndex[scope] = await fingerprint(indexFile);
+        else this.seenIndex[scope] = fingerprint(indexFile);
         await this.removeTempFiles(scope);
+        rmSync(this.dirOf(scope, PENDING_INDEX), { force: true });
       });
     }
+  }
+
+  /** Releases the lock files' handles. */
+  close(): void {
+    for (const scope of MEMORY_SCOPES) this.locks[scope]?.close();
   }
 
   /** Re-syncs the cache of a scope whose `MEMORY.md` changed since it was last seen (one stat per scope otherwise). */
   async refresh(): Promise<void> {
     for (const scope of MEMORY_SCOPES) {
-      const seen = await fingerprint(this.dirOf(scope, INDEX_FILE));
+      const seen = fingerprint(this.dirOf(scope, INDEX_FILE));
       if (seen === this.seenIndex[scope]) continue;
       await this.serial(scope, async () => {
         await this.sync(scope);
@@ -137,17 +169,29 @@ export class MemoryFileStore {
     const name = normalizeMemoryName(draft.name);
     return this.locked(draft.scope, async () => {
       const file = this.dirOf(draft.scope, MEMORIES_DIR, `${name}.md`);
-      const existing = await lstat(file).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+      const existing = lstatOrUndefined(file);
       if (existing?.isSymbolicLink()) throw refuse(`memory "${name}" refused: ${file} is a symbolic link`);
       // Re-read the current version under the lock: another process may have written it since our cache was filled.
       const previous = existing ? this.parseOrUndefined(await this.readCounted(file), name, draft.scope) : undefined;
       const record = prepareMemory({ ...draft, name }, previous?.version ?? 0, this.options.now(), this.options.maxMemoryBytes);
-      await this.writeMonotonic(file, renderMemoryFile(record), existing?.mtimeMs);
+      await this.catchUp(draft.scope); // other writers' files, for the index
+      const cached = this.cache[draft.scope];
+      const before = cached.get(name);
+      cached.set(name, { fingerprint: '', record }); // listed in the index staged before the file is written
+      try {
+        await this.stageIndex(draft.scope);
+        await writeFileAtomic(file, renderMemoryFile(record));
+        bumpMtime(file, existing?.mtimeMs);
+      } catch (error) {
+        if (before) cached.set(name, before);
+        else cached.delete(name);
+        rmSync(this.dirOf(draft.scope, PENDING_INDEX), { force: true });
+        throw error;
+      }
       this.stats.fileWrites++;
-      this.cache[draft.scope].set(name, { fingerprint: (await fingerprint(file)) ?? '', record });
+      cached.set(name, { fingerprint: fingerprint(file) ?? '', record });
       this.options.afterMemoryFile?.();
-      await this.sync(draft.scope); // picks up other writers' files for the index, without re-reading ours
-      await this.writeIndex(draft.scope);
+      this.commitIndex(draft.scope);
       return record;
     });
   }
@@ -157,12 +201,15 @@ export class MemoryFileStore {
     if (memoryNameProblem(name)) return false;
     return this.locked(scope, async () => {
       const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
-      const existing = await lstat(file).catch(() => undefined);
+      const existing = lstatOrUndefined(file);
       if (!existing || !existing.isFile()) return false;
+      await this.catchUp(scope);
+      this.cache[scope].delete(name);
+      this.problems.delete(file);
+      await this.stageIndex(scope);
       await rm(file);
       await syncDirectory(this.dirOf(scope, MEMORIES_DIR));
-      await this.sync(scope);
-      await this.writeIndex(scope);
+      this.commitIndex(scope);
       return true;
     });
   }
@@ -180,38 +227,33 @@ export class MemoryFileStore {
     return result;
   }
 
-  /** Serialises work on a scope within this process, and across processes with a lock dir (refreshed every second). */
+  /** Serialises work on a scope within this process, and across processes with the scope's lock file. */
   private locked<T>(scope: MemoryScope, work: () => Promise<T>): Promise<T> {
     return this.serial(scope, async () => {
       const dir = await this.ensureDirs(scope);
-      let compromised: Error | undefined;
-      const lockfile = await loadLockfile();
-      const release = await lockfile
-        .lock(dir, {
-          realpath: false,
-          lockfilePath: path.join(dir, LOCK_DIR),
-          stale: this.options.lockStaleMs ?? 5000,
-          update: 1000,
-          retries: { retries: 200, factor: 1.3, minTimeout: 5, maxTimeout: 100, randomize: true },
-          onCompromised: (error) => (compromised = error),
-        })
-        .catch((error: unknown) => Promise.reject(new Error(`could not lock ${dir}: ${(error as Error).message}`)));
-      try {
-        const result = await work();
-        if (compromised) throw new Error(`the lock on ${dir} was lost while writing: ${compromised.message}`);
-        return result;
-      } finally {
-        await release().catch(() => undefined);
-      }
+      const lock = (this.locks[scope] ??= new ScopeLock(path.join(dir, LOCK_FILE), this.options.lockTimeoutMs));
+      return lock.run(work);
     });
+  }
+
+  /**
+   * Under the lock: brings the cache up to date when another process changed the scope since we
+   * last looked (it rewrote MEMORY.md) or died mid-write (its pending index is still there);
+   * otherwise nothing was changed by anyone else and no file needs a look.
+   */
+  private async catchUp(scope: MemoryScope): Promise<void> {
+    const seen = fingerprint(this.dirOf(scope, INDEX_FILE));
+    const interrupted = fingerprint(this.dirOf(scope, PENDING_INDEX)) !== undefined;
+    if (seen === this.seenIndex[scope] && !interrupted) return;
+    await this.sync(scope);
   }
 
   /** Creates the scope dirs and refuses to write through a symlinked scope or memories dir. */
   private async ensureDirs(scope: MemoryScope): Promise<string> {
     const dir = this.dirOf(scope);
-    await mkdir(this.dirOf(scope, MEMORIES_DIR), { recursive: true });
+    mkdirSync(this.dirOf(scope, MEMORIES_DIR), { recursive: true });
     for (const folder of [dir, this.dirOf(scope, MEMORIES_DIR)]) {
-      const stat = await lstat(folder);
+      const stat = lstatSync(folder);
       if (stat.isSymbolicLink() || !stat.isDirectory()) throw refuse(`memory directory ${folder} is a symbolic link or not a directory; refusing to use it`);
     }
     return dir;
@@ -234,7 +276,7 @@ export class MemoryFileStore {
           if (problem) this.problems.set(file, problem);
           return;
         }
-        const print = await fingerprint(file);
+        const print = fingerprint(file);
         if (print === undefined) return;
         if (cache.get(name)?.fingerprint !== print) {
           const text = await this.readCounted(file).catch(() => undefined);
@@ -265,23 +307,29 @@ export class MemoryFileStore {
 
   /** Rebuilds `MEMORY.md` from the cache (pruning expired files first when asked). */
   private async writeIndex(scope: MemoryScope): Promise<void> {
-    if (this.options.pruneExpired) await this.pruneExpired(scope);
-    const file = this.dirOf(scope, INDEX_FILE);
-    const before = await lstat(file).catch(() => undefined);
-    if (before?.isSymbolicLink()) await rm(file); // never write through a planted link
-    await this.writeMonotonic(file, this.indexText(scope), before?.mtimeMs);
-    this.stats.indexWrites++;
-    this.seenIndex[scope] = await fingerprint(file);
+    await this.stageIndex(scope);
+    this.commitIndex(scope);
   }
 
   /**
-   * Atomic durable write whose mtime is strictly later than the file it replaces: readers detect
-   * changes by stat, and a reused inode with the same size in the same clock tick would hide one.
+   * Writes the index the cache implies to the pending file, before the change it indexes (no
+   * fsync: MEMORY.md is derived, and open() rebuilds it). Created afresh: never through a link.
    */
-  private async writeMonotonic(file: string, text: string, previousMtimeMs: number | undefined): Promise<void> {
-    await writeFileAtomic(file, text);
-    const mtime = Math.max(Date.now(), Math.floor(previousMtimeMs ?? 0) + 1);
-    await utimes(file, new Date(mtime), new Date(mtime));
+  private async stageIndex(scope: MemoryScope): Promise<void> {
+    if (this.options.pruneExpired) await this.pruneExpired(scope);
+    const pending = this.dirOf(scope, PENDING_INDEX);
+    rmSync(pending, { force: true });
+    writeFileSync(pending, this.indexText(scope), { flag: 'wx' });
+  }
+
+  /** Renames the pending index into place (replacing a planted link, not writing through it), its mtime later than the one it replaces. */
+  private commitIndex(scope: MemoryScope): void {
+    const file = this.dirOf(scope, INDEX_FILE);
+    const before = lstatOrUndefined(file);
+    renameSync(this.dirOf(scope, PENDING_INDEX), file);
+    bumpMtime(file, before?.mtimeMs);
+    this.stats.indexWrites++;
+    this.seenIndex[scope] = fingerprint(file);
   }
 
   private async pruneExpired(scope: MemoryScope): Promise<void> {

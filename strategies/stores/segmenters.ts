@@ -41,6 +41,11 @@ function loadJieba(): JiebaInstance {
   return jieba;
 }
 
+/** Loads jieba and its dictionary now (once): the lexical strategies' `preload`, so a spare waiting for a crash has it ready. */
+export function preloadJieba(): void {
+  loadJieba();
+}
+
 /** Word-like and not a stop word; a lone digit stays ("locker 7"), a lone Latin letter goes. */
 const keep = (term: string): boolean => WORD_LIKE.test(term) && (isContentWord(term) || /^\p{N}$/u.test(term));
 

@@ -4,8 +4,11 @@
  * so that "summary written + its messages dropped + job done" is a single commit.
  *
  * Durability modes map onto where that database lives: `sync` and `async` use the file (every
- * change committed before the call returns; the queue runs with synchronous=FULL), `exit` works
- * on an in-memory copy that is written back atomically on close, `none` never touches disk.
+ * message and job committed before the call returns; the queue runs with synchronous=FULL), `exit`
+ * works on an in-memory copy that is written back atomically on close, `none` never touches disk.
+ * A fold that save() waits for (synchronous summarising) is staged: its single commit is the next
+ * message's (or flush's, or close's), its job queued until then, so a crash in between only makes
+ * the next open fold again — a turn costs one commit per message.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -148,9 +151,24 @@ function prepareStatements(db: SqliteDatabase) {
   };
 }
 
+/** A fold whose result waits for the next commit: the job, the new text, and the summary version it was computed on. */
+interface StagedFold {
+  job: Job<FoldPayload>;
+  text: string;
+  readVersion: number;
+}
+
 /** Summary + unfolded messages + fold queue of one strategy, in one database (see the file comment). */
 export class SummaryStore {
   readonly queue: JobQueue;
+  /**
+   * Stage folds instead of committing each: a fold's result (summary, dropped messages, job done)
+   * joins the next commit — the next message's, or flush's, or close's — so a turn costs one commit
+   * per message. Until then the job stays queued: a crash loses nothing but the model call, which
+   * the next open makes again. For folds awaited by save() (synchronous summarising).
+   */
+  stageFolds = false;
+  private staged: StagedFold | undefined;
   private readonly statements: ReturnType<typeof prepareStatements>;
   private summaryCache: SummaryRecord;
 
@@ -187,9 +205,45 @@ export class SummaryStore {
     return toStored(rows);
   }
 
-  /** Runs `work` in one transaction (nested calls become savepoints). */
+  /**
+   * Runs `work` in one write transaction (nested calls become savepoints), with the staged fold's
+   * result, if any. IMMEDIATE: the write lock is taken (waiting for other writers) before the
+   * staged fold's reads, so no other process's commit can slip in between.
+   */
   transaction<T>(work: () => T): T {
-    return this.db.transaction(work)();
+    return this.db
+      .transaction(() => {
+        this.commitStaged();
+        return work();
+      })
+      .immediate();
+  }
+
+  /** Whether this job's result is staged (committed with the next write). */
+  isStaged(jobId: number): boolean {
+    return this.staged?.job.id === jobId;
+  }
+
+  /** Commits the staged fold now (flush, close), if there is one. */
+  commitStagedFold(): void {
+    if (this.staged) this.transaction(() => undefined);
+  }
+
+  /** Inside a transaction: writes the staged fold; if another writer got there first, ours is dropped (its job, if still queued, folds again). */
+  private commitStaged(): void {
+    const staged = this.staged;
+    if (!staged) return;
+    this.staged = undefined;
+    if (typeof this.applyFold(staged.job, staged.text, staged.readVersion) === 'string') this.summaryCache = this.readSummary();
+  }
+
+  /** The conditional write of a fold's result: the summary (if still at `readVersion`), its messages dropped, its job done. */
+  private applyFold(job: Job<FoldPayload>, text: string, readVersion: number): SummaryRecord | 'gone' | 'conflict' {
+    if (!this.queue.has(job.id)) return 'gone';
+    if (this.statements.writeSummary.run(text, this.now().toISOString(), readVersion).changes === 0) return 'conflict';
+    this.statements.dropRange.run(job.payload.fromSeq, job.payload.throughSeq);
+    this.queue.complete(job.id);
+    return { text, version: readVersion + 1 };
   }
 
   /** Appends a message to the log of unfolded messages; returns its seq (never reused, even after folds). */
@@ -224,21 +278,21 @@ export class SummaryStore {
     checkpoint?: (point: 'mid_summary') => void,
   ): Promise<SummaryRecord | undefined> {
     const { fromSeq, throughSeq } = job.payload;
+    // A fold reads the summary from the file: an earlier staged one is committed first.
+    this.commitStagedFold();
     const messages = toStored(this.statements.range.all(fromSeq, throughSeq) as { seq: number; data: string }[]).map((stored) => stored.message);
     for (let attempt = 1; ; attempt++) {
       const current = this.readSummary();
       const text = await summarize(current.text, messages, current.version !== job.baseVersion);
       // A crash here: the model answered, nothing is committed, the job is still queued.
       checkpoint?.('mid_summary');
-      const outcome = this.db
-        .transaction((): SummaryRecord | 'gone' | 'conflict' => {
-          if (!this.queue.has(job.id)) return 'gone';
-          if (this.statements.writeSummary.run(text, this.now().toISOString(), current.version).changes === 0) return 'conflict';
-          this.statements.dropRange.run(fromSeq, throughSeq);
-          this.queue.complete(job.id);
-          return { text, version: current.version + 1 };
-        })
-        .immediate();
+      if (this.stageFolds) {
+        if (!this.queue.has(job.id)) return undefined;
+        this.staged = { job, text, readVersion: current.version };
+        this.summaryCache = { text, version: current.version + 1 };
+        return this.summaryCache;
+      }
+      const outcome = this.db.transaction(() => this.applyFold(job, text, current.version)).immediate();
       if (outcome === 'gone') return undefined;
       if (outcome !== 'conflict') {
         this.summaryCache = outcome;
@@ -251,6 +305,7 @@ export class SummaryStore {
   /** Writes the `exit` copy back (atomically) and releases the file. */
   async close(): Promise<void> {
     if (!this.db.open) return;
+    this.commitStagedFold();
     if (this.durability === 'exit') {
       const image = this.db.serialize();
       this.db.close();
@@ -287,7 +342,9 @@ export class SummaryMemory {
   constructor(context: StrategyContext, mode: SummarizeMode | undefined, runFold: (job: Job<FoldPayload>) => Promise<void>) {
     this.store = SummaryStore.open(context.dir, SUMMARY_FILE, context.durability, context.now);
     this.mode = mode ?? (context.durability === 'async' ? 'async' : 'sync');
-    this.worker = new JobWorker(this.store.queue, FOLD_JOB, runFold);
+    // Synchronous folds are awaited by save(): their claim needs no commit of its own, and their result joins the next message's commit.
+    this.worker = new JobWorker(this.store.queue, FOLD_JOB, runFold, this.mode === 'async', (job) => this.store.isStaged(job.id));
+    this.store.stageFolds = this.mode === 'sync';
   }
 
   /** The summary as a context message: one object per version, so it is tokenised once. */
@@ -317,6 +374,7 @@ export class SummaryMemory {
   /** Waits until every queued fold is written. */
   async flush(): Promise<void> {
     await this.worker.drain();
+    this.store.commitStagedFold();
   }
 
   /** Lets the running fold finish, then closes the store; other queued folds wait for the next open. */
@@ -362,8 +420,10 @@ export abstract class SummaryBackedStrategy {
     return this.ready().snapshot();
   }
 
+  /** Folds not done yet; a staged fold is done (its result waits for the next commit, and a crash only redoes it). */
   pendingJobs(): number {
-    return this.ready().store.pendingFolds().length;
+    const { store } = this.ready();
+    return store.pendingFolds().filter((job) => !store.isStaged(job.id)).length;
   }
 
   async close(): Promise<void> {

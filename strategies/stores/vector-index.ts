@@ -8,10 +8,21 @@
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import hnswlib from 'hnswlib-node';
+import { createRequire } from 'node:module';
+import type hnswlib from 'hnswlib-node';
 
-const { HierarchicalNSW } = hnswlib;
-type Hnsw = InstanceType<typeof HierarchicalNSW>;
+type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
+
+/** hnswlib-node (a native addon) loads when the first index is built: processes of other strategies never load it. */
+let hnswModule: typeof hnswlib | undefined;
+/** Loads the addon (once): the vector strategy's `preload`. */
+export function loadHnswlib(): typeof hnswlib {
+  hnswModule ??= createRequire(import.meta.url)('hnswlib-node') as typeof hnswlib;
+  return hnswModule;
+}
+function newHnsw(...args: ConstructorParameters<typeof hnswlib.HierarchicalNSW>): Hnsw {
+  return new (loadHnswlib().HierarchicalNSW)(...args);
+}
 
 /** How the index is built and searched. */
 export interface VectorIndexOptions {
@@ -202,14 +213,14 @@ export class VectorIndex {
   }
 
   private emptyHnsw(capacity: number): Hnsw {
-    const hnsw = new HierarchicalNSW('cosine', this.options.dimensions);
+    const hnsw = newHnsw('cosine', this.options.dimensions);
     hnsw.initIndex({ maxElements: capacity, m: HNSW_M, efConstruction: HNSW_EF_CONSTRUCTION, randomSeed: this.options.seed });
     return hnsw;
   }
 
   /** Loads the file; returns its labels, or none when it is missing, unreadable or holds a label `stored` should have. */
   private readFile(file: string, stored: readonly number[]): Set<number> {
-    const hnsw = new HierarchicalNSW('cosine', this.options.dimensions);
+    const hnsw = newHnsw('cosine', this.options.dimensions);
     try {
       hnsw.readIndexSync(file);
     } catch {

@@ -22,8 +22,23 @@ describe('membench run', () => {
     expect(results.header.schemaVersion).toBe(RESULTS_SCHEMA_VERSION);
     expect(results.header.nodeVersion).toBe(process.version);
     expect(results.cells).toHaveLength(2);
+    expect(results.cells[0]!.phases).toBeUndefined(); // only with --profile
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('## Recall by probe category');
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['report.md', 'results.json']));
+  });
+
+  it('--profile prints where the time went, by phase, and records each cell\'s phases', async () => {
+    const out = path.join(await tempDir(), 'run');
+    const result = await membench(['run', '-c', 'stale-background-job', '-s', 'summary', '-o', out, '-q', '--profile']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('## Profile: 1 cells');
+    for (const phase of ['agent process start', 'module loading', 'strategy open', 'replay (steps)', 'crash recovery', 'invariant checks', 'rendering reports', 'rendering charts']) expect(result.stderr).toContain(phase);
+    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const [cell] = results.cells;
+    // One crash (mid_summary): the first process and the one that recovered.
+    expect(cell!.faults!.crashes.filter((crash) => crash.reached)).toHaveLength(1);
+    expect(cell!.phases!.processes).toBe(2);
+    expect(result.stderr).toContain('2 processes for 1 cells');
   });
 
   it('never overwrites an earlier run unless asked', async () => {

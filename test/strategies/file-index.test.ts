@@ -403,6 +403,32 @@ describe('file-index automatic memory', () => {
     expect(prompt).toContain('My pot is enamelled too.');
     expect((await memory('global', 'pot')).body).toBe('I cook in a cast-iron pot. It holds 5 liters. My pot is enamelled too.');
   });
+
+  it('keeps the index within indexTokens as memories grow, in the context and the extraction prompt; recall_memory reaches the rest', async () => {
+    let second = 0;
+    strategy = await open('none', { indexTokens: 400 }, { now: () => new Date(Date.UTC(2026, 0, 1, 0, 0, second++)) });
+    const tokensAt: { context: number; extraction: number }[] = [];
+    let written = 0;
+    for (const count of [10, 60, 240]) {
+      for (; written < count; written++) await strategy.remember({ name: `locker-${written}`, content: `Locker ${written} holds the spare key number ${1000 + written}.` });
+      const { messages } = await strategy.load({ query: 'Which locker has the spare key?', turn: 1 });
+      requests.length = 0;
+      await exchange(strategy, 1, 'Thanks, that helps.', 'Glad to help.');
+      const extraction = requests.find((request) => request.task === 'extract-memories')!;
+      tokensAt.push({ context: harness.tokens.countMessages(messages), extraction: harness.tokens.countMessages(extraction.messages) });
+      if (count === 10) expect(text(messages)).not.toContain('more memories not listed');
+    }
+    // Once the budget binds, more memories add nothing to either: flat in tokens.
+    const [, at60, at240] = tokensAt as [unknown, { context: number; extraction: number }, { context: number; extraction: number }];
+    expect(Math.abs(at240.context - at60.context)).toBeLessThanOrEqual(10);
+    expect(Math.abs(at240.extraction - at60.extraction)).toBeLessThanOrEqual(10);
+    const context = await contextFor('Where is the spare key number 1003?');
+    expect(context).toMatch(/\(\d+ more memories not listed: call recall_memory/u);
+    expect(context).toContain('- [locker-239]'); // the latest memories keep their lines...
+    expect(context).not.toContain('- [locker-3]'); // ...the oldest are left out...
+    expect(context).toContain('Locker 3 holds the spare key number 1003.'); // ...and recall_memory brings them back
+    expect(await strategy.recallMemory('locker-3')).toBe('Locker 3 holds the spare key number 1003.');
+  });
 });
 
 describe('offline extract-memories', () => {

@@ -167,15 +167,19 @@ describe('summary-buffer strategy', () => {
     await exchange(strategy, 3, 'Lin has two cats named Mochi and Tofu.', 'OK.');
     expect(rows(dir, 'SELECT version FROM summary')).toEqual({ version: 0 });
     await strategy.save({ message: new HumanMessage('我最喜欢的菜是红烧肉。'), turn: 4 });
-    // sync summarising: the fold is committed before save() resolves.
+    // sync summarising: the fold ran before save() resolved (its summary is in the context); its
+    // result is committed with the next write, and its job stays queued until then.
+    expect(rows(dir, 'SELECT version FROM summary')).toEqual({ version: 0 });
+    const { messages } = await strategy.load({ query: 'x', turn: 4 });
+    expect(messages[0]).toBeInstanceOf(SystemMessage);
+    expect(String(messages[0]!.content)).toContain('Lin lives in Hangzhou. Lin is allergic to peanuts. Lin has two cats named Mochi and Tofu.');
+    expect(messages.slice(1).map((message) => message.content)).toEqual(['OK.', '我最喜欢的菜是红烧肉。']);
+    expect(contextTokens(messages)).toBeLessThanOrEqual(70);
+    await strategy.save({ message: new AIMessage('好的。'), turn: 4 });
     expect(rows(dir, 'SELECT version, text FROM summary')).toEqual({
       version: 1,
       text: 'Lin lives in Hangzhou. Lin is allergic to peanuts. Lin has two cats named Mochi and Tofu.',
     });
-    const { messages } = await strategy.load({ query: 'x', turn: 4 });
-    expect(messages[0]).toBeInstanceOf(SystemMessage);
-    expect(messages.slice(1).map((message) => message.content)).toEqual(['OK.', '我最喜欢的菜是红烧肉。']);
-    expect(contextTokens(messages)).toBeLessThanOrEqual(70);
     await strategy.close();
   });
 

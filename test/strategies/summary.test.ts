@@ -86,13 +86,22 @@ describe('summary strategy', () => {
     await strategy.close();
   });
 
-  it('persists a versioned summary in sync mode before save() resolves, and reads it back on reopen', async () => {
+  it('persists a versioned summary in sync mode with the next write (its job queued until then), and reads it back on reopen', async () => {
     const { dir, open } = await setup();
     const strategy = await open();
     await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
     await exchange(strategy, 2, 'Lin works as a chef.', 'OK.');
-    expect(summaryRow(dir)).toEqual({ version: 2, text: 'Lin lives in Hangzhou. Lin works as a chef.' }); // no flush, no close
-    await strategy.close();
+    // The first fold was committed with the second exchange's first message; the second one's result
+    // waits for the next write, its messages and its job on disk meanwhile (no flush, no close).
+    expect(summaryRow(dir)).toEqual({ version: 1, text: 'Lin lives in Hangzhou.' });
+    expect(jobRows(dir)).toBe(1);
+    expect(texts((await strategy.load({ query: 'Lin?', turn: 3 })).messages)).toEqual(['Summary of the earlier conversation:\nLin lives in Hangzhou. Lin works as a chef.']);
+    // Killed now (never closed), the next process folds the queued job again: nothing is lost.
+    const afterCrash = await open();
+    await afterCrash.flush!();
+    expect(summaryRow(dir)).toEqual({ version: 2, text: 'Lin lives in Hangzhou. Lin works as a chef.' });
+    expect(jobRows(dir)).toBe(0);
+    await afterCrash.close();
     const reopened = await open();
     const { messages } = await reopened.load({ query: 'Where does Lin live?', turn: 3 });
     expect(texts(messages)).toEqual(['Summary of the earlier conversation:\nLin lives in Hangzhou. Lin works as a chef.']);

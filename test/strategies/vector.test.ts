@@ -230,7 +230,7 @@ describe('vector durability', () => {
     await exchange(first, 1, 'The boat is called Seagull.', 'Nice.');
     await first.save({ message: new HumanMessage('The car is called Comet.'), turn: 2 });
     await first.close();
-    // The embedder fails after the user message was committed (what a crash mid-embedding leaves).
+    // The embedder fails (an endpoint down): save() rejects, and the user message is committed all the same.
     const failing = await open({}, 'sync', { id: embedder.id, dimensions: embedder.dimensions, embed: async () => Promise.reject(new Error('network down')) });
     await expect(failing.save({ message: new HumanMessage('What is the boat called?'), turn: 3 })).rejects.toThrow('network down');
     await failing.close();

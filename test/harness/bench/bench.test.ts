@@ -12,6 +12,7 @@ import { FloorProbe, measureFloors } from '../../../harness/bench/floors.js';
 import { measure, Stopwatch, TimedModel } from '../../../harness/bench/measure.js';
 import { renderBenchJson, renderBenchReport } from '../../../harness/bench/render.js';
 import { benchSaveLoad, type SaveLoadResult, type SaveLoadRow } from '../../../harness/bench/save-load.js';
+import { benchRecovery, type RecoveryResult } from '../../../harness/bench/recovery.js';
 import { benchSuite, offlineSuiteScenarios } from '../../../harness/bench/suite.js';
 import { evaluateTargets, flatRatio, missBy } from '../../../harness/bench/targets.js';
 import { benchVectorScale, clusteredVectors, EF_GRID, exactTopK } from '../../../harness/bench/vector-scale.js';
@@ -27,7 +28,7 @@ const timing = (p50Ms: number) => ({ p50Ms, p99Ms: p50Ms * 2, meanMs: p50Ms, ops
 function row(strategy: string, size: number, p50Ms: number, floorP50Ms = 1): SaveLoadRow {
   return {
     strategy, size, historyFrom: size, historyTo: size + 10, turn: timing(p50Ms), wallP50Ms: p50Ms, wallP99Ms: p50Ms, saveP50Ms: p50Ms, loadP50Ms: 0.01,
-    modelShare: 0, embedShare: 0, tokenizerCallsPerTurn: 4, modelCallsPerTurn: 0, embedCallsPerTurn: 0, contextTokens: 100, reopenMs: 1, floorP50Ms, floorWrite: 'commit',
+    modelShare: 0, embedShare: 0, tokenizerCallsPerTurn: 4, modelCallsPerTurn: 0, embedCallsPerTurn: 0, commitsPerTurn: 2, fileSyncsPerTurn: 0, contextTokens: 100, reopenMs: 1, floorP50Ms, floorWrite: 'commit',
   };
 }
 
@@ -114,10 +115,15 @@ describe('save + load per turn', () => {
       expect(item.embedCallsPerTurn, `${item.strategy}@${item.size}`).toBeLessThanOrEqual(2);
     }
     const at = (strategy: string, size: number) => result.rows.find((item) => item.strategy === strategy && item.size === size)!;
-    for (const strategy of ['buffer', 'window', 'vector', 'file-index']) {
+    for (const strategy of ['buffer', 'window', 'vector']) {
       expect(at(strategy, 160).tokenizerCallsPerTurn, strategy).toBe(at(strategy, 40).tokenizerCallsPerTurn);
     }
+    // file-index counts a memory's index line once, when the memory is written: what a turn writes, not the history.
+    expect(at('file-index', 160).tokenizerCallsPerTurn).toBeLessThanOrEqual(at('file-index', 40).tokenizerCallsPerTurn + 1);
     for (const strategy of ['buffer', 'window', 'vector']) expect(at(strategy, 160).modelCallsPerTurn, strategy).toBe(0);
+    // Durable writes, counted from the WAL: one commit per message; entity adds its extraction.
+    for (const strategy of ['buffer', 'window', 'vector']) expect([at(strategy, 160).commitsPerTurn, at(strategy, 160).fileSyncsPerTurn], strategy).toEqual([2, 0]);
+    expect(at('entity', 160).commitsPerTurn).toBe(3);
     expect(at('summary', 160).modelCallsPerTurn).toBe(1); // one fold per exchange
     expect(at('vector', 160).embedCallsPerTurn).toBe(1); // the finished exchange and the query in one call
     expect(at('buffer', 160).contextTokens).toBeGreaterThan(at('buffer', 40).contextTokens * 3); // buffer's inherent growth
@@ -201,7 +207,32 @@ describe('suite throughput', () => {
     expect(suite.turns).toBeGreaterThan(20);
     expect(suite.byMode.map((phase) => [phase.name, phase.cells])).toEqual([['in process', 2]]);
     expect(suite.byScenario.map((phase) => phase.name)).toEqual(['recipes-en']);
+    expect([suite.phases.cells, suite.phases.processes]).toEqual([2, 0]); // phases recorded; no agent process for in-process cells
   }, 60_000);
+});
+
+describe('crash + recovery', () => {
+  test('times every reached crash of the recovery scenario and counts the processes behind them', async () => {
+    const recovery = await benchRecovery({ strategies: ['buffer'] });
+    expect(recovery.errors).toEqual([]);
+    const [buffer] = recovery.rows;
+    expect(buffer!.crashes).toBe(3); // two after_ack kills and one before_model_call; buffer has no mid_memory_write point
+    expect(buffer!.processes).toBe(1 + 3 + 1); // the first, one per crash, one after the session boundary
+    expect(buffer!.p50Ms).toBeGreaterThan(0);
+  }, 180_000);
+
+  test('judged against the fork floor of the same run, only when the floors were measured', () => {
+    const recovery: RecoveryResult = { scenario: 'remember-then-crash', errors: [], rows: [
+      { strategy: 'buffer', crashes: 3, p50Ms: 50, maxMs: 80, processes: 5, processCpuMsEach: 200, spareWaitMs: 10 },
+      { strategy: 'vector', crashes: 3, p50Ms: 250, maxMs: 300, processes: 5, processCpuMsEach: 200, spareWaitMs: 10 },
+    ] };
+    const floors = { forkKillReopen: timing(100) } as unknown as NonNullable<BenchReport['floors']>;
+    const judged = new Map(evaluateTargets({ recovery, floors }).map((item) => [item.id, item]));
+    expect(judged.get('recovery:buffer')!.pass).toBe(true);
+    expect(judged.get('recovery:vector')!.pass).toBe(false);
+    expect(missBy(judged.get('recovery:vector')!)).toBe('1.25× the limit');
+    expect(evaluateTargets({ recovery }).every((item) => item.pass === null)).toBe(true);
+  });
 });
 
 describe('targets and the report', () => {
@@ -252,7 +283,7 @@ describe('membench bench arguments', () => {
   test('sections and sizes are checked before anything runs', async () => {
     expect(parseSections(['floors,vector', 'suite'])).toEqual(['floors', 'vector', 'suite']);
     expect(parseSizes('10,100,10_000')).toEqual([10, 100, 10_000]);
-    expect(() => parseSections(['speed'])).toThrow(/--only speed: expected one of floors, save-load, langchain, vector, suite/u);
+    expect(() => parseSections(['speed'])).toThrow(/--only speed: expected one of floors, save-load, recovery, langchain, vector, suite/u);
     expect(() => parseSizes('10,ten')).toThrow(/--sizes 10,ten/u);
     const run = await membench(['bench', '--only', 'speed']);
     expect(run.code).toBe(2);

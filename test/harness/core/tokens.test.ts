@@ -53,4 +53,17 @@ describe('TokenCounter', () => {
     for (let i = 0; i < 10; i++) counter.countMessages(history);
     expect(counter.encodeCalls).toBe(afterFirst);
   });
+
+  it('tokenises a text counted again soon after once (a reply metered, then checked), with the same count', () => {
+    const counter = new TokenCounter('gpt-4o');
+    const reply = `The summary so far: ${'红烧肉 and braised pork. '.repeat(40)}`;
+    const first = counter.countText(reply);
+    const calls = counter.encodeCalls;
+    expect(counter.countText(`${reply}`.slice(0))).toBe(first);
+    expect(counter.encodeCalls).toBe(calls);
+    // A bounded memory: after hundreds of other texts it is tokenised again, to the same count.
+    for (let i = 0; i < 600; i++) counter.countText(`filler ${i}`);
+    expect(counter.countText(reply)).toBe(first);
+    expect(counter.encodeCalls).toBe(calls + 601);
+  });
 });

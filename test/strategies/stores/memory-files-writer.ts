@@ -1,7 +1,7 @@
 /**
  * Child process for the concurrent-writer test of the memory file store: opens a `file-index`
  * strategy on a shared dir, waits for "go", then remembers its own memories and bumps one shared
- * memory each time. Run with `node --import tsx`.
+ * memory each time, saying so after each step. Run with `node --import tsx`.
  */
 import { HashedEmbedder, MeteredModel, OfflineModel } from '../../../harness/models/index.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
@@ -20,6 +20,7 @@ process.once('message', async () => {
   for (let step = 0; step < Number(count); step++) {
     await strategy.remember({ name: `w${writer}-m${step}`, content: `Writer ${writer} wrote memory ${step}. ${'padding '.repeat(step)}`, type: 'project' });
     await strategy.remember({ name: 'shared-counter', content: `Last bumped by writer ${writer} at step ${step}.`, type: 'project' });
+    process.send!({ kind: 'wrote', step });
   }
   await strategy.close();
   process.send!({ kind: 'done' }, () => process.exit(0));

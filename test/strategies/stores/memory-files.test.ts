@@ -131,7 +131,7 @@ describe('MemoryFileStore', () => {
   let dir: string;
   let now: Date;
   const dirs = (): Record<MemoryScope, string> => ({ global: path.join(dir, 'global'), project: path.join(dir, 'project') });
-  const makeStore = (options: { pruneExpired?: boolean; lockStaleMs?: number } = {}): MemoryFileStore => new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
+  const makeStore = (options: { pruneExpired?: boolean; lockTimeoutMs?: number } = {}): MemoryFileStore => new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-memfiles-'));
@@ -241,17 +241,36 @@ describe('MemoryFileStore', () => {
     expect((await readdir(path.join(dir, 'global', MEMORIES_DIR))).sort()).toEqual(['kept.md', 'orphan.md']);
   });
 
-  it('recovers from a writer killed with SIGKILL mid-write: stale lock reclaimed, index repaired, nothing torn', async () => {
+  it('a live writer indexes what a writer killed mid-write left (its pending index says so), without reopening', async () => {
+    const store = makeStore();
+    await store.open();
+    await store.write(draft('kept', 'Kept.'));
+    const scanned = store.stats.syncs;
+    await store.write(draft('second', 'Second.'));
+    expect(store.stats.syncs).toBe(scanned); // nobody else wrote: no rescan
+    // Another writer, killed between its memory file and its index: the file, and its staged index, are left.
+    await writeFile(path.join(dir, 'global', MEMORIES_DIR, 'orphan.md'), renderMemoryFile(prepareMemory(draft('orphan', 'Orphan.'), 0, NOW, 4096)));
+    await writeFile(path.join(dir, 'global', '.MEMORY.md.pending'), 'half an index');
+    await store.write(draft('third', 'Third.'));
+    expect(store.stats.syncs).toBe(scanned + 1);
+    expect([...(await expectIndexAgrees(dirs().global, 'global')).keys()].sort()).toEqual(['kept', 'orphan', 'second', 'third']);
+    expect(await readdir(path.join(dir, 'global'))).not.toContain('.MEMORY.md.pending');
+  });
+
+  it('recovers from a writer killed with SIGKILL mid-write: its lock free at once, index repaired, nothing torn', async () => {
     const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
     const writer = fork(script, [dir, '9', '1000'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((resolve) => writer.once('message', () => resolve()));
+    // Killed while it keeps writing, a few steps in: most likely holding the lock, between a file and its index.
+    const steps = new Promise<void>((resolve) => writer.on('message', (message: { kind: string; step?: number }) => message.step === 3 && resolve()));
     writer.send('go');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await steps;
     const exited = new Promise((resolve) => writer.once('exit', resolve));
     writer.kill('SIGKILL');
     await exited;
 
-    const reopened = makeStore({ lockStaleMs: 2000 });
+    // A lock that waited for the dead writer would fail within 1 ms: the kernel released it with the process.
+    const reopened = makeStore({ lockTimeoutMs: 1 });
     await reopened.open();
     const indexed = await expectIndexAgrees(path.join(dir, 'project'), 'project');
     expect(indexed.size).toBeGreaterThan(1);

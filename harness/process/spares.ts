@@ -1,0 +1,77 @@
+/**
+ * Warm spare agent processes, kept across cells: each is forked ahead of need, loads its modules
+ * and warms its tokenizer while the harness does other work, so a recovery after a crash (or the
+ * next cell's first process) starts in a process that is already up. A spare never opened a cell
+ * and holds no state; one left over when a cell ends serves the next cell instead of being killed.
+ * Idle spares do not keep the harness alive: when it exits, their IPC channel closes and they go.
+ */
+import { AgentProcess, isExit } from './agent-process.js';
+import { findStrategy } from '../../strategies/index.js';
+
+/** Spares kept ready per kind: one crash at a time needs one. */
+const AHEAD = 1;
+
+/** What a spare is ready for: the cell's tokenizer model, and whether its strategy is a built-in (the bundled entry). */
+export interface SpareKind {
+  tokenizerModel: string;
+  builtin: boolean;
+}
+
+/** The kind of spare a cell needs. */
+export function spareKind(cell: { tokenizerModel: string; strategy: string }): SpareKind {
+  return { tokenizerModel: cell.tokenizerModel, builtin: findStrategy(cell.strategy) !== undefined };
+}
+
+/** Idle spares of this process, by kind. */
+const idle = new Map<string, AgentProcess[]>();
+
+/** Keeps `AHEAD` live spares of `kind` waiting. */
+function refill(kind: SpareKind): AgentProcess[] {
+  const key = `${kind.builtin ? 'builtin' : 'any'}:${kind.tokenizerModel}`;
+  const spares = (idle.get(key) ?? []).filter((spare) => spare.alive);
+  while (spares.length < AHEAD) {
+    const spare = AgentProcess.spawn({ tokenizerModel: kind.tokenizerModel, builtinOnly: kind.builtin });
+    spare.hold(false);
+    spares.push(spare);
+  }
+  idle.set(key, spares);
+  return spares;
+}
+
+/**
+ * A spare of `kind` (the oldest, so the likeliest to be ready), and a new one forked in its
+ * place. The caller owns the process: it opens a cell in it, closes or kills it.
+ */
+export function takeSpare(kind: SpareKind): AgentProcess {
+  const spare = refill(kind).shift()!;
+  refill(kind);
+  spare.hold(true);
+  return spare;
+}
+
+/**
+ * Waits until the next spare of `kind` is ready (a crash armed after this recovers in a warm
+ * process), having told it to preload what `strategy` loads lazily; resolves with how long the
+ * wait took, 0 when it was ready already.
+ */
+export async function spareReady(kind: SpareKind, strategy?: string): Promise<number> {
+  const [next] = refill(kind);
+  if (strategy !== undefined && next!.preparedFor !== strategy) {
+    next!.post({ type: 'prepare', strategy });
+    next!.preparedFor = strategy;
+  }
+  if (next!.boot) return 0;
+  const started = performance.now();
+  // Waiting counts as holding: the event loop must not exit under a cell that waits on it.
+  next!.hold(true);
+  const boot = await next!.ready;
+  next!.hold(false);
+  return isExit(boot) ? 0 : performance.now() - started;
+}
+
+/** Kills every idle spare (tests, and programs that want no child left behind). */
+export async function killSpares(): Promise<void> {
+  const spares = [...idle.values()].flat();
+  idle.clear();
+  await Promise.all(spares.map((spare) => spare.kill()));
+}

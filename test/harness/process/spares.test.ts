@@ -1,0 +1,88 @@
+/**
+ * Agent processes, counted: a crash costs one process start and nothing more (warm spares carry
+ * over between cells, none is wasted), and an agent process loads only what its cell uses.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { agentProcessStats } from '../../../harness/process/agent-process.js';
+import { killSpares } from '../../../harness/process/spares.js';
+import { runBenchmark } from '../../../harness/run/runner.js';
+
+afterAll(killSpares);
+
+/** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
+async function smallCrashScenario(): Promise<string> {
+  const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-spares-')), 'small-crash.yaml');
+  const steps = ['- user: Hi, I plan dinners.', '  assistant: Happy to help.', '- crash: after_ack', '- remember: My son is allergic to peanuts.', '- session: new', '- probe: Who is allergic to what?', '  expect: [peanut]'];
+  await writeFile(file, ['name: small-crash', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
+  return file;
+}
+
+describe('warm spare agent processes', () => {
+  beforeEach(killSpares);
+
+  it('start one process per crash or session, and hand the spare left at the end to the next cell', async () => {
+    const scenario = await smallCrashScenario();
+    const before = agentProcessStats.spawned;
+    const first = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
+    const [cell] = first.cells;
+    expect(cell!.status).toBe('ok');
+    expect(cell!.recall.contextRecall.hits).toBe(1);
+    const reached = cell!.faults!.crashes.filter((crash) => crash.reached);
+    expect(reached).toHaveLength(1);
+    for (const crash of reached) expect(crash.recoveryMs).toBeGreaterThan(0);
+    // The first process, one per reached crash, one for the session boundary...
+    expect(cell!.phases!.processes).toBe(1 + reached.length + 1);
+    // ...plus the one spare kept ahead.
+    expect(agentProcessStats.spawned - before).toBe(cell!.phases!.processes + 1);
+
+    const between = agentProcessStats.spawned;
+    const second = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
+    expect(agentProcessStats.spawned - between).toBe(second.cells[0]!.phases!.processes);
+  });
+});
+
+describe('modules an agent process loads', () => {
+  let log: string;
+  const saved = { options: process.env.NODE_OPTIONS, log: process.env.MEMBENCH_MODULE_LOG };
+  beforeEach(async () => {
+    await killSpares(); // spares forked before the log was switched on would not report
+    log = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-modules-')), 'modules.log');
+    process.env.MEMBENCH_MODULE_LOG = log;
+    process.env.NODE_OPTIONS = `${saved.options ?? ''} --import=${fileURLToPath(new URL('../../helpers/module-log.mjs', import.meta.url))}`.trim();
+  });
+  afterEach(async () => {
+    await killSpares();
+    for (const [key, value] of [['NODE_OPTIONS', saved.options], ['MEMBENCH_MODULE_LOG', saved.log]] as const) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    await rm(path.dirname(log), { recursive: true, force: true });
+  });
+
+  /** The packages (node_modules names) the agent processes of one cell of `strategy` loaded. */
+  async function packagesLoaded(strategy: string): Promise<Set<string>> {
+    const result = await runBenchmark({ scenarios: [await smallCrashScenario()], strategies: [strategy] });
+    expect(result.cells[0]!.status).toBe('ok');
+    const lines = (await readFile(log, 'utf8')).split('\n').filter((line) => line && !line.startsWith(`${process.pid} `));
+    const names = lines.flatMap((line) => {
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//u.exec(line);
+      return match ? [match[1]!] : [];
+    });
+    return new Set(names);
+  }
+
+  it('a buffer cell: no HNSW addon, no YAML, no OpenAI SDK, no LangChain classic, no charts', async () => {
+    const loaded = await packagesLoaded('buffer');
+    expect(loaded).toContain('better-sqlite3');
+    expect(loaded).toContain('tiktoken');
+    for (const unused of ['hnswlib-node', 'yaml', 'openai', '@langchain/classic', 'chart.js', '@napi-rs/canvas', 'cli-table3', 'yargs']) expect(loaded).not.toContain(unused);
+  });
+
+  it('a vector cell loads the HNSW addon: what a cell uses is loaded (and seen by the log)', async () => {
+    expect(await packagesLoaded('vector')).toContain('hnswlib-node');
+  });
+});
