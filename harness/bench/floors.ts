@@ -12,6 +12,7 @@ import { get_encoding, type Tiktoken } from 'tiktoken';
 import { writeFileAtomic } from '../core/fs.js';
 import { openDatabase, type SqliteDatabase } from '../core/sqlite.js';
 import { encodingForModel } from '../core/tokens.js';
+import { BpeCounter } from '../core/bpe.js';
 import { measure, type MeasureOptions, type Timing } from './measure.js';
 import { BENCH_TOKENIZER } from './rig.js';
 import { buildHnsw, clusteredVectors, exactTopK, row, type VectorSet } from './vector-scale.js';
@@ -22,9 +23,14 @@ export const SHORT_MESSAGE = 'By the way, my friend Nora is visiting on March 3r
 /** Every floor, with the parameters it was measured at. */
 export interface Floors {
   encoding: string;
-  /** tiktoken `encode` (special-token handling) and `encode_ordinary` (what TokenCounter uses) of SHORT_MESSAGE. */
+  /** tiktoken `encode` (special-token handling) and `encode_ordinary` of SHORT_MESSAGE: the floor of a count. */
   tokenEncode: Timing;
   tokenEncodeOrdinary: Timing;
+  /** What TokenCounter uses (`harness/core/bpe.ts`, the same counts), on SHORT_MESSAGE. */
+  tokenCount: Timing;
+  /** Building an encoder, as every agent process does once: tiktoken's WebAssembly one and bpe.ts's. */
+  tiktokenLoad: Timing;
+  bpeLoad: Timing;
   /** One insert committed in WAL mode with synchronous=FULL (survives a power cut) and =NORMAL (survives a process crash). */
   sqliteCommitFull: Timing;
   sqliteCommitNormal: Timing;
@@ -54,13 +60,18 @@ export interface FloorOptions {
 
 const budget = (quick: boolean, iterations: number): MeasureOptions => ({ iterations: quick ? Math.ceil(iterations / 4) : iterations, timeMs: quick ? 150 : 500, warmupIterations: 5 });
 
-async function tokenFloors(quick: boolean): Promise<Pick<Floors, 'encoding' | 'tokenEncode' | 'tokenEncodeOrdinary'>> {
+async function tokenFloors(quick: boolean): Promise<Pick<Floors, 'encoding' | 'tokenEncode' | 'tokenEncodeOrdinary' | 'tokenCount' | 'tiktokenLoad' | 'bpeLoad'>> {
   const encoding = encodingForModel(BENCH_TOKENIZER);
   const encoder = get_encoding(encoding);
+  const counter = BpeCounter.load(encoding);
+  const loads: MeasureOptions = { iterations: quick ? 3 : 10, timeMs: quick ? 300 : 2000, warmupIterations: 1 };
   try {
     const tokenEncode = await measure('tiktoken encode', () => void encoder.encode(SHORT_MESSAGE), budget(quick, 500));
     const tokenEncodeOrdinary = await measure('tiktoken encode_ordinary', () => void encoder.encode_ordinary(SHORT_MESSAGE), budget(quick, 500));
-    return { encoding, tokenEncode, tokenEncodeOrdinary };
+    const tokenCount = await measure('bpe.ts count', () => void counter.count(SHORT_MESSAGE), budget(quick, 500));
+    const tiktokenLoad = await measure('tiktoken encoder load', () => get_encoding(encoding).free(), loads);
+    const bpeLoad = await measure('bpe.ts encoder load', () => void BpeCounter.load(encoding), loads);
+    return { encoding, tokenEncode, tokenEncodeOrdinary, tokenCount, tiktokenLoad, bpeLoad };
   } finally {
     encoder.free();
   }

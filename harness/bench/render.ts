@@ -38,7 +38,10 @@ function renderFloors(floors: Floors): string {
   const row = (name: string, timing: Timing, note = ''): string[] => [name, formatMs(timing.p50Ms), formatMs(timing.p99Ms), ops(timing), note];
   const table = markdownTable(['floor', 'p50', 'p99', 'ops/s', 'note'], [
     row('tiktoken `encode`, short message', floors.tokenEncode, `${times(floors.tokenEncode.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary`),
-    row('tiktoken `encode_ordinary`, short message', floors.tokenEncodeOrdinary, `${floors.encoding}; what TokenCounter uses`),
+    row('tiktoken `encode_ordinary`, short message', floors.tokenEncodeOrdinary, floors.encoding),
+    row('bpe.ts count, short message', floors.tokenCount, `${times(floors.tokenCount.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary; what TokenCounter uses (same counts)`),
+    row('encoder load: tiktoken (WebAssembly)', floors.tiktokenLoad, 'paid once per process'),
+    row('encoder load: bpe.ts', floors.bpeLoad, `${times(floors.bpeLoad.p50Ms / floors.tiktokenLoad.p50Ms)} tiktoken's; what every agent process pays`),
     row('SQLite commit, WAL + synchronous=FULL', floors.sqliteCommitFull, `${times(floors.sqliteCommitFull.p50Ms / floors.sqliteCommitNormal.p50Ms)} NORMAL; survives a power cut`),
     row('SQLite commit, WAL + synchronous=NORMAL', floors.sqliteCommitNormal, 'survives a process crash, not a power cut'),
     row('atomic durable file write', floors.atomicFileWrite, 'temp + fsync + rename + fsync of the dir'),

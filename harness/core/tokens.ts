@@ -1,12 +1,13 @@
 /**
- * Token counting with tiktoken, the way OpenAI bills chat requests: per-message overhead,
+ * Token counting with tiktoken's encodings (counted by `bpe.ts`, over tiktoken's ranks), the way
+ * OpenAI bills chat requests: per-message overhead,
  * each message counted once and cached on the message object, so a strategy that keeps its
  * messages never pays for re-tokenising the history on every turn.
  */
-import { get_encoding, type Tiktoken, type TiktokenEncoding } from 'tiktoken';
 import type { BaseMessage } from '@langchain/core/messages';
+import { BpeCounter, type BpeEncoding } from './bpe.js';
 
-export type EncodingName = Extract<TiktokenEncoding, 'o200k_base' | 'cl100k_base'>;
+export type EncodingName = BpeEncoding;
 
 /** Tokens every chat message costs beyond its content (role and separators), per OpenAI's cookbook. */
 export const TOKENS_PER_MESSAGE = 3;
@@ -20,11 +21,11 @@ export function encodingForModel(model: string): EncodingName {
   return 'cl100k_base';
 }
 
-const encoders = new Map<EncodingName, Tiktoken>();
-function encoderFor(encoding: EncodingName): Tiktoken {
+const encoders = new Map<EncodingName, BpeCounter>();
+function encoderFor(encoding: EncodingName): BpeCounter {
   let encoder = encoders.get(encoding);
   if (!encoder) {
-    encoder = get_encoding(encoding);
+    encoder = BpeCounter.load(encoding);
     encoders.set(encoding, encoder);
   }
   return encoder;
@@ -78,7 +79,7 @@ export class TokenCounter {
     const known = this.recent.get(text);
     if (known !== undefined) return known;
     this.encodeCalls++;
-    const tokens = encoderFor(this.encoding).encode_ordinary(text).length;
+    const tokens = encoderFor(this.encoding).count(text);
     if (text.length <= RECENT_TEXT_CHARS) {
       if (this.recent.size >= RECENT_TEXTS) this.recent.delete(this.recent.keys().next().value!);
       this.recent.set(text, tokens);

@@ -16,14 +16,6 @@ export interface ProcessExit {
 }
 
 /**
- * V8 flags of an agent process. `--liftoff-only`: tiktoken's WebAssembly runs on V8's baseline
- * compiler. Optimizing its 5.6 MB module in background threads costs a process more CPU (about
- * half of its start) than a process that lives for a few steps gets back; an encode is about 1.4×
- * slower there, hundredths of a millisecond per turn.
- */
-const AGENT_V8_FLAGS = ['--liftoff-only'];
-
-/**
  * The worker entry: under dist, for built-in strategies, the bundle (one file: no module
  * resolution, compiled once into V8's code cache) started by agent-boot.js; otherwise the compiled
  * JS, whose @langchain/core is the one a user's strategy or LangChain's classic memories import
@@ -74,7 +66,7 @@ export class AgentProcess {
     const entry = workerEntry(options.builtinOnly ?? false);
     this.stepTimeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
     this.tokenizerModel = options.tokenizerModel ?? 'offline';
-    this.child = fork(entry.file, [this.tokenizerModel], { execArgv: [...entry.execArgv, ...AGENT_V8_FLAGS], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    this.child = fork(entry.file, [this.tokenizerModel], { execArgv: entry.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
     agentProcessStats.spawned++;
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {

@@ -57,7 +57,7 @@ export interface AgentBoot {
   bootMs: number;
   /** Importing the agent's modules. */
   modulesMs: number;
-  /** Warming the tokenizer (tiktoken reads its ranks once per process) and the word segmenter's dictionary. */
+  /** Warming the tokenizer (it reads its ranks once per process) and the word segmenter's dictionary. */
   warmUpMs: number;
   /** CPU (user + system) the process had used by then. */
   cpuMs: number;

@@ -1,0 +1,191 @@
+/**
+ * Token counts of tiktoken's `cl100k_base` and `o200k_base` encodings, computed in JavaScript:
+ * the same split pattern and byte-pair merges as tiktoken (`encode_ordinary`), over the same
+ * ranks, read from tiktoken's own encoder files. Why not tiktoken's WebAssembly itself: building
+ * its encoder costs about 90 ms of CPU per process (parsing 100,000 ranks in baseline-compiled
+ * WebAssembly), and the crash benchmark starts a process for every crash; these ranks load in about
+ * 20 ms, from a binary copy written beside tiktoken's file the first time (`.bin`, rebuilt when
+ * unreadable). Counts equal tiktoken's: `test/harness/core/bpe.test.ts` compares them on every
+ * built-in text, the generated suite and random Unicode.
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+/** The encodings membench counts with. */
+export type BpeEncoding = 'cl100k_base' | 'o200k_base';
+
+// tiktoken's patterns, with `(?i:...)` spelled out (JavaScript has no inline flags) and `\s` as
+// the Unicode White_Space set the Rust regex crate uses (JavaScript's `\s` adds U+FEFF, lacks U+0085).
+const WS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const CONTRACTION = "'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])";
+const PATTERNS: Record<BpeEncoding, string> = {
+  cl100k_base: `${CONTRACTION}|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^${WS}\\p{L}\\p{N}]+[\\r\\n]*|[${WS}]*[\\r\\n]+|[${WS}]+(?![^${WS}])|[${WS}]+`,
+  o200k_base: [
+    `[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?:${CONTRACTION})?`,
+    `[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?:${CONTRACTION})?`,
+    `\\p{N}{1,3}`,
+    ` ?[^${WS}\\p{L}\\p{N}]+[\\r\\n/]*`,
+    `[${WS}]*[\\r\\n]+`,
+    `[${WS}]+(?![^${WS}])`,
+    `[${WS}]+`,
+  ].join('|'),
+};
+
+const ASCII = /^[\0-\x7f]*$/u;
+
+/** One encoding's ranks (byte strings as Latin-1 strings → rank) and its split pattern. */
+export class BpeCounter {
+  private readonly split: RegExp;
+
+  private constructor(
+    readonly encoding: BpeEncoding,
+    private readonly ranks: Map<string, number>,
+  ) {
+    this.split = new RegExp(PATTERNS[encoding], 'gu');
+  }
+
+  /** Loads an encoding's ranks (once per process is enough: counters are immutable). */
+  static load(encoding: BpeEncoding): BpeCounter {
+    return new BpeCounter(encoding, loadRanks(encoding));
+  }
+
+  /** Tokens of `text`, as tiktoken's `encode_ordinary(text).length` (special tokens are plain text). */
+  count(text: string): number {
+    let tokens = 0;
+    this.split.lastIndex = 0;
+    for (let match = this.split.exec(text); match !== null; match = this.split.exec(text)) {
+      const piece = match[0];
+      const bytes = ASCII.test(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
+      tokens += this.ranks.has(bytes) ? 1 : this.mergedParts(bytes);
+    }
+    return tokens;
+  }
+
+  /**
+   * tiktoken's byte-pair merge: repeatedly join the adjacent pair of lowest rank (the leftmost on
+   * ties); returns how many parts are left. Parts are a linked list over byte offsets and candidate
+   * pairs a heap, so a long piece (a paragraph of Chinese is one piece) costs n log n, not n².
+   */
+  private mergedParts(bytes: string): number {
+    const n = bytes.length;
+    // Part i starts at byte i while alive; next[i] / prev[i] link the live parts (n: the end).
+    const next = Int32Array.from({ length: n }, (_, i) => i + 1);
+    const prev = Int32Array.from({ length: n }, (_, i) => i - 1);
+    const alive = new Uint8Array(n).fill(1);
+    // A candidate is the pair starting at part `at`, valid while that pair's span is unchanged.
+    const heap: { rank: number; at: number; end: number }[] = [];
+    const less = (a: { rank: number; at: number }, b: { rank: number; at: number }): boolean => a.rank < b.rank || (a.rank === b.rank && a.at < b.at);
+    const push = (at: number): void => {
+      const second = next[at]!;
+      if (second >= n) return;
+      const end = next[second]!;
+      const rank = this.ranks.get(bytes.slice(at, end));
+      if (rank === undefined) return;
+      heap.push({ rank, at, end });
+      for (let i = heap.length - 1; i > 0; ) {
+        const parent = (i - 1) >> 1;
+        if (!less(heap[i]!, heap[parent]!)) break;
+        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        i = parent;
+      }
+    };
+    const pop = (): { rank: number; at: number; end: number } => {
+      const top = heap[0]!;
+      const last = heap.pop()!;
+      if (heap.length > 0) {
+        heap[0] = last;
+        for (let i = 0; ; ) {
+          const left = 2 * i + 1;
+          const right = left + 1;
+          let smallest = i;
+          if (left < heap.length && less(heap[left]!, heap[smallest]!)) smallest = left;
+          if (right < heap.length && less(heap[right]!, heap[smallest]!)) smallest = right;
+          if (smallest === i) break;
+          [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
+          i = smallest;
+        }
+      }
+      return top;
+    };
+    for (let i = 0; i + 1 < n; i++) push(i);
+    let parts = n;
+    while (heap.length > 0) {
+      const { at, end } = pop();
+      const second = next[at]!;
+      // Stale: the part was merged away, or the pair no longer spans exactly two parts.
+      if (!alive[at] || second >= n || next[second] !== end) continue;
+      alive[second] = 0;
+      next[at] = end;
+      if (end < n) prev[end] = at;
+      parts--;
+      if (prev[at]! >= 0) push(prev[at]!);
+      push(at);
+    }
+    return parts;
+  }
+}
+
+/** tiktoken's encoder file of `encoding`. */
+function encoderFile(encoding: BpeEncoding): string {
+  return createRequire(import.meta.url).resolve(`tiktoken/encoders/${encoding}.json`);
+}
+
+/** The ranks, from the binary copy (written from tiktoken's file when missing or unreadable). */
+function loadRanks(encoding: BpeEncoding): Map<string, number> {
+  const source = encoderFile(encoding);
+  const binary = path.join(path.dirname(source), `.${encoding}.membench.bin`);
+  try {
+    return readBinary(readFileSync(binary));
+  } catch {
+    const ranks = parseEncoderFile(readFileSync(source, 'utf8'));
+    try {
+      const temp = `${binary}.${process.pid}.tmp`;
+      writeFileSync(temp, toBinary(ranks));
+      renameSync(temp, binary);
+    } catch {
+      // A read-only install: every process parses tiktoken's file (slower, same counts).
+    }
+    return ranks;
+  }
+}
+
+/** tiktoken's format: lines of `! FIRST_RANK` followed by base64 tokens, space-separated, ranked in order. */
+function parseEncoderFile(json: string): Map<string, number> {
+  const { bpe_ranks: text } = JSON.parse(json) as { bpe_ranks: string };
+  const ranks = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const parts = line.split(' ');
+    if (parts.length < 2) continue;
+    const first = Number(parts[1]);
+    for (let i = 2; i < parts.length; i++) ranks.set(atob(parts[i]!), first + i - 2);
+  }
+  return ranks;
+}
+
+/** Binary copy: a u32 count, then per token a u32 rank and a u8 length, then the tokens' bytes. */
+function toBinary(ranks: Map<string, number>): Buffer {
+  const entries = [...ranks];
+  const header = Buffer.alloc(4 + entries.length * 5);
+  header.writeUInt32LE(entries.length, 0);
+  entries.forEach(([bytes, rank], i) => {
+    if (bytes.length > 255) throw new Error(`a token of ${bytes.length} bytes`);
+    header.writeUInt32LE(rank, 4 + i * 5);
+    header.writeUInt8(bytes.length, 8 + i * 5);
+  });
+  return Buffer.concat([header, Buffer.from(entries.map(([bytes]) => bytes).join(''), 'latin1')]);
+}
+
+function readBinary(buffer: Buffer): Map<string, number> {
+  const n = buffer.readUInt32LE(0);
+  const text = buffer.toString('latin1', 4 + n * 5);
+  const ranks = new Map<string, number>();
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const length = buffer.readUInt8(8 + i * 5);
+    ranks.set(text.slice(at, at + length), buffer.readUInt32LE(4 + i * 5));
+    at += length;
+  }
+  if (at !== text.length) throw new Error('truncated');
+  return ranks;
+}

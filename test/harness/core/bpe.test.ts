@@ -1,0 +1,60 @@
+// bpe.ts must count exactly what tiktoken counts: every built-in text, the generated suite, and
+// seeded random Unicode (whitespace classes, contractions, marks, CJK runs, emoji) in both encodings.
+import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { get_encoding } from 'tiktoken';
+import { describe, expect, it } from 'vitest';
+import { BpeCounter, type BpeEncoding } from '../../../harness/core/bpe.js';
+import { builtinScenarioNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+
+/** Every string of a scenario step (user, assistant, remember contents, probes...). */
+function strings(value: unknown, into: string[]): string[] {
+  if (typeof value === 'string') into.push(value);
+  else if (Array.isArray(value)) for (const item of value) strings(item, into);
+  else if (value && typeof value === 'object') for (const item of Object.values(value)) strings(item, into);
+  return into;
+}
+
+/** Seeded random strings built from the pieces tiktoken's split pattern treats specially. */
+function randomTexts(count: number): string[] {
+  const pieces = [' ', '  ', '\n', '\r\n', '\t', "'s", "'LL", "'Re", 'a', 'Z', 'é', 'ß', 'ǅ', '\u0301', 'Ω', 'ﬀ', '中', '文', '铸铁锅', '😀', '👍🏽', '\u0085', '\u00a0', '\ufeff', '\u3000', '1', '234', '!', '?', '/', '...', 'ا', 'क', '्', 'Hello', 'WORLD', 'naïve'];
+  let seed = 7;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  return Array.from({ length: count }, () => Array.from({ length: 1 + Math.floor(next() * 30) }, () => pieces[Math.floor(next() * pieces.length)]).join(''));
+}
+
+describe('bpe.ts counts', async () => {
+  const { scenarios } = await loadScenarios(builtinScenarioNames());
+  const texts = [
+    ...scenarios.flatMap((scenario) => strings(scenario.steps, [])),
+    ...readdirSync(path.join(root, 'scenarios')).filter((file) => file.endsWith('.yaml')).map((file) => readFileSync(path.join(root, 'scenarios', file), 'utf8')),
+    readFileSync(path.join(root, 'README.md'), 'utf8'),
+    ...randomTexts(5000),
+    '铸'.repeat(3000) + '锅'.repeat(3000), // one piece of 18,000 bytes: merged in n log n
+    '',
+  ];
+
+  for (const encoding of ['cl100k_base', 'o200k_base'] as const satisfies readonly BpeEncoding[]) {
+    it(`equal tiktoken's encode_ordinary in ${encoding} on ${texts.length} texts`, () => {
+      const tiktoken = get_encoding(encoding);
+      const counter = BpeCounter.load(encoding);
+      const mismatches = texts.filter((text) => counter.count(text) !== tiktoken.encode_ordinary(text).length).slice(0, 5);
+      tiktoken.free();
+      expect(mismatches).toEqual([]);
+      expect(texts.length).toBeGreaterThan(5000);
+    });
+  }
+
+  it('rebuild a damaged binary copy of the ranks from tiktoken’s file, with the same counts', () => {
+    const source = createRequire(import.meta.url).resolve('tiktoken/encoders/cl100k_base.json');
+    const binary = path.join(path.dirname(source), '.cl100k_base.membench.bin');
+    const text = 'Nora is visiting on March 3rd; 她喜欢柠檬挞。';
+    const expected = BpeCounter.load('cl100k_base').count(text);
+    writeFileSync(binary, readFileSync(binary).subarray(0, 1000)); // torn
+    expect(BpeCounter.load('cl100k_base').count(text)).toBe(expected);
+    expect(readFileSync(binary).length).toBeGreaterThan(100_000); // written again in full
+  });
+});
