@@ -33,10 +33,14 @@ const PATTERNS: Record<BpeEncoding, string> = {
 };
 
 const ASCII = /^[\0-\x7f]*$/u;
+/** Merged pieces remembered per counter (conversations repeat their words and phrases), then forgotten all at once. */
+const MERGED_PIECES = 8192;
 
 /** One encoding's ranks (byte strings as Latin-1 strings → rank) and its split pattern. */
 export class BpeCounter {
   private readonly split: RegExp;
+  /** Parts of pieces that needed merging, by piece (a phrase of Chinese is one piece, and comes back). */
+  private readonly merged = new Map<string, number>();
 
   private constructor(
     readonly encoding: BpeEncoding,
@@ -57,9 +61,19 @@ export class BpeCounter {
     for (let match = this.split.exec(text); match !== null; match = this.split.exec(text)) {
       const piece = match[0];
       const bytes = ASCII.test(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
-      tokens += this.ranks.has(bytes) ? 1 : this.mergedParts(bytes);
+      tokens += this.ranks.has(bytes) ? 1 : this.mergedCount(bytes);
     }
     return tokens;
+  }
+
+  private mergedCount(bytes: string): number {
+    let parts = this.merged.get(bytes);
+    if (parts === undefined) {
+      parts = this.mergedParts(bytes);
+      if (this.merged.size >= MERGED_PIECES) this.merged.clear();
+      this.merged.set(bytes, parts);
+    }
+    return parts;
   }
 
   /**
