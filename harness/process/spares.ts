@@ -8,8 +8,12 @@
 import { AgentProcess, isExit } from './agent-process.js';
 import { findStrategy } from '../../strategies/index.js';
 
-/** Spares kept ready per kind: one crash at a time needs one. */
-const AHEAD = 1;
+/**
+ * Spares kept ready per kind. One would do for one crash at a time, but crash scenarios crash every
+ * few steps, sooner than a spare boots: with three booting side by side, a crash rarely waits
+ * (measured on remember-then-crash + crash-mid-tool-call: 4.5 s of waiting, 29 s with one).
+ */
+export const SPARES_AHEAD = 3;
 
 /** What a spare is ready for: the cell's tokenizer model, and whether its strategy is a built-in (the bundled entry). */
 export interface SpareKind {
@@ -25,11 +29,11 @@ export function spareKind(cell: { tokenizerModel: string; strategy: string }): S
 /** Idle spares of this process, by kind. */
 const idle = new Map<string, AgentProcess[]>();
 
-/** Keeps `AHEAD` live spares of `kind` waiting. */
+/** Keeps `SPARES_AHEAD` live spares of `kind` waiting. */
 function refill(kind: SpareKind): AgentProcess[] {
   const key = `${kind.builtin ? 'builtin' : 'any'}:${kind.tokenizerModel}`;
   const spares = (idle.get(key) ?? []).filter((spare) => spare.alive);
-  while (spares.length < AHEAD) {
+  while (spares.length < SPARES_AHEAD) {
     const spare = AgentProcess.spawn({ tokenizerModel: kind.tokenizerModel, builtinOnly: kind.builtin });
     spare.hold(false);
     spares.push(spare);
