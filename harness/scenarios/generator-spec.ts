@@ -79,7 +79,7 @@ const specSchema = z.strictObject({
     .refine((languages) => new Set(languages).size === languages.length, 'a language is listed twice')
     .default(['en', 'zh']),
   /** User exchanges per conversation: the planted statements plus the filler around them. */
-  exchanges: whole('exchanges').min(1, 'expected at least 1 exchange').max(20_000, 'expected at most 20000 exchanges').default(330),
+  exchanges: whole('exchanges').min(1, 'expected at least 1 exchange').max(20_000, 'expected at most 20000 exchanges').default(280),
   /** Exchanges from a fact (its own exchange counted as 1) to the probes asking for it. */
   distances: z
     .array(whole('exchanges').min(1, 'expected a distance of at least 1'), { error: 'expected a list of distances, e.g. [1, 2, 4, 8]' })

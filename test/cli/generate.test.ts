@@ -101,7 +101,7 @@ describe('membench generate', () => {
 
   it('list scenarios and run --help name the built-in suite', async () => {
     const list = await membench(['list', 'scenarios']);
-    expect(list.stdout).toMatch(/^generated +suite +generated in memory: generated-en \(330 exchanges, \d+ probes\), generated-zh \(330 exchanges, \d+ probes\)/mu);
+    expect(list.stdout).toMatch(/^generated +suite +generated in memory: generated-en \(280 exchanges, \d+ probes\), generated-zh \(280 exchanges, \d+ probes\)/mu);
     const help = await membench(['run', '--help']);
     expect(help.stdout).toMatch(/a suite \(generated\) expands into its\s+generated scenarios/u);
     expect(help.stdout).toContain('membench run -c generated');

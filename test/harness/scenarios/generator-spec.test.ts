@@ -17,7 +17,7 @@ describe('checkSpecText', () => {
   test('a bare spec gets every default, and the built-in suite file spells out exactly those defaults', async () => {
     const { spec, problems } = checkSpecText('seed: 7\n', 'dir/My Suite.yaml');
     expect(problems).toEqual([]);
-    expect(spec).toMatchObject({ name: 'my-suite', seed: 7, languages: ['en', 'zh'], exchanges: 330, distances: DEFAULT_DISTANCES, rememberShare: 0.5 });
+    expect(spec).toMatchObject({ name: 'my-suite', seed: 7, languages: ['en', 'zh'], exchanges: 280, distances: DEFAULT_DISTANCES, rememberShare: 0.5 });
     expect(spec!.updates.chain).toEqual({ min: 1, max: 3 });
     expect(spec!.sessions).toEqual({ every: 24, start: '2025-03-03', daysApart: { min: 1, max: 3 } });
     const builtin = await loadSpecFile('scenarios/suites/generated.yaml');
