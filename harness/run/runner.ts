@@ -248,6 +248,23 @@ export function planDigest(plans: readonly CellTask[], scenarios: readonly Scena
 }
 
 /** The plain-data part of a plan: what a pool worker receives. */
+/** A step that starts an agent process (a crash, a concurrent session) costs about as much as this many plain steps. */
+const PROCESS_STEP_COST = 40;
+
+/**
+ * A cell's expected cost, for ordering only: its steps, a process start counting as many. The pool
+ * takes the costliest cells first, so no long cell starts last while the other workers sit idle.
+ */
+export function estimatedCost(scenario: Scenario): number {
+  let cost = 0;
+  for (const step of scenario.steps) {
+    if (step.kind === 'crash') cost += PROCESS_STEP_COST;
+    else if (step.kind === 'concurrent') cost += PROCESS_STEP_COST * step.concurrent.length + step.concurrent.flat().length;
+    else cost += step.kind === 'filler' ? step.filler : 1;
+  }
+  return cost;
+}
+
 function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
   return task;
 }
@@ -308,7 +325,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
-      const tasks = todo.map((position) => ({ index: position, task: toTask(plans[position]!) }));
+      const byCost = [...todo].sort((a, b) => estimatedCost(plans[b]!.scenario) - estimatedCost(plans[a]!.scenario) || a - b);
+      const tasks = byCost.map((position) => ({ index: position, task: toTask(plans[position]!) }));
       await runInPool(tasks, { workers, cellTimeoutMs, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
     } else {
       for (const position of todo) {
