@@ -3,9 +3,9 @@
  * the same split pattern and byte-pair merges as tiktoken (`encode_ordinary`), over the same
  * ranks, read from tiktoken's own encoder files. Why not tiktoken's WebAssembly itself: building
  * its encoder costs about 90 ms of CPU per process (parsing 100,000 ranks in baseline-compiled
- * WebAssembly), and the crash benchmark starts a process for every crash; these ranks load in about
- * 20 ms, from a binary copy written beside tiktoken's file the first time (`.bin`, rebuilt when
- * unreadable). Counts equal tiktoken's: `test/harness/core/bpe.test.ts` compares them on every
+ * WebAssembly), and the crash benchmark starts a process for every crash. Here the ranks are a hash
+ * table laid out in one file, written beside tiktoken's the first time (`.bin`, rebuilt when
+ * unreadable): loading it is a file read, with no string per token to allocate and collect. Counts equal tiktoken's: `test/harness/core/bpe.test.ts` compares them on every
  * built-in text, the generated suite and random Unicode.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ const ASCII = /^[\0-\x7f]*$/u;
 /** Merged pieces remembered per counter (conversations repeat their words and phrases), then forgotten all at once. */
 const MERGED_PIECES = 8192;
 
-/** One encoding's ranks (byte strings as Latin-1 strings → rank) and its split pattern. */
+/** One encoding's ranks and its split pattern. */
 export class BpeCounter {
   private readonly split: RegExp;
   /** Parts of pieces that needed merging, by piece (a phrase of Chinese is one piece, and comes back). */
@@ -44,7 +44,7 @@ export class BpeCounter {
 
   private constructor(
     readonly encoding: BpeEncoding,
-    private readonly ranks: Map<string, number>,
+    private readonly ranks: RankTable,
   ) {
     this.split = new RegExp(PATTERNS[encoding], 'gu');
   }
@@ -61,7 +61,7 @@ export class BpeCounter {
     for (let match = this.split.exec(text); match !== null; match = this.split.exec(text)) {
       const piece = match[0];
       const bytes = ASCII.test(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
-      tokens += this.ranks.has(bytes) ? 1 : this.mergedCount(bytes);
+      tokens += this.ranks.rank(bytes, 0, bytes.length) >= 0 ? 1 : this.mergedCount(bytes);
     }
     return tokens;
   }
@@ -94,8 +94,8 @@ export class BpeCounter {
       const second = next[at]!;
       if (second >= n) return;
       const end = next[second]!;
-      const rank = this.ranks.get(bytes.slice(at, end));
-      if (rank === undefined) return;
+      const rank = this.ranks.rank(bytes, at, end);
+      if (rank < 0) return;
       heap.push({ rank, at, end });
       for (let i = heap.length - 1; i > 0; ) {
         const parent = (i - 1) >> 1;
@@ -145,22 +145,55 @@ function encoderFile(encoding: BpeEncoding): string {
   return createRequire(import.meta.url).resolve(`tiktoken/encoders/${encoding}.json`);
 }
 
+/**
+ * Ranks as an open-addressing hash table over one buffer: token bytes, their offsets and ranks,
+ * and the slots (token index or -1), found by FNV-1a of the bytes with linear probing.
+ */
+class RankTable {
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly offsets: Uint32Array,
+    private readonly ranks: Uint32Array,
+    private readonly slots: Int32Array,
+  ) {}
+
+  /** The rank of the bytes `text.slice(start, end)` (a Latin-1 string of bytes), or -1. */
+  rank(text: string, start: number, end: number): number {
+    const mask = this.slots.length - 1;
+    for (let slot = fnv1a(text, start, end) & mask; ; slot = (slot + 1) & mask) {
+      const token = this.slots[slot]!;
+      if (token < 0) return -1;
+      const from = this.offsets[token]!;
+      if (this.offsets[token + 1]! - from !== end - start) continue;
+      let same = true;
+      for (let i = 0; same && i < end - start; i++) same = this.bytes[from + i] === text.charCodeAt(start + i);
+      if (same) return this.ranks[token]!;
+    }
+  }
+}
+
+function fnv1a(text: string, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 /** The ranks, from the binary copy (written from tiktoken's file when missing or unreadable). */
-function loadRanks(encoding: BpeEncoding): Map<string, number> {
+function loadRanks(encoding: BpeEncoding): RankTable {
   const source = encoderFile(encoding);
   const binary = path.join(path.dirname(source), `.${encoding}.membench.bin`);
   try {
-    return readBinary(readFileSync(binary));
+    return readTable(readFileSync(binary));
   } catch {
-    const ranks = parseEncoderFile(readFileSync(source, 'utf8'));
+    const table = toBinary(parseEncoderFile(readFileSync(source, 'utf8')));
     try {
       const temp = `${binary}.${process.pid}.tmp`;
-      writeFileSync(temp, toBinary(ranks));
+      writeFileSync(temp, table);
       renameSync(temp, binary);
     } catch {
       // A read-only install: every process parses tiktoken's file (slower, same counts).
     }
-    return ranks;
+    return readTable(table);
   }
 }
 
@@ -177,29 +210,37 @@ function parseEncoderFile(json: string): Map<string, number> {
   return ranks;
 }
 
-/** Binary copy: a u32 count, then per token a u32 rank and a u8 length, then the tokens' bytes. */
+const MAGIC = 0x4550424d; // "MBPE"
+const FORMAT = 1;
+const HEADER_WORDS = 5;
+
+/** The table's file: a header (magic, format, tokens n, slots m, bytes), offsets[n + 1], ranks[n], slots[m], then the bytes. */
 function toBinary(ranks: Map<string, number>): Buffer {
-  const entries = [...ranks];
-  const header = Buffer.alloc(4 + entries.length * 5);
-  header.writeUInt32LE(entries.length, 0);
-  entries.forEach(([bytes, rank], i) => {
-    if (bytes.length > 255) throw new Error(`a token of ${bytes.length} bytes`);
-    header.writeUInt32LE(rank, 4 + i * 5);
-    header.writeUInt8(bytes.length, 8 + i * 5);
+  const tokens = [...ranks.keys()];
+  let slotCount = 1;
+  while (slotCount < tokens.length * 2) slotCount *= 2;
+  const offsets = new Uint32Array(tokens.length + 1);
+  tokens.forEach((token, i) => (offsets[i + 1] = offsets[i]! + token.length));
+  const bytes = Buffer.from(tokens.join(''), 'latin1');
+  const slots = new Int32Array(slotCount).fill(-1);
+  tokens.forEach((token, i) => {
+    let slot = fnv1a(token, 0, token.length) & (slotCount - 1);
+    while (slots[slot]! >= 0) slot = (slot + 1) & (slotCount - 1);
+    slots[slot] = i;
   });
-  return Buffer.concat([header, Buffer.from(entries.map(([bytes]) => bytes).join(''), 'latin1')]);
+  const header = new Uint32Array([MAGIC, FORMAT, tokens.length, slotCount, bytes.length]);
+  return Buffer.concat([header, offsets, Uint32Array.from(tokens, (token) => ranks.get(token)!), slots, bytes].map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
 }
 
-function readBinary(buffer: Buffer): Map<string, number> {
-  const n = buffer.readUInt32LE(0);
-  const text = buffer.toString('latin1', 4 + n * 5);
-  const ranks = new Map<string, number>();
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const length = buffer.readUInt8(8 + i * 5);
-    ranks.set(text.slice(at, at + length), buffer.readUInt32LE(4 + i * 5));
-    at += length;
-  }
-  if (at !== text.length) throw new Error('truncated');
-  return ranks;
+function readTable(file: Buffer): RankTable {
+  // Typed arrays need 4-byte alignment; a read buffer may start anywhere in a shared pool.
+  const buffer = file.byteOffset % 4 === 0 ? file : Buffer.from(file);
+  const words = (at: number, count: number): Uint32Array => new Uint32Array(buffer.buffer, buffer.byteOffset + at * 4, count);
+  const [magic, format, n, m, length] = words(0, HEADER_WORDS);
+  const size = (HEADER_WORDS + n! + 1 + n! + m!) * 4 + length!;
+  if (magic !== MAGIC || format !== FORMAT || size !== buffer.length || (m! & (m! - 1)) !== 0) throw new Error('not a rank table');
+  const offsets = words(HEADER_WORDS, n! + 1);
+  const ranks = words(HEADER_WORDS + n! + 1, n!);
+  const slots = new Int32Array(buffer.buffer, buffer.byteOffset + (HEADER_WORDS + 2 * n! + 1) * 4, m!);
+  return new RankTable(new Uint8Array(buffer.buffer, buffer.byteOffset + size - length!, length!), offsets, ranks, slots);
 }
