@@ -53,7 +53,8 @@ class AgentHost {
         return;
       case 'prepare':
         // A hint only: if the strategy will not load, `open` says so.
-        return loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(), () => undefined);
+        await loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(), () => undefined);
+        return send({ type: 'prepared' });
       case 'step':
         return this.step(message.index, message.step, message.evidence);
       case 'check':

@@ -53,12 +53,18 @@ export class AgentProcess {
   readonly tokenizerModel: string;
   /** When it was forked (performance.now()). */
   readonly spawnedAt = performance.now();
+  /** The child's process id (tests match it against what the child logged). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
   /** Resolves once the process has loaded its modules and warmed its tokenizer (or with how it died first). */
   readonly ready: Promise<AgentBoot | ProcessExit>;
   /** Set once ready: what its start cost. */
   boot: AgentBoot | undefined;
-  /** The strategy it was told to preload (a spare waiting for a crash of that strategy's cell). */
+  /** The strategy it was told to preload (a spare waiting for a crash of that strategy's cell), and whether it has. */
   preparedFor: string | undefined;
+  prepared = false;
+  private preparing: Promise<unknown> | undefined;
 
   private onAck: (ack: Ack) => void = () => undefined;
 
@@ -126,6 +132,28 @@ export class AgentProcess {
   open(cell: AgentCell, resumeTurn: number, onAck: (ack: Ack) => void) {
     this.onAck = onAck;
     return this.request({ type: 'open', cell, resumeTurn }, 'opened');
+  }
+
+  /**
+   * Tells the process to load what `strategy` loads lazily (a native addon, a dictionary), once it
+   * is up; resolves when it has, so a recovery in it never waits for a preload.
+   */
+  prepare(strategy: string): Promise<unknown> {
+    if (this.preparedFor !== strategy || !this.preparing) {
+      this.preparedFor = strategy;
+      this.prepared = false;
+      const preparing: Promise<unknown> = this.ready.then((boot) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy }, 'prepared'))).then(() => {
+        if (this.preparing === preparing) this.prepared = true;
+      });
+      this.preparing = preparing;
+    }
+    return this.preparing;
+  }
+
+  /** Resolves once the process is up and any preload asked of it is done: no request of a cell may cross a preload's reply. */
+  async settled(): Promise<void> {
+    await this.ready;
+    await this.preparing;
   }
 
   /** Sends a message with no reply (arming a crash point). */

@@ -144,7 +144,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     const agent = takeSpare(spares);
     phases.processes++;
     const waited = performance.now();
-    await agent.ready;
+    await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
     const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack)));
     if (agent.boot) {

@@ -69,6 +69,8 @@ export type FromAgent =
   | { type: 'ack'; ack: Ack }
   | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }
   | { type: 'checked'; report: CheckReport }
+  /** A `prepare` is done: what the strategy loads lazily is loaded. */
+  | { type: 'prepared' }
   | { type: 'closed'; usage: ModelUsage }
   | { type: 'error'; message: string };
 

@@ -5,7 +5,7 @@
  * and holds no state; one left over when a cell ends serves the next cell instead of being killed.
  * Idle spares do not keep the harness alive: when it exits, their IPC channel closes and they go.
  */
-import { AgentProcess, isExit } from './agent-process.js';
+import { AgentProcess } from './agent-process.js';
 import { findStrategy } from '../../strategies/index.js';
 
 /**
@@ -55,22 +55,21 @@ export function takeSpare(kind: SpareKind): AgentProcess {
 
 /**
  * Waits until the next spare of `kind` is ready (a crash armed after this recovers in a warm
- * process), having told it to preload what `strategy` loads lazily; resolves with how long the
- * wait took, 0 when it was ready already.
+ * process) and has preloaded what `strategy` loads lazily; every idle spare of the kind is told to
+ * preload it too, so the ones behind are ready for the next crashes. Resolves with how long the
+ * wait took, 0 when the spare was ready already.
  */
 export async function spareReady(kind: SpareKind, strategy?: string): Promise<number> {
-  const [next] = refill(kind);
-  if (strategy !== undefined && next!.preparedFor !== strategy) {
-    next!.post({ type: 'prepare', strategy });
-    next!.preparedFor = strategy;
-  }
-  if (next!.boot) return 0;
+  const spares = refill(kind);
+  if (strategy !== undefined) for (const spare of spares) void spare.prepare(strategy);
+  const next = spares[0]!;
+  if (next.boot && (strategy === undefined || next.prepared)) return 0;
   const started = performance.now();
   // Waiting counts as holding: the event loop must not exit under a cell that waits on it.
-  next!.hold(true);
-  const boot = await next!.ready;
-  next!.hold(false);
-  return isExit(boot) ? 0 : performance.now() - started;
+  next.hold(true);
+  await next.settled();
+  next.hold(false);
+  return next.alive ? performance.now() - started : 0;
 }
 
 /** Kills every idle spare (tests, and programs that want no child left behind). */

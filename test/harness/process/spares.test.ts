@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentProcessStats } from '../../../harness/process/agent-process.js';
-import { killSpares, SPARES_AHEAD } from '../../../harness/process/spares.js';
+import { killSpares, spareKind, spareReady, SPARES_AHEAD, takeSpare } from '../../../harness/process/spares.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 
 afterAll(killSpares);
@@ -79,6 +79,18 @@ describe('modules an agent process loads', () => {
     const loaded = await packagesLoaded('buffer');
     expect(loaded).toContain('better-sqlite3');
     for (const unused of ['tiktoken', 'hnswlib-node', 'yaml', 'openai', '@langchain/classic', 'chart.js', '@napi-rs/canvas', 'cli-table3', 'yargs']) expect(loaded).not.toContain(unused);
+  });
+
+  it('a spare readied for a bm25 crash has loaded jieba before the crash is armed: the recovery never waits for a preload', async () => {
+    const kind = spareKind({ tokenizerModel: 'offline', strategy: 'bm25' });
+    await spareReady(kind, 'bm25');
+    const spare = takeSpare(kind); // the one spareReady waited for
+    try {
+      const lines = (await readFile(log, 'utf8')).split('\n').filter((line) => line.startsWith(`${spare.pid} `));
+      expect(lines.some((line) => line.includes('@node-rs/jieba'))).toBe(true);
+    } finally {
+      await spare.kill();
+    }
   });
 
   it('a vector cell loads the HNSW addon: what a cell uses is loaded (and seen by the log)', async () => {
