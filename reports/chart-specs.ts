@@ -5,7 +5,7 @@
  */
 import type { ChartConfiguration, ChartDataset } from 'chart.js';
 import { quantileSorted } from 'simple-statistics';
-import { leaderboard } from '../harness/results/leaderboard.js';
+import { leaderboards } from './verdict.js';
 import { recallByDistance, type DistanceUnit } from '../harness/results/by-distance.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
@@ -15,7 +15,7 @@ import {
 
 /** Context recall against context tokens per turn, one point per setting (Pareto front marked); coinciding points are nudged apart and say so. */
 function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec | null {
-  const rows = leaderboard(result.cells, result.header.seed).rows.filter((row) => row.contextRecall.value !== null);
+  const rows = leaderboards(result)[0]!.board.rows.filter((row) => row.contextRecall.value !== null);
   if (rows.length === 0) return null;
   const points = rows.map((row) => ({ label: row.setting, tokens: Math.round(row.contextPerTurn), recall: row.contextRecall.value!, row }));
   const front = paretoFront(points);

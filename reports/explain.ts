@@ -5,7 +5,8 @@
  * guessing. Pure: results → sections.
  */
 import { recallByDistance, type DistanceRow } from '../harness/results/by-distance.js';
-import { leaderboard, type LeaderboardRow } from '../harness/results/leaderboard.js';
+import type { LeaderboardRow } from '../harness/results/leaderboard.js';
+import { leaderboards } from './verdict.js';
 import type { ModePrice, RunResult } from '../harness/results/schema.js';
 
 export type Language = 'en' | 'zh';
@@ -181,7 +182,7 @@ function syncOrAsync(lang: Language, prices: readonly ModePrice[]): string[] {
 
 /** Every answer in one language, from the run's own figures. */
 export function explainRun(result: RunResult, lang: Language): Answer[] {
-  const rows = leaderboard(result.cells, result.header.seed).rows;
+  const rows = leaderboards(result)[0]!.board.rows;
   const distance = recallByDistance(result.cells, 'exchanges');
   const answers: [Answer['id'], string[]][] = [
     ['window-k', windowK(lang, rows, distance)],

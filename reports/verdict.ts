@@ -59,8 +59,17 @@ export interface PooledBoard {
   cells: readonly CellResult[];
 }
 
+/** Boards already computed, per results object: every renderer of one run asks (their bootstraps are the costly part of rendering). */
+const computed = new WeakMap<RunResult, PooledBoard[]>();
+
 /** The run's leaderboard, then one per scenario group (a generated suite, a dataset file) when the run has groups. */
 export function leaderboards(result: RunResult): PooledBoard[] {
+  let boards = computed.get(result);
+  if (!boards) computed.set(result, (boards = computeLeaderboards(result)));
+  return boards;
+}
+
+function computeLeaderboards(result: RunResult): PooledBoard[] {
   const seed = result.header.seed;
   const boards: PooledBoard[] = [{ title: 'the whole run', board: leaderboard(result.cells, seed), cells: result.cells }];
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
