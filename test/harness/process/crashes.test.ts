@@ -116,6 +116,42 @@ describe('summarising strategies', () => {
   });
 });
 
+describe('background work across a crash (invariants 4 and 6)', () => {
+  it('counts the jobs a best-effort queue loses to a crash and holds for a durable one', async () => {
+    const file = await scenarioFile('name: queued\nsteps:\n  - user: Note the blue paper.\n    assistant: OK.\n  - user: Note the forty guests.\n    assistant: OK.\n  - crash: before_model_call\n  - user: And the green ink.\n    assistant: OK.\n  - probe: Which paper?\n    expect: ["blue paper"]\n');
+    const strategy = path.resolve('fixtures/strategies/queues-notes.ts');
+    const result = await runBenchmark({ scenarios: [file], strategies: [strategy], params: ['queues-notes.queue=file,memory'], workers: 2 });
+    const durable = cell(result.cells, 'queued/queues-notes(queue=file)');
+    const bestEffort = cell(result.cells, 'queued/queues-notes(queue=memory)');
+    for (const item of [durable, bestEffort]) {
+      expect(item.status, item.error).toBe('ok');
+      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['before_model_call', true]]);
+    }
+    expect(durable.faults!.invariants['6']).toMatchObject({ held: true, checked: 1, violations: 0 });
+    expect(durable.faults!.counts.pendingJobsLost).toBe(0);
+    expect(durable.recall.contextRecall.hits).toBe(1);
+    // The two notes queued before the crash were pending when the process died, and gone after.
+    expect(bestEffort.faults!.invariants['6']).toMatchObject({ held: false, checked: 1, violations: 2 });
+    expect(bestEffort.faults!.invariants['6'].details).toEqual(['2 background job(s) pending before the crash were gone after reopening']);
+    expect(bestEffort.faults!.counts.pendingJobsLost).toBe(2);
+    expect(bestEffort.recall.contextRecall.hits).toBe(0);
+    // The mode's price shows the loss (both knob settings pool into one row per strategy and mode).
+    expect(result.durabilityPrices.find((price) => price.strategy === 'queues-notes')!.losses.pendingJobsLost).toBe(2);
+    expect(renderConsoleSummary(result)).toMatch(/6✗2/u);
+  });
+
+  it('a summary job killed mid_summary and resumed never overwrites the correction (built-ins, sync)', async () => {
+    const result = await runBenchmark({ scenarios: ['stale-background-job'], strategies: ['summary', 'entity'], params: ['summary.summarize=async'], workers: 2 });
+    expect(result.cells.map((item) => item.id)).toEqual(['stale-background-job/summary(summarize=async)', 'stale-background-job/entity']);
+    for (const item of result.cells) {
+      expect(item.status, item.error).toBe('ok');
+      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([['mid_summary', true, 'SIGKILL']]);
+      for (const id of ['4', '6'] as const) expect(item.faults!.invariants[id], `${item.id} invariant ${id}`).toMatchObject({ held: true, checked: 1, violations: 0 });
+      expect(item.faults!.counts).toMatchObject({ pendingJobsLost: 0, staleOverwrites: 0 });
+    }
+  });
+});
+
 describe('unexpected exits', () => {
   it('are recorded with the step, never crash the harness', async () => {
     const file = await scenarioFile('name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n');
