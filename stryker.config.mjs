@@ -13,6 +13,8 @@ export default {
   ignoreStatic: true,
   concurrency: 2,
   timeoutMS: 30_000,
+  // The first run covers every related test file instrumented; a busy 2-core machine needs more than the default 5 minutes.
+  dryRunTimeoutMinutes: 30,
   tempDirName: '.stryker-tmp',
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: '.stryker/mutation.html' },
