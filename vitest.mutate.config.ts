@@ -1,7 +1,7 @@
 /**
  * The tests `npm run mutate` runs against mutants: those that run strategies and metrics in the
- * test process. Tests of the CLI, the pool and crashed agent processes run the built dist/ in
- * child processes, where a mutant of the sources never is, so they would only cost time.
+ * test process. Tests of the CLI, the pool and crashed agent processes run their code in child
+ * processes, where Stryker's active mutant is never switched on, so they would only cost time.
  */
 import { defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.js';
