@@ -7,20 +7,14 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
-import { membench, ROOT } from './helpers.js';
+import { membench, startMembench, until } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-failures-'));
 const HANGS = './fixtures/strategies/hangs.ts';
 const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
-
-/** Polls until `done()` (a file appearing) or the process exits; the condition is the event waited on. */
-async function until(done: () => boolean, exited: () => boolean): Promise<void> {
-  while (!done() && !exited()) await sleep(25);
-}
 
 describe('a hung or dying strategy', () => {
   it('under -w 1: the hung cell is stopped at --cell-timeout and named with its phase, the run exits 1 and writes every result', async () => {
@@ -52,25 +46,22 @@ describe('one run per output dir', () => {
     expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '-q'])).code).toBe(0);
 
     // A run that hangs (default time limit) holds the dir.
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/membench.js'), 'run', '-s', HANGS, '-c', 'recipes-en', '-w', '1', '-o', out, '--overwrite', '-q'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    let exited = false;
-    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => ((exited = true), resolve(code))));
-    await until(() => existsSync(path.join(out, 'plan.json')), () => exited);
-    // The earlier run's results are gone as soon as the new plan exists: nothing stale looks current.
+    const run = startMembench(['run', '-s', HANGS, '-c', 'recipes-en', '-w', '1', '-o', out, '--overwrite', '-q']);
+    // The earlier run's results go right after the new plan is written (the event waited on): nothing stale looks current.
+    await until(() => existsSync(path.join(out, 'plan.json')) && !existsSync(path.join(out, 'results.json')), run);
+    expect(run.hasExited()).toBe(false);
     expect(existsSync(path.join(out, 'results.json'))).toBe(false);
     expect((await membench(['compare', 'baselines/offline.json', out])).code).toBe(2);
 
     const second = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
     expect(second.code).toBe(2);
-    expect(second.stderr).toContain(`membench: --out ${out} is in use by another run: membench run (pid ${child.pid}, started `);
+    expect(second.stderr).toContain(`membench: --out ${out} is in use by another run: membench run (pid ${run.child.pid}, started `);
     expect(second.stderr).toContain(`if that process is not membench, remove ${path.join(out, LOCK_FILE)}`);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
 
-    child.kill('SIGTERM');
-    expect(await exit).toBe(130);
-    expect(stderr).toContain(`interrupted: resume with membench run --resume ${out}`);
+    run.child.kill('SIGTERM');
+    expect((await run.exited).code).toBe(130);
+    expect(run.stderr()).toContain(`interrupted: resume with membench run --resume ${out}`);
     expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
 
     // A lock left by a process that is gone (kill -9) is taken over.

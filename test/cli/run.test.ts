@@ -1,9 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results/schema.js';
+import { RESULTS_SCHEMA_VERSION, withoutTiming, type RunResult } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));
@@ -25,6 +25,22 @@ describe('membench run', () => {
     expect(results.cells[0]!.phases).toBeUndefined(); // only with --profile
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('## Recall by probe category');
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['report.md', 'results.json']));
+  });
+
+  it('writes the same results.json from the same seed, apart from timing fields, with filler and crashes', { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const scenario = path.join(dir, 'seeded.yaml');
+    writeFileSync(scenario, 'name: seeded\nsteps:\n  - user: My locker code is 5521.\n    assistant: Noted.\n  - filler: 12\n  - crash: after_ack\n  - remember: The spare key is under the blue pot.\n  - filler: 6\n  - crash: before_model_call\n  - user: What should I cook tonight?\n  - probe: What is my locker code?\n    expect: ["5521"]\n  - probe: Where is the spare key?\n    expect: ["blue pot"]\n');
+    const run = (seed: string, out: string) => membench(['run', '-c', scenario, '-s', 'buffer', '-s', 'summary', '--seed', seed, '-o', path.join(dir, out), '-q']);
+    const runs = await Promise.all([run('9', 'a'), run('9', 'b')]);
+    expect(runs.map((item) => item.code)).toEqual([0, 0]);
+    const [a, b] = ['a', 'b'].map((out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as RunResult);
+    // The run really had filler and crashes: the crashes were reached and the filler turns are recorded.
+    for (const cell of a!.cells) {
+      expect(cell.faults!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['after_ack', true], ['before_model_call', true]]);
+      expect(cell.turns.filter((turn) => turn.kind === 'user').length).toBeGreaterThan(18);
+    }
+    expect(withoutTiming(b)).toEqual(withoutTiming(a));
   });
 
   it('--profile prints where the time went, by phase, and records each cell\'s phases', async () => {

@@ -1,36 +1,33 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { readResults } from '../../harness/results/read.js';
 import { mergeShards } from '../../reports/merge.js';
 import { runBenchmark } from '../../harness/run/runner.js';
 import type { ShardedRunHeader } from '../../harness/results/shard.js';
-import { membench, ROOT } from './helpers.js';
+import { membench, ROOT, startMembench, until } from './helpers.js';
 import { withoutTiming, type RunResult } from '../../harness/results/schema.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-scale-'));
 const results = (dir: string): RunResult => JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;
 const cellFiles = (dir: string): string[] => (existsSync(path.join(dir, 'cells')) ? readdirSync(path.join(dir, 'cells')).filter((name) => /^\d+\.json$/u.test(name)) : []);
 
-/** 15 quick cells: enough that a run can be stopped half-way. */
-const MATRIX = ['-c', 'recipes-en', '-c', 'recipes-zh', '-c', 'preference-corrections', '-s', 'buffer', '-s', 'window', '-p', 'window.k=1,2,4,8'];
-const MATRIX_OPTIONS = { scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'], strategies: ['buffer', 'window'], params: ['window.k=1,2,4,8'] };
+/**
+ * 18 cells: 15 quick ones and one `gated` cell per scenario, which opens only once the test creates
+ * the gate file, so a run stopped half-way cannot have finished before the signal reaches it.
+ */
+const GATED = path.join(ROOT, 'fixtures/strategies/gated.ts');
+const MATRIX = ['-c', 'recipes-en', '-c', 'recipes-zh', '-c', 'preference-corrections', '-s', 'buffer', '-s', 'window', '-s', GATED, '-p', 'window.k=1,2,4,8'];
+const MATRIX_OPTIONS = { scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'], strategies: ['buffer', 'window', GATED], params: ['window.k=1,2,4,8'] };
 
-/** Starts the CLI and stops it with `signal` once `cells` cell files exist; resolves with its exit. */
-async function stopHalfWay(out: string, args: readonly string[], signal: NodeJS.Signals, cells: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/membench.js'), 'run', ...args, '-o', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, exitSignal) => resolve({ code, signal: exitSignal })));
-  let done = false;
-  void exited.then(() => (done = true));
-  while (!done && cellFiles(out).length < cells) await sleep(20);
-  child.kill(signal);
-  return { ...(await exited), stderr };
+/** Starts the CLI behind a closed gate and stops it with `signal` once `cells` cell files exist; resolves with its exit. */
+async function stopHalfWay(out: string, gate: string, args: readonly string[], signal: NodeJS.Signals, cells: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const run = startMembench(['run', ...args, '-o', out], { env: { MEMBENCH_TEST_GATE: gate } });
+  await until(() => cellFiles(out).length >= cells, run);
+  run.child.kill(signal);
+  return { ...(await run.exited), stderr: run.stderr() };
 }
 
 describe('--shard and membench merge', () => {
@@ -70,12 +67,14 @@ describe('--shard and membench merge', () => {
 
 describe('--resume', () => {
   it('finishes a run SIGKILLed half-way with the results of an uninterrupted run', { timeout: 120_000 }, async () => {
-    const out = path.join(await tempDir(), 'run');
-    const killed = await stopHalfWay(out, [...MATRIX, '-w', '2'], 'SIGKILL', 3);
+    const dir = await tempDir();
+    const out = path.join(dir, 'run');
+    const gate = path.join(dir, 'gate');
+    const killed = await stopHalfWay(out, gate, [...MATRIX, '-w', '2'], 'SIGKILL', 3);
     expect(killed.signal).toBe('SIGKILL');
     const finished = cellFiles(out).length;
     expect(finished).toBeGreaterThanOrEqual(3);
-    expect(finished).toBeLessThan(15);
+    expect(finished).toBeLessThanOrEqual(15);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
 
     const fresh = await membench(['run', ...MATRIX, '-o', out, '-q']);
@@ -83,11 +82,12 @@ describe('--resume', () => {
     expect(fresh.stderr).toContain(`holds an interrupted run (plan.json, ${finished} finished cells): resume it with membench run --resume ${out}`);
     const otherMatrix = await membench(['run', '--resume', out, '-s', 'buffer', '-q']);
     expect(otherMatrix.code).toBe(2);
-    expect(otherMatrix.stderr).toContain('the run was planned with strategies ["buffer","window"], not ["buffer"]');
+    expect(otherMatrix.stderr).toContain(`the run was planned with strategies ["buffer","window",${JSON.stringify(GATED)}], not ["buffer"]`);
 
-    const resumed = await membench(['run', '--resume', out]);
+    writeFileSync(gate, 'open');
+    const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
     expect(resumed.code).toBe(0);
-    expect(resumed.stderr).toContain(`membench: running ${15 - finished} cells (${finished} of 15 finished earlier)`);
+    expect(resumed.stderr).toContain(`membench: running ${18 - finished} cells (${finished} of 18 finished earlier)`);
     expect(readdirSync(out)).not.toContain('plan.json');
     expect(readdirSync(out)).not.toContain('cells');
     const uninterrupted = await runBenchmark(MATRIX_OPTIONS);
@@ -98,12 +98,49 @@ describe('--resume', () => {
     expect(again.stderr).toContain('the run is complete (results.json, no plan.json): nothing to resume');
   });
 
+  it('refuses to resume after the scenario file was edited, or under another membench version (exit 2)', { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    const out = path.join(dir, 'run');
+    const gate = path.join(dir, 'gate');
+    const scenario = path.join(dir, 'pantry.yaml');
+    const original = 'name: pantry\nsteps:\n  - user: The rice is on the top shelf.\n    assistant: Noted.\n  - probe: Where is the rice?\n    expect: ["top shelf"]\n';
+    writeFileSync(scenario, original);
+    const stopped = await stopHalfWay(out, gate, ['-c', scenario, '-s', 'buffer', '-s', GATED, '-w', '1'], 'SIGTERM', 1);
+    expect(stopped.code).toBe(130);
+
+    writeFileSync(scenario, original.replace('top shelf', 'bottom shelf'));
+    const edited = await membench(['run', '--resume', out, '-q']);
+    expect(edited.code).toBe(2);
+    expect(edited.stderr).toContain(`--resume ${out}: the matrix is not the one the run began with (a scenario file, dataset or strategy option changed?): start a fresh run`);
+    writeFileSync(scenario, original);
+
+    const planFile = path.join(out, 'plan.json');
+    const plan = readFileSync(planFile, 'utf8');
+    const older = JSON.parse(plan) as { membench: { version: string; commit: string | null } };
+    writeFileSync(planFile, JSON.stringify({ ...older, membench: { ...older.membench, version: '0.0.1' } }));
+    const otherVersion = await membench(['run', '--resume', out, '-q']);
+    expect(otherVersion.code).toBe(2);
+    expect(otherVersion.stderr).toMatch(/the run began with membench 0\.0\.1( \([0-9a-f]{12}\))?, this is \d+\.\d+\.\d+.*: its cells would mix two versions; start a fresh run/u);
+    writeFileSync(planFile, plan);
+
+    // Unedited, the same run resumes.
+    writeFileSync(gate, 'open');
+    const resumed = await membench(['run', '--resume', out, '-q'], { env: { MEMBENCH_TEST_GATE: gate } });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
+      ['pantry/buffer', 'ok'],
+      ['pantry/gated', 'ok'],
+    ]);
+  });
+
   it('stops on Ctrl-C with exit 130, keeping the finished cells for --resume', { timeout: 60_000 }, async () => {
-    const out = path.join(await tempDir(), 'run');
-    const stopped = await stopHalfWay(out, [...MATRIX, '-w', '1'], 'SIGINT', 1);
+    const dir = await tempDir();
+    const out = path.join(dir, 'run');
+    const stopped = await stopHalfWay(out, path.join(dir, 'gate'), [...MATRIX, '-w', '1'], 'SIGINT', 1);
     expect(stopped.code).toBe(130);
     expect(stopped.stderr).toContain(`interrupted: resume with membench run --resume ${out}`);
     expect(cellFiles(out).length).toBeGreaterThanOrEqual(1);
+    expect(cellFiles(out).length).toBeLessThanOrEqual(5);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
     expect(existsSync(path.join(out, 'results.json'))).toBe(false);
   });

@@ -149,7 +149,7 @@ describe('summary-buffer strategy', () => {
     });
   }
 
-  it('stays within tiny limits where the JS anchor sends 72 tokens against 20', async () => {
+  it('stays within tiny limits (20, 12 and 1 tokens)', async () => {
     const { tokens, open } = await setup();
     for (const limit of [20, 12, 1]) {
       const strategy = await open({ maxTokenLimit: limit }, 'none');

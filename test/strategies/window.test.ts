@@ -36,6 +36,20 @@ describe('trimToTokens', () => {
       if (kept.length > 1) expect(counter.countMessages(kept)).toBeLessThanOrEqual(Math.max(limit, counter.countMessages(messages.slice(-1))));
     }
   });
+  it('keeps every unit that fits: one unit more would exceed the limit', () => {
+    const messages = [human('first question here'), call('1'), result('1'), result('1b'), ai('answer one'), human('second'), ai('two'), human('third one'), ai('three')];
+    // Unit starts: a tool result stays with the call before it.
+    const unitStarts = messages.flatMap((message, index) => (message.getType() === 'tool' ? [] : [index]));
+    for (let limit = 1; limit <= counter.countMessages(messages) + 5; limit++) {
+      const cut = trimToTokens(messages, 0, limit, counter);
+      const before = unitStarts.filter((index) => index < cut).at(-1);
+      if (before !== undefined) expect(counter.countMessages(messages.slice(before)), `limit ${limit}`).toBeGreaterThan(limit);
+      // Exactly at the limit still fits.
+      expect(trimToTokens(messages, 0, counter.countMessages(messages.slice(cut)), counter), `limit ${limit}`).toBeLessThanOrEqual(cut);
+    }
+    expect(trimToTokens(messages, 0, counter.countMessages(messages), counter)).toBe(0);
+    expect(trimToTokens(messages, 0, counter.countMessages(messages.slice(5)), counter)).toBe(5);
+  });
   it('keeps the last unit even when it alone exceeds the limit', () => {
     const messages = [human('a'), call('1'), result('1')];
     expect(trimToTokens(messages, 0, 1, counter)).toBe(1);

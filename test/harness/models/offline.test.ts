@@ -87,23 +87,43 @@ describe('HashedEmbedder', () => {
 });
 
 describe('the offline model never reads gold data', () => {
-  it('gives the same outputs when every probe\'s expect, forbid and evidence change', async () => {
+  it("gives the same contexts, answers and model calls when every probe's expect, forbid and evidence change, for every strategy that calls it", { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-gold-'));
-    const original = parse(await readFile(path.join(BUILTIN_SCENARIO_DIR, 'recipes-zh.yaml'), 'utf8')) as { name: string; steps: Record<string, unknown>[] };
-    const doctored = structuredClone(original);
-    for (const step of doctored.steps) {
-      if ('probe' in step) {
-        if (step.expect) step.expect = ['完全不同的答案', 'something else entirely'];
-        step.forbid = ['另一个错误'];
-        step.evidence = [];
+    for (const name of ['recipes-zh', 'preference-corrections']) {
+      const original = parse(await readFile(path.join(BUILTIN_SCENARIO_DIR, `${name}.yaml`), 'utf8')) as { name: string; steps: Record<string, unknown>[] };
+      const doctored = structuredClone(original);
+      for (const step of doctored.steps) {
+        if ('probe' in step) {
+          if (step.expect) step.expect = ['完全不同的答案', 'something else entirely'];
+          step.forbid = ['另一个错误'];
+          step.evidence = [];
+        }
       }
+      await writeFile(path.join(dir, `original-${name}.yaml`), stringify(original));
+      await writeFile(path.join(dir, `doctored-${name}.yaml`), stringify(doctored));
     }
-    await writeFile(path.join(dir, 'original.yaml'), stringify(original));
-    await writeFile(path.join(dir, 'doctored.yaml'), stringify(doctored));
-    const run = async (file: string) => runBenchmark({ scenarios: [path.join(dir, file)], strategies: ['buffer', 'window'] });
-    const [a, b] = [await run('original.yaml'), await run('doctored.yaml')];
-    const outputs = (result: typeof a) => result.cells.map((cell) => ({ answers: cell.probes.map((probe) => probe.answer), tokens: cell.tokens, context: cell.probes.map((probe) => probe.contextTokens) }));
+    // summary-buffer under a limit that makes it summarise; file-index on the remember steps of preference-corrections.
+    const run = async (prefix: string) =>
+      runBenchmark({
+        scenarios: ['recipes-zh', 'preference-corrections'].map((name) => path.join(dir, `${prefix}-${name}.yaml`)),
+        strategies: ['buffer', 'window', 'summary', 'summary-buffer', 'entity', 'file-index'],
+        params: ['summary-buffer.maxTokenLimit=120'],
+        workers: 2,
+      });
+    const [a, b] = [await run('original'), await run('doctored')];
+    const outputs = (result: typeof a) =>
+      result.cells.map((cell) => ({
+        id: cell.id,
+        answers: cell.probes.map((probe) => probe.answer),
+        // The context of every model call, by its size, and every model call the strategy made.
+        contexts: cell.turns.map((turn) => turn.contextTokens),
+        probeContexts: cell.probes.map((probe) => probe.contextTokens),
+        usage: cell.usage,
+        tokens: cell.tokens,
+      }));
     expect(outputs(b)).toEqual(outputs(a));
+    // The model was called: summaries and extractions (maintenance) and answers.
+    for (const strategy of ['summary', 'summary-buffer', 'entity']) expect(a.cells.find((cell) => cell.strategy === strategy)!.usage.maintenanceCalls, strategy).toBeGreaterThan(0);
     // ...while the scores, which do read gold data, change.
     expect(b.cells.map((cell) => cell.recall.contextRecall.hits)).not.toEqual(a.cells.map((cell) => cell.recall.contextRecall.hits));
   });

@@ -19,6 +19,9 @@ async function scenarioFile(yaml: string): Promise<string> {
   return file;
 }
 
+/** Room for real processes killed and restarted on a loaded 2-core machine (the slowest here took 21 s at load 5). */
+const PROCESS_TIMEOUT = { timeout: 120_000 };
+
 const cell = (cells: CellResult[], id: string): CellResult => {
   const found = cells.find((item) => item.id === id);
   if (!found) throw new Error(`no cell ${id} in ${cells.map((item) => item.id).join(', ')}`);
@@ -26,7 +29,7 @@ const cell = (cells: CellResult[], id: string): CellResult => {
 };
 
 describe('crashes mid tool call', () => {
-  it('with idempotency keys no effect happens twice; without them the ledger counts the duplicate', async () => {
+  it('with idempotency keys no effect happens twice; without them the ledger counts the duplicate', PROCESS_TIMEOUT, async () => {
     const result = await runBenchmark({ scenarios: ['crash-mid-tool-call'], strategies: ['buffer'] });
     const withKeys = cell(result.cells, 'crash-mid-tool-call/buffer');
     const withoutKeys = cell(result.cells, 'crash-mid-tool-call/buffer/no-keys');
@@ -71,7 +74,7 @@ steps:
     expect: ["4711"]
 `;
 
-  it('in sync mode survive every crash; in none mode the losses are counted, not errors', async () => {
+  it('in sync mode survive every crash; in none mode the losses are counted, not errors', PROCESS_TIMEOUT, async () => {
     const file = await scenarioFile(yaml);
     const result = await runBenchmark({ scenarios: [file], strategies: ['buffer', 'file-index'], durabilities: ['sync', 'none'] });
     for (const strategy of ['buffer', 'file-index']) {
@@ -102,7 +105,7 @@ steps:
 });
 
 describe('summarising strategies', () => {
-  it('count what they lose in none mode as losses, not as compressed away, in every report', async () => {
+  it('count what they lose in none mode as losses, not as compressed away, in every report', PROCESS_TIMEOUT, async () => {
     const file = await scenarioFile('name: forgets\nsteps:\n  - user: Hello there.\n    assistant: Hi!\n  - crash: after_ack\n  - remember: The garage code is 4711.\n  - probe: What is the garage code?\n    expect: ["4711"]\n');
     const result = await runBenchmark({ scenarios: [file], strategies: ['summary'], durabilities: ['none'] });
     const [only] = result.cells;
@@ -116,8 +119,44 @@ describe('summarising strategies', () => {
   });
 });
 
+describe('background work across a crash (invariants 4 and 6)', () => {
+  it('counts the jobs a best-effort queue loses to a crash and holds for a durable one', PROCESS_TIMEOUT, async () => {
+    const file = await scenarioFile('name: queued\nsteps:\n  - user: Note the blue paper.\n    assistant: OK.\n  - user: Note the forty guests.\n    assistant: OK.\n  - crash: before_model_call\n  - user: And the green ink.\n    assistant: OK.\n  - probe: Which paper?\n    expect: ["blue paper"]\n');
+    const strategy = path.resolve('fixtures/strategies/queues-notes.ts');
+    const result = await runBenchmark({ scenarios: [file], strategies: [strategy], params: ['queues-notes.queue=file,memory'], workers: 2 });
+    const durable = cell(result.cells, 'queued/queues-notes(queue=file)');
+    const bestEffort = cell(result.cells, 'queued/queues-notes(queue=memory)');
+    for (const item of [durable, bestEffort]) {
+      expect(item.status, item.error).toBe('ok');
+      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['before_model_call', true]]);
+    }
+    expect(durable.faults!.invariants['6']).toMatchObject({ held: true, checked: 1, violations: 0 });
+    expect(durable.faults!.counts.pendingJobsLost).toBe(0);
+    expect(durable.recall.contextRecall.hits).toBe(1);
+    // The two notes queued before the crash were pending when the process died, and gone after.
+    expect(bestEffort.faults!.invariants['6']).toMatchObject({ held: false, checked: 1, violations: 2 });
+    expect(bestEffort.faults!.invariants['6'].details).toEqual(['2 background job(s) pending before the crash were gone after reopening']);
+    expect(bestEffort.faults!.counts.pendingJobsLost).toBe(2);
+    expect(bestEffort.recall.contextRecall.hits).toBe(0);
+    // The mode's price shows the loss (both knob settings pool into one row per strategy and mode).
+    expect(result.durabilityPrices.find((price) => price.strategy === 'queues-notes')!.losses.pendingJobsLost).toBe(2);
+    expect(renderConsoleSummary(result)).toMatch(/6✗2/u);
+  });
+
+  it('a summary job killed mid_summary and resumed never overwrites the correction (built-ins, sync)', PROCESS_TIMEOUT, async () => {
+    const result = await runBenchmark({ scenarios: ['stale-background-job'], strategies: ['summary', 'entity'], params: ['summary.summarize=async'], workers: 2 });
+    expect(result.cells.map((item) => item.id)).toEqual(['stale-background-job/summary(summarize=async)', 'stale-background-job/entity']);
+    for (const item of result.cells) {
+      expect(item.status, item.error).toBe('ok');
+      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([['mid_summary', true, 'SIGKILL']]);
+      for (const id of ['4', '6'] as const) expect(item.faults!.invariants[id], `${item.id} invariant ${id}`).toMatchObject({ held: true, checked: 1, violations: 0 });
+      expect(item.faults!.counts).toMatchObject({ pendingJobsLost: 0, staleOverwrites: 0 });
+    }
+  });
+});
+
 describe('unexpected exits', () => {
-  it('are recorded with the step, never crash the harness', async () => {
+  it('are recorded with the step, never crash the harness', PROCESS_TIMEOUT, async () => {
     const file = await scenarioFile('name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n');
     const strategy = path.resolve('fixtures/strategies/exits-on-save.ts');
     const result = await runBenchmark({ scenarios: [file], strategies: [strategy], isolate: true });
@@ -129,7 +168,7 @@ describe('unexpected exits', () => {
 });
 
 describe('concurrent writers', () => {
-  it('lose no acknowledged update and leave no torn file', async () => {
+  it('lose no acknowledged update and leave no torn file', PROCESS_TIMEOUT, async () => {
     const session = (name: string) => Array.from({ length: 8 }, (_, index) => `        - remember: ${name} fact number ${index} is ${name}-${index * 7}`).join('\n');
     const yaml = `name: writers\nsteps:\n  - user: start\n    assistant: ok\n  - concurrent:\n      - \n${session('alpha')}\n      - \n${session('beta')}\n      - \n${session('gamma')}\n      - \n${session('delta')}\n`;
     const result = await runBenchmark({ scenarios: [await scenarioFile(yaml)], strategies: ['buffer', 'file-index'] });
@@ -153,7 +192,7 @@ describe('crash fuzzing', () => {
     expect(plan(7).reduce((total, [, points]) => total + points.length, 0)).toBe(30);
   });
 
-  it('kills reproducibly: the same seed gives the same crash outcomes', async () => {
+  it('kills reproducibly: the same seed gives the same crash outcomes', PROCESS_TIMEOUT, async () => {
     const options = { scenarios: ['remember-then-crash'], strategies: ['buffer'], crashFuzz: 6, seed: 11 };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
     const outcomes = (result: typeof a) => result.cells.map((item) => item.faults!.crashes.map((crash) => `${crash.step}:${crash.point}:${crash.reached}`));

@@ -6,7 +6,6 @@ import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../../harness/core/fs.js';
 import { SqliteChatMessageHistory } from '../../../strategies/stores/history.js';
 import type { DurabilityMode } from '../../../strategies/types.js';
 
@@ -122,16 +121,5 @@ describe('SqliteChatMessageHistory', () => {
     await history.addMessage(new HumanMessage('a'));
     await history.close();
     expect(await readdir(dir)).toEqual([]);
-  });
-});
-
-describe('writeFileAtomic', () => {
-  it('replaces the file whole and leaves no temp file behind', async () => {
-    const dir = await tempDir();
-    const file = path.join(dir, 'nested', 'results.json');
-    await writeFileAtomic(file, 'first');
-    await writeFileAtomic(file, '第二');
-    expect(await readFile(file, 'utf8')).toBe('第二');
-    expect(await readdir(path.dirname(file))).toEqual(['results.json']);
   });
 });
