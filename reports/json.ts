@@ -1,6 +1,13 @@
-/** results.json: the results as data, stable key order, schema-versioned header. */
-import type { RunResult } from '../harness/results/schema.js';
+/** results.json: the results as data, schema-versioned header, keys in the schema's order. */
+import { runResultSchema, type RunResult } from '../harness/results/schema.js';
 
+/**
+ * The results as written: through the schema, so keys come in its order whatever order the run
+ * filled them in, and a file re-rendered from a parsed one (`membench report`) is byte-identical.
+ * Results the schema would refuse are written as they are rather than lost (reading them back
+ * then names the field).
+ */
 export function renderJson(result: RunResult): string {
-  return `${JSON.stringify(result, null, 2)}\n`;
+  const canonical = runResultSchema.safeParse(result);
+  return `${JSON.stringify(canonical.success ? canonical.data : result, null, 2)}\n`;
 }
