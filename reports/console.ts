@@ -61,13 +61,13 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE);
   }
   const ks = retrievalKs(result);
-  const retrieval = retrievalRows(result, false);
+  const retrieval = retrievalRows(result, false, options.detail);
   if (retrieval.length > 0) {
     const head = ['scenario', 'strategy', 'level', 'n', ...ks.map((k) => `@${k} any/all/ndcg`)];
     const figures = new Table({ head, style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
     for (const row of retrieval) {
       const values = metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)));
-      figures.push([row.cell.scenario, row.cell.label, row.level, String(row.summary.n), ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/'))]);
+      figures.push([row.scenario, row.label, row.level, String(row.summary.n), ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/'))]);
     }
     extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', figures.toString());
   }

@@ -126,8 +126,8 @@ function retrievalSection(result: RunResult): string {
   const table = (id: string, byCategory: boolean): string => {
     const head = ['scenario', 'strategy', ...(byCategory ? ['category'] : []), 'level', 'n', ...metricTitles(ks)];
     const rows = retrievalRows(result, byCategory).map((row): Column[] => [
-      { title: 'scenario', text: row.cell.scenario },
-      { title: 'strategy', text: row.cell.label },
+      { title: 'scenario', text: row.scenario },
+      { title: 'strategy', text: row.label },
       ...(byCategory ? [{ title: 'category', text: row.category }] : []),
       { title: 'level', text: row.level },
       { title: 'n', text: String(row.summary.n), sort: row.summary.n },

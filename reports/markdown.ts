@@ -59,8 +59,8 @@ function retrievalSection(result: RunResult): string[] {
   const ks = retrievalKs(result);
   const rows = (byCategory: boolean) =>
     retrievalRows(result, byCategory).map((row) => [
-      row.cell.scenario,
-      row.cell.label,
+      row.scenario,
+      row.label,
       ...(byCategory ? [row.category] : []),
       row.level,
       String(row.summary.n),

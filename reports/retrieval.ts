@@ -6,9 +6,12 @@
 import { poolSummaries } from '../harness/results/retrieval.js';
 import type { CellResult, RetrievalAtK, RetrievalLevel, RetrievalSummary, RunResult } from '../harness/results/schema.js';
 
-/** One row: a cell's figures at one level, over all its probes (`category` "all") or one category. */
+/** One row: a cell's figures at one level, over all its probes (`category` "all") or one category; or a scenario group's, pooled. */
 export interface RetrievalRow {
-  cell: CellResult;
+  /** The scenario, or `group G` for a group's pooled row. */
+  scenario: string;
+  /** The strategy setting (its label). */
+  label: string;
   category: string;
   level: 'turn' | 'session';
   summary: RetrievalLevel;
@@ -24,12 +27,34 @@ function levelsOf(summary: RetrievalSummary): [RetrievalRow['level'], RetrievalL
   return [['turn', summary.turn], ...(summary.session ? [['session', summary.session] as [RetrievalRow['level'], RetrievalLevel]] : [])];
 }
 
-/** Rows for every cell that retrieves: overall, or by probe category. */
-export function retrievalRows(result: RunResult, byCategory: boolean): RetrievalRow[] {
-  return result.cells.flatMap((cell) => {
-    if (!cell.retrieval) return [];
-    const groups: [string, RetrievalSummary][] = byCategory ? Object.entries(cell.retrievalByCategory ?? {}) : [['all', cell.retrieval]];
-    return groups.flatMap(([category, summary]) => levelsOf(summary).map(([level, figures]) => ({ cell, category, level, summary: figures })));
+/**
+ * Rows for every cell that retrieves: overall, or by probe category. The cells of a scenario group
+ * (a dataset, a generated suite) are pooled into one row per setting, weighted by probes, unless
+ * `detail` asks for every question: a group reads as one suite.
+ */
+export function retrievalRows(result: RunResult, byCategory: boolean, detail = false): RetrievalRow[] {
+  const units: { scenario: string; label: string; cells: CellResult[] }[] = [];
+  const pooled = new Map<string, { scenario: string; label: string; cells: CellResult[] }>();
+  for (const cell of result.cells) {
+    if (!cell.retrieval) continue;
+    if (detail || cell.group === undefined) {
+      units.push({ scenario: cell.scenario, label: cell.label, cells: [cell] });
+      continue;
+    }
+    const key = `${cell.group}\u0000${cell.label}`;
+    let unit = pooled.get(key);
+    if (!unit) {
+      unit = { scenario: `group ${cell.group}`, label: cell.label, cells: [] };
+      pooled.set(key, unit);
+      units.push(unit);
+    }
+    unit.cells.push(cell);
+  }
+  return units.flatMap(({ scenario, label, cells }) => {
+    const groups: [string, RetrievalSummary | undefined][] = byCategory
+      ? [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].map((category) => [category, poolSummaries(cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []))])
+      : [['all', poolSummaries(cells.map((cell) => cell.retrieval!))]];
+    return groups.flatMap(([category, summary]) => (summary ? levelsOf(summary).map(([level, figures]) => ({ scenario, label, category, level, summary: figures })) : []));
   });
 }
 

@@ -43,12 +43,12 @@ describe('a dataset run reads as one suite', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-groups-'));
     const file = path.join(dir, 'longmemeval_s.json');
     await writeFile(file, JSON.stringify(Array.from({ length: 60 }, (_, index) => question(index))));
-    result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['buffer', 'window'], priceDurability: [] });
+    result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['buffer', 'window', 'bm25'], priceDurability: [] });
     await writeRunOutput(result, path.join(dir, 'out'), { stepSummary: null });
   }, 120_000);
 
   it('keeps every question in results.json, in one group', () => {
-    expect(result.cells).toHaveLength(120);
+    expect(result.cells).toHaveLength(180);
     expect(new Set(result.cells.map((cell) => cell.group))).toEqual(new Set(['longmemeval:longmemeval_s.json']));
   });
 
@@ -57,13 +57,15 @@ describe('a dataset run reads as one suite', () => {
     expect(text).toContain('leaderboard — group longmemeval:longmemeval_s.json');
     expect(text).toContain('by the dataset\'s own category');
     for (const type of TYPES) expect(text).toContain(type);
-    expect(text).not.toContain('q0/buffer');
-    expect(text.split('\n').length).toBeLessThan(60);
+    expect(text).not.toContain('longmemeval-q0');
+    // bm25's retrieval figures too: one pooled row per level for the group, not one per question.
+    expect(text.split('\n').filter((line) => line.includes('│ group longmemeval:longmemeval_s.json │ bm25'))).toHaveLength(2);
+    expect(text.split('\n').length).toBeLessThan(70);
     expect(renderConsoleSummary(result, { detail: true })).toContain('longmemeval-q0');
   });
 
   it('writes one junit testcase per strategy for the group, at most a dozen charts, and a report.html led by the group leaderboard', async () => {
-    expect(renderJunit(result).match(/<testcase /gu)).toHaveLength(2);
+    expect(renderJunit(result).match(/<testcase /gu)).toHaveLength(3);
     expect((await readdir(path.join(dir, 'out', 'charts'))).length).toBeLessThanOrEqual(12);
     const html = await readFile(path.join(dir, 'out', 'report.html'), 'utf8');
     const verdict = html.slice(html.indexOf('<section id="verdict">'), html.indexOf('</section>', html.indexOf('<section id="verdict">')));
@@ -71,5 +73,6 @@ describe('a dataset run reads as one suite', () => {
     expect(verdict).toContain("by the dataset's own category");
     const markdown = await readFile(path.join(dir, 'out', 'report.md'), 'utf8');
     expect(markdown).not.toContain('| longmemeval-q0 |');
+    expect(markdown).toContain('| group longmemeval:longmemeval_s.json | bm25 |');
   });
 });
