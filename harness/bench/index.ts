@@ -13,7 +13,7 @@ import { measureFloors, type Floors } from './floors.js';
 import { BENCH_TOKENIZER } from './rig.js';
 import { benchRecovery, type RecoveryResult } from './recovery.js';
 import { benchSaveLoad, type SaveLoadResult } from './save-load.js';
-import { benchSuite, offlineSuiteScenarios, type SuiteResult } from './suite.js';
+import { benchSuite, type SuiteResult } from './suite.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
@@ -129,10 +129,9 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
     });
   }
   if (sections.includes('suite')) {
-    // The whole default suite, quick or not: what `membench run` runs, timed end to end.
-    const scenarios = await offlineSuiteScenarios();
-    // With `membench run`'s default worker count (one per core) unless told otherwise.
-    const suite = await benchSuite({ scenarios, workers: options.workers ?? os.availableParallelism(), onProgress: progress });
+    // The whole default suite, quick or not: what `membench run` runs (the durability modes priced
+    // too), timed end to end, with `membench run`'s default worker count (one per core) unless told otherwise.
+    const suite = await benchSuite({ workers: options.workers ?? os.availableParallelism(), onProgress: progress });
     report.suite = { ...suite, complete: true };
   }
 
