@@ -111,6 +111,9 @@ describe('answer accuracy and LoCoMo scoring', () => {
     expect(tokenF1('the adoption agencies', 'Adoption agencies')).toBe(1);
     expect(tokenF1('She was running', 'runs')).toBeCloseTo(0.5, 10); // stems: she, wa, run / run → P 1/3, R 1
     expect(tokenF1('Sunday', 'Monday')).toBe(0);
+    // Recall below 1: P 1, R 1/2 → 2/3. A repeated token counts once per gold occurrence: P 1/2, R 1 → 2/3.
+    expect(tokenF1('Paris', 'Paris London')).toBeCloseTo(2 / 3, 10);
+    expect(tokenF1('Paris Paris', 'Paris')).toBeCloseTo(2 / 3, 10);
     // Multi-hop: each gold part takes its best predicted part; the mean over gold parts.
     expect(multiTokenF1('Paris, London', 'London, Berlin')).toBe(0.5);
   });
