@@ -6,6 +6,7 @@ import type { ChartConfiguration, ChartDataset, PointStyle } from 'chart.js';
 import { distribution, type Distribution, type Rate } from '../harness/core/metrics.js';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
+import { fnv1aCodePoints } from '../harness/core/hash.js';
 
 /** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
 export interface ChartSpec {
@@ -30,15 +31,10 @@ const STRATEGY_COLORS: Readonly<Record<string, string>> = {
 const EXTRA_COLORS = ['#bcbd22', '#7f7f7f', '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d'];
 const POINT_STYLES: readonly PointStyle[] = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot', 'rectRounded', 'cross'];
 
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const char of text) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193) >>> 0;
-  return hash;
-}
 
 /** The base colour of a strategy by name: fixed for built-ins, a stable hash pick for any other. */
 export function strategyColor(name: string): string {
-  return STRATEGY_COLORS[name] ?? EXTRA_COLORS[fnv1a(name) % EXTRA_COLORS.length]!;
+  return STRATEGY_COLORS[name] ?? EXTRA_COLORS[fnv1aCodePoints(name) % EXTRA_COLORS.length]!;
 }
 
 /** Mixes a `#rrggbb` colour towards black (amount < 0) or white (amount > 0). */
@@ -137,7 +133,7 @@ export function paretoFront(points: readonly { label: string; tokens: number; re
 /** A file-name-safe id: ASCII names stay readable, others get a stable hash so two names never collide. */
 export function slug(name: string): string {
   const ascii = name.toLowerCase().replace(/[^a-z0-9]+/gu, '-').replace(/^-+|-+$/gu, '');
-  return ascii === name ? ascii : `${ascii || 'x'}-${fnv1a(name).toString(16).padStart(8, '0')}`;
+  return ascii === name ? ascii : `${ascii || 'x'}-${fnv1aCodePoints(name).toString(16).padStart(8, '0')}`;
 }
 
 const WIDTH = 960;

@@ -11,6 +11,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fnv1a } from './hash.js';
 
 /** The encodings membench counts with. */
 export type BpeEncoding = 'cl100k_base' | 'o200k_base';
@@ -160,7 +161,7 @@ class RankTable {
   /** The rank of the bytes `text.slice(start, end)` (a Latin-1 string of bytes), or -1. */
   rank(text: string, start: number, end: number): number {
     const mask = this.slots.length - 1;
-    for (let slot = fnv1a(text, start, end) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = fnv1a(text, 0, start, end) & mask; ; slot = (slot + 1) & mask) {
       const token = this.slots[slot]!;
       if (token < 0) return -1;
       const from = this.offsets[token]!;
@@ -170,12 +171,6 @@ class RankTable {
       if (same) return this.ranks[token]!;
     }
   }
-}
-
-function fnv1a(text: string, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = start; i < end; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
 }
 
 /** The ranks, from the binary copy (written from tiktoken's file when missing or unreadable). */
@@ -224,7 +219,7 @@ function toBinary(ranks: Map<string, number>): Buffer {
   const bytes = Buffer.from(tokens.join(''), 'latin1');
   const slots = new Int32Array(slotCount).fill(-1);
   tokens.forEach((token, i) => {
-    let slot = fnv1a(token, 0, token.length) & (slotCount - 1);
+    let slot = fnv1a(token) & (slotCount - 1);
     while (slots[slot]! >= 0) slot = (slot + 1) & (slotCount - 1);
     slots[slot] = i;
   });

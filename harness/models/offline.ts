@@ -7,6 +7,7 @@ import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
 import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet } from '../core/text.js';
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
+import { fnv1a } from '../core/hash.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
@@ -232,15 +233,6 @@ export function extractEntities(text: string): string[] {
     for (const match of text.matchAll(pattern)) if (!ZH_NOT_THING.test(match[1]!)) found.add(match[1]!);
   }
   return [...found];
-}
-
-function fnv1a(text: string, seed: number): number {
-  let hash = 0x811c9dc5 ^ seed;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
 }
 
 /** Hashes words and CJK bigrams into a fixed-size, L2-normalised vector (the feature-hashing trick). */

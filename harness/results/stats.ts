@@ -8,6 +8,7 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { quantileSorted, sampleWithReplacement } from 'simple-statistics';
+import { fnv1a } from '../core/hash.js';
 
 /** The two-sided 95 % standard normal quantile. */
 export const Z95 = 1.959963984540054;
@@ -39,9 +40,7 @@ function randomSource(seed: number): () => number {
 
 /** A string → 32-bit seed, so each figure's bootstrap has its own reproducible stream. */
 export function seedOf(text: string, base = 0): number {
-  let hash = 0x811c9dc5 ^ base;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash | 0;
+  return fnv1a(text, base) | 0;
 }
 
 const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;

@@ -29,6 +29,7 @@ import { TokenCounter } from '../core/tokens.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
+import { fnv1aCodePoints } from '../core/hash.js';
 
 export { needsProcesses, runCell, type CellPlan, type CellTask, type LiveProviderSettings } from './cell.js';
 export { RunInterrupted } from './pool.js';
@@ -137,12 +138,7 @@ export const DEFAULT_CACHE_FILE = '.membench/cache.sqlite';
 
 /** FNV-1a of the run seed and the cell id: each cell's seed, stable across runs and orderings. */
 export function cellSeed(seed: number, cellId: string): number {
-  let hash = (0x811c9dc5 ^ seed) >>> 0;
-  for (const char of cellId) {
-    hash ^= char.codePointAt(0)!;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
+  return fnv1aCodePoints(cellId, seed);
 }
 
 /**

@@ -15,6 +15,7 @@ import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
 import type { FillerStep, Scenario, Step, UserStep } from './format.js';
+import { fnv1aCodePoints } from '../core/hash.js';
 
 /** Language of generated turns: `mixed` picks English or Chinese for each exchange. */
 export type FillerLanguage = 'en' | 'zh' | 'mixed';
@@ -190,9 +191,7 @@ export function expandFillers(scenario: Scenario, seed: number): Scenario {
 
 /** Step positions inside `concurrent` blocks are paths ("3.1.0"): hashed to one index. */
 function hashPath(path: string): number {
-  let hash = 0x811c9dc5;
-  for (const char of path) hash = Math.imul(hash ^ char.codePointAt(0)!, 0x01000193);
-  return hash >>> 0;
+  return fnv1aCodePoints(path);
 }
 
 /** User turns a scenario holds (user, remember and forget steps; filler counts its N). */
