@@ -6,7 +6,7 @@
  * strategies' own save + load account for.
  */
 import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
-import { DEFAULT_PRICED_SCENARIOS, needsProcesses, runBenchmark } from '../run/runner.js';
+import { needsProcesses, runBenchmark } from '../run/runner.js';
 import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
 
 /** What to run: defaults to the built-in offline suite. */
@@ -65,9 +65,8 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
   options.onProgress?.(`suite: ${names.length} scenarios × ${options.strategies?.length ?? 'all'} strategies`);
   const started = performance.now();
   const result = await runBenchmark({
-    scenarios: names,
-    // As `membench run` with no scenario named: the durability modes priced too.
-    ...(options.scenarios ? {} : { priceDurability: DEFAULT_PRICED_SCENARIOS }),
+    // No scenario named: the runner's own default run, as `membench run` (the durability modes priced too).
+    ...(options.scenarios ? { scenarios: options.scenarios } : {}),
     ...(options.strategies ? { strategies: options.strategies } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     profile: true,
