@@ -163,4 +163,11 @@ describe('entry files of child processes', () => {
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual([]);
   });
+
+  it('the bundled agent (built by npm test) evaluates no LangChain runnables, no langsmith and no LangChain adapter: what a process per crash loads stays small', () => {
+    const bundle = readFileSync(path.join(ROOT, 'dist/harness/process/agent-entry.bundle.cjs'), 'utf8');
+    expect(bundle).toContain('// node_modules/@langchain/core/dist/messages/human.js');
+    for (const left of ['// node_modules/langsmith/', '// node_modules/@langchain/core/dist/runnables/', '// dist/strategies/langchain.js', '// node_modules/@langchain/core/dist/messages/transformers.js']) expect(bundle).not.toContain(left);
+    expect(Buffer.byteLength(bundle)).toBeLessThan(1_500_000);
+  });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../harness/core/errors.js';
 import { renderRunStepSummary } from '../../reports/github-summary.js';
 import { renderJson, writeRunOutput } from '../../reports/index.js';
+import { leaderboards } from '../../reports/verdict.js';
 import { parseResults, readResults } from '../../harness/results/read.js';
 import { FIXTURE_FILE, renameScenario, smallRun } from './fixture.js';
 
@@ -84,5 +85,25 @@ describe('reading results back', () => {
     const dir = await tempDir();
     await expect(readResults(path.join(dir, 'nope.json'))).rejects.toThrow('nope.json: no such file or directory');
     await expect(readResults(dir)).rejects.toThrow('a directory without results.json');
+  });
+});
+
+describe('renderJson', () => {
+  it("writes keys in the schema's order whatever order the run filled them in, so a re-rendered file is byte-identical", () => {
+    const result = smallRun();
+    // A run fills some fields late (a crash's recoveryMs after its record exists): put a cell's keys out of order.
+    const [first, ...rest] = result.cells;
+    const shuffled = { ...result, cells: [Object.fromEntries(Object.entries(first!).reverse()) as typeof first, ...rest] };
+    const written = renderJson(shuffled as typeof result);
+    expect(written).toBe(renderJson(parseResults(written, 'results.json')));
+    expect(written).toBe(renderJson(result));
+  });
+});
+
+describe('leaderboards', () => {
+  it('are computed once per results object, for every renderer of a run', () => {
+    const result = smallRun();
+    expect(leaderboards(result)).toBe(leaderboards(result));
+    expect(leaderboards(smallRun())).not.toBe(leaderboards(result));
   });
 });
