@@ -103,9 +103,9 @@ export const hybrid = defineStrategy({
   options: hybridOptions,
   defaultDurability: 'sync',
   crashPoints: ['mid_memory_write'],
-  preload: () => {
+  preload: (hint) => {
     loadHnswlib();
-    preloadJieba();
+    preloadJieba(hint);
   },
   create: (context, options) =>
     new ExchangeMemory(

@@ -162,12 +162,19 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   /** Crash points inside the strategy it calls `checkpoint` at (the fuzzer aims only at reachable points). */
   crashPoints?: readonly CrashPoint[];
   /**
-   * Loads now what the strategy otherwise loads on first use (a native addon, a parser): a spare
-   * agent process waiting to recover a crashed cell of this strategy calls it, so the recovery
-   * does not.
+   * Loads now what the strategy otherwise loads on first use (a native addon, a parser, a
+   * dictionary): a spare agent process waiting to recover a crashed cell of this strategy calls
+   * it, so the recovery does not. The hint says what the cell's scenario holds, so a strategy
+   * loads only what that text will need.
    */
-  preload?(): void;
+  preload?(hint: PreloadHint): void;
   create(context: StrategyContext, options: z.output<Options>): MemoryStrategy;
+}
+
+/** What a spare is told about the cell it will serve, for `preload`. */
+export interface PreloadHint {
+  /** The scenario has CJK text (a Chinese segmenter's dictionary will be needed). */
+  cjk: boolean;
 }
 
 /** Helps a strategy file keep its option types when declaring its definition. */

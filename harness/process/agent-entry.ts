@@ -53,7 +53,7 @@ class AgentHost {
         return;
       case 'prepare':
         // A hint only: if the strategy will not load, `open` says so.
-        await loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(), () => undefined);
+        await loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(message.hint), () => undefined);
         return send({ type: 'prepared' });
       case 'step':
         return this.step(message.index, message.step, message.evidence);
@@ -77,6 +77,7 @@ class AgentHost {
     const paths = cellPaths(cell.dir);
     mkdirSync(paths.strategyDir, { recursive: true });
     const definition = await loadStrategyDefinition(cell.strategy);
+    definition.preload?.(cell.preload);
     const tokens = new TokenCounter(cell.tokenizerModel);
     const cache = cell.cache ? { file: cell.cache.file, trial: cell.cache.trial } : false;
     this.model = new MeteredModel(createModel(cell.model, { ...cell.live, cache }), tokens);

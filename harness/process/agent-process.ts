@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Ack } from '../agent/loop.js';
 import type { AgentBoot, FromAgent, ToAgent, AgentCell } from './protocol.js';
+import type { PreloadHint } from '../../strategies/types.js';
 
 /** How a process ended when it should not have. */
 export interface ProcessExit {
@@ -61,7 +62,7 @@ export class AgentProcess {
   readonly ready: Promise<AgentBoot | ProcessExit>;
   /** Set once ready: what its start cost. */
   boot: AgentBoot | undefined;
-  /** The strategy it was told to preload (a spare waiting for a crash of that strategy's cell), and whether it has. */
+  /** The strategy (and hint) it was told to preload (a spare waiting for a crash of that strategy's cell), and whether it has. */
   preparedFor: string | undefined;
   prepared = false;
   private preparing: Promise<unknown> | undefined;
@@ -138,11 +139,12 @@ export class AgentProcess {
    * Tells the process to load what `strategy` loads lazily (a native addon, a dictionary), once it
    * is up; resolves when it has, so a recovery in it never waits for a preload.
    */
-  prepare(strategy: string): Promise<unknown> {
-    if (this.preparedFor !== strategy || !this.preparing) {
-      this.preparedFor = strategy;
+  prepare(strategy: string, hint: PreloadHint): Promise<unknown> {
+    const key = `${strategy}${hint.cjk ? ' cjk' : ''}`;
+    if (this.preparedFor !== key || !this.preparing) {
+      this.preparedFor = key;
       this.prepared = false;
-      const preparing: Promise<unknown> = this.ready.then((boot) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy }, 'prepared'))).then(() => {
+      const preparing: Promise<unknown> = this.ready.then((boot) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared'))).then(() => {
         if (this.preparing === preparing) this.prepared = true;
       });
       this.preparing = preparing;

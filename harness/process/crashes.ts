@@ -124,6 +124,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
   const phases = emptyPhases();
   const spares = spareKind(cell);
+  const preload = { strategy: cell.strategy, hint: cell.preload };
   let error: string | undefined;
   let lastPending: number | null = null;
   /** Jobs the last report before a process died said were pending: what the next open must still find (invariant 6). */
@@ -245,7 +246,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       for (;;) {
         const arm = arms.shift();
         // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
-        if (arm) phases.spareWaitMs += await spareReady(spares, cell.strategy);
+        if (arm) phases.spareWaitMs += await spareReady(spares, preload);
         if (arm) agent.post({ type: 'arm', point: arm.point });
         const sent = performance.now();
         const reply = await agent.request({ type: 'step', index, step, evidence: evidenceTexts(step, evidence) }, 'step-done');

@@ -5,7 +5,7 @@ import type { Ack } from '../agent/loop.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
 import type { ModelUsage } from '../models/index.js';
 import type { CrashPoint, Step } from '../scenarios/format.js';
-import type { DurabilityMode, StoreCheck } from '../../strategies/types.js';
+import type { DurabilityMode, PreloadHint, StoreCheck } from '../../strategies/types.js';
 
 /** Everything an agent process needs to rebuild its cell: plain data, no functions. */
 export interface AgentCell {
@@ -28,13 +28,15 @@ export interface AgentCell {
   idempotencyKeys: boolean;
   /** Ranked items each probe records (the deepest retrieval k). */
   rankDepth?: number;
+  /** What the scenario's text needs loaded (the strategy's `preload` at open, and in the spares for its crashes). */
+  preload: PreloadHint;
 }
 
 export type ToAgent =
   | { type: 'open'; cell: AgentCell; resumeTurn: number }
   | { type: 'arm'; point: CrashPoint }
-  /** To a spare: load what this strategy loads lazily, before the crash it will recover. */
-  | { type: 'prepare'; strategy: string }
+  /** To a spare: load what this strategy loads lazily for this cell's text, before the crash it will recover. */
+  | { type: 'prepare'; strategy: string; hint: PreloadHint }
   | { type: 'step'; index: number; step: Step; evidence?: string[][] }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   | { type: 'close' };

@@ -7,6 +7,7 @@
  */
 import { AgentProcess } from './agent-process.js';
 import { findStrategy } from '../../strategies/index.js';
+import type { PreloadHint } from '../../strategies/types.js';
 
 /**
  * Spares kept ready per kind. One would do for one crash at a time, but crash scenarios crash every
@@ -55,15 +56,15 @@ export function takeSpare(kind: SpareKind): AgentProcess {
 
 /**
  * Waits until the next spare of `kind` is ready (a crash armed after this recovers in a warm
- * process) and has preloaded what `strategy` loads lazily; every idle spare of the kind is told to
- * preload it too, so the ones behind are ready for the next crashes. Resolves with how long the
+ * process) and has preloaded what the strategy loads lazily for the cell's text; every idle spare
+ * of the kind is told to preload it too, so the ones behind are ready for the next crashes. Resolves with how long the
  * wait took, 0 when the spare was ready already.
  */
-export async function spareReady(kind: SpareKind, strategy?: string): Promise<number> {
+export async function spareReady(kind: SpareKind, preload?: { strategy: string; hint: PreloadHint }): Promise<number> {
   const spares = refill(kind);
-  if (strategy !== undefined) for (const spare of spares) void spare.prepare(strategy);
+  if (preload) for (const spare of spares) void spare.prepare(preload.strategy, preload.hint);
   const next = spares[0]!;
-  if (next.boot && (strategy === undefined || next.prepared)) return 0;
+  if (next.boot && (!preload || next.prepared)) return 0;
   const started = performance.now();
   // Waiting counts as holding: the event loop must not exit under a cell that waits on it.
   next.hold(true);

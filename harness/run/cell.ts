@@ -23,7 +23,8 @@ import { probeDistances } from '../scenarios/distance.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
-import type { StrategyDefinition } from '../../strategies/types.js';
+import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
+import { hasCjk } from '../core/text.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
 export interface CellTask {
@@ -119,6 +120,11 @@ export type PhaseListener = (phase: string) => void;
 /** A step's phase name: its index and kind. */
 export const stepPhase = (index: number, step: Scenario['steps'][number]): string => `step ${index} (${step.kind})`;
 
+/** What the scenario's text will need a strategy to load (fillers are expanded by now): a Chinese dictionary only where there is Chinese. */
+function preloadHint(scenario: Scenario): PreloadHint {
+  return { cjk: hasCjk(JSON.stringify(scenario.steps)) };
+}
+
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
 async function runInline(plan: CellPlan, providers: Providers, dir: string, onPhase: PhaseListener): Promise<CellRecords> {
   const paths = cellPaths(dir);
@@ -147,7 +153,10 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
   };
   try {
     onPhase('open');
-    await timed('openMs', () => session.start());
+    await timed('openMs', async () => {
+      definition.preload?.(preloadHint(plan.scenario));
+      await session.start();
+    });
     const evidence = evidenceIndex(plan.scenario.steps);
     await timed('replayMs', async () => {
       for (const [index, step] of plan.scenario.steps.entries()) {
@@ -187,6 +196,7 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
       seed: plan.seed,
       sessionId: 'main',
       idempotencyKeys: plan.idempotencyKeys,
+      preload: preloadHint(plan.scenario),
       ...rankDepthOf(providers),
     },
   });

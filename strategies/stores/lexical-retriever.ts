@@ -38,7 +38,6 @@ export class LexicalRetriever implements ExchangeRetriever {
 
   open(store: ExchangeStore): void {
     this.close();
-    this.segment('预热'); // loads jieba's dictionary now (once per process), not inside the first timed save
     if (store.lexical && !store.deferred) {
       this.index = store.lexical;
       return;

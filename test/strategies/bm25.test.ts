@@ -51,6 +51,8 @@ describe('bm25 retrieval', () => {
     expect(segmenterFor('jieba')('我儿子对花生过敏')).toEqual(expect.arrayContaining(['儿子', '花生', '过敏']));
     expect(segmenterFor('bigram')('花生过敏 peanuts')).toEqual(['peanuts', '花生', '生过', '过敏']);
     expect(segmenterFor('jieba')('The cat is on the mat')).toEqual(['cat', 'mat']); // stop words dropped
+    // Han runs go to jieba, the text between them to Unicode word boundaries, in order.
+    expect(segmenterFor('jieba')('用 Python 3.5 写的 café 菜谱 v2')).toEqual(['用', 'python', '3.5', '写', 'café', '菜谱', 'v2']);
   });
 
   it('stems English words, so "cooking" finds "cook"', async () => {

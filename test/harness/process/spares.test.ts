@@ -81,9 +81,9 @@ describe('modules an agent process loads', () => {
     for (const unused of ['tiktoken', 'hnswlib-node', 'yaml', 'openai', '@langchain/classic', 'chart.js', '@napi-rs/canvas', 'cli-table3', 'yargs']) expect(loaded).not.toContain(unused);
   });
 
-  it('a spare readied for a bm25 crash has loaded jieba before the crash is armed: the recovery never waits for a preload', async () => {
+  it('a spare readied for a bm25 crash in Chinese text has loaded jieba before the crash is armed: the recovery never waits for a preload', async () => {
     const kind = spareKind({ tokenizerModel: 'offline', strategy: 'bm25' });
-    await spareReady(kind, 'bm25');
+    await spareReady(kind, { strategy: 'bm25', hint: { cjk: true } });
     const spare = takeSpare(kind); // the one spareReady waited for
     try {
       const lines = (await readFile(log, 'utf8')).split('\n').filter((line) => line.startsWith(`${spare.pid} `));
@@ -91,6 +91,12 @@ describe('modules an agent process loads', () => {
     } finally {
       await spare.kill();
     }
+  });
+
+  it('an English bm25 cell loads no jieba in any of its processes, spares readied for its crashes included: its dictionary is for Han text', async () => {
+    const loaded = await packagesLoaded('bm25');
+    expect(loaded).toContain('better-sqlite3');
+    expect(loaded).not.toContain('@node-rs/jieba');
   });
 
   it('a vector cell loads the HNSW addon: what a cell uses is loaded (and seen by the log)', async () => {
