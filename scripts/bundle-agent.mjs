@@ -6,6 +6,12 @@
 // the bundle reads the same index without them. And the LangChain adapter (`langchain:NAME`, about
 // 1.2 MB with LangChain's models and tracers) stays out: bundled processes run built-in strategies
 // only, and the loader imports the adapter lazily from dist when asked.
+//
+// Then it builds the agent's startup snapshot (dist/harness/process/agent-snapshot.cjs evaluates the
+// bundle, Node saves the heap): agent processes start from it, with no module to evaluate, when it
+// was built by the Node that runs them (agent-entry.snapshot.json says which, and for which bundle).
+import { execFileSync } from 'node:child_process';
+import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -27,18 +33,59 @@ const withoutTransformers = {
   },
 };
 
+// better-sqlite3's JavaScript is bundled (and so evaluated into the snapshot); its addon is loaded
+// at the first `new Database()`, from the package's build/Release, in place of the `bindings`
+// package (which finds the addon from its caller's file: the bundle, outside the package).
+const sqliteAddon = {
+  name: 'better-sqlite3-addon',
+  setup(builder) {
+    builder.onResolve({ filter: /^bindings$/ }, (args) => (/[\\/]better-sqlite3[\\/]/u.test(args.importer) ? { path: 'bindings', namespace: 'sqlite-addon' } : undefined));
+    builder.onLoad({ filter: /.*/, namespace: 'sqlite-addon' }, () => ({
+      contents: [
+        "const path = require('node:path');",
+        'module.exports = (name) => {',
+        "  const resolve = require('node:module').createRequire(__import_meta_url);",
+        "  return resolve(path.join(path.dirname(resolve.resolve('better-sqlite3/package.json')), 'build', 'Release', name));",
+        '};',
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
+const dir = 'dist/harness/process';
+const bundle = path.join(dir, 'agent-entry.bundle.cjs');
+
 await build({
   entryPoints: ['dist/harness/process/agent-entry.js'],
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  external: ['better-sqlite3', 'hnswlib-node', 'tiktoken', 'openai', 'yaml', 'tsx', '@langchain/classic'],
+  external: ['hnswlib-node', 'tiktoken', 'openai', 'yaml', 'tsx', '@langchain/classic'],
   define: { 'import.meta.url': '__import_meta_url' },
   banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
-  outfile: 'dist/harness/process/agent-entry.bundle.cjs',
+  outfile: bundle,
   logLevel: 'warning',
-  plugins: [withoutTransformers],
+  plugins: [withoutTransformers, sqliteAddon],
   metafile: true,
 }).then((result) => {
   if (process.env.MEMBENCH_BUNDLE_META) return import('node:fs').then((fs) => fs.writeFileSync(process.env.MEMBENCH_BUNDLE_META, JSON.stringify(result.metafile)));
 });
+
+// The snapshot's builder script, as CommonJS without an `exports` marker (which tsc's output writes to).
+await build({ entryPoints: ['harness/process/agent-snapshot.cts'], platform: 'node', format: 'cjs', outfile: path.join(dir, 'agent-snapshot.cjs'), logLevel: 'warning' });
+rmSync(path.join(dir, 'agent-snapshot.cjs.map'), { force: true }); // tsc's, of the file just replaced
+
+const blob = path.join(dir, 'agent-entry.snapshot.blob');
+const sidecar = path.join(dir, 'agent-entry.snapshot.json');
+rmSync(sidecar, { force: true });
+try {
+  execFileSync(process.execPath, ['--no-warnings', '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(dir, 'agent-snapshot.cjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  renameSync(`${blob}.tmp`, blob);
+  const { size, mtimeMs } = statSync(bundle);
+  writeFileSync(sidecar, `${JSON.stringify({ node: process.version, arch: process.arch, bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs }, null, 2)}\n`);
+} catch (error) {
+  // Agent processes still start, from the bundle and V8's code cache, only slower.
+  rmSync(`${blob}.tmp`, { force: true });
+  console.warn(`bundle-agent: no startup snapshot for agent processes (${String(error.stderr ?? error.message).trim().split('\n').slice(0, 3).join(' ')})`);
+}

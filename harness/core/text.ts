@@ -5,7 +5,8 @@ export function normalizeText(text: string): string {
   return text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
 }
 
-const wordSegmenter = new Intl.Segmenter('und', { granularity: 'word' });
+// Made on first use, not at load: an agent process's startup snapshot can hold no ICU object.
+let wordSegmenter: Intl.Segmenter | undefined;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
 /** True when the string contains CJK characters (segmentation and matching differ for them). */
@@ -19,7 +20,7 @@ export function hasCjk(text: string): boolean {
  */
 export function words(text: string): string[] {
   const out: string[] = [];
-  for (const segment of wordSegmenter.segment(normalizeText(text))) {
+  for (const segment of (wordSegmenter ??= new Intl.Segmenter('und', { granularity: 'word' })).segment(normalizeText(text))) {
     if (segment.isWordLike) out.push(segment.segment);
   }
   return out;
@@ -82,14 +83,14 @@ export function sentences(text: string): string[] {
     .filter((part) => part.length > 0);
 }
 
-const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+let graphemes: Intl.Segmenter | undefined;
 const codePoints = (text: string): number => Array.from(text).length;
 
 /** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
 export function shortenText(text: string, max: number): string {
   if (codePoints(text) <= max) return text;
   let out = '';
-  for (const { segment } of graphemes.segment(text)) {
+  for (const { segment } of (graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' })).segment(text)) {
     if (codePoints(out) + codePoints(segment) > max - 1) break;
     out += segment;
   }

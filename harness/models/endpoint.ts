@@ -4,7 +4,7 @@
  * Retry-After), a per-attempt timeout that covers the body, and failures classified into
  * messages that name the URL and the reason but never the API key.
  */
-import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
 
@@ -158,8 +158,13 @@ function statusReason(error: APIError, status: number): string {
   }
   // An HTML error page from a proxy says less than the status line.
   if (detail !== undefined && /^\s*</u.test(detail)) detail = undefined;
-  detail = (detail ?? STATUS_CODES[status] ?? 'error').replace(/\s+/gu, ' ').trim();
+  detail = (detail ?? statusText(status) ?? 'error').replace(/\s+/gu, ' ').trim();
   return `${status} ${detail.length > 200 ? `${detail.slice(0, 200)}...` : detail}`;
+}
+
+/** The status line's text ("Too Many Requests"), from node:http when an error needs it (an agent process's startup snapshot cannot load node:http). */
+function statusText(status: number): string | undefined {
+  return (createRequire(import.meta.url)('node:http') as typeof import('node:http')).STATUS_CODES[status];
 }
 
 /** One endpoint's client, concurrency limit and retry policy, shared by every call a provider makes. */

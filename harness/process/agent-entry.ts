@@ -4,6 +4,7 @@
  * on the same dir, which reopens what was persisted and resumes from the journal.
  */
 import { mkdirSync } from 'node:fs';
+import { startupSnapshot } from 'node:v8';
 import { AgentSession, type Ack } from '../agent/loop.js';
 import { Journal } from '../agent/journal.js';
 import { Ledger } from '../agent/ledger.js';
@@ -12,7 +13,7 @@ import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import { normalizeText, words } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
-import { cellPaths, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
+import { cellPaths, type AgentBoot, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 
@@ -143,27 +144,36 @@ class AgentHost {
   }
 }
 
-// Every module above is loaded by now. A spare process waits for its cell: meanwhile it pays the
-// tokenizer's and the segmenter's start-up cost (the model is the harness's guess: its argument), so a recovery after
-// a kill does not, and says it is ready with what its start cost.
-const modulesLoadedAt = performance.now();
-const bootstrapAt = performance.nodeTiming.bootstrapComplete;
-new TokenCounter(process.argv[2] ?? 'offline').countText('warm-up');
-words('我家只有一口铸铁锅 and a cast-iron pot'); // the segmenter loads its CJK dictionary on first use
-const cpu = process.cpuUsage();
-void send({
-  type: 'ready',
-  boot: { bootMs: bootstrapAt, modulesMs: modulesLoadedAt - bootstrapAt, warmUpMs: performance.now() - modulesLoadedAt, cpuMs: (cpu.user + cpu.system) / 1000 },
-}).catch(() => undefined);
+/**
+ * Every module above is loaded by now. A spare process waits for its cell: meanwhile it pays the
+ * tokenizer's and the segmenter's start-up cost (the model is the harness's guess: its argument),
+ * so a recovery after a kill does not, and says it is ready with what its start cost.
+ */
+function start(from: AgentBoot['from']): void {
+  const modulesLoadedAt = performance.now();
+  const bootstrapAt = performance.nodeTiming.bootstrapComplete;
+  new TokenCounter(process.argv[2] ?? 'offline').countText('warm-up');
+  words('我家只有一口铸铁锅 and a cast-iron pot'); // the segmenter loads its CJK dictionary on first use
+  const cpu = process.cpuUsage();
+  void send({
+    type: 'ready',
+    boot: { from, bootMs: bootstrapAt, modulesMs: modulesLoadedAt - bootstrapAt, warmUpMs: performance.now() - modulesLoadedAt, cpuMs: (cpu.user + cpu.system) / 1000 },
+  }).catch(() => undefined);
 
-const host = new AgentHost();
-let queue = Promise.resolve();
-process.on('message', (message: ToAgent) => {
-  // Messages are handled one at a time, in order.
-  queue = queue
-    .then(() => host.handle(message))
-    .catch(async (error: unknown) => {
-      await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(() => undefined);
-    });
-});
-process.on('disconnect', () => process.exit(0));
+  const host = new AgentHost();
+  let queue = Promise.resolve();
+  process.on('message', (message: ToAgent) => {
+    // Messages are handled one at a time, in order.
+    queue = queue
+      .then(() => host.handle(message))
+      .catch(async (error: unknown) => {
+        await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(() => undefined);
+      });
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+// Built into a startup snapshot (agent-snapshot.cts), the modules are evaluated once, at build
+// time, and every process deserialized from it starts here; otherwise the process starts now.
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => start('snapshot'));
+else start(import.meta.url.endsWith('.cjs') ? 'bundle' : 'modules');

@@ -3,8 +3,10 @@
  * unexpected exit turned into a recorded outcome (code, signal) instead of a harness crash.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import type { Ack } from '../agent/loop.js';
 import type { AgentBoot, FromAgent, ToAgent, AgentCell } from './protocol.js';
 import type { PreloadHint } from '../../strategies/types.js';
@@ -16,15 +18,51 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
+const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
+
+/** What `npm run build` recorded of the startup snapshot it built (agent-entry.snapshot.json). */
+const snapshotRecord = z.object({ node: z.string(), arch: z.string(), bundle: z.string(), bundleBytes: z.number(), bundleMtimeMs: z.number() });
+
+/**
+ * The startup snapshot in `dir` (agent-entry.snapshot.blob), when `npm run build` built it there
+ * with this Node for the bundle beside it as it is now (a snapshot only loads in the Node binary
+ * that made it, and it holds the bundle's path); null otherwise.
+ */
+export function snapshotIn(dir: string): string | null {
+  try {
+    const record = snapshotRecord.parse(JSON.parse(readFileSync(path.join(dir, 'agent-entry.snapshot.json'), 'utf8')));
+    const bundle = path.join(dir, 'agent-entry.bundle.cjs');
+    const { size, mtimeMs } = statSync(bundle);
+    const blob = path.join(dir, 'agent-entry.snapshot.blob');
+    const current = record.node === process.version && record.arch === process.arch && record.bundle === bundle && record.bundleBytes === size && record.bundleMtimeMs === mtimeMs;
+    return current && existsSync(blob) ? blob : null;
+  } catch {
+    return null; // none built, or not readable: processes start from the bundle
+  }
+}
+
+let snapshotBlob: string | null | undefined;
+
+/** The agent's startup snapshot beside this module (checked once per process), or null. */
+export function agentSnapshot(): string | null {
+  if (snapshotBlob === undefined) snapshotBlob = snapshotIn(path.dirname(here('./agent-entry.bundle.cjs')));
+  return snapshotBlob;
+}
+
 /**
  * The worker entry: under dist, for built-in strategies, the bundle (one file: no module
- * resolution, compiled once into V8's code cache) started by agent-boot.js; otherwise the compiled
- * JS, whose @langchain/core is the one a user's strategy or LangChain's classic memories import
- * too; the TS source (through tsx) under the test runner.
+ * resolution) — deserialized from its startup snapshot when there is a usable one, else started
+ * by agent-boot.js with V8's code cache; otherwise the compiled JS, whose @langchain/core is the
+ * one a user's strategy or LangChain's classic memories import too; the TS source (through tsx)
+ * under the test runner.
  */
 function workerEntry(bundled: boolean): { file: string; execArgv: string[] } {
-  const boot = fileURLToPath(new URL('./agent-boot.js', import.meta.url));
-  if (bundled && existsSync(boot) && existsSync(fileURLToPath(new URL('./agent-entry.bundle.cjs', import.meta.url)))) return { file: boot, execArgv: [] };
+  const boot = here('./agent-boot.js');
+  const bundle = here('./agent-entry.bundle.cjs');
+  if (bundled && existsSync(boot) && existsSync(bundle)) {
+    const blob = agentSnapshot();
+    return blob ? { file: bundle, execArgv: ['--snapshot-blob', blob] } : { file: boot, execArgv: [] };
+  }
   const js = fileURLToPath(new URL('./agent-entry.js', import.meta.url));
   if (existsSync(js)) return { file: js, execArgv: [] };
   return { file: fileURLToPath(new URL('./agent-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };
@@ -33,7 +71,7 @@ function workerEntry(bundled: boolean): { file: string; execArgv: string[] } {
 export const DEFAULT_STEP_TIMEOUT_MS = 60_000;
 
 /** Agent processes forked by this process so far: tests count them (a crash costs one, a warm spare is never wasted). */
-export const agentProcessStats = { spawned: 0 };
+export const agentProcessStats = { spawned: 0, booted: { snapshot: 0, bundle: 0, modules: 0 } satisfies Record<AgentBoot['from'], number> };
 
 /** How to start an agent process. */
 export interface SpawnOptions {
@@ -88,6 +126,7 @@ export class AgentProcess {
     this.child.on('message', (message: FromAgent) => {
       if (message.type === 'ready') {
         this.boot = message.boot;
+        agentProcessStats.booted[message.boot.from]++;
         return booted(message.boot);
       }
       if (message.type === 'ack') return this.onAck(message.ack);

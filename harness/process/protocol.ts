@@ -55,9 +55,11 @@ export interface CheckReport {
 
 /** What an agent process measured of its own start, sent with `ready`: where a process start's time goes. */
 export interface AgentBoot {
+  /** How its modules came to be loaded: deserialized from the agent's startup snapshot, evaluated from the one-file bundle (with V8's code cache), or imported module by module (tsx, or a user's strategy). */
+  from: 'snapshot' | 'bundle' | 'modules';
   /** Node's own start, up to its bootstrap (ms since the process began). */
   bootMs: number;
-  /** Importing the agent's modules. */
+  /** Importing the agent's modules (about 0 from a snapshot: they were evaluated when it was built). */
   modulesMs: number;
   /** Warming the tokenizer (it reads its ranks once per process) and the word segmenter's dictionary. */
   warmUpMs: number;

@@ -1,0 +1,64 @@
+/**
+ * The agent's startup snapshot (built by `npm run build`, which `npm test` runs first): agent
+ * processes of built-in strategies start from it, with every module already evaluated, run their
+ * cells as the bundle does, and fall back to the bundle when the snapshot is not for this Node or
+ * this bundle file.
+ */
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const DIST = fileURLToPath(new URL('../../../dist/harness/process/', import.meta.url));
+type ProcessModule = typeof import('../../../harness/process/agent-process.js');
+type SparesModule = typeof import('../../../harness/process/spares.js');
+type RunnerModule = typeof import('../../../harness/run/runner.js');
+// The built modules: only they find the bundle and its snapshot beside them.
+const built = async <T>(file: string): Promise<T> => (await import(path.join(DIST, '..', '..', file))) as T;
+
+describe('the agent startup snapshot', () => {
+  afterAll(async () => (await built<SparesModule>('harness/process/spares.js')).killSpares());
+
+  it('is built beside the bundle for this Node, and agent processes of a crash cell start from it and run the cell', async () => {
+    const { agentSnapshot, agentProcessStats } = await built<ProcessModule>('harness/process/agent-process.js');
+    expect(agentSnapshot()).toBe(path.join(DIST, 'agent-entry.snapshot.blob'));
+    const { runBenchmark } = await built<RunnerModule>('harness/run/runner.js');
+    const before = { ...agentProcessStats.booted };
+    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['buffer', 'bm25'], priceDurability: [] });
+    for (const cell of result.cells) {
+      expect(cell.status).toBe('ok');
+      expect(cell.recall.contextRecall.hits).toBe(3); // the Chinese memory too: jieba and SQLite load in a deserialized process
+      expect(cell.faults!.crashes.filter((crash) => crash.reached).length).toBeGreaterThan(0);
+    }
+    expect(agentProcessStats.booted.snapshot - before.snapshot).toBeGreaterThanOrEqual(result.cells.length * 5);
+    expect(agentProcessStats.booted.bundle - before.bundle).toBe(0);
+  });
+
+  it('is used only for the Node and the bundle file it was built with', async () => {
+    const { snapshotIn } = await built<ProcessModule>('harness/process/agent-process.js');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-'));
+    try {
+      for (const file of ['agent-entry.bundle.cjs', 'agent-entry.snapshot.blob']) copyFileSync(path.join(DIST, file), path.join(dir, file));
+      const bundle = path.join(dir, 'agent-entry.bundle.cjs');
+      const record = (changes: object = {}): void => {
+        const { mtimeMs, size } = statSync(bundle);
+        writeFileSync(path.join(dir, 'agent-entry.snapshot.json'), JSON.stringify({ node: process.version, arch: process.arch, bundle, bundleBytes: size, bundleMtimeMs: mtimeMs, ...changes }));
+      };
+      record();
+      expect(snapshotIn(dir)).toBe(path.join(dir, 'agent-entry.snapshot.blob'));
+      record({ node: 'v18.0.0' });
+      expect(snapshotIn(dir)).toBeNull();
+      record({ bundle: path.join(DIST, 'agent-entry.bundle.cjs') }); // built for another copy of the bundle
+      expect(snapshotIn(dir)).toBeNull();
+      record({ bundleBytes: 1 }); // the bundle was rebuilt since
+      expect(snapshotIn(dir)).toBeNull();
+      record();
+      rmSync(path.join(dir, 'agent-entry.snapshot.blob'));
+      expect(snapshotIn(dir)).toBeNull();
+      expect(snapshotIn(path.join(dir, 'nowhere'))).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
