@@ -4,13 +4,27 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
 import { contentWords, hasCjk, normalizeText, sentences, termSet } from './text.js';
 
-/** Each message a model call would see, normalised (tool call names and arguments included). */
+const normalizedCache = new Map<string, string>();
+const NORMALIZED_CACHE_LIMIT = 100_000;
+
+/**
+ * Each message a model call would see, normalised (tool call names and arguments included).
+ * Every probe normalises its whole context, mostly the same messages as the probe before: the
+ * normalised text is memoised (a bounded cache, cleared when full), which also hands later
+ * lookups the same string, whose hash V8 has already computed.
+ */
 export function contextMessages(messages: readonly BaseMessage[]): string[] {
   return messages.map((message) => {
-    const parts = [messageText(message)];
+    let text = messageText(message);
     const calls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
-    for (const call of calls ?? []) parts.push(call.name, JSON.stringify(call.args));
-    return normalizeText(parts.join('\n'));
+    for (const call of calls ?? []) text += `\n${call.name}\n${JSON.stringify(call.args)}`;
+    let normalized = normalizedCache.get(text);
+    if (normalized === undefined) {
+      normalized = normalizeText(text);
+      if (normalizedCache.size >= NORMALIZED_CACHE_LIMIT) normalizedCache.clear();
+      normalizedCache.set(text, normalized);
+    }
+    return normalized;
   });
 }
 

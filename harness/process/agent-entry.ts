@@ -78,7 +78,6 @@ class AgentHost {
     const paths = cellPaths(cell.dir);
     mkdirSync(paths.strategyDir, { recursive: true });
     const definition = await loadStrategyDefinition(cell.strategy);
-    definition.preload?.(cell.preload);
     const tokens = new TokenCounter(cell.tokenizerModel);
     const cache = cell.cache ? { file: cell.cache.file, trial: cell.cache.trial } : false;
     this.model = new MeteredModel(createModel(cell.model, { ...cell.live, cache }), tokens);

@@ -15,6 +15,8 @@ import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
 import type { CheckReport, FromAgent, AgentCell } from './protocol.js';
 import { cellPaths } from './protocol.js';
+import { hasCjk } from '../core/text.js';
+import type { PreloadHint } from '../../strategies/types.js';
 
 /** What a process-run cell hands back to the runner. */
 export interface ProcessCellOutcome {
@@ -124,7 +126,14 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
   const phases = emptyPhases();
   const spares = spareKind(cell);
-  const preload = { strategy: cell.strategy, hint: cell.preload };
+  // What a step's text needs loaded (a Chinese dictionary for Han text): a process is told before
+  // the first step that needs it (outside the step's timing), a spare before the crash whose
+  // recovery re-runs such a step — so a process that never meets Chinese never loads it.
+  const cjkAt = steps.map((step) => hasCjk(JSON.stringify(step)));
+  const hintAt = (index: number): { strategy: string; hint: PreloadHint } => ({ strategy: cell.strategy, hint: { cjk: cjkAt[index]! } });
+  const prepareFor = async (agent: AgentProcess, index: number): Promise<void> => {
+    if (cjkAt[index]) await timedPhase(phases, 'openMs', () => agent.prepare(cell.strategy, { cjk: true }));
+  };
   let error: string | undefined;
   let lastPending: number | null = null;
   /** Jobs the last report before a process died said were pending: what the next open must still find (invariant 6). */
@@ -246,7 +255,8 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       for (;;) {
         const arm = arms.shift();
         // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
-        if (arm) phases.spareWaitMs += await spareReady(spares, preload);
+        if (arm) phases.spareWaitMs += await spareReady(spares, hintAt(index));
+        await prepareFor(agent, index);
         if (arm) agent.post({ type: 'arm', point: arm.point });
         const sent = performance.now();
         const reply = await agent.request({ type: 'step', index, step, evidence: evidenceTexts(step, evidence) }, 'step-done');
@@ -314,7 +324,11 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   async function runConcurrent(index: number, sessions: Step[][]): Promise<void> {
     const agents: AgentProcess[] = [];
     // The barrier: every process has opened the store before any session starts.
-    for (const [sessionIndex] of sessions.entries()) agents.push(await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`));
+    for (const [sessionIndex, sessionSteps] of sessions.entries()) {
+      const worker = await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`);
+      agents.push(worker);
+      if (sessionSteps.some((step) => hasCjk(JSON.stringify(step)))) await timedPhase(phases, 'openMs', () => worker.prepare(cell.strategy, { cjk: true }));
+    }
     // Replies are kept per session and recorded in session order once all are done, so the
     // records come out in one canonical order whatever the interleaving was.
     const replies: Extract<FromAgent, { type: 'step-done' }>[][] = sessions.map(() => []);

@@ -28,8 +28,6 @@ export interface AgentCell {
   idempotencyKeys: boolean;
   /** Ranked items each probe records (the deepest retrieval k). */
   rankDepth?: number;
-  /** What the scenario's text needs loaded (the strategy's `preload` at open, and in the spares for its crashes). */
-  preload: PreloadHint;
 }
 
 export type ToAgent =

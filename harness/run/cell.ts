@@ -196,7 +196,6 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
       seed: plan.seed,
       sessionId: 'main',
       idempotencyKeys: plan.idempotencyKeys,
-      preload: preloadHint(plan.scenario),
       ...rankDepthOf(providers),
     },
   });

@@ -99,6 +99,20 @@ describe('modules an agent process loads', () => {
     expect(loaded).not.toContain('@node-rs/jieba');
   });
 
+  it('in a bm25 crash cell with one Chinese memory, only the processes that meet its text load jieba', async () => {
+    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['bm25'], priceDurability: [], profile: true });
+    const [cell] = result.cells;
+    expect(cell!.status).toBe('ok');
+    expect(cell!.recall.contextRecall.hits).toBe(3); // 我家有什么锅？ finds 铸铁锅
+    const lines = (await readFile(log, 'utf8')).split('\n').filter((line) => line && !line.startsWith(`${process.pid} `));
+    const pids = new Set(lines.map((line) => line.split(' ')[0]));
+    const withJieba = new Set(lines.filter((line) => line.includes('@node-rs/jieba')).map((line) => line.split(' ')[0]));
+    // The process that writes the Chinese memory, the one that re-runs it after the kill, the one that asks about it.
+    expect(withJieba.size).toBeGreaterThanOrEqual(2);
+    expect(withJieba.size).toBeLessThan(cell!.phases!.processes);
+    expect(pids.size).toBeGreaterThanOrEqual(cell!.phases!.processes);
+  });
+
   it('a vector cell loads the HNSW addon: what a cell uses is loaded (and seen by the log)', async () => {
     expect(await packagesLoaded('vector')).toContain('hnswlib-node');
   });
