@@ -100,8 +100,9 @@ export class AgentProcess {
   readonly ready: Promise<AgentBoot | ProcessExit>;
   /** Set once ready: what its start cost. */
   boot: AgentBoot | undefined;
-  /** The strategy (and hint) it was told to preload (a spare waiting for a crash of that strategy's cell), and whether it has. */
-  preparedFor: string | undefined;
+  /** What it was told to preload, by strategy (with or without the Chinese dictionary): a spare waiting for a crash of that strategy's cell. */
+  private readonly preparations = new Map<string, { cjk: boolean; done: Promise<unknown> }>();
+  /** Whether the last preload asked of it is done. */
   prepared = false;
   private preparing: Promise<unknown> | undefined;
 
@@ -179,16 +180,21 @@ export class AgentProcess {
    * is up; resolves when it has, so a recovery in it never waits for a preload.
    */
   prepare(strategy: string, hint: PreloadHint): Promise<unknown> {
-    const key = `${strategy}${hint.cjk ? ' cjk' : ''}`;
-    if (this.preparedFor !== key || !this.preparing) {
-      this.preparedFor = key;
-      this.prepared = false;
-      const preparing: Promise<unknown> = this.ready.then((boot) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared'))).then(() => {
-        if (this.preparing === preparing) this.prepared = true;
-      });
-      this.preparing = preparing;
+    let preparation = this.preparations.get(strategy);
+    // What was loaded stays loaded: a preload with the dictionary covers one without it.
+    if (!preparation || (hint.cjk && !preparation.cjk)) {
+      // One request at a time: after the process is up and after any preload asked before this one.
+      const done: Promise<unknown> = Promise.all([this.ready, this.preparing]).then(([boot]) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared')));
+      preparation = { cjk: hint.cjk, done };
+      this.preparations.set(strategy, preparation);
     }
-    return this.preparing;
+    const { done } = preparation;
+    this.prepared = false;
+    this.preparing = done;
+    void done.then(() => {
+      if (this.preparing === done) this.prepared = true;
+    });
+    return done;
   }
 
   /** Resolves once the process is up and any preload asked of it is done: no request of a cell may cross a preload's reply. */
@@ -205,6 +211,8 @@ export class AgentProcess {
   /** Sends a message and waits for the reply of the given type, an error report, the process's exit or the timeout. */
   request<T extends FromAgent['type']>(message: ToAgent, expect: T): Promise<Extract<FromAgent, { type: T }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
     if (this.exit) return Promise.resolve(this.exit);
+    // Replies carry no request id: a second request in flight would take the first one's reply.
+    if (this.waiting) throw new Error(`agent process ${this.pid}: a '${message.type}' request while a '${this.waiting.expect}' reply is awaited`);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // A hung step is killed; its exit is what the caller sees.

@@ -62,7 +62,9 @@ export function takeSpare(kind: SpareKind): AgentProcess {
  */
 export async function spareReady(kind: SpareKind, preload?: { strategy: string; hint: PreloadHint }): Promise<number> {
   const spares = refill(kind);
-  if (preload) for (const spare of spares) void spare.prepare(preload.strategy, preload.hint);
+  // What the strategy always loads (an addon), every idle spare loads; what this crash's text needs
+  // (a dictionary) only the spare that will recover it: the next crash may need none.
+  if (preload) spares.forEach((spare, index) => void spare.prepare(preload.strategy, index === 0 ? preload.hint : { cjk: false }));
   const next = spares[0]!;
   if (next.boot && (!preload || next.prepared)) return 0;
   const started = performance.now();
