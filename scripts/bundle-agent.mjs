@@ -83,7 +83,7 @@ try {
   execFileSync(process.execPath, ['--no-warnings', '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(dir, 'agent-snapshot.cjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
   renameSync(`${blob}.tmp`, blob);
   const { size, mtimeMs } = statSync(bundle);
-  writeFileSync(sidecar, `${JSON.stringify({ node: process.version, arch: process.arch, bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs }, null, 2)}\n`);
+  writeFileSync(sidecar, `${JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: process.env.NODE_OPTIONS ?? '', bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs }, null, 2)}\n`);
 } catch (error) {
   // Agent processes still start, from the bundle and V8's code cache, only slower.
   rmSync(`${blob}.tmp`, { force: true });

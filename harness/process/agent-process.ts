@@ -21,20 +21,22 @@ export interface ProcessExit {
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
 /** What `npm run build` recorded of the startup snapshot it built (agent-entry.snapshot.json). */
-const snapshotRecord = z.object({ node: z.string(), arch: z.string(), bundle: z.string(), bundleBytes: z.number(), bundleMtimeMs: z.number() });
+const snapshotRecord = z.object({ node: z.string(), arch: z.string(), nodeOptions: z.string(), bundle: z.string(), bundleBytes: z.number(), bundleMtimeMs: z.number() });
 
 /**
  * The startup snapshot in `dir` (agent-entry.snapshot.blob), when `npm run build` built it there
- * with this Node for the bundle beside it as it is now (a snapshot only loads in the Node binary
- * that made it, and it holds the bundle's path); null otherwise.
+ * with this Node, under the NODE_OPTIONS agent processes will inherit, for the bundle beside it as
+ * it is now; null otherwise. A snapshot loads only in the Node binary that made it and with the
+ * same V8 flags (`--max-old-space-size` in NODE_OPTIONS is enough for V8 to refuse it), and it
+ * holds the bundle's path.
  */
-export function snapshotIn(dir: string): string | null {
+export function snapshotIn(dir: string, nodeOptions = process.env.NODE_OPTIONS ?? ''): string | null {
   try {
     const record = snapshotRecord.parse(JSON.parse(readFileSync(path.join(dir, 'agent-entry.snapshot.json'), 'utf8')));
     const bundle = path.join(dir, 'agent-entry.bundle.cjs');
     const { size, mtimeMs } = statSync(bundle);
     const blob = path.join(dir, 'agent-entry.snapshot.blob');
-    const current = record.node === process.version && record.arch === process.arch && record.bundle === bundle && record.bundleBytes === size && record.bundleMtimeMs === mtimeMs;
+    const current = record.node === process.version && record.arch === process.arch && record.nodeOptions === nodeOptions && record.bundle === bundle && record.bundleBytes === size && record.bundleMtimeMs === mtimeMs;
     return current && existsSync(blob) ? blob : null;
   } catch {
     return null; // none built, or not readable: processes start from the bundle

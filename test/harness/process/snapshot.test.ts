@@ -4,11 +4,12 @@
  * cells as the bundle does, and fall back to the bundle when the snapshot is not for this Node or
  * this bundle file.
  */
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { membench } from '../../cli/helpers.js';
 
 const DIST = fileURLToPath(new URL('../../../dist/harness/process/', import.meta.url));
 type ProcessModule = typeof import('../../../harness/process/agent-process.js');
@@ -35,6 +36,19 @@ describe('the agent startup snapshot', () => {
     expect(agentProcessStats.booted.bundle - before.bundle).toBe(0);
   });
 
+  it('a run under V8 flags in NODE_OPTIONS (which V8 refuses a snapshot under) starts its agent processes from the bundle instead', async () => {
+    const out = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-run-'));
+    try {
+      const run = await membench(['run', '-c', 'remember-then-crash', '-s', 'buffer', '--price-durability', 'none', '-o', out, '--overwrite', '-q'], { env: { NODE_OPTIONS: '--max-old-space-size=4096' } });
+      expect(run.stderr).not.toContain('startup snapshot');
+      expect(run.code).toBe(0);
+      const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { cells: { status: string; recall: { contextRecall: { hits: number } } }[] };
+      expect(results.cells.map((cell) => [cell.status, cell.recall.contextRecall.hits])).toEqual([['ok', 3]]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('is used only for the Node and the bundle file it was built with', async () => {
     const { snapshotIn } = await built<ProcessModule>('harness/process/agent-process.js');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-'));
@@ -43,19 +57,21 @@ describe('the agent startup snapshot', () => {
       const bundle = path.join(dir, 'agent-entry.bundle.cjs');
       const record = (changes: object = {}): void => {
         const { mtimeMs, size } = statSync(bundle);
-        writeFileSync(path.join(dir, 'agent-entry.snapshot.json'), JSON.stringify({ node: process.version, arch: process.arch, bundle, bundleBytes: size, bundleMtimeMs: mtimeMs, ...changes }));
+        writeFileSync(path.join(dir, 'agent-entry.snapshot.json'), JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: '', bundle, bundleBytes: size, bundleMtimeMs: mtimeMs, ...changes }));
       };
       record();
-      expect(snapshotIn(dir)).toBe(path.join(dir, 'agent-entry.snapshot.blob'));
+      expect(snapshotIn(dir, '')).toBe(path.join(dir, 'agent-entry.snapshot.blob'));
+      // V8 refuses a snapshot under other V8 flags: a user's NODE_OPTIONS falls back to the bundle.
+      expect(snapshotIn(dir, '--max-old-space-size=4096')).toBeNull();
       record({ node: 'v18.0.0' });
-      expect(snapshotIn(dir)).toBeNull();
+      expect(snapshotIn(dir, '')).toBeNull();
       record({ bundle: path.join(DIST, 'agent-entry.bundle.cjs') }); // built for another copy of the bundle
-      expect(snapshotIn(dir)).toBeNull();
+      expect(snapshotIn(dir, '')).toBeNull();
       record({ bundleBytes: 1 }); // the bundle was rebuilt since
-      expect(snapshotIn(dir)).toBeNull();
+      expect(snapshotIn(dir, '')).toBeNull();
       record();
       rmSync(path.join(dir, 'agent-entry.snapshot.blob'));
-      expect(snapshotIn(dir)).toBeNull();
+      expect(snapshotIn(dir, '')).toBeNull();
       expect(snapshotIn(path.join(dir, 'nowhere'))).toBeNull();
     } finally {
       rmSync(dir, { recursive: true, force: true });
