@@ -14,6 +14,11 @@ export function hasCjk(text: string): boolean {
   return CJK.test(text);
 }
 
+/** True when any string inside `value` (a step, a scenario's steps) contains CJK characters. */
+export function hasCjkIn(value: unknown): boolean {
+  return hasCjk(JSON.stringify(value) ?? '');
+}
+
 /**
  * Word-like segments of normalised text. Intl.Segmenter splits Chinese into words with its
  * dictionary, so "红烧肉" and "素食" come out as units rather than single characters.

@@ -15,7 +15,7 @@ import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
 import type { CheckReport, FromAgent, AgentCell } from './protocol.js';
 import { cellPaths } from './protocol.js';
-import { hasCjk } from '../core/text.js';
+import { hasCjkIn } from '../core/text.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
 /** What a process-run cell hands back to the runner. */
@@ -129,7 +129,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   // What a step's text needs loaded (a Chinese dictionary for Han text): a process is told before
   // the first step that needs it (outside the step's timing), a spare before the crash whose
   // recovery re-runs such a step — so a process that never meets Chinese never loads it.
-  const cjkAt = steps.map((step) => hasCjk(JSON.stringify(step)));
+  const cjkAt = steps.map((step) => hasCjkIn(step));
   const hintAt = (index: number): { strategy: string; hint: PreloadHint } => ({ strategy: cell.strategy, hint: { cjk: cjkAt[index]! } });
   const prepareFor = async (agent: AgentProcess, index: number): Promise<void> => {
     if (cjkAt[index]) await timedPhase(phases, 'openMs', () => agent.prepare(cell.strategy, { cjk: true }));
@@ -327,7 +327,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     for (const [sessionIndex, sessionSteps] of sessions.entries()) {
       const worker = await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`);
       agents.push(worker);
-      if (sessionSteps.some((step) => hasCjk(JSON.stringify(step)))) await timedPhase(phases, 'openMs', () => worker.prepare(cell.strategy, { cjk: true }));
+      if (hasCjkIn(sessionSteps)) await timedPhase(phases, 'openMs', () => worker.prepare(cell.strategy, { cjk: true }));
     }
     // Replies are kept per session and recorded in session order once all are done, so the
     // records come out in one canonical order whatever the interleaving was.

@@ -57,8 +57,8 @@ export function takeSpare(kind: SpareKind): AgentProcess {
 /**
  * Waits until the next spare of `kind` is ready (a crash armed after this recovers in a warm
  * process) and has preloaded what the strategy loads lazily for the cell's text; every idle spare
- * of the kind is told to preload it too, so the ones behind are ready for the next crashes. Resolves with how long the
- * wait took, 0 when the spare was ready already.
+ * of the kind is told to preload it too, so the ones behind are ready for the next crashes.
+ * Resolves with how long the wait took, 0 when the spare was ready already.
  */
 export async function spareReady(kind: SpareKind, preload?: { strategy: string; hint: PreloadHint }): Promise<number> {
   const spares = refill(kind);

@@ -24,7 +24,7 @@ import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
-import { hasCjk } from '../core/text.js';
+import { hasCjkIn } from '../core/text.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
 export interface CellTask {
@@ -122,7 +122,7 @@ export const stepPhase = (index: number, step: Scenario['steps'][number]): strin
 
 /** What the scenario's text will need a strategy to load (fillers are expanded by now): a Chinese dictionary only where there is Chinese. */
 function preloadHint(scenario: Scenario): PreloadHint {
-  return { cjk: hasCjk(JSON.stringify(scenario.steps)) };
+  return { cjk: hasCjkIn(scenario.steps) };
 }
 
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
