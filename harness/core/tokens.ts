@@ -56,8 +56,12 @@ export function roleOf(message: BaseMessage): string {
   }
 }
 
-/** Recently counted texts kept per counter, and the longest text kept (a key holds its text alive). */
-const RECENT_TEXTS = 512;
+/**
+ * Recently counted texts kept per counter, and the longest text kept (a key holds its text alive).
+ * More than a long context holds: a store's load returns new message objects each turn, and a
+ * memory smaller than the context would evict every text before the next turn counts it again.
+ */
+export const RECENT_TEXTS = 8192;
 const RECENT_TEXT_CHARS = 20_000;
 
 /** Counts tokens for one encoding; counts each message object once, and a text seen a moment ago once. */

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { encodingForModel, TokenCounter, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY } from '../../../harness/core/tokens.js';
+import { encodingForModel, RECENT_TEXTS, TokenCounter, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY } from '../../../harness/core/tokens.js';
 
 describe('encodingForModel', () => {
   it.each([
@@ -61,9 +61,18 @@ describe('TokenCounter', () => {
     const calls = counter.encodeCalls;
     expect(counter.countText(`${reply}`.slice(0))).toBe(first);
     expect(counter.encodeCalls).toBe(calls);
-    // A bounded memory: after hundreds of other texts it is tokenised again, to the same count.
-    for (let i = 0; i < 600; i++) counter.countText(`filler ${i}`);
+    // A bounded memory: after more other texts than it keeps, it is tokenised again, to the same count.
+    for (let i = 0; i < RECENT_TEXTS + 88; i++) counter.countText(`filler ${i}`);
     expect(counter.countText(reply)).toBe(first);
-    expect(counter.encodeCalls).toBe(calls + 601);
+    expect(counter.encodeCalls).toBe(calls + RECENT_TEXTS + 89);
+  });
+
+  it('tokenises a long context once even when a store rebuilds its messages every turn', () => {
+    const counter = new TokenCounter('offline');
+    const texts = Array.from({ length: 1_500 }, (_, index) => `exchange ${index}: the shed key is under pot ${index}`);
+    counter.countMessages(texts.map((text) => new HumanMessage(text)));
+    const afterFirst = counter.encodeCalls;
+    for (let turn = 0; turn < 3; turn++) counter.countMessages(texts.map((text) => new HumanMessage(text)));
+    expect(counter.encodeCalls).toBe(afterFirst);
   });
 });
