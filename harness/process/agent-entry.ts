@@ -13,7 +13,7 @@ import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import { normalizeText, words } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
-import { cellPaths, type AgentBoot, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
+import { cellPaths, SNAPSHOT_CHECK, type AgentBoot, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 
@@ -174,5 +174,6 @@ function start(from: AgentBoot['from']): void {
 
 // Built into a startup snapshot (agent-snapshot.cts), the modules are evaluated once, at build
 // time, and every process deserialized from it starts here; otherwise the process starts now.
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => start('snapshot'));
+// `--snapshot-check` (the harness's one test of a snapshot before it uses it) exits once deserialized.
+if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => (process.argv[2] === SNAPSHOT_CHECK ? process.exit(0) : start('snapshot')));
 else start(import.meta.url.endsWith('.cjs') ? 'bundle' : 'modules');

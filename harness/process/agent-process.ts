@@ -2,13 +2,13 @@
  * The harness side of an agent process: fork, typed requests with per-step timeouts, and an
  * unexpected exit turned into a recorded outcome (code, signal) instead of a harness crash.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { Ack } from '../agent/loop.js';
-import type { AgentBoot, FromAgent, ToAgent, AgentCell } from './protocol.js';
+import { SNAPSHOT_CHECK, type AgentBoot, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
 /** How a process ended when it should not have. */
@@ -45,9 +45,23 @@ export function snapshotIn(dir: string, nodeOptions = process.env.NODE_OPTIONS ?
 
 let snapshotBlob: string | null | undefined;
 
-/** The agent's startup snapshot beside this module (checked once per process), or null. */
+/**
+ * Whether a process starts from `blob` here: one process is started from it and must come up
+ * and exit 0. V8 refuses a snapshot for more reasons than the record can foresee (another V8
+ * flag, a changed binary); a refused snapshot makes every process exit at once, so it is tried first.
+ */
+export function snapshotLoads(blob: string, bundle: string): boolean {
+  const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], { stdio: 'ignore', timeout: 30_000 });
+  return check.status === 0;
+}
+
+/** The agent's startup snapshot beside this module, when it is current and loads (checked once per process), or null. */
 export function agentSnapshot(): string | null {
-  if (snapshotBlob === undefined) snapshotBlob = snapshotIn(path.dirname(here('./agent-entry.bundle.cjs')));
+  if (snapshotBlob === undefined) {
+    const bundle = here('./agent-entry.bundle.cjs');
+    const blob = snapshotIn(path.dirname(bundle));
+    snapshotBlob = blob && snapshotLoads(blob, bundle) ? blob : null;
+  }
   return snapshotBlob;
 }
 

@@ -30,6 +30,9 @@ export interface AgentCell {
   rankDepth?: number;
 }
 
+/** The argument with which a process started from the agent's snapshot exits as soon as it is up (the harness checks a snapshot loads). */
+export const SNAPSHOT_CHECK = '--snapshot-check';
+
 export type ToAgent =
   | { type: 'open'; cell: AgentCell; resumeTurn: number }
   | { type: 'arm'; point: CrashPoint }

@@ -49,6 +49,21 @@ describe('the agent startup snapshot', () => {
     }
   });
 
+  it('is tried once before it is used: one that V8 refuses (here a damaged copy) is not used', async () => {
+    const { snapshotLoads } = await built<ProcessModule>('harness/process/agent-process.js');
+    const bundle = path.join(DIST, 'agent-entry.bundle.cjs');
+    const blob = path.join(DIST, 'agent-entry.snapshot.blob');
+    expect(snapshotLoads(blob, bundle)).toBe(true);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-bad-'));
+    try {
+      const damaged = path.join(dir, 'damaged.blob');
+      writeFileSync(damaged, readFileSync(blob).subarray(0, 4096));
+      expect(snapshotLoads(damaged, bundle)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is used only for the Node and the bundle file it was built with', async () => {
     const { snapshotIn } = await built<ProcessModule>('harness/process/agent-process.js');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-'));
