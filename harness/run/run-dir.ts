@@ -102,8 +102,9 @@ export class RunDir implements CellStore {
 
   /**
    * A fresh run in `dir` (check it first with assertWritableOutDir and assertNoInterruptedRun).
-   * `replaces`: an earlier run's files (with --overwrite) removed once this run's plan is written,
-   * so a run that then dies never leaves the old results looking like its own.
+   * `replaces`: an earlier run's files (with --overwrite), removed once the matrix is planned and
+   * before this run's plan is written, so a run that then dies never leaves the old results
+   * looking like its own, nor its plan beside them.
    */
   static fresh(dir: string, options: RunOptions, onWarning: (message: string) => void = () => undefined, replaces: readonly string[] = []): RunDir {
     return new RunDir(dir, { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) }, false, onWarning, replaces);
@@ -149,8 +150,10 @@ export class RunDir implements CellStore {
   async open(planned: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>> {
     if (!this.resumed) {
       this.plan = { ...this.plan, digest: planned.digest, cells: [...planned.ids] };
-      await writeFileAtomic(path.join(this.dir, PLAN_FILE), `${JSON.stringify(this.plan, null, 2)}\n`);
+      // The replaced run's files go first: a run killed between the two steps leaves neither its
+      // plan beside the old results (which `report` would show as this run's) nor a half of both.
       for (const name of this.replaces) await rm(path.join(this.dir, name), { recursive: true, force: true });
+      await writeFileAtomic(path.join(this.dir, PLAN_FILE), `${JSON.stringify(this.plan, null, 2)}\n`);
       return new Map();
     }
     if (this.plan.digest !== planned.digest) {
