@@ -12,6 +12,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fnv1a } from './hash.js';
+import { boundedMemo } from './memo.js';
 
 /** The encodings membench counts with. */
 export type BpeEncoding = 'cl100k_base' | 'o200k_base';
@@ -41,7 +42,7 @@ const MERGED_PIECES = 8192;
 export class BpeCounter {
   private readonly split: RegExp;
   /** Parts of pieces that needed merging, by piece (a phrase of Chinese is one piece, and comes back). */
-  private readonly merged = new Map<string, number>();
+  private readonly mergedCount = boundedMemo(MERGED_PIECES, (bytes) => this.mergedParts(bytes));
 
   private constructor(
     readonly encoding: BpeEncoding,
@@ -65,16 +66,6 @@ export class BpeCounter {
       tokens += this.ranks.rank(bytes, 0, bytes.length) >= 0 ? 1 : this.mergedCount(bytes);
     }
     return tokens;
-  }
-
-  private mergedCount(bytes: string): number {
-    let parts = this.merged.get(bytes);
-    if (parts === undefined) {
-      parts = this.mergedParts(bytes);
-      if (this.merged.size >= MERGED_PIECES) this.merged.clear();
-      this.merged.set(bytes, parts);
-    }
-    return parts;
   }
 
   /**

@@ -2,10 +2,11 @@
 import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
+import { boundedMemo } from './memo.js';
 import { contentWords, hasCjk, normalizeText, sentences, termSet } from './text.js';
 
-const normalizedCache = new Map<string, string>();
-const NORMALIZED_CACHE_LIMIT = 100_000;
+/** normalizeText of context messages, memoised (see contextMessages). */
+const normalizedMessage = boundedMemo(100_000, normalizeText);
 
 /**
  * Each message a model call would see, normalised (tool call names and arguments included).
@@ -18,13 +19,7 @@ export function contextMessages(messages: readonly BaseMessage[]): string[] {
     let text = messageText(message);
     const calls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
     for (const call of calls ?? []) text += `\n${call.name}\n${JSON.stringify(call.args)}`;
-    let normalized = normalizedCache.get(text);
-    if (normalized === undefined) {
-      normalized = normalizeText(text);
-      if (normalizedCache.size >= NORMALIZED_CACHE_LIMIT) normalizedCache.clear();
-      normalizedCache.set(text, normalized);
-    }
-    return normalized;
+    return normalizedMessage(text);
   });
 }
 

@@ -1,4 +1,5 @@
 /** Text helpers shared by recall metrics, the offline model and the hashed embedder. */
+import { boundedMemo } from './memo.js';
 
 /** NFKC, case fold and collapsed whitespace: the form in which recall strings are compared. */
 export function normalizeText(text: string): string {
@@ -63,7 +64,6 @@ export function contentWords(text: string): string[] {
   return words(text).filter(isContentWord);
 }
 
-const termsCache = new Map<string, readonly string[]>();
 const TERMS_CACHE_LIMIT = 200_000;
 
 /**
@@ -71,14 +71,7 @@ const TERMS_CACHE_LIMIT = 200_000;
  * part of the offline model and embedder, and the same messages are scored again on every probe,
  * so results are memoised (a bounded cache: it is cleared when full).
  */
-export function matchTerms(text: string): readonly string[] {
-  const cached = termsCache.get(text);
-  if (cached) return cached;
-  const terms = [...contentWords(text), ...cjkBigrams(text)];
-  if (termsCache.size >= TERMS_CACHE_LIMIT) termsCache.clear();
-  termsCache.set(text, terms);
-  return terms;
-}
+export const matchTerms: (text: string) => readonly string[] = boundedMemo(TERMS_CACHE_LIMIT, (text) => [...contentWords(text), ...cjkBigrams(text)]);
 
 /** Splits text into sentences (Latin and CJK punctuation, and line breaks). */
 export function sentences(text: string): string[] {
@@ -112,17 +105,8 @@ export function slugify(text: string): string {
     .replace(/-+$/u, '');
 }
 
-const termSetCache = new Map<string, ReadonlySet<string>>();
-
 /** `matchTerms` of a text as a set (memoised like it): whole-word membership for per-message checks. */
-export function termSet(text: string): ReadonlySet<string> {
-  const cached = termSetCache.get(text);
-  if (cached) return cached;
-  const terms = new Set(matchTerms(text));
-  if (termSetCache.size >= TERMS_CACHE_LIMIT) termSetCache.clear();
-  termSetCache.set(text, terms);
-  return terms;
-}
+export const termSet: (text: string) => ReadonlySet<string> = boundedMemo(TERMS_CACHE_LIMIT, (text) => new Set(matchTerms(text)));
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 
