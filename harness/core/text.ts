@@ -25,8 +25,13 @@ export function hasCjkIn(value: unknown): boolean {
  * dictionary, so "红烧肉" and "素食" come out as units rather than single characters.
  */
 export function words(text: string): string[] {
+  return wordsOfNormalized(normalizeText(text));
+}
+
+/** `words` of text already normalised (normalizeText is idempotent: a caller that has the normal form skips the second pass). */
+export function wordsOfNormalized(normalized: string): string[] {
   const out: string[] = [];
-  for (const segment of (wordSegmenter ??= new Intl.Segmenter('und', { granularity: 'word' })).segment(normalizeText(text))) {
+  for (const segment of (wordSegmenter ??= new Intl.Segmenter('und', { granularity: 'word' })).segment(normalized)) {
     if (segment.isWordLike) out.push(segment.segment);
   }
   return out;

@@ -16,7 +16,7 @@
  *   segments for matching.
  */
 import { createRequire } from 'node:module';
-import { cjkBigrams, hasCjk, isContentWord, normalizeText, words } from '../../harness/core/text.js';
+import { cjkBigrams, hasCjk, isContentWord, normalizeText, words, wordsOfNormalized } from '../../harness/core/text.js';
 import type { PreloadHint } from '../types.js';
 
 /** The `tokenizer` knob's values. */
@@ -63,11 +63,11 @@ function jiebaTerms(text: string): string[] {
   const out: string[] = [];
   let from = 0;
   for (const run of normalized.matchAll(HAN_RUN)) {
-    if (run.index > from) out.push(...intlTerms(normalized.slice(from, run.index)));
+    if (run.index > from) out.push(...wordsOfNormalized(normalized.slice(from, run.index)).filter(keep));
     for (const term of loadJieba().cutForSearch(run[0], true)) if (keep(term)) out.push(term);
     from = run.index + run[0].length;
   }
-  if (from < normalized.length) out.push(...intlTerms(from === 0 ? normalized : normalized.slice(from)));
+  if (from < normalized.length) out.push(...wordsOfNormalized(from === 0 ? normalized : normalized.slice(from)).filter(keep));
   return out;
 }
 
