@@ -120,7 +120,10 @@ export class AgentProcess {
   private readonly preparations = new Map<string, { cjk: boolean; done: Promise<unknown> }>();
   /** Whether the last preload asked of it is done. */
   prepared = false;
+  /** The last preload request sent: every request before it is done when it is (they go one at a time). */
   private preparing: Promise<unknown> | undefined;
+  /** The last preload asked for (possibly one made before): what `prepared` reports on. */
+  private lastAsked: Promise<unknown> | undefined;
 
   private onAck: (ack: Ack) => void = () => undefined;
 
@@ -203,14 +206,15 @@ export class AgentProcess {
       const done: Promise<unknown> = Promise.all([this.ready, this.preparing]).then(([boot]) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared')));
       preparation = { cjk: hint.cjk, done };
       this.preparations.set(strategy, preparation);
+      this.preparing = done;
     }
-    const { done } = preparation;
+    const asked = preparation.done;
     this.prepared = false;
-    this.preparing = done;
-    void done.then(() => {
-      if (this.preparing === done) this.prepared = true;
+    this.lastAsked = asked;
+    void asked.then(() => {
+      if (this.lastAsked === asked) this.prepared = true;
     });
-    return done;
+    return asked;
   }
 
   /** Resolves once the process is up and any preload asked of it is done: no request of a cell may cross a preload's reply. */
