@@ -55,6 +55,7 @@ class AgentHost {
       case 'prepare':
         // A hint only: if the strategy will not load, `open` says so.
         await loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(message.hint), () => undefined);
+        if (message.hint.cjk) words('我家只有一口铸铁锅'); // ICU's CJK dictionary, before the step that needs it
         return send({ type: 'prepared' });
       case 'step':
         return this.step(message.index, message.step, message.evidence);
@@ -152,7 +153,7 @@ function start(from: AgentBoot['from']): void {
   const modulesLoadedAt = performance.now();
   const bootstrapAt = performance.nodeTiming.bootstrapComplete;
   new TokenCounter(process.argv[2] ?? 'offline').countText('warm-up');
-  words('我家只有一口铸铁锅 and a cast-iron pot'); // the segmenter loads its CJK dictionary on first use
+  words('a cast-iron pot'); // the word segmenter (its CJK dictionary loads with the first Chinese text: `prepare` with cjk)
   const cpu = process.cpuUsage();
   void send({
     type: 'ready',
