@@ -34,7 +34,7 @@ const withoutTransformers = {
 };
 
 // better-sqlite3's JavaScript is bundled (and so evaluated into the snapshot); its addon is loaded
-// at the first `new Database()`, from the package's build/Release, in place of the `bindings`
+// at the first `new Database()`, from the package's build/Release (or build/Debug), in place of the `bindings`
 // package (which finds the addon from its caller's file: the bundle, outside the package).
 const sqliteAddon = {
   name: 'better-sqlite3-addon',
@@ -45,7 +45,11 @@ const sqliteAddon = {
         "const path = require('node:path');",
         'module.exports = (name) => {',
         "  const resolve = require('node:module').createRequire(__import_meta_url);",
-        "  return resolve(path.join(path.dirname(resolve.resolve('better-sqlite3/package.json')), 'build', 'Release', name));",
+        "  const root = path.dirname(resolve.resolve('better-sqlite3/package.json'));",
+        "  const tried = ['Release', 'Debug'].map((build) => path.join(root, 'build', build, name));",
+        "  const found = tried.find((file) => require('node:fs').existsSync(file));",
+        "  if (!found) throw new Error(`better-sqlite3's addon is not built: none of ${tried.join(', ')} (run npm rebuild better-sqlite3)`);",
+        '  return resolve(found);',
         '};',
       ].join('\n'),
       loader: 'js',
