@@ -46,12 +46,28 @@ export function snapshotIn(dir: string, nodeOptions = process.env.NODE_OPTIONS ?
 let snapshotBlob: string | null | undefined;
 
 /**
+ * Environment variables only TLS reads. Node 20 loads NODE_EXTRA_CA_CERTS at every start, before
+ * any code runs, whether or not the process ever opens a connection: with a system bundle of ~140
+ * certificates that is ~90 ms of CPU per process on a 2-core machine, more than the rest of an
+ * agent's boot.
+ */
+const TLS_ONLY_ENV = ['NODE_EXTRA_CA_CERTS'] as const;
+
+/** The environment of an agent process: the harness's own, less the TLS-only variables when it opens no connection. */
+export function agentEnv(offline: boolean, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  if (!offline || !TLS_ONLY_ENV.some((name) => env[name] !== undefined)) return env;
+  const kept = { ...env };
+  for (const name of TLS_ONLY_ENV) delete kept[name];
+  return kept;
+}
+
+/**
  * Whether a process starts from `blob` here: one process is started from it and must come up
  * and exit 0. V8 refuses a snapshot for more reasons than the record can foresee (another V8
  * flag, a changed binary); a refused snapshot makes every process exit at once, so it is tried first.
  */
 export function snapshotLoads(blob: string, bundle: string): boolean {
-  const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], { stdio: 'ignore', timeout: 30_000 });
+  const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], { stdio: 'ignore', timeout: 30_000, env: agentEnv(true) });
   return check.status === 0;
 }
 
@@ -95,6 +111,8 @@ export interface SpawnOptions {
   tokenizerModel?: string;
   /** Only built-in strategies will run in it: the bundled entry can serve (default false). */
   builtinOnly?: boolean;
+  /** Nothing in it opens a network connection (offline model and embedder, built-in strategies): it starts without TLS-only settings (default false). */
+  offline?: boolean;
   stepTimeoutMs?: number;
 }
 
@@ -131,7 +149,12 @@ export class AgentProcess {
     const entry = workerEntry(options.builtinOnly ?? false);
     this.stepTimeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
     this.tokenizerModel = options.tokenizerModel ?? 'offline';
-    this.child = fork(entry.file, [this.tokenizerModel], { execArgv: entry.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    this.child = fork(entry.file, [this.tokenizerModel], {
+      execArgv: entry.execArgv,
+      env: agentEnv(options.offline ?? false),
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
     agentProcessStats.spawned++;
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {

@@ -16,15 +16,21 @@ import type { PreloadHint } from '../../strategies/types.js';
  */
 export const SPARES_AHEAD = 3;
 
-/** What a spare is ready for: the cell's tokenizer model, and whether its strategy is a built-in (the bundled entry). */
+/**
+ * What a spare is ready for: the cell's tokenizer model, whether its strategy is a built-in (the
+ * bundled entry), and whether the cell is offline (a built-in strategy with the offline model and a
+ * hashed embedder opens no connection: its processes start without TLS-only settings).
+ */
 export interface SpareKind {
   tokenizerModel: string;
   builtin: boolean;
+  offline: boolean;
 }
 
 /** The kind of spare a cell needs. */
-export function spareKind(cell: { tokenizerModel: string; strategy: string }): SpareKind {
-  return { tokenizerModel: cell.tokenizerModel, builtin: findStrategy(cell.strategy) !== undefined };
+export function spareKind(cell: { tokenizerModel: string; strategy: string; model: string; embedder: string }): SpareKind {
+  const builtin = findStrategy(cell.strategy) !== undefined;
+  return { tokenizerModel: cell.tokenizerModel, builtin, offline: builtin && cell.model === 'offline' && cell.embedder.startsWith('hashed') };
 }
 
 /** Idle spares of this process, by kind. */
@@ -32,10 +38,10 @@ const idle = new Map<string, AgentProcess[]>();
 
 /** Keeps `SPARES_AHEAD` live spares of `kind` waiting. */
 function refill(kind: SpareKind): AgentProcess[] {
-  const key = `${kind.builtin ? 'builtin' : 'any'}:${kind.tokenizerModel}`;
+  const key = `${kind.builtin ? 'builtin' : 'any'}:${kind.offline ? 'offline' : 'online'}:${kind.tokenizerModel}`;
   const spares = (idle.get(key) ?? []).filter((spare) => spare.alive);
   while (spares.length < SPARES_AHEAD) {
-    const spare = AgentProcess.spawn({ tokenizerModel: kind.tokenizerModel, builtinOnly: kind.builtin });
+    const spare = AgentProcess.spawn({ tokenizerModel: kind.tokenizerModel, builtinOnly: kind.builtin, offline: kind.offline });
     spare.hold(false);
     spares.push(spare);
   }

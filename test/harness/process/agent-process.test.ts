@@ -1,6 +1,11 @@
-/** The harness side of one agent process: preloads asked of it go one at a time, and `settled` waits for all of them. */
+/**
+ * The harness side of one agent process: preloads asked of it go one at a time, and `settled` waits
+ * for all of them; an offline process starts without TLS-only settings, a live one keeps them.
+ */
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AgentProcess } from '../../../harness/process/agent-process.js';
+import { spareKind } from '../../../harness/process/spares.js';
 
 describe('AgentProcess.prepare', () => {
   it('settles only when every preload sent is done, even when the last one asked for was made before', async () => {
@@ -17,5 +22,37 @@ describe('AgentProcess.prepare', () => {
     } finally {
       await agent.kill();
     }
+  });
+});
+
+describe('an agent process environment', () => {
+  /** The environment the process was started with, as the kernel holds it (Linux). */
+  const environOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+
+  it.skipIf(!existsSync('/proc/self/environ'))('an offline process starts without NODE_EXTRA_CA_CERTS (Node loads the bundle at every start); one that may call a live model keeps it', async () => {
+    const saved = process.env.NODE_EXTRA_CA_CERTS;
+    const bundle = saved ?? '/membench-test/no-such-bundle.pem'; // a missing bundle: a live process warns once
+    process.env.NODE_EXTRA_CA_CERTS = bundle;
+    const offline = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true, offline: true });
+    const live = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true });
+    try {
+      await Promise.all([offline.ready, live.ready]);
+      expect(environOf(offline.pid!).some((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toBe(false);
+      expect(environOf(live.pid!)).toContain(`NODE_EXTRA_CA_CERTS=${bundle}`);
+      expect(environOf(offline.pid!)).toContain(`PATH=${process.env.PATH}`); // the rest of the environment is kept
+    } finally {
+      if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+      else process.env.NODE_EXTRA_CA_CERTS = saved;
+      await Promise.all([offline.kill(), live.kill()]);
+    }
+  });
+
+  it('a cell is offline only with a built-in strategy, the offline model and a hashed embedder', () => {
+    const cell = { tokenizerModel: 'offline', strategy: 'buffer', model: 'offline', embedder: 'hashed' };
+    expect(spareKind(cell).offline).toBe(true);
+    expect(spareKind({ ...cell, embedder: 'hashed:64' }).offline).toBe(true);
+    expect(spareKind({ ...cell, model: 'openai:gpt-4o-mini' }).offline).toBe(false);
+    expect(spareKind({ ...cell, embedder: 'openai:text-embedding-3-small' }).offline).toBe(false);
+    expect(spareKind({ ...cell, strategy: './my-strategy.ts' }).offline).toBe(false); // a user's code may open connections itself
   });
 });

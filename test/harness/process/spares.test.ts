@@ -82,7 +82,7 @@ describe('modules an agent process loads', () => {
   });
 
   it('a spare readied for a bm25 crash in Chinese text has loaded jieba before the crash is armed: the recovery never waits for a preload', async () => {
-    const kind = spareKind({ tokenizerModel: 'offline', strategy: 'bm25' });
+    const kind = spareKind({ tokenizerModel: 'offline', strategy: 'bm25', model: 'offline', embedder: 'hashed' });
     await spareReady(kind, { strategy: 'bm25', hint: { cjk: true } });
     const spare = takeSpare(kind); // the one spareReady waited for
     try {
