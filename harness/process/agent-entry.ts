@@ -146,14 +146,15 @@ class AgentHost {
 
 /**
  * Every module above is loaded by now. A spare process waits for its cell: meanwhile it pays the
- * tokenizer's and the segmenter's start-up cost (the model is the harness's guess: its argument),
+ * tokenizer's start-up cost (the model is the harness's guess: its argument),
  * so a recovery after a kill does not, and says it is ready with what its start cost.
  */
 function start(from: AgentBoot['from']): void {
   const modulesLoadedAt = performance.now();
   const bootstrapAt = performance.nodeTiming.bootstrapComplete;
   new TokenCounter(process.argv[2] ?? 'offline').countText('warm-up');
-  words('a cast-iron pot'); // the word segmenter (its CJK dictionary loads with the first Chinese text: `prepare` with cjk)
+  // No word segmenter to warm: Latin text is cut without ICU, and ICU with its CJK dictionary is
+  // loaded by `prepare` with cjk, before the first step with Chinese text.
   const cpu = process.cpuUsage();
   void send({
     type: 'ready',
