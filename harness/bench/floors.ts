@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { get_encoding, type Tiktoken } from 'tiktoken';
 import { writeFileAtomic } from '../core/fs.js';
+import { agentEnv } from '../process/agent-process.js';
 import { openDatabase, type SqliteDatabase } from '../core/sqlite.js';
 import { encodingForModel } from '../core/tokens.js';
 import { BpeCounter } from '../core/bpe.js';
@@ -103,7 +104,8 @@ setInterval(() => {}, 1 << 30);
 
 /** Fork, wait until the child has the file open, SIGKILL it, wait for its exit, reopen the file. */
 async function forkKillReopen(script: string, sqliteModule: string, file: string): Promise<void> {
-  const child = fork(script, [sqliteModule, file], { execArgv: [], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // Started as offline agent processes are (without TLS-only settings): the floor is what theirs would be.
+  const child = fork(script, [sqliteModule, file], { execArgv: [], env: agentEnv(true), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`fork floor: child exited with ${signal ?? code} before it was killed`))));
