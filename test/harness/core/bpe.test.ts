@@ -7,16 +7,9 @@ import { get_encoding } from 'tiktoken';
 import { describe, expect, it } from 'vitest';
 import { BpeCounter, type BpeEncoding } from '../../../harness/core/bpe.js';
 import { builtinScenarioNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
+import { strings } from '../../helpers/strings.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
-
-/** Every string of a scenario step (user, assistant, remember contents, probes...). */
-function strings(value: unknown, into: string[]): string[] {
-  if (typeof value === 'string') into.push(value);
-  else if (Array.isArray(value)) for (const item of value) strings(item, into);
-  else if (value && typeof value === 'object') for (const item of Object.values(value)) strings(item, into);
-  return into;
-}
 
 /** Seeded random strings built from the pieces tiktoken's split pattern treats specially. */
 function randomTexts(count: number): string[] {

@@ -2,14 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { icuWords, normalizeText, wordsOfNormalized } from '../../../harness/core/text.js';
 import { builtinScenarioNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
-
-/** Every string of a scenario step (user, assistant, remember contents, probes...). */
-function strings(value: unknown, into: string[]): string[] {
-  if (typeof value === 'string') into.push(value);
-  else if (Array.isArray(value)) for (const item of value) strings(item, into);
-  else if (value && typeof value === 'object') for (const item of Object.values(value)) strings(item, into);
-  return into;
-}
+import { strings } from '../../helpers/strings.js';
 
 /** Seeded random Latin text: every code point 0–127, Latin-1's letters, the curly quotes, dashes, → and °; letters, digits and the joining marks weighted up. */
 function randomLatin(count: number): string[] {
