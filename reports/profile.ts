@@ -50,7 +50,7 @@ export function renderProfile(result: RunResult, main: readonly RunPhase[] = [])
   const rows: string[][] = [
     ...main.map((phase) => [phase.name, ms(phase.ms), '', 'this process']),
     ['agent process start (Node bootstrap)', ms(totals.processStartMs), per(totals.processStartMs, p, 'process'), `${p} processes for ${totals.processCells} cells`],
-    ['module loading (agent modules + tokenizer)', ms(totals.moduleLoadMs), per(totals.moduleLoadMs, p, 'process'), 'paid by spares ahead of need; modules from the startup snapshot cost ~0 (the rest: tokenizer ranks, word segmenter)'],
+    ['module loading (agent modules + tokenizer)', ms(totals.moduleLoadMs), per(totals.moduleLoadMs, p, 'process'), 'paid by spares ahead of need; modules from the startup snapshot cost ~0 (the rest: the tokenizer ranks)'],
     ['CPU of a process start', ms(totals.processCpuMs), per(totals.processCpuMs, p, 'process'), 'user + system, until ready'],
     ['waiting for a spare', ms(totals.spareWaitMs), '', 'before a cell\'s first process and before each armed crash'],
     ['strategy open', ms(totals.openMs), per(totals.openMs, totals.cells, 'cell'), 'reopens after crashes and sessions included'],

@@ -62,7 +62,7 @@ export interface AgentBoot {
   bootMs: number;
   /** Importing the agent's modules (about 0 from a snapshot: they were evaluated when it was built). */
   modulesMs: number;
-  /** Warming the tokenizer (it reads its ranks once per process) and the word segmenter's dictionary. */
+  /** Warming the tokenizer (it reads its ranks once per process). */
   warmUpMs: number;
   /** CPU (user + system) the process had used by then. */
   cpuMs: number;
