@@ -28,14 +28,15 @@ export function words(text: string): string[] {
   return wordsOfNormalized(normalizeText(text));
 }
 
-/** Letters of ASCII and Latin-1 (Word_Break ALetter; × and ÷ are not letters). */
-const LATIN_LETTER = 'a-zA-Z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff';
+/** Latin-1's letters (Word_Break ALetter; × and ÷ are not letters), and with ASCII's. */
+const LATIN1_LETTER = '\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff';
+const LATIN_LETTER = `a-zA-Z${LATIN1_LETTER}`;
 /** ’ and ‘ join as `'` does (MidNumLet); dashes, curly double quotes, → and ° separate (Other). */
 const JOINING_QUOTES = '\u2018\u2019';
 const SEPARATORS = '\u2013\u2014\u201c\u201d\u2192\u00b0';
 
 /** Text the fast path segments: ASCII, Latin-1 letters, the quotes and separators above. */
-const LATIN_TEXT = new RegExp(`^[\\x00-\\x7f${LATIN_LETTER.slice('a-zA-Z'.length)}${JOINING_QUOTES}${SEPARATORS}]*$`, 'u');
+const LATIN_TEXT = new RegExp(`^[\\x00-\\x7f${LATIN1_LETTER}${JOINING_QUOTES}${SEPARATORS}]*$`, 'u');
 
 /**
  * Unicode's word boundaries (UAX #29) as they fall in that text: letters, digits and `_` join;

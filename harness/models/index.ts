@@ -26,9 +26,14 @@ function cacheStore(selection: CacheSelection): ResponseCache {
   return 'store' in selection ? selection.store : ResponseCache.open(selection.file);
 }
 
+/** Whether a model or embedder spec calls a provider over the network (`openai:NAME`); `offline` and `hashed` never do. */
+export function isLiveSpec(spec: string): boolean {
+  return spec.startsWith('openai:');
+}
+
 /** The NAME of `openai:NAME`, or undefined for another spec. */
 function openaiName(spec: string, kind: 'model' | 'embedder'): string | undefined {
-  if (!spec.startsWith('openai:')) return undefined;
+  if (!isLiveSpec(spec)) return undefined;
   const name = spec.slice('openai:'.length).trim();
   if (!name) throw new MembenchError('INVALID_ARGUMENT', `${kind} "${spec}": expected openai:NAME, e.g. openai:gpt-4o-mini`);
   return name;

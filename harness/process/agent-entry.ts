@@ -11,7 +11,7 @@ import { Ledger } from '../agent/ledger.js';
 import { containsAny, contextText } from '../core/metrics.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type ModelUsage } from '../models/index.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
-import { normalizeText, words } from '../core/text.js';
+import { icuWords, normalizeText } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths, SNAPSHOT_CHECK, type AgentBoot, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
@@ -55,7 +55,7 @@ class AgentHost {
       case 'prepare':
         // A hint only: if the strategy will not load, `open` says so.
         await loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(message.hint), () => undefined);
-        if (message.hint.cjk) words('我家只有一口铸铁锅'); // ICU's CJK dictionary, before the step that needs it
+        if (message.hint.cjk) icuWords('我家只有一口铸铁锅'); // ICU's segmenter and its CJK dictionary, before the step that needs them
         return send({ type: 'prepared' });
       case 'step':
         return this.step(message.index, message.step, message.evidence);

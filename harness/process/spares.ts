@@ -7,6 +7,7 @@
  */
 import { AgentProcess } from './agent-process.js';
 import { findStrategy } from '../../strategies/index.js';
+import { isLiveSpec } from '../models/index.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
 /**
@@ -30,7 +31,7 @@ export interface SpareKind {
 /** The kind of spare a cell needs. */
 export function spareKind(cell: { tokenizerModel: string; strategy: string; model: string; embedder: string }): SpareKind {
   const builtin = findStrategy(cell.strategy) !== undefined;
-  return { tokenizerModel: cell.tokenizerModel, builtin, offline: builtin && cell.model === 'offline' && cell.embedder.startsWith('hashed') };
+  return { tokenizerModel: cell.tokenizerModel, builtin, offline: builtin && !isLiveSpec(cell.model) && !isLiveSpec(cell.embedder) };
 }
 
 /** Idle spares of this process, by kind. */

@@ -26,6 +26,7 @@ import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
 import { TokenCounter } from '../core/tokens.js';
+import { isLiveSpec } from '../models/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
@@ -285,7 +286,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const workers = options.workers ?? 1;
   const modelSpec = options.model ?? 'offline';
   const embedderSpec = options.embedder ?? 'hashed';
-  const isLive = modelSpec.startsWith('openai:') || embedderSpec.startsWith('openai:');
+  const isLive = isLiveSpec(modelSpec) || isLiveSpec(embedderSpec);
   const cacheFile = isLive && options.cache !== false ? (typeof options.cache === 'string' ? options.cache : DEFAULT_CACHE_FILE) : undefined;
   const settings: ProviderSettings = {
     modelSpec,
