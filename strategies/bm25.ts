@@ -30,6 +30,7 @@ export const bm25 = defineStrategy({
   description: 'every exchange in an SQLite FTS5 index, bm25-ranked top-k; Chinese segmented (jieba, CJK bigrams or Intl.Segmenter)',
   options: bm25Options,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: preloadJieba,
   create: (context, options) => new ExchangeMemory(context, options, new LexicalRetriever(options), 'bm25.sqlite'),

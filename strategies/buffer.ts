@@ -45,5 +45,6 @@ export const buffer = defineStrategy({
   description: 'every message, always (LangChain BufferMemory)',
   options: bufferOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   create: (context) => new BufferStrategy(context),
 });

@@ -262,6 +262,7 @@ export const entity = defineStrategy({
   description: 'per-entity summaries in SQLite, updated from extracted entities; k most relevant + recent messages (EntityMemory)',
   options: entityOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   create: (context, options) => new EntityStrategy(context, options),
 });

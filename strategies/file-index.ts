@@ -428,6 +428,7 @@ export const fileIndex = defineStrategy({
   description: 'Markdown memory files behind a MEMORY.md index; high priority in full, the rest recalled on demand',
   options: fileIndexOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_memory_write'],
   preload: () => void loadYaml(),
   create: (context, options) => new FileIndexStrategy(context, options),

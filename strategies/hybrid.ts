@@ -102,6 +102,7 @@ export const hybrid = defineStrategy({
   description: 'bm25 (FTS5) and vector (HNSW) rankings of every exchange fused by reciprocal rank fusion; top-k retrieved',
   options: hybridOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: (hint) => {
     loadHnswlib();

@@ -238,6 +238,7 @@ export const summaryBuffer = defineStrategy({
   description: 'recent messages plus a summary of older ones; the context never exceeds maxTokenLimit (ConversationSummaryBufferMemory)',
   options: summaryBufferOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   labelKnobs: ['maxTokenLimit'],
   create: (context, options) => new SummaryBufferStrategy(context, options),

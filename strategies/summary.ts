@@ -102,6 +102,7 @@ export const summary = defineStrategy({
   description: 'a running summary updated by the model after each exchange, persisted with versions (ConversationSummaryMemory)',
   options: summaryOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   create: (context, options) => new SummaryStrategy(context, options),
 });

@@ -159,6 +159,15 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   defaultDurability: DurabilityMode;
   /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
   labelKnobs?: readonly string[];
+  /**
+   * Every message it puts into a context is a stored message's own text (the message itself, or a
+   * retrieved exchange quoting it): buffer, window, vector, bm25, hybrid. Evidence recall then
+   * holds an evidence message only when its text is in the context. `false` declares that it
+   * transforms what it keeps (summaries, entity notes, memory files): a message also counts as
+   * held when a context message covers its rare terms. Left out (a user strategy that says
+   * nothing), the strict rule applies, so no strategy is credited with what it does not show.
+   */
+  keepsVerbatim?: boolean;
   /** Crash points inside the strategy it calls `checkpoint` at (the fuzzer aims only at reachable points). */
   crashPoints?: readonly CrashPoint[];
   /**

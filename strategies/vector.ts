@@ -58,6 +58,7 @@ export const vector = defineStrategy({
   description: 'every exchange embedded once into an HNSW index; top-k relevant exchanges retrieved (VectorStoreRetrieverMemory)',
   options: vectorOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: () => void loadHnswlib(),
   create: (context, options) => new ExchangeMemory(context, options, new VectorRetriever(context, options), 'vector.sqlite'),

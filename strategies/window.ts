@@ -89,6 +89,7 @@ export const window = defineStrategy({
   description: 'last K exchanges and/or maxTokens; never splits a tool call from its result',
   options: windowOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   labelKnobs: ['k', 'maxTokens'],
   create: (context, options) => new WindowStrategy(context, options),
 });

@@ -7,9 +7,9 @@ import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
-import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext } from '../core/metrics.js';
+import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext, type ProbeEvidence } from '../core/metrics.js';
 import { multiTokenF1, tokenF1 } from '../core/scoring.js';
-import { evidenceCoverage, evidenceIndex } from '../scenarios/evidence.js';
+import { evidenceCoverage, evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { hasCjk } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
@@ -47,11 +47,11 @@ export interface SessionDeps {
   onAck?: (ack: Ack) => Promise<void> | void;
   /** Ranked items a probe asks a retrieving strategy for and records (the deepest retrieval k; default 10). */
   rankDepth?: number;
-}
-
-/** The texts of a probe's evidence steps, or undefined for other steps. */
-export function evidenceTexts(step: Step, index: ReadonlyMap<string, readonly string[]>): string[][] | undefined {
-  return step.kind === 'probe' ? step.evidence.map((id) => [...(index.get(id) ?? [])]) : undefined;
+  /**
+   * The strategy's `keepsVerbatim` capability: false when it transforms what it keeps, so evidence
+   * may also be held by rare-term coverage. Default true: evidence is held only when quoted.
+   */
+  keepsVerbatim?: boolean;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -118,12 +118,12 @@ export class AgentSession {
   }
 
   async run(steps: readonly Step[]): Promise<void> {
-    const evidence = evidenceIndex(steps);
-    for (const [index, step] of steps.entries()) await this.step(step, index, evidenceTexts(step, evidence));
+    const table = evidenceTable(steps);
+    for (const [index, step] of steps.entries()) await this.step(step, index, probeEvidence(step, table));
   }
 
-  /** Runs one step; `evidence` holds the messages of a probe's evidence steps (the agent process gets them from the harness). */
-  async step(step: Step, index: number, evidence?: readonly (readonly string[])[]): Promise<void> {
+  /** Runs one step; `evidence` is what a probe's evidence is judged with (the agent process gets it from the harness). */
+  async step(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
     const journal = this.deps.journal;
     if (journal?.stepState(this.session, index) === 'done') return;
     await this.runStep(step, index, evidence);
@@ -131,7 +131,7 @@ export class AgentSession {
     this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
   }
 
-  private async runStep(step: Step, index: number, evidence?: readonly (readonly string[])[]): Promise<void> {
+  private async runStep(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
     switch (step.kind) {
       case 'user':
         return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), step.id, step.at, step.reply !== false);
@@ -144,7 +144,7 @@ export class AgentSession {
       case 'tool':
         return this.toolStep(index, step);
       case 'probe':
-        return this.probe(index, step, evidence ?? []);
+        return this.probe(index, step, evidence ?? { cited: [], rarity: {} });
       case 'session':
         this.noteUnreadable();
         await this.memory.close();
@@ -275,7 +275,7 @@ export class AgentSession {
   }
 
   /** A question answered from memory: every recall figure is judged on what load() returned. */
-  private async probe(index: number, step: ProbeStep, evidence: readonly (readonly string[])[]): Promise<void> {
+  private async probe(index: number, step: ProbeStep, evidence: ProbeEvidence): Promise<void> {
     const rankDepth = this.deps.rankDepth ?? Math.max(...DEFAULT_RETRIEVAL_K);
     const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1, rankDepth }));
     const messages = contextMessages(context.messages);
@@ -283,7 +283,7 @@ export class AgentSession {
     const verdict = judgeContext(normalized, step.expect, step.forbid);
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
-    const found = evidence.length > 0 ? evidenceRecall(evidence, messages) : undefined;
+    const found = evidence.cited.length > 0 ? evidenceRecall(evidence, messages, this.deps.keepsVerbatim === false) : undefined;
     const f1 = step.scoring === 'locomo-f1' ? tokenF1 : step.scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
     this.probes.push({
       step: index,
@@ -296,7 +296,7 @@ export class AgentSession {
       staleExposure: verdict.staleExposure,
       answer,
       answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
-      evidenceCoverage: evidence.length > 0 ? evidenceCoverage(evidence.map((texts) => texts.join('\n')), normalized).value : null,
+      evidenceCoverage: evidence.cited.length > 0 ? evidenceCoverage(evidence.cited.map((texts) => texts.join('\n')), normalized).value : null,
       loadMs,
       conflictExposure: verdict.conflictExposure,
       ...(verdict.currentAfterStale !== undefined ? { currentAfterStale: verdict.currentAfterStale } : {}),
