@@ -10,6 +10,7 @@ import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext, type ProbeEvidence } from '../core/metrics.js';
 import { multiTokenF1, tokenF1 } from '../core/scoring.js';
 import { evidenceCoverage, evidenceTable, probeEvidence } from '../scenarios/evidence.js';
+import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import { hasCjk } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
@@ -132,17 +133,19 @@ export class AgentSession {
   }
 
   private async runStep(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
+    // What the strategy is told a message came from: an opaque id, never the scenario's own (DESIGN §5).
+    const stepId = messageIds(step).length > 0 ? opaqueStepId(index) : undefined;
     switch (step.kind) {
       case 'user':
-        return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), step.id, step.at, step.reply !== false);
+        return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), stepId, step.at, step.reply !== false);
       case 'assistant':
-        return this.assistantStep(index, step.assistant, step.id, step.at);
+        return this.assistantStep(index, step.assistant, stepId, step.at);
       case 'remember':
-        return this.rememberStep(index, step.remember, step);
+        return this.rememberStep(index, step.remember, step, stepId);
       case 'forget':
-        return this.forgetStep(index, step.forget, step.id);
+        return this.forgetStep(index, step.forget, stepId);
       case 'tool':
-        return this.toolStep(index, step);
+        return this.toolStep(index, step, stepId);
       case 'probe':
         return this.probe(index, step, evidence ?? { cited: [], rarity: {} });
       case 'session':
@@ -193,13 +196,13 @@ export class AgentSession {
     this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });
   }
 
-  private async rememberStep(index: number, content: string, step: RememberStep): Promise<void> {
+  private async rememberStep(index: number, content: string, step: RememberStep, stepId: string | undefined): Promise<void> {
     const memory = this.memory;
     let acknowledgedName: string | undefined;
     if (memory.remember) {
       this.turn++;
       try {
-        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId: step.id };
+        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId };
         const [ack, saveMs] = await timed(() => memory.remember!(item));
         acknowledgedName = ack.name;
         this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });
@@ -212,7 +215,7 @@ export class AgentSession {
     } else {
       const zh = hasCjk(content);
       const ack = zh ? '好的，我记住了。' : "OK, I'll remember that.";
-      await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, step.id);
+      await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, stepId);
     }
     // The acknowledgement: given only once save()/remember() resolved, i.e. durable per the mode.
     await this.deps.onAck?.({ step: index, content, ...(acknowledgedName !== undefined ? { name: acknowledgedName } : {}) });
@@ -238,7 +241,7 @@ export class AgentSession {
    * recovering process classifies an interrupted call from what it can know and re-runs the
    * effect only when it cannot tell that it happened.
    */
-  private async toolStep(index: number, step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean; id?: string }): Promise<void> {
+  private async toolStep(index: number, step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean }, stepId: string | undefined): Promise<void> {
     const turn = Math.max(this.turn, 1);
     const callId = `${this.session}-call-${index}`;
     const key = this.deps.idempotencyKeys === false ? undefined : `idem-${callId}`;
@@ -251,7 +254,7 @@ export class AgentSession {
     let saveCallMs = 0;
     if (!previous) journal?.recordIntent(callId, index, step.tool, key);
     if (!Journal.reached(previous, 'call_saved')) {
-      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId: step.id }));
+      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId }));
       journal?.advanceTool(callId, 'call_saved');
     }
     this.checkpoint('after_tool_intent');
@@ -267,7 +270,7 @@ export class AgentSession {
       }
       if (step.effect && ledger && runEffect) ledger.apply(callId, step.tool, step.args, key);
       this.checkpoint('after_tool_effect');
-      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId: step.id }));
+      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId }));
       journal?.advanceTool(callId, 'result_saved');
       this.checkpoint('after_tool_result');
     }

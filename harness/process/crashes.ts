@@ -8,6 +8,7 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { Ack } from '../agent/loop.js';
 import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
 import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
+import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { spareKind, spareReady, takeSpare } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
@@ -337,7 +338,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         sessions.map(async (sessionSteps, sessionIndex) => {
           const worker = agents[sessionIndex]!;
           for (const [offset, step] of sessionSteps.entries()) {
-            const reply = await timedPhase(phases, 'replayMs', () => worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done'));
+            const reply = await timedPhase(phases, 'replayMs', () => worker.request({ type: 'step', index: concurrentStepIndex(index, sessionIndex, offset), step }, 'step-done'));
             if (isExit(reply)) {
               counts.unexpectedExits++;
               return;

@@ -37,12 +37,20 @@ export function stepContent(step: Step): string {
   return stepMessages(step).join('\n');
 }
 
-/** Step id → the step's messages, built once per scenario so probes never walk the steps again. */
+/**
+ * Id → the messages it cites, built once per scenario so probes never walk the steps again: a
+ * step id cites the step's messages, except on a user step whose reply has its own `replyId`,
+ * where the id cites the user message and the `replyId` the reply (one message each, the
+ * datasets' evidence unit).
+ */
 export function evidenceIndex(steps: readonly Step[]): Map<string, string[]> {
   const index = new Map<string, string[]>();
   const visit = (list: readonly Step[]): void => {
     for (const step of list) {
-      if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepMessages(step));
+      if (step.kind === 'user' && step.replyId !== undefined && step.assistant !== undefined) {
+        if (step.id !== undefined && !index.has(step.id)) index.set(step.id, [step.user]);
+        if (!index.has(step.replyId)) index.set(step.replyId, [step.assistant]);
+      } else if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepMessages(step));
       if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
     }
   };
