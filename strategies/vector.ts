@@ -4,16 +4,16 @@
  * retrieved for each model call (LangChain's VectorStoreRetrieverMemory).
  *
  * The exchange lifecycle (pending messages, several writers on one dir, the durability modes)
- * is ExchangeMemory's (stores/exchange-memory.ts) over `vector.sqlite`; the HNSW index, its file
- * `vector.hnsw` and the embedder's dimension are VectorRetriever's (stores/vector-retriever.ts).
+ * is ExchangeMemory's (shared/exchange-memory.ts) over `vector.sqlite`; the HNSW index, its file
+ * `vector.hnsw` and the embedder's dimension are VectorRetriever's (shared/vector-retriever.ts).
  */
 import { z } from 'zod';
-import { ExchangeMemory } from './stores/exchange-memory.js';
+import { ExchangeMemory } from './shared/exchange-memory.js';
 import { loadHnswlib } from './stores/vector-index.js';
-import { VectorRetriever } from './stores/vector-retriever.js';
+import { VectorRetriever } from './shared/vector-retriever.js';
 import { defineStrategy } from './types.js';
 
-export { exchangeText, renderExchange, withoutOrphanTools } from './stores/exchange-memory.js';
+export { exchangeText, renderExchange, withoutOrphanTools } from './shared/exchange-memory.js';
 
 /** The knobs every exchange-retrieving strategy shares (`vector`, `bm25`, `hybrid`). */
 export const retrievalKnobs = {
