@@ -13,14 +13,11 @@
 import { z } from 'zod';
 import { ExchangeMemory } from './shared/exchange-memory.js';
 import { LexicalRetriever } from './shared/lexical-retriever.js';
-import { LEXICAL_TOKENIZERS, preloadJieba } from './shared/segmenters.js';
+import { retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
+import { preloadJieba } from './shared/segmenters.js';
 import { defineStrategy } from './types.js';
-import { retrievalKnobs } from './vector.js';
 
-/** How text becomes index terms: `jieba` (default: it recalled best on the Chinese built-ins), `bigram` or `intl`. */
-export const tokenizerKnob = z.enum(LEXICAL_TOKENIZERS).default('jieba');
-
-/** The knobs users tune: vector's retrieval knobs plus the tokenizer. */
+/** The knobs users tune: the shared retrieval knobs plus the tokenizer. */
 export const bm25Options = z.object({ ...retrievalKnobs, tokenizer: tokenizerKnob }).strict();
 export type Bm25Options = z.output<typeof bm25Options>;
 

@@ -13,9 +13,8 @@ import { LexicalRetriever } from './shared/lexical-retriever.js';
 import { preloadJieba } from './shared/segmenters.js';
 import { loadHnswlib } from './stores/vector-index.js';
 import { VectorRetriever } from './shared/vector-retriever.js';
-import { tokenizerKnob } from './bm25.js';
+import { embeddingKnobs, retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
 import { defineStrategy } from './types.js';
-import { embeddingKnobs, retrievalKnobs } from './vector.js';
 
 /** The knobs: vector's and bm25's, the fusion constant and each retriever's weight. */
 export const hybridOptions = z
