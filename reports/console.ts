@@ -4,7 +4,7 @@ import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
+import { formatFigure, metricValues, PROTOCOL_NOTES, protocolRows, retrievalKs, retrievalRows, type ProtocolRow } from './retrieval.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -71,6 +71,12 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     }
     extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', figures.toString());
   }
+  for (const [protocol, rows] of groupBy(protocolRows(result), (row) => row.protocol)) {
+    const ks = rows[0]!.values.map(({ k }) => k);
+    const figures = new Table({ head: ['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
+    for (const row of rows) figures.push([row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))]);
+    extra.push('', `--protocol ${protocol}: ${PROTOCOL_NOTES[protocol] ?? ''}`, figures.toString());
+  }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   extra.push(...summaryNotes(result));
   const { header } = result;
@@ -86,4 +92,11 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     modelNote(result),
     MODEL_DEPENDENCE_NOTE,
   ].join('\n');
+}
+
+/** Rows grouped by a key, in first-seen order. */
+function groupBy(rows: readonly ProtocolRow[], key: (row: ProtocolRow) => string): [string, ProtocolRow[]][] {
+  const groups = new Map<string, ProtocolRow[]>();
+  for (const row of rows) groups.set(key(row), [...(groups.get(key(row)) ?? []), row]);
+  return [...groups];
 }

@@ -4,7 +4,7 @@ import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, mod
 import { renderExplainMarkdown } from './explain.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
+import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, PROTOCOL_NOTES, protocolRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
 
@@ -53,6 +53,16 @@ function verdictSection(result: RunResult): string[] {
     lines.push(`### Context recall by distance (${unit} between the evidence and its probe)`, '', table(head, body), '');
   }
   return lines;
+}
+
+/** One table per `--protocol`, in the paper's layout (unit × k). */
+function protocolSection(result: RunResult): string[] {
+  const rows = protocolRows(result);
+  return [...new Set(rows.map((row) => row.protocol))].flatMap((protocol) => {
+    const own = rows.filter((row) => row.protocol === protocol);
+    const ks = own[0]!.values.map(({ k }) => k);
+    return [`## Retrieval by the ${protocol} protocol`, '', PROTOCOL_NOTES[protocol] ?? '', '', table(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], own.map((row) => [row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))])), ''];
+  });
 }
 
 function retrievalSection(result: RunResult): string[] {
@@ -136,6 +146,7 @@ export function renderMarkdown(result: RunResult): string {
     breakdownTable(result),
     '',
     ...retrievalSection(result),
+    ...protocolSection(result),
     ...durabilitySection(result),
     renderExplainMarkdown(result),
     '## Probes',

@@ -46,6 +46,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
+    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, k 1,3,5,10,30,50, turn and session level, abstention left out; see docs/protocols.md)" })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
@@ -100,6 +101,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
     retrievalK: layer.retrievalK,
+    protocol: layer.protocol,
     cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
@@ -131,6 +133,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     retries: argv.retries,
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
+    protocol: argv.protocol,
     cellTimeout: argv['cell-timeout'],
     workers: argv.workers,
     out: argv.out,

@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { RESULTS_SCHEMA_VERSION, runResultSchema, type RunResult } from './schema.js';
+import { READABLE_SCHEMA_VERSIONS, RESULTS_SCHEMA_VERSION, runResultSchema, type RunResult } from './schema.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
@@ -30,10 +30,10 @@ export function parseResults(text: string, source: string): RunResult {
   if (typeof version !== 'number' || !Array.isArray((data as { cells?: unknown }).cells)) {
     throw new MembenchError('INVALID_ARGUMENT', `${source}: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)`);
   }
-  if (version !== RESULTS_SCHEMA_VERSION) {
+  if (!READABLE_SCHEMA_VERSIONS.includes(version)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${source}: results schema version ${version}, but this membench reads version ${RESULTS_SCHEMA_VERSION}: re-run the benchmark with this membench version, or use the membench that wrote it`,
+      `${source}: results schema version ${version}, but this membench reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}: re-run the benchmark with this membench version, or use the membench that wrote it`,
     );
   }
   const parsed = runResultSchema.safeParse(data);

@@ -10,8 +10,18 @@ import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 
-/** Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention probes, which score apart). */
-export const RESULTS_SCHEMA_VERSION = 2;
+/**
+ * Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention
+ * probes, which score apart; 3: evidence is cited per message and held only when quoted by
+ * strategies that keep messages verbatim, `retrieved` holds message ids).
+ */
+export const RESULTS_SCHEMA_VERSION = 3;
+/** Versions `readResults` still reads: version 2 has the same fields (its evidence figures followed the older rule). */
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, RESULTS_SCHEMA_VERSION];
+
+/** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
+export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
 
 const count = z.number().finite();
 const durabilityMode = z.enum(DURABILITY_MODES);
@@ -100,7 +110,7 @@ export const probeRecordSchema = z.object({
   answerRecall: count.nullable(),
   /** Share of the evidence steps the context holds (null without evidence). */
   evidenceRecall: count.nullable(),
-  /** Per evidence step, in order: quoted by a context message, covered by one, or missing. */
+  /** Per cited message, in order: quoted by a context message, covered by one (strategies that transform what they keep), or missing. */
   evidenceFindings: z.array(z.enum(['verbatim', 'covered', 'missing'])).optional(),
   /** The dataset's own category of the question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`). */
   label: z.string().optional(),
@@ -108,10 +118,12 @@ export const probeRecordSchema = z.object({
   answerF1: count.optional(),
   /** How far back the furthest evidence lies: exchanges, and tokens of scripted conversation saved since. */
   distance: z.object({ exchanges: count, tokens: count }).optional(),
-  /** Strategies that retrieve: the step ids of each item they ranked for the question, best first (to the deepest k). */
+  /** Strategies that retrieve: the scenario's message ids of each item they ranked for the question, best first (to the deepest k). */
   retrieved: z.array(z.array(z.string())).optional(),
   /** recall_any / recall_all / NDCG at each k of that ranking against `evidence` (answerable probes with evidence). */
   retrieval: retrievalFiguresSchema.optional(),
+  /** The same ranking scored by the run's `--protocol` (the paper's corpus, gold, k and session mapping). */
+  protocolRetrieval: retrievalFiguresSchema.optional(),
 });
 export type ProbeRecord = z.infer<typeof probeRecordSchema>;
 
@@ -276,7 +288,7 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.literal(RESULTS_SCHEMA_VERSION),
+  schemaVersion: z.union([z.literal(2), z.literal(RESULTS_SCHEMA_VERSION)]),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
@@ -384,6 +396,8 @@ export const cellResultSchema = z.object({
   retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
   /** Retrieval figures by the dataset's own category labels (LoCoMo's five, LongMemEval's question types). */
   retrievalByLabel: z.record(z.string(), retrievalSummarySchema).optional(),
+  /** The run's `--protocol` figures pooled over the cell's probes (non-abstention questions with a ranking). */
+  protocolRetrieval: z.object({ protocol: z.enum(PROTOCOLS), summary: retrievalSummarySchema }).optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
   refusedSteps: count.optional(),
   /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
