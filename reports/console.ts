@@ -2,7 +2,7 @@
 import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
-import { COMPRESSED_AWAY_NOTE, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -58,7 +58,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   if (prices.length > 0) {
     const durability = new Table({ head: [...PRICE_COLUMNS], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
     for (const row of prices) durability.push(row);
-    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE);
+    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE, ...(idempotencyNote(result) ? [idempotencyNote(result)!] : []));
   }
   const ks = retrievalKs(result);
   const retrieval = retrievalRows(result, false, options.detail);

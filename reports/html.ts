@@ -9,7 +9,7 @@ import { invariantName, type CellResult, type RunResult } from '../harness/resul
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
-import { COMPRESSED_AWAY_NOTE, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
 import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatMs, formatRate, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
@@ -185,6 +185,7 @@ function durabilitySection(result: RunResult): string {
     '<h3>What each mode costs and lost</h3>',
     sortableTable('durability-prices', PRICE_COLUMNS, prices),
     `<p>${escapeHtml(COMPRESSED_AWAY_NOTE)}.</p>`,
+    ...(idempotencyNote(result) ? [`<p>${escapeHtml(idempotencyNote(result)!)}.</p>`] : []),
     '</section>',
   ].join('\n');
 }

@@ -2,7 +2,7 @@
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
-import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -21,6 +21,7 @@ function durabilitySection(result: RunResult): string[] {
     '',
     `${COMPRESSED_AWAY_NOTE}.`,
     '',
+    ...(idempotencyNote(result) ? [`${idempotencyNote(result)!}.`, ''] : []),
     '### Matrix: strategy × mode × crash point',
     '',
     table([...MATRIX_COLUMNS], matrixRows(result)),
