@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
-import { seriesStyles, type ChartSpec } from './chart-data.js';
+import { logTickLabel, seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
@@ -281,10 +281,14 @@ const CLIENT_SCRIPT = `
   'use strict';
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   Chart.defaults.color = '#333333';
+  const logTickLabel = ${logTickLabel.toString()};
   const specs = JSON.parse(document.getElementById('membench-charts').textContent);
   for (const spec of specs) {
     const canvas = document.getElementById('chart-' + spec.id);
     const options = Object.assign({}, spec.config.options, { responsive: true, maintainAspectRatio: true, aspectRatio: spec.width / spec.height, animation: false });
+    for (const scale of Object.values(options.scales || {})) {
+      if (scale.type === 'logarithmic') scale.ticks = Object.assign({}, scale.ticks, { callback: (value) => logTickLabel(Number(value)) });
+    }
     new Chart(canvas, Object.assign({}, spec.config, { options }));
   }
   const key = (row, index) => {
