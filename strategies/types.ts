@@ -157,6 +157,12 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   options: Options;
   /** The durability mode used when the user names none. */
   defaultDurability: DurabilityMode;
+  /**
+   * The modes the strategy really offers, when not all four (a peer library that commits on every
+   * write and has no other setting): other modes are refused before a cell runs, and
+   * `--price-durability` prices only these.
+   */
+  durabilityModes?: readonly DurabilityMode[];
   /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
   labelKnobs?: readonly string[];
   /** Crash points inside the strategy it calls `checkpoint` at (the fuzzer aims only at reachable points). */
