@@ -91,6 +91,11 @@ export interface StrategyCapabilities {
    * ("compressed away") instead of as violations of invariants 1 and 5.
    */
   lossy?: boolean;
+  /**
+   * What `remember` keeps lives in process memory (a peer's in-memory store) even though the
+   * messages persist: remembered items survive no reopen and no crash, by design of the library.
+   */
+  volatileMemories?: boolean;
 }
 
 export interface MemoryStrategy {

@@ -51,28 +51,30 @@ export function isMem0Extraction(messages: readonly BaseMessage[], jsonRequested
 }
 
 /**
- * Classifies one chat request. mem0's extraction is an `extract-memories` task: a live model gets
- * mem0's own messages unchanged; the offline model gets the new messages under membench's
+ * Classifies one chat request. mem0's extraction is an `extract-facts` task: a live model gets
+ * mem0's own messages unchanged; the offline model gets mem0's system prompt (so the meter counts
+ * what mem0 really sends) and, in place of mem0's user message, the new messages under membench's
  * extract-memories headers (mem0 3.x only adds memories, and drops repeats by hash itself, so the
- * stand-in is shown no existing memory), and its memories go back as mem0's `{"memory":[{id,
- * text, attributed_to}]}`. Anything else is a `reply` to its last message.
+ * stand-in is shown no existing memory); its facts go back as mem0's `{"memory":[{id, text,
+ * attributed_to}]}`. Anything else is a `reply` to its last message.
  */
 export function classifyPeerRequest(messages: BaseMessage[], options: { jsonRequested: boolean; offline: boolean }): PeerRequest {
   if (isMem0Extraction(messages, options.jsonRequested)) {
-    if (!options.offline) return { task: 'extract-memories', messages, adaptAnswer: (text) => text, kind: 'mem0-extract' };
+    if (!options.offline) return { task: 'extract-facts', messages, adaptAnswer: (text) => text, kind: 'mem0-extract' };
     const lines = mem0NewMessages(lastUserText(messages));
-    const rendered = extractMemoriesPrompt({
+    const [, rendered] = extractMemoriesPrompt({
       indexLines: [],
       related: [],
       userMessages: lines.filter((line) => line.role === 'user').map((line) => line.text.replace(/\n/gu, ' ')),
       reply: lines.filter((line) => line.role === 'assistant').map((line) => line.text.replace(/\n/gu, ' ')).join(' '),
     });
-    return { task: 'extract-memories', messages: rendered, adaptAnswer: mem0Memories, kind: 'mem0-extract' };
+    const instructions = messages.filter((message) => roleOf(message) === 'system');
+    return { task: 'extract-facts', messages: [...instructions, rendered!], adaptAnswer: mem0Memories, kind: 'mem0-extract' };
   }
   return { task: 'reply', messages: messages.length > 0 ? messages : [new HumanMessage('')], adaptAnswer: (text) => text, kind: 'chat' };
 }
 
-/** The offline model's extracted memories (`[{name, content, …}]`) as mem0's extraction answer. */
+/** The offline model's facts (a JSON list of sentences) as mem0's extraction answer. */
 function mem0Memories(text: string): string {
   let parsed: unknown;
   try {
@@ -80,10 +82,6 @@ function mem0Memories(text: string): string {
   } catch {
     return JSON.stringify({ memory: [] });
   }
-  const items = Array.isArray(parsed) ? parsed : [];
-  const memory = items.flatMap((item: unknown, index) => {
-    const content = (item as { content?: unknown } | null)?.content;
-    return typeof content === 'string' && content.trim() ? [{ id: String(index), text: content.trim(), attributed_to: 'user' as const }] : [];
-  });
-  return JSON.stringify({ memory });
+  const facts = Array.isArray(parsed) ? parsed.filter((fact): fact is string => typeof fact === 'string' && fact.trim().length > 0) : [];
+  return JSON.stringify({ memory: facts.map((fact, index) => ({ id: String(index), text: fact.trim(), attributed_to: 'user' })) });
 }

@@ -20,7 +20,7 @@ import { SystemMessage, trimMessages, type BaseMessage } from '@langchain/core/m
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { messageText } from '../../harness/core/tokens.js';
-import { exchangeText } from '../stores/exchange-memory.js';
+import { exchangeText } from '../shared/exchange-memory.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StrategyContext } from '../types.js';
 
 export const LANGGRAPH_PACKAGES = ['@langchain/langgraph', '@langchain/langgraph-checkpoint-sqlite'] as const;
@@ -90,7 +90,7 @@ const toolCallCount = (message: BaseMessage): number => (message.getType() === '
 const stepIdsOf = (events: readonly MemoryEvent[]): string[] => [...new Set(events.flatMap((event) => (event.stepId !== undefined ? [event.stepId] : [])))];
 
 export class LangGraphStrategy implements MemoryStrategy {
-  readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false };
+  readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false, volatileMemories: true };
   private saver: Saver | undefined;
   private graph: CompiledGraph | undefined;
   private store: Store | undefined;

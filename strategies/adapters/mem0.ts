@@ -24,12 +24,13 @@
  *   (`MEM0_TELEMETRY`) is off unless the environment sets it.
  */
 import path from 'node:path';
-import { SystemMessage, trimMessages, type BaseMessage } from '@langchain/core/messages';
+import { SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { messageText } from '../../harness/core/tokens.js';
 import { startModelServer, type ModelServer } from '../../harness/models/server.js';
-import { exchangeText } from '../stores/exchange-memory.js';
+import { exchangeText } from '../shared/exchange-memory.js';
+import { trimToTokens } from '../shared/trimming.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StrategyContext } from '../types.js';
 
 /** The package and the version membench is measured against (package.json pins it exactly). */
@@ -206,14 +207,13 @@ export class Mem0Strategy implements MemoryStrategy {
     const stepIds = [...new Set(entries.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : [])))];
     if (messages.length > 0) await this.mem0().add(messages, { userId: MEM0_USER_ID, metadata: { stepIds, turn: entries[0]!.turn } });
     this.recent.push(...entries.map((entry) => entry.message));
-    this.recent = await this.trimRecent(this.recent);
+    this.recent = this.trimRecent(this.recent);
   }
 
-  /** The newest whole exchanges within `recentTokens`, as LangChain's `trimMessages` cuts them (starting on a user message). */
-  private async trimRecent(messages: BaseMessage[]): Promise<BaseMessage[]> {
+  /** The newest whole messages (a tool call with its result) within `recentTokens`, cut as `window` cuts. */
+  private trimRecent(messages: BaseMessage[]): BaseMessage[] {
     if (this.options.recentTokens === 0 || messages.length === 0) return [];
-    const tokens = this.context.tokens;
-    return trimMessages(messages, { maxTokens: this.options.recentTokens, strategy: 'last', startOn: 'human', allowPartial: false, tokenCounter: (list) => tokens.countMessages(list) });
+    return messages.slice(trimToTokens(messages, 0, this.options.recentTokens, this.context.tokens));
   }
 }
 
