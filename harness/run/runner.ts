@@ -201,7 +201,10 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const priced = new Set(options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS));
   // Each strategy in every mode but its own, for the priced scenarios only.
   const priceSpecs = priced.size
-    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.map((definition) => `${definition.name}.durability=${DURABILITY_MODES.filter((mode) => mode !== definition.defaultDurability).join(',')}`)], sources)
+    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.flatMap((definition) => {
+        const others = (definition.durabilityModes ?? DURABILITY_MODES).filter((mode) => mode !== definition.defaultDurability);
+        return others.length > 0 ? [`${definition.name}.durability=${others.join(',')}`] : [];
+      })], sources)
     : [];
   const seed = options.seed ?? DEFAULT_SEED;
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
