@@ -96,6 +96,11 @@ export interface StrategyCapabilities {
    * ("compressed away") instead of as violations of invariants 1 and 5.
    */
   lossy?: boolean;
+  /**
+   * What `remember` keeps lives in process memory (a peer's in-memory store) even though the
+   * messages persist: remembered items survive no reopen and no crash, by design of the library.
+   */
+  volatileMemories?: boolean;
 }
 
 export interface MemoryStrategy {
@@ -162,6 +167,12 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   options: Options;
   /** The durability mode used when the user names none. */
   defaultDurability: DurabilityMode;
+  /**
+   * The modes the strategy really offers, when not all four (a peer library that commits on every
+   * write and has no other setting): other modes are refused before a cell runs, and
+   * `--price-durability` prices only these.
+   */
+  durabilityModes?: readonly DurabilityMode[];
   /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
   labelKnobs?: readonly string[];
   /**
