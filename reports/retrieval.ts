@@ -141,5 +141,5 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
 export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
   longmemeval:
     "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; session = the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; " +
-    'abstention questions left out; recall_all is 1 for a question with no gold user turn, as in the paper\'s code. Published figures to compare with: docs/protocols.md.',
+    'abstention questions and questions with no has_answer user turn left out, as in the paper\'s code. Published figures to compare with: docs/protocols.md.',
 };

@@ -12,7 +12,9 @@
  * Session level maps each turn to its session and widens the cutoff until the top holds k distinct
  * sessions (or the corpus ends); the gold sessions are those of the gold turns (an answer session
  * whose has_answer turns are all assistant turns is no gold, as the paper's code relabels it), and
- * NDCG counts every turn of a gold session as relevant. Abstention questions are left out.
+ * NDCG counts every turn of a gold session as relevant. Left out of the averages, as the current
+ * run_retrieval.py leaves them out: abstention questions, and questions with no has_answer user
+ * turn (their evidence is on the assistant's side, which the corpus does not hold).
  */
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import { sessionsOfSteps } from './retrieval.js';
@@ -100,14 +102,14 @@ interface RankedProbe {
 
 /**
  * Adds `protocolRetrieval` to each probe the protocol scores: a ranking (already mapped to the
- * scenario's ids), and no abstention (LongMemEval leaves its `_abs` questions out).
+ * scenario's ids), no abstention, and a has_answer user turn among its evidence.
  */
 export function withProtocol<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, protocol: Protocol | undefined): (P & { protocolRetrieval?: RetrievalFigures })[] {
   if (protocol !== 'longmemeval') return [...probes];
   const corpus = longMemEvalCorpus(scenario.steps);
   return probes.map((probe) => {
     const step = scenario.steps[probe.step];
-    if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention') return probe;
+    if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention' || !step.evidence.some((id) => corpus.userTurns.has(id))) return probe;
     return { ...probe, protocolRetrieval: longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval) };
   });
 }
