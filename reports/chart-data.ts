@@ -232,7 +232,7 @@ export function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSum
 const isNumeric = (value: unknown): boolean => typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
 
 /** Knob sweeps: labels of one strategy that differ in exactly one knob; knob value on x, recall and tokens on two y axes. */
-export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
+export function sweepCharts(summaries: readonly LabelSummary[], _styles: Map<string, SeriesStyle>): ChartSpec[] {
   const charts: ChartSpec[] = [];
   const strategies = [...new Set(summaries.map((summary) => summary.strategy))];
   for (const strategy of strategies) {

@@ -8,10 +8,10 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
 import { builtinStrategies, findStrategy } from './index.js';
+import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
 /** The adapter (and LangChain) load only when a `langchain:NAME` strategy is asked for. */
 const langchain = () => import('./langchain.js');
-import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
 /** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
 const STRATEGY_NAME = /^[a-z0-9][a-z0-9_:-]*$/iu;

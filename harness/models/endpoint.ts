@@ -7,12 +7,12 @@
 import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
+import { MembenchError } from '../core/errors.js';
 
 type Sdk = typeof import('openai');
 let sdkLoading: Promise<Sdk> | undefined;
 /** The SDK loads on the first live call: offline runs, and every agent process start, never pay for it. */
 const loadSdk = (): Promise<Sdk> => (sdkLoading ??= import('openai'));
-import { MembenchError } from '../core/errors.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** Sent when no key is configured: local servers (Ollama, vLLM, llama.cpp) ignore auth, and the SDK refuses an empty key. */

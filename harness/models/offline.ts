@@ -367,7 +367,7 @@ function topicOf(sentence: string): Topic | undefined {
 function statementOf(sentence: string): string | undefined {
   if (!QUESTION.test(sentence)) return sentence;
   const clauses = sentence.split(/(?<=[，,])\s*/u);
-  const kept = clauses.slice(0, -1).filter((clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
+  const kept = clauses.slice(0, -1).filter((_clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
   return kept.length > 0 ? kept.join('').replace(/[，,]\s*$/u, '') : undefined;
 }
 
