@@ -407,21 +407,3 @@ export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
 export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases']);
-
-/** A copy of `value` without timing fields (for reproducibility checks and `compare`). */
-export function withoutTiming<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value, (key, inner: unknown) => (TIMING_KEYS.has(key) ? undefined : inner))) as T;
-}
-
-/** What an interleaved cell (concurrent sessions) promises to reproduce: who it is, its status and its durability outcome. */
-const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'label', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'faults', 'interleaved'] as const;
-
-/**
- * What two runs with one seed must agree on: everything but timing, and for interleaved cells
- * only their identity, status and durability outcome (their tokens and recall depend on how the
- * concurrent sessions interleaved).
- */
-export function sameSeedView(result: RunResult): unknown {
-  const cells = result.cells.map((cell) => (cell.interleaved ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]]))) : cell));
-  return withoutTiming({ ...result, cells });
-}

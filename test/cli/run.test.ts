@@ -3,7 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULTS_SCHEMA_VERSION, withoutTiming, type RunResult } from '../../harness/results/schema.js';
+import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results/schema.js';
+import { withoutTiming } from '../helpers/same-seed.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));
