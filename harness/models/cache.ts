@@ -1,5 +1,5 @@
 /**
- * The response cache (DESIGN §4): live runs made repeatable and cheap in CI. A chat answer is
+ * The response cache (docs/design.md §4): live runs made repeatable and cheap in CI. A chat answer is
  * keyed by a SHA-256 of the whole request (model, task, messages, parameters; never the key)
  * plus the trial index; hits come back marked `cached` so their latency stays out of latency
  * statistics, while the harness still counts their tokens.

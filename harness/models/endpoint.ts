@@ -1,5 +1,5 @@
 /**
- * One OpenAI-compatible endpoint as the `openai` provider uses it (DESIGN §4): the SDK client,
+ * One OpenAI-compatible endpoint as the `openai` provider uses it (docs/design.md §4): the SDK client,
  * a concurrency limit, retries with backoff on 429/5xx and dropped connections (honouring
  * Retry-After), a per-attempt timeout that covers the body, and failures classified into
  * messages that name the URL and the reason but never the API key.

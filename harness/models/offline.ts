@@ -1,5 +1,5 @@
 /**
- * The offline reference model and hashed embedder (DESIGN §4): deterministic, no network,
+ * The offline reference model and hashed embedder (docs/design.md §4): deterministic, no network,
  * and blind to gold data by construction: it only ever receives the messages of a request.
  */
 import type { BaseMessage } from '@langchain/core/messages';

@@ -1,5 +1,5 @@
 /**
- * The `openai` provider (DESIGN §4): chat and embeddings through the official SDK against any
+ * The `openai` provider (docs/design.md §4): chat and embeddings through the official SDK against any
  * OpenAI-compatible endpoint: request bodies and response decoding here; bounded concurrency,
  * retries, timeouts and key-free error messages in endpoint.ts.
  */

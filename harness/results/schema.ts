@@ -48,7 +48,7 @@ export const recallSummarySchema = z.object({
 });
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
 
-/** Retrieval at one k (DESIGN §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
+/** Retrieval at one k (docs/design.md §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
 export const retrievalAtKSchema = z.object({ k: count, recallAny: count, recallAll: count, ndcg: count });
 export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
 
@@ -156,7 +156,7 @@ export const crashRecordSchema = z.object({
 });
 export type CrashRecord = z.infer<typeof crashRecordSchema>;
 
-/** The invariants of DESIGN §6, by id, in the words every report shows. */
+/** The invariants of docs/design.md §6, by id, in the words every report shows. */
 export const INVARIANTS = {
   '1': 'acknowledged memories survive crashes',
   '2': 'user input persisted before the model call',

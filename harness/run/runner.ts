@@ -115,7 +115,7 @@ export type ProgressEvent =
   | { type: 'start'; cells: number; finished: number; units: { label: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
 
-/** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
+/** Where a resumable run keeps its finished cells (see harness/run/run-dir.ts). Positions are indexes into the whole plan. */
 export interface CellStore {
   /** Called once the matrix is planned: checks it is the store's matrix and returns the cells already finished. */
   open(plan: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>>;
