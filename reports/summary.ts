@@ -165,10 +165,20 @@ export function modelNote(result: RunResult): string {
     : `Answers come from ${result.header.model}.`;
 }
 
-/** The line that says which figures a model can change and which it cannot. */
-export const MODEL_DEPENDENCE_NOTE =
-  'Model-independent: tokens, latency, durability, and the context, answer and evidence recall of buffer, window, vector (and other strategies that keep messages verbatim). ' +
-  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity, file-index and mem0 keep, hence their recall.';
+/**
+ * The line that says which figures a model can change and which it cannot, naming this run's
+ * strategies by what their definitions declare (results.json's `traits`): those that keep messages
+ * verbatim score recall without the model; the others (or those declaring nothing) keep what a model wrote.
+ */
+export function modelDependenceNote(result: RunResult): string {
+  const names = [...new Map(result.header.strategies.map((spec) => [spec.name, spec.traits?.keepsVerbatim === true])).entries()];
+  const verbatim = names.filter(([, keeps]) => keeps).map(([name]) => name);
+  const others = names.filter(([, keeps]) => !keeps).map(([name]) => name);
+  return (
+    `Model-independent: tokens, latency, durability${verbatim.length ? `, and the context, answer and evidence recall of ${verbatim.join(', ')} (they keep messages verbatim)` : ''}. ` +
+    `Model-dependent: answers (accuracy, F1, abstention)${others.length ? ` and what ${others.join(', ')} keep, hence their recall` : ''}.`
+  );
+}
 
 const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
 
