@@ -64,8 +64,8 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
     ...(comparison.regressions.length ? ['### Regressions', '', markdownTable(head, comparison.regressions.map(({ cell, check }) => checkRow(cell, check))), ''] : []),
     ...(noise.length ? ['### Within noise (not regressions)', '', ...noise.map(({ cell, check }) => `- \`${cell}\` ${check.metric} ${check.change}: ${check.note ?? ''}`), ''] : []),
     ...(comparison.overall.length ? ['### Overall', '', markdownTable(head, comparison.overall.map((check) => checkRow('overall', check))), ''] : []),
-    ...(comparison.added.length ? [`Added (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
-    ...(comparison.removed.length ? [`Removed (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+    ...(comparison.added.length ? [`New (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+    ...(comparison.removed.length ? [`Missing (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
   ].join('\n');
 }
 
