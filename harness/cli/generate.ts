@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
-import { writeFileAtomic } from '../core/fs.js';
+import { StagedDir } from '../core/manifest.js';
 import { builtinSuiteFile, builtinSuiteNames } from '../scenarios/builtins.js';
 import { generateWorkload, type GeneratedScenario } from '../scenarios/generator.js';
 import { loadSpecFile } from '../scenarios/generator-spec.js';
@@ -46,7 +46,15 @@ export const handler = handled(async (argv: GenerateArgs) => {
   const out = argv.out ?? path.join('.membench', 'generate', spec.name);
   await refuseScenarioFiles(out, argv.overwrite);
   const generated = generateWorkload(spec, file);
-  for (const scenario of generated) await writeFileAtomic(path.join(out, `${scenario.document.name}.yaml`), scenario.yaml);
+  // Staged, then moved in: a failed write leaves --out as it was; --overwrite drops only the previous generate's or import's files.
+  const staged = await StagedDir.begin(out);
+  try {
+    for (const scenario of generated) await staged.write(`${scenario.document.name}.yaml`, scenario.yaml);
+  } catch (error) {
+    await staged.abort();
+    throw error;
+  }
+  await staged.commit('membench generate', argv.overwrite);
   const probes = generated.reduce((total, scenario) => total + scenario.probes.length, 0);
   process.stdout.write(`${generated.map(summary).join('\n')}\nwrote ${generated.length} scenario file${generated.length === 1 ? '' : 's'} (${probes} probes) to ${out}\n`);
   return 0;

@@ -41,6 +41,7 @@ export const handler = handled(async (argv: ReportArgs) => {
   const files = await withOutDirLock(out, 'membench report', () =>
     writeRunOutput(result, out, {
       overwrite: argv.overwrite || ownDir,
+      command: 'membench report',
       stepSummary: null,
       ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
     }),

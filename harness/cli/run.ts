@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
 import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
@@ -93,7 +93,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   } else {
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
-    store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES : []);
+    store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   }
 
   // A full disk stops the run with its finished cells on disk: say how to go on.
@@ -123,7 +123,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   const onPhase = (phase: string, ms: number): number => phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });
   let files: string[];
   try {
-    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions, onPhase });
+    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, command: 'membench run', ...verdictOptions, onPhase });
     if (argv.profile) process.stderr.write(`\n${renderProfile(result, phases)}`);
     await clearRunState(out);
   } catch (error) {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorkload } from '../../harness/scenarios/generator.js';
 import { loadSpecFile } from '../../harness/scenarios/generator-spec.js';
+import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-generate-cli-'));
@@ -29,10 +30,10 @@ describe('membench generate', () => {
     const first = await membench(['generate', spec, '--out', out]);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['tiny-en.yaml', 'tiny-zh.yaml']);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'tiny-en.yaml', 'tiny-zh.yaml']);
     expect(first.stdout).toMatch(/^tiny-en\.yaml: 40 exchanges in 4 sessions, \d+ probes at distances 1–32 \(abstention 2, distractor\/\w+ \d+, /mu);
     expect(first.stdout).toMatch(/^wrote 2 scenario files \(\d+ probes\) to /mu);
-    const files = readdirSync(out).map((name) => path.join(out, name));
+    const files = readdirSync(out).filter((name) => name.endsWith('.yaml')).map((name) => path.join(out, name));
     const validate = await membench(['validate', ...files]);
     expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
     const bytes = files.map((file) => readFileSync(file, 'utf8'));
@@ -70,7 +71,7 @@ describe('membench generate', () => {
     const result = await membench(['generate', 'generated', '-o', out]);
     expect(result.code).toBe(0);
     const expected = generateWorkload(await loadSpecFile('scenarios/suites/generated.yaml'));
-    expect(readdirSync(out).sort()).toEqual(['generated-en.yaml', 'generated-zh.yaml']);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'generated-en.yaml', 'generated-zh.yaml']);
     for (const item of expected) expect(readFileSync(path.join(out, `${item.document.name}.yaml`), 'utf8')).toBe(item.yaml);
   });
 
