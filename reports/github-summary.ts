@@ -1,5 +1,6 @@
 /** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
 import { appendFile } from 'node:fs/promises';
+import { maskSecrets } from '../harness/core/secrets.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
@@ -72,6 +73,7 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
 /** Appends to the step summary file when there is one (`GITHUB_STEP_SUMMARY`); returns whether it wrote. */
 export async function appendStepSummary(markdown: string, file: string | undefined = process.env.GITHUB_STEP_SUMMARY): Promise<boolean> {
   if (!file) return false;
-  await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
+  const masked = maskSecrets(markdown);
+  await appendFile(file, masked.endsWith('\n') ? masked : `${masked}\n`, 'utf8');
   return true;
 }

@@ -128,7 +128,8 @@ export class OpenAIChatModel implements ChatModel {
     const { value, latencyMs } = await this.endpoint.request('/chat/completions', async (options) =>
       completionText(await (await this.endpoint.client()).chat.completions.create(body, options)),
     );
-    return { text: value, cached: false, latencyMs };
+    // An endpoint (or a proxy) echoing the request's headers must not put the key into memories, results or the cache.
+    return { text: this.endpoint.redact(value), cached: false, latencyMs };
   }
 }
 
