@@ -13,6 +13,7 @@ import { NOISE_P, pairedRates, seedOf } from '../harness/results/stats.js';
 import { cellInvariants } from '../harness/results/durability-matrix.js';
 import { formatMean, formatMs, formatRate } from './summary.js';
 import { MembenchError } from '../harness/core/errors.js';
+import { repeatedCellId } from '../harness/results/read.js';
 
 /** The gates a head run must pass against its base. */
 export interface CompareThresholds {
@@ -283,11 +284,8 @@ function otherMachine(base: RunHeader, head: RunHeader): string | undefined {
 /** Refuses runs that cannot be compared: an empty head, no cell in common, or a cell id twice in one run (exit 2). */
 function assertComparable(base: RunResult, head: RunResult, names: { base: string; head: string }): void {
   for (const [side, run] of [[names.base, base], [names.head, head]] as const) {
-    const seen = new Set<string>();
-    for (const { id } of run.cells) {
-      if (seen.has(id)) throw new MembenchError('INVALID_ARGUMENT', `${side} holds two cells with id "${id}": they cannot be matched (two scenarios with one name?); re-run with unique scenario names`);
-      seen.add(id);
-    }
+    const id = repeatedCellId(run);
+    if (id !== undefined) throw new MembenchError('INVALID_ARGUMENT', `${side} holds two cells with id "${id}": they cannot be matched (two scenarios with one name?); re-run with unique scenario names`);
   }
   if (head.cells.length === 0) throw new MembenchError('INVALID_ARGUMENT', `${names.head} has no cells: nothing to compare with ${names.base} (${base.cells.length} cells); was the run stopped before any cell finished?`);
   const baseIds = new Set(base.cells.map((cell) => cell.id));

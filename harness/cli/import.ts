@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
 import { StagedDir } from '../core/manifest.js';
 import { DATASET_NAMES, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
-import { refuseScenarioFiles } from './common.js';
+import { checkOutFlag, refuseScenarioFiles } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -26,6 +26,7 @@ type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 export const handler = handled(async (argv: ImportArgs) => {
   const dataset = argv.dataset as DatasetName;
   const out = argv.out ?? path.join('.membench', 'import', dataset);
+  checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
   const log = new ImportLog(dataset, argv.file);
   // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a

@@ -11,7 +11,7 @@ import { withOutDirLock } from '../run/out-lock.js';
 import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { parseShard } from '../results/shard.js';
-import { flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
+import { checkOutFlag, flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
 import { handled } from './errors.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
@@ -66,6 +66,7 @@ export const handler = handled(async (argv: RunArgs) => {
     throw new MembenchError('INVALID_ARGUMENT', `--resume ${argv.resume} writes into ${argv.resume}: drop --out ${argv.out}`);
   }
   const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
+  checkOutFlag(out);
   // One run per dir, from before its state is read until its reports are written.
   const command = argv.resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
   return withOutDirLock(out, command[0]!, () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn }), command[1]);

@@ -78,6 +78,11 @@ describe('membench generate', () => {
   it.each([
     [['generate', 'no-such-suite'], 'membench: unknown suite "no-such-suite": built-in suites are generated; or give a path to a generator spec (.yaml/.json)'],
     [['generate', 'missing.yaml'], 'missing.yaml:1:1: (document): cannot read: no such file'],
+    [['generate', 'generated', '--seed', '-1'], 'membench: --seed -1: expected a whole number from 0 to 4294967295'],
+    [['generate', 'generated', '--seed', 'abc'], 'membench: --seed abc: expected a whole number from 0 to 4294967295'],
+    [['generate', 'generated', '--seed', '4294967296'], 'membench: --seed 4294967296: expected a whole number from 0 to 4294967295'],
+    [['generate', 'fixtures/generator/broken/seed-too-large.yaml'], 'fixtures/generator/broken/seed-too-large.yaml:3:7: seed: expected a whole number from 0 to 4294967295'],
+    [['generate', 'fixtures/generator/broken/duplicate-distances.yaml'], 'fixtures/generator/broken/duplicate-distances.yaml:3:12: distances: a distance is listed twice'],
   ])('bad input %j: exit 2, a clear message, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'out');
     const result = await membench([...args, '-o', out]);
@@ -85,6 +90,14 @@ describe('membench generate', () => {
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('an empty --out is refused (exit 2) instead of writing into the working dir', async () => {
+    const cwd = await tempDir();
+    const result = await membench(['generate', path.resolve('scenarios/suites/generated.yaml'), '-o', ''], { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('membench: --out is empty (an unset variable?): give the output dir, or leave --out out for the default\n');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('an invalid spec: every problem located, exit 2, nothing written', async () => {
