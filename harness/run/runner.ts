@@ -26,7 +26,7 @@ import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../resu
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
-import { TokenCounter } from '../core/tokens.js';
+import { encodingForModel, knownTokenizerModel, TokenCounter } from '../core/tokens.js';
 import { isLiveSpec } from '../models/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
@@ -211,6 +211,17 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  // A priced scenario that is not in the run would price nothing, silently.
+  const unpriced = (options.priceDurability ?? []).filter((name) => !scenarios.some((scenario) => scenario.name === name));
+  if (unpriced.length > 0) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--price-durability ${unpriced.join(',')}: not among the run's scenarios (${scenarios.map((scenario) => scenario.name).join(', ')}): select it with -c, or drop it (none turns pricing off)`,
+    );
+  }
+  if (options.tokenizer !== undefined && !knownTokenizerModel(options.tokenizer)) {
+    options.onWarning?.(`warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`);
+  }
   const trials = options.trials ?? 1;
   const idempotency = options.idempotency ?? 'both';
   const keyVariants = (scenario: Scenario): boolean[] => {
