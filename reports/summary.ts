@@ -1,5 +1,6 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
 import type { Rate } from '../harness/core/metrics.js';
+import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
 import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
 
 export interface SummaryRow {
@@ -146,6 +147,8 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
 export function summaryNotes(result: RunResult): string[] {
   const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
   const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
+  const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
+  if (truncated > 0) notes.push(`truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`);
   for (const cell of result.cells) {
     const refused = refusedSteps(cell);
     const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;

@@ -28,6 +28,13 @@ export function parseNumberFlag(flag: string, raw: string | number | undefined, 
   return value;
 }
 
+/**
+ * The longest live model answer kept, in characters (about 25 000 tokens). An endpoint that loops
+ * or streams garbage (20 MB per call) would otherwise fill every memory, results.json and the
+ * cache; the provider cuts a longer answer here, marks it, and reports count the cut answers.
+ */
+export const MAX_ANSWER_CHARS = 100_000;
+
 /** "a whole number from 1 to 100000", "a share between 0 and 1"... */
 export function describeRange(range: NumberRange): string {
   if (range.words) return range.words;
