@@ -1,4 +1,5 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
+import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
 import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
@@ -149,6 +150,8 @@ export function summaryNotes(result: RunResult): string[] {
   const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
   const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
   if (truncated > 0) notes.push(`truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`);
+  const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
+  if (peers) notes.push(peers);
   for (const cell of result.cells) {
     const refused = refusedSteps(cell);
     const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;
@@ -168,7 +171,7 @@ export function modelNote(result: RunResult): string {
 /** The line that says which figures a model can change and which it cannot. */
 export const MODEL_DEPENDENCE_NOTE =
   'Model-independent: tokens, latency, durability, and the context, answer and evidence recall of buffer, window, vector (and other strategies that keep messages verbatim). ' +
-  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity and file-index keep, hence their recall.';
+  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity, file-index and mem0 keep, hence their recall.';
 
 const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
 
