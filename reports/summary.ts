@@ -1,6 +1,7 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
 import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
+import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
 import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
 
 export interface SummaryRow {
@@ -147,6 +148,8 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
 export function summaryNotes(result: RunResult): string[] {
   const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
   const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
+  const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
+  if (truncated > 0) notes.push(`truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`);
   const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
   if (peers) notes.push(peers);
   for (const cell of result.cells) {

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
 import { MembenchError } from '../core/errors.js';
+import { maskSecrets, registerSecret } from '../core/secrets.js';
 
 type Sdk = typeof import('openai');
 let sdkLoading: Promise<Sdk> | undefined;
@@ -186,6 +187,7 @@ export class Endpoint {
     const env = options.env ?? process.env;
     this.baseUrl = options.baseUrl || env.OPENAI_BASE_URL || DEFAULT_BASE_URL;
     this.apiKey = options.apiKey || env.OPENAI_API_KEY || undefined;
+    registerSecret(this.apiKey);
     checkBaseUrl(this.baseUrl);
     this.limit = new ConcurrencyLimit(positiveInteger('concurrency', options.concurrency, 4));
     this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, 60_000);
@@ -277,9 +279,8 @@ export class Endpoint {
     return { reason: error instanceof Error ? error.message : String(error), retryable: false };
   }
 
-  /** The key never leaves this object: scrubbed from anything we show, even if a server echoes it. */
-  private redact(text: string): string {
-    if (!this.apiKey || this.apiKey.length < 4) return text;
-    return text.split(this.apiKey).join('***');
+  /** The key never leaves this object: scrubbed (with any Authorization value) from anything we show or keep, even if a server echoes it. */
+  redact(text: string): string {
+    return maskSecrets(text);
   }
 }
