@@ -1,6 +1,6 @@
 /**
  * Cells with faults: the agent runs in child processes, armed crash points kill them with
- * SIGKILL, fresh processes recover on the same dir, and invariants 1–6 (DESIGN §6) are checked
+ * SIGKILL, fresh processes recover on the same dir, and invariants 1–6 (docs/design.md §6) are checked
  * after every recovery. Every death, loss and duplicate is recorded as data.
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';

@@ -3,7 +3,6 @@
  * in this process or in agent processes. Everything here also runs inside a pool worker, so a
  * cell travels as plain data (`CellTask`) and the providers are rebuilt from plain settings.
  */
-import type { OpenAIProviderOptions } from '../models/openai.js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +25,7 @@ import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
+import type { LiveProviderSettings } from '../models/openai.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
 export interface CellTask {
@@ -44,8 +44,6 @@ export interface CellTask {
 export interface CellPlan extends CellTask {
   definition: StrategyDefinition;
 }
-
-import type { LiveProviderSettings } from '../models/openai.js';
 
 export type { LiveProviderSettings };
 
