@@ -213,6 +213,10 @@ export const langgraph = defineStrategy({
   options: langgraphOptions,
   defaultDurability: 'sync',
   durabilityModes: ['sync'],
+  kind: 'retrieval',
+  ranks: 'embeddings',
+  keepsVerbatim: true,
+  storage: 'sqlite',
   labelKnobs: ['k'],
   create: (context, options) => {
     if (context.durability !== 'sync') {

@@ -228,6 +228,10 @@ export const mem0 = defineStrategy({
   options: mem0Options,
   defaultDurability: 'sync',
   durabilityModes: ['sync'],
+  kind: 'extraction',
+  keepsVerbatim: false,
+  storage: 'sqlite',
+  callsModelEveryTurn: true,
   labelKnobs: ['k'],
   create: (context, options) => {
     if (context.durability !== 'sync') {
