@@ -10,6 +10,8 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
+import { parseNumberFlag } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
@@ -26,7 +28,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
     .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
-    .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
+    .option('seed', { type: 'string', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
     .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)' })
@@ -38,7 +40,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
-    .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' })
+    .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' })
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
     .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
     .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
@@ -110,7 +112,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
   return defined({
     ...own,
     scenarios: argv.scenario,
-    seed: argv.seed,
+    seed: parseNumberFlag('--seed', argv.seed, RUN_LIMITS.seed),
     trials: argv.trials,
     model: argv.model,
     embedder: argv.embedder,
@@ -138,7 +140,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
 }
 
 /** What the built-in defaults say for the options a resumed run compares. */
-export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'both', isolate: false } as const satisfies RunOptions;
+export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'one', isolate: false } as const satisfies RunOptions;
 
 /** The layers merged: defaults < config file < flags (live settings merged key by key; the API key only from the flag). */
 export async function resolveLayers(argv: SharedArgs, flags: MembenchConfig): Promise<{ options: RunOptions; config: MembenchConfig; workers: number; out?: string }> {
@@ -249,6 +251,11 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     return [name, handler] as const;
   });
   return { signal: controller.signal, dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)), exitCode: () => code };
+}
+
+/** Refuses an empty `--out` (`-o ""`, an unset variable in a script), which would write into the working dir. */
+export function checkOutFlag(out: string): void {
+  if (out.trim() === '') throw new MembenchError('INVALID_ARGUMENT', '--out is empty (an unset variable?): give the output dir, or leave --out out for the default');
 }
 
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */

@@ -14,6 +14,7 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
+import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
@@ -25,7 +26,7 @@ import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../resu
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
-import { TokenCounter } from '../core/tokens.js';
+import { encodingForModel, knownTokenizerModel, TokenCounter } from '../core/tokens.js';
 import { isLiveSpec } from '../models/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
@@ -78,10 +79,12 @@ export interface RunOptions {
    */
   priceDurability?: readonly string[];
   /**
-   * Idempotency keys on tool effects: `on`, `off`, or `both` (default) — cells whose scenario
-   * has side-effecting tools and runs in processes are run with and without keys.
+   * Idempotency keys on tool effects: `on`, `off`, `both` — cells whose scenario has
+   * side-effecting tools and runs in processes are run with and without keys — or `one` (the
+   * default): that contrast for one strategy only (CONTRAST_STRATEGY, else the run's first), the
+   * others with keys. A duplicated effect is the harness's tool-call recovery, not the strategy's.
    */
-  idempotency?: 'on' | 'off' | 'both';
+  idempotency?: IdempotencyChoice;
   /** Keep each cell's temp dir (for debugging a strategy's files). */
   keepCellDirs?: boolean;
   /** Record where each cell's time went (`phases` in each cell result; `--profile`). */
@@ -115,7 +118,7 @@ export type ProgressEvent =
   | { type: 'start'; cells: number; finished: number; units: { label: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
 
-/** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
+/** Where a resumable run keeps its finished cells (see harness/run/run-dir.ts). Positions are indexes into the whole plan. */
 export interface CellStore {
   /** Called once the matrix is planned: checks it is the store's matrix and returns the cells already finished. */
   open(plan: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>>;
@@ -124,6 +127,12 @@ export interface CellStore {
 }
 
 export const DEFAULT_SEED = 42;
+
+/** How `--idempotency` spreads the with / without keys contrast over a run's strategies. */
+export type IdempotencyChoice = 'on' | 'off' | 'both' | 'one';
+
+/** The strategy that runs the with / without idempotency keys contrast under `--idempotency one` (the default), when the run has it. */
+export const CONTRAST_STRATEGY = 'buffer';
 
 /** The retrieval k, checked, distinct and ascending (default 1, 5, 10). */
 export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(',')): number[] {
@@ -213,10 +222,23 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  // A priced scenario that is not in the run would price nothing, silently.
+  const unpriced = (options.priceDurability ?? []).filter((name) => !scenarios.some((scenario) => scenario.name === name));
+  if (unpriced.length > 0) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--price-durability ${unpriced.join(',')}: not among the run's scenarios (${scenarios.map((scenario) => scenario.name).join(', ')}): select it with -c, or drop it (none turns pricing off)`,
+    );
+  }
+  if (options.tokenizer !== undefined && !knownTokenizerModel(options.tokenizer)) {
+    options.onWarning?.(`warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`);
+  }
   const trials = options.trials ?? 1;
-  const idempotency = options.idempotency ?? 'both';
-  const keyVariants = (scenario: Scenario): boolean[] => {
-    if (idempotency !== 'both') return [idempotency === 'on'];
+  const idempotency = options.idempotency ?? 'one';
+  const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY) ? CONTRAST_STRATEGY : definitions[0]?.name;
+  const keyVariants = (scenario: Scenario, strategy: string): boolean[] => {
+    if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
+    if (idempotency === 'one' && strategy !== contrasted) return [true];
     const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
     return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz }) ? [true, false] : [true];
   };
@@ -225,7 +247,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     for (const [spec, pricing] of [...specs.map((item) => [item, false] as const), ...(priced.has(scenario.name) ? priceSpecs.map((item) => [item, true] as const) : [])]) {
       for (let trial = 0; trial < trials; trial++) {
         const definition = definitions.find((item) => item.name === spec.name)!;
-        for (const idempotencyKeys of keyVariants(scenario)) {
+        for (const idempotencyKeys of keyVariants(scenario, spec.name)) {
           const id = `${scenario.name}/${spec.label}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
           plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id), ...(pricing ? { pricing: true } : {}) });
         }
@@ -282,6 +304,8 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined):
 
 /** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
+  // Masked in every cell file and report this process writes, whatever reply carries it.
+  registerSecret(options.live?.apiKey);
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();

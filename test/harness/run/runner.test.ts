@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
-import { sameSeedView, withoutTiming } from '../../../harness/results/schema.js';
+import { sameSeedView, withoutTiming } from '../../helpers/same-seed.js';
 import { cellSeed, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
 import { defineStrategy } from '../../../strategies/types.js';
 import { cellVerdict, verdictFails } from '../../../reports/junit.js';
@@ -109,6 +109,16 @@ describe('runBenchmark', () => {
     expect(plan.scenarios.map((scenario) => scenario.name)).not.toContain('long-recipes');
     const named = await planRun({ strategies: ['window'], scenarios: ['long-recipes'] });
     expect(named.scenarios[0]!.steps.filter((step) => step.kind === 'user').length).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('runs the with / without idempotency keys contrast for buffer only by default, for every strategy with --idempotency both', async () => {
+    const noKeys = async (idempotency?: 'one' | 'both' | 'on' | 'off', strategies = ['buffer', 'window', 'bm25']): Promise<string[]> =>
+      (await planRun({ strategies, scenarios: ['crash-mid-tool-call'], ...(idempotency ? { idempotency } : {}) })).plans.filter((plan) => !plan.idempotencyKeys).map((plan) => plan.id);
+    expect(await noKeys()).toEqual(['crash-mid-tool-call/buffer/no-keys']);
+    expect(await noKeys('both')).toEqual(['crash-mid-tool-call/buffer/no-keys', 'crash-mid-tool-call/window(k=2)/no-keys', 'crash-mid-tool-call/bm25/no-keys']);
+    expect(await noKeys('on')).toEqual([]);
+    // Without buffer in the run, the contrast goes to its first strategy.
+    expect(await noKeys(undefined, ['bm25', 'window'])).toEqual(['crash-mid-tool-call/bm25/no-keys']);
   });
 
   it.each([

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
-import { checkSpecText, DEFAULT_DISTANCES, loadSpecFile } from '../../../harness/scenarios/generator-spec.js';
+import { checkSpecText, DEFAULT_DISTANCES, factDistances, loadSpecFile } from '../../../harness/scenarios/generator-spec.js';
 import { formatProblem } from '../../../harness/scenarios/load.js';
 
 const lines = (text: string, file = 'spec.yaml'): string[] => checkSpecText(text, file).problems.map(formatProblem);
@@ -26,9 +26,22 @@ describe('checkSpecText', () => {
     expect(knobs).toEqual(defaults);
   });
 
-  test('distances are deduplicated and sorted; a single number is a range of one', () => {
-    const { spec } = checkSpecText('distances: [8, 1, 8, 2]\nupdates:\n  chain: 2\n', 'a.yaml');
+  test('spread, each fact is asked once per doubling and the facts share out its distances; a list of powers of two gives every fact all of them', () => {
+    expect(DEFAULT_DISTANCES.slice(0, 32)).toEqual(Array.from({ length: 32 }, (_, index) => index + 1));
+    expect(DEFAULT_DISTANCES.slice(32)).toEqual([38, 45, 54, 64, 76, 91, 108, 128, 152, 181, 215, 256]);
+    const spread = { distances: DEFAULT_DISTANCES, spread: true };
+    expect(factDistances(spread, 0)).toHaveLength(9);
+    // Sixteen facts in turn cover every distance of the list.
+    expect(new Set(Array.from({ length: 16 }, (_, index) => factDistances(spread, index)).flat())).toEqual(new Set(DEFAULT_DISTANCES));
+    const powers = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+    expect(factDistances({ distances: powers, spread: true }, 5)).toEqual(powers);
+    expect(factDistances({ distances: DEFAULT_DISTANCES, spread: false }, 5)).toEqual(DEFAULT_DISTANCES);
+  });
+
+  test('distances are sorted, a distance listed twice is refused; a single number is a range of one', () => {
+    const { spec } = checkSpecText('distances: [8, 1, 2]\nupdates:\n  chain: 2\n', 'a.yaml');
     expect(spec!.distances).toEqual([1, 2, 8]);
+    expect(lines('distances: [8, 1, 8, 2]\n')).toEqual(['spec.yaml:1:12: distances: a distance is listed twice']);
     expect(spec!.updates.chain).toEqual({ min: 2, max: 2 });
   });
 
@@ -36,14 +49,14 @@ describe('checkSpecText', () => {
     const text = ['name: Bad Name', 'seed: 1.5', 'languages: [en, fr]', 'facts:', '  fact: -1', '  bogus: 3', 'updates:', '  chain: [3, 1]', '  revertShare: 2', 'sessions:', '  start: 2025-13-01', 'colour: blue', ''].join('\n');
     expect(lines(text)).toEqual([
       'spec.yaml:1:7: name: use lower-case letters, digits, ".", "_" and "-"',
-      'spec.yaml:2:7: seed: expected a whole number, got 1.5',
+      'spec.yaml:2:7: seed: expected a whole number from 0 to 4294967295, got 1.5',
       'spec.yaml:3:17: languages[1]: expected one of en, zh, got "fr"',
       'spec.yaml:5:9: facts.fact: expected 0 or more',
       'spec.yaml:6:3: facts.bogus: unknown key "bogus" (known: fact, distractor, update, multi-hop, temporal, abstention)',
       'spec.yaml:8:10: updates.chain: expected [smallest, largest]: the first is larger',
       'spec.yaml:9:16: updates.revertShare: expected a share from 0 to 1',
       'spec.yaml:11:10: sessions.start: not a date',
-      'spec.yaml:12:1: colour: unknown key "colour" (known: name, description, group, seed, languages, exchanges, distances, facts, updates, rememberShare, filler, sessions)',
+      'spec.yaml:12:1: colour: unknown key "colour" (known: name, description, group, seed, languages, exchanges, distances, spread, facts, updates, rememberShare, filler, sessions)',
     ]);
   });
 
