@@ -1,4 +1,5 @@
 /** `membench run`: flags over the config file → RunOptions → runBenchmark (resumable, sharded, in worker processes) → reports. */
+import { PEER_NAMES } from '../core/peers.js';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
@@ -21,7 +22,7 @@ export const describe = 'Replay scenarios against memory strategies and report t
 
 export function builder(yargs: Argv) {
   const matrix = yargs
-    .option('strategy', { alias: 's', type: 'string', array: true, describe: `strategies to run (default: all): ${builtinStrategies.map((item) => item.name).join(', ')}` })
+    .option('strategy', { alias: 's', type: 'string', array: true, describe: `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path` })
     .option('param', { alias: 'p', type: 'string', array: true, describe: 'STRATEGY.KNOB=V1,V2 sweeps a knob, e.g. window.k=2,4,8 (repeatable; durability is a knob too)' });
   return sharedOptions(matrix)
     .option('shard', { type: 'string', describe: 'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge' })
