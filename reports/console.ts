@@ -1,6 +1,6 @@
 /** The console summary table printed after a run. */
 import type { RunResult } from '../harness/results/schema.js';
-import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
+import { interleavingNote, modelDependenceNote, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { DEFAULT_TABLE_WIDTH, fittedTable, wrapText } from './layout.js';
 import { DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
@@ -73,7 +73,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     'recall = context recall, evidence = evidence recall (mean share of evidence steps held, n probes), stale = stale exposure (outdated value without the current one), conflict = conflict exposure (outdated value at all), answer = answer accuracy (hits/n); latencies in ms per turn',
     `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
     modelNote(result),
-    MODEL_DEPENDENCE_NOTE,
+    modelDependenceNote(result),
   ]
     // Tables are laid out already (they hold line breaks); prose is cut at spaces to the width.
     .map((item) => (item.includes('\n') ? item : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH)))

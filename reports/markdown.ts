@@ -1,6 +1,6 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
 import type { RunResult } from '../harness/results/schema.js';
-import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { interleavingNote, markdownTable, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { fitColumns } from './layout.js';
@@ -115,7 +115,7 @@ export function renderMarkdown(result: RunResult): string {
     '',
     `> ${modelNote(result)}`,
     '>',
-    `> ${MODEL_DEPENDENCE_NOTE}`,
+    `> ${modelDependenceNote(result)}`,
     '',
     ...verdictSection(result),
     '## Summary',

@@ -10,6 +10,8 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
+import { parseNumberFlag } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
@@ -26,7 +28,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
     .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
-    .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
+    .option('seed', { type: 'string', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
     .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)' })
@@ -110,7 +112,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
   return defined({
     ...own,
     scenarios: argv.scenario,
-    seed: argv.seed,
+    seed: parseNumberFlag('--seed', argv.seed, RUN_LIMITS.seed),
     trials: argv.trials,
     model: argv.model,
     embedder: argv.embedder,
@@ -249,6 +251,11 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     return [name, handler] as const;
   });
   return { signal: controller.signal, dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)), exitCode: () => code };
+}
+
+/** Refuses an empty `--out` (`-o ""`, an unset variable in a script), which would write into the working dir. */
+export function checkOutFlag(out: string): void {
+  if (out.trim() === '') throw new MembenchError('INVALID_ARGUMENT', '--out is empty (an unset variable?): give the output dir, or leave --out out for the default');
 }
 
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */

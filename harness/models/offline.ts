@@ -1,5 +1,5 @@
 /**
- * The offline reference model and hashed embedder (DESIGN §4): deterministic, no network,
+ * The offline reference model and hashed embedder (docs/design.md §4): deterministic, no network,
  * and blind to gold data by construction: it only ever receives the messages of a request.
  */
 import type { BaseMessage } from '@langchain/core/messages';
@@ -120,6 +120,8 @@ export class OfflineModel implements ChatModel {
         return JSON.stringify(extractEntities(speakerLines(messages.filter((m) => roleOf(m) !== 'system')).join('\n')));
       case 'extract-memories':
         return JSON.stringify(extractMemories(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
+      case 'extract-facts':
+        return JSON.stringify(extractFacts(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
     }
   }
 
@@ -367,7 +369,7 @@ function topicOf(sentence: string): Topic | undefined {
 function statementOf(sentence: string): string | undefined {
   if (!QUESTION.test(sentence)) return sentence;
   const clauses = sentence.split(/(?<=[，,])\s*/u);
-  const kept = clauses.slice(0, -1).filter((clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
+  const kept = clauses.slice(0, -1).filter((_clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
   return kept.length > 0 ? kept.join('').replace(/[，,]\s*$/u, '') : undefined;
 }
 
@@ -418,4 +420,22 @@ export function extractMemories(prompt: string): { name: string; description: st
     out.push({ name, description: shortenText(shown, DESCRIPTION_CHARS), content, type: 'user' });
   }
   return out;
+}
+
+/**
+ * The offline `extract-facts` task (a peer's fact extraction, as mem0 asks for it): every
+ * statement in the user's message(s) of an extract-memories prompt, one fact per sentence, about
+ * anyone (not only the user); questions keep their statement part, requests and acknowledgements
+ * are dropped, repeats kept once. Deterministic; sees only the messages.
+ */
+export function extractFacts(prompt: string): string[] {
+  const facts: string[] = [];
+  for (const line of parseExtractMemoriesPrompt(prompt).userMessages) {
+    for (const raw of sentences(line)) {
+      const sentence = statementOf(raw.trim());
+      if (!sentence || REQUEST.test(sentence) || ACKNOWLEDGEMENT.test(sentence) || matchTerms(sentence).length === 0) continue;
+      if (!facts.some((fact) => normalizeText(fact) === normalizeText(sentence))) facts.push(sentence);
+    }
+  }
+  return facts;
 }

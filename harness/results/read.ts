@@ -55,3 +55,20 @@ export async function readResults(target: string): Promise<{ result: RunResult; 
   }
   return { result: parseResults(text, file), file };
 }
+
+/** A cell id that `run` holds twice (two scenarios with one name?): its cells cannot be matched nor reported apart. */
+export function repeatedCellId(run: RunResult): string | undefined {
+  const seen = new Set<string>();
+  for (const { id } of run.cells) {
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
+
+/** Refuses results that reports cannot stand on: no cell at all, or a cell id twice (exit 2, naming the file). */
+export function assertReportable(run: RunResult, file: string): void {
+  if (run.cells.length === 0) throw new MembenchError('INVALID_ARGUMENT', `${file} has no cells: nothing to report (was the run stopped before any cell finished?)`);
+  const repeated = repeatedCellId(run);
+  if (repeated !== undefined) throw new MembenchError('INVALID_ARGUMENT', `${file} holds two cells with id "${repeated}": they cannot be told apart (two scenarios with one name?); re-run with unique scenario names`);
+}

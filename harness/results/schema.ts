@@ -20,7 +20,7 @@ const crashPoint = z.enum(CRASH_POINTS);
 
 export const distributionSchema = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count }) satisfies z.ZodType<Distribution>;
 export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
-export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count }) satisfies z.ZodType<ModelUsage>;
+export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count, truncatedAnswers: count.optional() }) satisfies z.ZodType<ModelUsage>;
 
 /** A mean with the number of probes behind it (`mean` null when n is 0). */
 export const meanSchema = z.object({ n: count, mean: count.nullable() });
@@ -48,7 +48,7 @@ export const recallSummarySchema = z.object({
 });
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
 
-/** Retrieval at one k (DESIGN §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
+/** Retrieval at one k (docs/design.md §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
 export const retrievalAtKSchema = z.object({ k: count, recallAny: count, recallAll: count, ndcg: count });
 export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
 
@@ -156,7 +156,7 @@ export const crashRecordSchema = z.object({
 });
 export type CrashRecord = z.infer<typeof crashRecordSchema>;
 
-/** The invariants of DESIGN §6, by id, in the words every report shows. */
+/** The invariants of docs/design.md §6, by id, in the words every report shows. */
 export const INVARIANTS = {
   '1': 'acknowledged memories survive crashes',
   '2': 'user input persisted before the model call',
@@ -407,21 +407,3 @@ export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
 export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases']);
-
-/** A copy of `value` without timing fields (for reproducibility checks and `compare`). */
-export function withoutTiming<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value, (key, inner: unknown) => (TIMING_KEYS.has(key) ? undefined : inner))) as T;
-}
-
-/** What an interleaved cell (concurrent sessions) promises to reproduce: who it is, its status and its durability outcome. */
-const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'label', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'faults', 'interleaved'] as const;
-
-/**
- * What two runs with one seed must agree on: everything but timing, and for interleaved cells
- * only their identity, status and durability outcome (their tokens and recall depend on how the
- * concurrent sessions interleaved).
- */
-export function sameSeedView(result: RunResult): unknown {
-  const cells = result.cells.map((cell) => (cell.interleaved ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]]))) : cell));
-  return withoutTiming({ ...result, cells });
-}

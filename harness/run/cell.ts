@@ -3,13 +3,12 @@
  * in this process or in agent processes. Everything here also runs inside a pool worker, so a
  * cell travels as plain data (`CellTask`) and the providers are rebuilt from plain settings.
  */
-import type { OpenAIProviderOptions } from '../models/openai.js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession, evidenceTexts } from '../agent/loop.js';
-import { evidenceIndex } from '../scenarios/evidence.js';
+import { AgentSession } from '../agent/loop.js';
+import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
@@ -25,6 +24,7 @@ import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
+import type { LiveProviderSettings } from '../models/openai.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
 export interface CellTask {
@@ -43,8 +43,6 @@ export interface CellTask {
 export interface CellPlan extends CellTask {
   definition: StrategyDefinition;
 }
-
-import type { LiveProviderSettings } from '../models/openai.js';
 
 export type { LiveProviderSettings };
 
@@ -138,6 +136,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     tokens,
     ledger,
     ...rankDepthOf(providers),
+    keepsVerbatim: definition.keepsVerbatim !== false,
     createStrategy: () =>
       definition.create(
         { dir: paths.strategyDir, tokens, model, embedder: providers.embedder, durability: plan.spec.durability, seed: plan.seed, now: providers.now },
@@ -157,11 +156,11 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       definition.preload?.(preloadHint(plan.scenario));
       await session.start();
     });
-    const evidence = evidenceIndex(plan.scenario.steps);
+    const evidence = evidenceTable(plan.scenario.steps);
     await timed('replayMs', async () => {
       for (const [index, step] of plan.scenario.steps.entries()) {
         onPhase(stepPhase(index, step));
-        await session.step(step, index, evidenceTexts(step, evidence));
+        await session.step(step, index, probeEvidence(step, evidence));
       }
     });
     onPhase('close');

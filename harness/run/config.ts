@@ -90,7 +90,9 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
   if (problems.length === 0) {
     const converted = documentValue(doc);
     if ('problem' in converted) fail({ line: 1, col: 1 }, [], converted.problem);
-    else value = converted.value ?? {};
+    // An empty file is a mistake (a truncated commit, the wrong file), not "the default matrix".
+    else if (converted.value === null || converted.value === undefined) fail({ line: 1, col: 1 }, [], 'the config file is empty: give at least one setting, e.g. `strategies: [buffer, window]`, or remove the file');
+    else value = converted.value;
   }
   if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value))) fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
   if (problems.length === 0) {

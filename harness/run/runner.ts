@@ -14,6 +14,7 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
+import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
@@ -25,7 +26,7 @@ import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../resu
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
-import { TokenCounter } from '../core/tokens.js';
+import { encodingForModel, knownTokenizerModel, TokenCounter } from '../core/tokens.js';
 import { isLiveSpec } from '../models/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
@@ -117,7 +118,7 @@ export type ProgressEvent =
   | { type: 'start'; cells: number; finished: number; units: { label: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
 
-/** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
+/** Where a resumable run keeps its finished cells (see harness/run/run-dir.ts). Positions are indexes into the whole plan. */
 export interface CellStore {
   /** Called once the matrix is planned: checks it is the store's matrix and returns the cells already finished. */
   open(plan: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>>;
@@ -201,7 +202,10 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const priced = new Set(options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS));
   // Each strategy in every mode but its own, for the priced scenarios only.
   const priceSpecs = priced.size
-    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.map((definition) => `${definition.name}.durability=${DURABILITY_MODES.filter((mode) => mode !== definition.defaultDurability).join(',')}`)], sources)
+    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.flatMap((definition) => {
+        const others = (definition.durabilityModes ?? DURABILITY_MODES).filter((mode) => mode !== definition.defaultDurability);
+        return others.length > 0 ? [`${definition.name}.durability=${others.join(',')}`] : [];
+      })], sources)
     : [];
   const seed = options.seed ?? DEFAULT_SEED;
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
@@ -218,6 +222,17 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  // A priced scenario that is not in the run would price nothing, silently.
+  const unpriced = (options.priceDurability ?? []).filter((name) => !scenarios.some((scenario) => scenario.name === name));
+  if (unpriced.length > 0) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--price-durability ${unpriced.join(',')}: not among the run's scenarios (${scenarios.map((scenario) => scenario.name).join(', ')}): select it with -c, or drop it (none turns pricing off)`,
+    );
+  }
+  if (options.tokenizer !== undefined && !knownTokenizerModel(options.tokenizer)) {
+    options.onWarning?.(`warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`);
+  }
   const trials = options.trials ?? 1;
   const idempotency = options.idempotency ?? 'one';
   const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY) ? CONTRAST_STRATEGY : definitions[0]?.name;
@@ -289,6 +304,8 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined):
 
 /** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
+  // Masked in every cell file and report this process writes, whatever reply carries it.
+  registerSecret(options.live?.apiKey);
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
