@@ -3,8 +3,9 @@ import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { labelTable, leaderboardCells, leaderboardHead, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
+import { judgingTables } from './judging.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -22,6 +23,15 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
   ['saveP50', 'save p50'],
 ];
 
+/** The judging tables (judges and their cost, judged accuracy, agreement, errata ceilings) as console text; `membench judge` prints them too. */
+export function renderJudgingConsole(result: RunResult, style: { head: string[]; border: string[]; compact: boolean } = { head: [], border: [], compact: true }): string[] {
+  return judgingTables(result).flatMap(({ title, note, head, body }) => {
+    const table = new Table({ head, style });
+    for (const row of body) table.push(row);
+    return [title.toLowerCase(), table.toString(), note, ''];
+  });
+}
+
 /**
  * The verdict first: the leaderboard(s) and recommendations, then the per-cell table (cells of a
  * scenario group only with `detail`: a group reads as one suite), durability, notes.
@@ -30,7 +40,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true };
   const verdict: string[] = [];
   for (const { title, board, cells } of leaderboards(result)) {
-    const table = new Table({ head: [...LEADERBOARD_COLUMNS], style });
+    const table = new Table({ head: leaderboardHead(board), style });
     for (const row of leaderboardCells(board)) table.push(row);
     verdict.push(`leaderboard — ${title}`, table.toString(), ...board.recommendations.map((item) => `→ ${item.text}`), '');
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
@@ -40,6 +50,7 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
       verdict.push(`${title} by the dataset's own category`, categories.toString(), '');
     }
   }
+  verdict.push(...renderJudgingConsole(result, style));
   const modes = modeRows(result);
   if (modes.length > 1) {
     const modeTable = new Table({ head: [...MODE_COLUMNS], style });

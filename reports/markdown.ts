@@ -2,8 +2,9 @@
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
+import { judgeDisagreements, judgingTables } from './judging.js';
 import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_NOTE, leaderboardCells, leaderboardHead, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
@@ -42,7 +43,7 @@ function breakdownTable(result: RunResult): string {
 function verdictSection(result: RunResult): string[] {
   const lines = ['## Verdict', '', LEADERBOARD_NOTE, ''];
   for (const { title, board, cells } of leaderboards(result)) {
-    lines.push(`### Leaderboard — ${title}`, '', table([...LEADERBOARD_COLUMNS], leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '');
+    lines.push(`### Leaderboard — ${title}`, '', table(leaderboardHead(board), leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '');
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     if (byLabel) lines.push(`#### ${title} by the dataset's own category`, '', table(byLabel.head, byLabel.body), '');
   }
@@ -52,6 +53,17 @@ function verdictSection(result: RunResult): string[] {
     const { head, body } = distanceTable(rows);
     lines.push(`### Context recall by distance (${unit} between the evidence and its probe)`, '', table(head, body), '');
   }
+  return lines;
+}
+
+/** Judges, judged accuracy beside the dataset's score, agreement, errata ceilings (the disagreements are listed in report.html). */
+function judgingSection(result: RunResult): string[] {
+  const tables = judgingTables(result);
+  if (tables.length === 0) return [];
+  const lines = ['## Judging', ''];
+  for (const { title, note, head, body } of tables) lines.push(`### ${title}`, '', note, '', table(head, body), '');
+  const disagreeing = judgeDisagreements(result);
+  if (disagreeing) lines.push(`${disagreeing.items.length} answer${disagreeing.items.length === 1 ? '' : 's'} on which ${disagreeing.a} and ${disagreeing.b} disagree: listed in report.html.`, '');
   return lines;
 }
 
@@ -109,6 +121,7 @@ export function renderMarkdown(result: RunResult): string {
     `> ${MODEL_DEPENDENCE_NOTE}`,
     '',
     ...verdictSection(result),
+    ...judgingSection(result),
     '## Summary',
     '',
     'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +

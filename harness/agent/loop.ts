@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext } from '../core/metrics.js';
-import { multiTokenF1, tokenF1 } from '../core/scoring.js';
+import { datasetScore } from '../core/scoring.js';
 import { evidenceCoverage, evidenceIndex } from '../scenarios/evidence.js';
 import { hasCjk } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
@@ -284,7 +284,7 @@ export class AgentSession {
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
     const found = evidence.length > 0 ? evidenceRecall(evidence, messages) : undefined;
-    const f1 = step.scoring === 'locomo-f1' ? tokenF1 : step.scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
+    const score = datasetScore(step.scoring, answer, step.expect);
     this.probes.push({
       step: index,
       turn: this.turn,
@@ -304,8 +304,10 @@ export class AgentSession {
       evidenceRecall: found?.value ?? null,
       ...(found ? { evidenceFindings: found.findings } : {}),
       ...(step.label !== undefined ? { label: step.label } : {}),
-      ...(f1 && step.expect ? { answerF1: Math.max(...step.expect.map((gold) => f1(answer, gold))) } : {}),
+      ...(score !== undefined ? { answerF1: score } : {}),
       ...rankedStepIds(context.retrieved, rankDepth),
+      ...(step.expect ? { expect: [...step.expect] } : {}),
+      ...(step.forbid.length > 0 ? { forbid: [...step.forbid] } : {}),
     });
   }
 }

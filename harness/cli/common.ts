@@ -10,7 +10,12 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
-import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { isLiveSpec, ResponseCache } from '../models/index.js';
+import type { LiveProviderSettings } from '../models/openai.js';
+import { loadPrompts } from '../results/judge-prompts.js';
+import { createJudge, judgeRun } from '../results/judges.js';
+import type { RunResult } from '../results/schema.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
@@ -262,5 +267,43 @@ export async function refuseScenarioFiles(dir: string, overwrite: boolean): Prom
   }
   if (existing.length > 0 && !overwrite) {
     throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
+  }
+}
+
+/** The judge flags `run` and `judge` share. */
+export function judgeOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option('judge', { type: 'string', array: true, describe: 'judge every answer: offline (deterministic rules) or openai:NAME (an LLM at temperature 0); twice for agreement (Cohen\'s κ)' })
+    .option('judge-prompts', { type: 'string', describe: 'YAML file with one judge prompt template per question type (default, temporal, knowledge-update, preference, abstention), with {{question}}, {{gold}}, {{response}}' });
+}
+
+/** What judging needs besides the judges: where live judges connect (flags and env) and the response cache. */
+export interface JudgeSettings {
+  judges: readonly string[];
+  promptsFile?: string | undefined;
+  live?: LiveProviderSettings | undefined;
+  /** A file, or false for none (default DEFAULT_CACHE_FILE). */
+  cache?: string | false | undefined;
+}
+
+/** Refuses an unknown judge spec or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
+export async function checkJudgeSettings(settings: JudgeSettings): Promise<void> {
+  if (settings.judges.length === 0 && settings.promptsFile !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`);
+  const twice = settings.judges.find((spec, index) => settings.judges.indexOf(spec) !== index);
+  if (twice !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--judge ${twice} is given twice: name two different judges for agreement`);
+  for (const spec of settings.judges) createJudge(spec, { cache: false });
+  if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
+}
+
+/** Judges `result` with each judge in turn (live ones through the response cache), returning the judged copy. */
+export async function judgeResults(result: RunResult, settings: JudgeSettings): Promise<RunResult> {
+  const prompts = settings.promptsFile === undefined ? undefined : await loadPrompts(settings.promptsFile);
+  const live = settings.judges.some(isLiveSpec);
+  const cache = live && settings.cache !== false ? ResponseCache.open(settings.cache ?? DEFAULT_CACHE_FILE) : undefined;
+  try {
+    const judges = settings.judges.map((spec) => createJudge(spec, { ...(prompts ? { prompts } : {}), provider: settings.live ?? {}, cache: cache ?? false }));
+    return await judgeRun(result, judges);
+  } finally {
+    cache?.close();
   }
 }
