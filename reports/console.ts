@@ -28,7 +28,7 @@ export function renderJudgingConsole(result: RunResult, style: { head: string[];
   return judgingTables(result).flatMap(({ title, note, head, body }) => {
     const table = new Table({ head, style });
     for (const row of body) table.push(row);
-    return [title.toLowerCase(), table.toString(), note, ''];
+    return [`${title.charAt(0).toLowerCase()}${title.slice(1)}`, table.toString(), note, ''];
   });
 }
 
