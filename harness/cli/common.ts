@@ -38,6 +38,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
     .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('errata', { type: 'string', describe: 'with --dataset: a JSON file of corrected or dropped gold answers, applied at import (see docs/judging.md)' })
     .option('stretch', { type: 'number', describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)' })
     .option('durability', { type: 'string', describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none' })
     .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
@@ -100,6 +101,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     isolate: layer.isolate,
     datasets: layer.datasets,
     datasetLimit: layer.limit,
+    errata: layer.errata,
     stretch: layer.stretch,
     priceDurability: layer.priceDurability,
     cache: layer.cache,
@@ -126,6 +128,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     isolate: argv.isolate,
     datasets: argv.dataset,
     limit: argv.limit,
+    errata: argv.errata,
     stretch: argv.stretch,
     priceDurability: argv['price-durability']?.flatMap((name) => (name === 'none' ? [] : name.split(','))),
     // yargs turns --no-cache into cache: false.

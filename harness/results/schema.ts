@@ -8,6 +8,7 @@ import { DURABILITY_MODES } from '../core/durability-mode.js';
 import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
+import type { ErrataReport } from '../scenarios/importers/errata.js';
 
 /** Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention probes, which score apart). */
 export const RESULTS_SCHEMA_VERSION = 2;
@@ -441,7 +442,7 @@ export const errataSummarySchema = z.object({
   byLabel: z.record(z.string(), z.object({ questions: count, corrected: count, dropped: count })),
   /** Errata naming no imported question (another file, or past --limit). */
   unused: count,
-});
+}) satisfies z.ZodType<ErrataReport>;
 export type ErrataSummary = z.infer<typeof errataSummarySchema>;
 
 export const runResultSchema = z.object({

@@ -67,6 +67,23 @@ describe('membench judge', () => {
     expect(results(out).judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({ requests: 0, cached: probes.length });
   });
 
+  it('run --errata corrects the gold the run scores and prints the ceiling it implies, both counted', { timeout: 180_000 }, async () => {
+    const out = path.join(dir, 'errata-run');
+    const errata = path.join(ROOT, 'fixtures/errata/locomo-sample.json');
+    const run = await membench(['run', '--dataset', `locomo:${path.join(ROOT, 'fixtures/datasets/locomo10-sample.json')}`, '--errata', errata, '-s', 'buffer', '-w', '1', '-q', '-o', out], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`errata ${errata}: 2 gold answers corrected, 1 question dropped, 1 naming no imported question`);
+    const result = results(out);
+    expect(result.errata).toEqual([{ file: errata, unused: 1, byLabel: expect.objectContaining({ 'single-hop': { questions: 8, corrected: 1, dropped: 1 }, temporal: { questions: 4, corrected: 1, dropped: 0 } }) }]);
+    const probes = result.cells.flatMap((cell) => cell.probes);
+    expect(probes.find((probe) => probe.question === 'When did Maya sign up for the pottery class?')!.expect).toEqual(['8 May 2023']);
+    expect(probes.some((probe) => probe.question === "What is the name of Ana's dog?")).toBe(false);
+    const report = readFileSync(path.join(out, 'report.md'), 'utf8');
+    expect(report).toContain('### Errata and the ceiling they imply');
+    expect(report).toContain(`| ${errata} | single-hop | 8 | 1 | 1 | 75.0 % |`);
+    expect(report).toContain(`| ${errata} | all | 21 | 2 | 1 | 85.7 % |`);
+  });
+
   it('refuses a bad judge spec and a bad prompts file with a located error, exit 2, before judging', async () => {
     const out = path.join(dir, 'run');
     const bad = await membench(['judge', out, '--judge', 'gpt-4o'], { env });

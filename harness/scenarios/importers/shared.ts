@@ -3,6 +3,7 @@
  * converter produces, and the helpers that make dataset ids and text safe for scenarios.
  */
 import path from 'node:path';
+import type { ErrataReport } from './errata.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
 export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
@@ -38,6 +39,8 @@ export interface ImportReport {
   skippedItems: number;
   repaired: ImportIssue[];
   skipped: ImportIssue[];
+  /** With an errata file: what it corrected and dropped, by category label. */
+  errata?: ErrataReport;
 }
 
 /** Collects issues while converting; converters receive it and report into it. */
@@ -50,6 +53,7 @@ export class ImportLog {
   private sessions = 0;
   private turns = 0;
   private readonly labels = new Map<string, number>();
+  private errata: ErrataReport | undefined;
 
   constructor(
     readonly dataset: DatasetName,
@@ -89,6 +93,11 @@ export class ImportLog {
     this.skips.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
   }
 
+  /** Records what an errata file did to this import (see errata.ts). */
+  errataApplied(report: ErrataReport): void {
+    this.errata = report;
+  }
+
   report(): ImportReport {
     const skipped = new Set(this.skips.flatMap((issue) => (issue.item === undefined ? [] : [issue.item])));
     const repaired = new Set(this.repairs.flatMap((issue) => (issue.item === undefined || skipped.has(issue.item) ? [] : [issue.item])));
@@ -106,6 +115,7 @@ export class ImportLog {
       skippedItems: skipped.size,
       repaired: [...this.repairs],
       skipped: [...this.skips],
+      ...(this.errata ? { errata: this.errata } : {}),
     };
   }
 }
