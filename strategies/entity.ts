@@ -13,7 +13,7 @@ import { EntityStore, entityKey, type EntityDraft, type EntityJob, type EntityRe
 import { SqliteChatMessageHistory } from './stores/history.js';
 import { summarizePrompt } from '../harness/core/prompts.js';
 import { messageText } from '../harness/core/tokens.js';
-import { windowStart } from './window.js';
+import { windowStart } from './shared/trimming.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** Default extraction instruction: a live model reads it; the offline model finds the lines in the user message. */
@@ -259,9 +259,11 @@ export class EntityStrategy implements MemoryStrategy {
 
 export const entity = defineStrategy({
   name: 'entity',
+  kind: 'extraction',
   description: 'per-entity summaries in SQLite, updated from extracted entities; k most relevant + recent messages (EntityMemory)',
   options: entityOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   create: (context, options) => new EntityStrategy(context, options),
 });

@@ -20,8 +20,8 @@
  */
 import { z } from 'zod';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type SystemMessage } from '@langchain/core/messages';
-import type { Job } from './stores/jobs.js';
-import { foldSummary, summaryMessage, SummaryBackedStrategy, truncateText, type FoldPayload, type StoredMessage } from './stores/summarizer.js';
+import type { Job } from './shared/jobs.js';
+import { foldSummary, summaryMessage, SummaryBackedStrategy, truncateText, type FoldPayload, type StoredMessage } from './shared/summarizer.js';
 import { messageText, TOKENS_PER_REPLY } from '../harness/core/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
@@ -235,9 +235,11 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
 /** Registry entry for `summary-buffer`. */
 export const summaryBuffer = defineStrategy({
   name: 'summary-buffer',
+  kind: 'summary',
   description: 'recent messages plus a summary of older ones; the context never exceeds maxTokenLimit (ConversationSummaryBufferMemory)',
   options: summaryBufferOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   labelKnobs: ['maxTokenLimit'],
   create: (context, options) => new SummaryBufferStrategy(context, options),

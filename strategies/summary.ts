@@ -9,8 +9,8 @@
  */
 import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
-import type { Job } from './stores/jobs.js';
-import { foldSummary, SummaryBackedStrategy, type FoldPayload, type StoredMessage } from './stores/summarizer.js';
+import type { Job } from './shared/jobs.js';
+import { foldSummary, SummaryBackedStrategy, type FoldPayload, type StoredMessage } from './shared/summarizer.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** Knobs of `summary`, with their defaults (validated at the CLI / config edge). */
@@ -99,9 +99,12 @@ class SummaryStrategy extends SummaryBackedStrategy implements MemoryStrategy {
 /** Registry entry for `summary`. */
 export const summary = defineStrategy({
   name: 'summary',
+  kind: 'summary',
+  callsModelEveryTurn: true,
   description: 'a running summary updated by the model after each exchange, persisted with versions (ConversationSummaryMemory)',
   options: summaryOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   create: (context, options) => new SummaryStrategy(context, options),
 });
