@@ -111,6 +111,11 @@ export function createJudge(spec: string, options: JudgeOptions = {}): Judge {
  * not changed: a judge that fails (an endpoint down after its retries) leaves it as it was.
  */
 export async function judgeRun(result: RunResult, judges: readonly Judge[], now: () => Date = () => new Date()): Promise<RunResult> {
+  // Answerable probes of older files carry no gold: every judge would say no to every answer.
+  const withoutGold = result.cells.flatMap((cell) => cell.probes.filter((probe) => probe.category !== 'abstention' && probe.expect === undefined).map((probe) => `${cell.id} step ${probe.step}`));
+  if (withoutGold.length > 0) {
+    throw new MembenchError('INVALID_ARGUMENT', `these results hold no gold answers for ${withoutGold.length} probe${withoutGold.length === 1 ? '' : 's'} (first: ${withoutGold[0]}): they were written before membench stored gold with each answer; re-run the benchmark to judge it`);
+  }
   const judged: RunResult = structuredClone(result);
   for (const judge of judges) {
     const before = judge.requests;

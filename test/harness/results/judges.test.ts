@@ -118,7 +118,8 @@ describe('judgeRun', () => {
     }
   });
 
-  it('refuses a judge that is neither offline nor openai:NAME', () => {
+  it('refuses a judge that is neither offline nor openai:NAME, and results without gold (written before gold was stored)', async () => {
     expect(() => createJudge('gpt-4o')).toThrow(/expected "offline" or "openai:NAME"/u);
+    await expect(judgeRun(smallRun(), [createJudge('offline')])).rejects.toThrow(/hold no gold answers for \d+ probes \(first: recipes-zh\/buffer step \d+\)/u);
   });
 });
