@@ -20,7 +20,7 @@ import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
 export function sharedOptions<T>(yargs: Argv<T>) {
-  return yargs
+  const matrix = yargs
     .option('config', { type: 'string', describe: 'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)' })
     .option('scenario', {
       alias: 'c',
@@ -44,17 +44,23 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
-    .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' })
+    .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' });
+  return liveOptions(matrix)
+    .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
+    .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
+    .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
+    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
+}
+
+/** The flags of a live endpoint (`run`, `tune`, and `judge` for its LLM judges); the key is never written anywhere. */
+export function liveOptions<T>(yargs: Argv<T>) {
+  return yargs
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
     .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
     .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
     .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
-    .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
-    .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
-    .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
-    .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
-    .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
+    .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' });
 }
 
 /** The parsed shared flags. */

@@ -7,20 +7,14 @@ import type { RunResult } from '../results/schema.js';
 import { renderJudgingConsole } from '../../reports/console.js';
 import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { checkJudgeSettings, judgeOptions, judgeResults } from './common.js';
+import { checkJudgeSettings, judgeOptions, judgeResults, liveOptions } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
 export const describe = "Judge a finished run's answers (offline rules or an LLM judge) without replaying it, and re-render its reports";
 
 export function builder(yargs: Argv) {
-  return judgeOptions(yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' }))
-    .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME judges (default: $OPENAI_BASE_URL)' })
-    .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
-    .option('concurrency', { type: 'number', describe: 'judge requests in flight at once (default 4)' })
-    .option('timeout', { type: 'number', describe: 'judge request timeout in ms (default 60000)' })
-    .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
-    .option('cache', { type: 'string', describe: 'response cache file (default .membench/cache.sqlite): judging a run again costs no request; --no-cache to disable' })
+  return liveOptions(judgeOptions(yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' })))
     .example('$0 judge .membench/run-20250101-120000', 'judge the answers with the offline judge (deterministic rules)')
     .example('$0 judge .membench/run-20250101-120000 --judge openai:gpt-4o --base-url http://localhost:8000/v1', 'judge them with an LLM; judge again with another for agreement (κ)');
 }

@@ -9,7 +9,7 @@ import { strategyTraitsSchema } from '../core/strategy-traits.js';
 import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
-import type { ErrataReport } from '../scenarios/importers/errata.js';
+import type { ErrataReport } from '../scenarios/importers/shared.js';
 
 /** Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention probes, which score apart). */
 export const RESULTS_SCHEMA_VERSION = 2;

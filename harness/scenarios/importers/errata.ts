@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { MembenchError } from '../../core/errors.js';
 import { describeIssue, formatPath, formatProblem, parseMappingText, type Problem } from '../load.js';
-import type { ImportLog } from './shared.js';
+import type { ErrataCounts, ErrataReport, ImportLog } from './shared.js';
 
 const entrySchema = z.union(
   [
@@ -27,21 +27,6 @@ const entrySchema = z.union(
 const errataSchema = z.strictObject({ source: z.string().optional(), errata: z.record(z.string(), entrySchema, { error: 'expected a mapping of question ids to errata' }) });
 
 export type Erratum = z.infer<typeof entrySchema>;
-
-/** How many of a category's imported questions the errata corrected or dropped. */
-export interface ErrataCounts {
-  questions: number;
-  corrected: number;
-  dropped: number;
-}
-
-/** What applying an errata file to one import did. */
-export interface ErrataReport {
-  file: string;
-  byLabel: Record<string, ErrataCounts>;
-  /** Errata naming no question of this import (another file, or past --limit). */
-  unused: number;
-}
 
 /** An errata file, read and checked, applied to the probes of one import at a time. */
 export class Errata {

@@ -17,7 +17,8 @@ import { locomo } from './locomo.js';
 import { longmemeval } from './longmemeval.js';
 import { DATASET_NAMES, IdAllocator, ImportLog, type Converted, type DatasetConverter, type DatasetName, type ImportIssue, type ImportReport, type ScenarioDocument } from './shared.js';
 
-export { Errata, type ErrataCounts, type ErrataReport } from './errata.js';
+export { Errata } from './errata.js';
+export type { ErrataCounts, ErrataReport } from './shared.js';
 export { DATASET_NAMES, ImportLog, type DatasetName, type ImportIssue, type ImportReport, type ScenarioDocument } from './shared.js';
 
 const CONVERTERS: Record<DatasetName, DatasetConverter> = { locomo, longmemeval };

@@ -3,7 +3,6 @@
  * converter produces, and the helpers that make dataset ids and text safe for scenarios.
  */
 import path from 'node:path';
-import type { ErrataReport } from './errata.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
 export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
@@ -18,6 +17,21 @@ export interface ImportIssue {
   message: string;
   /** The QA item / question this concerns; absent for repairs of the conversation itself. */
   item?: string;
+}
+
+/** How many of a category's imported questions an errata file corrected or dropped (errata.ts). */
+export interface ErrataCounts {
+  questions: number;
+  corrected: number;
+  dropped: number;
+}
+
+/** What applying an errata file to one import did. */
+export interface ErrataReport {
+  file: string;
+  byLabel: Record<string, ErrataCounts>;
+  /** Errata naming no question of this import (another file, or past --limit). */
+  unused: number;
 }
 
 /** What an import did: every item read is imported as is, repaired, or skipped. */
