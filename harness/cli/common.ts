@@ -44,7 +44,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
-    .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' });
+    .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' });
   return liveOptions(matrix)
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
@@ -152,7 +152,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
 }
 
 /** What the built-in defaults say for the options a resumed run compares. */
-export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'both', isolate: false } as const satisfies RunOptions;
+export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'one', isolate: false } as const satisfies RunOptions;
 
 /** The layers merged: defaults < config file < flags (live settings merged key by key; the API key only from the flag). */
 export async function resolveLayers(argv: SharedArgs, flags: MembenchConfig): Promise<{ options: RunOptions; config: MembenchConfig; workers: number; out?: string }> {

@@ -8,8 +8,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession, evidenceTexts } from '../agent/loop.js';
-import { evidenceIndex } from '../scenarios/evidence.js';
+import { AgentSession } from '../agent/loop.js';
+import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
@@ -138,6 +138,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     tokens,
     ledger,
     ...rankDepthOf(providers),
+    keepsVerbatim: definition.keepsVerbatim !== false,
     createStrategy: () =>
       definition.create(
         { dir: paths.strategyDir, tokens, model, embedder: providers.embedder, durability: plan.spec.durability, seed: plan.seed, now: providers.now },
@@ -157,11 +158,11 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       definition.preload?.(preloadHint(plan.scenario));
       await session.start();
     });
-    const evidence = evidenceIndex(plan.scenario.steps);
+    const evidence = evidenceTable(plan.scenario.steps);
     await timed('replayMs', async () => {
       for (const [index, step] of plan.scenario.steps.entries()) {
         onPhase(stepPhase(index, step));
-        await session.step(step, index, evidenceTexts(step, evidence));
+        await session.step(step, index, probeEvidence(step, evidence));
       }
     });
     onPhase('close');
