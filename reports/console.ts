@@ -3,8 +3,9 @@ import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, modelDependenceNote, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { DEFAULT_TABLE_WIDTH, fittedTable, wrapText } from './layout.js';
-import { DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricValues, PROTOCOL_NOTES, protocolRows, retrievalKs, retrievalRows, type ProtocolRow } from './retrieval.js';
+import { DURABILITY_MARKS_LEGEND, labelTable, leaderboardCells, leaderboardHead, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { formatFigure, metricValues, PROTOCOL_NOTES, type ProtocolRow, protocolRows, retrievalKs, retrievalRows } from './retrieval.js';
+import { judgingTables } from './judging.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -22,6 +23,11 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
   ['saveP50', 'save p50'],
 ];
 
+/** The judging tables (judges and their cost, judged accuracy, agreement, errata ceilings) as console text; `membench judge` prints them too. */
+export function renderJudgingConsole(result: RunResult, options: { style?: { head: string[]; border: string[] }; width?: number } = {}): string[] {
+  return judgingTables(result).flatMap(({ title, note, head, body }) => [`${title.charAt(0).toLowerCase()}${title.slice(1)}`, fittedTable(head, body, options), wrapText(note, options.width), '']);
+}
+
 /**
  * The verdict first: the leaderboard(s) and recommendations, then the per-cell table (cells of a
  * scenario group only with `detail`: a group reads as one suite), durability, notes. Every table
@@ -33,10 +39,11 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   const verdict: string[] = [];
   for (const { title, board, cells } of leaderboards(result)) {
     const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND] : [];
-    verdict.push(`leaderboard — ${title}`, fitted(LEADERBOARD_COLUMNS, leaderboardCells(board)), ...marks, ...board.recommendations.map((item) => `→ ${item.text}`), '');
+    verdict.push(`leaderboard — ${title}`, fitted(leaderboardHead(board), leaderboardCells(board)), ...marks, ...board.recommendations.map((item) => `→ ${item.text}`), '');
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     if (byLabel) verdict.push(`${title} by the dataset's own category`, fitted(byLabel.head, byLabel.body), '');
   }
+  verdict.push(...renderJudgingConsole(result, { style, ...(options.width !== undefined ? { width: options.width } : {}) }));
   const modes = modeRows(result);
   if (modes.length > 1) verdict.push(MODE_TABLE_TITLE, fitted(MODE_COLUMNS, modes), MODE_TABLE_NOTE, '');
   const shown = result.cells.filter((cell) => options.detail || (cell.group === undefined && !cell.pricing));

@@ -5,7 +5,7 @@ import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
 import { cellLabel, formatMs, formatRate, markdownTable, modelNote, summaryNotes } from './summary.js';
-import { LEADERBOARD_COLUMNS, leaderboardCells, leaderboards } from './verdict.js';
+import { leaderboardCells, leaderboardHead, leaderboards } from './verdict.js';
 
 export { markdownTable } from './summary.js';
 
@@ -21,7 +21,7 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
     `model \`${header.model}\` · tokenizer ${header.tokenizer.encoding} · seed ${header.seed} · membench ${header.membenchVersion}${header.gitCommit ? ` (${header.gitCommit.slice(0, 12)})` : ''}` +
       (options.recallThreshold !== undefined ? ` · recall threshold ${options.recallThreshold}` : ''),
     '',
-    ...leaderboards(result).flatMap(({ title, board }) => [`### Leaderboard — ${title}`, '', markdownTable([...LEADERBOARD_COLUMNS], leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '']),
+    ...leaderboards(result).flatMap(({ title, board }) => [`### Leaderboard — ${title}`, '', markdownTable(leaderboardHead(board), leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '']),
     markdownTable(
       ['scenario', 'strategy', 'ctx tokens', 'context recall', 'stale exposure', 'answer acc', 'load p50 ms', 'save p50 ms', 'status'],
       // A group's cells are pooled in its leaderboard above; listed one by one only when they fail.

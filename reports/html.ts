@@ -11,8 +11,9 @@ import { logTickLabel, seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
-import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, leaderboardSortKeys, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_NOTE, leaderboardCells, leaderboardHead, leaderboards, leaderboardSortKeys, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatMs, interleavingNote, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
+import { judgeDisagreements, judgingTables } from './judging.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const require = createRequire(import.meta.url);
@@ -202,13 +203,14 @@ function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string 
   const boards = pooled.map(({ title, board, cells }, index) => {
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     const labelHtml = byLabel ? `\n<h4>${escapeHtml(title)} by the dataset's own category</h4>\n${sortableTable(`categories-${index}`, byLabel.head, byLabel.body.map((row) => row.map((text, column): Column => ({ title: byLabel.head[column]!, text }))))}` : '';
+    const head = leaderboardHead(board);
     const rows = leaderboardCells(board).map((cells, row): Column[] =>
       cells.map((text, column) => {
         const sort = leaderboardSortKeys(board.rows[row]!)[column];
-        return { title: LEADERBOARD_COLUMNS[column]!, text, ...(sort !== undefined ? { sort } : {}) };
+        return { title: head[column]!, text, ...(sort !== undefined ? { sort } : {}) };
       }),
     );
-    return `<h3>Leaderboard — ${escapeHtml(title)}</h3>\n${sortableTable(`leaderboard-${index}`, LEADERBOARD_COLUMNS, rows)}${labelHtml}${index > 0 ? `\n${list(board.recommendations)}` : ''}`;
+    return `<h3>Leaderboard — ${escapeHtml(title)}</h3>\n${sortableTable(`leaderboard-${index}`, head, rows)}${labelHtml}${index > 0 ? `\n${list(board.recommendations)}` : ''}`;
   });
   const chartSpec = specs.find((spec) => spec.id === 'recall-vs-tokens');
   const top = `<div class="verdict-top">${chartSpec ? chartFigures([chartSpec]) : ''}<div><h3>Recommendations (${escapeHtml(pooled[0]?.title ?? 'run')})</h3>${list(pooled[0]?.board.recommendations ?? [])}</div></div>`;
@@ -323,6 +325,20 @@ const CLIENT_SCRIPT = `
 })();
 `;
 
+/** Judges, judged accuracy, agreement and errata ceilings; the answers two judges disagree on, collapsed. */
+function judgingSection(result: RunResult): string {
+  const tables = judgingTables(result);
+  if (tables.length === 0) return '';
+  const parts = tables.map(({ title, note, head, body }, index) => `<h3>${escapeHtml(title)}</h3>\n<p class="note">${escapeHtml(note)}</p>\n${sortableTable(`judging-${index}`, head, body.map((row) => row.map((text, column): Column => ({ title: head[column]!, text }))))}`);
+  const disagreeing = judgeDisagreements(result);
+  if (disagreeing) {
+    const head = ['cell', 'category', 'question', 'gold', 'response', disagreeing.a, disagreeing.b];
+    const rows = disagreeing.items.map((item) => [item.cell, item.category, item.question, item.gold, item.response, item.a, item.b].map((text, column): Column => ({ title: head[column]!, text })));
+    parts.push(`<details><summary>${disagreeing.items.length} answers on which ${escapeHtml(disagreeing.a)} and ${escapeHtml(disagreeing.b)} disagree</summary>\n${sortableTable('judge-disagreements', head, rows)}\n</details>`);
+  }
+  return `<section id="judging">\n<h2>Judging</h2>\n${parts.join('\n')}\n</section>`;
+}
+
 /** The whole report as one HTML string (pure apart from reading chart.js once). */
 export function renderHtml(result: RunResult): string {
   const specs = chartSpecs(result);
@@ -342,6 +358,7 @@ export function renderHtml(result: RunResult): string {
 </header>
 <main>
 ${verdictSection(result, specs)}
+${judgingSection(result)}
 ${distanceSection(result, specs)}
 <section id="charts">
 <h2>More charts</h2>

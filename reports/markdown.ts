@@ -2,9 +2,10 @@
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, markdownTable, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
+import { judgeDisagreements, judgingTables } from './judging.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { fitColumns } from './layout.js';
-import { breakdownRows, distanceTable, distanceTables, DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { breakdownRows, distanceTable, distanceTables, DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_NOTE, leaderboardCells, leaderboardHead, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, PROTOCOL_NOTES, protocolRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
@@ -50,7 +51,7 @@ function verdictSection(result: RunResult): string[] {
   const lines = ['## Verdict', '', LEADERBOARD_NOTE, ''];
   for (const { title, board, cells } of leaderboards(result)) {
     const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND, ''] : [];
-    lines.push(`### Leaderboard — ${title}`, '', ...fittedMarkdown(LEADERBOARD_COLUMNS, leaderboardCells(board)), ...marks);
+    lines.push(`### Leaderboard — ${title}`, '', ...fittedMarkdown(leaderboardHead(board), leaderboardCells(board)), ...marks);
     lines.push(...board.recommendations.flatMap((item) => [`- ${item.text}`, ...(item.detail ? [`  <details><summary>details</summary>${item.detail}</details>`] : [])]), '');
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     if (byLabel) lines.push(`#### ${title} by the dataset's own category`, '', ...fittedMarkdown(byLabel.head, byLabel.body));
@@ -72,6 +73,17 @@ function protocolSection(result: RunResult): string[] {
     const ks = own[0]!.values.map(({ k }) => k);
     return [`## Retrieval by the ${protocol} protocol`, '', PROTOCOL_NOTES[protocol] ?? '', '', table(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], own.map((row) => [row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))])), ''];
   });
+}
+
+/** Judges, judged accuracy beside the dataset's score, agreement, errata ceilings (the disagreements are listed in report.html). */
+function judgingSection(result: RunResult): string[] {
+  const tables = judgingTables(result);
+  if (tables.length === 0) return [];
+  const lines = ['## Judging', ''];
+  for (const { title, note, head, body } of tables) lines.push(`### ${title}`, '', note, '', table(head, body), '');
+  const disagreeing = judgeDisagreements(result);
+  if (disagreeing) lines.push(`${disagreeing.items.length} answer${disagreeing.items.length === 1 ? '' : 's'} on which ${disagreeing.a} and ${disagreeing.b} disagree: listed in report.html.`, '');
+  return lines;
 }
 
 function retrievalSection(result: RunResult): string[] {
@@ -128,6 +140,7 @@ export function renderMarkdown(result: RunResult): string {
     `> ${modelDependenceNote(result)}`,
     '',
     ...verdictSection(result),
+    ...judgingSection(result),
     '## Summary',
     '',
     'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +

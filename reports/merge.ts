@@ -7,7 +7,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { durabilityMatrix, modePrices } from '../harness/results/durability-matrix.js';
 import { MembenchError } from '../harness/core/errors.js';
-import type { CellResult, RunHeader, RunResult } from '../harness/results/schema.js';
+import type { CellResult, JudgeRun, RunHeader, RunResult } from '../harness/results/schema.js';
 import { shardSize, type ShardHeader } from '../harness/results/shard.js';
 
 /** One input: its results and the file it came from (named in messages). */
@@ -110,5 +110,18 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
     cells,
     durabilityMatrix: durabilityMatrix(cells),
     durabilityPrices: modePrices(cells),
+    // Every shard imported the same datasets with the same errata; a judge's counts add up over the shards it judged.
+    ...(first.result.errata ? { errata: first.result.errata } : {}),
+    ...mergedJudges(inputs.map((input) => input.result)),
   };
+}
+
+/** Judges over the shards: counts summed per judge, the latest judging time kept. */
+function mergedJudges(results: readonly RunResult[]): Pick<RunResult, 'judges'> {
+  const byJudge = new Map<string, JudgeRun>();
+  for (const run of results.flatMap((result) => result.judges ?? [])) {
+    const seen = byJudge.get(run.judge);
+    byJudge.set(run.judge, seen ? { ...seen, judged: seen.judged + run.judged, unparsed: seen.unparsed + run.unparsed, requests: seen.requests + run.requests, cached: seen.cached + run.cached, tokens: seen.tokens + run.tokens, judgedAt: [seen.judgedAt, run.judgedAt].sort()[1]! } : run);
+  }
+  return byJudge.size > 0 ? { judges: [...byJudge.values()] } : {};
 }

@@ -5,6 +5,7 @@
  */
 import { recallByDistance, type DistanceRow, type DistanceUnit } from '../harness/results/by-distance.js';
 import { leaderboard, TOKEN_BUDGET, type Leaderboard, type LeaderboardRow } from '../harness/results/leaderboard.js';
+import { judgeLabel } from '../harness/results/agreement.js';
 import { recallByCategory, recallByLabel } from '../harness/results/recall.js';
 import type { CellResult, RecallSummary, RunResult } from '../harness/results/schema.js';
 import type { Interval } from '../harness/results/stats.js';
@@ -46,7 +47,13 @@ export function durabilityText(row: LeaderboardRow): string {
     .join(' ');
 }
 
-/** The leaderboard's rows as text cells, in LEADERBOARD_COLUMNS order. */
+/** The leaderboard's columns: LEADERBOARD_COLUMNS, then judged accuracy per judge and κ when judges ran. */
+export function leaderboardHead(board: Leaderboard): string[] {
+  const judged = board.rows[0]?.judged ?? [];
+  return [...LEADERBOARD_COLUMNS, ...judged.map(({ judge }) => `answer acc, ${judgeLabel(judge)} [95% CI]`), ...(board.rows[0]?.kappa !== undefined ? ['judges κ'] : [])];
+}
+
+/** The leaderboard's rows as text cells, in leaderboardHead order. */
 export function leaderboardCells(board: Leaderboard): string[][] {
   return board.rows.map((row) => [
     row.setting,
@@ -58,12 +65,14 @@ export function leaderboardCells(board: Leaderboard): string[][] {
     withInterval(row.evidenceRecall.mean, row.evidenceRecall.interval, row.evidenceRecall.n),
     fixed(row.conflictExposure.value),
     formatMs(row.loadSaveP95),
+    ...(row.judged ?? []).map(({ accuracy }) => `${withInterval(accuracy.value, accuracy.interval, accuracy.n)}${accuracy.unparsed ? `, ${accuracy.unparsed} unparsed` : ''}`),
+    ...(row.kappa !== undefined ? [fixed(row.kappa)] : []),
   ]);
 }
 
-/** The numbers the leaderboard's columns sort by (report.html), in LEADERBOARD_COLUMNS order; undefined: sorted as text. */
+/** The numbers the leaderboard's columns sort by (report.html), in leaderboardHead order; undefined: sorted as text. */
 export function leaderboardSortKeys(row: LeaderboardRow): (number | null | undefined)[] {
-  return [undefined, row.contextRecall.value, row.contextPerTurn, row.maintenancePerTurn, row.vsBest?.difference ?? 0, undefined, row.evidenceRecall.mean, row.conflictExposure.value, row.loadSaveP95];
+  return [undefined, row.contextRecall.value, row.contextPerTurn, row.maintenancePerTurn, row.vsBest?.difference ?? 0, undefined, row.evidenceRecall.mean, row.conflictExposure.value, row.loadSaveP95, ...(row.judged ?? []).map(({ accuracy }) => accuracy.value), ...(row.kappa !== undefined ? [row.kappa] : [])];
 }
 
 /** A leaderboard with the name of what it pools: the whole run, or one group. */
@@ -85,12 +94,13 @@ export function leaderboards(result: RunResult): PooledBoard[] {
 
 function computeLeaderboards(result: RunResult): PooledBoard[] {
   const seed = result.header.seed;
-  const boards: PooledBoard[] = [{ title: 'the whole run', board: leaderboard(result.cells, seed), cells: result.cells }];
+  const judges = (result.judges ?? []).map((run) => run.judge);
+  const boards: PooledBoard[] = [{ title: 'the whole run', board: leaderboard(result.cells, seed, judges), cells: result.cells }];
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   if (groups.length === 1 && result.cells.every((cell) => cell.group !== undefined)) return [{ ...boards[0]!, title: `group ${groups[0]}` }];
   for (const group of groups) {
     const cells = result.cells.filter((cell) => cell.group === group);
-    boards.push({ title: `group ${group}`, board: leaderboard(cells, seed), cells });
+    boards.push({ title: `group ${group}`, board: leaderboard(cells, seed, judges), cells });
   }
   return boards;
 }

@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext, type ProbeEvidence } from '../core/metrics.js';
-import { multiTokenF1, tokenF1 } from '../core/scoring.js';
+import { datasetScore } from '../core/scoring.js';
 import { evidenceCoverage, evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import { hasCjk } from '../core/text.js';
@@ -287,7 +287,7 @@ export class AgentSession {
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
     const found = evidence.cited.length > 0 ? evidenceRecall(evidence, messages, this.deps.keepsVerbatim === false) : undefined;
-    const f1 = step.scoring === 'locomo-f1' ? tokenF1 : step.scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
+    const score = datasetScore(step.scoring, answer, step.expect);
     this.probes.push({
       step: index,
       turn: this.turn,
@@ -307,8 +307,10 @@ export class AgentSession {
       evidenceRecall: found?.value ?? null,
       ...(found ? { evidenceFindings: found.findings } : {}),
       ...(step.label !== undefined ? { label: step.label } : {}),
-      ...(f1 && step.expect ? { answerF1: Math.max(...step.expect.map((gold) => f1(answer, gold))) } : {}),
+      ...(score !== undefined ? { answerF1: score } : {}),
       ...rankedStepIds(context.retrieved, rankDepth),
+      ...(step.expect ? { expect: [...step.expect] } : {}),
+      ...(step.forbid.length > 0 ? { forbid: [...step.forbid] } : {}),
     });
   }
 }

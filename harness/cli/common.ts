@@ -12,12 +12,17 @@ import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.j
 import { MembenchError } from '../core/errors.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
-import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import { isLiveSpec, ResponseCache } from '../models/index.js';
+import type { LiveProviderSettings } from '../models/openai.js';
+import { loadPrompts } from '../results/judge-prompts.js';
+import { createJudge, judgeRun } from '../results/judges.js';
+import type { RunResult } from '../results/schema.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
 export function sharedOptions<T>(yargs: Argv<T>) {
-  return yargs
+  const matrix = yargs
     .option('config', { type: 'string', describe: 'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)' })
     .option('scenario', {
       alias: 'c',
@@ -35,23 +40,30 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
     .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('errata', { type: 'string', describe: 'with --dataset: a JSON file of corrected or dropped gold answers, applied at import (see docs/judging.md)' })
     .option('stretch', { type: 'number', describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)' })
     .option('durability', { type: 'string', describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none' })
     .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
-    .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' })
-    .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
-    .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
-    .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
-    .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
-    .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
-    .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
+    .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' });
+  return liveOptions(matrix)
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
     .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, k 1,3,5,10,30,50, turn and session level, abstention left out; see docs/protocols.md)" })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
+}
+
+/** The flags of a live endpoint (`run`, `tune`, and `judge` for its LLM judges); the key is never written anywhere. */
+export function liveOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
+    .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
+    .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
+    .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
+    .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
+    .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' });
 }
 
 /** The parsed shared flags. */
@@ -98,6 +110,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     isolate: layer.isolate,
     datasets: layer.datasets,
     datasetLimit: layer.limit,
+    errata: layer.errata,
     stretch: layer.stretch,
     priceDurability: layer.priceDurability,
     cache: layer.cache,
@@ -125,6 +138,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     isolate: argv.isolate,
     datasets: argv.dataset,
     limit: argv.limit,
+    errata: argv.errata,
     stretch: argv.stretch,
     priceDurability: argv['price-durability']?.flatMap((name) => (name === 'none' ? [] : name.split(','))),
     // yargs turns --no-cache into cache: false.
@@ -272,5 +286,43 @@ export async function refuseScenarioFiles(dir: string, overwrite: boolean): Prom
   }
   if (existing.length > 0 && !overwrite) {
     throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
+  }
+}
+
+/** The judge flags `run` and `judge` share. */
+export function judgeOptions<T>(yargs: Argv<T>) {
+  return yargs
+    .option('judge', { type: 'string', array: true, describe: 'judge every answer: offline (deterministic rules) or openai:NAME (an LLM at temperature 0); twice for agreement (Cohen\'s κ)' })
+    .option('judge-prompts', { type: 'string', describe: 'YAML file with one judge prompt template per question type (default, temporal, knowledge-update, preference, abstention), with {{question}}, {{gold}}, {{response}}' });
+}
+
+/** What judging needs besides the judges: where live judges connect (flags and env) and the response cache. */
+export interface JudgeSettings {
+  judges: readonly string[];
+  promptsFile?: string | undefined;
+  live?: LiveProviderSettings | undefined;
+  /** A file, or false for none (default DEFAULT_CACHE_FILE). */
+  cache?: string | false | undefined;
+}
+
+/** Refuses an unknown judge spec or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
+export async function checkJudgeSettings(settings: JudgeSettings): Promise<void> {
+  if (settings.judges.length === 0 && settings.promptsFile !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`);
+  const twice = settings.judges.find((spec, index) => settings.judges.indexOf(spec) !== index);
+  if (twice !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--judge ${twice} is given twice: name two different judges for agreement`);
+  for (const spec of settings.judges) createJudge(spec, { cache: false });
+  if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
+}
+
+/** Judges `result` with each judge in turn (live ones through the response cache), returning the judged copy. */
+export async function judgeResults(result: RunResult, settings: JudgeSettings): Promise<RunResult> {
+  const prompts = settings.promptsFile === undefined ? undefined : await loadPrompts(settings.promptsFile);
+  const live = settings.judges.some(isLiveSpec);
+  const cache = live && settings.cache !== false ? ResponseCache.open(settings.cache ?? DEFAULT_CACHE_FILE) : undefined;
+  try {
+    const judges = settings.judges.map((spec) => createJudge(spec, { ...(prompts ? { prompts } : {}), provider: settings.live ?? {}, cache: cache ?? false }));
+    return await judgeRun(result, judges);
+  } finally {
+    cache?.close();
   }
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
 import { StagedDir } from '../core/manifest.js';
-import { DATASET_NAMES, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
+import { DATASET_NAMES, Errata, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
 import { checkOutFlag, refuseScenarioFiles } from './common.js';
 import { handled } from './errors.js';
 
@@ -17,6 +17,7 @@ export function builder(yargs: Argv) {
     .option('out', { alias: 'o', type: 'string', describe: 'dir for the scenario files (default: .membench/import/DATASET)' })
     .option('limit', { type: 'number', describe: 'import only the first N conversations / questions' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace scenario files left in --out by an earlier import' })
+    .option('errata', { type: 'string', describe: 'a JSON file of corrected or dropped gold answers, applied as the scenarios are written (see docs/judging.md)' })
     .example('$0 import locomo data/locomo10.json --limit 2', 'the first two LoCoMo conversations as .membench/import/locomo/locomo-conv-*.yaml')
     .example('$0 import longmemeval longmemeval_s.json -o .membench/lme', 'one scenario per LongMemEval question');
 }
@@ -29,11 +30,12 @@ export const handler = handled(async (argv: ImportArgs) => {
   checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
   const log = new ImportLog(dataset, argv.file);
+  const errata = argv.errata === undefined ? undefined : await Errata.load(argv.errata);
   // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
   // damaged conversation) leaves --out as it was, and --overwrite drops only the previous import's files.
   const staged = await StagedDir.begin(out);
   try {
-    for await (const imported of importScenarios(dataset, argv.file, log, argv.limit !== undefined ? { limit: argv.limit } : {})) {
+    for await (const imported of importScenarios(dataset, argv.file, log, { ...(argv.limit !== undefined ? { limit: argv.limit } : {}), ...(errata ? { errata } : {}) })) {
       await staged.write(`${imported.scenario.name}.yaml`, imported.yaml);
     }
   } catch (error) {

@@ -7,6 +7,7 @@ import * as bench from './bench.js';
 import * as compare from './compare.js';
 import * as explain from './explain.js';
 import * as generate from './generate.js';
+import * as judge from './judge.js';
 import * as list from './list.js';
 import * as merge from './merge.js';
 import * as report from './report.js';
@@ -24,6 +25,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(list)
     .command(compare)
     .command(report)
+    .command(judge)
     .command(merge)
     .command(tune)
     .command(explain)

@@ -12,7 +12,7 @@ import { withOutDirLock } from '../run/out-lock.js';
 import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { parseShard } from '../results/shard.js';
-import { checkOutFlag, flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
+import { checkJudgeSettings, checkOutFlag, flagLayer, interruptOnSignals, judgeOptions, judgeResults, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions, type JudgeSettings } from './common.js';
 import { handled } from './errors.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
@@ -24,7 +24,7 @@ export function builder(yargs: Argv) {
   const matrix = yargs
     .option('strategy', { alias: 's', type: 'string', array: true, describe: `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path` })
     .option('param', { alias: 'p', type: 'string', array: true, describe: 'STRATEGY.KNOB=V1,V2 sweeps a knob, e.g. window.k=2,4,8 (repeatable; durability is a knob too)' });
-  return sharedOptions(matrix)
+  return judgeOptions(sharedOptions(matrix))
     .option('shard', { type: 'string', describe: 'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge' })
     .option('resume', { type: 'string', describe: 'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)' })
     .option('recall-threshold', { type: 'number', describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)' })
@@ -37,7 +37,8 @@ export function builder(yargs: Argv) {
     .example('$0 run --crash-fuzz 50 --seed 7 -c remember-then-crash', '50 reproducible random kills per cell')
     .example('$0 run --shard 2/3 -o shard-2', 'the second third of the cells (membench merge joins the shards)')
     .example('$0 run --resume .membench/run-20250101-120000', 'finish a run stopped by Ctrl-C')
-    .example('$0 run --model openai:gpt-4o-mini --base-url http://localhost:11434/v1', 'a live model on any OpenAI-compatible endpoint');
+    .example('$0 run --model openai:gpt-4o-mini --base-url http://localhost:11434/v1', 'a live model on any OpenAI-compatible endpoint')
+    .example('$0 run --dataset longmemeval:longmemeval_s.json --judge offline --judge openai:gpt-4o', 'answers judged by the offline rules and an LLM, with their agreement (κ)');
 }
 
 type RunArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
@@ -66,11 +67,13 @@ export const handler = handled(async (argv: RunArgs) => {
   if (argv.resume !== undefined && argv.out !== undefined && path.resolve(argv.out) !== path.resolve(argv.resume)) {
     throw new MembenchError('INVALID_ARGUMENT', `--resume ${argv.resume} writes into ${argv.resume}: drop --out ${argv.out}`);
   }
+  const judging: JudgeSettings = { judges: argv.judge ?? [], promptsFile: argv['judge-prompts'], live: options.live, cache: options.cache };
+  await checkJudgeSettings(judging);
   const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
   checkOutFlag(out);
   // One run per dir, from before its state is read until its reports are written.
   const command = argv.resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
-  return withOutDirLock(out, command[0]!, () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn }), command[1]);
+  return withOutDirLock(out, command[0]!, () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn, judging }), command[1]);
 });
 
 interface RunPlan {
@@ -80,10 +83,11 @@ interface RunPlan {
   shard: ReturnType<typeof parseShard> | undefined;
   recallThreshold: number | undefined;
   warn: (warning: string) => boolean;
+  judging: JudgeSettings;
 }
 
 /** The run itself, with the out dir locked: resume or start, run the cells, write the reports. */
-async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThreshold, warn }: RunPlan): Promise<number> {
+async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThreshold, warn, judging }: RunPlan): Promise<number> {
   const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
   let store: RunDir;
   if (argv.resume !== undefined) {
@@ -119,6 +123,8 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     progress.stop();
     interrupt.dispose();
   }
+  // The answers are in: judge them before anything is printed or written (a failing judge keeps the finished cells for --resume).
+  if (judging.judges.length > 0) result = await judgeResults(result, { ...judging, live: options.live, cache: options.cache });
   process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail, width: tableWidth(process.stdout) })}\n`);
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
   const phases: RunPhase[] = [{ name: 'planning + cells (runBenchmark)', ms: result.header.durationMs }];

@@ -3,7 +3,9 @@
  * F1 as its `task_eval/evaluation.py` computes it (snap-research/locomo): `normalize_answer`
  * (commas dropped, lower case, ASCII punctuation removed, the words a/an/the/and removed,
  * whitespace collapsed), Porter-stemmed tokens, F1 over token counts; multi-hop answers
- * (category 1) are split at commas and each gold part takes its best-matching predicted part.
+ * (category 1) are split at commas and each gold part takes its best-matching predicted part;
+ * open-domain gold (category 3) is cut at its first ";" (the importer does it); adversarial
+ * questions (category 5) score 1 when the answer holds one of two abstention phrases.
  * The Python code uses NLTK's PorterStemmer; this uses the npm `stemmer` package (the original
  * Porter algorithm), which stems a few rare words differently from NLTK's extended mode.
  */
@@ -46,4 +48,21 @@ export function multiTokenF1(prediction: string, gold: string): number {
   const predictions = prediction.split(',').map((part) => part.trim());
   const truths = gold.split(',').map((part) => part.trim());
   return truths.reduce((sum, truth) => sum + Math.max(...predictions.map((part) => tokenF1(part, truth))), 0) / truths.length;
+}
+
+/** evaluation.py's category-5 check: the lower-cased answer holds one of these phrases. */
+export const LOCOMO_ABSTENTION_PHRASES = ['no information available', 'not mentioned'] as const;
+
+/** LoCoMo's adversarial score: 1 when the answer says the information is not there in one of evaluation.py's phrases, else 0. */
+export function adversarialScore(prediction: string): number {
+  const lowered = prediction.toLowerCase();
+  return LOCOMO_ABSTENTION_PHRASES.some((phrase) => lowered.includes(phrase)) ? 1 : 0;
+}
+
+/** The dataset's own score of an answer under a probe's `scoring` (undefined for `contains`, or without gold where gold is needed). */
+export function datasetScore(scoring: string | undefined, prediction: string, expect: readonly string[] | undefined): number | undefined {
+  if (scoring === 'locomo-adversarial') return adversarialScore(prediction);
+  const f1 = scoring === 'locomo-f1' ? tokenF1 : scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
+  if (!f1 || !expect || expect.length === 0) return undefined;
+  return Math.max(...expect.map((gold) => f1(prediction, gold)));
 }

@@ -8,6 +8,7 @@ import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { fnv1a } from '../core/hash.js';
+import { MembenchError } from '../core/errors.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
@@ -122,6 +123,9 @@ export class OfflineModel implements ChatModel {
         return JSON.stringify(extractMemories(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
       case 'extract-facts':
         return JSON.stringify(extractFacts(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
+      case 'judge':
+        // Judging reads gold answers, which the reference model must never see: the offline judge is rules (harness/core/judge-rules.ts).
+        throw new MembenchError('NOT_SUPPORTED', 'the offline model does not judge answers: use --judge offline');
     }
   }
 

@@ -7,6 +7,7 @@ import { distribution, rate } from '../core/metrics.js';
 import { meanOf } from './recall.js';
 import type { Rate } from '../core/metrics.js';
 import type { CellResult, Mean } from './schema.js';
+import { judgeAgreement, judgedAccuracy, type JudgedAccuracy } from './agreement.js';
 import { bootstrapMeanInterval, pairedRates, seedOf, wilsonInterval, type Interval, type PairedDifference } from './stats.js';
 
 /** Context tokens per turn under which "best recall under a budget" is computed. */
@@ -46,6 +47,10 @@ export interface LeaderboardRow {
   durability: ModeLoss[];
   /** Paired against the best row on the probes both answered; absent for the best row itself. */
   vsBest?: PairedDifference | null;
+  /** Answer accuracy by each judge that ran (every probe, abstention ones included), with its Wilson interval. */
+  judged?: { judge: string; accuracy: JudgedAccuracy }[];
+  /** Cohen's κ of the first two judges over this setting's probes (null: undefined, both judges unanimous). */
+  kappa?: number | null;
 }
 
 export interface Recommendation {
@@ -85,8 +90,8 @@ export function settingOf(cell: CellResult): string {
   return cell.pricing ? cell.label.replace(/,?durability=\w+/u, '').replace(/\(\)$/u, '').replace(/\(,/u, '(') : cell.label;
 }
 
-/** One row per setting; `seed` makes the bootstrap intervals reproducible. */
-export function leaderboard(cells: readonly CellResult[], seed: number): Leaderboard {
+/** One row per setting; `seed` makes the bootstrap intervals reproducible; `judges` (their ids) add judged accuracy and, with two, κ. */
+export function leaderboard(cells: readonly CellResult[], seed: number, judges: readonly string[] = []): Leaderboard {
   const bySetting = new Map<string, CellResult[]>();
   for (const cell of cells) if (cell.status === 'ok') bySetting.set(settingOf(cell), [...(bySetting.get(settingOf(cell)) ?? []), cell]);
   const outcomes = new Map<string, ProbeOutcomes>();
@@ -117,6 +122,8 @@ export function leaderboard(cells: readonly CellResult[], seed: number): Leaderb
       maintenancePerTurn: turns.length ? pooled.reduce((sum, cell) => sum + cell.tokens.maintenance, 0) / turns.length : 0,
       loadSaveP95: distribution(turns.map((turn) => (turn.loadMs ?? 0) + turn.saveMs)).p95,
       durability: modeLosses(all),
+      ...(judges.length > 0 ? { judged: judges.map((judge) => ({ judge, accuracy: judgedAccuracy(pooled.flatMap((cell) => cell.probes), judge) })) } : {}),
+      ...(judges.length > 1 ? { kappa: judgeAgreement(pooled, judges[0]!, judges[1]!).at(-1)!.kappa } : {}),
     };
   });
   rows.sort((a, b) => (b.contextRecall.value ?? -1) - (a.contextRecall.value ?? -1) || a.contextPerTurn - b.contextPerTurn || a.setting.localeCompare(b.setting));

@@ -30,7 +30,8 @@ export function summarizeRecall(probes: readonly ProbeOutcome[]): RecallSummary 
     answerRecall: meanOf(numbers(answerable.map((probe) => probe.answerRecall))),
     evidenceRecall: meanOf(numbers(answerable.map((probe) => probe.evidenceRecall))),
     abstention: rate(abstaining.map((probe) => probe.answerCorrect)),
-    answerF1: meanOf(numbers(answerable.map((probe) => probe.answerF1))),
+    // The dataset's own score covers its adversarial (abstention) items too, as LoCoMo's evaluation.py does.
+    answerF1: meanOf(numbers(probes.map((probe) => probe.answerF1))),
   };
 }
 

@@ -9,6 +9,7 @@ import { strategyTraitsSchema } from '../core/strategy-traits.js';
 import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
+import type { ErrataReport } from '../scenarios/importers/shared.js';
 
 /**
  * Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention
@@ -53,7 +54,7 @@ export const recallSummarySchema = z.object({
   evidenceRecall: meanSchema,
   /** Abstention probes whose answer declined (and named no forbid string). */
   abstention: rateSchema,
-  /** Mean of the dataset's own answer score (LoCoMo token F1) over the probes that carry one. */
+  /** Mean of the dataset's own answer score (LoCoMo token F1; its adversarial items 0/1 by abstention phrase) over the probes that carry one. */
   answerF1: meanSchema,
 });
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
@@ -88,6 +89,24 @@ export const turnRecordSchema = z.object({
 });
 export type TurnRecord = z.infer<typeof turnRecordSchema>;
 
+/** What a judge said of one answer: `unparsed` when its reply was neither yes nor no (counted, never read as a no). */
+export const JUDGE_VERDICTS = ['yes', 'no', 'unparsed'] as const;
+export type JudgeVerdict = (typeof JUDGE_VERDICTS)[number];
+
+/** One judge's judgement of one answer, with the reply it rests on (the offline judge's rule, or the LLM's raw text). */
+export const judgementSchema = z.object({
+  /** The judge that gave it: `offline` or `openai:NAME`. */
+  judge: z.string(),
+  verdict: z.enum(JUDGE_VERDICTS),
+  /** The question type whose prompt (or rule) judged it: default, temporal, knowledge-update, preference, abstention. */
+  type: z.string(),
+  /** The LLM's reply as sent; for the offline judge, the rule that decided. */
+  raw: z.string(),
+  /** The reply came from the response cache. */
+  cached: z.boolean().optional(),
+});
+export type Judgement = z.infer<typeof judgementSchema>;
+
 export const probeRecordSchema = z.object({
   step: count,
   turn: count,
@@ -114,7 +133,7 @@ export const probeRecordSchema = z.object({
   evidenceFindings: z.array(z.enum(['verbatim', 'covered', 'missing'])).optional(),
   /** The dataset's own category of the question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`). */
   label: z.string().optional(),
-  /** The dataset's own answer score (LoCoMo token F1), for probes that ask for it. */
+  /** The dataset's own answer score (LoCoMo token F1, or 0/1 by abstention phrase for its adversarial items), for probes that ask for it. */
   answerF1: count.optional(),
   /** How far back the furthest evidence lies: exchanges, and tokens of scripted conversation saved since. */
   distance: z.object({ exchanges: count, tokens: count }).optional(),
@@ -124,6 +143,11 @@ export const probeRecordSchema = z.object({
   retrieval: retrievalFiguresSchema.optional(),
   /** The same ranking scored by the run's `--protocol` (the paper's corpus, gold, k and session mapping). */
   protocolRetrieval: retrievalFiguresSchema.optional(),
+  /** The probe's gold as the run scored it (after errata), so `membench judge` can re-judge the answer without the scenario. Absent in older files. */
+  expect: z.array(z.string()).optional(),
+  forbid: z.array(z.string()).optional(),
+  /** Judgements of the answer, one per judge that ran (`--judge`, `membench judge`). */
+  judgements: z.array(judgementSchema).optional(),
 });
 export type ProbeRecord = z.infer<typeof probeRecordSchema>;
 
@@ -409,6 +433,34 @@ export const cellResultSchema = z.object({
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 
+/** What one judge cost and how often it could not be read, apart from the memory's and the answerer's tokens. */
+export const judgeRunSchema = z.object({
+  judge: z.string(),
+  /** `offline judge` or `openai:NAME judge`: how every judged figure is labelled. */
+  label: z.string(),
+  /** Where its prompts came from: `membench` (the project's own wording) or the --judge-prompts file. */
+  prompts: z.string(),
+  judged: count,
+  unparsed: count,
+  /** Requests that reached the endpoint (0 for the offline judge), and judgements served by the response cache. */
+  requests: count,
+  cached: count,
+  /** Prompt + reply tokens of every judgement, cached ones included (counted as the memory's are). */
+  tokens: count,
+  judgedAt: z.string(),
+});
+export type JudgeRun = z.infer<typeof judgeRunSchema>;
+
+/** An errata file applied at import: how many gold answers it corrected or dropped, by the dataset's own category. */
+export const errataSummarySchema = z.object({
+  file: z.string(),
+  /** Questions imported per category label (dropped ones included), and how many of them the errata call wrong. */
+  byLabel: z.record(z.string(), z.object({ questions: count, corrected: count, dropped: count })),
+  /** Errata naming no imported question (another file, or past --limit). */
+  unused: count,
+}) satisfies z.ZodType<ErrataReport>;
+export type ErrataSummary = z.infer<typeof errataSummarySchema>;
+
 export const runResultSchema = z.object({
   header: runHeaderSchema,
   cells: z.array(cellResultSchema),
@@ -416,8 +468,12 @@ export const runResultSchema = z.object({
   durabilityMatrix: z.array(matrixRowSchema),
   /** Each durability mode's price (save latency) beside its losses. */
   durabilityPrices: z.array(modePriceSchema),
+  /** Judges that judged this run's answers, in the order they ran. */
+  judges: z.array(judgeRunSchema).optional(),
+  /** Errata applied to the datasets at import. */
+  errata: z.array(errataSummarySchema).optional(),
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
-export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases']);
+export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases', 'judgedAt']);

@@ -39,6 +39,8 @@ const configSchema = z.object({
   isolate: z.boolean().optional(),
   datasets: list.optional(),
   limit: bounded('limit').optional(),
+  /** An errata file for the datasets (docs/judging.md). */
+  errata: z.string().optional(),
   stretch: bounded('stretch').optional(),
   workers: bounded('workers').optional(),
   out: z.string().optional(),
@@ -129,7 +131,7 @@ function normalize({ params, ...rest }: z.infer<typeof configSchema>): MembenchC
   return { ...rest, params: Object.entries(params).map(([knob, values]) => `${knob}=${(Array.isArray(values) ? values : [values]).join(',')}`) };
 }
 
-/** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, out, cache. */
+/** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, out, cache. */
 function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
   const resolve = (file: string): string => path.resolve(dir, file);
   const isScenarioPath = (spec: string): boolean => spec.includes('/') || spec.includes(path.sep) || /\.(ya?ml|json)$/iu.test(spec);
@@ -138,6 +140,7 @@ function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
     ...(config.strategies ? { strategies: config.strategies.map((spec) => (isModuleSpec(spec) && !spec.startsWith('file:') ? resolve(spec) : spec)) } : {}),
     ...(config.scenarios ? { scenarios: config.scenarios.map((spec) => (isScenarioPath(spec) ? resolve(spec) : spec)) } : {}),
     ...(config.datasets ? { datasets: config.datasets.map((spec) => spec.replace(/^([a-z]+):(.+)$/u, (_, kind: string, file: string) => `${kind}:${resolve(file)}`)) } : {}),
+    ...(config.errata ? { errata: resolve(config.errata) } : {}),
     ...(config.out ? { out: resolve(config.out) } : {}),
     ...(typeof config.cache === 'string' ? { cache: resolve(config.cache) } : {}),
   };

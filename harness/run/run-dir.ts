@@ -26,11 +26,11 @@ export const CELLS_DIR = 'cells';
 /** The options that decide a run's matrix and results: what plan.json keeps (never the API key). */
 export type PlannedOptions = Pick<
   RunOptions,
-  'strategies' | 'scenarios' | 'params' | 'seed' | 'trials' | 'model' | 'embedder' | 'tokenizer' | 'cache' | 'datasets' | 'datasetLimit' | 'crashFuzz' | 'isolate' | 'durabilities' | 'idempotency' | 'shard' | 'retrievalK'
+  'strategies' | 'scenarios' | 'params' | 'seed' | 'trials' | 'model' | 'embedder' | 'tokenizer' | 'cache' | 'datasets' | 'datasetLimit' | 'errata' | 'crashFuzz' | 'isolate' | 'durabilities' | 'idempotency' | 'shard' | 'retrievalK'
 > & { live?: Omit<LiveProviderSettings, 'apiKey'> };
 
 /** The keys of PlannedOptions, in the order messages list them. */
-export const PLANNED_KEYS = ['strategies', 'scenarios', 'params', 'seed', 'trials', 'model', 'embedder', 'tokenizer', 'cache', 'datasets', 'datasetLimit', 'crashFuzz', 'isolate', 'durabilities', 'idempotency', 'shard', 'live', 'retrievalK'] as const;
+export const PLANNED_KEYS = ['strategies', 'scenarios', 'params', 'seed', 'trials', 'model', 'embedder', 'tokenizer', 'cache', 'datasets', 'datasetLimit', 'errata', 'crashFuzz', 'isolate', 'durabilities', 'idempotency', 'shard', 'live', 'retrievalK'] as const;
 
 const strings = z.array(z.string()).optional();
 const planFile = z.object({
@@ -47,6 +47,7 @@ const planFile = z.object({
     cache: z.union([z.string(), z.literal(false)]).optional(),
     datasets: strings,
     datasetLimit: z.number().optional(),
+    errata: z.string().optional(),
     crashFuzz: z.number().optional(),
     isolate: z.boolean().optional(),
     durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
-import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
+import { formatImportReport, importDataset, type ErrataReport } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { registerSecret } from '../core/secrets.js';
@@ -63,6 +63,8 @@ export interface RunOptions {
   datasets?: readonly string[];
   /** With `datasets`: the first N conversations / questions. */
   datasetLimit?: number;
+  /** With `datasets`: an errata file correcting or dropping gold answers at import (docs/judging.md). */
+  errata?: string;
   /** Stretch every selected scenario to this many user turns with filler (probes kept); names become `NAME~N`. */
   stretch?: number;
   /** Resolves relative scenario and strategy module paths (default: the process's cwd). */
@@ -209,7 +211,7 @@ function protocolParams(definitions: readonly StrategyDefinition[], options: Pic
 }
 
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
-export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
+export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[]; errata: ErrataReport[] }> {
   checkRunNumbers(options);
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
   const durabilityParams = (options.durabilities ?? []).length
@@ -230,9 +232,12 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const { scenarios: loaded, warnings } = await loadScenarios(named);
   // With no scenario named, long conversations (tagged `long`) stay out of the default run.
   const selected = options.scenarios?.length ? loaded : loaded.filter((scenario) => !scenario.tags?.includes('long'));
+  if (options.errata !== undefined && !options.datasets?.length) throw new MembenchError('INVALID_ARGUMENT', `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`);
+  const errata: ErrataReport[] = [];
   for (const spec of options.datasets ?? []) {
-    const { scenarios: imported, report } = await importDataset(spec, { limit: options.datasetLimit });
+    const { scenarios: imported, report } = await importDataset(spec, { limit: options.datasetLimit, ...(options.errata !== undefined ? { errata: options.errata } : {}) });
     if (report.repaired.length + report.skipped.length > 0) options.onWarning?.(formatImportReport(report));
+    if (report.errata) errata.push(report.errata);
     selected.push(...imported);
   }
   for (const warning of warnings) options.onWarning?.(warning);
@@ -272,7 +277,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
       }
     }
   }
-  return { plans, scenarios, specs };
+  return { plans, scenarios, specs, errata };
 }
 
 /** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
@@ -327,7 +332,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
-  const { plans, scenarios, specs } = await planRun(options);
+  const { plans, scenarios, specs, errata } = await planRun(options);
   const workers = options.workers ?? 1;
   const modelSpec = options.model ?? 'offline';
   const embedderSpec = options.embedder ?? 'hashed';
@@ -405,5 +410,5 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     durationMs: performance.now() - started,
     machine: machineId(),
   };
-  return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells) };
+  return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells), ...(errata.length > 0 ? { errata } : {}) };
 }

@@ -12,7 +12,7 @@ export const PROBE_CATEGORIES = ['extraction', 'multi-hop', 'temporal', 'update'
 export type ProbeCategory = (typeof PROBE_CATEGORIES)[number];
 
 /** How a probe's live answer is scored (docs/design.md §5: `contains`, or the dataset's own scoring). */
-export const ANSWER_SCORINGS = ['contains', 'locomo-f1', 'locomo-f1-multi'] as const;
+export const ANSWER_SCORINGS = ['contains', 'locomo-f1', 'locomo-f1-multi', 'locomo-adversarial'] as const;
 export type AnswerScoring = (typeof ANSWER_SCORINGS)[number];
 
 export const CRASH_POINTS = [
@@ -73,7 +73,7 @@ const probeStep = z
     category: z.enum(PROBE_CATEGORIES).default('extraction'),
     /** The dataset's own category for this question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`), reported beside membench's. */
     label: z.string({ error: 'expected a category label' }).min(1, 'expected a category label, got an empty string').optional(),
-    /** How a live answer is scored: `contains` (an expect string, no forbid string) or LoCoMo's token F1 (`locomo-f1`; `locomo-f1-multi` for its multi-hop answers). */
+    /** How a live answer is scored: `contains` (an expect string, no forbid string) or LoCoMo's token F1 (`locomo-f1`; `locomo-f1-multi` for its multi-hop answers; `locomo-adversarial`: its abstention phrases). */
     scoring: z.enum(ANSWER_SCORINGS, { error: `expected one of ${ANSWER_SCORINGS.join(', ')}` }).optional(),
     evidence: stringList.default([]),
   })

@@ -25,7 +25,9 @@ export type Reply =
   /** Sends the headers and half a body, then nothing. */
   | { kind: 'hang-body' }
   /** Drops the connection without a response. */
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+  /** A well-formed chat completion whose message is `content` (a judge's "yes", "Yes.", "no"...). */
+  | { kind: 'chat'; content: string };
 
 /** The running server and what it saw. */
 export interface FakeOpenAIServer {
@@ -63,22 +65,34 @@ function defaultBody(path: string, body: unknown, dimensions: number, echoed: st
     };
   }
   const last = request.messages?.at(-1)?.content;
+  return completion(body, `echo: ${String(last ?? '')}${echoed}`);
+}
+
+/** A chat completion answering `content`. */
+function completion(body: unknown, content: string): unknown {
   return {
     id: 'chatcmpl-fake',
     object: 'chat.completion',
     created: 0,
-    model: request.model,
-    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `echo: ${String(last ?? '')}${echoed}`, refusal: null } }],
+    model: (body as { model?: string } | null)?.model,
+    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
 }
 
+/** The last user message of a chat request (what a judge reads), or '' for another request. */
+export function lastMessage(body: unknown): string {
+  const messages = (body as { messages?: Array<{ content?: unknown }> } | null)?.messages;
+  return String(messages?.at(-1)?.content ?? '');
+}
+
 /**
- * Starts the server on 127.0.0.1 with an OS-chosen port. `echoAuthorization`: every default chat
- * answer repeats the request's Authorization header and the bare token, as a proxy or a debugging
- * endpoint that echoes headers would.
+ * Starts the server on 127.0.0.1 with an OS-chosen port. `chat` (optional) answers chat requests
+ * no queued reply is waiting for: a judge played by a rule over the prompt, say. `echoAuthorization`:
+ * every default chat answer repeats the request's Authorization header and the bare token, as a
+ * proxy or a debugging endpoint that echoes headers would.
  */
-export async function startFakeOpenAIServer(options: { embeddingDimensions?: number; echoAuthorization?: boolean } = {}): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string } = {}): Promise<FakeOpenAIServer> {
   const dimensions = options.embeddingDimensions ?? 8;
   const echoOf = (headers: IncomingHttpHeaders): string => {
     if (!options.echoAuthorization) return '';
@@ -117,6 +131,10 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
         response.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'application/json', ...reply.headers });
         response.end(reply.body);
         return;
+      case 'chat':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(completion(body, reply.content)));
+        return;
       case 'json':
         response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
         response.end(JSON.stringify(reply.body));
@@ -143,7 +161,7 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       response.on('close', () => inFlight--);
-      const reply = queue.shift() ?? { kind: 'default' };
+      const reply: Reply = queue.shift() ?? (options.chat && path.endsWith('/chat/completions') ? { kind: 'chat', content: options.chat(body) } : { kind: 'default' });
       const answer = (): void => send(response, reply, path, body, request.headers);
       if (groupSize === undefined) return answer();
       held.push(answer);

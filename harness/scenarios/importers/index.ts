@@ -12,10 +12,13 @@ import { MembenchError } from '../../core/errors.js';
 import { checkScenarioText, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
 import type { Scenario } from '../format.js';
 import { readJsonList } from './json-stream.js';
+import { Errata } from './errata.js';
 import { locomo } from './locomo.js';
 import { longmemeval } from './longmemeval.js';
 import { DATASET_NAMES, IdAllocator, ImportLog, type Converted, type DatasetConverter, type DatasetName, type ImportIssue, type ImportReport, type ScenarioDocument } from './shared.js';
 
+export { Errata } from './errata.js';
+export type { ErrataCounts, ErrataReport } from './shared.js';
 export { DATASET_NAMES, ImportLog, type DatasetName, type ImportIssue, type ImportReport, type ScenarioDocument } from './shared.js';
 
 const CONVERTERS: Record<DatasetName, DatasetConverter> = { locomo, longmemeval };
@@ -36,9 +39,10 @@ export function toYaml(document: ScenarioDocument): string {
 
 /**
  * Streams the scenarios of a dataset file, each validated by the same loader as scenario
- * files. `limit` stops after that many conversations / questions without reading further.
+ * files. `limit` stops after that many conversations / questions without reading further;
+ * `errata` corrects or drops gold answers (what it did is in the log's report once the import ends).
  */
-export async function* importScenarios(dataset: DatasetName, file: string, log: ImportLog, options: { limit?: number } = {}): AsyncGenerator<ImportedScenario> {
+export async function* importScenarios(dataset: DatasetName, file: string, log: ImportLog, options: { limit?: number; errata?: Errata } = {}): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) throw bad(`--limit ${options.limit}: expected a whole number >= 1`);
   const names = new IdAllocator('-');
@@ -48,11 +52,13 @@ export async function* importScenarios(dataset: DatasetName, file: string, log: 
     const converted = converter.convert(raw, index, log, file);
     index++;
     if (converted) {
+      if (options.errata) converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
       const imported = finish(converted, dataset, file, names, log);
       if (imported) yield imported;
     }
     if (options.limit !== undefined && index >= options.limit) break;
   }
+  if (options.errata) log.errataApplied(options.errata.report());
 }
 
 function finish(converted: Converted, dataset: DatasetName, file: string, names: IdAllocator, log: ImportLog): ImportedScenario | undefined {
@@ -89,11 +95,12 @@ export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: st
  * Imports a dataset in memory for `membench run --dataset locomo:FILE`: validated scenarios
  * (as `loadScenarios` returns them) and the report. Throws when nothing could be imported.
  */
-export async function importDataset(spec: string, options: { limit?: number } = {}): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
+export async function importDataset(spec: string, options: { limit?: number; errata?: string } = {}): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetSpec(spec);
   const log = new ImportLog(dataset, file);
   const scenarios: Scenario[] = [];
-  for await (const imported of importScenarios(dataset, file, log, options)) scenarios.push(imported.scenario);
+  const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);
+  for await (const imported of importScenarios(dataset, file, log, { ...(options.limit !== undefined ? { limit: options.limit } : {}), ...(errata ? { errata } : {}) })) scenarios.push(imported.scenario);
   const report = log.report();
   if (scenarios.length === 0) throw nothingImported(report);
   return { scenarios, report };
@@ -132,6 +139,12 @@ export function formatImportReport(report: ImportReport): string {
     `${converter.itemsName}: ${report.items} read: ${report.imported} imported as is, ${report.repairedItems} repaired, ${report.skippedItems} skipped`,
     `${report.sessions} sessions, ${report.turns} turns (both speakers' messages, none written by a model); probes by category: ${Object.entries(report.probesByLabel).map(([label, n]) => `${label} ${n}`).join(', ') || 'none'}`,
   ];
+  if (report.errata) {
+    const counts = Object.values(report.errata.byLabel);
+    const corrected = counts.reduce((sum, count) => sum + count.corrected, 0);
+    const dropped = counts.reduce((sum, count) => sum + count.dropped, 0);
+    lines.push(`errata ${report.errata.file}: ${corrected} gold answer${corrected === 1 ? '' : 's'} corrected, ${dropped} question${dropped === 1 ? '' : 's'} dropped, ${report.errata.unused} naming no imported question`);
+  }
   if (report.repaired.length > 0) lines.push(`repaired (${report.repaired.length}):`, ...group(report.repaired));
   if (report.skipped.length > 0) lines.push(`skipped (${report.skipped.length}):`, ...group(report.skipped));
   return lines.join('\n');

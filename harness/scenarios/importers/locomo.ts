@@ -27,8 +27,8 @@
  * multi-hop, temporal, open-domain, adversarial. They map to membench categories below; the
  * dataset's own name is the probe's `label` (reports break recall down by it) and its number
  * stays in the probe id (`qa12-cat4`). Answers are scored as evaluation.py does (`scoring:
- * locomo-f1`, `locomo-f1-multi` for category 1); adversarial items are abstention probes, left
- * out of every recall figure.
+ * locomo-f1`, `locomo-f1-multi` for category 1, `locomo-adversarial` for category 5); adversarial
+ * items are abstention probes, left out of every recall figure.
  *
  * Repairs (each reported): a numeric answer becomes a string; a category-5 item carries
  * `adversarial_answer` instead of `answer` and becomes an `abstention` probe (no `expect`) with
@@ -255,7 +255,7 @@ function readProbe(qa: unknown, index: number, label: string, stepOf: ReadonlyMa
   }
   probe.category = LOCOMO_CATEGORIES[category]!.category;
   probe.label = LOCOMO_CATEGORIES[category]!.name;
-  if (category !== 5) probe.scoring = category === 1 ? 'locomo-f1-multi' : 'locomo-f1';
+  probe.scoring = category === 1 ? 'locomo-f1-multi' : category === 5 ? 'locomo-adversarial' : 'locomo-f1';
   const evidence = readEvidence(qa.evidence, stepOf, where, item, log);
   if (evidence.length > 0) probe.evidence = evidence;
   return probe;

@@ -19,6 +19,21 @@ export interface ImportIssue {
   item?: string;
 }
 
+/** How many of a category's imported questions an errata file corrected or dropped (errata.ts). */
+export interface ErrataCounts {
+  questions: number;
+  corrected: number;
+  dropped: number;
+}
+
+/** What applying an errata file to one import did. */
+export interface ErrataReport {
+  file: string;
+  byLabel: Record<string, ErrataCounts>;
+  /** Errata naming no question of this import (another file, or past --limit). */
+  unused: number;
+}
+
 /** What an import did: every item read is imported as is, repaired, or skipped. */
 export interface ImportReport {
   dataset: DatasetName;
@@ -38,6 +53,8 @@ export interface ImportReport {
   skippedItems: number;
   repaired: ImportIssue[];
   skipped: ImportIssue[];
+  /** With an errata file: what it corrected and dropped, by category label. */
+  errata?: ErrataReport;
 }
 
 /** Collects issues while converting; converters receive it and report into it. */
@@ -50,6 +67,7 @@ export class ImportLog {
   private sessions = 0;
   private turns = 0;
   private readonly labels = new Map<string, number>();
+  private errata: ErrataReport | undefined;
 
   constructor(
     readonly dataset: DatasetName,
@@ -89,6 +107,11 @@ export class ImportLog {
     this.skips.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
   }
 
+  /** Records what an errata file did to this import (see errata.ts). */
+  errataApplied(report: ErrataReport): void {
+    this.errata = report;
+  }
+
   report(): ImportReport {
     const skipped = new Set(this.skips.flatMap((issue) => (issue.item === undefined ? [] : [issue.item])));
     const repaired = new Set(this.repairs.flatMap((issue) => (issue.item === undefined || skipped.has(issue.item) ? [] : [issue.item])));
@@ -106,6 +129,7 @@ export class ImportLog {
       skippedItems: skipped.size,
       repaired: [...this.repairs],
       skipped: [...this.skips],
+      ...(this.errata ? { errata: this.errata } : {}),
     };
   }
 }

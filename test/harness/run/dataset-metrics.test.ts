@@ -80,13 +80,16 @@ describe('metrics on a long LoCoMo-format conversation', () => {
     expect(temporal?.answerRecall).toEqual({ n: 1, mean: 1 });
   });
 
-  it('keeps LoCoMo categories as labels, scores answers with its F1, and the adversarial item only as abstention', () => {
+  it('keeps LoCoMo categories as labels, scores answers with its F1, and the adversarial item as abstention and by its phrases', () => {
     const buffer = cell('buffer');
     expect(Object.keys(buffer.recallByLabel ?? {}).sort()).toEqual(['adversarial', 'single-hop', 'temporal']);
     expect(buffer.recall.contextRecall.n).toBe(3);
     expect(buffer.recall.abstention.n).toBe(1);
-    expect(buffer.recall.answerF1.n).toBe(3);
-    expect(buffer.probes.every((probe) => probe.label === 'adversarial' || typeof probe.answerF1 === 'number')).toBe(true);
+    // evaluation.py scores the adversarial item too: 1 when the answer holds one of its abstention phrases, else 0.
+    expect(buffer.recall.answerF1.n).toBe(4);
+    expect(buffer.probes.every((probe) => typeof probe.answerF1 === 'number')).toBe(true);
+    expect([0, 1]).toContain(buffer.probes.find((probe) => probe.label === 'adversarial')!.answerF1);
+    expect(buffer.recallByLabel!.adversarial!.answerF1.n).toBe(1);
   });
 
   it('inserts no model-written reply: every turn of the replay is a speaker of the dataset', () => {

@@ -1,0 +1,143 @@
+/**
+ * Judges of answer accuracy (docs/judging.md): `offline` (deterministic rules, the default) and
+ * `openai:NAME` (an LLM over the OpenAI wire through the `openai` provider: retries, backoff,
+ * timeouts, key masking), and the judging of a finished run's answers from its results. An LLM
+ * judge asks at temperature 0 for a one-word reply, read strictly (`unparsed` otherwise, counted,
+ * never a silent "no"); every reply goes through the response cache, and its tokens and requests
+ * are counted apart from the memory's and the answerer's.
+ */
+import { HumanMessage } from '@langchain/core/messages';
+import { MembenchError } from '../core/errors.js';
+import { offlineVerdict, type JudgeItem } from '../core/judge-rules.js';
+import { TokenCounter } from '../core/tokens.js';
+import { createModel, isLiveSpec, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
+import { judgeLabel } from './agreement.js';
+import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
+import type { JudgeRun, JudgeVerdict, Judgement, RunResult } from './schema.js';
+
+/** Reply tokens an LLM judge may use: room for "yes" or "no" and a stray full stop. */
+export const JUDGE_MAX_OUTPUT_TOKENS = 8;
+
+/** A judge's reply read strictly: yes or no (any case, quotes, asterisks or a full stop around it); anything else is `unparsed`. */
+export function parseVerdict(reply: string): JudgeVerdict {
+  const word = reply.trim().replace(/^["'*`_\s]+|["'*`_.!\s]+$/gu, '').toLowerCase();
+  return word === 'yes' ? 'yes' : word === 'no' ? 'no' : 'unparsed';
+}
+
+/** One judgement as a judge returns it, before it is filed under the judge's id. */
+export interface JudgeReply {
+  verdict: JudgeVerdict;
+  raw: string;
+  cached: boolean;
+  /** Prompt + reply tokens (0 for the offline judge). */
+  tokens: number;
+}
+
+export interface Judge {
+  /** `offline` or `openai:NAME`: the key judgements are filed under. */
+  readonly id: string;
+  /** How judged figures are labelled: `offline judge`, `openai:NAME judge`. */
+  readonly label: string;
+  /** Where the prompts came from (`membench`, a file); the offline judge's rules are `membench rules`. */
+  readonly prompts: string;
+  /** Requests that reached the endpoint so far (cache hits excluded). */
+  readonly requests: number;
+  judge(item: JudgeItem): Promise<JudgeReply>;
+}
+
+/** The deterministic judge: no model, no request. */
+export class OfflineJudge implements Judge {
+  readonly id = 'offline';
+  readonly label = judgeLabel('offline');
+  readonly prompts = 'membench rules';
+  readonly requests = 0;
+
+  async judge(item: JudgeItem): Promise<JudgeReply> {
+    const { correct, rule } = offlineVerdict(item);
+    return { verdict: correct ? 'yes' : 'no', raw: rule, cached: false, tokens: 0 };
+  }
+}
+
+/** An LLM judge over a chat model (`openai:NAME`, cached). */
+export class ModelJudge implements Judge {
+  readonly label: string;
+  requests = 0;
+  private readonly tokens: TokenCounter;
+
+  constructor(
+    private readonly model: ChatModel,
+    private readonly promptSet: PromptSet,
+  ) {
+    this.label = judgeLabel(model.id);
+    this.tokens = new TokenCounter(model.id.replace(/^openai:/u, ''));
+  }
+
+  get id(): string {
+    return this.model.id;
+  }
+
+  get prompts(): string {
+    return this.promptSet.source;
+  }
+
+  async judge(item: JudgeItem): Promise<JudgeReply> {
+    const messages = [new HumanMessage(fillPrompt(this.promptSet.templates[item.type], item))];
+    const response = await this.model.chat({ task: 'judge', messages, maxOutputTokens: JUDGE_MAX_OUTPUT_TOKENS });
+    if (!response.cached) this.requests++;
+    return { verdict: parseVerdict(response.text), raw: response.text, cached: response.cached, tokens: this.tokens.countMessages(messages) + this.tokens.countText(response.text) };
+  }
+}
+
+/** What a judge is made from: the spec, the prompts, and the provider settings of a live judge. */
+export interface JudgeOptions {
+  prompts?: PromptSet;
+  /** Base URL, key, concurrency, timeout, retries; the temperature is always 0. */
+  provider?: Omit<ProviderOptions, 'cache' | 'temperature'>;
+  /** The response cache every live judgement goes through (`false`: none). */
+  cache?: ResponseCache | false;
+}
+
+/** `offline` or `openai:NAME`. */
+export function createJudge(spec: string, options: JudgeOptions = {}): Judge {
+  if (spec === 'offline') return new OfflineJudge();
+  if (!isLiveSpec(spec)) throw new MembenchError('INVALID_ARGUMENT', `--judge ${spec}: expected "offline" or "openai:NAME" (e.g. openai:gpt-4o)`);
+  const model = createModel(spec, { ...options.provider, temperature: 0, ...(options.cache ? { cache: { store: options.cache } } : {}) });
+  return new ModelJudge(model, options.prompts ?? MEMBENCH_PROMPT_SET);
+}
+
+/**
+ * Judges every answer of a run with each judge in turn, and returns the run with the judgements
+ * filed on its probes (a judge's earlier judgements replaced) and each judge's costs. The input is
+ * not changed: a judge that fails (an endpoint down after its retries) leaves it as it was.
+ */
+export async function judgeRun(result: RunResult, judges: readonly Judge[], now: () => Date = () => new Date()): Promise<RunResult> {
+  // Answerable probes of older files carry no gold: every judge would say no to every answer.
+  const withoutGold = result.cells.flatMap((cell) => cell.probes.filter((probe) => probe.category !== 'abstention' && probe.expect === undefined).map((probe) => `${cell.id} step ${probe.step}`));
+  if (withoutGold.length > 0) {
+    throw new MembenchError('INVALID_ARGUMENT', `these results hold no gold answers for ${withoutGold.length} probe${withoutGold.length === 1 ? '' : 's'} (first: ${withoutGold[0]}): they were written before membench stored gold with each answer; re-run the benchmark to judge it`);
+  }
+  const judged: RunResult = structuredClone(result);
+  for (const judge of judges) {
+    const before = judge.requests;
+    const probes = judged.cells.flatMap((cell) => cell.probes);
+    const replies = await Promise.all(probes.map((probe) => judge.judge(judgeItem(probe))));
+    probes.forEach((probe, index) => {
+      const reply = replies[index]!;
+      const judgement: Judgement = { judge: judge.id, verdict: reply.verdict, type: judgeItem(probe).type, raw: reply.raw, ...(reply.cached ? { cached: true } : {}) };
+      probe.judgements = [...(probe.judgements ?? []).filter((other) => other.judge !== judge.id), judgement];
+    });
+    const run: JudgeRun = {
+      judge: judge.id,
+      label: judge.label,
+      prompts: judge.prompts,
+      judged: replies.length,
+      unparsed: replies.filter((reply) => reply.verdict === 'unparsed').length,
+      requests: judge.requests - before,
+      cached: replies.filter((reply) => reply.cached).length,
+      tokens: replies.reduce((sum, reply) => sum + reply.tokens, 0),
+      judgedAt: now().toISOString(),
+    };
+    judged.judges = [...(judged.judges ?? []).filter((other) => other.judge !== judge.id), run];
+  }
+  return judged;
+}
