@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { READABLE_SCHEMA_VERSIONS, RESULTS_SCHEMA_VERSION, runResultSchema, type RunResult } from './schema.js';
+import { READABLE_SCHEMA_VERSIONS, runResultSchema, type RunResult } from './schema.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
