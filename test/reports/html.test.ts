@@ -188,9 +188,8 @@ describe('report.html of a default-size run in headless Chromium', () => {
       const screen = await page.evaluate(() => {
         interface Box { top: number; bottom: number; height: number }
         interface Element { id: string; getBoundingClientRect(): Box; querySelector(selector: string): Element | null; firstChild: unknown }
-        const { document, getComputedStyle, Chart } = globalThis as unknown as {
+        const { document, Chart } = globalThis as unknown as {
           document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelector(selector: string): Element | null; querySelectorAll(selector: string): ArrayLike<Element>; createRange(): { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<Box> } };
-          getComputedStyle(element: Element): { lineHeight: string };
           Chart: { getChart(canvas: unknown): unknown };
         };
         const recommendations = Array.from(document.querySelectorAll('.verdict-top .recommendations > li')).map((item) => {
