@@ -31,5 +31,5 @@ export { importDataset, formatImportReport } from './harness/scenarios/importers
 export { expandFillers, generateFiller } from './harness/scenarios/filler.js';
 export { loadStrategyDefinition } from './strategies/loader.js';
 export { probeRetrieval, scoreRanking, summarizeRetrieval, poolSummaries, DEFAULT_RETRIEVAL_K } from './harness/results/retrieval.js';
-export { ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './strategies/stores/exchange-memory.js';
+export { ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './strategies/shared/exchange-memory.js';
 export { FusedRetriever } from './strategies/hybrid.js';

@@ -6,21 +6,18 @@
  *
  * The exchange lifecycle (pending messages, several writers on one dir, the durability modes,
  * the `mid_memory_write` crash point inside an exchange's transaction) is ExchangeMemory's
- * (stores/exchange-memory.ts) over `bm25.sqlite`; the index is LexicalRetriever's
- * (stores/lexical-retriever.ts). Top-k, recency weighting and the verbatim recent exchanges work
+ * (shared/exchange-memory.ts) over `bm25.sqlite`; the index is LexicalRetriever's
+ * (shared/lexical-retriever.ts). Top-k, recency weighting and the verbatim recent exchanges work
  * as in `vector`.
  */
 import { z } from 'zod';
-import { ExchangeMemory } from './stores/exchange-memory.js';
-import { LexicalRetriever } from './stores/lexical-retriever.js';
-import { LEXICAL_TOKENIZERS, preloadJieba } from './stores/segmenters.js';
+import { ExchangeMemory } from './shared/exchange-memory.js';
+import { LexicalRetriever } from './shared/lexical-retriever.js';
+import { retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
+import { preloadJieba } from './shared/segmenters.js';
 import { defineStrategy } from './types.js';
-import { retrievalKnobs } from './vector.js';
 
-/** How text becomes index terms: `jieba` (default: it recalled best on the Chinese built-ins), `bigram` or `intl`. */
-export const tokenizerKnob = z.enum(LEXICAL_TOKENIZERS).default('jieba');
-
-/** The knobs users tune: vector's retrieval knobs plus the tokenizer. */
+/** The knobs users tune: the shared retrieval knobs plus the tokenizer. */
 export const bm25Options = z.object({ ...retrievalKnobs, tokenizer: tokenizerKnob }).strict();
 export type Bm25Options = z.output<typeof bm25Options>;
 

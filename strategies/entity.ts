@@ -13,7 +13,7 @@ import { EntityStore, entityKey, type EntityDraft, type EntityJob, type EntityRe
 import { SqliteChatMessageHistory } from './stores/history.js';
 import { summarizePrompt } from '../harness/core/prompts.js';
 import { messageText } from '../harness/core/tokens.js';
-import { windowStart } from './window.js';
+import { windowStart } from './shared/trimming.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** Default extraction instruction: a live model reads it; the offline model finds the lines in the user message. */

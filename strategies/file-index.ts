@@ -51,7 +51,7 @@ import { byImportance, indexWithinBudget, omittedLine, renderContext, type Budge
 import { extractMemoriesPrompt } from '../harness/core/prompts.js';
 import { matchTerms, normalizeText, sentences, shortenText } from '../harness/core/text.js';
 import { messageText } from '../harness/core/tokens.js';
-import { windowStart } from './window.js';
+import { windowStart } from './shared/trimming.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StoreCheck, type StrategyContext } from './types.js';
 
 const booleanKnob = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);

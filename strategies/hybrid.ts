@@ -7,15 +7,14 @@
  * its terms; the retrievers are the same classes `vector` and `bm25` use.
  */
 import { z } from 'zod';
-import { byScore, ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './stores/exchange-memory.js';
+import { byScore, ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './shared/exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './stores/exchange-store.js';
-import { LexicalRetriever } from './stores/lexical-retriever.js';
-import { preloadJieba } from './stores/segmenters.js';
+import { LexicalRetriever } from './shared/lexical-retriever.js';
+import { preloadJieba } from './shared/segmenters.js';
 import { loadHnswlib } from './stores/vector-index.js';
-import { VectorRetriever } from './stores/vector-retriever.js';
-import { tokenizerKnob } from './bm25.js';
+import { VectorRetriever } from './shared/vector-retriever.js';
+import { embeddingKnobs, retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
 import { defineStrategy } from './types.js';
-import { embeddingKnobs, retrievalKnobs } from './vector.js';
 
 /** The knobs: vector's and bm25's, the fusion constant and each retriever's weight. */
 export const hybridOptions = z

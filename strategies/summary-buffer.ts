@@ -20,8 +20,8 @@
  */
 import { z } from 'zod';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type SystemMessage } from '@langchain/core/messages';
-import type { Job } from './stores/jobs.js';
-import { foldSummary, summaryMessage, SummaryBackedStrategy, truncateText, type FoldPayload, type StoredMessage } from './stores/summarizer.js';
+import type { Job } from './shared/jobs.js';
+import { foldSummary, summaryMessage, SummaryBackedStrategy, truncateText, type FoldPayload, type StoredMessage } from './shared/summarizer.js';
 import { messageText, TOKENS_PER_REPLY } from '../harness/core/tokens.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 

@@ -9,8 +9,8 @@
  */
 import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
-import type { Job } from './stores/jobs.js';
-import { foldSummary, SummaryBackedStrategy, type FoldPayload, type StoredMessage } from './stores/summarizer.js';
+import type { Job } from './shared/jobs.js';
+import { foldSummary, SummaryBackedStrategy, type FoldPayload, type StoredMessage } from './shared/summarizer.js';
 import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
 
 /** Knobs of `summary`, with their defaults (validated at the CLI / config edge). */

@@ -4,38 +4,17 @@
  * retrieved for each model call (LangChain's VectorStoreRetrieverMemory).
  *
  * The exchange lifecycle (pending messages, several writers on one dir, the durability modes)
- * is ExchangeMemory's (stores/exchange-memory.ts) over `vector.sqlite`; the HNSW index, its file
- * `vector.hnsw` and the embedder's dimension are VectorRetriever's (stores/vector-retriever.ts).
+ * is ExchangeMemory's (shared/exchange-memory.ts) over `vector.sqlite`; the HNSW index, its file
+ * `vector.hnsw` and the embedder's dimension are VectorRetriever's (shared/vector-retriever.ts).
  */
 import { z } from 'zod';
-import { ExchangeMemory } from './stores/exchange-memory.js';
+import { ExchangeMemory } from './shared/exchange-memory.js';
 import { loadHnswlib } from './stores/vector-index.js';
-import { VectorRetriever } from './stores/vector-retriever.js';
+import { VectorRetriever } from './shared/vector-retriever.js';
+import { embeddingKnobs, retrievalKnobs } from './shared/knobs.js';
 import { defineStrategy } from './types.js';
 
-export { exchangeText, renderExchange, withoutOrphanTools } from './stores/exchange-memory.js';
-
-/** The knobs every exchange-retrieving strategy shares (`vector`, `bm25`, `hybrid`). */
-export const retrievalKnobs = {
-  /** Earlier exchanges retrieved per model call. */
-  k: z.coerce.number().int().min(1).default(4),
-  /** 0 ranks by relevance alone; w > 0 ranks by (1 - w) * relevance + w * 2^(-age / halfLife). */
-  recencyWeight: z.coerce.number().min(0).max(1).default(0),
-  /** Turns after which the recency bonus has halved. */
-  halfLife: z.coerce.number().positive().default(20),
-  /** Most recent complete exchanges always included verbatim (not counted in k). */
-  recentExchanges: z.coerce.number().int().min(0).default(1),
-};
-
-/** The knobs of embedding retrieval (`vector`, and `hybrid`'s vector half). */
-export const embeddingKnobs = {
-  /** Below this many stored exchanges search is exact brute force (faster than HNSW when small). */
-  exactBelow: z.coerce.number().int().min(0).default(256),
-  /** Retrieved exchanges must be more similar than this to the query (cosine). */
-  minSimilarity: z.coerce.number().min(-1).max(1).default(0),
-  /** The index file is rewritten once this many (and at least a quarter of the index) are unsaved. */
-  persistEvery: z.coerce.number().int().min(1).default(256),
-};
+export { exchangeText, renderExchange, withoutOrphanTools } from './shared/exchange-memory.js';
 
 /** The knobs users tune (and `tune` sweeps), with LangChain-like defaults. */
 export const vectorOptions = z

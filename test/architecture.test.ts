@@ -44,6 +44,20 @@ function layerOf(file: string): (typeof LAYERS)[number] | undefined {
   return LAYERS.filter((layer) => file === layer.folder || file.startsWith(`${layer.folder}/`)).sort((a, b) => b.folder.length - a.folder.length)[0];
 }
 
+/** The files of strategies/ that see every strategy: the registry and the loader of user strategies. */
+const SEES_STRATEGIES = ['strategies/index.ts', 'strategies/loader.ts'];
+
+/** Imports of one strategy file by another file of strategies/ (the shared modules and stores included): strategies are plug-ins. */
+export function strategyCrossImports(edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const isStrategyFile = (file: string): boolean => /^strategies\/[^/]+\.ts$/u.test(file) && file !== 'strategies/types.ts' && !SEES_STRATEGIES.includes(file);
+  const problems: string[] = [];
+  for (const [file, imports] of edges) {
+    if (!file.startsWith('strategies/') || SEES_STRATEGIES.includes(file)) continue;
+    for (const target of imports) if (target !== file && isStrategyFile(target)) problems.push(`${file} imports the strategy ${target}: move what they share to strategies/shared/`);
+  }
+  return problems;
+}
+
 /** Every file's imports, for the whole source tree. */
 function graph(): Map<string, string[]> {
   const files = [...sourceFiles('harness'), ...sourceFiles('strategies'), ...sourceFiles('reports'), 'index.ts'];
@@ -129,6 +143,22 @@ describe('the import graph', () => {
 
   it('imports only downwards', () => {
     expect(layerViolations(edges)).toEqual([]);
+  });
+
+  it('flags a strategy importing another strategy, or a shared module importing one', () => {
+    const made = new Map([
+      ['strategies/bm25.ts', ['strategies/vector.ts', 'strategies/types.ts', 'strategies/shared/knobs.ts']],
+      ['strategies/shared/knobs.ts', ['strategies/window.ts']],
+      ['strategies/index.ts', ['strategies/bm25.ts', 'strategies/vector.ts']],
+    ]);
+    expect(strategyCrossImports(made)).toEqual([
+      'strategies/bm25.ts imports the strategy strategies/vector.ts: move what they share to strategies/shared/',
+      'strategies/shared/knobs.ts imports the strategy strategies/window.ts: move what they share to strategies/shared/',
+    ]);
+  });
+
+  it('no strategy imports another strategy (only the registry and the loader see them all)', () => {
+    expect(strategyCrossImports(edges)).toEqual([]);
   });
 
   it('has no import cycle, type imports included', () => {

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/core/errors.js';
 import { runBenchmark } from '../../harness/run/runner.js';
 import { bm25 } from '../../strategies/bm25.js';
-import { segmenterFor } from '../../strategies/stores/segmenters.js';
+import { segmenterFor } from '../../strategies/shared/segmenters.js';
 import type { LoadResult, MemoryStrategy } from '../../strategies/types.js';
 import { exchange, strategyScratch } from './conformance.js';
 

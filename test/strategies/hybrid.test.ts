@@ -6,7 +6,7 @@ import { HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
 import { HashedEmbedder } from '../../harness/models/index.js';
 import { FusedRetriever, hybrid } from '../../strategies/hybrid.js';
-import type { ExchangeRetriever, RankRequest, RankedKey } from '../../strategies/stores/exchange-memory.js';
+import type { ExchangeRetriever, RankRequest, RankedKey } from '../../strategies/shared/exchange-memory.js';
 import { exchange, strategyScratch } from './conformance.js';
 
 /** A retriever that ranks the keys it was given, in that order. */

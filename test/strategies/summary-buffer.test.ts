@@ -5,7 +5,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage }
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HashedEmbedder, MeteredModel, OfflineModel, type ChatModel } from '../../harness/models/index.js';
-import { SUMMARY_FILE, SUMMARY_PREFIX } from '../../strategies/stores/summarizer.js';
+import { SUMMARY_FILE, SUMMARY_PREFIX } from '../../strategies/shared/summarizer.js';
 import { TokenCounter } from '../../harness/core/tokens.js';
 import { summaryBuffer } from '../../strategies/summary-buffer.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext } from '../../strategies/types.js';

@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langc
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HashedEmbedder, MeteredModel, OfflineModel, type ChatModel } from '../../harness/models/index.js';
-import { SUMMARY_FILE } from '../../strategies/stores/summarizer.js';
+import { SUMMARY_FILE } from '../../strategies/shared/summarizer.js';
 import { TokenCounter } from '../../harness/core/tokens.js';
 import { summary } from '../../strategies/summary.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext } from '../../strategies/types.js';

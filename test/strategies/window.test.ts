@@ -2,7 +2,8 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../harness/core/tokens.js';
-import { trimToTokens, window, windowStart } from '../../strategies/window.js';
+import { trimToTokens, windowStart } from '../../strategies/shared/trimming.js';
+import { window } from '../../strategies/window.js';
 import { exchange, makeHarness, type Harness } from './conformance.js';
 
 const human = (text: string) => new HumanMessage(text);

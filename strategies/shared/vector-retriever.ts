@@ -15,8 +15,8 @@ import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
 import type { Embedder } from '../../harness/models/types.js';
 import { HELD_BASE, byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedKey } from './exchange-memory.js';
-import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './exchange-store.js';
-import { VectorIndex } from './vector-index.js';
+import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
+import { VectorIndex } from '../stores/vector-index.js';
 import type { DurabilityMode } from '../types.js';
 
 /** The knobs of embedding retrieval. */

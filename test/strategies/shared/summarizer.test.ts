@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OfflineModel } from '../../../harness/models/index.js';
-import { conversationLines, foldSummary, SUMMARY_FILE, SummaryStore, truncateText } from '../../../strategies/stores/summarizer.js';
+import { conversationLines, foldSummary, SUMMARY_FILE, SummaryStore, truncateText } from '../../../strategies/shared/summarizer.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 
 const dirs: string[] = [];

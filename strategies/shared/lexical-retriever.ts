@@ -8,8 +8,8 @@
  * set of term statistics.
  */
 import { byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedKey } from './exchange-memory.js';
-import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './exchange-store.js';
-import { LexicalIndex } from './lexical-index.js';
+import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
+import { LexicalIndex } from '../stores/lexical-index.js';
 import { segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
 
 /** The knobs of lexical retrieval. */

@@ -14,8 +14,8 @@
  */
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../../harness/core/tokens.js';
-import { insertSorted, lowerBound } from './vector-index.js';
-import { ExchangeStore, type ExchangeFeatures, type ExchangeStoreOptions, type PendingMessage, type StoreIdentity, type StoredExchange } from './exchange-store.js';
+import { insertSorted, lowerBound } from '../stores/vector-index.js';
+import { ExchangeStore, type ExchangeFeatures, type ExchangeStoreOptions, type PendingMessage, type StoreIdentity, type StoredExchange } from '../stores/exchange-store.js';
 import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, RetrievedItem, StrategyContext } from '../types.js';
 
 /** Keys of exchanges held in memory until flush (mode `exit`): above every SQLite id, so they sort last. */

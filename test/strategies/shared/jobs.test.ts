@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobQueue, JobWorker, type Job } from '../../../strategies/stores/jobs.js';
+import { JobQueue, JobWorker, type Job } from '../../../strategies/shared/jobs.js';
 import { openDatabase, type SqliteDatabase } from '../../../harness/core/sqlite.js';
 import type { DurabilityMode } from '../../../strategies/types.js';
 
