@@ -8,6 +8,7 @@ import { recallByDistance, type DistanceRow } from '../harness/results/by-distan
 import type { LeaderboardRow } from '../harness/results/leaderboard.js';
 import { leaderboards } from './verdict.js';
 import type { ModePrice, RunResult } from '../harness/results/schema.js';
+import type { StrategyTraits } from '../harness/core/strategy-traits.js';
 
 export type Language = 'en' | 'zh';
 
@@ -34,6 +35,17 @@ const QUESTIONS: Record<Answer['id'], Text> = {
   'sync-or-async': { en: 'When must memory be written synchronously, and when in the background?', zh: '记忆什么时候必须同步写入，什么时候可以后台写？' },
 };
 
+/**
+ * A strategy's traits as the run's header recorded them: the questions pick their cells by kind,
+ * never by strategy name (a file written before traits existed has none, and answers "no cells").
+ */
+type TraitsOf = (strategy: string) => StrategyTraits | undefined;
+
+function traitsFrom(result: RunResult): TraitsOf {
+  const traits = new Map(result.header.strategies.map((spec) => [spec.name, spec.traits]));
+  return (strategy) => traits.get(strategy);
+}
+
 /** The farthest distance bucket (in exchanges) a setting still recalls at least 0.8 of, and how it does beyond. */
 function reach(rows: readonly DistanceRow[], setting: string): { held?: DistanceRow; beyond?: DistanceRow } {
   const mine = rows.filter((row) => row.setting === setting && row.contextRecall.n > 0);
@@ -47,10 +59,10 @@ function reach(rows: readonly DistanceRow[], setting: string): { held?: Distance
   return { ...(held ? { held } : {}), ...(pooled.n ? { beyond: { ...beyond[0]!, contextRecall: { ...pooled, value: pooled.hits / pooled.n } } } : {}) };
 }
 
-function windowK(lang: Language, rows: readonly LeaderboardRow[], distance: readonly DistanceRow[]): string[] {
-  const windows = rows.filter((row) => row.strategy === 'window');
+function windowK(lang: Language, rows: readonly LeaderboardRow[], distance: readonly DistanceRow[], traits: TraitsOf): string[] {
+  const windows = rows.filter((row) => traits(row.strategy)?.kind === 'window');
   if (windows.length === 0) return [pick(lang, { en: 'This run has no window cells: run `membench run -s window -p window.k=2,4,8` to answer it with numbers.', zh: '本次运行没有 window 的结果：运行 `membench run -s window -p window.k=2,4,8` 才能用数据回答。' })];
-  const buffer = rows.find((row) => row.strategy === 'buffer');
+  const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
   const out = windows.map((row) => {
     const { held, beyond } = reach(distance, row.setting);
     const k = /k=(\d+)/u.exec(row.setting)?.[1] ?? '?';
@@ -75,11 +87,12 @@ function windowK(lang: Language, rows: readonly LeaderboardRow[], distance: read
   return out;
 }
 
-function summaryLoses(lang: Language, rows: readonly LeaderboardRow[], offline: boolean, result: RunResult): string[] {
-  const summaries = rows.filter((row) => row.strategy === 'summary' || row.strategy === 'summary-buffer');
+function summaryLoses(lang: Language, rows: readonly LeaderboardRow[], offline: boolean, result: RunResult, traits: TraitsOf): string[] {
+  const summarises = (strategy: string): boolean => traits(strategy)?.kind === 'summary';
+  const summaries = rows.filter((row) => summarises(row.strategy));
   if (summaries.length === 0) return [pick(lang, { en: 'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.', zh: '本次运行没有摘要策略的结果：加上 `-s summary -s summary-buffer` 再运行。' })];
-  const buffer = rows.find((row) => row.strategy === 'buffer');
-  const compressed = result.cells.filter((cell) => cell.strategy === 'summary' || cell.strategy === 'summary-buffer').reduce((sum, cell) => sum + (cell.faults?.counts.compressedAway ?? 0), 0);
+  const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
+  const compressed = result.cells.filter((cell) => summarises(cell.strategy)).reduce((sum, cell) => sum + (cell.faults?.counts.compressedAway ?? 0), 0);
   const out = summaries.map((row) =>
     pick(lang, {
       en: `${row.setting} recalls ${f2(row.contextRecall.value)}${ci(row)} and holds ${f2(row.evidenceRecall.mean)} of the evidence at ${tokens(row)} tokens per turn, plus ${Math.round(row.maintenancePerTurn)} maintenance tokens per turn for summarising${buffer && row.vsBest && rows[0] === buffer ? `; against buffer it is ${row.vsBest.verdict === 'within noise' ? 'within noise' : `${row.vsBest.verdict} by ${f2(Math.abs(row.vsBest.difference))}`}` : ''} [leaderboard, n=${row.contextRecall.n}].`,
@@ -96,8 +109,8 @@ function summaryLoses(lang: Language, rows: readonly LeaderboardRow[], offline: 
   return out;
 }
 
-function vectorVsRag(lang: Language, rows: readonly LeaderboardRow[], distance: readonly DistanceRow[], embedder: string): string[] {
-  const vector = rows.find((row) => row.strategy === 'vector');
+function vectorVsRag(lang: Language, rows: readonly LeaderboardRow[], distance: readonly DistanceRow[], embedder: string, traits: TraitsOf): string[] {
+  const vector = rows.find((row) => traits(row.strategy)?.ranks === 'embeddings');
   if (!vector) return [pick(lang, { en: 'This run has no vector cells: run `-s vector` to answer it.', zh: '本次运行没有 vector 的结果：加上 `-s vector` 再运行。' })];
   const far = distance.filter((row) => row.setting === vector.setting && row.bucket.hi >= 16);
   const pooled = far.reduce((sum, row) => ({ hits: sum.hits + row.contextRecall.hits, n: sum.n + row.contextRecall.n }), { hits: 0, n: 0 });
@@ -119,11 +132,12 @@ function vectorVsRag(lang: Language, rows: readonly LeaderboardRow[], distance: 
   return out;
 }
 
-function filesOrDatabase(lang: Language, rows: readonly LeaderboardRow[], result: RunResult): string[] {
-  const files = rows.find((row) => row.strategy === 'file-index');
-  const stores = rows.filter((row) => row.strategy === 'vector' || row.strategy === 'entity');
+function filesOrDatabase(lang: Language, rows: readonly LeaderboardRow[], result: RunResult, traits: TraitsOf): string[] {
+  const files = rows.find((row) => traits(row.strategy)?.storage === 'files');
+  // The SQLite-backed memories that choose what reaches the context (retrieval, extraction), as files do.
+  const stores = rows.filter((row) => { const mine = traits(row.strategy); return mine?.storage === 'sqlite' && (mine.kind === 'retrieval' || mine.kind === 'extraction'); });
   if (!files) return [pick(lang, { en: 'This run has no file-index cells: run `-s file-index -s vector -s entity` to answer it.', zh: '本次运行没有 file-index 的结果：加上 `-s file-index -s vector -s entity` 再运行。' })];
-  const cells = result.cells.filter((cell) => cell.strategy === 'file-index' && cell.faults);
+  const cells = result.cells.filter((cell) => cell.strategy === files.strategy && cell.faults);
   const torn = cells.reduce((sum, cell) => sum + cell.faults!.counts.tornFiles + cell.faults!.counts.indexMismatches, 0);
   const lost = cells.reduce((sum, cell) => sum + cell.faults!.counts.lostUpdates, 0);
   const crashes = cells.reduce((sum, cell) => sum + cell.faults!.crashes.filter((crash) => crash.reached).length, 0);
@@ -184,11 +198,12 @@ function syncOrAsync(lang: Language, prices: readonly ModePrice[]): string[] {
 export function explainRun(result: RunResult, lang: Language): Answer[] {
   const rows = leaderboards(result)[0]!.board.rows;
   const distance = recallByDistance(result.cells, 'exchanges');
+  const traits = traitsFrom(result);
   const answers: [Answer['id'], string[]][] = [
-    ['window-k', windowK(lang, rows, distance)],
-    ['summary-loses', summaryLoses(lang, rows, result.header.offlineModel, result)],
-    ['vector-vs-rag', vectorVsRag(lang, rows, distance, result.header.embedder)],
-    ['files-or-database', filesOrDatabase(lang, rows, result)],
+    ['window-k', windowK(lang, rows, distance, traits)],
+    ['summary-loses', summaryLoses(lang, rows, result.header.offlineModel, result, traits)],
+    ['vector-vs-rag', vectorVsRag(lang, rows, distance, result.header.embedder, traits)],
+    ['files-or-database', filesOrDatabase(lang, rows, result, traits)],
     ['sync-or-async', syncOrAsync(lang, result.durabilityPrices)],
   ];
   return answers.map(([id, sentences]) => ({ id, question: QUESTIONS[id][lang], sentences }));

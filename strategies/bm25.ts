@@ -24,9 +24,12 @@ export type Bm25Options = z.output<typeof bm25Options>;
 /** The registry entry for `bm25`. */
 export const bm25 = defineStrategy({
   name: 'bm25',
+  kind: 'retrieval',
+  ranks: 'terms',
   description: 'every exchange in an SQLite FTS5 index, bm25-ranked top-k; Chinese segmented (jieba, CJK bigrams or Intl.Segmenter)',
   options: bm25Options,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: preloadJieba,
   create: (context, options) => new ExchangeMemory(context, options, new LexicalRetriever(options), 'bm25.sqlite'),

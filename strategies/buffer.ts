@@ -7,8 +7,10 @@ export const bufferOptions = z.object({}).strict();
 
 export const buffer = defineStrategy({
   name: 'buffer',
+  kind: 'full-history',
   description: 'every message, always (LangChain BufferMemory)',
   options: bufferOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   create: (context) => new HistoryMemory(context),
 });

@@ -259,9 +259,11 @@ export class EntityStrategy implements MemoryStrategy {
 
 export const entity = defineStrategy({
   name: 'entity',
+  kind: 'extraction',
   description: 'per-entity summaries in SQLite, updated from extracted entities; k most relevant + recent messages (EntityMemory)',
   options: entityOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   create: (context, options) => new EntityStrategy(context, options),
 });

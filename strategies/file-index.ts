@@ -425,9 +425,12 @@ export class FileIndexStrategy implements MemoryStrategy {
 /** The registry entry (`file-index` on the CLI). */
 export const fileIndex = defineStrategy({
   name: 'file-index',
+  kind: 'extraction',
+  storage: 'files',
   description: 'Markdown memory files behind a MEMORY.md index; high priority in full, the rest recalled on demand',
   options: fileIndexOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_memory_write'],
   preload: () => void loadYaml(),
   create: (context, options) => new FileIndexStrategy(context, options),

@@ -98,9 +98,12 @@ export class FusedRetriever implements ExchangeRetriever {
 /** The registry entry for `hybrid`. */
 export const hybrid = defineStrategy({
   name: 'hybrid',
+  kind: 'retrieval',
+  ranks: 'fused',
   description: 'bm25 (FTS5) and vector (HNSW) rankings of every exchange fused by reciprocal rank fusion; top-k retrieved',
   options: hybridOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: (hint) => {
     loadHnswlib();

@@ -235,9 +235,11 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
 /** Registry entry for `summary-buffer`. */
 export const summaryBuffer = defineStrategy({
   name: 'summary-buffer',
+  kind: 'summary',
   description: 'recent messages plus a summary of older ones; the context never exceeds maxTokenLimit (ConversationSummaryBufferMemory)',
   options: summaryBufferOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   labelKnobs: ['maxTokenLimit'],
   create: (context, options) => new SummaryBufferStrategy(context, options),

@@ -99,9 +99,12 @@ class SummaryStrategy extends SummaryBackedStrategy implements MemoryStrategy {
 /** Registry entry for `summary`. */
 export const summary = defineStrategy({
   name: 'summary',
+  kind: 'summary',
+  callsModelEveryTurn: true,
   description: 'a running summary updated by the model after each exchange, persisted with versions (ConversationSummaryMemory)',
   options: summaryOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: false,
   crashPoints: ['mid_summary'],
   create: (context, options) => new SummaryStrategy(context, options),
 });

@@ -8,6 +8,7 @@ import type { ChatModel, Embedder } from '../harness/models/types.js';
 import type { CrashPoint } from '../harness/scenarios/format.js';
 import type { TokenCounter } from '../harness/core/tokens.js';
 import type { DurabilityMode } from '../harness/core/durability-mode.js';
+import type { Ranking, Storage, StrategyKind, StrategyTraits } from '../harness/core/strategy-traits.js';
 
 export { DURABILITY_MODES, type DurabilityMode } from '../harness/core/durability-mode.js';
 
@@ -159,6 +160,28 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   defaultDurability: DurabilityMode;
   /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
   labelKnobs?: readonly string[];
+  /**
+   * Every message it puts into a context is a stored message's own text (the message itself, or a
+   * retrieved exchange quoting it): buffer, window, vector, bm25, hybrid. Evidence recall then
+   * holds an evidence message only when its text is in the context. `false` declares that it
+   * transforms what it keeps (summaries, entity notes, memory files): a message also counts as
+   * held when a context message covers its rare terms. Left out (a user strategy that says
+   * nothing), the strict rule applies, so no strategy is credited with what it does not show.
+   */
+  keepsVerbatim?: boolean;
+  /**
+   * What kind of memory it is (harness/core/strategy-traits.ts): the reports pick the cells a
+   * question is about by it (`explain`'s window, summary, retrieval and files questions), the
+   * bench its targets (a full history is exempt from the flat target). Left out, the reports
+   * treat the strategy as none of the built-in kinds.
+   */
+  kind?: StrategyKind;
+  /** Where it persists; `files` makes the bench compare its turns with a durable file write instead of a SQLite commit. */
+  storage?: Storage;
+  /** How a `retrieval` strategy ranks. */
+  ranks?: Ranking;
+  /** Calls the model on every turn by design: the bench reports its per-turn cost against the floor but holds no target to it. */
+  callsModelEveryTurn?: boolean;
   /** Crash points inside the strategy it calls `checkpoint` at (the fuzzer aims only at reachable points). */
   crashPoints?: readonly CrashPoint[];
   /**
@@ -175,6 +198,18 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
 export interface PreloadHint {
   /** The scenario has CJK text (a Chinese segmenter's dictionary will be needed). */
   cjk: boolean;
+}
+
+/** The traits results.json records for a definition (absent when it declares no kind). */
+export function traitsOf(definition: StrategyDefinition): StrategyTraits | undefined {
+  if (definition.kind === undefined) return undefined;
+  return {
+    kind: definition.kind,
+    keepsVerbatim: definition.keepsVerbatim === true,
+    storage: definition.storage ?? 'sqlite',
+    ...(definition.ranks !== undefined ? { ranks: definition.ranks } : {}),
+    callsModelEveryTurn: definition.callsModelEveryTurn === true,
+  };
 }
 
 /** Helps a strategy file keep its option types when declaring its definition. */

@@ -34,9 +34,12 @@ export type VectorOptions = z.output<typeof vectorOptions>;
 /** The registry entry for `vector`. */
 export const vector = defineStrategy({
   name: 'vector',
+  kind: 'retrieval',
+  ranks: 'embeddings',
   description: 'every exchange embedded once into an HNSW index; top-k relevant exchanges retrieved (VectorStoreRetrieverMemory)',
   options: vectorOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: () => void loadHnswlib(),
   create: (context, options) => new ExchangeMemory(context, options, new VectorRetriever(context, options), 'vector.sqlite'),

@@ -55,9 +55,11 @@ class WindowStrategy extends HistoryMemory {
 
 export const window = defineStrategy({
   name: 'window',
+  kind: 'window',
   description: 'last K exchanges and/or maxTokens; never splits a tool call from its result',
   options: windowOptions,
   defaultDurability: 'sync',
+  keepsVerbatim: true,
   labelKnobs: ['k', 'maxTokens'],
   create: (context, options) => new WindowStrategy(context, options),
 });

@@ -113,8 +113,6 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
       warmupTurns: quick ? 3 : 5,
       rememberEvery: 100,
       rememberSamples: quick ? 5 : 20,
-      // file-index writes memory files (and its extraction cursor) every turn: its floor is a durable file write.
-      floorWrite: (strategy) => (strategy === 'file-index' ? 'file' : 'commit'),
       onProgress: progress,
     });
   }

@@ -5,7 +5,7 @@
 import { turnFloorMs, rememberFloorMs, type Floors } from './floors.js';
 import type { BenchReport } from './index.js';
 import type { SaveLoadResult, SaveLoadRow } from './save-load.js';
-import { FLAT_EXEMPT, FLAT_RATIO, flatRatio, floorRatio, missBy, NEAR_FLOOR_RATIO, NEAR_FLOOR_STRATEGIES, RECOVERY_RATIO, rememberRatio, SUITE_TARGET_MS, VECTOR_TARGET, type Target } from './targets.js';
+import { FLAT_RATIO, flatExempt, flatRatio, floorRatio, heldNearFloor, missBy, NEAR_FLOOR_RATIO, RECOVERY_RATIO, rememberRatio, SUITE_TARGET_MS, VECTOR_TARGET, type Target } from './targets.js';
 import type { RecoveryResult } from './recovery.js';
 import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
@@ -63,7 +63,7 @@ function renderFloors(floors: Floors): string {
 function renderSaveLoad(saveLoad: SaveLoadResult): string {
   const rows = saveLoad.rows.map((row) => {
     const ratio = floorRatio(row);
-    const judged = NEAR_FLOOR_STRATEGIES.includes(row.strategy);
+    const judged = heldNearFloor(row.strategy);
     return [
       row.strategy,
       `${count(row.size)} (${count(row.historyFrom)}–${count(row.historyTo)})`,
@@ -98,7 +98,7 @@ function renderSaveLoad(saveLoad: SaveLoadResult): string {
   const flatRows = strategies.flatMap((strategy) => {
     const flat = flatRatio(saveLoad.rows.filter((row) => row.strategy === strategy));
     if (!flat) return [];
-    const exempt = FLAT_EXEMPT.includes(strategy);
+    const exempt = flatExempt(strategy);
     const at = (item: SaveLoadRow): string => `${formatMs(item.turn.p50Ms)} = ${times(floorRatio(item))} floor @ ${count(item.size)}`;
     return [[strategy, at(flat.from), at(flat.to), times(flat.rawRatio), times(flat.ratio), exempt ? 'exempt' : verdict(flat.ratio <= FLAT_RATIO, flat.ratio, FLAT_RATIO)]];
   });

@@ -31,7 +31,7 @@ export interface SaveLoadOptions {
   rememberEvery: number;
   /** Measured `remember` calls per history length (strategies with explicit memory); 0 skips. */
   rememberSamples: number;
-  /** The durable write of each strategy's floor (default: a SQLite commit). */
+  /** The durable write of each strategy's floor (default: a durable file write for a strategy whose definition's `storage` is `files`, a SQLite commit otherwise). */
   floorWrite?: (strategy: string) => FloorWrite;
   onProgress?: (line: string) => void;
 }
@@ -134,7 +134,8 @@ async function benchSize(definition: StrategyDefinition, size: number, options: 
     const modelCallsBefore = rig.model.watch.calls;
     const embedCallsBefore = rig.embedder.watch.calls;
     const warmup = options.warmupTurns;
-    const floorWrite = options.floorWrite?.(definition.name) ?? 'commit';
+    // A strategy persisting to files (file-index writes memory files every turn) is compared with a durable file write.
+    const floorWrite = options.floorWrite?.(definition.name) ?? (definition.storage === 'files' ? 'file' : 'commit');
     const turnTiming = await measure(
       `${definition.name}@${size}`,
       async () => {

@@ -2,6 +2,7 @@
  * The performance targets of issue 7, judged on a bench report: each a measured value against its
  * limit, PASS / MISS (or not judged, with the reason), and for a miss, by how much.
  */
+import { findStrategy } from '../../strategies/index.js';
 import type { Floors } from './floors.js';
 import type { RecoveryResult } from './recovery.js';
 import type { RememberRow, SaveLoadResult, SaveLoadRow } from './save-load.js';
@@ -13,10 +14,14 @@ import type { VersusResult } from './versus-langchain.js';
 export const NEAR_FLOOR_RATIO = 3;
 /** p50 at the largest history within this multiple of the p50 at 100 turns. */
 export const FLAT_RATIO = 1.5;
-/** Strategies held to the near-floor target (summary calls the model on every turn by design). */
-export const NEAR_FLOOR_STRATEGIES = ['buffer', 'window', 'vector', 'entity', 'file-index', 'summary-buffer'];
-/** Strategies exempt from the flat target: buffer's context grows with the history by definition. */
-export const FLAT_EXEMPT = ['buffer'];
+/** Held to the near-floor target: every strategy but one that calls the model on every turn by design (summary). */
+export function heldNearFloor(strategy: string): boolean {
+  return findStrategy(strategy)?.callsModelEveryTurn !== true;
+}
+/** Exempt from the flat target: a full history (buffer) grows with the history by definition. */
+export function flatExempt(strategy: string): boolean {
+  return findStrategy(strategy)?.kind === 'full-history';
+}
 /** Vector search at scale: top-k p50 under this many ms, at this recall, at this many memories. */
 export const VECTOR_TARGET = { count: 100_000, p50Ms: 0.5, recall: 0.95 };
 /** The whole offline suite in under this wall time. */
@@ -96,16 +101,16 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
             limit: NEAR_FLOOR_RATIO,
             unit: 'x',
             comparison: '<=',
-            note: `worst at ${worst.size} turns: ${worst.turn.p50Ms.toFixed(3)} ms vs floor ${worst.floorP50Ms.toFixed(3)} ms${NEAR_FLOOR_STRATEGIES.includes(strategy) ? '' : ' (no target: reported only)'}`,
+            note: `worst at ${worst.size} turns: ${worst.turn.p50Ms.toFixed(3)} ms vs floor ${worst.floorP50Ms.toFixed(3)} ms${heldNearFloor(strategy) ? '' : ' (no target: reported only)'}`,
           },
-          NEAR_FLOOR_STRATEGIES.includes(strategy),
+          heldNearFloor(strategy),
         ),
       );
     }
     for (const strategy of strategies) {
       const flat = flatRatio(saveLoad.rows.filter((row) => row.strategy === strategy));
       if (!flat) continue;
-      const exempt = FLAT_EXEMPT.includes(strategy);
+      const exempt = flatExempt(strategy);
       targets.push(
         target(
           {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DURABILITY_MODES } from '../core/durability-mode.js';
+import { strategyTraitsSchema } from '../core/strategy-traits.js';
 import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
@@ -289,7 +290,8 @@ export const runHeaderSchema = z.object({
   offlineModel: z.boolean(),
   embedder: z.string(),
   tokenizer: z.object({ model: z.string(), encoding: z.string() }),
-  strategies: z.array(z.object({ name: z.string(), label: z.string(), options, durability: durabilityMode })),
+  /** Each strategy setting; `traits` says what kind of memory it is (absent in older files and for strategies that declare none). */
+  strategies: z.array(z.object({ name: z.string(), label: z.string(), options, durability: durabilityMode, traits: strategyTraitsSchema.optional() })),
   scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count, group: z.string().optional() })),
   startedAt: z.string(),
   durationMs: count,

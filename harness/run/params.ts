@@ -1,7 +1,8 @@
 /** `--param S.K=V1,V2` parsing and the strategy columns of the matrix (cartesian product per strategy). */
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
+import type { StrategyTraits } from '../core/strategy-traits.js';
+import { DURABILITY_MODES, traitsOf, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
 
 /** One strategy with one parameter set: a column of the run matrix. */
 export interface StrategySpec {
@@ -13,6 +14,8 @@ export interface StrategySpec {
   durability: DurabilityMode;
   /** `window(k=2)`: name plus the options that have values. */
   label: string;
+  /** What kind of memory the strategy is, for the reports (absent when its definition declares no kind). */
+  traits?: StrategyTraits;
 }
 
 /** Parses `window.k=2,4,8` into { strategy: 'window', key: 'k', values: ['2','4','8'] }. */
@@ -70,12 +73,14 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
         throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.${key}=${String(raw[key] ?? '')}: ${issue.message}`);
       }
       const options = parsed.data as Record<string, unknown>;
+      const traits = traitsOf(definition);
       return {
         name: definition.name,
         source: sources.get(definition.name) ?? definition.name,
         options,
         durability: durability as DurabilityMode,
         label: strategyLabel(definition.name, options, new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]), durability as DurabilityMode, definition.defaultDurability),
+        ...(traits ? { traits } : {}),
       };
     });
   });

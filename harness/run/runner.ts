@@ -352,7 +352,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     offlineModel: providers.model.offline,
     embedder: providers.embedder.id,
     tokenizer: { model: settings.tokenizerModel, encoding: tokenizer.encoding },
-    strategies: specs.map((spec) => ({ name: spec.name, label: spec.label, options: spec.options, durability: spec.durability })),
+    strategies: specs.map((spec) => ({ name: spec.name, label: spec.label, options: spec.options, durability: spec.durability, ...(spec.traits ? { traits: spec.traits } : {}) })),
     scenarios: scenarios.map((scenario) => ({ name: scenario.name, source: scenario.source, steps: scenario.steps.length, ...(scenario.group !== undefined ? { group: scenario.group } : {}) })),
     ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
     startedAt: startedAt.toISOString(),

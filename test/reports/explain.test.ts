@@ -26,6 +26,16 @@ describe('explain', () => {
     expect(zh).toContain(`召回率为 ${window.contextRecall.value!.toFixed(2)}`);
   });
 
+  it('picks the cells a question is about by the traits in the header, not by strategy name', () => {
+    const renamed = structuredClone(result);
+    for (const spec of renamed.header.strategies) if (spec.name === 'window') spec.name = 'my-window';
+    for (const cell of renamed.cells) if (cell.strategy === 'window') cell.strategy = 'my-window';
+    expect(explainRun(renamed, 'en')[0]!.sentences.some((sentence) => sentence.startsWith('window(k=2) recalls'))).toBe(true);
+    const untyped = structuredClone(result);
+    for (const spec of untyped.header.strategies) delete spec.traits;
+    expect(explainRun(untyped, 'en')[0]!.sentences[0]).toMatch(/^This run has no window cells/u);
+  });
+
   it('says what the run did not measure instead of guessing', () => {
     const answers = explainRun(result, 'en');
     // The fixture holds buffer and window only, and no crash cells.

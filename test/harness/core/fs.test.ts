@@ -1,5 +1,5 @@
 /**
- * Atomic writes as the README promises them: temp file + fsync + rename + fsync of the directory.
+ * Atomic writes as docs/verdict.md promises them: temp file + fsync + rename + fsync of the directory.
  * The fsyncs are observed on the file handles themselves, so dropping one fails a test.
  */
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
