@@ -17,25 +17,16 @@ export interface ChartSpec {
   config: ChartConfiguration;
 }
 
-/** Fixed colours for the strategies we know, so a strategy looks the same in every report. */
-const STRATEGY_COLORS: Readonly<Record<string, string>> = {
-  buffer: '#1f77b4',
-  window: '#ff7f0e',
-  summary: '#2ca02c',
-  'summary-buffer': '#d62728',
-  vector: '#9467bd',
-  entity: '#8c564b',
-  'file-index': '#e377c2',
-  langchain: '#17becf',
-};
-const EXTRA_COLORS = ['#bcbd22', '#7f7f7f', '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d'];
-const POINT_STYLES: readonly PointStyle[] = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot', 'rectRounded', 'cross'];
-
-
-/** The base colour of a strategy by name: fixed for built-ins, a stable hash pick for any other. */
-export function strategyColor(name: string): string {
-  return STRATEGY_COLORS[name] ?? EXTRA_COLORS[fnv1aCodePoints(name) % EXTRA_COLORS.length]!;
-}
+/**
+ * Twelve colours told apart at a glance (the category10 hues, then two darker ones), given to a
+ * run's settings in their order: the first setting of every run is blue, the second orange, and
+ * so on, whatever the strategies are called. A thirteenth setting starts over, with another marker.
+ */
+export const SETTING_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#000000'] as const;
+/** The second channel, for readers who cannot tell two colours apart: a marker per setting. */
+const POINT_STYLES: readonly PointStyle[] = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot', 'rectRounded', 'cross', 'circle', 'triangle', 'rect', 'rectRot'];
+/** And a line pattern per setting (solid, dashed, dotted, dash-dot), in turn. */
+const LINE_DASHES: readonly number[][] = [[], [7, 3], [2, 3], [8, 3, 2, 3]];
 
 /** Mixes a `#rrggbb` colour towards black (amount < 0) or white (amount > 0). */
 export function shade(hex: string, amount: number): string {
@@ -55,22 +46,29 @@ export interface SeriesStyle {
   strategy: string;
   color: string;
   pointStyle: PointStyle;
+  /** chart.js `borderDash` of its lines ([] solid). */
+  dash: number[];
 }
 
-/** One style per label: the strategy's colour, shaded and with its own point shape per parameter set. */
+/**
+ * One style per label, by its place among the run's settings (the header's, then any other a cell
+ * carries, such as a mode priced for durability): colour, marker and line pattern. A setting keeps
+ * its style in every chart of the run; no strategy name picks a colour.
+ */
 export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
   const labels = new Map<string, string>();
   for (const spec of result.header.strategies) labels.set(spec.label, spec.name);
   for (const cell of result.cells) if (!labels.has(cell.label)) labels.set(cell.label, cell.strategy);
-  const byStrategy = new Map<string, string[]>();
-  for (const [label, strategy] of labels) byStrategy.set(strategy, [...(byStrategy.get(strategy) ?? []), label]);
   const styles = new Map<string, SeriesStyle>();
-  for (const [strategy, group] of byStrategy) {
-    group.forEach((label, index) => {
-      const amount = group.length === 1 ? 0 : -0.3 + (0.7 * index) / (group.length - 1);
-      styles.set(label, { strategy, color: shade(strategyColor(strategy), amount), pointStyle: POINT_STYLES[index % POINT_STYLES.length]! });
+  [...labels].forEach(([label, strategy], index) => {
+    const round = Math.floor(index / SETTING_COLORS.length);
+    styles.set(label, {
+      strategy,
+      color: SETTING_COLORS[index % SETTING_COLORS.length]!,
+      pointStyle: POINT_STYLES[(index + round) % POINT_STYLES.length]!,
+      dash: LINE_DASHES[(index + round) % LINE_DASHES.length]!,
     });
-  }
+  });
   return styles;
 }
 
@@ -178,6 +176,7 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
         borderColor: style.color,
         backgroundColor: style.color,
         pointStyle: style.pointStyle,
+        borderDash: style.dash,
         pointRadius: 3,
         borderWidth: 2,
         tension: 0,
@@ -222,11 +221,44 @@ export function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSum
       scales: {
         x: { title: axisTitle('strategy setting') },
         y: logScale
-          ? { type: 'logarithmic', title: axisTitle(`${kind} time per turn (ms, log scale)`) }
+          ? { type: 'logarithmic', ...logAxisBounds(values), title: axisTitle(`${kind} time per turn (ms, log scale)`) }
           : { beginAtZero: true, title: axisTitle(`${kind} time per turn (ms)`) },
       },
     },
   } as ChartConfiguration);
+}
+
+/**
+ * The label of a log axis's tick: only at 1, 2 and 5 times a power of ten, '' elsewhere. chart.js's
+ * own labels the last fifth of a log axis's ticks whatever their value ("8,000 9,000 10,000"
+ * overlapping); the PNG renderer and report.html's script set this as the callback of every log
+ * axis (report.html embeds its source: it must stay self-contained).
+ */
+export function logTickLabel(value: number): string {
+  if (!(value > 0)) return '';
+  const mantissa = value / 10 ** Math.floor(Math.log10(value) + 1e-9);
+  return [1, 2, 5].some((step) => Math.abs(mantissa - step) < 1e-6) ? value.toLocaleString('en-US') : '';
+}
+
+/** The 1-2-5 steps a log axis ends on. */
+const NICE_STEPS = [1, 2, 5] as const;
+
+/**
+ * Bounds of a log axis holding `values`, at 1, 2 or 5 times a power of ten. chart.js labels a log
+ * axis at 1, 2, 3, 5 (and 15) times each power of ten and always at its ends: ends on those steps
+ * keep an end's label from crowding the label next to it ("8,000 9,000 10,000").
+ */
+export function logAxisBounds(values: readonly number[]): { min: number; max: number } {
+  const positive = values.filter((value) => value > 0);
+  if (positive.length === 0) return { min: 1, max: 10 };
+  const nice = (value: number, direction: 'down' | 'up'): number => {
+    const power = 10 ** Math.floor(Math.log10(value));
+    const candidates = [...NICE_STEPS.map((step) => step * power), 10 * power];
+    return direction === 'down' ? Math.max(...candidates.filter((candidate) => candidate <= value * (1 + 1e-9))) : Math.min(...candidates.filter((candidate) => candidate >= value * (1 - 1e-9)));
+  };
+  const min = nice(Math.min(...positive), 'down');
+  const max = nice(Math.max(...positive), 'up');
+  return { min, max: max > min ? max : nice(max * 1.01, 'up') };
 }
 
 const isNumeric = (value: unknown): boolean => typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
@@ -252,7 +284,7 @@ export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<stri
         const numeric = line.every((setting) => isNumeric(setting.knobs[key]));
         const sorted = numeric ? [...line].sort((a, b) => Number(a.knobs[key]) - Number(b.knobs[key])) : line;
         const xs = sorted.map((setting) => (numeric ? Number(setting.knobs[key]) : String(setting.knobs[key])));
-        const color = strategyColor(strategy);
+        const color = styles.get(group[0]!.label)!.color;
         const fixed = (JSON.parse(rest) as [string, unknown][]).map(([name, value]) => `${name}=${String(value)}`).join(', ');
         const title = `${strategy}: sweep of ${key}`;
         const point = (index: number, y: number | null) => (numeric ? { x: xs[index] as number, y } : y);

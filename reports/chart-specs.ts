@@ -9,7 +9,7 @@ import { leaderboards } from './verdict.js';
 import { recallByDistance, type DistanceUnit } from '../harness/results/by-distance.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
-  axisTitle, baseOptions, chart, durabilityChart, latencyChart, paretoFront, seriesStyles, slug, summarizeLabels, sweepCharts, tokenGrowthCharts, withAlpha,
+  axisTitle, baseOptions, chart, durabilityChart, latencyChart, logAxisBounds, paretoFront, seriesStyles, slug, summarizeLabels, sweepCharts, tokenGrowthCharts, withAlpha,
   type ChartSpec, type SeriesStyle,
 } from './chart-data.js';
 
@@ -66,7 +66,7 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
     options: {
       ...baseOptions(title, 'one point per strategy setting, pooled over the run (legend: recall [95% Wilson interval], n probes); ★ = on the Pareto front'),
       scales: {
-        x: { type: 'logarithmic', title: axisTitle('context tokens per model call (mean, log scale)') },
+        x: { type: 'logarithmic', ...logAxisBounds(points.map((point) => point.tokens)), title: axisTitle('context tokens per model call (mean, log scale)') },
         y: { min: 0, max: 1, title: axisTitle('context recall (share of answerable probes)') },
       },
     },
@@ -87,6 +87,7 @@ function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string
       borderColor: style.color,
       backgroundColor: style.color,
       pointStyle: style.pointStyle,
+      borderDash: style.dash,
       pointRadius: 4,
       borderWidth: 2,
       spanGaps: true,

@@ -8,7 +8,7 @@ import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
 import { BasicPlatform, Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
 import { PACKAGE_ROOT } from '../harness/core/package-info.js';
 import type { RunResult } from '../harness/results/schema.js';
-import type { ChartSpec } from './chart-data.js';
+import { logTickLabel, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
 
 /** The bundled font (a GB2312 subset of Noto Sans SC, OFL): Latin and common Chinese in one family. */
@@ -47,6 +47,9 @@ export function renderChartPng(spec: ChartSpec): Buffer {
   prepareCharts();
   const canvas = createCanvas(spec.width, spec.height);
   const config = structuredClone(spec.config) as ChartConfiguration;
+  for (const scale of Object.values((config.options?.scales ?? {}) as Record<string, { type?: string; ticks?: { callback?: (value: number | string) => string } }>)) {
+    if (scale.type === 'logarithmic') scale.ticks = { ...scale.ticks, callback: (value) => logTickLabel(Number(value)) };
+  }
   const chart = new Chart(canvas.getContext('2d') as unknown as ConstructorParameters<typeof Chart>[0], {
     ...config,
     platform: BasicPlatform,

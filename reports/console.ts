@@ -1,9 +1,9 @@
 /** The console summary table printed after a run. */
-import Table from 'cli-table3';
 import type { RunResult } from '../harness/results/schema.js';
 import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
-import { COMPRESSED_AWAY_NOTE, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { DEFAULT_TABLE_WIDTH, fittedTable, wrapText } from './layout.js';
+import { DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
@@ -24,59 +24,48 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
 
 /**
  * The verdict first: the leaderboard(s) and recommendations, then the per-cell table (cells of a
- * scenario group only with `detail`: a group reads as one suite), durability, notes.
+ * scenario group only with `detail`: a group reads as one suite), durability, notes. Every table
+ * is laid out to `width` (default 120 columns): the columns that do not fit go to a second table.
  */
-export function renderConsoleSummary(result: RunResult, options: { color?: boolean; detail?: boolean } = {}): string {
-  const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true };
+export function renderConsoleSummary(result: RunResult, options: { color?: boolean; detail?: boolean; width?: number } = {}): string {
+  const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] };
+  const fitted = (head: readonly string[], rows: readonly (readonly string[])[], keys = 1): string => fittedTable(head, rows, { style, keys, ...(options.width !== undefined ? { width: options.width } : {}) });
   const verdict: string[] = [];
   for (const { title, board, cells } of leaderboards(result)) {
-    const table = new Table({ head: [...LEADERBOARD_COLUMNS], style });
-    for (const row of leaderboardCells(board)) table.push(row);
-    verdict.push(`leaderboard — ${title}`, table.toString(), ...board.recommendations.map((item) => `→ ${item.text}`), '');
+    const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND] : [];
+    verdict.push(`leaderboard — ${title}`, fitted(LEADERBOARD_COLUMNS, leaderboardCells(board)), ...marks, ...board.recommendations.map((item) => `→ ${item.text}`), '');
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
-    if (byLabel) {
-      const categories = new Table({ head: byLabel.head, style });
-      for (const row of byLabel.body) categories.push(row);
-      verdict.push(`${title} by the dataset's own category`, categories.toString(), '');
-    }
+    if (byLabel) verdict.push(`${title} by the dataset's own category`, fitted(byLabel.head, byLabel.body), '');
   }
   const modes = modeRows(result);
-  if (modes.length > 1) {
-    const modeTable = new Table({ head: [...MODE_COLUMNS], style });
-    for (const row of modes) modeTable.push(row);
-    verdict.push(MODE_TABLE_TITLE, modeTable.toString(), MODE_TABLE_NOTE, '');
-  }
-  const table = new Table({ head: CONSOLE_COLUMNS.map(([, title]) => title), style });
+  if (modes.length > 1) verdict.push(MODE_TABLE_TITLE, fitted(MODE_COLUMNS, modes), MODE_TABLE_NOTE, '');
   const shown = result.cells.filter((cell) => options.detail || (cell.group === undefined && !cell.pricing));
-  for (const cell of shown) {
+  const perCell = shown.map((cell) => {
     const row = summaryRow(cell);
-    table.push(CONSOLE_COLUMNS.map(([key]) => String(row[key])));
-  }
+    return CONSOLE_COLUMNS.map(([key]) => String(row[key]));
+  });
   const hidden = result.cells.length - shown.length;
   const extra: string[] = [];
   const prices = priceRows(result);
   if (prices.length > 0) {
-    const durability = new Table({ head: [...PRICE_COLUMNS], style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
-    for (const row of prices) durability.push(row);
-    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, durability.toString(), COMPRESSED_AWAY_NOTE);
+    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, fitted(PRICE_COLUMNS, prices, 3), COMPRESSED_AWAY_NOTE, ...(idempotencyNote(result) ? [idempotencyNote(result)!] : []));
   }
   const ks = retrievalKs(result);
   const retrieval = retrievalRows(result, false, options.detail);
   if (retrieval.length > 0) {
     const head = ['scenario', 'strategy', 'level', 'n', ...ks.map((k) => `@${k} any/all/ndcg`)];
-    const figures = new Table({ head, style: { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [], compact: true } });
-    for (const row of retrieval) {
+    const figures = retrieval.map((row) => {
       const values = metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)));
-      figures.push([row.scenario, row.label, row.level, String(row.summary.n), ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/'))]);
-    }
-    extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', figures.toString());
+      return [row.scenario, row.label, row.level, String(row.summary.n), ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/'))];
+    });
+    extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', fitted(head, figures, 4));
   }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   extra.push(...summaryNotes(result));
   const { header } = result;
   return [
     ...verdict,
-    ...(shown.length > 0 ? ['per cell:', table.toString()] : []),
+    ...(shown.length > 0 ? ['per cell:', fitted(CONSOLE_COLUMNS.map(([, title]) => title), perCell, 2)] : []),
     ...(hidden > 0 ? [`(${hidden} more cells — scenario groups, pooled in their leaderboard, and durability-mode pricing, in the durability table — are listed with --detail)`] : []),
     ...extra,
     ...failed,
@@ -85,5 +74,8 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
     modelNote(result),
     MODEL_DEPENDENCE_NOTE,
-  ].join('\n');
+  ]
+    // Tables are laid out already (they hold line breaks); prose is cut at spaces to the width.
+    .map((item) => (item.includes('\n') ? item : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH)))
+    .join('\n');
 }

@@ -85,3 +85,19 @@ export function modeRows(result: RunResult): string[][] {
     ];
   });
 }
+
+/**
+ * Which strategies ran the with / without idempotency keys contrast, for the line under the
+ * durability tables; undefined when no cell ran without keys.
+ */
+export function idempotencyNote(result: RunResult): string | undefined {
+  const withEffects = result.cells.filter((cell) => cell.faults !== undefined && !cell.pricing);
+  const without = [...new Set(withEffects.filter((cell) => cell.faults?.idempotencyKeys === false).map((cell) => cell.strategy))];
+  if (without.length === 0) return undefined;
+  const all = new Set(result.header.strategies.map((strategy) => strategy.name));
+  if (without.length >= all.size) return `keys: every strategy ran its crash cells with side effects both with idempotency keys (on) and without them (off)`;
+  return (
+    `keys: the crash cells with side effects ran without idempotency keys (off) for ${without.join(', ')} only, with keys for all ${all.size} strategies: ` +
+    `a duplicated effect comes from the harness's tool-call recovery, not the strategy (--idempotency both runs the contrast for every strategy)`
+  );
+}

@@ -7,11 +7,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
-import { seriesStyles, type ChartSpec } from './chart-data.js';
+import { logTickLabel, seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
-import { COMPRESSED_AWAY_NOTE, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
-import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, leaderboardSortKeys, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatMs, formatRate, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -185,6 +185,7 @@ function durabilitySection(result: RunResult): string {
     '<h3>What each mode costs and lost</h3>',
     sortableTable('durability-prices', PRICE_COLUMNS, prices),
     `<p>${escapeHtml(COMPRESSED_AWAY_NOTE)}.</p>`,
+    ...(idempotencyNote(result) ? [`<p>${escapeHtml(idempotencyNote(result)!)}.</p>`] : []),
     '</section>',
   ].join('\n');
 }
@@ -195,14 +196,15 @@ const VERDICT_CHARTS = /^(recall-vs-tokens|recall-by-distance-)/u;
 /** The first screen: the recall-vs-tokens chart beside the run's recommendations, then every leaderboard. */
 function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string {
   const pooled = leaderboards(result);
-  const list = (items: readonly { text: string }[]): string => `<ul class="recommendations">${items.map((item) => `<li>${escapeHtml(item.text)}</li>`).join('')}</ul>`;
+  // Each recommendation in one short line; the account behind it one click away.
+  const list = (items: readonly { text: string; detail?: string }[]): string =>
+    `<ul class="recommendations">${items.map((item) => `<li>${escapeHtml(item.text)}${item.detail ? `<details><summary>details</summary>${escapeHtml(item.detail)}</details>` : ''}</li>`).join('')}</ul>`;
   const boards = pooled.map(({ title, board, cells }, index) => {
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     const labelHtml = byLabel ? `\n<h4>${escapeHtml(title)} by the dataset's own category</h4>\n${sortableTable(`categories-${index}`, byLabel.head, byLabel.body.map((row) => row.map((text, column): Column => ({ title: byLabel.head[column]!, text }))))}` : '';
     const rows = leaderboardCells(board).map((cells, row): Column[] =>
       cells.map((text, column) => {
-        const item = board.rows[row]!;
-        const sort = [undefined, item.contextRecall.value, item.evidenceRecall.mean, item.conflictExposure.value, item.contextPerTurn, item.maintenancePerTurn, item.loadSaveP95, item.vsBest?.difference ?? 0, undefined][column];
+        const sort = leaderboardSortKeys(board.rows[row]!)[column];
         return { title: LEADERBOARD_COLUMNS[column]!, text, ...(sort !== undefined ? { sort } : {}) };
       }),
     );
@@ -279,10 +281,14 @@ const CLIENT_SCRIPT = `
   'use strict';
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   Chart.defaults.color = '#333333';
+  const logTickLabel = ${logTickLabel.toString()};
   const specs = JSON.parse(document.getElementById('membench-charts').textContent);
   for (const spec of specs) {
     const canvas = document.getElementById('chart-' + spec.id);
     const options = Object.assign({}, spec.config.options, { responsive: true, maintainAspectRatio: true, aspectRatio: spec.width / spec.height, animation: false });
+    for (const scale of Object.values(options.scales || {})) {
+      if (scale.type === 'logarithmic') scale.ticks = Object.assign({}, scale.ticks, { callback: (value) => logTickLabel(Number(value)) });
+    }
     new Chart(canvas, Object.assign({}, spec.config, { options }));
   }
   const key = (row, index) => {

@@ -13,6 +13,7 @@ import { renderJunit, type VerdictOptions } from './junit.js';
 import { renderMarkdown } from './markdown.js';
 
 export { renderConsoleSummary } from './console.js';
+export { tableWidth } from './layout.js';
 export { renderMarkdown } from './markdown.js';
 export { renderJson } from './json.js';
 export { renderHtml } from './html.js';

@@ -2,11 +2,17 @@
 import type { RunResult } from '../harness/results/schema.js';
 import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
-import { COMPRESSED_AWAY_NOTE, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
-import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
+import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import { fitColumns } from './layout.js';
+import { breakdownRows, distanceTable, distanceTables, DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
 import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
+
+/** A wide table as Markdown tables of at most 120 columns each, the first column repeated (reports/layout.ts), each followed by a blank line. */
+function fittedMarkdown(head: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  return fitColumns(head, rows).flatMap((part) => [table(part.head, part.rows), '']);
+}
 
 function durabilitySection(result: RunResult): string[] {
   const prices = priceRows(result);
@@ -21,6 +27,7 @@ function durabilitySection(result: RunResult): string[] {
     '',
     `${COMPRESSED_AWAY_NOTE}.`,
     '',
+    ...(idempotencyNote(result) ? [`${idempotencyNote(result)!}.`, ''] : []),
     '### Matrix: strategy × mode × crash point',
     '',
     table([...MATRIX_COLUMNS], matrixRows(result)),
@@ -42,9 +49,11 @@ function breakdownTable(result: RunResult): string {
 function verdictSection(result: RunResult): string[] {
   const lines = ['## Verdict', '', LEADERBOARD_NOTE, ''];
   for (const { title, board, cells } of leaderboards(result)) {
-    lines.push(`### Leaderboard — ${title}`, '', table([...LEADERBOARD_COLUMNS], leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '');
+    const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND, ''] : [];
+    lines.push(`### Leaderboard — ${title}`, '', ...fittedMarkdown(LEADERBOARD_COLUMNS, leaderboardCells(board)), ...marks);
+    lines.push(...board.recommendations.flatMap((item) => [`- ${item.text}`, ...(item.detail ? [`  <details><summary>details</summary>${item.detail}</details>`] : [])]), '');
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
-    if (byLabel) lines.push(`#### ${title} by the dataset's own category`, '', table(byLabel.head, byLabel.body), '');
+    if (byLabel) lines.push(`#### ${title} by the dataset's own category`, '', ...fittedMarkdown(byLabel.head, byLabel.body));
   }
   const modes = modeRows(result);
   if (modes.length > 1) lines.push(`### ${MODE_TABLE_TITLE}`, '', table([...MODE_COLUMNS], modes), '', MODE_TABLE_NOTE, '');

@@ -1,4 +1,5 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
+import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
 import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
 
@@ -146,6 +147,8 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
 export function summaryNotes(result: RunResult): string[] {
   const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
   const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
+  const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
+  if (peers) notes.push(peers);
   for (const cell of result.cells) {
     const refused = refusedSteps(cell);
     const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;
@@ -165,7 +168,7 @@ export function modelNote(result: RunResult): string {
 /** The line that says which figures a model can change and which it cannot. */
 export const MODEL_DEPENDENCE_NOTE =
   'Model-independent: tokens, latency, durability, and the context, answer and evidence recall of buffer, window, vector (and other strategies that keep messages verbatim). ' +
-  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity and file-index keep, hence their recall.';
+  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity, file-index and mem0 keep, hence their recall.';
 
 const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
 

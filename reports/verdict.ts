@@ -10,31 +10,40 @@ import type { CellResult, RecallSummary, RunResult } from '../harness/results/sc
 import type { Interval } from '../harness/results/stats.js';
 import { breakdowns, formatMs } from './summary.js';
 
-export const LEADERBOARD_COLUMNS = ['setting', 'context recall [95% CI]', 'evidence recall [95% CI]', 'conflict', 'ctx/turn', 'maint/turn', 'load+save p95 ms', 'vs best (paired)', 'durability'] as const;
+/**
+ * The leaderboard's columns, the ones a reader decides by first: laid out to a terminal's width,
+ * the columns after those that fit go to a second table (reports/layout.ts).
+ */
+export const LEADERBOARD_COLUMNS = ['setting', 'context recall [95% CI]', 'ctx/turn', 'maint/turn', 'vs best (paired)', 'durability', 'evidence recall [95% CI]', 'conflict', 'p95 ms'] as const;
 
 const fixed = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : value.toFixed(2));
 const withInterval = (value: number | null, interval: Interval | null, n: number): string =>
   value === null ? '–' : `${fixed(value)} ${interval ? `[${fixed(interval.lo)}, ${fixed(interval.hi)}]` : ''} n=${n}`.replace('  ', ' ');
+/** A signed difference: `−0.14`, `+0.02` (a true minus sign, as in the interval). */
+const signed = (value: number): string => `${value < 0 ? '−' : '+'}${Math.abs(value).toFixed(2)}`;
 
-/** "ahead by 0.04 [0.01, 0.07]" / "behind by …" / "within noise (p=0.41)" / "best". */
+/** "−0.14 [−0.17, −0.11] p<0.001" (behind or ahead of the best, paired) / "within noise p=0.41" / "best". */
 export function versusBest(row: LeaderboardRow): string {
   if (!row.vsBest) return row.vsBest === null ? 'no shared probes' : 'best';
   const { difference, interval, p, verdict } = row.vsBest;
-  if (verdict === 'within noise') return `within noise (p=${p.toFixed(2)})`;
-  return `${verdict} by ${Math.abs(difference).toFixed(2)} [${fixed(interval.lo)}, ${fixed(interval.hi)}] p=${p < 0.001 ? '<0.001' : p.toFixed(3)}`;
+  if (verdict === 'within noise') return `within noise p=${p.toFixed(2)}`;
+  return `${signed(difference)} [${signed(interval.lo)}, ${signed(interval.hi)}] p${p < 0.001 ? '<0.001' : `=${p.toFixed(3)}`}`;
 }
 
-/** Durability per mode: `sync ✓` when nothing was lost or violated, else the losses. */
+/** What the durability marks mean, for the line under every leaderboard that shows them. */
+const DURABILITY_MARKS = '✓ nothing lost · ✗N N acknowledged memories and messages lost · !N N invariants violated, nothing lost';
+export const DURABILITY_MARKS_LEGEND = `durability: ${DURABILITY_MARKS}`;
+
+/** Durability as one mark per mode: `sync ✓ async ✗6 exit ✗8 none ✗8` (DURABILITY_MARKS_LEGEND). */
 export function durabilityText(row: LeaderboardRow): string {
   if (row.durability.length === 0) return '–';
   return row.durability
     .map((loss) => {
       const lost = loss.acknowledgedLost + loss.messagesLost;
-      if (lost === 0 && loss.violations === 0) return `${loss.mode} ✓`;
-      const parts = [loss.acknowledgedLost ? `${loss.acknowledgedLost} acks lost` : '', loss.messagesLost ? `${loss.messagesLost} msgs lost` : '', loss.violations ? `${loss.violations} violations` : ''].filter(Boolean);
-      return `${loss.mode}: ${parts.join(', ')}`;
+      if (lost > 0) return `${loss.mode} ✗${lost}`;
+      return loss.violations > 0 ? `${loss.mode} !${loss.violations}` : `${loss.mode} ✓`;
     })
-    .join('; ');
+    .join(' ');
 }
 
 /** The leaderboard's rows as text cells, in LEADERBOARD_COLUMNS order. */
@@ -42,14 +51,19 @@ export function leaderboardCells(board: Leaderboard): string[][] {
   return board.rows.map((row) => [
     row.setting,
     withInterval(row.contextRecall.value, row.contextRecall.interval, row.contextRecall.n),
-    withInterval(row.evidenceRecall.mean, row.evidenceRecall.interval, row.evidenceRecall.n),
-    row.conflictExposure.value === null ? '–' : `${fixed(row.conflictExposure.value)} (${row.conflictExposure.hits}/${row.conflictExposure.n})`,
     String(Math.round(row.contextPerTurn)),
     String(Math.round(row.maintenancePerTurn)),
-    formatMs(row.loadSaveP95),
     versusBest(row),
     durabilityText(row),
+    withInterval(row.evidenceRecall.mean, row.evidenceRecall.interval, row.evidenceRecall.n),
+    fixed(row.conflictExposure.value),
+    formatMs(row.loadSaveP95),
   ]);
+}
+
+/** The numbers the leaderboard's columns sort by (report.html), in LEADERBOARD_COLUMNS order; undefined: sorted as text. */
+export function leaderboardSortKeys(row: LeaderboardRow): (number | null | undefined)[] {
+  return [undefined, row.contextRecall.value, row.contextPerTurn, row.maintenancePerTurn, row.vsBest?.difference ?? 0, undefined, row.evidenceRecall.mean, row.conflictExposure.value, row.loadSaveP95];
 }
 
 /** A leaderboard with the name of what it pools: the whole run, or one group. */
@@ -85,7 +99,7 @@ function computeLeaderboards(result: RunResult): PooledBoard[] {
 export const LEADERBOARD_NOTE =
   `One row per strategy setting, pooled over its cells' answerable probes. Context recall with a 95 % Wilson interval; evidence recall (mean share of evidence steps held) with a 95 % bootstrap interval; ` +
   `"vs best" pairs each setting with the best one on the same probes (exact McNemar test, paired bootstrap interval of the difference; p ≥ 0.05 is within noise). ` +
-  `Tokens are per model call; load+save p95 is per turn; durability per mode after real crashes (✓: nothing lost, no invariant violated). "Best under budget" uses ${TOKEN_BUDGET} context tokens per turn.`;
+  `Conflict: the share of probes whose context showed an outdated value (same n as context recall). Tokens are per model call; p95 ms is the 95th percentile of load + save time per turn; durability per mode after real crashes (${DURABILITY_MARKS}). "Best under budget" uses ${TOKEN_BUDGET} context tokens per turn.`;
 
 /** Recall by distance as a table: one row per setting, one column per bucket ("0.83 (5/6)"). */
 export function distanceTable(rows: readonly DistanceRow[]): { head: string[]; body: string[][] } {

@@ -4,8 +4,9 @@
 // re-exports its message transformers (trimMessages and co.), which import LangChain's runnables
 // and through them langsmith and zod 3, about 1 MB evaluated at every start and never used here;
 // the bundle reads the same index without them. And the LangChain adapter (`langchain:NAME`, about
-// 1.2 MB with LangChain's models and tracers) stays out: bundled processes run built-in strategies
-// only, and the loader imports the adapter lazily from dist when asked.
+// 1.2 MB with LangChain's models and tracers) stays out, as do the peer adapters (strategies/adapters/:
+// mem0, LangGraph, and the packages they import): bundled processes run built-in strategies only,
+// and the loader imports an adapter lazily from dist when asked.
 //
 // Then it builds the agent's startup snapshot (dist/harness/process/agent-snapshot.cjs evaluates the
 // bundle, Node saves the heap): agent processes start from it, with no module to evaluate, when it
@@ -22,7 +23,7 @@ const TRANSFORMERS = ['defaultTextSplitter', 'filterMessages', 'mergeMessageRuns
 const withoutTransformers = {
   name: 'messages-without-transformers',
   setup(builder) {
-    builder.onResolve({ filter: /^\.\/langchain\.js$/ }, (args) => (args.importer.endsWith(path.join('strategies', 'loader.js')) ? { path: '../../strategies/langchain.js', external: true } : undefined));
+    builder.onResolve({ filter: /^\.\/(?:langchain|adapters\/[a-z0-9-]+)\.js$/ }, (args) => (args.importer.endsWith(path.join('strategies', 'loader.js')) ? { path: `../../strategies/${args.path.slice(2)}`, external: true } : undefined));
     builder.onLoad({ filter: MESSAGES_INDEX }, async (args) => {
       let source = await readFile(args.path, 'utf8');
       source = source.replace(/^import \{[^}]*\} from "\.\/transformers\.js";\n/mu, '');

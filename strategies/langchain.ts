@@ -177,6 +177,8 @@ const count = (fallback: number) => z.coerce.number().int().min(1).default(fallb
 interface MemoryKind<Options extends z.ZodType> {
   description: string;
   options: Options;
+  /** What the memory puts into the context is the messages' own text (StrategyDefinition.keepsVerbatim). */
+  keepsVerbatim: boolean;
   build(classic: ClassicModules, context: StrategyContext, options: z.output<Options>): LangChainMemory;
   /** Turns the memory variables into messages. */
   render(variables: Values): BaseMessage[];
@@ -191,30 +193,35 @@ const llmFor = (context: StrategyContext) => new HarnessChatModel(context.model,
 const KINDS = {
   buffer: kind({
     description: 'LangChain BufferMemory: every exchange',
+    keepsVerbatim: true,
     options: z.object({}).strict(),
     build: (classic) => new classic.memory.BufferMemory(keys),
     render: historyMessages,
   }),
   'buffer-window': kind({
     description: 'LangChain BufferWindowMemory: the last k exchanges (LangChain default k=5; membench window defaults to 2)',
+    keepsVerbatim: true,
     options: z.object({ k: count(5) }).strict(),
     build: (classic, _context, options) => new classic.memory.BufferWindowMemory({ ...keys, k: options.k }),
     render: historyMessages,
   }),
   summary: kind({
     description: 'LangChain ConversationSummaryMemory: a running summary, lost on restart',
+    keepsVerbatim: false,
     options: z.object({}).strict(),
     build: (classic, context) => new classic.memory.ConversationSummaryMemory({ ...keys, llm: llmFor(context) }),
     render: historyMessages,
   }),
   'summary-buffer': kind({
     description: 'LangChain ConversationSummaryBufferMemory: summary + recent messages (its JS version does not bound the context)',
+    keepsVerbatim: false,
     options: z.object({ maxTokenLimit: count(2000) }).strict(),
     build: (classic, context, options) => new classic.memory.ConversationSummaryBufferMemory({ ...keys, llm: llmFor(context), maxTokenLimit: options.maxTokenLimit }),
     render: historyMessages,
   }),
   vector: kind({
     description: 'LangChain VectorStoreRetrieverMemory over MemoryVectorStore: top-k exchanges by similarity',
+    keepsVerbatim: true,
     options: z.object({ k: count(4) }).strict(),
     build: (classic, context, options) =>
       new classic.memory.VectorStoreRetrieverMemory({
@@ -226,6 +233,7 @@ const KINDS = {
   }),
   entity: kind({
     description: 'LangChain EntityMemory: per-entity summaries + the last k exchanges',
+    keepsVerbatim: false,
     options: z.object({ k: count(3) }).strict(),
     build: (classic, context, options) => new classic.memory.EntityMemory({ ...keys, llm: llmFor(context), k: options.k }),
     render: (variables) => {
@@ -347,6 +355,7 @@ export async function langchainDefinition(name: string, load: () => Promise<Clas
     description: memoryKind.description,
     options: memoryKind.options,
     defaultDurability: 'none',
+    keepsVerbatim: memoryKind.keepsVerbatim,
     create(context, options) {
       if (context.durability !== 'none') {
         throw new MembenchError('INVALID_ARGUMENT', `${fullName} keeps everything in process memory: durability "${context.durability}" is not available (only "none")`);

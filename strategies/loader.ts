@@ -7,10 +7,17 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
+import { PEER_NAMES, type PeerName } from '../harness/core/peers.js';
 import { builtinStrategies, findStrategy } from './index.js';
 
 /** The adapter (and LangChain) load only when a `langchain:NAME` strategy is asked for. */
 const langchain = () => import('./langchain.js');
+/** Peers wrapping other libraries (mem0, LangGraph): each adapter, and its package, loads only when asked for. */
+const PEERS: Readonly<Record<PeerName, () => Promise<StrategyDefinition>>> = {
+  mem0: async () => (await import('./adapters/mem0.js')).mem0,
+  langgraph: async () => (await import('./adapters/langgraph.js')).langgraph,
+};
+export { PEER_NAMES };
 import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
 /** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
@@ -29,11 +36,13 @@ export function isModuleSpec(spec: string): boolean {
 export async function loadStrategyDefinition(spec: string, options: { cwd?: string } = {}): Promise<StrategyDefinition> {
   const builtin = findStrategy(spec);
   if (builtin) return builtin;
+  const peer = (PEER_NAMES as readonly string[]).includes(spec) ? PEERS[spec as PeerName] : undefined;
+  if (peer) return peer();
   if (spec.startsWith(LANGCHAIN_PREFIX)) return (await langchain()).langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
   if (!isModuleSpec(spec)) {
     throw new MembenchError(
       'UNKNOWN_STRATEGY',
-      `unknown strategy "${spec}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; ` +
+      `unknown strategy "${spec}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; peers are ${PEER_NAMES.join(', ')}; ` +
         `LangChain memories are ${(await langchain()).LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name).join(', ')}; ` +
         'or give the path of a module, e.g. ./my-memory.ts',
     );
@@ -75,8 +84,8 @@ async function loadModuleDefinition(spec: string, file: string): Promise<Strateg
     throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} does not export a valid strategy definition:`, list);
   }
   const { name } = definition as StrategyDefinition;
-  if (findStrategy(name)) {
-    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}", which is a built-in strategy: give it another name`);
+  if (findStrategy(name) || (PEER_NAMES as readonly string[]).includes(name)) {
+    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}", which is a ${(PEER_NAMES as readonly string[]).includes(name) ? 'peer adapter' : 'built-in strategy'}: give it another name`);
   }
   if (name.startsWith(LANGCHAIN_PREFIX)) {
     throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}": the prefix "${LANGCHAIN_PREFIX}" is reserved for LangChain memories`);

@@ -20,7 +20,11 @@ export interface MemoryEvent {
   message: BaseMessage;
   /** Index of the user turn this message belongs to (1-based). */
   turn: number;
-  /** Scenario step id, when the step has one. */
+  /**
+   * An opaque id of the step the message belongs to (`s12`), when the step has ids: the same for a
+   * user message and its reply, and the one to report in `RetrievedItem.stepIds`. Never the
+   * scenario's own id, which may name the evidence; the harness maps it back.
+   */
   stepId?: string;
   /** ISO time of the message, when the scenario gives one (dataset sessions). */
   timestamp?: string;
@@ -40,7 +44,7 @@ export interface LoadInput {
 
 /** One item a retrieving strategy ranked for a query, with the scenario steps it came from. */
 export interface RetrievedItem {
-  /** Ids of the scenario steps whose messages the item holds (or was derived from); may be empty. */
+  /** The (opaque) step ids of the messages the item holds (or was derived from), as `save` received them; may be empty. */
   stepIds: string[];
   /** The strategy's own score (higher ranks first); comparable only within one ranking. */
   score: number;
@@ -70,7 +74,7 @@ export interface MemoryItem {
   description?: string;
   /** ISO date after which the memory no longer counts. */
   expires?: string;
-  /** The scenario step that asked for it, when the step has an id (retrieval metrics trace a memory back to it). */
+  /** The opaque id of the step that asked for it, when the step has an id (retrieval metrics trace a memory back to it). */
   stepId?: string;
 }
 
@@ -92,6 +96,11 @@ export interface StrategyCapabilities {
    * ("compressed away") instead of as violations of invariants 1 and 5.
    */
   lossy?: boolean;
+  /**
+   * What `remember` keeps lives in process memory (a peer's in-memory store) even though the
+   * messages persist: remembered items survive no reopen and no crash, by design of the library.
+   */
+  volatileMemories?: boolean;
 }
 
 export interface MemoryStrategy {
@@ -158,6 +167,12 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
   options: Options;
   /** The durability mode used when the user names none. */
   defaultDurability: DurabilityMode;
+  /**
+   * The modes the strategy really offers, when not all four (a peer library that commits on every
+   * write and has no other setting): other modes are refused before a cell runs, and
+   * `--price-durability` prices only these.
+   */
+  durabilityModes?: readonly DurabilityMode[];
   /** Knobs always shown in a run's label (e.g. `window(k=2)`); swept knobs are shown anyway. */
   labelKnobs?: readonly string[];
   /**

@@ -7,9 +7,10 @@ import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
-import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext } from '../core/metrics.js';
+import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext, type ProbeEvidence } from '../core/metrics.js';
 import { multiTokenF1, tokenF1 } from '../core/scoring.js';
-import { evidenceCoverage, evidenceIndex } from '../scenarios/evidence.js';
+import { evidenceCoverage, evidenceTable, probeEvidence } from '../scenarios/evidence.js';
+import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import { hasCjk } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
@@ -49,6 +50,11 @@ export interface SessionDeps {
   /** Ranked items a probe asks a retrieving strategy for and records (the deepest retrieval k; default 10). */
   rankDepth?: number;
   /**
+   * The strategy's `keepsVerbatim` capability: false when it transforms what it keeps, so evidence
+   * may also be held by rare-term coverage. Default true: evidence is held only when quoted.
+   */
+  keepsVerbatim?: boolean;
+  /**
    * Whether the user turn at this step index assembles its context although its reply is scripted
    * (default: every turn does). No model reads that context, so a cell may measure only a seeded
    * sample of such turns (`contextSample`); probes and turns whose reply the model writes always load.
@@ -83,11 +89,6 @@ export function contextSample(steps: readonly Step[], seed: string, size = CONTE
   const offset = fnv1a(seed) % stride;
   const measured = new Set(scripted.filter((_, position) => position % stride === offset));
   return (step) => measured.has(step);
-}
-
-/** The texts of a probe's evidence steps, or undefined for other steps. */
-export function evidenceTexts(step: Step, index: ReadonlyMap<string, readonly string[]>): string[][] | undefined {
-  return step.kind === 'probe' ? step.evidence.map((id) => [...(index.get(id) ?? [])]) : undefined;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -157,12 +158,12 @@ export class AgentSession {
   }
 
   async run(steps: readonly Step[]): Promise<void> {
-    const evidence = evidenceIndex(steps);
-    for (const [index, step] of steps.entries()) await this.step(step, index, evidenceTexts(step, evidence));
+    const table = evidenceTable(steps);
+    for (const [index, step] of steps.entries()) await this.step(step, index, probeEvidence(step, table));
   }
 
-  /** Runs one step; `evidence` holds the messages of a probe's evidence steps (the agent process gets them from the harness). */
-  async step(step: Step, index: number, evidence?: readonly (readonly string[])[]): Promise<void> {
+  /** Runs one step; `evidence` is what a probe's evidence is judged with (the agent process gets it from the harness). */
+  async step(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
     const journal = this.deps.journal;
     if (journal?.stepState(this.session, index) === 'done') return;
     await this.runStep(step, index, evidence);
@@ -171,20 +172,22 @@ export class AgentSession {
     if (!savesOnly(step) || index % RSS_EVERY === 0) this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
   }
 
-  private async runStep(step: Step, index: number, evidence?: readonly (readonly string[])[]): Promise<void> {
+  private async runStep(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
+    // What the strategy is told a message came from: an opaque id, never the scenario's own (DESIGN §5).
+    const stepId = messageIds(step).length > 0 ? opaqueStepId(index) : undefined;
     switch (step.kind) {
       case 'user':
-        return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), step.id, step.at, step.reply !== false);
+        return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), stepId, step.at, step.reply !== false);
       case 'assistant':
-        return this.assistantStep(index, step.assistant, step.id, step.at);
+        return this.assistantStep(index, step.assistant, stepId, step.at);
       case 'remember':
-        return this.rememberStep(index, step.remember, step);
+        return this.rememberStep(index, step.remember, step, stepId);
       case 'forget':
-        return this.forgetStep(index, step.forget, step.id);
+        return this.forgetStep(index, step.forget, stepId);
       case 'tool':
-        return this.toolStep(index, step);
+        return this.toolStep(index, step, stepId);
       case 'probe':
-        return this.probe(index, step, evidence ?? []);
+        return this.probe(index, step, evidence ?? { cited: [], rarity: {} });
       case 'session':
         this.noteUnreadable();
         await this.memory.close();
@@ -239,13 +242,13 @@ export class AgentSession {
     this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });
   }
 
-  private async rememberStep(index: number, content: string, step: RememberStep): Promise<void> {
+  private async rememberStep(index: number, content: string, step: RememberStep, stepId: string | undefined): Promise<void> {
     const memory = this.memory;
     let acknowledgedName: string | undefined;
     if (memory.remember) {
       this.turn++;
       try {
-        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId: step.id };
+        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId };
         const [ack, saveMs] = await timed(() => memory.remember!(item));
         acknowledgedName = ack.name;
         this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });
@@ -258,7 +261,7 @@ export class AgentSession {
     } else {
       const zh = hasCjk(content);
       const ack = zh ? '好的，我记住了。' : "OK, I'll remember that.";
-      await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, step.id);
+      await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, stepId);
     }
     // The acknowledgement: given only once save()/remember() resolved, i.e. durable per the mode.
     await this.deps.onAck?.({ step: index, content, ...(acknowledgedName !== undefined ? { name: acknowledgedName } : {}) });
@@ -284,7 +287,7 @@ export class AgentSession {
    * recovering process classifies an interrupted call from what it can know and re-runs the
    * effect only when it cannot tell that it happened.
    */
-  private async toolStep(index: number, step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean; id?: string }): Promise<void> {
+  private async toolStep(index: number, step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean }, stepId: string | undefined): Promise<void> {
     const turn = Math.max(this.turn, 1);
     const callId = `${this.session}-call-${index}`;
     const key = this.deps.idempotencyKeys === false ? undefined : `idem-${callId}`;
@@ -297,7 +300,7 @@ export class AgentSession {
     let saveCallMs = 0;
     if (!previous) journal?.recordIntent(callId, index, step.tool, key);
     if (!Journal.reached(previous, 'call_saved')) {
-      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId: step.id }));
+      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId }));
       journal?.advanceTool(callId, 'call_saved');
     }
     this.checkpoint('after_tool_intent');
@@ -313,7 +316,7 @@ export class AgentSession {
       }
       if (step.effect && ledger && runEffect) ledger.apply(callId, step.tool, step.args, key);
       this.checkpoint('after_tool_effect');
-      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId: step.id }));
+      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId }));
       journal?.advanceTool(callId, 'result_saved');
       this.checkpoint('after_tool_result');
     }
@@ -321,7 +324,7 @@ export class AgentSession {
   }
 
   /** A question answered from memory: every recall figure is judged on what load() returned. */
-  private async probe(index: number, step: ProbeStep, evidence: readonly (readonly string[])[]): Promise<void> {
+  private async probe(index: number, step: ProbeStep, evidence: ProbeEvidence): Promise<void> {
     const rankDepth = this.deps.rankDepth ?? Math.max(...DEFAULT_RETRIEVAL_K);
     const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1, rankDepth }));
     const messages = contextMessages(context.messages);
@@ -329,7 +332,7 @@ export class AgentSession {
     const verdict = judgeContext(normalized, step.expect, step.forbid);
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
-    const found = evidence.length > 0 ? evidenceRecall(evidence, messages) : undefined;
+    const found = evidence.cited.length > 0 ? evidenceRecall(evidence, messages, this.deps.keepsVerbatim === false) : undefined;
     const f1 = step.scoring === 'locomo-f1' ? tokenF1 : step.scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
     this.probes.push({
       step: index,
@@ -342,7 +345,7 @@ export class AgentSession {
       staleExposure: verdict.staleExposure,
       answer,
       answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
-      evidenceCoverage: evidence.length > 0 ? evidenceCoverage(evidence.map((texts) => texts.join('\n')), normalized).value : null,
+      evidenceCoverage: evidence.cited.length > 0 ? evidenceCoverage(evidence.cited.map((texts) => texts.join('\n')), normalized).value : null,
       loadMs,
       conflictExposure: verdict.conflictExposure,
       ...(verdict.currentAfterStale !== undefined ? { currentAfterStale: verdict.currentAfterStale } : {}),

@@ -8,7 +8,7 @@
  * planted in `has_answer` turns of the `answer_…` sessions. It is the measuring stick of the
  * bench's "dataset scale" section and of `membench run --dataset longmemeval:FILE` at full size;
  * the text is templates, so recall measured on it says nothing about the real set.
- * `fixtures/datasets/synthetic/make-longmemeval.ts` writes it from the command line.
+ * `fixtures/datasets/synthetic/make-longmemeval-s.ts` writes it from the command line.
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';

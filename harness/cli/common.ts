@@ -38,7 +38,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
     .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
-    .option('idempotency', { choices: ['both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects (default both: crash cells with side effects run with and without keys)' })
+    .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' })
     .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
     .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
     .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
@@ -138,7 +138,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
 }
 
 /** What the built-in defaults say for the options a resumed run compares. */
-export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'both', isolate: false } as const satisfies RunOptions;
+export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'one', isolate: false } as const satisfies RunOptions;
 
 /** The layers merged: defaults < config file < flags (live settings merged key by key; the API key only from the flag). */
 export async function resolveLayers(argv: SharedArgs, flags: MembenchConfig): Promise<{ options: RunOptions; config: MembenchConfig; workers: number; out?: string }> {

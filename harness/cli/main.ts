@@ -11,6 +11,7 @@ import * as list from './list.js';
 import * as merge from './merge.js';
 import * as report from './report.js';
 import * as run from './run.js';
+import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
 
@@ -29,6 +30,7 @@ export async function main(argv: string[]): Promise<void> {
     .command(importDataset)
     .command(generate)
     .command(bench)
+    .command(serve)
     .demandCommand(1, 'name a command: run, validate or list (see --help)')
     .strict()
     .version(MEMBENCH_VERSION)

@@ -1,7 +1,7 @@
 /** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, writeRunOutput } from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
 import { readResults } from '../results/read.js';
 import { handled } from './errors.js';
@@ -32,7 +32,7 @@ export const handler = handled(async (argv: MergeArgs) => {
   for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);
   const files = await withOutDirLock(out, 'membench merge', () => writeRunOutput(result, out, { overwrite: argv.overwrite, ...(threshold !== undefined ? { recallThreshold: threshold } : {}) }));
-  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY) })}\n`);
+  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), width: tableWidth(process.stdout) })}\n`);
   process.stdout.write(`merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
   return 0;
 });

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
 import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
@@ -117,7 +117,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     progress.stop();
     interrupt.dispose();
   }
-  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail })}\n`);
+  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail, width: tableWidth(process.stdout) })}\n`);
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
   const phases: RunPhase[] = [{ name: 'planning + cells (runBenchmark)', ms: result.header.durationMs }];
   const onPhase = (phase: string, ms: number): number => phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });

@@ -120,6 +120,8 @@ export class OfflineModel implements ChatModel {
         return JSON.stringify(extractEntities(speakerLines(messages.filter((m) => roleOf(m) !== 'system')).join('\n')));
       case 'extract-memories':
         return JSON.stringify(extractMemories(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
+      case 'extract-facts':
+        return JSON.stringify(extractFacts(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
     }
   }
 
@@ -418,4 +420,22 @@ export function extractMemories(prompt: string): { name: string; description: st
     out.push({ name, description: shortenText(shown, DESCRIPTION_CHARS), content, type: 'user' });
   }
   return out;
+}
+
+/**
+ * The offline `extract-facts` task (a peer's fact extraction, as mem0 asks for it): every
+ * statement in the user's message(s) of an extract-memories prompt, one fact per sentence, about
+ * anyone (not only the user); questions keep their statement part, requests and acknowledgements
+ * are dropped, repeats kept once. Deterministic; sees only the messages.
+ */
+export function extractFacts(prompt: string): string[] {
+  const facts: string[] = [];
+  for (const line of parseExtractMemoriesPrompt(prompt).userMessages) {
+    for (const raw of sentences(line)) {
+      const sentence = statementOf(raw.trim());
+      if (!sentence || REQUEST.test(sentence) || ACKNOWLEDGEMENT.test(sentence) || matchTerms(sentence).length === 0) continue;
+      if (!facts.some((fact) => normalizeText(fact) === normalizeText(sentence))) facts.push(sentence);
+    }
+  }
+  return facts;
 }

@@ -95,6 +95,7 @@ class AgentHost {
       sessionId: cell.sessionId,
       idempotencyKeys: cell.idempotencyKeys,
       ...(cell.rankDepth !== undefined ? { rankDepth: cell.rankDepth } : {}),
+      keepsVerbatim: definition.keepsVerbatim !== false,
       checkpoint: this.checkpoint,
       onAck: (ack: Ack) => send({ type: 'ack', ack }),
       createStrategy: () =>
@@ -108,7 +109,7 @@ class AgentHost {
     await send({ type: 'opened', pendingJobs: this.session.current?.pendingJobs?.() ?? null });
   }
 
-  private async step(index: number, step: Parameters<AgentSession['step']>[0], evidence?: string[][]): Promise<void> {
+  private async step(index: number, step: Parameters<AgentSession['step']>[0], evidence?: Parameters<AgentSession['step']>[2]): Promise<void> {
     const session = this.session!;
     await session.step(step, index, evidence);
     this.armed = undefined;

@@ -5,9 +5,10 @@
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { evidenceTexts, type Ack } from '../agent/loop.js';
+import type { Ack } from '../agent/loop.js';
 import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
-import { evidenceIndex } from '../scenarios/evidence.js';
+import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
+import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { spareKind, spareReady, takeSpare } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
@@ -109,7 +110,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   const { cell, scenario } = options;
   const steps = scenario.steps;
   const turnAt = turnsBefore(steps);
-  const evidence = evidenceIndex(steps);
+  const evidence = evidenceTable(steps);
   const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
   const recoveries: ToolRecovery[] = [];
@@ -259,7 +260,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         await prepareFor(agent, index);
         if (arm) agent.post({ type: 'arm', point: arm.point });
         const sent = performance.now();
-        const reply = await agent.request({ type: 'step', index, step, evidence: evidenceTexts(step, evidence) }, 'step-done');
+        const reply = await agent.request({ type: 'step', index, step, evidence: probeEvidence(step, evidence) }, 'step-done');
         if (!isExit(reply) && reply.type === 'step-done') {
           phases.replayMs += performance.now() - sent;
           absorb(reply);
@@ -337,7 +338,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         sessions.map(async (sessionSteps, sessionIndex) => {
           const worker = agents[sessionIndex]!;
           for (const [offset, step] of sessionSteps.entries()) {
-            const reply = await timedPhase(phases, 'replayMs', () => worker.request({ type: 'step', index: index * 10_000 + sessionIndex * 1_000 + offset, step }, 'step-done'));
+            const reply = await timedPhase(phases, 'replayMs', () => worker.request({ type: 'step', index: concurrentStepIndex(index, sessionIndex, offset), step }, 'step-done'));
             if (isExit(reply)) {
               counts.unexpectedExits++;
               return;

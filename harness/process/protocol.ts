@@ -5,6 +5,7 @@ import type { Ack } from '../agent/loop.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
 import type { ModelUsage } from '../models/index.js';
 import type { CrashPoint, Step } from '../scenarios/format.js';
+import type { ProbeEvidence } from '../core/metrics.js';
 import type { DurabilityMode, PreloadHint, StoreCheck } from '../../strategies/types.js';
 
 /** Everything an agent process needs to rebuild its cell: plain data, no functions. */
@@ -38,7 +39,7 @@ export type ToAgent =
   | { type: 'arm'; point: CrashPoint }
   /** To a spare: load what this strategy loads lazily for this cell's text, before the crash it will recover. */
   | { type: 'prepare'; strategy: string; hint: PreloadHint }
-  | { type: 'step'; index: number; step: Step; evidence?: string[][] }
+  | { type: 'step'; index: number; step: Step; evidence?: ProbeEvidence }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   | { type: 'close' };
 

@@ -50,8 +50,10 @@ export interface LeaderboardRow {
 
 export interface Recommendation {
   kind: 'cheapest-within-noise' | 'best-under-budget' | 'loses-acknowledged';
-  /** One plain sentence with the figures it rests on. */
+  /** One short sentence a reader acts on, with the figures it rests on (one line of a terminal). */
   text: string;
+  /** The longer account behind it (every pair, every test figure), where a report has room for it (report.html shows it collapsed). */
+  detail?: string;
 }
 
 export interface Leaderboard {
@@ -139,18 +141,27 @@ const fixed = (value: number | null | undefined, digits = 2): string => (value =
 const interval = (value: Interval | null): string => (value ? `[${fixed(value.lo)}, ${fixed(value.hi)}]` : '');
 const tokensText = (value: number): string => `${Math.round(value)} tokens/turn`;
 
+/** `a`, `a and b`, `a, b and c`. */
+const andList = (items: readonly string[]): string => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)!}`);
+
 function recommend(rows: readonly LeaderboardRow[], best: LeaderboardRow | undefined): Recommendation[] {
   const out: Recommendation[] = [];
   if (best) {
     const peers = rows.filter((row) => row === best || row.vsBest?.verdict === 'within noise');
     const cheapest = [...peers].sort((a, b) => a.contextPerTurn - b.contextPerTurn)[0]!;
-    out.push({
-      kind: 'cheapest-within-noise',
-      text:
-        cheapest === best
-          ? `${best.setting} has the best context recall, ${fixed(best.contextRecall.value)} ${interval(best.contextRecall.interval)} (n=${best.contextRecall.n}), and no setting within noise of it is cheaper (${tokensText(best.contextPerTurn)}).`
-          : `${cheapest.setting} is the cheapest setting within noise of the best recall: ${fixed(cheapest.contextRecall.value)} ${interval(cheapest.contextRecall.interval)} at ${tokensText(cheapest.contextPerTurn)}, against ${best.setting}'s ${fixed(best.contextRecall.value)} ${interval(best.contextRecall.interval)} at ${tokensText(best.contextPerTurn)} (paired difference ${fixed(cheapest.vsBest?.difference)} ${interval(cheapest.vsBest?.interval ?? null)}, McNemar p=${fixed(cheapest.vsBest?.p, 3)}; n=${cheapest.vsBest?.n}).`,
-    });
+    const bestFigure = `${fixed(best.contextRecall.value)} ${interval(best.contextRecall.interval)} (n=${best.contextRecall.n})`;
+    out.push(
+      cheapest === best
+        ? {
+            kind: 'cheapest-within-noise',
+            text: `${best.setting} recalls best, ${bestFigure}, and nothing within noise of it is cheaper (${tokensText(best.contextPerTurn)}).`,
+          }
+        : {
+            kind: 'cheapest-within-noise',
+            text: `${cheapest.setting} recalls as well as ${best.setting} within noise (${fixed(cheapest.contextRecall.value)} vs ${fixed(best.contextRecall.value)}) at ${tokensText(cheapest.contextPerTurn)}, not ${Math.round(best.contextPerTurn)}.`,
+            detail: `${cheapest.setting} is the cheapest setting within noise of the best recall: ${fixed(cheapest.contextRecall.value)} ${interval(cheapest.contextRecall.interval)} at ${tokensText(cheapest.contextPerTurn)}, against ${best.setting}'s ${bestFigure} at ${tokensText(best.contextPerTurn)} (paired difference ${fixed(cheapest.vsBest?.difference)} ${interval(cheapest.vsBest?.interval ?? null)}, McNemar p=${fixed(cheapest.vsBest?.p, 3)}; n=${cheapest.vsBest?.n}).`,
+          },
+    );
   }
   const affordable = rows.filter((row) => row.contextRecall.n > 0 && row.contextPerTurn <= TOKEN_BUDGET);
   if (affordable.length > 0) {
@@ -161,9 +172,18 @@ function recommend(rows: readonly LeaderboardRow[], best: LeaderboardRow | undef
   }
   const losers = rows.flatMap((row) => row.durability.filter((loss) => loss.acknowledgedLost + loss.messagesLost > 0).map((loss) => ({ row, loss })));
   if (losers.length > 0) {
+    const order = ['sync', 'async', 'exit', 'none'];
+    const modes = [...new Set(rows.flatMap((row) => row.durability.map((loss) => loss.mode)))].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    const losing = modes.filter((mode) => losers.some(({ loss }) => loss.mode === mode));
+    const clean = modes.filter((mode) => !losing.includes(mode));
+    const priced = (mode: string): number => rows.filter((row) => row.durability.some((loss) => loss.mode === mode)).length;
+    const counts = losing.map((mode) => `${losers.filter(({ loss }) => loss.mode === mode).length}`).join(' / ');
+    const of = new Set(losing.map(priced)).size === 1 ? ` of ${priced(losing[0]!)}` : '';
+    const lost = `${andList(losing)} lost acknowledged memories or messages in ${counts}${of} ${losing.length > 1 || counts !== '1' ? 'strategies' : 'strategy'}`;
     out.push({
       kind: 'loses-acknowledged',
-      text: `Lost acknowledged memories or saved messages after real crashes: ${losers.map(({ row, loss }) => `${row.setting} in ${loss.mode} mode (${loss.acknowledgedLost} memories, ${loss.messagesLost} messages over ${loss.crashes} crashes)`).join('; ')}.`,
+      text: clean.length > 0 ? `${clean.length === 1 ? 'Only ' : ''}${andList(clean)} lost nothing: ${lost}.` : `Every mode lost something: ${lost}.`,
+      detail: `Lost after real crashes: ${losers.map(({ row, loss }) => `${row.setting} in ${loss.mode} mode (${loss.acknowledgedLost} memories, ${loss.messagesLost} messages over ${loss.crashes} crashes)`).join('; ')}.`,
     });
   } else if (rows.some((row) => row.durability.length > 0)) {
     out.push({ kind: 'loses-acknowledged', text: 'No setting lost an acknowledged memory or a saved message in any durability mode this run crashed it in.' });

@@ -19,6 +19,7 @@
  */
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import type { RetrievalAtK, RetrievalFigures, RetrievalLevel, RetrievalSummary } from './schema.js';
+import { idsOfOpaque, messageIds } from '../scenarios/step-ids.js';
 
 /** k of the default report: `--retrieval-k` changes it. */
 export const DEFAULT_RETRIEVAL_K: readonly number[] = [1, 5, 10];
@@ -75,7 +76,7 @@ export function sessionsOfSteps(steps: readonly Step[]): Map<string, number> | u
   const visit = (list: readonly Step[]): void => {
     for (const step of list) {
       if (step.kind === 'session') session++;
-      if (step.id !== undefined && !sessions.has(step.id)) sessions.set(step.id, session);
+      for (const id of messageIds(step)) if (!sessions.has(id)) sessions.set(id, session);
       if (step.kind === 'concurrent') for (const inner of step.concurrent) visit(inner);
     }
   };
@@ -115,13 +116,24 @@ interface RankedProbe {
   retrieved?: string[][] | undefined;
 }
 
-/** Adds `retrieval` to each probe that has a ranking, cites evidence and is answerable. */
+/** A ranking of opaque step ids (what the strategy saw) as the scenario's message ids; an id that is no opaque one stays as it is. */
+export function mapRanking(ranking: readonly (readonly string[])[], idsOf: ReadonlyMap<string, readonly string[]>): string[][] {
+  return ranking.map((ids) => [...new Set(ids.flatMap((id) => idsOf.get(id) ?? [id]))]);
+}
+
+/**
+ * Maps each probe's ranking back to the scenario's message ids, and adds `retrieval` to each
+ * probe that has a ranking, cites evidence and is answerable.
+ */
 export function withRetrieval<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, ks: readonly number[] = DEFAULT_RETRIEVAL_K): (P & { retrieval?: RetrievalFigures })[] {
   const sessionOf = sessionsOfSteps(scenario.steps);
+  const idsOf = idsOfOpaque(scenario.steps);
   return probes.map((probe) => {
+    if (!probe.retrieved) return probe;
+    const mapped = { ...probe, retrieved: mapRanking(probe.retrieved, idsOf) };
     const step = scenario.steps[probe.step];
-    if (!probe.retrieved || step?.kind !== 'probe' || step.evidence.length === 0 || probe.category === 'abstention') return probe;
-    return { ...probe, retrieval: probeRetrieval(probe.retrieved, step.evidence, ks, sessionOf) };
+    if (step?.kind !== 'probe' || step.evidence.length === 0 || probe.category === 'abstention') return mapped;
+    return { ...mapped, retrieval: probeRetrieval(mapped.retrieved, step.evidence, ks, sessionOf) };
   });
 }
 

@@ -8,10 +8,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession, contextSample, evidenceTexts, savesOnly } from '../agent/loop.js';
+import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
 import { durableBatch } from '../core/durable-batch.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
-import { evidenceIndex } from '../scenarios/evidence.js';
+import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
@@ -140,6 +140,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     tokens,
     ledger,
     ...rankDepthOf(providers),
+    keepsVerbatim: definition.keepsVerbatim !== false,
     // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
     createStrategy: () =>
@@ -161,7 +162,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       definition.preload?.(preloadHint(plan.scenario));
       await session.start();
     });
-    const evidence = evidenceIndex(plan.scenario.steps);
+    const evidence = evidenceTable(plan.scenario.steps);
     const steps = plan.scenario.steps;
     // A replayed dataset's saved turns and session boundaries share one durable commit per run of them, up to the next probe.
     const batched = isDatasetReplay(plan.scenario);
@@ -173,7 +174,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
         const run = async (): Promise<void> => {
           for (let at = index; at < end; at++) {
             onPhase(stepPhase(at, steps[at]!));
-            await session.step(steps[at]!, at, evidenceTexts(steps[at]!, evidence));
+            await session.step(steps[at]!, at, probeEvidence(steps[at]!, evidence));
           }
         };
         if (end - index > 1) {

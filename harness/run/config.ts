@@ -33,7 +33,7 @@ const configSchema = z.object({
   embedder: z.string().optional(),
   tokenizer: z.string().optional(),
   durability: z.union([z.string().transform((value) => value.split(',').map((mode) => mode.trim())), z.array(z.string())]).pipe(z.array(z.enum(DURABILITY_MODES))).optional(),
-  idempotency: z.enum(['both', 'on', 'off']).optional(),
+  idempotency: z.enum(['one', 'both', 'on', 'off']).optional(),
   crashFuzz: bounded('crashFuzz').optional(),
   isolate: z.boolean().optional(),
   datasets: list.optional(),

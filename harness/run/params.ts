@@ -66,6 +66,10 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
       if (!DURABILITY_MODES.includes(durability as DurabilityMode)) {
         throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.durability=${durability}: expected one of ${DURABILITY_MODES.join(', ')}`);
       }
+      const offered = definition.durabilityModes ?? DURABILITY_MODES;
+      if (!offered.includes(durability as DurabilityMode)) {
+        throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.durability=${durability}: ${definition.name} offers ${offered.join(', ')} only`);
+      }
       const parsed = (definition.options as z.ZodType).safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;

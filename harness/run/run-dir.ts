@@ -48,7 +48,7 @@ const planFile = z.object({
     crashFuzz: z.number().optional(),
     isolate: z.boolean().optional(),
     durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),
-    idempotency: z.enum(['on', 'off', 'both']).optional(),
+    idempotency: z.enum(['on', 'off', 'both', 'one']).optional(),
     shard: z.object({ index: z.number(), count: z.number() }).optional(),
     live: z.object({ baseUrl: z.string().optional(), concurrency: z.number().optional(), timeoutMs: z.number().optional(), maxRetries: z.number().optional(), temperature: z.number().optional() }).optional(),
     retrievalK: z.array(z.number()).optional(),

@@ -78,10 +78,12 @@ export interface RunOptions {
    */
   priceDurability?: readonly string[];
   /**
-   * Idempotency keys on tool effects: `on`, `off`, or `both` (default) — cells whose scenario
-   * has side-effecting tools and runs in processes are run with and without keys.
+   * Idempotency keys on tool effects: `on`, `off`, `both` — cells whose scenario has
+   * side-effecting tools and runs in processes are run with and without keys — or `one` (the
+   * default): that contrast for one strategy only (CONTRAST_STRATEGY, else the run's first), the
+   * others with keys. A duplicated effect is the harness's tool-call recovery, not the strategy's.
    */
-  idempotency?: 'on' | 'off' | 'both';
+  idempotency?: IdempotencyChoice;
   /** Keep each cell's temp dir (for debugging a strategy's files). */
   keepCellDirs?: boolean;
   /** Record where each cell's time went (`phases` in each cell result; `--profile`). */
@@ -124,6 +126,12 @@ export interface CellStore {
 }
 
 export const DEFAULT_SEED = 42;
+
+/** How `--idempotency` spreads the with / without keys contrast over a run's strategies. */
+export type IdempotencyChoice = 'on' | 'off' | 'both' | 'one';
+
+/** The strategy that runs the with / without idempotency keys contrast under `--idempotency one` (the default), when the run has it. */
+export const CONTRAST_STRATEGY = 'buffer';
 
 /** The retrieval k, checked, distinct and ascending (default 1, 5, 10). */
 export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(',')): number[] {
@@ -193,7 +201,10 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const priced = new Set(options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS));
   // Each strategy in every mode but its own, for the priced scenarios only.
   const priceSpecs = priced.size
-    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.map((definition) => `${definition.name}.durability=${DURABILITY_MODES.filter((mode) => mode !== definition.defaultDurability).join(',')}`)], sources)
+    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.flatMap((definition) => {
+        const others = (definition.durabilityModes ?? DURABILITY_MODES).filter((mode) => mode !== definition.defaultDurability);
+        return others.length > 0 ? [`${definition.name}.durability=${others.join(',')}`] : [];
+      })], sources)
     : [];
   const seed = options.seed ?? DEFAULT_SEED;
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
@@ -211,9 +222,11 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
   const trials = options.trials ?? 1;
-  const idempotency = options.idempotency ?? 'both';
-  const keyVariants = (scenario: Scenario): boolean[] => {
-    if (idempotency !== 'both') return [idempotency === 'on'];
+  const idempotency = options.idempotency ?? 'one';
+  const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY) ? CONTRAST_STRATEGY : definitions[0]?.name;
+  const keyVariants = (scenario: Scenario, strategy: string): boolean[] => {
+    if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
+    if (idempotency === 'one' && strategy !== contrasted) return [true];
     const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
     return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz }) ? [true, false] : [true];
   };
@@ -222,7 +235,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     for (const [spec, pricing] of [...specs.map((item) => [item, false] as const), ...(priced.has(scenario.name) ? priceSpecs.map((item) => [item, true] as const) : [])]) {
       for (let trial = 0; trial < trials; trial++) {
         const definition = definitions.find((item) => item.name === spec.name)!;
-        for (const idempotencyKeys of keyVariants(scenario)) {
+        for (const idempotencyKeys of keyVariants(scenario, spec.name)) {
           const id = `${scenario.name}/${spec.label}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
           plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id), ...(pricing ? { pricing: true } : {}) });
         }

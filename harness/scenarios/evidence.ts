@@ -8,7 +8,8 @@
  * them as a substring, since CJK has no word boundaries and the segmenter may cut the same
  * phrase differently in a longer context. Everything is compared in `normalizeText` form.
  */
-import { cjkBigrams, containsTerm, contentWords, hasCjk } from '../core/text.js';
+import { cjkBigrams, containsTerm, contentWords, hasCjk, normalizeText, sentences, termSet } from '../core/text.js';
+import type { ProbeEvidence } from '../core/metrics.js';
 import type { Step } from './format.js';
 
 /** The messages a step puts into the conversation (its user message and scripted reply, a tool call and result...). */
@@ -36,17 +37,75 @@ export function stepContent(step: Step): string {
   return stepMessages(step).join('\n');
 }
 
-/** Step id → the step's messages, built once per scenario so probes never walk the steps again. */
+/**
+ * Id → the messages it cites, built once per scenario so probes never walk the steps again: a
+ * step id cites the step's messages, except on a user step whose reply has its own `replyId`,
+ * where the id cites the user message and the `replyId` the reply (one message each, the
+ * datasets' evidence unit).
+ */
 export function evidenceIndex(steps: readonly Step[]): Map<string, string[]> {
   const index = new Map<string, string[]>();
   const visit = (list: readonly Step[]): void => {
     for (const step of list) {
-      if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepMessages(step));
+      if (step.kind === 'user' && step.replyId !== undefined && step.assistant !== undefined) {
+        if (step.id !== undefined && !index.has(step.id)) index.set(step.id, [step.user]);
+        if (!index.has(step.replyId)) index.set(step.replyId, [step.assistant]);
+      } else if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepMessages(step));
       if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
     }
   };
   visit(steps);
   return index;
+}
+
+/**
+ * What the harness prepares once per scenario to judge evidence: the messages each id names, and
+ * in how many of the scenario's messages each term occurs (for the rarity weights of
+ * transforming strategies' coverage).
+ */
+export interface EvidenceTable {
+  index: ReadonlyMap<string, readonly string[]>;
+  documentFrequency: ReadonlyMap<string, number>;
+  /** Messages of the scenario (the documents of the frequencies). */
+  messages: number;
+}
+
+/** The evidence table of a scenario's steps (concurrent sessions included). */
+export function evidenceTable(steps: readonly Step[]): EvidenceTable {
+  const documentFrequency = new Map<string, number>();
+  let messages = 0;
+  const visit = (list: readonly Step[]): void => {
+    for (const step of list) {
+      for (const text of stepMessages(step)) {
+        messages++;
+        for (const term of termSet(normalizeText(text))) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+      }
+      if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
+    }
+  };
+  visit(steps);
+  return { index: evidenceIndex(steps), documentFrequency, messages };
+}
+
+/**
+ * A term's rarity among N messages, df of which hold it: the IDF of Robertson and Spärck Jones
+ * (the one BM25 uses), ln((N − df + 0.5) / (df + 0.5)), floored at 0, so a term in half the
+ * messages or more weighs nothing and one in a single message of 500 weighs about 6.
+ */
+export function rarityWeight(documentFrequency: number, messages: number): number {
+  return Math.max(0, Math.log((messages - documentFrequency + 0.5) / (documentFrequency + 0.5)));
+}
+
+/** A probe's evidence as the agent loop judges it: the cited messages and their terms' rarity; undefined for other steps. */
+export function probeEvidence(step: Step, table: EvidenceTable): ProbeEvidence | undefined {
+  if (step.kind !== 'probe') return undefined;
+  const cited = step.evidence.map((id) => [...(table.index.get(id) ?? [])]);
+  const rarity: Record<string, number> = {};
+  for (const text of cited.flat().map(normalizeText)) {
+    // A sentence may segment apart from its message (CJK): its terms are weighed too (unseen ones as a single message's).
+    for (const part of [text, ...sentences(text)]) for (const term of termSet(part)) rarity[term] ??= rarityWeight(table.documentFrequency.get(term) ?? 1, table.messages);
+  }
+  return { cited, rarity };
 }
 
 /** Distinct terms of one evidence text: content words, plus CJK bigrams when it has CJK. */

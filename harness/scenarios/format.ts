@@ -38,6 +38,8 @@ const userStep = z.object({
   id: stepId,
   user: nonEmpty('the user message'),
   assistant: nonEmpty('the scripted reply').optional(),
+  /** The reply's own id: evidence may then cite the reply (`replyId`) and the user message (`id`) apart, as datasets cite one message. */
+  replyId: stepId,
   /** `false`: the conversation goes on without a reply to this message (replayed data): saved, no model call. */
   reply: z.literal(false, { error: 'expected false (leave it out for a reply)' }).optional(),
   at: timestamp,

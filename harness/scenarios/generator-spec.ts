@@ -21,8 +21,28 @@ const range = (what: string, lo: number, hi: number) =>
     .refine((pair) => pair[0]! <= pair[1]!, 'expected [smallest, largest]: the first is larger')
     .transform((pair) => ({ min: pair[0]!, max: pair[1]! }));
 
-/** The distances probes are asked at by default: 1 to 256 exchanges after the fact, doubling. */
-export const DEFAULT_DISTANCES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+/**
+ * The distances probes are asked at by default: every distance from 1 to 32 exchanges after the
+ * fact, then four per doubling up to 256, so a sweep of window's K (or any knob measured in
+ * exchanges) sees recall change at each step instead of at powers of two only.
+ */
+export const DEFAULT_DISTANCES = [...Array.from({ length: 32 }, (_, index) => index + 1), ...Array.from({ length: 12 }, (_, index) => Math.round(32 * 2 ** ((index + 1) / 4)))];
+
+/** The doubling a distance falls in: 1 → 0, 2 → 1, 3–4 → 2, 5–8 → 3, … */
+const doubling = (distance: number): number => Math.ceil(Math.log2(distance));
+
+/**
+ * The distances fact number `index` of a conversation is probed at. Spread (the default): one per
+ * doubling of the spec's distances, the facts taking turns over the distances within it, so the
+ * probes cover every listed distance at the cost of one probe per doubling and fact (a list of
+ * powers of two gives every fact every distance). Not spread: every fact at every distance.
+ */
+export function factDistances(spec: Pick<GeneratorSpec, 'distances' | 'spread'>, index: number): number[] {
+  if (!spec.spread) return spec.distances;
+  const byDoubling = new Map<number, number[]>();
+  for (const distance of spec.distances) byDoubling.set(doubling(distance), [...(byDoubling.get(doubling(distance)) ?? []), distance]);
+  return [...byDoubling].map(([step, members]) => members[(index + step) % members.length]!);
+}
 
 const factsSchema = z.strictObject({
   /** One fact, stated once (a passing mention or a `remember`), probed at every distance. */
@@ -86,6 +106,8 @@ const specSchema = z.strictObject({
     .min(1, 'expected at least one distance')
     .transform((distances) => [...new Set(distances)].sort((a, b) => a - b))
     .default(DEFAULT_DISTANCES),
+  /** Each fact probed once per doubling of `distances`, the facts taking turns over its distances (true), or at every distance (false). */
+  spread: z.boolean({ error: 'expected true or false' }).default(true),
   facts: factsSchema.prefault({}),
   updates: updatesSchema.prefault({}),
   /** The share of facts stated with an explicit `remember` step rather than mentioned in passing. */

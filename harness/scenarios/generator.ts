@@ -20,7 +20,7 @@ import { normalizeText } from '../core/text.js';
 import { BANKS, GENERATED_LANGUAGES, type GeneratedLanguage, type LanguageBank } from './generator-bank.js';
 import { goldProblems, type GeneratedProbe } from './generator-gold.js';
 import { BankUse, Draw, fill, plantFacts, type Plant, type Statement } from './generator-plants.js';
-import type { GeneratorSpec } from './generator-spec.js';
+import { factDistances, type GeneratorSpec } from './generator-spec.js';
 import { generateFiller, mixSeed, type FillerExchange } from './filler.js';
 import type { Scenario } from './format.js';
 import { toYaml, type ScenarioDocument } from './importers/index.js';
@@ -171,11 +171,11 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
     probesAfter.set(after, [...(probesAfter.get(after) ?? []), step]);
     probes.push(info);
   };
-  for (const plant of plants) {
+  for (const [index, plant] of plants.entries()) {
     // Distances count from the furthest evidence step (the older fact of a multi-hop pair), and a probe comes after every statement of its plant.
     const span = plant.statements.at(-1)!.offset;
     const origin = plant.anchor - span + Math.min(...plant.statements.filter((statement) => plant.evidence.includes(statement.id)).map((statement) => statement.offset));
-    for (const distance of spec.distances) {
+    for (const distance of factDistances(spec, index)) {
       const after = origin + distance - 1;
       if (after < plant.anchor) continue;
       if (after > total) break;

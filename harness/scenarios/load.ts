@@ -281,11 +281,13 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
       const step = { ...(parsed.data as object), kind } as Step;
       // An abstention probe has no answer: `expect: []` says so as well as leaving it out.
       if (step.kind === 'probe' && step.expect?.length === 0) delete step.expect;
-      if (step.id !== undefined) {
-        const first = ids.get(step.id);
-        if (first) error([...segments, 'id'], `duplicate id "${step.id}" (first used at ${first})`);
-        else ids.set(step.id, formatPath(segments));
+      for (const [key, id] of [['id', step.id], ['replyId', step.kind === 'user' ? step.replyId : undefined]] as const) {
+        if (id === undefined) continue;
+        const first = ids.get(id);
+        if (first) error([...segments, key], `duplicate id "${id}" (first used at ${first})`);
+        else ids.set(id, formatPath(segments));
       }
+      if (step.kind === 'user' && step.replyId !== undefined && step.assistant === undefined) error([...segments, 'replyId'], 'a replyId names the scripted reply: this step has no `assistant`');
       if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
       if (step.kind === 'concurrent') {
         const sessions = (item as { concurrent: unknown[][] }).concurrent;

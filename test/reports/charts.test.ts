@@ -1,7 +1,7 @@
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { describe, expect, it } from 'vitest';
 import { invariantGrid } from '../../harness/results/durability-matrix.js';
-import { paretoFront, seriesStyles, slug, strategyColor, summarizeLabels } from '../../reports/chart-data.js';
+import { logAxisBounds, logTickLabel, paretoFront, SETTING_COLORS, seriesStyles, slug, summarizeLabels } from '../../reports/chart-data.js';
 import { chartSpecs } from '../../reports/chart-specs.js';
 import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
@@ -58,18 +58,44 @@ describe('chart data', () => {
     expect(buffer.data[far]).toBe(1);
   });
 
-  it('gives every label one colour used by every chart, hued by strategy', () => {
+  it('gives every setting, in its order in the run, a colour, marker and line pattern of its own, used by every chart', () => {
     const result = smallRun();
     const styles = seriesStyles(result);
-    expect(styles.get('buffer')!.color).toBe(strategyColor('buffer'));
-    expect(styles.get('window(k=2)')!.color).not.toBe(styles.get('window(k=4)')!.color);
+    expect(result.header.strategies.map((spec) => styles.get(spec.label)!.color)).toEqual(SETTING_COLORS.slice(0, result.header.strategies.length));
     expect(styles.get('window(k=2)')!.pointStyle).not.toBe(styles.get('window(k=4)')!.pointStyle);
+    expect(styles.get('window(k=2)')!.dash).not.toEqual(styles.get('window(k=4)')!.dash);
+    // The colour follows the setting's place, not its name: renamed, the first setting stays blue.
+    const renamed = structuredClone(result);
+    renamed.header.strategies[0]!.label = 'my-memory';
+    for (const cell of renamed.cells) if (cell.label === 'buffer') cell.label = 'my-memory';
+    expect(seriesStyles(renamed).get('my-memory')!.color).toBe(SETTING_COLORS[0]);
     const specs = chartSpecs(result);
-    const tokenLine = (specs.find((spec) => spec.id === 'tokens-recipes-zh')!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label === 'window(k=4)')!;
+    const tokenLine = (specs.find((spec) => spec.id === 'tokens-recipes-zh')!.config.data.datasets as { label: string; borderColor: string; borderDash: number[] }[]).find((set) => set.label === 'window(k=4)')!;
     const recallPoint = (specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label.startsWith('window(k=4)'))!;
     expect(tokenLine.borderColor).toBe(styles.get('window(k=4)')!.color);
+    expect(tokenLine.borderDash).toEqual(styles.get('window(k=4)')!.dash);
     expect(recallPoint.borderColor).toBe(styles.get('window(k=4)')!.color);
-    expect(strategyColor('some-plugin')).toBe(strategyColor('some-plugin'));
+  });
+
+  it('keeps twelve settings apart by colour, and a thirteenth by its marker', () => {
+    const result = smallRun();
+    result.header.strategies = Array.from({ length: 13 }, (_, index) => ({ name: 'window', label: `window(k=${index + 1})`, options: { k: index + 1 }, durability: 'sync' as const }));
+    const styles = [...seriesStyles(result).values()].slice(0, 13);
+    expect(new Set(styles.slice(0, 12).map((style) => style.color)).size).toBe(12);
+    expect(styles[12]!.color).toBe(styles[0]!.color);
+    expect(styles[12]!.pointStyle).not.toBe(styles[0]!.pointStyle);
+  });
+
+  it('ends a log axis at 1, 2 or 5 times a power of ten, so no end label crowds its neighbour', () => {
+    expect(logAxisBounds([119, 491, 9997])).toEqual({ min: 100, max: 10_000 });
+    expect(logAxisBounds([230, 10_400])).toEqual({ min: 200, max: 20_000 });
+    expect(logAxisBounds([0.031, 4.2])).toEqual({ min: 0.02, max: 5 });
+    expect(logAxisBounds([500])).toEqual({ min: 500, max: 1000 });
+    const specs = chartSpecs(smallRun());
+    const x = (specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.options as { scales: { x: { min: number; max: number } } }).scales.x;
+    for (const bound of [x.min, x.max]) expect([1, 2, 5]).toContain(Math.round(bound / 10 ** Math.floor(Math.log10(bound))));
+    // Labels only at 1, 2 and 5 times a power of ten, never at 8,000 and 9,000 beside 10,000.
+    expect([100, 200, 300, 500, 800, 1000, 8000, 9000, 10_000, 0.05, 0.07].map(logTickLabel)).toEqual(['100', '200', '', '500', '', '1,000', '', '', '10,000', '0.05', '']);
   });
 
   it('pools recall as hits/n over scenarios and sums mean tokens per scenario', () => {

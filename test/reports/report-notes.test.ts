@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
 import { renderConsoleSummary, renderHtml, renderJunit, renderMarkdown } from '../../reports/index.js';
 import { renderRunStepSummary } from '../../reports/github-summary.js';
-import { cellOf, smallRun } from './fixture.js';
+import { idempotencyNote } from '../../reports/durability.js';
+import { cellOf, durability, smallRun } from './fixture.js';
 
 /** The fixture with a live model's cache hits on one cell and two refused memories on another. */
 function liveRun(): RunResult {
@@ -24,7 +25,8 @@ describe('summary notes and columns', () => {
     const result = liveRun();
     const cached = 'cache hits: 5 model call(s) answered from the response cache';
     const refused = 'refused: preference-corrections/window(k=2): the strategy refused 2 step(s), never acknowledged (first: memory "home" refused: 5000 bytes over the 4096-byte limit)';
-    for (const report of [renderConsoleSummary(result), renderMarkdown(result), renderRunStepSummary(result)]) {
+    // The console cuts prose at spaces to its width: joined back, the notes are whole.
+    for (const report of [renderConsoleSummary(result).replace(/\n/gu, ' '), renderMarkdown(result), renderRunStepSummary(result)]) {
       expect(report).toContain(cached);
       expect(report).toContain(refused);
     }
@@ -53,6 +55,20 @@ describe('cells of one scenario and label', () => {
     const names = [...renderJunit(result).matchAll(/<testcase name="([^"]+)" classname="recipes-zh"/gu)].map((match) => match[1]);
     expect(names).toEqual(['buffer', 'buffer no-keys', 'window(k=2)', 'window(k=4)']);
     expect(renderRunStepSummary(result)).toContain('| recipes-zh | buffer no-keys |');
+  });
+});
+
+describe('the idempotency keys note', () => {
+  it('names the strategies that ran without keys, or says every strategy did', () => {
+    const result = smallRun();
+    const withFaults = (id: string, keys: boolean) => Object.assign(cellOf(result, id), { faults: { ...(durability(1, { '3': [1, 0] }) as object), idempotencyKeys: keys } });
+    expect(idempotencyNote(result)).toBeUndefined();
+    withFaults('recipes-zh/buffer', true);
+    withFaults('recipes-zh/window(k=2)', true);
+    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/buffer')), id: 'recipes-zh/buffer/no-keys', faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
+    expect(idempotencyNote(result)).toMatch(/^keys: the crash cells with side effects ran without idempotency keys \(off\) for buffer only, with keys for all 2 strategies: .*--idempotency both/u);
+    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys', faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
+    expect(idempotencyNote(result)).toMatch(/^keys: every strategy ran/u);
   });
 });
 

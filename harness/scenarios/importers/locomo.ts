@@ -10,8 +10,9 @@
  * conversation needs no model-written replies; the name prefix keeps who said what even when a
  * session opens with speaker_b. A session with an odd number of utterances ends in a step
  * with `reply: false`: its last utterance is saved and nobody answers it (no model-written
- * reply is ever inserted into the conversation). A step's id is the dia_id of its first
- * utterance, and evidence naming either utterance points at that step. The session's date is
+ * reply is ever inserted into the conversation). The evidence unit is one utterance, as
+ * in the dataset: a step's `id` is the dia_id of its first utterance and its `replyId` that of
+ * the second, and evidence cites the utterance it names (exchanges stay the unit of storage). The session's date is
  * the `at` of its `session: new` step and of each of its turns, so every saved message carries
  * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary`, `observation` and
  * `session_summary` are annotations derived from the gold conversation: never imported.
@@ -151,14 +152,15 @@ function sessionSteps(sessions: readonly Session[], label: string, log: ImportLo
     for (let i = 0; i < session.utterances.length; i += 2) {
       const first = session.utterances[i]!;
       const second = session.utterances[i + 1];
-      const wanted = first.diaId ?? second?.diaId;
-      const id = wanted === undefined ? undefined : ids.take(toStepId(wanted));
-      for (const utterance of [first, second]) {
-        if (utterance?.diaId === undefined || id === undefined) continue;
+      // Each utterance keeps its own id (the user message's is the step's `id`, the reply's its `replyId`): evidence cites one utterance.
+      const [id, replyId] = [first, second].map((utterance) => {
+        if (utterance?.diaId === undefined) return undefined;
+        const taken = ids.take(toStepId(utterance.diaId));
         if (stepOf.has(utterance.diaId)) log.repair(`${label} ${utterance.diaId}`, 'dia-id-duplicate', `dia_id ${utterance.diaId} is used twice: evidence names its first turn`);
-        else stepOf.set(utterance.diaId, id);
-      }
-      steps.push({ ...(id !== undefined ? { id } : {}), user: first.content, ...(second ? { assistant: second.content } : { reply: false }), ...(session.at !== undefined ? { at: session.at } : {}) });
+        else stepOf.set(utterance.diaId, taken);
+        return taken;
+      });
+      steps.push({ ...(id !== undefined ? { id } : {}), user: first.content, ...(second ? { assistant: second.content, ...(replyId !== undefined ? { replyId } : {}) } : { reply: false }), ...(session.at !== undefined ? { at: session.at } : {}) });
       turns += second ? 2 : 1;
     }
   }

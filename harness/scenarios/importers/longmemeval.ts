@@ -11,9 +11,12 @@
  * false`, and an assistant turn with no user turn before it (a session that opens with the
  * assistant) an `assistant` step, so no model-written reply enters the haystack and no turn is
  * dropped. The session's date is the `at` of its `session: new` step and of its turns (every
- * saved message carries it). Evidence
- * is the steps holding a turn marked `has_answer: true` (the label the dataset's turn-level
- * recall uses; it marks assistant turns too, for single-session-assistant questions). The
+ * saved message carries it). The
+ * evidence unit is one turn, as in the dataset: each turn keeps its own id (a user turn's is
+ * the step's `id`, its reply's the `replyId`, both `SESSION.tINDEX`), and the evidence is the
+ * turns marked `has_answer: true` (the label the dataset's turn-level recall uses; it marks
+ * assistant turns too, for single-session-assistant questions). Strategies never see these
+ * ids (the answer sessions' ids begin with `answer_`): the agent loop hands them opaque ones. The
  * probe is asked as "[Current date: DATE] QUESTION", since LongMemEval's own generation prompt
  * gives the reader the question date ("Current Date: {}\nQuestion: {}") and temporal questions
  * ("how many days ago...") need it.
@@ -63,7 +66,12 @@ interface Exchange {
   assistant?: string;
   /** Index of its first turn in the session. */
   index: number;
+  /** Index of the assistant turn of a user turn's reply. */
+  replyIndex?: number;
+  /** The first turn (user, or an assistant turn on its own) is marked has_answer. */
   hasAnswer: boolean;
+  /** The reply is marked has_answer. */
+  replyHasAnswer: boolean;
 }
 
 interface Session {
@@ -95,11 +103,12 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
     }
     const hasAnswer = turn.has_answer === true;
     const current = exchanges.at(-1);
-    if (turn.role === 'user') exchanges.push({ user: content, index, hasAnswer });
+    if (turn.role === 'user') exchanges.push({ user: content, index, hasAnswer, replyHasAnswer: false });
     else if (current?.user !== undefined && current.assistant === undefined) {
       current.assistant = content;
-      current.hasAnswer ||= hasAnswer;
-    } else exchanges.push({ assistant: content, index, hasAnswer });
+      current.replyIndex = index;
+      current.replyHasAnswer = hasAnswer;
+    } else exchanges.push({ assistant: content, index, hasAnswer, replyHasAnswer: false });
   });
   return exchanges;
 }
@@ -183,11 +192,14 @@ export const longmemeval: DatasetConverter = {
       sessionCount++;
       const sessionSteps: string[] = [];
       for (const exchange of exchanges) {
+        // Every turn keeps its own id (the reply's is the step's `replyId`): evidence cites the turn marked has_answer.
         const id = ids.take(`${toStepId(session.id)}.t${exchange.index}`);
-        const message = exchange.user === undefined ? { assistant: exchange.assistant } : { user: exchange.user, ...(exchange.assistant !== undefined ? { assistant: exchange.assistant } : { reply: false }) };
+        const replyId = exchange.replyIndex === undefined ? undefined : ids.take(`${toStepId(session.id)}.t${exchange.replyIndex}`);
+        const message = exchange.user === undefined ? { assistant: exchange.assistant } : { user: exchange.user, ...(exchange.assistant !== undefined ? { assistant: exchange.assistant, ...(replyId !== undefined ? { replyId } : {}) } : { reply: false }) };
         steps.push({ id, ...message, ...(session.at !== undefined ? { at: session.at } : {}) });
-        sessionSteps.push(id);
+        sessionSteps.push(id, ...(replyId !== undefined ? [replyId] : []));
         if (exchange.hasAnswer) evidence.push(id);
+        if (exchange.replyHasAnswer && replyId !== undefined) evidence.push(replyId);
         turns += exchange.user !== undefined && exchange.assistant !== undefined ? 2 : 1;
       }
       stepsBySession.set(session.id, [...(stepsBySession.get(session.id) ?? []), ...sessionSteps]);

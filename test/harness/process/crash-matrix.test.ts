@@ -26,3 +26,33 @@ describe('crash matrix: bm25, hybrid and vector', () => {
     }
   });
 });
+
+/**
+ * The peers through the same matrix: SIGKILL at the harness's crash points only (their libraries
+ * have none of their own, so mid_memory_write is never reached), and what each loses asserted as
+ * measured, not patched: mem0 persists an exchange once answered (the user's message in flight is
+ * lost at before_model_call), LangGraph's in-memory store loses every remembered item.
+ */
+describe('crash matrix: the peers mem0 and langgraph', () => {
+  it('lose what their designs lose, and nothing else', { timeout: 240_000 }, async () => {
+    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['mem0', 'langgraph'], workers: 2 });
+    const cell = (strategy: string) => result.cells.find((item) => item.scenario === 'remember-then-crash' && item.strategy === strategy)!;
+    for (const strategy of ['mem0', 'langgraph']) {
+      const { faults, status, error } = cell(strategy);
+      expect(status, `${strategy}: ${error ?? ''}`).not.toBe('error');
+      expect(faults!.counts.unexpectedExits).toBe(0);
+      const reached = faults!.crashes.filter((crash) => crash.reached).map((crash) => crash.point);
+      expect(reached).toContain('before_model_call');
+      expect(reached).toContain('after_ack');
+      expect(reached).not.toContain('mid_memory_write');
+      expect(faults!.crashes.filter((crash) => crash.reached).every((crash) => crash.signal === 'SIGKILL')).toBe(true);
+    }
+    const mem0 = cell('mem0').faults!;
+    expect(mem0.invariants['1']!.held).toBe(true);
+    expect(mem0.counts).toMatchObject({ acknowledgedLost: 0, messagesLost: 1 });
+    expect(mem0.invariants['2']!.details.join(' ')).toMatch(/before_model_call.*user input not persisted/u);
+    const langgraph = cell('langgraph').faults!;
+    expect(langgraph.counts).toMatchObject({ acknowledgedLost: 7, messagesLost: 0 });
+    expect(langgraph.invariants['2']!.held).toBe(true);
+  });
+});

@@ -24,18 +24,26 @@ describe('leaderboard', () => {
     const board = leaderboard(result.cells, result.header.seed);
     const cheapest = board.recommendations.find((item) => item.kind === 'cheapest-within-noise')!;
     const affordable = board.rows.filter((row) => row.contextPerTurn <= TOKEN_BUDGET);
-    expect(cheapest.text).toMatch(/^buffer has the best context recall|is the cheapest setting within noise/u);
+    expect(cheapest.text).toMatch(/^buffer recalls best, 1\.00 \[0\.80, 1\.00\] \(n=15\), and nothing within noise of it is cheaper \(700 tokens\/turn\)\.$/u);
     expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toContain(affordable[0]?.setting ?? 'No setting');
   });
 
-  it('names the mode that lost acknowledged memories', () => {
+  it('says in one sentence which modes lost nothing and in how many strategies the others lost, the pairs in its detail', () => {
     const result = smallRun();
-    const cell = cellOf(result, 'recipes-zh/window(k=2)');
-    const faults = durability(2, { '1': [2, 1] }) as { counts: Record<string, number> };
-    faults.counts = { acknowledgedLost: 1, messagesLost: 0, lostUpdates: 0, compressedAway: 0 };
-    Object.assign(cell, { durability: 'none', faults });
-    const text = leaderboard(result.cells, 1).recommendations.find((item) => item.kind === 'loses-acknowledged')!.text;
-    expect(text).toContain('window(k=2) in none mode (1 memories');
+    const withFaults = (id: string, mode: string, lost: number): void => {
+      const faults = durability(2, { '1': [2, lost] }) as { counts: Record<string, number> };
+      faults.counts = { acknowledgedLost: lost, messagesLost: 0, lostUpdates: 0, compressedAway: 0 };
+      Object.assign(cellOf(result, id), { durability: mode, faults });
+    };
+    withFaults('recipes-zh/window(k=2)', 'none', 1);
+    const lost = (): { text: string; detail?: string } => leaderboard(result.cells, 1).recommendations.find((item) => item.kind === 'loses-acknowledged')!;
+    expect(lost().text).toBe('Every mode lost something: none lost acknowledged memories or messages in 1 of 1 strategy.');
+    expect(lost().detail).toContain('window(k=2) in none mode (1 memories, 0 messages over 2 crashes)');
+    withFaults('recipes-zh/buffer', 'sync', 0);
+    withFaults('recipes-zh/window(k=4)', 'none', 2);
+    expect(lost().text).toBe('Only sync lost nothing: none lost acknowledged memories or messages in 2 of 2 strategies.');
+    withFaults('preference-corrections/buffer', 'async', 3);
+    expect(lost().text).toBe('Only sync lost nothing: async and none lost acknowledged memories or messages in 1 / 2 strategies.');
   });
 
   it('tabulates recall by distance with power-of-two buckets', () => {

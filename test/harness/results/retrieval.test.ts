@@ -66,17 +66,32 @@ describe('withRetrieval', () => {
   it('scores answerable probes with evidence and a ranking, and pools them', () => {
     const probes = withRetrieval(
       [
-        { step: 1, category: 'extraction' as const, retrieved: [['u1']] },
-        { step: 2, category: 'abstention' as const, retrieved: [['u1']] },
-        { step: 3, category: 'extraction' as const, retrieved: [['u1']] },
+        { step: 1, category: 'extraction' as const, retrieved: [['s0']] },
+        { step: 2, category: 'abstention' as const, retrieved: [['s0']] },
+        { step: 3, category: 'extraction' as const, retrieved: [['s0']] },
         { step: 1, category: 'extraction' as const },
       ],
       { steps },
       [1],
     );
     expect(probes.map((probe) => probe.retrieval !== undefined)).toEqual([true, false, false, false]);
+    // The strategy ranked opaque ids (`s0`: step 0's messages): the record holds the scenario's ids.
+    expect(probes.map((probe) => probe.retrieved)).toEqual([[['u1']], [['u1']], [['u1']], undefined]);
     expect(summarizeRetrieval(probes)).toEqual({ turn: { n: 1, atK: [{ k: 1, recallAny: 1, recallAll: 1, ndcg: 1 }] } });
     expect(summarizeRetrieval([{}])).toBeUndefined();
+  });
+});
+
+describe('message-level evidence', () => {
+  it("maps an exchange to both its messages' ids, so evidence citing the reply alone is found in it", () => {
+    const steps: Step[] = [
+      { kind: 'user', id: 'D1:1', replyId: 'D1:2', user: 'Caroline: I went to a support group.', assistant: 'Melanie: I signed up for pottery.' },
+      { kind: 'user', id: 'D1:3', user: 'Caroline: Adoption agencies.' },
+      { kind: 'probe', probe: 'Pottery?', expect: ['pottery'], forbid: [], category: 'extraction', evidence: ['D1:2'] },
+    ];
+    const [probe] = withRetrieval([{ step: 2, category: 'extraction' as const, retrieved: [['s1'], ['s0']] }], { steps }, [1, 2]);
+    expect(probe!.retrieved).toEqual([['D1:3'], ['D1:1', 'D1:2']]);
+    expect(probe!.retrieval!.turn.map((at) => at.recallAll)).toEqual([0, 1]);
   });
 });
 

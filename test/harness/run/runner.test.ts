@@ -111,6 +111,16 @@ describe('runBenchmark', () => {
     expect(named.scenarios[0]!.steps.filter((step) => step.kind === 'user').length).toBeGreaterThanOrEqual(1000);
   });
 
+  it('runs the with / without idempotency keys contrast for buffer only by default, for every strategy with --idempotency both', async () => {
+    const noKeys = async (idempotency?: 'one' | 'both' | 'on' | 'off', strategies = ['buffer', 'window', 'bm25']): Promise<string[]> =>
+      (await planRun({ strategies, scenarios: ['crash-mid-tool-call'], ...(idempotency ? { idempotency } : {}) })).plans.filter((plan) => !plan.idempotencyKeys).map((plan) => plan.id);
+    expect(await noKeys()).toEqual(['crash-mid-tool-call/buffer/no-keys']);
+    expect(await noKeys('both')).toEqual(['crash-mid-tool-call/buffer/no-keys', 'crash-mid-tool-call/window(k=2)/no-keys', 'crash-mid-tool-call/bm25/no-keys']);
+    expect(await noKeys('on')).toEqual([]);
+    // Without buffer in the run, the contrast goes to its first strategy.
+    expect(await noKeys(undefined, ['bm25', 'window'])).toEqual(['crash-mid-tool-call/bm25/no-keys']);
+  });
+
   it.each([
     [['window.q=1'], /has no knob "q" \(knobs: k, maxTokens, durability\)/u],
     [['window.k=abc'], /--param window.k=abc: /u],

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
-import { checkSpecText, DEFAULT_DISTANCES, loadSpecFile } from '../../../harness/scenarios/generator-spec.js';
+import { checkSpecText, DEFAULT_DISTANCES, factDistances, loadSpecFile } from '../../../harness/scenarios/generator-spec.js';
 import { formatProblem } from '../../../harness/scenarios/load.js';
 
 const lines = (text: string, file = 'spec.yaml'): string[] => checkSpecText(text, file).problems.map(formatProblem);
@@ -24,6 +24,18 @@ describe('checkSpecText', () => {
     const { name: _name, description: _description, group: _group, seed: _seed, ...knobs } = builtin;
     const { name: _n, seed: _s, ...defaults } = spec!;
     expect(knobs).toEqual(defaults);
+  });
+
+  test('spread, each fact is asked once per doubling and the facts share out its distances; a list of powers of two gives every fact all of them', () => {
+    expect(DEFAULT_DISTANCES.slice(0, 32)).toEqual(Array.from({ length: 32 }, (_, index) => index + 1));
+    expect(DEFAULT_DISTANCES.slice(32)).toEqual([38, 45, 54, 64, 76, 91, 108, 128, 152, 181, 215, 256]);
+    const spread = { distances: DEFAULT_DISTANCES, spread: true };
+    expect(factDistances(spread, 0)).toHaveLength(9);
+    // Sixteen facts in turn cover every distance of the list.
+    expect(new Set(Array.from({ length: 16 }, (_, index) => factDistances(spread, index)).flat())).toEqual(new Set(DEFAULT_DISTANCES));
+    const powers = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+    expect(factDistances({ distances: powers, spread: true }, 5)).toEqual(powers);
+    expect(factDistances({ distances: DEFAULT_DISTANCES, spread: false }, 5)).toEqual(DEFAULT_DISTANCES);
   });
 
   test('distances are deduplicated and sorted; a single number is a range of one', () => {
@@ -43,7 +55,7 @@ describe('checkSpecText', () => {
       'spec.yaml:8:10: updates.chain: expected [smallest, largest]: the first is larger',
       'spec.yaml:9:16: updates.revertShare: expected a share from 0 to 1',
       'spec.yaml:11:10: sessions.start: not a date',
-      'spec.yaml:12:1: colour: unknown key "colour" (known: name, description, group, seed, languages, exchanges, distances, facts, updates, rememberShare, filler, sessions)',
+      'spec.yaml:12:1: colour: unknown key "colour" (known: name, description, group, seed, languages, exchanges, distances, spread, facts, updates, rememberShare, filler, sessions)',
     ]);
   });
 

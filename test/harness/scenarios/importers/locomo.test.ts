@@ -57,6 +57,7 @@ describe('LoCoMo fixture', async () => {
     expect(steps[0]).toEqual({ kind: 'session', session: 'new', at: '2023-05-08T13:56:00Z' });
     expect(steps[1]).toMatchObject({ kind: 'user', id: 'D1:1', user: 'Maya: Hey Leo! I finally signed up for that pottery class downtown yesterday.', assistant: "Leo: Nice, Maya! I've been busy training for the city half marathon.", at: '2023-05-08T13:56:00Z' });
     // An image is rendered as the dataset's own code does: "[shares CAPTION]".
+    expect(steps[1]).toMatchObject({ replyId: 'D1:2' });
     expect(steps[2]).toMatchObject({ id: 'D1:3', user: "Maya: Here's the first bowl I made, it's a bit wonky. [shares a photo of a clay bowl on a pottery wheel]" });
     // Session 2 opens with speaker_b and has five utterances: the last one has no scripted reply.
     const session2 = steps.filter((step) => step.kind === 'user' && step.at === '2023-05-27T10:30:00Z');
@@ -70,7 +71,7 @@ describe('LoCoMo fixture', async () => {
 
   test('categories map to membench categories; the dataset number stays in the probe id', () => {
     expect(probesA.get('qa0-cat2')).toMatchObject({ category: 'temporal', expect: ['7 May 2023'], evidence: ['D1:1'] });
-    expect(probesA.get('qa2-cat1')).toMatchObject({ category: 'multi-hop', expect: ['a bowl, mugs'], evidence: ['D1:3', 'D2:1'] });
+    expect(probesA.get('qa2-cat1')).toMatchObject({ category: 'multi-hop', expect: ['a bowl, mugs'], evidence: ['D1:3', 'D2:2'] });
     expect(probesA.get('qa3-cat4')).toMatchObject({ category: 'extraction', expect: ['Pepper'] });
     // Open-domain: only the part before ";" is scored by the dataset's evaluation.py.
     expect(probesA.get('qa4-cat3')).toMatchObject({ category: 'extraction', expect: ['Likely yes'] });
@@ -82,13 +83,14 @@ describe('LoCoMo fixture', async () => {
   });
 
   test('malformed evidence is split, normalised or dropped, each with its reason', () => {
-    expect(probesA.get('qa6-cat1')?.evidence).toEqual(['D1:1', 'D2:1']);
+    // Evidence cites the utterance itself (D1:2 is the reply of the step D1:1), as the dataset does.
+    expect(probesA.get('qa6-cat1')?.evidence).toEqual(['D1:2', 'D2:1']);
     expect(issues(report, 'conv-a qa[6]')).toEqual(['evidence-split']);
-    expect(probesA.get('qa7-cat1')?.evidence).toEqual(['D2:1', 'D3:1']);
-    expect(probesA.get('qa8-cat4')?.evidence).toEqual(['D3:1']);
+    expect(probesA.get('qa7-cat1')?.evidence).toEqual(['D2:1', 'D3:2']);
+    expect(probesA.get('qa8-cat4')?.evidence).toEqual(['D3:2']);
     expect(issues(report, 'conv-a qa[8]')).toEqual(['evidence-normalized']);
     expect(probesA.get('qa9-cat4')?.evidence).toEqual(['D3:1']);
-    expect(probesA.get('qa10-cat4')?.evidence).toEqual(['D3:3']);
+    expect(probesA.get('qa10-cat4')?.evidence).toEqual(['D3:4']);
     expect(issues(report, 'conv-a qa[10]')).toEqual(['evidence-malformed']);
   });
 
@@ -102,7 +104,7 @@ describe('LoCoMo fixture', async () => {
   });
 
   test('category 5: abstention probes without expect, the adversarial answer as forbid', () => {
-    expect(probesA.get('qa14-cat5')).toMatchObject({ category: 'abstention', forbid: ['Pepper'], evidence: ['D1:3'] });
+    expect(probesA.get('qa14-cat5')).toMatchObject({ category: 'abstention', forbid: ['Pepper'], evidence: ['D1:4'] });
     expect(probesA.get('qa14-cat5')).not.toHaveProperty('expect');
     expect(issues(report, 'conv-a qa[14]')).toEqual([]);
     expect(probesA.get('qa16-cat5')).toMatchObject({ category: 'abstention', forbid: ['a set of four mugs'] });
@@ -125,7 +127,7 @@ describe('LoCoMo fixture', async () => {
     expect(issues(report, 'conv-b session_4_date_time')).toEqual(['date-without-session']);
     expect(convB!.scenario.steps.map((step) => step.kind)).toEqual(['session', 'user', 'session', 'user', 'probe', 'probe']);
     expect(convB!.scenario.steps[2]).toEqual({ kind: 'session', session: 'new' });
-    expect(probes(convB!.scenario.steps).get('qa1-cat4')?.evidence).toEqual(['D2:1']);
+    expect(probes(convB!.scenario.steps).get('qa1-cat4')?.evidence).toEqual(['D2:2']);
   });
 
   test('--limit reads only the first conversations', async () => {
@@ -172,7 +174,7 @@ describe('LoCoMo shapes the published file does not have', () => {
     expect(scenarios[0]!.scenario.steps[0]).toEqual({ kind: 'session', session: 'new' });
     // Utterances left: D1:1, the nameless D1:3, the id-less one, the second D1:1; paired in order.
     const users = scenarios[0]!.scenario.steps.filter((step) => step.kind === 'user');
-    expect(users.map((step) => step.id)).toEqual(['D1:1', 'D1:1.2']);
+    expect(users.map((step) => step.kind === 'user' && [step.id, step.replyId])).toEqual([['D1:1', 'D1:3'], [undefined, 'D1:1.2']]);
     expect(users.map((step) => step.kind === 'user' && step.assistant)).toEqual(['Nameless.', 'A: Again.']);
     expect(probes(scenarios[0]!.scenario.steps).get('qa0-cat4')?.evidence).toEqual(['D1:1']);
   });

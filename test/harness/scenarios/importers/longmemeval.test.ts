@@ -43,8 +43,9 @@ describe('LongMemEval fixture', async () => {
     });
   });
 
-  test('question types map to categories; has_answer on an assistant turn points at its step', () => {
-    expect(probeOf(scenarios.get('longmemeval-gpt4_2655b836'))).toMatchObject({ category: 'extraction', evidence: ['answer_sharegpt_4d1b7e2_0.t0'] });
+  test('question types map to categories; has_answer on an assistant turn is cited as that turn (the reply id)', () => {
+    expect(probeOf(scenarios.get('longmemeval-gpt4_2655b836'))).toMatchObject({ category: 'extraction', evidence: ['answer_sharegpt_4d1b7e2_0.t1'] });
+    expect(scenarios.get('longmemeval-gpt4_2655b836')!.steps.find((step) => step.id === 'answer_sharegpt_4d1b7e2_0.t0')).toMatchObject({ replyId: 'answer_sharegpt_4d1b7e2_0.t1' });
     expect(probeOf(scenarios.get('longmemeval-6a1eabeb'))).toMatchObject({ category: 'update', evidence: ['answer_9a1c_1.t0', 'answer_9a1c_2.t0'] });
     expect(probeOf(scenarios.get('longmemeval-0a995998'))).toMatchObject({ category: 'multi-hop', expect: ['3'] });
     expect(probeOf(scenarios.get('longmemeval-8a2466db'))).toMatchObject({ category: 'extraction' });
@@ -86,7 +87,7 @@ describe('LongMemEval fixture', async () => {
   });
 
   test('no has_answer turn: the answer sessions are the evidence', () => {
-    expect(probeOf(scenarios.get('longmemeval-e3038f8c')).evidence).toEqual(['answer_f00d_1.t0']);
+    expect(probeOf(scenarios.get('longmemeval-e3038f8c')).evidence).toEqual(['answer_f00d_1.t0', 'answer_f00d_1.t1']);
     expect(codes(report, 'e3038f8c')).toEqual(['evidence-from-sessions']);
   });
 

@@ -1,0 +1,90 @@
+/**
+ * Tables laid out to a width (a terminal's, or 120 columns): the columns that do not fit move to a
+ * further table, the key columns (a setting, a scenario) repeated at its left, so no row wraps.
+ * The console and report.md lay their wide tables out through here.
+ */
+import Table from 'cli-table3';
+
+/** The width tables lay out to when the output is not a terminal (a file, a pipe, CI logs). */
+export const DEFAULT_TABLE_WIDTH = 120;
+
+/** The width a stream's tables lay out to: a terminal's columns, DEFAULT_TABLE_WIDTH when it is not a terminal. */
+export function tableWidth(stream: { isTTY?: boolean; columns?: number }): number {
+  return stream.isTTY && stream.columns && stream.columns > 0 ? stream.columns : DEFAULT_TABLE_WIDTH;
+}
+
+/** A table's columns: its header and its rows, cells as text. */
+export interface TablePart {
+  head: string[];
+  rows: string[][];
+}
+
+/** How a table is laid out: the width it must fit, how many leading columns every part repeats, cli-table3's colours. */
+export interface FitOptions {
+  width?: number;
+  keys?: number;
+  style?: { head?: string[]; border?: string[] };
+}
+
+/**
+ * Each column's display width (CJK characters count two), as cli-table3 measures it: read from the
+ * top border of the table rendered without colours, whose segments are one character per column.
+ */
+export function columnWidths(head: readonly string[], rows: readonly (readonly string[])[]): number[] {
+  const table = new Table({ head: [...head], style: { head: [], border: [], compact: true } });
+  for (const row of rows) table.push([...row]);
+  const top = table.toString().split('\n')[0] ?? '';
+  return top.slice(1, -1).split('┬').map((segment) => [...segment].length - 2);
+}
+
+/** The width of a table of columns this wide, borders and one space of padding each side included (a Markdown row's too). */
+const widthOf = (widths: readonly number[]): number => widths.reduce((sum, width) => sum + width + 3, 1);
+
+/**
+ * The table's columns in parts that each fit `width`, in order: the first `keys` columns lead
+ * every part, the others go into the first part with room left. A column wider than any part can
+ * be still gets a part of its own (it overflows rather than wraps).
+ */
+export function fitColumns(head: readonly string[], rows: readonly (readonly string[])[], width = DEFAULT_TABLE_WIDTH, keys = 1): TablePart[] {
+  const widths = columnWidths(head, rows);
+  const keyIndexes = head.slice(0, keys).map((_, index) => index);
+  const parts: number[][] = [];
+  let current: number[] = [];
+  for (let column = keys; column < head.length; column++) {
+    if (current.length > 0 && widthOf([...keyIndexes, ...current, column].map((index) => widths[index]!)) > width) {
+      parts.push(current);
+      current = [];
+    }
+    current.push(column);
+  }
+  if (current.length > 0 || parts.length === 0) parts.push(current);
+  return parts.map((columns) => {
+    const indexes = [...keyIndexes, ...columns];
+    return { head: indexes.map((index) => head[index]!), rows: rows.map((row) => indexes.map((index) => row[index] ?? '')) };
+  });
+}
+
+/** A console table laid out to the width: one cli-table3 table per part, one under the other. */
+export function fittedTable(head: readonly string[], rows: readonly (readonly string[])[], options: FitOptions = {}): string {
+  const style = { head: options.style?.head ?? [], border: options.style?.border ?? [], compact: true };
+  return fitColumns(head, rows, options.width, options.keys)
+    .map((part) => {
+      const table = new Table({ head: part.head, style });
+      for (const row of part.rows) table.push(row);
+      return table.toString();
+    })
+    .join('\n');
+}
+
+/** A line of prose cut at spaces into lines of at most `width` columns (a word longer than that stays whole). */
+export function wrapText(text: string, width = DEFAULT_TABLE_WIDTH): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && [...line].length + 1 + [...word].length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...lines, line].join('\n');
+}

@@ -1,0 +1,71 @@
+/** The local OpenAI-compatible endpoint, driven by the `openai` client itself over real HTTP. */
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
+import { startModelServer, type ModelServer } from '../../../harness/models/server.js';
+
+let server: ModelServer;
+let client: OpenAI;
+const embedder = new HashedEmbedder(64);
+
+beforeAll(async () => {
+  server = await startModelServer({ model: new OfflineModel(), embedder });
+  client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'unused', maxRetries: 0 });
+});
+afterAll(() => server.close());
+
+/** A user prompt laid out as mem0ai 3.x lays out its fact extraction (its section headers, in its order). */
+function mem0Prompt(newMessages: string): string {
+  return ['## Summary\n', '## Last k Messages\n[]', '## Recently Extracted Memories\n[]', '## Existing Memories\n[]', `## New Messages\n${newMessages}`, '## Observation Date\n2026-01-01', '## Current Date\n2026-01-01', '# Output:'].join('\n\n');
+}
+
+describe('membench serve endpoint', () => {
+  it('listens on 127.0.0.1 and lists its model and embedder', async () => {
+    expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/u);
+    const models = await client.models.list();
+    expect(models.data.map((model) => model.id)).toEqual(['offline', 'hashed-64']);
+  });
+
+  it('answers a chat completion with the offline model, with usage', async () => {
+    const completion = await client.chat.completions.create({ model: 'offline', messages: [{ role: 'user', content: 'Hello there' }] });
+    expect(completion.choices[0]!.message.content).toBe('OK.');
+    expect(completion.usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
+  });
+
+  it('embeds as the hashed embedder does, in floats and in base64 (the client default)', async () => {
+    const texts = ['my cat is called Miso', '我住在杭州'];
+    const expected = (await embedder.embed(texts)).map((vector) => Array.from(vector));
+    const floats = await client.embeddings.create({ model: 'hashed', input: texts, encoding_format: 'float' });
+    expect(floats.data.map((item) => item.embedding)).toEqual(expected);
+    const decoded = await client.embeddings.create({ model: 'hashed', input: texts });
+    expect(decoded.data.map((item) => item.embedding)).toEqual(expected);
+  });
+
+  it('answers mem0 fact extraction in the shape mem0 parses, from the new messages only', async () => {
+    const completion = await client.chat.completions.create({
+      model: 'offline',
+      response_format: { type: 'json_object' },
+      messages: [
+        { role: 'system', content: 'You extract memories.' },
+        { role: 'user', content: mem0Prompt('user: I am allergic to peanuts.\nassistant: Noted, no peanuts.') },
+      ],
+    });
+    const parsed = JSON.parse(completion.choices[0]!.message.content!) as { memory: { id: string; text: string; attributed_to: string }[] };
+    expect(parsed.memory).toEqual([{ id: '0', text: 'I am allergic to peanuts.', attributed_to: 'user' }]);
+    const empty = await client.chat.completions.create({
+      model: 'offline',
+      response_format: { type: 'json_object' },
+      messages: [{ role: 'user', content: mem0Prompt('user: What time is it?') }],
+    });
+    expect(JSON.parse(empty.choices[0]!.message.content!)).toEqual({ memory: [] });
+    expect(server.counts['mem0-extract']).toBe(2);
+  });
+
+  it('refuses JSON mode for a request it does not recognise, and bad requests, with an OpenAI error', async () => {
+    const refused = client.chat.completions.create({ model: 'offline', response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'give me JSON' }] });
+    await expect(refused).rejects.toMatchObject({ status: 400, message: expect.stringContaining('recognises') });
+    await expect(client.chat.completions.create({ model: 'offline', messages: [] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('messages') });
+    await expect(client.embeddings.create({ model: 'hashed', input: 'x', dimensions: 3 })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('64') });
+  });
+});

@@ -1,0 +1,63 @@
+/** Tables laid out to a terminal's width: columns that do not fit go to a further table, none wraps. */
+import { describe, expect, it } from 'vitest';
+import { columnWidths, fitColumns, fittedTable, tableWidth, wrapText } from '../../reports/layout.js';
+import { renderConsoleSummary } from '../../reports/console.js';
+import { renameScenario, smallRun } from './fixture.js';
+
+/** Display columns of a line: Han characters take two. */
+const columns = (line: string): number => [...line].reduce((sum, char) => sum + (/\p{Script=Han}|[，。？]/u.test(char) ? 2 : 1), 0);
+
+const head = ['setting', 'alpha', 'beta', 'gamma', 'delta'];
+const rows = [
+  ['summary-buffer(maxTokenLimit=1000)', 'a'.repeat(30), 'b'.repeat(30), 'c'.repeat(30), 'd'.repeat(10)],
+  ['窗口', 'x', 'y', 'z', 'w'],
+];
+
+describe('tables laid out to a width', () => {
+  it('measures columns as a terminal shows them (a Han character is two)', () => {
+    expect(columnWidths(['k', 'v'], [['窗口', 'abc']])).toEqual([4, 3]);
+  });
+
+  it('moves the columns that do not fit to a further table, the key column repeated, in order, none lost', () => {
+    const parts = fitColumns(head, rows, 120);
+    expect(parts.map((part) => part.head)).toEqual([
+      ['setting', 'alpha', 'beta'],
+      ['setting', 'gamma', 'delta'],
+    ]);
+    expect(parts[1]!.rows[1]).toEqual(['窗口', 'z', 'w']);
+    expect(fitColumns(head, rows, 1000)).toHaveLength(1);
+    // Every line of the laid-out table fits, at any width the key column leaves room in.
+    for (const width of [80, 100, 120]) {
+      for (const line of fittedTable(head, rows, { width }).split('\n')) expect(columns(line)).toBeLessThanOrEqual(width);
+    }
+  });
+
+  it('keeps several key columns in every part', () => {
+    const parts = fitColumns(['scenario', 'strategy', 'x', 'y'], [['s', 't', 'x'.repeat(60), 'y'.repeat(60)]], 100, 2);
+    expect(parts.map((part) => part.head)).toEqual([
+      ['scenario', 'strategy', 'x'],
+      ['scenario', 'strategy', 'y'],
+    ]);
+  });
+
+  it('takes a terminal\'s width, 120 columns when the output is not one', () => {
+    expect(tableWidth({ isTTY: true, columns: 90 })).toBe(90);
+    expect(tableWidth({ isTTY: false, columns: 90 })).toBe(120);
+    expect(tableWidth({})).toBe(120);
+  });
+
+  it('cuts prose at spaces', () => {
+    expect(wrapText('aaa bbb ccc', 7)).toBe('aaa bbb\nccc');
+    expect(wrapText('a-very-long-word b', 5)).toBe('a-very-long-word\nb');
+  });
+
+  it('prints the whole console summary within the width, Chinese scenario names included', () => {
+    const result = renameScenario(smallRun(), 'recipes-zh', '红烧肉-菜谱');
+    for (const width of [100, 120]) {
+      const text = renderConsoleSummary(result, { width });
+      const over = text.split('\n').filter((line) => columns(line) > width);
+      expect(over).toEqual([]);
+    }
+    expect(renderConsoleSummary(result, { width: 1000 }).split('\n').some((line) => columns(line) > 120)).toBe(true);
+  });
+});
