@@ -13,6 +13,7 @@ import { NOISE_P, pairedRates, seedOf } from '../harness/results/stats.js';
 import { cellInvariants } from '../harness/results/durability-matrix.js';
 import { formatMean, formatMs, formatRate } from './summary.js';
 import { MembenchError } from '../harness/core/errors.js';
+import { repeatedCellId } from '../harness/results/read.js';
 
 /** The gates a head run must pass against its base. */
 export interface CompareThresholds {
@@ -30,9 +31,14 @@ export interface CompareThresholds {
    * about this machine's speed, so its slowdowns would be false regressions.
    */
   latency: boolean | 'same-machine';
+  /**
+   * False (the default): a base cell missing from head, or a head cell in error, is a regression,
+   * so a CI run that crashed half-way never reads as "OK". True lists them without failing.
+   */
+  allowMissing: boolean;
 }
 
-export const DEFAULT_THRESHOLDS: CompareThresholds = { maxRecallDrop: 0.05, maxTokenIncrease: 0.1, maxLatencyRatio: 2, minLatencyMs: 1, latency: 'same-machine' };
+export const DEFAULT_THRESHOLDS: CompareThresholds = { maxRecallDrop: 0.05, maxTokenIncrease: 0.1, maxLatencyRatio: 2, minLatencyMs: 1, latency: 'same-machine', allowMissing: false };
 
 /** One metric of one cell (or of the whole run) checked. */
 export interface MetricCheck {
@@ -56,9 +62,11 @@ export interface Comparison {
   /** Header differences that make numbers less comparable (tokenizer, model, seed...). */
   notes: string[];
   cells: CellComparison[];
-  /** Cell ids only in head / only in base: listed, never regressions. */
+  /** Cell ids only in head (new) / only in base (missing: a regression unless `allowMissing`). */
   added: string[];
   removed: string[];
+  /** Head cells in error (a regression unless `allowMissing`; one that was ok in base always is). */
+  errored: string[];
   /** Totals over the cells both runs measured. */
   overall: MetricCheck[];
   /** Every regressed check with its cell id (`overall` for run totals). */
@@ -179,9 +187,10 @@ function invariantChecks(base: CellResult, head: CellResult): MetricCheck[] {
 
 function compareCell(base: CellResult, head: CellResult, thresholds: Comparison['thresholds']): MetricCheck[] {
   if (base.status === 'error' || head.status === 'error') {
-    const verdict = base.status === 'ok' ? 'regression' : head.status === 'ok' ? 'improved' : 'n/a';
+    const bothFailed = base.status === 'error' && head.status === 'error';
+    const verdict = base.status === 'ok' ? 'regression' : head.status === 'ok' ? 'improved' : thresholds.allowMissing ? 'n/a' : 'regression';
     const describe = (cell: CellResult) => (cell.status === 'ok' ? 'ok' : `error: ${cell.error ?? ''}`);
-    return [{ metric: 'status', base: describe(base), head: describe(head), change: '–', limit: 'no new error', verdict, ...(verdict === 'n/a' ? { note: 'errored in both runs' } : {}) }];
+    return [{ metric: 'status', base: describe(base), head: describe(head), change: '–', limit: bothFailed ? 'no error (--allow-missing to pass)' : 'no new error', verdict, ...(bothFailed ? { note: 'errored in both runs' } : {}) }];
   }
   return [
     recallCheck('context recall', base.recall.contextRecall, head.recall.contextRecall, thresholds.maxRecallDrop, { base: outcomesOf([base]), head: outcomesOf([head]), seed: seedOf(base.id) }),
@@ -201,8 +210,16 @@ function compareCell(base: CellResult, head: CellResult, thresholds: Comparison[
 function compareUnit(base: readonly CellResult[], head: readonly CellResult[], thresholds: CompareThresholds): MetricCheck[] {
   const errors = (cells: readonly CellResult[]) => cells.filter((cell) => cell.status === 'error').length;
   const newErrors = head.filter((cell, index) => cell.status === 'error' && base[index]!.status === 'ok').length;
+  const failed = newErrors > 0 || (!thresholds.allowMissing && errors(head) > 0);
   const checks: MetricCheck[] = [
-    { metric: 'errored questions', base: String(errors(base)), head: String(errors(head)), change: signed(errors(head) - errors(base), 0), limit: 'no new error', verdict: newErrors > 0 ? 'regression' : errors(head) < errors(base) ? 'improved' : 'ok' },
+    {
+      metric: 'errored questions',
+      base: String(errors(base)),
+      head: String(errors(head)),
+      change: signed(errors(head) - errors(base), 0),
+      limit: thresholds.allowMissing ? 'no new error' : 'no error (--allow-missing to pass old ones)',
+      verdict: failed ? 'regression' : errors(head) < errors(base) ? 'improved' : 'ok',
+    },
   ];
   const pairs = base.map((cell, index) => [cell, head[index]!] as const).filter(([a, b]) => a.status === 'ok' && b.status === 'ok');
   const baseOk = pairs.map(([a]) => a);
@@ -267,11 +284,8 @@ function otherMachine(base: RunHeader, head: RunHeader): string | undefined {
 /** Refuses runs that cannot be compared: an empty head, no cell in common, or a cell id twice in one run (exit 2). */
 function assertComparable(base: RunResult, head: RunResult, names: { base: string; head: string }): void {
   for (const [side, run] of [[names.base, base], [names.head, head]] as const) {
-    const seen = new Set<string>();
-    for (const { id } of run.cells) {
-      if (seen.has(id)) throw new MembenchError('INVALID_ARGUMENT', `${side} holds two cells with id "${id}": they cannot be matched (two scenarios with one name?); re-run with unique scenario names`);
-      seen.add(id);
-    }
+    const id = repeatedCellId(run);
+    if (id !== undefined) throw new MembenchError('INVALID_ARGUMENT', `${side} holds two cells with id "${id}": they cannot be matched (two scenarios with one name?); re-run with unique scenario names`);
   }
   if (head.cells.length === 0) throw new MembenchError('INVALID_ARGUMENT', `${names.head} has no cells: nothing to compare with ${names.base} (${base.cells.length} cells); was the run stopped before any cell finished?`);
   const baseIds = new Set(base.cells.map((cell) => cell.id));
@@ -325,16 +339,23 @@ export function compareRuns(base: RunResult, head: RunResult, overrides: Partial
         tokenCheck('maintenance tokens', sumOf(baseSide, (cell) => cell.tokens.maintenance), sumOf(headSide, (cell) => cell.tokens.maintenance), thresholds.maxTokenIncrease),
       ]
     : [];
+  const added = head.cells.filter((cell) => !baseCells.has(cell.id));
+  const removed = base.cells.filter((cell) => !headIds.has(cell.id));
+  // Lost work is a regression: a head that ran fewer cells, or new cells that failed, must not pass a CI gate.
+  const absent = (cell: CellResult): MetricCheck => ({ metric: 'missing from head', base: cell.status, head: 'absent', change: '–', limit: 'every base cell (--allow-missing to pass)', verdict: 'regression' });
+  const failedNew = (cell: CellResult): MetricCheck => ({ metric: 'status', base: 'absent', head: `error: ${cell.error ?? ''}`, change: '–', limit: 'no error (--allow-missing to pass)', verdict: 'regression' });
   const regressions = [
     ...cells.flatMap((cell) => cell.checks.filter((check) => check.verdict === 'regression').map((check) => ({ cell: cell.id, check }))),
     ...overall.filter((check) => check.verdict === 'regression').map((check) => ({ cell: 'overall', check })),
+    ...(thresholds.allowMissing ? [] : [...removed.map((cell) => ({ cell: cell.id, check: absent(cell) })), ...added.filter((cell) => cell.status === 'error').map((cell) => ({ cell: cell.id, check: failedNew(cell) }))]),
   ];
   return {
     thresholds,
     notes: [...headerNotes(base.header, head.header), ...(skipLatency ? [`latency not compared: ${skipLatency}; pass --latency to compare it anyway`] : [])],
     cells,
-    added: head.cells.filter((cell) => !baseCells.has(cell.id)).map((cell) => cell.id),
-    removed: base.cells.filter((cell) => !headIds.has(cell.id)).map((cell) => cell.id),
+    added: added.map((cell) => cell.id),
+    removed: removed.map((cell) => cell.id),
+    errored: head.cells.filter((cell) => cell.status === 'error').map((cell) => cell.id),
     overall,
     regressions,
   };
@@ -351,7 +372,7 @@ export function noiseChecks(comparison: Comparison): { cell: string; check: Metr
 /** One line: the verdict with counts. */
 export function comparisonHeadline(comparison: Comparison): string {
   const regressedCells = new Set(comparison.regressions.map((item) => item.cell)).size;
-  const counts = `${comparison.cells.length} cells compared, ${comparison.added.length} added, ${comparison.removed.length} removed`;
+  const counts = `${comparison.cells.length} cells compared, ${comparison.removed.length} missing, ${comparison.added.length} new, ${comparison.errored.length} in error`;
   return hasRegression(comparison)
     ? `REGRESSION: ${comparison.regressions.length} regressed metric(s) in ${regressedCells} cell(s) (${counts})`
     : `OK: no regression (${counts})`;
@@ -382,8 +403,10 @@ export function renderComparison(comparison: Comparison): string {
     if (changed.length) lines.push(rows(changed));
   }
   if (comparison.overall.length) lines.push('Overall (cells measured in both runs):', rows(comparison.overall.map((check) => ({ cell: 'overall', check }))));
-  if (comparison.added.length) lines.push(`Added (only in head, not compared): ${comparison.added.join(', ')}`);
-  if (comparison.removed.length) lines.push(`Removed (only in base, not compared): ${comparison.removed.join(', ')}`);
+  const allowed = comparison.thresholds.allowMissing ? ' (allowed by --allow-missing)' : '';
+  if (comparison.added.length) lines.push(`New (only in head, not compared): ${comparison.added.join(', ')}`);
+  if (comparison.removed.length) lines.push(`Missing (only in base)${allowed}: ${comparison.removed.join(', ')}`);
+  if (comparison.errored.length) lines.push(`In error in head${allowed}: ${comparison.errored.join(', ')}`);
   lines.push(comparisonHeadline(comparison));
   return lines.join('\n');
 }

@@ -1,10 +1,10 @@
 /** The console summary table printed after a run. */
 import type { RunResult } from '../harness/results/schema.js';
-import { interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
+import { interleavingNote, modelDependenceNote, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { DEFAULT_TABLE_WIDTH, fittedTable, wrapText } from './layout.js';
 import { DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricValues, retrievalKs, retrievalRows } from './retrieval.js';
+import { formatFigure, metricValues, PROTOCOL_NOTES, protocolRows, retrievalKs, retrievalRows, type ProtocolRow } from './retrieval.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -60,6 +60,11 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     });
     extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', fitted(head, figures, 4));
   }
+  for (const [protocol, rows] of groupBy(protocolRows(result), (row) => row.protocol)) {
+    const ks = rows[0]!.values.map(({ k }) => k);
+    const figures = rows.map((row) => [row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))]);
+    extra.push('', `--protocol ${protocol}: ${PROTOCOL_NOTES[protocol] ?? ''}`, fitted(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], figures, 4));
+  }
   const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   extra.push(...summaryNotes(result));
   const { header } = result;
@@ -73,9 +78,16 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     'recall = context recall, evidence = evidence recall (mean share of evidence steps held, n probes), stale = stale exposure (outdated value without the current one), conflict = conflict exposure (outdated value at all), answer = answer accuracy (hits/n); latencies in ms per turn',
     `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
     modelNote(result),
-    MODEL_DEPENDENCE_NOTE,
+    modelDependenceNote(result),
   ]
     // Tables are laid out already (they hold line breaks); prose is cut at spaces to the width.
     .map((item) => (item.includes('\n') ? item : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH)))
     .join('\n');
+}
+
+/** Rows grouped by a key, in first-seen order. */
+function groupBy(rows: readonly ProtocolRow[], key: (row: ProtocolRow) => string): [string, ProtocolRow[]][] {
+  const groups = new Map<string, ProtocolRow[]>();
+  for (const row of rows) groups.set(key(row), [...(groups.get(key(row)) ?? []), row]);
+  return [...groups];
 }

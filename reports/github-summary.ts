@@ -1,5 +1,6 @@
 /** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
 import { appendFile } from 'node:fs/promises';
+import { maskSecrets } from '../harness/core/secrets.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
@@ -64,14 +65,15 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
     ...(comparison.regressions.length ? ['### Regressions', '', markdownTable(head, comparison.regressions.map(({ cell, check }) => checkRow(cell, check))), ''] : []),
     ...(noise.length ? ['### Within noise (not regressions)', '', ...noise.map(({ cell, check }) => `- \`${cell}\` ${check.metric} ${check.change}: ${check.note ?? ''}`), ''] : []),
     ...(comparison.overall.length ? ['### Overall', '', markdownTable(head, comparison.overall.map((check) => checkRow('overall', check))), ''] : []),
-    ...(comparison.added.length ? [`Added (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
-    ...(comparison.removed.length ? [`Removed (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+    ...(comparison.added.length ? [`New (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+    ...(comparison.removed.length ? [`Missing (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
   ].join('\n');
 }
 
 /** Appends to the step summary file when there is one (`GITHUB_STEP_SUMMARY`); returns whether it wrote. */
 export async function appendStepSummary(markdown: string, file: string | undefined = process.env.GITHUB_STEP_SUMMARY): Promise<boolean> {
   if (!file) return false;
-  await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
+  const masked = maskSecrets(markdown);
+  await appendFile(file, masked.endsWith('\n') ? masked : `${masked}\n`, 'utf8');
   return true;
 }

@@ -12,7 +12,7 @@ import { chartSpecs } from './chart-specs.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
 import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, leaderboardSortKeys, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatMs, formatRate, interleavingNote, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS, type SummaryRow } from './summary.js';
+import { formatMs, interleavingNote, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const require = createRequire(import.meta.url);
@@ -338,7 +338,7 @@ export function renderHtml(result: RunResult): string {
 <body>
 <header>
 <h1>membench report</h1>
-<p class="note">${escapeHtml(modelNote(result))} ${escapeHtml(MODEL_DEPENDENCE_NOTE)}</p>
+<p class="note">${escapeHtml(modelNote(result))} ${escapeHtml(modelDependenceNote(result))}</p>
 </header>
 <main>
 ${verdictSection(result, specs)}

@@ -1,9 +1,10 @@
 /** Writes every report of a run into its output dir, atomically, never over a previous run unless asked. */
 import { existsSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../harness/core/errors.js';
 import { writeFileAtomic } from '../harness/core/fs.js';
+import { removeOwnFiles, writeManifest } from '../harness/core/manifest.js';
+import { maskSecretsDeep } from '../harness/core/secrets.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { renderCharts } from './charts.js';
 import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
@@ -26,6 +27,9 @@ export const CHARTS_DIR = 'charts';
 /** The files (and the charts dir) a run writes, by name. */
 export const REPORT_FILES = ['results.json', 'report.md', 'report.html', 'junit.xml', CHARTS_DIR] as const;
 
+/** What `--overwrite` removes from a dir written before manifests existed: the fixed report names, no chart (a PNG there may be the user's). */
+export const REPORT_FILES_WITHOUT_MANIFEST = ['results.json', 'report.md', 'report.html', 'junit.xml'] as const;
+
 /** A fresh timestamped dir under `.membench/` (a suffix is added if two runs start in the same second). */
 export function defaultOutDir(now: Date, base = '.membench'): string {
   const stamp = now.toISOString().replace(/[-:]/gu, '').replace('T', '-').slice(0, 15);
@@ -46,6 +50,8 @@ export function assertWritableOutDir(dir: string, overwrite: boolean): void {
 /** How a run's reports are written. */
 export interface WriteRunOptions extends VerdictOptions {
   overwrite?: boolean;
+  /** The command named in the dir's manifest (default `membench`). */
+  command?: string;
   /** File the Markdown run summary is appended to: default `GITHUB_STEP_SUMMARY` (if set); null never appends. */
   stepSummary?: string | null;
   /** Told how long rendering the reports, rendering the charts and writing the files took (`--profile`). */
@@ -53,8 +59,10 @@ export interface WriteRunOptions extends VerdictOptions {
 }
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
-export async function writeRunOutput(result: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
+export async function writeRunOutput(unmasked: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
   assertWritableOutDir(dir, options.overwrite ?? false);
+  // Every file below is rendered from the masked copy: no API key or Authorization value in any of them.
+  const result = maskSecretsDeep(unmasked);
   const verdict: VerdictOptions = options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };
   let phaseStart = performance.now();
   const phaseDone = (phase: 'reports' | 'charts' | 'writing'): void => {
@@ -76,17 +84,14 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
     await writeFileAtomic(file, content);
     written.push(file);
   }
-  await removeStaleCharts(path.join(dir, CHARTS_DIR), new Set(written.map((file) => path.basename(file))));
+  // The previous run's files this one did not write again (a dropped scenario's chart) would
+  // mislead: removed, as its manifest lists them; anything else in the dir is not membench's.
+  const names = written.map((file) => path.relative(dir, file));
+  if (options.overwrite) await removeOwnFiles(dir, REPORT_FILES_WITHOUT_MANIFEST, new Set(names));
+  await writeManifest(dir, options.command ?? 'membench', names);
   const summaryFile = options.stepSummary === undefined ? process.env.GITHUB_STEP_SUMMARY : options.stepSummary;
   if (summaryFile) await appendStepSummary(renderRunStepSummary(result, verdict), summaryFile);
   phaseDone('writing');
   return written;
 }
 
-/** After an overwrite, PNGs of charts this run no longer has (e.g. a dropped scenario) would mislead: remove them. */
-async function removeStaleCharts(chartsDir: string, keep: ReadonlySet<string>): Promise<void> {
-  const entries = await readdir(chartsDir).catch(() => [] as string[]);
-  for (const entry of entries) {
-    if (entry.endsWith('.png') && !keep.has(entry)) await rm(path.join(chartsDir, entry), { force: true });
-  }
-}

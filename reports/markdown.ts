@@ -1,11 +1,11 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
 import type { RunResult } from '../harness/results/schema.js';
-import { formatRate, interleavingNote, markdownTable, MODEL_DEPENDENCE_NOTE, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, SUMMARY_COLUMNS } from './summary.js';
+import { interleavingNote, markdownTable, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { fitColumns } from './layout.js';
 import { breakdownRows, distanceTable, distanceTables, DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_COLUMNS, LEADERBOARD_NOTE, leaderboardCells, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
+import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, PROTOCOL_NOTES, protocolRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 const table = markdownTable;
 
@@ -64,6 +64,16 @@ function verdictSection(result: RunResult): string[] {
   return lines;
 }
 
+/** One table per `--protocol`, in the paper's layout (unit × k). */
+function protocolSection(result: RunResult): string[] {
+  const rows = protocolRows(result);
+  return [...new Set(rows.map((row) => row.protocol))].flatMap((protocol) => {
+    const own = rows.filter((row) => row.protocol === protocol);
+    const ks = own[0]!.values.map(({ k }) => k);
+    return [`## Retrieval by the ${protocol} protocol`, '', PROTOCOL_NOTES[protocol] ?? '', '', table(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], own.map((row) => [row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))])), ''];
+  });
+}
+
 function retrievalSection(result: RunResult): string[] {
   const ks = retrievalKs(result);
   const rows = (byCategory: boolean) =>
@@ -115,7 +125,7 @@ export function renderMarkdown(result: RunResult): string {
     '',
     `> ${modelNote(result)}`,
     '>',
-    `> ${MODEL_DEPENDENCE_NOTE}`,
+    `> ${modelDependenceNote(result)}`,
     '',
     ...verdictSection(result),
     '## Summary',
@@ -145,6 +155,7 @@ export function renderMarkdown(result: RunResult): string {
     breakdownTable(result),
     '',
     ...retrievalSection(result),
+    ...protocolSection(result),
     ...durabilitySection(result),
     renderExplainMarkdown(result),
     '## Probes',

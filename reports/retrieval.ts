@@ -105,3 +105,41 @@ export const RETRIEVAL_NOTE =
   'Retrieval (strategies that rank what they stored, e.g. vector, bm25, hybrid): for each answerable probe with evidence, the ranking of the whole store for its question, ' +
   'as in LongMemEval: recall_any@k = an evidence step is in the top k, recall_all@k = all are, NDCG@k; turn level ranks stored items (exchanges), ' +
   'session level the sessions they belong to (scenarios with session boundaries). Means over n probes.';
+
+/** One row of a protocol's table in the paper's layout: a strategy setting, a unit (turn, session) and a metric, its value at each k. */
+export interface ProtocolRow {
+  protocol: string;
+  strategy: string;
+  unit: 'turn' | 'session';
+  metric: 'recall_any' | 'recall_all' | 'NDCG';
+  /** Questions scored (non-abstention, with a ranking), pooled over the setting's cells. */
+  n: number;
+  values: { k: number; value: number }[];
+}
+
+const PROTOCOL_METRICS = [['recall_any', 'recallAny'], ['recall_all', 'recallAll'], ['NDCG', 'ndcg']] as const;
+
+/** The `--protocol` figures as one table per protocol (rows: strategy × unit × metric, columns: k), each setting pooled over its cells. */
+export function protocolRows(result: RunResult): ProtocolRow[] {
+  const groups = new Map<string, { protocol: string; strategy: string; summaries: RetrievalSummary[] }>();
+  for (const cell of result.cells) {
+    if (!cell.protocolRetrieval) continue;
+    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.label}`;
+    const group = groups.get(key) ?? { protocol: cell.protocolRetrieval.protocol, strategy: cell.label, summaries: [] };
+    group.summaries.push(cell.protocolRetrieval.summary);
+    groups.set(key, group);
+  }
+  return [...groups.values()].flatMap(({ protocol, strategy, summaries }) => {
+    const pooled = poolSummaries(summaries)!;
+    return levelsOf(pooled)
+      .sort(([a], [b]) => (a === b ? 0 : a === 'session' ? -1 : 1))
+      .flatMap(([unit, level]) => PROTOCOL_METRICS.map(([metric, key]) => ({ protocol, strategy, unit, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] })) })));
+  });
+}
+
+/** What a protocol table says it is. */
+export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
+  longmemeval:
+    "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; session = the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; " +
+    'abstention questions and questions with no has_answer user turn left out, as in the paper\'s code. Published figures to compare with: docs/protocols.md.',
+};

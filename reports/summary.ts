@@ -1,6 +1,7 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
 import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
+import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
 import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
 
 export interface SummaryRow {
@@ -147,6 +148,8 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
 export function summaryNotes(result: RunResult): string[] {
   const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
   const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
+  const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
+  if (truncated > 0) notes.push(`truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`);
   const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
   if (peers) notes.push(peers);
   for (const cell of result.cells) {
@@ -165,10 +168,20 @@ export function modelNote(result: RunResult): string {
     : `Answers come from ${result.header.model}.`;
 }
 
-/** The line that says which figures a model can change and which it cannot. */
-export const MODEL_DEPENDENCE_NOTE =
-  'Model-independent: tokens, latency, durability, and the context, answer and evidence recall of buffer, window, vector (and other strategies that keep messages verbatim). ' +
-  'Model-dependent: answers (accuracy, F1, abstention) and what summary, summary-buffer, entity, file-index and mem0 keep, hence their recall.';
+/**
+ * The line that says which figures a model can change and which it cannot, naming this run's
+ * strategies by what their definitions declare (results.json's `traits`): those that keep messages
+ * verbatim score recall without the model; the others (or those declaring nothing) keep what a model wrote.
+ */
+export function modelDependenceNote(result: RunResult): string {
+  const names = [...new Map(result.header.strategies.map((spec) => [spec.name, spec.traits?.keepsVerbatim === true])).entries()];
+  const verbatim = names.filter(([, keeps]) => keeps).map(([name]) => name);
+  const others = names.filter(([, keeps]) => !keeps).map(([name]) => name);
+  return (
+    `Model-independent: tokens, latency, durability${verbatim.length ? `, and the context, answer and evidence recall of ${verbatim.join(', ')} (they keep messages verbatim)` : ''}. ` +
+    `Model-dependent: answers (accuracy, F1, abstention)${others.length ? ` and what ${others.join(', ')} keep, hence their recall` : ''}.`
+  );
+}
 
 const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
 

@@ -1,6 +1,6 @@
 // The CLI reference in docs/cli.md, generated from every command's --help (run after `npm run build`):
 //   node scripts/cli-reference.mjs          rewrites the generated block of docs/cli.md
-//   node scripts/cli-reference.mjs --check  exits 1 when the block differs from --help (test/docs/cli-reference.test.ts runs the same check)
+//   node scripts/cli-reference.mjs --check  exits 1 when the block differs from --help (test/docs/docs.test.ts runs the same check)
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -4,7 +4,7 @@
  * `load` injects the summaries of the entities the query names or matches best, plus a short
  * window of recent messages. Unlike the anchor, it asks the model nothing at load time, keeps
  * the summaries across restarts, and versions every row: a write is a compare-and-set on the
- * version it read, and a job never overwrites a newer writer (DESIGN §6, invariant 4).
+ * version it read, and a job never overwrites a newer writer (docs/design.md §6, invariant 4).
  */
 import path from 'node:path';
 import { z } from 'zod';

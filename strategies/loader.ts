@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
 import { PEER_NAMES, type PeerName } from '../harness/core/peers.js';
 import { builtinStrategies, findStrategy } from './index.js';
+import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
 /** The adapter (and LangChain) load only when a `langchain:NAME` strategy is asked for. */
 const langchain = () => import('./langchain.js');
@@ -18,7 +19,6 @@ const PEERS: Readonly<Record<PeerName, () => Promise<StrategyDefinition>>> = {
   langgraph: async () => (await import('./adapters/langgraph.js')).langgraph,
 };
 export { PEER_NAMES };
-import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
 /** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
 const STRATEGY_NAME = /^[a-z0-9][a-z0-9_:-]*$/iu;

@@ -60,7 +60,7 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
 
   constructor(
     context: StrategyContext,
-    private readonly options: SummaryBufferOptions,
+    options: SummaryBufferOptions,
   ) {
     super(context, options.summarize);
     this.limit = options.maxTokenLimit;

@@ -1,5 +1,5 @@
 /**
- * The strategy contract (DESIGN §3): a memory stores what happens and, before each model call,
+ * The strategy contract (docs/design.md §3): a memory stores what happens and, before each model call,
  * assembles the messages the model sees. Few required methods, optional ones, capability flags.
  */
 import type { BaseMessage } from '@langchain/core/messages';

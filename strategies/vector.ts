@@ -26,6 +26,7 @@ export const vectorOptions = z
     recentExchanges: retrievalKnobs.recentExchanges,
     minSimilarity: embeddingKnobs.minSimilarity,
     persistEvery: embeddingKnobs.persistEvery,
+    index: retrievalKnobs.index,
   })
   .strict();
 /** Parsed options, defaults filled in. */

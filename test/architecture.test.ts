@@ -30,14 +30,15 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const rel = path.join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(rel);
-    return entry.name.endsWith('.ts') ? [rel] : [];
+    return /\.[cm]?ts$/u.test(entry.name) ? [rel] : [];
   });
 }
 
 /** Relative imports of a file (static, type-only, re-exports, side-effect and dynamic), resolved to repo paths. */
 export function importsOf(file: string, text = readFileSync(path.join(ROOT, file), 'utf8')): string[] {
   const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gmu)].map((match) => match[1]!);
-  return specs.map((spec) => path.normalize(path.join(path.dirname(file), spec)).replace(/\.js$/u, '.ts'));
+  // A `.js` specifier names its `.ts` source, `.cjs` a `.cts`, `.mjs` a `.mts`.
+  return specs.map((spec) => path.normalize(path.join(path.dirname(file), spec)).replace(/\.([cm]?)js$/u, '.$1ts'));
 }
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
@@ -129,6 +130,7 @@ describe('the import graph', () => {
   it('finds the imports of every kind', () => {
     const text = `import a from './a.js';\nimport type { B } from '../b.js';\nexport { c } from './c.js';\nimport './d.js';\nconst e = await import('./e.js');`;
     expect(importsOf('harness/run/x.ts', text)).toEqual(['harness/run/a.ts', 'harness/b.ts', 'harness/run/c.ts', 'harness/run/d.ts', 'harness/run/e.ts']);
+    expect(importsOf('harness/process/x.cts', `import a from './a.cjs';\nimport b from '../run/b.mjs';`)).toEqual(['harness/process/a.cts', 'harness/run/b.mts']);
   });
 
   it('flags an upward import and a cycle on a made-up graph', () => {
@@ -165,6 +167,10 @@ describe('the import graph', () => {
     expect(importCycles(edges)).toEqual([]);
   });
 
+  it('reads .cts and .mts sources too', () => {
+    expect([...edges.keys()]).toContain('harness/process/agent-snapshot.cts');
+  });
+
   it('keeps at most a few files loose in harness/', () => {
     const loose = readdirSync(path.join(ROOT, 'harness'), { withFileTypes: true }).filter((entry) => entry.isFile());
     expect(loose.map((entry) => entry.name)).toEqual([]);
@@ -172,7 +178,7 @@ describe('the import graph', () => {
 });
 
 describe('entry files of child processes', () => {
-  const ENTRIES = ['harness/process/agent-entry.ts', 'harness/process/agent-boot.ts', 'harness/run/pool-entry.ts'];
+  const ENTRIES = ['harness/process/agent-entry.ts', 'harness/process/agent-boot.ts', 'harness/process/agent-snapshot.cts', 'harness/run/pool-entry.ts'];
 
   it.each(ENTRIES)('%s exports nothing and no other file imports it', (entry) => {
     expect(readFileSync(path.join(ROOT, entry), 'utf8')).not.toMatch(/^\s*export\b/mu);

@@ -1,5 +1,5 @@
 /**
- * The side-effect ledger (DESIGN §6): a SQLite file outside the strategy's dir that records every
+ * The side-effect ledger (docs/design.md §6): a SQLite file outside the strategy's dir that records every
  * effect a tool causes (an order placed, a mail sent). With an idempotency key a repeated effect
  * is refused and counted; without one it happens again and is counted as a duplicate. Either way
  * the numbers come from the ledger, not from guesses.

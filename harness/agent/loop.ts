@@ -211,7 +211,7 @@ export class AgentSession {
   private async exchange(index: number, kind: TurnRecord['kind'], user: BaseMessage, scripted: string | undefined, stepId?: string, timestamp?: string, reply = true): Promise<void> {
     this.turn++;
     const turn = this.turn;
-    // The user's input is saved before any model call (DESIGN §6, invariant 2); a recovering
+    // The user's input is saved before any model call (docs/design.md §6, invariant 2); a recovering
     // process does not save it twice.
     let saveUserMs = 0;
     if (this.deps.journal?.stepState(this.session, index) !== 'user_saved') {

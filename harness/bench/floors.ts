@@ -35,7 +35,7 @@ export interface Floors {
   /** One insert committed in WAL mode with synchronous=FULL (survives a power cut) and =NORMAL (survives a process crash). */
   sqliteCommitFull: Timing;
   sqliteCommitNormal: Timing;
-  /** harness/fs.ts writeFileAtomic of a short file: temp + fsync + rename + fsync of the dir. */
+  /** harness/core/fs.ts writeFileAtomic of a short file: temp + fsync + rename + fsync of the dir. */
   atomicFileWrite: Timing;
   /** Top-5 search over `vectors` unit vectors of `dimensions`: HNSW (at `ef`) and an exact scan. */
   vectors: number;

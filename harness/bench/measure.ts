@@ -1,7 +1,7 @@
 /**
  * Timing primitives of `membench bench`: a tinybench run reduced to the figures the report
  * prints, and stopwatches around the model and the embedder so their time can be taken out of
- * a strategy's per-turn figure (DESIGN §5: model time is reported separately).
+ * a strategy's per-turn figure (docs/design.md §5: model time is reported separately).
  */
 import { Bench, type FnReturnedObject } from 'tinybench';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from '../models/types.js';

@@ -66,7 +66,7 @@ export interface TurnTiming {
 }
 
 /**
- * One agent turn as harness/agent.ts plays it: save the user message, load the context with the
+ * One agent turn as harness/agent/loop.ts plays it: save the user message, load the context with the
  * user text as the query, save the reply.
  */
 export async function playTurn(strategy: MemoryStrategy, rig: Pick<Rig, 'model' | 'embedder'>, turn: number, exchange: FillerExchange): Promise<TurnTiming> {

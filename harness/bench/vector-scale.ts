@@ -15,7 +15,7 @@ import { measure, type Timing } from './measure.js';
 const { HierarchicalNSW } = hnswlib;
 type Hnsw = InstanceType<typeof HierarchicalNSW>;
 
-/** The graph parameters of harness/vector-index.ts (M, efConstruction), so the figures describe the vector strategy's index. */
+/** The graph parameters of strategies/stores/vector-index.ts (M, efConstruction), so the figures describe the vector strategy's index. */
 export const HNSW_M = 16;
 export const HNSW_EF_CONSTRUCTION = 200;
 /** Search breadths tried, in order, until recall reaches the target. */

@@ -10,6 +10,8 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
+import { parseNumberFlag } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
@@ -26,7 +28,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
     .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
-    .option('seed', { type: 'number', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
+    .option('seed', { type: 'string', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
     .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
     .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)' })
@@ -46,6 +48,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' })
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
+    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, k 1,3,5,10,30,50, turn and session level, abstention left out; see docs/protocols.md)" })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
@@ -100,6 +103,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     cache: layer.cache,
     keepCellDirs: layer.keepCellDirs,
     retrievalK: layer.retrievalK,
+    protocol: layer.protocol,
     cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
@@ -110,7 +114,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
   return defined({
     ...own,
     scenarios: argv.scenario,
-    seed: argv.seed,
+    seed: parseNumberFlag('--seed', argv.seed, RUN_LIMITS.seed),
     trials: argv.trials,
     model: argv.model,
     embedder: argv.embedder,
@@ -131,6 +135,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     retries: argv.retries,
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
+    protocol: argv.protocol,
     cellTimeout: argv['cell-timeout'],
     workers: argv.workers,
     out: argv.out,
@@ -249,6 +254,11 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     return [name, handler] as const;
   });
   return { signal: controller.signal, dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)), exitCode: () => code };
+}
+
+/** Refuses an empty `--out` (`-o ""`, an unset variable in a script), which would write into the working dir. */
+export function checkOutFlag(out: string): void {
+  if (out.trim() === '') throw new MembenchError('INVALID_ARGUMENT', '--out is empty (an unset variable?): give the output dir, or leave --out out for the default');
 }
 
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */

@@ -25,6 +25,7 @@ export function builder(yargs: Argv) {
       type: 'boolean',
       describe: 'compare latencies; by default only when both runs were timed on the same machine (results record a machine digest; the committed baseline was timed elsewhere): --latency forces it, --no-latency skips it',
     })
+    .option('allow-missing', { type: 'boolean', default: false, describe: 'pass although head lacks cells base has or has cells in error (by default each is a regression: a run that stopped half-way must not pass)' })
     .option('github-summary', { type: 'boolean', default: false, describe: 'also append the comparison as Markdown to $GITHUB_STEP_SUMMARY' })
     .example('$0 compare baselines/offline.json .membench/run-20250101-120000', 'gate a change against the committed baseline');
 }
@@ -42,6 +43,7 @@ export const handler = handled(async (argv: CompareArgs) => {
     maxLatencyRatio: threshold('max-latency-ratio', argv['max-latency-ratio'], 1),
     minLatencyMs: threshold('min-latency-ms', argv['min-latency-ms'], 0),
     latency: argv.latency ?? DEFAULT_THRESHOLDS.latency,
+    allowMissing: argv['allow-missing'],
   };
   const base = await readResults(argv.base);
   const head = await readResults(argv.head);

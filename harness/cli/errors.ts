@@ -1,12 +1,13 @@
 /** The one place where errors become messages and exit codes: 0 ok, 1 a threshold failed, 2 bad input. */
 import { fileSystemProblem, isMembenchError } from '../core/errors.js';
+import { maskSecrets } from '../core/secrets.js';
 
 export function reportError(error: unknown): number {
   // A full disk, a path that is a file: plain words and the path, never a stack trace.
   error = fileSystemProblem(error) ?? error;
   if (isMembenchError(error)) {
-    process.stderr.write(`membench: ${error.message}\n`);
-    for (const line of error.details) process.stderr.write(`${line}\n`);
+    process.stderr.write(maskSecrets(`membench: ${error.message}\n`));
+    for (const line of error.details) process.stderr.write(maskSecrets(`${line}\n`));
     return error.exitCode;
   }
   process.stderr.write(`membench: internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

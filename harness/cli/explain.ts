@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { renderExplainMarkdown, type Language } from '../../reports/explain.js';
-import { readResults } from '../results/read.js';
+import { assertReportable, readResults } from '../results/read.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
@@ -32,6 +32,7 @@ async function newestRun(base = '.membench'): Promise<string> {
 
 export const handler = handled(async (argv: ExplainArgs) => {
   const { result, file } = await readResults(argv.run ?? (await newestRun()));
+  assertReportable(result, file);
   const languages: Language[] = argv.lang === 'both' ? ['en', 'zh'] : [argv.lang];
   process.stdout.write(`# membench explain — ${path.relative(process.cwd(), file) || file}\n\n${renderExplainMarkdown(result, languages)}`);
   return 0;

@@ -3,11 +3,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
-import { writeFileAtomic } from '../core/fs.js';
+import { parseNumberFlag, SEED_RANGE } from '../core/numbers.js';
+import { StagedDir } from '../core/manifest.js';
 import { builtinSuiteFile, builtinSuiteNames } from '../scenarios/builtins.js';
 import { generateWorkload, type GeneratedScenario } from '../scenarios/generator.js';
 import { loadSpecFile } from '../scenarios/generator-spec.js';
-import { refuseScenarioFiles } from './common.js';
+import { checkOutFlag, refuseScenarioFiles } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'generate <spec>';
@@ -17,7 +18,7 @@ export function builder(yargs: Argv) {
   return yargs
     .positional('spec', { type: 'string', demandOption: true, describe: `a generator spec (.yaml/.json) or a built-in suite: ${builtinSuiteNames().join(', ')}` })
     .option('out', { alias: 'o', type: 'string', describe: 'dir for the scenario files (default: .membench/generate/NAME)' })
-    .option('seed', { type: 'number', describe: "replaces the spec's seed (same spec and seed: byte-identical files)" })
+    .option('seed', { type: 'string', describe: "replaces the spec's seed (same spec and seed: byte-identical files)" })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace scenario files left in --out by an earlier generate or import' })
     .example('$0 generate generated -o my-suite', 'the built-in suite as my-suite/generated-en.yaml and generated-zh.yaml')
     .example('$0 generate my-spec.yaml -o scenarios/mine --seed 7', 'your own knobs (see README, "Generated workloads"), another seed')
@@ -41,12 +42,21 @@ export const handler = handled(async (argv: GenerateArgs) => {
     throw new MembenchError('UNKNOWN_SCENARIO', `unknown suite "${argv.spec}": built-in suites are ${builtinSuiteNames().join(', ')}; or give a path to a generator spec (.yaml/.json)`);
   }
   const loaded = await loadSpecFile(file);
-  const spec = argv.seed === undefined ? loaded : { ...loaded, seed: argv.seed };
-  if (!Number.isInteger(spec.seed)) throw new MembenchError('INVALID_ARGUMENT', `--seed ${argv.seed}: expected a whole number`);
+  const seed = parseNumberFlag('--seed', argv.seed, SEED_RANGE);
+  const spec = seed === undefined ? loaded : { ...loaded, seed };
   const out = argv.out ?? path.join('.membench', 'generate', spec.name);
+  checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
   const generated = generateWorkload(spec, file);
-  for (const scenario of generated) await writeFileAtomic(path.join(out, `${scenario.document.name}.yaml`), scenario.yaml);
+  // Staged, then moved in: a failed write leaves --out as it was; --overwrite drops only the previous generate's or import's files.
+  const staged = await StagedDir.begin(out);
+  try {
+    for (const scenario of generated) await staged.write(`${scenario.document.name}.yaml`, scenario.yaml);
+  } catch (error) {
+    await staged.abort();
+    throw error;
+  }
+  await staged.commit('membench generate', argv.overwrite);
   const probes = generated.reduce((total, scenario) => total + scenario.probes.length, 0);
   process.stdout.write(`${generated.map(summary).join('\n')}\nwrote ${generated.length} scenario file${generated.length === 1 ? '' : 's'} (${probes} probes) to ${out}\n`);
   return 0;

@@ -2,9 +2,9 @@
 import path from 'node:path';
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
-import { writeFileAtomic } from '../core/fs.js';
+import { StagedDir } from '../core/manifest.js';
 import { DATASET_NAMES, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
-import { refuseScenarioFiles } from './common.js';
+import { checkOutFlag, refuseScenarioFiles } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -26,22 +26,31 @@ type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 export const handler = handled(async (argv: ImportArgs) => {
   const dataset = argv.dataset as DatasetName;
   const out = argv.out ?? path.join('.membench', 'import', dataset);
+  checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
   const log = new ImportLog(dataset, argv.file);
-  let written = 0;
+  // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
+  // damaged conversation) leaves --out as it was, and --overwrite drops only the previous import's files.
+  const staged = await StagedDir.begin(out);
   try {
     for await (const imported of importScenarios(dataset, argv.file, log, argv.limit !== undefined ? { limit: argv.limit } : {})) {
-      await writeFileAtomic(path.join(out, `${imported.scenario.name}.yaml`), imported.yaml);
-      written++;
+      await staged.write(`${imported.scenario.name}.yaml`, imported.yaml);
     }
   } catch (error) {
-    if (error instanceof MembenchError && written > 0) {
-      throw new MembenchError(error.code, error.message, [...error.details, `(${written} scenario file${written === 1 ? ' was' : 's were'} written to ${out} before the error)`]);
+    await staged.abort();
+    if (error instanceof MembenchError && staged.count > 0) {
+      throw new MembenchError(error.code, error.message, [...error.details, `(nothing was written to ${out}: the ${staged.count} scenario file${staged.count === 1 ? '' : 's'} converted before the error were dropped)`]);
     }
     throw error;
   }
+  const written = staged.count;
   const report = log.report();
-  if (written === 0) throw nothingImported(report);
-  process.stdout.write(`${formatImportReport(report)}\nwrote ${written} scenario file${written === 1 ? '' : 's'} to ${out}\n`);
+  if (written === 0) {
+    await staged.abort();
+    throw nothingImported(report);
+  }
+  const removed = await staged.commit('membench import', argv.overwrite);
+  const replaced = removed.length ? ` (removed ${removed.length} file${removed.length === 1 ? '' : 's'} of the earlier import there: ${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', ...' : ''})` : '';
+  process.stdout.write(`${formatImportReport(report)}\nwrote ${written} scenario file${written === 1 ? '' : 's'} to ${out}${replaced}\n`);
   return 0;
 });

@@ -31,7 +31,7 @@ export const handler = handled(async (argv: MergeArgs) => {
   const inputs = [];
   for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);
-  const files = await withOutDirLock(out, 'membench merge', () => writeRunOutput(result, out, { overwrite: argv.overwrite, ...(threshold !== undefined ? { recallThreshold: threshold } : {}) }));
+  const files = await withOutDirLock(out, 'membench merge', () => writeRunOutput(result, out, { overwrite: argv.overwrite, command: 'membench merge', ...(threshold !== undefined ? { recallThreshold: threshold } : {}) }));
   process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), width: tableWidth(process.stdout) })}\n`);
   process.stdout.write(`merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
   return 0;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { writeRunOutput } from '../../reports/index.js';
 import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
-import { readResults } from '../results/read.js';
+import { assertReportable, readResults } from '../results/read.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { checkNumber } from '../core/numbers.js';
@@ -33,6 +33,7 @@ export const handler = handled(async (argv: ReportArgs) => {
   const threshold = argv['recall-threshold'];
   if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
   const { result, file } = await readResults(argv.results);
+  assertReportable(result, file);
   const sourceDir = path.dirname(file);
   const inPlace = path.basename(file) === 'results.json';
   const out = argv.out ?? (inPlace ? sourceDir : path.join(sourceDir, path.basename(file, path.extname(file))));
@@ -41,6 +42,7 @@ export const handler = handled(async (argv: ReportArgs) => {
   const files = await withOutDirLock(out, 'membench report', () =>
     writeRunOutput(result, out, {
       overwrite: argv.overwrite || ownDir,
+      command: 'membench report',
       stepSummary: null,
       ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
     }),

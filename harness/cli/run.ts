@@ -1,8 +1,9 @@
 /** `membench run`: flags over the config file → RunOptions → runBenchmark (resumable, sharded, in worker processes) → reports. */
+import { PEER_NAMES } from '../core/peers.js';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, REPORT_FILES, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
 import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
@@ -11,7 +12,7 @@ import { withOutDirLock } from '../run/out-lock.js';
 import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { parseShard } from '../results/shard.js';
-import { flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
+import { checkOutFlag, flagLayer, interruptOnSignals, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions } from './common.js';
 import { handled } from './errors.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
@@ -21,7 +22,7 @@ export const describe = 'Replay scenarios against memory strategies and report t
 
 export function builder(yargs: Argv) {
   const matrix = yargs
-    .option('strategy', { alias: 's', type: 'string', array: true, describe: `strategies to run (default: all): ${builtinStrategies.map((item) => item.name).join(', ')}` })
+    .option('strategy', { alias: 's', type: 'string', array: true, describe: `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path` })
     .option('param', { alias: 'p', type: 'string', array: true, describe: 'STRATEGY.KNOB=V1,V2 sweeps a knob, e.g. window.k=2,4,8 (repeatable; durability is a knob too)' });
   return sharedOptions(matrix)
     .option('shard', { type: 'string', describe: 'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge' })
@@ -66,6 +67,7 @@ export const handler = handled(async (argv: RunArgs) => {
     throw new MembenchError('INVALID_ARGUMENT', `--resume ${argv.resume} writes into ${argv.resume}: drop --out ${argv.out}`);
   }
   const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
+  checkOutFlag(out);
   // One run per dir, from before its state is read until its reports are written.
   const command = argv.resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
   return withOutDirLock(out, command[0]!, () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn }), command[1]);
@@ -93,7 +95,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   } else {
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
-    store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES : []);
+    store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   }
 
   // A full disk stops the run with its finished cells on disk: say how to go on.
@@ -123,7 +125,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   const onPhase = (phase: string, ms: number): number => phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });
   let files: string[];
   try {
-    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, ...verdictOptions, onPhase });
+    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, command: 'membench run', ...verdictOptions, onPhase });
     if (argv.profile) process.stderr.write(`\n${renderProfile(result, phases)}`);
     await clearRunState(out);
   } catch (error) {

@@ -62,7 +62,7 @@ async function sweepLocked(argv: TuneArgs, values: number[], layers: Awaited<Ret
     interrupt.dispose();
   }
   process.stdout.write(`${renderTune(result)}\n`);
-  const files = await writeRunOutput(result.run, out, { overwrite: argv.overwrite });
+  const files = await writeRunOutput(result.run, out, { overwrite: argv.overwrite, command: 'membench tune' });
   const sweep = files.filter((file) => path.basename(file).startsWith('sweep-')).map((file) => path.relative(out, file));
   process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})${sweep.length ? `; the sweep chart: ${sweep.join(', ')}` : ''}\n`);
   return result.best ? 0 : 1;

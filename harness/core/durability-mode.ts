@@ -1,4 +1,4 @@
-/** The durability modes every persistent layer honours (DESIGN §6); defined here so stores, results and the CLI share one list. */
+/** The durability modes every persistent layer honours (docs/design.md §6); defined here so stores, results and the CLI share one list. */
 
 /** When a write is durable: `sync` before acknowledging, `async` write-behind, `exit` on clean close, `none` never. */
 export const DURABILITY_MODES = ['sync', 'async', 'exit', 'none'] as const;

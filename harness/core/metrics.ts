@@ -1,4 +1,4 @@
-/** Recall checks on a context (DESIGN §5) and the statistics every figure is reported with. */
+/** Recall checks on a context (docs/design.md §5) and the statistics every figure is reported with. */
 import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';

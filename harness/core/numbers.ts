@@ -11,6 +11,30 @@ export interface NumberRange {
   words?: string;
 }
 
+/** Seeds are hashed as 32 bits, so larger ones would collide: one range for `run`, `tune` and the generator. */
+export const SEED_RANGE: NumberRange = { whole: true, min: 0, max: 0xffff_ffff };
+
+/**
+ * A numeric flag as typed (yargs gives `--seed` with no value as '', and `abc` as NaN, which would
+ * hide what was typed): undefined when absent, the number when it fits `range`, else a bad-input error
+ * naming the flag and the text (`--seed abc: expected a whole number from 0 to 4294967295`).
+ */
+export function parseNumberFlag(flag: string, raw: string | number | undefined, range: NumberRange): number | undefined {
+  if (raw === undefined) return undefined;
+  const text = String(raw).trim();
+  if (text === '') throw new MembenchError('INVALID_ARGUMENT', `${flag} needs a value: expected ${describeRange(range)}`);
+  const value = Number(text);
+  if (!inRange(value, range)) throw new MembenchError('INVALID_ARGUMENT', `${flag} ${text}: expected ${describeRange(range)}`);
+  return value;
+}
+
+/**
+ * The longest live model answer kept, in characters (about 25 000 tokens). An endpoint that loops
+ * or streams garbage (20 MB per call) would otherwise fill every memory, results.json and the
+ * cache; the provider cuts a longer answer here, marks it, and reports count the cut answers.
+ */
+export const MAX_ANSWER_CHARS = 100_000;
+
 /** "a whole number from 1 to 100000", "a share between 0 and 1"... */
 export function describeRange(range: NumberRange): string {
   if (range.words) return range.words;

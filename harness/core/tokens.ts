@@ -21,6 +21,12 @@ export function encodingForModel(model: string): EncodingName {
   return 'cl100k_base';
 }
 
+/** Whether `encodingForModel` knows `model` (or it names an encoding), rather than falling back to cl100k_base for a name it has never seen. */
+export function knownTokenizerModel(model: string): boolean {
+  const name = model.replace(/^[a-z-]+:/u, '').toLowerCase();
+  return encodingForModel(name) === 'o200k_base' || /^(gpt-4|gpt-3\.5|gpt-35|text-embedding-|cl100k_base$|o200k_base$)/u.test(name);
+}
+
 const encoders = new Map<EncodingName, BpeCounter>();
 function encoderFor(encoding: EncodingName): BpeCounter {
   let encoder = encoders.get(encoding);

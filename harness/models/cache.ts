@@ -1,5 +1,5 @@
 /**
- * The response cache (DESIGN §4): live runs made repeatable and cheap in CI. A chat answer is
+ * The response cache (docs/design.md §4): live runs made repeatable and cheap in CI. A chat answer is
  * keyed by a SHA-256 of the whole request (model, task, messages, parameters; never the key)
  * plus the trial index; hits come back marked `cached` so their latency stays out of latency
  * statistics, while the harness still counts their tokens.
@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { maskSecrets } from '../core/secrets.js';
 import { openDatabase, type SqliteDatabase } from '../core/sqlite.js';
 import { toChatMessages } from './openai.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
@@ -69,7 +70,7 @@ export class ResponseCache {
   }
 
   putChat(key: string, trial: number, model: string, text: string, latencyMs: number | undefined): void {
-    this.putChatRow.run(key, trial, model, text, latencyMs ?? null, new Date().toISOString());
+    this.putChatRow.run(key, trial, model, maskSecrets(text), latencyMs ?? null, new Date().toISOString());
   }
 
   getEmbedding(key: string): Float32Array | undefined {

@@ -1,5 +1,5 @@
 /**
- * One OpenAI-compatible endpoint as the `openai` provider uses it (DESIGN §4): the SDK client,
+ * One OpenAI-compatible endpoint as the `openai` provider uses it (docs/design.md §4): the SDK client,
  * a concurrency limit, retries with backoff on 429/5xx and dropped connections (honouring
  * Retry-After), a per-attempt timeout that covers the body, and failures classified into
  * messages that name the URL and the reason but never the API key.
@@ -7,12 +7,13 @@
 import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
+import { MembenchError } from '../core/errors.js';
+import { maskSecrets, registerSecret } from '../core/secrets.js';
 
 type Sdk = typeof import('openai');
 let sdkLoading: Promise<Sdk> | undefined;
 /** The SDK loads on the first live call: offline runs, and every agent process start, never pay for it. */
 const loadSdk = (): Promise<Sdk> => (sdkLoading ??= import('openai'));
-import { MembenchError } from '../core/errors.js';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** Sent when no key is configured: local servers (Ollama, vLLM, llama.cpp) ignore auth, and the SDK refuses an empty key. */
@@ -186,6 +187,7 @@ export class Endpoint {
     const env = options.env ?? process.env;
     this.baseUrl = options.baseUrl || env.OPENAI_BASE_URL || DEFAULT_BASE_URL;
     this.apiKey = options.apiKey || env.OPENAI_API_KEY || undefined;
+    registerSecret(this.apiKey);
     checkBaseUrl(this.baseUrl);
     this.limit = new ConcurrencyLimit(positiveInteger('concurrency', options.concurrency, 4));
     this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, 60_000);
@@ -277,9 +279,8 @@ export class Endpoint {
     return { reason: error instanceof Error ? error.message : String(error), retryable: false };
   }
 
-  /** The key never leaves this object: scrubbed from anything we show, even if a server echoes it. */
-  private redact(text: string): string {
-    if (!this.apiKey || this.apiKey.length < 4) return text;
-    return text.split(this.apiKey).join('***');
+  /** The key never leaves this object: scrubbed (with any Authorization value) from anything we show or keep, even if a server echoes it. */
+  redact(text: string): string {
+    return maskSecrets(text);
   }
 }

@@ -4,7 +4,7 @@ import { checkNumber } from '../core/numbers.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HashedEmbedder, OfflineModel } from './offline.js';
-import { OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';
+import { isTruncatedAnswer, OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';
 import { MAINTENANCE_TASKS, type ChatModel, type ChatRequest, type ChatResponse, type Embedder, type ModelTask } from './types.js';
 
 export * from './types.js';
@@ -88,6 +88,8 @@ export interface ModelUsage {
   answerTokens: number;
   replyTokens: number;
   cachedCalls: number;
+  /** Answers cut at MAX_ANSWER_CHARS (absent: none), counted so reports say so. */
+  truncatedAnswers?: number;
 }
 
 export function emptyUsage(): ModelUsage {
@@ -96,15 +98,19 @@ export function emptyUsage(): ModelUsage {
 
 /** Adds `delta` into `total`, field by field. */
 export function addUsage(total: ModelUsage, delta: ModelUsage): void {
-  for (const key of Object.keys(total) as (keyof ModelUsage)[]) total[key] += delta[key];
+  for (const key of usageKeys(total, delta)) total[key] = (total[key] ?? 0) + (delta[key] ?? 0);
 }
 
 /** What was used between two readings of the same counter. */
 export function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
   const delta = emptyUsage();
-  for (const key of Object.keys(delta) as (keyof ModelUsage)[]) delta[key] = now[key] - before[key];
+  for (const key of usageKeys(now, before)) delta[key] = (now[key] ?? 0) - (before[key] ?? 0);
+  if (delta.truncatedAnswers === 0) delete delta.truncatedAnswers;
   return delta;
 }
+
+/** The counters either reading holds (an optional one only where it was counted). */
+const usageKeys = (a: ModelUsage, b: ModelUsage): (keyof ModelUsage)[] => [...new Set([...Object.keys(a), ...Object.keys(b)])] as (keyof ModelUsage)[];
 
 /**
  * Wraps a model so every call's input + output tokens are counted by the harness, not by the
@@ -129,6 +135,7 @@ export class MeteredModel implements ChatModel {
     const response = await this.inner.chat(request);
     if (!response.cached && response.latencyMs !== undefined) this.latencies.push(response.latencyMs);
     this.record(request.task, this.tokens.countMessages(request.messages) + this.tokens.countText(response.text), response.cached);
+    if (isTruncatedAnswer(response.text)) this.usage.truncatedAnswers = (this.usage.truncatedAnswers ?? 0) + 1;
     return response;
   }
 

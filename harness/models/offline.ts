@@ -1,5 +1,5 @@
 /**
- * The offline reference model and hashed embedder (DESIGN §4): deterministic, no network,
+ * The offline reference model and hashed embedder (docs/design.md §4): deterministic, no network,
  * and blind to gold data by construction: it only ever receives the messages of a request.
  */
 import type { BaseMessage } from '@langchain/core/messages';
@@ -369,7 +369,7 @@ function topicOf(sentence: string): Topic | undefined {
 function statementOf(sentence: string): string | undefined {
   if (!QUESTION.test(sentence)) return sentence;
   const clauses = sentence.split(/(?<=[，,])\s*/u);
-  const kept = clauses.slice(0, -1).filter((clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
+  const kept = clauses.slice(0, -1).filter((_clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
   return kept.length > 0 ? kept.join('').replace(/[，,]\s*$/u, '') : undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The `openai` provider (DESIGN §4): chat and embeddings through the official SDK against any
+ * The `openai` provider (docs/design.md §4): chat and embeddings through the official SDK against any
  * OpenAI-compatible endpoint: request bodies and response decoding here; bounded concurrency,
  * retries, timeouts and key-free error messages in endpoint.ts.
  */
@@ -10,6 +10,7 @@ import { messageText } from '../core/tokens.js';
 import { displayUrl, Endpoint, MalformedResponse, positiveInteger, type EndpointOptions } from './endpoint.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { isRecord } from '../core/guards.js';
+import { MAX_ANSWER_CHARS } from '../core/numbers.js';
 
 /** Dimensions of well-known embedding models, so `dimensions` is right before the first call. */
 const KNOWN_DIMENSIONS: Readonly<Record<string, number>> = {
@@ -60,6 +61,20 @@ export function toChatMessages(messages: readonly BaseMessage[]): ChatCompletion
     }
     throw new MembenchError('INVALID_ARGUMENT', `openai: cannot send a "${type}" message to a chat-completions endpoint`);
   });
+}
+
+/** Appended to a cut answer: the count of what was dropped follows it. */
+export const TRUNCATION_MARK = ` [membench: answer truncated at ${MAX_ANSWER_CHARS} characters, `;
+
+/** Whether an answer was cut at MAX_ANSWER_CHARS (also when it comes back from the response cache). */
+export function isTruncatedAnswer(text: string): boolean {
+  return text.length > MAX_ANSWER_CHARS && text.lastIndexOf(TRUNCATION_MARK) === MAX_ANSWER_CHARS;
+}
+
+/** `text`, or its first MAX_ANSWER_CHARS characters and how many were dropped. */
+export function boundAnswer(text: string): string {
+  if (text.length <= MAX_ANSWER_CHARS) return text;
+  return `${text.slice(0, MAX_ANSWER_CHARS)}${TRUNCATION_MARK}${text.length - MAX_ANSWER_CHARS} more dropped]`;
 }
 
 function completionText(response: unknown): string {
@@ -128,7 +143,8 @@ export class OpenAIChatModel implements ChatModel {
     const { value, latencyMs } = await this.endpoint.request('/chat/completions', async (options) =>
       completionText(await (await this.endpoint.client()).chat.completions.create(body, options)),
     );
-    return { text: value, cached: false, latencyMs };
+    // An endpoint (or a proxy) echoing the request's headers must not put the key into memories, results or the cache.
+    return { text: boundAnswer(this.endpoint.redact(value)), cached: false, latencyMs };
   }
 }
 

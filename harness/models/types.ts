@@ -1,4 +1,4 @@
-/** Providers the strategies and the harness call: chat models and embedders (DESIGN §4). */
+/** Providers the strategies and the harness call: chat models and embedders (docs/design.md §4). */
 import type { BaseMessage } from '@langchain/core/messages';
 
 /**

@@ -3,7 +3,7 @@
  * crash point kills it with SIGKILL — no `finally`, no flush — and the harness starts a fresh one
  * on the same dir, which reopens what was persisted and resumes from the journal.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { startupSnapshot } from 'node:v8';
 import { AgentSession, type Ack } from '../agent/loop.js';
 import { Journal } from '../agent/journal.js';
@@ -23,6 +23,9 @@ function send(message: FromAgent): Promise<void> {
     process.send(message, undefined, {}, (error) => (error ? reject(error) : resolve()));
   });
 }
+
+/** Open file descriptors of this process (a SQLite store left open holds some), where the system lists them. */
+const openFiles = (): number | null => (existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : null);
 
 /** Texts the strategy holds, normalised; falls back to what load() returns for each query. */
 async function persistedText(strategy: MemoryStrategy, queries: readonly string[]): Promise<(needle: string) => boolean> {
@@ -65,10 +68,27 @@ class AgentHost {
         await this.session?.finish();
         this.journal?.close();
         this.ledger?.close();
-        await send({ type: 'closed', usage: usageDelta(this.model?.usage ?? emptyUsage(), this.usageReported) });
-        process.exit(0);
+        const usage = usageDelta(this.model?.usage ?? emptyUsage(), this.usageReported);
+        // Reused, the process forgets the cell: the next `open` builds every object afresh from disk.
+        if (message.reuse) this.forget();
+        await send({ type: 'closed', usage });
+        if (!message.reuse) process.exit(0);
+        return;
       }
+      case 'inspect':
+        return send({ type: 'inspected', resources: [...process.getActiveResourcesInfo()].sort(), openFiles: openFiles(), env: { ...process.env } });
     }
+  }
+
+  /** Drops every object of the closed cell (session, strategy, journal, ledger, model, what was reported). */
+  private forget(): void {
+    this.session = undefined;
+    this.journal = undefined;
+    this.ledger = undefined;
+    this.model = undefined;
+    this.armed = undefined;
+    this.reported = { turns: 0, probes: 0, recoveries: 0, latencies: 0 };
+    this.usageReported = emptyUsage();
   }
 
   private checkpoint = (point: CrashPoint): void => {

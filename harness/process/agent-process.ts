@@ -214,6 +214,8 @@ export class AgentProcess {
   /** Opens the cell in the process; resolves with its report or how it died. */
   open(cell: AgentCell, resumeTurn: number, onAck: (ack: Ack) => void) {
     this.onAck = onAck;
+    this.opens++;
+    this.reusable = false;
     return this.request({ type: 'open', cell, resumeTurn }, 'opened');
   }
 
@@ -272,12 +274,25 @@ export class AgentProcess {
     });
   }
 
-  /** Closes cleanly (flush + close in the process) and waits for it to exit. */
-  async close(): Promise<Extract<FromAgent, { type: 'closed' }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
-    const reply = await this.request({ type: 'close' }, 'closed');
+  /**
+   * Closes cleanly (flush + close in the process) and waits for it to exit; with `reuse`, the
+   * process stays up holding nothing of the cell (`reusable` tells whether it did), to serve another.
+   */
+  async close(options: { reuse?: boolean } = {}): Promise<Extract<FromAgent, { type: 'closed' }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
+    const reply = await this.request({ type: 'close', ...(options.reuse ? { reuse: true } : {}) }, 'closed');
+    if (options.reuse && !isExit(reply) && reply.type === 'closed') {
+      this.reusable = true;
+      return reply;
+    }
     await this.exited;
     return reply;
   }
+
+  /** Set when a clean close left it up to serve another cell (never after a crash: a killed process is gone). */
+  reusable = false;
+
+  /** Cells (and sessions) opened in it so far: its start's cost belongs to the first only. */
+  opens = 0;
 
   kill(): Promise<ProcessExit> {
     if (!this.exit) this.child.kill('SIGKILL');

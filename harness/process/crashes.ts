@@ -1,6 +1,6 @@
 /**
  * Cells with faults: the agent runs in child processes, armed crash points kill them with
- * SIGKILL, fresh processes recover on the same dir, and invariants 1–6 (DESIGN §6) are checked
+ * SIGKILL, fresh processes recover on the same dir, and invariants 1–6 (docs/design.md §6) are checked
  * after every recovery. Every death, loss and duplicate is recorded as data.
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
@@ -10,7 +10,7 @@ import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, t
 import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
-import { spareKind, spareReady, takeSpare } from './spares.js';
+import { returnSpare, spareKind, spareReady, takeSpare } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
 import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
@@ -158,7 +158,8 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
     const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack)));
-    if (agent.boot) {
+    // A process reused from an earlier cell or session started before it: its start is not this open's.
+    if (agent.boot && agent.opens === 1) {
       phases.processStartMs += agent.boot.bootMs;
       phases.moduleLoadMs += agent.boot.modulesMs + agent.boot.warmUpMs;
       phases.processCpuMs += agent.boot.cpuMs;
@@ -219,6 +220,17 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     lastPending = reply.pendingJobs;
   };
 
+  /**
+   * Closes a session cleanly, its usage counted, and hands the process back to serve the next cell
+   * or session (a fresh session object reopens the strategy from disk there); one that did not
+   * close cleanly is killed.
+   */
+  const closeForReuse = async (closing: AgentProcess): Promise<void> => {
+    const closed = await timedPhase(phases, 'closeMs', () => closing.close({ reuse: true }));
+    if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
+    await returnSpare(spares, closing);
+  };
+
   let agent: AgentProcess | undefined;
   try {
     agent = await startProcess(0);
@@ -230,13 +242,13 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         continue;
       }
       if (step.kind === 'session') {
-        await timedPhase(phases, 'closeMs', () => agent!.close());
+        await closeForReuse(agent);
         lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
         agent = await startProcess(turnAt[index]!);
         continue;
       }
       if (step.kind === 'concurrent') {
-        await timedPhase(phases, 'closeMs', () => agent!.close());
+        await closeForReuse(agent);
         await runConcurrent(index, step.concurrent);
         lastPending = null; // the sessions closed cleanly, finishing their work
         agent = await startProcess(turnAt[index]!);
@@ -294,9 +306,9 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         }
       }
     }
-    const closed = await timedPhase(phases, 'closeMs', () => agent!.close());
-    if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
+    const closing = agent;
     agent = undefined;
+    await closeForReuse(closing);
   } catch (caught) {
     error = caught instanceof Error ? caught.message : String(caught);
   } finally {
@@ -354,9 +366,6 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       await Promise.all(agents.map((worker) => worker.kill()));
       throw error;
     }
-    for (const worker of agents) {
-      const closed = await timedPhase(phases, 'closeMs', () => worker.close());
-      if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
-    }
+    for (const worker of agents) await closeForReuse(worker);
   }
 }

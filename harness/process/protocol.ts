@@ -41,7 +41,10 @@ export type ToAgent =
   | { type: 'prepare'; strategy: string; hint: PreloadHint }
   | { type: 'step'; index: number; step: Step; evidence?: ProbeEvidence }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
-  | { type: 'close' };
+  /** Finish and close the session; with `reuse`, the process stays up, holding nothing of the cell, to serve another. */
+  | { type: 'close'; reuse?: boolean }
+  /** What the process holds between cells (tests: nothing of a closed cell is left). */
+  | { type: 'inspect' };
 
 /** What the durability checks found in a freshly reopened store. */
 export interface CheckReport {
@@ -78,6 +81,8 @@ export type FromAgent =
   /** A `prepare` is done: what the strategy loads lazily is loaded. */
   | { type: 'prepared' }
   | { type: 'closed'; usage: ModelUsage }
+  /** Its active handles and timers (process.getActiveResourcesInfo(), sorted), its open file descriptors (Linux; null elsewhere) and its environment. */
+  | { type: 'inspected'; resources: string[]; openFiles: number | null; env: Record<string, string | undefined> }
   | { type: 'error'; message: string };
 
 /** Where each part of a cell lives: the ledger and journal sit outside the strategy's dir. */

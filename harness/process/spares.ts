@@ -2,7 +2,8 @@
  * Warm spare agent processes, kept across cells: each is forked ahead of need, loads its modules
  * and warms its tokenizer while the harness does other work, so a recovery after a crash (or the
  * next cell's first process) starts in a process that is already up. A spare never opened a cell
- * and holds no state; one left over when a cell ends serves the next cell instead of being killed.
+ * and holds no state; one left over when a cell ends serves the next cell instead of being killed,
+ * and so does a process a cell of a built-in strategy closed cleanly (returnSpare).
  * Idle spares do not keep the harness alive: when it exits, their IPC channel closes and they go.
  */
 import { AgentProcess } from './agent-process.js';
@@ -34,12 +35,14 @@ export function spareKind(cell: { tokenizerModel: string; strategy: string; mode
   return { tokenizerModel: cell.tokenizerModel, builtin, offline: builtin && !isLiveSpec(cell.model) && !isLiveSpec(cell.embedder) };
 }
 
+const kindKey = (kind: SpareKind): string => `${kind.builtin ? 'builtin' : 'any'}:${kind.offline ? 'offline' : 'online'}:${kind.tokenizerModel}`;
+
 /** Idle spares of this process, by kind. */
 const idle = new Map<string, AgentProcess[]>();
 
 /** Keeps `SPARES_AHEAD` live spares of `kind` waiting. */
 function refill(kind: SpareKind): AgentProcess[] {
-  const key = `${kind.builtin ? 'builtin' : 'any'}:${kind.offline ? 'offline' : 'online'}:${kind.tokenizerModel}`;
+  const key = kindKey(kind);
   const spares = (idle.get(key) ?? []).filter((spare) => spare.alive);
   while (spares.length < SPARES_AHEAD) {
     const spare = AgentProcess.spawn({ tokenizerModel: kind.tokenizerModel, builtinOnly: kind.builtin, offline: kind.offline });
@@ -80,6 +83,26 @@ export async function spareReady(kind: SpareKind, preload?: { strategy: string; 
   await next.settled();
   next.hold(false);
   return next.alive ? performance.now() - started : 0;
+}
+
+/**
+ * Takes back a process a cell closed cleanly with `reuse` (AgentProcess.close), to serve the next
+ * cell of the kind first: it is up and warm, and the spare it saves is never forked. Only for
+ * built-in strategies, whose modules keep no state of a cell (test/harness/process/reuse.test.ts
+ * checks each): a user's module might. Anything else is closed for good. Resolves once settled.
+ */
+export async function returnSpare(kind: SpareKind, agent: AgentProcess): Promise<void> {
+  if (!kind.builtin || !agent.alive || !agent.reusable) {
+    await agent.kill();
+    return;
+  }
+  agent.hold(false);
+  const key = kindKey(kind);
+  const spares = [agent, ...(idle.get(key) ?? [])];
+  // Sessions that ran side by side come back together: more than one ahead of need is waste.
+  const surplus = spares.splice(SPARES_AHEAD + 1);
+  idle.set(key, spares);
+  await Promise.all(surplus.map((spare) => spare.kill()));
 }
 
 /** Kills every idle spare (tests, and programs that want no child left behind). */

@@ -1,5 +1,5 @@
 /**
- * Recall as a function of the distance between a fact and its probe (DESIGN §7), per strategy
+ * Recall as a function of the distance between a fact and its probe (docs/design.md §7), per strategy
  * setting, in exchanges or in tokens, bucketed by powers of two: where window's K and
  * summary-buffer's token limit show up as cliffs.
  */

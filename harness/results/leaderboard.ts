@@ -1,5 +1,5 @@
 /**
- * The verdict first (DESIGN §8): one row per strategy setting pooled over a set of cells (the
+ * The verdict first (docs/design.md §8): one row per strategy setting pooled over a set of cells (the
  * run, or one group), with intervals, paired comparisons against the best row on the same
  * probes, and the recommendations computed from them. Pure functions of results.
  */

@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { RESULTS_SCHEMA_VERSION, runResultSchema, type RunResult } from './schema.js';
+import { READABLE_SCHEMA_VERSIONS, runResultSchema, type RunResult } from './schema.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
@@ -30,10 +30,10 @@ export function parseResults(text: string, source: string): RunResult {
   if (typeof version !== 'number' || !Array.isArray((data as { cells?: unknown }).cells)) {
     throw new MembenchError('INVALID_ARGUMENT', `${source}: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)`);
   }
-  if (version !== RESULTS_SCHEMA_VERSION) {
+  if (!READABLE_SCHEMA_VERSIONS.includes(version)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${source}: results schema version ${version}, but this membench reads version ${RESULTS_SCHEMA_VERSION}: re-run the benchmark with this membench version, or use the membench that wrote it`,
+      `${source}: results schema version ${version}, but this membench reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}: re-run the benchmark with this membench version, or use the membench that wrote it`,
     );
   }
   const parsed = runResultSchema.safeParse(data);
@@ -54,4 +54,21 @@ export async function readResults(target: string): Promise<{ result: RunResult; 
     throw new MembenchError('INVALID_ARGUMENT', `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`);
   }
   return { result: parseResults(text, file), file };
+}
+
+/** A cell id that `run` holds twice (two scenarios with one name?): its cells cannot be matched nor reported apart. */
+export function repeatedCellId(run: RunResult): string | undefined {
+  const seen = new Set<string>();
+  for (const { id } of run.cells) {
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
+
+/** Refuses results that reports cannot stand on: no cell at all, or a cell id twice (exit 2, naming the file). */
+export function assertReportable(run: RunResult, file: string): void {
+  if (run.cells.length === 0) throw new MembenchError('INVALID_ARGUMENT', `${file} has no cells: nothing to report (was the run stopped before any cell finished?)`);
+  const repeated = repeatedCellId(run);
+  if (repeated !== undefined) throw new MembenchError('INVALID_ARGUMENT', `${file} holds two cells with id "${repeated}": they cannot be told apart (two scenarios with one name?); re-run with unique scenario names`);
 }

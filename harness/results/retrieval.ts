@@ -1,5 +1,5 @@
 /**
- * Retrieval metrics (DESIGN §5) for strategies that rank what they stored: recall_any@k,
+ * Retrieval metrics (docs/design.md §5) for strategies that rank what they stored: recall_any@k,
  * recall_all@k and NDCG@k of each probe's ranking against its `evidence`, at turn level and,
  * for scenarios with session boundaries, at session level; then pooled per cell and category.
  *

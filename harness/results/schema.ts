@@ -10,8 +10,18 @@ import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 
-/** Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention probes, which score apart). */
-export const RESULTS_SCHEMA_VERSION = 2;
+/**
+ * Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention
+ * probes, which score apart; 3: evidence is cited per message and held only when quoted by
+ * strategies that keep messages verbatim, `retrieved` holds message ids).
+ */
+export const RESULTS_SCHEMA_VERSION = 3;
+/** Versions `readResults` still reads: version 2 has the same fields (its evidence figures followed the older rule). */
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, RESULTS_SCHEMA_VERSION];
+
+/** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
+export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
 
 const count = z.number().finite();
 const durabilityMode = z.enum(DURABILITY_MODES);
@@ -20,7 +30,7 @@ const crashPoint = z.enum(CRASH_POINTS);
 
 export const distributionSchema = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count }) satisfies z.ZodType<Distribution>;
 export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
-export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count }) satisfies z.ZodType<ModelUsage>;
+export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count, truncatedAnswers: count.optional() }) satisfies z.ZodType<ModelUsage>;
 
 /** A mean with the number of probes behind it (`mean` null when n is 0). */
 export const meanSchema = z.object({ n: count, mean: count.nullable() });
@@ -48,7 +58,7 @@ export const recallSummarySchema = z.object({
 });
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
 
-/** Retrieval at one k (DESIGN §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
+/** Retrieval at one k (docs/design.md §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
 export const retrievalAtKSchema = z.object({ k: count, recallAny: count, recallAll: count, ndcg: count });
 export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
 
@@ -102,7 +112,7 @@ export const probeRecordSchema = z.object({
   answerRecall: count.nullable(),
   /** Share of the evidence steps the context holds (null without evidence). */
   evidenceRecall: count.nullable(),
-  /** Per evidence step, in order: quoted by a context message, covered by one, or missing. */
+  /** Per cited message, in order: quoted by a context message, covered by one (strategies that transform what they keep), or missing. */
   evidenceFindings: z.array(z.enum(['verbatim', 'covered', 'missing'])).optional(),
   /** The dataset's own category of the question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`). */
   label: z.string().optional(),
@@ -110,10 +120,12 @@ export const probeRecordSchema = z.object({
   answerF1: count.optional(),
   /** How far back the furthest evidence lies: exchanges, and tokens of scripted conversation saved since. */
   distance: z.object({ exchanges: count, tokens: count }).optional(),
-  /** Strategies that retrieve: the step ids of each item they ranked for the question, best first (to the deepest k). */
+  /** Strategies that retrieve: the scenario's message ids of each item they ranked for the question, best first (to the deepest k). */
   retrieved: z.array(z.array(z.string())).optional(),
   /** recall_any / recall_all / NDCG at each k of that ranking against `evidence` (answerable probes with evidence). */
   retrieval: retrievalFiguresSchema.optional(),
+  /** The same ranking scored by the run's `--protocol` (the paper's corpus, gold, k and session mapping). */
+  protocolRetrieval: retrievalFiguresSchema.optional(),
 });
 export type ProbeRecord = z.infer<typeof probeRecordSchema>;
 
@@ -158,7 +170,7 @@ export const crashRecordSchema = z.object({
 });
 export type CrashRecord = z.infer<typeof crashRecordSchema>;
 
-/** The invariants of DESIGN §6, by id, in the words every report shows. */
+/** The invariants of docs/design.md §6, by id, in the words every report shows. */
 export const INVARIANTS = {
   '1': 'acknowledged memories survive crashes',
   '2': 'user input persisted before the model call',
@@ -278,7 +290,7 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.literal(RESULTS_SCHEMA_VERSION),
+  schemaVersion: z.union([z.literal(2), z.literal(RESULTS_SCHEMA_VERSION)]),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
@@ -392,6 +404,8 @@ export const cellResultSchema = z.object({
   retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
   /** Retrieval figures by the dataset's own category labels (LoCoMo's five, LongMemEval's question types). */
   retrievalByLabel: z.record(z.string(), retrievalSummarySchema).optional(),
+  /** The run's `--protocol` figures pooled over the cell's probes (non-abstention questions with a ranking). */
+  protocolRetrieval: z.object({ protocol: z.enum(PROTOCOLS), summary: retrievalSummarySchema }).optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
   refusedSteps: count.optional(),
   /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
@@ -415,21 +429,3 @@ export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
 export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases']);
-
-/** A copy of `value` without timing fields (for reproducibility checks and `compare`). */
-export function withoutTiming<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value, (key, inner: unknown) => (TIMING_KEYS.has(key) ? undefined : inner))) as T;
-}
-
-/** What an interleaved cell (concurrent sessions) promises to reproduce: who it is, its status and its durability outcome. */
-const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'label', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'faults', 'interleaved'] as const;
-
-/**
- * What two runs with one seed must agree on: everything but timing, and for interleaved cells
- * only their identity, status and durability outcome (their tokens and recall depend on how the
- * concurrent sessions interleaved).
- */
-export function sameSeedView(result: RunResult): unknown {
-  const cells = result.cells.map((cell) => (cell.interleaved ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]]))) : cell));
-  return withoutTiming({ ...result, cells });
-}

@@ -1,5 +1,5 @@
 /**
- * The statistics every figure is reported with (DESIGN §5): a 95 % Wilson score interval for
+ * The statistics every figure is reported with (docs/design.md §5): a 95 % Wilson score interval for
  * rates, a percentile bootstrap over probes for means, and paired comparisons of two strategies
  * on the same probes: the exact McNemar test for binary outcomes, a paired bootstrap for the
  * difference and its interval. Bootstraps draw from a seeded generator (pure-rand), so reports

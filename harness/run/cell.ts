@@ -3,7 +3,6 @@
  * in this process or in agent processes. Everything here also runs inside a pool worker, so a
  * cell travels as plain data (`CellTask`) and the providers are rebuilt from plain settings.
  */
-import type { OpenAIProviderOptions } from '../models/openai.js';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
 import { retrievalByCategory, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
+import { withProtocol, type Protocol } from '../results/protocols.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
 import type { CellPhases, CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
@@ -27,6 +27,7 @@ import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
+import type { LiveProviderSettings } from '../models/openai.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
 export interface CellTask {
@@ -46,8 +47,6 @@ export interface CellPlan extends CellTask {
   definition: StrategyDefinition;
 }
 
-import type { LiveProviderSettings } from '../models/openai.js';
-
 export type { LiveProviderSettings };
 
 /** Everything that builds a cell's providers, as plain data: sent once to each pool worker. */
@@ -65,6 +64,8 @@ export interface ProviderSettings {
   tempRoot?: string;
   /** The k of retrieval metrics, ascending (probes rank to the deepest). */
   retrievalK?: readonly number[];
+  /** `--protocol`: probes rank the whole store, and their rankings are also scored by the paper's rules. */
+  protocol?: Protocol;
   /** Record where each cell's time went (`phases` in its result). */
   profile?: boolean;
 }
@@ -236,13 +237,18 @@ function withDistances(plan: CellTask, probes: readonly ProbeRecord[], tokenizer
 }
 
 /** How deep probes rank: the deepest retrieval k. */
-const rankDepthOf = (settings: Pick<ProviderSettings, 'retrievalK'>): { rankDepth?: number } => (settings.retrievalK?.length ? { rankDepth: Math.max(...settings.retrievalK) } : {});
+const rankDepthOf = (settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): { rankDepth?: number } =>
+  settings.protocol !== undefined ? { rankDepth: PROTOCOL_RANK_DEPTH } : settings.retrievalK?.length ? { rankDepth: Math.max(...settings.retrievalK) } : {};
+
+/** Under a protocol a probe ranks the whole store (LongMemEval widens its session cutoff until k sessions are in). */
+const PROTOCOL_RANK_DEPTH = 100_000;
 
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[], profile = false): CellResult {
+function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[], profile = false, protocol?: Protocol): CellResult {
   const { turns, usage, error } = records;
-  const probes = withRetrieval(records.probes, plan.scenario, retrievalK);
+  const probes = withProtocol(withRetrieval(records.probes, plan.scenario, retrievalK), plan.scenario, protocol);
   const retrieval = summarizeRetrieval(probes);
+  const protocolSummary = protocol === undefined ? undefined : summarizeRetrieval(probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})));
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
   const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
   const skipped = turns.filter((turn) => turn.contextSkipped).length;
@@ -288,6 +294,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     probes,
     durationMs,
     ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes), ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}) } : {}),
+    ...(protocol !== undefined && protocolSummary ? { protocolRetrieval: { protocol, summary: protocolSummary } } : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
     ...(profile ? { phases: records.phases } : {}),
@@ -310,5 +317,5 @@ export async function runCell(plan: CellPlan, providers: Providers, onPhase: Pha
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK, providers.profile);
+  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK, providers.profile, providers.protocol);
 }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { rangeSchema } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
+import { PROTOCOLS } from '../results/schema.js';
 import { describeIssue, documentValue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
 import { isModuleSpec } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
@@ -54,6 +55,8 @@ const configSchema = z.object({
   priceDurability: list.optional(),
   /** The k of retrieval metrics: `[1, 5, 10]` or `"1,5,10"`. */
   retrievalK: z.union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())]).pipe(z.array(z.number().int().min(1)).min(1)).optional(),
+  /** A paper's retrieval protocol (`longmemeval`), scored beside membench's own figures. */
+  protocol: z.enum(PROTOCOLS).optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */
@@ -90,7 +93,9 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
   if (problems.length === 0) {
     const converted = documentValue(doc);
     if ('problem' in converted) fail({ line: 1, col: 1 }, [], converted.problem);
-    else value = converted.value ?? {};
+    // An empty file is a mistake (a truncated commit, the wrong file), not "the default matrix".
+    else if (converted.value === null || converted.value === undefined) fail({ line: 1, col: 1 }, [], 'the config file is empty: give at least one setting, e.g. `strategies: [buffer, window]`, or remove the file');
+    else value = converted.value;
   }
   if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value))) fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
   if (problems.length === 0) {

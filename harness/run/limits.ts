@@ -4,13 +4,13 @@
  * limits, worded the same way). A value outside them is bad input, exit 2, before any cell runs.
  */
 import { MembenchError } from '../core/errors.js';
-import { checkNumber, type NumberRange } from '../core/numbers.js';
+import { checkNumber, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 
 const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER): NumberRange => ({ whole: true, min, max });
 
-/** Ranges by config key. The seed is hashed as 32 bits, so larger seeds would collide. */
+/** Ranges by config key. The seed's is the generator's too. */
 export const RUN_LIMITS = {
-  seed: whole(0, 0xffff_ffff),
+  seed: SEED_RANGE,
   trials: whole(1, 1000),
   workers: whole(1, 1024),
   limit: whole(1),

@@ -59,7 +59,7 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
     axesByStrategy.set(strategy, axes);
   }
 
-  return definitions.flatMap((definition) => {
+  const specs = definitions.flatMap((definition) => {
     const axes = [...(axesByStrategy.get(definition.name) ?? new Map<string, string[]>())];
     return cartesian(axes).map((set) => {
       const { durability = definition.defaultDurability, ...raw } = set;
@@ -88,4 +88,17 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
       };
     });
   });
+  // The same setting twice (`window.k=2,2`, or 2 and 2.0) would run identical cells under one id.
+  const seen = new Set<string>();
+  for (const spec of specs) {
+    if (seen.has(spec.label)) {
+      const flags = paramFlags.filter((flag) => flag.trim().startsWith(`${spec.name}.`));
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        flags.length ? `--param ${flags.join(' --param ')}: ${spec.label} is listed twice (a value repeated?): give each setting once` : `${spec.label} is selected twice (two strategies with one name?)`,
+      );
+    }
+    seen.add(spec.label);
+  }
+  return specs;
 }

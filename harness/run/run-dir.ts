@@ -11,6 +11,8 @@ import { z } from 'zod';
 import type { LiveProviderSettings } from './cell.js';
 import { MembenchError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs.js';
+import { removeOwnFiles } from '../core/manifest.js';
+import { maskSecretsDeep } from '../core/secrets.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { cellResultSchema, type CellResult } from '../results/schema.js';
 import type { CellStore, RunOptions } from './runner.js';
@@ -102,9 +104,10 @@ export class RunDir implements CellStore {
 
   /**
    * A fresh run in `dir` (check it first with assertWritableOutDir and assertNoInterruptedRun).
-   * `replaces`: an earlier run's files (with --overwrite), removed once the matrix is planned and
-   * before this run's plan is written, so a run that then dies never leaves the old results
-   * looking like its own, nor its plan beside them.
+   * `replaces`: with --overwrite, the names of an earlier run's files for a dir without a manifest;
+   * the files its manifest lists otherwise (exactly those: a user's own file stays). Removed once
+   * the matrix is planned and before this run's plan is written, so a run that then dies never
+   * leaves the old results looking like its own, nor its plan beside them.
    */
   static fresh(dir: string, options: RunOptions, onWarning: (message: string) => void = () => undefined, replaces: readonly string[] = []): RunDir {
     return new RunDir(dir, { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) }, false, onWarning, replaces);
@@ -152,7 +155,7 @@ export class RunDir implements CellStore {
       this.plan = { ...this.plan, digest: planned.digest, cells: [...planned.ids] };
       // The replaced run's files go first: a run killed between the two steps leaves neither its
       // plan beside the old results (which `report` would show as this run's) nor a half of both.
-      for (const name of this.replaces) await rm(path.join(this.dir, name), { recursive: true, force: true });
+      if (this.replaces.length > 0) await removeOwnFiles(this.dir, this.replaces);
       await writeFileAtomic(path.join(this.dir, PLAN_FILE), `${JSON.stringify(this.plan, null, 2)}\n`);
       return new Map();
     }
@@ -166,7 +169,7 @@ export class RunDir implements CellStore {
   }
 
   async save(position: number, result: CellResult): Promise<void> {
-    await writeFileAtomic(path.join(this.dir, CELLS_DIR, `${position}.json`), JSON.stringify(result));
+    await writeFileAtomic(path.join(this.dir, CELLS_DIR, `${position}.json`), JSON.stringify(maskSecretsDeep(result)));
   }
 
   /** The cell files that belong to the plan; anything unreadable is run again (with a warning). */

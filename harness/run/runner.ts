@@ -14,6 +14,7 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
+import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
@@ -23,9 +24,10 @@ import { withinTimeLimit } from './cell-timeout.js';
 import { makeRunTempDir } from './temp-dirs.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
+import { PROTOCOL_K, PROTOCOL_KNOBS, type Protocol } from '../results/protocols.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
-import { TokenCounter } from '../core/tokens.js';
+import { encodingForModel, knownTokenizerModel, TokenCounter } from '../core/tokens.js';
 import { isLiveSpec } from '../models/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
@@ -100,8 +102,15 @@ export interface RunOptions {
   onWarning?: (message: string) => void;
   /** Injected clock, for tests (cells in pool workers use the real clock). */
   now?: () => Date;
-  /** The k of retrieval metrics (default 1, 5, 10): recall_any@k, recall_all@k, NDCG@k. */
+  /** The k of retrieval metrics (default 1, 5, 10; under a protocol, the paper's): recall_any@k, recall_all@k, NDCG@k. */
   retrievalK?: readonly number[];
+  /**
+   * `--protocol`: a paper's own retrieval protocol (harness/results/protocols.ts). It sets the
+   * paper's k, ranks the whole store at each probe, sets the knobs the paper's corpus needs on the
+   * strategies that have them (`index=user` for LongMemEval) unless `--param` gives them, and
+   * scores every ranking by the paper's rules beside membench's own figures.
+   */
+  protocol?: Protocol;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
   cellTimeoutMs?: number;
   /**
@@ -117,7 +126,7 @@ export type ProgressEvent =
   | { type: 'start'; cells: number; finished: number; units: { label: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
 
-/** Where a resumable run keeps its finished cells (see harness/run-dir.ts). Positions are indexes into the whole plan. */
+/** Where a resumable run keeps its finished cells (see harness/run/run-dir.ts). Positions are indexes into the whole plan. */
 export interface CellStore {
   /** Called once the matrix is planned: checks it is the store's matrix and returns the cells already finished. */
   open(plan: { digest: string; ids: readonly string[] }): Promise<ReadonlyMap<number, CellResult>>;
@@ -189,6 +198,16 @@ function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
   return [...byName.values()];
 }
 
+/** The `S.KNOB=V` params a protocol sets: on each strategy whose options take the knob, unless the user's params set it. */
+function protocolParams(definitions: readonly StrategyDefinition[], options: Pick<RunOptions, 'protocol' | 'params'>): string[] {
+  if (options.protocol === undefined) return [];
+  return definitions.flatMap((definition) =>
+    Object.entries(PROTOCOL_KNOBS[options.protocol!])
+      .filter(([knob, value]) => definition.options.safeParse({ [knob]: value }).success && !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.${knob}=`)))
+      .map(([knob, value]) => `${definition.name}.${knob}=${value}`),
+  );
+}
+
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
 export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[] }> {
   checkRunNumbers(options);
@@ -196,7 +215,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const durabilityParams = (options.durabilities ?? []).length
     ? definitions.filter((definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`))).map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
     : [];
-  const specs = expandStrategies(definitions, [...(options.params ?? []), ...durabilityParams], sources);
+  const specs = expandStrategies(definitions, [...(options.params ?? []), ...durabilityParams, ...protocolParams(definitions, options)], sources);
   const userChoseModes = (options.durabilities ?? []).length > 0 || (options.params ?? []).some((flag) => /\.durability=/u.test(flag));
   const priced = new Set(options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS));
   // Each strategy in every mode but its own, for the priced scenarios only.
@@ -221,6 +240,17 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  // A priced scenario that is not in the run would price nothing, silently.
+  const unpriced = (options.priceDurability ?? []).filter((name) => !scenarios.some((scenario) => scenario.name === name));
+  if (unpriced.length > 0) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--price-durability ${unpriced.join(',')}: not among the run's scenarios (${scenarios.map((scenario) => scenario.name).join(', ')}): select it with -c, or drop it (none turns pricing off)`,
+    );
+  }
+  if (options.tokenizer !== undefined && !knownTokenizerModel(options.tokenizer)) {
+    options.onWarning?.(`warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`);
+  }
   const trials = options.trials ?? 1;
   const idempotency = options.idempotency ?? 'one';
   const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY) ? CONTRAST_STRATEGY : definitions[0]?.name;
@@ -249,7 +279,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
 export function planDigest(plans: readonly CellTask[], scenarios: readonly Scenario[], settings: ProviderSettings): string {
   const matrix = {
     membench: MEMBENCH_VERSION,
-    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate, settings.retrievalK],
+    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate, settings.retrievalK, ...(settings.protocol ? [settings.protocol] : [])],
     // Scenario content, not where it was read from: a resume from another checkout still matches.
     scenarios: scenarios.map(({ source: _source, ...scenario }) => scenario),
     cells: plans.map((plan) => [plan.id, plan.scenario.name, plan.spec.name, plan.spec.options, plan.spec.durability, plan.idempotencyKeys, plan.trial, plan.seed]),
@@ -292,6 +322,8 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined):
 
 /** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
+  // Masked in every cell file and report this process writes, whatever reply carries it.
+  registerSecret(options.live?.apiKey);
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
@@ -310,7 +342,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     isolate: options.isolate ?? false,
     tokenizerModel: options.tokenizer ?? modelSpec.replace(/^openai:/u, ''),
     keepCellDirs: options.keepCellDirs ?? false,
-    retrievalK: retrievalKs(options.retrievalK),
+    retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
+    ...(options.protocol ? { protocol: options.protocol } : {}),
     ...(options.profile ? { profile: true } : {}),
   };
   const digest = planDigest(plans, scenarios, settings);

@@ -1,5 +1,5 @@
 /**
- * How far back each probe's evidence lies (DESIGN §7: recall as a function of distance): in
+ * How far back each probe's evidence lies (docs/design.md §7: recall as a function of distance): in
  * exchanges (user, remember and forget steps, each one turn of the conversation) and in tokens
  * (the scripted text saved after the evidence, before the probe). Computed from the scenario
  * alone, so every strategy's probes are measured against the same yardstick.

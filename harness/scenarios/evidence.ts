@@ -1,5 +1,5 @@
 /**
- * Evidence coverage (DESIGN §5): for a probe citing `evidence: [step ids]`, how much of each
+ * Evidence coverage (docs/design.md §5): for a probe citing `evidence: [step ids]`, how much of each
  * cited step's content made it into the context the strategy assembled, averaged over the steps.
  *
  * A step's terms are its distinct content words (`contentWords`) plus, for Chinese and other

@@ -1,6 +1,6 @@
 /**
  * Filler: seeded small-talk exchanges in English and Chinese that stretch a scenario for growth
- * curves (DESIGN §2, `filler: N`). They mention other foods, dates, names, places, allergies and
+ * curves (docs/design.md §2, `filler: N`). They mention other foods, dates, names, places, allergies and
  * kitchen gear so that they distract retrieval, but they are drawn from the fixed vocabulary
  * below, never from the scenario: the generator cannot see gold data.
  *
@@ -8,7 +8,7 @@
  * leaves out weekday names, clock times, cooking oils, tofu, peanuts, shellfish, cast iron,
  * Shaoxing wine / 料酒, "teach me" / 教我, the number six / 六, "family of four" / 四口人, soy and
  * oat milk, the word "green", Shanghai and Hangzhou (上海, 杭州), which the built-in scenarios
- * probe; test/harness/filler.test.ts checks every built-in scenario's strings against thousands
+ * probe; test/harness/scenarios/filler.test.ts checks every built-in scenario's strings against thousands
  * of generated turns, so a new built-in that collides fails there.
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';

@@ -1,7 +1,7 @@
 /**
- * The scenario format (DESIGN §2): a scripted conversation with probes, faults and sessions.
+ * The scenario format (docs/design.md §2): a scripted conversation with probes, faults and sessions.
  * Each step is an object with exactly one kind key (`user:`, `tool:`, `probe:`...). This file
- * holds the schema and the typed steps; `load-scenario.ts` turns files into them.
+ * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
 
@@ -11,7 +11,7 @@ export type StepKind = (typeof STEP_KINDS)[number];
 export const PROBE_CATEGORIES = ['extraction', 'multi-hop', 'temporal', 'update', 'abstention'] as const;
 export type ProbeCategory = (typeof PROBE_CATEGORIES)[number];
 
-/** How a probe's live answer is scored (DESIGN §5: `contains`, or the dataset's own scoring). */
+/** How a probe's live answer is scored (docs/design.md §5: `contains`, or the dataset's own scoring). */
 export const ANSWER_SCORINGS = ['contains', 'locomo-f1', 'locomo-f1-multi'] as const;
 export type AnswerScoring = (typeof ANSWER_SCORINGS)[number];
 

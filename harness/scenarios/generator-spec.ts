@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
+import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
 import { describeIssue, formatPath, formatProblem, MAX_SCENARIO_BYTES, parseMappingText, readDocumentFile, type DocumentKind, type Problem } from './load.js';
 
@@ -91,7 +92,7 @@ const specSchema = z.strictObject({
   description: z.string({ error: 'expected a one-line description' }).optional(),
   /** The scenarios' `group` (default: the name), under which reports pool them. */
   group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
-  seed: whole('the seed').default(42),
+  seed: rangeSchema(SEED_RANGE).default(42),
   /** One conversation per language. */
   languages: z
     .array(z.enum(GENERATED_LANGUAGES, { error: `expected one of ${GENERATED_LANGUAGES.join(', ')}` }), { error: 'expected a list of languages, e.g. [en, zh]' })
@@ -104,7 +105,8 @@ const specSchema = z.strictObject({
   distances: z
     .array(whole('exchanges').min(1, 'expected a distance of at least 1'), { error: 'expected a list of distances, e.g. [1, 2, 4, 8]' })
     .min(1, 'expected at least one distance')
-    .transform((distances) => [...new Set(distances)].sort((a, b) => a - b))
+    .refine((distances) => new Set(distances).size === distances.length, 'a distance is listed twice')
+    .transform((distances) => [...distances].sort((a, b) => a - b))
     .default(DEFAULT_DISTANCES),
   /** Each fact probed once per doubling of `distances`, the facts taking turns over its distances (true), or at every distance (false). */
   spread: z.boolean({ error: 'expected true or false' }).default(true),

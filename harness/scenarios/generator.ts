@@ -1,5 +1,5 @@
 /**
- * The workload generator (DESIGN §7): one long conversation per language in which facts from the
+ * The workload generator (docs/design.md §7): one long conversation per language in which facts from the
  * bank are planted among filler exchanges (filler.ts), each probed several times at the spec's
  * distances, so the gold of every probe is known by construction. It writes ordinary scenario
  * documents: every exchange has a scripted reply (no model call per turn), sessions and user

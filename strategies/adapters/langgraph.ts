@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { messageText } from '../../harness/core/tokens.js';
 import { exchangeText } from '../shared/exchange-memory.js';
+import { ExchangeInFlight, importOptional, stepIdsOf } from '../shared/peer-support.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StrategyContext } from '../types.js';
 
 export const LANGGRAPH_PACKAGES = ['@langchain/langgraph', '@langchain/langgraph-checkpoint-sqlite'] as const;
@@ -57,22 +58,10 @@ export interface LangGraphModules {
   SqliteSaver: { fromConnString(file: string): Saver };
 }
 
-let loading: Promise<LangGraphModules> | undefined;
-/** Imports LangGraph once per process; the specifiers are variables so TypeScript compiles without the packages. */
-export function importLangGraph(): Promise<LangGraphModules> {
-  const [graphPackage, saverPackage]: string[] = [...LANGGRAPH_PACKAGES];
-  loading ??= Promise.all([import(graphPackage!), import(saverPackage!)]).then(
-    ([graph, saver]) => ({ ...(graph as Omit<LangGraphModules, 'SqliteSaver'>), SqliteSaver: (saver as Pick<LangGraphModules, 'SqliteSaver'>).SqliteSaver }),
-    (error: unknown) => {
-      loading = undefined;
-      const code = (error as { code?: unknown } | null)?.code;
-      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-        throw new MembenchError('UNKNOWN_STRATEGY', `strategy "langgraph" needs the optional packages ${LANGGRAPH_PACKAGES.join(' and ')}: npm install -E @langchain/langgraph@1.7.3 @langchain/langgraph-checkpoint-sqlite@1.0.4`);
-      }
-      throw error;
-    },
-  );
-  return loading;
+/** Imports LangGraph and its SQLite checkpointer. */
+export async function importLangGraph(): Promise<LangGraphModules> {
+  const [graph, saver] = await importOptional('langgraph', LANGGRAPH_PACKAGES, ['@langchain/langgraph@1.7.3', '@langchain/langgraph-checkpoint-sqlite@1.0.4']);
+  return { ...(graph as Omit<LangGraphModules, 'SqliteSaver'>), SqliteSaver: (saver as Pick<LangGraphModules, 'SqliteSaver'>).SqliteSaver };
 }
 
 export const langgraphOptions = z
@@ -85,18 +74,14 @@ export const langgraphOptions = z
   .strict();
 export type LangGraphOptions = z.output<typeof langgraphOptions>;
 
-const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
-const toolCallCount = (message: BaseMessage): number => (message.getType() === 'ai' ? ((message as { tool_calls?: unknown[] }).tool_calls?.length ?? 0) : 0);
-const stepIdsOf = (events: readonly MemoryEvent[]): string[] => [...new Set(events.flatMap((event) => (event.stepId !== undefined ? [event.stepId] : [])))];
 
 export class LangGraphStrategy implements MemoryStrategy {
   readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false, volatileMemories: true };
   private saver: Saver | undefined;
   private graph: CompiledGraph | undefined;
   private store: Store | undefined;
-  /** The exchange not yet in the store, and whether the assistant has answered it. */
-  private pending: MemoryEvent[] = [];
-  private answered = false;
+  /** The exchange not yet in the store. */
+  private pending = new ExchangeInFlight();
   private shown: SystemMessage | undefined;
 
   constructor(
@@ -118,21 +103,20 @@ export class LangGraphStrategy implements MemoryStrategy {
       embedDocuments: async (texts: string[]) => (await embedder.embed(texts)).map((vector) => Array.from(vector)),
       embedQuery: async (text: string) => Array.from((await embedder.embed([text]))[0] ?? []),
     };
-    this.store = new modules.InMemoryStore({ index: { dims: embedder.dimensions, embeddings, fields: ['text'] } });
-    this.pending = [];
-    this.answered = false;
+    // A live embedder of unknown size (openai:NAME) learns it from its first response.
+    const dims = embedder.dimensions > 0 ? embedder.dimensions : (await embeddings.embedQuery('dimension probe')).length;
+    this.store = new modules.InMemoryStore({ index: { dims, embeddings, fields: ['text'] } });
+    this.pending = new ExchangeInFlight();
   }
 
   async save(event: MemoryEvent): Promise<void> {
-    const { message } = event;
-    if (isHuman(message) && this.pending.some((entry) => !isHuman(entry.message))) await this.commit();
-    await this.thread().invoke({ messages: [message] }, THREAD);
-    this.pending.push(event);
-    if (message.getType() === 'ai' && toolCallCount(message) === 0) this.answered = true;
+    if (this.pending.endsBy(event.message)) await this.commit();
+    await this.thread().invoke({ messages: [event.message] }, THREAD);
+    this.pending.add(event);
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
-    if (this.answered && this.pending.at(-1)?.message.getType() !== 'tool') await this.commit();
+    if (this.pending.complete()) await this.commit();
     const all = await this.threadMessages();
     const tokens = this.context.tokens;
     const recent = await trimMessages(all, { maxTokens: this.options.maxTokens, strategy: 'last', startOn: 'human', includeSystem: true, allowPartial: false, tokenCounter: (list) => tokens.countMessages(list) });
@@ -164,7 +148,7 @@ export class LangGraphStrategy implements MemoryStrategy {
   }
 
   async flush(): Promise<void> {
-    if (this.pending.some((entry) => !isHuman(entry.message))) await this.commit();
+    if (this.pending.hasReply()) await this.commit();
   }
 
   async snapshot(): Promise<string[]> {
@@ -199,9 +183,7 @@ export class LangGraphStrategy implements MemoryStrategy {
 
   /** Puts the completed exchange into the store, keyed by its first turn. */
   private async commit(): Promise<void> {
-    const events = this.pending;
-    this.pending = [];
-    this.answered = false;
+    const events = this.pending.take();
     if (events.length === 0) return;
     await this.memories().put(NAMESPACE, `exchange:${events[0]!.turn}`, { text: exchangeText(events.map((event) => event.message)), stepIds: stepIdsOf(events) });
   }
@@ -213,6 +195,10 @@ export const langgraph = defineStrategy({
   options: langgraphOptions,
   defaultDurability: 'sync',
   durabilityModes: ['sync'],
+  kind: 'retrieval',
+  ranks: 'embeddings',
+  keepsVerbatim: true,
+  storage: 'sqlite',
   labelKnobs: ['k'],
   create: (context, options) => {
     if (context.durability !== 'sync') {

@@ -30,6 +30,7 @@ import { MembenchError } from '../../harness/core/errors.js';
 import { messageText } from '../../harness/core/tokens.js';
 import { startModelServer, type ModelServer } from '../../harness/models/server.js';
 import { exchangeText } from '../shared/exchange-memory.js';
+import { ExchangeInFlight, importOptional, stepIdsOf } from '../shared/peer-support.js';
 import { trimToTokens } from '../shared/trimming.js';
 import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StrategyContext } from '../types.js';
 
@@ -54,23 +55,11 @@ export interface Mem0Memory {
 }
 type Mem0Constructor = new (config: Record<string, unknown>) => Mem0Memory;
 
-/** Imports mem0 once per process, with its telemetry off unless the environment says otherwise (it reads the variable at import). */
-let loading: Promise<Mem0Constructor> | undefined;
-export function importMem0(): Promise<Mem0Constructor> {
+/** Imports mem0, with its telemetry off unless the environment says otherwise (mem0 reads the variable at import). */
+export async function importMem0(): Promise<Mem0Constructor> {
   process.env.MEM0_TELEMETRY ??= 'false';
-  const specifier: string = MEM0_ENTRY; // a variable: TypeScript compiles without the package
-  loading ??= import(specifier).then(
-    (module: { Memory: Mem0Constructor }) => module.Memory,
-    (error: unknown) => {
-      loading = undefined;
-      const code = (error as { code?: unknown } | null)?.code;
-      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-        throw new MembenchError('UNKNOWN_STRATEGY', `strategy "mem0" needs the optional package ${MEM0_PACKAGE}: npm install -E ${MEM0_PACKAGE}@3.3.1`);
-      }
-      throw error;
-    },
-  );
-  return loading;
+  const [module] = await importOptional('mem0', [MEM0_ENTRY], [`${MEM0_PACKAGE}@3.3.1`]);
+  return (module as { Memory: Mem0Constructor }).Memory;
 }
 
 export const mem0Options = z
@@ -82,15 +71,6 @@ export const mem0Options = z
   })
   .strict();
 export type Mem0Options = z.output<typeof mem0Options>;
-
-const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
-const toolCallCount = (message: BaseMessage): number => (message.getType() === 'ai' ? ((message as { tool_calls?: unknown[] }).tool_calls?.length ?? 0) : 0);
-
-/** The exchange in flight, and whether the assistant has answered it. */
-interface Pending {
-  messages: MemoryEvent[];
-  answered: boolean;
-}
 
 /** mem0's SQLite handles: the OSS `Memory` has no close, so the adapter closes the stores it opened. */
 function closeStores(memory: Mem0Memory): void {
@@ -106,7 +86,7 @@ export class Mem0Strategy implements MemoryStrategy {
   readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false, lossy: true };
   private server: ModelServer | undefined;
   private memory: Mem0Memory | undefined;
-  private pending: Pending = { messages: [], answered: false };
+  private pending = new ExchangeInFlight();
   /** Completed exchanges' messages, newest last, trimmed to the budget as they come. */
   private recent: BaseMessage[] = [];
   /** The memories' system message, reused while its text is the same (the token counter caches per object). */
@@ -131,19 +111,17 @@ export class Mem0Strategy implements MemoryStrategy {
       vectorStore: { provider: 'memory', config: { collectionName: 'membench', dbPath: path.join(dir, 'vector_store.db'), ...(embedder.dimensions > 0 ? { dimension: embedder.dimensions } : {}) } },
       historyStore: { provider: 'sqlite', config: { historyDbPath: path.join(dir, 'history.db') } },
     });
-    this.pending = { messages: [], answered: false };
+    this.pending = new ExchangeInFlight();
     this.recent = [];
   }
 
   async save(event: MemoryEvent): Promise<void> {
-    const { message } = event;
-    if (isHuman(message) && this.pending.messages.some((entry) => !isHuman(entry.message))) await this.commit();
-    this.pending.messages.push(event);
-    if (message.getType() === 'ai' && toolCallCount(message) === 0) this.pending.answered = true;
+    if (this.pending.endsBy(event.message)) await this.commit();
+    this.pending.add(event);
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
-    if (this.pending.answered && this.pending.messages.at(-1)?.message.getType() !== 'tool') await this.commit();
+    if (this.pending.complete()) await this.commit();
     const depth = Math.max(this.options.k, input.rankDepth ?? 0);
     const { results } = await this.mem0().search(input.query, { filters: { user_id: MEM0_USER_ID }, topK: depth });
     const memories = results.slice(0, this.options.k).map((hit) => hit.memory);
@@ -153,8 +131,8 @@ export class Mem0Strategy implements MemoryStrategy {
       if (messageText(this.shown ?? new SystemMessage('')) !== text) this.shown = new SystemMessage(text);
       messages.push(this.shown!);
     }
-    messages.push(...this.recent, ...this.pending.messages.map((entry) => entry.message));
-    const retrieved = results.map((hit) => ({ stepIds: stepIdsOf(hit), score: hit.score ?? 0 }));
+    messages.push(...this.recent, ...this.pending.messages());
+    const retrieved = results.map((hit) => ({ stepIds: hitStepIds(hit), score: hit.score ?? 0 }));
     return { messages, retrieved };
   }
 
@@ -172,7 +150,7 @@ export class Mem0Strategy implements MemoryStrategy {
   }
 
   async flush(): Promise<void> {
-    if (this.pending.messages.some((entry) => !isHuman(entry.message))) await this.commit();
+    if (this.pending.hasReply()) await this.commit();
   }
 
   async snapshot(): Promise<string[]> {
@@ -198,13 +176,13 @@ export class Mem0Strategy implements MemoryStrategy {
 
   /** Hands the exchange to mem0's `add` and keeps its messages among the recent ones. */
   private async commit(): Promise<void> {
-    const entries = this.pending.messages;
-    this.pending = { messages: [], answered: false };
+    const entries = this.pending.take();
     if (entries.length === 0) return;
-    const user = entries.filter((entry) => isHuman(entry.message)).map((entry) => messageText(entry.message)).join('\n');
-    const assistant = exchangeText(entries.filter((entry) => !isHuman(entry.message)).map((entry) => entry.message));
+    const isHuman = (entry: MemoryEvent): boolean => entry.message.getType() === 'human';
+    const user = entries.filter(isHuman).map((entry) => messageText(entry.message)).join('\n');
+    const assistant = exchangeText(entries.filter((entry) => !isHuman(entry)).map((entry) => entry.message));
     const messages = [...(user.trim() ? [{ role: 'user', content: user }] : []), ...(assistant.trim() ? [{ role: 'assistant', content: assistant }] : [])];
-    const stepIds = [...new Set(entries.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : [])))];
+    const stepIds = stepIdsOf(entries);
     if (messages.length > 0) await this.mem0().add(messages, { userId: MEM0_USER_ID, metadata: { stepIds, turn: entries[0]!.turn } });
     this.recent.push(...entries.map((entry) => entry.message));
     this.recent = this.trimRecent(this.recent);
@@ -217,7 +195,7 @@ export class Mem0Strategy implements MemoryStrategy {
   }
 }
 
-function stepIdsOf(hit: Mem0SearchHit): string[] {
+function hitStepIds(hit: Mem0SearchHit): string[] {
   const ids = hit.metadata?.stepIds;
   return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
 }
@@ -228,6 +206,10 @@ export const mem0 = defineStrategy({
   options: mem0Options,
   defaultDurability: 'sync',
   durabilityModes: ['sync'],
+  kind: 'extraction',
+  keepsVerbatim: false,
+  storage: 'sqlite',
+  callsModelEveryTurn: true,
   labelKnobs: ['k'],
   create: (context, options) => {
     if (context.durability !== 'sync') {

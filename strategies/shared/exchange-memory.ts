@@ -74,6 +74,8 @@ export interface ExchangeMemoryOptions {
   k: number;
   /** Most recent complete exchanges always included verbatim (not counted in k). */
   recentExchanges: number;
+  /** `user`: an exchange is indexed by its user message alone (default `exchange`: all of it). */
+  index?: 'exchange' | 'user';
 }
 
 /** 0 keeps the relevance alone; w > 0 blends it with a bonus that halves every `halfLife` turns. */
@@ -340,7 +342,8 @@ export class ExchangeMemory implements MemoryStrategy {
       if (message) this.store.appendPending(message);
       return;
     }
-    const texts = groups.map((group) => exchangeText(group.map((entry) => entry.message)) || '(empty exchange)');
+    const indexed = (group: readonly PendingMessage[]): BaseMessage[] => group.map((entry) => entry.message).filter((message) => this.options.index !== 'user' || isHuman(message));
+    const texts = groups.map((group) => exchangeText(indexed(group)) || '(empty exchange)');
     let features: ExchangeFeatures[];
     try {
       features = await this.retriever.features(texts, queryText);

@@ -1,7 +1,7 @@
 /**
  * A small durable job queue in SQLite, for memory work that runs off the hot path (summaries,
  * entity updates). A job is committed before `enqueue` returns, so it survives a crash and is
- * resumed by the next process that opens the same file (DESIGN §6, invariant 6).
+ * resumed by the next process that opens the same file (docs/design.md §6, invariant 6).
  *
  * The queue lives in the caller's database on purpose: a job's result and its completion can then
  * be committed in one transaction (`db.transaction(() => { write(); queue.complete(id); })`), so a

@@ -12,6 +12,11 @@ export const retrievalKnobs = {
   halfLife: z.coerce.number().positive().default(20),
   /** Most recent complete exchanges always included verbatim (not counted in k). */
   recentExchanges: z.coerce.number().int().min(0).default(1),
+  /**
+   * What an exchange is found by: `exchange`, its user message and reply; `user`, its user
+   * message alone (LongMemEval's retrieval indexes user turns only; `--protocol longmemeval` sets it).
+   */
+  index: z.enum(['exchange', 'user']).default('exchange'),
 };
 
 /** The knobs of embedding retrieval (`vector`, and `hybrid`'s vector half). */

@@ -1,7 +1,7 @@
 /**
  * The store behind the `entity` strategy: versioned entity summaries and the extraction queue in
  * SQLite. Every write is a compare-and-set on the version it read, ordered by tickets, so a job
- * never overwrites a newer writer (DESIGN §6, invariant 4); the queue survives a crash in `sync`
+ * never overwrites a newer writer (docs/design.md §6, invariant 4); the queue survives a crash in `sync`
  * and `async`.
  */
 import type { Statement } from 'better-sqlite3';

@@ -27,7 +27,6 @@ import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
-import { MembenchError } from '../../harness/core/errors.js';
 import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { LexicalIndex } from './lexical-index.js';
 import { checkIdentity, recordDimensions, type StoreIdentity } from './store-identity.js';

@@ -1,7 +1,7 @@
 /**
- * The on-disk format of `file-index` memories (DESIGN §3): safe names and slugs, descriptions,
+ * The on-disk format of `file-index` memories (docs/design.md §3): safe names and slugs, descriptions,
  * YAML front matter, the `MEMORY.md` index text, and an uncached audit of a scope dir that
- * checks DESIGN §6 invariant 5. No locking or caching: the store in memory-files.ts adds those.
+ * checks docs/design.md §6 invariant 5. No locking or caching: the store in memory-files.ts adds those.
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
 
-/** Front matter vocabularies (DESIGN §3): what a memory is about, where it applies, how eagerly it is loaded. */
+/** Front matter vocabularies (docs/design.md §3): what a memory is about, where it applies, how eagerly it is loaded. */
 /** yaml loads with the first memory file read or written: processes of other strategies never load it. */
 let yamlModule: typeof Yaml | undefined;
 /** Loads yaml (once): the file-index strategy's `preload`. */
@@ -238,7 +238,7 @@ export interface ScopeAudit {
   unreadable: string[];
   /** One line per memory the index and the files disagree about. */
   mismatches: string[];
-  /** DESIGN §6 invariant 5: the index lists exactly the live files, with their descriptions, and no file is torn. */
+  /** docs/design.md §6 invariant 5: the index lists exactly the live files, with their descriptions, and no file is torn. */
   agrees: boolean;
 }
 

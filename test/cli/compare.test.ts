@@ -21,7 +21,7 @@ describe('membench compare', () => {
     const result = await membench(['compare', BASELINE, BASELINE]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/OK: no regression \(\d+ cells compared, 0 added, 0 removed\)/u);
+    expect(result.stdout).toMatch(/OK: no regression \(\d+ cells compared, 0 missing, 0 new, 0 in error\)/u);
   });
 
   it('fails a doctored recall drop and token increase (exit 1), naming cell and metric', async () => {
@@ -43,10 +43,34 @@ describe('membench compare', () => {
     const run = await membench(['run', '-s', 'buffer', '-s', 'window', '-c', 'preference-corrections', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q']);
     expect(run.code).toBe(0);
     // Latency is left out by default: the baseline does not say it was timed on this machine.
-    const result = await membench(['compare', BASELINE, out]);
+    // A subset of the baseline's matrix: its other cells are missing by design.
+    const result = await membench(['compare', BASELINE, out, '--allow-missing']);
     expect(result.stdout).toContain('latency not compared: base does not record the machine it was timed on');
     expect(result.stdout).toContain('OK: no regression');
     expect(result.code).toBe(0);
+  });
+
+  it('fails a head that lost cells (exit 1, naming them) unless --allow-missing', async () => {
+    const base = baseline();
+    const shrunk = await writeResults({ ...base, cells: base.cells.slice(0, 2) });
+    const result = await membench(['compare', BASELINE, shrunk]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`Missing (only in base): ${base.cells.slice(2).map((cell) => cell.id).join(', ')}`);
+    expect(result.stdout).toContain(`REGRESSION: ${base.cells.length - 2} regressed metric(s) in ${base.cells.length - 2} cell(s) (2 cells compared, ${base.cells.length - 2} missing, 0 new, 0 in error)`);
+    expect(result.stdout).toMatch(new RegExp(`${base.cells[2]!.id.replace(/[()]/gu, '\\$&')} +│ missing from head +│ ok +│ absent`, 'u'));
+    const allowed = await membench(['compare', BASELINE, shrunk, '--allow-missing']);
+    expect(allowed.stdout).toContain(`OK: no regression (2 cells compared, ${base.cells.length - 2} missing, 0 new, 0 in error)`);
+    expect(allowed.code).toBe(0);
+  });
+
+  it('fails a cell in error in head even when it was in error in base (exit 1) unless --allow-missing', async () => {
+    const run = baseline();
+    Object.assign(run.cells[1]!, { status: 'error', error: 'the pool worker exited unexpectedly' });
+    const file = await writeResults(run);
+    const result = await membench(['compare', file, file]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`In error in head: ${run.cells[1]!.id}`);
+    expect((await membench(['compare', file, file, '--allow-missing'])).code).toBe(0);
   });
 
   it('refuses an empty head with exit 2 instead of "OK"', async () => {

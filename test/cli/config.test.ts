@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,15 @@ describe('membench run with a config file', () => {
     const results = JSON.parse(readFileSync(path.join(cwd, 'runs/ci/results.json'), 'utf8')) as RunResult;
     expect(results.header.seed).toBe(8);
     expect(results.cells.map((cell) => cell.id)).toEqual(['recipes-en/window(k=2)', 'recipes-en/window(k=4)']);
+  });
+
+  it('refuses an empty membench.config.yaml (exit 2) instead of running the default matrix', async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
+    await writeFile(path.join(cwd, 'membench.config.yaml'), '# nothing yet\n');
+    const run = await membench(['run', '-o', 'never', '-q'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('membench: membench.config.yaml: invalid config file (1 problem)\nmembench.config.yaml:1:1: (document): the config file is empty');
+    expect(existsSync(path.join(cwd, 'never'))).toBe(false);
   });
 
   it('exits 2 with file:line:col for a bad config file, before running anything', async () => {

@@ -3,12 +3,13 @@
  * output dir, SIGTERM, and an output dir that is not a directory. The real CLI, real processes.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
+import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, startMembench, until } from './helpers.js';
 
@@ -87,5 +88,32 @@ describe('output dirs that are not directories', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`membench: --out ${out}: ${message}\n`);
     expect(readFileSync(path.join(dir, 'file'), 'utf8')).toBe('not a dir');
+  });
+});
+
+describe('--overwrite removes only what membench wrote', () => {
+  it('run and report --overwrite keep the files of the user in the dir and in charts/, and drop the earlier run files', { timeout: 120_000 }, async () => {
+    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-failures-')), 'run');
+    expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q'])).code).toBe(0);
+    const manifest = JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8')) as { command: string; files: string[] };
+    expect(manifest.command).toBe('membench run');
+    expect(manifest.files).toEqual(expect.arrayContaining(['results.json', 'report.html', path.join('charts', 'tokens-recipes-zh.png')]));
+    const mine = ['notes.md', path.join('charts', 'my-notes.txt'), path.join('charts', 'sub', 'x.txt')];
+    mkdirSync(path.join(out, 'charts', 'sub'));
+    for (const name of mine) writeFileSync(path.join(out, name), `mine: ${name}\n`);
+
+    // One scenario fewer: its chart was membench's and goes; the files of the user stay.
+    expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q'])).code).toBe(0);
+    for (const name of mine) expect(readFileSync(path.join(out, name), 'utf8')).toBe(`mine: ${name}\n`);
+    expect(existsSync(path.join(out, 'charts', 'tokens-recipes-zh.png'))).toBe(false);
+    expect(existsSync(path.join(out, 'charts', 'tokens-recipes-en.png'))).toBe(true);
+
+    const rendered = path.join(path.dirname(out), 'rendered');
+    expect((await membench(['report', path.join(out, 'results.json'), '-o', rendered])).code).toBe(0);
+    mkdirSync(path.join(rendered, 'charts', 'sub'), { recursive: true });
+    for (const name of mine) writeFileSync(path.join(rendered, name), `mine: ${name}\n`);
+    expect((await membench(['report', 'baselines/offline.json', '-o', rendered, '--overwrite'])).code).toBe(0);
+    for (const name of mine) expect(readFileSync(path.join(rendered, name), 'utf8')).toBe(`mine: ${name}\n`);
+    expect(JSON.parse(readFileSync(path.join(rendered, MANIFEST_FILE), 'utf8'))).toMatchObject({ command: 'membench report' });
   });
 });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorkload } from '../../harness/scenarios/generator.js';
 import { loadSpecFile } from '../../harness/scenarios/generator-spec.js';
+import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-generate-cli-'));
@@ -29,10 +30,10 @@ describe('membench generate', () => {
     const first = await membench(['generate', spec, '--out', out]);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['tiny-en.yaml', 'tiny-zh.yaml']);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'tiny-en.yaml', 'tiny-zh.yaml']);
     expect(first.stdout).toMatch(/^tiny-en\.yaml: 40 exchanges in 4 sessions, \d+ probes at distances 1–32 \(abstention 2, distractor\/\w+ \d+, /mu);
     expect(first.stdout).toMatch(/^wrote 2 scenario files \(\d+ probes\) to /mu);
-    const files = readdirSync(out).map((name) => path.join(out, name));
+    const files = readdirSync(out).filter((name) => name.endsWith('.yaml')).map((name) => path.join(out, name));
     const validate = await membench(['validate', ...files]);
     expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
     const bytes = files.map((file) => readFileSync(file, 'utf8'));
@@ -70,13 +71,18 @@ describe('membench generate', () => {
     const result = await membench(['generate', 'generated', '-o', out]);
     expect(result.code).toBe(0);
     const expected = generateWorkload(await loadSpecFile('scenarios/suites/generated.yaml'));
-    expect(readdirSync(out).sort()).toEqual(['generated-en.yaml', 'generated-zh.yaml']);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'generated-en.yaml', 'generated-zh.yaml']);
     for (const item of expected) expect(readFileSync(path.join(out, `${item.document.name}.yaml`), 'utf8')).toBe(item.yaml);
   });
 
   it.each([
     [['generate', 'no-such-suite'], 'membench: unknown suite "no-such-suite": built-in suites are generated; or give a path to a generator spec (.yaml/.json)'],
     [['generate', 'missing.yaml'], 'missing.yaml:1:1: (document): cannot read: no such file'],
+    [['generate', 'generated', '--seed', '-1'], 'membench: --seed -1: expected a whole number from 0 to 4294967295'],
+    [['generate', 'generated', '--seed', 'abc'], 'membench: --seed abc: expected a whole number from 0 to 4294967295'],
+    [['generate', 'generated', '--seed', '4294967296'], 'membench: --seed 4294967296: expected a whole number from 0 to 4294967295'],
+    [['generate', 'fixtures/generator/broken/seed-too-large.yaml'], 'fixtures/generator/broken/seed-too-large.yaml:3:7: seed: expected a whole number from 0 to 4294967295'],
+    [['generate', 'fixtures/generator/broken/duplicate-distances.yaml'], 'fixtures/generator/broken/duplicate-distances.yaml:3:12: distances: a distance is listed twice'],
   ])('bad input %j: exit 2, a clear message, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'out');
     const result = await membench([...args, '-o', out]);
@@ -84,6 +90,14 @@ describe('membench generate', () => {
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('an empty --out is refused (exit 2) instead of writing into the working dir', async () => {
+    const cwd = await tempDir();
+    const result = await membench(['generate', path.resolve('scenarios/suites/generated.yaml'), '-o', ''], { cwd });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('membench: --out is empty (an unset variable?): give the output dir, or leave --out out for the default\n');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('an invalid spec: every problem located, exit 2, nothing written', async () => {

@@ -2,11 +2,12 @@
  * `membench import` end to end on the built CLI: scenario files written and valid, the summary
  * printed, and bad input refused with exit 2 and a located message (never a stack trace).
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-import-cli-'));
@@ -19,13 +20,13 @@ describe('membench import', () => {
     const result = await membench(['import', 'locomo', LOCOMO, '--out', out]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['locomo-conv-a.yaml', 'locomo-conv-b.yaml']);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'locomo-conv-a.yaml', 'locomo-conv-b.yaml']);
     const lines = result.stdout.split('\n');
     expect(lines.slice(0, 2)).toEqual([`locomo: 2 conversations read from ${LOCOMO}, 2 scenarios imported`, 'QA items: 24 read: 11 imported as is, 10 repaired, 3 skipped']);
     expect(result.stdout).toContain('    conv-a qa[6]: evidence "D1:2; D2:1" holds several ids: split into D1:2, D2:1\n');
     expect(result.stdout).toContain('  category-unknown (1):\n    conv-a qa[18]: category 6 is not one of 1-5\n');
     expect(lines.at(-2)).toBe(`wrote 2 scenario files to ${out}`);
-    const validate = await membench(['validate', ...readdirSync(out).map((name) => path.join(out, name))]);
+    const validate = await membench(['validate', ...readdirSync(out).filter((name) => name.endsWith('.yaml')).map((name) => path.join(out, name))]);
     expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
     expect(validate.code).toBe(0);
   });
@@ -35,7 +36,7 @@ describe('membench import', () => {
     const args = ['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '3'];
     const first = await membench(args);
     expect(first.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['longmemeval-6a1eabeb.yaml', 'longmemeval-7f3a91c2.yaml', 'longmemeval-gpt4_2655b836.yaml']);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'longmemeval-6a1eabeb.yaml', 'longmemeval-7f3a91c2.yaml', 'longmemeval-gpt4_2655b836.yaml']);
     expect(first.stdout).toContain('questions: 3 read: 3 imported as is, 0 repaired, 0 skipped');
     const again = await membench(args);
     expect(again.code).toBe(2);
@@ -57,5 +58,44 @@ describe('membench import', () => {
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('--overwrite replaces exactly the previous import: its files go, the new ones come, a file of the user stays', async () => {
+    const dir = await tempDir();
+    const out = path.join(dir, 'data');
+    expect((await membench(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
+    const earlier = readdirSync(out).filter((name) => name.endsWith('.yaml')).sort();
+    await writeFile(path.join(out, 'my-notes.yaml'), 'mine\n');
+    await mkdir(path.join(out, 'sub'));
+    await writeFile(path.join(out, 'sub', 'x.txt'), 'mine\n');
+    const args = ['import', 'longmemeval', LONGMEMEVAL, '--limit', '2'];
+    expect((await membench([...args, '-o', path.join(dir, 'alone')])).code).toBe(0);
+    const imported = readdirSync(path.join(dir, 'alone')).filter((name) => name.endsWith('.yaml')).sort();
+    const second = await membench([...args, '-o', out, '--overwrite']);
+    expect(second.stderr).toBe('');
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain(`wrote 2 scenario files to ${out} (removed 2 files of the earlier import there: ${earlier.join(', ')})`);
+    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, ...imported, 'my-notes.yaml', 'sub'].sort());
+    expect(readFileSync(path.join(out, 'sub', 'x.txt'), 'utf8')).toBe('mine\n');
+    expect(JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8'))).toEqual({ command: 'membench import', files: imported });
+  });
+
+  it('an import that fails after some conversations (trailing garbage) writes nothing, and leaves an earlier import whole', async () => {
+    const dir = await tempDir();
+    const garbage = path.join(dir, 'garbage.json');
+    await writeFile(garbage, `${readFileSync(LOCOMO, 'utf8')}\n garbage`);
+    const fresh = await membench(['import', 'locomo', garbage, '-o', path.join(dir, 'new', 'out')]);
+    expect(fresh.code).toBe(2);
+    expect(fresh.stderr).toContain(`${garbage}:`);
+    expect(fresh.stderr).toContain('unexpected text after the end of the list');
+    expect(fresh.stderr).toContain('nothing was written');
+    expect(readdirSync(dir)).toEqual(['garbage.json']);
+
+    const out = path.join(dir, 'lme');
+    expect((await membench(['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '1'])).code).toBe(0);
+    const before = readdirSync(out).sort();
+    expect((await membench(['import', 'locomo', garbage, '-o', out, '--overwrite'])).code).toBe(2);
+    expect(readdirSync(out).sort()).toEqual(before);
+    expect(readdirSync(dir).sort()).toEqual(['garbage.json', 'lme']);
   });
 });

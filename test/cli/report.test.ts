@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +30,22 @@ describe('membench report', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already holds a run');
     expect((await membench(['report', BASELINE, '--out', out, '--overwrite'])).code).toBe(0);
+  });
+
+  it.each([
+    ['no cell', (run: { cells: unknown[] }) => ({ ...run, cells: [] }), 'has no cells: nothing to report'],
+    ['a cell twice', (run: { cells: unknown[] }) => ({ ...run, cells: [run.cells[0], ...run.cells] }), 'holds two cells with id "'],
+  ])('report and explain refuse results with %s (exit 2), writing nothing', async (_what, doctor, message) => {
+    const dir = await tempDir();
+    const results = path.join(dir, 'results.json');
+    await writeFile(results, JSON.stringify(doctor(JSON.parse(readFileSync(BASELINE, 'utf8')) as { cells: unknown[] })));
+    for (const command of ['report', 'explain']) {
+      const result = await membench([command, results]);
+      expect(result.code, command).toBe(2);
+      expect(result.stderr, command).toContain(`membench: ${results} ${message}`);
+      expect(result.stdout, command).toBe('');
+    }
+    expect(readdirSync(dir)).toEqual(['results.json']);
   });
 
   it('exits 2 for a missing file or a bad threshold', async () => {

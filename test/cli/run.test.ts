@@ -3,7 +3,8 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULTS_SCHEMA_VERSION, withoutTiming, type RunResult } from '../../harness/results/schema.js';
+import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results/schema.js';
+import { withoutTiming } from '../helpers/same-seed.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));
@@ -57,6 +58,15 @@ describe('membench run', () => {
     expect(result.stderr).toContain('2 processes for 1 cells');
   });
 
+  it('warns on stderr when --tokenizer names no model it knows, and says which encoding counts', async () => {
+    const out = path.join(await tempDir(), 'run');
+    const result = await membench(['run', '-c', 'recipes-en', '-s', 'buffer', '--tokenizer', 'not-a-model', '-o', out, '-q']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('warning: --tokenizer not-a-model: not a model whose encoding membench knows: counting with cl100k_base');
+    const known = await membench(['run', '-c', 'recipes-en', '-s', 'buffer', '--tokenizer', 'gpt-4', '-o', path.join(out, 'known'), '-q']);
+    expect(known.stderr).toBe('');
+  });
+
   it('never overwrites an earlier run unless asked', async () => {
     const out = await tempDir();
     const args = ['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q'];
@@ -87,7 +97,12 @@ describe('membench run', () => {
     [['run', '-c', 'recipes-en', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
     [['run', '-c', 'recipes-en', '--retrieval-k', '1,0', '-q'], 'membench: --retrieval-k 1,0: expected whole numbers >= 1 separated by commas'],
     [['run', '-c', 'recipes-en', '--retrieval-k', '5,,10', '-q'], 'membench: --retrieval-k 5,,10: expected whole numbers >= 1'],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '--seed', 'abc', '-q'], 'membench: --seed is not a number: expected a whole number from 0 to 4294967295'],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '--seed', 'abc', '-q'], 'membench: --seed abc: expected a whole number from 0 to 4294967295'],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '-q', '--seed'], 'membench: --seed needs a value: expected a whole number from 0 to 4294967295'],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '--price-durability', 'nosuch', '-q'], "membench: --price-durability nosuch: not among the run's scenarios (recipes-en): select it with -c"],
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '--price-durability', 'remember-then-crash', '-q'], "membench: --price-durability remember-then-crash: not among the run's scenarios (recipes-en)"],
+    [['run', '-c', 'recipes-en', '-s', 'window', '-p', 'window.k=2,2', '-q'], 'membench: --param window.k=2,2: window(k=2) is listed twice (a value repeated?): give each setting once'],
+    [['run', '-c', 'recipes-en', '-s', 'window', '-p', 'window.k=2', '-p', 'window.k=2.0', '-q'], 'membench: --param window.k=2 --param window.k=2.0: window(k=2) is listed twice'],
     [['run', '-c', 'recipes-en', '-s', 'buffer', '--stretch', '1e12', '-q'], 'membench: --stretch 1000000000000: expected a whole number from 1 to 100000'],
     [['run', '-c', 'recipes-en', '-s', 'buffer', '--recall-threshold', '-1', '-q'], 'membench: --recall-threshold -1: expected a share between 0 and 1'],
     [['validate', '--max-bytes', 'abc', 'scenarios/recipes-en.yaml'], 'membench: --max-bytes is not a number: expected a whole number >= 1'],
@@ -109,7 +124,7 @@ describe('membench list and --help', () => {
     expect(strategies.code).toBe(0);
     expect(strategies.stdout).toMatch(/^buffer /mu);
     expect(strategies.stdout).toContain('knobs: k=2, maxTokens');
-    expect(strategies.stdout).toMatch(/^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, tokenizer=jieba/mu);
+    expect(strategies.stdout).toMatch(/^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, index=exchange, tokenizer=jieba/mu);
     expect(strategies.stdout).toMatch(/^hybrid .*reciprocal rank fusion[^\n]*\n\s+knobs: .*fusionK=60, bm25Weight=1, vectorWeight=1/mu);
     const scenarios = await membench(['list', 'scenarios']);
     expect(scenarios.stdout).toMatch(/^recipes-zh +\d+ steps/mu);

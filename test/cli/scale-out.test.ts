@@ -8,7 +8,8 @@ import { mergeShards } from '../../reports/merge.js';
 import { runBenchmark } from '../../harness/run/runner.js';
 import type { ShardedRunHeader } from '../../harness/results/shard.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
-import { withoutTiming, type RunResult } from '../../harness/results/schema.js';
+import type { RunResult } from '../../harness/results/schema.js';
+import { withoutTiming } from '../helpers/same-seed.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-scale-'));
 const results = (dir: string): RunResult => JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;

@@ -1,5 +1,6 @@
 /** The docs hold what the code does: a short README linking every page, the strategy table of the registry, the CLI reference of --help. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinStrategies } from '../../strategies/index.js';
@@ -59,5 +60,62 @@ describe('docs/cli.md', () => {
 
   it("holds every command's --help as the built CLI prints it (node scripts/cli-reference.mjs regenerates it)", () => {
     expect(flat(currentReference())).toBe(flat(renderReference()));
+  });
+});
+
+describe('comments', () => {
+  /** Folders a repository path in a comment starts with. */
+  const TOP = /^(?:harness|strategies|reports|scenarios|fixtures|test|docs|scripts|bin|fonts)\//u;
+  const SOURCE = /\.(?:[cm]?ts|mjs)$/u;
+  const PATH = /(?<![\\\w@/.-])((?:\.{1,2}\/)?[\w.-]+(?:\/[\w.-]+)*\.(?:[cm]?ts|mjs|md|yaml|json))\b/gu;
+
+  /** The text of the comments in one source file: whole-line comments and what follows ` // `. */
+  function commentText(text: string): string[] {
+    return text.split('\n').map((line) => {
+      const trimmed = line.trim();
+      if (/^(?:\/\/|\/\*|\*)/u.test(trimmed)) return trimmed;
+      const tail = line.indexOf(' // ');
+      return tail >= 0 ? line.slice(tail + 4) : '';
+    });
+  }
+
+  /**
+   * The repository files a comment names that do not exist: paths from a top-level folder or
+   * relative to the citing file (resolved from its folder upwards), and bare
+   * source-file names. Output names (results.json, MEMORY.md) and placeholders (NAME.yaml) are not files of the repository.
+   */
+  function missingCitations(file: string, text: string, exists: (repoPath: string) => boolean, basenames: ReadonlySet<string>): string[] {
+    const missing: string[] = [];
+    commentText(text).forEach((comment, index) => {
+      for (const [, cited] of comment.matchAll(PATH)) {
+        if (/(?:^|\/)[A-Z_]+\.[a-z]+$/u.test(cited!) && !cited!.includes('README')) continue;
+        let found: boolean;
+        if (!cited!.includes('/')) found = !SOURCE.test(cited!) || basenames.has(cited!);
+        else {
+          const candidates = [cited!];
+          for (let dir = path.dirname(file); dir !== '.'; dir = path.dirname(dir)) candidates.push(path.join(dir, cited!));
+          const relative = cited!.startsWith('.') || !TOP.test(cited!);
+          found = candidates.some((candidate) => exists(path.normalize(candidate))) || (relative && !SOURCE.test(cited!) && !/\.md$/u.test(cited!));
+        }
+        if (!found) missing.push(`${file}:${index + 1}: ${cited}`);
+      }
+    });
+    return missing;
+  }
+
+  it('finds a moved file on a made-up comment, and lets outputs and placeholders pass', () => {
+    const files = new Set(['harness/core/fs.ts', 'strategies/shared/jobs.ts']);
+    const exists = (repoPath: string): boolean => files.has(repoPath);
+    const text = '/** harness/fs.ts and harness/core/fs.ts, shared/jobs.ts, load-scenario.ts, fs.ts */\n// writes results.json and MEMORY.md, reads scenarios/suites/NAME.yaml';
+    expect(missingCitations('strategies/x.ts', text, exists, new Set(['fs.ts', 'jobs.ts']))).toEqual(['strategies/x.ts:1: harness/fs.ts', 'strategies/x.ts:1: load-scenario.ts']);
+  });
+
+  it('cite only files the repository holds', () => {
+    const tracked = execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean);
+    const basenames = new Set(tracked.map((file) => path.basename(file)));
+    const exists = (repoPath: string): boolean => existsSync(path.join(ROOT, repoPath));
+    const sources = tracked.filter((file) => SOURCE.test(file) && !file.startsWith('fixtures/'));
+    expect(sources.length).toBeGreaterThan(100);
+    expect(sources.flatMap((file) => missingCitations(file, read(file), exists, basenames))).toEqual([]);
   });
 });

@@ -51,7 +51,7 @@ export function fakeEmbedding(text: string, dimensions: number): number[] {
   return Array.from({ length: dimensions }, (_, index) => (digest[index % digest.length]! - 127.5) / 127.5);
 }
 
-function defaultBody(path: string, body: unknown, dimensions: number): unknown {
+function defaultBody(path: string, body: unknown, dimensions: number, echoed: string): unknown {
   const request = (body ?? {}) as { model?: string; messages?: Array<{ content?: unknown }>; input?: unknown };
   if (path.endsWith('/embeddings')) {
     const inputs = Array.isArray(request.input) ? request.input : [request.input];
@@ -68,14 +68,23 @@ function defaultBody(path: string, body: unknown, dimensions: number): unknown {
     object: 'chat.completion',
     created: 0,
     model: request.model,
-    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `echo: ${String(last ?? '')}`, refusal: null } }],
+    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `echo: ${String(last ?? '')}${echoed}`, refusal: null } }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
 }
 
-/** Starts the server on 127.0.0.1 with an OS-chosen port. */
-export async function startFakeOpenAIServer(options: { embeddingDimensions?: number } = {}): Promise<FakeOpenAIServer> {
+/**
+ * Starts the server on 127.0.0.1 with an OS-chosen port. `echoAuthorization`: every default chat
+ * answer repeats the request's Authorization header and the bare token, as a proxy or a debugging
+ * endpoint that echoes headers would.
+ */
+export async function startFakeOpenAIServer(options: { embeddingDimensions?: number; echoAuthorization?: boolean } = {}): Promise<FakeOpenAIServer> {
   const dimensions = options.embeddingDimensions ?? 8;
+  const echoOf = (headers: IncomingHttpHeaders): string => {
+    if (!options.echoAuthorization) return '';
+    const authorization = headers.authorization ?? '';
+    return ` (you sent Authorization: ${authorization}; your key is ${authorization.replace(/^Bearer /u, '')}; headers ${JSON.stringify({ authorization })})`;
+  };
   const requests: RecordedRequest[] = [];
   const queue: Reply[] = [];
   let inFlight = 0;
@@ -93,7 +102,7 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
     group.forEach((release) => release());
   }
 
-  function send(response: ServerResponse, reply: Reply, path: string, body: unknown): void {
+  function send(response: ServerResponse, reply: Reply, path: string, body: unknown, headers: IncomingHttpHeaders): void {
     switch (reply.kind) {
       case 'hang':
         return;
@@ -114,7 +123,7 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
         return;
       case 'default':
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(defaultBody(path, body, dimensions)));
+        response.end(JSON.stringify(defaultBody(path, body, dimensions, echoOf(headers))));
     }
   }
 
@@ -135,7 +144,7 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
       maxInFlight = Math.max(maxInFlight, inFlight);
       response.on('close', () => inFlight--);
       const reply = queue.shift() ?? { kind: 'default' };
-      const answer = (): void => send(response, reply, path, body);
+      const answer = (): void => send(response, reply, path, body, request.headers);
       if (groupSize === undefined) return answer();
       held.push(answer);
       if (held.length > groupSize) releaseHeld();

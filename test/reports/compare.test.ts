@@ -15,7 +15,7 @@ describe('compareRuns', () => {
     expect(comparison.added).toEqual([]);
     expect(comparison.removed).toEqual([]);
     expect(comparison.notes).toEqual([]);
-    expect(renderComparison(comparison)).toMatch(/OK: no regression \(6 cells compared, 0 added, 0 removed\)$/u);
+    expect(renderComparison(comparison)).toMatch(/OK: no regression \(6 cells compared, 0 missing, 0 new, 0 in error\)$/u);
   });
 
   it('fails a recall drop and a token increase, naming the cell and the metric', () => {
@@ -125,14 +125,32 @@ describe('compareRuns', () => {
     expect(hasRegression(compareRuns(base, head, { maxLatencyRatio: 4 }))).toBe(false);
   });
 
-  it('lists cells only in one run as added or removed, never as regressions', () => {
+  it('fails a head that lost cells or holds new ones in error, naming each; --allow-missing lists them without failing', () => {
     const head = smallRun();
     head.cells = head.cells.filter((cell) => cell.label !== 'window(k=4)');
     head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/vector', label: 'vector', strategy: 'vector' });
+    head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/hybrid', label: 'hybrid', strategy: 'hybrid', status: 'error', error: 'boom' });
     const comparison = compareRuns(smallRun(), head);
-    expect(hasRegression(comparison)).toBe(false);
-    expect(comparison.added).toEqual(['recipes-zh/vector']);
+    expect(comparison.added).toEqual(['recipes-zh/vector', 'recipes-zh/hybrid']);
     expect(comparison.removed).toEqual(['recipes-zh/window(k=4)', 'preference-corrections/window(k=4)']);
+    expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([
+      ['recipes-zh/window(k=4)', 'missing from head'],
+      ['preference-corrections/window(k=4)', 'missing from head'],
+      ['recipes-zh/hybrid', 'status'],
+    ]);
+    expect(renderComparison(comparison)).toMatch(/REGRESSION: 3 regressed metric\(s\) in 3 cell\(s\) \(4 cells compared, 2 missing, 2 new, 1 in error\)$/u);
+    const allowed = compareRuns(smallRun(), head, { allowMissing: true });
+    expect(hasRegression(allowed)).toBe(false);
+    expect(renderComparison(allowed)).toContain('Missing (only in base) (allowed by --allow-missing): recipes-zh/window(k=4), preference-corrections/window(k=4)');
+  });
+
+  it('fails a cell in error in both runs unless --allow-missing', () => {
+    const base = smallRun();
+    const head = smallRun();
+    Object.assign(cellOf(base, 'recipes-zh/buffer'), { status: 'error', error: 'boom' });
+    Object.assign(cellOf(head, 'recipes-zh/buffer'), { status: 'error', error: 'boom' });
+    expect(compareRuns(base, head).regressions.map(({ cell, check }) => [cell, check.metric, check.note])).toEqual([['recipes-zh/buffer', 'status', 'errored in both runs']]);
+    expect(hasRegression(compareRuns(base, head, { allowMissing: true }))).toBe(false);
   });
 
   it('fails a new invariant violation and a new error, not one base already had', () => {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartSpecs } from '../../reports/chart-specs.js';
 import { escapeHtml, renderHtml } from '../../reports/html.js';
+import { parseResults } from '../../harness/results/read.js';
+import { ROOT } from '../cli/helpers.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
+
+const BASELINE_FILE = path.join(ROOT, 'baselines/offline.json');
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -115,7 +119,7 @@ describe('report.html in headless Chromium', () => {
       }
 
       const column = async () =>
-        page.$$eval('#leaderboard-0 tbody tr', (rows) => rows.map((row) => Number((row as unknown as PageRow).cells[4]!.getAttribute('data-sort'))));
+        page.$$eval('#leaderboard-0 tbody tr', (rows) => rows.map((row) => Number((row as unknown as PageRow).cells[2]!.getAttribute('data-sort'))));
       const before = await column();
       const header = page.locator('#leaderboard-0 th', { hasText: 'ctx/turn' });
       await header.click();
@@ -143,6 +147,80 @@ describe('report.html in headless Chromium', () => {
       expect(screen.leaderboardTop).toBeLessThan(900);
       await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
       expect(requests).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('report.html of a default-size run in headless Chromium', () => {
+  // The committed baseline is a whole default run (every built-in strategy, every chart): rendering
+  // it is quick, where running it here would take minutes.
+  const result = parseResults(readFileSync(BASELINE_FILE, 'utf8'), BASELINE_FILE);
+  let dir: string;
+  let file: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-html-full-'));
+    file = path.join(dir, 'report.html');
+    await writeFile(file, renderHtml(result));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('is a default-size run: nine strategies, a hundred cells and more, every chart', () => {
+    expect(new Set(result.cells.map((cell) => cell.strategy)).size).toBe(9);
+    expect(result.cells.length).toBeGreaterThanOrEqual(100);
+    expect(chartSpecs(result).length).toBeGreaterThanOrEqual(14);
+  });
+
+  it.skipIf(!hasChromium)('holds the chart, the top of the leaderboard and recommendations of at most three lines in its first 1,400 × 900 screen, with no horizontal scroll', { timeout: 120_000 }, async () => {
+    const { chromium } = await import('playwright-core');
+    const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    try {
+      const problems: string[] = [];
+      const page = await context.newPage();
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+      const screen = await page.evaluate(() => {
+        interface Box { top: number; bottom: number; height: number }
+        interface Element { id: string; getBoundingClientRect(): Box; querySelector(selector: string): Element | null; firstChild: unknown }
+        const { document, Chart } = globalThis as unknown as {
+          document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelector(selector: string): Element | null; querySelectorAll(selector: string): ArrayLike<Element>; createRange(): { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<Box> } };
+          Chart: { getChart(canvas: unknown): unknown };
+        };
+        const recommendations = Array.from(document.querySelectorAll('.verdict-top .recommendations > li')).map((item) => {
+          // The sentence's own lines: the text node before the collapsed details.
+          const range = document.createRange();
+          range.selectNodeContents(item.firstChild);
+          const tops = new Set(Array.from(range.getClientRects()).map((rect) => Math.round(rect.top)));
+          return { lines: tops.size, bottom: item.getBoundingClientRect().bottom };
+        });
+        const canvases = Array.from(document.querySelectorAll('canvas'));
+        return {
+          scrollWidth: document.documentElement.scrollWidth,
+          clientWidth: document.documentElement.clientWidth,
+          chartBottom: document.querySelector('#chart-recall-vs-tokens')?.getBoundingClientRect().bottom ?? Infinity,
+          leaderboardTop: document.querySelector('#leaderboard-0 tbody tr')?.getBoundingClientRect().top ?? Infinity,
+          recommendations,
+          charts: canvases.filter((canvas) => Chart.getChart(canvas) !== undefined).length,
+          canvases: canvases.length,
+        };
+      });
+      expect(screen.scrollWidth).toBeLessThanOrEqual(screen.clientWidth);
+      expect(screen.chartBottom).toBeLessThanOrEqual(900);
+      expect(screen.leaderboardTop).toBeLessThan(900);
+      expect(screen.recommendations.length).toBeGreaterThanOrEqual(2);
+      for (const item of screen.recommendations) {
+        expect(item.lines).toBeLessThanOrEqual(3);
+        expect(item.bottom).toBeLessThanOrEqual(900);
+      }
+      expect(screen.charts).toBe(screen.canvases);
+      expect(screen.charts).toBe(chartSpecs(result).length);
+      await page.screenshot({ path: path.join(dir, 'first-screen.png') });
       expect(problems).toEqual([]);
     } finally {
       await context.close();

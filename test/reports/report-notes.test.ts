@@ -80,3 +80,14 @@ describe('the GitHub step summary', () => {
     expect(markdown).toMatch(/- `recipes-zh\/window\(k=2\)`: context recall/u);
   });
 });
+
+describe('answers cut at the size bound', () => {
+  it('are counted in the console, report.md, report.html and the step summary; none, no line', () => {
+    const run = smallRun();
+    expect(renderMarkdown(run)).not.toContain('truncated:');
+    cellOf(run, 'recipes-zh/buffer').usage.truncatedAnswers = 2;
+    cellOf(run, 'recipes-zh/window(k=2)').usage.truncatedAnswers = 1;
+    const line = 'truncated: 3 model answer(s) longer than 100000 characters were cut there';
+    for (const text of [renderConsoleSummary(run, { color: false }), renderMarkdown(run), renderHtml(run), renderRunStepSummary(run)]) expect(text).toContain(line);
+  });
+});

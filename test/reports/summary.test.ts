@@ -1,6 +1,6 @@
 /** Shared report rows: the recall columns every breakdown shows, and the notes under the tables. */
 import { describe, expect, it } from 'vitest';
-import { interleavingNote, MODEL_DEPENDENCE_NOTE, recallColumns, summaryRow } from '../../reports/summary.js';
+import { interleavingNote, modelDependenceNote, recallColumns, summaryRow } from '../../reports/summary.js';
 import { renderConsoleSummary } from '../../reports/console.js';
 import { renderMarkdown } from '../../reports/markdown.js';
 import { cellOf, smallRun } from './fixture.js';
@@ -18,8 +18,18 @@ describe('report summaries', () => {
   it('says which figures depend on the model, in every text report', () => {
     const result = smallRun();
     // The console cuts prose at spaces to its width: joined back, the note is whole.
-    expect(renderConsoleSummary(result).replace(/\n/gu, ' ')).toContain(MODEL_DEPENDENCE_NOTE);
-    expect(renderMarkdown(result)).toContain(MODEL_DEPENDENCE_NOTE);
+    const note = modelDependenceNote(result);
+    expect(renderConsoleSummary(result).replace(/\n/gu, ' ')).toContain(note);
+    expect(renderMarkdown(result)).toContain(note);
+  });
+
+  it("names the run's own strategies by whether they declared keeping messages verbatim", () => {
+    const result = smallRun();
+    expect(modelDependenceNote(result)).toContain('evidence recall of buffer, window (they keep messages verbatim)');
+    expect(modelDependenceNote(result)).toMatch(/Model-dependent: answers \(accuracy, F1, abstention\)\.$/u);
+    const transformed = structuredClone(result);
+    for (const spec of transformed.header.strategies) if (spec.name === 'window') spec.traits = { ...spec.traits!, keepsVerbatim: false };
+    expect(modelDependenceNote(transformed)).toContain('and what window keep, hence their recall');
   });
 
   it('flags interleaved cells and gives their spread over trials', () => {

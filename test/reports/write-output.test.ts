@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../harness/core/errors.js';
+import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { renderRunStepSummary } from '../../reports/github-summary.js';
 import { renderJson, writeRunOutput } from '../../reports/index.js';
 import { leaderboards } from '../../reports/verdict.js';
@@ -16,7 +17,7 @@ describe('writeRunOutput', () => {
   it('writes results, markdown, html, junit and one PNG per chart', async () => {
     const dir = path.join(await tempDir(), 'run');
     const written = await writeRunOutput(smallRun(), dir, { stepSummary: null });
-    expect(readdirSync(dir).sort()).toEqual(['charts', 'junit.xml', 'report.html', 'report.md', 'results.json']);
+    expect(readdirSync(dir).sort()).toEqual([MANIFEST_FILE, 'charts', 'junit.xml', 'report.html', 'report.md', 'results.json']);
     expect(readdirSync(path.join(dir, 'charts')).sort()).toEqual(
       ['latency-load', 'latency-save', 'recall-by-distance-exchanges', 'recall-by-distance-tokens', 'recall-vs-tokens', 'sweep-window-k', 'tokens-preference-corrections', 'tokens-recipes-zh'].map((id) => `${id}.png`),
     );
@@ -29,8 +30,10 @@ describe('writeRunOutput', () => {
     await writeRunOutput(renameScenario(smallRun(), 'recipes-zh', 'old-scenario'), dir, { stepSummary: null });
     expect(existsSync(path.join(dir, 'charts/tokens-old-scenario.png'))).toBe(true);
     await expect(writeRunOutput(smallRun(), dir, { stepSummary: null })).rejects.toThrow(/already holds a run .*--overwrite/u);
+    await writeFile(path.join(dir, 'charts/mine.png'), 'not membench');
     await writeRunOutput(smallRun(), dir, { overwrite: true, stepSummary: null });
     expect(existsSync(path.join(dir, 'charts/tokens-old-scenario.png'))).toBe(false);
+    expect(readFileSync(path.join(dir, 'charts/mine.png'), 'utf8')).toBe('not membench');
     expect(existsSync(path.join(dir, 'charts/tokens-recipes-zh.png'))).toBe(true);
   });
 
@@ -64,7 +67,7 @@ describe('reading results back', () => {
   it.each([
     ['not json', 'x.json: not a membench results file: not JSON'],
     ['{"cells": []}', 'x.json: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)'],
-    ['{"header": {"schemaVersion": 99}, "cells": []}', 'x.json: results schema version 99, but this membench reads version 2'],
+    ['{"header": {"schemaVersion": 99}, "cells": []}', 'x.json: results schema version 99, but this membench reads versions 2 and 3'],
   ])('refuses %s with a clear message', (text, message) => {
     expect(() => parseResults(text, 'x.json')).toThrow(message);
   });

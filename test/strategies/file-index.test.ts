@@ -9,7 +9,7 @@ import { extractMemoriesPrompt } from '../../harness/core/prompts.js';
 import { auditScopeDir, INDEX_FILE, MEMORIES_DIR, parseMemoryFile, type MemoryScope } from '../../strategies/stores/memory-format.js';
 import { fileIndex, type FileIndexStrategy } from '../../strategies/file-index.js';
 import type { DurabilityMode, StrategyContext } from '../../strategies/types.js';
-import { describeConformance, exchange, makeHarness, type Harness } from './conformance.js';
+import { exchange, makeHarness, type Harness } from './conformance.js';
 
 
 const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');

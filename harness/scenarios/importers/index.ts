@@ -1,5 +1,5 @@
 /**
- * Dataset importers (DESIGN §2): public long-memory datasets → scenarios. Each dataset module
+ * Dataset importers (docs/design.md §2): public long-memory datasets → scenarios. Each dataset module
  * converts one element of the published JSON list (a LoCoMo conversation, a LongMemEval
  * question) into a scenario document; this module streams the file, names and validates the
  * scenarios, and keeps the report of what was imported as is, repaired or skipped, and why.

@@ -9,10 +9,13 @@ import path from 'node:path';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
+import { MAX_ANSWER_CHARS } from '../../../harness/core/numbers.js';
+import { TokenCounter } from '../../../harness/core/tokens.js';
 import {
   CachedChatModel,
   createEmbedder,
   createModel,
+  MeteredModel,
   OpenAIChatModel,
   OpenAIEmbedder,
   ResponseCache,
@@ -298,5 +301,26 @@ describe('response cache in front of the openai model', () => {
     const offlineReplay = createModel('openai:test-model', { baseUrl: 'http://127.0.0.1:9/v1', env: {}, cache: { store: reopened, trial: 0 } });
     expect(await offlineReplay.chat(ask('what did I order?'))).toEqual({ text: 'echo: what did I order?', cached: true });
     reopened.close();
+  });
+});
+
+describe('an answer over the size bound', () => {
+  const completion = (content: string) => ({ kind: 'json' as const, body: { id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }] } });
+
+  it('is cut at MAX_ANSWER_CHARS with the count dropped, counted by the meter, also when it comes back from the cache', async () => {
+    const long = 'x'.repeat(MAX_ANSWER_CHARS + 12_345);
+    server.enqueue(completion(long), completion('short'));
+    const cache = ResponseCache.open(path.join(scratch, 'bounded.sqlite'));
+    const cached = new CachedChatModel(chatModel(), cache);
+    const meter = new MeteredModel(cached, new TokenCounter('gpt-4o'));
+    const first = await meter.chat(ask('write forever'));
+    expect(first.text.length).toBeLessThan(MAX_ANSWER_CHARS + 100);
+    expect(first.text.startsWith('x'.repeat(MAX_ANSWER_CHARS))).toBe(true);
+    expect(first.text.endsWith('answer truncated at 100000 characters, 12345 more dropped]')).toBe(true);
+    const again = await meter.chat(ask('write forever'));
+    expect(again).toMatchObject({ text: first.text, cached: true });
+    expect((await meter.chat(ask('something else'))).text).toBe('short');
+    expect(meter.usage.truncatedAnswers).toBe(2);
+    cache.close();
   });
 });

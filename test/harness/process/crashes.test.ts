@@ -114,7 +114,7 @@ describe('summarising strategies', () => {
     expect(only!.faults!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
     expect(only!.faults!.invariants['1']).toMatchObject({ held: false, violations: 1 });
     expect(result.durabilityPrices[0]!.losses).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
-    expect(renderConsoleSummary(result)).toMatch(/│ summary +│ none +│ on +│.*│ 1 +│ 0 +│.*│ 1✗1/u);
+    expect(renderConsoleSummary(result, { width: 1000 })).toMatch(/│ summary +│ none +│ on +│.*│ 1 +│ 0 +│.*│ 1✗1/u);
     for (const report of [renderConsoleSummary(result), renderMarkdown(result), renderHtml(result)]) expect(report).toContain('compressed away');
   });
 });

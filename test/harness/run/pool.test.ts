@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planRun, runBenchmark, RunInterrupted } from '../../../harness/run/runner.js';
 import { ROOT } from '../../cli/helpers.js';
-import { withoutTiming } from '../../../harness/results/schema.js';
+import { withoutTiming } from '../../helpers/same-seed.js';
 import { timeoutMessage } from '../../../harness/run/cell-timeout.js';
 
 const TINY_CRASH = `name: tiny-crash

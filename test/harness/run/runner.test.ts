@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
-import { sameSeedView, withoutTiming } from '../../../harness/results/schema.js';
+import { sameSeedView, withoutTiming } from '../../helpers/same-seed.js';
 import { cellSeed, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
 import { defineStrategy } from '../../../strategies/types.js';
 import { cellVerdict, verdictFails } from '../../../reports/junit.js';

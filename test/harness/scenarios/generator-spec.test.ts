@@ -38,9 +38,10 @@ describe('checkSpecText', () => {
     expect(factDistances({ distances: DEFAULT_DISTANCES, spread: false }, 5)).toEqual(DEFAULT_DISTANCES);
   });
 
-  test('distances are deduplicated and sorted; a single number is a range of one', () => {
-    const { spec } = checkSpecText('distances: [8, 1, 8, 2]\nupdates:\n  chain: 2\n', 'a.yaml');
+  test('distances are sorted, a distance listed twice is refused; a single number is a range of one', () => {
+    const { spec } = checkSpecText('distances: [8, 1, 2]\nupdates:\n  chain: 2\n', 'a.yaml');
     expect(spec!.distances).toEqual([1, 2, 8]);
+    expect(lines('distances: [8, 1, 8, 2]\n')).toEqual(['spec.yaml:1:12: distances: a distance is listed twice']);
     expect(spec!.updates.chain).toEqual({ min: 2, max: 2 });
   });
 
@@ -48,7 +49,7 @@ describe('checkSpecText', () => {
     const text = ['name: Bad Name', 'seed: 1.5', 'languages: [en, fr]', 'facts:', '  fact: -1', '  bogus: 3', 'updates:', '  chain: [3, 1]', '  revertShare: 2', 'sessions:', '  start: 2025-13-01', 'colour: blue', ''].join('\n');
     expect(lines(text)).toEqual([
       'spec.yaml:1:7: name: use lower-case letters, digits, ".", "_" and "-"',
-      'spec.yaml:2:7: seed: expected a whole number, got 1.5',
+      'spec.yaml:2:7: seed: expected a whole number from 0 to 4294967295, got 1.5',
       'spec.yaml:3:17: languages[1]: expected one of en, zh, got "fr"',
       'spec.yaml:5:9: facts.fact: expected 0 or more',
       'spec.yaml:6:3: facts.bogus: unknown key "bogus" (known: fact, distractor, update, multi-hop, temporal, abstention)',

@@ -1,0 +1,135 @@
+/**
+ * The manifest of an output dir: the files membench wrote there, by relative path. `--overwrite`
+ * removes exactly those, so a user's own file beside them (notes, a sub-folder) is never touched.
+ * A staged dir writes a whole set of files (an import, a generated workload) into a temp dir
+ * first and moves it in only once every file is written: a failure leaves the output dir as it was.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { lstat, mkdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { writeFileAtomic } from './fs.js';
+
+/** The manifest's name in an output dir (a dot file: scenario globs and `-c DIR` never see it). */
+export const MANIFEST_FILE = '.membench-files.json';
+
+/** What the manifest holds: the command that wrote the dir and its files, relative to the dir. */
+interface Manifest {
+  command: string;
+  files: string[];
+}
+
+/** A relative path that stays inside its dir: anything else in a manifest (edited by hand?) is ignored, never removed. */
+function insideDir(name: unknown): name is string {
+  if (typeof name !== 'string' || name.length === 0 || name.includes('\0') || path.isAbsolute(name)) return false;
+  const normal = path.normalize(name);
+  return normal !== '..' && !normal.startsWith(`..${path.sep}`) && normal !== '.' && normal !== MANIFEST_FILE;
+}
+
+/** The files the manifest of `dir` lists (undefined without a readable manifest: an older membench, or none). */
+export async function readManifest(dir: string): Promise<string[] | undefined> {
+  const text = await readFile(path.join(dir, MANIFEST_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(text) as Partial<Manifest>;
+    return Array.isArray(parsed.files) ? parsed.files.filter(insideDir) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records `names` (relative to `dir`) as what `command` wrote into `dir`. */
+export async function writeManifest(dir: string, command: string, names: readonly string[]): Promise<void> {
+  const manifest: Manifest = { command, files: [...new Set(names.map((name) => path.normalize(name)).filter(insideDir))].sort() };
+  await writeFileAtomic(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/**
+ * Removes the files membench wrote into `dir` (its manifest, or `fallback` names when it has none),
+ * except those in `keep`, then the sub-dirs that removal left empty, then the manifest itself unless
+ * files were kept. Only plain files and symlinks are removed, never a folder's contents. Returns the
+ * names removed.
+ */
+export async function removeOwnFiles(dir: string, fallback: readonly string[] = [], keep: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const listed = (await readManifest(dir)) ?? fallback.filter(insideDir);
+  const removed: string[] = [];
+  const parents = new Set<string>();
+  for (const name of listed) {
+    if (keep.has(path.normalize(name))) continue;
+    const file = path.join(dir, name);
+    const stat = await lstat(file).catch(() => undefined);
+    if (!stat || stat.isDirectory()) continue;
+    await rm(file, { force: true });
+    removed.push(name);
+    for (let parent = path.dirname(name); parent !== '.'; parent = path.dirname(parent)) parents.add(parent);
+  }
+  // Deepest first; rmdir refuses a folder that still holds anything (a user's file): it stays.
+  for (const parent of [...parents].sort((a, b) => b.length - a.length)) await rmdir(path.join(dir, parent)).catch(() => undefined);
+  if (keep.size === 0) await rm(path.join(dir, MANIFEST_FILE), { force: true });
+  return removed;
+}
+
+/**
+ * A set of files written into a temp dir beside `dir`, then moved into `dir` at once by
+ * `commit` (replacing the files of the previous manifest there), or dropped by `abort`.
+ */
+export class StagedDir {
+  private readonly names: string[] = [];
+
+  private constructor(
+    readonly dir: string,
+    private readonly staging: string,
+    /** The first parent folder `begin` had to create, removed again by `abort`. */
+    private readonly createdParent: string | undefined,
+  ) {}
+
+  /** A staging dir beside `dir` (same file system, so the moves are renames). */
+  static async begin(dir: string): Promise<StagedDir> {
+    const parent = path.dirname(path.resolve(dir));
+    const createdParent = await mkdir(parent, { recursive: true });
+    const staging = path.join(parent, `.${path.basename(path.resolve(dir))}.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
+    await mkdir(staging);
+    return new StagedDir(dir, staging, createdParent);
+  }
+
+  /** How many files are staged. */
+  get count(): number {
+    return this.names.length;
+  }
+
+  async write(name: string, content: string | Uint8Array): Promise<void> {
+    await writeFileAtomic(path.join(this.staging, name), content);
+    this.names.push(name);
+  }
+
+  /**
+   * Moves the staged files into `dir`: a missing dir is the staging dir renamed; an existing one
+   * first loses the files its manifest lists (with `replace`), then takes each staged file.
+   * Returns the names an earlier manifest listed that were removed.
+   */
+  async commit(command: string, replace: boolean): Promise<string[]> {
+    await writeManifest(this.staging, command, this.names);
+    if (!existsSync(this.dir)) {
+      await rename(this.staging, this.dir);
+      return [];
+    }
+    const removed = replace ? await removeOwnFiles(this.dir, [], new Set(this.names.map((name) => path.normalize(name)))) : [];
+    for (const name of [...this.names, MANIFEST_FILE]) {
+      await mkdir(path.dirname(path.join(this.dir, name)), { recursive: true });
+      await rename(path.join(this.staging, name), path.join(this.dir, name));
+    }
+    await rm(this.staging, { recursive: true, force: true });
+    return removed.filter((name) => !this.names.includes(name));
+  }
+
+  /** Drops everything staged: the output dir is left as it was. */
+  async abort(): Promise<void> {
+    await rm(this.staging, { recursive: true, force: true });
+    if (this.createdParent === undefined) return;
+    // Empty folders only, from the staging dir's parent up to the first one begin created.
+    for (let folder = path.dirname(this.staging); folder.startsWith(this.createdParent); folder = path.dirname(folder)) {
+      if (!(await rmdir(folder).then(() => true, () => false))) break;
+    }
+  }
+}
+

@@ -1,0 +1,91 @@
+/**
+ * LongMemEval's retrieval protocol as its own code computes it (xiaowu0162/LongMemEval,
+ * src/retrieval/eval_utils.py and run_retrieval.py), pinned on hand-computed rankings; then a
+ * `--protocol longmemeval` run on a synthetic LongMemEval-format file.
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { withProtocol } from '../../../harness/results/protocols.js';
+import type { Step } from '../../../harness/scenarios/format.js';
+import { runBenchmark } from '../../../harness/run/runner.js';
+import { syntheticLongMemEval } from '../../../fixtures/datasets/synthetic/make-longmemeval.js';
+
+/** Three sessions of two exchanges each; session B's user turn b0 and session C's reply c1r hold the answer. */
+const steps = [
+  { kind: 'session', session: 'new' },
+  { kind: 'user', id: 'a0', replyId: 'a0r', user: 'hello', assistant: 'hi' },
+  { kind: 'user', id: 'a1', user: 'weather?' },
+  { kind: 'session', session: 'new' },
+  { kind: 'user', id: 'b0', replyId: 'b0r', user: 'I bought a kayak', assistant: 'nice' },
+  { kind: 'user', id: 'b1', user: 'thanks' },
+  { kind: 'session', session: 'new' },
+  { kind: 'user', id: 'c0', replyId: 'c1r', user: 'remind me', assistant: 'you bought a kayak' },
+  { kind: 'assistant', id: 'c2', assistant: 'anything else?' },
+  { kind: 'probe', probe: 'What did I buy?', expect: ['kayak'], forbid: [], category: 'extraction', evidence: ['b0', 'c1r'] },
+  { kind: 'probe', probe: 'Assistant said?', expect: ['kayak'], forbid: [], category: 'extraction', evidence: ['c1r'] },
+  { kind: 'probe', probe: 'Unknown?', forbid: [], category: 'abstention', evidence: [] },
+] as unknown as Step[];
+
+const at = (figures: { k: number; recallAny: number; recallAll: number; ndcg: number }[], k: number) => figures.find((item) => item.k === k)!;
+
+describe('the LongMemEval protocol', () => {
+  // The strategy ranked (mapped to message ids): c2 (assistant only: not in the corpus), a1, b1, b0, a0, c0.
+  const ranking = [['c2'], ['a1'], ['b1'], ['b0', 'b0r'], ['a0', 'a0r'], ['c0', 'c1r']];
+  const [user, assistantOnly, abstention] = withProtocol(
+    [9, 10, 11].map((step) => ({ step, category: (step === 11 ? 'abstention' : 'extraction') as 'extraction' | 'abstention', retrieved: ranking })),
+    { steps },
+    'longmemeval',
+  );
+
+  it('ranks user turns only; gold is the has_answer user turns; NDCG with the first rank undiscounted', () => {
+    const turn = user!.protocolRetrieval!.turn;
+    // Corpus ranking: a1, b1, b0, a0, c0; gold {b0} at rank 3.
+    expect(at(turn, 1)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
+    expect(at(turn, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(turn, 3).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
+    expect(turn.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
+  });
+
+  it('session level widens the cutoff until k distinct sessions are in; every turn of a gold session is relevant', () => {
+    const session = user!.protocolRetrieval!.session!;
+    // Sessions in turn order: 1, 2, 2, 1, 3. k=1: cutoff 1 (session 1): miss.
+    expect(at(session, 1)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
+    // k=2: cutoff 2 (sessions 1, 2): gold session 2 found at rank 2; its 2 user turns are the ideal: DCG 1 / (1 + 1).
+    expect(at(session, 2 as never)).toBeUndefined();
+    const k3 = at(session, 3);
+    // k=3: cutoff 5 (all three sessions): relevances 0, 1, 1, 0, 0 against ideal 1, 1.
+    expect(k3).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(k3.ndcg).toBeCloseTo((1 + 1 / Math.log2(3)) / 2, 10);
+  });
+
+  it('the widened cutoff reaches a session ranked after two turns of another', () => {
+    const cited = [...steps.slice(0, 9), { kind: 'probe', probe: '?', expect: ['x'], forbid: [], category: 'extraction', evidence: ['c0'] }] as unknown as Step[];
+    const [probe] = withProtocol([{ step: 9, category: 'extraction' as const, retrieved: [['a1'], ['a0'], ['b1'], ['b0'], ['c0']] }], { steps: cited }, 'longmemeval');
+    // Sessions 1, 1, 2, 2, 3: three distinct sessions need the top 5, which holds c0's session.
+    expect(at(probe!.protocolRetrieval!.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(probe!.protocolRetrieval!.turn, 3)).toMatchObject({ recallAny: 0 });
+  });
+
+  it('questions whose evidence holds no user turn and abstention questions are left out, as run_retrieval.py leaves them out of its averages', () => {
+    expect(assistantOnly!.protocolRetrieval).toBeUndefined();
+    expect(abstention!.protocolRetrieval).toBeUndefined();
+  });
+
+  it('`--protocol longmemeval` indexes user turns, ranks to the paper\'s k and scores the non-abstention questions', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-'));
+    const file = path.join(dir, 'longmemeval-synthetic.json');
+    await writeFile(file, JSON.stringify(syntheticLongMemEval(10, 6, 3)));
+    const result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['bm25', 'window'], protocol: 'longmemeval' });
+    const bm25 = result.cells.filter((cell) => cell.strategy === 'bm25');
+    expect(bm25.every((cell) => cell.options.index === 'user')).toBe(true);
+    expect(result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined)).toBe(true);
+    // syn009 is the abstention question and syn003's evidence is an assistant turn: 8 of 10 scored.
+    expect(bm25.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.turn.n ?? 0), 0)).toBe(8);
+    expect(bm25[0]!.protocolRetrieval!.summary.session!.atK.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
+    // The whole store is ranked: 6 sessions × 3 exchanges, less the last one, still in progress
+    // when the question comes (an exchange is indexed once the next user message completes it).
+    expect(bm25[0]!.probes[0]!.retrieved).toHaveLength(17);
+  });
+});
