@@ -20,6 +20,7 @@ import type { Ledger } from './ledger.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
 import { DEFAULT_RETRIEVAL_K, rankedStepIds } from '../results/retrieval.js';
+import { fnv1a } from '../core/hash.js';
 
 /** An explicit memory the user was told is kept. */
 export interface Ack {
@@ -53,6 +54,41 @@ export interface SessionDeps {
    * may also be held by rare-term coverage. Default true: evidence is held only when quoted.
    */
   keepsVerbatim?: boolean;
+  /**
+   * Whether the user turn at this step index assembles its context although its reply is scripted
+   * (default: every turn does). No model reads that context, so a cell may measure only a seeded
+   * sample of such turns (`contextSample`); probes and turns whose reply the model writes always load.
+   */
+  measureContext?: (step: number) => boolean;
+}
+
+/**
+ * A step that only saves what the scenario scripts: a user message with its scripted reply (or
+ * none), or an assistant message. No model is called and nothing is acknowledged to the user, so
+ * a run of them may share one durable commit (harness/core/durable-batch.ts).
+ */
+export function savesOnly(step: Step): boolean {
+  return (step.kind === 'user' && (step.assistant !== undefined || step.reply === false)) || step.kind === 'assistant';
+}
+
+/** Scripted turns whose context a cell measures at most, per scenario (`contextSample`): more turns than that are sampled. */
+export const CONTEXT_SAMPLE_TURNS = 32;
+
+/**
+ * The sample of a scenario's scripted user turns whose context is measured: all of them when there
+ * are at most `size`; else every k-th one (k = ⌈turns / size⌉, so at most `size`), from an offset
+ * drawn from `seed` (the scenario's name: every strategy is measured on the same turns). A
+ * systematic sample: spread evenly over the conversation, so a context that grows with the history
+ * is measured at every stage of it.
+ */
+export function contextSample(steps: readonly Step[], seed: string, size = CONTEXT_SAMPLE_TURNS): (step: number) => boolean {
+  const scripted: number[] = [];
+  for (const [index, step] of steps.entries()) if (step.kind === 'user' && step.assistant !== undefined && step.reply !== false) scripted.push(index);
+  if (scripted.length <= size) return () => true;
+  const stride = Math.ceil(scripted.length / size);
+  const offset = fnv1a(seed) % stride;
+  const measured = new Set(scripted.filter((_, position) => position % stride === offset));
+  return (step) => measured.has(step);
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -76,6 +112,9 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
   const value = await work();
   return [value, performance.now() - started];
 };
+
+/** Steps between two readings of the resident set during a run of saved turns. */
+const RSS_EVERY = 32;
 
 /** Replays steps in order; `session` steps close the strategy and reopen it on the same dir. */
 export class AgentSession {
@@ -129,7 +168,8 @@ export class AgentSession {
     if (journal?.stepState(this.session, index) === 'done') return;
     await this.runStep(step, index, evidence);
     journal?.setStep(this.session, index, 'done');
-    this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
+    // Reading the resident set costs a system call: after every step that is not a plain saved turn, and every 32nd.
+    if (!savesOnly(step) || index % RSS_EVERY === 0) this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
   }
 
   private async runStep(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
@@ -183,6 +223,12 @@ export class AgentSession {
       return;
     }
     this.checkpoint('before_model_call');
+    if (scripted !== undefined && kind === 'user' && this.deps.measureContext?.(index) === false) {
+      // The reply is scripted and this turn is outside the sample: no model reads a context, none is assembled.
+      const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp }));
+      this.turns.push({ step: index, turn, kind, contextTokens: null, loadMs: null, saveMs: saveUserMs + saveReplyMs, contextSkipped: true });
+      return;
+    }
     const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
     const text = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
     const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp }));

@@ -14,12 +14,17 @@ import { BENCH_TOKENIZER } from './rig.js';
 import { benchRecovery, type RecoveryResult } from './recovery.js';
 import { benchSaveLoad, type SaveLoadResult } from './save-load.js';
 import { benchSuite, type SuiteResult } from './suite.js';
+import { benchDatasetScale, type DatasetScaleResult } from './dataset-scale.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
 
 /** The sections `--only` selects. */
-export const BENCH_SECTIONS = ['floors', 'save-load', 'recovery', 'langchain', 'vector', 'suite'] as const;
+export const BENCH_SECTIONS = ['floors', 'save-load', 'recovery', 'langchain', 'vector', 'suite', 'dataset'] as const;
+
+/** Questions of the "dataset scale" section's LongMemEval_S-shaped file (`--questions`), and in quick mode. */
+export const DATASET_QUESTIONS = 50;
+export const QUICK_DATASET_QUESTIONS = 5;
 export type BenchSection = (typeof BENCH_SECTIONS)[number];
 
 /** History lengths measured by default (`--sizes`), and in quick mode. */
@@ -35,6 +40,8 @@ export interface BenchOptions {
   strategies?: readonly string[];
   /** Worker processes of the suite run (default: `membench run`'s, one per core). */
   workers?: number;
+  /** Questions of the dataset-scale file (default DATASET_QUESTIONS; the published LongMemEval_S has 500). */
+  questions?: number;
   onProgress?: (line: string) => void;
 }
 
@@ -63,6 +70,7 @@ export interface BenchReport {
   langchain?: VersusResult;
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
+  dataset?: DatasetScaleResult;
   targets: Target[];
 }
 
@@ -131,6 +139,12 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
     // too), timed end to end, with `membench run`'s default worker count (one per core) unless told otherwise.
     const suite = await benchSuite({ workers: options.workers ?? os.availableParallelism(), onProgress: progress });
     report.suite = { ...suite, complete: true };
+  }
+
+  if (sections.includes('dataset')) {
+    const questions = options.questions ?? (quick ? QUICK_DATASET_QUESTIONS : DATASET_QUESTIONS);
+    if (!Number.isInteger(questions) || questions < 1) throw new MembenchError('INVALID_ARGUMENT', `--questions ${questions}: expected a whole number >= 1`);
+    report.dataset = await benchDatasetScale({ questions, strategies: definitions.map((definition) => definition.name), onProgress: progress });
   }
 
   const header: BenchHeader = {

@@ -10,6 +10,7 @@ import type { RecoveryResult } from './recovery.js';
 import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
 import type { SuiteResult } from './suite.js';
+import type { DatasetScaleResult } from './dataset-scale.js';
 import type { VectorScaleResult } from './vector-scale.js';
 
 /** Milliseconds with the precision that matters at their size. */
@@ -220,6 +221,28 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
   return lines.join('\n');
 }
 
+function renderDataset(dataset: DatasetScaleResult): string {
+  const rows = dataset.rows.map((row) => [
+    row.strategy,
+    `${row.questions}${row.errors > 0 ? ` (${row.errors} errors)` : ''}`,
+    `${(row.wallMs / 1000).toFixed(1)} s`,
+    `${(row.cpuMs / 1000).toFixed(1)} s`,
+    formatMs(row.msPerQuestion),
+    formatMs(row.msPerMessage),
+    times(row.floorRatio),
+    `${row.peakRssMb} MB`,
+  ]);
+  return [
+    `## Dataset scale (synthetic LongMemEval_S shape: ${count(dataset.questions)} questions, ${count(dataset.sessions)} sessions, ${count(dataset.messages)} messages, ${dataset.fileMb.toFixed(0)} MB)`,
+    '',
+    '`membench run --dataset longmemeval:FILE -s STRATEGY` in this process, one cell at a time (import, replay, probes; no reports). ' +
+      `The floor writes and indexes every message (SQLite row + FTS5, one fsynced commit per session) of ${dataset.floor.questions} questions: ` +
+      `${formatMs(dataset.floor.msPerQuestion)} per question, ${formatMs(dataset.floor.msPerMessage)} per message. CPU is this process's user + system time, the steadier figure on a loaded machine.`,
+    '',
+    markdownTable(['strategy', 'questions', 'wall', 'CPU', 'wall / question', 'wall / message', '× floor', 'peak RSS'], rows),
+  ].join('\n');
+}
+
 function renderTargets(targets: readonly Target[]): string {
   const value = (item: Target): string => (item.unit === 'x' ? times(item.value) : item.unit === 'ms' ? formatMs(item.value) : item.unit === 's' ? `${item.value.toFixed(1)} s` : item.unit === 'tokens' ? count(item.value) : item.value.toFixed(3));
   const limit = (item: Target): string => `${item.comparison} ${item.unit === 'x' ? `${item.limit}×` : item.unit === 'ms' ? `${item.limit} ms` : item.unit === 's' ? `${item.limit} s` : String(item.limit)}`;
@@ -249,6 +272,7 @@ export function renderBenchReport(report: BenchReport): string {
   if (report.langchain) parts.push('', renderVersus(report.langchain));
   if (report.vector) parts.push('', renderVector(report.vector));
   if (report.suite) parts.push('', renderSuite(report.suite));
+  if (report.dataset) parts.push('', renderDataset(report.dataset));
   if (report.targets.length > 0) parts.push('', renderTargets(report.targets));
   return `${parts.join('\n')}\n`;
 }

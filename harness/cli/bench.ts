@@ -1,6 +1,6 @@
 /** `membench bench`: argv → BenchOptions → measureMembench → Markdown tables (or JSON with --json). */
 import type { Argv } from 'yargs';
-import { BENCH_SECTIONS, DEFAULT_SIZES, QUICK_SIZES, measureMembench, type BenchSection } from '../bench/index.js';
+import { BENCH_SECTIONS, DATASET_QUESTIONS, DEFAULT_SIZES, QUICK_DATASET_QUESTIONS, QUICK_SIZES, measureMembench, type BenchSection } from '../bench/index.js';
 import { renderBenchJson, renderBenchReport } from '../bench/render.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
@@ -16,6 +16,7 @@ export function builder(yargs: Argv) {
     .option('sizes', { type: 'string', describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})` })
     .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load and recovery sections (default: every built-in)' })
     .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: one per core, as membench run)' })
+    .option('questions', { type: 'number', describe: `questions of the dataset section's synthetic LongMemEval_S-shaped file (default ${DATASET_QUESTIONS}, quick ${QUICK_DATASET_QUESTIONS}; the published file has 500)` })
     .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress lines' })
     .example('$0 bench --quick', 'every section with small sizes')
@@ -49,6 +50,7 @@ export const handler = handled(async (argv: BenchArgs) => {
     sizes: parseSizes(argv.sizes),
     strategies: argv.strategy,
     workers: argv.workers,
+    questions: argv.questions,
     onProgress: argv.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(argv.json ? renderBenchJson(report) : renderBenchReport(report));

@@ -3,6 +3,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { deferFsync, inDurableBatch } from './durable-batch.js';
 
 /** fsyncs this process issued through writeFileAtomic and syncDirectory: counted, so tests and the bench can check them without a clock. */
 export const fsyncStats = { fsyncs: 0 };
@@ -20,8 +21,10 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     const handle = await open(temp, 'wx');
     try {
       await handle.writeFile(data);
-      await handle.sync();
-      fsyncStats.fsyncs++;
+      if (!inDurableBatch()) {
+        await handle.sync();
+        fsyncStats.fsyncs++;
+      }
     } catch (error) {
       await handle.close();
       await rm(temp, { force: true });
@@ -29,6 +32,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     }
     await handle.close();
     await rename(temp, file);
+    if (inDurableBatch()) deferFsync(file); // its content and its rename, fsynced when the batch ends
     await syncDirectory(dir);
   } catch (error) {
     // A failed write (ENOSPC) names no file; the message must: the one being written.
@@ -56,6 +60,7 @@ export function replaceFileSync(file: string, data: string | Uint8Array): void {
 
 /** fsyncs a directory, so a rename or unlink in it survives a power cut. */
 export async function syncDirectory(dir: string): Promise<void> {
+  if (inDurableBatch()) return deferFsync(dir);
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

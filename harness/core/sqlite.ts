@@ -11,6 +11,7 @@ import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { MembenchError } from './errors.js';
 import type { DurabilityMode } from './durability-mode.js';
+import { inDurableBatch, onDurableBatch } from './durable-batch.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -62,6 +63,47 @@ function createStoreFile(file: string): void {
   }
 }
 
+/** Open `sync` databases; the files of those open at any time during the current durable batch, each with a keeper connection. */
+const syncDatabases = new Set<SqliteDatabase>();
+const batchFiles = new Map<string, SqliteDatabase>();
+
+function openSyncDatabases(): SqliteDatabase[] {
+  for (const db of syncDatabases) if (!db.open) syncDatabases.delete(db);
+  return [...syncDatabases];
+}
+
+/**
+ * Holds a store file open for the rest of the batch: SQLite checkpoints the WAL into the database
+ * (and fsyncs both) when the last connection to a file closes, so a store closed and reopened at
+ * every session boundary would pay that at each one. The keeper only reads.
+ */
+function keepDuringBatch(db: SqliteDatabase): void {
+  if (batchFiles.has(db.name)) return;
+  const keeper = new Database(db.name, { fileMustExist: true });
+  keeper.prepare('SELECT count(*) FROM sqlite_master').get();
+  batchFiles.set(db.name, keeper);
+}
+
+// Inside a durable batch a `sync` store commits as `normal` does (WAL, no fsync: a process crash
+// loses nothing) and its file stays open between sessions; at the batch's end the keepers close
+// (the last one to a file checkpoints it, fsyncing), the WAL and the database file of every store
+// the batch wrote are fsynced, and the stores go back to one fsync per commit.
+onDurableBatch({
+  start() {
+    for (const db of openSyncDatabases()) {
+      db.pragma('synchronous = NORMAL');
+      keepDuringBatch(db);
+    }
+  },
+  end() {
+    for (const db of openSyncDatabases()) db.pragma('synchronous = FULL');
+    const files = [...batchFiles.keys()];
+    for (const keeper of batchFiles.values()) keeper.close();
+    batchFiles.clear();
+    return files.flatMap((file) => [`${file}-wal`, file]);
+  },
+});
+
 /**
  * `sync` commits with synchronous=FULL (survives a power cut); the other modes use NORMAL,
  * which in WAL mode survives a process crash but may lose the last commits on a power cut.
@@ -74,11 +116,15 @@ export function openDatabase(file: string, durability: DurabilityMode): SqliteDa
   try {
     namingFile(file, () => {
       db.pragma('journal_mode = WAL');
-      db.pragma(`synchronous = ${durability === 'sync' ? 'FULL' : 'NORMAL'}`);
+      db.pragma(`synchronous = ${durability === 'sync' && !inDurableBatch() ? 'FULL' : 'NORMAL'}`);
       // Concurrent agent processes share files: wait for a lock rather than fail.
       db.pragma('busy_timeout = 10000');
       db.prepare('SELECT count(*) FROM sqlite_master').get();
     });
+    if (durability === 'sync') {
+      syncDatabases.add(db);
+      if (inDurableBatch()) keepDuringBatch(db);
+    }
   } catch (error) {
     db.close();
     throw error;

@@ -86,6 +86,8 @@ export const turnRecordSchema = z.object({
   saveMs: count,
   /** Why the strategy refused the step (a memory over its size budget, an unsafe name). */
   refused: z.string().optional(),
+  /** A scripted turn outside the cell's seeded sample: its context was not assembled (no model reads it); see `tokens.contextSample`. */
+  contextSkipped: z.literal(true).optional(),
 });
 export type TurnRecord = z.infer<typeof turnRecordSchema>;
 
@@ -345,6 +347,12 @@ export const cellTokensSchema = z.object({
   maintenanceCalls: count,
   answer: count,
   reply: count,
+  /**
+   * Present when context tokens were measured on a seeded sample of the scripted turns (long
+   * replays): `measured` turns of `turns`. contextMeanPerTurn and contextMax are then the sample's,
+   * and contextTotal is the sample mean × `turns`, rounded.
+   */
+  contextSample: z.object({ measured: count, turns: count }).optional(),
 });
 export type CellTokens = z.infer<typeof cellTokensSchema>;
 

@@ -7,7 +7,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession } from '../agent/loop.js';
+import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
+import { durableBatch } from '../core/durable-batch.js';
+import { isDatasetReplay } from '../scenarios/importers/index.js';
 import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
@@ -140,6 +142,8 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     ledger,
     ...rankDepthOf(providers),
     keepsVerbatim: definition.keepsVerbatim !== false,
+    // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
+    measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
     createStrategy: () =>
       definition.create(
         { dir: paths.strategyDir, tokens, model, embedder: providers.embedder, durability: plan.spec.durability, seed: plan.seed, now: providers.now },
@@ -160,10 +164,27 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       await session.start();
     });
     const evidence = evidenceTable(plan.scenario.steps);
+    const steps = plan.scenario.steps;
+    // A replayed dataset's saved turns and session boundaries share one durable commit per run of them, up to the next probe.
+    const batched = isDatasetReplay(plan.scenario);
+    const batchable = (step: Scenario['steps'][number]): boolean => savesOnly(step) || step.kind === 'session';
     await timed('replayMs', async () => {
-      for (const [index, step] of plan.scenario.steps.entries()) {
-        onPhase(stepPhase(index, step));
-        await session.step(step, index, probeEvidence(step, evidence));
+      for (let index = 0; index < steps.length; ) {
+        let end = index + 1;
+        if (batched && batchable(steps[index]!)) while (end < steps.length && batchable(steps[end]!)) end++;
+        const run = async (): Promise<void> => {
+          for (let at = index; at < end; at++) {
+            onPhase(stepPhase(at, steps[at]!));
+            await session.step(steps[at]!, at, probeEvidence(steps[at]!, evidence));
+          }
+        };
+        if (end - index > 1) {
+          const { syncMs } = await durableBatch(run);
+          // The batch's closing fsyncs are part of the last turn's save.
+          const last = session.turns.at(-1);
+          if (last) last.saveMs += syncMs;
+        } else await run();
+        index = end;
       }
     });
     onPhase('close');
@@ -229,7 +250,10 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
   const retrieval = summarizeRetrieval(probes);
   const protocolSummary = protocol === undefined ? undefined : summarizeRetrieval(probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})));
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
-  const contextTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
+  const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
+  const skipped = turns.filter((turn) => turn.contextSkipped).length;
+  // Turns outside the context sample count at the sample's mean.
+  const contextTotal = skipped > 0 && contextPerTurn.length > 0 ? Math.round((measuredTotal / contextPerTurn.length) * (contextPerTurn.length + skipped)) : measuredTotal;
   return {
     id: plan.id,
     scenario: plan.scenario.name,
@@ -244,12 +268,13 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     ...(error !== undefined ? { error } : {}),
     tokens: {
       contextTotal,
-      contextMeanPerTurn: contextPerTurn.length ? contextTotal / contextPerTurn.length : 0,
+      contextMeanPerTurn: contextPerTurn.length ? measuredTotal / contextPerTurn.length : 0,
       contextMax: contextPerTurn.reduce((max, value) => Math.max(max, value), 0),
       maintenance: usage.maintenanceTokens,
       maintenanceCalls: usage.maintenanceCalls,
       answer: usage.answerTokens,
       reply: usage.replyTokens,
+      ...(skipped > 0 ? { contextSample: { measured: contextPerTurn.length, turns: contextPerTurn.length + skipped } } : {}),
     },
     recall: summarizeRecall(probes),
     recallByCategory: recallByCategory(probes),

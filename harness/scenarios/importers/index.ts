@@ -80,6 +80,11 @@ function finish(converted: Converted, dataset: DatasetName, file: string, names:
   return { document, yaml, scenario: { ...check.scenario, source } };
 }
 
+/** Whether a scenario was imported from a dataset file by `run --dataset` (its source is `DATASET:FILE#NAME`). */
+export function isDatasetReplay(scenario: Pick<Scenario, 'source'>): boolean {
+  return DATASET_NAMES.some((dataset) => scenario.source.startsWith(`${dataset}:`));
+}
+
 /** `locomo:FILE` / `longmemeval:FILE` → dataset and file. */
 export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: string } {
   const colon = spec.indexOf(':');

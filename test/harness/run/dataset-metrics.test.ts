@@ -96,6 +96,16 @@ describe('metrics on a long LoCoMo-format conversation', () => {
     expect(cell('buffer').usage.replyTokens).toBe(0);
     // 12 sessions of 21 utterances: 10 answered pairs and one unanswered utterance each.
     expect(cell('buffer').turns.filter((turn) => turn.kind === 'user')).toHaveLength(12 * 11);
-    expect(cell('buffer').turns.filter((turn) => turn.contextTokens === null)).toHaveLength(12);
+    expect(cell('buffer').turns.filter((turn) => turn.contextTokens === null && !turn.contextSkipped)).toHaveLength(12);
+  });
+
+  it('measures context tokens on the same seeded sample of the 120 scripted turns for every strategy', () => {
+    const sampled = (strategy: string): number[] => cell(strategy).turns.flatMap((turn) => (turn.contextTokens !== null ? [turn.step] : []));
+    expect(cell('buffer').tokens.contextSample).toEqual({ measured: sampled('buffer').length, turns: 120 });
+    expect(sampled('buffer').length).toBeLessThanOrEqual(32);
+    expect(sampled('window')).toEqual(sampled('buffer'));
+    // The total counts the turns left out at the sample's mean.
+    const { contextTotal, contextMeanPerTurn } = cell('buffer').tokens;
+    expect(contextTotal).toBe(Math.round(contextMeanPerTurn * 120));
   });
 });

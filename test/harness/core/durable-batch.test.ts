@@ -1,0 +1,107 @@
+/**
+ * Durable batches (harness/core/durable-batch.ts): inside one, `sync` stores commit without an
+ * fsync and keep their files open across close/reopen; at its end every file it wrote is fsynced
+ * and the stores go back to one fsync per commit. A process killed inside a batch loses no commit.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { batchStats, durableBatch, inDurableBatch } from '../../../harness/core/durable-batch.js';
+import { fsyncStats, writeFileAtomic } from '../../../harness/core/fs.js';
+import { openDatabase } from '../../../harness/core/sqlite.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const synchronous = (db: Database.Database): number => db.pragma('synchronous', { simple: true }) as number;
+
+describe('durableBatch', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-batch-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('relaxes the fsync of sync stores inside the batch only, also for stores opened in it and after a failed step', async () => {
+    const before = openDatabase(path.join(dir, 'a.sqlite'), 'sync');
+    const relaxed = openDatabase(path.join(dir, 'c.sqlite'), 'async');
+    expect(synchronous(before)).toBe(2); // FULL
+    let inside: Database.Database | undefined;
+    await expect(
+      durableBatch(async () => {
+        expect(inDurableBatch()).toBe(true);
+        expect(synchronous(before)).toBe(1); // NORMAL
+        inside = openDatabase(path.join(dir, 'b.sqlite'), 'sync');
+        expect(synchronous(inside)).toBe(1);
+        throw new Error('a step failed');
+      }),
+    ).rejects.toThrow('a step failed');
+    expect(inDurableBatch()).toBe(false);
+    expect(synchronous(before)).toBe(2);
+    expect(synchronous(inside!)).toBe(2);
+    expect(synchronous(relaxed)).toBe(1); // async stores are never FULL
+    for (const db of [before, inside!, relaxed]) db.close();
+  });
+
+  it('keeps a store closed inside the batch from checkpointing until the batch ends, then fsyncs its WAL and file', async () => {
+    const file = path.join(dir, 'store.sqlite');
+    const fsyncs = batchStats.fsyncs;
+    await durableBatch(async () => {
+      for (let session = 0; session < 3; session++) {
+        const db = openDatabase(file, 'sync');
+        db.exec('CREATE TABLE IF NOT EXISTS rows (n INTEGER)');
+        db.prepare('INSERT INTO rows VALUES (?)').run(session);
+        db.close();
+        // The keeper holds the file: closing the store left its WAL, not checkpointed.
+        expect(existsSync(`${file}-wal`) && statSync(`${file}-wal`).size > 0).toBe(true);
+      }
+    });
+    // The keeper's close was the last: the WAL went into the file.
+    expect(readdirSync(dir).filter((name) => name.endsWith('-wal'))).toEqual([]);
+    expect(batchStats.fsyncs).toBeGreaterThan(fsyncs);
+    const reader = new Database(file, { readonly: true });
+    expect(reader.prepare('SELECT count(*) FROM rows').pluck().get()).toBe(3);
+    reader.close();
+  });
+
+  it('defers the fsyncs of atomic file writes to the end of the batch', async () => {
+    const file = path.join(dir, 'memory.md');
+    const [writes, deferred] = [fsyncStats.fsyncs, batchStats.fsyncs];
+    await durableBatch(async () => {
+      await writeFileAtomic(file, 'one');
+      await writeFileAtomic(file, 'two');
+      expect(fsyncStats.fsyncs).toBe(writes);
+    });
+    // The file and its directory, once each, however many writes.
+    expect(batchStats.fsyncs - deferred).toBe(2);
+    await writeFileAtomic(file, 'three');
+    expect(fsyncStats.fsyncs - writes).toBe(2);
+  });
+
+  it('loses no commit when the process is killed with SIGKILL inside a batch', async () => {
+    const file = path.join(dir, 'killed.sqlite');
+    const script = `
+      import { durableBatch } from ${JSON.stringify(path.join(ROOT, 'dist/harness/core/durable-batch.js'))};
+      import { openDatabase } from ${JSON.stringify(path.join(ROOT, 'dist/harness/core/sqlite.js'))};
+      const file = ${JSON.stringify(file)};
+      await durableBatch(async () => {
+        let db = openDatabase(file, 'sync');
+        db.exec('CREATE TABLE rows (n INTEGER)');
+        for (let n = 0; n < 50; n++) {
+          if (n === 25) { db.close(); db = openDatabase(file, 'sync'); }
+          db.prepare('INSERT INTO rows VALUES (?)').run(n);
+        }
+        process.kill(process.pid, 'SIGKILL');
+      });`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('exit', (code, signal) => resolve([code, signal])));
+    expect(signal).toBe('SIGKILL');
+    const db = openDatabase(file, 'sync');
+    expect(db.prepare('SELECT count(*) FROM rows').pluck().get()).toBe(50);
+    db.close();
+  });
+});
