@@ -75,7 +75,8 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
 
 /** Context recall by distance bucket, one line per setting: window's cliff at K, summary-buffer's at its token limit. */
 function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string, SeriesStyle>): ChartSpec | null {
-  const rows = recallByDistance(result.cells, unit);
+  // Exchanges: every distance up to 32 its own point (the generated suite probes each), so K shows where it falls.
+  const rows = recallByDistance(result.cells, unit, unit === 'exchanges' ? 'fine' : 'doubling');
   if (rows.length === 0) return null;
   const buckets = [...new Map(rows.map((row) => [row.bucket.hi, row.bucket])).values()].sort((a, b) => a.hi - b.hi);
   const settings = [...new Set(rows.map((row) => row.setting))];
@@ -100,7 +101,7 @@ function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string
     type: 'line',
     data: { labels: buckets.map((bucket) => bucket.label), datasets },
     options: {
-      ...baseOptions(title, 'probes bucketed by how far back their furthest evidence lies (powers of two); pooled over the run'),
+      ...baseOptions(title, `probes bucketed by how far back their furthest evidence lies (${unit === 'exchanges' ? 'each distance up to 32, then quarters of each doubling' : 'powers of two'}); pooled over the run`),
       scales: {
         x: { title: axisTitle(`distance (${what})`) },
         y: { min: 0, max: 1, title: axisTitle('context recall (share of probes in the bucket)') },

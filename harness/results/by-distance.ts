@@ -1,7 +1,7 @@
 /**
  * Recall as a function of the distance between a fact and its probe (docs/design.md §7), per strategy
- * setting, in exchanges or in tokens, bucketed by powers of two: where window's K and
- * summary-buffer's token limit show up as cliffs.
+ * setting, in exchanges or in tokens, bucketed by powers of two (tables) or finer (the exchanges
+ * chart): where window's K and summary-buffer's token limit show up as cliffs.
  */
 import { rate } from '../core/metrics.js';
 import { meanOf } from './recall.js';
@@ -17,8 +17,22 @@ export interface DistanceBucket {
   label: string;
 }
 
-export function distanceBucket(value: number): DistanceBucket {
+/** How finely distances are bucketed: by doubling (tables), or `fine` (charts): each distance up to 32, then four buckets per doubling. */
+export type DistanceGrain = 'doubling' | 'fine';
+
+/** The largest distance `fine` buckets one by one; beyond it each doubling is cut in four. */
+const FINE_EXACT_UP_TO = 32;
+
+export function distanceBucket(value: number, grain: DistanceGrain = 'doubling'): DistanceBucket {
   if (value <= 1) return { lo: 0, hi: 1, label: '≤1' };
+  if (grain === 'fine') {
+    if (value <= FINE_EXACT_UP_TO) return { lo: value, hi: value, label: String(value) };
+    const top = 2 ** Math.ceil(Math.log2(value));
+    const width = top / 2 / 4;
+    const hi = top / 2 + width * Math.ceil((value - top / 2) / width);
+    const lo = hi - width + 1;
+    return { lo, hi, label: `${lo}–${hi}` };
+  }
   const hi = 2 ** Math.ceil(Math.log2(value));
   const lo = hi / 2 + 1;
   return { lo, hi, label: lo === hi ? String(hi) : `${lo}–${hi}` };
@@ -32,13 +46,13 @@ export interface DistanceRow {
 }
 
 /** One row per setting and bucket that has probes, buckets in increasing order; [] when no probe has a distance. */
-export function recallByDistance(cells: readonly CellResult[], unit: DistanceUnit): DistanceRow[] {
+export function recallByDistance(cells: readonly CellResult[], unit: DistanceUnit, grain: DistanceGrain = 'doubling'): DistanceRow[] {
   const groups = new Map<string, { setting: string; bucket: DistanceBucket; recall: boolean[]; evidence: number[] }>();
   for (const cell of cells) {
     if (cell.status !== 'ok' || cell.pricing || cell.faults?.idempotencyKeys === false) continue;
     for (const probe of cell.probes) {
       if (!probe.distance || probe.contextRecall === undefined) continue;
-      const bucket = distanceBucket(probe.distance[unit]);
+      const bucket = distanceBucket(probe.distance[unit], grain);
       const key = `${cell.label}|${bucket.hi}`;
       const group = groups.get(key) ?? { setting: cell.label, bucket, recall: [], evidence: [] };
       group.recall.push(probe.contextRecall);

@@ -53,9 +53,15 @@ describe('chart data', () => {
     const labels = spec.config.data.labels as string[];
     const window = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find((set) => set.label === 'window(k=2)')!;
     const buffer = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find((set) => set.label === 'buffer')!;
-    const far = labels.findIndex((label) => label === '9–16');
-    expect(window.data[far]).toBeLessThan(0.5);
-    expect(buffer.data[far]).toBe(1);
+    // Fine buckets: each distance up to 32 is its own point, so the cliff shows right after K = 2.
+    expect(labels).toContain('2');
+    expect(labels).toContain('3');
+    expect(window.data[labels.indexOf('2')]).toBe(1);
+    const beyond = labels.flatMap((label, index) => (label.includes('–') || Number(label) > 4 ? [index] : []));
+    expect(beyond.length).toBeGreaterThan(0);
+    const windowBeyond = beyond.map((index) => window.data[index]).filter((value): value is number => value !== null);
+    expect(windowBeyond.reduce((sum, value) => sum + value, 0) / windowBeyond.length).toBeLessThan(0.5);
+    expect(beyond.every((index) => buffer.data[index] === null || buffer.data[index] === 1)).toBe(true);
   });
 
   it('gives every setting, in its order in the run, a colour, marker and line pattern of its own, used by every chart', () => {

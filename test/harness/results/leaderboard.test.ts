@@ -1,7 +1,7 @@
 /** The leaderboard and its recommendations, on the committed results fixture (buffer and window k=2,4). */
 import { describe, expect, it } from 'vitest';
 import { leaderboard, TOKEN_BUDGET } from '../../../harness/results/leaderboard.js';
-import { recallByDistance } from '../../../harness/results/by-distance.js';
+import { distanceBucket, recallByDistance } from '../../../harness/results/by-distance.js';
 import { cellOf, durability, smallRun } from '../../reports/fixture.js';
 
 describe('leaderboard', () => {
@@ -52,5 +52,11 @@ describe('leaderboard', () => {
     const window = rows.filter((row) => row.setting === 'window(k=2)');
     expect(window.find((row) => row.bucket.hi === 1 || row.bucket.hi === 2)?.contextRecall.value).toBe(1);
     expect(window.at(-1)!.contextRecall.value!).toBeLessThan(0.5);
+  });
+
+  it('buckets finely for charts: each distance up to 32, then four buckets per doubling', () => {
+    expect([1, 2, 3, 17, 32].map((value) => distanceBucket(value, 'fine').label)).toEqual(['≤1', '2', '3', '17', '32']);
+    expect([33, 40, 41, 64, 65, 96, 97, 256].map((value) => distanceBucket(value, 'fine').label)).toEqual(['33–40', '33–40', '41–48', '57–64', '65–80', '81–96', '97–112', '225–256']);
+    expect(distanceBucket(17).label).toBe('17–32');
   });
 });
