@@ -137,7 +137,11 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   } catch (error) {
     throw resumable(error);
   }
-  process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
+  // Reports by name, charts counted: one line that fits a terminal however many charts the run drew.
+  const charts = files.filter((file) => file.endsWith('.png'));
+  const reports = files.filter((file) => !file.endsWith('.png')).map((file) => path.basename(file));
+  const chartWord = charts.length ? ` and ${charts.length} chart${charts.length === 1 ? '' : 's'} in ${path.relative(out, path.dirname(charts[0]!)) || '.'}/` : '';
+  process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${reports.join(', ')}${chartWord})\n`);
   const failed = result.cells.filter((cell) => verdictFails(cellVerdict(cell, verdictOptions)));
   for (const cell of failed) {
     const verdict = cellVerdict(cell, verdictOptions);
