@@ -12,18 +12,8 @@
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import { seededRandom } from '../core/random.js';
 
-/** A small seeded generator (mulberry32): the same file on every run with the same seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The size of the file: LongMemEval_S's shape by default. */
 export interface SyntheticLongMemEvalOptions {
@@ -239,7 +229,7 @@ function typeOrder(count: number, next: () => number): string[] {
 /** The questions one at a time (nothing holds the whole file). */
 export function* syntheticLongMemEval(options: SyntheticLongMemEvalOptions = {}): Generator<Record<string, unknown>> {
   const settings: Required<SyntheticLongMemEvalOptions> = { questions: 500, sessions: [46, 56], messages: [6, 15], replySentences: [16, 30], seed: 2025, ...options };
-  const next = random(settings.seed);
+  const next = seededRandom(settings.seed);
   const types = typeOrder(settings.questions, next);
   for (const [index, type] of types.entries()) {
     const abstention = type !== 'single-session-assistant' && type !== 'single-session-preference' && next() < ABSTENTION_CHANCE;

@@ -15,6 +15,7 @@ import { stepMessages } from '../../../harness/scenarios/evidence.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import { findStrategy, type MemoryStrategy } from '../../../strategies/index.js';
 import { makeHarness } from '../../strategies/conformance.js';
+import { seededRandom } from '../../../harness/core/random.js';
 
 const BOILERPLATE = [
   'Thanks so much for sharing that, it really means a lot to me and I appreciate you telling me about your day.',
@@ -22,17 +23,6 @@ const BOILERPLATE = [
   'Let me know if there is anything else you would like to talk about, I am always happy to chat with you.',
 ];
 
-/** A seeded generator (mulberry32): the same conversation on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FACTS = ['my cousin Rosalind breeds alpacas near Tromsø', 'the spare key hides under the blue ceramic frog', 'Dr Okonkwo moved my appointment to the ninth of March', 'our team mascot is a stuffed pangolin called Mortimer', 'I paid 4,870 crowns for the vintage accordion'];
 
@@ -41,7 +31,7 @@ const FACTS = ['my cousin Rosalind breeds alpacas near Tromsø', 'the spare key 
  * message is the evidence); probes after the last exchange ask about each fact.
  */
 function chattyConversation(exchanges: number, at: readonly number[], seed = 1): Step[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const chat = (): string => BOILERPLATE.map((sentence) => (next() < 0.5 ? sentence : sentence.replace('really ', ''))).join(' ');
   const steps: Step[] = [];
   for (let i = 0; i < exchanges; i++) {
@@ -90,7 +80,7 @@ describe('evidence held means held', () => {
   it('for strategies that keep messages verbatim, an evidence message is held iff its text is in the context', async () => {
     let probes = 0;
     for (let seed = 1; seed <= 6; seed++) {
-      const next = random(seed * 7919);
+      const next = seededRandom(seed * 7919);
       const exchanges = 8 + Math.floor(next() * 20);
       const at = [...new Set(Array.from({ length: 3 }, () => Math.floor(next() * exchanges)))];
       const steps = chattyConversation(exchanges, at, seed);
