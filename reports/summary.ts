@@ -150,6 +150,8 @@ export function summaryNotes(result: RunResult): string[] {
   const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
   const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
   if (truncated > 0) notes.push(`truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`);
+  const empty = result.cells.filter((cell) => (cell.usage.emptyAnswers ?? 0) > 0);
+  if (empty.length > 0) notes.push(`empty: ${emptyAnswersNote(empty)}`);
   const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
   if (peers) notes.push(peers);
   for (const cell of result.cells) {
@@ -159,6 +161,13 @@ export function summaryNotes(result: RunResult): string[] {
     if (cell.unreadable?.length) notes.push(`unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`);
   }
   return notes;
+}
+
+/** The cells whose model answers came back with no text, and how many: scored as empty, said here. */
+function emptyAnswersNote(cells: readonly CellResult[]): string {
+  const total = cells.reduce((sum, cell) => sum + (cell.usage.emptyAnswers ?? 0), 0);
+  const named = cells.slice(0, 3).map((cell) => `${cell.id} (${cell.usage.emptyAnswers})`).join(', ') + (cells.length > 3 ? `, ... (${cells.length - 3} more cells)` : '');
+  return `${total} model answer(s) came back with no text (content null or ""), scored as empty answers: ${named} (see docs/failing-loudly.md)`;
 }
 
 /** The line that says where answers came from, so offline scores are never mistaken for a live model's. */

@@ -117,6 +117,7 @@ function matchGold(gold: string, response: string, type: JudgeType): RuleVerdict
  * questions, which accept the old value alongside the updated one.
  */
 export function offlineVerdict(item: JudgeItem): RuleVerdict {
+  if (item.response.trim() === '') return { correct: false, rule: 'the answer is empty (no text came back: an endpoint reply with content null?)' };
   const normalized = normalizeText(item.response);
   if (item.type === 'abstention') {
     const declined = judgeAnswer(item.response, undefined, item.forbid) || adversarialScore(item.response) === 1;

@@ -90,6 +90,8 @@ export interface ModelUsage {
   cachedCalls: number;
   /** Answers cut at MAX_ANSWER_CHARS (absent: none), counted so reports say so. */
   truncatedAnswers?: number;
+  /** Answers with no text (an endpoint's `content: null`, or ""), scored as empty (absent: none), counted so reports say so. */
+  emptyAnswers?: number;
 }
 
 export function emptyUsage(): ModelUsage {
@@ -106,6 +108,7 @@ export function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
   const delta = emptyUsage();
   for (const key of usageKeys(now, before)) delta[key] = (now[key] ?? 0) - (before[key] ?? 0);
   if (delta.truncatedAnswers === 0) delete delta.truncatedAnswers;
+  if (delta.emptyAnswers === 0) delete delta.emptyAnswers;
   return delta;
 }
 
@@ -136,6 +139,7 @@ export class MeteredModel implements ChatModel {
     if (!response.cached && response.latencyMs !== undefined) this.latencies.push(response.latencyMs);
     this.record(request.task, this.tokens.countMessages(request.messages) + this.tokens.countText(response.text), response.cached);
     if (isTruncatedAnswer(response.text)) this.usage.truncatedAnswers = (this.usage.truncatedAnswers ?? 0) + 1;
+    if (response.text.trim() === '') this.usage.emptyAnswers = (this.usage.emptyAnswers ?? 0) + 1;
     return response;
   }
 

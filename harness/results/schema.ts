@@ -31,7 +31,7 @@ const crashPoint = z.enum(CRASH_POINTS);
 
 export const distributionSchema = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count }) satisfies z.ZodType<Distribution>;
 export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
-export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count, truncatedAnswers: count.optional() }) satisfies z.ZodType<ModelUsage>;
+export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count, truncatedAnswers: count.optional(), emptyAnswers: count.optional() }) satisfies z.ZodType<ModelUsage>;
 
 /** A mean with the number of probes behind it (`mean` null when n is 0). */
 export const meanSchema = z.object({ n: count, mean: count.nullable() });

@@ -26,8 +26,8 @@ export type Reply =
   | { kind: 'hang-body' }
   /** Drops the connection without a response. */
   | { kind: 'reset' }
-  /** A well-formed chat completion whose message is `content` (a judge's "yes", "Yes.", "no"...). */
-  | { kind: 'chat'; content: string };
+  /** A well-formed chat completion whose message is `content` (a judge's "yes", "Yes.", "no"...; null: no text, as some endpoints send). */
+  | { kind: 'chat'; content: string | null };
 
 /** The running server and what it saw. */
 export interface FakeOpenAIServer {
@@ -69,7 +69,7 @@ function defaultBody(path: string, body: unknown, dimensions: number, echoed: st
 }
 
 /** A chat completion answering `content`. */
-function completion(body: unknown, content: string): unknown {
+function completion(body: unknown, content: string | null): unknown {
   return {
     id: 'chatcmpl-fake',
     object: 'chat.completion',
@@ -92,7 +92,7 @@ export function lastMessage(body: unknown): string {
  * every default chat answer repeats the request's Authorization header and the bare token, as a
  * proxy or a debugging endpoint that echoes headers would.
  */
-export async function startFakeOpenAIServer(options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string } = {}): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string | null } = {}): Promise<FakeOpenAIServer> {
   const dimensions = options.embeddingDimensions ?? 8;
   const echoOf = (headers: IncomingHttpHeaders): string => {
     if (!options.echoAuthorization) return '';

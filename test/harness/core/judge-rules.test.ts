@@ -7,6 +7,12 @@ const verdict = (item: Partial<JudgeItem> & Pick<JudgeItem, 'response'>): boolea
   offlineVerdict({ type: 'default', question: 'q?', expect: [], forbid: [], ...item }).correct;
 
 describe('offline judge', () => {
+  it('says an empty answer (an endpoint that sent content: null) is empty, whatever the question type', () => {
+    for (const type of ['default', 'abstention', 'preference', 'temporal'] as const) {
+      expect(offlineVerdict({ type, question: 'q?', expect: ['tea'], forbid: [], response: ' ' })).toEqual({ correct: false, rule: 'the answer is empty (no text came back: an endpoint reply with content null?)' });
+    }
+  });
+
   it('accepts the gold contained after normalisation, and refuses a stale value beside it except for knowledge-update', () => {
     expect(verdict({ expect: ['Cast-Iron Pan'], response: 'You use a cast-iron   pan.' })).toBe(true);
     expect(verdict({ expect: ['six'], forbid: ['four'], response: 'It was four, now six.' })).toBe(false);
