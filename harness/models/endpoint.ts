@@ -80,7 +80,7 @@ export function displayUrl(baseUrl: string, path: string): string {
  * A base URL is a scheme, host and path. Credentials (`user:key@`) or a query would be sent
  * or shown where a key must never be; the SDK also appends paths after a query. Refused.
  */
-function checkBaseUrl(baseUrl: string): void {
+export function checkBaseUrl(baseUrl: string): void {
   const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     throw new MembenchError('INVALID_ARGUMENT', `openai: base URL ${JSON.stringify(baseUrl.replace(/\/\/[^/]*@/u, '//***@'))} is not an http(s) URL`);

@@ -13,7 +13,11 @@ import { rangeSchema } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
 import { PROTOCOLS } from '../results/schema.js';
 import { describeIssue, documentValue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
-import { isModuleSpec } from '../../strategies/loader.js';
+import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
+import { builtinStrategies } from '../../strategies/index.js';
+import type { StrategyDefinition } from '../../strategies/types.js';
+import { checkBaseUrl } from '../models/endpoint.js';
+import { expandStrategies } from './params.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
@@ -107,10 +111,75 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
     }
     const parsed = configSchema.safeParse(value, { reportInput: true });
     if (!parsed.success) for (const issue of parsed.error.issues) fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
-    if (problems.length === 0 && parsed.success) return resolvePaths(normalize(parsed.data), path.dirname(file));
+    if (problems.length === 0 && parsed.success) {
+      const config = normalize(parsed.data);
+      await checkSettings(value as Record<string, unknown>, config, (at, message) => fail(locate.value(at), at, message));
+      if (problems.length === 0) return resolvePaths(config, path.dirname(file));
+    }
   }
   problems.sort((a, b) => a.line - b.line || a.col - b.col);
   throw new MembenchError('INVALID_ARGUMENT', `${shown}: invalid config file (${problems.length} problem${problems.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+}
+
+/** The path of the `index`th item of a setting that is a string or a list (`strategies: x` or `strategies: [x, y]`). */
+const itemPath = (raw: unknown, key: string, index: number): (string | number)[] => (Array.isArray(raw) ? [key, index] : [key]);
+
+/** A flag's message reworded for a config entry: `--param window.k=0: …` → `window.k=0: …`. */
+const unflagged = (error: unknown): string => (error as Error).message.replace(/(^| )--param /gu, '$1').replace(/^openai: /u, '');
+
+/**
+ * What the schema cannot see but the run would refuse, checked here so the message names the
+ * file, line and column: unknown strategy names, `params` entries (unknown strategy or knob, a bad
+ * or repeated value) and a `baseUrl` carrying credentials. Strategy modules are loaded by the run
+ * only (importing a user's module twice would run its side effects twice).
+ */
+async function checkSettings(raw: Record<string, unknown>, config: MembenchConfig, fail: (at: (string | number)[], message: string) => void): Promise<void> {
+  const definitions: StrategyDefinition[] = [];
+  let checkable = true;
+  for (const [index, spec] of (config.strategies ?? []).entries()) {
+    if (isModuleSpec(spec)) {
+      checkable = false;
+      continue;
+    }
+    try {
+      definitions.push(await loadStrategyDefinition(spec));
+    } catch (error) {
+      if (!(error instanceof MembenchError)) throw error;
+      fail(itemPath(raw.strategies, 'strategies', index), error.message);
+      checkable = false;
+    }
+  }
+  if (checkable && config.params) {
+    const selected = config.strategies ? definitions : [...builtinStrategies];
+    const paths = Array.isArray(raw.params) ? config.params.map((_, index) => ['params', index]) : typeof raw.params === 'string' ? [['params']] : Object.keys(raw.params as object).map((knob) => ['params', knob]);
+    let located = false;
+    for (const [index, param] of config.params.entries()) {
+      try {
+        expandStrategies(selected, [param]);
+      } catch (error) {
+        if (!(error instanceof MembenchError)) throw error;
+        fail(paths[index] ?? ['params'], unflagged(error));
+        located = true;
+      }
+    }
+    // Entries fine one by one may still repeat a setting between them (`window.k=2` twice).
+    if (!located) {
+      try {
+        expandStrategies(selected, config.params);
+      } catch (error) {
+        if (!(error instanceof MembenchError)) throw error;
+        fail(['params'], unflagged(error));
+      }
+    }
+  }
+  if (config.baseUrl !== undefined) {
+    try {
+      checkBaseUrl(config.baseUrl);
+    } catch (error) {
+      if (!(error instanceof MembenchError)) throw error;
+      fail(['baseUrl'], unflagged(error));
+    }
+  }
 }
 
 /** JSON.parse's complaint, located (the YAML parser accepts JSON but places its errors less precisely). */

@@ -58,6 +58,23 @@ describe('membench.config.yaml', () => {
     ]);
   });
 
+  it('locates what the run would refuse: an unknown strategy, bad params entries, a baseUrl with credentials', async () => {
+    const located = async (file: string): Promise<string[]> => (await problems(file)).map((line) => line.replace(/^.*membench\.config\.yaml/u, 'membench.config.yaml'));
+    const strategy = await configFile('membench.config.yaml', 'strategies: [buffer, nosuch]\n');
+    expect(await located(strategy)).toEqual([expect.stringMatching(/^membench\.config\.yaml:1:22: strategies\[1\]: unknown strategy "nosuch": built-ins are buffer, /u)]);
+    const knob = await configFile('membench.config.yaml', 'params:\n  - window.k=2\n  - window.q=3\n');
+    expect(await located(knob)).toEqual(['membench.config.yaml:3:5: params[1]: window.q=3: strategy "window" has no knob "q" (knobs: k, maxTokens, durability)']);
+    const value = await configFile('membench.config.yaml', 'params:\n  window.k: [0, 2]\n');
+    expect(await located(value)).toEqual(['membench.config.yaml:2:13: params.window.k: window.k=0: Too small: expected number to be >=1']);
+    const unselected = await configFile('membench.config.yaml', 'strategies: buffer\nparams:\n  - window.k=1\n');
+    expect(await located(unselected)).toEqual(['membench.config.yaml:3:5: params[0]: window.k=1: strategy "window" is not selected (selected: buffer)']);
+    const twice = await configFile('membench.config.yaml', 'params:\n  - window.k=2\n  - window.k=2\n');
+    expect(await located(twice)).toEqual(['membench.config.yaml:2:3: params: window.k=2 window.k=2: window(k=2) is listed twice (a value repeated?): give each setting once']);
+    const credentials = await configFile('membench.config.yaml', 'model: openai:x\nbaseUrl: "http://user:sk-123@localhost/v1"\n');
+    const [line] = await located(credentials);
+    expect(line).toBe('membench.config.yaml:2:10: baseUrl: base URL http://localhost/v1 must not carry credentials, a query or a fragment; pass the key as the API key (OPENAI_API_KEY)');
+  });
+
   it('holds numbers to the bounds the flags have', async () => {
     const file = await configFile('membench.config.yaml', 'stretch: 1e12\ncrashFuzz: -1\nrecallThreshold: -1\nseed: 1.5\nlimit: 0\ncellTimeout: 0\nworkers: .inf\n');
     const shown = path.relative(process.cwd(), file);
