@@ -8,6 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MembenchError } from './errors.js';
 import type { DurabilityMode } from './durability-mode.js';
@@ -40,8 +42,45 @@ export function namingFile<T>(file: string, work: () => T): T {
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && DAMAGED.has(code)) throw new MembenchError('CORRUPT_STORE', `${file}: the SQLite store is damaged (${(error as Error).message}); ${REMEDY}`);
+    const words = storageProblem(error, file);
+    if (words) throw new MembenchError('FILE_SYSTEM', words);
     throw error;
   }
+}
+
+/** What to do when `where` is under TMPDIR (the cell dirs are): say which variable moves them. */
+function tempDirHint(where: string): string {
+  const temp = path.resolve(os.tmpdir());
+  const inside = path.resolve(where) === temp || path.resolve(where).startsWith(`${temp}${path.sep}`);
+  return inside
+    ? `: it is under TMPDIR (${temp}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then run again (--resume DIR finishes an interrupted run; a cell that failed is kept as failed)`
+    : ': free space there, or write --out elsewhere, then run again (--resume DIR finishes an interrupted run)';
+}
+
+/**
+ * A storage failure from SQLite (whose messages name no file: "database or disk is full", "disk
+ * I/O error", "unable to open database file") or a full disk's errno, in words that name
+ * `where` (the store file or the dir holding it) and what to do; undefined for anything else.
+ */
+export function storageProblem(error: unknown, where: string): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string') return undefined;
+  const said = (error as Error).message;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return `no space left for ${where} (${said})${tempDirHint(where)}`;
+  if (code.startsWith('SQLITE_IOERR')) return `disk I/O error on ${where} (${said}): a full or failing disk${tempDirHint(where)}`;
+  if (code.startsWith('SQLITE_READONLY')) return `${where} cannot be written (${said}): it or its directory is read-only (permissions, or a read-only file system)`;
+  if (code.startsWith('SQLITE_CANTOPEN')) {
+    const stat = (() => {
+      try {
+        return statSync(where);
+      } catch {
+        return undefined;
+      }
+    })();
+    if (stat?.isDirectory()) return `${where} is a directory, not a SQLite store file: move it away or choose another path`;
+    return `cannot open ${where} (${said}): its directory is missing, not writable or on a read-only file system`;
+  }
+  return undefined;
 }
 
 /**
@@ -110,9 +149,9 @@ onDurableBatch({
  * The schema is read at once, so a file that is not a database fails here, by name.
  */
 export function openDatabase(file: string, durability: DurabilityMode): SqliteDatabase {
-  if (!existsSync(file)) createStoreFile(file);
+  if (!existsSync(file)) namingFile(file, () => createStoreFile(file));
   assertNotEmptied(file);
-  const db = new Database(file);
+  const db = namingFile(file, () => new Database(file));
   try {
     namingFile(file, () => {
       db.pragma('journal_mode = WAL');

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
 import { durableBatch } from '../core/durable-batch.js';
+import { storageProblem } from '../core/sqlite.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
 import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
@@ -190,7 +191,8 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     onPhase('close');
     await timed('closeMs', () => session.finish());
   } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
+    // SQLite's "database or disk is full" names no file: the cell's store dir (under TMPDIR) is named instead.
+    error = storageProblem(caught, paths.strategyDir) ?? (caught instanceof Error ? caught.message : String(caught));
   }
   const effects = ledger.counts();
   ledger.close();

@@ -5,7 +5,7 @@
  * process (a SIGKILLed run) is taken over. The file is created whole (temp file + hard link), so
  * nobody ever reads a half-written lock.
  */
-import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
@@ -38,14 +38,31 @@ function readHolder(file: string): LockHolder | undefined {
   }
 }
 
+/**
+ * Node's recursive mkdir reports ENOENT when the parent cannot be written (a read-only file
+ * system, no permission): creating the first missing folder alone gives the real errno.
+ */
+function realMkdirError(dir: string): NodeJS.ErrnoException | undefined {
+  let missing = path.resolve(dir);
+  while (!existsSync(path.dirname(missing)) && path.dirname(missing) !== missing) missing = path.dirname(missing);
+  try {
+    mkdirSync(missing);
+    rmdirSync(missing);
+    return undefined;
+  } catch (error) {
+    return isFileSystemError(error) ? error : undefined;
+  }
+}
+
 /** Creates `dir` (with plain messages for a path that is a file, or not creatable); returns the first dir it created, if any. */
 export function ensureOutDir(dir: string, flag = '--out'): string | undefined {
   const refuse = (why: string): MembenchError => new MembenchError('BAD_PATH', `${flag} ${dir}: ${why}: choose another ${flag}`);
   let created: string | undefined;
   try {
     created = mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    if (!isFileSystemError(error)) throw error;
+  } catch (caught) {
+    if (!isFileSystemError(caught)) throw caught;
+    const error = caught.code === 'ENOENT' ? (realMkdirError(dir) ?? caught) : caught;
     if (error.code === 'EEXIST') throw refuse('a file of that name exists, not a directory');
     if (error.code === 'ENOTDIR') throw refuse('a part of the path is a file, not a directory');
     if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS') throw refuse(`cannot create it (${error.code === 'EROFS' ? 'read-only file system' : 'permission denied'})`);
