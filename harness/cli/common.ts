@@ -235,10 +235,13 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
     };
   }
   const log = (line: string): boolean => process.stderr.write(`${line}\n`);
+  /** Cells finished, those of an earlier attempt included: `[i/n]` counts cells done, not plan positions (cells run costliest first). */
+  let done = 0;
   return {
     onProgress: (event) => {
       if (event.type === 'start') {
         groups = new GroupProgress(event.units, workers);
+        done = event.finished;
         log(`membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`);
         return;
       }
@@ -246,7 +249,8 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
       const recall = cell.recall.contextRecall.value;
       const status = cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
       const group = groups.finished(cell);
-      log(`[${event.index + 1}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
+      done++;
+      log(`[${done}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
     },
     stop: () => undefined,
   };
