@@ -10,6 +10,7 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
+import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
@@ -291,6 +292,13 @@ export async function refuseScenarioFiles(dir: string, overwrite: boolean): Prom
   if (existing.length > 0 && !overwrite) {
     throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
   }
+}
+
+/** With `--overwrite`, says on stderr what an output dir without a manifest keeps (docs/failing-loudly.md). */
+export async function warnOverwriteWithoutManifest(dir: string, overwrite: boolean, replaced: readonly string[]): Promise<void> {
+  if (!overwrite) return;
+  const warning = await overwriteWithoutManifestWarning(dir, replaced);
+  if (warning) process.stderr.write(`${warning}\n`);
 }
 
 /** The judge flags `run` and `judge` share. */
