@@ -11,7 +11,7 @@ import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContex
 import { datasetScore } from '../core/scoring.js';
 import { evidenceCoverage, evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
-import { hasCjk } from '../core/text.js';
+import { hasCjk, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
 import { isMembenchError } from '../core/errors.js';
@@ -132,6 +132,8 @@ export class AgentSession {
   readonly unreadable = new Set<string>();
   private strategy: MemoryStrategy | undefined;
   private turn = 0;
+  /** Session boundaries passed (what `MemoryEvent.session` says): a number, never the scenario's session ids. */
+  private sessionNumber = 0;
   private readonly session: string;
 
   constructor(private readonly deps: SessionDeps) {
@@ -143,9 +145,10 @@ export class AgentSession {
     return this.strategy;
   }
 
-  /** Sets the user-turn counter when a fresh process resumes a scenario part-way. */
-  resumeAtTurn(turn: number): void {
+  /** Sets the user-turn and session counters when a fresh process resumes a scenario part-way. */
+  resumeAtTurn(turn: number, session = 0): void {
     this.turn = turn;
+    this.sessionNumber = session;
   }
 
   private checkpoint(point: CrashPoint): void {
@@ -200,6 +203,7 @@ export class AgentSession {
       case 'probe':
         return this.probe(index, step, evidence ?? { cited: [], rarity: {} });
       case 'session':
+        this.sessionNumber++;
         this.noteUnreadable();
         await this.memory.close();
         return this.start();
@@ -226,7 +230,7 @@ export class AgentSession {
     // process does not save it twice.
     let saveUserMs = 0;
     if (this.deps.journal?.stepState(this.session, index) !== 'user_saved') {
-      [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp }));
+      [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp, session: this.sessionNumber }));
       this.deps.journal?.setStep(this.session, index, 'user_saved');
     }
     if (!reply) {
@@ -236,20 +240,20 @@ export class AgentSession {
     this.checkpoint('before_model_call');
     if (scripted !== undefined && kind === 'user' && this.deps.measureContext?.(index) === false) {
       // The reply is scripted and this turn is outside the sample: no model reads a context, none is assembled.
-      const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp }));
+      const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp, session: this.sessionNumber }));
       this.turns.push({ step: index, turn, kind, contextTokens: null, loadMs: null, saveMs: saveUserMs + saveReplyMs, contextSkipped: true });
       return;
     }
     const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
     const text = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
-    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp }));
+    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp, session: this.sessionNumber }));
     this.turns.push({ step: index, turn, kind, contextTokens: this.deps.tokens.countMessages(context.messages), loadMs, saveMs: saveUserMs + saveReplyMs });
   }
 
   /** An assistant message with no user message before it (a replayed session opening with the assistant): saved, no model call. */
   private async assistantStep(index: number, text: string, stepId?: string, timestamp?: string): Promise<void> {
     const turn = Math.max(this.turn, 1);
-    const [, saveMs] = await timed(() => this.memory.save({ message: new AIMessage(datedText(text, timestamp)), turn, stepId, timestamp }));
+    const [, saveMs] = await timed(() => this.memory.save({ message: new AIMessage(datedText(text, timestamp)), turn, stepId, timestamp, session: this.sessionNumber }));
     this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });
   }
 
@@ -311,7 +315,7 @@ export class AgentSession {
     let saveCallMs = 0;
     if (!previous) journal?.recordIntent(callId, index, step.tool, key);
     if (!Journal.reached(previous, 'call_saved')) {
-      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId }));
+      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId, session: this.sessionNumber }));
       journal?.advanceTool(callId, 'call_saved');
     }
     this.checkpoint('after_tool_intent');
@@ -327,7 +331,7 @@ export class AgentSession {
       }
       if (step.effect && ledger && runEffect) ledger.apply(callId, step.tool, step.args, key);
       this.checkpoint('after_tool_effect');
-      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId }));
+      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId, session: this.sessionNumber }));
       journal?.advanceTool(callId, 'result_saved');
       this.checkpoint('after_tool_result');
     }
@@ -337,7 +341,8 @@ export class AgentSession {
   /** A question answered from memory: every recall figure is judged on what load() returned. */
   private async probe(index: number, step: ProbeStep, evidence: ProbeEvidence): Promise<void> {
     const rankDepth = this.deps.rankDepth ?? Math.max(...DEFAULT_RETRIEVAL_K);
-    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1, rankDepth }));
+    // Retrieval looks for the question; a leading "[Current date: …]" stays in what the model is asked.
+    const [context, loadMs] = await timed(() => this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth }));
     const messages = contextMessages(context.messages);
     const normalized = messages.join('\n');
     const verdict = judgeContext(normalized, step.expect, step.forbid);
