@@ -50,7 +50,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' });
   return liveOptions(matrix)
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
-    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, k 1,3,5,10,30,50, turn and session level, abstention left out; see docs/protocols.md)" })
+    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out; see docs/protocols.md)" })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
@@ -236,10 +236,13 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
     };
   }
   const log = (line: string): boolean => process.stderr.write(`${line}\n`);
+  /** Cells finished, those of an earlier attempt included: `[i/n]` counts cells done, not plan positions (cells run costliest first). */
+  let done = 0;
   return {
     onProgress: (event) => {
       if (event.type === 'start') {
         groups = new GroupProgress(event.units, workers);
+        done = event.finished;
         log(`membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`);
         return;
       }
@@ -247,7 +250,8 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
       const recall = cell.recall.contextRecall.value;
       const status = cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
       const group = groups.finished(cell);
-      log(`[${event.index + 1}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
+      done++;
+      log(`[${done}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
     },
     stop: () => undefined,
   };

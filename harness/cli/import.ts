@@ -37,7 +37,7 @@ export const handler = handled(async (argv: ImportArgs) => {
   const staged = await StagedDir.begin(out);
   try {
     for await (const imported of importScenarios(dataset, argv.file, log, { ...(argv.limit !== undefined ? { limit: argv.limit } : {}), ...(errata ? { errata } : {}) })) {
-      await staged.write(`${imported.scenario.name}.yaml`, imported.yaml);
+      await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());
     }
   } catch (error) {
     await staged.abort();

@@ -34,12 +34,12 @@ describe('LoCoMo fixture', async () => {
   const [convA, convB] = scenarios;
   const probesA = probes(convA!.scenario.steps);
 
-  test('one scenario per conversation, each valid YAML for the scenario loader', () => {
+  test('one scenario per conversation, each valid YAML for the scenario loader, which loads it as the import validated it (as data)', () => {
     expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-a', 'locomo-conv-b']);
     for (const item of scenarios) {
-      const check = checkScenarioText(item.yaml, `${item.scenario.name}.yaml`);
+      const check = checkScenarioText(item.yaml(), `${item.scenario.name}.yaml`);
       expect(check.problems).toEqual([]);
-      expect(check.scenario?.steps).toEqual(item.scenario.steps);
+      expect(check.scenario).toEqual({ ...item.scenario, source: `${item.scenario.name}.yaml` });
     }
     expect(convA!.scenario.source).toBe(`locomo:${FIXTURE}#locomo-conv-a`);
   });

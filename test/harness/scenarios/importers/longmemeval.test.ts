@@ -35,7 +35,12 @@ describe('LongMemEval fixture', async () => {
   const { scenarios, yaml, report } = await importFile();
 
   test('one valid scenario per question; every question accounted for', () => {
-    for (const item of yaml) expect(checkScenarioText(item.yaml, `${item.scenario.name}.yaml`).problems).toEqual([]);
+    for (const item of yaml) {
+      const check = checkScenarioText(item.yaml(), `${item.scenario.name}.yaml`);
+      expect(check.problems).toEqual([]);
+      // Validated as data at import: the same Scenario its YAML file loads as.
+      expect(check.scenario).toEqual({ ...item.scenario, source: `${item.scenario.name}.yaml` });
+    }
     expect(report.items).toBe(13);
     expect(report.imported + report.repairedItems + report.skippedItems).toBe(13);
     expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems, scenarios: report.scenarios }).toEqual({ imported: 6, repaired: 4, skipped: 3, scenarios: 10 });
