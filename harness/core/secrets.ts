@@ -40,8 +40,13 @@ const BEARER = /\b(bearer\s+)(?=[A-Za-z0-9._~+/=-]*[0-9._-])[A-Za-z0-9._~+/=-]{8
 
 /** `text` with every secret and Authorization value masked. */
 export function maskSecrets(text: string): string {
+  return maskWith(text, secrets());
+}
+
+/** `text` with each of `values` and every Authorization value masked. */
+function maskWith(text: string, values: readonly string[]): string {
   let masked = text;
-  for (const secret of secrets()) if (masked.includes(secret)) masked = masked.split(secret).join(MASK);
+  for (const secret of values) if (masked.includes(secret)) masked = masked.split(secret).join(MASK);
   if (/authorization|bearer/iu.test(masked)) {
     masked = masked.replace(AUTHORIZATION, (_match, label: string, scheme: string | undefined) => `${label}${scheme ?? ''}${MASK}`);
     masked = masked.replace(BEARER, `$1${MASK}`);
@@ -49,12 +54,35 @@ export function maskSecrets(text: string): string {
   return masked;
 }
 
-/** A copy of `value` with every string in it (object keys included) masked; other values as they are. */
+/**
+ * `value` with every string in it (object keys included) masked; other values as they are. What
+ * holds nothing to mask is returned as it is, not copied: a run's results (megabytes of turns and
+ * probes) stay the same object, so what renderers computed from them (the leaderboards' bootstraps)
+ * is not computed again for a copy.
+ */
 export function maskSecretsDeep<T>(value: T): T {
-  if (typeof value === 'string') return maskSecrets(value) as T;
-  if (Array.isArray(value)) return value.map((item: unknown) => maskSecretsDeep(item)) as T;
+  return maskDeep(value, secrets());
+}
+
+function maskDeep<T>(value: T, values: readonly string[]): T {
+  if (typeof value === 'string') return maskWith(value, values) as T;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const items = value.map((item: unknown) => {
+      const masked = maskDeep(item, values);
+      changed ||= masked !== item;
+      return masked;
+    });
+    return (changed ? items : value) as T;
+  }
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, item]) => [maskSecrets(key), maskSecretsDeep(item)])) as T;
+    let changed = false;
+    const entries = Object.entries(value as Record<string, unknown>).map(([key, item]): [string, unknown] => {
+      const entry: [string, unknown] = [maskWith(key, values), maskDeep(item, values)];
+      changed ||= entry[0] !== key || entry[1] !== item;
+      return entry;
+    });
+    return (changed ? Object.fromEntries(entries) : value) as T;
   }
   return value;
 }

@@ -24,4 +24,15 @@ describe('the secret filter', () => {
   it('masks every string of a value, keys included, leaving numbers and undefined alone', () => {
     expect(maskSecretsDeep({ n: 3, none: undefined, list: [`a ${KEY}`], [KEY]: true })).toEqual({ n: 3, none: undefined, list: ['a ***'], '***': true });
   });
+
+  it('returns what holds nothing to mask as it is, and copies only the parts that change', () => {
+    const clean = { cells: [{ id: 'a', turns: [{ text: 'hello' }] }], header: { seed: 1 } };
+    expect(maskSecretsDeep(clean)).toBe(clean);
+    const dirty = { cells: [{ id: 'a', turns: [{ text: `key ${KEY}` }] }], header: { seed: 1 } };
+    const masked = maskSecretsDeep(dirty);
+    expect(masked).not.toBe(dirty);
+    expect(masked.cells[0]!.turns[0]!.text).toBe('key ***');
+    expect(dirty.cells[0]!.turns[0]!.text).toBe(`key ${KEY}`);
+    expect(masked.header).toBe(dirty.header);
+  });
 });
