@@ -122,6 +122,11 @@ export function sentences(text: string): string[] {
 let graphemes: Intl.Segmenter | undefined;
 const codePoints = (text: string): number => Array.from(text).length;
 
+/** A question without a leading bracketed note such as "[Current date: 2023/05/30 (Tue) 23:40]": the date is for the model, not what the question is about. */
+export function withoutLeadingNote(text: string): string {
+  return text.replace(/^\[[^\]]*\]\s*/u, '');
+}
+
 /** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
 export function shortenText(text: string, max: number): string {
   if (codePoints(text) <= max) return text;

@@ -4,7 +4,7 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
-import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet } from '../core/text.js';
+import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet, withoutLeadingNote } from '../core/text.js';
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { fnv1a } from '../core/hash.js';
@@ -139,8 +139,7 @@ export class OfflineModel implements ChatModel {
   private answer(messages: readonly BaseMessage[]): string {
     const question = messages.at(-1);
     if (!question) return '';
-    // A leading "[Current date: …]" tells the date; it is not what the question is about.
-    const questionText = messageText(question).replace(/^\[[^\]]*\]\s*/u, '');
+    const questionText = withoutLeadingNote(messageText(question));
     const questionTerms = termSet(questionText);
     let questionWeight = 0;
     for (const term of questionTerms) questionWeight += termWeight(term);

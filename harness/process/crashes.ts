@@ -95,12 +95,14 @@ export interface ProcessCellOptions {
   onStep?: (index: number, step: Step) => void;
 }
 
-/** Turn number reached before each step (user, remember and forget steps each start a turn). */
-function turnsBefore(steps: readonly Step[]): number[] {
+/** Turn number and session number reached before each step (user, remember and forget steps each start a turn; session steps a session). */
+function turnsBefore(steps: readonly Step[]): { turn: number; session: number }[] {
   let turn = 0;
+  let session = 0;
   return steps.map((step) => {
-    const before = turn;
+    const before = { turn, session };
     if (step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget') turn++;
+    if (step.kind === 'session') session++;
     return before;
   });
 }
@@ -151,13 +153,13 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   };
 
   /** Takes a warm spare (a new one is forked behind it) and opens the cell in it. */
-  const startProcess = async (resumeTurn: number, sessionId = cell.sessionId, sink: Ack[] = acks): Promise<AgentProcess> => {
+  const startProcess = async (resumeAt: { turn: number; session: number }, sessionId = cell.sessionId, sink: Ack[] = acks): Promise<AgentProcess> => {
     const agent = takeSpare(spares);
     phases.processes++;
     const waited = performance.now();
     await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
-    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeTurn, (ack) => sink.push(ack)));
+    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeAt, (ack) => sink.push(ack)));
     // A process reused from an earlier cell or session started before it: its start is not this open's.
     if (agent.boot && agent.opens === 1) {
       phases.processStartMs += agent.boot.bootMs;
@@ -233,7 +235,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
 
   let agent: AgentProcess | undefined;
   try {
-    agent = await startProcess(0);
+    agent = await startProcess({ turn: 0, session: 0 });
     let scenarioArm: CrashPoint | undefined;
     for (const [index, step] of steps.entries()) {
       options.onStep?.(index, step);

@@ -252,7 +252,7 @@ const PROTOCOL_RANK_DEPTH = 100_000;
 /** The cell's result from what its replay recorded. */
 function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[], profile = false, protocol?: Protocol): CellResult {
   const { turns, usage, error } = records;
-  const probes = withProtocol(withRetrieval(records.probes, plan.scenario, retrievalK), plan.scenario, protocol);
+  const probes = withProtocol(withRetrieval(records.probes, plan.scenario, retrievalK), plan.scenario, protocol, plan.spec.options.unit === 'session' ? 'session' : 'turn');
   const retrieval = summarizeRetrieval(probes);
   const protocolSummary = protocol === undefined ? undefined : summarizeRetrieval(probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})));
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));

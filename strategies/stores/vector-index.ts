@@ -58,7 +58,8 @@ export function normalized(vector: Float32Array | readonly number[]): Float32Arr
   return out;
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+/** The dot product (the cosine of two unit vectors). */
+export function dot(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
   return sum;

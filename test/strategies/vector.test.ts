@@ -272,13 +272,14 @@ describe('vector durability', () => {
     const previousDir = dir;
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-vector-stale-'));
     const first = await open({ exactBelow: 0 });
-    for (let turn = 1; turn <= 4; turn++) await exchange(first, turn, `Ferry ${turn} leaves from pier ${turn + 40}.`, 'OK.');
+    const ferries = ['Amber', 'Birch', 'Cedar', 'Dune'];
+    for (let turn = 1; turn <= 4; turn++) await exchange(first, turn, `Ferry ${ferries[turn - 1]} leaves from pier ${turn + 40}.`, 'OK.');
     await first.close();
     await writeFile(path.join(dir, 'vector.hnsw'), await readFile(staleIndex)); // labels 1-12; this store has 1-4
     embedder.texts = 0;
     const reopened = await open({ exactBelow: 0, recentExchanges: 0, k: 1 });
     expect(embedder.texts).toBe(0);
-    expect(memoryOf((await reopened.load({ query: 'Which pier does ferry 3 leave from?', turn: 5 })).messages)).toContain('pier 43');
+    expect(memoryOf((await reopened.load({ query: 'Which pier does ferry Cedar leave from?', turn: 5 })).messages)).toContain('pier 43');
     await reopened.close();
     await rm(dir, { recursive: true, force: true });
     dir = previousDir;

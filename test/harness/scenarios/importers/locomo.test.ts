@@ -179,6 +179,13 @@ describe('LoCoMo shapes the published file does not have', () => {
     expect(probes(scenarios[0]!.scenario.steps).get('qa0-cat4')?.evidence).toEqual(['D1:1']);
   });
 
+  test('a category a double cannot hold is named as the file wrote it (1e400, not null)', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-')), 'locomo.json');
+    writeFileSync(file, `[{"qa": [{"question": "q?", "answer": "tea", "category": 1e400}], "conversation": {"session_1": ${JSON.stringify(session)}}, "sample_id": "big"}]`);
+    const { report } = await importFile(file);
+    expect(report.skipped.map((issue) => issue.message)).toEqual(['category 1e400 is not one of 1-5']);
+  });
+
   test('two samples with one sample_id get distinct scenario names', async () => {
     const sample = { qa: [], conversation: { session_1: session }, sample_id: 'conv-1' };
     const { scenarios, report } = await importFile(writeTemp([sample, sample]));
