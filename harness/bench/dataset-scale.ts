@@ -44,7 +44,16 @@ export interface DatasetScaleResult {
   /** Writing and indexing every message of the file's first questions, one fsynced commit per session. */
   floor: { questions: number; msPerQuestion: number; msPerMessage: number };
   rows: DatasetScaleRow[];
+  /**
+   * EXTRAPOLATED, not measured: the CPU per question summed over the strategies measured, times
+   * LongMemEval_S's 500 questions, spread over this machine's cores (one worker per core): what a
+   * full-file run of those strategies would take on an idle machine, import and reports aside.
+   */
+  fullFile: { questions: number; cores: number; cpuMinutes: number; wallMinutes: number };
 }
+
+/** LongMemEval_S's question count (the published file). */
+const FULL_FILE_QUESTIONS = 500;
 
 type Question = { haystack_sessions: { role: string; content: string }[][] };
 
@@ -110,7 +119,11 @@ export async function benchDatasetScale(options: DatasetScaleOptions): Promise<D
       });
       options.onProgress?.(`dataset scale: ${strategy}: ${(wallMs / 1000).toFixed(1)} s wall, ${(cpuMs / 1000).toFixed(1)} s CPU`);
     }
-    return { questions: options.questions, sessions, messages, fileMb: bytes / 1e6, floor, rows };
+    const cpuPerQuestionMs = rows.reduce((sum, row) => sum + row.cpuMs / Math.max(1, row.questions), 0);
+    const cores = os.availableParallelism();
+    const cpuMinutes = (cpuPerQuestionMs * FULL_FILE_QUESTIONS) / 60_000;
+    const fullFile = { questions: FULL_FILE_QUESTIONS, cores, cpuMinutes, wallMinutes: cpuMinutes / cores };
+    return { questions: options.questions, sessions, messages, fileMb: bytes / 1e6, floor, rows, fullFile };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -241,6 +241,9 @@ function renderDataset(dataset: DatasetScaleResult): string {
       `${formatMs(dataset.floor.msPerQuestion)} per question, ${formatMs(dataset.floor.msPerMessage)} per message. CPU is this process's user + system time, the steadier figure on a loaded machine.`,
     '',
     markdownTable(['strategy', 'questions', 'wall', 'CPU', 'wall / question', 'wall / message', '× floor', 'peak RSS'], rows),
+    '',
+    `Extrapolated (not measured): these ${dataset.rows.length} strategies over all ${count(dataset.fullFile.questions)} questions would take ${dataset.fullFile.cpuMinutes.toFixed(1)} CPU minutes, ` +
+      `${dataset.fullFile.wallMinutes.toFixed(1)} minutes on ${dataset.fullFile.cores} idle cores (one worker each; import and reports aside; the issue's target for all nine: 15 minutes).`,
   ].join('\n');
 }
 

@@ -81,7 +81,7 @@ function finish(converted: Converted, dataset: DatasetName, file: string, names:
   const yaml = (): string => (text ??= toYaml(document));
   const source = `${dataset}:${file}#${name}`;
   const bytes = yamlBytes(document, yaml);
-  // Validated as data by the loader's own checks: the same Scenario its YAML would load as (test/harness/scenarios/importers.test.ts).
+  // Validated as data by the loader's own checks: the same Scenario its YAML would load as (test/harness/scenarios/importers/longmemeval.test.ts).
   const check = bytes > MAX_SCENARIO_BYTES ? undefined : checkScenarioValue(document as unknown as Record<string, unknown>, source);
   if (!check?.scenario) {
     const why = check ? `the generated scenario is invalid (please report it): ${check.problems.filter((problem) => problem.severity === 'error').map(formatProblem).join('; ')}` : `the scenario would be ${bytes} bytes, over the ${MAX_SCENARIO_BYTES}-byte limit for a scenario file`;

@@ -99,7 +99,12 @@ describe('bench: dataset scale', () => {
       expect(row.floorRatio).toBeCloseTo(row.msPerMessage / dataset.floor.msPerMessage);
       expect(row.peakRssMb).toBeGreaterThan(0);
     }
+    // Extrapolated from the measured CPU per question, to the published 500 questions over the cores.
+    const cpuMinutes = (dataset.rows.reduce((sum, row) => sum + row.cpuMs / row.questions, 0) * 500) / 60_000;
+    expect(dataset.fullFile.questions).toBe(500);
+    expect(dataset.fullFile.cpuMinutes).toBeCloseTo(cpuMinutes);
+    expect(dataset.fullFile.wallMinutes).toBeCloseTo(cpuMinutes / dataset.fullFile.cores);
     const report = { header: { membenchVersion: '0', node: 'v20', platform: 'linux-x64', cpus: 2, cpuModel: 'cpu', loadAverage: { start: 1, end: 1 }, quick: true, sections: ['dataset'], tokenizer: 'cl100k_base', startedAt: '', durationMs: 1 }, dataset, targets: [] } as BenchReport;
-    expect(renderBenchReport(report)).toMatch(/## Dataset scale[\s\S]*\| bm25 +\| 1 /u);
+    expect(renderBenchReport(report)).toMatch(/## Dataset scale[\s\S]*\| bm25 +\| 1 [\s\S]*Extrapolated \(not measured\): these 2 strategies over all 500 questions/u);
   }, 120_000);
 });
