@@ -113,8 +113,12 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
   return [value, performance.now() - started];
 };
 
-/** Steps between two readings of the resident set during a run of saved turns. */
-const RSS_EVERY = 32;
+/**
+ * Least time between two readings of the resident set: a reading costs a system call (~0.1–0.4 ms
+ * on a loaded 2-core machine), and a probe every millisecond or two read it ~500 times per
+ * generated cell, while the resident set moves over tens of milliseconds, not per step.
+ */
+const RSS_INTERVAL_MS = 20;
 
 /** Replays steps in order; `session` steps close the strategy and reopen it on the same dir. */
 export class AgentSession {
@@ -123,6 +127,7 @@ export class AgentSession {
   readonly recoveries: ToolRecovery[] = [];
   /** The process's resident set at its highest after any step of this session (bytes): this cell's peak, not the process's lifetime high-water mark. */
   peakRssBytes = 0;
+  private rssReadAt = Number.NEGATIVE_INFINITY;
   /** What the strategy could not read and left out (`file: reason`), collected before each close. */
   readonly unreadable = new Set<string>();
   private strategy: MemoryStrategy | undefined;
@@ -163,6 +168,12 @@ export class AgentSession {
   async run(steps: readonly Step[]): Promise<void> {
     const table = evidenceTable(steps);
     for (const [index, step] of steps.entries()) await this.step(step, index, probeEvidence(step, table));
+    this.readRss();
+  }
+
+  private readRss(): void {
+    this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
+    this.rssReadAt = performance.now();
   }
 
   /** Runs one step; `evidence` is what a probe's evidence is judged with (the agent process gets it from the harness). */
@@ -171,8 +182,8 @@ export class AgentSession {
     if (journal?.stepState(this.session, index) === 'done') return;
     await this.runStep(step, index, evidence);
     journal?.setStep(this.session, index, 'done');
-    // Reading the resident set costs a system call: after every step that is not a plain saved turn, and every 32nd.
-    if (!savesOnly(step) || index % RSS_EVERY === 0) this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
+    // Reading the resident set costs a system call: after the first step, then at most every RSS_INTERVAL_MS.
+    if (performance.now() - this.rssReadAt >= RSS_INTERVAL_MS) this.readRss();
   }
 
   private async runStep(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {

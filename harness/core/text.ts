@@ -1,9 +1,14 @@
 /** Text helpers shared by recall metrics, the offline model and the hashed embedder. */
 import { boundedMemo } from './memo.js';
 
+/** Texts up to this long are memoised by normalizeText (sentences, messages: the ones hot paths repeat); longer ones (whole contexts) are not kept. */
+const NORMALIZE_MEMO_CHARS = 2048;
+const normalizedShort = boundedMemo(50_000, (text) => text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim());
+
 /** NFKC, case fold and collapsed whitespace: the form in which recall strings are compared. */
 export function normalizeText(text: string): string {
-  return text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
+  // The offline summariser re-reads every kept sentence at every fold: the same short strings again and again.
+  return text.length <= NORMALIZE_MEMO_CHARS ? normalizedShort(text) : text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
 }
 
 // Made on first use, not at load: an agent process's startup snapshot can hold no ICU object.

@@ -9,6 +9,7 @@ import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompt
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { fnv1a } from '../core/hash.js';
 import { MembenchError } from '../core/errors.js';
+import { boundedMemo } from '../core/memo.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
@@ -227,6 +228,15 @@ const ZH_NOT_THING = /^[的它他她我你这那哪什怎几两一来]|了$/u;
 
 /** Entities by pattern: capitalised Latin names, "called X" / "my X", and Chinese names, kin, places and objects by marker. */
 export function extractEntities(text: string): string[] {
+  // Summaries re-read the sentences they keep at every fold: memoised (a copy: callers own the list).
+  return [...(text.length <= ENTITY_MEMO_CHARS ? entitiesOfShort(text) : entitiesOf(text))];
+}
+
+/** Texts up to this long have their entities memoised (sentences; whole prompts are not kept). */
+const ENTITY_MEMO_CHARS = 2048;
+const entitiesOfShort = boundedMemo(50_000, (text) => entitiesOf(text));
+
+function entitiesOf(text: string): readonly string[] {
   const found = new Set<string>();
   for (const match of text.matchAll(LATIN_NAME)) {
     const name = match[0].split(/\s+/u).filter((part) => !NOT_NAMES.has(part.replace(/['’].*$/u, ''))).join(' ');

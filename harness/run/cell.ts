@@ -123,6 +123,9 @@ export type PhaseListener = (phase: string) => void;
 /** A step's phase name: its index and kind. */
 export const stepPhase = (index: number, step: Scenario['steps'][number]): string => `step ${index} (${step.kind})`;
 
+/** The phase of a replayed dataset's run of saved turns and session boundaries, announced once: `steps 3–250 (saved turns)`. */
+export const batchPhase = (first: number, last: number): string => `steps ${first}–${last} (saved turns)`;
+
 /** What the scenario's text will need a strategy to load (fillers are expanded by now): a Chinese dictionary only where there is Chinese. */
 function preloadHint(scenario: Scenario): PreloadHint {
   return { cjk: hasCjkIn(scenario.steps) };
@@ -163,7 +166,8 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       definition.preload?.(preloadHint(plan.scenario));
       await session.start();
     });
-    const evidence = evidenceTable(plan.scenario.steps);
+    // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
+    const evidence = evidenceTable(plan.scenario.steps, { rarity: definition.keepsVerbatim === false });
     const steps = plan.scenario.steps;
     // A replayed dataset's saved turns and session boundaries share one durable commit per run of them, up to the next probe.
     const batched = isDatasetReplay(plan.scenario);
@@ -172,9 +176,11 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       for (let index = 0; index < steps.length; ) {
         let end = index + 1;
         if (batched && batchable(steps[index]!)) while (end < steps.length && batchable(steps[end]!)) end++;
+        // A batch is announced once (each phase may cross a process boundary: ~500 messages a question otherwise).
+        if (end - index > 1) onPhase(batchPhase(index, end - 1));
         const run = async (): Promise<void> => {
           for (let at = index; at < end; at++) {
-            onPhase(stepPhase(at, steps[at]!));
+            if (end - index === 1) onPhase(stepPhase(at, steps[at]!));
             await session.step(steps[at]!, at, probeEvidence(steps[at]!, evidence));
           }
         };

@@ -528,6 +528,24 @@ describe('VectorIndex', () => {
     expect(rebuilt.searchExact(vectors[3]!, 1)[0]).toMatchObject({ label: 3 });
   });
 
+  it('an exact index restored from its file, then added to, ranks as the index that wrote the file (restored vectors read back on the first search)', () => {
+    const file = path.join(dir, 'exact.hnsw');
+    const vectors = randomVectors(60, 16, 5);
+    const writer = new VectorIndex({ dimensions: 16, exactBelow: 1000, efSearch: 64, seed: 7 });
+    vectors.slice(0, 50).forEach((vector, label) => writer.add(vector, label));
+    writer.save(file);
+    const restored = new VectorIndex({ dimensions: 16, exactBelow: 1000, efSearch: 64, seed: 7 });
+    restored.restore(file, vectors.slice(0, 50).map((_, label) => label), () => []);
+    for (const index of [writer, restored]) vectors.slice(50).forEach((vector, i) => index.add(vector, 50 + i));
+    expect(restored.exact).toBe(true);
+    for (const query of randomVectors(10, 16, 6)) {
+      const hits = restored.searchExact(query, 60);
+      expect(hits).toHaveLength(60);
+      expect(hits.map((hit) => hit.label)).toEqual(writer.searchExact(query, 60).map((hit) => hit.label));
+      hits.forEach((hit, i) => expect(hit.similarity).toBeCloseTo(writer.searchExact(query, 60)[i]!.similarity, 5));
+    }
+  });
+
   it('takes sparse labels in any order and skips labels at or above the limit', () => {
     const vectors = randomVectors(60, 16, 5);
     for (const exactBelow of [1000, 0]) {
