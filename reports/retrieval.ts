@@ -110,14 +110,17 @@ export const RETRIEVAL_NOTE =
 export interface ProtocolRow {
   protocol: string;
   strategy: string;
-  unit: 'turn' | 'session';
-  metric: 'recall_any' | 'recall_all' | 'NDCG';
+  /** What was ranked: turns, sessions, or (LoCoMo) dialog utterances. */
+  unit: 'turn' | 'session' | 'dialog';
+  metric: 'recall_any' | 'recall_all' | 'NDCG' | 'recall';
   /** Questions scored (non-abstention, with a ranking), pooled over the setting's cells. */
   n: number;
   values: { k: number; value: number }[];
 }
 
 const PROTOCOL_METRICS = [['recall_any', 'recallAny'], ['recall_all', 'recallAll'], ['NDCG', 'ndcg']] as const;
+/** LoCoMo's table reports one figure: the share of the evidence retrieved. */
+const LOCOMO_METRICS = [['recall', 'recall']] as const;
 
 /** The `--protocol` figures as one table per protocol (rows: strategy × unit × metric, columns: k), each setting pooled over its cells. */
 export function protocolRows(result: RunResult): ProtocolRow[] {
@@ -134,7 +137,11 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
     return levelsOf(pooled)
       .filter(([, level]) => level.atK.length > 0) // a session-unit setting has no turn table
       .sort(([a], [b]) => (a === b ? 0 : a === 'session' ? -1 : 1))
-      .flatMap(([unit, level]) => PROTOCOL_METRICS.map(([metric, key]) => ({ protocol, strategy, unit, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] })) })));
+      .flatMap(([unit, level]): ProtocolRow[] =>
+        protocol === 'locomo'
+          ? LOCOMO_METRICS.map(([metric, key]) => ({ protocol, strategy, unit: 'dialog' as const, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })) }))
+          : PROTOCOL_METRICS.map(([metric, key]) => ({ protocol, strategy, unit, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] })) })),
+      );
   });
 }
 
@@ -144,4 +151,7 @@ export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
     "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; unit=session ranks session documents (a session's user turns joined, the paper's session granularity); " +
     'unit=turn ranks user turns, its session rows the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; ' +
     'abstention questions and questions with no has_answer user turn left out, as in the paper\'s code. Published figures to compare with: docs/protocols.md.',
+  locomo:
+    "LoCoMo's retrieval recall (snap-research/locomo task_eval/evaluation.py): the share of a question's evidence dia_ids among the top k retrieved; dialog unit = one utterance per document (unit=message); " +
+    'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md.',
 };

@@ -50,7 +50,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' });
   return liveOptions(matrix)
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
-    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out; see docs/protocols.md)" })
+    .option('protocol', { choices: ['longmemeval', 'locomo'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, the share of evidence in the top 5,10,25,50); see docs/protocols.md" })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });

@@ -246,7 +246,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
       if (step.kind === 'session') {
         await closeForReuse(agent);
         lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
-        agent = await startProcess(turnAt[index]!);
+        agent = await startProcess({ turn: turnAt[index]!.turn, session: turnAt[index]!.session + 1 }); // the new session's process
         continue;
       }
       if (step.kind === 'concurrent') {

@@ -20,9 +20,15 @@
  * units): `process_item_flat_index` joins a session's user turns into one document whose id is
  * the session's, gold when it holds a has_answer user turn; each ranked item is then one session
  * and the session table is scored on that ranking directly (no turn table: there are no turns).
+ *
+ * LoCoMo (snap-research/locomo, task_eval/evaluation.py `eval_question_answering`): a question's
+ * recall is the share of its evidence dia_ids among the ids of the retrieved context; k ∈ {5, 10,
+ * 25, 50}; the dialog unit ranks one utterance per document (`unit=message`, which the protocol
+ * sets). Questions without evidence count 1 there; here they, and abstention (adversarial)
+ * questions, are left out.
  */
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
-import { sessionsOfSteps } from './retrieval.js';
+import { scoreRanking, sessionsOfSteps } from './retrieval.js';
 import type { Protocol, RetrievalAtK, RetrievalFigures } from './schema.js';
 
 export { PROTOCOLS, type Protocol } from './schema.js';
@@ -36,8 +42,20 @@ export const PROTOCOL_K: Readonly<Record<Protocol, readonly number[]>> = {
 /** The knob each protocol sets on the strategies that have it (`--param` values the user gives win). */
 export const PROTOCOL_KNOBS: Readonly<Record<Protocol, Readonly<Record<string, string>>>> = {
   longmemeval: { index: 'user', unit: 'session,turn' },
-  locomo: {},
+  locomo: { unit: 'message' },
 };
+
+/** LoCoMo's figures of one probe at each k: `recall`, the share of the evidence ids in the top k items (with recall_any, recall_all and NDCG of the same ranking). */
+export function locomoFigures(ranking: readonly (readonly string[])[], evidence: readonly string[], ks: readonly number[]): RetrievalFigures {
+  const gold = new Set(evidence);
+  return {
+    turn: ks.map((k) => {
+      const found = new Set(ranking.slice(0, k).flatMap((ids) => ids.filter((id) => gold.has(id))));
+      const relevant = ranking.filter((ids) => ids.some((id) => gold.has(id))).length;
+      return { ...scoreRanking(ranking, evidence, k, Math.max(relevant, gold.size)), recall: found.size / gold.size };
+    }),
+  };
+}
 
 /** DCG as eval_utils.py computes it: the first relevance as is, the i-th (i ≥ 2) over log2(i). */
 function dcg(relevances: readonly number[]): number {
@@ -123,6 +141,13 @@ interface RankedProbe {
  * scenario's ids), no abstention, and a has_answer user turn among its evidence.
  */
 export function withProtocol<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, protocol: Protocol | undefined, unit: RankedUnit = 'turn'): (P & { protocolRetrieval?: RetrievalFigures })[] {
+  if (protocol === 'locomo') {
+    return probes.map((probe) => {
+      const step = scenario.steps[probe.step];
+      if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention' || step.evidence.length === 0) return probe;
+      return { ...probe, protocolRetrieval: locomoFigures(probe.retrieved, step.evidence, PROTOCOL_K.locomo) };
+    });
+  }
   if (protocol !== 'longmemeval') return [...probes];
   const corpus = longMemEvalCorpus(scenario.steps);
   return probes.map((probe) => {

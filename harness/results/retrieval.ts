@@ -147,6 +147,7 @@ function poolLevel(levels: readonly RetrievalAtK[][]): RetrievalLevel {
       recallAny: mean(levels.map((level) => level[i]!.recallAny)),
       recallAll: mean(levels.map((level) => level[i]!.recallAll)),
       ndcg: mean(levels.map((level) => level[i]!.ndcg)),
+      ...(first[i]!.recall !== undefined ? { recall: mean(levels.map((level) => level[i]!.recall ?? 0)) } : {}),
     })),
   };
 }
@@ -178,7 +179,16 @@ function poolLevels(levels: readonly RetrievalLevel[]): RetrievalLevel {
   const n = levels.reduce((sum, level) => sum + level.n, 0);
   const weighted = (k: number, key: keyof Omit<RetrievalAtK, 'k'>): number =>
     levels.reduce((sum, level) => sum + level.n * (level.atK.find((at) => at.k === k)?.[key] ?? 0), 0) / n;
-  return { n, atK: (levels[0]?.atK ?? []).map(({ k }) => ({ k, recallAny: weighted(k, 'recallAny'), recallAll: weighted(k, 'recallAll'), ndcg: weighted(k, 'ndcg') })) };
+  return {
+    n,
+    atK: (levels[0]?.atK ?? []).map(({ k, recall }) => ({
+      k,
+      recallAny: weighted(k, 'recallAny'),
+      recallAll: weighted(k, 'recallAll'),
+      ndcg: weighted(k, 'ndcg'),
+      ...(recall !== undefined ? { recall: weighted(k, 'recall') } : {}),
+    })),
+  };
 }
 
 /** Summaries of several cells (e.g. a dataset's conversations) pooled into one: means weighted by each one's n. */

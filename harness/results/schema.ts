@@ -60,7 +60,14 @@ export const recallSummarySchema = z.object({
 export type RecallSummary = z.infer<typeof recallSummarySchema>;
 
 /** Retrieval at one k (docs/design.md §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
-export const retrievalAtKSchema = z.object({ k: count, recallAny: count, recallAll: count, ndcg: count });
+export const retrievalAtKSchema = z.object({
+  k: count,
+  recallAny: count,
+  recallAll: count,
+  ndcg: count,
+  /** The share of the evidence in the top k (`--protocol locomo`'s recall). Absent in older files and other protocols. */
+  recall: count.optional(),
+});
 export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
 
 /** A probe's retrieval figures at each k: turn level, and session level for scenarios with sessions. */

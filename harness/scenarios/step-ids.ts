@@ -12,6 +12,15 @@ export function opaqueStepId(index: number): string {
   return `s${index}`;
 }
 
+/**
+ * The opaque id of one message of a step (`unit=message` documents): `s12u` the user message,
+ * `s12r` the reply (or an assistant step's message). The harness maps it to that message's own id
+ * when the step has a `replyId`, else to every id of the step.
+ */
+export function opaqueMessageId(stepId: string, reply: boolean): string {
+  return `${stepId}${reply ? 'r' : 'u'}`;
+}
+
 /** The index the steps of a concurrent step's sessions run at (outer step `index`, session `session`, its `offset`-th step). */
 export function concurrentStepIndex(index: number, session: number, offset: number): number {
   return index * 10_000 + session * 1_000 + offset;
@@ -27,7 +36,12 @@ export function idsOfOpaque(steps: readonly Step[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
   const add = (step: Step, index: number): void => {
     const ids = messageIds(step);
-    if (ids.length > 0) map.set(opaqueStepId(index), ids);
+    if (ids.length === 0) return;
+    const opaque = opaqueStepId(index);
+    map.set(opaque, ids);
+    const split = step.kind === 'user' && step.replyId !== undefined && step.id !== undefined;
+    map.set(opaqueMessageId(opaque, false), split ? [step.id!] : ids);
+    map.set(opaqueMessageId(opaque, true), split ? [step.replyId!] : ids);
   };
   steps.forEach((step, index) => {
     add(step, index);

@@ -15,12 +15,14 @@
  * With `unit: 'session'` the ranked documents are conversation sessions (MemoryEvent.session): a
  * session's exchanges' indexed texts joined into one document (LongMemEval's session granularity),
  * ranked by the retriever's `rankDocuments`; the top-k sessions go into the context whole. The
- * session documents are derived from the stored exchanges and kept in memory only.
+ * session documents are derived from the stored exchanges and kept in memory only. With
+ * `unit: 'message'` each indexed message is a document of its own (LoCoMo's dialog unit).
  */
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../../harness/core/tokens.js';
 import { insertSorted, lowerBound } from '../stores/vector-index.js';
 import { ExchangeStore, type ExchangeFeatures, type ExchangeStoreOptions, type PendingMessage, type StoreIdentity, type StoredExchange } from '../stores/exchange-store.js';
+import { opaqueMessageId } from '../../harness/scenarios/step-ids.js';
 import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, RetrievedItem, StrategyContext } from '../types.js';
 
 /** Keys of exchanges held in memory until flush (mode `exit`): above every SQLite id, so they sort last. */
@@ -93,7 +95,7 @@ export interface ExchangeMemoryOptions {
   /** `user`: an exchange is indexed by its user message alone (default `exchange`: all of it). */
   index?: 'exchange' | 'user';
   /** `session`: the ranked documents are sessions, each its exchanges joined (default `turn`: one exchange). */
-  unit?: 'turn' | 'session';
+  unit?: 'turn' | 'session' | 'message';
 }
 
 /** 0 keeps the relevance alone; w > 0 blends it with a bonus that halves every `halfLife` turns. */
@@ -201,6 +203,15 @@ const recordOf = (row: StoredExchange): ExchangeRecord => ({
   ...(row.session !== undefined ? { session: row.session } : {}),
 });
 
+/** A ranked document of `unit` session or message: what it says, the exchanges it is part of and the step ids it reports. */
+interface UnitDocument extends RankedDocument {
+  exchanges: number[];
+  stepIds: string[];
+}
+
+/** `unit: 'message'` documents of one exchange: at most this many (the rest of a longer exchange is not ranked alone). */
+const MESSAGES_PER_EXCHANGE = 1024;
+
 /** Whether the messages end in a finished reply: an assistant message that calls no tool. */
 const endsInReply = (messages: readonly PendingMessage[]): boolean => {
   const last = messages.at(-1)?.message;
@@ -284,7 +295,7 @@ export class ExchangeMemory implements MemoryStrategy {
     // scripted conversation) is finished: indexed now, so it can be found like the others.
     if (endsInReply(this.pending)) await this.indexCompleteExchanges(undefined, undefined, true);
     this.catchUp();
-    if (this.options.unit === 'session') return this.loadSessions(input);
+    if (this.options.unit === 'session' || this.options.unit === 'message') return this.loadDocuments(input);
     const recent = Math.min(this.options.recentExchanges, this.keys.length);
     const searchable = this.keys.length - recent;
     const messages: BaseMessage[] = [];
@@ -336,32 +347,65 @@ export class ExchangeMemory implements MemoryStrategy {
   }
 
   /**
-   * `unit: 'session'`: every stored exchange's session joined into one document and ranked once;
-   * the context gets the exchanges of the top-k sessions (the recent ones verbatim after them),
-   * `retrieved` one item per session holding its exchanges' step ids.
+   * `unit: 'session'` or `'message'`: documents that are not one exchange each, ranked once by
+   * the retriever's rankDocuments; the context gets the exchanges of the top-k documents (the
+   * recent ones verbatim after them), `retrieved` one item per document with its step ids.
    */
-  private async loadSessions(input: LoadInput): Promise<LoadResult> {
+  private async loadDocuments(input: LoadInput): Promise<LoadResult> {
     const recent = Math.min(this.options.recentExchanges, this.keys.length);
     const searchable = this.keys.length - recent;
     const messages: BaseMessage[] = [];
     let retrieved: RetrievedItem[] = [];
     if (this.keys.length > 0 && input.query.trim()) {
-      const members = new Map<number, number[]>();
-      for (const key of this.keys) {
-        const session = this.records.get(key)!.session ?? 0;
-        members.set(session, [...(members.get(session) ?? []), key]);
-      }
-      const documents = [...members].map(([key, keys]) => ({ key, text: keys.map((member) => this.indexedText(member)).join('\n') }));
+      const documents = this.options.unit === 'session' ? this.sessionDocuments() : this.messageDocuments();
+      const byKey = new Map(documents.map((document) => [document.key, document]));
       const ranked = await this.retriever.rankDocuments(input.query, documents, Math.max(this.options.k, input.rankDepth ?? 0));
       const below = this.keys[searchable] ?? Infinity;
-      const chosen = ranked.slice(0, this.options.k).flatMap(({ key }) => members.get(key)!.filter((member) => member < below)).sort((a, b) => a - b);
+      const chosen = [...new Set(ranked.slice(0, this.options.k).flatMap(({ key }) => byKey.get(key)!.exchanges.filter((member) => member < below)))].sort((a, b) => a - b);
       if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
       const depth = input.rankDepth === undefined ? this.options.k : Math.max(this.options.k, input.rankDepth);
-      retrieved = ranked.slice(0, depth).map(({ key, score }) => ({ stepIds: [...new Set(members.get(key)!.flatMap((member) => this.records.get(member)!.stepIds))], score }));
+      retrieved = ranked.slice(0, depth).map(({ key, score }) => ({ stepIds: byKey.get(key)!.stepIds, score }));
     }
     for (let i = searchable; i < this.keys.length; i++) messages.push(...this.exchange(this.keys[i]!).messages);
     for (const entry of this.pending) messages.push(entry.message);
     return { messages: withoutOrphanTools(messages), retrieved };
+  }
+
+  /** One document per conversation session: its exchanges' indexed texts joined, keyed by the session number. */
+  private sessionDocuments(): UnitDocument[] {
+    const members = new Map<number, number[]>();
+    for (const key of this.keys) {
+      const session = this.records.get(key)!.session ?? 0;
+      members.set(session, [...(members.get(session) ?? []), key]);
+    }
+    return [...members].map(([key, exchanges]) => ({
+      key,
+      text: exchanges.map((member) => this.indexedText(member)).join('\n'),
+      exchanges,
+      stepIds: [...new Set(exchanges.flatMap((member) => this.records.get(member)!.stepIds))],
+    }));
+  }
+
+  /**
+   * One document per indexed message (LoCoMo's dialog unit: one utterance), keyed by its
+   * exchange's key and position; its step id names the message (opaqueMessageId) when the
+   * exchange is one step's.
+   */
+  private messageDocuments(): UnitDocument[] {
+    const documents: UnitDocument[] = [];
+    for (const key of this.keys) {
+      const { stepIds } = this.records.get(key)!;
+      this.indexedMessages(this.exchange(key).messages)
+        .slice(0, MESSAGES_PER_EXCHANGE)
+        .forEach((message, position) => {
+          const text = exchangeText([message]);
+          if (!text) return;
+          const [only] = stepIds;
+          const ids = stepIds.length === 1 && only !== undefined ? [opaqueMessageId(only, !isHuman(message))] : stepIds;
+          documents.push({ key: key * MESSAGES_PER_EXCHANGE + position, text, exchanges: [key], stepIds: ids });
+        });
+    }
+    return documents;
   }
 
   /** What an exchange is found by: its words, or its user messages' alone with `index: 'user'`. */

@@ -19,9 +19,10 @@ export const retrievalKnobs = {
   index: z.enum(['exchange', 'user']).default('exchange'),
   /**
    * What one ranked document is: `turn`, one exchange; `session`, a conversation session's
-   * exchanges joined (LongMemEval's session granularity; `--protocol longmemeval` runs both).
+   * exchanges joined (LongMemEval's session granularity; `--protocol longmemeval` runs both);
+   * `message`, each message alone (LoCoMo's dialog unit, one utterance; `--protocol locomo` sets it).
    */
-  unit: z.enum(['turn', 'session']).default('turn'),
+  unit: z.enum(['turn', 'session', 'message']).default('turn'),
 };
 
 /** The knobs of embedding retrieval (`vector`, and `hybrid`'s vector half). */

@@ -27,9 +27,13 @@ describe('membench run --protocol longmemeval', () => {
   it('prints session-level recall_all@5/@10 and NDCG@5/@10 from session documents over the non-abstention questions', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-cli-'));
     const file = path.join(dir, 'longmemeval_s-synthetic.json');
-    const questions = [...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] })] as { question_id: string; question_type: string }[];
+    const questions = [
+      ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
+    ] as { question_id: string; question_type: string }[];
     // Abstention questions and those whose evidence is an assistant turn are left out.
-    const scored = questions.filter((question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant').length;
+    const scored = questions.filter(
+      (question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant',
+    ).length;
     expect(scored).toBeGreaterThan(0);
     expect(scored).toBeLessThan(questions.length);
     await writeFile(file, JSON.stringify(questions));

@@ -7,7 +7,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { withProtocol } from '../../../harness/results/protocols.js';
+import { locomoFigures, withProtocol } from '../../../harness/results/protocols.js';
+import { idsOfOpaque, opaqueMessageId } from '../../../harness/scenarios/step-ids.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
@@ -112,5 +113,38 @@ describe('the LongMemEval protocol', () => {
     expect(at(figures.session!, 1)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
     expect(at(figures.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
     expect(at(figures.session!, 3).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
+  });
+});
+
+describe('the LoCoMo protocol', () => {
+  it('recall@k is the share of the evidence dia_ids among the top k items', () => {
+    const ranking = [['D1:3'], ['D1:1'], ['D2:4'], ['D1:2'], ['D2:1']];
+    const figures = locomoFigures(ranking, ['D1:1', 'D2:1', 'D9:9'], [1, 2, 5]);
+    expect(figures.turn.map((at) => at.recall)).toEqual([0, 1 / 3, 2 / 3]);
+    expect(figures.session).toBeUndefined();
+  });
+
+  it('a message id names one utterance: the user message or its reply', () => {
+    const map = idsOfOpaque([{ kind: 'user', id: 'D1:1', replyId: 'D1:2', user: 'a', assistant: 'b' }, { kind: 'user', id: 'D1:3', user: 'c' }] as unknown as Step[]);
+    expect(map.get(opaqueMessageId('s0', false))).toEqual(['D1:1']);
+    expect(map.get(opaqueMessageId('s0', true))).toEqual(['D1:2']);
+    expect(map.get('s0')).toEqual(['D1:1', 'D1:2']);
+    expect(map.get(opaqueMessageId('s1', false))).toEqual(['D1:3']);
+  });
+
+  it('`--protocol locomo` ranks one utterance per document and scores recall at 5, 10, 25, 50', async () => {
+    const result = await runBenchmark({ datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'], datasetLimit: 2, strategies: ['bm25', 'window'], protocol: 'locomo' });
+    const cells = result.cells.filter((cell) => cell.strategy === 'bm25');
+    expect(cells.length).toBe(2);
+    expect(cells.every((cell) => cell.options.unit === 'message')).toBe(true);
+    expect(result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined)).toBe(true);
+    const summary = cells[0]!.protocolRetrieval!.summary;
+    expect(summary.turn.atK.map(({ k }) => k)).toEqual([5, 10, 25, 50]);
+    expect(summary.turn.atK.every((at) => at.recall !== undefined && at.recall >= 0 && at.recall <= 1)).toBe(true);
+    // Each ranked item is one utterance, named by its own dia_id.
+    const probe = cells[0]!.probes.find((item) => item.protocolRetrieval)!;
+    expect(probe.retrieved!.every((ids) => ids.length === 1 && /^D\d+:\d+$/u.test(ids[0]!))).toBe(true);
+    const evidence = new Set(probe.protocolRetrieval && probe.retrieved ? probe.retrieved.flat() : []);
+    expect(evidence.size).toBe(probe.retrieved!.length);
   });
 });

@@ -70,6 +70,20 @@ describe.each([bm25, vector, hybrid])('$name unit=session', (definition) => {
   });
 });
 
+describe.each([bm25, vector, hybrid])('$name unit=message', (definition) => {
+  const scratch = strategyScratch(definition, () => new HashedEmbedder(512));
+
+  it('ranks each message alone, the user message and its reply under their own ids', async () => {
+    const strategy = await scratch.open({ unit: 'message', k: 1, recentExchanges: 0 });
+    await said(strategy, 0, 1, 'What is a good stretch after running?', 'Try a calf stretch against a wall.');
+    await said(strategy, 0, 2, 'Where should I store my kayak?', 'A dry garage in Tacoma would do.');
+    const { retrieved } = await strategy.load({ query: 'Is Tacoma a good garage town?', turn: 3, rankDepth: 10 });
+    expect(retrieved![0]!.stepIds).toEqual(['s2r']);
+    expect(retrieved!.every((item) => item.stepIds.length === 1 && /^s[12][ur]$/u.test(item.stepIds[0]!))).toBe(true);
+    expect(new Set(retrieved!.map((item) => item.stepIds[0])).size).toBe(retrieved!.length);
+  });
+});
+
 describe.each([bm25, vector, hybrid])('$name: the exchange before a question', (definition) => {
   const scratch = strategyScratch(definition);
 
