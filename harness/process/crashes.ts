@@ -7,7 +7,6 @@ import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { Ack } from '../agent/loop.js';
 import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
-import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { returnSpare, spareKind, spareReady, takeSpare } from './spares.js';
@@ -110,7 +109,6 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
   const { cell, scenario } = options;
   const steps = scenario.steps;
   const turnAt = turnsBefore(steps);
-  const evidence = evidenceTable(steps);
   const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
   const recoveries: ToolRecovery[] = [];
@@ -272,7 +270,7 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
         await prepareFor(agent, index);
         if (arm) agent.post({ type: 'arm', point: arm.point });
         const sent = performance.now();
-        const reply = await agent.request({ type: 'step', index, step, evidence: probeEvidence(step, evidence) }, 'step-done');
+        const reply = await agent.request({ type: 'step', index, step }, 'step-done');
         if (!isExit(reply) && reply.type === 'step-done') {
           phases.replayMs += performance.now() - sent;
           absorb(reply);

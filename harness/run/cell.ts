@@ -10,18 +10,17 @@ import { performance } from 'node:perf_hooks';
 import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
 import { durableBatch } from '../core/durable-batch.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
-import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
-import { retrievalByCategory, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
-import { withProtocol, type Protocol } from '../results/protocols.js';
+import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from '../results/retrieval.js';
+import type { Protocol } from '../results/protocols.js';
+import type { ProbeScoringInput } from '../results/probe-record.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
 import type { CellPhases, CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
-import { probeDistances } from '../scenarios/distance.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
@@ -140,7 +139,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     model,
     tokens,
     ledger,
-    ...rankDepthOf(providers),
+    scoring: probeScoringOf(plan, providers),
     keepsVerbatim: definition.keepsVerbatim !== false,
     // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
@@ -163,7 +162,6 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       definition.preload?.(preloadHint(plan.scenario));
       await session.start();
     });
-    const evidence = evidenceTable(plan.scenario.steps);
     const steps = plan.scenario.steps;
     // A replayed dataset's saved turns and session boundaries share one durable commit per run of them, up to the next probe.
     const batched = isDatasetReplay(plan.scenario);
@@ -175,7 +173,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
         const run = async (): Promise<void> => {
           for (let at = index; at < end; at++) {
             onPhase(stepPhase(at, steps[at]!));
-            await session.step(steps[at]!, at, probeEvidence(steps[at]!, evidence));
+            await session.step(steps[at]!, at);
           }
         };
         if (end - index > 1) {
@@ -219,34 +217,23 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
       seed: plan.seed,
       sessionId: 'main',
       idempotencyKeys: plan.idempotencyKeys,
-      ...rankDepthOf(providers),
+      scoring: probeScoringOf(plan, providers),
     },
   });
   const { counts } = outcome.durability;
   return { ...outcome, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
 }
 
-/** Each probe with its distance to its evidence (in exchanges and in tokens of the run's tokenizer). */
-function withDistances(plan: CellTask, probes: readonly ProbeRecord[], tokenizerModel: string): ProbeRecord[] {
-  const counter = new TokenCounter(tokenizerModel);
-  const distances = probeDistances(plan.scenario.steps, (text) => counter.countText(text));
-  return probes.map((probe) => {
-    const distance = distances.get(probe.step);
-    return distance ? { ...probe, distance } : probe;
-  });
-}
-
-/** How deep probes rank: the deepest retrieval k. */
-const rankDepthOf = (settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): { rankDepth?: number } =>
-  settings.protocol !== undefined ? { rankDepth: PROTOCOL_RANK_DEPTH } : settings.retrievalK?.length ? { rankDepth: Math.max(...settings.retrievalK) } : {};
-
-/** Under a protocol a probe ranks the whole store (LongMemEval widens its session cutoff until k sessions are in). */
-const PROTOCOL_RANK_DEPTH = 100_000;
+/** What the cell's probes are scored against (harness/results/probe-record.ts). */
+const probeScoringOf = (plan: CellTask, settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): ProbeScoringInput => ({
+  steps: plan.scenario.steps,
+  ...(settings.retrievalK !== undefined ? { retrievalK: settings.retrievalK } : {}),
+  ...(settings.protocol !== undefined ? { protocol: settings.protocol } : {}),
+});
 
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[], profile = false, protocol?: Protocol): CellResult {
-  const { turns, usage, error } = records;
-  const probes = withProtocol(withRetrieval(records.probes, plan.scenario, retrievalK), plan.scenario, protocol);
+function cellResult(plan: CellTask, records: CellRecords, durationMs: number, profile = false, protocol?: Protocol): CellResult {
+  const { turns, usage, error, probes } = records;
   const retrieval = summarizeRetrieval(probes);
   const protocolSummary = protocol === undefined ? undefined : summarizeRetrieval(probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})));
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
@@ -317,5 +304,5 @@ export async function runCell(plan: CellPlan, providers: Providers, onPhase: Pha
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK, providers.profile, providers.protocol);
+  return cellResult(plan, records, performance.now() - started, providers.profile, providers.protocol);
 }
