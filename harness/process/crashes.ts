@@ -6,7 +6,7 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { Ack } from '../agent/loop.js';
-import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
+import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityOutcome, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
 import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { returnSpare, spareKind, spareReady, takeSpare, type SpareKind } from './spares.js';
@@ -26,7 +26,7 @@ export interface ProcessCellOutcome {
   modelLatencies: number[];
   /** The largest resident set any agent process of the cell reached, in kB. */
   peakRssKb: number;
-  durability: DurabilityResult;
+  durabilityOutcome: DurabilityOutcome;
   /** Where the cell's time went (see CellPhases). */
   phases: CellPhases;
   error?: string;
@@ -366,9 +366,9 @@ class ProcessCellRun {
     const ledgerCounts = ledger.counts();
     ledger.close();
     counts.effects = ledgerCounts.effects;
-    counts.effectsDuplicated = ledgerCounts.duplicates;
-    counts.effectsRefused = ledgerCounts.refused;
-    this.violate('3', misclassified.length + (this.cell.idempotencyKeys ? ledgerCounts.duplicates : 0), `${misclassified.length} misclassified tool call(s), ${ledgerCounts.duplicates} duplicated effect(s)`);
+    counts.effectsDuplicated = ledgerCounts.effectsDuplicated;
+    counts.effectsRefused = ledgerCounts.effectsRefused;
+    this.violate('3', misclassified.length + (this.cell.idempotencyKeys ? ledgerCounts.effectsDuplicated : 0), `${misclassified.length} misclassified tool call(s), ${ledgerCounts.effectsDuplicated} duplicated effect(s)`);
     // Invariant 4: a stale background write shows as stale exposure on an update probe.
     if (this.options.scenario.tags?.includes('stale-writer')) {
       const stale = this.probes.filter((probe) => probe.category === 'update' && probe.staleExposure).length;
@@ -380,8 +380,8 @@ class ProcessCellRun {
   /** What the cell hands back to the runner. */
   collect(): ProcessCellOutcome {
     const { turns, probes, usage, modelLatencies, peakRssKb, phases, error } = this;
-    const durability: DurabilityResult = { idempotencyKeys: this.cell.idempotencyKeys, crashes: this.crashes, recoveries: this.recoveries, invariants: this.invariants, counts: this.counts };
-    return { turns, probes, usage, modelLatencies, peakRssKb, phases, durability, ...(error !== undefined ? { error } : {}) };
+    const durabilityOutcome: DurabilityOutcome = { idempotencyKeys: this.cell.idempotencyKeys, crashes: this.crashes, recoveries: this.recoveries, invariants: this.invariants, counts: this.counts };
+    return { turns, probes, usage, modelLatencies, peakRssKb, phases, durabilityOutcome, ...(error !== undefined ? { error } : {}) };
   }
 
   /**

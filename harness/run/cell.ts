@@ -19,7 +19,7 @@ import type { Protocol } from '../results/protocols.js';
 import type { ProbeScoringInput } from '../results/probe-record.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type { CellPhases, CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
+import type { CellPhases, CellResult, DurabilityOutcome, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
@@ -107,7 +107,7 @@ interface CellRecords {
   usage: ModelUsage;
   modelLatencies: number[];
   error?: string;
-  durability?: DurabilityResult;
+  durabilityOutcome?: DurabilityOutcome;
   effects: LedgerCounts;
   /** Peak resident set while the cell ran, in kB: sampled after each step in this process, or the agent processes' own peak. */
   peakRssKb: number;
@@ -220,8 +220,8 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
       scoring: probeScoringOf(plan, providers),
     },
   });
-  const { counts } = outcome.durability;
-  return { ...outcome, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
+  const { counts } = outcome.durabilityOutcome;
+  return { ...outcome, effects: { effects: counts.effects, effectsDuplicated: counts.effectsDuplicated, effectsRefused: counts.effectsRefused } };
 }
 
 /** What the cell's probes are scored against (harness/results/probe-record.ts). */
@@ -246,7 +246,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, pr
     scenario: plan.scenario.name,
     ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
     strategy: plan.spec.name,
-    label: plan.spec.label,
+    setting: plan.spec.setting,
     options: plan.spec.options,
     durability: plan.spec.durability,
     trial: plan.trial,
@@ -275,7 +275,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, pr
     },
     usage,
     effects: records.effects,
-    ...(records.durability ? { faults: records.durability } : {}),
+    ...(records.durabilityOutcome ? { durabilityOutcome: records.durabilityOutcome } : {}),
     peakRssMb: Math.round(records.peakRssKb / 1024),
     turns,
     probes,
@@ -290,7 +290,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, pr
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {
-  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, phases: emptyPhases(), error }, durationMs);
+  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 }, peakRssKb: 0, phases: emptyPhases(), error }, durationMs);
   return phase === undefined ? result : { ...result, phase };
 }
 
