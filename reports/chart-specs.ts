@@ -38,6 +38,8 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
         type: 'scatter' as const,
         label: `${point.label}${onFront ? ' ★' : ''} ${point.recall.toFixed(2)}${ci} n=${point.row.contextRecall.n}${point.overlaps.length ? ` (same point as ${point.overlaps.join(', ')})` : ''}`,
         data: [{ x: point.tokens, y: point.y }],
+        // Written beside the marker by drawPointLabels (reports/point-labels.ts): crowded points stay named.
+        pointLabel: point.label,
         borderColor: style.color,
         backgroundColor: onFront ? style.color : withAlpha(style.color, 0.45),
         pointStyle: style.pointStyle,

@@ -10,6 +10,7 @@ import { PACKAGE_ROOT } from '../harness/core/package-info.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { logTickLabel, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
+import { drawPointLabels } from './point-labels.js';
 
 /** The bundled font (a GB2312 subset of Noto Sans SC, OFL): Latin and common Chinese in one family. */
 export const CHART_FONT_FILE = path.join(PACKAGE_ROOT, 'fonts', 'MembenchCJKSans-Regular.otf');
@@ -42,6 +43,9 @@ const whiteBackground: Plugin = {
   },
 };
 
+/** The names beside a scatter chart's points (datasets carrying `pointLabel`). */
+const pointLabels: Plugin = { id: 'membench-point-labels', afterDatasetsDraw: drawPointLabels };
+
 /** One chart as PNG bytes at its spec's size. */
 export function renderChartPng(spec: ChartSpec): Buffer {
   prepareCharts();
@@ -54,7 +58,7 @@ export function renderChartPng(spec: ChartSpec): Buffer {
     ...config,
     platform: BasicPlatform,
     options: { ...config.options, responsive: false, animation: false, devicePixelRatio: 1 },
-    plugins: [...(config.plugins ?? []), whiteBackground],
+    plugins: [...(config.plugins ?? []), pointLabels, whiteBackground],
   });
   try {
     return canvas.toBuffer('image/png');

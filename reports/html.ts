@@ -9,6 +9,7 @@ import { invariantName, type CellResult, type RunResult } from '../harness/resul
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { logTickLabel, seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
+import { drawPointLabels, placePointLabels } from './point-labels.js';
 import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
 import { explainRun } from './explain.js';
 import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_NOTE, leaderboardCells, leaderboardHead, leaderboards, leaderboardSortKeys, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
@@ -284,6 +285,8 @@ const CLIENT_SCRIPT = `
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   Chart.defaults.color = '#333333';
   const logTickLabel = ${logTickLabel.toString()};
+  const placePointLabels = ${placePointLabels.toString()};
+  const drawPointLabels = ${drawPointLabels.toString()};
   const specs = JSON.parse(document.getElementById('membench-charts').textContent);
   for (const spec of specs) {
     const canvas = document.getElementById('chart-' + spec.id);
@@ -291,7 +294,7 @@ const CLIENT_SCRIPT = `
     for (const scale of Object.values(options.scales || {})) {
       if (scale.type === 'logarithmic') scale.ticks = Object.assign({}, scale.ticks, { callback: (value) => logTickLabel(Number(value)) });
     }
-    new Chart(canvas, Object.assign({}, spec.config, { options }));
+    new Chart(canvas, Object.assign({}, spec.config, { options, plugins: [{ id: 'membench-point-labels', afterDatasetsDraw: drawPointLabels }] }));
   }
   const key = (row, index) => {
     const cell = row.cells[index];

@@ -132,6 +132,7 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
   return [...groups.values()].flatMap(({ protocol, strategy, summaries }) => {
     const pooled = poolSummaries(summaries)!;
     return levelsOf(pooled)
+      .filter(([, level]) => level.atK.length > 0) // a session-unit setting has no turn table
       .sort(([a], [b]) => (a === b ? 0 : a === 'session' ? -1 : 1))
       .flatMap(([unit, level]) => PROTOCOL_METRICS.map(([metric, key]) => ({ protocol, strategy, unit, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] })) })));
   });
@@ -140,6 +141,7 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
 /** What a protocol table says it is. */
 export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
   longmemeval:
-    "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; session = the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; " +
+    "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; unit=session ranks session documents (a session's user turns joined, the paper's session granularity); " +
+    'unit=turn ranks user turns, its session rows the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; ' +
     'abstention questions and questions with no has_answer user turn left out, as in the paper\'s code. Published figures to compare with: docs/protocols.md.',
 };

@@ -271,7 +271,11 @@ export class FileIndexStrategy implements MemoryStrategy {
     return [...(this.store?.problems ?? [])].map(([file, reason]) => `${path.relative(this.context.dir, file).startsWith('..') ? file : path.relative(this.context.dir, file)}: ${reason}`);
   }
 
-  /** Invariant 5, read from disk without the cache: no torn memory file, and MEMORY.md matches the files. */
+  /**
+   * Invariant 5, read from disk without the cache: no torn memory file, and MEMORY.md matches the
+   * files. A file deleted behind the store's back, which it dropped from the index, counts as a
+   * mismatch too (the index and the files disagreed until then).
+   */
   async verify(): Promise<StoreCheck> {
     const check: StoreCheck = { torn: 0, indexMismatches: 0, details: [] };
     if (!this.store) return check;
@@ -280,6 +284,12 @@ export class FileIndexStrategy implements MemoryStrategy {
       check.torn += audit.unreadable.length;
       check.indexMismatches += audit.mismatches.length;
       check.details.push(...audit.unreadable.map((file) => `${scope}/${MEMORIES_DIR}/${file}: does not parse`), ...audit.mismatches.map((line) => `${scope}/${INDEX_FILE}: ${line}`));
+      for (const [file, reason] of this.store.problems) {
+        const name = path.basename(file, '.md');
+        if (!reason.startsWith('missing: ') || path.dirname(file) !== path.join(this.store.dirs[scope], MEMORIES_DIR) || audit.indexed.has(name)) continue;
+        check.indexMismatches++;
+        check.details.push(`${scope}/${MEMORIES_DIR}/${name}.md: ${reason}`);
+      }
     }
     return check;
   }

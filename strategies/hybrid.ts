@@ -7,7 +7,7 @@
  * its terms; the retrievers are the same classes `vector` and `bm25` use.
  */
 import { z } from 'zod';
-import { byScore, ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedKey } from './shared/exchange-memory.js';
+import { byScore, ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedDocument, type RankedKey } from './shared/exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './stores/exchange-store.js';
 import { LexicalRetriever } from './shared/lexical-retriever.js';
 import { preloadJieba } from './shared/segmenters.js';
@@ -73,13 +73,23 @@ export class FusedRetriever implements ExchangeRetriever {
 
   async rank(request: RankRequest): Promise<RankedKey[]> {
     const pool = { ...request, n: Math.max(4 * request.n, MIN_POOL) };
+    return this.fuse((retriever) => retriever.rank(pool), request.n);
+  }
+
+  async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
+    const pool = Math.max(4 * n, MIN_POOL);
+    return this.fuse((retriever) => retriever.rankDocuments(query, documents, pool), n);
+  }
+
+  /** Each weighted retriever's ranking, fused by reciprocal rank; the best `n`. */
+  private async fuse(rank: (retriever: ExchangeRetriever) => Promise<RankedKey[]>, n: number): Promise<RankedKey[]> {
     const fused = new Map<number, number>();
     const active = this.parts.filter(({ weight }) => weight > 0);
-    const rankings = await Promise.all(active.map(({ retriever }) => retriever.rank(pool)));
+    const rankings = await Promise.all(active.map(({ retriever }) => rank(retriever)));
     rankings.forEach((ranking, part) => {
       ranking.forEach(({ key }, position) => fused.set(key, (fused.get(key) ?? 0) + active[part]!.weight / (this.fusionK + position + 1)));
     });
-    return [...fused].map(([key, score]) => ({ key, score })).sort(byScore).slice(0, request.n);
+    return [...fused].map(([key, score]) => ({ key, score })).sort(byScore).slice(0, n);
   }
 
   afterStore(): void {

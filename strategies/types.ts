@@ -28,6 +28,12 @@ export interface MemoryEvent {
   stepId?: string;
   /** ISO time of the message, when the scenario gives one (dataset sessions). */
   timestamp?: string;
+  /**
+   * The conversation session the message was said in: the count of session boundaries before it
+   * (0 before the first). A number, never a dataset's session id; `unit=session` retrievers join a
+   * session's messages into one document by it.
+   */
+  session?: number;
 }
 
 /** What the next model call is about: vector and entity strategies retrieve with it. */

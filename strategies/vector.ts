@@ -27,6 +27,7 @@ export const vectorOptions = z
     minSimilarity: embeddingKnobs.minSimilarity,
     persistEvery: embeddingKnobs.persistEvery,
     index: retrievalKnobs.index,
+    unit: retrievalKnobs.unit,
   })
   .strict();
 /** Parsed options, defaults filled in. */

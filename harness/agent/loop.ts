@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
-import { hasCjk } from '../core/text.js';
+import { hasCjk, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
 import { isMembenchError } from '../core/errors.js';
@@ -114,8 +114,12 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
   return [value, performance.now() - started];
 };
 
-/** Steps between two readings of the resident set during a run of saved turns. */
-const RSS_EVERY = 32;
+/**
+ * Least time between two readings of the resident set: a reading costs a system call (~0.1–0.4 ms
+ * on a loaded 2-core machine), and a probe every millisecond or two read it ~500 times per
+ * generated cell, while the resident set moves over tens of milliseconds, not per step.
+ */
+const RSS_INTERVAL_MS = 20;
 
 /** Replays steps in order; `session` steps close the strategy and reopen it on the same dir. */
 export class AgentSession {
@@ -124,11 +128,14 @@ export class AgentSession {
   readonly recoveries: ToolRecovery[] = [];
   /** The process's resident set at its highest after any step of this session (bytes): this cell's peak, not the process's lifetime high-water mark. */
   peakRssBytes = 0;
+  private rssReadAt = Number.NEGATIVE_INFINITY;
   /** What the strategy could not read and left out (`file: reason`), collected before each close. */
   readonly unreadable = new Set<string>();
   private strategy: MemoryStrategy | undefined;
   private probeScoring: ProbeScoring | undefined;
   private turn = 0;
+  /** Session boundaries passed (what `MemoryEvent.session` says): a number, never the scenario's session ids. */
+  private sessionNumber = 0;
   private readonly session: string;
 
   constructor(private readonly deps: SessionDeps) {
@@ -140,9 +147,10 @@ export class AgentSession {
     return this.strategy;
   }
 
-  /** Sets the user-turn counter when a fresh process resumes a scenario part-way. */
-  resumeAtTurn(turn: number): void {
+  /** Sets the user-turn and session counters when a fresh process resumes a scenario part-way. */
+  resumeAtTurn(turn: number, session = 0): void {
     this.turn = turn;
+    this.sessionNumber = session;
   }
 
   private checkpoint(point: CrashPoint): void {
@@ -162,6 +170,12 @@ export class AgentSession {
   async run(steps: readonly Step[]): Promise<void> {
     this.probeScoring ??= new ProbeScoring(this.deps.scoring ?? { steps: [...steps] }, this.deps.tokens);
     for (const [index, step] of steps.entries()) await this.step(step, index);
+    this.readRss();
+  }
+
+  private readRss(): void {
+    this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
+    this.rssReadAt = performance.now();
   }
 
   /** The scorer of this session's probes (built on first use). */
@@ -176,8 +190,8 @@ export class AgentSession {
     if (journal?.stepState(this.session, index) === 'done') return;
     await this.runStep(step, index);
     journal?.setStep(this.session, index, 'done');
-    // Reading the resident set costs a system call: after every step that is not a plain saved turn, and every 32nd.
-    if (!savesOnly(step) || index % RSS_EVERY === 0) this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
+    // Reading the resident set costs a system call: after the first step, then at most every RSS_INTERVAL_MS.
+    if (performance.now() - this.rssReadAt >= RSS_INTERVAL_MS) this.readRss();
   }
 
   private async runStep(step: Step, index: number): Promise<void> {
@@ -197,6 +211,7 @@ export class AgentSession {
       case 'probe':
         return this.probe(index, step);
       case 'session':
+        this.sessionNumber++;
         this.noteUnreadable();
         await this.memory.close();
         return this.start();
@@ -223,7 +238,7 @@ export class AgentSession {
     // process does not save it twice.
     let saveUserMs = 0;
     if (this.deps.journal?.stepState(this.session, index) !== 'user_saved') {
-      [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp }));
+      [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp, session: this.sessionNumber }));
       this.deps.journal?.setStep(this.session, index, 'user_saved');
     }
     if (!reply) {
@@ -233,20 +248,20 @@ export class AgentSession {
     this.checkpoint('before_model_call');
     if (scripted !== undefined && kind === 'user' && this.deps.measureContext?.(index) === false) {
       // The reply is scripted and this turn is outside the sample: no model reads a context, none is assembled.
-      const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp }));
+      const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp, session: this.sessionNumber }));
       this.turns.push({ step: index, turn, kind, contextTokens: null, loadMs: null, saveMs: saveUserMs + saveReplyMs, contextSkipped: true });
       return;
     }
     const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
     const text = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
-    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp }));
+    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp, session: this.sessionNumber }));
     this.turns.push({ step: index, turn, kind, contextTokens: this.deps.tokens.countMessages(context.messages), loadMs, saveMs: saveUserMs + saveReplyMs });
   }
 
   /** An assistant message with no user message before it (a replayed session opening with the assistant): saved, no model call. */
   private async assistantStep(index: number, text: string, stepId?: string, timestamp?: string): Promise<void> {
     const turn = Math.max(this.turn, 1);
-    const [, saveMs] = await timed(() => this.memory.save({ message: new AIMessage(datedText(text, timestamp)), turn, stepId, timestamp }));
+    const [, saveMs] = await timed(() => this.memory.save({ message: new AIMessage(datedText(text, timestamp)), turn, stepId, timestamp, session: this.sessionNumber }));
     this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });
   }
 
@@ -308,7 +323,7 @@ export class AgentSession {
     let saveCallMs = 0;
     if (!previous) journal?.recordIntent(callId, index, step.tool, key);
     if (!Journal.reached(previous, 'call_saved')) {
-      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId }));
+      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId, session: this.sessionNumber }));
       journal?.advanceTool(callId, 'call_saved');
     }
     this.checkpoint('after_tool_intent');
@@ -324,7 +339,7 @@ export class AgentSession {
       }
       if (step.effect && ledger && runEffect) ledger.apply(callId, step.tool, step.args, key);
       this.checkpoint('after_tool_effect');
-      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId }));
+      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId, session: this.sessionNumber }));
       journal?.advanceTool(callId, 'result_saved');
       this.checkpoint('after_tool_result');
     }
@@ -334,7 +349,8 @@ export class AgentSession {
   /** A question answered from memory: its record is judged on what load() returned (harness/results/probe-record.ts). */
   private async probe(index: number, step: ProbeStep): Promise<void> {
     const scoring = this.scoring;
-    const [context, loadMs] = await timed(() => this.memory.load({ query: step.probe, turn: this.turn + 1, rankDepth: scoring.rankDepth }));
+    // Retrieval looks for the question; a leading "[Current date: …]" stays in what the model is asked.
+    const [context, loadMs] = await timed(() => this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth: scoring.rankDepth }));
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
     this.probes.push(scoring.record({ index, step, turn: this.turn, context, loadMs, answer, keepsVerbatim: this.deps.keepsVerbatim !== false }));

@@ -135,9 +135,9 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
     });
   }
   if (sections.includes('suite')) {
-    // The whole default suite, quick or not: what `membench run` runs (the durability modes priced
-    // too), timed end to end, with `membench run`'s default worker count (one per core) unless told otherwise.
-    const suite = await benchSuite({ workers: options.workers ?? os.availableParallelism(), onProgress: progress });
+    // The whole default run, quick or not: the `membench run` command a user types, timed from its
+    // start to its exit (reports and charts included), with its own default worker count unless told otherwise.
+    const suite = await benchSuite({ ...(options.workers !== undefined ? { workers: options.workers } : {}), onProgress: progress });
     report.suite = { ...suite, complete: true };
   }
 

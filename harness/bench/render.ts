@@ -202,9 +202,10 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
     '',
     markdownTable(['figure', 'value'], [
       ['scenarios × strategies', `${suite.scenarios.length} × ${suite.strategies.length} = ${suite.cells} cells (${suite.errors.length} errors)`],
-      ['workers', suite.workers === null ? "the runner's default" : String(suite.workers)],
+      ['command', `${suite.command}${suite.workers === null ? '' : ` -w ${suite.workers}`} (timed from its start to its exit, reports and charts included)`],
       ['turns', count(suite.turns)],
-      ['wall time', `${(suite.wallMs / 1000).toFixed(1)} s (target < ${SUITE_TARGET_MS / 1000} s)`],
+      ['wall time', `${(suite.wallMs / 1000).toFixed(1)} s (target < ${SUITE_TARGET_MS / 1000} s): planning + cells ${(suite.cellsMs / 1000).toFixed(1)} s, the rest ${((suite.wallMs - suite.cellsMs) / 1000).toFixed(1)} s (Node's start, reports, charts)`],
+      ['CPU (user + system, whole process tree)', suite.cpuMs === null ? '– (not measured on this OS)' : `${(suite.cpuMs / 1000).toFixed(1)} s`],
       ['throughput', `${suite.turnsPerSec.toFixed(0)} turns/s`],
       ["strategies' own save + load", `${(suite.strategyMs / 1000).toFixed(2)} s (${percent(suite.strategyMs / suite.wallMs)} of wall)`],
       ['agent processes killed at crash points', count(suite.crashes)],

@@ -1,13 +1,22 @@
 /**
- * Whole-run throughput: `runBenchmark` over the built-in offline suite (every built-in scenario
- * not tagged `long`, every built-in strategy), timed end to end, with where the time went: per
- * scenario, in-process cells against cells run in agent processes (crashes, concurrency), by
- * phase (process start, module loading, open, replay, recovery, checks), and the share the
- * strategies' own save + load account for.
+ * Whole-run wall time: the `membench run` command a user types (the default run unless told
+ * otherwise), run as a child process through the package's own bin and timed from its start to
+ * its exit, reports and charts included, with its CPU (user + system of the whole process tree)
+ * and where the time went: per scenario, in-process cells against cells run in agent processes
+ * (crashes, concurrency), by phase (process start, module loading, open, replay, recovery,
+ * checks), and the share the strategies' own save + load account for.
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
-import { needsProcesses, runBenchmark } from '../run/runner.js';
+import { needsProcesses } from '../run/runner.js';
+import { readResults } from '../results/read.js';
+import { PACKAGE_ROOT } from '../core/package-info.js';
+import { MembenchError } from '../core/errors.js';
 import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
+import type { RunResult } from '../results/schema.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {
@@ -29,6 +38,8 @@ export interface SuitePhase {
 
 /** The run's throughput and its breakdown. */
 export interface SuiteResult {
+  /** What was timed. */
+  command: string;
   /** Worker processes asked for; null: the runner's default. */
   workers: number | null;
   scenarios: string[];
@@ -36,7 +47,12 @@ export interface SuiteResult {
   cells: number;
   errors: string[];
   turns: number;
+  /** The whole command, from its start to its exit (Node's start, planning, cells, reports and charts). */
   wallMs: number;
+  /** Planning and cells alone (runBenchmark, as results.json's header says). */
+  cellsMs: number;
+  /** User + system CPU of the command's whole process tree; null where the OS does not say (not Linux). */
+  cpuMs: number | null;
   turnsPerSec: number;
   /** Sum of every turn's save + load time (in the agent, wherever it ran). */
   strategyMs: number;
@@ -53,28 +69,90 @@ export interface SuiteResult {
 export async function offlineSuiteScenarios(): Promise<string[]> {
   const names = builtinScenarioNames();
   const { scenarios } = await loadScenarios(names);
-  const long = new Set(scenarios.filter((scenario) => (scenario.tags ?? []).includes('long')).map((scenario) => scenario.name));
+  const long = new Set(
+    scenarios.filter((scenario) => (scenario.tags ?? []).includes('long')).map((scenario) => scenario.name),
+  );
   return names.filter((name) => !long.has(name));
 }
 
-/** Runs the suite and times it. */
+/** User + system CPU of this process's waited-for children, from /proc (Linux); null elsewhere. */
+async function childrenCpuMs(): Promise<number | null> {
+  try {
+    const stat = await readFile('/proc/self/stat', 'utf8');
+    // Fields after the command name (which may hold spaces): cutime and cstime are the 14th and 15th, in clock ticks.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ: 100 on every Linux build Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** The `membench run` arguments of a suite run (`--out` added by the caller). */
+export function suiteArguments(options: SuiteOptions): string[] {
+  return [
+    'run',
+    ...(options.scenarios ?? []).flatMap((name) => ['-c', name]),
+    ...(options.strategies ?? []).flatMap((name) => ['-s', name]),
+    ...(options.workers !== undefined ? ['-w', String(options.workers)] : []),
+    '--profile',
+    '--quiet',
+  ];
+}
+
+/** Runs `membench run` (the default run unless scenarios, strategies or workers are given) and times it. */
 export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResult> {
   const names = options.scenarios ? [...options.scenarios] : await offlineSuiteScenarios();
   const { scenarios } = await loadScenarios(names);
-  const inProcesses = new Set(scenarios.filter((scenario) => needsProcesses(scenario, { isolate: false, crashFuzz: 0 })).map((scenario) => scenario.name));
-  options.onProgress?.(`suite: ${names.length} scenarios × ${options.strategies?.length ?? 'all'} strategies`);
-  const started = performance.now();
-  const result = await runBenchmark({
-    // No scenario named: the runner's own default run, as `membench run` (the durability modes priced too).
-    ...(options.scenarios ? { scenarios: options.scenarios } : {}),
-    ...(options.strategies ? { strategies: options.strategies } : {}),
-    ...(options.workers !== undefined ? { workers: options.workers } : {}),
-    profile: true,
-    onProgress: (event) => {
-      if (event.type === 'cell') options.onProgress?.(`suite: [${event.index + 1}/${event.cells}] ${event.result.id} ${event.result.durationMs.toFixed(0)} ms`);
-    },
-  });
-  const wallMs = performance.now() - started;
+  const inProcesses = new Set(
+    scenarios
+      .filter((scenario) => needsProcesses(scenario, { isolate: false, crashFuzz: 0 }))
+      .map((scenario) => scenario.name),
+  );
+  options.onProgress?.(
+    `suite: membench run over ${names.length} scenarios × ${options.strategies?.length ?? 'all'} strategies`,
+  );
+  const out = await mkdtemp(path.join(os.tmpdir(), 'membench-suite-'));
+  try {
+    const args = [path.join(PACKAGE_ROOT, 'bin', 'membench.js'), ...suiteArguments(options), '--out', out];
+    const cpuBefore = await childrenCpuMs();
+    const started = performance.now();
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      child.on('error', reject);
+      child.on('close', (exitCode) => resolve({ code: exitCode, stderr }));
+    });
+    const wallMs = performance.now() - started;
+    const cpuAfter = await childrenCpuMs();
+    // Exit 1 is failed cells (counted below from results.json); anything else left no results to read.
+    if (code !== 0 && code !== 1) {
+      const message = `bench suite: membench ${suiteArguments(options).join(' ')} exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join(' | ')}`;
+      throw code === 2 ? new MembenchError('INVALID_ARGUMENT', message) : new Error(message);
+    }
+    const { result } = await readResults(out);
+    return summarize(result, {
+      names,
+      inProcesses,
+      wallMs,
+      cpuMs: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null,
+      workers: options.workers ?? null,
+    });
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+/** The figures of a timed run from its results. */
+function summarize(
+  result: RunResult,
+  run: { names: string[]; inProcesses: Set<string>; wallMs: number; cpuMs: number | null; workers: number | null },
+): SuiteResult {
+  const { names, inProcesses, wallMs } = run;
   const group = (key: (cell: (typeof result.cells)[number]) => string): SuitePhase[] => {
     const phases = new Map<string, SuitePhase>();
     for (const cell of result.cells) {
@@ -87,20 +165,30 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     return [...phases.values()].sort((a, b) => b.ms - a.ms);
   };
   const turns = result.cells.reduce((sum, cell) => sum + cell.turns.length, 0);
-  const strategyMs = result.cells.reduce((sum, cell) => sum + cell.turns.reduce((total, turn) => total + turn.saveMs + (turn.loadMs ?? 0), 0), 0);
+  const strategyMs = result.cells.reduce(
+    (sum, cell) => sum + cell.turns.reduce((total, turn) => total + turn.saveMs + (turn.loadMs ?? 0), 0),
+    0,
+  );
   return {
-    workers: options.workers ?? null,
+    command: 'membench run',
+    workers: run.workers,
     scenarios: names,
     strategies: result.header.strategies.map((strategy) => strategy.setting),
     cells: result.cells.length,
-    errors: result.cells.filter((cell) => cell.status === 'error').map((cell) => `${cell.id}: ${cell.error ?? 'error'}`),
+    errors: result.cells
+      .filter((cell) => cell.status === 'error')
+      .map((cell) => `${cell.id}: ${cell.error ?? 'error'}`),
     turns,
     wallMs,
+    cellsMs: result.header.durationMs,
+    cpuMs: run.cpuMs,
     turnsPerSec: wallMs > 0 ? turns / (wallMs / 1000) : 0,
     strategyMs,
     crashes: result.cells.reduce((sum, cell) => sum + (cell.durabilityOutcome?.crashes.length ?? 0), 0),
     byScenario: group((cell) => cell.scenario),
-    byMode: group((cell) => (inProcesses.has(cell.scenario) ? 'agent processes (crash / concurrent scenarios)' : 'in process')),
+    byMode: group((cell) =>
+      inProcesses.has(cell.scenario) ? 'agent processes (crash / concurrent scenarios)' : 'in process',
+    ),
     phases: phaseTotals(result),
   };
 }

@@ -15,7 +15,7 @@ export function builder(yargs: Argv) {
     .option('only', { type: 'string', array: true, describe: `sections to run (repeatable or comma-separated): ${BENCH_SECTIONS.join(', ')}` })
     .option('sizes', { type: 'string', describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})` })
     .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load and recovery sections (default: every built-in)' })
-    .option('workers', { type: 'number', describe: 'worker processes of the suite run (default: one per core, as membench run)' })
+    .option('workers', { type: 'number', describe: "worker processes of the suite run, passed to membench run as -w (default: membench run's own, one per core)" })
     .option('questions', { type: 'number', describe: `questions of the dataset section's synthetic LongMemEval_S-shaped file (default ${DATASET_QUESTIONS}, quick ${QUICK_DATASET_QUESTIONS}; the published file has 500)` })
     .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress lines' })

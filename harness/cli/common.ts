@@ -10,6 +10,7 @@ import { formatMs } from '../../reports/summary.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from '../run/config.js';
 import { MembenchError } from '../core/errors.js';
+import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
@@ -49,7 +50,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' });
   return liveOptions(matrix)
     .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
-    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, k 1,3,5,10,30,50, turn and session level, abstention left out; see docs/protocols.md)" })
+    .option('protocol', { choices: ['longmemeval'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out; see docs/protocols.md)" })
     .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
@@ -235,10 +236,13 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
     };
   }
   const log = (line: string): boolean => process.stderr.write(`${line}\n`);
+  /** Cells finished, those of an earlier attempt included: `[i/n]` counts cells done, not plan positions (cells run costliest first). */
+  let done = 0;
   return {
     onProgress: (event) => {
       if (event.type === 'start') {
         groups = new GroupProgress(event.units, workers);
+        done = event.finished;
         log(`membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`);
         return;
       }
@@ -246,7 +250,8 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
       const recall = cell.recall.contextRecall.value;
       const status = cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
       const group = groups.finished(cell);
-      log(`[${event.index + 1}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
+      done++;
+      log(`[${done}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
     },
     stop: () => undefined,
   };
@@ -287,6 +292,13 @@ export async function refuseScenarioFiles(dir: string, overwrite: boolean): Prom
   if (existing.length > 0 && !overwrite) {
     throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
   }
+}
+
+/** With `--overwrite`, says on stderr what an output dir without a manifest keeps (docs/failing-loudly.md). */
+export async function warnOverwriteWithoutManifest(dir: string, overwrite: boolean, replaced: readonly string[]): Promise<void> {
+  if (!overwrite) return;
+  const warning = await overwriteWithoutManifestWarning(dir, replaced);
+  if (warning) process.stderr.write(`${warning}\n`);
 }
 
 /** The judge flags `run` and `judge` share. */

@@ -8,7 +8,7 @@ import { StagedDir } from '../core/manifest.js';
 import { builtinSuiteFile, builtinSuiteNames } from '../scenarios/builtins.js';
 import { generateWorkload, type GeneratedScenario } from '../scenarios/generator.js';
 import { loadSpecFile } from '../scenarios/generator-spec.js';
-import { checkOutFlag, refuseScenarioFiles } from './common.js';
+import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'generate <spec>';
@@ -47,6 +47,7 @@ export const handler = handled(async (argv: GenerateArgs) => {
   const out = argv.out ?? path.join('.membench', 'generate', spec.name);
   checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, []);
   const generated = generateWorkload(spec, file);
   // Staged, then moved in: a failed write leaves --out as it was; --overwrite drops only the previous generate's or import's files.
   const staged = await StagedDir.begin(out);

@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
 import { StagedDir } from '../core/manifest.js';
 import { DATASET_NAMES, Errata, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
-import { checkOutFlag, refuseScenarioFiles } from './common.js';
+import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -29,6 +29,7 @@ export const handler = handled(async (argv: ImportArgs) => {
   const out = argv.out ?? path.join('.membench', 'import', dataset);
   checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, []);
   const log = new ImportLog(dataset, argv.file);
   const errata = argv.errata === undefined ? undefined : await Errata.load(argv.errata);
   // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
@@ -36,7 +37,7 @@ export const handler = handled(async (argv: ImportArgs) => {
   const staged = await StagedDir.begin(out);
   try {
     for await (const imported of importScenarios(dataset, argv.file, log, { ...(argv.limit !== undefined ? { limit: argv.limit } : {}), ...(errata ? { errata } : {}) })) {
-      await staged.write(`${imported.scenario.name}.yaml`, imported.yaml);
+      await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());
     }
   } catch (error) {
     await staged.abort();

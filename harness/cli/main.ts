@@ -16,8 +16,34 @@ import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
 
+/**
+ * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
+ * then fails with "Unknown argument: 1"; such a value is joined to its option (`--values=-1,2`) so
+ * the command itself checks it and names it.
+ */
+function joinSignedValues(argv: readonly string[]): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index]!;
+    const next = argv[index + 1];
+    if (arg.startsWith('--') && !arg.includes('=') && SIGNED_VALUE_OPTIONS.has(arg.slice(2)) && next !== undefined && /^-[\d.]/u.test(next)) {
+      joined.push(`${arg}=${next}`);
+      index++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
+/** Options whose value may be a list or range starting with a negative number. */
+const SIGNED_VALUE_OPTIONS = new Set(['values']);
+
+/** What to add to yargs' "Unknown argument: 1": a digit there is a value that starts with `-`. */
+function unknownDigitHint(message: string): string {
+  return /^Unknown arguments?: -?[\d.]/u.test(message) ? '\n(a value that starts with "-" and a digit is read as flags: join it to its option with "=", e.g. --seed=-1)' : '';
+}
+
 export async function main(argv: string[]): Promise<void> {
-  await yargs(argv)
+  await yargs(joinSignedValues(argv))
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
     .command(run)
@@ -41,7 +67,7 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error;
-      process.stderr.write(`membench: ${message}\nRun "membench --help" for usage.\n`);
+      process.stderr.write(`membench: ${message}${unknownDigitHint(message)}\nRun "membench --help" for usage.\n`);
       process.exit(2);
     })
     .parseAsync();

@@ -1,9 +1,10 @@
 /** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
 import { readResults } from '../results/read.js';
+import { warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { checkNumber } from '../core/numbers.js';
@@ -28,6 +29,7 @@ export const handler = handled(async (argv: MergeArgs) => {
   if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);
   const inputs = [];
   for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);

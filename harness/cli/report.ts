@@ -1,9 +1,10 @@
 /** `membench report RESULTS.json`: re-renders every report (md, html, junit, charts) from a results file. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { writeRunOutput } from '../../reports/index.js';
+import { REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
 import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
 import { assertReportable, readResults } from '../results/read.js';
+import { warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { checkNumber } from '../core/numbers.js';
@@ -39,6 +40,7 @@ export const handler = handled(async (argv: ReportArgs) => {
   const out = argv.out ?? (inPlace ? sourceDir : path.join(sourceDir, path.basename(file, path.extname(file))));
   // Re-rendering a run in its own dir replaces only that run's reports: no --overwrite needed.
   const ownDir = inPlace && path.resolve(out) === path.resolve(sourceDir);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);
   const files = await withOutDirLock(out, 'membench report', () =>
     writeRunOutput(result, out, {
       overwrite: argv.overwrite || ownDir,

@@ -9,10 +9,10 @@ import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { assertNoInterruptedRun, clearRunState, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
+import { assertNoInterruptedRun, CELLS_DIR, clearRunState, PLAN_FILE, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { parseShard } from '../results/shard.js';
-import { checkJudgeSettings, checkOutFlag, flagLayer, interruptOnSignals, judgeOptions, judgeResults, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions, type JudgeSettings } from './common.js';
+import { checkJudgeSettings, checkOutFlag, flagLayer, interruptOnSignals, judgeOptions, judgeResults, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions, type JudgeSettings, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
@@ -99,6 +99,7 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   } else {
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
+    await warnOverwriteWithoutManifest(out, argv.overwrite, [...REPORT_FILES_WITHOUT_MANIFEST, PLAN_FILE, CELLS_DIR]);
     store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   }
 

@@ -1,10 +1,10 @@
 /** `membench tune`: the cheapest value of a numeric knob that meets a recall target; exit 1 when none does. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, writeRunOutput } from '../../reports/index.js';
+import { assertWritableOutDir, defaultOutDir, REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
 import { RunInterrupted } from '../run/runner.js';
 import { parseValues, renderTune, tune, TUNE_METRICS } from '../run/tune.js';
-import { flagLayer, interruptOnSignals, progressReporter, resolveLayers, sharedOptions } from './common.js';
+import { flagLayer, interruptOnSignals, progressReporter, resolveLayers, sharedOptions, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 
@@ -30,6 +30,7 @@ export const handler = handled(async (argv: TuneArgs) => {
   const layers = await resolveLayers(argv, flagLayer(argv));
   const out = layers.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);
   return withOutDirLock(out, 'membench tune', () => sweepLocked(argv, values, layers, out));
 });
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from './fs.js';
 
@@ -67,6 +67,40 @@ export async function removeOwnFiles(dir: string, fallback: readonly string[] = 
   for (const parent of [...parents].sort((a, b) => b.length - a.length)) await rmdir(path.join(dir, parent)).catch(() => undefined);
   if (keep.size === 0) await rm(path.join(dir, MANIFEST_FILE), { force: true });
   return removed;
+}
+
+/** Every file under `dir`, relative to it, but membench's dot files (the manifest, the dir's lock). */
+async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await readdir(path.join(dir, prefix), { withFileTypes: true }).catch(() => []);
+  const files: string[] = [];
+  for (const entry of entries) {
+    const name = path.join(prefix, entry.name);
+    if (prefix === '' && entry.name.startsWith('.membench')) continue;
+    if (entry.isDirectory()) files.push(...(await filesUnder(dir, name)));
+    else files.push(name);
+  }
+  return files.sort();
+}
+
+/**
+ * The warning for `--overwrite` on a dir that holds files but no manifest (written by a membench
+ * older than manifests, or not by membench): nothing there is removed, `replaced` (names or
+ * folders) and files of the same name as the new ones are written over, every other file stays
+ * and is named. Undefined when the dir has a manifest, does not exist or holds nothing else.
+ */
+export async function overwriteWithoutManifestWarning(dir: string, replaced: readonly string[]): Promise<string | undefined> {
+  if (!existsSync(dir) || existsSync(path.join(dir, MANIFEST_FILE))) return undefined;
+  const isReplaced = (name: string): boolean => replaced.some((own) => name === own || name.startsWith(`${own}${path.sep}`));
+  const depth = (name: string): number => name.split(path.sep).length;
+  // The dir's own files first (a user's notes), then those in folders (charts/).
+  const kept = (await filesUnder(dir)).filter((name) => !isReplaced(name)).sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
+  if (kept.length === 0) return undefined;
+  const shown = kept.slice(0, 5).join(', ') + (kept.length > 5 ? `, ... (${kept.length - 5} more)` : '');
+  const but = replaced.length ? ` but ${replaced.join(', ')}` : '';
+  return (
+    `warning: ${dir} has no ${MANIFEST_FILE} (written by an older membench, or not by membench), so --overwrite removes nothing there${but}: ` +
+    `${kept.length} other file${kept.length === 1 ? '' : 's'} stay (${shown}), written over only where a new file has the same name; remove them by hand if they are an old run's`
+  );
 }
 
 /**

@@ -1,9 +1,14 @@
 /** Text helpers shared by recall metrics, the offline model and the hashed embedder. */
 import { boundedMemo } from './memo.js';
 
+/** Texts up to this long are memoised by normalizeText (sentences, messages: the ones hot paths repeat); longer ones (whole contexts) are not kept. */
+const NORMALIZE_MEMO_CHARS = 2048;
+const normalizedShort = boundedMemo(50_000, (text) => text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim());
+
 /** NFKC, case fold and collapsed whitespace: the form in which recall strings are compared. */
 export function normalizeText(text: string): string {
-  return text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
+  // The offline summariser re-reads every kept sentence at every fold: the same short strings again and again.
+  return text.length <= NORMALIZE_MEMO_CHARS ? normalizedShort(text) : text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
 }
 
 // Made on first use, not at load: an agent process's startup snapshot can hold no ICU object.
@@ -116,6 +121,11 @@ export function sentences(text: string): string[] {
 
 let graphemes: Intl.Segmenter | undefined;
 const codePoints = (text: string): number => Array.from(text).length;
+
+/** A question without a leading bracketed note such as "[Current date: 2023/05/30 (Tue) 23:40]": the date is for the model, not what the question is about. */
+export function withoutLeadingNote(text: string): string {
+  return text.replace(/^\[[^\]]*\]\s*/u, '');
+}
 
 /** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
 export function shortenText(text: string, max: number): string {

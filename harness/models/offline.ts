@@ -4,11 +4,12 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
-import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet } from '../core/text.js';
+import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet, withoutLeadingNote } from '../core/text.js';
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { fnv1a } from '../core/hash.js';
 import { MembenchError } from '../core/errors.js';
+import { boundedMemo } from '../core/memo.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
@@ -138,8 +139,7 @@ export class OfflineModel implements ChatModel {
   private answer(messages: readonly BaseMessage[]): string {
     const question = messages.at(-1);
     if (!question) return '';
-    // A leading "[Current date: …]" tells the date; it is not what the question is about.
-    const questionText = messageText(question).replace(/^\[[^\]]*\]\s*/u, '');
+    const questionText = withoutLeadingNote(messageText(question));
     const questionTerms = termSet(questionText);
     let questionWeight = 0;
     for (const term of questionTerms) questionWeight += termWeight(term);
@@ -228,6 +228,15 @@ const ZH_NOT_THING = /^[的它他她我你这那哪什怎几两一来]|了$/u;
 
 /** Entities by pattern: capitalised Latin names, "called X" / "my X", and Chinese names, kin, places and objects by marker. */
 export function extractEntities(text: string): string[] {
+  // Summaries re-read the sentences they keep at every fold: memoised (a copy: callers own the list).
+  return [...(text.length <= ENTITY_MEMO_CHARS ? entitiesOfShort(text) : entitiesOf(text))];
+}
+
+/** Texts up to this long have their entities memoised (sentences; whole prompts are not kept). */
+const ENTITY_MEMO_CHARS = 2048;
+const entitiesOfShort = boundedMemo(50_000, (text) => entitiesOf(text));
+
+function entitiesOf(text: string): readonly string[] {
   const found = new Set<string>();
   for (const match of text.matchAll(LATIN_NAME)) {
     const name = match[0].split(/\s+/u).filter((part) => !NOT_NAMES.has(part.replace(/['’].*$/u, ''))).join(' ');

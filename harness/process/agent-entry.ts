@@ -51,7 +51,7 @@ class AgentHost {
   async handle(message: ToAgent): Promise<void> {
     switch (message.type) {
       case 'open':
-        return this.open(message.cell, message.resumeTurn);
+        return this.open(message.cell, message.resumeTurn, message.resumeSession);
       case 'arm':
         this.armed = message.point;
         return;
@@ -95,7 +95,7 @@ class AgentHost {
     if (this.armed === point) process.kill(process.pid, 'SIGKILL');
   };
 
-  private async open(cell: AgentCell, resumeTurn: number): Promise<void> {
+  private async open(cell: AgentCell, resumeTurn: number, resumeSession: number): Promise<void> {
     const paths = cellPaths(cell.dir);
     mkdirSync(paths.strategyDir, { recursive: true });
     const definition = await loadStrategyDefinition(cell.strategy);
@@ -124,7 +124,7 @@ class AgentHost {
           options,
         ),
     });
-    this.session.resumeAtTurn(resumeTurn);
+    this.session.resumeAtTurn(resumeTurn, resumeSession);
     await this.session.start();
     await send({ type: 'opened', pendingJobs: this.session.current?.pendingJobs?.() ?? null });
   }

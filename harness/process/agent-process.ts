@@ -212,11 +212,11 @@ export class AgentProcess {
   }
 
   /** Opens the cell in the process; resolves with its report or how it died. */
-  open(cell: AgentCell, resumeTurn: number, onAck: (ack: Ack) => void) {
+  open(cell: AgentCell, resumeAt: { turn: number; session: number }, onAck: (ack: Ack) => void) {
     this.onAck = onAck;
     this.opens++;
     this.reusable = false;
-    return this.request({ type: 'open', cell, resumeTurn }, 'opened');
+    return this.request({ type: 'open', cell, resumeTurn: resumeAt.turn, resumeSession: resumeAt.session }, 'opened');
   }
 
   /**

@@ -94,12 +94,14 @@ export interface ProcessCellOptions {
   onStep?: (index: number, step: Step) => void;
 }
 
-/** Turn number reached before each step (user, remember and forget steps each start a turn). */
-function turnsBefore(steps: readonly Step[]): number[] {
+/** Turn number and session number reached before each step (user, remember and forget steps each start a turn; session steps a session). */
+function turnsBefore(steps: readonly Step[]): { turn: number; session: number }[] {
   let turn = 0;
+  let session = 0;
   return steps.map((step) => {
-    const before = turn;
+    const before = { turn, session };
     if (step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget') turn++;
+    if (step.kind === 'session') session++;
     return before;
   });
 }
@@ -124,7 +126,7 @@ type Arm = { point: CrashPoint; source: CrashRecord['source'] };
 class ProcessCellRun {
   private readonly cell: AgentCell;
   private readonly steps: readonly Step[];
-  private readonly turnAt: number[];
+  private readonly turnAt: { turn: number; session: number }[];
   private readonly turns: TurnRecord[] = [];
   private readonly probes: ProbeRecord[] = [];
   private readonly recoveries: ToolRecovery[] = [];
@@ -185,14 +187,14 @@ class ProcessCellRun {
   }
 
   /** Takes a warm spare (a new one is forked behind it) and opens the cell in it. */
-  private async startProcess(resumeTurn: number, sessionId = this.cell.sessionId, sink: Ack[] = this.acks): Promise<AgentProcess> {
+  private async startProcess(resumeAt: { turn: number; session: number }, sessionId = this.cell.sessionId, sink: Ack[] = this.acks): Promise<AgentProcess> {
     const { phases, counts } = this;
     const agent = takeSpare(this.spares);
     phases.processes++;
     const waited = performance.now();
     await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
-    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...this.cell, sessionId }, resumeTurn, (ack) => sink.push(ack)));
+    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...this.cell, sessionId }, resumeAt, (ack) => sink.push(ack)));
     // A process reused from an earlier cell or session started before it: its start is not this open's.
     if (agent.boot && agent.opens === 1) {
       phases.processStartMs += agent.boot.bootMs;
@@ -270,7 +272,7 @@ class ProcessCellRun {
   /** Drives every step through agent processes; a failure ends the cell with its message recorded. */
   async replay(): Promise<void> {
     try {
-      this.agent = await this.startProcess(0);
+      this.agent = await this.startProcess({ turn: 0, session: 0 });
       let scenarioArm: CrashPoint | undefined;
       for (const [index, step] of this.steps.entries()) {
         this.options.onStep?.(index, step);

@@ -35,7 +35,7 @@ export interface AgentCell {
 export const SNAPSHOT_CHECK = '--snapshot-check';
 
 export type ToAgent =
-  | { type: 'open'; cell: AgentCell; resumeTurn: number }
+  | { type: 'open'; cell: AgentCell; resumeTurn: number; resumeSession: number }
   | { type: 'arm'; point: CrashPoint }
   /** To a spare: load what this strategy loads lazily for this cell's text, before the crash it will recover. */
   | { type: 'prepare'; strategy: string; hint: PreloadHint }

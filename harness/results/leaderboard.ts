@@ -12,6 +12,8 @@ import { bootstrapMeanInterval, pairedRates, seedOf, wilsonInterval, type Interv
 
 /** Context tokens per turn under which "best recall under a budget" is computed. */
 export const TOKEN_BUDGET = 500;
+/** The context recall below which the best setting under the budget is not recommended: it would miss most of what it was told. */
+export const RECALL_FLOOR = 0.5;
 
 /** A probe's outcomes, keyed so the same probe can be paired across strategies. */
 interface ProbeOutcomes {
@@ -171,9 +173,11 @@ function recommend(rows: readonly LeaderboardRow[], best: LeaderboardRow | undef
     );
   }
   const affordable = rows.filter((row) => row.contextRecall.n > 0 && row.contextPerTurn <= TOKEN_BUDGET);
-  if (affordable.length > 0) {
-    const top = affordable[0]!;
+  const top = affordable[0];
+  if (top && (top.contextRecall.value ?? 0) >= RECALL_FLOOR) {
     out.push({ kind: 'best-under-budget', text: `Under ${TOKEN_BUDGET} context tokens per turn, ${top.setting} recalls best: ${fixed(top.contextRecall.value)} ${interval(top.contextRecall.interval)} (n=${top.contextRecall.n}) at ${tokensText(top.contextPerTurn)}.` });
+  } else if (top) {
+    out.push({ kind: 'best-under-budget', text: `No setting under ${TOKEN_BUDGET} context tokens per turn recalls ${fixed(RECALL_FLOOR)} or more (the best there: ${top.setting}, ${fixed(top.contextRecall.value)}).` });
   } else if (rows.length > 0) {
     out.push({ kind: 'best-under-budget', text: `No setting stays under ${TOKEN_BUDGET} context tokens per turn in this run.` });
   }

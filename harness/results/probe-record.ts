@@ -20,7 +20,7 @@ import type { TokenCounter } from '../core/tokens.js';
 import { probeDistances, type ProbeDistance } from '../scenarios/distance.js';
 import { evidenceCoverage, evidenceTable, probeEvidence, type EvidenceTable } from '../scenarios/evidence.js';
 import type { ProbeStep, Step } from '../scenarios/format.js';
-import { withProtocol } from './protocols.js';
+import { withProtocol, type RankedUnit } from './protocols.js';
 import { DEFAULT_RETRIEVAL_K, rankedStepIds, withRetrieval } from './retrieval.js';
 import type { ProbeRecord, Protocol } from './schema.js';
 
@@ -31,6 +31,10 @@ export interface ProbeScoringInput {
   retrievalK?: readonly number[] | undefined;
   /** `--protocol`: probes rank the whole store, and their rankings are also scored by the paper's rules. */
   protocol?: Protocol | undefined;
+  /** Evidence terms carry rarity weights (for a strategy that transforms what it keeps). */
+  rarity?: boolean | undefined;
+  /** What the strategy ranks as one item (`unit=session` strategies rank sessions), for the protocol's scoring. */
+  unit?: RankedUnit | undefined;
 }
 
 /** Under a protocol a probe ranks the whole store (LongMemEval widens its session cutoff until k sessions are in). */
@@ -83,7 +87,7 @@ export class ProbeScoring {
   evidence(index: number): ProbeEvidence {
     const step = this.input.steps[index];
     if (step?.kind !== 'probe') return NO_EVIDENCE;
-    this.table ??= evidenceTable(this.input.steps);
+    this.table ??= evidenceTable(this.input.steps, { rarity: this.input.rarity === true });
     return probeEvidence(step, this.table) ?? NO_EVIDENCE;
   }
 
@@ -133,7 +137,7 @@ export class ProbeScoring {
       ...(step.forbid.length > 0 ? { forbid: [...step.forbid] } : {}),
     };
     // The ranking in the scenario's message ids, scored at each k and by the protocol.
-    const [ranked] = withProtocol(withRetrieval([judged], this.input, this.ks), this.input, this.input.protocol);
+    const [ranked] = withProtocol(withRetrieval([judged], this.input, this.ks), this.input, this.input.protocol, this.input.unit);
     const distance = this.distance(seen.index);
     return distance ? { ...ranked!, distance } : ranked!;
   }

@@ -15,6 +15,11 @@
  * NDCG counts every turn of a gold session as relevant. Left out of the averages, as the current
  * run_retrieval.py leaves them out: abstention questions, and questions with no has_answer user
  * turn (their evidence is on the assistant's side, which the corpus does not hold).
+ *
+ * Session granularity (`--granularity session` there, `unit=session` here; the protocol runs both
+ * units): `process_item_flat_index` joins a session's user turns into one document whose id is
+ * the session's, gold when it holds a has_answer user turn; each ranked item is then one session
+ * and the session table is scored on that ranking directly (no turn table: there are no turns).
  */
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import { sessionsOfSteps } from './retrieval.js';
@@ -30,7 +35,7 @@ export const PROTOCOL_K: Readonly<Record<Protocol, readonly number[]>> = {
 
 /** The knob each protocol sets on the strategies that have it (`--param` values the user gives win). */
 export const PROTOCOL_KNOBS: Readonly<Record<Protocol, Readonly<Record<string, string>>>> = {
-  longmemeval: { index: 'user' },
+  longmemeval: { index: 'user', unit: 'session,turn' },
   locomo: {},
 };
 
@@ -74,8 +79,18 @@ function longMemEvalCorpus(steps: readonly Step[]): LongMemEvalCorpus {
   return { userTurns, sessionOf, turnsInSession };
 }
 
-/** LongMemEval's figures of one probe: turn level, and session level by the turn-to-session mapping. */
-export function longMemEvalFigures(ranking: readonly (readonly string[])[], evidence: readonly string[], corpus: LongMemEvalCorpus, ks: readonly number[]): RetrievalFigures {
+/**
+ * LongMemEval's figures of one probe: turn level, and session level by the turn-to-session mapping;
+ * or, when each ranked item is a session document (`unit` session), session level alone (`turn` empty).
+ */
+export function longMemEvalFigures(ranking: readonly (readonly string[])[], evidence: readonly string[], corpus: LongMemEvalCorpus, ks: readonly number[], unit: RankedUnit = 'turn'): RetrievalFigures {
+  if (unit === 'session') {
+    const goldSessions = new Set(evidence.filter((id) => corpus.userTurns.has(id)).map((id) => corpus.sessionOf.get(id) ?? 0));
+    // A session document holds its session's ids: the session of its first user turn names it.
+    const sessions = ranking.flatMap((ids) => ids.filter((id) => corpus.userTurns.has(id)).slice(0, 1).map((id) => String(corpus.sessionOf.get(id) ?? 0)));
+    const gold = new Set([...goldSessions].map(String));
+    return { turn: [], session: ks.map((k) => atCutoff(sessions, gold, gold.size, k, k)) };
+  }
   // One corpus id per ranked item: its user turn (items holding none are not in the paper's corpus).
   const turns = ranking.flatMap((ids) => ids.filter((id) => corpus.userTurns.has(id)).slice(0, 1));
   const goldTurns = new Set(evidence.filter((id) => corpus.userTurns.has(id)));
@@ -93,6 +108,9 @@ export function longMemEvalFigures(ranking: readonly (readonly string[])[], evid
   };
 }
 
+/** What one ranked item of a strategy is: an exchange (`turn`) or a session's exchanges joined (`session`). */
+export type RankedUnit = 'turn' | 'session';
+
 /** What protocol scoring needs of a probe record. */
 interface RankedProbe {
   step: number;
@@ -104,12 +122,12 @@ interface RankedProbe {
  * Adds `protocolRetrieval` to each probe the protocol scores: a ranking (already mapped to the
  * scenario's ids), no abstention, and a has_answer user turn among its evidence.
  */
-export function withProtocol<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, protocol: Protocol | undefined): (P & { protocolRetrieval?: RetrievalFigures })[] {
+export function withProtocol<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, protocol: Protocol | undefined, unit: RankedUnit = 'turn'): (P & { protocolRetrieval?: RetrievalFigures })[] {
   if (protocol !== 'longmemeval') return [...probes];
   const corpus = longMemEvalCorpus(scenario.steps);
   return probes.map((probe) => {
     const step = scenario.steps[probe.step];
     if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention' || !step.evidence.some((id) => corpus.userTurns.has(id))) return probe;
-    return { ...probe, protocolRetrieval: longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval) };
+    return { ...probe, protocolRetrieval: longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval, unit) };
   });
 }

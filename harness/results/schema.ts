@@ -149,7 +149,10 @@ export const probeRecordSchema = z.object({
   retrieved: z.array(z.array(z.string())).optional(),
   /** recall_any / recall_all / NDCG at each k of that ranking against `evidence` (answerable probes with evidence). */
   retrieval: retrievalFiguresSchema.optional(),
-  /** The same ranking scored by the run's `--protocol` (the paper's corpus, gold, k and session mapping). */
+  /**
+   * The same ranking scored by the run's `--protocol` (the paper's corpus, gold, k and session
+   * mapping); `turn` is empty when the strategy ranked session documents (`unit=session`).
+   */
   protocolRetrieval: retrievalFiguresSchema.optional(),
   /** The probe's gold as the run scored it (after errata), so `membench judge` can re-judge the answer without the scenario. Absent in older files. */
   expect: z.array(z.string()).optional(),

@@ -122,6 +122,9 @@ export type PhaseListener = (phase: string) => void;
 /** A step's phase name: its index and kind. */
 export const stepPhase = (index: number, step: Scenario['steps'][number]): string => `step ${index} (${step.kind})`;
 
+/** The phase of a replayed dataset's run of saved turns and session boundaries, announced once: `steps 3–250 (saved turns)`. */
+export const batchPhase = (first: number, last: number): string => `steps ${first}–${last} (saved turns)`;
+
 /** What the scenario's text will need a strategy to load (fillers are expanded by now): a Chinese dictionary only where there is Chinese. */
 function preloadHint(scenario: Scenario): PreloadHint {
   return { cjk: hasCjkIn(scenario.steps) };
@@ -170,9 +173,11 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       for (let index = 0; index < steps.length; ) {
         let end = index + 1;
         if (batched && batchable(steps[index]!)) while (end < steps.length && batchable(steps[end]!)) end++;
+        // A batch is announced once (each phase may cross a process boundary: ~500 messages a question otherwise).
+        if (end - index > 1) onPhase(batchPhase(index, end - 1));
         const run = async (): Promise<void> => {
           for (let at = index; at < end; at++) {
-            onPhase(stepPhase(at, steps[at]!));
+            if (end - index === 1) onPhase(stepPhase(at, steps[at]!));
             await session.step(steps[at]!, at);
           }
         };
@@ -225,8 +230,11 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
 }
 
 /** What the cell's probes are scored against (harness/results/probe-record.ts). */
-const probeScoringOf = (plan: CellTask, settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): ProbeScoringInput => ({
+const probeScoringOf = (plan: CellPlan, settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): ProbeScoringInput => ({
   steps: plan.scenario.steps,
+  // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
+  ...(plan.definition.keepsVerbatim === false ? { rarity: true } : {}),
+  ...(plan.spec.options.unit === 'session' ? { unit: 'session' as const } : {}),
   ...(settings.retrievalK !== undefined ? { retrievalK: settings.retrievalK } : {}),
   ...(settings.protocol !== undefined ? { protocol: settings.protocol } : {}),
 });

@@ -205,7 +205,7 @@ function protocolParams(definitions: readonly StrategyDefinition[], options: Pic
   if (options.protocol === undefined) return [];
   return definitions.flatMap((definition) =>
     Object.entries(PROTOCOL_KNOBS[options.protocol!])
-      .filter(([knob, value]) => definition.options.safeParse({ [knob]: value }).success && !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.${knob}=`)))
+      .filter(([knob, values]) => values.split(',').every((value) => definition.options.safeParse({ [knob]: value }).success) && !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.${knob}=`)))
       .map(([knob, value]) => `${definition.name}.${knob}=${value}`),
   );
 }

@@ -98,7 +98,10 @@ async function assertNumericKnob(options: TuneOptions): Promise<string> {
   for (const value of options.values) {
     const parsed = definition.options.safeParse({ [options.knob]: String(value) });
     const taken = parsed.success ? (parsed.data as Record<string, unknown>)[options.knob] : undefined;
-    if (!parsed.success) throw new MembenchError('INVALID_ARGUMENT', `--values: ${definition.name}.${options.knob}=${value}: ${parsed.error.issues[0]!.message}`);
+    if (!parsed.success) {
+      const why = value < 0 ? `${options.knob} cannot be negative` : 'out of range';
+      throw new MembenchError('INVALID_ARGUMENT', `--values ${options.values.join(',')}: ${definition.name}.${options.knob}=${value}: ${why}: ${parsed.error.issues[0]!.message.toLowerCase()}`);
+    }
     if (typeof taken !== 'number') throw new MembenchError('INVALID_ARGUMENT', `--param ${options.knob}: ${definition.name}.${options.knob} is not a numeric knob (${value} became ${JSON.stringify(taken)})`);
   }
   return definition.name;

@@ -68,23 +68,30 @@ export interface EvidenceTable {
   documentFrequency: ReadonlyMap<string, number>;
   /** Messages of the scenario (the documents of the frequencies). */
   messages: number;
+  /** Whether the frequencies were counted (probes get rarity weights); false leaves them empty. */
+  weighs: boolean;
 }
 
-/** The evidence table of a scenario's steps (concurrent sessions included). */
-export function evidenceTable(steps: readonly Step[]): EvidenceTable {
+/**
+ * The evidence table of a scenario's steps (concurrent sessions included). `rarity: false` skips
+ * the term frequencies, which only a strategy that transforms what it keeps is judged with
+ * (metrics.ts `evidenceRecall`): segmenting every message costs ~0.3 s on a 500-message haystack.
+ */
+export function evidenceTable(steps: readonly Step[], options: { rarity?: boolean } = {}): EvidenceTable {
+  const weighs = options.rarity !== false;
   const documentFrequency = new Map<string, number>();
   let messages = 0;
   const visit = (list: readonly Step[]): void => {
     for (const step of list) {
       for (const text of stepMessages(step)) {
         messages++;
-        for (const term of termSet(normalizeText(text))) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+        if (weighs) for (const term of termSet(normalizeText(text))) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
       }
       if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
     }
   };
   visit(steps);
-  return { index: evidenceIndex(steps), documentFrequency, messages };
+  return { index: evidenceIndex(steps), documentFrequency, messages, weighs };
 }
 
 /**
@@ -101,6 +108,7 @@ export function probeEvidence(step: Step, table: EvidenceTable): ProbeEvidence |
   if (step.kind !== 'probe') return undefined;
   const cited = step.evidence.map((id) => [...(table.index.get(id) ?? [])]);
   const rarity: Record<string, number> = {};
+  if (!table.weighs) return { cited, rarity };
   for (const text of cited.flat().map(normalizeText)) {
     // A sentence may segment apart from its message (CJK): its terms are weighed too (unseen ones as a single message's).
     for (const part of [text, ...sentences(text)]) for (const term of termSet(part)) rarity[term] ??= rarityWeight(table.documentFrequency.get(term) ?? 1, table.messages);

@@ -4,6 +4,7 @@
  * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
+import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 
 export const STEP_KINDS = ['user', 'assistant', 'tool', 'remember', 'forget', 'probe', 'session', 'crash', 'concurrent', 'filler'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
@@ -56,7 +57,15 @@ const toolStep = z.object({
 const rememberStep = z.object({
   id: stepId,
   remember: nonEmpty('what to remember'),
-  name: z.string({ error: 'expected a memory name' }).min(1, 'expected a memory name, got an empty string').optional(),
+  // The rule file-index applies when it writes the memory, so `validate` refuses what `run` would.
+  name: z
+    .string({ error: 'expected a memory name' })
+    .min(1, 'expected a memory name, got an empty string')
+    .superRefine((name, context) => {
+      const problem = memoryNameProblem(normalizedMemoryName(name));
+      if (problem) context.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   type: z.enum(['user', 'feedback', 'project', 'reference']).optional(),
   priority: z.enum(['high', 'normal', 'low']).optional(),
   scope: z.enum(['global', 'project']).optional(),

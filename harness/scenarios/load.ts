@@ -213,7 +213,18 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
 export function checkScenarioText(text: string, file: string): ScenarioCheck {
   const parsed = parseMappingText(text, file);
   if (parsed.value === undefined) return { problems: parsed.problems };
-  const { value, locate, problems } = parsed;
+  return checkScenarioValue(parsed.value, file, parsed.locate, parsed.problems);
+}
+
+/** Where a problem of a document that was never text is: its first line (its path names the field). */
+const NO_TEXT: Pick<Locator, 'value' | 'key'> = { value: () => ({ line: 1, col: 1 }), key: () => ({ line: 1, col: 1 }) };
+
+/**
+ * Validates a scenario given as data (parsed text, or a document an importer built: no YAML round
+ * trip, which costs a replayed LongMemEval question ~60 ms). `locate` places problems in the text
+ * the value came from; `file` is only used in messages.
+ */
+export function checkScenarioValue(value: Record<string, unknown>, file: string, locate: Pick<Locator, 'value' | 'key'> = NO_TEXT, problems: Problem[] = []): ScenarioCheck {
 
   // Without a `name`, the file name (cleaned to the allowed characters) names the scenario.
   const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'scenario';

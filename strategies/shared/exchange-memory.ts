@@ -11,6 +11,11 @@
  * (vector-retriever.ts), the FTS5 index of terms (lexical-retriever.ts), or both fused (hybrid).
  * Each load also returns the ranking itself (`retrieved`, with each exchange's step ids), on
  * which retrieval metrics are judged.
+ *
+ * With `unit: 'session'` the ranked documents are conversation sessions (MemoryEvent.session): a
+ * session's exchanges' indexed texts joined into one document (LongMemEval's session granularity),
+ * ranked by the retriever's `rankDocuments`; the top-k sessions go into the context whole. The
+ * session documents are derived from the stored exchanges and kept in memory only.
  */
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../../harness/core/tokens.js';
@@ -33,6 +38,12 @@ export interface RankRequest {
   searchable: number;
   /** The turn an exchange happened in (for recency weighting). */
   turnOf: (key: number) => number;
+}
+
+/** A document ranked as one (a session's exchanges joined): its key and its text. */
+export interface RankedDocument {
+  key: number;
+  text: string;
 }
 
 /** A ranked exchange: higher scores first. */
@@ -61,6 +72,11 @@ export interface ExchangeRetriever {
   /** Mode `exit`: a held exchange was written and got its id (undefined: another writer stored it). */
   settle(heldKey: number, id: number | undefined, features: ExchangeFeatures): void;
   rank(request: RankRequest): Promise<RankedKey[]>;
+  /**
+   * Ranks documents that are not stored exchanges (`unit: 'session'`): the best `n` for the query,
+   * by relevance alone. Features of an unchanged document (same key, same text) are reused.
+   */
+  rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]>;
   /** After exchanges were stored (the vector index file is rewritten now and then). */
   afterStore?(): void;
   /** Persists its cache (flush and close). */
@@ -76,6 +92,8 @@ export interface ExchangeMemoryOptions {
   recentExchanges: number;
   /** `user`: an exchange is indexed by its user message alone (default `exchange`: all of it). */
   index?: 'exchange' | 'user';
+  /** `session`: the ranked documents are sessions, each its exchanges joined (default `turn`: one exchange). */
+  unit?: 'turn' | 'session';
 }
 
 /** 0 keeps the relevance alone; w > 0 blends it with a bonus that halves every `halfLife` turns. */
@@ -109,8 +127,12 @@ interface ExchangeRecord {
   turn: number;
   timestamp?: string;
   stepIds: string[];
+  /** The conversation session of its first message, when the agent gave one. */
+  session?: number;
   text?: string;
   messages?: BaseMessage[];
+  /** What a session document holds of it (`unit: 'session'`), computed on first use. */
+  indexText?: string;
   /** Mode `exit`: the features of an exchange not written yet. */
   features?: ExchangeFeatures;
 }
@@ -172,7 +194,18 @@ function splitExchanges(messages: readonly PendingMessage[]): PendingMessage[][]
 }
 
 const stepIdsOf = (group: readonly PendingMessage[]): string[] => [...new Set(group.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : [])))];
-const recordOf = (row: StoredExchange): ExchangeRecord => ({ turn: row.turn, stepIds: row.stepIds, ...(row.timestamp !== undefined ? { timestamp: row.timestamp } : {}) });
+const recordOf = (row: StoredExchange): ExchangeRecord => ({
+  turn: row.turn,
+  stepIds: row.stepIds,
+  ...(row.timestamp !== undefined ? { timestamp: row.timestamp } : {}),
+  ...(row.session !== undefined ? { session: row.session } : {}),
+});
+
+/** Whether the messages end in a finished reply: an assistant message that calls no tool. */
+const endsInReply = (messages: readonly PendingMessage[]): boolean => {
+  const last = messages.at(-1)?.message;
+  return last !== undefined && last.getType() === 'ai' && toolCallsOf(last).length === 0 && messages.some((entry) => isHuman(entry.message));
+};
 
 /** The exchange lifecycle of a retrieving strategy, with the retriever that ranks its exchanges. */
 export class ExchangeMemory implements MemoryStrategy {
@@ -210,7 +243,7 @@ export class ExchangeMemory implements MemoryStrategy {
 
   async open(): Promise<void> {
     if (this.opened) return;
-    const { exchanges, pending, dimensions } = this.store.open(this.retriever.identity());
+    const { exchanges, pending, dimensions } = this.store.open({ ...this.retriever.identity(), index: this.options.index ?? 'exchange' });
     this.records = new Map(exchanges.map((row) => [row.id, recordOf(row)]));
     this.keys = exchanges.map(({ id }) => id);
     this.seenUpTo = this.keys.at(-1) ?? 0;
@@ -236,6 +269,7 @@ export class ExchangeMemory implements MemoryStrategy {
       turn: event.turn,
       ...(event.timestamp !== undefined ? { timestamp: event.timestamp } : {}),
       ...(event.stepId !== undefined ? { stepId: event.stepId } : {}),
+      ...(event.session !== undefined ? { session: event.session } : {}),
     };
     this.pending.push(entry);
     if (!isHuman(event.message)) return this.store.appendPending(entry);
@@ -246,7 +280,11 @@ export class ExchangeMemory implements MemoryStrategy {
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
+    // The exchange before a question asked with no user message after it (a probe after the
+    // scripted conversation) is finished: indexed now, so it can be found like the others.
+    if (endsInReply(this.pending)) await this.indexCompleteExchanges(undefined, undefined, true);
     this.catchUp();
+    if (this.options.unit === 'session') return this.loadSessions(input);
     const recent = Math.min(this.options.recentExchanges, this.keys.length);
     const searchable = this.keys.length - recent;
     const messages: BaseMessage[] = [];
@@ -297,6 +335,47 @@ export class ExchangeMemory implements MemoryStrategy {
     this.opened = false;
   }
 
+  /**
+   * `unit: 'session'`: every stored exchange's session joined into one document and ranked once;
+   * the context gets the exchanges of the top-k sessions (the recent ones verbatim after them),
+   * `retrieved` one item per session holding its exchanges' step ids.
+   */
+  private async loadSessions(input: LoadInput): Promise<LoadResult> {
+    const recent = Math.min(this.options.recentExchanges, this.keys.length);
+    const searchable = this.keys.length - recent;
+    const messages: BaseMessage[] = [];
+    let retrieved: RetrievedItem[] = [];
+    if (this.keys.length > 0 && input.query.trim()) {
+      const members = new Map<number, number[]>();
+      for (const key of this.keys) {
+        const session = this.records.get(key)!.session ?? 0;
+        members.set(session, [...(members.get(session) ?? []), key]);
+      }
+      const documents = [...members].map(([key, keys]) => ({ key, text: keys.map((member) => this.indexedText(member)).join('\n') }));
+      const ranked = await this.retriever.rankDocuments(input.query, documents, Math.max(this.options.k, input.rankDepth ?? 0));
+      const below = this.keys[searchable] ?? Infinity;
+      const chosen = ranked.slice(0, this.options.k).flatMap(({ key }) => members.get(key)!.filter((member) => member < below)).sort((a, b) => a - b);
+      if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
+      const depth = input.rankDepth === undefined ? this.options.k : Math.max(this.options.k, input.rankDepth);
+      retrieved = ranked.slice(0, depth).map(({ key, score }) => ({ stepIds: [...new Set(members.get(key)!.flatMap((member) => this.records.get(member)!.stepIds))], score }));
+    }
+    for (let i = searchable; i < this.keys.length; i++) messages.push(...this.exchange(this.keys[i]!).messages);
+    for (const entry of this.pending) messages.push(entry.message);
+    return { messages: withoutOrphanTools(messages), retrieved };
+  }
+
+  /** What an exchange is found by: its words, or its user messages' alone with `index: 'user'`. */
+  private indexedMessages(messages: readonly BaseMessage[]): BaseMessage[] {
+    return messages.filter((message) => this.options.index !== 'user' || isHuman(message));
+  }
+
+  /** The indexed text of a stored exchange (a session document's part). */
+  private indexedText(key: number): string {
+    const record = this.records.get(key)!;
+    record.indexText ??= exchangeText(this.indexedMessages(this.exchange(key).messages));
+    return record.indexText;
+  }
+
   /** The retriever's ranking, without keys this writer does not know yet. */
   private async rank(request: RankRequest): Promise<RankedKey[]> {
     return (await this.retriever.rank(request)).filter(({ key }) => this.records.has(key));
@@ -331,19 +410,20 @@ export class ExchangeMemory implements MemoryStrategy {
 
   /**
    * Indexes and stores every complete exchange in `pending` (normally the one before the new user
-   * message); `message`, the new user message, is written in the same commit.
+   * message); `message`, the new user message, is written in the same commit. With `all`, the
+   * pending messages from the last user message on are a finished exchange too.
    */
-  private async indexCompleteExchanges(query?: string, message?: PendingMessage): Promise<void> {
+  private async indexCompleteExchanges(query?: string, message?: PendingMessage, all = false): Promise<void> {
     let lastHuman = -1;
     for (let i = this.pending.length - 1; i >= 0 && lastHuman < 0; i--) if (isHuman(this.pending[i]!.message)) lastHuman = i;
-    const groups = lastHuman > 0 ? splitExchanges(this.pending.slice(0, lastHuman)) : [];
+    const cut = all ? this.pending.length : lastHuman;
+    const groups = cut > 0 ? splitExchanges(this.pending.slice(0, cut)) : [];
     const queryText = query?.trim() ? query : undefined;
     if (groups.length === 0 && queryText === undefined) {
       if (message) this.store.appendPending(message);
       return;
     }
-    const indexed = (group: readonly PendingMessage[]): BaseMessage[] => group.map((entry) => entry.message).filter((message) => this.options.index !== 'user' || isHuman(message));
-    const texts = groups.map((group) => exchangeText(indexed(group)) || '(empty exchange)');
+    const texts = groups.map((group) => exchangeText(this.indexedMessages(group.map((entry) => entry.message))) || '(empty exchange)');
     let features: ExchangeFeatures[];
     try {
       features = await this.retriever.features(texts, queryText);
@@ -356,7 +436,7 @@ export class ExchangeMemory implements MemoryStrategy {
       if (message) this.store.appendPending(message);
       this.storeExchanges(groups, features);
     });
-    if (groups.length > 0) this.pending = this.pending.slice(lastHuman);
+    if (groups.length > 0) this.pending = this.pending.slice(cut);
     this.retriever.afterStore?.();
   }
 
@@ -365,7 +445,15 @@ export class ExchangeMemory implements MemoryStrategy {
     for (const [i, group] of groups.entries()) {
       const messages = group.map((entry) => entry.message);
       const timestamp = group.find((entry) => entry.timestamp !== undefined)?.timestamp;
-      const record: ExchangeRecord = { turn: group[0]!.turn, stepIds: stepIdsOf(group), ...(timestamp !== undefined ? { timestamp } : {}), text: renderExchange(messages), messages };
+      const session = group[0]!.session;
+      const record: ExchangeRecord = {
+        turn: group[0]!.turn,
+        stepIds: stepIdsOf(group),
+        ...(timestamp !== undefined ? { timestamp } : {}),
+        ...(session !== undefined ? { session } : {}),
+        text: renderExchange(messages),
+        messages,
+      };
       const row = { ...record, text: record.text!, messages, ...features[i]! };
       if (!this.persistent) {
         this.addExchange(this.nextLocal++, record, features[i]!);

@@ -13,6 +13,7 @@
  */
 import type { DurabilityMode } from '../types.js';
 import type { SqliteDatabase } from '../../harness/core/sqlite.js';
+import { inDurableBatch } from '../../harness/core/durable-batch.js';
 
 /** A unit of background work as stored in the queue. */
 export interface Job<Payload = unknown> {
@@ -51,7 +52,7 @@ const toJob = <Payload>(row: JobRow): Job<Payload> => ({
 });
 
 export interface JobQueueOptions {
-  /** `sync` and `async` switch the connection to synchronous=FULL: an enqueued job survives a power cut. */
+  /** `sync` and `async` switch the connection to synchronous=FULL: an enqueued job survives a power cut (`sync` inside a durable batch: at the batch's end). */
   durability: DurabilityMode;
   /** Table name, so several queues can share one database. */
   table?: string;
@@ -74,7 +75,10 @@ export class JobQueue {
     this.table = options.table ?? 'jobs';
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/u.test(this.table)) throw new Error(`invalid job table name "${this.table}"`);
     this.now = options.now ?? (() => new Date());
-    if (options.durability === 'sync' || options.durability === 'async') db.pragma('synchronous = FULL');
+    // Inside a durable batch a `sync` store stays at NORMAL: the batch fsyncs it once at its end and
+    // then restores FULL (harness/core/sqlite.ts); forcing FULL here made every reopen at a replayed
+    // session boundary fsync each commit again.
+    if (options.durability === 'async' || (options.durability === 'sync' && !inDurableBatch())) db.pragma('synchronous = FULL');
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       kind TEXT NOT NULL,

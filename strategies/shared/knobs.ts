@@ -17,6 +17,11 @@ export const retrievalKnobs = {
    * message alone (LongMemEval's retrieval indexes user turns only; `--protocol longmemeval` sets it).
    */
   index: z.enum(['exchange', 'user']).default('exchange'),
+  /**
+   * What one ranked document is: `turn`, one exchange; `session`, a conversation session's
+   * exchanges joined (LongMemEval's session granularity; `--protocol longmemeval` runs both).
+   */
+  unit: z.enum(['turn', 'session']).default('turn'),
 };
 
 /** The knobs of embedding retrieval (`vector`, and `hybrid`'s vector half). */

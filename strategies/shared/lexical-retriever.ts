@@ -7,7 +7,8 @@
  * FTS5 table holding every exchange this writer knows, so all candidates are scored with one
  * set of term statistics.
  */
-import { byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedKey } from './exchange-memory.js';
+import { fnv1a } from '../../harness/core/hash.js';
+import { byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedDocument, type RankedKey } from './exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
 import { LexicalIndex } from '../stores/lexical-index.js';
 import { segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
@@ -27,6 +28,8 @@ export class LexicalRetriever implements ExchangeRetriever {
   private index: LexicalIndex | undefined;
   /** Keys in the in-memory index (undefined when the file's index is searched). */
   private inMemory: Set<number> | undefined;
+  /** Ranked documents (`unit: 'session'`): their own in-memory index, and a hash of each one's text. */
+  private documents: { index: LexicalIndex; hashes: Map<number, number> } | undefined;
 
   constructor(private readonly options: LexicalRetrieverOptions) {
     this.segment = segmenterFor(options.tokenizer);
@@ -82,6 +85,24 @@ export class LexicalRetriever implements ExchangeRetriever {
     return scored.sort(byScore).slice(0, request.n);
   }
 
+  async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
+    const own = (this.documents ??= { index: LexicalIndex.inMemory(), hashes: new Map() });
+    const wanted = new Set(documents.map(({ key }) => key));
+    for (const key of own.hashes.keys()) {
+      if (wanted.has(key)) continue;
+      own.index.remove(key);
+      own.hashes.delete(key);
+    }
+    for (const { key, text } of documents) {
+      const hash = fnv1a(text);
+      if (own.hashes.get(key) === hash) continue;
+      if (own.hashes.has(key)) own.index.remove(key);
+      own.index.add(key, this.segment(text).join(' '));
+      own.hashes.set(key, hash);
+    }
+    return own.index.search(this.segment(query), n);
+  }
+
   flush(): void {
     // Nothing cached: the file's index is written with each exchange, the in-memory one lives until close.
   }
@@ -90,5 +111,7 @@ export class LexicalRetriever implements ExchangeRetriever {
     if (this.inMemory) this.index?.close();
     this.index = undefined;
     this.inMemory = undefined;
+    this.documents?.index.close();
+    this.documents = undefined;
   }
 }

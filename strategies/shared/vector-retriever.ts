@@ -14,9 +14,10 @@
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
 import type { Embedder } from '../../harness/models/types.js';
-import { HELD_BASE, byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedKey } from './exchange-memory.js';
+import { fnv1a } from '../../harness/core/hash.js';
+import { HELD_BASE, byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedDocument, type RankedKey } from './exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
-import { VectorIndex } from '../stores/vector-index.js';
+import { dot, normalized, VectorIndex } from '../stores/vector-index.js';
 import type { DurabilityMode } from '../types.js';
 
 /** The knobs of embedding retrieval. */
@@ -57,6 +58,8 @@ export class VectorRetriever implements ExchangeRetriever {
   /** The vectors' dimension: the embedder's, the store's, or (0) not known before the first response. */
   private dimensions = 0;
   private queryCache: { text: string; vector: Float32Array } | undefined;
+  /** Ranked documents (`unit: 'session'`): each one's unit vector and the hash of the text it embeds. */
+  private documentVectors = new Map<number, { hash: number; vector: Float32Array }>();
 
   constructor(
     private readonly context: VectorRetrieverContext,
@@ -133,6 +136,18 @@ export class VectorRetriever implements ExchangeRetriever {
     return scored.sort(byScore).slice(0, request.n);
   }
 
+  async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
+    const hashes = documents.map(({ text }) => fnv1a(text));
+    const stale = documents.filter(({ key }, i) => this.documentVectors.get(key)?.hash !== hashes[i]);
+    if (stale.length > 0) {
+      const vectors = await this.embed(stale.map(({ text }) => text));
+      stale.forEach(({ key, text }, i) => this.documentVectors.set(key, { hash: fnv1a(text), vector: normalized(vectors[i]!) }));
+    }
+    const unitQuery = normalized(await this.queryVector(query));
+    const scored = documents.map(({ key }) => ({ key, score: dot(unitQuery, this.documentVectors.get(key)!.vector) }));
+    return scored.filter(({ score }) => score > this.options.minSimilarity).sort(byScore).slice(0, n);
+  }
+
   /** Rewrites the index file once the unsaved part is big enough: amortised O(1) per exchange. */
   afterStore(): void {
     const index = this.index;
@@ -150,6 +165,7 @@ export class VectorRetriever implements ExchangeRetriever {
   close(): void {
     this.index = undefined;
     this.held = undefined;
+    this.documentVectors.clear();
   }
 
   private newIndex(): VectorIndex {

@@ -60,6 +60,8 @@ export interface PendingMessage {
   timestamp?: string;
   /** The scenario step the message came from, when the step has an id. */
   stepId?: string;
+  /** The conversation session it was said in (MemoryEvent.session). */
+  session?: number;
 }
 
 /** A stored exchange's id, when it happened and the steps it holds (text and messages are read on demand). */
@@ -68,6 +70,8 @@ export interface StoredExchange {
   turn: number;
   timestamp?: string;
   stepIds: string[];
+  /** The conversation session of its first message (MemoryEvent.session), when it was given. */
+  session?: number;
 }
 
 /** What the retrievers derive from an exchange's text. */
@@ -84,6 +88,7 @@ export interface ExchangeRow extends ExchangeFeatures {
   text: string;
   messages: BaseMessage[];
   stepIds: string[];
+  session?: number;
 }
 
 interface ExchangeDbRow {
@@ -91,6 +96,7 @@ interface ExchangeDbRow {
   turn: number;
   timestamp: string | null;
   step_ids: string | null;
+  session: number | null;
 }
 
 const TERMS_TABLE = 'exchange_terms';
@@ -104,13 +110,14 @@ const toStored = (row: ExchangeDbRow): StoredExchange => ({
   turn: row.turn,
   ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
   stepIds: row.step_ids ? (JSON.parse(row.step_ids) as string[]) : [],
+  ...(row.session !== null ? { session: row.session } : {}),
 });
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS exchanges (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL, timestamp TEXT,
-    text TEXT NOT NULL, messages TEXT NOT NULL, vector BLOB, step_ids TEXT, terms TEXT);
+    text TEXT NOT NULL, messages TEXT NOT NULL, vector BLOB, step_ids TEXT, terms TEXT, session INTEGER);
   CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, writer TEXT NOT NULL, origin TEXT NOT NULL,
-    turn INTEGER NOT NULL, timestamp TEXT, message TEXT NOT NULL, step_id TEXT);
+    turn INTEGER NOT NULL, timestamp TEXT, message TEXT NOT NULL, step_id TEXT, session INTEGER);
   CREATE INDEX IF NOT EXISTS pending_writer ON pending (writer, seq);
   CREATE TABLE IF NOT EXISTS writers (writer TEXT PRIMARY KEY, pid INTEGER NOT NULL);`;
 
@@ -121,6 +128,8 @@ const ADDED_COLUMNS: [table: string, column: string][] = [
   ['exchanges', 'step_ids TEXT'],
   ['exchanges', 'terms TEXT'],
   ['pending', 'step_id TEXT'],
+  ['exchanges', 'session INTEGER'],
+  ['pending', 'session INTEGER'],
 ];
 
 function addMissingColumns(db: SqliteDatabase): void {
@@ -133,13 +142,13 @@ function addMissingColumns(db: SqliteDatabase): void {
 
 function prepareStatements(db: SqliteDatabase, writer: string, lexical: LexicalIndex | undefined, midWrite: (() => void) | undefined) {
   const deletePending = db.prepare('DELETE FROM pending WHERE seq = ? AND writer = ?');
-  const insertExchange = db.prepare('INSERT INTO exchanges (turn, timestamp, text, messages, vector, step_ids, terms) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insertExchange = db.prepare('INSERT INTO exchanges (turn, timestamp, text, messages, vector, step_ids, terms, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   return {
     maxId: db.prepare('SELECT max(id) AS id FROM exchanges').pluck(),
-    exchangesAfter: db.prepare('SELECT id, turn, timestamp, step_ids, vector, terms FROM exchanges WHERE id > ? ORDER BY id'),
+    exchangesAfter: db.prepare('SELECT id, turn, timestamp, step_ids, session, vector, terms FROM exchanges WHERE id > ? ORDER BY id'),
     vectorOf: db.prepare('SELECT vector FROM exchanges WHERE id = ?').pluck(),
     readExchange: db.prepare('SELECT text, messages FROM exchanges WHERE id = ?'),
-    insertPending: db.prepare('INSERT INTO pending (writer, origin, turn, timestamp, message, step_id) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertPending: db.prepare('INSERT INTO pending (writer, origin, turn, timestamp, message, step_id, session) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     /** Stores an exchange (and its terms) and deletes its pending rows; undefined (and nothing written) when another writer claimed them. */
     commitExchange: db
       .transaction((row: ExchangeRow, messages: string, seqs: number[]): number | undefined => {
@@ -147,7 +156,7 @@ function prepareStatements(db: SqliteDatabase, writer: string, lexical: LexicalI
         for (const seq of seqs) deleted += deletePending.run(seq, writer).changes;
         if (deleted !== seqs.length) throw new ClaimedElsewhere();
         const stepIds = row.stepIds.length > 0 ? JSON.stringify(row.stepIds) : null;
-        const id = Number(insertExchange.run(row.turn, row.timestamp ?? null, row.text, messages, toBlob(row.vector), stepIds, row.terms ?? null).lastInsertRowid);
+        const id = Number(insertExchange.run(row.turn, row.timestamp ?? null, row.text, messages, toBlob(row.vector), stepIds, row.terms ?? null, row.session ?? null).lastInsertRowid);
         midWrite?.();
         if (lexical && row.terms !== undefined) lexical.add(id, row.terms);
         return id;
@@ -215,14 +224,15 @@ export class ExchangeStore {
     }
     this.db = db;
     this.statements = prepareStatements(db, this.writer, this.terms, this.options.midWrite);
-    const exchanges = namingFile(this.file, () => (db.prepare('SELECT id, turn, timestamp, step_ids FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored));
-    const rows = db.prepare('SELECT seq, origin, turn, timestamp, message, step_id FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
+    const exchanges = namingFile(this.file, () => (db.prepare('SELECT id, turn, timestamp, step_ids, session FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored));
+    const rows = db.prepare('SELECT seq, origin, turn, timestamp, message, step_id, session FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
       seq: number;
       origin: string;
       turn: number;
       timestamp: string | null;
       message: string;
       step_id: string | null;
+      session: number | null;
     }[];
     const byOrigin = new Map<string, PendingMessage[]>();
     for (const row of rows) {
@@ -233,6 +243,7 @@ export class ExchangeStore {
         message: deserialize(row.message)[0]!,
         ...(row.timestamp !== null ? { timestamp: row.timestamp } : {}),
         ...(row.step_id !== null ? { stepId: row.step_id } : {}),
+        ...(row.session !== null ? { session: row.session } : {}),
       };
       byOrigin.set(row.origin, [...(byOrigin.get(row.origin) ?? []), entry]);
     }
@@ -305,7 +316,7 @@ export class ExchangeStore {
   appendPending(entry: PendingMessage): void {
     const data = serialize([entry.message]);
     this.write((statements) => {
-      entry.seq = Number(statements.insertPending.run(this.writer, entry.origin, entry.turn, entry.timestamp ?? null, data, entry.stepId ?? null).lastInsertRowid);
+      entry.seq = Number(statements.insertPending.run(this.writer, entry.origin, entry.turn, entry.timestamp ?? null, data, entry.stepId ?? null, entry.session ?? null).lastInsertRowid);
     });
   }
 

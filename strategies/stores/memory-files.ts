@@ -12,7 +12,7 @@
  * index moved) or died mid-write (its pending index is still there).
  */
 import { lstatSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync, type Stats } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
 import { syncDirectory, writeFileAtomic } from '../../harness/core/fs.js';
@@ -24,6 +24,7 @@ import {
   MEMORY_SCOPES,
   memoryNameProblem,
   normalizeMemoryName,
+  parseIndex,
   parseMemoryFile,
   prepareMemory,
   readFileNoFollow,
@@ -127,6 +128,7 @@ export class MemoryFileStore {
         await this.sync(scope);
         const indexFile = this.dirOf(scope, INDEX_FILE);
         const current = await this.readCounted(indexFile).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+        if (current !== undefined) await this.noteLostFiles(scope, current, [...parseIndex(current).keys()]);
         if (current !== this.indexText(scope)) await this.writeIndex(scope);
         else this.seenIndex[scope] = fingerprint(indexFile);
         await this.removeTempFiles(scope);
@@ -286,10 +288,32 @@ export class MemoryFileStore {
         present.add(name);
       }),
     );
-    for (const name of cache.keys()) {
-      if (present.has(name)) continue;
+    const vanished = [...cache.keys()].filter((name) => !present.has(name));
+    for (const name of vanished) {
       cache.delete(name);
       this.problems.delete(path.join(dir, `${name}.md`));
+    }
+    if (vanished.length > 0) {
+      const index = await readFile(this.dirOf(scope, INDEX_FILE), 'utf8').catch(() => undefined);
+      if (index !== undefined) await this.noteLostFiles(scope, index, vanished);
+    }
+  }
+
+  /**
+   * Names among `names` that `MEMORY.md` (its text `index`) still lists but whose file is gone:
+   * deleted behind the store's back, not by `remove` (which rewrites the index first), so the
+   * memory is lost; each goes into `problems` rather than quietly out of the index. A pending
+   * index left by a crash mid-write or mid-remove is what that change meant: a name it drops was
+   * being removed, a name only it lists was not written yet.
+   */
+  private async noteLostFiles(scope: MemoryScope, index: string, names: readonly string[]): Promise<void> {
+    const listed = parseIndex(index);
+    const pending = await readFile(this.dirOf(scope, PENDING_INDEX), 'utf8').then(parseIndex, () => undefined);
+    for (const name of names) {
+      if (!listed.has(name) || (pending && !pending.has(name)) || this.cache[scope].has(name) || memoryNameProblem(name)) continue;
+      const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
+      if (lstatOrUndefined(file) || this.problems.has(file)) continue;
+      this.problems.set(file, `missing: ${INDEX_FILE} lists this memory but its file is gone (deleted outside membench?): the memory is lost`);
     }
   }
 

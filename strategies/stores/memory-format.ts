@@ -12,6 +12,7 @@ import type * as Yaml from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
+import { memoryNameProblem, normalizedMemoryName } from '../../harness/scenarios/memory-name.js';
 
 /** Front matter vocabularies (docs/design.md §3): what a memory is about, where it applies, how eagerly it is loaded. */
 /** yaml loads with the first memory file read or written: processes of other strategies never load it. */
@@ -29,9 +30,7 @@ export type MemoryPriority = (typeof MEMORY_PRIORITIES)[number];
 
 /** Longest description kept in the index line. */
 export const MAX_DESCRIPTION_CHARS = 150;
-/** Longest memory name, in characters and in UTF-8 bytes (file names are limited to 255 bytes). */
-export const MAX_NAME_CHARS = 100;
-export const MAX_NAME_BYTES = 200;
+export { MAX_NAME_BYTES, MAX_NAME_CHARS, memoryNameProblem } from '../../harness/scenarios/memory-name.js';
 /** The index file of a scope dir, and the folder of its memory files. */
 export const INDEX_FILE = 'MEMORY.md';
 export const MEMORIES_DIR = 'memories';
@@ -67,34 +66,10 @@ export interface MemoryDraft {
 
 const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 const codePoints = (text: string): number => Array.from(text).length;
-const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])$/iu;
-
-/** Why a (normalised) memory name cannot be a file name in the memory dir, or undefined when it can. */
-export function memoryNameProblem(name: string): string | undefined {
-  const shown = JSON.stringify(name);
-  if (name.includes('\0')) return `memory name ${shown} refused: it contains a NUL byte`;
-  if (name.length === 0) return 'memory name refused: it is empty';
-  if (path.posix.isAbsolute(name) || path.win32.isAbsolute(name)) return `memory name ${shown} refused: absolute paths are not allowed`;
-  if (/[/\\]/u.test(name)) {
-    return name.split(/[/\\]/u).includes('..')
-      ? `memory name ${shown} refused: ".." would escape the memory directory`
-      : `memory name ${shown} refused: path separators ("/" or "\\") are not allowed`;
-  }
-  if (name === '.' || name === '..') return `memory name ${shown} refused: "." and ".." are reserved`;
-  if (name.startsWith('.')) return `memory name ${shown} refused: names starting with "." are reserved (hidden and temporary files)`;
-  if (codePoints(name) > MAX_NAME_CHARS) return `memory name refused: it is longer than ${MAX_NAME_CHARS} characters`;
-  if (Buffer.byteLength(name) > MAX_NAME_BYTES) return `memory name refused: it is longer than ${MAX_NAME_BYTES} bytes in UTF-8`;
-  if (!/^[\p{L}\p{N}][\p{L}\p{M}\p{N}._-]*$/u.test(name) || name.endsWith('.')) {
-    return `memory name ${shown} refused: use letters, digits, "-", "_" and inner "." only`;
-  }
-  if (name.toLowerCase() === 'memory') return `memory name ${shown} refused: "MEMORY" is reserved for the index`;
-  if (WINDOWS_RESERVED.test(name.split('.')[0]!)) return `memory name ${shown} refused: it is a reserved device name on Windows`;
-  return undefined;
-}
 
 /** Normalises a user or model supplied name (NFC, lower case, trimmed) and refuses unsafe ones. */
 export function normalizeMemoryName(raw: string): string {
-  const name = raw.normalize('NFC').trim().toLowerCase();
+  const name = normalizedMemoryName(raw);
   const problem = memoryNameProblem(name);
   if (problem) throw refuse(problem);
   return name;

@@ -13,6 +13,8 @@ import type { SqliteDatabase } from '../../harness/core/sqlite.js';
 export interface StoreIdentity {
   embedder?: { id: string; dimensions: number };
   tokenizer?: string;
+  /** What of an exchange its vector and terms were made from (the `index` knob: `exchange` or `user`). */
+  index?: string;
 }
 
 /** The error for vectors of two sizes in one store: it names both. */
@@ -28,6 +30,7 @@ export function checkIdentity(db: SqliteDatabase, file: string, identity: StoreI
   const settings: [key: string, value: string, verb: string][] = [];
   if (identity.embedder) settings.push(['embedder', identity.embedder.id, 'embedded with']);
   if (identity.tokenizer) settings.push(['tokenizer', identity.tokenizer, 'segmented by the tokenizer']);
+  if (identity.index) settings.push(['index', identity.index, 'indexed with']);
   for (const [key, value, verb] of settings) {
     db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)').run(key, value);
     const stored = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) as string;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type hnswlib from 'hnswlib-node';
+import { deferFsync, inDurableBatch } from '../../harness/core/durable-batch.js';
 
 type Hnsw = InstanceType<typeof hnswlib.HierarchicalNSW>;
 
@@ -57,7 +58,8 @@ export function normalized(vector: Float32Array | readonly number[]): Float32Arr
   return out;
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+/** The dot product (the cosine of two unit vectors). */
+export function dot(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
   return sum;
@@ -91,6 +93,8 @@ export class VectorIndex {
   private labels: number[] = [];
   /** Unit vectors by label, kept only while the store is below `exactBelow`. */
   private exactVectors: Map<number, Float32Array> | undefined;
+  /** Labels restored from a file or the store whose exact vectors are not in `exactVectors` yet (read on the first exact search). */
+  private unloadedExact: number[] = [];
   private savedCount = 0;
 
   constructor(private readonly options: VectorIndexOptions) {
@@ -140,7 +144,10 @@ export class VectorIndex {
     if (added !== missing.length) throw new Error(`vector index: expected ${missing.length} stored vectors, got ${added}`);
     this.labels = [...stored, ...[...fromFile].filter((label) => label > (stored.at(-1) ?? -1)).sort((a, b) => a - b)];
     this.savedCount = fromFile.size;
-    this.exactVectors = this.labels.length < this.options.exactBelow ? new Map(this.labels.map((label) => [label, normalized(this.hnsw.getPoint(label))])) : undefined;
+    // The restored vectors are read back from the graph on the first exact search, not here: a
+    // store reopened at every session boundary of a replay is searched at few of them.
+    this.exactVectors = this.labels.length < this.options.exactBelow ? new Map() : undefined;
+    this.unloadedExact = this.exactVectors ? [...this.labels] : [];
     return added;
   }
 
@@ -153,8 +160,10 @@ export class VectorIndex {
     if (this.has(label)) throw new Error(`vector index: label ${label} is already in the index`);
     this.addToHnsw(vector, label);
     insertSorted(this.labels, label);
-    if (this.exactVectors && this.labels.length >= this.options.exactBelow) this.exactVectors = undefined;
-    else this.exactVectors?.set(label, normalized(vector));
+    if (this.exactVectors && this.labels.length >= this.options.exactBelow) {
+      this.exactVectors = undefined;
+      this.unloadedExact = [];
+    } else this.exactVectors?.set(label, normalized(vector));
   }
 
   /** The `n` labels below `limit` most similar to the query, best first (exact while small, else HNSW). */
@@ -164,10 +173,12 @@ export class VectorIndex {
 
   /** Brute-force search over the in-memory vectors (only while `exact`). */
   searchExact(query: Float32Array, n: number, limit = Infinity): VectorHit[] {
-    if (!this.exactVectors) throw new Error('vector index: exact vectors were dropped once the store grew past exactBelow');
+    const exactVectors = this.loadedExactVectors();
+    if (!exactVectors) throw new Error('vector index: exact vectors were dropped once the store grew past exactBelow');
     const unit = normalized(query);
     const hits: VectorHit[] = [];
-    for (const [label, vector] of this.exactVectors) if (label < limit) hits.push({ label, similarity: dot(unit, vector) });
+    // Hits are sorted by similarity, then label: the map's insertion order does not matter.
+    for (const [label, vector] of exactVectors) if (label < limit) hits.push({ label, similarity: dot(unit, vector) });
     return hits.sort(byHit).slice(0, n);
   }
 
@@ -200,16 +211,32 @@ export class VectorIndex {
   save(file: string): void {
     const dir = path.dirname(file);
     const temp = path.join(dir, `${tempPrefix(file)}${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    // Inside a durable batch (a replayed dataset's saved turns) the fsyncs wait for the batch's end,
+    // as atomic file writes' do: a process crash still leaves the old file or the new one.
+    const batched = inDurableBatch();
     try {
       this.hnsw.writeIndexSync(temp);
-      fsyncPath(temp, 'r+');
+      if (!batched) fsyncPath(temp, 'r+');
       renameSync(temp, file);
     } catch (error) {
       rmSync(temp, { force: true });
       throw error;
     }
-    fsyncPath(dir, 'r');
+    if (batched) {
+      deferFsync(file);
+      deferFsync(dir);
+    } else fsyncPath(dir, 'r');
     this.savedCount = this.labels.length;
+  }
+
+  /** The exact vectors, the restored ones read from the graph now if they were not yet. */
+  private loadedExactVectors(): Map<number, Float32Array> | undefined {
+    const exactVectors = this.exactVectors;
+    if (exactVectors && this.unloadedExact.length > 0) {
+      for (const label of this.unloadedExact) exactVectors.set(label, normalized(this.hnsw.getPoint(label)));
+      this.unloadedExact = [];
+    }
+    return exactVectors;
   }
 
   private emptyHnsw(capacity: number): Hnsw {

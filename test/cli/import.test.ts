@@ -3,7 +3,7 @@
  * printed, and bad input refused with exit 2 and a located message (never a stack trace).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -78,6 +78,24 @@ describe('membench import', () => {
     expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, ...imported, 'my-notes.yaml', 'sub'].sort());
     expect(readFileSync(path.join(out, 'sub', 'x.txt'), 'utf8')).toBe('mine\n');
     expect(JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8'))).toEqual({ command: 'membench import', files: imported });
+  });
+
+  it('--overwrite on a dir without a manifest (an older membench) removes nothing and names what stays', async () => {
+    const out = path.join(await tempDir(), 'old');
+    expect((await membench(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
+    await rm(path.join(out, MANIFEST_FILE));
+    await mkdir(path.join(out, 'sub'));
+    await writeFile(path.join(out, 'sub', 'x.txt'), 'mine\n');
+    const result = await membench(['import', 'longmemeval', LONGMEMEVAL, '--limit', '1', '-o', out, '--overwrite']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(
+      `warning: ${out} has no ${MANIFEST_FILE} (written by an older membench, or not by membench), so --overwrite removes nothing there: ` +
+        `3 other files stay (locomo-conv-a.yaml, locomo-conv-b.yaml, ${path.join('sub', 'x.txt')}), written over only where a new file has the same name; remove them by hand if they are an old run's\n`,
+    );
+    expect(readdirSync(out)).toEqual(expect.arrayContaining(['locomo-conv-a.yaml', 'locomo-conv-b.yaml']));
+    // With the manifest this import wrote, the next --overwrite says nothing.
+    const again = await membench(['import', 'longmemeval', LONGMEMEVAL, '--limit', '1', '-o', out, '--overwrite']);
+    expect(again.stderr).toBe('');
   });
 
   it('an import that fails after some conversations (trailing garbage) writes nothing, and leaves an earlier import whole', async () => {

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +46,17 @@ describe('membench report', () => {
       expect(result.stdout, command).toBe('');
     }
     expect(readdirSync(dir)).toEqual(['results.json']);
+  });
+
+  it('--overwrite on a run dir without a manifest replaces the fixed report names and warns of the rest', async () => {
+    const out = path.join(await tempDir(), 'old');
+    expect((await membench(['report', BASELINE, '-o', out])).code).toBe(0);
+    await rm(path.join(out, '.membench-files.json'));
+    await writeFile(path.join(out, 'notes.md'), 'mine\n');
+    const result = await membench(['report', BASELINE, '-o', out, '--overwrite']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^warning: .* has no \.membench-files\.json \(written by an older membench, or not by membench\), so --overwrite removes nothing there but results\.json, report\.md, report\.html, junit\.xml: \d+ other files stay \(notes\.md, charts\/.*\), written over only where a new file has the same name/u);
+    expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('mine\n');
   });
 
   it('exits 2 for a missing file or a bad threshold', async () => {

@@ -38,5 +38,16 @@ describe('membench tune', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('membench: --values 9..1: 9 is above 1');
     expect(existsSync(path.join(dir, 'bad'))).toBe(false);
+    // yargs reads "-1,2" as the short flags -1 -, -2: the CLI joins it to --values, so tune names the value.
+    const negative = await membench(['tune', '-s', 'window', '-p', 'k', '--values', '-1,2', '--target-recall', '0.9', '-o', path.join(dir, 'negative')]);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toContain('membench: --values -1,2: window.k=-1: k cannot be negative');
+    expect(negative.stderr).not.toContain('Unknown argument');
+    const joined = await membench(['tune', '-s', 'window', '-p', 'k', '--values=-1,2', '--target-recall', '0.9', '-o', path.join(dir, 'negative')]);
+    expect(joined.stderr).toBe(negative.stderr);
+    // Elsewhere a value like -1,2 stays unknown flags, and the message says how to pass it.
+    const workers = await membench(['run', '-w', '-1,2', '-o', path.join(dir, 'workers')]);
+    expect(workers.code).toBe(2);
+    expect(workers.stderr).toContain('join it to its option with "="');
   });
 });

@@ -213,6 +213,33 @@ describe('file-index', () => {
     expect((await strategy.verify()).torn).toBe(1);
   });
 
+  it('a memory file deleted behind its back is reported missing, in unreadable() and verify(), not quietly dropped', async () => {
+    await strategy.remember({ name: 'locker', content: 'My locker code is 9931.' });
+    await strategy.remember({ name: 'seat', content: 'I prefer the window seat.' });
+    await strategy.close();
+    await rm(path.join(harness.dir, 'global', MEMORIES_DIR, 'locker.md'));
+    strategy = await open();
+    const lost = 'global/memories/locker.md: missing: MEMORY.md lists this memory but its file is gone (deleted outside membench?): the memory is lost';
+    expect(strategy.unreadable()).toEqual([lost]);
+    expect(await strategy.verify()).toEqual({ torn: 0, indexMismatches: 1, details: [lost] });
+    expect(await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8')).not.toContain('locker');
+    // forget() removes a file the store's way: nothing is missing.
+    expect(await strategy.forget('seat')).toBe(true);
+    await strategy.close();
+    strategy = await open();
+    expect(strategy.unreadable()).toEqual([]);
+  });
+
+  it('a file deleted while the strategy is open, then written around, is reported missing on the next open', async () => {
+    await strategy.remember({ name: 'locker', content: 'My locker code is 9931.' });
+    await rm(path.join(harness.dir, 'global', MEMORIES_DIR, 'locker.md'));
+    await strategy.remember({ name: 'seat', content: 'I prefer the window seat.' });
+    await strategy.close();
+    strategy = await open();
+    expect(strategy.unreadable()).toEqual(['global/memories/locker.md: missing: MEMORY.md lists this memory but its file is gone (deleted outside membench?): the memory is lost']);
+    expect((await strategy.snapshot()).join('\n')).toContain('seat: I prefer the window seat.');
+  });
+
   it('honours custom scope dirs', async () => {
     await strategy.close();
     strategy = await open('sync', { globalDir: 'user-memory', projectDir: 'repo-memory' });

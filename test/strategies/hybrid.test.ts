@@ -19,6 +19,7 @@ function fixedRanking(keys: number[]): ExchangeRetriever {
     add: () => undefined,
     settle: () => undefined,
     rank: async (request: RankRequest): Promise<RankedKey[]> => keys.slice(0, request.n).map((key, i) => ({ key, score: keys.length - i })),
+    rankDocuments: async (_query, _documents, n): Promise<RankedKey[]> => keys.slice(0, n).map((key, i) => ({ key, score: keys.length - i })),
     flush: () => undefined,
     close: () => undefined,
   };

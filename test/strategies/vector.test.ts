@@ -272,13 +272,14 @@ describe('vector durability', () => {
     const previousDir = dir;
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-vector-stale-'));
     const first = await open({ exactBelow: 0 });
-    for (let turn = 1; turn <= 4; turn++) await exchange(first, turn, `Ferry ${turn} leaves from pier ${turn + 40}.`, 'OK.');
+    const ferries = ['Amber', 'Birch', 'Cedar', 'Dune'];
+    for (let turn = 1; turn <= 4; turn++) await exchange(first, turn, `Ferry ${ferries[turn - 1]} leaves from pier ${turn + 40}.`, 'OK.');
     await first.close();
     await writeFile(path.join(dir, 'vector.hnsw'), await readFile(staleIndex)); // labels 1-12; this store has 1-4
     embedder.texts = 0;
     const reopened = await open({ exactBelow: 0, recentExchanges: 0, k: 1 });
     expect(embedder.texts).toBe(0);
-    expect(memoryOf((await reopened.load({ query: 'Which pier does ferry 3 leave from?', turn: 5 })).messages)).toContain('pier 43');
+    expect(memoryOf((await reopened.load({ query: 'Which pier does ferry Cedar leave from?', turn: 5 })).messages)).toContain('pier 43');
     await reopened.close();
     await rm(dir, { recursive: true, force: true });
     dir = previousDir;
@@ -525,6 +526,24 @@ describe('VectorIndex', () => {
     expect(rebuilt.restore(file, all.filter((label) => label < 10 || label >= 30), entries)).toBe(20);
     expect(rebuilt.exact).toBe(true);
     expect(rebuilt.searchExact(vectors[3]!, 1)[0]).toMatchObject({ label: 3 });
+  });
+
+  it('an exact index restored from its file, then added to, ranks as the index that wrote the file (restored vectors read back on the first search)', () => {
+    const file = path.join(dir, 'exact.hnsw');
+    const vectors = randomVectors(60, 16, 5);
+    const writer = new VectorIndex({ dimensions: 16, exactBelow: 1000, efSearch: 64, seed: 7 });
+    vectors.slice(0, 50).forEach((vector, label) => writer.add(vector, label));
+    writer.save(file);
+    const restored = new VectorIndex({ dimensions: 16, exactBelow: 1000, efSearch: 64, seed: 7 });
+    restored.restore(file, vectors.slice(0, 50).map((_, label) => label), () => []);
+    for (const index of [writer, restored]) vectors.slice(50).forEach((vector, i) => index.add(vector, 50 + i));
+    expect(restored.exact).toBe(true);
+    for (const query of randomVectors(10, 16, 6)) {
+      const hits = restored.searchExact(query, 60);
+      expect(hits).toHaveLength(60);
+      expect(hits.map((hit) => hit.label)).toEqual(writer.searchExact(query, 60).map((hit) => hit.label));
+      hits.forEach((hit, i) => expect(hit.similarity).toBeCloseTo(writer.searchExact(query, 60)[i]!.similarity, 5));
+    }
   });
 
   it('takes sparse labels in any order and skips labels at or above the limit', () => {

@@ -3,11 +3,85 @@
  * on the 2.7 GB longmemeval_m.json reads five questions, and no element has to fit in one string
  * with the rest of the file. Errors name the file, line, column and element.
  */
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { MembenchError } from '../../core/errors.js';
 
 const bad = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
+
+/**
+ * A JSON number whose value a double cannot hold (`12345678901234567890`, `1e400`,
+ * `3.14159265358979323846`), kept as its source text: read as a number it would become other
+ * digits, `Infinity` (printed as `null`) or 0. Node 20's `JSON.parse` does not show a reviver the
+ * source text, so such literals are found in the element's text before parsing.
+ */
+export class JsonNumberText {
+  constructor(readonly text: string) {}
+}
+
+/** A number literal in JSON text (the grammar's `number`). */
+const NUMBER_LITERAL = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/uy;
+/** Text that may hold a number literal of 16+ significant digits or a 3-digit exponent: the cheap test before the exact scan. */
+const MAY_HOLD_LOSSY_NUMBER = /\d[\d.]{15}|[eE][+-]?\d{3}/u;
+/** Stands for a lossy literal during `JSON.parse` (random, so no dataset string can hold it). */
+const NUMBER_MARK = `\u0000membench-number-${randomUUID()}:`;
+
+/** The significant digits of a number's text, without sign, point, exponent, leading or trailing zeros. */
+function significantDigits(text: string): string {
+  return text.replace(/^-/u, '').split(/[eE]/u)[0]!.replace('.', '').replace(/^0+/u, '').replace(/0+$/u, '');
+}
+
+/** Whether reading this literal as a double changes its value (other digits, infinity, or 0). */
+function isLossy(literal: string): boolean {
+  const value = Number(literal);
+  if (!Number.isFinite(value)) return true;
+  return significantDigits(literal) !== significantDigits(String(value)) && !(value === 0 && significantDigits(literal) === '');
+}
+
+/** The element parsed, lossy number literals kept as `JsonNumberText`. */
+function parseKeepingNumbers(text: string): unknown {
+  if (!MAY_HOLD_LOSSY_NUMBER.test(text)) return JSON.parse(text) as unknown;
+  const parts: string[] = [];
+  let copied = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === 92) i++;
+      else if (code === 34) inString = false;
+      continue;
+    }
+    if (code === 34) inString = true;
+    else if (code === 45 || (code >= 48 && code <= 57)) {
+      NUMBER_LITERAL.lastIndex = i;
+      const literal = NUMBER_LITERAL.exec(text)?.[0];
+      if (literal === undefined) continue;
+      if (isLossy(literal)) {
+        parts.push(text.slice(copied, i), JSON.stringify(NUMBER_MARK + literal));
+        copied = i + literal.length;
+      }
+      i += literal.length - 1;
+    }
+  }
+  if (parts.length === 0) return JSON.parse(text) as unknown;
+  parts.push(text.slice(copied));
+  return JSON.parse(parts.join(''), (_key, value: unknown) =>
+    typeof value === 'string' && value.startsWith(NUMBER_MARK) ? new JsonNumberText(value.slice(NUMBER_MARK.length)) : value,
+  ) as unknown;
+}
+
+/** What a file that is not a list starts with, for the error: `a JSON object`, `42`, `true`. */
+function foundInstead(text: string, at: number): string {
+  const code = text.charCodeAt(at);
+  if (code === 123) return 'a JSON object';
+  if (code === 34) return 'a JSON string';
+  const token = /[^\s,[\]{}"]{1,40}/uy;
+  token.lastIndex = at;
+  const word = token.exec(text)?.[0] ?? text[at]!;
+  if (new RegExp(`^${NUMBER_LITERAL.source}$`, 'u').test(word)) return `a JSON number (${word})`;
+  return ['true', 'false', 'null'].includes(word) ? `JSON ${word}` : `"${word}"`;
+}
 
 /** Where the list scanner is: before the `[`, between elements, inside one, after the `]`. */
 type ScanState = 'start' | 'before' | 'item' | 'end';
@@ -43,6 +117,15 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
   const where = (at = { line, col }): string => `${file}:${at.line}:${at.col}`;
 
   const parseItem = (text: string): unknown => {
+    try {
+      return parseKeepingNumbers(text);
+    } catch {
+      // Located on the element as written (the kept numbers' marks would shift the columns).
+      return parseOrLocate(text);
+    }
+  };
+
+  const parseOrLocate = (text: string): unknown => {
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
@@ -84,7 +167,7 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
           state = 'before';
           continue;
         }
-        throw bad(`${where()}: expected a JSON list of ${units} (the published file is one), found ${code === 123 ? 'a JSON object' : code === 34 ? 'a JSON string' : `"${text[i]}"`}`);
+        throw bad(`${where()}: expected a JSON list of ${units} (the published file is one), found ${foundInstead(text, i)}`);
       }
       if (state === 'end') {
         if (space) continue;

@@ -42,7 +42,7 @@
  */
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
-import { cleanText, converted, IdAllocator, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
+import { cleanText, converted, IdAllocator, numberText, shownValue, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
 import { isRecord } from '../../core/guards.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
@@ -125,7 +125,7 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
     list.forEach((turn: unknown, index) => {
       const at = `${where}[${index}]`;
       if (!isRecord(turn)) return log.repair(at, 'turn-dropped', 'not a turn object: dropped');
-      const text = cleanText(turn.text) ?? (typeof turn.text === 'number' ? String(turn.text) : undefined);
+      const text = cleanText(turn.text) ?? numberText(turn.text);
       if (text === undefined) return log.repair(at, 'turn-dropped', 'a turn without text: dropped');
       const speaker = cleanText(turn.speaker);
       if (speaker === undefined) log.repair(at, 'speaker-missing', 'a turn without a speaker: kept without a name');
@@ -205,9 +205,10 @@ function readEvidence(raw: unknown, stepOf: ReadonlyMap<string, string>, where: 
 /** An answer field as text: numbers become strings (reported), quotes around the whole answer go. */
 function answerText(raw: unknown, where: string, item: string, log: ImportLog): string | undefined {
   let text: string | undefined;
-  if (typeof raw === 'number' && Number.isFinite(raw)) {
-    text = String(raw);
-    log.repair(where, 'answer-number', `answer ${raw} is a number: written as the string "${text}"`, item);
+  const number = numberText(raw);
+  if (number !== undefined) {
+    text = number;
+    log.repair(where, 'answer-number', `answer ${number} is a number: written as the string "${text}"`, item);
   } else text = cleanText(raw);
   if (text === undefined) return undefined;
   const unquoted = (/^["“]([^"“”]+)["”]$/u.exec(text) ?? /^'([^']+)'$/u.exec(text))?.[1]?.trim();
@@ -235,7 +236,7 @@ function readProbe(qa: unknown, index: number, label: string, stepOf: ReadonlyMa
   const question = cleanText(qa.question);
   if (question === undefined) return skip('question-missing', 'no question');
   const category = readCategory(qa.category);
-  if (category === undefined) return skip('category-unknown', `category ${JSON.stringify(qa.category)} is not one of 1-5`);
+  if (category === undefined) return skip('category-unknown', `category ${shownValue(qa.category)} is not one of 1-5`);
   if (typeof qa.category === 'string') log.repair(where, 'category-string', `category "${qa.category}" is a string: read as ${category}`, item);
   const probe: Record<string, unknown> = { id: `qa${index}-cat${category}`, probe: question };
   if (category === 5) {
@@ -270,7 +271,7 @@ export const locomo: DatasetConverter = {
       log.skip(`sample[${index}]`, 'sample-not-object', 'not a sample object: skipped');
       return undefined;
     }
-    let label = typeof raw.sample_id === 'number' ? String(raw.sample_id) : cleanText(raw.sample_id);
+    let label = numberText(raw.sample_id) ?? cleanText(raw.sample_id);
     if (label === undefined) {
       label = `sample-${index + 1}`;
       log.repair(`sample[${index}]`, 'sample-id-missing', `no sample_id: named ${label}`);

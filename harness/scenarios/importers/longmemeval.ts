@@ -38,7 +38,7 @@
  */
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
-import { cleanText, converted, IdAllocator, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
+import { cleanText, converted, IdAllocator, numberText, shownValue, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
 import { isRecord } from '../../core/guards.js';
 
 /** LongMemEval question_type → membench probe category (abstention comes from the `_abs` suffix). */
@@ -96,7 +96,7 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
       log.repair(at, 'turn-dropped', isRecord(turn) ? `role ${JSON.stringify(turn.role)} is neither user nor assistant: dropped` : 'not a turn object: dropped', item);
       return;
     }
-    const content = cleanText(turn.content) ?? (typeof turn.content === 'number' ? String(turn.content) : undefined);
+    const content = cleanText(turn.content) ?? numberText(turn.content);
     if (content === undefined) {
       log.repair(at, 'turn-empty', `an ${turn.role} turn without content: dropped`, item);
       return;
@@ -122,7 +122,7 @@ function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog
   if (dates.length !== lists.length) log.repair(`${item} haystack_dates`, 'dates-mismatch', `${dates.length} dates for ${lists.length} sessions: sessions without one have no timestamp`, item);
   const sessions = lists.map((turns: unknown, position): Session => {
     const rawId = ids[position];
-    const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : `session-${position + 1}`;
+    const id = typeof rawId === 'string' ? rawId : (numberText(rawId) ?? `session-${position + 1}`);
     const rawDate = dates[position];
     const at = typeof rawDate === 'string' ? parseLongMemEvalDate(rawDate) : undefined;
     if (rawDate !== undefined && at === undefined) log.repair(`${item} haystack_dates[${position}]`, 'date-unparsed', `${JSON.stringify(rawDate)} is not a date like "2023/05/20 (Sat) 02:21": session imported without a timestamp`, item);
@@ -143,7 +143,7 @@ export const longmemeval: DatasetConverter = {
       log.skip(`question[${index}]`, 'question-not-object', 'not a question object: skipped');
       return undefined;
     }
-    const questionId = typeof raw.question_id === 'number' ? String(raw.question_id) : cleanText(raw.question_id);
+    const questionId = numberText(raw.question_id) ?? cleanText(raw.question_id);
     const item = questionId ?? `question[${index}]`;
     if (!log.item(item)) {
       const duplicate = `${item} (question[${index}])`;
@@ -158,14 +158,15 @@ export const longmemeval: DatasetConverter = {
     if (questionId === undefined) return skip('question-id-missing', 'no question_id');
     const type = cleanText(raw.question_type) ?? '';
     const typeCategory = LONGMEMEVAL_TYPES[type];
-    if (typeCategory === undefined) return skip('question-type-unknown', `question_type ${JSON.stringify(raw.question_type)} is not one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`);
+    if (typeCategory === undefined) return skip('question-type-unknown', `question_type ${shownValue(raw.question_type)} is not one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`);
     const abstention = questionId.endsWith('_abs');
     const question = cleanText(raw.question);
     if (question === undefined) return skip('question-missing', 'no question');
     let answer = cleanText(raw.answer);
-    if (typeof raw.answer === 'number' && Number.isFinite(raw.answer)) {
-      answer = String(raw.answer);
-      log.repair(item, 'answer-number', `answer ${raw.answer} is a number: written as the string "${answer}"`, item);
+    const answerNumber = numberText(raw.answer);
+    if (answerNumber !== undefined) {
+      answer = answerNumber;
+      log.repair(item, 'answer-number', `answer ${answerNumber} is a number: written as the string "${answer}"`, item);
     }
     if (answer === undefined && !abstention) return skip('answer-missing', 'no answer');
     const sessions = readSessions(raw, item, log);
@@ -226,5 +227,8 @@ export const longmemeval: DatasetConverter = {
 
 function answerSessionSteps(raw: unknown, stepsBySession: ReadonlyMap<string, string[]>): string[] {
   if (!Array.isArray(raw)) return [];
-  return raw.flatMap((id: unknown) => ((typeof id === 'string' || typeof id === 'number') ? (stepsBySession.get(String(id)) ?? []) : []));
+  return raw.flatMap((id: unknown) => {
+    const text = typeof id === 'string' ? id : numberText(id);
+    return text === undefined ? [] : (stepsBySession.get(text) ?? []);
+  });
 }

@@ -3,6 +3,7 @@
  * converter produces, and the helpers that make dataset ids and text safe for scenarios.
  */
 import path from 'node:path';
+import { JsonNumberText } from './json-stream.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
 export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
@@ -160,6 +161,20 @@ export interface DatasetConverter {
 }
 
 /** Text from a dataset field: strings trimmed and made well-formed (lone surrogates replaced). */
+/**
+ * A JSON number as text, exactly as the file wrote it when a double cannot hold it
+ * (`12345678901234567890` stays those digits); undefined when the value is not a number.
+ */
+export function numberText(value: unknown): string | undefined {
+  if (value instanceof JsonNumberText) return value.text;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+}
+
+/** A field's value as a message shows it: JSON, and a number as the file wrote it (`1e400`, not `null`). */
+export function shownValue(value: unknown): string {
+  return value instanceof JsonNumberText ? value.text : JSON.stringify(value);
+}
+
 export function cleanText(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   // With the `u` flag a surrogate class matches only lone surrogates (pairs are one code point).

@@ -14,14 +14,14 @@ import { runBenchmark } from '../../../harness/run/runner.js';
 import type { CellResult, RunResult } from '../../../harness/results/schema.js';
 import { findStrategy, type MemoryStrategy } from '../../../strategies/index.js';
 import { makeHarness } from '../../strategies/conformance.js';
-import { syntheticLongMemEval } from '../../../fixtures/datasets/synthetic/make-longmemeval.js';
+import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
 
 describe('ids a memory cannot read', () => {
   let file: string;
   beforeAll(async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-opaque-'));
     file = path.join(dir, 'longmemeval-synthetic.json');
-    await writeFile(file, JSON.stringify(syntheticLongMemEval(20, 8, 3)));
+    await writeFile(file, JSON.stringify([...syntheticLongMemEval({ questions: 20, sessions: [8, 8], messages: [6, 6], replySentences: [3, 6] })]));
   });
 
   it('no step id a strategy receives names a session, a turn or the evidence', async () => {

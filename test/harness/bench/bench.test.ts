@@ -13,7 +13,7 @@ import { measure, Stopwatch, TimedModel } from '../../../harness/bench/measure.j
 import { renderBenchJson, renderBenchReport } from '../../../harness/bench/render.js';
 import { benchSaveLoad, type SaveLoadResult, type SaveLoadRow } from '../../../harness/bench/save-load.js';
 import { benchRecovery, type RecoveryResult } from '../../../harness/bench/recovery.js';
-import { benchSuite, offlineSuiteScenarios } from '../../../harness/bench/suite.js';
+import { benchSuite, offlineSuiteScenarios, suiteArguments } from '../../../harness/bench/suite.js';
 import { evaluateTargets, flatRatio, missBy } from '../../../harness/bench/targets.js';
 import { benchVectorScale, clusteredVectors, EF_GRID, exactTopK } from '../../../harness/bench/vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from '../../../harness/bench/versus-langchain.js';
@@ -214,7 +214,17 @@ describe('suite throughput', () => {
     expect(suite.byMode.map((phase) => [phase.name, phase.cells])).toEqual([['in process', 2]]);
     expect(suite.byScenario.map((phase) => phase.name)).toEqual(['recipes-en']);
     expect([suite.phases.cells, suite.phases.processes]).toEqual([2, 0]); // phases recorded; no agent process for in-process cells
+    // The whole command was timed: its cells are part of its wall time, its process tree's CPU counted.
+    expect(suite.command).toBe('membench run');
+    expect(suite.cellsMs).toBeGreaterThan(0);
+    expect(suite.wallMs).toBeGreaterThan(suite.cellsMs);
+    expect(suite.cpuMs).toBeGreaterThan(0);
   }, 60_000);
+
+  test('runs the command a user types: the default run when nothing is named', () => {
+    expect(suiteArguments({})).toEqual(['run', '--profile', '--quiet']);
+    expect(suiteArguments({ scenarios: ['recipes-en'], strategies: ['window'], workers: 3 })).toEqual(['run', '-c', 'recipes-en', '-s', 'window', '-w', '3', '--profile', '--quiet']);
+  });
 });
 
 describe('crash + recovery', () => {

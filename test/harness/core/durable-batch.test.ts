@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batchStats, durableBatch, inDurableBatch } from '../../../harness/core/durable-batch.js';
 import { fsyncStats, writeFileAtomic } from '../../../harness/core/fs.js';
 import { openDatabase } from '../../../harness/core/sqlite.js';
+import { JobQueue } from '../../../strategies/shared/jobs.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const synchronous = (db: Database.Database): number => db.pragma('synchronous', { simple: true }) as number;
@@ -45,6 +46,25 @@ describe('durableBatch', () => {
     expect(synchronous(inside!)).toBe(2);
     expect(synchronous(relaxed)).toBe(1); // async stores are never FULL
     for (const db of [before, inside!, relaxed]) db.close();
+  });
+
+  it('a job queue opened on a sync store inside the batch (a summariser reopened at a session boundary) keeps the batch’s relaxed fsync until the batch ends', async () => {
+    let store: Database.Database | undefined;
+    await durableBatch(async () => {
+      store = openDatabase(path.join(dir, 'summary.sqlite'), 'sync');
+      new JobQueue(store, { durability: 'sync' });
+      expect(synchronous(store)).toBe(1); // NORMAL: no fsync per commit inside the batch
+    });
+    expect(synchronous(store!)).toBe(2); // FULL again
+    const outside = openDatabase(path.join(dir, 'other.sqlite'), 'sync');
+    new JobQueue(outside, { durability: 'sync' });
+    expect(synchronous(outside)).toBe(2);
+    const async = openDatabase(path.join(dir, 'async.sqlite'), 'async');
+    await durableBatch(async () => {
+      new JobQueue(async, { durability: 'async' });
+    });
+    expect(synchronous(async)).toBe(2); // an async queue is FULL, in a batch or not
+    for (const db of [store!, outside, async]) db.close();
   });
 
   it('keeps a store closed inside the batch from checkpointing until the batch ends, then fsyncs its WAL and file', async () => {

@@ -47,7 +47,7 @@ describe('an agent process reused after a clean close', () => {
       for (const definition of builtinStrategies) {
         const replay = async (): Promise<unknown[]> => {
           const dir = await mkdtemp(path.join(os.tmpdir(), `membench-reuse-${definition.name}-`));
-          const opened = await agent.open(await cellIn(definition.name, dir), 0, () => undefined);
+          const opened = await agent.open(await cellIn(definition.name, dir), { turn: 0, session: 0 }, () => undefined);
           expect(opened, definition.name).toMatchObject({ type: 'opened' });
           const replies: unknown[] = [];
           for (const [index, step] of steps.entries()) replies.push(timeless(await agent.request({ type: 'step', index, step }, 'step-done')));
@@ -76,7 +76,7 @@ describe('an agent process reused after a clean close', () => {
     try {
       const first = takeSpare(kind);
       await first.settled();
-      await first.open(await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))), 0, () => undefined);
+      await first.open(await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))), { turn: 0, session: 0 }, () => undefined);
       await first.close({ reuse: true });
       await returnSpare(kind, first);
       expect(takeSpare(kind)).toBe(first);
@@ -85,7 +85,7 @@ describe('an agent process reused after a clean close', () => {
       expect(takeSpare(kind)).not.toBe(first);
       const user = takeSpare(kind);
       await user.settled();
-      await user.open(await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))), 0, () => undefined);
+      await user.open(await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))), { turn: 0, session: 0 }, () => undefined);
       await user.close({ reuse: true });
       await returnSpare({ ...kind, builtin: false }, user);
       expect(user.alive).toBe(false);

@@ -1,6 +1,6 @@
 /** The leaderboard and its recommendations, on the committed results fixture (buffer and window k=2,4). */
 import { describe, expect, it } from 'vitest';
-import { leaderboard, TOKEN_BUDGET } from '../../../harness/results/leaderboard.js';
+import { leaderboard, RECALL_FLOOR, TOKEN_BUDGET } from '../../../harness/results/leaderboard.js';
 import { distanceBucket, recallByDistance } from '../../../harness/results/by-distance.js';
 import { cellOf, durability, smallRun } from '../../reports/fixture.js';
 
@@ -26,6 +26,19 @@ describe('leaderboard', () => {
     const affordable = board.rows.filter((row) => row.contextPerTurn <= TOKEN_BUDGET);
     expect(cheapest.text).toMatch(/^buffer recalls best, 1\.00 \[0\.80, 1\.00\] \(n=15\), and nothing within noise of it is cheaper \(700 tokens\/turn\)\.$/u);
     expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toContain(affordable[0]?.setting ?? 'No setting');
+  });
+
+  it('recommends nothing under the token budget when the best setting there recalls less than the floor', () => {
+    const result = smallRun();
+    // Without window(k=4), only window(k=2) (0.13) stays under the budget.
+    const cells = result.cells.filter((cell) => cell.setting !== 'window(k=4)');
+    const board = leaderboard(cells, result.header.seed);
+    const cheap = board.rows.find((row) => row.setting === 'window(k=2)')!;
+    expect(cheap.contextPerTurn).toBeLessThanOrEqual(TOKEN_BUDGET);
+    expect(cheap.contextRecall.value!).toBeLessThan(RECALL_FLOOR);
+    expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toBe(
+      'No setting under 500 context tokens per turn recalls 0.50 or more (the best there: window(k=2), 0.13).',
+    );
   });
 
   it('says in one sentence which modes lost nothing and in how many strategies the others lost, the pairs in its detail', () => {

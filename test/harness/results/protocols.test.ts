@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { withProtocol } from '../../../harness/results/protocols.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
-import { syntheticLongMemEval } from '../../../fixtures/datasets/synthetic/make-longmemeval.js';
+import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
 
 /** Three sessions of two exchanges each; session B's user turn b0 and session C's reply c1r hold the answer. */
 const steps = [
@@ -76,16 +76,41 @@ describe('the LongMemEval protocol', () => {
   it('`--protocol longmemeval` indexes user turns, ranks to the paper\'s k and scores the non-abstention questions', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-'));
     const file = path.join(dir, 'longmemeval-synthetic.json');
-    await writeFile(file, JSON.stringify(syntheticLongMemEval(10, 6, 3)));
+    const questions = [...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] })] as { question_id: string; question_type: string }[];
+    await writeFile(file, JSON.stringify(questions));
     const result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['bm25', 'window'], protocol: 'longmemeval' });
     const bm25 = result.cells.filter((cell) => cell.strategy === 'bm25');
     expect(bm25.every((cell) => cell.options.index === 'user')).toBe(true);
     expect(result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined)).toBe(true);
-    // syn009 is the abstention question and syn003's evidence is an assistant turn: 8 of 10 scored.
-    expect(bm25.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.turn.n ?? 0), 0)).toBe(8);
-    expect(bm25[0]!.protocolRetrieval!.summary.session!.atK.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
-    // The whole store is ranked: 6 sessions × 3 exchanges, less the last one, still in progress
-    // when the question comes (an exchange is indexed once the next user message completes it).
-    expect(bm25[0]!.probes[0]!.retrieved).toHaveLength(17);
+    // Both units run: one cell per question for each.
+    const turns = bm25.filter((cell) => cell.options.unit === 'turn');
+    const sessions = bm25.filter((cell) => cell.options.unit === 'session');
+    expect([turns.length, sessions.length]).toEqual([10, 10]);
+    // Abstention questions and those whose evidence is an assistant turn are left out.
+    const scored = questions.filter((question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant');
+    expect(scored.length).toBeGreaterThan(0);
+    expect(scored.length).toBeLessThan(questions.length);
+    expect(turns.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.turn.n ?? 0), 0)).toBe(scored.length);
+    expect(sessions.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.session?.n ?? 0), 0)).toBe(scored.length);
+    expect(turns[0]!.protocolRetrieval!.summary.session!.atK.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
+    // Turn unit: each ranked item is one exchange (a user turn and its reply); session unit: one
+    // item per session (of the 6 holding a query term), its 3 exchanges' 6 turns; no turn table.
+    expect(turns[0]!.probes[0]!.retrieved!.every((ids) => ids.length === 2)).toBe(true);
+    const ranked = sessions[0]!.probes[0]!.retrieved!;
+    expect(ranked.length).toBeGreaterThan(0);
+    expect(ranked.length).toBeLessThanOrEqual(6);
+    expect(ranked.every((ids) => ids.length === 6)).toBe(true);
+    expect(sessions[0]!.protocolRetrieval!.summary.turn.atK).toEqual([]);
+  });
+
+  it('session unit: each ranked item is a session document, scored on that ranking (the paper\'s --granularity session)', () => {
+    // Session documents ranked C, A, B (each item holds its session's message ids).
+    const [probe] = withProtocol([{ step: 9, category: 'extraction' as const, retrieved: [['c0', 'c1r', 'c2'], ['a0', 'a0r', 'a1'], ['b0', 'b0r', 'b1']] }], { steps }, 'longmemeval', 'session');
+    const figures = probe!.protocolRetrieval!;
+    expect(figures.turn).toEqual([]);
+    // Gold: session B alone (c1r is an assistant turn), at rank 3; one relevant document.
+    expect(at(figures.session!, 1)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
+    expect(at(figures.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(figures.session!, 3).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
   });
 });

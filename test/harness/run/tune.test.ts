@@ -29,7 +29,8 @@ describe('tune', () => {
   it('refuses knobs that are missing or not numeric before running anything', async () => {
     await expect(tune({ strategy: 'window', knob: 'q', values: [1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/strategy "window" has no knob "q" \(knobs: k, maxTokens\)/u);
     await expect(tune({ strategy: 'entity', knob: 'extractInstruction', values: [1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/entity\.extractInstruction is not a numeric knob/u);
-    await expect(tune({ strategy: 'window', knob: 'k', values: [0, 1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--values: window\.k=0: /u);
+    await expect(tune({ strategy: 'window', knob: 'k', values: [0, 1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--values 0,1: window\.k=0: out of range: too small/u);
+    await expect(tune({ strategy: 'window', knob: 'k', values: [-1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--values -1,2: window\.k=-1: k cannot be negative: too small/u);
     await expect(tune({ strategy: 'window', knob: 'k', values: [1], targetRecall: 1.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--target-recall 1.5: expected a share between 0 and 1/u);
   });
 

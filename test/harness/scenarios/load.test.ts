@@ -59,6 +59,8 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   },
   'session-not-new.yaml': { lines: ['4:14: steps[1].session: expected "new", got "old"'] },
   'filler-not-integer.yaml': { lines: ['4:13: steps[1].filler: expected a whole number, got 2.5'] },
+  // The name rule file-index writes files by (harness/scenarios/memory-name.ts): validate refuses what run would.
+  'remember-name-escapes.yaml': { lines: ['5:11: steps[1].name: memory name "../../etc" refused: ".." would escape the memory directory'] },
 
   // Cross-step checks.
   'duplicate-ids.yaml': { lines: ['5:9: steps[1].id: duplicate id "home" (first used at steps[0])'] },

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { formatImportReport, importDataset, ImportLog, parseDatasetSpec } from '../../../../harness/scenarios/importers/index.js';
-import { readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
+import { JsonNumberText, readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
 import { MembenchError } from '../../../../harness/core/errors.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'membench-import-'));
@@ -41,6 +41,12 @@ describe('readJsonList', () => {
     expect(await readAll(temp('[]'))).toEqual([]);
   });
 
+  test('a number literal a double cannot hold is kept as its text; other numbers stay numbers', async () => {
+    const values = await readAll(temp('[{"big": 12345678901234567890, "huge": -1e400, "tiny": 1e-400, "zero": 0.000000000000000000, "fine": 12345.5, "long": 1.5000000000000000000, "text": "12345678901234567890 1e400"}]'));
+    expect(values).toEqual([{ big: new JsonNumberText('12345678901234567890'), huge: new JsonNumberText('-1e400'), tiny: new JsonNumberText('1e-400'), zero: 0, fine: 12345.5, long: 1.5, text: '12345678901234567890 1e400' }]);
+    expect((values[0] as { big: unknown }).big).toBeInstanceOf(JsonNumberText);
+  });
+
   test('an element larger than one read chunk, with multi-byte characters across chunk borders', async () => {
     const big = { text: '红烧肉'.repeat(400_000), emoji: '😀'.repeat(100_000) };
     expect(await readAll(temp(JSON.stringify([big, { small: 1 }])))).toEqual([big, { small: 1 }]);
@@ -54,6 +60,10 @@ describe('readJsonList', () => {
     expect((await failure(empty)).message).toBe(`${empty}: the file is empty: expected a JSON list of samples`);
     const object = temp('{"samples": []}');
     expect((await failure(object)).message).toBe(`${object}:1:1: expected a JSON list of samples (the published file is one), found a JSON object`);
+    const number = temp('42\n');
+    expect((await failure(number)).message).toBe(`${number}:1:1: expected a JSON list of samples (the published file is one), found a JSON number (42)`);
+    const word = temp('true');
+    expect((await failure(word)).message).toBe(`${word}:1:1: expected a JSON list of samples (the published file is one), found JSON true`);
     const truncated = temp('[\n  {"a": 1},\n  {"b": [1, 2');
     expect((await failure(truncated)).message).toBe(`${truncated}:3:13: the file ends inside the list, in samples[1] (truncated?)`);
     const trailing = temp('[{"a": 1},\n]');

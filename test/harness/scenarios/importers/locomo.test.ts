@@ -34,12 +34,12 @@ describe('LoCoMo fixture', async () => {
   const [convA, convB] = scenarios;
   const probesA = probes(convA!.scenario.steps);
 
-  test('one scenario per conversation, each valid YAML for the scenario loader', () => {
+  test('one scenario per conversation, each valid YAML for the scenario loader, which loads it as the import validated it (as data)', () => {
     expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-a', 'locomo-conv-b']);
     for (const item of scenarios) {
-      const check = checkScenarioText(item.yaml, `${item.scenario.name}.yaml`);
+      const check = checkScenarioText(item.yaml(), `${item.scenario.name}.yaml`);
       expect(check.problems).toEqual([]);
-      expect(check.scenario?.steps).toEqual(item.scenario.steps);
+      expect(check.scenario).toEqual({ ...item.scenario, source: `${item.scenario.name}.yaml` });
     }
     expect(convA!.scenario.source).toBe(`locomo:${FIXTURE}#locomo-conv-a`);
   });
@@ -177,6 +177,13 @@ describe('LoCoMo shapes the published file does not have', () => {
     expect(users.map((step) => step.kind === 'user' && [step.id, step.replyId])).toEqual([['D1:1', 'D1:3'], [undefined, 'D1:1.2']]);
     expect(users.map((step) => step.kind === 'user' && step.assistant)).toEqual(['Nameless.', 'A: Again.']);
     expect(probes(scenarios[0]!.scenario.steps).get('qa0-cat4')?.evidence).toEqual(['D1:1']);
+  });
+
+  test('a category a double cannot hold is named as the file wrote it (1e400, not null)', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-')), 'locomo.json');
+    writeFileSync(file, `[{"qa": [{"question": "q?", "answer": "tea", "category": 1e400}], "conversation": {"session_1": ${JSON.stringify(session)}}, "sample_id": "big"}]`);
+    const { report } = await importFile(file);
+    expect(report.skipped.map((issue) => issue.message)).toEqual(['category 1e400 is not one of 1-5']);
   });
 
   test('two samples with one sample_id get distinct scenario names', async () => {

@@ -1,4 +1,7 @@
 /** The LongMemEval importer on fixtures/datasets/longmemeval-sample.json (published layout and quirks). */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ImportLog, importScenarios, type ImportedScenario, type ImportReport } from '../../../../harness/scenarios/importers/index.js';
 import { parseLongMemEvalDate } from '../../../../harness/scenarios/importers/longmemeval.js';
@@ -6,6 +9,16 @@ import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Scenario, UserStep } from '../../../../harness/scenarios/format.js';
 
 const FIXTURE = 'fixtures/datasets/longmemeval-sample.json';
+
+/** Imports a file written as this exact text (number literals a double cannot hold stay as written). */
+async function importText(text: string): Promise<{ scenarios: Map<string, Scenario>; report: ImportReport }> {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-longmemeval-')), 'longmemeval.json');
+  writeFileSync(file, text);
+  const log = new ImportLog('longmemeval', file);
+  const scenarios = new Map<string, Scenario>();
+  for await (const imported of importScenarios('longmemeval', file, log)) scenarios.set(imported.scenario.name, imported.scenario);
+  return { scenarios, report: log.report() };
+}
 
 async function importFile(limit?: number): Promise<{ scenarios: Map<string, Scenario>; yaml: ImportedScenario[]; report: ImportReport }> {
   const log = new ImportLog('longmemeval', FIXTURE);
@@ -22,7 +35,12 @@ describe('LongMemEval fixture', async () => {
   const { scenarios, yaml, report } = await importFile();
 
   test('one valid scenario per question; every question accounted for', () => {
-    for (const item of yaml) expect(checkScenarioText(item.yaml, `${item.scenario.name}.yaml`).problems).toEqual([]);
+    for (const item of yaml) {
+      const check = checkScenarioText(item.yaml(), `${item.scenario.name}.yaml`);
+      expect(check.problems).toEqual([]);
+      // Validated as data at import: the same Scenario its YAML file loads as.
+      expect(check.scenario).toEqual({ ...item.scenario, source: `${item.scenario.name}.yaml` });
+    }
     expect(report.items).toBe(13);
     expect(report.imported + report.repairedItems + report.skippedItems).toBe(13);
     expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems, scenarios: report.scenarios }).toEqual({ imported: 6, repaired: 4, skipped: 3, scenarios: 10 });
@@ -110,4 +128,15 @@ test('parseLongMemEvalDate', () => {
   expect(parseLongMemEvalDate('2023/05/30')).toBe('2023-05-30T00:00:00Z');
   expect(parseLongMemEvalDate('2023/02/30 (Thu) 10:00')).toBeUndefined();
   expect(parseLongMemEvalDate('May 30, 2023')).toBeUndefined();
+});
+
+test('a numeric answer a double cannot hold keeps the digits the file wrote', async () => {
+  const question = (id: string, answer: string) =>
+    `{"question_id": "${id}", "question_type": "single-session-user", "question": "What is my account number?", "answer": ${answer}, "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": ["answer_1"], "haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_sessions": [[{"role": "user", "content": "My account number is 12345678901234567890.", "has_answer": true}]], "answer_session_ids": ["answer_1"]}`;
+  const { scenarios, report } = await importText(`[${question('big', '12345678901234567890')}, ${question('pi', '3.14159265358979323846')}, ${question('small', '9')}]`);
+  // Read as a double, 12345678901234567890 is 12345678901234567000.
+  expect(probeOf(scenarios.get('longmemeval-big'))).toMatchObject({ expect: ['12345678901234567890'] });
+  expect(probeOf(scenarios.get('longmemeval-pi'))).toMatchObject({ expect: ['3.14159265358979323846'] });
+  expect(probeOf(scenarios.get('longmemeval-small'))).toMatchObject({ expect: ['9'] });
+  expect(report.repaired.find((issue) => issue.item === 'big')?.message).toBe('answer 12345678901234567890 is a number: written as the string "12345678901234567890"');
 });

@@ -1,0 +1,83 @@
+/**
+ * The done-means command of `--protocol longmemeval` on the built CLI: on a small synthetic file in
+ * LongMemEval's format, `membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25`
+ * prints the paper's table with session-level recall_all and NDCG at 5 and 10 from session
+ * documents, the figures results.json holds.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { syntheticLongMemEval } from '../../harness/bench/synthetic-longmemeval.js';
+import { poolSummaries } from '../../harness/results/retrieval.js';
+import type { RunResult } from '../../harness/results/schema.js';
+import { membench } from './helpers.js';
+
+/** The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed. */
+function row(stdout: string, strategy: string, unit: string, metric: string): string[] | undefined {
+  return stdout
+    .split('\n')
+    .map((line) => line.split('│').map((cell) => cell.trim()))
+    .find((cells) => cells[1] === strategy && cells[2] === unit && cells[3] === metric)
+    ?.slice(1, -1);
+}
+
+describe('membench run --protocol longmemeval', () => {
+  it('prints session-level recall_all@5/@10 and NDCG@5/@10 from session documents over the non-abstention questions', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-cli-'));
+    const file = path.join(dir, 'longmemeval_s-synthetic.json');
+    const questions = [...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] })] as { question_id: string; question_type: string }[];
+    // Abstention questions and those whose evidence is an assistant turn are left out.
+    const scored = questions.filter((question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant').length;
+    expect(scored).toBeGreaterThan(0);
+    expect(scored).toBeLessThan(questions.length);
+    await writeFile(file, JSON.stringify(questions));
+    const out = path.join(dir, 'out');
+    const result = await membench([
+      'run',
+      '--dataset',
+      `longmemeval:${file}`,
+      '--protocol',
+      'longmemeval',
+      '-s',
+      'bm25',
+      '--out',
+      out,
+    ]);
+    expect(result.stderr).not.toMatch(/error/iu);
+    expect(result.code).toBe(0);
+    const header = result.stdout.split('\n').find((line) => /│ strategy\s+│ unit\s+│ metric/u.test(line));
+    expect(
+      header
+        ?.split('│')
+        .map((cell) => cell.trim())
+        .slice(1, -1),
+    ).toEqual(['strategy', 'unit', 'metric', 'n', '@1', '@3', '@5', '@10', '@30', '@50']);
+
+    const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const sessionCells = run.cells.filter((cell) => cell.options.unit === 'session');
+    expect(sessionCells).toHaveLength(10);
+    const pooled = poolSummaries(
+      sessionCells.flatMap((cell) => (cell.protocolRetrieval ? [cell.protocolRetrieval.summary] : []))!,
+    )!.session!;
+    expect(pooled.n).toBe(scored);
+    const strategy = 'bm25(index=user,unit=session)';
+    for (const [metric, key] of [
+      ['recall_all', 'recallAll'],
+      ['NDCG', 'ndcg'],
+    ] as const) {
+      const printed = row(result.stdout, strategy, 'session', metric);
+      expect(printed?.[3]).toBe(String(scored));
+      for (const [k, column] of [
+        [5, 6],
+        [10, 7],
+      ] as const)
+        expect(printed?.[column]).toBe(pooled.atK.find((at) => at.k === k)![key].toFixed(2));
+    }
+    // Session documents have no turn rows; the turn unit prints both.
+    expect(row(result.stdout, strategy, 'turn', 'recall_all')).toBeUndefined();
+    expect(row(result.stdout, 'bm25(index=user,unit=turn)', 'turn', 'recall_all')).toBeDefined();
+    expect(row(result.stdout, 'bm25(index=user,unit=turn)', 'session', 'NDCG')).toBeDefined();
+  });
+});
