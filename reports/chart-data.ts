@@ -57,8 +57,8 @@ export interface SeriesStyle {
  */
 export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
   const labels = new Map<string, string>();
-  for (const spec of result.header.strategies) labels.set(spec.label, spec.name);
-  for (const cell of result.cells) if (!labels.has(cell.label)) labels.set(cell.label, cell.strategy);
+  for (const spec of result.header.strategies) labels.set(spec.setting, spec.name);
+  for (const cell of result.cells) if (!labels.has(cell.setting)) labels.set(cell.setting, cell.strategy);
   const styles = new Map<string, SeriesStyle>();
   [...labels].forEach(([label, strategy], index) => {
     const round = Math.floor(index / SETTING_COLORS.length);
@@ -91,7 +91,7 @@ export interface LabelSummary {
 /** Aggregates cells per label; errored cells are counted but left out of the figures. */
 export function summarizeLabels(result: RunResult): LabelSummary[] {
   const groups = new Map<string, CellResult[]>();
-  for (const cell of result.cells) groups.set(cell.label, [...(groups.get(cell.label) ?? []), cell]);
+  for (const cell of result.cells) groups.set(cell.setting, [...(groups.get(cell.setting) ?? []), cell]);
   return [...groups].map(([label, cells]) => {
     const ok = cells.filter((cell) => cell.status === 'ok');
     const perScenario = new Map<string, number[]>();
@@ -162,7 +162,7 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
   const scenarios = [...new Set(result.cells.filter((cell) => cell.group === undefined).map((cell) => cell.scenario))];
   return scenarios.map((scenario) => {
     const byLabel = new Map<string, CellResult[]>();
-    for (const cell of result.cells.filter((item) => item.scenario === scenario)) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
+    for (const cell of result.cells.filter((item) => item.scenario === scenario)) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
     const datasets: ChartDataset<'line', { x: number; y: number }[]>[] = [...byLabel].map(([label, cells]) => {
       const perTurn = new Map<number, number[]>();
       for (const turn of cells.flatMap((cell) => cell.turns)) {

@@ -117,10 +117,10 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   return groups.map((group) => {
     const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok');
-    const settings = [...new Set(cells.map((cell) => cell.label))];
+    const settings = [...new Set(cells.map((cell) => cell.setting))];
     const datasets = settings.flatMap((setting): ChartDataset<'line', { x: number; y: number }[]>[] => {
       const perTurn = new Map<number, number[]>();
-      for (const turn of cells.filter((cell) => cell.label === setting).flatMap((cell) => cell.turns)) {
+      for (const turn of cells.filter((cell) => cell.setting === setting).flatMap((cell) => cell.turns)) {
         if (turn.contextTokens !== null) perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
       }
       const series = [...perTurn].sort(([a], [b]) => a - b).map(([turn, values]) => ({ turn, sorted: [...values].sort((x, y) => x - y) }));
@@ -157,12 +157,12 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
 function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   return groups.flatMap((group) => {
-    const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok' && !cell.pricing && cell.faults?.idempotencyKeys !== false);
+    const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok' && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false);
     const labels = [...new Set(cells.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined || probe.contextRecall === undefined ? [] : [probe.label]))))].sort();
     if (labels.length === 0) return [];
-    const settings = [...new Set(cells.map((cell) => cell.label))];
+    const settings = [...new Set(cells.map((cell) => cell.setting))];
     const datasets: ChartDataset<'bar'>[] = settings.map((setting) => {
-      const probes = cells.filter((cell) => cell.label === setting).flatMap((cell) => cell.probes);
+      const probes = cells.filter((cell) => cell.setting === setting).flatMap((cell) => cell.probes);
       const style = styles.get(setting)!;
       return {
         label: setting,

@@ -321,7 +321,7 @@ export function compareRuns(base: RunResult, head: RunResult, overrides: Partial
       cells.push({ id: cell.id, checks: compareCell(before, cell, thresholds) });
       continue;
     }
-    const key = `group ${cell.group} · ${cell.label}`;
+    const key = `group ${cell.group} · ${cell.setting}`;
     const unit = units.get(key) ?? { base: [], head: [] };
     unit.base.push(before);
     unit.head.push(cell);

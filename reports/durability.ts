@@ -91,8 +91,8 @@ export function modeRows(result: RunResult): string[][] {
  * durability tables; undefined when no cell ran without keys.
  */
 export function idempotencyNote(result: RunResult): string | undefined {
-  const withEffects = result.cells.filter((cell) => cell.faults !== undefined && !cell.pricing);
-  const without = [...new Set(withEffects.filter((cell) => cell.faults?.idempotencyKeys === false).map((cell) => cell.strategy))];
+  const withEffects = result.cells.filter((cell) => cell.durabilityOutcome !== undefined && !cell.pricing);
+  const without = [...new Set(withEffects.filter((cell) => cell.durabilityOutcome?.idempotencyKeys === false).map((cell) => cell.strategy))];
   if (without.length === 0) return undefined;
   const all = new Set(result.header.strategies.map((strategy) => strategy.name));
   if (without.length >= all.size) return `keys: every strategy ran its crash cells with side effects both with idempotency keys (on) and without them (off)`;

@@ -92,7 +92,7 @@ function summaryLoses(lang: Language, rows: readonly LeaderboardRow[], offline: 
   const summaries = rows.filter((row) => summarises(row.strategy));
   if (summaries.length === 0) return [pick(lang, { en: 'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.', zh: '本次运行没有摘要策略的结果：加上 `-s summary -s summary-buffer` 再运行。' })];
   const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
-  const compressed = result.cells.filter((cell) => summarises(cell.strategy)).reduce((sum, cell) => sum + (cell.faults?.counts.compressedAway ?? 0), 0);
+  const compressed = result.cells.filter((cell) => summarises(cell.strategy)).reduce((sum, cell) => sum + (cell.durabilityOutcome?.counts.compressedAway ?? 0), 0);
   const out = summaries.map((row) =>
     pick(lang, {
       en: `${row.setting} recalls ${f2(row.contextRecall.value)}${ci(row)} and holds ${f2(row.evidenceRecall.mean)} of the evidence at ${tokens(row)} tokens per turn, plus ${Math.round(row.maintenancePerTurn)} maintenance tokens per turn for summarising${buffer && row.vsBest && rows[0] === buffer ? `; against buffer it is ${row.vsBest.verdict === 'within noise' ? 'within noise' : `${row.vsBest.verdict} by ${f2(Math.abs(row.vsBest.difference))}`}` : ''} [leaderboard, n=${row.contextRecall.n}].`,
@@ -137,10 +137,10 @@ function filesOrDatabase(lang: Language, rows: readonly LeaderboardRow[], result
   // The SQLite-backed memories that choose what reaches the context (retrieval, extraction), as files do.
   const stores = rows.filter((row) => { const mine = traits(row.strategy); return mine?.storage === 'sqlite' && (mine.kind === 'retrieval' || mine.kind === 'extraction'); });
   if (!files) return [pick(lang, { en: 'This run has no file-index cells: run `-s file-index -s vector -s entity` to answer it.', zh: '本次运行没有 file-index 的结果：加上 `-s file-index -s vector -s entity` 再运行。' })];
-  const cells = result.cells.filter((cell) => cell.strategy === files.strategy && cell.faults);
-  const torn = cells.reduce((sum, cell) => sum + cell.faults!.counts.tornFiles + cell.faults!.counts.indexMismatches, 0);
-  const lost = cells.reduce((sum, cell) => sum + cell.faults!.counts.lostUpdates, 0);
-  const crashes = cells.reduce((sum, cell) => sum + cell.faults!.crashes.filter((crash) => crash.reached).length, 0);
+  const cells = result.cells.filter((cell) => cell.strategy === files.strategy && cell.durabilityOutcome);
+  const torn = cells.reduce((sum, cell) => sum + cell.durabilityOutcome!.counts.tornFiles + cell.durabilityOutcome!.counts.indexMismatches, 0);
+  const lost = cells.reduce((sum, cell) => sum + cell.durabilityOutcome!.counts.lostUpdates, 0);
+  const crashes = cells.reduce((sum, cell) => sum + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length, 0);
   return [
     pick(lang, {
       en: `Markdown files behind a MEMORY.md index (file-index) recall ${f2(files.contextRecall.value)}${ci(files)} at ${tokens(files)} tokens per turn with a load+save p95 of ${files.loadSaveP95.toFixed(1)} ms${stores.length ? `; the SQLite-backed ${stores.map((row) => `${row.setting} ${f2(row.contextRecall.value)} at ${tokens(row)} tokens, p95 ${row.loadSaveP95.toFixed(1)} ms`).join('; ')}` : ''} [leaderboard].`,

@@ -93,7 +93,7 @@ function summaryTable(result: RunResult): string {
     const row = summaryRow(cell);
     return columns.map(([key, title]): Column => {
       const text = String(row[key]);
-      const color = styles.get(cell.label)?.color;
+      const color = styles.get(cell.setting)?.color;
       const html =
         key === 'strategy' && color
           ? `<span class="swatch" style="background:${color}"></span>${escapeHtml(text)}`
@@ -145,7 +145,7 @@ function probeTable(result: RunResult): string {
   const rows = result.cells.flatMap((cell) =>
     cell.probes.map((probe): Column[] => [
       { title: 'scenario', text: cell.scenario },
-      { title: 'strategy', text: cell.label },
+      { title: 'strategy', text: cell.setting },
       { title: 'step', text: probe.id ?? String(probe.step), sort: probe.step },
       { title: 'category', text: probe.category },
       { title: 'question', text: probe.question },
@@ -252,7 +252,7 @@ function runHeader(result: RunResult): string {
     ['seed / trials', `${header.seed} / ${header.trials}`],
     ['started', `${header.startedAt}, took ${(header.durationMs / 1000).toFixed(1)} s`],
     ['cells', `${result.cells.length} (${result.cells.filter((cell) => cell.status === 'error').length} errored)`],
-    ['strategies', header.strategies.map((strategy) => strategy.label).join(', ')],
+    ['strategies', header.strategies.map((strategy) => strategy.setting).join(', ')],
     ['scenarios', header.scenarios.map((scenario) => `${scenario.name} (${scenario.steps} steps)`).join(', ')],
   ];
   return `<dl class="run-header">${items.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join('')}</dl>`;

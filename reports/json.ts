@@ -1,4 +1,5 @@
 /** results.json: the results as data, schema-versioned header, keys in the schema's order. */
+import { asWrittenInItsVersion } from '../harness/results/read.js';
 import { runResultSchema, type RunResult } from '../harness/results/schema.js';
 
 /**
@@ -9,5 +10,5 @@ import { runResultSchema, type RunResult } from '../harness/results/schema.js';
  */
 export function renderJson(result: RunResult): string {
   const canonical = runResultSchema.safeParse(result);
-  return `${JSON.stringify(canonical.success ? canonical.data : result, null, 2)}\n`;
+  return `${JSON.stringify(asWrittenInItsVersion(structuredClone(canonical.success ? canonical.data : result)), null, 2)}\n`;
 }

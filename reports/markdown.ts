@@ -132,7 +132,7 @@ export function renderMarkdown(result: RunResult): string {
     `- membench ${header.membenchVersion}${header.gitCommit ? ` (commit ${header.gitCommit.slice(0, 12)})` : ''}, Node ${header.nodeVersion}, ${header.platform}`,
     `- model: \`${header.model}\`, embedder: \`${header.embedder}\`, tokenizer: ${header.tokenizer.encoding} (for \`${header.tokenizer.model}\`)`,
     `- seed ${header.seed}, ${header.trials} trial(s), ${result.cells.length} cells, started ${header.startedAt}`,
-    `- strategies: ${header.strategies.map((strategy) => `\`${strategy.label}\``).join(', ')}`,
+    `- strategies: ${header.strategies.map((strategy) => `\`${strategy.setting}\``).join(', ')}`,
     `- scenarios: ${header.scenarios.map((scenario) => `\`${scenario.name}\` (${scenario.steps} steps)`).join(', ')}`,
     '',
     `> ${modelNote(result)}`,
@@ -178,7 +178,7 @@ export function renderMarkdown(result: RunResult): string {
       result.cells.filter((cell) => cell.group === undefined).flatMap((cell) =>
         cell.probes.map((probe) => [
           cell.scenario,
-          cell.label,
+          cell.setting,
           probe.id ?? String(probe.step),
           probe.label ? `${probe.category} (${probe.label})` : probe.category,
           probe.question,

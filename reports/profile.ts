@@ -33,7 +33,7 @@ export function phaseTotals(result: RunResult): PhaseTotals {
     totals.cells++;
     if (cell.phases.processes > 0) totals.processCells++;
     for (const key of Object.keys(cell.phases) as (keyof CellPhases)[]) totals[key] += cell.phases[key];
-    for (const crash of cell.faults?.crashes ?? []) if (crash.recoveryMs !== undefined) recoveries.push(crash.recoveryMs);
+    for (const crash of cell.durabilityOutcome?.crashes ?? []) if (crash.recoveryMs !== undefined) recoveries.push(crash.recoveryMs);
   }
   totals.crashes = recoveries.length;
   totals.recoveryP50Ms = recoveries.length > 0 ? distribution(recoveries).p50 : 0;

@@ -38,13 +38,13 @@ export function retrievalRows(result: RunResult, byCategory: boolean, detail = f
   for (const cell of result.cells) {
     if (!cell.retrieval) continue;
     if (detail || cell.group === undefined) {
-      units.push({ scenario: cell.scenario, label: cell.label, cells: [cell] });
+      units.push({ scenario: cell.scenario, label: cell.setting, cells: [cell] });
       continue;
     }
-    const key = `${cell.group}\u0000${cell.label}`;
+    const key = `${cell.group}\u0000${cell.setting}`;
     let unit = pooled.get(key);
     if (!unit) {
-      unit = { scenario: `group ${cell.group}`, label: cell.label, cells: [] };
+      unit = { scenario: `group ${cell.group}`, label: cell.setting, cells: [] };
       pooled.set(key, unit);
       units.push(unit);
     }
@@ -71,7 +71,7 @@ export interface PooledRetrievalRow {
 /** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
 export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
   const byLabel = new Map<string, CellResult[]>();
-  for (const cell of result.cells) if (cell.retrieval) byLabel.set(cell.label, [...(byLabel.get(cell.label) ?? []), cell]);
+  for (const cell of result.cells) if (cell.retrieval) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
   return [...byLabel].flatMap(([strategy, cells]) => {
     const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
     const labels = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByLabel ?? {})))].sort();
@@ -127,8 +127,8 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
   const groups = new Map<string, { protocol: string; strategy: string; summaries: RetrievalSummary[] }>();
   for (const cell of result.cells) {
     if (!cell.protocolRetrieval) continue;
-    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.label}`;
-    const group = groups.get(key) ?? { protocol: cell.protocolRetrieval.protocol, strategy: cell.label, summaries: [] };
+    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}`;
+    const group = groups.get(key) ?? { protocol: cell.protocolRetrieval.protocol, strategy: cell.setting, summaries: [] };
     group.summaries.push(cell.protocolRetrieval.summary);
     groups.set(key, group);
   }

@@ -78,7 +78,7 @@ export function formatMs(ms: number): string {
  * `no-keys` for the run without idempotency keys (read from the id, so an errored cell is marked too).
  */
 export function cellLabel(cell: CellResult): string {
-  return /\/no-keys(?:\/t\d+)?$/u.test(cell.id) ? `${cell.label} no-keys` : cell.label;
+  return /\/no-keys(?:\/t\d+)?$/u.test(cell.id) ? `${cell.setting} no-keys` : cell.setting;
 }
 
 /** Refused steps of a cell: the recorded count, or (older results) the turns marked refused. */
@@ -208,7 +208,7 @@ export function interleavingNote(result: RunResult): string | undefined {
   if (cells.length === 0) return undefined;
   const groups = new Map<string, CellResult[]>();
   for (const cell of cells) {
-    const key = `${cell.scenario}/${cell.label}`;
+    const key = `${cell.scenario}/${cell.setting}`;
     groups.set(key, [...(groups.get(key) ?? []), cell]);
   }
   const spreads = [...groups].filter(([, group]) => group.length > 1).map(([key, group]) => {

@@ -145,18 +145,18 @@ export interface BreakdownRow {
 export function breakdownRows(result: RunResult): BreakdownRow[] {
   const rows: BreakdownRow[] = [];
   for (const cell of result.cells.filter((item) => item.group === undefined)) {
-    for (const group of breakdowns(cell)) rows.push({ scope: cell.scenario, setting: cell.label, category: group.by === 'label' ? `label: ${group.name}` : group.name, summary: group.summary });
+    for (const group of breakdowns(cell)) rows.push({ scope: cell.scenario, setting: cell.setting, category: group.by === 'label' ? `label: ${group.name}` : group.name, summary: group.summary });
   }
   const grouped = new Map<string, { group: string; setting: string; cells: CellResult[] }>();
   for (const cell of result.cells) {
     if (cell.group === undefined || cell.status !== 'ok' || cell.pricing) continue;
-    const key = JSON.stringify([cell.group, cell.label]);
-    const entry = grouped.get(key) ?? { group: cell.group, setting: cell.label, cells: [] };
+    const key = JSON.stringify([cell.group, cell.setting]);
+    const entry = grouped.get(key) ?? { group: cell.group, setting: cell.setting, cells: [] };
     entry.cells.push(cell);
     grouped.set(key, entry);
   }
   for (const { group, setting, cells } of grouped.values()) {
-    const probes = cells.filter((cell) => cell.faults?.idempotencyKeys !== false).flatMap((cell) => cell.probes);
+    const probes = cells.filter((cell) => cell.durabilityOutcome?.idempotencyKeys !== false).flatMap((cell) => cell.probes);
     for (const [category, summary] of Object.entries(recallByCategory(probes))) rows.push({ scope: `group ${group}`, setting, category, summary: summary! });
     for (const [label, summary] of Object.entries(recallByLabel(probes) ?? {})) rows.push({ scope: `group ${group}`, setting, category: `label: ${label}`, summary });
   }
@@ -174,14 +174,14 @@ export const MODE_TABLE_NOTE =
  * context recall / answer recall with n per category; undefined when no probe carries a label.
  */
 export function labelTable(cells: readonly CellResult[]): { head: string[]; body: string[][] } | undefined {
-  const pooled = cells.filter((cell) => cell.status === 'ok' && !cell.pricing && cell.faults?.idempotencyKeys !== false);
+  const pooled = cells.filter((cell) => cell.status === 'ok' && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false);
   const labels = [...new Set(pooled.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined ? [] : [probe.label]))))].sort();
   if (labels.length === 0) return undefined;
-  const settings = [...new Set(pooled.map((cell) => cell.label))];
+  const settings = [...new Set(pooled.map((cell) => cell.setting))];
   return {
     head: ['setting', ...labels.map((label) => `${label} (context / answer recall)`)],
     body: settings.map((setting) => {
-      const byLabel = recallByLabel(pooled.filter((cell) => cell.label === setting).flatMap((cell) => cell.probes)) ?? {};
+      const byLabel = recallByLabel(pooled.filter((cell) => cell.setting === setting).flatMap((cell) => cell.probes)) ?? {};
       return [
         setting,
         ...labels.map((label) => {

@@ -63,11 +63,11 @@ export class Ledger {
 
   counts(): LedgerCounts {
     const effects = (this.db.prepare('SELECT count(*) AS n FROM effects WHERE applied = 1').get() as { n: number }).n;
-    const duplicates = (
+    const effectsDuplicated = (
       this.db.prepare('SELECT coalesce(sum(n - 1), 0) AS n FROM (SELECT count(*) AS n FROM effects WHERE applied = 1 GROUP BY call_id HAVING n > 1)').get() as { n: number }
     ).n;
-    const refused = (this.db.prepare('SELECT count(*) AS n FROM effects WHERE applied = 0').get() as { n: number }).n;
-    return { effects, duplicates, refused };
+    const effectsRefused = (this.db.prepare('SELECT count(*) AS n FROM effects WHERE applied = 0').get() as { n: number }).n;
+    return { effects, effectsDuplicated, effectsRefused };
   }
 
   close(): void {

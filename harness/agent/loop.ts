@@ -7,9 +7,6 @@ import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
-import { answerRecall, contextMessages, evidenceRecall, judgeAnswer, judgeContext, type ProbeEvidence } from '../core/metrics.js';
-import { datasetScore } from '../core/scoring.js';
-import { evidenceCoverage, evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import { hasCjk, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
@@ -19,7 +16,7 @@ import { Journal } from './journal.js';
 import type { Ledger } from './ledger.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
-import { DEFAULT_RETRIEVAL_K, rankedStepIds } from '../results/retrieval.js';
+import { ProbeScoring, type ProbeScoringInput } from '../results/probe-record.js';
 import { fnv1a } from '../core/hash.js';
 
 /** An explicit memory the user was told is kept. */
@@ -47,8 +44,12 @@ export interface SessionDeps {
   checkpoint?: (point: CrashPoint) => void;
   /** Told after a memory is acknowledged; awaited before the `after_ack` crash point. */
   onAck?: (ack: Ack) => Promise<void> | void;
-  /** Ranked items a probe asks a retrieving strategy for and records (the deepest retrieval k; default 10). */
-  rankDepth?: number;
+  /**
+   * What probes are scored against: the scenario's steps and the run's retrieval settings. Default:
+   * the steps `run` is given, with the default retrieval k (a session driven by `step` alone scores
+   * its probes without evidence).
+   */
+  scoring?: ProbeScoringInput;
   /**
    * The strategy's `keepsVerbatim` capability: false when it transforms what it keeps, so evidence
    * may also be held by rare-term coverage. Default true: evidence is held only when quoted.
@@ -131,6 +132,7 @@ export class AgentSession {
   /** What the strategy could not read and left out (`file: reason`), collected before each close. */
   readonly unreadable = new Set<string>();
   private strategy: MemoryStrategy | undefined;
+  private probeScoring: ProbeScoring | undefined;
   private turn = 0;
   /** Session boundaries passed (what `MemoryEvent.session` says): a number, never the scenario's session ids. */
   private sessionNumber = 0;
@@ -166,8 +168,8 @@ export class AgentSession {
   }
 
   async run(steps: readonly Step[]): Promise<void> {
-    const table = evidenceTable(steps);
-    for (const [index, step] of steps.entries()) await this.step(step, index, probeEvidence(step, table));
+    this.probeScoring ??= new ProbeScoring(this.deps.scoring ?? { steps: [...steps] }, this.deps.tokens);
+    for (const [index, step] of steps.entries()) await this.step(step, index);
     this.readRss();
   }
 
@@ -176,17 +178,23 @@ export class AgentSession {
     this.rssReadAt = performance.now();
   }
 
-  /** Runs one step; `evidence` is what a probe's evidence is judged with (the agent process gets it from the harness). */
-  async step(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
+  /** The scorer of this session's probes (built on first use). */
+  private get scoring(): ProbeScoring {
+    this.probeScoring ??= new ProbeScoring(this.deps.scoring ?? { steps: [] }, this.deps.tokens);
+    return this.probeScoring;
+  }
+
+  /** Runs one step of the scenario, at its index. */
+  async step(step: Step, index: number): Promise<void> {
     const journal = this.deps.journal;
     if (journal?.stepState(this.session, index) === 'done') return;
-    await this.runStep(step, index, evidence);
+    await this.runStep(step, index);
     journal?.setStep(this.session, index, 'done');
     // Reading the resident set costs a system call: after the first step, then at most every RSS_INTERVAL_MS.
     if (performance.now() - this.rssReadAt >= RSS_INTERVAL_MS) this.readRss();
   }
 
-  private async runStep(step: Step, index: number, evidence?: ProbeEvidence): Promise<void> {
+  private async runStep(step: Step, index: number): Promise<void> {
     // What the strategy is told a message came from: an opaque id, never the scenario's own (DESIGN §5).
     const stepId = messageIds(step).length > 0 ? opaqueStepId(index) : undefined;
     switch (step.kind) {
@@ -201,7 +209,7 @@ export class AgentSession {
       case 'tool':
         return this.toolStep(index, step, stepId);
       case 'probe':
-        return this.probe(index, step, evidence ?? { cited: [], rarity: {} });
+        return this.probe(index, step);
       case 'session':
         this.sessionNumber++;
         this.noteUnreadable();
@@ -338,41 +346,13 @@ export class AgentSession {
     this.turns.push({ step: index, turn, kind: 'tool', contextTokens: null, loadMs: null, saveMs: saveCallMs + saveResultMs });
   }
 
-  /** A question answered from memory: every recall figure is judged on what load() returned. */
-  private async probe(index: number, step: ProbeStep, evidence: ProbeEvidence): Promise<void> {
-    const rankDepth = this.deps.rankDepth ?? Math.max(...DEFAULT_RETRIEVAL_K);
+  /** A question answered from memory: its record is judged on what load() returned (harness/results/probe-record.ts). */
+  private async probe(index: number, step: ProbeStep): Promise<void> {
+    const scoring = this.scoring;
     // Retrieval looks for the question; a leading "[Current date: …]" stays in what the model is asked.
-    const [context, loadMs] = await timed(() => this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth }));
-    const messages = contextMessages(context.messages);
-    const normalized = messages.join('\n');
-    const verdict = judgeContext(normalized, step.expect, step.forbid);
+    const [context, loadMs] = await timed(() => this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth: scoring.rankDepth }));
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
     const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
-    const found = evidence.cited.length > 0 ? evidenceRecall(evidence, messages, this.deps.keepsVerbatim === false) : undefined;
-    const score = datasetScore(step.scoring, answer, step.expect);
-    this.probes.push({
-      step: index,
-      turn: this.turn,
-      ...(step.id !== undefined ? { id: step.id } : {}),
-      category: step.category,
-      question: step.probe,
-      contextTokens: this.deps.tokens.countMessages(context.messages),
-      contextRecall: verdict.contextRecall,
-      staleExposure: verdict.staleExposure,
-      answer,
-      answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
-      evidenceCoverage: evidence.cited.length > 0 ? evidenceCoverage(evidence.cited.map((texts) => texts.join('\n')), normalized).value : null,
-      loadMs,
-      conflictExposure: verdict.conflictExposure,
-      ...(verdict.currentAfterStale !== undefined ? { currentAfterStale: verdict.currentAfterStale } : {}),
-      answerRecall: answerRecall(step.expect, messages),
-      evidenceRecall: found?.value ?? null,
-      ...(found ? { evidenceFindings: found.findings } : {}),
-      ...(step.label !== undefined ? { label: step.label } : {}),
-      ...(score !== undefined ? { answerF1: score } : {}),
-      ...rankedStepIds(context.retrieved, rankDepth),
-      ...(step.expect ? { expect: [...step.expect] } : {}),
-      ...(step.forbid.length > 0 ? { forbid: [...step.forbid] } : {}),
-    });
+    this.probes.push(scoring.record({ index, step, turn: this.turn, context, loadMs, answer, keepsVerbatim: this.deps.keepsVerbatim !== false }));
   }
 }

@@ -42,7 +42,7 @@ export async function benchRecovery(options: { strategies: readonly string[]; on
     options.onProgress?.(`recovery: ${strategy}, ${RECOVERY_SCENARIO} in agent processes`);
     const result = await runBenchmark({ scenarios: [RECOVERY_SCENARIO], strategies: [strategy], workers: 1, profile: true });
     for (const cell of result.cells) if (cell.status === 'error') errors.push(`${cell.id}: ${cell.error ?? 'error'}`);
-    const times = result.cells.flatMap((cell) => (cell.faults?.crashes ?? []).flatMap((crash) => (crash.recoveryMs === undefined ? [] : [crash.recoveryMs])));
+    const times = result.cells.flatMap((cell) => (cell.durabilityOutcome?.crashes ?? []).flatMap((crash) => (crash.recoveryMs === undefined ? [] : [crash.recoveryMs])));
     const totals = phaseTotals(result);
     const spread = distribution(times);
     rows.push({

@@ -173,7 +173,7 @@ function summarize(
     command: 'membench run',
     workers: run.workers,
     scenarios: names,
-    strategies: result.header.strategies.map((strategy) => strategy.label),
+    strategies: result.header.strategies.map((strategy) => strategy.setting),
     cells: result.cells.length,
     errors: result.cells
       .filter((cell) => cell.status === 'error')
@@ -184,7 +184,7 @@ function summarize(
     cpuMs: run.cpuMs,
     turnsPerSec: wallMs > 0 ? turns / (wallMs / 1000) : 0,
     strategyMs,
-    crashes: result.cells.reduce((sum, cell) => sum + (cell.faults?.crashes.length ?? 0), 0),
+    crashes: result.cells.reduce((sum, cell) => sum + (cell.durabilityOutcome?.crashes.length ?? 0), 0),
     byScenario: group((cell) => cell.scenario),
     byMode: group((cell) =>
       inProcesses.has(cell.scenario) ? 'agent processes (crash / concurrent scenarios)' : 'in process',

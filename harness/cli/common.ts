@@ -177,26 +177,26 @@ export class GroupProgress {
   private readonly units = new Map<string, { total: number; done: number; ran: number; ms: number }>();
 
   constructor(
-    plan: readonly { label: string; group?: string; done: boolean }[],
+    plan: readonly { setting: string; group?: string; done: boolean }[],
     private readonly workers = 1,
   ) {
     for (const cell of plan) {
       if (cell.group === undefined) continue;
-      const unit = this.units.get(GroupProgress.key(cell.group, cell.label)) ?? { total: 0, done: 0, ran: 0, ms: 0 };
+      const unit = this.units.get(GroupProgress.key(cell.group, cell.setting)) ?? { total: 0, done: 0, ran: 0, ms: 0 };
       unit.total++;
       if (cell.done) unit.done++;
-      this.units.set(GroupProgress.key(cell.group, cell.label), unit);
+      this.units.set(GroupProgress.key(cell.group, cell.setting), unit);
     }
   }
 
-  private static key(group: string, label: string): string {
-    return `${group} · ${label}`;
+  private static key(group: string, setting: string): string {
+    return `${group} · ${setting}`;
   }
 
   /** Counts a finished cell; returns "GROUP · SETTING 40/500 questions, ETA 1m20s" for a grouped one. */
-  finished(cell: { group?: string; label: string; durationMs: number }): string | undefined {
+  finished(cell: { group?: string; setting: string; durationMs: number }): string | undefined {
     if (cell.group === undefined) return undefined;
-    const key = GroupProgress.key(cell.group, cell.label);
+    const key = GroupProgress.key(cell.group, cell.setting);
     const unit = this.units.get(key);
     if (!unit) return undefined;
     unit.done++;

@@ -61,7 +61,7 @@ class AgentHost {
         if (message.hint.cjk) icuWords('我家只有一口铸铁锅'); // ICU's segmenter and its CJK dictionary, before the step that needs them
         return send({ type: 'prepared' });
       case 'step':
-        return this.step(message.index, message.step, message.evidence);
+        return this.step(message.index, message.step);
       case 'check':
         return send({ type: 'checked', report: await this.check(message.acks, message.userTexts) });
       case 'close': {
@@ -114,7 +114,7 @@ class AgentHost {
       journal: this.journal,
       sessionId: cell.sessionId,
       idempotencyKeys: cell.idempotencyKeys,
-      ...(cell.rankDepth !== undefined ? { rankDepth: cell.rankDepth } : {}),
+      ...(cell.scoring !== undefined ? { scoring: cell.scoring } : {}),
       keepsVerbatim: definition.keepsVerbatim !== false,
       checkpoint: this.checkpoint,
       onAck: (ack: Ack) => send({ type: 'ack', ack }),
@@ -129,9 +129,9 @@ class AgentHost {
     await send({ type: 'opened', pendingJobs: this.session.current?.pendingJobs?.() ?? null });
   }
 
-  private async step(index: number, step: Parameters<AgentSession['step']>[0], evidence?: Parameters<AgentSession['step']>[2]): Promise<void> {
+  private async step(index: number, step: Parameters<AgentSession['step']>[0]): Promise<void> {
     const session = this.session!;
-    await session.step(step, index, evidence);
+    await session.step(step, index);
     this.armed = undefined;
     const { turns, probes, recoveries } = this.reported;
     const usage = this.model!.usage;

@@ -6,11 +6,10 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { Ack } from '../agent/loop.js';
-import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityResult, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
-import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
+import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityOutcome, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
 import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
-import { returnSpare, spareKind, spareReady, takeSpare } from './spares.js';
+import { returnSpare, spareKind, spareReady, takeSpare, type SpareKind } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
 import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
@@ -27,7 +26,7 @@ export interface ProcessCellOutcome {
   modelLatencies: number[];
   /** The largest resident set any agent process of the cell reached, in kB. */
   peakRssKb: number;
-  durability: DurabilityResult;
+  durabilityOutcome: DurabilityOutcome;
   /** Where the cell's time went (see CellPhases). */
   phases: CellPhases;
   error?: string;
@@ -109,57 +108,93 @@ function turnsBefore(steps: readonly Step[]): { turn: number; session: number }[
 
 /** Runs one cell through agent processes, injecting the scenario's crashes (and fuzzed ones). */
 export async function runCellInProcesses(options: ProcessCellOptions): Promise<ProcessCellOutcome> {
-  const { cell, scenario } = options;
-  const steps = scenario.steps;
-  const turnAt = turnsBefore(steps);
-  const evidence = evidenceTable(steps);
-  const turns: TurnRecord[] = [];
-  const probes: ProbeRecord[] = [];
-  const recoveries: ToolRecovery[] = [];
-  const crashes: CrashRecord[] = [];
-  const usage = emptyUsage();
-  const modelLatencies: number[] = [];
-  let peakRssKb = 0;
-  const acks: Ack[] = [];
-  const invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<InvariantId, InvariantOutcome>;
-  const counts: DurabilityCounts = {
+  const run = new ProcessCellRun(options);
+  await run.replay();
+  run.verifyAfterReplay();
+  return run.collect();
+}
+
+/** An armed crash point and who armed it. */
+type Arm = { point: CrashPoint; source: CrashRecord['source'] };
+
+/**
+ * One process-run cell in phases: the plan (the fuzzer's kills, what each step needs loaded) is
+ * made on construction; `replay` drives the steps through agent processes, recovering and
+ * checking after each crash; `verifyAfterReplay` checks what only the whole cell shows (the
+ * ledger, stale writes); `collect` hands back the records.
+ */
+class ProcessCellRun {
+  private readonly cell: AgentCell;
+  private readonly steps: readonly Step[];
+  private readonly turnAt: { turn: number; session: number }[];
+  private readonly turns: TurnRecord[] = [];
+  private readonly probes: ProbeRecord[] = [];
+  private readonly recoveries: ToolRecovery[] = [];
+  private readonly crashes: CrashRecord[] = [];
+  private readonly usage = emptyUsage();
+  private readonly modelLatencies: number[] = [];
+  private peakRssKb = 0;
+  private readonly acks: Ack[] = [];
+  private readonly invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<InvariantId, InvariantOutcome>;
+  private readonly counts: DurabilityCounts = {
     acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
     staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
   };
-  const fuzz = options.fuzzKills ? fuzzPlan(steps, options.fuzzKills, cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
-  const phases = emptyPhases();
-  const spares = spareKind(cell);
-  // What a step's text needs loaded (a Chinese dictionary for Han text): a process is told before
-  // the first step that needs it (outside the step's timing), a spare before the crash whose
-  // recovery re-runs such a step — so a process that never meets Chinese never loads it.
-  const cjkAt = steps.map((step) => hasCjkIn(step));
-  const hintAt = (index: number): { strategy: string; hint: PreloadHint } => ({ strategy: cell.strategy, hint: { cjk: cjkAt[index]! } });
-  const prepareFor = async (agent: AgentProcess, index: number): Promise<void> => {
-    if (cjkAt[index]) await timedPhase(phases, 'openMs', () => agent.prepare(cell.strategy, { cjk: true }));
-  };
-  let error: string | undefined;
-  let lastPending: number | null = null;
+  /** Step index → the crash points the fuzzer aims at in it. */
+  private readonly fuzz: Map<number, CrashPoint[]>;
+  private readonly phases = emptyPhases();
+  private readonly spares: SpareKind;
+  /**
+   * What a step's text needs loaded (a Chinese dictionary for Han text): a process is told before
+   * the first step that needs it (outside the step's timing), a spare before the crash whose
+   * recovery re-runs such a step — so a process that never meets Chinese never loads it.
+   */
+  private readonly cjkAt: boolean[];
+  private error: string | undefined;
+  private lastPending: number | null = null;
   /** Jobs the last report before a process died said were pending: what the next open must still find (invariant 6). */
-  let pendingAtDeath: number | null = null;
+  private pendingAtDeath: number | null = null;
+  /** The crash whose recovery re-runs a step: tool recoveries of that step are attributed to it. */
+  private readonly pendingAttribution = new Map<number, CrashRecord>();
+  /** The process serving the cell now (killed if the cell fails). */
+  private agent: AgentProcess | undefined;
 
-  const violate = (id: InvariantId, count: number, detail: string): void => {
-    const target = invariants[id];
+  constructor(private readonly options: ProcessCellOptions) {
+    this.cell = options.cell;
+    this.steps = options.scenario.steps;
+    this.turnAt = turnsBefore(this.steps);
+    this.fuzz = options.fuzzKills ? fuzzPlan(this.steps, options.fuzzKills, this.cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
+    this.spares = spareKind(this.cell);
+    this.cjkAt = this.steps.map((step) => hasCjkIn(step));
+  }
+
+  private hintAt(index: number): { strategy: string; hint: PreloadHint } {
+    return { strategy: this.cell.strategy, hint: { cjk: this.cjkAt[index]! } };
+  }
+
+  private async prepareFor(agent: AgentProcess, index: number): Promise<void> {
+    if (this.cjkAt[index]) await timedPhase(this.phases, 'openMs', () => agent.prepare(this.cell.strategy, { cjk: true }));
+  }
+
+  private violate(id: InvariantId, count: number, detail: string): void {
+    const target = this.invariants[id];
     target.checked++;
     if (count > 0) {
       target.held = false;
       target.violations += count;
       if (target.details.length < 20) target.details.push(detail);
     }
-  };
+  }
 
   /** Takes a warm spare (a new one is forked behind it) and opens the cell in it. */
-  const startProcess = async (resumeAt: { turn: number; session: number }, sessionId = cell.sessionId, sink: Ack[] = acks): Promise<AgentProcess> => {
-    const agent = takeSpare(spares);
+  private async startProcess(resumeAt: { turn: number; session: number }, sessionId = this.cell.sessionId, sink: Ack[] = this.acks): Promise<AgentProcess> {
+    const { phases, counts } = this;
+    const agent = takeSpare(this.spares);
     phases.processes++;
     const waited = performance.now();
     await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
-    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...cell, sessionId }, resumeAt, (ack) => sink.push(ack)));
+    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...this.cell, sessionId }, resumeAt, (ack) => sink.push(ack)));
     // A process reused from an earlier cell or session started before it: its start is not this open's.
     if (agent.boot && agent.opens === 1) {
       phases.processStartMs += agent.boot.bootMs;
@@ -169,180 +204,201 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
     if (isExit(opened) || opened.type === 'error') {
       throw new Error(`agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`);
     }
-    if (opened.type === 'opened' && pendingAtDeath !== null && opened.pendingJobs !== null) {
+    if (opened.type === 'opened' && this.pendingAtDeath !== null && opened.pendingJobs !== null) {
       // Invariant 6: jobs reported pending before the crash should still be queued after it (a
       // clean close may finish them: only a process that died is checked).
-      const lost = Math.max(0, pendingAtDeath - opened.pendingJobs);
+      const lost = Math.max(0, this.pendingAtDeath - opened.pendingJobs);
       counts.pendingJobsLost += lost;
-      violate('6', lost, `${lost} background job(s) pending before the crash were gone after reopening`);
+      this.violate('6', lost, `${lost} background job(s) pending before the crash were gone after reopening`);
     }
-    pendingAtDeath = null;
+    this.pendingAtDeath = null;
     return agent;
-  };
+  }
 
-  const check = async (agent: AgentProcess, userTexts: string[], label: string): Promise<CheckReport | undefined> => {
-    const reply = await timedPhase(phases, 'checkMs', () => agent.request({ type: 'check', acks, userTexts }, 'checked'));
+  /** Asks a freshly opened process what survived (invariants 1, 2 and 5). */
+  private async check(agent: AgentProcess, userTexts: string[], label: string): Promise<CheckReport | undefined> {
+    const { counts } = this;
+    const reply = await timedPhase(this.phases, 'checkMs', () => agent.request({ type: 'check', acks: this.acks, userTexts }, 'checked'));
     if (isExit(reply) || reply.type === 'error') return undefined;
     const { report } = reply;
     // Summarised away is the strategy's design, not a crash loss: counted apart, but only where the
     // summary itself is persisted (sync, async). In exit and none modes nothing was, so it is a loss.
-    if (report.lossy && (cell.durability === 'sync' || cell.durability === 'async')) {
+    if (report.lossy && (this.cell.durability === 'sync' || this.cell.durability === 'async')) {
       counts.compressedAway = Math.max(counts.compressedAway, report.lostAcks.length);
       report.lostAcks = [];
     }
     counts.acknowledgedLost += report.lostAcks.length;
-    violate('1', report.lostAcks.length, `${label}: lost acknowledged memories: ${report.lostAcks.slice(0, 3).join(' | ')}`);
+    this.violate('1', report.lostAcks.length, `${label}: lost acknowledged memories: ${report.lostAcks.slice(0, 3).join(' | ')}`);
     if (userTexts.length > 0) {
       counts.messagesLost += report.lostUserTexts.length;
-      violate('2', report.lostUserTexts.length, `${label}: user input not persisted: ${report.lostUserTexts.slice(0, 3).join(' | ')}`);
+      this.violate('2', report.lostUserTexts.length, `${label}: user input not persisted: ${report.lostUserTexts.slice(0, 3).join(' | ')}`);
     }
     if (report.store) {
       counts.tornFiles += report.store.torn;
       counts.indexMismatches += report.store.indexMismatches;
-      violate('5', report.store.torn + report.store.indexMismatches, `${label}: ${report.store.details.slice(0, 3).join('; ')}`);
+      this.violate('5', report.store.torn + report.store.indexMismatches, `${label}: ${report.store.details.slice(0, 3).join('; ')}`);
     }
     return report;
-  };
+  }
 
-  // The crash whose recovery re-runs a step: tool recoveries of that step are attributed to it.
-  const pendingAttribution = new Map<number, CrashRecord>();
-  const absorb = (reply: Extract<FromAgent, { type: 'step-done' }>): void => {
+  /** Records what a finished step reported. */
+  private absorb(reply: Extract<FromAgent, { type: 'step-done' }>): void {
     for (const recovery of reply.recoveries) {
-      const found = pendingAttribution.get(recovery.step)?.found;
+      const found = this.pendingAttribution.get(recovery.step)?.found;
       if (!found) continue;
       if (recovery.reran && recovery.ledgerApplied) found.effectsDuplicated++;
       if ((recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied)) found.toolsMisclassified++;
     }
-    turns.push(...reply.turns);
-    probes.push(...reply.probes);
-    recoveries.push(...reply.recoveries);
-    addUsage(usage, reply.usage);
-    modelLatencies.push(...reply.modelLatencies);
-    peakRssKb = Math.max(peakRssKb, reply.maxRssKb);
-    lastPending = reply.pendingJobs;
-  };
+    this.turns.push(...reply.turns);
+    this.probes.push(...reply.probes);
+    this.recoveries.push(...reply.recoveries);
+    addUsage(this.usage, reply.usage);
+    this.modelLatencies.push(...reply.modelLatencies);
+    this.peakRssKb = Math.max(this.peakRssKb, reply.maxRssKb);
+    this.lastPending = reply.pendingJobs;
+  }
 
   /**
    * Closes a session cleanly, its usage counted, and hands the process back to serve the next cell
    * or session (a fresh session object reopens the strategy from disk there); one that did not
    * close cleanly is killed.
    */
-  const closeForReuse = async (closing: AgentProcess): Promise<void> => {
-    const closed = await timedPhase(phases, 'closeMs', () => closing.close({ reuse: true }));
-    if (!isExit(closed) && closed.type === 'closed') addUsage(usage, closed.usage);
-    await returnSpare(spares, closing);
-  };
+  private async closeForReuse(closing: AgentProcess): Promise<void> {
+    const closed = await timedPhase(this.phases, 'closeMs', () => closing.close({ reuse: true }));
+    if (!isExit(closed) && closed.type === 'closed') addUsage(this.usage, closed.usage);
+    await returnSpare(this.spares, closing);
+  }
 
-  let agent: AgentProcess | undefined;
-  try {
-    agent = await startProcess({ turn: 0, session: 0 });
-    let scenarioArm: CrashPoint | undefined;
-    for (const [index, step] of steps.entries()) {
-      options.onStep?.(index, step);
-      if (step.kind === 'crash') {
-        scenarioArm = step.crash;
-        continue;
-      }
-      if (step.kind === 'session') {
-        await closeForReuse(agent);
-        lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
-        agent = await startProcess({ turn: turnAt[index]!.turn, session: turnAt[index]!.session + 1 }); // the new session's process
-        continue;
-      }
-      if (step.kind === 'concurrent') {
-        await closeForReuse(agent);
-        await runConcurrent(index, step.concurrent);
-        lastPending = null; // the sessions closed cleanly, finishing their work
-        agent = await startProcess(turnAt[index]!);
-        const report = await check(agent, [], `after concurrent step ${index}`);
-        if (report) {
-          counts.lostUpdates += report.lostAcks.length;
-          violate('5', report.lostAcks.length, `after concurrent step ${index}: ${report.lostAcks.length} acknowledged concurrent write(s) lost`);
-        }
-        continue;
-      }
-      const arms: { point: CrashPoint; source: CrashRecord['source'] }[] = [
-        ...(scenarioArm ? [{ point: scenarioArm, source: 'scenario' as const }] : []),
-        ...(fuzz.get(index) ?? []).map((point) => ({ point, source: 'fuzz' as const })),
-      ];
-      scenarioArm = undefined;
-      let attempts = 0;
-      for (;;) {
-        const arm = arms.shift();
-        // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
-        if (arm) phases.spareWaitMs += await spareReady(spares, hintAt(index));
-        await prepareFor(agent, index);
-        if (arm) agent.post({ type: 'arm', point: arm.point });
-        const sent = performance.now();
-        const reply = await agent.request({ type: 'step', index, step, evidence: probeEvidence(step, evidence) }, 'step-done');
-        if (!isExit(reply) && reply.type === 'step-done') {
-          phases.replayMs += performance.now() - sent;
-          absorb(reply);
-          if (arm) crashes.push({ step: index, point: arm.point, reached: false, signal: null, code: null, source: arm.source });
-          if (arms.length === 0) break;
+  /** Drives every step through agent processes; a failure ends the cell with its message recorded. */
+  async replay(): Promise<void> {
+    try {
+      this.agent = await this.startProcess({ turn: 0, session: 0 });
+      let scenarioArm: CrashPoint | undefined;
+      for (const [index, step] of this.steps.entries()) {
+        this.options.onStep?.(index, step);
+        if (step.kind === 'crash') {
+          scenarioArm = step.crash;
           continue;
         }
-        if (!isExit(reply)) throw new Error(`step ${index} failed in the agent process: ${reply.message}`);
-        const exit: ProcessExit = reply;
-        const crash: CrashRecord | undefined = arm && exit.signal === 'SIGKILL' ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source } : undefined;
-        if (crash) crashes.push(crash);
-        else counts.unexpectedExits++;
-        pendingAtDeath = lastPending;
-        // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
-        if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
-        agent = await startProcess(turnAt[index]!);
-        phases.recoveryMs += performance.now() - sent;
-        const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
-        const report = await check(agent, userTexts, `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`);
-        if (crash) crash.recoveryMs = performance.now() - sent;
-        if (crash && report) {
-          crash.found = {
-            acknowledgedLost: report.lostAcks.length,
-            messagesLost: report.lostUserTexts.length,
-            tornFiles: report.store?.torn ?? 0,
-            indexMismatches: report.store?.indexMismatches ?? 0,
-            effectsDuplicated: 0,
-            toolsMisclassified: 0,
-          };
-          pendingAttribution.set(index, crash);
+        if (step.kind === 'session') {
+          await this.closeForReuse(this.agent);
+          this.lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
+          const at = this.turnAt[index]!;
+          this.agent = await this.startProcess({ turn: at.turn, session: at.session + 1 }); // the new session's process
+          continue;
         }
+        if (step.kind === 'concurrent') {
+          await this.closeForReuse(this.agent);
+          await this.runConcurrent(index, step.concurrent);
+          continue;
+        }
+        const arms: Arm[] = [...(scenarioArm ? [{ point: scenarioArm, source: 'scenario' as const }] : []), ...(this.fuzz.get(index) ?? []).map((point) => ({ point, source: 'fuzz' as const }))];
+        scenarioArm = undefined;
+        await this.runStep(index, step, arms);
       }
+      const closing = this.agent;
+      this.agent = undefined;
+      await this.closeForReuse(closing);
+    } catch (caught) {
+      this.error = caught instanceof Error ? caught.message : String(caught);
+    } finally {
+      await this.agent?.kill();
     }
-    const closing = agent;
-    agent = undefined;
-    await closeForReuse(closing);
-  } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
-  } finally {
-    await agent?.kill();
   }
 
-  // Invariant 3: every recovered call classified in agreement with the ledger; with keys, no duplicate.
-  const misclassified = recoveries.filter((recovery) => (recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied));
-  counts.toolsMisclassified = misclassified.length;
-  const ledger = new Ledger(cellPaths(cell.dir).ledger);
-  const ledgerCounts = ledger.counts();
-  ledger.close();
-  counts.effects = ledgerCounts.effects;
-  counts.effectsDuplicated = ledgerCounts.duplicates;
-  counts.effectsRefused = ledgerCounts.refused;
-  violate('3', misclassified.length + (cell.idempotencyKeys ? ledgerCounts.duplicates : 0), `${misclassified.length} misclassified tool call(s), ${ledgerCounts.duplicates} duplicated effect(s)`);
-  // Invariant 4: a stale background write shows as stale exposure on an update probe.
-  if (scenario.tags?.includes('stale-writer')) {
-    const stale = probes.filter((probe) => probe.category === 'update' && probe.staleExposure).length;
-    counts.staleOverwrites = stale;
-    violate('4', stale, `${stale} update probe(s) saw the stale value after background work finished`);
+  /** Runs one step until it completes, with each arm in turn: an armed kill is followed by a recovery in a fresh process. */
+  private async runStep(index: number, step: Step, arms: Arm[]): Promise<void> {
+    const { phases } = this;
+    let attempts = 0;
+    for (;;) {
+      const agent = this.agent!;
+      const arm = arms.shift();
+      // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
+      if (arm) phases.spareWaitMs += await spareReady(this.spares, this.hintAt(index));
+      await this.prepareFor(agent, index);
+      if (arm) agent.post({ type: 'arm', point: arm.point });
+      const sent = performance.now();
+      const reply = await agent.request({ type: 'step', index, step }, 'step-done');
+      if (!isExit(reply) && reply.type === 'step-done') {
+        phases.replayMs += performance.now() - sent;
+        this.absorb(reply);
+        if (arm) this.crashes.push({ step: index, point: arm.point, reached: false, signal: null, code: null, source: arm.source });
+        if (arms.length === 0) return;
+        continue;
+      }
+      if (!isExit(reply)) throw new Error(`step ${index} failed in the agent process: ${reply.message}`);
+      const exit: ProcessExit = reply;
+      const crash: CrashRecord | undefined = arm && exit.signal === 'SIGKILL' ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source } : undefined;
+      if (crash) this.crashes.push(crash);
+      else this.counts.unexpectedExits++;
+      this.pendingAtDeath = this.lastPending;
+      // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
+      if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
+      await this.recover(index, step, arm, crash, sent);
+    }
   }
-  return { turns, probes, usage, modelLatencies, peakRssKb, phases, durability: { idempotencyKeys: cell.idempotencyKeys, crashes, recoveries, invariants, counts }, ...(error !== undefined ? { error } : {}) };
 
-  /** Sessions run their steps at once, each in its own process, released together by a barrier. */
-  async function runConcurrent(index: number, sessions: Step[][]): Promise<void> {
+  /** After a process died in step `index`: a fresh process on the same dir, and what survived checked. */
+  private async recover(index: number, step: Step, arm: Arm | undefined, crash: CrashRecord | undefined, sent: number): Promise<void> {
+    const agent = await this.startProcess(this.turnAt[index]!);
+    this.agent = agent;
+    this.phases.recoveryMs += performance.now() - sent;
+    const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
+    const report = await this.check(agent, userTexts, `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`);
+    if (crash) crash.recoveryMs = performance.now() - sent;
+    if (crash && report) {
+      crash.found = {
+        acknowledgedLost: report.lostAcks.length,
+        messagesLost: report.lostUserTexts.length,
+        tornFiles: report.store?.torn ?? 0,
+        indexMismatches: report.store?.indexMismatches ?? 0,
+        effectsDuplicated: 0,
+        toolsMisclassified: 0,
+      };
+      this.pendingAttribution.set(index, crash);
+    }
+  }
+
+  /** Invariants only the whole cell shows: tool calls against the ledger (3), stale background writes (4). */
+  verifyAfterReplay(): void {
+    const { counts } = this;
+    // Invariant 3: every recovered call classified in agreement with the ledger; with keys, no duplicate.
+    const misclassified = this.recoveries.filter((recovery) => (recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied));
+    counts.toolsMisclassified = misclassified.length;
+    const ledger = new Ledger(cellPaths(this.cell.dir).ledger);
+    const ledgerCounts = ledger.counts();
+    ledger.close();
+    counts.effects = ledgerCounts.effects;
+    counts.effectsDuplicated = ledgerCounts.effectsDuplicated;
+    counts.effectsRefused = ledgerCounts.effectsRefused;
+    this.violate('3', misclassified.length + (this.cell.idempotencyKeys ? ledgerCounts.effectsDuplicated : 0), `${misclassified.length} misclassified tool call(s), ${ledgerCounts.effectsDuplicated} duplicated effect(s)`);
+    // Invariant 4: a stale background write shows as stale exposure on an update probe.
+    if (this.options.scenario.tags?.includes('stale-writer')) {
+      const stale = this.probes.filter((probe) => probe.category === 'update' && probe.staleExposure).length;
+      counts.staleOverwrites = stale;
+      this.violate('4', stale, `${stale} update probe(s) saw the stale value after background work finished`);
+    }
+  }
+
+  /** What the cell hands back to the runner. */
+  collect(): ProcessCellOutcome {
+    const { turns, probes, usage, modelLatencies, peakRssKb, phases, error } = this;
+    const durabilityOutcome: DurabilityOutcome = { idempotencyKeys: this.cell.idempotencyKeys, crashes: this.crashes, recoveries: this.recoveries, invariants: this.invariants, counts: this.counts };
+    return { turns, probes, usage, modelLatencies, peakRssKb, phases, durabilityOutcome, ...(error !== undefined ? { error } : {}) };
+  }
+
+  /**
+   * Sessions run their steps at once, each in its own process, released together by a barrier;
+   * then a fresh process, which serves the cell on, checks that no acknowledged concurrent write was lost.
+   */
+  private async runConcurrent(index: number, sessions: Step[][]): Promise<void> {
+    const { phases, counts } = this;
     const agents: AgentProcess[] = [];
     // The barrier: every process has opened the store before any session starts.
     for (const [sessionIndex, sessionSteps] of sessions.entries()) {
-      const worker = await startProcess(turnAt[index]!, `${cell.sessionId}-c${index}-${sessionIndex}`);
+      const worker = await this.startProcess(this.turnAt[index]!, `${this.cell.sessionId}-c${index}-${sessionIndex}`);
       agents.push(worker);
-      if (hasCjkIn(sessionSteps)) await timedPhase(phases, 'openMs', () => worker.prepare(cell.strategy, { cjk: true }));
+      if (hasCjkIn(sessionSteps)) await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, { cjk: true }));
     }
     // Replies are kept per session and recorded in session order once all are done, so the
     // records come out in one canonical order whatever the interleaving was.
@@ -362,12 +418,19 @@ export async function runCellInProcesses(options: ProcessCellOptions): Promise<P
           }
         }),
       );
-      for (const reply of replies.flat()) absorb(reply);
+      for (const reply of replies.flat()) this.absorb(reply);
     } catch (error) {
       // A failed session must not leave its siblings running.
       await Promise.all(agents.map((worker) => worker.kill()));
       throw error;
     }
-    for (const worker of agents) await closeForReuse(worker);
+    for (const worker of agents) await this.closeForReuse(worker);
+    this.lastPending = null; // the sessions closed cleanly, finishing their work
+    this.agent = await this.startProcess(this.turnAt[index]!);
+    const report = await this.check(this.agent, [], `after concurrent step ${index}`);
+    if (report) {
+      counts.lostUpdates += report.lostAcks.length;
+      this.violate('5', report.lostAcks.length, `after concurrent step ${index}: ${report.lostAcks.length} acknowledged concurrent write(s) lost`);
+    }
   }
 }

@@ -5,7 +5,7 @@ import type { Ack } from '../agent/loop.js';
 import type { ProbeRecord, ToolRecovery, TurnRecord } from '../results/schema.js';
 import type { ModelUsage } from '../models/index.js';
 import type { CrashPoint, Step } from '../scenarios/format.js';
-import type { ProbeEvidence } from '../core/metrics.js';
+import type { ProbeScoringInput } from '../results/probe-record.js';
 import type { DurabilityMode, PreloadHint, StoreCheck } from '../../strategies/types.js';
 
 /** Everything an agent process needs to rebuild its cell: plain data, no functions. */
@@ -27,8 +27,8 @@ export interface AgentCell {
   seed: number;
   sessionId: string;
   idempotencyKeys: boolean;
-  /** Ranked items each probe records (the deepest retrieval k). */
-  rankDepth?: number;
+  /** What the cell's probes are scored against: the scenario's steps and the run's retrieval settings. */
+  scoring?: ProbeScoringInput;
 }
 
 /** The argument with which a process started from the agent's snapshot exits as soon as it is up (the harness checks a snapshot loads). */
@@ -39,7 +39,7 @@ export type ToAgent =
   | { type: 'arm'; point: CrashPoint }
   /** To a spare: load what this strategy loads lazily for this cell's text, before the crash it will recover. */
   | { type: 'prepare'; strategy: string; hint: PreloadHint }
-  | { type: 'step'; index: number; step: Step; evidence?: ProbeEvidence }
+  | { type: 'step'; index: number; step: Step }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   /** Finish and close the session; with `reuse`, the process stays up, holding nothing of the cell, to serve another. */
   | { type: 'close'; reuse?: boolean }

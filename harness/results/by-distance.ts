@@ -49,12 +49,12 @@ export interface DistanceRow {
 export function recallByDistance(cells: readonly CellResult[], unit: DistanceUnit, grain: DistanceGrain = 'doubling'): DistanceRow[] {
   const groups = new Map<string, { setting: string; bucket: DistanceBucket; recall: boolean[]; evidence: number[] }>();
   for (const cell of cells) {
-    if (cell.status !== 'ok' || cell.pricing || cell.faults?.idempotencyKeys === false) continue;
+    if (cell.status !== 'ok' || cell.pricing || cell.durabilityOutcome?.idempotencyKeys === false) continue;
     for (const probe of cell.probes) {
       if (!probe.distance || probe.contextRecall === undefined) continue;
       const bucket = distanceBucket(probe.distance[unit], grain);
-      const key = `${cell.label}|${bucket.hi}`;
-      const group = groups.get(key) ?? { setting: cell.label, bucket, recall: [], evidence: [] };
+      const key = `${cell.setting}|${bucket.hi}`;
+      const group = groups.get(key) ?? { setting: cell.setting, bucket, recall: [], evidence: [] };
       group.recall.push(probe.contextRecall);
       if (probe.evidenceRecall !== null) group.evidence.push(probe.evidenceRecall);
       groups.set(key, group);

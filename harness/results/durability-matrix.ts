@@ -9,11 +9,11 @@ import type { CellResult, InvariantId, InvariantOutcome, MatrixRow, ModePrice } 
 export function durabilityMatrix(cells: readonly CellResult[]): MatrixRow[] {
   const rows = new Map<string, MatrixRow>();
   for (const cell of cells) {
-    if (!cell.faults) continue;
-    for (const crash of cell.faults.crashes) {
-      const key = [cell.strategy, cell.durability, cell.faults.idempotencyKeys, crash.point].join('|');
+    if (!cell.durabilityOutcome) continue;
+    for (const crash of cell.durabilityOutcome.crashes) {
+      const key = [cell.strategy, cell.durability, cell.durabilityOutcome.idempotencyKeys, crash.point].join('|');
       const row = rows.get(key) ?? {
-        strategy: cell.strategy, durability: cell.durability, idempotencyKeys: cell.faults.idempotencyKeys, point: crash.point,
+        strategy: cell.strategy, durability: cell.durability, idempotencyKeys: cell.durabilityOutcome.idempotencyKeys, point: crash.point,
         armed: 0, reached: 0, acknowledgedLost: 0, messagesLost: 0, effectsDuplicated: 0, toolsMisclassified: 0, tornFiles: 0, indexMismatches: 0,
       };
       row.armed++;
@@ -36,27 +36,27 @@ export function durabilityMatrix(cells: readonly CellResult[]): MatrixRow[] {
 export function modePrices(cells: readonly CellResult[]): ModePrice[] {
   const groups = new Map<string, CellResult[]>();
   for (const cell of cells) {
-    if (!cell.faults) continue;
-    const key = `${cell.strategy}|${cell.durability}|${cell.faults.idempotencyKeys}`;
+    if (!cell.durabilityOutcome) continue;
+    const key = `${cell.strategy}|${cell.durability}|${cell.durabilityOutcome.idempotencyKeys}`;
     groups.set(key, [...(groups.get(key) ?? []), cell]);
   }
   return [...groups.values()].map((group) => {
     const saves = distribution(group.flatMap((cell) => cell.turns.map((turn) => turn.saveMs)));
-    const sum = (key: keyof ModePrice['losses']): number => group.reduce((total, cell) => total + cell.faults!.counts[key], 0);
+    const sum = (key: keyof ModePrice['losses']): number => group.reduce((total, cell) => total + cell.durabilityOutcome!.counts[key], 0);
     const violations: Record<string, number> = {};
     for (const cell of group) {
       // An errored cell stopped before its checks: it proves no invariant held.
       if (cell.status === 'error') continue;
-      for (const [id, outcome] of Object.entries(cell.faults!.invariants)) if (outcome.checked > 0 || outcome.violations > 0) violations[id] = (violations[id] ?? 0) + outcome.violations;
+      for (const [id, outcome] of Object.entries(cell.durabilityOutcome!.invariants)) if (outcome.checked > 0 || outcome.violations > 0) violations[id] = (violations[id] ?? 0) + outcome.violations;
     }
     return {
       strategy: group[0]!.strategy,
       durability: group[0]!.durability,
-      idempotencyKeys: group[0]!.faults!.idempotencyKeys,
+      idempotencyKeys: group[0]!.durabilityOutcome!.idempotencyKeys,
       saveP50: saves.p50,
       saveP95: saves.p95,
       cells: group.length,
-      crashes: group.reduce((total, cell) => total + cell.faults!.crashes.filter((crash) => crash.reached).length, 0),
+      crashes: group.reduce((total, cell) => total + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length, 0),
       losses: {
         acknowledgedLost: sum('acknowledgedLost'), messagesLost: sum('messagesLost'), effectsDuplicated: sum('effectsDuplicated'), lostUpdates: sum('lostUpdates'),
         tornFiles: sum('tornFiles'), indexMismatches: sum('indexMismatches'), pendingJobsLost: sum('pendingJobsLost'), staleOverwrites: sum('staleOverwrites'),
@@ -73,8 +73,8 @@ export type CellInvariant = InvariantOutcome & { invariant: InvariantId };
 
 /** The cell's invariant outcomes in id order; [] for cells run without agent processes. */
 export function cellInvariants(cell: CellResult): CellInvariant[] {
-  if (!cell.faults) return [];
-  return (Object.entries(cell.faults.invariants) as [InvariantId, InvariantOutcome][])
+  if (!cell.durabilityOutcome) return [];
+  return (Object.entries(cell.durabilityOutcome.invariants) as [InvariantId, InvariantOutcome][])
     .map(([invariant, outcome]) => ({ invariant, ...outcome }))
     .sort((a, b) => a.invariant.localeCompare(b.invariant, undefined, { numeric: true }));
 }
@@ -86,7 +86,7 @@ export function violatedInvariants(cell: CellResult): CellInvariant[] {
 
 /** Crashes the process actually reached; 0 for cells run without faults. */
 export function crashesReached(cell: CellResult): number {
-  return cell.faults?.crashes.filter((crash) => crash.reached).length ?? 0;
+  return cell.durabilityOutcome?.crashes.filter((crash) => crash.reached).length ?? 0;
 }
 
 /** Strategy settings (rows) × invariants (columns): what the durability chart and table draw. */
@@ -107,8 +107,8 @@ export function invariantGrid(cells: readonly CellResult[]): InvariantGrid | nul
   const totals = new Map<string, { crashes: number; errored: number; invariants: Map<InvariantId, { checks: number; violations: number }> }>();
   const columns = new Set<InvariantId>();
   for (const cell of cells) {
-    if (!cell.faults) continue;
-    const label = cell.faults.idempotencyKeys ? cell.label : `${cell.label} [no idempotency keys]`;
+    if (!cell.durabilityOutcome) continue;
+    const label = cell.durabilityOutcome.idempotencyKeys ? cell.setting : `${cell.setting} [no idempotency keys]`;
     const row = totals.get(label) ?? { crashes: 0, errored: 0, invariants: new Map<InvariantId, { checks: number; violations: number }>() };
     row.crashes += crashesReached(cell);
     totals.set(label, row);

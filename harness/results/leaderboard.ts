@@ -74,13 +74,13 @@ const probeKey = (cell: CellResult, step: number): string => `${cell.scenario}|$
 function modeLosses(cells: readonly CellResult[]): ModeLoss[] {
   const modes = new Map<string, ModeLoss>();
   for (const cell of cells) {
-    if (!cell.faults) continue;
+    if (!cell.durabilityOutcome) continue;
     const loss = modes.get(cell.durability) ?? { mode: cell.durability, acknowledgedLost: 0, messagesLost: 0, compressedAway: 0, violations: 0, crashes: 0 };
-    loss.acknowledgedLost += cell.faults.counts.acknowledgedLost + cell.faults.counts.lostUpdates;
-    loss.messagesLost += cell.faults.counts.messagesLost;
-    loss.compressedAway = Math.max(loss.compressedAway, cell.faults.counts.compressedAway);
-    loss.violations += Object.values(cell.faults.invariants).reduce((sum, outcome) => sum + outcome.violations, 0);
-    loss.crashes += cell.faults.crashes.filter((crash) => crash.reached).length;
+    loss.acknowledgedLost += cell.durabilityOutcome.counts.acknowledgedLost + cell.durabilityOutcome.counts.lostUpdates;
+    loss.messagesLost += cell.durabilityOutcome.counts.messagesLost;
+    loss.compressedAway = Math.max(loss.compressedAway, cell.durabilityOutcome.counts.compressedAway);
+    loss.violations += Object.values(cell.durabilityOutcome.invariants).reduce((sum, outcome) => sum + outcome.violations, 0);
+    loss.crashes += cell.durabilityOutcome.crashes.filter((crash) => crash.reached).length;
     modes.set(cell.durability, loss);
   }
   const order = ['sync', 'async', 'exit', 'none'];
@@ -89,7 +89,7 @@ function modeLosses(cells: readonly CellResult[]): ModeLoss[] {
 
 /** The setting a cell belongs to: its label, without the mode of a cell run only to price that mode. */
 export function settingOf(cell: CellResult): string {
-  return cell.pricing ? cell.label.replace(/,?durability=\w+/u, '').replace(/\(\)$/u, '').replace(/\(,/u, '(') : cell.label;
+  return cell.pricing ? cell.setting.replace(/,?durability=\w+/u, '').replace(/\(\)$/u, '').replace(/\(,/u, '(') : cell.setting;
 }
 
 /** One row per setting; `seed` makes the bootstrap intervals reproducible; `judges` (their ids) add judged accuracy and, with two, κ. */
@@ -99,7 +99,7 @@ export function leaderboard(cells: readonly CellResult[], seed: number, judges: 
   const outcomes = new Map<string, ProbeOutcomes>();
   const rows: LeaderboardRow[] = [...bySetting].filter(([, all]) => all.some((cell) => !cell.pricing)).map(([setting, all]) => {
     // Cells run without idempotency keys, or only to price a mode, replay the same probes: they count under durability.
-    const pooled = all.filter((cell) => !cell.pricing && cell.faults?.idempotencyKeys !== false);
+    const pooled = all.filter((cell) => !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false);
     const probes = pooled.flatMap((cell) => cell.probes.filter((probe) => probe.contextRecall !== undefined).map((probe) => ({ cell, probe })));
     const recalled = probes.map(({ probe }) => probe.contextRecall === true);
     const evidence = probes.flatMap(({ probe }) => (probe.evidenceRecall === null ? [] : [probe.evidenceRecall]));

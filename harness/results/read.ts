@@ -33,15 +33,57 @@ export function parseResults(text: string, source: string): RunResult {
   if (!READABLE_SCHEMA_VERSIONS.includes(version)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${source}: results schema version ${version}, but this membench reads versions ${READABLE_SCHEMA_VERSIONS.join(' and ')}: re-run the benchmark with this membench version, or use the membench that wrote it`,
+      `${source}: results schema version ${version}, but this membench reads versions ${READABLE_SCHEMA_VERSIONS.slice(0, -1).join(', ')} and ${READABLE_SCHEMA_VERSIONS.at(-1)}: re-run the benchmark with this membench version, or use the membench that wrote it`,
     );
   }
-  const parsed = runResultSchema.safeParse(data);
+  const parsed = runResultSchema.safeParse(version < 4 ? renamedFromVersion3(data as Record<string, unknown>) : data);
   if (!parsed.success) {
     const problems = parsed.error.issues.slice(0, 5).map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw new MembenchError('INVALID_ARGUMENT', `${source}: not a valid membench results file (schema version ${version})`, problems);
   }
   return parsed.data;
+}
+
+/** A renamed key, when the object has the old one (in place; the new key goes where the old one was, so the field order stays). */
+function renameKey(target: unknown, from: string, to: string): void {
+  if (typeof target !== 'object' || target === null || !(from in target)) return;
+  const entries = Object.entries(target).map(([key, value]) => [key === from ? to : key, value] as const);
+  for (const key of Object.keys(target)) delete (target as Record<string, unknown>)[key];
+  Object.assign(target, Object.fromEntries(entries));
+}
+
+/** Keys version 4 renamed (schema.ts says why): where they are, the old name, the new one. */
+const RENAMED_IN_VERSION_4: readonly { where: 'strategy' | 'cell' | 'effects'; from: string; to: string }[] = [
+  { where: 'strategy', from: 'label', to: 'setting' },
+  { where: 'cell', from: 'label', to: 'setting' },
+  { where: 'cell', from: 'faults', to: 'durabilityOutcome' },
+  { where: 'effects', from: 'duplicates', to: 'effectsDuplicated' },
+  { where: 'effects', from: 'refused', to: 'effectsRefused' },
+];
+
+/** Renames version 4's keys in a results object (in place), forwards (an older file read) or back (an older file written again as it was). */
+function renameVersion4Keys<T>(data: T, direction: 'forward' | 'back'): T {
+  const { header, cells } = data as { header?: { strategies?: unknown }; cells?: unknown };
+  const places = {
+    strategy: Array.isArray(header?.strategies) ? header.strategies : [],
+    cell: Array.isArray(cells) ? cells : [],
+    effects: (Array.isArray(cells) ? cells : []).map((cell) => (typeof cell === 'object' && cell !== null ? (cell as { effects?: unknown }).effects : undefined)),
+  };
+  for (const { where, from, to } of RENAMED_IN_VERSION_4) for (const target of places[where]) direction === 'forward' ? renameKey(target, from, to) : renameKey(target, to, from);
+  return data;
+}
+
+/** A version 2 or 3 file under version 4's names: the figures are the same. */
+function renamedFromVersion3(data: Record<string, unknown>): Record<string, unknown> {
+  return renameVersion4Keys(data, 'forward');
+}
+
+/**
+ * Results as their file holds them: an older file read back is written again under its own
+ * version's names (so `membench report` leaves it as it was); `data` is a plain copy, renamed in place.
+ */
+export function asWrittenInItsVersion<T extends { header: { schemaVersion: number } }>(data: T): T {
+  return data.header.schemaVersion < 4 ? renameVersion4Keys(data, 'back') : data;
 }
 
 /** Reads a results file or run dir; returns the results and the file actually read. */

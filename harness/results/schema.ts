@@ -14,11 +14,17 @@ import type { ErrataReport } from '../scenarios/importers/shared.js';
 /**
  * Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention
  * probes, which score apart; 3: evidence is cited per message and held only when quoted by
- * strategies that keep messages verbatim, `retrieved` holds message ids).
+ * strategies that keep messages verbatim, `retrieved` holds message ids; 4: one name per thing: a
+ * strategy setting's name is `setting` (was `label`), a cell's crash and invariant results are
+ * `durabilityOutcome` (was `faults`), the ledger's counts are `effectsDuplicated` and
+ * `effectsRefused` (were `duplicates` and `refused`), as in the durability counts).
  */
-export const RESULTS_SCHEMA_VERSION = 3;
-/** Versions `readResults` still reads: version 2 has the same fields (its evidence figures followed the older rule). */
-export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, RESULTS_SCHEMA_VERSION];
+export const RESULTS_SCHEMA_VERSION = 4;
+/**
+ * Versions `readResults` still reads: 2 and 3 have the same figures under the older names (read.ts
+ * renames them on reading; version 2's evidence figures followed the older rule).
+ */
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, RESULTS_SCHEMA_VERSION];
 
 /** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
 export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
@@ -249,22 +255,22 @@ export const durabilityCountsSchema = z.object({
 });
 export type DurabilityCounts = z.infer<typeof durabilityCountsSchema>;
 
-export const durabilityResultSchema = z.object({
+export const durabilityOutcomeSchema = z.object({
   idempotencyKeys: z.boolean(),
   crashes: z.array(crashRecordSchema),
   recoveries: z.array(toolRecoverySchema),
   invariants: z.record(z.enum(INVARIANT_IDS), invariantOutcomeSchema),
   counts: durabilityCountsSchema,
 });
-export type DurabilityResult = z.infer<typeof durabilityResultSchema>;
+export type DurabilityOutcome = z.infer<typeof durabilityOutcomeSchema>;
 
 /** Side effects the ledger recorded. */
 export const ledgerCountsSchema = z.object({
   effects: count,
   /** Effects that took place more than once for the same tool call. */
-  duplicates: count,
+  effectsDuplicated: count,
   /** Attempts refused because their idempotency key was already used. */
-  refused: count,
+  effectsRefused: count,
 });
 export type LedgerCounts = z.infer<typeof ledgerCountsSchema>;
 
@@ -324,7 +330,7 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.union([z.literal(2), z.literal(RESULTS_SCHEMA_VERSION)]),
+  schemaVersion: z.union([z.literal(2), z.literal(3), z.literal(RESULTS_SCHEMA_VERSION)]),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
@@ -337,7 +343,7 @@ export const runHeaderSchema = z.object({
   embedder: z.string(),
   tokenizer: z.object({ model: z.string(), encoding: z.string() }),
   /** Each strategy setting; `traits` says what kind of memory it is (absent in older files and for strategies that declare none). */
-  strategies: z.array(z.object({ name: z.string(), label: z.string(), options, durability: durabilityMode, traits: strategyTraitsSchema.optional() })),
+  strategies: z.array(z.object({ name: z.string(), setting: z.string(), options, durability: durabilityMode, traits: strategyTraitsSchema.optional() })),
   scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count, group: z.string().optional() })),
   startedAt: z.string(),
   durationMs: count,
@@ -401,7 +407,8 @@ export const cellResultSchema = z.object({
   /** The scenario's group (a generated suite, a dataset file): reports pool its cells into one. */
   group: z.string().optional(),
   strategy: z.string(),
-  label: z.string(),
+  /** The strategy setting's name: the strategy and its non-default options (`window(k=2)`), as the leaderboard's rows are named. */
+  setting: z.string(),
   options,
   durability: durabilityMode,
   trial: count,
@@ -427,7 +434,7 @@ export const cellResultSchema = z.object({
   /** Side effects the ledger recorded (duplicates counted, not guessed). */
   effects: ledgerCountsSchema,
   /** Crashes, recoveries and invariants, for cells run in agent processes. */
-  faults: durabilityResultSchema.optional(),
+  durabilityOutcome: durabilityOutcomeSchema.optional(),
   /** Peak resident set (MiB) while this cell ran: sampled after every step in the process that replayed it, or its agent processes' peak. */
   peakRssMb: count,
   turns: z.array(turnRecordSchema),

@@ -11,18 +11,17 @@ import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
 import { durableBatch } from '../core/durable-batch.js';
 import { storageProblem } from '../core/sqlite.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
-import { evidenceTable, probeEvidence } from '../scenarios/evidence.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
 import { distribution } from '../core/metrics.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
-import { retrievalByCategory, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../results/retrieval.js';
-import { withProtocol, type Protocol } from '../results/protocols.js';
+import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from '../results/retrieval.js';
+import type { Protocol } from '../results/protocols.js';
+import type { ProbeScoringInput } from '../results/probe-record.js';
 import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type { CellPhases, CellResult, DurabilityResult, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
+import type { CellPhases, CellResult, DurabilityOutcome, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
-import { probeDistances } from '../scenarios/distance.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
 import { cellDirPrefix } from './temp-dirs.js';
@@ -109,7 +108,7 @@ interface CellRecords {
   usage: ModelUsage;
   modelLatencies: number[];
   error?: string;
-  durability?: DurabilityResult;
+  durabilityOutcome?: DurabilityOutcome;
   effects: LedgerCounts;
   /** Peak resident set while the cell ran, in kB: sampled after each step in this process, or the agent processes' own peak. */
   peakRssKb: number;
@@ -144,7 +143,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     model,
     tokens,
     ledger,
-    ...rankDepthOf(providers),
+    scoring: probeScoringOf(plan, providers),
     keepsVerbatim: definition.keepsVerbatim !== false,
     // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
@@ -167,8 +166,6 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
       definition.preload?.(preloadHint(plan.scenario));
       await session.start();
     });
-    // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
-    const evidence = evidenceTable(plan.scenario.steps, { rarity: definition.keepsVerbatim === false });
     const steps = plan.scenario.steps;
     // A replayed dataset's saved turns and session boundaries share one durable commit per run of them, up to the next probe.
     const batched = isDatasetReplay(plan.scenario);
@@ -182,7 +179,7 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
         const run = async (): Promise<void> => {
           for (let at = index; at < end; at++) {
             if (end - index === 1) onPhase(stepPhase(at, steps[at]!));
-            await session.step(steps[at]!, at, probeEvidence(steps[at]!, evidence));
+            await session.step(steps[at]!, at);
           }
         };
         if (end - index > 1) {
@@ -227,34 +224,26 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
       seed: plan.seed,
       sessionId: 'main',
       idempotencyKeys: plan.idempotencyKeys,
-      ...rankDepthOf(providers),
+      scoring: probeScoringOf(plan, providers),
     },
   });
-  const { counts } = outcome.durability;
-  return { ...outcome, effects: { effects: counts.effects, duplicates: counts.effectsDuplicated, refused: counts.effectsRefused } };
+  const { counts } = outcome.durabilityOutcome;
+  return { ...outcome, effects: { effects: counts.effects, effectsDuplicated: counts.effectsDuplicated, effectsRefused: counts.effectsRefused } };
 }
 
-/** Each probe with its distance to its evidence (in exchanges and in tokens of the run's tokenizer). */
-function withDistances(plan: CellTask, probes: readonly ProbeRecord[], tokenizerModel: string): ProbeRecord[] {
-  const counter = new TokenCounter(tokenizerModel);
-  const distances = probeDistances(plan.scenario.steps, (text) => counter.countText(text));
-  return probes.map((probe) => {
-    const distance = distances.get(probe.step);
-    return distance ? { ...probe, distance } : probe;
-  });
-}
-
-/** How deep probes rank: the deepest retrieval k. */
-const rankDepthOf = (settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): { rankDepth?: number } =>
-  settings.protocol !== undefined ? { rankDepth: PROTOCOL_RANK_DEPTH } : settings.retrievalK?.length ? { rankDepth: Math.max(...settings.retrievalK) } : {};
-
-/** Under a protocol a probe ranks the whole store (LongMemEval widens its session cutoff until k sessions are in). */
-const PROTOCOL_RANK_DEPTH = 100_000;
+/** What the cell's probes are scored against (harness/results/probe-record.ts). */
+const probeScoringOf = (plan: CellPlan, settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): ProbeScoringInput => ({
+  steps: plan.scenario.steps,
+  // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
+  ...(plan.definition.keepsVerbatim === false ? { rarity: true } : {}),
+  ...(plan.spec.options.unit === 'session' ? { unit: 'session' as const } : {}),
+  ...(settings.retrievalK !== undefined ? { retrievalK: settings.retrievalK } : {}),
+  ...(settings.protocol !== undefined ? { protocol: settings.protocol } : {}),
+});
 
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number, retrievalK?: readonly number[], profile = false, protocol?: Protocol): CellResult {
-  const { turns, usage, error } = records;
-  const probes = withProtocol(withRetrieval(records.probes, plan.scenario, retrievalK), plan.scenario, protocol, plan.spec.options.unit === 'session' ? 'session' : 'turn');
+function cellResult(plan: CellTask, records: CellRecords, durationMs: number, profile = false, protocol?: Protocol): CellResult {
+  const { turns, usage, error, probes } = records;
   const retrieval = summarizeRetrieval(probes);
   const protocolSummary = protocol === undefined ? undefined : summarizeRetrieval(probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})));
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
@@ -267,7 +256,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     scenario: plan.scenario.name,
     ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
     strategy: plan.spec.name,
-    label: plan.spec.label,
+    setting: plan.spec.setting,
     options: plan.spec.options,
     durability: plan.spec.durability,
     trial: plan.trial,
@@ -296,7 +285,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
     },
     usage,
     effects: records.effects,
-    ...(records.durability ? { faults: records.durability } : {}),
+    ...(records.durabilityOutcome ? { durabilityOutcome: records.durabilityOutcome } : {}),
     peakRssMb: Math.round(records.peakRssKb / 1024),
     turns,
     probes,
@@ -311,7 +300,7 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, re
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {
-  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, duplicates: 0, refused: 0 }, peakRssKb: 0, phases: emptyPhases(), error }, durationMs);
+  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 }, peakRssKb: 0, phases: emptyPhases(), error }, durationMs);
   return phase === undefined ? result : { ...result, phase };
 }
 
@@ -325,5 +314,5 @@ export async function runCell(plan: CellPlan, providers: Providers, onPhase: Pha
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, { ...records, probes: withDistances(plan, records.probes, providers.tokenizerModel) }, performance.now() - started, providers.retrievalK, providers.profile, providers.protocol);
+  return cellResult(plan, records, performance.now() - started, providers.profile, providers.protocol);
 }

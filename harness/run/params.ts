@@ -13,7 +13,7 @@ export interface StrategySpec {
   options: Record<string, unknown>;
   durability: DurabilityMode;
   /** `window(k=2)`: name plus the options that have values. */
-  label: string;
+  setting: string;
   /** What kind of memory the strategy is, for the reports (absent when its definition declares no kind). */
   traits?: StrategyTraits;
 }
@@ -83,7 +83,7 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
         source: sources.get(definition.name) ?? definition.name,
         options,
         durability: durability as DurabilityMode,
-        label: strategyLabel(definition.name, options, new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]), durability as DurabilityMode, definition.defaultDurability),
+        setting: strategyLabel(definition.name, options, new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]), durability as DurabilityMode, definition.defaultDurability),
         ...(traits ? { traits } : {}),
       };
     });
@@ -91,14 +91,14 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
   // The same setting twice (`window.k=2,2`, or 2 and 2.0) would run identical cells under one id.
   const seen = new Set<string>();
   for (const spec of specs) {
-    if (seen.has(spec.label)) {
+    if (seen.has(spec.setting)) {
       const flags = paramFlags.filter((flag) => flag.trim().startsWith(`${spec.name}.`));
       throw new MembenchError(
         'INVALID_ARGUMENT',
-        flags.length ? `--param ${flags.join(' --param ')}: ${spec.label} is listed twice (a value repeated?): give each setting once` : `${spec.label} is selected twice (two strategies with one name?)`,
+        flags.length ? `--param ${flags.join(' --param ')}: ${spec.setting} is listed twice (a value repeated?): give each setting once` : `${spec.setting} is selected twice (two strategies with one name?)`,
       );
     }
-    seen.add(spec.label);
+    seen.add(spec.setting);
   }
   return specs;
 }

@@ -125,7 +125,7 @@ export interface RunOptions {
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
 export type ProgressEvent =
   /** `units`: every planned cell's strategy setting and scenario group, so progress can count a dataset's questions per strategy. */
-  | { type: 'start'; cells: number; finished: number; units: { label: string; group?: string; done: boolean }[] }
+  | { type: 'start'; cells: number; finished: number; units: { setting: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };
 
 /** Where a resumable run keeps its finished cells (see harness/run/run-dir.ts). Positions are indexes into the whole plan. */
@@ -271,7 +271,7 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
       for (let trial = 0; trial < trials; trial++) {
         const definition = definitions.find((item) => item.name === spec.name)!;
         for (const idempotencyKeys of keyVariants(scenario, spec.name)) {
-          const id = `${scenario.name}/${spec.label}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
+          const id = `${scenario.name}/${spec.setting}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
           plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id), ...(pricing ? { pricing: true } : {}) });
         }
       }
@@ -371,7 +371,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
-    const units = positions.map((position) => ({ label: plans[position]!.spec.label, ...(plans[position]!.scenario.group !== undefined ? { group: plans[position]!.scenario.group } : {}), done: results.has(position) }));
+    const units = positions.map((position) => ({ setting: plans[position]!.spec.setting, ...(plans[position]!.scenario.group !== undefined ? { group: plans[position]!.scenario.group } : {}), done: results.has(position) }));
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
@@ -405,7 +405,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     offlineModel: providers.model.offline,
     embedder: providers.embedder.id,
     tokenizer: { model: settings.tokenizerModel, encoding: tokenizer.encoding },
-    strategies: specs.map((spec) => ({ name: spec.name, label: spec.label, options: spec.options, durability: spec.durability, ...(spec.traits ? { traits: spec.traits } : {}) })),
+    strategies: specs.map((spec) => ({ name: spec.name, setting: spec.setting, options: spec.options, durability: spec.durability, ...(spec.traits ? { traits: spec.traits } : {}) })),
     scenarios: scenarios.map((scenario) => ({ name: scenario.name, source: scenario.source, steps: scenario.steps.length, ...(scenario.group !== undefined ? { group: scenario.group } : {}) })),
     ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
     startedAt: startedAt.toISOString(),

@@ -124,7 +124,7 @@ export async function tune(options: TuneOptions): Promise<TuneResult> {
   const { strategy, knob, values, targetRecall, metric: _metric, ...runOptions } = options;
   const run = await runBenchmark({ ...runOptions, strategies: [strategy], params: [`${name}.${knob}=${values.join(',')}`] });
   const labels = new Map<string, CellResult[]>();
-  for (const cell of run.cells) labels.set(cell.label, [...(labels.get(cell.label) ?? []), cell]);
+  for (const cell of run.cells) labels.set(cell.setting, [...(labels.get(cell.setting) ?? []), cell]);
   const rows = [...labels].map(([label, cells]): TuneRow => {
     const ok = cells.filter((cell) => cell.status === 'ok');
     const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);

@@ -42,7 +42,7 @@ describe('membench run', () => {
     const [a, b] = ['a', 'b'].map((out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as RunResult);
     // The run really had filler and crashes: the crashes were reached and the filler turns are recorded.
     for (const cell of a!.cells) {
-      expect(cell.faults!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['after_ack', true], ['before_model_call', true]]);
+      expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['after_ack', true], ['before_model_call', true]]);
       expect(cell.turns.filter((turn) => turn.kind === 'user').length).toBeGreaterThan(18);
     }
     expect(withoutTiming(b)).toEqual(withoutTiming(a));
@@ -57,7 +57,7 @@ describe('membench run', () => {
     const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     const [cell] = results.cells;
     // One crash (mid_summary): the first process and the one that recovered.
-    expect(cell!.faults!.crashes.filter((crash) => crash.reached)).toHaveLength(1);
+    expect(cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached)).toHaveLength(1);
     expect(cell!.phases!.processes).toBe(2);
     expect(result.stderr).toContain('2 processes for 1 cells');
   });

@@ -7,7 +7,7 @@ export function withoutTiming<T>(value: T): T {
 }
 
 /** What an interleaved cell (concurrent sessions) promises to reproduce: who it is, its status and its durability outcome. */
-const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'label', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'faults', 'interleaved'] as const;
+const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'setting', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'durabilityOutcome', 'interleaved'] as const;
 
 /**
  * What two runs with one seed must agree on: everything but timing, and for interleaved cells

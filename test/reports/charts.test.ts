@@ -67,13 +67,13 @@ describe('chart data', () => {
   it('gives every setting, in its order in the run, a colour, marker and line pattern of its own, used by every chart', () => {
     const result = smallRun();
     const styles = seriesStyles(result);
-    expect(result.header.strategies.map((spec) => styles.get(spec.label)!.color)).toEqual(SETTING_COLORS.slice(0, result.header.strategies.length));
+    expect(result.header.strategies.map((spec) => styles.get(spec.setting)!.color)).toEqual(SETTING_COLORS.slice(0, result.header.strategies.length));
     expect(styles.get('window(k=2)')!.pointStyle).not.toBe(styles.get('window(k=4)')!.pointStyle);
     expect(styles.get('window(k=2)')!.dash).not.toEqual(styles.get('window(k=4)')!.dash);
     // The colour follows the setting's place, not its name: renamed, the first setting stays blue.
     const renamed = structuredClone(result);
-    renamed.header.strategies[0]!.label = 'my-memory';
-    for (const cell of renamed.cells) if (cell.label === 'buffer') cell.label = 'my-memory';
+    renamed.header.strategies[0]!.setting = 'my-memory';
+    for (const cell of renamed.cells) if (cell.setting === 'buffer') cell.setting = 'my-memory';
     expect(seriesStyles(renamed).get('my-memory')!.color).toBe(SETTING_COLORS[0]);
     const specs = chartSpecs(result);
     const tokenLine = (specs.find((spec) => spec.id === 'tokens-recipes-zh')!.config.data.datasets as { label: string; borderColor: string; borderDash: number[] }[]).find((set) => set.label === 'window(k=4)')!;
@@ -85,7 +85,7 @@ describe('chart data', () => {
 
   it('keeps twelve settings apart by colour, and a thirteenth by its marker', () => {
     const result = smallRun();
-    result.header.strategies = Array.from({ length: 13 }, (_, index) => ({ name: 'window', label: `window(k=${index + 1})`, options: { k: index + 1 }, durability: 'sync' as const }));
+    result.header.strategies = Array.from({ length: 13 }, (_, index) => ({ name: 'window', setting: `window(k=${index + 1})`, options: { k: index + 1 }, durability: 'sync' as const }));
     const styles = [...seriesStyles(result).values()].slice(0, 13);
     expect(new Set(styles.slice(0, 12).map((style) => style.color)).size).toBe(12);
     expect(styles[12]!.color).toBe(styles[0]!.color);
@@ -107,7 +107,7 @@ describe('chart data', () => {
   it('pools recall as hits/n over scenarios and sums mean tokens per scenario', () => {
     const result = smallRun();
     const buffer = summarizeLabels(result).find((summary) => summary.label === 'buffer')!;
-    const cells = result.cells.filter((cell) => cell.label === 'buffer');
+    const cells = result.cells.filter((cell) => cell.setting === 'buffer');
     expect(buffer.recall.n).toBe(cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0));
     expect(buffer.recall.hits).toBe(cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0));
     expect(buffer.contextTokens).toBe(cells.reduce((sum, cell) => sum + cell.tokens.contextTotal, 0));
@@ -134,11 +134,11 @@ describe('chart data', () => {
 
   it('draws the durability matrix when cells carry fault outcomes', () => {
     const result = smallRun();
-    Object.assign(cellOf(result, 'recipes-zh/buffer'), { faults: durability(3, { '1': [4, 0], '2': [4, 1], '6': [0, 0] }) });
-    Object.assign(cellOf(result, 'preference-corrections/buffer'), { faults: durability(2, { '1': [3, 0], '2': [3, 0] }) });
-    Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { faults: durability(1, { '1': [2, 2] }) });
+    Object.assign(cellOf(result, 'recipes-zh/buffer'), { durabilityOutcome: durability(3, { '1': [4, 0], '2': [4, 1], '6': [0, 0] }) });
+    Object.assign(cellOf(result, 'preference-corrections/buffer'), { durabilityOutcome: durability(2, { '1': [3, 0], '2': [3, 0] }) });
+    Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { durabilityOutcome: durability(1, { '1': [2, 2] }) });
     const noKeys = { ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys' };
-    Object.assign(noKeys, { faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } });
+    Object.assign(noKeys, { durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } });
     expect(invariantGrid([...result.cells, noKeys])).toMatchObject({
       rows: ['buffer', 'window(k=2)', 'window(k=2) [no idempotency keys]'],
       columns: ['1', '2', '3'],
@@ -167,8 +167,8 @@ describe('chart data', () => {
 describe('PNG charts', () => {
   it('renders every chart as a valid PNG of its size that is not blank', async () => {
     const result = renameScenario(smallRun(), 'recipes-zh', '中文食谱');
-    Object.assign(cellOf(result, '中文食谱/window(k=4)'), { faults: durability(2, { '1': [3, 1], '2': [3, 0], '3': [1, 0] }) });
-    Object.assign(cellOf(result, '中文食谱/buffer'), { faults: durability(2, { '1': [3, 0], '2': [3, 0] }) });
+    Object.assign(cellOf(result, '中文食谱/window(k=4)'), { durabilityOutcome: durability(2, { '1': [3, 1], '2': [3, 0], '3': [1, 0] }) });
+    Object.assign(cellOf(result, '中文食谱/buffer'), { durabilityOutcome: durability(2, { '1': [3, 0], '2': [3, 0] }) });
     const specs = chartSpecs(result);
     expect(specs.at(-1)!.id).toBe('durability');
     const charts = renderCharts(result);
@@ -203,7 +203,7 @@ describe('PNG charts', () => {
 
   it('renders a chart whose only data is empty without throwing', () => {
     const result = smallRun();
-    result.cells = result.cells.filter((cell) => cell.label === 'buffer').slice(0, 1);
+    result.cells = result.cells.filter((cell) => cell.setting === 'buffer').slice(0, 1);
     for (const spec of chartSpecs(result)) expect(renderChartPng(spec).length).toBeGreaterThan(1000);
   });
 });

@@ -127,9 +127,9 @@ describe('compareRuns', () => {
 
   it('fails a head that lost cells or holds new ones in error, naming each; --allow-missing lists them without failing', () => {
     const head = smallRun();
-    head.cells = head.cells.filter((cell) => cell.label !== 'window(k=4)');
-    head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/vector', label: 'vector', strategy: 'vector' });
-    head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/hybrid', label: 'hybrid', strategy: 'hybrid', status: 'error', error: 'boom' });
+    head.cells = head.cells.filter((cell) => cell.setting !== 'window(k=4)');
+    head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/vector', setting: 'vector', strategy: 'vector' });
+    head.cells.push({ ...structuredClone(cellOf(smallRun(), 'recipes-zh/buffer')), id: 'recipes-zh/hybrid', setting: 'hybrid', strategy: 'hybrid', status: 'error', error: 'boom' });
     const comparison = compareRuns(smallRun(), head);
     expect(comparison.added).toEqual(['recipes-zh/vector', 'recipes-zh/hybrid']);
     expect(comparison.removed).toEqual(['recipes-zh/window(k=4)', 'preference-corrections/window(k=4)']);
@@ -157,9 +157,9 @@ describe('compareRuns', () => {
     const base = smallRun();
     const head = smallRun();
     const faults = (violations: number) => ({ crashes: [], invariants: { '1': { held: violations === 0, checked: 3, violations, details: [] } } });
-    Object.assign(cellOf(head, 'recipes-zh/buffer'), { faults: faults(1) });
-    Object.assign(cellOf(base, 'recipes-zh/window(k=2)'), { faults: faults(2) });
-    Object.assign(cellOf(head, 'recipes-zh/window(k=2)'), { faults: faults(2) });
+    Object.assign(cellOf(head, 'recipes-zh/buffer'), { durabilityOutcome: faults(1) });
+    Object.assign(cellOf(base, 'recipes-zh/window(k=2)'), { durabilityOutcome: faults(2) });
+    Object.assign(cellOf(head, 'recipes-zh/window(k=2)'), { durabilityOutcome: faults(2) });
     Object.assign(cellOf(head, 'preference-corrections/buffer'), { status: 'error', error: 'boom' });
     const comparison = compareRuns(base, head);
     expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([

@@ -15,10 +15,10 @@ const COUNTS = {
 function withFaults(): RunResult {
   const result = smallRun();
   const finished = cellOf(result, 'recipes-zh/window(k=2)');
-  finished.faults = { ...(durability(1, { '1': [2, 0], '4': [0, 0] }) as NonNullable<CellResult['faults']>), counts: { ...COUNTS, compressedAway: 3 } };
+  finished.durabilityOutcome = { ...(durability(1, { '1': [2, 0], '4': [0, 0] }) as NonNullable<CellResult['durabilityOutcome']>), counts: { ...COUNTS, compressedAway: 3 } };
   const errored = cellOf(result, 'preference-corrections/window(k=2)');
   Object.assign(errored, { status: 'error', error: 'step 4 failed in the agent process' });
-  errored.faults = { ...(durability(1, { '1': [0, 0], '2': [1, 0] }) as NonNullable<CellResult['faults']>), counts: COUNTS };
+  errored.durabilityOutcome = { ...(durability(1, { '1': [0, 0], '2': [1, 0] }) as NonNullable<CellResult['durabilityOutcome']>), counts: COUNTS };
   return { ...result, durabilityMatrix: durabilityMatrix(result.cells), durabilityPrices: modePrices(result.cells) };
 }
 

@@ -69,7 +69,7 @@ describe('report.html (rendered)', () => {
 
 describe('report.html in headless Chromium', () => {
   const result = renameScenario(smallRun(), 'recipes-zh', '中文食谱');
-  Object.assign(cellOf(result, '中文食谱/window(k=2)'), { faults: durability(2, { '1': [3, 1], '2': [3, 0] }) });
+  Object.assign(cellOf(result, '中文食谱/window(k=2)'), { durabilityOutcome: durability(2, { '1': [3, 1], '2': [3, 0] }) });
   let dir: string;
   let file: string;
 

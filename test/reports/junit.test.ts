@@ -95,7 +95,7 @@ describe('junit.xml', () => {
     const result = smallRun();
     Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { status: 'error', error: 'disk full <at> step 3 & "then" \u0001 more' });
     Object.assign(cellOf(result, 'recipes-zh/window(k=4)'), {
-      faults: {
+      durabilityOutcome: {
         crashes: [],
         invariants: {
           '1': { held: false, checked: 5, violations: 2, details: ['remembered "peanut allergy" missing after crash at step 4'] },

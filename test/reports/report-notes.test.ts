@@ -61,13 +61,13 @@ describe('cells of one scenario and label', () => {
 describe('the idempotency keys note', () => {
   it('names the strategies that ran without keys, or says every strategy did', () => {
     const result = smallRun();
-    const withFaults = (id: string, keys: boolean) => Object.assign(cellOf(result, id), { faults: { ...(durability(1, { '3': [1, 0] }) as object), idempotencyKeys: keys } });
+    const withFaults = (id: string, keys: boolean) => Object.assign(cellOf(result, id), { durabilityOutcome: { ...(durability(1, { '3': [1, 0] }) as object), idempotencyKeys: keys } });
     expect(idempotencyNote(result)).toBeUndefined();
     withFaults('recipes-zh/buffer', true);
     withFaults('recipes-zh/window(k=2)', true);
-    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/buffer')), id: 'recipes-zh/buffer/no-keys', faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
+    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/buffer')), id: 'recipes-zh/buffer/no-keys', durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
     expect(idempotencyNote(result)).toMatch(/^keys: the crash cells with side effects ran without idempotency keys \(off\) for buffer only, with keys for all 2 strategies: .*--idempotency both/u);
-    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys', faults: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
+    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys', durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
     expect(idempotencyNote(result)).toMatch(/^keys: every strategy ran/u);
   });
 });

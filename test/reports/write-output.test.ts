@@ -67,7 +67,7 @@ describe('reading results back', () => {
   it.each([
     ['not json', 'x.json: not a membench results file: not JSON'],
     ['{"cells": []}', 'x.json: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)'],
-    ['{"header": {"schemaVersion": 99}, "cells": []}', 'x.json: results schema version 99, but this membench reads versions 2 and 3'],
+    ['{"header": {"schemaVersion": 99}, "cells": []}', 'x.json: results schema version 99, but this membench reads versions 2, 3 and 4'],
   ])('refuses %s with a clear message', (text, message) => {
     expect(() => parseResults(text, 'x.json')).toThrow(message);
   });

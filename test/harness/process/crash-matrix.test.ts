@@ -15,13 +15,13 @@ describe('crash matrix: bm25, hybrid and vector', () => {
     expect(result.cells).toHaveLength(3);
     for (const cell of result.cells) {
       expect(cell.status, `${cell.id}: ${cell.error ?? ''}`).toBe('ok');
-      const faults = cell.faults!;
+      const faults = cell.durabilityOutcome!;
       for (const [id, outcome] of Object.entries(faults.invariants)) expect(outcome.held, `${cell.id} invariant ${id}: ${outcome.details.join('; ')}`).toBe(true);
       expect(faults.counts.unexpectedExits).toBe(0);
     }
     // mid_memory_write is a real crash point of these strategies: the process died inside an exchange's transaction.
     for (const strategy of ['bm25', 'hybrid', 'vector']) {
-      const crashes = result.cells.find((cell) => cell.id === `remember-then-crash/${strategy}`)!.faults!.crashes;
+      const crashes = result.cells.find((cell) => cell.id === `remember-then-crash/${strategy}`)!.durabilityOutcome!.crashes;
       expect(crashes.find((crash) => crash.point === 'mid_memory_write')).toMatchObject({ reached: true, signal: 'SIGKILL' });
     }
   });
@@ -38,20 +38,20 @@ describe('crash matrix: the peers mem0 and langgraph', () => {
     const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['mem0', 'langgraph'], workers: 2 });
     const cell = (strategy: string) => result.cells.find((item) => item.scenario === 'remember-then-crash' && item.strategy === strategy)!;
     for (const strategy of ['mem0', 'langgraph']) {
-      const { faults, status, error } = cell(strategy);
+      const { durabilityOutcome, status, error } = cell(strategy);
       expect(status, `${strategy}: ${error ?? ''}`).not.toBe('error');
-      expect(faults!.counts.unexpectedExits).toBe(0);
-      const reached = faults!.crashes.filter((crash) => crash.reached).map((crash) => crash.point);
+      expect(durabilityOutcome!.counts.unexpectedExits).toBe(0);
+      const reached = durabilityOutcome!.crashes.filter((crash) => crash.reached).map((crash) => crash.point);
       expect(reached).toContain('before_model_call');
       expect(reached).toContain('after_ack');
       expect(reached).not.toContain('mid_memory_write');
-      expect(faults!.crashes.filter((crash) => crash.reached).every((crash) => crash.signal === 'SIGKILL')).toBe(true);
+      expect(durabilityOutcome!.crashes.filter((crash) => crash.reached).every((crash) => crash.signal === 'SIGKILL')).toBe(true);
     }
-    const mem0 = cell('mem0').faults!;
+    const mem0 = cell('mem0').durabilityOutcome!;
     expect(mem0.invariants['1']!.held).toBe(true);
     expect(mem0.counts).toMatchObject({ acknowledgedLost: 0, messagesLost: 1 });
     expect(mem0.invariants['2']!.details.join(' ')).toMatch(/before_model_call.*user input not persisted/u);
-    const langgraph = cell('langgraph').faults!;
+    const langgraph = cell('langgraph').durabilityOutcome!;
     expect(langgraph.counts).toMatchObject({ acknowledgedLost: 7, messagesLost: 0 });
     expect(langgraph.invariants['2']!.held).toBe(true);
   });

@@ -36,22 +36,22 @@ describe('crashes mid tool call', () => {
     for (const item of [withKeys, withoutKeys]) {
       expect(item.status).toBe('ok');
       // Every armed crash point was reached and killed the process with SIGKILL.
-      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
+      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
         ['after_tool_intent', true, 'SIGKILL'],
         ['after_tool_effect', true, 'SIGKILL'],
         ['after_tool_result', true, 'SIGKILL'],
         ['before_model_call', true, 'SIGKILL'],
       ]);
     }
-    expect(withKeys.effects).toEqual({ effects: 3, duplicates: 0, refused: 0 });
-    expect(withKeys.faults!.recoveries.map((recovery) => [recovery.classification, recovery.ledgerApplied, recovery.reran])).toEqual([
+    expect(withKeys.effects).toEqual({ effects: 3, effectsDuplicated: 0, effectsRefused: 0 });
+    expect(withKeys.durabilityOutcome!.recoveries.map((recovery) => [recovery.classification, recovery.ledgerApplied, recovery.reran])).toEqual([
       ['not-started', false, true], // killed after the intent: the ledger says the order was never placed
       ['completed', true, false], // killed after the effect: the key tells recovery not to add the wine again
     ]);
-    expect(withoutKeys.effects).toEqual({ effects: 4, duplicates: 1, refused: 0 });
-    expect(withoutKeys.faults!.recoveries.map((recovery) => recovery.classification)).toEqual(['started-unknown', 'started-unknown']);
-    for (const id of ['1', '2', '3', '5'] as const) expect(withKeys.faults!.invariants[id].held).toBe(true);
-    expect(withKeys.faults!.invariants['3'].checked).toBeGreaterThan(0);
+    expect(withoutKeys.effects).toEqual({ effects: 4, effectsDuplicated: 1, effectsRefused: 0 });
+    expect(withoutKeys.durabilityOutcome!.recoveries.map((recovery) => recovery.classification)).toEqual(['started-unknown', 'started-unknown']);
+    for (const id of ['1', '2', '3', '5'] as const) expect(withKeys.durabilityOutcome!.invariants[id].held).toBe(true);
+    expect(withKeys.durabilityOutcome!.invariants['3'].checked).toBeGreaterThan(0);
     // The matrix attributes the duplicate to the crash point that caused it.
     const row = result.durabilityMatrix.find((item) => !item.idempotencyKeys && item.point === 'after_tool_effect')!;
     expect(row).toMatchObject({ armed: 1, reached: 1, effectsDuplicated: 1 });
@@ -80,14 +80,14 @@ steps:
     for (const strategy of ['buffer', 'file-index']) {
       const sync = cell(result.cells, `ack/${strategy}`);
       expect(sync.status).toBe('ok');
-      expect(sync.faults!.crashes.every((crash) => crash.reached)).toBe(true);
-      expect(sync.faults!.invariants['1']).toMatchObject({ held: true, violations: 0 });
-      expect(sync.faults!.invariants['2']).toMatchObject({ held: true, violations: 0, checked: 1 });
+      expect(sync.durabilityOutcome!.crashes.every((crash) => crash.reached)).toBe(true);
+      expect(sync.durabilityOutcome!.invariants['1']).toMatchObject({ held: true, violations: 0 });
+      expect(sync.durabilityOutcome!.invariants['2']).toMatchObject({ held: true, violations: 0, checked: 1 });
       expect(sync.recall.contextRecall.hits).toBe(1);
       const none = cell(result.cells, `ack/${strategy}(durability=none)`);
       expect(none.status).toBe('ok');
-      expect(none.faults!.counts.acknowledgedLost).toBeGreaterThan(0);
-      expect(none.faults!.invariants['1'].held).toBe(false);
+      expect(none.durabilityOutcome!.counts.acknowledgedLost).toBeGreaterThan(0);
+      expect(none.durabilityOutcome!.invariants['1'].held).toBe(false);
       expect(none.recall.contextRecall.hits).toBe(0);
     }
     const buffer = result.durabilityPrices.find((price) => price.strategy === 'buffer' && price.durability === 'none')!;
@@ -111,8 +111,8 @@ describe('summarising strategies', () => {
     const [only] = result.cells;
     expect(only!.status).toBe('ok');
     expect(only!.recall.contextRecall.hits).toBe(0);
-    expect(only!.faults!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
-    expect(only!.faults!.invariants['1']).toMatchObject({ held: false, violations: 1 });
+    expect(only!.durabilityOutcome!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
+    expect(only!.durabilityOutcome!.invariants['1']).toMatchObject({ held: false, violations: 1 });
     expect(result.durabilityPrices[0]!.losses).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
     expect(renderConsoleSummary(result, { width: 1000 })).toMatch(/│ summary +│ none +│ on +│.*│ 1 +│ 0 +│.*│ 1✗1/u);
     for (const report of [renderConsoleSummary(result), renderMarkdown(result), renderHtml(result)]) expect(report).toContain('compressed away');
@@ -128,15 +128,15 @@ describe('background work across a crash (invariants 4 and 6)', () => {
     const bestEffort = cell(result.cells, 'queued/queues-notes(queue=memory)');
     for (const item of [durable, bestEffort]) {
       expect(item.status, item.error).toBe('ok');
-      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['before_model_call', true]]);
+      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['before_model_call', true]]);
     }
-    expect(durable.faults!.invariants['6']).toMatchObject({ held: true, checked: 1, violations: 0 });
-    expect(durable.faults!.counts.pendingJobsLost).toBe(0);
+    expect(durable.durabilityOutcome!.invariants['6']).toMatchObject({ held: true, checked: 1, violations: 0 });
+    expect(durable.durabilityOutcome!.counts.pendingJobsLost).toBe(0);
     expect(durable.recall.contextRecall.hits).toBe(1);
     // The two notes queued before the crash were pending when the process died, and gone after.
-    expect(bestEffort.faults!.invariants['6']).toMatchObject({ held: false, checked: 1, violations: 2 });
-    expect(bestEffort.faults!.invariants['6'].details).toEqual(['2 background job(s) pending before the crash were gone after reopening']);
-    expect(bestEffort.faults!.counts.pendingJobsLost).toBe(2);
+    expect(bestEffort.durabilityOutcome!.invariants['6']).toMatchObject({ held: false, checked: 1, violations: 2 });
+    expect(bestEffort.durabilityOutcome!.invariants['6'].details).toEqual(['2 background job(s) pending before the crash were gone after reopening']);
+    expect(bestEffort.durabilityOutcome!.counts.pendingJobsLost).toBe(2);
     expect(bestEffort.recall.contextRecall.hits).toBe(0);
     // The mode's price shows the loss (both knob settings pool into one row per strategy and mode).
     expect(result.durabilityPrices.find((price) => price.strategy === 'queues-notes')!.losses.pendingJobsLost).toBe(2);
@@ -148,9 +148,9 @@ describe('background work across a crash (invariants 4 and 6)', () => {
     expect(result.cells.map((item) => item.id)).toEqual(['stale-background-job/summary(summarize=async)', 'stale-background-job/entity']);
     for (const item of result.cells) {
       expect(item.status, item.error).toBe('ok');
-      expect(item.faults!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([['mid_summary', true, 'SIGKILL']]);
-      for (const id of ['4', '6'] as const) expect(item.faults!.invariants[id], `${item.id} invariant ${id}`).toMatchObject({ held: true, checked: 1, violations: 0 });
-      expect(item.faults!.counts).toMatchObject({ pendingJobsLost: 0, staleOverwrites: 0 });
+      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([['mid_summary', true, 'SIGKILL']]);
+      for (const id of ['4', '6'] as const) expect(item.durabilityOutcome!.invariants[id], `${item.id} invariant ${id}`).toMatchObject({ held: true, checked: 1, violations: 0 });
+      expect(item.durabilityOutcome!.counts).toMatchObject({ pendingJobsLost: 0, staleOverwrites: 0 });
     }
   });
 });
@@ -163,7 +163,7 @@ describe('unexpected exits', () => {
     const [only] = result.cells;
     expect(only!.status).toBe('error');
     expect(only!.error).toMatch(/step 1 kept killing the agent process \(last exit: code 3, signal null\)/u);
-    expect(only!.faults!.counts.unexpectedExits).toBeGreaterThan(1);
+    expect(only!.durabilityOutcome!.counts.unexpectedExits).toBeGreaterThan(1);
   });
 });
 
@@ -174,11 +174,11 @@ describe('concurrent writers', () => {
     const result = await runBenchmark({ scenarios: [await scenarioFile(yaml)], strategies: ['buffer', 'file-index'] });
     for (const item of result.cells) {
       expect(item.status, item.error).toBe('ok');
-      expect(item.faults!.counts.lostUpdates).toBe(0);
-      expect(item.faults!.counts.tornFiles).toBe(0);
-      expect(item.faults!.counts.indexMismatches).toBe(0);
-      expect(item.faults!.invariants['5'].held).toBe(true);
-      expect(item.faults!.invariants['5'].checked).toBeGreaterThan(0);
+      expect(item.durabilityOutcome!.counts.lostUpdates).toBe(0);
+      expect(item.durabilityOutcome!.counts.tornFiles).toBe(0);
+      expect(item.durabilityOutcome!.counts.indexMismatches).toBe(0);
+      expect(item.durabilityOutcome!.invariants['5'].held).toBe(true);
+      expect(item.durabilityOutcome!.invariants['5'].checked).toBeGreaterThan(0);
     }
   });
 });
@@ -195,9 +195,9 @@ describe('crash fuzzing', () => {
   it('kills reproducibly: the same seed gives the same crash outcomes', PROCESS_TIMEOUT, async () => {
     const options = { scenarios: ['remember-then-crash'], strategies: ['buffer'], crashFuzz: 6, seed: 11 };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
-    const outcomes = (result: typeof a) => result.cells.map((item) => item.faults!.crashes.map((crash) => `${crash.step}:${crash.point}:${crash.reached}`));
+    const outcomes = (result: typeof a) => result.cells.map((item) => item.durabilityOutcome!.crashes.map((crash) => `${crash.step}:${crash.point}:${crash.reached}`));
     expect(outcomes(a)).toEqual(outcomes(b));
-    expect(a.cells[0]!.faults!.crashes.filter((crash) => crash.source === 'fuzz').length).toBe(6);
-    expect(a.cells[0]!.faults!.invariants['1'].held).toBe(true);
+    expect(a.cells[0]!.durabilityOutcome!.crashes.filter((crash) => crash.source === 'fuzz').length).toBe(6);
+    expect(a.cells[0]!.durabilityOutcome!.invariants['1'].held).toBe(true);
   });
 });

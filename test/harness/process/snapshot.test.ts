@@ -30,7 +30,7 @@ describe('the agent startup snapshot', () => {
     for (const cell of result.cells) {
       expect(cell.status).toBe('ok');
       expect(cell.recall.contextRecall.hits).toBe(3); // the Chinese memory too: jieba and SQLite load in a deserialized process
-      expect(cell.faults!.crashes.filter((crash) => crash.reached).length).toBeGreaterThan(0);
+      expect(cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length).toBeGreaterThan(0);
     }
     expect(agentProcessStats.booted.snapshot - before.snapshot).toBeGreaterThanOrEqual(result.cells.length * 5);
     expect(agentProcessStats.booted.bundle - before.bundle).toBe(0);

@@ -31,7 +31,7 @@ describe('warm spare agent processes', () => {
     const [cell] = first.cells;
     expect(cell!.status).toBe('ok');
     expect(cell!.recall.contextRecall.hits).toBe(1);
-    const reached = cell!.faults!.crashes.filter((crash) => crash.reached);
+    const reached = cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached);
     expect(reached).toHaveLength(1);
     for (const crash of reached) expect(crash.recoveryMs).toBeGreaterThan(0);
     // The first session, one per reached crash, one after the session boundary...

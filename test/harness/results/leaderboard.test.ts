@@ -10,7 +10,7 @@ describe('leaderboard', () => {
     const board = leaderboard(result.cells, result.header.seed);
     expect(board.rows.map((row) => row.setting)).toEqual(['buffer', 'window(k=4)', 'window(k=2)']);
     const [buffer, , window] = board.rows;
-    const probes = result.cells.filter((cell) => cell.label === 'buffer').reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+    const probes = result.cells.filter((cell) => cell.setting === 'buffer').reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
     expect(buffer!.contextRecall.n).toBe(probes);
     expect(buffer!.contextRecall.interval!.hi).toBe(1);
     expect(buffer!.vsBest).toBeUndefined();
@@ -31,7 +31,7 @@ describe('leaderboard', () => {
   it('recommends nothing under the token budget when the best setting there recalls less than the floor', () => {
     const result = smallRun();
     // Without window(k=4), only window(k=2) (0.13) stays under the budget.
-    const cells = result.cells.filter((cell) => cell.label !== 'window(k=4)');
+    const cells = result.cells.filter((cell) => cell.setting !== 'window(k=4)');
     const board = leaderboard(cells, result.header.seed);
     const cheap = board.rows.find((row) => row.setting === 'window(k=2)')!;
     expect(cheap.contextPerTurn).toBeLessThanOrEqual(TOKEN_BUDGET);
@@ -46,7 +46,7 @@ describe('leaderboard', () => {
     const withFaults = (id: string, mode: string, lost: number): void => {
       const faults = durability(2, { '1': [2, lost] }) as { counts: Record<string, number> };
       faults.counts = { acknowledgedLost: lost, messagesLost: 0, lostUpdates: 0, compressedAway: 0 };
-      Object.assign(cellOf(result, id), { durability: mode, faults });
+      Object.assign(cellOf(result, id), { durability: mode, durabilityOutcome: faults });
     };
     withFaults('recipes-zh/window(k=2)', 'none', 1);
     const lost = (): { text: string; detail?: string } => leaderboard(result.cells, 1).recommendations.find((item) => item.kind === 'loses-acknowledged')!;

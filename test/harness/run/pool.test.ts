@@ -31,7 +31,7 @@ describe('runBenchmark with worker processes', () => {
     const pooled = await runBenchmark({ ...options, workers: 3 });
     const { plans } = await planRun(options);
     expect(pooled.cells.map((cell) => cell.id)).toEqual(plans.map((plan) => plan.id));
-    expect(pooled.cells.some((cell) => cell.faults?.crashes.some((crash) => crash.reached))).toBe(true);
+    expect(pooled.cells.some((cell) => cell.durabilityOutcome?.crashes.some((crash) => crash.reached))).toBe(true);
     expect(withoutTiming(pooled)).toEqual(withoutTiming(inline));
   });
 

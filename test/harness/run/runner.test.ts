@@ -52,7 +52,7 @@ describe('runBenchmark', () => {
     const options = { scenarios: ['preference-corrections'], strategies: ['buffer', 'window'], params: ['window.k=2,4'], seed: 7 };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
     expect(withoutTiming(b)).toEqual(withoutTiming(a));
-    expect(a.cells.map((cell) => cell.label)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
+    expect(a.cells.map((cell) => cell.setting)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
     expect(new Set(a.cells.map((cell) => cell.seed)).size).toBe(3);
     expect(a.cells[0]!.seed).toBe(cellSeed(7, 'preference-corrections/buffer'));
   });
@@ -182,7 +182,7 @@ describe('runBenchmark', () => {
     });
     const scenario = await loadScenarioFile(await scenarioFile('name: z\nsteps:\n  - user: hi\n'));
     const result = await runCell(
-      { id: 'z/broken', scenario, spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', label: 'broken' }, definition: broken, idempotencyKeys: true, trial: 0, seed: 1 },
+      { id: 'z/broken', scenario, spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' }, definition: broken, idempotencyKeys: true, trial: 0, seed: 1 },
       { model: new OfflineModel(), modelFor: () => new OfflineModel(), live: {}, embedder: new HashedEmbedder(), modelSpec: 'offline', embedderSpec: 'hashed', isolate: false, tokenizerModel: 'offline', now: () => new Date(0), keepCellDirs: false },
     );
     expect(result.status).toBe('error');
@@ -194,7 +194,7 @@ describe('runBenchmark', () => {
       'name: s\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - session: new\n  - user: hello\n    assistant: hi\n  - probe: What is my locker code?\n    expect: ["4711"]\n',
     );
     const result = await runBenchmark({ scenarios: [file], strategies: ['buffer'], params: ['buffer.durability=sync,exit,none'] });
-    expect(result.cells.map((cell) => [cell.label, cell.recall.contextRecall.hits])).toEqual([
+    expect(result.cells.map((cell) => [cell.setting, cell.recall.contextRecall.hits])).toEqual([
       ['buffer', 1],
       ['buffer(durability=exit)', 1],
       ['buffer(durability=none)', 0],
@@ -212,6 +212,6 @@ describe('durability-mode pricing', () => {
     expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.spec.durability === 'sync')).toBe(true);
     expect((await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some((plan) => plan.pricing)).toBe(false);
     const chosen = await planRun({ strategies: ['buffer'], scenarios: ['recipes-en'], priceDurability: ['recipes-en'] });
-    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.label)).toEqual(['buffer(durability=async)', 'buffer(durability=exit)', 'buffer(durability=none)']);
+    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.setting)).toEqual(['buffer(durability=async)', 'buffer(durability=exit)', 'buffer(durability=none)']);
   });
 });

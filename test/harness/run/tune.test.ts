@@ -38,7 +38,7 @@ describe('tune', () => {
     const result = await tune({ strategy: 'window', knob: 'k', values: [2, 8, 16], targetRecall: 0.4, scenarios: ['recipes-en', 'recipes-zh'] });
     expect(result.rows.map((row) => row.value)).toEqual([2, 8, 16]);
     for (const row of result.rows) {
-      const cells = result.run.cells.filter((cell) => cell.label === row.label);
+      const cells = result.run.cells.filter((cell) => cell.setting === row.label);
       expect(cells).toHaveLength(2);
       expect(row.recall.hits).toBe(cells[0]!.recall.contextRecall.hits + cells[1]!.recall.contextRecall.hits);
       expect(row.cost).toBe(cells[0]!.tokens.contextTotal + cells[1]!.tokens.contextTotal);
