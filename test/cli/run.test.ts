@@ -128,7 +128,7 @@ describe('membench list and --help', () => {
     expect(strategies.code).toBe(0);
     expect(strategies.stdout).toMatch(/^buffer /mu);
     expect(strategies.stdout).toContain('knobs: k=2, maxTokens');
-    expect(strategies.stdout).toMatch(/^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, index=exchange, tokenizer=jieba/mu);
+    expect(strategies.stdout).toMatch(/^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, index=exchange, unit=turn, tokenizer=jieba/mu);
     expect(strategies.stdout).toMatch(/^hybrid .*reciprocal rank fusion[^\n]*\n\s+knobs: .*fusionK=60, bm25Weight=1, vectorWeight=1/mu);
     const scenarios = await membench(['list', 'scenarios']);
     expect(scenarios.stdout).toMatch(/^recipes-zh +\d+ steps/mu);

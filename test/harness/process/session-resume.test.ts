@@ -41,7 +41,7 @@ describe('a resumed agent process', () => {
       params: ['bm25.unit=session', 'bm25.index=user'],
     });
     const cell = result.cells[0]!;
-    expect(cell.faults!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
+    expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
       ['before_model_call', true, 'SIGKILL'],
     ]);
     const probe = cell.probes.find((item) => item.id === 'probe')!;
