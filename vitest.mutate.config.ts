@@ -10,7 +10,13 @@ export default mergeConfig(
   base,
   defineConfig({
     test: {
-      include: ['test/strategies/**/*.test.ts', 'test/harness/core/**/*.test.ts', 'test/harness/models/**/*.test.ts', 'test/harness/results/**/*.test.ts', 'test/reports/**/*.test.ts'],
+      include: [
+        'test/strategies/**/*.test.ts',
+        'test/harness/core/**/*.test.ts',
+        'test/harness/models/**/*.test.ts',
+        'test/harness/results/**/*.test.ts',
+        'test/reports/**/*.test.ts',
+      ],
     },
   }),
 );

@@ -22,9 +22,35 @@ export interface ChartSpec {
  * run's settings in their order: the first setting of every run is blue, the second orange, and
  * so on, whatever the strategies are called. A thirteenth setting starts over, with another marker.
  */
-export const SETTING_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#000000'] as const;
+export const SETTING_COLORS = [
+  '#1f77b4',
+  '#ff7f0e',
+  '#2ca02c',
+  '#d62728',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
+  '#393b79',
+  '#000000',
+] as const;
 /** The second channel, for readers who cannot tell two colours apart: a marker per setting. */
-const POINT_STYLES: readonly PointStyle[] = ['circle', 'triangle', 'rect', 'rectRot', 'star', 'crossRot', 'rectRounded', 'cross', 'circle', 'triangle', 'rect', 'rectRot'];
+const POINT_STYLES: readonly PointStyle[] = [
+  'circle',
+  'triangle',
+  'rect',
+  'rectRot',
+  'star',
+  'crossRot',
+  'rectRounded',
+  'cross',
+  'circle',
+  'triangle',
+  'rect',
+  'rectRot',
+];
 /** And a line pattern per setting (solid, dashed, dotted, dash-dot), in turn. */
 const LINE_DASHES: readonly number[][] = [[], [7, 3], [2, 3], [8, 3, 2, 3]];
 
@@ -33,12 +59,20 @@ export function shade(hex: string, amount: number): string {
   const target = amount < 0 ? 0 : 255;
   const weight = Math.min(1, Math.abs(amount));
   const channels = [1, 3, 5].map((start) => parseInt(hex.slice(start, start + 2), 16));
-  return `#${channels.map((channel) => Math.round(channel + (target - channel) * weight).toString(16).padStart(2, '0')).join('')}`;
+  return `#${channels
+    .map((channel) =>
+      Math.round(channel + (target - channel) * weight)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
 }
 
 /** `#rrggbb` plus an alpha, as chart.js accepts it. */
 export function withAlpha(hex: string, alpha: number): string {
-  return `${hex}${Math.round(alpha * 255).toString(16).padStart(2, '0')}`;
+  return `${hex}${Math.round(alpha * 255)
+    .toString(16)
+    .padStart(2, '0')}`;
 }
 
 /** How one label (a strategy with one parameter set) is drawn in every chart of a run. */
@@ -95,8 +129,12 @@ export function summarizeLabels(result: RunResult): LabelSummary[] {
   return [...groups].map(([label, cells]) => {
     const ok = cells.filter((cell) => cell.status === 'ok');
     const perScenario = new Map<string, number[]>();
-    for (const cell of ok) perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens.contextTotal]);
-    const contextTokens = [...perScenario.values()].reduce((sum, totals) => sum + totals.reduce((a, b) => a + b, 0) / totals.length, 0);
+    for (const cell of ok)
+      perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens.contextTotal]);
+    const contextTokens = [...perScenario.values()].reduce(
+      (sum, totals) => sum + totals.reduce((a, b) => a + b, 0) / totals.length,
+      0,
+    );
     const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
     const hits = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
     const turns = ok.flatMap((cell) => cell.turns);
@@ -121,7 +159,10 @@ export function paretoFront(points: readonly { label: string; tokens: number; re
   const front = new Set<string>();
   for (const point of points) {
     const dominated = points.some(
-      (other) => other.tokens <= point.tokens && other.recall >= point.recall && (other.tokens < point.tokens || other.recall > point.recall),
+      (other) =>
+        other.tokens <= point.tokens &&
+        other.recall >= point.recall &&
+        (other.tokens < point.tokens || other.recall > point.recall),
     );
     if (!dominated) front.add(point.label);
   }
@@ -130,7 +171,10 @@ export function paretoFront(points: readonly { label: string; tokens: number; re
 
 /** A file-name-safe id: ASCII names stay readable, others get a stable hash so two names never collide. */
 export function slug(name: string): string {
-  const ascii = name.toLowerCase().replace(/[^a-z0-9]+/gu, '-').replace(/^-+|-+$/gu, '');
+  const ascii = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/gu, '-')
+    .replace(/^-+|-+$/gu, '');
   return ascii === name ? ascii : `${ascii || 'x'}-${fnv1aCodePoints(name).toString(16).padStart(8, '0')}`;
 }
 
@@ -138,7 +182,13 @@ const WIDTH = 960;
 const HEIGHT = 540;
 
 /** A chart of the standard size. */
-export const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({ id, title, width: WIDTH, height: HEIGHT, config });
+export const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({
+  id,
+  title,
+  width: WIDTH,
+  height: HEIGHT,
+  config,
+});
 
 /** Title, subtitle and legend as every chart shows them; static rendering (no animation). */
 export function baseOptions(title: string, subtitle: string, legend = true): ChartConfiguration['options'] {
@@ -162,17 +212,21 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
   const scenarios = [...new Set(result.cells.filter((cell) => cell.group === undefined).map((cell) => cell.scenario))];
   return scenarios.map((scenario) => {
     const byLabel = new Map<string, CellResult[]>();
-    for (const cell of result.cells.filter((item) => item.scenario === scenario)) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
+    for (const cell of result.cells.filter((item) => item.scenario === scenario))
+      byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
     const datasets: ChartDataset<'line', { x: number; y: number }[]>[] = [...byLabel].map(([label, cells]) => {
       const perTurn = new Map<number, number[]>();
       for (const turn of cells.flatMap((cell) => cell.turns)) {
-        if (turn.contextTokens !== null) perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
+        if (turn.contextTokens !== null)
+          perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
       }
       const style = styles.get(label)!;
       const errors = cells.filter((cell) => cell.status === 'error').length;
       return {
         label: errors ? `${label} (${errors} errored)` : label,
-        data: [...perTurn].sort(([a], [b]) => a - b).map(([turn, values]) => ({ x: turn, y: Math.round(values.reduce((a, b) => a + b, 0) / values.length) })),
+        data: [...perTurn]
+          .sort(([a], [b]) => a - b)
+          .map(([turn, values]) => ({ x: turn, y: Math.round(values.reduce((a, b) => a + b, 0) / values.length) })),
         borderColor: style.color,
         backgroundColor: style.color,
         pointStyle: style.pointStyle,
@@ -187,7 +241,10 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
       type: 'line',
       data: { datasets },
       options: {
-        ...baseOptions(title, 'tokens the strategy loaded for each model call (chat overhead included); mean over trials'),
+        ...baseOptions(
+          title,
+          'tokens the strategy loaded for each model call (chat overhead included); mean over trials',
+        ),
         scales: {
           x: { type: 'linear', title: axisTitle('conversation turn (#)'), ticks: { precision: 0 } },
           y: { beginAtZero: true, title: axisTitle('context tokens per model call (tokens)') },
@@ -198,7 +255,11 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
 }
 
 /** p50 and p95 of load or save time per label: solid bar p50, pale bar p95, in the label's colour. */
-export function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec | null {
+export function latencyChart(
+  kind: 'load' | 'save',
+  summaries: readonly LabelSummary[],
+  styles: Map<string, SeriesStyle>,
+): ChartSpec | null {
   const rows = summaries.filter((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs).n > 0);
   if (rows.length === 0) return null;
   const stats = rows.map((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs));
@@ -212,12 +273,28 @@ export function latencyChart(kind: 'load' | 'save', summaries: readonly LabelSum
     data: {
       labels: rows.map((summary, index) => [summary.label, `n=${stats[index]!.n}`]),
       datasets: [
-        { label: 'p50', data: stats.map((stat) => stat.p50), backgroundColor: colors, borderColor: colors, borderWidth: 1 },
-        { label: 'p95', data: stats.map((stat) => stat.p95), backgroundColor: colors.map((color) => withAlpha(color, 0.3)), borderColor: colors, borderWidth: 1 },
+        {
+          label: 'p50',
+          data: stats.map((stat) => stat.p50),
+          backgroundColor: colors,
+          borderColor: colors,
+          borderWidth: 1,
+        },
+        {
+          label: 'p95',
+          data: stats.map((stat) => stat.p95),
+          backgroundColor: colors.map((color) => withAlpha(color, 0.3)),
+          borderColor: colors,
+          borderWidth: 1,
+        },
       ],
     },
     options: {
-      ...baseOptions(title, `solid bar = p50, pale bar = p95 of ${kind}() per turn, pooled over all scenarios (n = turns measured)`, false),
+      ...baseOptions(
+        title,
+        `solid bar = p50, pale bar = p95 of ${kind}() per turn, pooled over all scenarios (n = turns measured)`,
+        false,
+      ),
       scales: {
         x: { title: axisTitle('strategy setting') },
         y: logScale
@@ -254,14 +331,17 @@ export function logAxisBounds(values: readonly number[]): { min: number; max: nu
   const nice = (value: number, direction: 'down' | 'up'): number => {
     const power = 10 ** Math.floor(Math.log10(value));
     const candidates = [...NICE_STEPS.map((step) => step * power), 10 * power];
-    return direction === 'down' ? Math.max(...candidates.filter((candidate) => candidate <= value * (1 + 1e-9))) : Math.min(...candidates.filter((candidate) => candidate >= value * (1 - 1e-9)));
+    return direction === 'down'
+      ? Math.max(...candidates.filter((candidate) => candidate <= value * (1 + 1e-9)))
+      : Math.min(...candidates.filter((candidate) => candidate >= value * (1 - 1e-9)));
   };
   const min = nice(Math.min(...positive), 'down');
   const max = nice(Math.max(...positive), 'up');
   return { min, max: max > min ? max : nice(max * 1.01, 'up') };
 }
 
-const isNumeric = (value: unknown): boolean => typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
+const isNumeric = (value: unknown): boolean =>
+  typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
 
 /** Knob sweeps: labels of one strategy that differ in exactly one knob; knob value on x, recall and tokens on two y axes. */
 export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
@@ -270,12 +350,19 @@ export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<stri
   for (const strategy of strategies) {
     const group = summaries.filter((summary) => summary.strategy === strategy);
     if (group.length < 2) continue;
-    const settings = group.map((summary) => ({ summary, knobs: { ...summary.options, durability: summary.durability } as Record<string, unknown> }));
+    const settings = group.map((summary) => ({
+      summary,
+      knobs: { ...summary.options, durability: summary.durability } as Record<string, unknown>,
+    }));
     const keys = [...new Set(settings.flatMap((setting) => Object.keys(setting.knobs)))];
     for (const key of keys) {
       const lines = new Map<string, typeof settings>();
       for (const setting of settings) {
-        const rest = JSON.stringify(Object.entries(setting.knobs).filter(([other]) => other !== key).sort(([a], [b]) => a.localeCompare(b)));
+        const rest = JSON.stringify(
+          Object.entries(setting.knobs)
+            .filter(([other]) => other !== key)
+            .sort(([a], [b]) => a.localeCompare(b)),
+        );
         lines.set(rest, [...(lines.get(rest) ?? []), setting]);
       }
       for (const [lineIndex, [rest, line]] of [...lines].entries()) {
@@ -285,29 +372,68 @@ export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<stri
         const sorted = numeric ? [...line].sort((a, b) => Number(a.knobs[key]) - Number(b.knobs[key])) : line;
         const xs = sorted.map((setting) => (numeric ? Number(setting.knobs[key]) : String(setting.knobs[key])));
         const color = styles.get(group[0]!.label)!.color;
-        const fixed = (JSON.parse(rest) as [string, unknown][]).map(([name, value]) => `${name}=${String(value)}`).join(', ');
+        const fixed = (JSON.parse(rest) as [string, unknown][])
+          .map(([name, value]) => `${name}=${String(value)}`)
+          .join(', ');
         const title = `${strategy}: sweep of ${key}`;
         const point = (index: number, y: number | null) => (numeric ? { x: xs[index] as number, y } : y);
-        charts.push(chart(`sweep-${slug(strategy)}-${slug(key)}${lines.size > 1 ? `-${lineIndex + 1}` : ''}`, title, {
-          type: 'line',
-          data: {
-            ...(numeric ? {} : { labels: xs as string[] }),
-            datasets: [
-              { label: 'context recall (left axis)', yAxisID: 'recall', data: sorted.map((setting, index) => point(index, setting.summary.recall.value)), borderColor: color, backgroundColor: color, pointStyle: 'circle', pointRadius: 5, borderWidth: 2 },
-              { label: 'total context tokens (right axis)', yAxisID: 'tokens', data: sorted.map((setting, index) => point(index, setting.summary.contextTokens)), borderColor: shade(color, -0.45), backgroundColor: shade(color, -0.45), borderDash: [6, 4], pointStyle: 'rect', pointRadius: 5, borderWidth: 2 },
-            ],
-          },
-          options: {
-            ...baseOptions(title, `pooled over all scenarios${fixed ? `; fixed: ${fixed}` : ''}`),
-            scales: {
-              x: numeric
-                ? { type: 'linear', title: axisTitle(`${key} (knob value)`), ticks: xs.every((value) => Number.isInteger(value)) ? { precision: 0 } : {} }
-                : { offset: true, title: axisTitle(`${key} (knob value)`) },
-              recall: { type: 'linear', position: 'left', min: 0, max: 1, title: axisTitle('context recall (share of probes)') },
-              tokens: { type: 'linear', position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: axisTitle('total context tokens (tokens)') },
+        charts.push(
+          chart(`sweep-${slug(strategy)}-${slug(key)}${lines.size > 1 ? `-${lineIndex + 1}` : ''}`, title, {
+            type: 'line',
+            data: {
+              ...(numeric ? {} : { labels: xs as string[] }),
+              datasets: [
+                {
+                  label: 'context recall (left axis)',
+                  yAxisID: 'recall',
+                  data: sorted.map((setting, index) => point(index, setting.summary.recall.value)),
+                  borderColor: color,
+                  backgroundColor: color,
+                  pointStyle: 'circle',
+                  pointRadius: 5,
+                  borderWidth: 2,
+                },
+                {
+                  label: 'total context tokens (right axis)',
+                  yAxisID: 'tokens',
+                  data: sorted.map((setting, index) => point(index, setting.summary.contextTokens)),
+                  borderColor: shade(color, -0.45),
+                  backgroundColor: shade(color, -0.45),
+                  borderDash: [6, 4],
+                  pointStyle: 'rect',
+                  pointRadius: 5,
+                  borderWidth: 2,
+                },
+              ],
             },
-          },
-        } as ChartConfiguration));
+            options: {
+              ...baseOptions(title, `pooled over all scenarios${fixed ? `; fixed: ${fixed}` : ''}`),
+              scales: {
+                x: numeric
+                  ? {
+                      type: 'linear',
+                      title: axisTitle(`${key} (knob value)`),
+                      ticks: xs.every((value) => Number.isInteger(value)) ? { precision: 0 } : {},
+                    }
+                  : { offset: true, title: axisTitle(`${key} (knob value)`) },
+                recall: {
+                  type: 'linear',
+                  position: 'left',
+                  min: 0,
+                  max: 1,
+                  title: axisTitle('context recall (share of probes)'),
+                },
+                tokens: {
+                  type: 'linear',
+                  position: 'right',
+                  beginAtZero: true,
+                  grid: { drawOnChartArea: false },
+                  title: axisTitle('total context tokens (tokens)'),
+                },
+              },
+            },
+          } as ChartConfiguration),
+        );
       }
     }
   }
@@ -334,15 +460,40 @@ export function durabilityChart(result: RunResult): ChartSpec | null {
       type: 'scatter',
       data: {
         datasets: [
-          { label: 'held in every check', data: points(false), backgroundColor: '#2ca02c', borderColor: '#1b6e1b', ...square },
-          { label: 'violated at least once', data: points(true), backgroundColor: '#d62728', borderColor: '#8b1a1a', ...square },
+          {
+            label: 'held in every check',
+            data: points(false),
+            backgroundColor: '#2ca02c',
+            borderColor: '#1b6e1b',
+            ...square,
+          },
+          {
+            label: 'violated at least once',
+            data: points(true),
+            backgroundColor: '#d62728',
+            borderColor: '#8b1a1a',
+            ...square,
+          },
         ],
       },
       options: {
-        ...baseOptions(title, 'summed over scenarios and trials; no square = not checked for that setting; junit.xml lists each violation'),
+        ...baseOptions(
+          title,
+          'summed over scenarios and trials; no square = not checked for that setting; junit.xml lists each violation',
+        ),
         scales: {
-          x: { type: 'category', labels: columnLabels, offset: true, title: axisTitle('invariant checked after every recovery') },
-          y: { type: 'category', labels: rowLabels, offset: true, title: axisTitle('strategy setting (crashes reached)') },
+          x: {
+            type: 'category',
+            labels: columnLabels,
+            offset: true,
+            title: axisTitle('invariant checked after every recovery'),
+          },
+          y: {
+            type: 'category',
+            labels: rowLabels,
+            offset: true,
+            title: axisTitle('strategy setting (crashes reached)'),
+          },
         },
       },
       // Category axes take label strings as coordinates; chart.js types only know numbers here.

@@ -9,15 +9,33 @@ import { leaderboards } from './verdict.js';
 import { recallByDistance, type DistanceUnit } from '../harness/results/by-distance.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
-  axisTitle, baseOptions, chart, durabilityChart, latencyChart, logAxisBounds, paretoFront, seriesStyles, slug, summarizeLabels, sweepCharts, tokenGrowthCharts, withAlpha,
-  type ChartSpec, type SeriesStyle,
+  axisTitle,
+  baseOptions,
+  chart,
+  durabilityChart,
+  latencyChart,
+  logAxisBounds,
+  paretoFront,
+  seriesStyles,
+  slug,
+  summarizeLabels,
+  sweepCharts,
+  tokenGrowthCharts,
+  withAlpha,
+  type ChartSpec,
+  type SeriesStyle,
 } from './chart-data.js';
 
 /** Context recall against context tokens per turn, one point per setting (Pareto front marked); coinciding points are nudged apart and say so. */
 function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec | null {
   const rows = leaderboards(result)[0]!.board.rows.filter((row) => row.contextRecall.value !== null);
   if (rows.length === 0) return null;
-  const points = rows.map((row) => ({ label: row.setting, tokens: Math.round(row.contextPerTurn), recall: row.contextRecall.value!, row }));
+  const points = rows.map((row) => ({
+    label: row.setting,
+    tokens: Math.round(row.contextPerTurn),
+    recall: row.contextRecall.value!,
+    row,
+  }));
   const front = paretoFront(points);
   const seen = new Map<string, string[]>();
   const placed = points.map((point) => {
@@ -26,7 +44,9 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
     seen.set(key, [...before, point.label]);
     return { ...point, y: Math.min(1.04, point.recall + 0.012 * before.length), overlaps: before };
   });
-  const frontLine = placed.filter((point) => front.has(point.label)).sort((a, b) => a.tokens - b.tokens || a.recall - b.recall);
+  const frontLine = placed
+    .filter((point) => front.has(point.label))
+    .sort((a, b) => a.tokens - b.tokens || a.recall - b.recall);
   const title = 'Context recall vs context tokens per turn';
   const datasets: ChartDataset[] = [
     ...placed.map((point) => {
@@ -66,9 +86,16 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
     type: 'scatter',
     data: { datasets },
     options: {
-      ...baseOptions(title, 'one point per strategy setting, pooled over the run (legend: recall [95% Wilson interval], n probes); ★ = on the Pareto front'),
+      ...baseOptions(
+        title,
+        'one point per strategy setting, pooled over the run (legend: recall [95% Wilson interval], n probes); ★ = on the Pareto front',
+      ),
       scales: {
-        x: { type: 'logarithmic', ...logAxisBounds(points.map((point) => point.tokens)), title: axisTitle('context tokens per model call (mean, log scale)') },
+        x: {
+          type: 'logarithmic',
+          ...logAxisBounds(points.map((point) => point.tokens)),
+          title: axisTitle('context tokens per model call (mean, log scale)'),
+        },
         y: { min: 0, max: 1, title: axisTitle('context recall (share of answerable probes)') },
       },
     },
@@ -86,7 +113,10 @@ function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string
     const style = styles.get(setting)!;
     return {
       label: setting,
-      data: buckets.map((bucket) => rows.find((row) => row.setting === setting && row.bucket.hi === bucket.hi)?.contextRecall.value ?? null),
+      data: buckets.map(
+        (bucket) =>
+          rows.find((row) => row.setting === setting && row.bucket.hi === bucket.hi)?.contextRecall.value ?? null,
+      ),
       borderColor: style.color,
       backgroundColor: style.color,
       pointStyle: style.pointStyle,
@@ -103,7 +133,10 @@ function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string
     type: 'line',
     data: { labels: buckets.map((bucket) => bucket.label), datasets },
     options: {
-      ...baseOptions(title, `probes bucketed by how far back their furthest evidence lies (${unit === 'exchanges' ? 'each distance up to 32, then quarters of each doubling' : 'powers of two'}); pooled over the run`),
+      ...baseOptions(
+        title,
+        `probes bucketed by how far back their furthest evidence lies (${unit === 'exchanges' ? 'each distance up to 32, then quarters of each doubling' : 'powers of two'}); pooled over the run`,
+      ),
       scales: {
         x: { title: axisTitle(`distance (${what})`) },
         y: { min: 0, max: 1, title: axisTitle('context recall (share of probes in the bucket)') },
@@ -121,9 +154,12 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
     const datasets = settings.flatMap((setting): ChartDataset<'line', { x: number; y: number }[]>[] => {
       const perTurn = new Map<number, number[]>();
       for (const turn of cells.filter((cell) => cell.setting === setting).flatMap((cell) => cell.turns)) {
-        if (turn.contextTokens !== null) perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
+        if (turn.contextTokens !== null)
+          perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
       }
-      const series = [...perTurn].sort(([a], [b]) => a - b).map(([turn, values]) => ({ turn, sorted: [...values].sort((x, y) => x - y) }));
+      const series = [...perTurn]
+        .sort(([a], [b]) => a - b)
+        .map(([turn, values]) => ({ turn, sorted: [...values].sort((x, y) => x - y) }));
       const style = styles.get(setting)!;
       const line = (quantile: number, dashed: boolean) => ({
         label: `${setting} ${dashed ? 'p90' : 'median'}`,
@@ -143,7 +179,10 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
       type: 'line',
       data: { datasets },
       options: {
-        ...baseOptions(title, `median (solid) and p90 (dashed) over the group's ${new Set(cells.map((cell) => cell.scenario)).size} scenario(s), by turn`),
+        ...baseOptions(
+          title,
+          `median (solid) and p90 (dashed) over the group's ${new Set(cells.map((cell) => cell.scenario)).size} scenario(s), by turn`,
+        ),
         scales: {
           x: { type: 'linear', title: axisTitle('conversation turn (#)'), ticks: { precision: 0 } },
           y: { beginAtZero: true, title: axisTitle('context tokens per model call (tokens)') },
@@ -157,8 +196,22 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
 function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   return groups.flatMap((group) => {
-    const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok' && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false);
-    const labels = [...new Set(cells.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined || probe.contextRecall === undefined ? [] : [probe.label]))))].sort();
+    const cells = result.cells.filter(
+      (cell) =>
+        cell.group === group &&
+        cell.status === 'ok' &&
+        !cell.pricing &&
+        cell.durabilityOutcome?.idempotencyKeys !== false,
+    );
+    const labels = [
+      ...new Set(
+        cells.flatMap((cell) =>
+          cell.probes.flatMap((probe) =>
+            probe.label === undefined || probe.contextRecall === undefined ? [] : [probe.label],
+          ),
+        ),
+      ),
+    ].sort();
     if (labels.length === 0) return [];
     const settings = [...new Set(cells.map((cell) => cell.setting))];
     const datasets: ChartDataset<'bar'>[] = settings.map((setting) => {
@@ -181,8 +234,14 @@ function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>
         type: 'bar',
         data: { labels, datasets },
         options: {
-          ...baseOptions(title, "mean share of the gold answer's content words within one context message, by the dataset's own category"),
-          scales: { x: { title: axisTitle('category (the dataset\'s own label)') }, y: { min: 0, max: 1, title: axisTitle('answer recall (mean over questions)') } },
+          ...baseOptions(
+            title,
+            "mean share of the gold answer's content words within one context message, by the dataset's own category",
+          ),
+          scales: {
+            x: { title: axisTitle("category (the dataset's own label)") },
+            y: { min: 0, max: 1, title: axisTitle('answer recall (mean over questions)') },
+          },
         },
       } as ChartConfiguration),
     ];

@@ -22,7 +22,8 @@ let prepared: { fontFamily: string } | undefined;
 export function prepareCharts(): { fontFamily: string } {
   if (prepared) return prepared;
   Chart.register(...registerables);
-  const registered = existsSync(CHART_FONT_FILE) && GlobalFonts.registerFromPath(CHART_FONT_FILE, CHART_FONT_FAMILY) !== null;
+  const registered =
+    existsSync(CHART_FONT_FILE) && GlobalFonts.registerFromPath(CHART_FONT_FILE, CHART_FONT_FAMILY) !== null;
   const fontFamily = registered ? `"${CHART_FONT_FAMILY}", sans-serif` : 'sans-serif';
   Chart.defaults.font.family = fontFamily;
   Chart.defaults.color = '#333333';
@@ -51,8 +52,14 @@ export function renderChartPng(spec: ChartSpec): Buffer {
   prepareCharts();
   const canvas = createCanvas(spec.width, spec.height);
   const config = structuredClone(spec.config) as ChartConfiguration;
-  for (const scale of Object.values((config.options?.scales ?? {}) as Record<string, { type?: string; ticks?: { callback?: (value: number | string) => string } }>)) {
-    if (scale.type === 'logarithmic') scale.ticks = { ...scale.ticks, callback: (value) => logTickLabel(Number(value)) };
+  for (const scale of Object.values(
+    (config.options?.scales ?? {}) as Record<
+      string,
+      { type?: string; ticks?: { callback?: (value: number | string) => string } }
+    >,
+  )) {
+    if (scale.type === 'logarithmic')
+      scale.ticks = { ...scale.ticks, callback: (value) => logTickLabel(Number(value)) };
   }
   const chart = new Chart(canvas.getContext('2d') as unknown as ConstructorParameters<typeof Chart>[0], {
     ...config,

@@ -1,10 +1,41 @@
 /** The console summary table printed after a run. */
 import type { RunResult } from '../harness/results/schema.js';
-import { interleavingNote, modelDependenceNote, modelNote, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
-import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import {
+  interleavingNote,
+  modelDependenceNote,
+  modelNote,
+  summaryNotes,
+  summaryRow,
+  type SummaryRow,
+} from './summary.js';
+import {
+  COMPRESSED_AWAY_NOTE,
+  idempotencyNote,
+  invariantLegend,
+  MODE_COLUMNS,
+  modeRows,
+  PRICE_COLUMNS,
+  priceRows,
+} from './durability.js';
 import { DEFAULT_TABLE_WIDTH, fittedTable, wrapText } from './layout.js';
-import { DURABILITY_MARKS_LEGEND, labelTable, leaderboardCells, leaderboardHead, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricValues, PROTOCOL_NOTES, type ProtocolRow, protocolRows, retrievalKs, retrievalRows } from './retrieval.js';
+import {
+  DURABILITY_MARKS_LEGEND,
+  labelTable,
+  leaderboardCells,
+  leaderboardHead,
+  leaderboards,
+  MODE_TABLE_NOTE,
+  MODE_TABLE_TITLE,
+} from './verdict.js';
+import {
+  formatFigure,
+  metricValues,
+  PROTOCOL_NOTES,
+  type ProtocolRow,
+  protocolRows,
+  retrievalKs,
+  retrievalRows,
+} from './retrieval.js';
 import { judgingTables } from './judging.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
@@ -24,8 +55,16 @@ const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
 ];
 
 /** The judging tables (judges and their cost, judged accuracy, agreement, errata ceilings) as console text; `membench judge` prints them too. */
-export function renderJudgingConsole(result: RunResult, options: { style?: { head: string[]; border: string[] }; width?: number } = {}): string[] {
-  return judgingTables(result).flatMap(({ title, note, head, body }) => [`${title.charAt(0).toLowerCase()}${title.slice(1)}`, fittedTable(head, body, options), wrapText(note, options.width), '']);
+export function renderJudgingConsole(
+  result: RunResult,
+  options: { style?: { head: string[]; border: string[] }; width?: number } = {},
+): string[] {
+  return judgingTables(result).flatMap(({ title, note, head, body }) => [
+    `${title.charAt(0).toLowerCase()}${title.slice(1)}`,
+    fittedTable(head, body, options),
+    wrapText(note, options.width),
+    '',
+  ]);
 }
 
 /**
@@ -33,17 +72,29 @@ export function renderJudgingConsole(result: RunResult, options: { style?: { hea
  * scenario group only with `detail`: a group reads as one suite), durability, notes. Every table
  * is laid out to `width` (default 120 columns): the columns that do not fit go to a second table.
  */
-export function renderConsoleSummary(result: RunResult, options: { color?: boolean; detail?: boolean; width?: number } = {}): string {
+export function renderConsoleSummary(
+  result: RunResult,
+  options: { color?: boolean; detail?: boolean; width?: number } = {},
+): string {
   const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] };
-  const fitted = (head: readonly string[], rows: readonly (readonly string[])[], keys = 1): string => fittedTable(head, rows, { style, keys, ...(options.width !== undefined ? { width: options.width } : {}) });
+  const fitted = (head: readonly string[], rows: readonly (readonly string[])[], keys = 1): string =>
+    fittedTable(head, rows, { style, keys, ...(options.width !== undefined ? { width: options.width } : {}) });
   const verdict: string[] = [];
   for (const { title, board, cells } of leaderboards(result)) {
     const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND] : [];
-    verdict.push(`leaderboard — ${title}`, fitted(leaderboardHead(board), leaderboardCells(board)), ...marks, ...board.recommendations.map((item) => `→ ${item.text}`), '');
+    verdict.push(
+      `leaderboard — ${title}`,
+      fitted(leaderboardHead(board), leaderboardCells(board)),
+      ...marks,
+      ...board.recommendations.map((item) => `→ ${item.text}`),
+      '',
+    );
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     if (byLabel) verdict.push(`${title} by the dataset's own category`, fitted(byLabel.head, byLabel.body), '');
   }
-  verdict.push(...renderJudgingConsole(result, { style, ...(options.width !== undefined ? { width: options.width } : {}) }));
+  verdict.push(
+    ...renderJudgingConsole(result, { style, ...(options.width !== undefined ? { width: options.width } : {}) }),
+  );
   const modes = modeRows(result);
   if (modes.length > 1) verdict.push(MODE_TABLE_TITLE, fitted(MODE_COLUMNS, modes), MODE_TABLE_NOTE, '');
   const shown = result.cells.filter((cell) => options.detail || (cell.group === undefined && !cell.pricing));
@@ -55,7 +106,13 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
   const extra: string[] = [];
   const prices = priceRows(result);
   if (prices.length > 0) {
-    extra.push('', `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`, fitted(PRICE_COLUMNS, prices, 3), COMPRESSED_AWAY_NOTE, ...(idempotencyNote(result) ? [idempotencyNote(result)!] : []));
+    extra.push(
+      '',
+      `durability: what each mode costs (save latency) and lost under the injected crashes (invariants ✓ held, ✗ violations: ${invariantLegend()})`,
+      fitted(PRICE_COLUMNS, prices, 3),
+      COMPRESSED_AWAY_NOTE,
+      ...(idempotencyNote(result) ? [idempotencyNote(result)!] : []),
+    );
   }
   const ks = retrievalKs(result);
   const retrieval = retrievalRows(result, false, options.detail);
@@ -63,33 +120,70 @@ export function renderConsoleSummary(result: RunResult, options: { color?: boole
     const head = ['scenario', 'strategy', 'level', 'n', ...ks.map((k) => `@${k} any/all/ndcg`)];
     const figures = retrieval.map((row) => {
       const values = metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)));
-      return [row.scenario, row.label, row.level, String(row.summary.n), ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/'))];
+      return [
+        row.scenario,
+        row.label,
+        row.level,
+        String(row.summary.n),
+        ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/')),
+      ];
     });
-    extra.push('', 'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)', fitted(head, figures, 4));
+    extra.push(
+      '',
+      'retrieval: recall_any / recall_all / NDCG at each k of the ranking against probe evidence (turn = stored items, session = their sessions; see report.md)',
+      fitted(head, figures, 4),
+    );
   }
   for (const [protocol, rows] of groupBy(protocolRows(result), (row) => row.protocol)) {
     const ks = rows[0]!.values.map(({ k }) => k);
-    const figures = rows.map((row) => [row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))]);
-    extra.push('', `--protocol ${protocol}: ${PROTOCOL_NOTES[protocol] ?? ''}`, fitted(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], figures, 4));
+    const figures = rows.map((row) => [
+      row.strategy,
+      row.unit,
+      row.metric,
+      String(row.n),
+      ...row.values.map(({ value }) => formatFigure(value)),
+    ]);
+    extra.push(
+      '',
+      `--protocol ${protocol}: ${PROTOCOL_NOTES[protocol] ?? ''}`,
+      fitted(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], figures, 4),
+    );
   }
-  const failed = result.cells.filter((cell) => cell.status === 'error').map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
+  const failed = result.cells
+    .filter((cell) => cell.status === 'error')
+    .map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
   extra.push(...summaryNotes(result));
   const { header } = result;
-  return [
-    ...verdict,
-    ...(shown.length > 0 ? ['per cell:', fitted(CONSOLE_COLUMNS.map(([, title]) => title), perCell, 2)] : []),
-    ...(hidden > 0 ? [`(${hidden} more cells — scenario groups, pooled in their leaderboard, and durability-mode pricing, in the durability table — are listed with --detail)`] : []),
-    ...extra,
-    ...failed,
-    ...(interleavingNote(result) ? [interleavingNote(result)!] : []),
-    'recall = context recall, evidence = evidence recall (mean share of evidence steps held, n probes), stale = stale exposure (outdated value without the current one), conflict = conflict exposure (outdated value at all), answer = answer accuracy (hits/n); latencies in ms per turn',
-    `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
-    modelNote(result),
-    modelDependenceNote(result),
-  ]
-    // Tables are laid out already (they hold line breaks); prose is cut at spaces to the width.
-    .map((item) => (item.includes('\n') ? item : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH)))
-    .join('\n');
+  return (
+    [
+      ...verdict,
+      ...(shown.length > 0
+        ? [
+            'per cell:',
+            fitted(
+              CONSOLE_COLUMNS.map(([, title]) => title),
+              perCell,
+              2,
+            ),
+          ]
+        : []),
+      ...(hidden > 0
+        ? [
+            `(${hidden} more cells — scenario groups, pooled in their leaderboard, and durability-mode pricing, in the durability table — are listed with --detail)`,
+          ]
+        : []),
+      ...extra,
+      ...failed,
+      ...(interleavingNote(result) ? [interleavingNote(result)!] : []),
+      'recall = context recall, evidence = evidence recall (mean share of evidence steps held, n probes), stale = stale exposure (outdated value without the current one), conflict = conflict exposure (outdated value at all), answer = answer accuracy (hits/n); latencies in ms per turn',
+      `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,
+      modelNote(result),
+      modelDependenceNote(result),
+    ]
+      // Tables are laid out already (they hold line breaks); prose is cut at spaces to the width.
+      .map((item) => (item.includes('\n') ? item : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH)))
+      .join('\n')
+  );
 }
 
 /** Rows grouped by a key, in first-seen order. */

@@ -1,9 +1,43 @@
 /** Durability tables shared by the console and report.md: the matrix and each mode's price. */
-import { INVARIANTS, invariantName, type InvariantId, type ModePrice, type RunResult } from '../harness/results/schema.js';
+import {
+  INVARIANTS,
+  invariantName,
+  type InvariantId,
+  type ModePrice,
+  type RunResult,
+} from '../harness/results/schema.js';
 import { formatMs } from './summary.js';
 
-export const MATRIX_COLUMNS = ['strategy', 'mode', 'keys', 'crash point', 'reached/armed', 'acks lost', 'msgs lost', 'dup effects', 'misclassified', 'torn', 'index ≠'] as const;
-export const PRICE_COLUMNS = ['strategy', 'mode', 'keys', 'save p50 ms', 'save p95 ms', 'crashes', 'acks lost', 'compressed away', 'msgs lost', 'dup effects', 'lost updates', 'torn', 'jobs lost', 'stale', 'invariants'] as const;
+export const MATRIX_COLUMNS = [
+  'strategy',
+  'mode',
+  'keys',
+  'crash point',
+  'reached/armed',
+  'acks lost',
+  'msgs lost',
+  'dup effects',
+  'misclassified',
+  'torn',
+  'index ≠',
+] as const;
+export const PRICE_COLUMNS = [
+  'strategy',
+  'mode',
+  'keys',
+  'save p50 ms',
+  'save p95 ms',
+  'crashes',
+  'acks lost',
+  'compressed away',
+  'msgs lost',
+  'dup effects',
+  'lost updates',
+  'torn',
+  'jobs lost',
+  'stale',
+  'invariants',
+] as const;
 
 /** What the `compressed away` column means, for the line under every table that shows it. */
 export const COMPRESSED_AWAY_NOTE =
@@ -59,20 +93,37 @@ export function invariantLegend(): string {
   return (Object.keys(INVARIANTS) as InvariantId[]).map(invariantName).join('; ');
 }
 
-export const MODE_COLUMNS = ['mode', 'strategies', 'save p50 ms (median)', 'save p95 ms (median)', 'crashes', 'acks lost', 'msgs lost', 'lost by'] as const;
+export const MODE_COLUMNS = [
+  'mode',
+  'strategies',
+  'save p50 ms (median)',
+  'save p95 ms (median)',
+  'crashes',
+  'acks lost',
+  'msgs lost',
+  'lost by',
+] as const;
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? (sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2) : 0;
+  return sorted.length
+    ? sorted.length % 2
+      ? sorted[(sorted.length - 1) / 2]!
+      : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2
+    : 0;
 };
 
 /** One row per durability mode over every strategy priced in it: "when must memory be written synchronously?" in numbers. */
 export function modeRows(result: RunResult): string[][] {
   const order = ['sync', 'async', 'exit', 'none'];
-  const modes = [...new Set(result.durabilityPrices.map((price) => price.durability))].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  const modes = [...new Set(result.durabilityPrices.map((price) => price.durability))].sort(
+    (a, b) => order.indexOf(a) - order.indexOf(b),
+  );
   return modes.map((mode) => {
     const prices = result.durabilityPrices.filter((price) => price.durability === mode && price.idempotencyKeys);
-    const losers = prices.filter((price) => price.losses.acknowledgedLost + price.losses.messagesLost + price.losses.lostUpdates > 0).map((price) => price.strategy);
+    const losers = prices
+      .filter((price) => price.losses.acknowledgedLost + price.losses.messagesLost + price.losses.lostUpdates > 0)
+      .map((price) => price.strategy);
     return [
       mode,
       String(new Set(prices.map((price) => price.strategy)).size),
@@ -92,10 +143,15 @@ export function modeRows(result: RunResult): string[][] {
  */
 export function idempotencyNote(result: RunResult): string | undefined {
   const withEffects = result.cells.filter((cell) => cell.durabilityOutcome !== undefined && !cell.pricing);
-  const without = [...new Set(withEffects.filter((cell) => cell.durabilityOutcome?.idempotencyKeys === false).map((cell) => cell.strategy))];
+  const without = [
+    ...new Set(
+      withEffects.filter((cell) => cell.durabilityOutcome?.idempotencyKeys === false).map((cell) => cell.strategy),
+    ),
+  ];
   if (without.length === 0) return undefined;
   const all = new Set(result.header.strategies.map((strategy) => strategy.name));
-  if (without.length >= all.size) return `keys: every strategy ran its crash cells with side effects both with idempotency keys (on) and without them (off)`;
+  if (without.length >= all.size)
+    return `keys: every strategy ran its crash cells with side effects both with idempotency keys (on) and without them (off)`;
   return (
     `keys: the crash cells with side effects ran without idempotency keys (off) for ${without.join(', ')} only, with keys for all ${all.size} strategies: ` +
     `a duplicated effect comes from the harness's tool-call recovery, not the strategy (--idempotency both runs the contrast for every strategy)`

@@ -19,8 +19,10 @@ export interface Answer {
   sentences: string[];
 }
 
-const f2 = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : value.toFixed(2));
-const ci = (row: LeaderboardRow): string => (row.contextRecall.interval ? ` [${f2(row.contextRecall.interval.lo)}, ${f2(row.contextRecall.interval.hi)}]` : '');
+const f2 = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '–' : value.toFixed(2);
+const ci = (row: LeaderboardRow): string =>
+  row.contextRecall.interval ? ` [${f2(row.contextRecall.interval.lo)}, ${f2(row.contextRecall.interval.hi)}]` : '';
 const tokens = (row: LeaderboardRow): string => String(Math.round(row.contextPerTurn));
 
 /** Texts of both languages, picked by `lang`: every template is written twice, side by side. */
@@ -32,7 +34,10 @@ const QUESTIONS: Record<Answer['id'], Text> = {
   'summary-loses': { en: 'What does summary memory lose?', zh: '摘要记忆会丢掉什么？' },
   'vector-vs-rag': { en: 'Vector memory or retrieval over documents?', zh: '向量记忆和文档检索（RAG）有什么区别？' },
   'files-or-database': { en: 'Files or a database for long-term memory?', zh: '长期记忆用文件还是数据库？' },
-  'sync-or-async': { en: 'When must memory be written synchronously, and when in the background?', zh: '记忆什么时候必须同步写入，什么时候可以后台写？' },
+  'sync-or-async': {
+    en: 'When must memory be written synchronously, and when in the background?',
+    zh: '记忆什么时候必须同步写入，什么时候可以后台写？',
+  },
 };
 
 /**
@@ -55,13 +60,30 @@ function reach(rows: readonly DistanceRow[], setting: string): { held?: Distance
     else break;
   }
   const beyond = mine.filter((row) => !held || row.bucket.hi > held.bucket.hi);
-  const pooled = beyond.reduce((sum, row) => ({ hits: sum.hits + row.contextRecall.hits, n: sum.n + row.contextRecall.n }), { hits: 0, n: 0 });
-  return { ...(held ? { held } : {}), ...(pooled.n ? { beyond: { ...beyond[0]!, contextRecall: { ...pooled, value: pooled.hits / pooled.n } } } : {}) };
+  const pooled = beyond.reduce(
+    (sum, row) => ({ hits: sum.hits + row.contextRecall.hits, n: sum.n + row.contextRecall.n }),
+    { hits: 0, n: 0 },
+  );
+  return {
+    ...(held ? { held } : {}),
+    ...(pooled.n ? { beyond: { ...beyond[0]!, contextRecall: { ...pooled, value: pooled.hits / pooled.n } } } : {}),
+  };
 }
 
-function windowK(lang: Language, rows: readonly LeaderboardRow[], distance: readonly DistanceRow[], traits: TraitsOf): string[] {
+function windowK(
+  lang: Language,
+  rows: readonly LeaderboardRow[],
+  distance: readonly DistanceRow[],
+  traits: TraitsOf,
+): string[] {
   const windows = rows.filter((row) => traits(row.strategy)?.kind === 'window');
-  if (windows.length === 0) return [pick(lang, { en: 'This run has no window cells: run `membench run -s window -p window.k=2,4,8` to answer it with numbers.', zh: '本次运行没有 window 的结果：运行 `membench run -s window -p window.k=2,4,8` 才能用数据回答。' })];
+  if (windows.length === 0)
+    return [
+      pick(lang, {
+        en: 'This run has no window cells: run `membench run -s window -p window.k=2,4,8` to answer it with numbers.',
+        zh: '本次运行没有 window 的结果：运行 `membench run -s window -p window.k=2,4,8` 才能用数据回答。',
+      }),
+    ];
   const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
   const out = windows.map((row) => {
     const { held, beyond } = reach(distance, row.setting);
@@ -87,12 +109,26 @@ function windowK(lang: Language, rows: readonly LeaderboardRow[], distance: read
   return out;
 }
 
-function summaryLoses(lang: Language, rows: readonly LeaderboardRow[], offline: boolean, result: RunResult, traits: TraitsOf): string[] {
+function summaryLoses(
+  lang: Language,
+  rows: readonly LeaderboardRow[],
+  offline: boolean,
+  result: RunResult,
+  traits: TraitsOf,
+): string[] {
   const summarises = (strategy: string): boolean => traits(strategy)?.kind === 'summary';
   const summaries = rows.filter((row) => summarises(row.strategy));
-  if (summaries.length === 0) return [pick(lang, { en: 'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.', zh: '本次运行没有摘要策略的结果：加上 `-s summary -s summary-buffer` 再运行。' })];
+  if (summaries.length === 0)
+    return [
+      pick(lang, {
+        en: 'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.',
+        zh: '本次运行没有摘要策略的结果：加上 `-s summary -s summary-buffer` 再运行。',
+      }),
+    ];
   const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
-  const compressed = result.cells.filter((cell) => summarises(cell.strategy)).reduce((sum, cell) => sum + (cell.durabilityOutcome?.counts.compressedAway ?? 0), 0);
+  const compressed = result.cells
+    .filter((cell) => summarises(cell.strategy))
+    .reduce((sum, cell) => sum + (cell.durabilityOutcome?.counts.compressedAway ?? 0), 0);
   const out = summaries.map((row) =>
     pick(lang, {
       en: `${row.setting} recalls ${f2(row.contextRecall.value)}${ci(row)} and holds ${f2(row.evidenceRecall.mean)} of the evidence at ${tokens(row)} tokens per turn, plus ${Math.round(row.maintenancePerTurn)} maintenance tokens per turn for summarising${buffer && row.vsBest && rows[0] === buffer ? `; against buffer it is ${row.vsBest.verdict === 'within noise' ? 'within noise' : `${row.vsBest.verdict} by ${f2(Math.abs(row.vsBest.difference))}`}` : ''} [leaderboard, n=${row.contextRecall.n}].`,
@@ -105,15 +141,36 @@ function summaryLoses(lang: Language, rows: readonly LeaderboardRow[], offline: 
       zh: `它丢掉的是摘要没写进去的东西：原话（上下文召回要求原文出现）和预算用满后的旧细节${compressed ? `；耐久性检查发现有 ${compressed} 条已确认的记忆在没有崩溃的情况下被摘要掉了 [耐久性，compressed away]` : ''}。`,
     }),
   );
-  if (offline) out.push(pick(lang, { en: 'These summaries come from the offline reference model, not an LLM: a live model keeps different things (run with --model openai:NAME).', zh: '这些摘要来自离线参考模型而不是 LLM：真实模型保留的内容会不同（用 --model openai:NAME 运行）。' }));
+  if (offline)
+    out.push(
+      pick(lang, {
+        en: 'These summaries come from the offline reference model, not an LLM: a live model keeps different things (run with --model openai:NAME).',
+        zh: '这些摘要来自离线参考模型而不是 LLM：真实模型保留的内容会不同（用 --model openai:NAME 运行）。',
+      }),
+    );
   return out;
 }
 
-function vectorVsRag(lang: Language, rows: readonly LeaderboardRow[], distance: readonly DistanceRow[], embedder: string, traits: TraitsOf): string[] {
+function vectorVsRag(
+  lang: Language,
+  rows: readonly LeaderboardRow[],
+  distance: readonly DistanceRow[],
+  embedder: string,
+  traits: TraitsOf,
+): string[] {
   const vector = rows.find((row) => traits(row.strategy)?.ranks === 'embeddings');
-  if (!vector) return [pick(lang, { en: 'This run has no vector cells: run `-s vector` to answer it.', zh: '本次运行没有 vector 的结果：加上 `-s vector` 再运行。' })];
+  if (!vector)
+    return [
+      pick(lang, {
+        en: 'This run has no vector cells: run `-s vector` to answer it.',
+        zh: '本次运行没有 vector 的结果：加上 `-s vector` 再运行。',
+      }),
+    ];
   const far = distance.filter((row) => row.setting === vector.setting && row.bucket.hi >= 16);
-  const pooled = far.reduce((sum, row) => ({ hits: sum.hits + row.contextRecall.hits, n: sum.n + row.contextRecall.n }), { hits: 0, n: 0 });
+  const pooled = far.reduce(
+    (sum, row) => ({ hits: sum.hits + row.contextRecall.hits, n: sum.n + row.contextRecall.n }),
+    { hits: 0, n: 0 },
+  );
   const out = [
     pick(lang, {
       en: `Vector memory retrieves past exchanges of this conversation by similarity: ${vector.setting} recalls ${f2(vector.contextRecall.value)}${ci(vector)} at ${tokens(vector)} tokens per turn${pooled.n ? `, and ${f2(pooled.hits / pooled.n)} of facts 16 or more exchanges back (n=${pooled.n})` : ''} [leaderboard; recall by distance].`,
@@ -128,19 +185,45 @@ function vectorVsRag(lang: Language, rows: readonly LeaderboardRow[], distance: 
       zh: `更正最能看出区别：向量记忆在 ${f2(vector.conflictExposure.value)} 的问题里把旧值和新值一起取回（n=${vector.conflictExposure.n}）[排行榜，冲突暴露]。`,
     }),
   ];
-  if (embedder.startsWith('hashed')) out.push(pick(lang, { en: `The embedder was ${embedder}, a hashed bag of words, not a neural model: --embedder openai:NAME gives the neural comparison.`, zh: `本次嵌入模型是 ${embedder}（哈希词袋，不是神经网络模型）：用 --embedder openai:NAME 才能做神经检索的对比。` }));
+  if (embedder.startsWith('hashed'))
+    out.push(
+      pick(lang, {
+        en: `The embedder was ${embedder}, a hashed bag of words, not a neural model: --embedder openai:NAME gives the neural comparison.`,
+        zh: `本次嵌入模型是 ${embedder}（哈希词袋，不是神经网络模型）：用 --embedder openai:NAME 才能做神经检索的对比。`,
+      }),
+    );
   return out;
 }
 
-function filesOrDatabase(lang: Language, rows: readonly LeaderboardRow[], result: RunResult, traits: TraitsOf): string[] {
+function filesOrDatabase(
+  lang: Language,
+  rows: readonly LeaderboardRow[],
+  result: RunResult,
+  traits: TraitsOf,
+): string[] {
   const files = rows.find((row) => traits(row.strategy)?.storage === 'files');
   // The SQLite-backed memories that choose what reaches the context (retrieval, extraction), as files do.
-  const stores = rows.filter((row) => { const mine = traits(row.strategy); return mine?.storage === 'sqlite' && (mine.kind === 'retrieval' || mine.kind === 'extraction'); });
-  if (!files) return [pick(lang, { en: 'This run has no file-index cells: run `-s file-index -s vector -s entity` to answer it.', zh: '本次运行没有 file-index 的结果：加上 `-s file-index -s vector -s entity` 再运行。' })];
+  const stores = rows.filter((row) => {
+    const mine = traits(row.strategy);
+    return mine?.storage === 'sqlite' && (mine.kind === 'retrieval' || mine.kind === 'extraction');
+  });
+  if (!files)
+    return [
+      pick(lang, {
+        en: 'This run has no file-index cells: run `-s file-index -s vector -s entity` to answer it.',
+        zh: '本次运行没有 file-index 的结果：加上 `-s file-index -s vector -s entity` 再运行。',
+      }),
+    ];
   const cells = result.cells.filter((cell) => cell.strategy === files.strategy && cell.durabilityOutcome);
-  const torn = cells.reduce((sum, cell) => sum + cell.durabilityOutcome!.counts.tornFiles + cell.durabilityOutcome!.counts.indexMismatches, 0);
+  const torn = cells.reduce(
+    (sum, cell) => sum + cell.durabilityOutcome!.counts.tornFiles + cell.durabilityOutcome!.counts.indexMismatches,
+    0,
+  );
   const lost = cells.reduce((sum, cell) => sum + cell.durabilityOutcome!.counts.lostUpdates, 0);
-  const crashes = cells.reduce((sum, cell) => sum + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length, 0);
+  const crashes = cells.reduce(
+    (sum, cell) => sum + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length,
+    0,
+  );
   return [
     pick(lang, {
       en: `Markdown files behind a MEMORY.md index (file-index) recall ${f2(files.contextRecall.value)}${ci(files)} at ${tokens(files)} tokens per turn with a load+save p95 of ${files.loadSaveP95.toFixed(1)} ms${stores.length ? `; the SQLite-backed ${stores.map((row) => `${row.setting} ${f2(row.contextRecall.value)} at ${tokens(row)} tokens, p95 ${row.loadSaveP95.toFixed(1)} ms`).join('; ')}` : ''} [leaderboard].`,
@@ -151,7 +234,10 @@ function filesOrDatabase(lang: Language, rows: readonly LeaderboardRow[], result
           en: `Files need locking and atomic renames to survive crashes and concurrent writers: after ${crashes} real crashes file-index had ${torn} torn files or index mismatches and lost ${lost} concurrent updates [durability].`,
           zh: `文件要靠加锁和原子重命名才能扛住崩溃和并发写：经过 ${crashes} 次真实崩溃，file-index 出现 ${torn} 个损坏文件或索引不一致，丢失 ${lost} 次并发更新 [耐久性]。`,
         })
-      : pick(lang, { en: 'This run crashed no file-index cell, so it says nothing about torn files.', zh: '本次没有让 file-index 崩溃，所以不能说明文件损坏的情况。' }),
+      : pick(lang, {
+          en: 'This run crashed no file-index cell, so it says nothing about torn files.',
+          zh: '本次没有让 file-index 崩溃，所以不能说明文件损坏的情况。',
+        }),
     ...(stores.length
       ? [
           pick(lang, {
@@ -164,12 +250,27 @@ function filesOrDatabase(lang: Language, rows: readonly LeaderboardRow[], result
 }
 
 function syncOrAsync(lang: Language, prices: readonly ModePrice[]): string[] {
-  const modes = ['sync', 'async', 'exit', 'none'].filter((mode) => prices.some((price) => price.durability === mode && price.idempotencyKeys));
-  if (modes.length < 2) return [pick(lang, { en: 'This run priced fewer than two durability modes: the default run, or `--durability sync,async,exit,none` on a crash scenario, answers it.', zh: '本次只测了不到两种耐久模式：默认运行，或在崩溃场景上加 `--durability sync,async,exit,none`，才能回答。' })];
+  const modes = ['sync', 'async', 'exit', 'none'].filter((mode) =>
+    prices.some((price) => price.durability === mode && price.idempotencyKeys),
+  );
+  if (modes.length < 2)
+    return [
+      pick(lang, {
+        en: 'This run priced fewer than two durability modes: the default run, or `--durability sync,async,exit,none` on a crash scenario, answers it.',
+        zh: '本次只测了不到两种耐久模式：默认运行，或在崩溃场景上加 `--durability sync,async,exit,none`，才能回答。',
+      }),
+    ];
   const figure = (mode: string) => {
     const rows = prices.filter((price) => price.durability === mode && price.idempotencyKeys);
     const p50 = [...rows.map((price) => price.saveP50)].sort((a, b) => a - b)[Math.floor((rows.length - 1) / 2)] ?? 0;
-    return { mode, p50, acks: rows.reduce((sum, price) => sum + price.losses.acknowledgedLost + price.losses.lostUpdates, 0), messages: rows.reduce((sum, price) => sum + price.losses.messagesLost, 0), crashes: rows.reduce((sum, price) => sum + price.crashes, 0), strategies: rows.length };
+    return {
+      mode,
+      p50,
+      acks: rows.reduce((sum, price) => sum + price.losses.acknowledgedLost + price.losses.lostUpdates, 0),
+      messages: rows.reduce((sum, price) => sum + price.losses.messagesLost, 0),
+      crashes: rows.reduce((sum, price) => sum + price.crashes, 0),
+      strategies: rows.length,
+    };
   };
   const figures = modes.map(figure);
   const out = figures.map((item) =>
@@ -179,7 +280,9 @@ function syncOrAsync(lang: Language, prices: readonly ModePrice[]): string[] {
     }),
   );
   const sync = figures.find((item) => item.mode === 'sync');
-  const lossy = figures.filter((item) => item.mode !== 'sync' && item.acks + item.messages > 0).map((item) => item.mode);
+  const lossy = figures
+    .filter((item) => item.mode !== 'sync' && item.acks + item.messages > 0)
+    .map((item) => item.mode);
   out.push(
     sync && sync.acks + sync.messages === 0 && lossy.length
       ? pick(lang, {
@@ -214,8 +317,15 @@ export function renderExplainMarkdown(result: RunResult, languages: readonly Lan
   const lines: string[] = [];
   for (const lang of languages) {
     lines.push(lang === 'en' ? '## Interview answers from this run' : '## 用本次运行的数据回答面试题', '');
-    if (result.header.offlineModel) lines.push(lang === 'en' ? '_Answers, summaries and extracted memories come from the offline reference model._' : '_回答、摘要和抽取的记忆都来自离线参考模型。_', '');
-    for (const answer of explainRun(result, lang)) lines.push(`### ${answer.question}`, '', ...answer.sentences.map((sentence) => `- ${sentence}`), '');
+    if (result.header.offlineModel)
+      lines.push(
+        lang === 'en'
+          ? '_Answers, summaries and extracted memories come from the offline reference model._'
+          : '_回答、摘要和抽取的记忆都来自离线参考模型。_',
+        '',
+      );
+    for (const answer of explainRun(result, lang))
+      lines.push(`### ${answer.question}`, '', ...answer.sentences.map((sentence) => `- ${sentence}`), '');
   }
   return lines.join('\n');
 }

@@ -21,26 +21,53 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
     `model \`${header.model}\` · tokenizer ${header.tokenizer.encoding} · seed ${header.seed} · membench ${header.membenchVersion}${header.gitCommit ? ` (${header.gitCommit.slice(0, 12)})` : ''}` +
       (options.recallThreshold !== undefined ? ` · recall threshold ${options.recallThreshold}` : ''),
     '',
-    ...leaderboards(result).flatMap(({ title, board }) => [`### Leaderboard — ${title}`, '', markdownTable(leaderboardHead(board), leaderboardCells(board)), '', ...board.recommendations.map((item) => `- ${item.text}`), '']),
+    ...leaderboards(result).flatMap(({ title, board }) => [
+      `### Leaderboard — ${title}`,
+      '',
+      markdownTable(leaderboardHead(board), leaderboardCells(board)),
+      '',
+      ...board.recommendations.map((item) => `- ${item.text}`),
+      '',
+    ]),
     markdownTable(
-      ['scenario', 'strategy', 'ctx tokens', 'context recall', 'stale exposure', 'answer acc', 'load p50 ms', 'save p50 ms', 'status'],
+      [
+        'scenario',
+        'strategy',
+        'ctx tokens',
+        'context recall',
+        'stale exposure',
+        'answer acc',
+        'load p50 ms',
+        'save p50 ms',
+        'status',
+      ],
       // A group's cells are pooled in its leaderboard above; listed one by one only when they fail.
-      verdicts.filter(({ cell }) => cell.group === undefined && !cell.pricing).map(({ cell, verdict }) => [
-        cell.scenario,
-        cellLabel(cell),
-        String(cell.tokens.contextTotal),
-        formatRate(cell.recall.contextRecall),
-        formatRate(cell.recall.staleExposure),
-        formatRate(cell.recall.answerAccuracy),
-        formatMs(cell.latency.loadMs.p50),
-        formatMs(cell.latency.saveMs.p50),
-        // The verdict, as junit.xml and the exit code see it: a finished cell can still fail.
-        verdict.error !== undefined ? 'error' : verdict.failures.length > 0 ? 'failed' : 'ok',
-      ]),
+      verdicts
+        .filter(({ cell }) => cell.group === undefined && !cell.pricing)
+        .map(({ cell, verdict }) => [
+          cell.scenario,
+          cellLabel(cell),
+          String(cell.tokens.contextTotal),
+          formatRate(cell.recall.contextRecall),
+          formatRate(cell.recall.staleExposure),
+          formatRate(cell.recall.answerAccuracy),
+          formatMs(cell.latency.loadMs.p50),
+          formatMs(cell.latency.saveMs.p50),
+          // The verdict, as junit.xml and the exit code see it: a finished cell can still fail.
+          verdict.error !== undefined ? 'error' : verdict.failures.length > 0 ? 'failed' : 'ok',
+        ]),
     ),
     '',
     ...(failing.length
-      ? ['### Failed cells', '', ...failing.map(({ cell, verdict }) => `- \`${cell.id}\`: ${[...(verdict.error !== undefined ? [`error: ${verdict.error}`] : []), ...verdict.failures].join('; ')}`), '']
+      ? [
+          '### Failed cells',
+          '',
+          ...failing.map(
+            ({ cell, verdict }) =>
+              `- \`${cell.id}\`: ${[...(verdict.error !== undefined ? [`error: ${verdict.error}`] : []), ...verdict.failures].join('; ')}`,
+          ),
+          '',
+        ]
       : []),
     ...notes.map((note) => `- ${note}`),
     ...(notes.length ? [''] : []),
@@ -49,7 +76,14 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
   ].join('\n');
 }
 
-const checkRow = (cell: string, check: MetricCheck): string[] => [cell, check.metric, check.base, check.head, check.change, check.limit];
+const checkRow = (cell: string, check: MetricCheck): string[] => [
+  cell,
+  check.metric,
+  check.base,
+  check.head,
+  check.change,
+  check.limit,
+];
 
 /** A comparison as Markdown: verdict first, then regressions, noise, totals and added/removed cells. */
 export function renderComparisonMarkdown(comparison: Comparison, names: { base: string; head: string }): string {
@@ -62,16 +96,50 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
     '',
     ...comparison.notes.map((note) => `> note: ${note}`),
     ...(comparison.notes.length ? [''] : []),
-    ...(comparison.regressions.length ? ['### Regressions', '', markdownTable(head, comparison.regressions.map(({ cell, check }) => checkRow(cell, check))), ''] : []),
-    ...(noise.length ? ['### Within noise (not regressions)', '', ...noise.map(({ cell, check }) => `- \`${cell}\` ${check.metric} ${check.change}: ${check.note ?? ''}`), ''] : []),
-    ...(comparison.overall.length ? ['### Overall', '', markdownTable(head, comparison.overall.map((check) => checkRow('overall', check))), ''] : []),
-    ...(comparison.added.length ? [`New (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
-    ...(comparison.removed.length ? [`Missing (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, ''] : []),
+    ...(comparison.regressions.length
+      ? [
+          '### Regressions',
+          '',
+          markdownTable(
+            head,
+            comparison.regressions.map(({ cell, check }) => checkRow(cell, check)),
+          ),
+          '',
+        ]
+      : []),
+    ...(noise.length
+      ? [
+          '### Within noise (not regressions)',
+          '',
+          ...noise.map(({ cell, check }) => `- \`${cell}\` ${check.metric} ${check.change}: ${check.note ?? ''}`),
+          '',
+        ]
+      : []),
+    ...(comparison.overall.length
+      ? [
+          '### Overall',
+          '',
+          markdownTable(
+            head,
+            comparison.overall.map((check) => checkRow('overall', check)),
+          ),
+          '',
+        ]
+      : []),
+    ...(comparison.added.length
+      ? [`New (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, '']
+      : []),
+    ...(comparison.removed.length
+      ? [`Missing (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, '']
+      : []),
   ].join('\n');
 }
 
 /** Appends to the step summary file when there is one (`GITHUB_STEP_SUMMARY`); returns whether it wrote. */
-export async function appendStepSummary(markdown: string, file: string | undefined = process.env.GITHUB_STEP_SUMMARY): Promise<boolean> {
+export async function appendStepSummary(
+  markdown: string,
+  file: string | undefined = process.env.GITHUB_STEP_SUMMARY,
+): Promise<boolean> {
   if (!file) return false;
   const masked = maskSecrets(markdown);
   await appendFile(file, masked.endsWith('\n') ? masked : `${masked}\n`, 'utf8');

@@ -10,10 +10,39 @@ import { invariantGrid } from '../harness/results/durability-matrix.js';
 import { logTickLabel, seriesStyles, type ChartSpec } from './chart-data.js';
 import { chartSpecs } from './chart-specs.js';
 import { drawPointLabels, placePointLabels } from './point-labels.js';
-import { COMPRESSED_AWAY_NOTE, idempotencyNote, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import {
+  COMPRESSED_AWAY_NOTE,
+  idempotencyNote,
+  MODE_COLUMNS,
+  modeRows,
+  PRICE_COLUMNS,
+  priceRows,
+} from './durability.js';
 import { explainRun } from './explain.js';
-import { breakdownRows, distanceTable, distanceTables, labelTable, LEADERBOARD_NOTE, leaderboardCells, leaderboardHead, leaderboards, leaderboardSortKeys, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatMs, interleavingNote, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
+import {
+  breakdownRows,
+  distanceTable,
+  distanceTables,
+  labelTable,
+  LEADERBOARD_NOTE,
+  leaderboardCells,
+  leaderboardHead,
+  leaderboards,
+  leaderboardSortKeys,
+  MODE_TABLE_NOTE,
+  MODE_TABLE_TITLE,
+} from './verdict.js';
+import {
+  formatMs,
+  interleavingNote,
+  modelDependenceNote,
+  modelNote,
+  recallColumns,
+  summaryColumns,
+  summaryNotes,
+  summaryRow,
+  type SummaryRow,
+} from './summary.js';
 import { judgeDisagreements, judgingTables } from './judging.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
@@ -22,18 +51,29 @@ let chartJsSource: string | undefined;
 
 /** chart.js's UMD build (beside its CommonJS entry: the package exports no subpath), read once; `</script` cannot occur inside an inline script. */
 function chartJs(): string {
-  chartJsSource ??= readFileSync(path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js'), 'utf8').replace(/<\/script/giu, '<\\/script');
+  chartJsSource ??= readFileSync(
+    path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js'),
+    'utf8',
+  ).replace(/<\/script/giu, '<\\/script');
   return chartJsSource;
 }
 
 /** Text safe inside HTML elements and double-quoted attributes. */
 export function escapeHtml(text: string): string {
-  return text.replace(/&/gu, '&amp;').replace(/</gu, '&lt;').replace(/>/gu, '&gt;').replace(/"/gu, '&quot;').replace(/'/gu, '&#39;');
+  return text
+    .replace(/&/gu, '&amp;')
+    .replace(/</gu, '&lt;')
+    .replace(/>/gu, '&gt;')
+    .replace(/"/gu, '&quot;')
+    .replace(/'/gu, '&#39;');
 }
 
 /** JSON safe inside `<script type="application/json">`: no `<` survives to close the element. */
 function inlineJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</gu, '\\u003c').replace(/\u2028/gu, '\\u2028').replace(/\u2029/gu, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</gu, '\\u003c')
+    .replace(/\u2028/gu, '\\u2028')
+    .replace(/\u2029/gu, '\\u2029');
 }
 
 interface Column {
@@ -45,9 +85,14 @@ interface Column {
 }
 
 function sortableTable(id: string, head: readonly string[], rows: readonly Column[][]): string {
-  const headHtml = head.map((title) => `<th scope="col" aria-sort="none" tabindex="0">${escapeHtml(title)}</th>`).join('');
+  const headHtml = head
+    .map((title) => `<th scope="col" aria-sort="none" tabindex="0">${escapeHtml(title)}</th>`)
+    .join('');
   const bodyHtml = rows
-    .map((row) => `<tr>${row.map((cell) => `<td${cell.sort === undefined ? '' : ` data-sort="${cell.sort === null ? '' : cell.sort}"`}>${cell.html ?? escapeHtml(cell.text)}</td>`).join('')}</tr>`)
+    .map(
+      (row) =>
+        `<tr>${row.map((cell) => `<td${cell.sort === undefined ? '' : ` data-sort="${cell.sort === null ? '' : cell.sort}"`}>${cell.html ?? escapeHtml(cell.text)}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   return `<div class="table-wrap"><table class="sortable" id="${id}"><thead><tr>${headHtml}</tr></thead><tbody>\n${bodyHtml}\n</tbody></table></div>`;
 }
@@ -104,7 +149,13 @@ function summaryTable(result: RunResult): string {
     });
   });
   const notes = summaryNotes(result);
-  return sortableTable('summary-table', columns.map(([, title]) => title), rows) + (notes.length ? `\n<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : '');
+  return (
+    sortableTable(
+      'summary-table',
+      columns.map(([, title]) => title),
+      rows,
+    ) + (notes.length ? `\n<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : '')
+  );
 }
 
 function categoryTable(result: RunResult): string {
@@ -133,7 +184,13 @@ function retrievalSection(result: RunResult): string {
       ...(byCategory ? [{ title: 'category', text: row.category }] : []),
       { title: 'level', text: row.level },
       { title: 'n', text: String(row.summary.n), sort: row.summary.n },
-      ...metricValues(row.summary, ks).map((value, i): Column => ({ title: metricTitles(ks)[i]!, text: value === undefined ? '–' : formatFigure(value), sort: value ?? null })),
+      ...metricValues(row.summary, ks).map(
+        (value, i): Column => ({
+          title: metricTitles(ks)[i]!,
+          text: value === undefined ? '–' : formatFigure(value),
+          sort: value ?? null,
+        }),
+      ),
     ]);
     return sortableTable(id, head, rows);
   };
@@ -150,7 +207,11 @@ function probeTable(result: RunResult): string {
       { title: 'category', text: probe.category },
       { title: 'question', text: probe.question },
       { title: 'in context', text: probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no' },
-      { title: 'evidence', text: probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2), sort: probe.evidenceRecall },
+      {
+        title: 'evidence',
+        text: probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
+        sort: probe.evidenceRecall,
+      },
       { title: 'stale', text: probe.staleExposure ? 'yes' : 'no' },
       { title: 'conflict', text: probe.conflictExposure ? 'yes' : 'no' },
       { title: 'ctx tokens', text: String(probe.contextTokens), sort: probe.contextTokens },
@@ -158,7 +219,24 @@ function probeTable(result: RunResult): string {
       { title: 'answer', text: probe.answer },
     ]),
   );
-  return sortableTable('probe-table', ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'evidence', 'stale', 'conflict', 'ctx tokens', 'load ms', 'answer'], rows);
+  return sortableTable(
+    'probe-table',
+    [
+      'scenario',
+      'strategy',
+      'step',
+      'category',
+      'question',
+      'in context',
+      'evidence',
+      'stale',
+      'conflict',
+      'ctx tokens',
+      'load ms',
+      'answer',
+    ],
+    rows,
+  );
 }
 
 /** Violations/checks per label and invariant; empty when the run has no durability data. */
@@ -168,17 +246,42 @@ function durabilitySection(result: RunResult): string {
   const rows = matrix.rows.map((row, index): Column[] => [
     { title: 'strategy', text: row },
     { title: 'crashes', text: String(matrix.crashes[index]), sort: matrix.crashes[index]! },
-    ...matrix.values[index]!.map((value, column): Column => ({
-      title: invariantName(matrix.columns[column]!),
-      text: value ? `${value.violations} violated / ${value.checks} checked` : '–',
-      sort: value ? value.violations : null,
-      ...(value && value.violations > 0 ? { html: `<span class="error">${value.violations} violated</span> / ${value.checks} checked` } : {}),
-    })),
+    ...matrix.values[index]!.map(
+      (value, column): Column => ({
+        title: invariantName(matrix.columns[column]!),
+        text: value ? `${value.violations} violated / ${value.checks} checked` : '–',
+        sort: value ? value.violations : null,
+        ...(value && value.violations > 0
+          ? { html: `<span class="error">${value.violations} violated</span> / ${value.checks} checked` }
+          : {}),
+      }),
+    ),
   ]);
   const anyErrored = matrix.errored.some((count) => count > 0);
-  if (anyErrored) rows.forEach((row, index) => row.push({ title: 'errored cells', text: String(matrix.errored[index]), sort: matrix.errored[index]!, ...(matrix.errored[index] ? { html: `<span class="error">${matrix.errored[index]}</span>` } : {}) }));
-  const head = ['strategy', 'crashes', ...matrix.columns.map((column) => invariantName(column)), ...(anyErrored ? ['errored cells'] : [])];
-  const prices = priceRows(result).map((row) => row.map((text, column): Column => ({ title: PRICE_COLUMNS[column]!, text, ...(column >= 3 && column < PRICE_COLUMNS.length - 1 ? { sort: Number(text) } : {}) })));
+  if (anyErrored)
+    rows.forEach((row, index) =>
+      row.push({
+        title: 'errored cells',
+        text: String(matrix.errored[index]),
+        sort: matrix.errored[index]!,
+        ...(matrix.errored[index] ? { html: `<span class="error">${matrix.errored[index]}</span>` } : {}),
+      }),
+    );
+  const head = [
+    'strategy',
+    'crashes',
+    ...matrix.columns.map((column) => invariantName(column)),
+    ...(anyErrored ? ['errored cells'] : []),
+  ];
+  const prices = priceRows(result).map((row) =>
+    row.map(
+      (text, column): Column => ({
+        title: PRICE_COLUMNS[column]!,
+        text,
+        ...(column >= 3 && column < PRICE_COLUMNS.length - 1 ? { sort: Number(text) } : {}),
+      }),
+    ),
+  );
   return [
     '<section id="durability">',
     '<h2>Durability</h2>',
@@ -203,7 +306,13 @@ function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string 
     `<ul class="recommendations">${items.map((item) => `<li>${escapeHtml(item.text)}${item.detail ? `<details><summary>details</summary>${escapeHtml(item.detail)}</details>` : ''}</li>`).join('')}</ul>`;
   const boards = pooled.map(({ title, board, cells }, index) => {
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
-    const labelHtml = byLabel ? `\n<h4>${escapeHtml(title)} by the dataset's own category</h4>\n${sortableTable(`categories-${index}`, byLabel.head, byLabel.body.map((row) => row.map((text, column): Column => ({ title: byLabel.head[column]!, text }))))}` : '';
+    const labelHtml = byLabel
+      ? `\n<h4>${escapeHtml(title)} by the dataset's own category</h4>\n${sortableTable(
+          `categories-${index}`,
+          byLabel.head,
+          byLabel.body.map((row) => row.map((text, column): Column => ({ title: byLabel.head[column]!, text }))),
+        )}`
+      : '';
     const head = leaderboardHead(board);
     const rows = leaderboardCells(board).map((cells, row): Column[] =>
       cells.map((text, column) => {
@@ -216,7 +325,14 @@ function verdictSection(result: RunResult, specs: readonly ChartSpec[]): string 
   const chartSpec = specs.find((spec) => spec.id === 'recall-vs-tokens');
   const top = `<div class="verdict-top">${chartSpec ? chartFigures([chartSpec]) : ''}<div><h3>Recommendations (${escapeHtml(pooled[0]?.title ?? 'run')})</h3>${list(pooled[0]?.board.recommendations ?? [])}</div></div>`;
   const modes = modeRows(result);
-  const modeTable = modes.length > 1 ? `<h3>${escapeHtml(MODE_TABLE_TITLE)}</h3>\n${sortableTable('modes', MODE_COLUMNS, modes.map((row) => row.map((text, column): Column => ({ title: MODE_COLUMNS[column]!, text }))))}\n<p class="note">${escapeHtml(MODE_TABLE_NOTE)}</p>` : '';
+  const modeTable =
+    modes.length > 1
+      ? `<h3>${escapeHtml(MODE_TABLE_TITLE)}</h3>\n${sortableTable(
+          'modes',
+          MODE_COLUMNS,
+          modes.map((row) => row.map((text, column): Column => ({ title: MODE_COLUMNS[column]!, text }))),
+        )}\n<p class="note">${escapeHtml(MODE_TABLE_NOTE)}</p>`
+      : '';
   return `<section id="verdict">\n${top}\n${boards.join('\n')}\n<p class="note">${escapeHtml(LEADERBOARD_NOTE)}</p>\n${modeTable}\n</section>`;
 }
 
@@ -227,7 +343,11 @@ function distanceSection(result: RunResult, specs: readonly ChartSpec[]): string
   const parts = tables.map(({ unit, rows }) => {
     const { head, body } = distanceTable(rows);
     const spec = specs.find((item) => item.id === `recall-by-distance-${unit}`);
-    return `<h3>Context recall by distance (${unit})</h3>\n${spec ? chartFigures([spec]) : ''}\n${sortableTable(`distance-${unit}`, head, body.map((row) => row.map((text, column): Column => ({ title: head[column]!, text }))))}`;
+    return `<h3>Context recall by distance (${unit})</h3>\n${spec ? chartFigures([spec]) : ''}\n${sortableTable(
+      `distance-${unit}`,
+      head,
+      body.map((row) => row.map((text, column): Column => ({ title: head[column]!, text }))),
+    )}`;
   });
   return `<section id="distance">\n<h2>Recall by distance</h2>\n${parts.join('\n')}\n</section>`;
 }
@@ -235,7 +355,10 @@ function distanceSection(result: RunResult, specs: readonly ChartSpec[]): string
 /** The interview answers, in both languages, from this run's figures. */
 function explainSection(result: RunResult): string {
   const languages = (['en', 'zh'] as const).map((lang) => {
-    const answers = explainRun(result, lang).map((answer) => `<h4>${escapeHtml(answer.question)}</h4><ul>${answer.sentences.map((sentence) => `<li>${escapeHtml(sentence)}</li>`).join('')}</ul>`);
+    const answers = explainRun(result, lang).map(
+      (answer) =>
+        `<h4>${escapeHtml(answer.question)}</h4><ul>${answer.sentences.map((sentence) => `<li>${escapeHtml(sentence)}</li>`).join('')}</ul>`,
+    );
     return `<div lang="${lang === 'zh' ? 'zh-Hans' : 'en'}"><h3>${lang === 'en' ? 'Interview answers from this run' : '用本次运行的数据回答面试题'}</h3>${answers.join('\n')}</div>`;
   });
   return `<section id="explain">\n<h2>Explain</h2>\n<details><summary>Answers, citing this run's figures (English · 中文)</summary>\n${languages.join('\n')}\n</details>\n</section>`;
@@ -260,7 +383,10 @@ function runHeader(result: RunResult): string {
 
 function chartFigures(specs: readonly ChartSpec[]): string {
   return specs
-    .map((spec) => `<figure class="chart" style="max-width:${spec.width}px"><canvas id="chart-${escapeHtml(spec.id)}" width="${spec.width}" height="${spec.height}" role="img" aria-label="${escapeHtml(spec.title)}"></canvas></figure>`)
+    .map(
+      (spec) =>
+        `<figure class="chart" style="max-width:${spec.width}px"><canvas id="chart-${escapeHtml(spec.id)}" width="${spec.width}" height="${spec.height}" role="img" aria-label="${escapeHtml(spec.title)}"></canvas></figure>`,
+    )
     .join('\n');
 }
 
@@ -332,12 +458,25 @@ const CLIENT_SCRIPT = `
 function judgingSection(result: RunResult): string {
   const tables = judgingTables(result);
   if (tables.length === 0) return '';
-  const parts = tables.map(({ title, note, head, body }, index) => `<h3>${escapeHtml(title)}</h3>\n<p class="note">${escapeHtml(note)}</p>\n${sortableTable(`judging-${index}`, head, body.map((row) => row.map((text, column): Column => ({ title: head[column]!, text }))))}`);
+  const parts = tables.map(
+    ({ title, note, head, body }, index) =>
+      `<h3>${escapeHtml(title)}</h3>\n<p class="note">${escapeHtml(note)}</p>\n${sortableTable(
+        `judging-${index}`,
+        head,
+        body.map((row) => row.map((text, column): Column => ({ title: head[column]!, text }))),
+      )}`,
+  );
   const disagreeing = judgeDisagreements(result);
   if (disagreeing) {
     const head = ['cell', 'category', 'question', 'gold', 'response', disagreeing.a, disagreeing.b];
-    const rows = disagreeing.items.map((item) => [item.cell, item.category, item.question, item.gold, item.response, item.a, item.b].map((text, column): Column => ({ title: head[column]!, text })));
-    parts.push(`<details><summary>${disagreeing.items.length} answers on which ${escapeHtml(disagreeing.a)} and ${escapeHtml(disagreeing.b)} disagree</summary>\n${sortableTable('judge-disagreements', head, rows)}\n</details>`);
+    const rows = disagreeing.items.map((item) =>
+      [item.cell, item.category, item.question, item.gold, item.response, item.a, item.b].map(
+        (text, column): Column => ({ title: head[column]!, text }),
+      ),
+    );
+    parts.push(
+      `<details><summary>${disagreeing.items.length} answers on which ${escapeHtml(disagreeing.a)} and ${escapeHtml(disagreeing.b)} disagree</summary>\n${sortableTable('judge-disagreements', head, rows)}\n</details>`,
+    );
   }
   return `<section id="judging">\n<h2>Judging</h2>\n${parts.join('\n')}\n</section>`;
 }

@@ -43,7 +43,10 @@ export function assertWritableOutDir(dir: string, overwrite: boolean): void {
   if (overwrite) return;
   const existing = REPORT_FILES.filter((file) => existsSync(path.join(dir, file)));
   if (existing.length > 0) {
-    throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds a run (${existing.join(', ')}): choose another --out, or pass --overwrite to replace it`);
+    throw new MembenchError(
+      'OUTPUT_EXISTS',
+      `${dir} already holds a run (${existing.join(', ')}): choose another --out, or pass --overwrite to replace it`,
+    );
   }
 }
 
@@ -59,11 +62,16 @@ export interface WriteRunOptions extends VerdictOptions {
 }
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
-export async function writeRunOutput(unmasked: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
+export async function writeRunOutput(
+  unmasked: RunResult,
+  dir: string,
+  options: WriteRunOptions = {},
+): Promise<string[]> {
   assertWritableOutDir(dir, options.overwrite ?? false);
   // Every file below is rendered from the masked copy: no API key or Authorization value in any of them.
   const result = maskSecretsDeep(unmasked);
-  const verdict: VerdictOptions = options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };
+  const verdict: VerdictOptions =
+    options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };
   let phaseStart = performance.now();
   const phaseDone = (phase: 'reports' | 'charts' | 'writing'): void => {
     options.onPhase?.(phase, performance.now() - phaseStart);
@@ -76,7 +84,10 @@ export async function writeRunOutput(unmasked: RunResult, dir: string, options: 
     ['junit.xml', renderJunit(result, verdict)],
   ];
   phaseDone('reports');
-  const outputs = [...reports, ...renderCharts(result).map(([name, png]): [string, Uint8Array] => [path.join(CHARTS_DIR, name), png])];
+  const outputs = [
+    ...reports,
+    ...renderCharts(result).map(([name, png]): [string, Uint8Array] => [path.join(CHARTS_DIR, name), png]),
+  ];
   phaseDone('charts');
   const written: string[] = [];
   for (const [name, content] of outputs) {
@@ -94,4 +105,3 @@ export async function writeRunOutput(unmasked: RunResult, dir: string, options: 
   phaseDone('writing');
   return written;
 }
-

@@ -4,7 +4,15 @@
  * (2×2 counts, raw agreement, Cohen's κ), the answers they disagree on, and the ceiling an errata
  * list implies. Tables are built here once; console, report.md and report.html lay them out.
  */
-import { accuracyByCategory, disagreements, judgeAgreement, judgedCategory, judgeLabel, judgePair, type Disagreement } from '../harness/results/agreement.js';
+import {
+  accuracyByCategory,
+  disagreements,
+  judgeAgreement,
+  judgedCategory,
+  judgeLabel,
+  judgePair,
+  type Disagreement,
+} from '../harness/results/agreement.js';
 import { meanOf } from '../harness/results/recall.js';
 import type { RunResult } from '../harness/results/schema.js';
 
@@ -16,7 +24,8 @@ export interface JudgingTable {
   body: string[][];
 }
 
-const fixed = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : value.toFixed(2));
+const fixed = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '–' : value.toFixed(2);
 const percent = (value: number | null): string => (value === null ? '–' : `${(value * 100).toFixed(1)} %`);
 
 /** Who judged, with what prompts, at what cost (apart from the memory's and the answerer's tokens). */
@@ -27,7 +36,15 @@ function judgesTable(result: RunResult): JudgingTable | undefined {
     title: 'Judges',
     note: 'Judge calls are not memory cost: their tokens and requests are counted here, apart from the maintenance and answer tokens. Unparsed: replies that were neither yes nor no (left out of accuracy, never read as no).',
     head: ['judge', 'prompts', 'judged', 'unparsed', 'requests', 'cached', 'tokens'],
-    body: judges.map((run) => [run.label, run.prompts, String(run.judged), String(run.unparsed), String(run.requests), String(run.cached), String(run.tokens)]),
+    body: judges.map((run) => [
+      run.label,
+      run.prompts,
+      String(run.judged),
+      String(run.unparsed),
+      String(run.requests),
+      String(run.cached),
+      String(run.tokens),
+    ]),
   };
 }
 
@@ -39,20 +56,28 @@ function accuracyTable(result: RunResult): JudgingTable | undefined {
   const probes = result.cells.flatMap((cell) => cell.probes);
   const scored = probes.some((probe) => probe.answerF1 !== undefined);
   const f1 = (category: string): string => {
-    const values = probes.filter((probe) => category === 'all' || judgedCategory(probe) === category).flatMap((probe) => (probe.answerF1 === undefined ? [] : [probe.answerF1]));
+    const values = probes
+      .filter((probe) => category === 'all' || judgedCategory(probe) === category)
+      .flatMap((probe) => (probe.answerF1 === undefined ? [] : [probe.answerF1]));
     const mean = meanOf(values);
     return mean.mean === null ? '–' : `${fixed(mean.mean)} (n=${mean.n})`;
   };
   return {
     title: 'Answer accuracy by judge',
-    note: "Every strategy setting pooled, per category (the dataset's own where it has one); 95 % Wilson intervals. The offline judge is rules, not a model." + (scored ? " Dataset score: the dataset's own scoring of the same answers (LoCoMo: token F1 by its per-category rules, adversarial by abstention phrase)." : ''),
+    note:
+      "Every strategy setting pooled, per category (the dataset's own where it has one); 95 % Wilson intervals. The offline judge is rules, not a model." +
+      (scored
+        ? " Dataset score: the dataset's own scoring of the same answers (LoCoMo: token F1 by its per-category rules, adversarial by abstention phrase)."
+        : ''),
     head: ['category', ...judges.map((judge) => `${judgeLabel(judge)} [95% CI]`), ...(scored ? ['dataset score'] : [])],
     body: columns[0]!.map(({ category }, row) => [
       category,
       ...columns.map((column) => {
         const { accuracy } = column[row]!;
         const interval = accuracy.interval ? ` [${fixed(accuracy.interval.lo)}, ${fixed(accuracy.interval.hi)}]` : '';
-        return accuracy.value === null ? '–' : `${fixed(accuracy.value)}${interval} (${accuracy.hits}/${accuracy.n})${accuracy.unparsed ? `, ${accuracy.unparsed} unparsed` : ''}`;
+        return accuracy.value === null
+          ? '–'
+          : `${fixed(accuracy.value)}${interval} (${accuracy.hits}/${accuracy.n})${accuracy.unparsed ? `, ${accuracy.unparsed} unparsed` : ''}`;
       }),
       ...(scored ? [f1(category)] : []),
     ]),
@@ -90,7 +115,14 @@ function ceilingTable(result: RunResult): JudgingTable | undefined {
   if (errata.length === 0) return undefined;
   const body = errata.flatMap((summary) => {
     const labels = Object.entries(summary.byLabel).sort(([x], [y]) => x.localeCompare(y));
-    const total = labels.reduce((sum, [, count]) => ({ questions: sum.questions + count.questions, corrected: sum.corrected + count.corrected, dropped: sum.dropped + count.dropped }), { questions: 0, corrected: 0, dropped: 0 });
+    const total = labels.reduce(
+      (sum, [, count]) => ({
+        questions: sum.questions + count.questions,
+        corrected: sum.corrected + count.corrected,
+        dropped: sum.dropped + count.dropped,
+      }),
+      { questions: 0, corrected: 0, dropped: 0 },
+    );
     return [...labels, ['all', total] as const].map(([label, count]) => [
       summary.file,
       label,
@@ -110,11 +142,15 @@ function ceilingTable(result: RunResult): JudgingTable | undefined {
 
 /** The judging tables a run has (none for a run nobody judged and no errata touched). */
 export function judgingTables(result: RunResult): JudgingTable[] {
-  return [judgesTable(result), accuracyTable(result), agreementTable(result), ceilingTable(result)].filter((table): table is JudgingTable => table !== undefined);
+  return [judgesTable(result), accuracyTable(result), agreementTable(result), ceilingTable(result)].filter(
+    (table): table is JudgingTable => table !== undefined,
+  );
 }
 
 /** The answers the first two judges disagree on (for report.html's collapsed list). */
 export function judgeDisagreements(result: RunResult): { a: string; b: string; items: Disagreement[] } | undefined {
   const pair = judgePair(result);
-  return pair ? { a: judgeLabel(pair[0]), b: judgeLabel(pair[1]), items: disagreements(result.cells, pair[0], pair[1]) } : undefined;
+  return pair
+    ? { a: judgeLabel(pair[0]), b: judgeLabel(pair[1]), items: disagreements(result.cells, pair[0], pair[1]) }
+    : undefined;
 }

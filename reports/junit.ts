@@ -29,26 +29,37 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
   // Only `sync` promises what the invariants check; in async, exit and none modes the losses are
   // the price of the mode, counted in the durability matrix rather than failed.
   for (const outcome of cell.durability === 'sync' ? violatedInvariants(cell) : []) {
-    failures.push(`invariant "${invariantName(outcome.invariant)}" violated ${outcome.violations} time(s)${outcome.checked ? ` in ${outcome.checked} check(s)` : ''}`);
+    failures.push(
+      `invariant "${invariantName(outcome.invariant)}" violated ${outcome.violations} time(s)${outcome.checked ? ` in ${outcome.checked} check(s)` : ''}`,
+    );
     details.push(...outcome.details.map((line) => `invariant ${outcome.invariant}: ${line}`));
   }
   // A stored item the strategy could not read was left out of every context: a loss, told by name.
   if (cell.unreadable?.length) {
-    failures.push(`the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.slice(0, 3).join('; ')}`);
+    failures.push(
+      `the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.slice(0, 3).join('; ')}`,
+    );
     details.push(...cell.unreadable.map((item) => `unreadable: ${item}`));
   }
   const recall = cell.recall.contextRecall;
   if (options.recallThreshold !== undefined && recall.value !== null && recall.value < options.recallThreshold) {
     failures.push(`context recall ${formatRate(recall)} is below the threshold ${options.recallThreshold.toFixed(2)}`);
     for (const probe of cell.probes.filter((item) => item.contextRecall === false)) {
-      details.push(`missed: step ${probe.step}${probe.id ? ` [${probe.id}]` : ''} (${probe.category}): ${probe.question}`);
+      details.push(
+        `missed: step ${probe.step}${probe.id ? ` [${probe.id}]` : ''} (${probe.category}): ${probe.question}`,
+      );
     }
   }
-  return { ...(cell.status === 'error' ? { error: cell.error ?? 'the cell failed without a message' } : {}), failures, details };
+  return {
+    ...(cell.status === 'error' ? { error: cell.error ?? 'the cell failed without a message' } : {}),
+    failures,
+    details,
+  };
 }
 
 /** True when the verdict fails the cell. */
-export const verdictFails = (verdict: CellVerdict): boolean => verdict.error !== undefined || verdict.failures.length > 0;
+export const verdictFails = (verdict: CellVerdict): boolean =>
+  verdict.error !== undefined || verdict.failures.length > 0;
 
 /** Characters XML 1.0 cannot carry at all (control characters, lone surrogates, U+FFFE/U+FFFF). */
 const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -60,7 +71,12 @@ export function xmlText(text: string): string {
 
 /** Attribute values (double-quoted): also quotes and line breaks, which parsers would otherwise normalise away. */
 export function xmlAttribute(text: string): string {
-  return xmlText(text).replace(/"/gu, '&quot;').replace(/'/gu, '&apos;').replace(/\n/gu, '&#10;').replace(/\r/gu, '&#13;').replace(/\t/gu, '&#9;');
+  return xmlText(text)
+    .replace(/"/gu, '&quot;')
+    .replace(/'/gu, '&apos;')
+    .replace(/\n/gu, '&#10;')
+    .replace(/\r/gu, '&#13;')
+    .replace(/\t/gu, '&#9;');
 }
 
 const seconds = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
@@ -80,16 +96,24 @@ function cellSummary(cell: CellResult): string {
   ].join('\n');
 }
 
-function testcase(cell: CellResult, trials: number, options: VerdictOptions): { xml: string; failed: boolean; errored: boolean } {
+function testcase(
+  cell: CellResult,
+  trials: number,
+  options: VerdictOptions,
+): { xml: string; failed: boolean; errored: boolean } {
   const verdict = cellVerdict(cell, options);
   const open = `    <testcase name="${xmlAttribute(testcaseName(cell, trials))}" classname="${xmlAttribute(cell.scenario)}" time="${seconds(cell.durationMs)}">`;
   const body: string[] = [];
   if (verdict.error !== undefined) {
     const extra = verdict.failures.length ? `\nalso: ${verdict.failures.join('; ')}` : '';
-    body.push(`      <error message="${xmlAttribute(verdict.error)}" type="cell-error">${xmlText(`${verdict.error}${extra}`)}</error>`);
+    body.push(
+      `      <error message="${xmlAttribute(verdict.error)}" type="cell-error">${xmlText(`${verdict.error}${extra}`)}</error>`,
+    );
   } else if (verdict.failures.length > 0) {
     const type = verdict.failures.some((line) => line.startsWith('invariant')) ? 'invariant' : 'recall';
-    body.push(`      <failure message="${xmlAttribute(verdict.failures.join('; '))}" type="${type}">${xmlText([...verdict.failures, ...verdict.details].join('\n'))}</failure>`);
+    body.push(
+      `      <failure message="${xmlAttribute(verdict.failures.join('; '))}" type="${type}">${xmlText([...verdict.failures, ...verdict.details].join('\n'))}</failure>`,
+    );
   }
   body.push(`      <system-out>${xmlText(cellSummary(cell))}</system-out>`);
   return {
@@ -100,27 +124,46 @@ function testcase(cell: CellResult, trials: number, options: VerdictOptions): { 
 }
 
 /** One strategy setting over a group's cells: fails when any cell errored or violated, or the pooled recall is below the threshold. */
-function groupTestcase(group: string, setting: string, cells: readonly CellResult[], options: VerdictOptions): { xml: string; failed: boolean; errored: boolean } {
-  const verdicts = cells.map((cell) => ({ cell, verdict: cellVerdict(cell, { ...options, recallThreshold: undefined }) }));
+function groupTestcase(
+  group: string,
+  setting: string,
+  cells: readonly CellResult[],
+  options: VerdictOptions,
+): { xml: string; failed: boolean; errored: boolean } {
+  const verdicts = cells.map((cell) => ({
+    cell,
+    verdict: cellVerdict(cell, { ...options, recallThreshold: undefined }),
+  }));
   const errored = verdicts.filter(({ verdict }) => verdict.error !== undefined);
   const failing = verdicts.filter(({ verdict }) => verdict.error === undefined && verdict.failures.length > 0);
   const n = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
   const hits = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
   const pooled = { n, hits, value: n ? hits / n : null };
   const failures = failing.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.failures.join('; ')}`);
-  if (options.recallThreshold !== undefined && pooled.value !== null && pooled.value < options.recallThreshold) failures.unshift(`pooled context recall ${formatRate(pooled)} is below the threshold ${options.recallThreshold.toFixed(2)}`);
+  if (options.recallThreshold !== undefined && pooled.value !== null && pooled.value < options.recallThreshold)
+    failures.unshift(
+      `pooled context recall ${formatRate(pooled)} is below the threshold ${options.recallThreshold.toFixed(2)}`,
+    );
   const time = cells.reduce((sum, cell) => sum + cell.durationMs, 0);
   const body: string[] = [];
   if (errored.length) {
     const message = `${errored.length} of ${cells.length} scenario(s) errored, first: ${errored[0]!.cell.scenario}: ${errored[0]!.verdict.error}`;
-    body.push(`      <error message="${xmlAttribute(message)}" type="cell-error">${xmlText(errored.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.error}`).join('\n'))}</error>`);
+    body.push(
+      `      <error message="${xmlAttribute(message)}" type="cell-error">${xmlText(errored.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.error}`).join('\n'))}</error>`,
+    );
   } else if (failures.length) {
-    body.push(`      <failure message="${xmlAttribute(failures.slice(0, 3).join('; '))}" type="${failing.length ? 'invariant' : 'recall'}">${xmlText(failures.join('\n'))}</failure>`);
+    body.push(
+      `      <failure message="${xmlAttribute(failures.slice(0, 3).join('; '))}" type="${failing.length ? 'invariant' : 'recall'}">${xmlText(failures.join('\n'))}</failure>`,
+    );
   }
   const summary = `${cells.length} scenario(s) of group ${group}; context recall ${formatRate(pooled)} pooled; context tokens ${cells.reduce((sum, cell) => sum + cell.tokens.contextTotal, 0)}; maintenance ${cells.reduce((sum, cell) => sum + cell.tokens.maintenance, 0)}`;
   body.push(`      <system-out>${xmlText(summary)}</system-out>`);
   return {
-    xml: [`    <testcase name="${xmlAttribute(setting)}" classname="${xmlAttribute(group)}" time="${seconds(time)}">`, ...body, '    </testcase>'].join('\n'),
+    xml: [
+      `    <testcase name="${xmlAttribute(setting)}" classname="${xmlAttribute(group)}" time="${seconds(time)}">`,
+      ...body,
+      '    </testcase>',
+    ].join('\n'),
     failed: !errored.length && failures.length > 0,
     errored: errored.length > 0,
   };
@@ -131,7 +174,13 @@ export function renderJunit(result: RunResult, options: VerdictOptions = {}): st
   const { header } = result;
   // Scenarios outside a group are suites of their own; a group's scenarios are one suite.
   const suitesOf = [
-    ...new Map(result.cells.map((cell): [string, { kind: 'scenario' | 'group'; name: string }] => (cell.group === undefined ? [`s:${cell.scenario}`, { kind: 'scenario', name: cell.scenario }] : [`g:${cell.group}`, { kind: 'group', name: cell.group }]))).values(),
+    ...new Map(
+      result.cells.map((cell): [string, { kind: 'scenario' | 'group'; name: string }] =>
+        cell.group === undefined
+          ? [`s:${cell.scenario}`, { kind: 'scenario', name: cell.scenario }]
+          : [`g:${cell.group}`, { kind: 'group', name: cell.group }],
+      ),
+    ).values(),
   ];
   const properties = [
     ['membench', header.membenchVersion],
@@ -145,10 +194,19 @@ export function renderJunit(result: RunResult, options: VerdictOptions = {}): st
   let failures = 0;
   let errors = 0;
   const suites = suitesOf.map(({ kind, name: scenario }) => {
-    const cells = result.cells.filter((cell) => (kind === 'group' ? cell.group === scenario : cell.group === undefined && cell.scenario === scenario));
+    const cells = result.cells.filter((cell) =>
+      kind === 'group' ? cell.group === scenario : cell.group === undefined && cell.scenario === scenario,
+    );
     const cases =
       kind === 'group'
-        ? [...new Set(cells.map((cell) => cellLabel(cell)))].map((setting) => groupTestcase(scenario, setting, cells.filter((cell) => cellLabel(cell) === setting), options))
+        ? [...new Set(cells.map((cell) => cellLabel(cell)))].map((setting) =>
+            groupTestcase(
+              scenario,
+              setting,
+              cells.filter((cell) => cellLabel(cell) === setting),
+              options,
+            ),
+          )
         : cells.map((cell) => testcase(cell, header.trials, options));
     const suiteFailures = cases.filter((item) => item.failed).length;
     const suiteErrors = cases.filter((item) => item.errored).length;
@@ -159,7 +217,9 @@ export function renderJunit(result: RunResult, options: VerdictOptions = {}): st
     return [
       `  <testsuite name="${xmlAttribute(scenario)}" tests="${cases.length}" failures="${suiteFailures}" errors="${suiteErrors}" skipped="0" time="${seconds(time)}" timestamp="${xmlAttribute(header.startedAt.replace(/Z$/u, ''))}">`,
       '    <properties>',
-      ...properties.map(([name, value]) => `      <property name="${xmlAttribute(name!)}" value="${xmlAttribute(value!)}"/>`),
+      ...properties.map(
+        ([name, value]) => `      <property name="${xmlAttribute(name!)}" value="${xmlAttribute(value!)}"/>`,
+      ),
       '    </properties>',
       ...cases.map((item) => item.xml),
       '  </testsuite>',

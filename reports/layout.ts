@@ -34,7 +34,10 @@ export function columnWidths(head: readonly string[], rows: readonly (readonly s
   const table = new Table({ head: [...head], style: { head: [], border: [], compact: true } });
   for (const row of rows) table.push([...row]);
   const top = table.toString().split('\n')[0] ?? '';
-  return top.slice(1, -1).split('┬').map((segment) => [...segment].length - 2);
+  return top
+    .slice(1, -1)
+    .split('┬')
+    .map((segment) => [...segment].length - 2);
 }
 
 /** The width of a table of columns this wide, borders and one space of padding each side included (a Markdown row's too). */
@@ -45,7 +48,12 @@ const widthOf = (widths: readonly number[]): number => widths.reduce((sum, width
  * every part, the others go into the first part with room left. A column wider than any part can
  * be still gets a part of its own (it overflows rather than wraps).
  */
-export function fitColumns(head: readonly string[], rows: readonly (readonly string[])[], width = DEFAULT_TABLE_WIDTH, keys = 1): TablePart[] {
+export function fitColumns(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  width = DEFAULT_TABLE_WIDTH,
+  keys = 1,
+): TablePart[] {
   const widths = columnWidths(head, rows);
   const keyIndexes = head.slice(0, keys).map((_, index) => index);
   const parts: number[][] = [];
@@ -60,12 +68,19 @@ export function fitColumns(head: readonly string[], rows: readonly (readonly str
   if (current.length > 0 || parts.length === 0) parts.push(current);
   return parts.map((columns) => {
     const indexes = [...keyIndexes, ...columns];
-    return { head: indexes.map((index) => head[index]!), rows: rows.map((row) => indexes.map((index) => row[index] ?? '')) };
+    return {
+      head: indexes.map((index) => head[index]!),
+      rows: rows.map((row) => indexes.map((index) => row[index] ?? '')),
+    };
   });
 }
 
 /** A console table laid out to the width: one cli-table3 table per part, one under the other. */
-export function fittedTable(head: readonly string[], rows: readonly (readonly string[])[], options: FitOptions = {}): string {
+export function fittedTable(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  options: FitOptions = {},
+): string {
   const style = { head: options.style?.head ?? [], border: options.style?.border ?? [], compact: true };
   return fitColumns(head, rows, options.width, options.keys)
     .map((part) => {

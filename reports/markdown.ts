@@ -1,12 +1,53 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
 import type { RunResult } from '../harness/results/schema.js';
-import { interleavingNote, markdownTable, modelDependenceNote, modelNote, recallColumns, summaryColumns, summaryNotes, summaryRow } from './summary.js';
+import {
+  interleavingNote,
+  markdownTable,
+  modelDependenceNote,
+  modelNote,
+  recallColumns,
+  summaryColumns,
+  summaryNotes,
+  summaryRow,
+} from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
 import { judgeDisagreements, judgingTables } from './judging.js';
-import { COMPRESSED_AWAY_NOTE, idempotencyNote, invariantLegend, MATRIX_COLUMNS, matrixRows, MODE_COLUMNS, modeRows, PRICE_COLUMNS, priceRows } from './durability.js';
+import {
+  COMPRESSED_AWAY_NOTE,
+  idempotencyNote,
+  invariantLegend,
+  MATRIX_COLUMNS,
+  matrixRows,
+  MODE_COLUMNS,
+  modeRows,
+  PRICE_COLUMNS,
+  priceRows,
+} from './durability.js';
 import { fitColumns } from './layout.js';
-import { breakdownRows, distanceTable, distanceTables, DURABILITY_MARKS_LEGEND, labelTable, LEADERBOARD_NOTE, leaderboardCells, leaderboardHead, leaderboards, MODE_TABLE_NOTE, MODE_TABLE_TITLE } from './verdict.js';
-import { formatFigure, metricTitles, metricValues, pooledRetrievalRows, PROTOCOL_NOTES, protocolRows, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
+import {
+  breakdownRows,
+  distanceTable,
+  distanceTables,
+  DURABILITY_MARKS_LEGEND,
+  labelTable,
+  LEADERBOARD_NOTE,
+  leaderboardCells,
+  leaderboardHead,
+  leaderboards,
+  MODE_TABLE_NOTE,
+  MODE_TABLE_TITLE,
+} from './verdict.js';
+import {
+  formatFigure,
+  metricTitles,
+  metricValues,
+  pooledRetrievalRows,
+  PROTOCOL_NOTES,
+  protocolRows,
+  RETRIEVAL_NOTE,
+  retrievalKs,
+  retrievalRows,
+} from './retrieval.js';
 
 const table = markdownTable;
 
@@ -42,7 +83,12 @@ function breakdownTable(result: RunResult): string {
   const titles = [...new Set(rows.flatMap((item) => item.columns.map((column) => column.title)))];
   return table(
     ['scenario', 'strategy', 'category', ...titles],
-    rows.map(({ row, columns }) => [row.scope, row.setting, row.category, ...titles.map((title) => columns.find((column) => column.title === title)?.text ?? '–')]),
+    rows.map(({ row, columns }) => [
+      row.scope,
+      row.setting,
+      row.category,
+      ...titles.map((title) => columns.find((column) => column.title === title)?.text ?? '–'),
+    ]),
   );
 }
 
@@ -51,16 +97,34 @@ function verdictSection(result: RunResult): string[] {
   const lines = ['## Verdict', '', LEADERBOARD_NOTE, ''];
   for (const { title, board, cells } of leaderboards(result)) {
     const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND, ''] : [];
-    lines.push(`### Leaderboard — ${title}`, '', ...fittedMarkdown(leaderboardHead(board), leaderboardCells(board)), ...marks);
-    lines.push(...board.recommendations.flatMap((item) => [`- ${item.text}`, ...(item.detail ? [`  <details><summary>details</summary>${item.detail}</details>`] : [])]), '');
+    lines.push(
+      `### Leaderboard — ${title}`,
+      '',
+      ...fittedMarkdown(leaderboardHead(board), leaderboardCells(board)),
+      ...marks,
+    );
+    lines.push(
+      ...board.recommendations.flatMap((item) => [
+        `- ${item.text}`,
+        ...(item.detail ? [`  <details><summary>details</summary>${item.detail}</details>`] : []),
+      ]),
+      '',
+    );
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
-    if (byLabel) lines.push(`#### ${title} by the dataset's own category`, '', ...fittedMarkdown(byLabel.head, byLabel.body));
+    if (byLabel)
+      lines.push(`#### ${title} by the dataset's own category`, '', ...fittedMarkdown(byLabel.head, byLabel.body));
   }
   const modes = modeRows(result);
-  if (modes.length > 1) lines.push(`### ${MODE_TABLE_TITLE}`, '', table([...MODE_COLUMNS], modes), '', MODE_TABLE_NOTE, '');
+  if (modes.length > 1)
+    lines.push(`### ${MODE_TABLE_TITLE}`, '', table([...MODE_COLUMNS], modes), '', MODE_TABLE_NOTE, '');
   for (const { unit, rows } of distanceTables(result)) {
     const { head, body } = distanceTable(rows);
-    lines.push(`### Context recall by distance (${unit} between the evidence and its probe)`, '', table(head, body), '');
+    lines.push(
+      `### Context recall by distance (${unit} between the evidence and its probe)`,
+      '',
+      table(head, body),
+      '',
+    );
   }
   return lines;
 }
@@ -71,7 +135,23 @@ function protocolSection(result: RunResult): string[] {
   return [...new Set(rows.map((row) => row.protocol))].flatMap((protocol) => {
     const own = rows.filter((row) => row.protocol === protocol);
     const ks = own[0]!.values.map(({ k }) => k);
-    return [`## Retrieval by the ${protocol} protocol`, '', PROTOCOL_NOTES[protocol] ?? '', '', table(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], own.map((row) => [row.strategy, row.unit, row.metric, String(row.n), ...row.values.map(({ value }) => formatFigure(value))])), ''];
+    return [
+      `## Retrieval by the ${protocol} protocol`,
+      '',
+      PROTOCOL_NOTES[protocol] ?? '',
+      '',
+      table(
+        ['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)],
+        own.map((row) => [
+          row.strategy,
+          row.unit,
+          row.metric,
+          String(row.n),
+          ...row.values.map(({ value }) => formatFigure(value)),
+        ]),
+      ),
+      '',
+    ];
   });
 }
 
@@ -82,7 +162,11 @@ function judgingSection(result: RunResult): string[] {
   const lines = ['## Judging', ''];
   for (const { title, note, head, body } of tables) lines.push(`### ${title}`, '', note, '', table(head, body), '');
   const disagreeing = judgeDisagreements(result);
-  if (disagreeing) lines.push(`${disagreeing.items.length} answer${disagreeing.items.length === 1 ? '' : 's'} on which ${disagreeing.a} and ${disagreeing.b} disagree: listed in report.html.`, '');
+  if (disagreeing)
+    lines.push(
+      `${disagreeing.items.length} answer${disagreeing.items.length === 1 ? '' : 's'} on which ${disagreeing.a} and ${disagreeing.b} disagree: listed in report.html.`,
+      '',
+    );
   return lines;
 }
 
@@ -112,11 +196,18 @@ function retrievalSection(result: RunResult): string[] {
     '',
     '### Retrieval pooled over scenarios, by strategy and probe category',
     '',
-    'Each strategy setting over every scenario it ran (a dataset\'s conversations, say), means weighted by the probes behind them.',
+    "Each strategy setting over every scenario it ran (a dataset's conversations, say), means weighted by the probes behind them.",
     '',
     table(
       ['strategy', 'category', 'level', 'scenarios', 'n', ...metricTitles(ks)],
-      pooledRetrievalRows(result).map((row) => [row.strategy, row.category, row.level, String(row.cells), String(row.summary.n), ...metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)))]),
+      pooledRetrievalRows(result).map((row) => [
+        row.strategy,
+        row.category,
+        row.level,
+        String(row.cells),
+        String(row.summary.n),
+        ...metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value))),
+      ]),
     ),
     '',
   ];
@@ -144,26 +235,33 @@ export function renderMarkdown(result: RunResult): string {
     '## Summary',
     '',
     'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +
-      'Context recall: an expected string is in the loaded context. Answer recall: the share of the gold answer\'s content words within one context message. ' +
-      'Evidence recall: the share of a probe\'s evidence steps the context holds (quoted, or covered by one message). ' +
+      "Context recall: an expected string is in the loaded context. Answer recall: the share of the gold answer's content words within one context message. " +
+      "Evidence recall: the share of a probe's evidence steps the context holds (quoted, or covered by one message). " +
       'Stale exposure: a forbidden (outdated) string is there and no expected one is; conflict exposure: a forbidden string is there at all. ' +
       'Rates show hits/n, means (n=probes).',
     '',
     table(
       columns.map(([, title]) => title),
-      result.cells.filter((cell) => cell.group === undefined).map((cell) => {
-        const row = summaryRow(cell);
-        return columns.map(([key]) => String(row[key]));
-      }),
+      result.cells
+        .filter((cell) => cell.group === undefined)
+        .map((cell) => {
+          const row = summaryRow(cell);
+          return columns.map(([key]) => String(row[key]));
+        }),
     ),
     '',
     ...notes.map((note) => `- ${note}`),
     ...(notes.length ? [''] : []),
-    ...(result.cells.some((cell) => cell.group !== undefined) ? ['Cells of scenario groups (generated suites, dataset files) are pooled in their group\'s leaderboard and breakdowns; results.json and report.html keep every cell and probe.', ''] : []),
+    ...(result.cells.some((cell) => cell.group !== undefined)
+      ? [
+          "Cells of scenario groups (generated suites, dataset files) are pooled in their group's leaderboard and breakdowns; results.json and report.html keep every cell and probe.",
+          '',
+        ]
+      : []),
     ...(interleavingNote(result) ? [interleavingNote(result)!, ''] : []),
     '## Recall by probe category',
     '',
-    'By membench\'s categories, then by the dataset\'s own (`label:`), where the scenario gives them.',
+    "By membench's categories, then by the dataset's own (`label:`), where the scenario gives them.",
     '',
     breakdownTable(result),
     '',
@@ -174,22 +272,42 @@ export function renderMarkdown(result: RunResult): string {
     '## Probes',
     '',
     table(
-      ['scenario', 'strategy', 'step', 'category', 'question', 'in context', 'evidence', 'stale', 'conflict', 'ctx tokens', 'answer'],
-      result.cells.filter((cell) => cell.group === undefined).flatMap((cell) =>
-        cell.probes.map((probe) => [
-          cell.scenario,
-          cell.setting,
-          probe.id ?? String(probe.step),
-          probe.label ? `${probe.category} (${probe.label})` : probe.category,
-          probe.question,
-          probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no',
-          probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
-          probe.staleExposure ? 'yes' : 'no',
-          probe.conflictExposure ? (probe.currentAfterStale === undefined ? 'yes' : probe.currentAfterStale ? 'yes (current last)' : 'yes (stale last)') : 'no',
-          String(probe.contextTokens),
-          probe.answer,
-        ]),
-      ),
+      [
+        'scenario',
+        'strategy',
+        'step',
+        'category',
+        'question',
+        'in context',
+        'evidence',
+        'stale',
+        'conflict',
+        'ctx tokens',
+        'answer',
+      ],
+      result.cells
+        .filter((cell) => cell.group === undefined)
+        .flatMap((cell) =>
+          cell.probes.map((probe) => [
+            cell.scenario,
+            cell.setting,
+            probe.id ?? String(probe.step),
+            probe.label ? `${probe.category} (${probe.label})` : probe.category,
+            probe.question,
+            probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no',
+            probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
+            probe.staleExposure ? 'yes' : 'no',
+            probe.conflictExposure
+              ? probe.currentAfterStale === undefined
+                ? 'yes'
+                : probe.currentAfterStale
+                  ? 'yes (current last)'
+                  : 'yes (stale last)'
+              : 'no',
+            String(probe.contextTokens),
+            probe.answer,
+          ]),
+        ),
     ),
     '',
   ];

@@ -41,12 +41,16 @@ const show = (value: unknown): string => {
 
 /** Joins shards into one run: header of the first shard without `shard`, earliest start, longest duration; cells in plan order. */
 export function mergeShards(inputs: readonly ShardInput[]): RunResult {
-  if (inputs.length === 0) throw new MembenchError('INVALID_ARGUMENT', 'merge: name the run dirs (or results files) of the shards');
+  if (inputs.length === 0)
+    throw new MembenchError('INVALID_ARGUMENT', 'merge: name the run dirs (or results files) of the shards');
   const [first] = inputs as [ShardInput, ...ShardInput[]];
   for (const input of inputs.slice(1)) {
     for (const [key, name] of AGREED) {
       if (!isDeepStrictEqual(input.result.header[key], first.result.header[key])) {
-        throw new MembenchError('INVALID_ARGUMENT', `merge: ${input.file} and ${first.file} differ in ${name} (${show(input.result.header[key])} vs ${show(first.result.header[key])}): they are not shards of one run`);
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `merge: ${input.file} and ${first.file} differ in ${name} (${show(input.result.header[key])} vs ${show(first.result.header[key])}): they are not shards of one run`,
+        );
       }
     }
   }
@@ -59,7 +63,10 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   const shards = inputs.map((input) => ({ input, shard: shardOf(input) }));
   const whole = shards.filter(({ shard }) => !shard);
   if (whole.length > 0 && inputs.length > 1) {
-    throw new MembenchError('INVALID_ARGUMENT', `merge: ${whole[0]!.input.file} is a whole run (no --shard), so it overlaps every other input: merge only the shards of one run`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `merge: ${whole[0]!.input.file} is a whole run (no --shard), so it overlaps every other input: merge only the shards of one run`,
+    );
   }
   if (whole.length === 1) return first.result;
 
@@ -67,17 +74,28 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   const byIndex = new Map<number, ShardInput>();
   for (const { input, shard } of shards) {
     const header = shard!;
-    if (header.count !== reference.count || header.planned !== reference.planned || header.digest !== reference.digest) {
+    if (
+      header.count !== reference.count ||
+      header.planned !== reference.planned ||
+      header.digest !== reference.digest
+    ) {
       throw new MembenchError(
         'INVALID_ARGUMENT',
         `merge: ${input.file} is shard ${header.index}/${header.count} of a ${header.planned}-cell plan (digest ${header.digest}), ${first.file} is shard ${reference.index}/${reference.count} of a ${reference.planned}-cell plan (digest ${reference.digest}): not the same split of one run`,
       );
     }
     const twin = byIndex.get(header.index);
-    if (twin) throw new MembenchError('INVALID_ARGUMENT', `merge: ${twin.file} and ${input.file} are both shard ${header.index}/${header.count}`);
+    if (twin)
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `merge: ${twin.file} and ${input.file} are both shard ${header.index}/${header.count}`,
+      );
     const expected = shardSize(header.planned, header);
     if (input.result.cells.length !== expected) {
-      throw new MembenchError('INVALID_ARGUMENT', `merge: ${input.file} holds ${input.result.cells.length} cells, shard ${header.index}/${header.count} of ${header.planned} should hold ${expected}`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `merge: ${input.file} holds ${input.result.cells.length} cells, shard ${header.index}/${header.count} of ${header.planned} should hold ${expected}`,
+      );
     }
     byIndex.set(header.index, input);
   }
@@ -85,17 +103,30 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   for (const { input } of shards) {
     for (const cell of input.result.cells) {
       const other = ids.get(cell.id);
-      if (other !== undefined) throw new MembenchError('INVALID_ARGUMENT', `merge: cell ${cell.id} is in both ${other} and ${input.file}: a shard given twice, or overlapping shards`);
+      if (other !== undefined)
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `merge: cell ${cell.id} is in both ${other} and ${input.file}: a shard given twice, or overlapping shards`,
+        );
       ids.set(cell.id, input.file);
     }
   }
-  const missing = Array.from({ length: reference.count }, (_, index) => index + 1).filter((index) => !byIndex.has(index));
+  const missing = Array.from({ length: reference.count }, (_, index) => index + 1).filter(
+    (index) => !byIndex.has(index),
+  );
   if (missing.length > 0) {
-    throw new MembenchError('INVALID_ARGUMENT', `merge: shard${missing.length > 1 ? 's' : ''} ${missing.map((index) => `${index}/${reference.count}`).join(', ')} missing: a merged run needs every shard`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `merge: shard${missing.length > 1 ? 's' : ''} ${missing.map((index) => `${index}/${reference.count}`).join(', ')} missing: a merged run needs every shard`,
+    );
   }
 
   // Plan position p ran in shard (p mod n) + 1, as its (p div n)-th cell.
-  const cells: CellResult[] = Array.from({ length: reference.planned }, (_, position) => byIndex.get((position % reference.count) + 1)!.result.cells[Math.floor(position / reference.count)]!);
+  const cells: CellResult[] = Array.from(
+    { length: reference.planned },
+    (_, position) =>
+      byIndex.get((position % reference.count) + 1)!.result.cells[Math.floor(position / reference.count)]!,
+  );
   const headers = inputs.map((input) => input.result.header);
   const { shard: _shard, machine, ...header } = first.result.header;
   // Shards timed on different machines (a CI matrix) have no one machine: compare then leaves latency out.
@@ -121,7 +152,20 @@ function mergedJudges(results: readonly RunResult[]): Pick<RunResult, 'judges'> 
   const byJudge = new Map<string, JudgeRun>();
   for (const run of results.flatMap((result) => result.judges ?? [])) {
     const seen = byJudge.get(run.judge);
-    byJudge.set(run.judge, seen ? { ...seen, judged: seen.judged + run.judged, unparsed: seen.unparsed + run.unparsed, requests: seen.requests + run.requests, cached: seen.cached + run.cached, tokens: seen.tokens + run.tokens, judgedAt: [seen.judgedAt, run.judgedAt].sort()[1]! } : run);
+    byJudge.set(
+      run.judge,
+      seen
+        ? {
+            ...seen,
+            judged: seen.judged + run.judged,
+            unparsed: seen.unparsed + run.unparsed,
+            requests: seen.requests + run.requests,
+            cached: seen.cached + run.cached,
+            tokens: seen.tokens + run.tokens,
+            judgedAt: [seen.judgedAt, run.judgedAt].sort()[1]!,
+          }
+        : run,
+    );
   }
   return byJudge.size > 0 ? { judges: [...byJudge.values()] } : {};
 }

@@ -26,14 +26,30 @@ export interface PhaseTotals extends CellPhases {
 
 /** Sums the `phases` of the cells that have them (a run with `--profile`). */
 export function phaseTotals(result: RunResult): PhaseTotals {
-  const totals: PhaseTotals = { cells: 0, processCells: 0, crashes: 0, recoveryP50Ms: 0, processes: 0, processStartMs: 0, moduleLoadMs: 0, processCpuMs: 0, spareWaitMs: 0, openMs: 0, replayMs: 0, recoveryMs: 0, checkMs: 0, closeMs: 0 };
+  const totals: PhaseTotals = {
+    cells: 0,
+    processCells: 0,
+    crashes: 0,
+    recoveryP50Ms: 0,
+    processes: 0,
+    processStartMs: 0,
+    moduleLoadMs: 0,
+    processCpuMs: 0,
+    spareWaitMs: 0,
+    openMs: 0,
+    replayMs: 0,
+    recoveryMs: 0,
+    checkMs: 0,
+    closeMs: 0,
+  };
   const recoveries: number[] = [];
   for (const cell of result.cells) {
     if (!cell.phases) continue;
     totals.cells++;
     if (cell.phases.processes > 0) totals.processCells++;
     for (const key of Object.keys(cell.phases) as (keyof CellPhases)[]) totals[key] += cell.phases[key];
-    for (const crash of cell.durabilityOutcome?.crashes ?? []) if (crash.recoveryMs !== undefined) recoveries.push(crash.recoveryMs);
+    for (const crash of cell.durabilityOutcome?.crashes ?? [])
+      if (crash.recoveryMs !== undefined) recoveries.push(crash.recoveryMs);
   }
   totals.crashes = recoveries.length;
   totals.recoveryP50Ms = recoveries.length > 0 ? distribution(recoveries).p50 : 0;
@@ -41,7 +57,8 @@ export function phaseTotals(result: RunResult): PhaseTotals {
 }
 
 const ms = (value: number): string => `${value >= 100 ? value.toFixed(0) : value.toFixed(1)} ms`;
-const per = (value: number, count: number, unit: string): string => (count > 0 ? `${ms(value / count)} per ${unit}` : '');
+const per = (value: number, count: number, unit: string): string =>
+  count > 0 ? `${ms(value / count)} per ${unit}` : '';
 
 /** The profile as a Markdown table (stderr of `membench run --profile`). */
 export function renderProfile(result: RunResult, main: readonly RunPhase[] = []): string {
@@ -49,13 +66,38 @@ export function renderProfile(result: RunResult, main: readonly RunPhase[] = [])
   const p = totals.processes;
   const rows: string[][] = [
     ...main.map((phase) => [phase.name, ms(phase.ms), '', 'this process']),
-    ['agent process start (Node bootstrap)', ms(totals.processStartMs), per(totals.processStartMs, p, 'process'), `${p} processes for ${totals.processCells} cells`],
-    ['module loading (agent modules + tokenizer)', ms(totals.moduleLoadMs), per(totals.moduleLoadMs, p, 'process'), 'paid by spares ahead of need; modules from the startup snapshot cost ~0 (the rest: the tokenizer ranks)'],
-    ['CPU of a process start', ms(totals.processCpuMs), per(totals.processCpuMs, p, 'process'), 'user + system, until ready'],
-    ['waiting for a spare', ms(totals.spareWaitMs), '', 'before a cell\'s first process and before each armed crash'],
-    ['strategy open', ms(totals.openMs), per(totals.openMs, totals.cells, 'cell'), 'reopens after crashes and sessions included'],
+    [
+      'agent process start (Node bootstrap)',
+      ms(totals.processStartMs),
+      per(totals.processStartMs, p, 'process'),
+      `${p} processes for ${totals.processCells} cells`,
+    ],
+    [
+      'module loading (agent modules + tokenizer)',
+      ms(totals.moduleLoadMs),
+      per(totals.moduleLoadMs, p, 'process'),
+      'paid by spares ahead of need; modules from the startup snapshot cost ~0 (the rest: the tokenizer ranks)',
+    ],
+    [
+      'CPU of a process start',
+      ms(totals.processCpuMs),
+      per(totals.processCpuMs, p, 'process'),
+      'user + system, until ready',
+    ],
+    ['waiting for a spare', ms(totals.spareWaitMs), '', "before a cell's first process and before each armed crash"],
+    [
+      'strategy open',
+      ms(totals.openMs),
+      per(totals.openMs, totals.cells, 'cell'),
+      'reopens after crashes and sessions included',
+    ],
     ['replay (steps)', ms(totals.replayMs), per(totals.replayMs, totals.cells, 'cell'), ''],
-    ['crash recovery (kill → reopened)', ms(totals.recoveryMs), totals.crashes > 0 ? `${ms(totals.recoveryP50Ms)} median per crash, checks included` : '', `${totals.crashes} crashes`],
+    [
+      'crash recovery (kill → reopened)',
+      ms(totals.recoveryMs),
+      totals.crashes > 0 ? `${ms(totals.recoveryP50Ms)} median per crash, checks included` : '',
+      `${totals.crashes} crashes`,
+    ],
     ['invariant checks', ms(totals.checkMs), '', ''],
     ['close (flush + close)', ms(totals.closeMs), '', ''],
   ];

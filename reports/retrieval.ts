@@ -4,7 +4,13 @@
  * recall_any@k, recall_all@k and NDCG@k at each k of the run.
  */
 import { poolSummaries } from '../harness/results/retrieval.js';
-import type { CellResult, RetrievalAtK, RetrievalLevel, RetrievalSummary, RunResult } from '../harness/results/schema.js';
+import type {
+  CellResult,
+  RetrievalAtK,
+  RetrievalLevel,
+  RetrievalSummary,
+  RunResult,
+} from '../harness/results/schema.js';
 
 /** One row: a cell's figures at one level, over all its probes (`category` "all") or one category; or a scenario group's, pooled. */
 export interface RetrievalRow {
@@ -24,7 +30,10 @@ export function retrievalKs(result: RunResult): number[] {
 }
 
 function levelsOf(summary: RetrievalSummary): [RetrievalRow['level'], RetrievalLevel][] {
-  return [['turn', summary.turn], ...(summary.session ? [['session', summary.session] as [RetrievalRow['level'], RetrievalLevel]] : [])];
+  return [
+    ['turn', summary.turn],
+    ...(summary.session ? [['session', summary.session] as [RetrievalRow['level'], RetrievalLevel]] : []),
+  ];
 }
 
 /**
@@ -52,9 +61,20 @@ export function retrievalRows(result: RunResult, byCategory: boolean, detail = f
   }
   return units.flatMap(({ scenario, label, cells }) => {
     const groups: [string, RetrievalSummary | undefined][] = byCategory
-      ? [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].map((category) => [category, poolSummaries(cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []))])
+      ? [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].map((category) => [
+          category,
+          poolSummaries(
+            cells.flatMap(
+              (cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? [],
+            ),
+          ),
+        ])
       : [['all', poolSummaries(cells.map((cell) => cell.retrieval!))]];
-    return groups.flatMap(([category, summary]) => (summary ? levelsOf(summary).map(([level, figures]) => ({ scenario, label, category, level, summary: figures })) : []));
+    return groups.flatMap(([category, summary]) =>
+      summary
+        ? levelsOf(summary).map(([level, figures]) => ({ scenario, label, category, level, summary: figures }))
+        : [],
+    );
   });
 }
 
@@ -71,16 +91,35 @@ export interface PooledRetrievalRow {
 /** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
 export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
   const byLabel = new Map<string, CellResult[]>();
-  for (const cell of result.cells) if (cell.retrieval) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
+  for (const cell of result.cells)
+    if (cell.retrieval) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
   return [...byLabel].flatMap(([strategy, cells]) => {
     const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
     const labels = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByLabel ?? {})))].sort();
     const groups: [string, RetrievalSummary | undefined][] = [
       ['all', poolSummaries(cells.map((cell) => cell.retrieval!))],
-      ...categories.map((category): [string, RetrievalSummary | undefined] => [category, poolSummaries(cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []))]),
-      ...labels.map((label): [string, RetrievalSummary | undefined] => [`label: ${label}`, poolSummaries(cells.flatMap((cell) => cell.retrievalByLabel?.[label] ?? []))]),
+      ...categories.map((category): [string, RetrievalSummary | undefined] => [
+        category,
+        poolSummaries(
+          cells.flatMap((cell) => cell.retrievalByCategory?.[category as keyof typeof cell.retrievalByCategory] ?? []),
+        ),
+      ]),
+      ...labels.map((label): [string, RetrievalSummary | undefined] => [
+        `label: ${label}`,
+        poolSummaries(cells.flatMap((cell) => cell.retrievalByLabel?.[label] ?? [])),
+      ]),
     ];
-    return groups.flatMap(([category, summary]) => (summary ? levelsOf(summary).map(([level, figures]) => ({ strategy, category, level, cells: cells.length, summary: figures })) : []));
+    return groups.flatMap(([category, summary]) =>
+      summary
+        ? levelsOf(summary).map(([level, figures]) => ({
+            strategy,
+            category,
+            level,
+            cells: cells.length,
+            summary: figures,
+          }))
+        : [],
+    );
   });
 }
 
@@ -118,7 +157,11 @@ export interface ProtocolRow {
   values: { k: number; value: number }[];
 }
 
-const PROTOCOL_METRICS = [['recall_any', 'recallAny'], ['recall_all', 'recallAll'], ['NDCG', 'ndcg']] as const;
+const PROTOCOL_METRICS = [
+  ['recall_any', 'recallAny'],
+  ['recall_all', 'recallAll'],
+  ['NDCG', 'ndcg'],
+] as const;
 /** LoCoMo's table reports one figure: the share of the evidence retrieved. */
 const LOCOMO_METRICS = [['recall', 'recall']] as const;
 
@@ -128,7 +171,11 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
   for (const cell of result.cells) {
     if (!cell.protocolRetrieval) continue;
     const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}`;
-    const group = groups.get(key) ?? { protocol: cell.protocolRetrieval.protocol, strategy: cell.setting, summaries: [] };
+    const group = groups.get(key) ?? {
+      protocol: cell.protocolRetrieval.protocol,
+      strategy: cell.setting,
+      summaries: [],
+    };
     group.summaries.push(cell.protocolRetrieval.summary);
     groups.set(key, group);
   }
@@ -139,8 +186,22 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
       .sort(([a], [b]) => (a === b ? 0 : a === 'session' ? -1 : 1))
       .flatMap(([unit, level]): ProtocolRow[] =>
         protocol === 'locomo'
-          ? LOCOMO_METRICS.map(([metric, key]) => ({ protocol, strategy, unit: 'dialog' as const, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })) }))
-          : PROTOCOL_METRICS.map(([metric, key]) => ({ protocol, strategy, unit, metric, n: level.n, values: level.atK.map((at) => ({ k: at.k, value: at[key] })) })),
+          ? LOCOMO_METRICS.map(([metric, key]) => ({
+              protocol,
+              strategy,
+              unit: 'dialog' as const,
+              metric,
+              n: level.n,
+              values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })),
+            }))
+          : PROTOCOL_METRICS.map(([metric, key]) => ({
+              protocol,
+              strategy,
+              unit,
+              metric,
+              n: level.n,
+              values: level.atK.map((at) => ({ k: at.k, value: at[key] })),
+            })),
       );
   });
 }
@@ -150,7 +211,7 @@ export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
   longmemeval:
     "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; unit=session ranks session documents (a session's user turns joined, the paper's session granularity); " +
     'unit=turn ranks user turns, its session rows the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; ' +
-    'abstention questions and questions with no has_answer user turn left out, as in the paper\'s code. Published figures to compare with: docs/protocols.md.',
+    "abstention questions and questions with no has_answer user turn left out, as in the paper's code. Published figures to compare with: docs/protocols.md.",
   locomo:
     "LoCoMo's retrieval recall (snap-research/locomo task_eval/evaluation.py): the share of a question's evidence dia_ids among the top k retrieved; dialog unit = one utterance per document (unit=message); " +
     'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md.',

@@ -64,7 +64,11 @@ export function recallColumns(summary: RecallSummary): RecallColumn[] {
 /** A cell's recall broken down by membench's probe categories, then by the dataset's own labels. */
 export function breakdowns(cell: CellResult): { by: 'category' | 'label'; name: string; summary: RecallSummary }[] {
   return [
-    ...Object.entries(cell.recallByCategory).map(([name, summary]) => ({ by: 'category' as const, name, summary: summary! })),
+    ...Object.entries(cell.recallByCategory).map(([name, summary]) => ({
+      by: 'category' as const,
+      name,
+      summary: summary!,
+    })),
     ...Object.entries(cell.recallByLabel ?? {}).map(([name, summary]) => ({ by: 'label' as const, name, summary })),
   ];
 }
@@ -134,8 +138,12 @@ export const SUMMARY_COLUMNS: readonly [keyof SummaryRow, string][] = [
  */
 export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, string][] {
   const extra: [keyof SummaryRow, string][] = [
-    ...(!result.header.offlineModel || result.cells.some((cell) => cell.usage.cachedCalls > 0) ? [['cached', 'cache hits'] as [keyof SummaryRow, string]] : []),
-    ...(result.cells.some((cell) => refusedSteps(cell) > 0) ? [['refused', 'refused steps'] as [keyof SummaryRow, string]] : []),
+    ...(!result.header.offlineModel || result.cells.some((cell) => cell.usage.cachedCalls > 0)
+      ? [['cached', 'cache hits'] as [keyof SummaryRow, string]]
+      : []),
+    ...(result.cells.some((cell) => refusedSteps(cell) > 0)
+      ? [['refused', 'refused steps'] as [keyof SummaryRow, string]]
+      : []),
   ];
   return [...SUMMARY_COLUMNS.slice(0, -1), ...extra, ...SUMMARY_COLUMNS.slice(-1)];
 }
@@ -147,9 +155,17 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
  */
 export function summaryNotes(result: RunResult): string[] {
   const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
-  const notes = cached > 0 || !result.header.offlineModel ? [`cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`] : [];
+  const notes =
+    cached > 0 || !result.header.offlineModel
+      ? [
+          `cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`,
+        ]
+      : [];
   const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
-  if (truncated > 0) notes.push(`truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`);
+  if (truncated > 0)
+    notes.push(
+      `truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`,
+    );
   const empty = result.cells.filter((cell) => (cell.usage.emptyAnswers ?? 0) > 0);
   if (empty.length > 0) notes.push(`empty: ${emptyAnswersNote(empty)}`);
   const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
@@ -157,8 +173,14 @@ export function summaryNotes(result: RunResult): string[] {
   for (const cell of result.cells) {
     const refused = refusedSteps(cell);
     const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;
-    if (refused > 0) notes.push(`refused: ${cell.id}: the strategy refused ${refused} step(s), never acknowledged${first ? ` (first: ${first})` : ''}`);
-    if (cell.unreadable?.length) notes.push(`unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`);
+    if (refused > 0)
+      notes.push(
+        `refused: ${cell.id}: the strategy refused ${refused} step(s), never acknowledged${first ? ` (first: ${first})` : ''}`,
+      );
+    if (cell.unreadable?.length)
+      notes.push(
+        `unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`,
+      );
   }
   return notes;
 }
@@ -166,7 +188,11 @@ export function summaryNotes(result: RunResult): string[] {
 /** The cells whose model answers came back with no text, and how many: scored as empty, said here. */
 function emptyAnswersNote(cells: readonly CellResult[]): string {
   const total = cells.reduce((sum, cell) => sum + (cell.usage.emptyAnswers ?? 0), 0);
-  const named = cells.slice(0, 3).map((cell) => `${cell.id} (${cell.usage.emptyAnswers})`).join(', ') + (cells.length > 3 ? `, ... (${cells.length - 3} more cells)` : '');
+  const named =
+    cells
+      .slice(0, 3)
+      .map((cell) => `${cell.id} (${cell.usage.emptyAnswers})`)
+      .join(', ') + (cells.length > 3 ? `, ... (${cells.length - 3} more cells)` : '');
   return `${total} model answer(s) came back with no text (content null or ""), scored as empty answers: ${named} (see docs/failing-loudly.md)`;
 }
 
@@ -183,7 +209,9 @@ export function modelNote(result: RunResult): string {
  * verbatim score recall without the model; the others (or those declaring nothing) keep what a model wrote.
  */
 export function modelDependenceNote(result: RunResult): string {
-  const names = [...new Map(result.header.strategies.map((spec) => [spec.name, spec.traits?.keepsVerbatim === true])).entries()];
+  const names = [
+    ...new Map(result.header.strategies.map((spec) => [spec.name, spec.traits?.keepsVerbatim === true])).entries(),
+  ];
   const verbatim = names.filter(([, keeps]) => keeps).map(([name]) => name);
   const others = names.filter(([, keeps]) => !keeps).map(([name]) => name);
   return (
@@ -196,7 +224,11 @@ const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace
 
 /** A GitHub-flavoured Markdown table (report.md and the GitHub step summaries). */
 export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [`| ${head.map(escapeCell).join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`)].join('\n');
+  return [
+    `| ${head.map(escapeCell).join(' | ')} |`,
+    `| ${head.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
+  ].join('\n');
 }
 
 /**
@@ -211,13 +243,17 @@ export function interleavingNote(result: RunResult): string | undefined {
     const key = `${cell.scenario}/${cell.setting}`;
     groups.set(key, [...(groups.get(key) ?? []), cell]);
   }
-  const spreads = [...groups].filter(([, group]) => group.length > 1).map(([key, group]) => {
-    const tokens = group.map((cell) => cell.tokens.contextTotal);
-    const recall = group.map((cell) => cell.recall.contextRecall.value ?? 0);
-    return `${key}: ctx tokens ${Math.min(...tokens)}–${Math.max(...tokens)}, recall ${Math.min(...recall).toFixed(2)}–${Math.max(...recall).toFixed(2)}`;
-  });
+  const spreads = [...groups]
+    .filter(([, group]) => group.length > 1)
+    .map(([key, group]) => {
+      const tokens = group.map((cell) => cell.tokens.contextTotal);
+      const recall = group.map((cell) => cell.recall.contextRecall.value ?? 0);
+      return `${key}: ctx tokens ${Math.min(...tokens)}–${Math.max(...tokens)}, recall ${Math.min(...recall).toFixed(2)}–${Math.max(...recall).toFixed(2)}`;
+    });
   return (
     '≈ ran concurrent sessions: tokens, latency and recall depend on how the sessions interleaved (outside the same-seed promise; durability counts are not). ' +
-    (spreads.length ? `Spread over ${result.header.trials} trials: ${spreads.join('; ')}.` : 'Run with --trials N to see their spread.')
+    (spreads.length
+      ? `Spread over ${result.header.trials} trials: ${spreads.join('; ')}.`
+      : 'Run with --trials N to see their spread.')
   );
 }

@@ -15,11 +15,24 @@ import { breakdowns, formatMs } from './summary.js';
  * The leaderboard's columns, the ones a reader decides by first: laid out to a terminal's width,
  * the columns after those that fit go to a second table (reports/layout.ts).
  */
-export const LEADERBOARD_COLUMNS = ['setting', 'context recall [95% CI]', 'ctx/turn', 'maint/turn', 'vs best (paired)', 'durability', 'evidence recall [95% CI]', 'conflict', 'p95 ms'] as const;
+export const LEADERBOARD_COLUMNS = [
+  'setting',
+  'context recall [95% CI]',
+  'ctx/turn',
+  'maint/turn',
+  'vs best (paired)',
+  'durability',
+  'evidence recall [95% CI]',
+  'conflict',
+  'p95 ms',
+] as const;
 
-const fixed = (value: number | null | undefined): string => (value === null || value === undefined ? '–' : value.toFixed(2));
+const fixed = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '–' : value.toFixed(2);
 const withInterval = (value: number | null, interval: Interval | null, n: number): string =>
-  value === null ? '–' : `${fixed(value)} ${interval ? `[${fixed(interval.lo)}, ${fixed(interval.hi)}]` : ''} n=${n}`.replace('  ', ' ');
+  value === null
+    ? '–'
+    : `${fixed(value)} ${interval ? `[${fixed(interval.lo)}, ${fixed(interval.hi)}]` : ''} n=${n}`.replace('  ', ' ');
 /** A signed difference: `−0.14`, `+0.02` (a true minus sign, as in the interval). */
 const signed = (value: number): string => `${value < 0 ? '−' : '+'}${Math.abs(value).toFixed(2)}`;
 
@@ -32,7 +45,8 @@ export function versusBest(row: LeaderboardRow): string {
 }
 
 /** What the durability marks mean, for the line under every leaderboard that shows them. */
-const DURABILITY_MARKS = '✓ nothing lost · ✗N N acknowledged memories and messages lost · !N N invariants violated, nothing lost';
+const DURABILITY_MARKS =
+  '✓ nothing lost · ✗N N acknowledged memories and messages lost · !N N invariants violated, nothing lost';
 export const DURABILITY_MARKS_LEGEND = `durability: ${DURABILITY_MARKS}`;
 
 /** Durability as one mark per mode: `sync ✓ async ✗6 exit ✗8 none ✗8` (DURABILITY_MARKS_LEGEND). */
@@ -50,7 +64,11 @@ export function durabilityText(row: LeaderboardRow): string {
 /** The leaderboard's columns: LEADERBOARD_COLUMNS, then judged accuracy per judge and κ when judges ran. */
 export function leaderboardHead(board: Leaderboard): string[] {
   const judged = board.rows[0]?.judged ?? [];
-  return [...LEADERBOARD_COLUMNS, ...judged.map(({ judge }) => `answer acc, ${judgeLabel(judge)} [95% CI]`), ...(board.rows[0]?.kappa !== undefined ? ['judges κ'] : [])];
+  return [
+    ...LEADERBOARD_COLUMNS,
+    ...judged.map(({ judge }) => `answer acc, ${judgeLabel(judge)} [95% CI]`),
+    ...(board.rows[0]?.kappa !== undefined ? ['judges κ'] : []),
+  ];
 }
 
 /** The leaderboard's rows as text cells, in leaderboardHead order. */
@@ -65,14 +83,29 @@ export function leaderboardCells(board: Leaderboard): string[][] {
     withInterval(row.evidenceRecall.mean, row.evidenceRecall.interval, row.evidenceRecall.n),
     fixed(row.conflictExposure.value),
     formatMs(row.loadSaveP95),
-    ...(row.judged ?? []).map(({ accuracy }) => `${withInterval(accuracy.value, accuracy.interval, accuracy.n)}${accuracy.unparsed ? `, ${accuracy.unparsed} unparsed` : ''}`),
+    ...(row.judged ?? []).map(
+      ({ accuracy }) =>
+        `${withInterval(accuracy.value, accuracy.interval, accuracy.n)}${accuracy.unparsed ? `, ${accuracy.unparsed} unparsed` : ''}`,
+    ),
     ...(row.kappa !== undefined ? [fixed(row.kappa)] : []),
   ]);
 }
 
 /** The numbers the leaderboard's columns sort by (report.html), in leaderboardHead order; undefined: sorted as text. */
 export function leaderboardSortKeys(row: LeaderboardRow): (number | null | undefined)[] {
-  return [undefined, row.contextRecall.value, row.contextPerTurn, row.maintenancePerTurn, row.vsBest?.difference ?? 0, undefined, row.evidenceRecall.mean, row.conflictExposure.value, row.loadSaveP95, ...(row.judged ?? []).map(({ accuracy }) => accuracy.value), ...(row.kappa !== undefined ? [row.kappa] : [])];
+  return [
+    undefined,
+    row.contextRecall.value,
+    row.contextPerTurn,
+    row.maintenancePerTurn,
+    row.vsBest?.difference ?? 0,
+    undefined,
+    row.evidenceRecall.mean,
+    row.conflictExposure.value,
+    row.loadSaveP95,
+    ...(row.judged ?? []).map(({ accuracy }) => accuracy.value),
+    ...(row.kappa !== undefined ? [row.kappa] : []),
+  ];
 }
 
 /** A leaderboard with the name of what it pools: the whole run, or one group. */
@@ -95,9 +128,12 @@ export function leaderboards(result: RunResult): PooledBoard[] {
 function computeLeaderboards(result: RunResult): PooledBoard[] {
   const seed = result.header.seed;
   const judges = (result.judges ?? []).map((run) => run.judge);
-  const boards: PooledBoard[] = [{ title: 'the whole run', board: leaderboard(result.cells, seed, judges), cells: result.cells }];
+  const boards: PooledBoard[] = [
+    { title: 'the whole run', board: leaderboard(result.cells, seed, judges), cells: result.cells },
+  ];
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
-  if (groups.length === 1 && result.cells.every((cell) => cell.group !== undefined)) return [{ ...boards[0]!, title: `group ${groups[0]}` }];
+  if (groups.length === 1 && result.cells.every((cell) => cell.group !== undefined))
+    return [{ ...boards[0]!, title: `group ${groups[0]}` }];
   for (const group of groups) {
     const cells = result.cells.filter((cell) => cell.group === group);
     boards.push({ title: `group ${group}`, board: leaderboard(cells, seed, judges), cells });
@@ -121,7 +157,9 @@ export function distanceTable(rows: readonly DistanceRow[]): { head: string[]; b
       setting,
       ...buckets.map((bucket) => {
         const row = rows.find((item) => item.setting === setting && item.bucket.hi === bucket.hi);
-        return row?.contextRecall.value === null || !row ? '–' : `${fixed(row.contextRecall.value)} (${row.contextRecall.hits}/${row.contextRecall.n})`;
+        return row?.contextRecall.value === null || !row
+          ? '–'
+          : `${fixed(row.contextRecall.value)} (${row.contextRecall.hits}/${row.contextRecall.n})`;
       }),
     ]),
   };
@@ -129,7 +167,9 @@ export function distanceTable(rows: readonly DistanceRow[]): { head: string[]; b
 
 /** Recall by distance in both units, when the run's probes have distances. */
 export function distanceTables(result: RunResult): { unit: DistanceUnit; rows: DistanceRow[] }[] {
-  return (['exchanges', 'tokens'] as const).map((unit) => ({ unit, rows: recallByDistance(result.cells, unit) })).filter((item) => item.rows.length > 0);
+  return (['exchanges', 'tokens'] as const)
+    .map((unit) => ({ unit, rows: recallByDistance(result.cells, unit) }))
+    .filter((item) => item.rows.length > 0);
 }
 
 /** One breakdown row: a scenario's cell, or a group's cells pooled, by membench category or dataset label. */
@@ -145,7 +185,13 @@ export interface BreakdownRow {
 export function breakdownRows(result: RunResult): BreakdownRow[] {
   const rows: BreakdownRow[] = [];
   for (const cell of result.cells.filter((item) => item.group === undefined)) {
-    for (const group of breakdowns(cell)) rows.push({ scope: cell.scenario, setting: cell.setting, category: group.by === 'label' ? `label: ${group.name}` : group.name, summary: group.summary });
+    for (const group of breakdowns(cell))
+      rows.push({
+        scope: cell.scenario,
+        setting: cell.setting,
+        category: group.by === 'label' ? `label: ${group.name}` : group.name,
+        summary: group.summary,
+      });
   }
   const grouped = new Map<string, { group: string; setting: string; cells: CellResult[] }>();
   for (const cell of result.cells) {
@@ -156,9 +202,13 @@ export function breakdownRows(result: RunResult): BreakdownRow[] {
     grouped.set(key, entry);
   }
   for (const { group, setting, cells } of grouped.values()) {
-    const probes = cells.filter((cell) => cell.durabilityOutcome?.idempotencyKeys !== false).flatMap((cell) => cell.probes);
-    for (const [category, summary] of Object.entries(recallByCategory(probes))) rows.push({ scope: `group ${group}`, setting, category, summary: summary! });
-    for (const [label, summary] of Object.entries(recallByLabel(probes) ?? {})) rows.push({ scope: `group ${group}`, setting, category: `label: ${label}`, summary });
+    const probes = cells
+      .filter((cell) => cell.durabilityOutcome?.idempotencyKeys !== false)
+      .flatMap((cell) => cell.probes);
+    for (const [category, summary] of Object.entries(recallByCategory(probes)))
+      rows.push({ scope: `group ${group}`, setting, category, summary: summary! });
+    for (const [label, summary] of Object.entries(recallByLabel(probes) ?? {}))
+      rows.push({ scope: `group ${group}`, setting, category: `label: ${label}`, summary });
   }
   return rows;
 }
@@ -174,20 +224,28 @@ export const MODE_TABLE_NOTE =
  * context recall / answer recall with n per category; undefined when no probe carries a label.
  */
 export function labelTable(cells: readonly CellResult[]): { head: string[]; body: string[][] } | undefined {
-  const pooled = cells.filter((cell) => cell.status === 'ok' && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false);
-  const labels = [...new Set(pooled.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined ? [] : [probe.label]))))].sort();
+  const pooled = cells.filter(
+    (cell) => cell.status === 'ok' && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false,
+  );
+  const labels = [
+    ...new Set(
+      pooled.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined ? [] : [probe.label]))),
+    ),
+  ].sort();
   if (labels.length === 0) return undefined;
   const settings = [...new Set(pooled.map((cell) => cell.setting))];
   return {
     head: ['setting', ...labels.map((label) => `${label} (context / answer recall)`)],
     body: settings.map((setting) => {
-      const byLabel = recallByLabel(pooled.filter((cell) => cell.setting === setting).flatMap((cell) => cell.probes)) ?? {};
+      const byLabel =
+        recallByLabel(pooled.filter((cell) => cell.setting === setting).flatMap((cell) => cell.probes)) ?? {};
       return [
         setting,
         ...labels.map((label) => {
           const summary = byLabel[label];
           if (!summary) return '–';
-          if (summary.contextRecall.n === 0) return `abstained ${fixed(summary.abstention.value)} (n=${summary.abstention.n})`;
+          if (summary.contextRecall.n === 0)
+            return `abstained ${fixed(summary.abstention.value)} (n=${summary.abstention.n})`;
           return `${fixed(summary.contextRecall.value)} / ${fixed(summary.answerRecall.mean)} (n=${summary.contextRecall.n})`;
         }),
       ];

@@ -23,12 +23,26 @@ const TRANSFORMERS = ['defaultTextSplitter', 'filterMessages', 'mergeMessageRuns
 const withoutTransformers = {
   name: 'messages-without-transformers',
   setup(builder) {
-    builder.onResolve({ filter: /^\.\/(?:langchain|adapters\/[a-z0-9-]+)\.js$/ }, (args) => (args.importer.endsWith(path.join('strategies', 'loader.js')) ? { path: `../../strategies/${args.path.slice(2)}`, external: true } : undefined));
+    builder.onResolve({ filter: /^\.\/(?:langchain|adapters\/[a-z0-9-]+)\.js$/ }, (args) =>
+      args.importer.endsWith(path.join('strategies', 'loader.js'))
+        ? { path: `../../strategies/${args.path.slice(2)}`, external: true }
+        : undefined,
+    );
     builder.onLoad({ filter: MESSAGES_INDEX }, async (args) => {
       let source = await readFile(args.path, 'utf8');
       source = source.replace(/^import \{[^}]*\} from "\.\/transformers\.js";\n/mu, '');
-      for (const name of TRANSFORMERS) source = source.replace(new RegExp(`\\b${name}: \\(\\) => ${name},?\\s*`, 'gu'), '').replace(new RegExp(`\\b${name}, `, 'gu'), '').replace(new RegExp(`, ${name}\\b`, 'gu'), '');
-      if (/transformers\.js/u.test(source) || TRANSFORMERS.some((name) => new RegExp(`\\b${name}\\b`, 'u').test(source))) throw new Error(`${args.path}: its transformers could not be left out (has @langchain/core changed its index?)`);
+      for (const name of TRANSFORMERS)
+        source = source
+          .replace(new RegExp(`\\b${name}: \\(\\) => ${name},?\\s*`, 'gu'), '')
+          .replace(new RegExp(`\\b${name}, `, 'gu'), '')
+          .replace(new RegExp(`, ${name}\\b`, 'gu'), '');
+      if (
+        /transformers\.js/u.test(source) ||
+        TRANSFORMERS.some((name) => new RegExp(`\\b${name}\\b`, 'u').test(source))
+      )
+        throw new Error(
+          `${args.path}: its transformers could not be left out (has @langchain/core changed its index?)`,
+        );
       return { contents: source, loader: 'js', resolveDir: path.dirname(args.path) };
     });
   },
@@ -40,7 +54,9 @@ const withoutTransformers = {
 const sqliteAddon = {
   name: 'better-sqlite3-addon',
   setup(builder) {
-    builder.onResolve({ filter: /^bindings$/ }, (args) => (/[\\/]better-sqlite3[\\/]/u.test(args.importer) ? { path: 'bindings', namespace: 'sqlite-addon' } : undefined));
+    builder.onResolve({ filter: /^bindings$/ }, (args) =>
+      /[\\/]better-sqlite3[\\/]/u.test(args.importer) ? { path: 'bindings', namespace: 'sqlite-addon' } : undefined,
+    );
     builder.onLoad({ filter: /.*/, namespace: 'sqlite-addon' }, () => ({
       contents: [
         "const path = require('node:path');",
@@ -74,23 +90,45 @@ await build({
   plugins: [withoutTransformers, sqliteAddon],
   metafile: true,
 }).then((result) => {
-  if (process.env.MEMBENCH_BUNDLE_META) return import('node:fs').then((fs) => fs.writeFileSync(process.env.MEMBENCH_BUNDLE_META, JSON.stringify(result.metafile)));
+  if (process.env.MEMBENCH_BUNDLE_META)
+    return import('node:fs').then((fs) =>
+      fs.writeFileSync(process.env.MEMBENCH_BUNDLE_META, JSON.stringify(result.metafile)),
+    );
 });
 
 // The snapshot's builder script, as CommonJS without an `exports` marker (which tsc's output writes to).
-await build({ entryPoints: ['harness/process/agent-snapshot.cts'], platform: 'node', format: 'cjs', outfile: path.join(dir, 'agent-snapshot.cjs'), logLevel: 'warning' });
+await build({
+  entryPoints: ['harness/process/agent-snapshot.cts'],
+  platform: 'node',
+  format: 'cjs',
+  outfile: path.join(dir, 'agent-snapshot.cjs'),
+  logLevel: 'warning',
+});
 rmSync(path.join(dir, 'agent-snapshot.cjs.map'), { force: true }); // tsc's, of the file just replaced
 
 const blob = path.join(dir, 'agent-entry.snapshot.blob');
 const sidecar = path.join(dir, 'agent-entry.snapshot.json');
 rmSync(sidecar, { force: true });
 try {
-  execFileSync(process.execPath, ['--no-warnings', '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(dir, 'agent-snapshot.cjs')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(
+    process.execPath,
+    ['--no-warnings', '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(dir, 'agent-snapshot.cjs')],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   renameSync(`${blob}.tmp`, blob);
   const { size, mtimeMs } = statSync(bundle);
-  writeFileSync(sidecar, `${JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: process.env.NODE_OPTIONS ?? '', bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs }, null, 2)}\n`);
+  writeFileSync(
+    sidecar,
+    `${JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: process.env.NODE_OPTIONS ?? '', bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs }, null, 2)}\n`,
+  );
 } catch (error) {
   // Agent processes still start, from the bundle and V8's code cache, only slower.
   rmSync(`${blob}.tmp`, { force: true });
-  console.warn(`bundle-agent: no startup snapshot for agent processes (${String(error.stderr ?? error.message).trim().split('\n').slice(0, 3).join(' ')})`);
+  console.warn(
+    `bundle-agent: no startup snapshot for agent processes (${String(error.stderr ?? error.message)
+      .trim()
+      .split('\n')
+      .slice(0, 3)
+      .join(' ')})`,
+  );
 }

@@ -13,7 +13,10 @@ const END = '<!-- end of the generated block -->';
 
 function help(args) {
   // No terminal: yargs wraps at its fixed width, so the text is the same wherever it runs.
-  const text = execFileSync(process.execPath, [path.join(ROOT, 'bin/membench.js'), ...args, '--help'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const text = execFileSync(process.execPath, [path.join(ROOT, 'bin/membench.js'), ...args, '--help'], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   // `run --help` names this machine's core count; the reference names none.
   return text.replace(/here(\s+)\d+;/u, 'here$1N;').trimEnd();
 }
@@ -25,8 +28,13 @@ export function commands() {
 
 /** The generated block: `membench --help`, then each command's. */
 export function renderReference() {
-  const sections = [['membench --help', help([])], ...commands().map((command) => [`membench ${command} --help`, help([command])])];
-  return [BEGIN, '', ...sections.flatMap(([title, text]) => [`## \`${title}\``, '', '```', text, '```', '']), END].join('\n');
+  const sections = [
+    ['membench --help', help([])],
+    ...commands().map((command) => [`membench ${command} --help`, help([command])]),
+  ];
+  return [BEGIN, '', ...sections.flatMap(([title, text]) => [`## \`${title}\``, '', '```', text, '```', '']), END].join(
+    '\n',
+  );
 }
 
 /** The block as docs/cli.md holds it now. */

@@ -12,7 +12,18 @@
 import { readFileSync } from 'node:fs';
 
 /** Keys that hold timings, memory peaks or provenance: never compared. */
-const TIMING = new Set(['durationMs', 'latency', 'loadMs', 'saveMs', 'phases', 'peakRssMb', 'startedAt', 'gitCommit', 'machine', 'modelMs']);
+const TIMING = new Set([
+  'durationMs',
+  'latency',
+  'loadMs',
+  'saveMs',
+  'phases',
+  'peakRssMb',
+  'startedAt',
+  'gitCommit',
+  'machine',
+  'modelMs',
+]);
 /** Context-token keys: compared apart, as a relative change. */
 const CONTEXT = new Set(['contextTotal', 'contextMeanPerTurn', 'contextMax', 'contextSample', 'contextSkipped']);
 
@@ -51,18 +62,28 @@ const [before, after] = [oldFile, newFile].map((file) => JSON.parse(readFileSync
 const found = [];
 const byId = (result) => new Map(result.cells.map((cell) => [cell.id, cell]));
 const [oldCells, newCells] = [byId(before), byId(after)];
-for (const id of new Set([...oldCells.keys(), ...newCells.keys()])) differences(strip(oldCells.get(id), {}), strip(newCells.get(id), {}), id, found);
+for (const id of new Set([...oldCells.keys(), ...newCells.keys()]))
+  differences(strip(oldCells.get(id), {}), strip(newCells.get(id), {}), id, found);
 differences(strip(before.durabilityMatrix, {}), strip(after.durabilityMatrix, {}), 'durabilityMatrix', found);
 
 const moved = [];
 for (const [id, cell] of oldCells) {
   const other = newCells.get(id);
   if (!other || cell.tokens.contextMeanPerTurn === 0) continue;
-  moved.push({ id, ratio: other.tokens.contextMeanPerTurn / cell.tokens.contextMeanPerTurn, total: other.tokens.contextTotal / Math.max(1, cell.tokens.contextTotal), sample: other.tokens.contextSample });
+  moved.push({
+    id,
+    ratio: other.tokens.contextMeanPerTurn / cell.tokens.contextMeanPerTurn,
+    total: other.tokens.contextTotal / Math.max(1, cell.tokens.contextTotal),
+    sample: other.tokens.contextSample,
+  });
 }
-process.stdout.write(`${oldCells.size} cells compared: ${found.length === 0 ? 'identical apart from timings and context tokens' : `${found.length}${found.length >= 20 ? '+' : ''} differences`}\n`);
+process.stdout.write(
+  `${oldCells.size} cells compared: ${found.length === 0 ? 'identical apart from timings and context tokens' : `${found.length}${found.length >= 20 ? '+' : ''} differences`}\n`,
+);
 for (const line of found) process.stdout.write(`  ${line}\n`);
 for (const { id, ratio, total, sample } of moved) {
-  process.stdout.write(`  ${id}: context tokens per turn ${((ratio - 1) * 100).toFixed(1)} %, total ${((total - 1) * 100).toFixed(1)} %${sample ? ` (measured ${sample.measured} of ${sample.turns} turns)` : ''}\n`);
+  process.stdout.write(
+    `  ${id}: context tokens per turn ${((ratio - 1) * 100).toFixed(1)} %, total ${((total - 1) * 100).toFixed(1)} %${sample ? ` (measured ${sample.measured} of ${sample.turns} turns)` : ''}\n`,
+  );
 }
 process.exit(found.length === 0 ? 0 : 1);

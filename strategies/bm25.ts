@@ -26,7 +26,8 @@ export const bm25 = defineStrategy({
   name: 'bm25',
   kind: 'retrieval',
   ranks: 'terms',
-  description: 'every exchange in an SQLite FTS5 index, bm25-ranked top-k; Chinese segmented (jieba, CJK bigrams or Intl.Segmenter)',
+  description:
+    'every exchange in an SQLite FTS5 index, bm25-ranked top-k; Chinese segmented (jieba, CJK bigrams or Intl.Segmenter)',
   options: bm25Options,
   defaultDurability: 'sync',
   keepsVerbatim: true,

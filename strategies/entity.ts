@@ -14,7 +14,14 @@ import { SqliteChatMessageHistory } from './stores/history.js';
 import { summarizePrompt } from '../harness/core/prompts.js';
 import { messageText } from '../harness/core/tokens.js';
 import { windowStart } from './shared/trimming.js';
-import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
+import {
+  defineStrategy,
+  type LoadInput,
+  type LoadResult,
+  type MemoryEvent,
+  type MemoryStrategy,
+  type StrategyContext,
+} from './types.js';
 
 /** Default extraction instruction: a live model reads it; the offline model finds the lines in the user message. */
 export const ENTITY_EXTRACTION_INSTRUCTION =
@@ -57,21 +64,26 @@ export function parseEntityNames(text: string): string[] {
   } catch {
     items = undefined;
   }
-  const raw = Array.isArray(items) ? items.filter((item): item is string => typeof item === 'string') : text.split(/[\n,，、;；]/u);
+  const raw = Array.isArray(items)
+    ? items.filter((item): item is string => typeof item === 'string')
+    : text.split(/[\n,，、;；]/u);
   return raw
     .map((item) => item.trim().replace(/^[-*•"'“”‘`\s]+|["'“”’`\s.。]+$/gu, ''))
     .filter((item) => item.length > 0 && item.length <= 60 && !/^none$/iu.test(item));
 }
 
 const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
-const toolCallsOf = (message: BaseMessage) => (message.getType() === 'ai' ? ((message as AIMessage).tool_calls ?? []) : []);
+const toolCallsOf = (message: BaseMessage) =>
+  message.getType() === 'ai' ? ((message as AIMessage).tool_calls ?? []) : [];
 const isFinalReply = (message: BaseMessage): boolean => message.getType() === 'ai' && toolCallsOf(message).length === 0;
 
 /** One transcript line per message, as the extraction and summary prompts show them ('' for an empty message). */
 function transcriptLine(message: BaseMessage): string {
   const text = messageText(message).replace(/\s+/gu, ' ').trim();
   const calls = toolCallsOf(message).map((call) => `[calls ${call.name} ${JSON.stringify(call.args ?? {})}]`);
-  const body = [message.getType() === 'tool' && text ? `${message.name ?? 'tool'} returned ${text}` : text, ...calls].filter(Boolean).join(' ');
+  const body = [message.getType() === 'tool' && text ? `${message.name ?? 'tool'} returned ${text}` : text, ...calls]
+    .filter(Boolean)
+    .join(' ');
   const speaker = { human: 'Human', ai: 'AI', tool: 'Tool' }[message.getType() as string] ?? 'System';
   return body ? `${speaker}: ${body}` : '';
 }
@@ -93,8 +105,16 @@ export class EntityStrategy implements MemoryStrategy {
   private closed = false;
   private lastContext: { key: string; message: SystemMessage } | undefined;
 
-  constructor(private readonly context: StrategyContext, private readonly options: EntityOptions) {
-    this.capabilities = { persistent: true, explicitMemory: false, backgroundWork: context.durability === 'async', lossy: true };
+  constructor(
+    private readonly context: StrategyContext,
+    private readonly options: EntityOptions,
+  ) {
+    this.capabilities = {
+      persistent: true,
+      explicitMemory: false,
+      backgroundWork: context.durability === 'async',
+      lossy: true,
+    };
     this.store = new EntityStore(path.join(context.dir, 'entities.sqlite'), context.durability, context.now);
   }
 
@@ -121,7 +141,9 @@ export class EntityStrategy implements MemoryStrategy {
     const stepIds = this.exchangeSteps;
     this.exchangeSteps = [];
     // The lines since the previous reply: this exchange, with any tool calls that came in between.
-    const lines = [...this.history.messages.slice(this.lastReplyAt + 1), message].map(transcriptLine).filter((line) => line.length > 0);
+    const lines = [...this.history.messages.slice(this.lastReplyAt + 1), message]
+      .map(transcriptLine)
+      .filter((line) => line.length > 0);
     this.lastReplyAt = index;
     // The reply and the extraction job it makes are committed together.
     const job = this.store.transaction(() => {
@@ -147,7 +169,10 @@ export class EntityStrategy implements MemoryStrategy {
 
   /** What is persisted, for the durability checks: the messages and every entity summary. */
   async snapshot(): Promise<string[]> {
-    return [...this.history.messages.map(messageText), ...this.store.all().map((record) => `${record.display}: ${record.summary}`)];
+    return [
+      ...this.history.messages.map(messageText),
+      ...this.store.all().map((record) => `${record.display}: ${record.summary}`),
+    ];
   }
 
   /** Exchanges still waiting for extraction (the durable queue in `sync` / `async`). */
@@ -190,7 +215,8 @@ export class EntityStrategy implements MemoryStrategy {
 
   /** Runs queued jobs in order; a failed job stays at the head (and in the durable queue) for the next attempt. */
   private drain(): Promise<void> {
-    if (!this.draining && this.queue.length > 0) this.draining = this.runQueue().finally(() => (this.draining = undefined));
+    if (!this.draining && this.queue.length > 0)
+      this.draining = this.runQueue().finally(() => (this.draining = undefined));
     return this.draining ?? Promise.resolve();
   }
 
@@ -205,7 +231,9 @@ export class EntityStrategy implements MemoryStrategy {
     let pending = await this.extract(job.lines);
     for (let attempt = 1; ; attempt++) {
       pending = pending.filter((name) => this.store.admits(name, job.id));
-      const drafts = (await Promise.all(pending.map((name) => this.draft(name, job)))).filter((draft) => draft !== undefined);
+      const drafts = (await Promise.all(pending.map((name) => this.draft(name, job)))).filter(
+        (draft) => draft !== undefined,
+      );
       const last = attempt >= MAX_ATTEMPTS;
       this.context.checkpoint?.('mid_summary');
       const refused = this.store.commit(drafts, job.id, last);
@@ -238,12 +266,20 @@ export class EntityStrategy implements MemoryStrategy {
     const instruction = this.options.summaryInstruction.replaceAll('{entity}', display);
     const { text } = await this.context.model.chat({
       task: 'summarize-entity',
-      messages: [new SystemMessage(instruction), ...summarizePrompt(current?.summary ?? '', (mentioning.length > 0 ? mentioning : job.lines).join('\n')).slice(1)],
+      messages: [
+        new SystemMessage(instruction),
+        ...summarizePrompt(current?.summary ?? '', (mentioning.length > 0 ? mentioning : job.lines).join('\n')).slice(
+          1,
+        ),
+      ],
       maxOutputTokens: this.options.summaryTokens,
     });
     const summary = text.trim();
     if (summary.length === 0 || summary === current?.summary) return undefined;
-    return { write: { name: display, summary, turn: job.turn, job: job.id, stepIds: job.stepIds }, expectedVersion: current?.version ?? 0 };
+    return {
+      write: { name: display, summary, turn: job.turn, job: job.id, stepIds: job.stepIds },
+      expectedVersion: current?.version ?? 0,
+    };
   }
 
   /** One system message with the chosen summaries; the same object while they are unchanged, so it is tokenised once. */
@@ -251,7 +287,10 @@ export class EntityStrategy implements MemoryStrategy {
     const key = records.map((record) => `${record.name}@${record.version}`).join('|');
     if (this.lastContext?.key !== key) {
       const lines = records.map((record) => `- ${record.display}: ${record.summary}`);
-      this.lastContext = { key, message: new SystemMessage(`What you know about entities in this conversation:\n${lines.join('\n')}`) };
+      this.lastContext = {
+        key,
+        message: new SystemMessage(`What you know about entities in this conversation:\n${lines.join('\n')}`),
+      };
     }
     return this.lastContext.message;
   }
@@ -260,7 +299,8 @@ export class EntityStrategy implements MemoryStrategy {
 export const entity = defineStrategy({
   name: 'entity',
   kind: 'extraction',
-  description: 'per-entity summaries in SQLite, updated from extracted entities; k most relevant + recent messages (EntityMemory)',
+  description:
+    'per-entity summaries in SQLite, updated from extracted entities; k most relevant + recent messages (EntityMemory)',
   options: entityOptions,
   defaultDurability: 'sync',
   keepsVerbatim: false,

@@ -47,12 +47,28 @@ import {
   type MemoryScope,
   type MemoryType,
 } from './stores/memory-format.js';
-import { byImportance, indexWithinBudget, omittedLine, renderContext, type BudgetedIndex } from './stores/memory-context.js';
+import {
+  byImportance,
+  indexWithinBudget,
+  omittedLine,
+  renderContext,
+  type BudgetedIndex,
+} from './stores/memory-context.js';
 import { extractMemoriesPrompt } from '../harness/core/prompts.js';
 import { matchTerms, normalizeText, sentences, shortenText } from '../harness/core/text.js';
 import { messageText } from '../harness/core/tokens.js';
 import { windowStart } from './shared/trimming.js';
-import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StoreCheck, type StrategyContext } from './types.js';
+import {
+  defineStrategy,
+  type LoadInput,
+  type LoadResult,
+  type MemoryEvent,
+  type MemoryItem,
+  type MemoryStrategy,
+  type RememberAck,
+  type StoreCheck,
+  type StrategyContext,
+} from './types.js';
 
 const booleanKnob = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
 
@@ -97,10 +113,16 @@ export interface FileMemoryAck extends RememberAck {
 }
 
 /** Where a new memory goes when the caller names no scope: facts about the user travel across projects. */
-const DEFAULT_SCOPE: Record<MemoryType, MemoryScope> = { user: 'global', feedback: 'global', project: 'project', reference: 'project' };
+const DEFAULT_SCOPE: Record<MemoryType, MemoryScope> = {
+  user: 'global',
+  feedback: 'global',
+  project: 'project',
+  reference: 'project',
+};
 const keyOf = (scope: MemoryScope, name: string): string => `${scope}/${name}`;
 const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
-const isFinalReply = (message: BaseMessage): boolean => message.getType() === 'ai' && ((message as AIMessage).tool_calls ?? []).length === 0;
+const isFinalReply = (message: BaseMessage): boolean =>
+  message.getType() === 'ai' && ((message as AIMessage).tool_calls ?? []).length === 0;
 /** The cursor of automatic memory: messages up to this index have been extracted. */
 const CURSOR_FILE = 'auto-memory.json';
 /** How many related bodies (so an addition keeps what a memory says) and reply characters an extraction call sees. */
@@ -137,7 +159,10 @@ export class FileIndexStrategy implements MemoryStrategy {
     this.history = new SqliteChatMessageHistory({ dir: context.dir, durability: context.durability });
     if (context.durability !== 'none') {
       this.store = new MemoryFileStore({
-        dirs: { global: path.resolve(context.dir, options.globalDir ?? 'global'), project: path.resolve(context.dir, options.projectDir ?? 'project') },
+        dirs: {
+          global: path.resolve(context.dir, options.globalDir ?? 'global'),
+          project: path.resolve(context.dir, options.projectDir ?? 'project'),
+        },
         maxMemoryBytes: options.maxMemoryBytes,
         now: context.now,
         pruneExpired: options.pruneExpired ?? false,
@@ -183,14 +208,23 @@ export class FileIndexStrategy implements MemoryStrategy {
   async load(input: LoadInput): Promise<LoadResult> {
     await this.store?.refresh();
     const now = this.context.now();
-    const live = this.memories().filter((record) => !isExpired(record, now)).sort(compareMemories);
+    const live = this.memories()
+      .filter((record) => !isExpired(record, now))
+      .sort(compareMemories);
     const high = live.filter((record) => record.priority === 'high');
     const rest = live.filter((record) => record.priority !== 'high');
     const recalled = this.bestMatches(rest, input.query, this.options.recallTopK);
     this.recalls += recalled.length;
     const recent = this.recentMessages();
     // Asked for a ranking (a probe): every live memory, high priority too, ranked as recall_memory would rank it.
-    const ranking = input.rankDepth === undefined ? {} : { retrieved: this.rankMemories(live, input.query, Math.max(this.options.recallTopK, input.rankDepth)).map(({ record, score }) => ({ stepIds: record.sources ?? [], score })) };
+    const ranking =
+      input.rankDepth === undefined
+        ? {}
+        : {
+            retrieved: this.rankMemories(live, input.query, Math.max(this.options.recallTopK, input.rankDepth)).map(
+              ({ record, score }) => ({ stepIds: record.sources ?? [], score }),
+            ),
+          };
     const text = renderContext(high, this.indexWithinBudget(rest), recalled);
     if (!text) return { messages: recent, ...ranking };
     // The same object while nothing changed, so the token counter's per-message cache keeps working.
@@ -215,7 +249,9 @@ export class FileIndexStrategy implements MemoryStrategy {
       priority: item.priority ?? existing?.priority ?? 'normal',
       ...(item.description !== undefined ? { description: item.description } : {}),
       ...(item.expires !== undefined ? { expires: item.expires } : {}),
-      sources: [...new Set([...(existing?.sources ?? []), ...(item.stepId !== undefined ? [item.stepId] : []), ...derivedFrom])],
+      sources: [
+        ...new Set([...(existing?.sources ?? []), ...(item.stepId !== undefined ? [item.stepId] : []), ...derivedFrom]),
+      ],
     };
     if (this.writesThrough) {
       const record = await this.store!.write(draft);
@@ -263,12 +299,18 @@ export class FileIndexStrategy implements MemoryStrategy {
   /** What is persisted, for the durability checks: the messages and every memory (name and body). */
   async snapshot(): Promise<string[]> {
     await this.store?.refresh();
-    return [...this.history.messages.map(messageText), ...this.memories().map((record) => `${record.name}: ${record.body}`)];
+    return [
+      ...this.history.messages.map(messageText),
+      ...this.memories().map((record) => `${record.name}: ${record.body}`),
+    ];
   }
 
   /** Memory files skipped because they do not parse (or are links, or badly named), relative to the strategy's dir where inside it. */
   unreadable(): string[] {
-    return [...(this.store?.problems ?? [])].map(([file, reason]) => `${path.relative(this.context.dir, file).startsWith('..') ? file : path.relative(this.context.dir, file)}: ${reason}`);
+    return [...(this.store?.problems ?? [])].map(
+      ([file, reason]) =>
+        `${path.relative(this.context.dir, file).startsWith('..') ? file : path.relative(this.context.dir, file)}: ${reason}`,
+    );
   }
 
   /**
@@ -283,10 +325,18 @@ export class FileIndexStrategy implements MemoryStrategy {
       const audit = await auditScopeDir(this.store.dirs[scope], scope, this.context.now());
       check.torn += audit.unreadable.length;
       check.indexMismatches += audit.mismatches.length;
-      check.details.push(...audit.unreadable.map((file) => `${scope}/${MEMORIES_DIR}/${file}: does not parse`), ...audit.mismatches.map((line) => `${scope}/${INDEX_FILE}: ${line}`));
+      check.details.push(
+        ...audit.unreadable.map((file) => `${scope}/${MEMORIES_DIR}/${file}: does not parse`),
+        ...audit.mismatches.map((line) => `${scope}/${INDEX_FILE}: ${line}`),
+      );
       for (const [file, reason] of this.store.problems) {
         const name = path.basename(file, '.md');
-        if (!reason.startsWith('missing: ') || path.dirname(file) !== path.join(this.store.dirs[scope], MEMORIES_DIR) || audit.indexed.has(name)) continue;
+        if (
+          !reason.startsWith('missing: ') ||
+          path.dirname(file) !== path.join(this.store.dirs[scope], MEMORIES_DIR) ||
+          audit.indexed.has(name)
+        )
+          continue;
         check.indexMismatches++;
         check.details.push(`${scope}/${MEMORIES_DIR}/${name}.md: ${reason}`);
       }
@@ -301,7 +351,17 @@ export class FileIndexStrategy implements MemoryStrategy {
       for (const [key, record] of this.pending) {
         const [scope, name] = key.split('/') as [MemoryScope, string];
         try {
-          if (record) await this.store.write({ name, content: record.body, type: record.type, scope, priority: record.priority, description: record.description, ...(record.expires !== undefined ? { expires: record.expires } : {}), ...(record.sources ? { sources: record.sources } : {}) });
+          if (record)
+            await this.store.write({
+              name,
+              content: record.body,
+              type: record.type,
+              scope,
+              priority: record.priority,
+              description: record.description,
+              ...(record.expires !== undefined ? { expires: record.expires } : {}),
+              ...(record.sources ? { sources: record.sources } : {}),
+            });
           else await this.store.remove(scope, name);
         } catch (error) {
           problems.push((error as Error).message);
@@ -312,7 +372,12 @@ export class FileIndexStrategy implements MemoryStrategy {
     if (this.context.durability === 'exit' && this.options.autoMemory) await this.writeCursor();
     await this.history.close();
     this.store?.close();
-    if (problems.length > 0) throw new MembenchError('INVALID_ARGUMENT', `${problems.length} memories could not be written on close`, problems);
+    if (problems.length > 0)
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `${problems.length} memories could not be written on close`,
+        problems,
+      );
   }
 
   /**
@@ -323,7 +388,11 @@ export class FileIndexStrategy implements MemoryStrategy {
    */
   private async extractExchange(replyAt: number): Promise<void> {
     const messages = this.history.messages;
-    const userMessages = messages.slice(this.lastReplyAt + 1, replyAt).filter(isHuman).map(messageText).filter((text) => text.trim().length > 0);
+    const userMessages = messages
+      .slice(this.lastReplyAt + 1, replyAt)
+      .filter(isHuman)
+      .map(messageText)
+      .filter((text) => text.trim().length > 0);
     const stepIds: string[] = [];
     for (let index = this.lastReplyAt + 1; index <= replyAt; index++) {
       const stepId = this.stepIdAt.get(index);
@@ -333,15 +402,26 @@ export class FileIndexStrategy implements MemoryStrategy {
     if (userMessages.length > 0) {
       await this.store?.refresh();
       const now = this.context.now();
-      const live = this.memories().filter((record) => !isExpired(record, now)).sort(compareMemories);
+      const live = this.memories()
+        .filter((record) => !isExpired(record, now))
+        .sort(compareMemories);
       // A body the index line already shows in full is not repeated.
       const related = this.bestMatches(live, userMessages.join('\n'), RELATED_BODIES)
         .filter((record) => !normalizeText(record.description).includes(normalizeText(record.body)))
         .map((record) => ({ name: record.name, body: record.body }));
       const { listed, omitted } = this.indexWithinBudget(live);
       const indexLines = [...listed.map(indexLine), ...(omitted > 0 ? [omittedLine(omitted)] : [])];
-      const prompt = extractMemoriesPrompt({ indexLines, related, userMessages, reply: shortenText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS) });
-      const response = await this.context.model.chat({ task: 'extract-memories', messages: prompt, maxOutputTokens: 500 });
+      const prompt = extractMemoriesPrompt({
+        indexLines,
+        related,
+        userMessages,
+        reply: shortenText(sentences(messageText(messages[replyAt]!))[0] ?? '', REPLY_CHARS),
+      });
+      const response = await this.context.model.chat({
+        task: 'extract-memories',
+        messages: prompt,
+        maxOutputTokens: 500,
+      });
       for (const memory of parseExtractedMemories(response.text, this.options.maxMemoryBytes)) {
         const existing = this.find(memory.name);
         if (existing && normalizeText(existing.body) === normalizeText(memory.content)) continue;
@@ -366,7 +446,10 @@ export class FileIndexStrategy implements MemoryStrategy {
 
   /** Atomic but not fsynced: a cursor lost to a power cut only makes the last exchange be extracted again, which rewrites nothing unchanged. */
   private async writeCursor(): Promise<void> {
-    replaceFileSync(path.join(this.context.dir, CURSOR_FILE), `${JSON.stringify({ through: this.extractedThrough })}\n`);
+    replaceFileSync(
+      path.join(this.context.dir, CURSOR_FILE),
+      `${JSON.stringify({ through: this.extractedThrough })}\n`,
+    );
   }
 
   /** The store's memories with this session's unwritten changes applied. */
@@ -394,7 +477,8 @@ export class FileIndexStrategy implements MemoryStrategy {
   private indexWithinBudget(records: readonly MemoryRecord[]): BudgetedIndex {
     return indexWithinBudget(records, this.options.indexTokens, (record) => {
       let tokens = this.lineTokens.get(record);
-      if (tokens === undefined) this.lineTokens.set(record, (tokens = this.context.tokens.countText(indexLine(record))));
+      if (tokens === undefined)
+        this.lineTokens.set(record, (tokens = this.context.tokens.countText(indexLine(record))));
       return tokens;
     });
   }
@@ -403,7 +487,11 @@ export class FileIndexStrategy implements MemoryStrategy {
   }
 
   /** Term overlap with the query (rarer, longer terms weigh more), computed on terms cached per record; the best `k`, with their scores. */
-  private rankMemories(records: readonly MemoryRecord[], query: string, k: number): { record: MemoryRecord; score: number }[] {
+  private rankMemories(
+    records: readonly MemoryRecord[],
+    query: string,
+    k: number,
+  ): { record: MemoryRecord; score: number }[] {
     if (k === 0) return [];
     const queryTerms = new Set(matchTerms(query));
     if (queryTerms.size === 0) return [];

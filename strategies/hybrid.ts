@@ -7,7 +7,14 @@
  * its terms; the retrievers are the same classes `vector` and `bm25` use.
  */
 import { z } from 'zod';
-import { byScore, ExchangeMemory, type ExchangeRetriever, type RankRequest, type RankedDocument, type RankedKey } from './shared/exchange-memory.js';
+import {
+  byScore,
+  ExchangeMemory,
+  type ExchangeRetriever,
+  type RankRequest,
+  type RankedDocument,
+  type RankedKey,
+} from './shared/exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './stores/exchange-store.js';
 import { LexicalRetriever } from './shared/lexical-retriever.js';
 import { preloadJieba } from './shared/segmenters.js';
@@ -30,7 +37,9 @@ export const hybridOptions = z
     ...embeddingKnobs,
   })
   .strict()
-  .refine((options) => options.bm25Weight + options.vectorWeight > 0, { message: 'bm25Weight and vectorWeight cannot both be 0' });
+  .refine((options) => options.bm25Weight + options.vectorWeight > 0, {
+    message: 'bm25Weight and vectorWeight cannot both be 0',
+  });
 export type HybridOptions = z.output<typeof hybridOptions>;
 
 const MIN_POOL = 64;
@@ -43,7 +52,10 @@ export class FusedRetriever implements ExchangeRetriever {
     private readonly parts: readonly { retriever: ExchangeRetriever; weight: number }[],
     private readonly fusionK: number,
   ) {
-    this.needs = { vectors: parts.some(({ retriever }) => retriever.needs.vectors), terms: parts.some(({ retriever }) => retriever.needs.terms) };
+    this.needs = {
+      vectors: parts.some(({ retriever }) => retriever.needs.vectors),
+      terms: parts.some(({ retriever }) => retriever.needs.terms),
+    };
   }
 
   identity(): StoreIdentity {
@@ -87,9 +99,14 @@ export class FusedRetriever implements ExchangeRetriever {
     const active = this.parts.filter(({ weight }) => weight > 0);
     const rankings = await Promise.all(active.map(({ retriever }) => rank(retriever)));
     rankings.forEach((ranking, part) => {
-      ranking.forEach(({ key }, position) => fused.set(key, (fused.get(key) ?? 0) + active[part]!.weight / (this.fusionK + position + 1)));
+      ranking.forEach(({ key }, position) =>
+        fused.set(key, (fused.get(key) ?? 0) + active[part]!.weight / (this.fusionK + position + 1)),
+      );
     });
-    return [...fused].map(([key, score]) => ({ key, score })).sort(byScore).slice(0, n);
+    return [...fused]
+      .map(([key, score]) => ({ key, score }))
+      .sort(byScore)
+      .slice(0, n);
   }
 
   afterStore(): void {
@@ -110,7 +127,8 @@ export const hybrid = defineStrategy({
   name: 'hybrid',
   kind: 'retrieval',
   ranks: 'fused',
-  description: 'bm25 (FTS5) and vector (HNSW) rankings of every exchange fused by reciprocal rank fusion; top-k retrieved',
+  description:
+    'bm25 (FTS5) and vector (HNSW) rankings of every exchange fused by reciprocal rank fusion; top-k retrieved',
   options: hybridOptions,
   defaultDurability: 'sync',
   keepsVerbatim: true,

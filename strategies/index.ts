@@ -10,11 +10,20 @@ import { summaryBuffer } from './summary-buffer.js';
 import { vector } from './vector.js';
 import { window } from './window.js';
 
-export const builtinStrategies: readonly StrategyDefinition[] = [buffer, window, summary, summaryBuffer, vector, entity, fileIndex, bm25, hybrid];
+export const builtinStrategies: readonly StrategyDefinition[] = [
+  buffer,
+  window,
+  summary,
+  summaryBuffer,
+  vector,
+  entity,
+  fileIndex,
+  bm25,
+  hybrid,
+];
 
 export function findStrategy(name: string): StrategyDefinition | undefined {
   return builtinStrategies.find((definition) => definition.name === name);
 }
 
 export * from './types.js';
-

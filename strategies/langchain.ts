@@ -20,13 +20,27 @@
  */
 import { Embeddings } from '@langchain/core/embeddings';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage, type MessageContent } from '@langchain/core/messages';
+import {
+  AIMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  type BaseMessage,
+  type MessageContent,
+} from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { z } from 'zod';
 import { MembenchError } from '../harness/core/errors.js';
 import type { ChatModel, Embedder, ModelTask } from '../harness/models/types.js';
 import { messageText, type TokenCounter } from '../harness/core/tokens.js';
-import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, StrategyContext, StrategyDefinition } from './types.js';
+import type {
+  LoadInput,
+  LoadResult,
+  MemoryEvent,
+  MemoryStrategy,
+  StrategyContext,
+  StrategyDefinition,
+} from './types.js';
 
 import { LANGCHAIN_PREFIX } from './types.js';
 
@@ -40,7 +54,13 @@ export interface LangChainMemory {
   saveContext(input: Values, output: Values): Promise<void>;
 }
 type MemoryClass = new (fields: Values) => LangChainMemory;
-type MemoryClassName = 'BufferMemory' | 'BufferWindowMemory' | 'ConversationSummaryMemory' | 'ConversationSummaryBufferMemory' | 'VectorStoreRetrieverMemory' | 'EntityMemory';
+type MemoryClassName =
+  | 'BufferMemory'
+  | 'BufferWindowMemory'
+  | 'ConversationSummaryMemory'
+  | 'ConversationSummaryBufferMemory'
+  | 'VectorStoreRetrieverMemory'
+  | 'EntityMemory';
 
 /** What the adapter takes from `@langchain/classic` (imported at run time: the package is optional). */
 export interface ClassicModules {
@@ -55,12 +75,18 @@ async function importClassic(): Promise<ClassicModules> {
   const memorySpecifier: string = `${CLASSIC_PACKAGE}/memory`;
   const vectorSpecifier: string = `${CLASSIC_PACKAGE}/vectorstores/memory`;
   const [memory, vectorstores] = await Promise.all([import(memorySpecifier), import(vectorSpecifier)]);
-  return { memory: memory as ClassicModules['memory'], MemoryVectorStore: (vectorstores as Pick<ClassicModules, 'MemoryVectorStore'>).MemoryVectorStore };
+  return {
+    memory: memory as ClassicModules['memory'],
+    MemoryVectorStore: (vectorstores as Pick<ClassicModules, 'MemoryVectorStore'>).MemoryVectorStore,
+  };
 }
 
 function isMissingPackage(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((error as Error).message).includes(CLASSIC_PACKAGE);
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    String((error as Error).message).includes(CLASSIC_PACKAGE)
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -69,8 +95,10 @@ function isMissingPackage(error: unknown): boolean {
 /** LangChain's placeholder for an entity it knows nothing about yet. */
 const NO_ENTITY_SUMMARY = 'No current information known.';
 const SUMMARY_OPENING = 'Progressively summarize the lines of conversation provided';
-const EXTRACTION_OPENING = 'You are an AI assistant reading the transcript of a conversation between an AI and a human. Extract all of the proper nouns';
-const ENTITY_SUMMARY_OPENING = 'You are an AI assistant helping a human keep track of facts about relevant people, places, and concepts';
+const EXTRACTION_OPENING =
+  'You are an AI assistant reading the transcript of a conversation between an AI and a human. Extract all of the proper nouns';
+const ENTITY_SUMMARY_OPENING =
+  'You are an AI assistant helping a human keep track of facts about relevant people, places, and concepts';
 
 /** A model request: the membench task and the messages that carry LangChain's prompt. */
 export interface RenderedPrompt {
@@ -78,7 +106,8 @@ export interface RenderedPrompt {
   messages: BaseMessage[];
 }
 
-const userPart = (previousSummary: string, newLines: string): string => `Current summary:\n${previousSummary}\n\nNew lines of conversation:\n${newLines}`;
+const userPart = (previousSummary: string, newLines: string): string =>
+  `Current summary:\n${previousSummary}\n\nNew lines of conversation:\n${newLines}`;
 
 /**
  * Renders one of LangChain's memory prompts (known strings, recognised by their opening words)
@@ -88,7 +117,9 @@ const userPart = (previousSummary: string, newLines: string): string => `Current
  */
 export function renderMemoryPrompt(prompt: string): RenderedPrompt {
   const split = (task: ModelTask, at: number, user: string): RenderedPrompt =>
-    at < 0 ? { task, messages: [new HumanMessage(prompt)] } : { task, messages: [new SystemMessage(prompt.slice(0, at).trim()), new HumanMessage(user)] };
+    at < 0
+      ? { task, messages: [new HumanMessage(prompt)] }
+      : { task, messages: [new SystemMessage(prompt.slice(0, at).trim()), new HumanMessage(user)] };
 
   if (prompt.startsWith(SUMMARY_OPENING)) {
     const at = prompt.lastIndexOf('\nCurrent summary:\n'); // the last one: the first belongs to the example
@@ -97,7 +128,10 @@ export function renderMemoryPrompt(prompt: string): RenderedPrompt {
   if (prompt.startsWith(EXTRACTION_OPENING)) {
     const marker = 'Last line of conversation (for extraction):\n';
     const at = prompt.lastIndexOf(marker);
-    const line = prompt.slice(at + marker.length).replace(/\s*Output:\s*$/u, '').replace(/^Human: /u, '');
+    const line = prompt
+      .slice(at + marker.length)
+      .replace(/\s*Output:\s*$/u, '')
+      .replace(/^Human: /u, '');
     return split('extract-entities', at < 0 ? at : at + marker.length, line.trim());
   }
   if (prompt.startsWith(ENTITY_SUMMARY_OPENING)) {
@@ -186,8 +220,10 @@ interface MemoryKind<Options extends z.ZodType> {
 const kind = <Options extends z.ZodType>(definition: MemoryKind<Options>): MemoryKind<Options> => definition;
 
 const keys = { inputKey: 'input', outputKey: 'output', memoryKey: 'history', returnMessages: true };
-const historyMessages = (variables: Values): BaseMessage[] => (Array.isArray(variables.history) ? (variables.history as BaseMessage[]) : []);
-const textMessage = (text: unknown): BaseMessage[] => (typeof text === 'string' && text.trim() ? [new SystemMessage(text)] : []);
+const historyMessages = (variables: Values): BaseMessage[] =>
+  Array.isArray(variables.history) ? (variables.history as BaseMessage[]) : [];
+const textMessage = (text: unknown): BaseMessage[] =>
+  typeof text === 'string' && text.trim() ? [new SystemMessage(text)] : [];
 const llmFor = (context: StrategyContext) => new HarnessChatModel(context.model, context.tokens);
 
 const KINDS = {
@@ -199,7 +235,8 @@ const KINDS = {
     render: historyMessages,
   }),
   'buffer-window': kind({
-    description: 'LangChain BufferWindowMemory: the last k exchanges (LangChain default k=5; membench window defaults to 2)',
+    description:
+      'LangChain BufferWindowMemory: the last k exchanges (LangChain default k=5; membench window defaults to 2)',
     keepsVerbatim: true,
     options: z.object({ k: count(5) }).strict(),
     build: (classic, _context, options) => new classic.memory.BufferWindowMemory({ ...keys, k: options.k }),
@@ -213,10 +250,16 @@ const KINDS = {
     render: historyMessages,
   }),
   'summary-buffer': kind({
-    description: 'LangChain ConversationSummaryBufferMemory: summary + recent messages (its JS version does not bound the context)',
+    description:
+      'LangChain ConversationSummaryBufferMemory: summary + recent messages (its JS version does not bound the context)',
     keepsVerbatim: false,
     options: z.object({ maxTokenLimit: count(2000) }).strict(),
-    build: (classic, context, options) => new classic.memory.ConversationSummaryBufferMemory({ ...keys, llm: llmFor(context), maxTokenLimit: options.maxTokenLimit }),
+    build: (classic, context, options) =>
+      new classic.memory.ConversationSummaryBufferMemory({
+        ...keys,
+        llm: llmFor(context),
+        maxTokenLimit: options.maxTokenLimit,
+      }),
     render: historyMessages,
   }),
   vector: kind({
@@ -225,7 +268,9 @@ const KINDS = {
     options: z.object({ k: count(4) }).strict(),
     build: (classic, context, options) =>
       new classic.memory.VectorStoreRetrieverMemory({
-        vectorStoreRetriever: new classic.MemoryVectorStore(new HarnessEmbeddings(context.embedder)).asRetriever(options.k),
+        vectorStoreRetriever: new classic.MemoryVectorStore(new HarnessEmbeddings(context.embedder)).asRetriever(
+          options.k,
+        ),
         inputKey: 'input',
         memoryKey: 'history',
       }),
@@ -235,11 +280,14 @@ const KINDS = {
     description: 'LangChain EntityMemory: per-entity summaries + the last k exchanges',
     keepsVerbatim: false,
     options: z.object({ k: count(3) }).strict(),
-    build: (classic, context, options) => new classic.memory.EntityMemory({ ...keys, llm: llmFor(context), k: options.k }),
+    build: (classic, context, options) =>
+      new classic.memory.EntityMemory({ ...keys, llm: llmFor(context), k: options.k }),
     render: (variables) => {
       const entities = Object.entries((variables.entities ?? {}) as Record<string, string>);
       // LangChain's ENTITY_MEMORY_CONVERSATION_TEMPLATE puts these under "Context:".
-      const context = entities.length ? [new SystemMessage(`Context:\n${entities.map(([name, summary]) => `${name}: ${summary}`).join('\n')}`)] : [];
+      const context = entities.length
+        ? [new SystemMessage(`Context:\n${entities.map(([name, summary]) => `${name}: ${summary}`).join('\n')}`)]
+        : [];
       return [...context, ...historyMessages(variables)];
     },
   }),
@@ -268,7 +316,9 @@ function outputLine(message: BaseMessage): string {
   const text = messageText(message);
   if (message.getType() === 'tool') return `[${message.name ?? 'tool'} returned: ${text}]`;
   const calls = message instanceof AIMessage ? (message.tool_calls ?? []) : [];
-  return [text, ...calls.map((call) => `[called ${call.name}(${JSON.stringify(call.args ?? {})})]`)].filter(Boolean).join('\n');
+  return [text, ...calls.map((call) => `[called ${call.name}(${JSON.stringify(call.args ?? {})})]`)]
+    .filter(Boolean)
+    .join('\n');
 }
 
 const isEmpty = (message: BaseMessage): boolean =>
@@ -308,7 +358,9 @@ class LangChainStrategy implements MemoryStrategy {
   async load(input: LoadInput): Promise<LoadResult> {
     if (this.pending.answered && this.pending.openCalls.size === 0) await this.commit();
     const variables = await this.memory.loadMemoryVariables({ input: input.query });
-    const remembered = this.render(variables).filter((message) => !isEmpty(message)).map((message) => this.stable(message));
+    const remembered = this.render(variables)
+      .filter((message) => !isEmpty(message))
+      .map((message) => this.stable(message));
     return { messages: [...remembered, ...this.pending.raw] };
   }
 
@@ -337,17 +389,27 @@ class LangChainStrategy implements MemoryStrategy {
  * The definition for `langchain:NAME`. Imports `@langchain/classic` first, so a missing package
  * is reported before any cell runs. `load` is injectable for tests.
  */
-export async function langchainDefinition(name: string, load: () => Promise<ClassicModules> = importClassic): Promise<StrategyDefinition> {
+export async function langchainDefinition(
+  name: string,
+  load: () => Promise<ClassicModules> = importClassic,
+): Promise<StrategyDefinition> {
   const memoryKind = (KINDS as Record<string, MemoryKind<z.ZodType>>)[name];
   const fullName = `${LANGCHAIN_PREFIX}${name}`;
   if (!memoryKind || !Object.hasOwn(KINDS, name)) {
-    throw new MembenchError('UNKNOWN_STRATEGY', `unknown LangChain memory "${fullName}": expected one of ${LANGCHAIN_MEMORY_NAMES.map((item) => LANGCHAIN_PREFIX + item).join(', ')}`);
+    throw new MembenchError(
+      'UNKNOWN_STRATEGY',
+      `unknown LangChain memory "${fullName}": expected one of ${LANGCHAIN_MEMORY_NAMES.map((item) => LANGCHAIN_PREFIX + item).join(', ')}`,
+    );
   }
   let classic: ClassicModules;
   try {
     classic = await load();
   } catch (error) {
-    if (isMissingPackage(error)) throw new MembenchError('NOT_SUPPORTED', `${fullName} needs the optional package ${CLASSIC_PACKAGE}: npm install ${CLASSIC_PACKAGE}`);
+    if (isMissingPackage(error))
+      throw new MembenchError(
+        'NOT_SUPPORTED',
+        `${fullName} needs the optional package ${CLASSIC_PACKAGE}: npm install ${CLASSIC_PACKAGE}`,
+      );
     throw error;
   }
   return {
@@ -358,7 +420,10 @@ export async function langchainDefinition(name: string, load: () => Promise<Clas
     keepsVerbatim: memoryKind.keepsVerbatim,
     create(context, options) {
       if (context.durability !== 'none') {
-        throw new MembenchError('INVALID_ARGUMENT', `${fullName} keeps everything in process memory: durability "${context.durability}" is not available (only "none")`);
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `${fullName} keeps everything in process memory: durability "${context.durability}" is not available (only "none")`,
+        );
       }
       return new LangChainStrategy(memoryKind.build(classic, context, options), memoryKind.render);
     },

@@ -26,19 +26,30 @@ const MODULE_EXTENSION = /\.(?:[cm]?[jt]s|tsx|jsx)$/iu;
 
 /** True when a `--strategy` value names a file rather than a strategy. */
 export function isModuleSpec(spec: string): boolean {
-  return spec.startsWith('.') || spec.startsWith('file:') || path.isAbsolute(spec) || spec.includes('/') || spec.includes('\\') || MODULE_EXTENSION.test(spec);
+  return (
+    spec.startsWith('.') ||
+    spec.startsWith('file:') ||
+    path.isAbsolute(spec) ||
+    spec.includes('/') ||
+    spec.includes('\\') ||
+    MODULE_EXTENSION.test(spec)
+  );
 }
 
 /**
  * The definition behind a `--strategy` value: a built-in name, `langchain:NAME`, or a module path
  * resolved against `cwd` whose default export (or `strategy` export) is a StrategyDefinition.
  */
-export async function loadStrategyDefinition(spec: string, options: { cwd?: string } = {}): Promise<StrategyDefinition> {
+export async function loadStrategyDefinition(
+  spec: string,
+  options: { cwd?: string } = {},
+): Promise<StrategyDefinition> {
   const builtin = findStrategy(spec);
   if (builtin) return builtin;
   const peer = (PEER_NAMES as readonly string[]).includes(spec) ? PEERS[spec as PeerName] : undefined;
   if (peer) return peer();
-  if (spec.startsWith(LANGCHAIN_PREFIX)) return (await langchain()).langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
+  if (spec.startsWith(LANGCHAIN_PREFIX))
+    return (await langchain()).langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
   if (!isModuleSpec(spec)) {
     throw new MembenchError(
       'UNKNOWN_STRATEGY',
@@ -81,14 +92,24 @@ async function loadModuleDefinition(spec: string, file: string): Promise<Strateg
   const problems = definitionProblems(definition);
   if (problems.length > 0) {
     const list = problems.map((problem) => `  - ${problem}`);
-    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} does not export a valid strategy definition:`, list);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `strategy module ${where} does not export a valid strategy definition:`,
+      list,
+    );
   }
   const { name } = definition as StrategyDefinition;
   if (findStrategy(name) || (PEER_NAMES as readonly string[]).includes(name)) {
-    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}", which is a ${(PEER_NAMES as readonly string[]).includes(name) ? 'peer adapter' : 'built-in strategy'}: give it another name`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `strategy module ${where} is named "${name}", which is a ${(PEER_NAMES as readonly string[]).includes(name) ? 'peer adapter' : 'built-in strategy'}: give it another name`,
+    );
   }
   if (name.startsWith(LANGCHAIN_PREFIX)) {
-    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is named "${name}": the prefix "${LANGCHAIN_PREFIX}" is reserved for LangChain memories`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `strategy module ${where} is named "${name}": the prefix "${LANGCHAIN_PREFIX}" is reserved for LangChain memories`,
+    );
   }
   return definition as StrategyDefinition;
 }
@@ -96,24 +117,33 @@ async function loadModuleDefinition(spec: string, file: string): Promise<Strateg
 /** The default export, else the `strategy` export; unwraps the CommonJS shape tsx gives non-ESM files. */
 function pickExport(namespace: Record<string, unknown>): { exports: Record<string, unknown>; definition: unknown } {
   const commonJs = namespace.default as Record<string, unknown> | undefined;
-  const exports = commonJs !== null && typeof commonJs === 'object' && commonJs.__esModule === true ? commonJs : namespace;
+  const exports =
+    commonJs !== null && typeof commonJs === 'object' && commonJs.__esModule === true ? commonJs : namespace;
   return { exports, definition: exports.default ?? exports.strategy };
 }
 
 /** What is wrong with a would-be definition, one phrase per problem. */
 export function definitionProblems(value: unknown): string[] {
-  if (value === null || typeof value !== 'object') return [`the export is ${value === null ? 'null' : typeof value}, not an object`];
+  if (value === null || typeof value !== 'object')
+    return [`the export is ${value === null ? 'null' : typeof value}, not an object`];
   const definition = value as Record<string, unknown>;
   const problems: string[] = [];
-  const problem = (key: string, what: string) => problems.push(`${key in definition ? 'invalid' : 'missing'} "${key}" (${what})`);
+  const problem = (key: string, what: string) =>
+    problems.push(`${key in definition ? 'invalid' : 'missing'} "${key}" (${what})`);
   if (typeof definition.name !== 'string' || !STRATEGY_NAME.test(definition.name)) {
-    problem('name', 'a string of letters, digits, "-", "_" or ":"; it names the strategy in reports and in --param NAME.KEY=V');
+    problem(
+      'name',
+      'a string of letters, digits, "-", "_" or ":"; it names the strategy in reports and in --param NAME.KEY=V',
+    );
   }
   if (typeof definition.description !== 'string') problem('description', 'a string');
   const options = definition.options as { parse?: unknown; safeParse?: unknown } | null | undefined;
-  if (typeof options?.parse !== 'function' || typeof options.safeParse !== 'function') problem('options', 'a zod schema of the knobs, e.g. z.object({})');
-  if (!DURABILITY_MODES.includes(definition.defaultDurability as never)) problem('defaultDurability', `one of ${DURABILITY_MODES.join(', ')}`);
-  if (typeof definition.create !== 'function') problem('create', 'a function (context, options) returning the strategy');
+  if (typeof options?.parse !== 'function' || typeof options.safeParse !== 'function')
+    problem('options', 'a zod schema of the knobs, e.g. z.object({})');
+  if (!DURABILITY_MODES.includes(definition.defaultDurability as never))
+    problem('defaultDurability', `one of ${DURABILITY_MODES.join(', ')}`);
+  if (typeof definition.create !== 'function')
+    problem('create', 'a function (context, options) returning the strategy');
   return problems;
 }
 
@@ -122,7 +152,11 @@ function loadFailure(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // esbuild (tsx): "Transform failed with 1 error:\n/path/file.ts:3:10: ERROR: Expected ..."
   const transform = /^Transform failed with \d+ errors?:\n([\s\S]*)$/u.exec(error.message);
-  if (transform) return `syntax error at ${transform[1]!.trim().split('\n')[0]!.replace(/: ERROR: /u, ': ')}`;
+  if (transform)
+    return `syntax error at ${transform[1]!
+      .trim()
+      .split('\n')[0]!
+      .replace(/: ERROR: /u, ': ')}`;
   const firstLine = (error.message.split('\n')[0] ?? '').replace(/\?namespace=[\w-]+/gu, '');
   if (error instanceof SyntaxError) return `syntax error: ${firstLine}`;
   const code = (error as { code?: unknown }).code;

@@ -19,11 +19,29 @@
  * in the queue's database) and a pending fold found on open is resumed.
  */
 import { z } from 'zod';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type SystemMessage } from '@langchain/core/messages';
+import {
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  type BaseMessage,
+  type SystemMessage,
+} from '@langchain/core/messages';
 import type { Job } from './shared/jobs.js';
-import { foldSummary, summaryMessage, SummaryBackedStrategy, truncateText, type FoldPayload, type StoredMessage } from './shared/summarizer.js';
+import {
+  foldSummary,
+  summaryMessage,
+  SummaryBackedStrategy,
+  truncateText,
+  type FoldPayload,
+  type StoredMessage,
+} from './shared/summarizer.js';
 import { messageText, TOKENS_PER_REPLY } from '../harness/core/tokens.js';
-import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
+import {
+  defineStrategy,
+  type LoadResult,
+  type MemoryEvent,
+  type MemoryStrategy,
+  type StrategyContext,
+} from './types.js';
 
 /** Knobs of `summary-buffer`, with their defaults (validated at the CLI / config edge). */
 export const summaryBufferOptions = z
@@ -40,7 +58,8 @@ export const summaryBufferOptions = z
 export type SummaryBufferOptions = z.output<typeof summaryBufferOptions>;
 
 const isTool = (message: BaseMessage): boolean => message.getType() === 'tool';
-const hasToolCalls = (message: BaseMessage): boolean => 'tool_calls' in message && ((message.tool_calls as unknown[] | undefined)?.length ?? 0) > 0;
+const hasToolCalls = (message: BaseMessage): boolean =>
+  'tool_calls' in message && ((message.tool_calls as unknown[] | undefined)?.length ?? 0) > 0;
 
 /** A copy of `message` with other text, keeping its type, tool calls and tool-call id. */
 function withContent(message: BaseMessage, content: string): BaseMessage {
@@ -58,10 +77,7 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
   private readonly limit: number;
   private readonly summaryCap: number;
 
-  constructor(
-    context: StrategyContext,
-    options: SummaryBufferOptions,
-  ) {
+  constructor(context: StrategyContext, options: SummaryBufferOptions) {
     super(context, options.summarize);
     this.limit = options.maxTokenLimit;
     this.summaryCap = Math.min(options.maxSummaryTokens ?? Math.floor(this.limit / 2), this.limit - TOKENS_PER_REPLY);
@@ -142,7 +158,8 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
 
   /** Tool results at the buffer's start whose call is gone (only after a crash in between): they join the summary. */
   private evictOrphans(count: number): void {
-    for (const stored of this.recent.slice(0, count)) this.recentTokens -= this.context.tokens.countMessage(stored.message);
+    for (const stored of this.recent.slice(0, count))
+      this.recentTokens -= this.context.tokens.countMessage(stored.message);
     this.queueFold(this.recent[count - 1]!.seq);
     this.recent.splice(0, count);
   }
@@ -155,8 +172,10 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
   protected async fold(job: Job<FoldPayload>): Promise<void> {
     const { model, tokens } = this.context;
     const textBudget = this.summaryCap - this.overhead();
-    await this.ready().store.runFold(job, async (previous, messages, stale) =>
-      textBudget > 0 ? foldSummary(model, tokens, previous, messages, textBudget, stale) : '',
+    await this.ready().store.runFold(
+      job,
+      async (previous, messages, stale) =>
+        textBudget > 0 ? foldSummary(model, tokens, previous, messages, textBudget, stale) : '',
       this.context.checkpoint,
     );
     // A longer summary may push the buffer over the limit: the next fold is queued (the worker runs it next).
@@ -203,7 +222,12 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
     if (start < this.recent.length) return this.recent.slice(start).map((stored) => stored.message);
     let newestStart = this.recent.length - 1;
     while (newestStart > 0 && isTool(this.recent[newestStart]!.message)) newestStart--;
-    return newestStart < 0 ? [] : this.cutUnit(this.recent.slice(newestStart).map((stored) => stored.message), budget);
+    return newestStart < 0
+      ? []
+      : this.cutUnit(
+          this.recent.slice(newestStart).map((stored) => stored.message),
+          budget,
+        );
   }
 
   /**
@@ -223,7 +247,11 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
       shares[index] = Math.min(needs[index]!, Math.floor(left / (order.length - rank)));
       left -= shares[index]!;
     });
-    const cut = unit.map((message, index) => (shares[index]! >= needs[index]! ? message : withContent(message, truncateText(texts[index]!, shares[index]!, tokens, 'end'))));
+    const cut = unit.map((message, index) =>
+      shares[index]! >= needs[index]!
+        ? message
+        : withContent(message, truncateText(texts[index]!, shares[index]!, tokens, 'end')),
+    );
     const total = cut.reduce((sum, message) => sum + tokens.countMessage(message), 0);
     if (total > budget) return [];
     // A lone message cut to nothing says nothing; a tool call with its (empty) results is still a valid pair.
@@ -236,7 +264,8 @@ class SummaryBufferStrategy extends SummaryBackedStrategy implements MemoryStrat
 export const summaryBuffer = defineStrategy({
   name: 'summary-buffer',
   kind: 'summary',
-  description: 'recent messages plus a summary of older ones; the context never exceeds maxTokenLimit (ConversationSummaryBufferMemory)',
+  description:
+    'recent messages plus a summary of older ones; the context never exceeds maxTokenLimit (ConversationSummaryBufferMemory)',
   options: summaryBufferOptions,
   defaultDurability: 'sync',
   keepsVerbatim: false,

@@ -11,7 +11,13 @@ import { z } from 'zod';
 import type { BaseMessage } from '@langchain/core/messages';
 import type { Job } from './shared/jobs.js';
 import { foldSummary, SummaryBackedStrategy, type FoldPayload, type StoredMessage } from './shared/summarizer.js';
-import { defineStrategy, type LoadResult, type MemoryEvent, type MemoryStrategy, type StrategyContext } from './types.js';
+import {
+  defineStrategy,
+  type LoadResult,
+  type MemoryEvent,
+  type MemoryStrategy,
+  type StrategyContext,
+} from './types.js';
 
 /** Knobs of `summary`, with their defaults (validated at the CLI / config edge). */
 export const summaryOptions = z
@@ -58,7 +64,9 @@ class SummaryStrategy extends SummaryBackedStrategy implements MemoryStrategy {
     if (!memory) return;
     this.unfolded = memory.store.readMessages();
     this.queuedThrough = memory.store.pendingFolds().at(-1)?.payload.throughSeq ?? 0;
-    this.exchanges = this.unfolded.filter((stored) => stored.seq > this.queuedThrough && isReply(stored.message)).length;
+    this.exchanges = this.unfolded.filter(
+      (stored) => stored.seq > this.queuedThrough && isReply(stored.message),
+    ).length;
     memory.resume();
   }
 
@@ -89,7 +97,12 @@ class SummaryStrategy extends SummaryBackedStrategy implements MemoryStrategy {
 
   protected async fold(job: Job<FoldPayload>): Promise<void> {
     const { model, tokens } = this.context;
-    await this.ready().store.runFold(job, (previous, messages, stale) => foldSummary(model, tokens, previous, messages, this.options.maxSummaryTokens, stale), this.context.checkpoint);
+    await this.ready().store.runFold(
+      job,
+      (previous, messages, stale) =>
+        foldSummary(model, tokens, previous, messages, this.options.maxSummaryTokens, stale),
+      this.context.checkpoint,
+    );
     const through = job.payload.throughSeq;
     const kept = this.unfolded.findIndex((stored) => stored.seq > through);
     this.unfolded.splice(0, kept < 0 ? this.unfolded.length : kept);
@@ -101,7 +114,8 @@ export const summary = defineStrategy({
   name: 'summary',
   kind: 'summary',
   callsModelEveryTurn: true,
-  description: 'a running summary updated by the model after each exchange, persisted with versions (ConversationSummaryMemory)',
+  description:
+    'a running summary updated by the model after each exchange, persisted with versions (ConversationSummaryMemory)',
   options: summaryOptions,
   defaultDurability: 'sync',
   keepsVerbatim: false,

@@ -234,6 +234,8 @@ export function traitsOf(definition: StrategyDefinition): StrategyTraits | undef
 }
 
 /** Helps a strategy file keep its option types when declaring its definition. */
-export function defineStrategy<Options extends z.ZodType>(definition: StrategyDefinition<Options>): StrategyDefinition<Options> {
+export function defineStrategy<Options extends z.ZodType>(
+  definition: StrategyDefinition<Options>,
+): StrategyDefinition<Options> {
   return definition;
 }

@@ -38,11 +38,13 @@ export const vector = defineStrategy({
   name: 'vector',
   kind: 'retrieval',
   ranks: 'embeddings',
-  description: 'every exchange embedded once into an HNSW index; top-k relevant exchanges retrieved (VectorStoreRetrieverMemory)',
+  description:
+    'every exchange embedded once into an HNSW index; top-k relevant exchanges retrieved (VectorStoreRetrieverMemory)',
   options: vectorOptions,
   defaultDurability: 'sync',
   keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: () => void loadHnswlib(),
-  create: (context, options) => new ExchangeMemory(context, options, new VectorRetriever(context, options), 'vector.sqlite'),
+  create: (context, options) =>
+    new ExchangeMemory(context, options, new VectorRetriever(context, options), 'vector.sqlite'),
 });

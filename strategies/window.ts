@@ -48,7 +48,8 @@ class WindowStrategy extends HistoryMemory {
   override async load(): Promise<LoadResult> {
     const messages = this.history.messages;
     let start = windowStart(messages, this.humanAt, this.options.k);
-    if (this.options.maxTokens !== undefined) start = trimToTokens(messages, start, this.options.maxTokens, this.context.tokens);
+    if (this.options.maxTokens !== undefined)
+      start = trimToTokens(messages, start, this.options.maxTokens, this.context.tokens);
     return { messages: messages.slice(start) };
   }
 }

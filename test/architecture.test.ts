@@ -36,13 +36,17 @@ function sourceFiles(dir: string): string[] {
 
 /** Relative imports of a file (static, type-only, re-exports, side-effect and dynamic), resolved to repo paths. */
 export function importsOf(file: string, text = readFileSync(path.join(ROOT, file), 'utf8')): string[] {
-  const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gmu)].map((match) => match[1]!);
+  const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gmu)].map(
+    (match) => match[1]!,
+  );
   // A `.js` specifier names its `.ts` source, `.cjs` a `.cts`, `.mjs` a `.mts`.
   return specs.map((spec) => path.normalize(path.join(path.dirname(file), spec)).replace(/\.([cm]?)js$/u, '.$1ts'));
 }
 
 function layerOf(file: string): (typeof LAYERS)[number] | undefined {
-  return LAYERS.filter((layer) => file === layer.folder || file.startsWith(`${layer.folder}/`)).sort((a, b) => b.folder.length - a.folder.length)[0];
+  return LAYERS.filter((layer) => file === layer.folder || file.startsWith(`${layer.folder}/`)).sort(
+    (a, b) => b.folder.length - a.folder.length,
+  )[0];
 }
 
 /** The files of strategies/ that see every strategy: the registry and the loader of user strategies. */
@@ -50,11 +54,14 @@ const SEES_STRATEGIES = ['strategies/index.ts', 'strategies/loader.ts'];
 
 /** Imports of one strategy file by another file of strategies/ (the shared modules and stores included): strategies are plug-ins. */
 export function strategyCrossImports(edges: ReadonlyMap<string, readonly string[]>): string[] {
-  const isStrategyFile = (file: string): boolean => /^strategies\/[^/]+\.ts$/u.test(file) && file !== 'strategies/types.ts' && !SEES_STRATEGIES.includes(file);
+  const isStrategyFile = (file: string): boolean =>
+    /^strategies\/[^/]+\.ts$/u.test(file) && file !== 'strategies/types.ts' && !SEES_STRATEGIES.includes(file);
   const problems: string[] = [];
   for (const [file, imports] of edges) {
     if (!file.startsWith('strategies/') || SEES_STRATEGIES.includes(file)) continue;
-    for (const target of imports) if (target !== file && isStrategyFile(target)) problems.push(`${file} imports the strategy ${target}: move what they share to strategies/shared/`);
+    for (const target of imports)
+      if (target !== file && isStrategyFile(target))
+        problems.push(`${file} imports the strategy ${target}: move what they share to strategies/shared/`);
   }
   return problems;
 }
@@ -129,8 +136,17 @@ describe('the import graph', () => {
 
   it('finds the imports of every kind', () => {
     const text = `import a from './a.js';\nimport type { B } from '../b.js';\nexport { c } from './c.js';\nimport './d.js';\nconst e = await import('./e.js');`;
-    expect(importsOf('harness/run/x.ts', text)).toEqual(['harness/run/a.ts', 'harness/b.ts', 'harness/run/c.ts', 'harness/run/d.ts', 'harness/run/e.ts']);
-    expect(importsOf('harness/process/x.cts', `import a from './a.cjs';\nimport b from '../run/b.mjs';`)).toEqual(['harness/process/a.cts', 'harness/run/b.mts']);
+    expect(importsOf('harness/run/x.ts', text)).toEqual([
+      'harness/run/a.ts',
+      'harness/b.ts',
+      'harness/run/c.ts',
+      'harness/run/d.ts',
+      'harness/run/e.ts',
+    ]);
+    expect(importsOf('harness/process/x.cts', `import a from './a.cjs';\nimport b from '../run/b.mjs';`)).toEqual([
+      'harness/process/a.cts',
+      'harness/run/b.mts',
+    ]);
   });
 
   it('flags an upward import and a cycle on a made-up graph', () => {
@@ -139,7 +155,10 @@ describe('the import graph', () => {
       ['harness/run/b.ts', ['harness/core/a.ts']],
       ['reports/c.ts', ['harness/run/b.ts']],
     ]);
-    expect(layerViolations(made)).toEqual(['harness/core/a.ts (harness/core) imports harness/run/b.ts (harness/run)', 'reports/c.ts (reports) imports harness/run/b.ts (harness/run)']);
+    expect(layerViolations(made)).toEqual([
+      'harness/core/a.ts (harness/core) imports harness/run/b.ts (harness/run)',
+      'reports/c.ts (reports) imports harness/run/b.ts (harness/run)',
+    ]);
     expect(importCycles(made)).toEqual([['harness/core/a.ts', 'harness/run/b.ts']]);
   });
 
@@ -178,7 +197,12 @@ describe('the import graph', () => {
 });
 
 describe('entry files of child processes', () => {
-  const ENTRIES = ['harness/process/agent-entry.ts', 'harness/process/agent-boot.ts', 'harness/process/agent-snapshot.cts', 'harness/run/pool-entry.ts'];
+  const ENTRIES = [
+    'harness/process/agent-entry.ts',
+    'harness/process/agent-boot.ts',
+    'harness/process/agent-snapshot.cts',
+    'harness/run/pool-entry.ts',
+  ];
 
   it.each(ENTRIES)('%s exports nothing and no other file imports it', (entry) => {
     expect(readFileSync(path.join(ROOT, entry), 'utf8')).not.toMatch(/^\s*export\b/mu);
@@ -189,7 +213,16 @@ describe('entry files of child processes', () => {
   it('importing the library registers no process listeners', async () => {
     // The built library, as `import 'membench'` loads it (npm test builds dist first).
     const { execFileSync } = await import('node:child_process');
-    const events = ['message', 'disconnect', 'exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'uncaughtException', 'unhandledRejection'];
+    const events = [
+      'message',
+      'disconnect',
+      'exit',
+      'beforeExit',
+      'SIGINT',
+      'SIGTERM',
+      'uncaughtException',
+      'unhandledRejection',
+    ];
     const script = `
       const events = ${JSON.stringify(events)};
       const before = events.map((event) => process.listenerCount(event));
@@ -203,7 +236,13 @@ describe('entry files of child processes', () => {
   it('the bundled agent (built by npm test) evaluates no LangChain runnables, no langsmith and no LangChain adapter: what a process per crash loads stays small', () => {
     const bundle = readFileSync(path.join(ROOT, 'dist/harness/process/agent-entry.bundle.cjs'), 'utf8');
     expect(bundle).toContain('// node_modules/@langchain/core/dist/messages/human.js');
-    for (const left of ['// node_modules/langsmith/', '// node_modules/@langchain/core/dist/runnables/', '// dist/strategies/langchain.js', '// node_modules/@langchain/core/dist/messages/transformers.js']) expect(bundle).not.toContain(left);
+    for (const left of [
+      '// node_modules/langsmith/',
+      '// node_modules/@langchain/core/dist/runnables/',
+      '// dist/strategies/langchain.js',
+      '// node_modules/@langchain/core/dist/messages/transformers.js',
+    ])
+      expect(bundle).not.toContain(left);
     expect(Buffer.byteLength(bundle)).toBeLessThan(1_500_000);
   });
 });

@@ -1,4 +1,4 @@
-/** The lint rules `npm test` runs first (biome.json), checked on files made to break them: an unused import, an import below code. */
+/** The lint rules and the format check `npm test` runs first (biome.json), checked on files made to break them: an unused import, an import below code, a line over 120 columns. */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,7 +20,9 @@ function lint(name: string, text: string): { status: number | null; output: stri
 
 describe('lint', () => {
   it('passes a clean file', () => {
-    expect(lint('clean.ts', "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n").status).toBe(0);
+    expect(
+      lint('clean.ts', "import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n").status,
+    ).toBe(0);
   });
 
   it('fails on an unused import', () => {
@@ -30,14 +32,36 @@ describe('lint', () => {
   });
 
   it('fails on an import below other code', () => {
-    const { status, output } = lint('late.ts', "export const one = 1;\nimport { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n");
+    const { status, output } = lint(
+      'late.ts',
+      "export const one = 1;\nimport { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n",
+    );
     expect(status).toBe(1);
     expect(output).toContain('useImportsFirst');
   });
 
+  it('the format check fails on a line wider than 120 columns and passes the same code formatted', () => {
+    const wide = `export const words = [${Array.from({ length: 16 }, (_, index) => `'word${index}'`).join(', ')}];\n`;
+    expect(wide.length).toBeGreaterThan(120);
+    writeFileSync(path.join(dir, 'wide.ts'), wide);
+    const check = () =>
+      spawnSync(BIOME, ['format', '--vcs-enabled=false', '--colors=off', 'wide.ts'], { cwd: dir, encoding: 'utf8' });
+    expect(check().status).toBe(1);
+    spawnSync(BIOME, ['format', '--write', '--vcs-enabled=false', 'wide.ts'], { cwd: dir, encoding: 'utf8' });
+    expect(check().status).toBe(0);
+    expect(
+      readFileSync(path.join(dir, 'wide.ts'), 'utf8')
+        .split('\n')
+        .every((line) => line.length <= 120),
+    ).toBe(true);
+  });
+
   it('runs in npm test before the tests, so .ci/run fails on a violation', () => {
-    const scripts = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts.test).toMatch(/^npm run lint && /u);
+    const scripts = (
+      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(scripts.test).toMatch(/^npm run lint && npm run format:check && /u);
     expect(scripts.lint).toBe('biome lint .');
+    expect(scripts['format:check']).toBe('biome format .');
   });
 });

@@ -30,23 +30,43 @@ export class Journal {
   }
 
   stepState(session: string, step: number): StepState | undefined {
-    return (this.db.prepare('SELECT state FROM steps WHERE session = ? AND step = ?').get(session, step) as { state: StepState } | undefined)?.state;
+    return (
+      this.db.prepare('SELECT state FROM steps WHERE session = ? AND step = ?').get(session, step) as
+        | { state: StepState }
+        | undefined
+    )?.state;
   }
 
   setStep(session: string, step: number, state: StepState): void {
-    this.db.prepare('INSERT INTO steps (session, step, state) VALUES (?, ?, ?) ON CONFLICT (session, step) DO UPDATE SET state = excluded.state').run(session, step, state);
+    this.db
+      .prepare(
+        'INSERT INTO steps (session, step, state) VALUES (?, ?, ?) ON CONFLICT (session, step) DO UPDATE SET state = excluded.state',
+      )
+      .run(session, step, state);
   }
 
   tool(callId: string): ToolIntent | undefined {
-    const row = this.db.prepare('SELECT call_id, step, tool, idempotency_key, state FROM tools WHERE call_id = ?').get(callId) as
+    const row = this.db
+      .prepare('SELECT call_id, step, tool, idempotency_key, state FROM tools WHERE call_id = ?')
+      .get(callId) as
       | { call_id: string; step: number; tool: string; idempotency_key: string | null; state: ToolState }
       | undefined;
-    return row && { callId: row.call_id, step: row.step, tool: row.tool, idempotencyKey: row.idempotency_key, state: row.state };
+    return (
+      row && {
+        callId: row.call_id,
+        step: row.step,
+        tool: row.tool,
+        idempotencyKey: row.idempotency_key,
+        state: row.state,
+      }
+    );
   }
 
   /** Records a tool intent before anything else of the call happens. */
   recordIntent(callId: string, step: number, tool: string, idempotencyKey: string | undefined): void {
-    this.db.prepare('INSERT OR IGNORE INTO tools (call_id, step, tool, idempotency_key, state) VALUES (?, ?, ?, ?, ?)').run(callId, step, tool, idempotencyKey ?? null, 'intent');
+    this.db
+      .prepare('INSERT OR IGNORE INTO tools (call_id, step, tool, idempotency_key, state) VALUES (?, ?, ?, ?, ?)')
+      .run(callId, step, tool, idempotencyKey ?? null, 'intent');
   }
 
   advanceTool(callId: string, state: ToolState): void {

@@ -38,8 +38,13 @@ export class Ledger {
   apply(callId: string, tool: string, args: unknown, idempotencyKey?: string): EffectOutcome {
     return this.db.transaction((): EffectOutcome => {
       const previous = idempotencyKey
-        ? (this.db.prepare('SELECT count(*) AS n, sum(applied) AS done FROM effects WHERE idempotency_key = ?').get(idempotencyKey) as { n: number; done: number | null })
-        : (this.db.prepare('SELECT count(*) AS n, sum(applied) AS done FROM effects WHERE call_id = ?').get(callId) as { n: number; done: number | null });
+        ? (this.db
+            .prepare('SELECT count(*) AS n, sum(applied) AS done FROM effects WHERE idempotency_key = ?')
+            .get(idempotencyKey) as { n: number; done: number | null })
+        : (this.db.prepare('SELECT count(*) AS n, sum(applied) AS done FROM effects WHERE call_id = ?').get(callId) as {
+            n: number;
+            done: number | null;
+          });
       const applied = !(idempotencyKey && (previous.done ?? 0) > 0);
       this.db
         .prepare('INSERT INTO effects (call_id, tool, args, idempotency_key, applied) VALUES (?, ?, ?, ?, ?)')
@@ -51,22 +56,36 @@ export class Ledger {
   /** Whether an effect for this key (or call) has taken place: how recovery classifies an interrupted call. */
   completed(callId: string, idempotencyKey?: string): boolean {
     const row = idempotencyKey
-      ? (this.db.prepare('SELECT sum(applied) AS done FROM effects WHERE idempotency_key = ?').get(idempotencyKey) as { done: number | null })
-      : (this.db.prepare('SELECT sum(applied) AS done FROM effects WHERE call_id = ?').get(callId) as { done: number | null });
+      ? (this.db.prepare('SELECT sum(applied) AS done FROM effects WHERE idempotency_key = ?').get(idempotencyKey) as {
+          done: number | null;
+        })
+      : (this.db.prepare('SELECT sum(applied) AS done FROM effects WHERE call_id = ?').get(callId) as {
+          done: number | null;
+        });
     return (row.done ?? 0) > 0;
   }
 
   /** Applied effects per call id. */
   appliedCount(callId: string): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM effects WHERE call_id = ? AND applied = 1').get(callId) as { n: number }).n;
+    return (
+      this.db.prepare('SELECT count(*) AS n FROM effects WHERE call_id = ? AND applied = 1').get(callId) as {
+        n: number;
+      }
+    ).n;
   }
 
   counts(): LedgerCounts {
     const effects = (this.db.prepare('SELECT count(*) AS n FROM effects WHERE applied = 1').get() as { n: number }).n;
     const effectsDuplicated = (
-      this.db.prepare('SELECT coalesce(sum(n - 1), 0) AS n FROM (SELECT count(*) AS n FROM effects WHERE applied = 1 GROUP BY call_id HAVING n > 1)').get() as { n: number }
+      this.db
+        .prepare(
+          'SELECT coalesce(sum(n - 1), 0) AS n FROM (SELECT count(*) AS n FROM effects WHERE applied = 1 GROUP BY call_id HAVING n > 1)',
+        )
+        .get() as { n: number }
     ).n;
-    const effectsRefused = (this.db.prepare('SELECT count(*) AS n FROM effects WHERE applied = 0').get() as { n: number }).n;
+    const effectsRefused = (
+      this.db.prepare('SELECT count(*) AS n FROM effects WHERE applied = 0').get() as { n: number }
+    ).n;
     return { effects, effectsDuplicated, effectsRefused };
   }
 

@@ -82,9 +82,14 @@ export const CONTEXT_SAMPLE_TURNS = 32;
  * systematic sample: spread evenly over the conversation, so a context that grows with the history
  * is measured at every stage of it.
  */
-export function contextSample(steps: readonly Step[], seed: string, size = CONTEXT_SAMPLE_TURNS): (step: number) => boolean {
+export function contextSample(
+  steps: readonly Step[],
+  seed: string,
+  size = CONTEXT_SAMPLE_TURNS,
+): (step: number) => boolean {
   const scripted: number[] = [];
-  for (const [index, step] of steps.entries()) if (step.kind === 'user' && step.assistant !== undefined && step.reply !== false) scripted.push(index);
+  for (const [index, step] of steps.entries())
+    if (step.kind === 'user' && step.assistant !== undefined && step.reply !== false) scripted.push(index);
   if (scripted.length <= size) return () => true;
   const stride = Math.ceil(scripted.length / size);
   const offset = fnv1a(seed) % stride;
@@ -92,7 +97,20 @@ export function contextSample(steps: readonly Step[], seed: string, size = CONTE
   return (step) => measured.has(step);
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /**
  * A dated message as agents show one: `[8 May 2023, 13:56] text` (the date alone when the step
@@ -104,7 +122,9 @@ export function datedText(text: string, at: string | undefined): string {
   const date = new Date(at);
   if (Number.isNaN(date.getTime())) return text;
   const day = `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
-  const time = /T\d{2}:\d{2}/u.test(at) ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}` : '';
+  const time = /T\d{2}:\d{2}/u.test(at)
+    ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}`
+    : '';
   return `[${day}${time}] ${text}`;
 }
 
@@ -199,7 +219,15 @@ export class AgentSession {
     const stepId = messageIds(step).length > 0 ? opaqueStepId(index) : undefined;
     switch (step.kind) {
       case 'user':
-        return this.exchange(index, 'user', new HumanMessage(datedText(step.user, step.at)), step.assistant === undefined ? undefined : datedText(step.assistant, step.at), stepId, step.at, step.reply !== false);
+        return this.exchange(
+          index,
+          'user',
+          new HumanMessage(datedText(step.user, step.at)),
+          step.assistant === undefined ? undefined : datedText(step.assistant, step.at),
+          stepId,
+          step.at,
+          step.reply !== false,
+        );
       case 'assistant':
         return this.assistantStep(index, step.assistant, stepId, step.at);
       case 'remember':
@@ -231,14 +259,24 @@ export class AgentSession {
   }
 
   /** A user message, then the model call on the loaded context, then the reply (none when `reply` is false: a replayed message nobody answered). */
-  private async exchange(index: number, kind: TurnRecord['kind'], user: BaseMessage, scripted: string | undefined, stepId?: string, timestamp?: string, reply = true): Promise<void> {
+  private async exchange(
+    index: number,
+    kind: TurnRecord['kind'],
+    user: BaseMessage,
+    scripted: string | undefined,
+    stepId?: string,
+    timestamp?: string,
+    reply = true,
+  ): Promise<void> {
     this.turn++;
     const turn = this.turn;
     // The user's input is saved before any model call (docs/design.md §6, invariant 2); a recovering
     // process does not save it twice.
     let saveUserMs = 0;
     if (this.deps.journal?.stepState(this.session, index) !== 'user_saved') {
-      [, saveUserMs] = await timed(() => this.memory.save({ message: user, turn, stepId, timestamp, session: this.sessionNumber }));
+      [, saveUserMs] = await timed(() =>
+        this.memory.save({ message: user, turn, stepId, timestamp, session: this.sessionNumber }),
+      );
       this.deps.journal?.setStep(this.session, index, 'user_saved');
     }
     if (!reply) {
@@ -248,46 +286,106 @@ export class AgentSession {
     this.checkpoint('before_model_call');
     if (scripted !== undefined && kind === 'user' && this.deps.measureContext?.(index) === false) {
       // The reply is scripted and this turn is outside the sample: no model reads a context, none is assembled.
-      const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp, session: this.sessionNumber }));
-      this.turns.push({ step: index, turn, kind, contextTokens: null, loadMs: null, saveMs: saveUserMs + saveReplyMs, contextSkipped: true });
+      const [, saveReplyMs] = await timed(() =>
+        this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp, session: this.sessionNumber }),
+      );
+      this.turns.push({
+        step: index,
+        turn,
+        kind,
+        contextTokens: null,
+        loadMs: null,
+        saveMs: saveUserMs + saveReplyMs,
+        contextSkipped: true,
+      });
       return;
     }
     const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
-    const text = scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
-    const [, saveReplyMs] = await timed(() => this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp, session: this.sessionNumber }));
-    this.turns.push({ step: index, turn, kind, contextTokens: this.deps.tokens.countMessages(context.messages), loadMs, saveMs: saveUserMs + saveReplyMs });
+    const text =
+      scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
+    const [, saveReplyMs] = await timed(() =>
+      this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp, session: this.sessionNumber }),
+    );
+    this.turns.push({
+      step: index,
+      turn,
+      kind,
+      contextTokens: this.deps.tokens.countMessages(context.messages),
+      loadMs,
+      saveMs: saveUserMs + saveReplyMs,
+    });
   }
 
   /** An assistant message with no user message before it (a replayed session opening with the assistant): saved, no model call. */
   private async assistantStep(index: number, text: string, stepId?: string, timestamp?: string): Promise<void> {
     const turn = Math.max(this.turn, 1);
-    const [, saveMs] = await timed(() => this.memory.save({ message: new AIMessage(datedText(text, timestamp)), turn, stepId, timestamp, session: this.sessionNumber }));
+    const [, saveMs] = await timed(() =>
+      this.memory.save({
+        message: new AIMessage(datedText(text, timestamp)),
+        turn,
+        stepId,
+        timestamp,
+        session: this.sessionNumber,
+      }),
+    );
     this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });
   }
 
-  private async rememberStep(index: number, content: string, step: RememberStep, stepId: string | undefined): Promise<void> {
+  private async rememberStep(
+    index: number,
+    content: string,
+    step: RememberStep,
+    stepId: string | undefined,
+  ): Promise<void> {
     const memory = this.memory;
     let acknowledgedName: string | undefined;
     if (memory.remember) {
       this.turn++;
       try {
-        const item = { content, name: step.name, type: step.type, priority: step.priority, scope: step.scope, description: step.description, expires: step.expires, stepId };
+        const item = {
+          content,
+          name: step.name,
+          type: step.type,
+          priority: step.priority,
+          scope: step.scope,
+          description: step.description,
+          expires: step.expires,
+          stepId,
+        };
         const [ack, saveMs] = await timed(() => memory.remember!(item));
         acknowledgedName = ack.name;
         this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs });
       } catch (error) {
         // A refused memory (too large, unsafe name...) is recorded and never acknowledged.
         if (!isMembenchError(error) || error.code !== 'INVALID_ARGUMENT') throw error;
-        this.turns.push({ step: index, turn: this.turn, kind: 'remember', contextTokens: null, loadMs: null, saveMs: 0, refused: error.message });
+        this.turns.push({
+          step: index,
+          turn: this.turn,
+          kind: 'remember',
+          contextTokens: null,
+          loadMs: null,
+          saveMs: 0,
+          refused: error.message,
+        });
         return;
       }
     } else {
       const zh = hasCjk(content);
       const ack = zh ? '好的，我记住了。' : "OK, I'll remember that.";
-      await this.exchange(index, 'remember', new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`), ack, stepId);
+      await this.exchange(
+        index,
+        'remember',
+        new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`),
+        ack,
+        stepId,
+      );
     }
     // The acknowledgement: given only once save()/remember() resolved, i.e. durable per the mode.
-    await this.deps.onAck?.({ step: index, content, ...(acknowledgedName !== undefined ? { name: acknowledgedName } : {}) });
+    await this.deps.onAck?.({
+      step: index,
+      content,
+      ...(acknowledgedName !== undefined ? { name: acknowledgedName } : {}),
+    });
     this.checkpoint('after_ack');
   }
 
@@ -301,7 +399,13 @@ export class AgentSession {
     }
     const zh = hasCjk(target);
     const ack = zh ? '好的，已经忘掉了。' : 'OK, forgotten.';
-    return this.exchange(index, 'forget', new HumanMessage(zh ? `请忘掉：${target}` : `Please forget: ${target}`), ack, stepId);
+    return this.exchange(
+      index,
+      'forget',
+      new HumanMessage(zh ? `请忘掉：${target}` : `Please forget: ${target}`),
+      ack,
+      stepId,
+    );
   }
 
   /**
@@ -310,20 +414,33 @@ export class AgentSession {
    * recovering process classifies an interrupted call from what it can know and re-runs the
    * effect only when it cannot tell that it happened.
    */
-  private async toolStep(index: number, step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean }, stepId: string | undefined): Promise<void> {
+  private async toolStep(
+    index: number,
+    step: { tool: string; args: Record<string, unknown>; result?: unknown; effect: boolean },
+    stepId: string | undefined,
+  ): Promise<void> {
     const turn = Math.max(this.turn, 1);
     const callId = `${this.session}-call-${index}`;
     const key = this.deps.idempotencyKeys === false ? undefined : `idem-${callId}`;
     const journal = this.deps.journal;
     const ledger = this.deps.ledger;
     const previous = journal?.tool(callId);
-    const call = new AIMessage({ content: '', tool_calls: [{ id: callId, name: step.tool, args: step.args, type: 'tool_call' }] });
-    const output = new ToolMessage({ content: typeof step.result === 'string' ? step.result : JSON.stringify(step.result ?? null), tool_call_id: callId, name: step.tool });
+    const call = new AIMessage({
+      content: '',
+      tool_calls: [{ id: callId, name: step.tool, args: step.args, type: 'tool_call' }],
+    });
+    const output = new ToolMessage({
+      content: typeof step.result === 'string' ? step.result : JSON.stringify(step.result ?? null),
+      tool_call_id: callId,
+      name: step.tool,
+    });
 
     let saveCallMs = 0;
     if (!previous) journal?.recordIntent(callId, index, step.tool, key);
     if (!Journal.reached(previous, 'call_saved')) {
-      [, saveCallMs] = await timed(() => this.memory.save({ message: call, turn, stepId, session: this.sessionNumber }));
+      [, saveCallMs] = await timed(() =>
+        this.memory.save({ message: call, turn, stepId, session: this.sessionNumber }),
+      );
       journal?.advanceTool(callId, 'call_saved');
     }
     this.checkpoint('after_tool_intent');
@@ -335,24 +452,55 @@ export class AgentSession {
       if (previous && step.effect && ledger) {
         const classification = key ? (ledger.completed(callId, key) ? 'completed' : 'not-started') : 'started-unknown';
         runEffect = classification !== 'completed';
-        this.recoveries.push({ step: index, callId, tool: step.tool, effect: true, classification, ledgerApplied: ledger.completed(callId), reran: runEffect });
+        this.recoveries.push({
+          step: index,
+          callId,
+          tool: step.tool,
+          effect: true,
+          classification,
+          ledgerApplied: ledger.completed(callId),
+          reran: runEffect,
+        });
       }
       if (step.effect && ledger && runEffect) ledger.apply(callId, step.tool, step.args, key);
       this.checkpoint('after_tool_effect');
-      [, saveResultMs] = await timed(() => this.memory.save({ message: output, turn, stepId, session: this.sessionNumber }));
+      [, saveResultMs] = await timed(() =>
+        this.memory.save({ message: output, turn, stepId, session: this.sessionNumber }),
+      );
       journal?.advanceTool(callId, 'result_saved');
       this.checkpoint('after_tool_result');
     }
-    this.turns.push({ step: index, turn, kind: 'tool', contextTokens: null, loadMs: null, saveMs: saveCallMs + saveResultMs });
+    this.turns.push({
+      step: index,
+      turn,
+      kind: 'tool',
+      contextTokens: null,
+      loadMs: null,
+      saveMs: saveCallMs + saveResultMs,
+    });
   }
 
   /** A question answered from memory: its record is judged on what load() returned (harness/results/probe-record.ts). */
   private async probe(index: number, step: ProbeStep): Promise<void> {
     const scoring = this.scoring;
     // Retrieval looks for the question; a leading "[Current date: …]" stays in what the model is asked.
-    const [context, loadMs] = await timed(() => this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth: scoring.rankDepth }));
+    const [context, loadMs] = await timed(() =>
+      this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth: scoring.rankDepth }),
+    );
     // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
-    const answer = (await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })).text;
-    this.probes.push(scoring.record({ index, step, turn: this.turn, context, loadMs, answer, keepsVerbatim: this.deps.keepsVerbatim !== false }));
+    const answer = (
+      await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })
+    ).text;
+    this.probes.push(
+      scoring.record({
+        index,
+        step,
+        turn: this.turn,
+        context,
+        loadMs,
+        answer,
+        keepsVerbatim: this.deps.keepsVerbatim !== false,
+      }),
+    );
   }
 }

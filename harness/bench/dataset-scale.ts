@@ -63,7 +63,9 @@ function measureFloor(dir: string, questions: readonly Question[]): { msPerQuest
   const started = performance.now();
   for (const [index, question] of questions.entries()) {
     const db = openDatabase(path.join(dir, `floor-${index}.sqlite`), 'sync');
-    db.exec('CREATE TABLE messages (id INTEGER PRIMARY KEY, role TEXT, content TEXT); CREATE VIRTUAL TABLE terms USING fts5(content)');
+    db.exec(
+      'CREATE TABLE messages (id INTEGER PRIMARY KEY, role TEXT, content TEXT); CREATE VIRTUAL TABLE terms USING fts5(content)',
+    );
     const insert = db.prepare('INSERT INTO messages (role, content) VALUES (?, ?)');
     const index_ = db.prepare('INSERT INTO terms (rowid, content) VALUES (?, ?)');
     const session = db.transaction((turns: Question['haystack_sessions'][number]) => {
@@ -94,7 +96,9 @@ export async function benchDatasetScale(options: DatasetScaleOptions): Promise<D
       messages += question.haystack_sessions.reduce((sum, turns) => sum + turns.length, 0);
       if (sample.length < 5) sample.push(question);
     }
-    options.onProgress?.(`dataset scale: ${options.questions} questions, ${sessions} sessions, ${messages} messages (${(bytes / 1e6).toFixed(0)} MB)`);
+    options.onProgress?.(
+      `dataset scale: ${options.questions} questions, ${sessions} sessions, ${messages} messages (${(bytes / 1e6).toFixed(0)} MB)`,
+    );
     const floor = { questions: sample.length, ...measureFloor(dir, sample) };
     const rows: DatasetScaleRow[] = [];
     for (const strategy of options.strategies) {
@@ -104,7 +108,10 @@ export async function benchDatasetScale(options: DatasetScaleOptions): Promise<D
       const wallMs = performance.now() - started;
       const used = process.cpuUsage(cpu);
       const cpuMs = (used.user + used.system) / 1000;
-      const peakRssMb = Math.max(Math.round(process.memoryUsage.rss() / 1048576), ...result.cells.map((cell) => cell.peakRssMb));
+      const peakRssMb = Math.max(
+        Math.round(process.memoryUsage.rss() / 1048576),
+        ...result.cells.map((cell) => cell.peakRssMb),
+      );
       const msPerMessage = wallMs / messages;
       rows.push({
         strategy,
@@ -117,7 +124,9 @@ export async function benchDatasetScale(options: DatasetScaleOptions): Promise<D
         floorRatio: floor.msPerMessage > 0 ? msPerMessage / floor.msPerMessage : 0,
         peakRssMb,
       });
-      options.onProgress?.(`dataset scale: ${strategy}: ${(wallMs / 1000).toFixed(1)} s wall, ${(cpuMs / 1000).toFixed(1)} s CPU`);
+      options.onProgress?.(
+        `dataset scale: ${strategy}: ${(wallMs / 1000).toFixed(1)} s wall, ${(cpuMs / 1000).toFixed(1)} s CPU`,
+      );
     }
     const cpuPerQuestionMs = rows.reduce((sum, row) => sum + row.cpuMs / Math.max(1, row.questions), 0);
     const cores = os.availableParallelism();

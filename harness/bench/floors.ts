@@ -19,7 +19,8 @@ import { BENCH_TOKENIZER } from './rig.js';
 import { buildHnsw, clusteredVectors, exactTopK, row, type VectorSet } from './vector-scale.js';
 
 /** A short chat message, the size of a typical user turn. */
-export const SHORT_MESSAGE = 'By the way, my friend Nora is visiting on March 3rd and loves lemon tart. Any tips for making it ahead?';
+export const SHORT_MESSAGE =
+  'By the way, my friend Nora is visiting on March 3rd and loves lemon tart. Any tips for making it ahead?';
 
 /** Every floor, with the parameters it was measured at. */
 export interface Floors {
@@ -59,16 +60,28 @@ export interface FloorOptions {
   onProgress?: (line: string) => void;
 }
 
-const budget = (quick: boolean, iterations: number): MeasureOptions => ({ iterations: quick ? Math.ceil(iterations / 4) : iterations, timeMs: quick ? 150 : 500, warmupIterations: 5 });
+const budget = (quick: boolean, iterations: number): MeasureOptions => ({
+  iterations: quick ? Math.ceil(iterations / 4) : iterations,
+  timeMs: quick ? 150 : 500,
+  warmupIterations: 5,
+});
 
-async function tokenFloors(quick: boolean): Promise<Pick<Floors, 'encoding' | 'tokenEncode' | 'tokenEncodeOrdinary' | 'tokenCount' | 'tiktokenLoad' | 'bpeLoad'>> {
+async function tokenFloors(
+  quick: boolean,
+): Promise<
+  Pick<Floors, 'encoding' | 'tokenEncode' | 'tokenEncodeOrdinary' | 'tokenCount' | 'tiktokenLoad' | 'bpeLoad'>
+> {
   const encoding = encodingForModel(BENCH_TOKENIZER);
   const encoder = get_encoding(encoding);
   const counter = BpeCounter.load(encoding);
   const loads: MeasureOptions = { iterations: quick ? 3 : 10, timeMs: quick ? 300 : 2000, warmupIterations: 1 };
   try {
     const tokenEncode = await measure('tiktoken encode', () => void encoder.encode(SHORT_MESSAGE), budget(quick, 500));
-    const tokenEncodeOrdinary = await measure('tiktoken encode_ordinary', () => void encoder.encode_ordinary(SHORT_MESSAGE), budget(quick, 500));
+    const tokenEncodeOrdinary = await measure(
+      'tiktoken encode_ordinary',
+      () => void encoder.encode_ordinary(SHORT_MESSAGE),
+      budget(quick, 500),
+    );
     const tokenCount = await measure('bpe.ts count', () => void counter.count(SHORT_MESSAGE), budget(quick, 500));
     const tiktokenLoad = await measure('tiktoken encoder load', () => get_encoding(encoding).free(), loads);
     const bpeLoad = await measure('bpe.ts encoder load', () => void BpeCounter.load(encoding), loads);
@@ -84,7 +97,11 @@ async function commitFloor(dir: string, durability: 'sync' | 'async', quick: boo
     db.exec('CREATE TABLE messages (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)');
     const insert = db.prepare('INSERT INTO messages (data) VALUES (?)');
     const data = JSON.stringify({ type: 'human', data: { content: SHORT_MESSAGE } });
-    return await measure(`sqlite commit (${durability === 'sync' ? 'FULL' : 'NORMAL'})`, () => void insert.run(data), budget(quick, 200));
+    return await measure(
+      `sqlite commit (${durability === 'sync' ? 'FULL' : 'NORMAL'})`,
+      () => void insert.run(data),
+      budget(quick, 200),
+    );
   } finally {
     db.close();
   }
@@ -105,10 +122,18 @@ setInterval(() => {}, 1 << 30);
 /** Fork, wait until the child has the file open, SIGKILL it, wait for its exit, reopen the file. */
 async function forkKillReopen(script: string, sqliteModule: string, file: string): Promise<void> {
   // Started as offline agent processes are (without TLS-only settings): the floor is what theirs would be.
-  const child = fork(script, [sqliteModule, file], { execArgv: [], env: agentEnv(true), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(script, [sqliteModule, file], {
+    execArgv: [],
+    env: agentEnv(true),
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`fork floor: child exited with ${signal ?? code} before it was killed`))));
+    child.once('exit', (code, signal) =>
+      signal === 'SIGKILL'
+        ? resolve()
+        : reject(new Error(`fork floor: child exited with ${signal ?? code} before it was killed`)),
+    );
     child.once('message', () => child.kill('SIGKILL'));
   });
   const db = openDatabase(file, 'sync');
@@ -116,7 +141,9 @@ async function forkKillReopen(script: string, sqliteModule: string, file: string
   db.close();
 }
 
-async function vectorFloors(options: FloorOptions): Promise<Pick<Floors, 'vectors' | 'dimensions' | 'ef' | 'hnswTop5' | 'bruteForceTop5' | 'crossoverVectors'>> {
+async function vectorFloors(
+  options: FloorOptions,
+): Promise<Pick<Floors, 'vectors' | 'dimensions' | 'ef' | 'hnswTop5' | 'bruteForceTop5' | 'crossoverVectors'>> {
   const { vectors, dimensions, ef, quick, seed } = options;
   const queryCount = 50;
   const all = clusteredVectors(vectors + queryCount, dimensions, seed, Math.max(1, Math.round(vectors / 100)));
@@ -126,10 +153,25 @@ async function vectorFloors(options: FloorOptions): Promise<Pick<Floors, 'vector
   const index = buildHnsw(set, seed);
   index.setEf(ef);
   let next = 0;
-  const hnswTop5 = await measure('hnsw top-5', () => void index.searchKnn(queries[next++ % queryCount]!, 5), budget(quick, 400));
-  const bruteForceTop5 = await measure('brute-force top-5', () => void exactTopK(set, queries[next++ % queryCount]!, 5), { ...budget(quick, 40), warmupIterations: 2 });
+  const hnswTop5 = await measure(
+    'hnsw top-5',
+    () => void index.searchKnn(queries[next++ % queryCount]!, 5),
+    budget(quick, 400),
+  );
+  const bruteForceTop5 = await measure(
+    'brute-force top-5',
+    () => void exactTopK(set, queries[next++ % queryCount]!, 5),
+    { ...budget(quick, 40), warmupIterations: 2 },
+  );
   const perVector = bruteForceTop5.p50Ms / vectors;
-  return { vectors, dimensions, ef, hnswTop5, bruteForceTop5, crossoverVectors: Math.round(hnswTop5.p50Ms / perVector) };
+  return {
+    vectors,
+    dimensions,
+    ef,
+    hnswTop5,
+    bruteForceTop5,
+    crossoverVectors: Math.round(hnswTop5.p50Ms / perVector),
+  };
 }
 
 /** Measures every floor (see Floors). */
@@ -141,7 +183,11 @@ export async function measureFloors(options: FloorOptions): Promise<Floors> {
     const sqliteCommitFull = await commitFloor(dir, 'sync', options.quick);
     const sqliteCommitNormal = await commitFloor(dir, 'async', options.quick);
     const target = path.join(dir, 'atomic.md');
-    const atomicFileWrite = await measure('writeFileAtomic', () => writeFileAtomic(target, `---\nname: note\n---\n${SHORT_MESSAGE}\n`), budget(options.quick, 100));
+    const atomicFileWrite = await measure(
+      'writeFileAtomic',
+      () => writeFileAtomic(target, `---\nname: note\n---\n${SHORT_MESSAGE}\n`),
+      budget(options.quick, 100),
+    );
     const vectorFloor = await vectorFloors(options);
     options.onProgress?.('floors: fork + SIGKILL + reopen');
     const script = path.join(dir, 'child.cjs');
@@ -152,7 +198,14 @@ export async function measureFloors(options: FloorOptions): Promise<Floors> {
       iterations: options.quick ? 5 : 15,
       warmupIterations: 1,
     });
-    return { ...tokens, sqliteCommitFull, sqliteCommitNormal, atomicFileWrite, ...vectorFloor, forkKillReopen: forkTiming };
+    return {
+      ...tokens,
+      sqliteCommitFull,
+      sqliteCommitNormal,
+      atomicFileWrite,
+      ...vectorFloor,
+      forkKillReopen: forkTiming,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -84,7 +84,11 @@ function selectStrategies(names: readonly string[] | undefined): StrategyDefinit
   if (!names || names.length === 0) return [...builtinStrategies];
   return names.map((name) => {
     const definition = findStrategy(name);
-    if (!definition) throw new MembenchError('UNKNOWN_STRATEGY', `unknown strategy "${name}": bench measures the built-ins: ${builtinStrategies.map((item) => item.name).join(', ')}`);
+    if (!definition)
+      throw new MembenchError(
+        'UNKNOWN_STRATEGY',
+        `unknown strategy "${name}": bench measures the built-ins: ${builtinStrategies.map((item) => item.name).join(', ')}`,
+      );
     return definition;
   });
 }
@@ -92,9 +96,13 @@ function selectStrategies(names: readonly string[] | undefined): StrategyDefinit
 /** Runs the selected sections in order and judges the targets. */
 export async function measureMembench(options: BenchOptions = {}): Promise<BenchReport> {
   const quick = options.quick ?? false;
-  const sections = options.only && options.only.length > 0 ? BENCH_SECTIONS.filter((section) => options.only!.includes(section)) : [...BENCH_SECTIONS];
+  const sections =
+    options.only && options.only.length > 0
+      ? BENCH_SECTIONS.filter((section) => options.only!.includes(section))
+      : [...BENCH_SECTIONS];
   const sizes = options.sizes && options.sizes.length > 0 ? options.sizes : quick ? QUICK_SIZES : DEFAULT_SIZES;
-  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new MembenchError('INVALID_ARGUMENT', `--sizes ${sizes.join(',')}: expected whole numbers >= 1`);
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1))
+    throw new MembenchError('INVALID_ARGUMENT', `--sizes ${sizes.join(',')}: expected whole numbers >= 1`);
   const definitions = selectStrategies(options.strategies);
   const progress = options.onProgress;
   const startedAt = new Date();
@@ -103,7 +111,14 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
   const report: Omit<BenchReport, 'header' | 'targets'> = {};
 
   if (sections.includes('floors')) {
-    report.floors = await measureFloors({ quick, vectors: 10_000, dimensions: 384, ef: 64, seed: 7, onProgress: progress });
+    report.floors = await measureFloors({
+      quick,
+      vectors: 10_000,
+      dimensions: 384,
+      ef: 64,
+      seed: 7,
+      onProgress: progress,
+    });
   }
   if (sections.includes('save-load')) {
     report.saveLoad = await benchSaveLoad({
@@ -117,10 +132,19 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
     });
   }
   if (sections.includes('recovery')) {
-    report.recovery = await benchRecovery({ strategies: definitions.map((definition) => definition.name), onProgress: progress });
+    report.recovery = await benchRecovery({
+      strategies: definitions.map((definition) => definition.name),
+      onProgress: progress,
+    });
   }
   if (sections.includes('langchain')) {
-    report.langchain = await benchVersusLangChain({ turns: quick ? 300 : 1000, windowK: 5, maxTokenLimit: 1000, budgetMs: quick ? 8_000 : 60_000, onProgress: progress });
+    report.langchain = await benchVersusLangChain({
+      turns: quick ? 300 : 1000,
+      windowK: 5,
+      maxTokenLimit: 1000,
+      budgetMs: quick ? 8_000 : 60_000,
+      onProgress: progress,
+    });
   }
   if (sections.includes('vector')) {
     report.vector = await benchVectorScale({
@@ -137,14 +161,22 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
   if (sections.includes('suite')) {
     // The whole default run, quick or not: the `membench run` command a user types, timed from its
     // start to its exit (reports and charts included), with its own default worker count unless told otherwise.
-    const suite = await benchSuite({ ...(options.workers !== undefined ? { workers: options.workers } : {}), onProgress: progress });
+    const suite = await benchSuite({
+      ...(options.workers !== undefined ? { workers: options.workers } : {}),
+      onProgress: progress,
+    });
     report.suite = { ...suite, complete: true };
   }
 
   if (sections.includes('dataset')) {
     const questions = options.questions ?? (quick ? QUICK_DATASET_QUESTIONS : DATASET_QUESTIONS);
-    if (!Number.isInteger(questions) || questions < 1) throw new MembenchError('INVALID_ARGUMENT', `--questions ${questions}: expected a whole number >= 1`);
-    report.dataset = await benchDatasetScale({ questions, strategies: definitions.map((definition) => definition.name), onProgress: progress });
+    if (!Number.isInteger(questions) || questions < 1)
+      throw new MembenchError('INVALID_ARGUMENT', `--questions ${questions}: expected a whole number >= 1`);
+    report.dataset = await benchDatasetScale({
+      questions,
+      strategies: definitions.map((definition) => definition.name),
+      onProgress: progress,
+    });
   }
 
   const header: BenchHeader = {

@@ -32,7 +32,11 @@ export type Measured = void | { durationMs: number };
  * that duration is the sample (e.g. a turn without its model time); otherwise the call's wall time.
  * Errors propagate (a benchmark that fails is a bug to see, not a number).
  */
-export async function measure(name: string, fn: () => Promise<Measured> | Measured, options: MeasureOptions): Promise<Timing> {
+export async function measure(
+  name: string,
+  fn: () => Promise<Measured> | Measured,
+  options: MeasureOptions,
+): Promise<Timing> {
   const warmupIterations = options.warmupIterations ?? 0;
   const bench = new Bench({
     iterations: options.iterations,
@@ -49,9 +53,16 @@ export async function measure(name: string, fn: () => Promise<Measured> | Measur
   });
   const [task] = await bench.run();
   const result = task!.result;
-  if (result.state !== 'completed' && result.state !== 'aborted-with-statistics') throw new Error(`benchmark "${name}" did not complete (${result.state})`);
+  if (result.state !== 'completed' && result.state !== 'aborted-with-statistics')
+    throw new Error(`benchmark "${name}" did not complete (${result.state})`);
   const { latency } = result;
-  return { p50Ms: latency.p50, p99Ms: latency.p99, meanMs: latency.mean, opsPerSec: latency.mean > 0 ? 1000 / latency.mean : 0, samples: latency.samplesCount };
+  return {
+    p50Ms: latency.p50,
+    p99Ms: latency.p99,
+    meanMs: latency.mean,
+    opsPerSec: latency.mean > 0 ? 1000 / latency.mean : 0,
+    samples: latency.samplesCount,
+  };
 }
 
 /** Accumulated time and calls of one provider (the chat model or the embedder). */

@@ -35,14 +35,26 @@ export interface RecoveryResult {
 }
 
 /** Runs the recovery scenario for each strategy, one cell at a time. */
-export async function benchRecovery(options: { strategies: readonly string[]; onProgress?: (line: string) => void }): Promise<RecoveryResult> {
+export async function benchRecovery(options: {
+  strategies: readonly string[];
+  onProgress?: (line: string) => void;
+}): Promise<RecoveryResult> {
   const rows: RecoveryRow[] = [];
   const errors: string[] = [];
   for (const strategy of options.strategies) {
     options.onProgress?.(`recovery: ${strategy}, ${RECOVERY_SCENARIO} in agent processes`);
-    const result = await runBenchmark({ scenarios: [RECOVERY_SCENARIO], strategies: [strategy], workers: 1, profile: true });
+    const result = await runBenchmark({
+      scenarios: [RECOVERY_SCENARIO],
+      strategies: [strategy],
+      workers: 1,
+      profile: true,
+    });
     for (const cell of result.cells) if (cell.status === 'error') errors.push(`${cell.id}: ${cell.error ?? 'error'}`);
-    const times = result.cells.flatMap((cell) => (cell.durabilityOutcome?.crashes ?? []).flatMap((crash) => (crash.recoveryMs === undefined ? [] : [crash.recoveryMs])));
+    const times = result.cells.flatMap((cell) =>
+      (cell.durabilityOutcome?.crashes ?? []).flatMap((crash) =>
+        crash.recoveryMs === undefined ? [] : [crash.recoveryMs],
+      ),
+    );
     const totals = phaseTotals(result);
     const spread = distribution(times);
     rows.push({

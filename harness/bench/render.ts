@@ -5,7 +5,20 @@
 import { turnFloorMs, rememberFloorMs, type Floors } from './floors.js';
 import type { BenchReport } from './index.js';
 import type { SaveLoadResult, SaveLoadRow } from './save-load.js';
-import { FLAT_RATIO, flatExempt, flatRatio, floorRatio, heldNearFloor, missBy, NEAR_FLOOR_RATIO, RECOVERY_RATIO, rememberRatio, SUITE_TARGET_MS, VECTOR_TARGET, type Target } from './targets.js';
+import {
+  FLAT_RATIO,
+  flatExempt,
+  flatRatio,
+  floorRatio,
+  heldNearFloor,
+  missBy,
+  NEAR_FLOOR_RATIO,
+  RECOVERY_RATIO,
+  rememberRatio,
+  SUITE_TARGET_MS,
+  VECTOR_TARGET,
+  type Target,
+} from './targets.js';
 import type { RecoveryResult } from './recovery.js';
 import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
@@ -24,32 +37,79 @@ export function formatMs(ms: number): string {
 const count = (value: number): string => Math.round(value).toLocaleString('en-US');
 const ops = (timing: Timing): string => count(timing.opsPerSec);
 const percent = (share: number): string => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
-const times = (ratio: number): string => (!Number.isFinite(ratio) ? '–' : ratio < 0.1 ? `${ratio.toPrecision(2)}×` : `${ratio.toFixed(2)}×`);
+const times = (ratio: number): string =>
+  !Number.isFinite(ratio) ? '–' : ratio < 0.1 ? `${ratio.toPrecision(2)}×` : `${ratio.toFixed(2)}×`;
 const verdict = (pass: boolean | null, ratio?: number, limit?: number): string =>
-  pass === null ? '—' : pass ? 'PASS' : ratio !== undefined && limit !== undefined ? `MISS (${(ratio / limit).toFixed(1)}× over)` : 'MISS';
+  pass === null
+    ? '—'
+    : pass
+      ? 'PASS'
+      : ratio !== undefined && limit !== undefined
+        ? `MISS (${(ratio / limit).toFixed(1)}× over)`
+        : 'MISS';
 
 /** A Markdown table with columns padded to their widest cell. */
 export function markdownTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((cells) => (cells[column] ?? '').length), 3));
-  const line = (cells: readonly string[]): string => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((cells) => (cells[column] ?? '').length), 3),
+  );
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
 function renderFloors(floors: Floors): string {
-  const row = (name: string, timing: Timing, note = ''): string[] => [name, formatMs(timing.p50Ms), formatMs(timing.p99Ms), ops(timing), note];
-  const table = markdownTable(['floor', 'p50', 'p99', 'ops/s', 'note'], [
-    row('tiktoken `encode`, short message', floors.tokenEncode, `${times(floors.tokenEncode.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary`),
-    row('tiktoken `encode_ordinary`, short message', floors.tokenEncodeOrdinary, floors.encoding),
-    row('bpe.ts count, short message', floors.tokenCount, `${times(floors.tokenCount.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary; what TokenCounter uses (same counts)`),
-    row('encoder load: tiktoken (WebAssembly)', floors.tiktokenLoad, 'paid once per process'),
-    row('encoder load: bpe.ts', floors.bpeLoad, `${times(floors.bpeLoad.p50Ms / floors.tiktokenLoad.p50Ms)} tiktoken's; what every agent process pays`),
-    row('SQLite commit, WAL + synchronous=FULL', floors.sqliteCommitFull, `${times(floors.sqliteCommitFull.p50Ms / floors.sqliteCommitNormal.p50Ms)} NORMAL; survives a power cut`),
-    row('SQLite commit, WAL + synchronous=NORMAL', floors.sqliteCommitNormal, 'survives a process crash, not a power cut'),
-    row('atomic durable file write', floors.atomicFileWrite, 'temp + fsync + rename + fsync of the dir'),
-    row(`hnswlib top-5, ${count(floors.vectors)} × d=${floors.dimensions}, ef=${floors.ef}`, floors.hnswTop5, `${times(floors.bruteForceTop5.p50Ms / floors.hnswTop5.p50Ms)} faster than brute force`),
-    row(`brute-force top-5, ${count(floors.vectors)} × d=${floors.dimensions}`, floors.bruteForceTop5, `crossover ≈ ${count(floors.crossoverVectors)} vectors`),
-    row('fork + SIGKILL + reopen SQLite', floors.forkKillReopen, 'one simulated crash and recovery'),
-  ]);
+  const row = (name: string, timing: Timing, note = ''): string[] => [
+    name,
+    formatMs(timing.p50Ms),
+    formatMs(timing.p99Ms),
+    ops(timing),
+    note,
+  ];
+  const table = markdownTable(
+    ['floor', 'p50', 'p99', 'ops/s', 'note'],
+    [
+      row(
+        'tiktoken `encode`, short message',
+        floors.tokenEncode,
+        `${times(floors.tokenEncode.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary`,
+      ),
+      row('tiktoken `encode_ordinary`, short message', floors.tokenEncodeOrdinary, floors.encoding),
+      row(
+        'bpe.ts count, short message',
+        floors.tokenCount,
+        `${times(floors.tokenCount.p50Ms / floors.tokenEncodeOrdinary.p50Ms)} encode_ordinary; what TokenCounter uses (same counts)`,
+      ),
+      row('encoder load: tiktoken (WebAssembly)', floors.tiktokenLoad, 'paid once per process'),
+      row(
+        'encoder load: bpe.ts',
+        floors.bpeLoad,
+        `${times(floors.bpeLoad.p50Ms / floors.tiktokenLoad.p50Ms)} tiktoken's; what every agent process pays`,
+      ),
+      row(
+        'SQLite commit, WAL + synchronous=FULL',
+        floors.sqliteCommitFull,
+        `${times(floors.sqliteCommitFull.p50Ms / floors.sqliteCommitNormal.p50Ms)} NORMAL; survives a power cut`,
+      ),
+      row(
+        'SQLite commit, WAL + synchronous=NORMAL',
+        floors.sqliteCommitNormal,
+        'survives a process crash, not a power cut',
+      ),
+      row('atomic durable file write', floors.atomicFileWrite, 'temp + fsync + rename + fsync of the dir'),
+      row(
+        `hnswlib top-5, ${count(floors.vectors)} × d=${floors.dimensions}, ef=${floors.ef}`,
+        floors.hnswTop5,
+        `${times(floors.bruteForceTop5.p50Ms / floors.hnswTop5.p50Ms)} faster than brute force`,
+      ),
+      row(
+        `brute-force top-5, ${count(floors.vectors)} × d=${floors.dimensions}`,
+        floors.bruteForceTop5,
+        `crossover ≈ ${count(floors.crossoverVectors)} vectors`,
+      ),
+      row('fork + SIGKILL + reopen SQLite', floors.forkKillReopen, 'one simulated crash and recovery'),
+    ],
+  );
   return [
     '## Floors',
     '',
@@ -92,32 +152,82 @@ function renderSaveLoad(saveLoad: SaveLoadResult): string {
       `History: the nominal length, then the stored turns during the ${Object.values(saveLoad.turnsPerSize).join(' / ')} measured turns (plus warmup). ` +
       'Commits/turn: SQLite commits counted from the WAL (each an fsync in sync mode), plus fsyncs of atomic file writes; two (one per message) is the floor.',
     '',
-    markdownTable(['strategy', 'history', 'p50', 'p99', 'ops/s', 'save p50', 'load p50', 'model %', 'tok calls/turn', 'model calls/turn', 'commits/turn', 'context tokens', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`], rows),
+    markdownTable(
+      [
+        'strategy',
+        'history',
+        'p50',
+        'p99',
+        'ops/s',
+        'save p50',
+        'load p50',
+        'model %',
+        'tok calls/turn',
+        'model calls/turn',
+        'commits/turn',
+        'context tokens',
+        'floor p50',
+        '× floor',
+        `≤ ${NEAR_FLOOR_RATIO}×`,
+      ],
+      rows,
+    ),
   ];
   const strategies = [...new Set(saveLoad.rows.map((row) => row.strategy))];
   const flatRows = strategies.flatMap((strategy) => {
     const flat = flatRatio(saveLoad.rows.filter((row) => row.strategy === strategy));
     if (!flat) return [];
     const exempt = flatExempt(strategy);
-    const at = (item: SaveLoadRow): string => `${formatMs(item.turn.p50Ms)} = ${times(floorRatio(item))} floor @ ${count(item.size)}`;
-    return [[strategy, at(flat.from), at(flat.to), times(flat.rawRatio), times(flat.ratio), exempt ? 'exempt' : verdict(flat.ratio <= FLAT_RATIO, flat.ratio, FLAT_RATIO)]];
+    const at = (item: SaveLoadRow): string =>
+      `${formatMs(item.turn.p50Ms)} = ${times(floorRatio(item))} floor @ ${count(item.size)}`;
+    return [
+      [
+        strategy,
+        at(flat.from),
+        at(flat.to),
+        times(flat.rawRatio),
+        times(flat.ratio),
+        exempt ? 'exempt' : verdict(flat.ratio <= FLAT_RATIO, flat.ratio, FLAT_RATIO),
+      ],
+    ];
   });
   if (flatRows.length > 0) {
     parts.push(
       '',
       '### Flat in history length',
       '',
-      'The ratio judged divides each p50 by the floor sampled between the same turns, so a change in the machine\'s load between the two measurements cancels out; the raw ratio is shown beside it.',
+      "The ratio judged divides each p50 by the floor sampled between the same turns, so a change in the machine's load between the two measurements cancels out; the raw ratio is shown beside it.",
       '',
-      markdownTable(['strategy', 'p50 (small history)', 'p50 (large history)', 'raw ratio', 'ratio over floor', `≤ ${FLAT_RATIO}×`], flatRows),
+      markdownTable(
+        ['strategy', 'p50 (small history)', 'p50 (large history)', 'raw ratio', 'ratio over floor', `≤ ${FLAT_RATIO}×`],
+        flatRows,
+      ),
     );
   }
   if (saveLoad.remember.length > 0) {
     const rememberRows = saveLoad.remember.map((row) => {
       const ratio = rememberRatio(row);
-      return [row.strategy, count(row.size), count(row.memories), formatMs(row.timing.p50Ms), formatMs(row.timing.p99Ms), ops(row.timing), formatMs(row.floorP50Ms), times(ratio), verdict(ratio <= NEAR_FLOOR_RATIO, ratio, NEAR_FLOOR_RATIO)];
+      return [
+        row.strategy,
+        count(row.size),
+        count(row.memories),
+        formatMs(row.timing.p50Ms),
+        formatMs(row.timing.p99Ms),
+        ops(row.timing),
+        formatMs(row.floorP50Ms),
+        times(ratio),
+        verdict(ratio <= NEAR_FLOOR_RATIO, ratio, NEAR_FLOOR_RATIO),
+      ];
     });
-    parts.push('', `### remember (one new memory, sync; one memory per ${saveLoad.rememberEvery} prefilled turns)`, '', markdownTable(['strategy', 'history', 'memories', 'p50', 'p99', 'ops/s', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`], rememberRows));
+    parts.push(
+      '',
+      `### remember (one new memory, sync; one memory per ${saveLoad.rememberEvery} prefilled turns)`,
+      '',
+      markdownTable(
+        ['strategy', 'history', 'memories', 'p50', 'p99', 'ops/s', 'floor p50', '× floor', `≤ ${NEAR_FLOOR_RATIO}×`],
+        rememberRows,
+      ),
+    );
   }
   return parts.join('\n');
 }
@@ -148,21 +258,51 @@ function renderVersus(versus: VersusResult): string {
     '',
     `Per-turn wall time, model calls included. "vs LangChain" compares mean time per turn over the turns every run of the pair played (${common}).`,
     '',
-    markdownTable(['memory', 'durability', 'turns', 'p50/turn', 'mean/turn', 'vs LangChain', 'p50 w/o model', 'model calls', 'model %', 'limit', 'max context', 'mean context', 'over limit'], rows),
+    markdownTable(
+      [
+        'memory',
+        'durability',
+        'turns',
+        'p50/turn',
+        'mean/turn',
+        'vs LangChain',
+        'p50 w/o model',
+        'model calls',
+        'model %',
+        'limit',
+        'max context',
+        'mean context',
+        'over limit',
+      ],
+      rows,
+    ),
   ].join('\n');
 }
 
 function renderVector(vector: VectorScaleResult): string {
-  const table = markdownTable(['figure', 'value', 'target'], [
-    ['vectors × dimensions', `${count(vector.count)} × ${vector.dimensions} (cosine, M=${vector.m}, efConstruction=${vector.efConstruction})`, ''],
-    ['build time', formatMs(vector.buildMs), ''],
-    ['index size on disk', `${(vector.indexBytes / 1024 / 1024).toFixed(1)} MiB`, ''],
-    ['exact search (JS full scan), per query', formatMs(vector.exactMeanMs), ''],
-    ['ef (smallest reaching the recall target)', String(vector.ef), ''],
-    [`recall@${vector.k}`, vector.recall.toFixed(3), `≥ ${VECTOR_TARGET.recall}`],
-    [`top-${vector.k} p50 / p99`, `${formatMs(vector.search.p50Ms)} / ${formatMs(vector.search.p99Ms)} (${ops(vector.search)} ops/s)`, `< ${VECTOR_TARGET.p50Ms} ms`],
-  ]);
-  const trials = vector.trials.map((trial) => `ef=${trial.ef}: recall ${trial.recall.toFixed(3)}, ${formatMs(trial.meanMs)}`).join('; ');
+  const table = markdownTable(
+    ['figure', 'value', 'target'],
+    [
+      [
+        'vectors × dimensions',
+        `${count(vector.count)} × ${vector.dimensions} (cosine, M=${vector.m}, efConstruction=${vector.efConstruction})`,
+        '',
+      ],
+      ['build time', formatMs(vector.buildMs), ''],
+      ['index size on disk', `${(vector.indexBytes / 1024 / 1024).toFixed(1)} MiB`, ''],
+      ['exact search (JS full scan), per query', formatMs(vector.exactMeanMs), ''],
+      ['ef (smallest reaching the recall target)', String(vector.ef), ''],
+      [`recall@${vector.k}`, vector.recall.toFixed(3), `≥ ${VECTOR_TARGET.recall}`],
+      [
+        `top-${vector.k} p50 / p99`,
+        `${formatMs(vector.search.p50Ms)} / ${formatMs(vector.search.p99Ms)} (${ops(vector.search)} ops/s)`,
+        `< ${VECTOR_TARGET.p50Ms} ms`,
+      ],
+    ],
+  );
+  const trials = vector.trials
+    .map((trial) => `ef=${trial.ef}: recall ${trial.recall.toFixed(3)}, ${formatMs(trial.meanMs)}`)
+    .join('; ');
   return [`## Vector store at ${count(vector.count)} memories`, '', table, '', `ef tuning: ${trials}.`].join('\n');
 }
 
@@ -185,10 +325,23 @@ function renderRecovery(recovery: RecoveryResult, floors: Floors | undefined): s
   const lines = [
     `## Crash + recovery (${recovery.scenario}, agent processes, one cell at a time)`,
     '',
-    'Per reached crash: from the armed step\'s request to the fresh process opened on the same dir and its invariants checked (the kill, the exit, the reopen, the checks). ' +
+    "Per reached crash: from the armed step's request to the fresh process opened on the same dir and its invariants checked (the kill, the exit, the reopen, the checks). " +
       'A crash is armed only once a warm spare waits, so no process start is in it; what the starts cost is in the last two columns (CPU until ready, and the time the cell waited for spares).',
     '',
-    markdownTable(['strategy', 'crashes', 'p50', 'max', 'fork floor p50', '× floor', `≤ ${RECOVERY_RATIO}×`, 'processes × CPU to start', 'waited for spares'], rows),
+    markdownTable(
+      [
+        'strategy',
+        'crashes',
+        'p50',
+        'max',
+        'fork floor p50',
+        '× floor',
+        `≤ ${RECOVERY_RATIO}×`,
+        'processes × CPU to start',
+        'waited for spares',
+      ],
+      rows,
+    ),
   ];
   if (recovery.errors.length > 0) lines.push('', 'Cells that failed:', ...recovery.errors.map((error) => `- ${error}`));
   return lines.join('\n');
@@ -196,27 +349,55 @@ function renderRecovery(recovery: RecoveryResult, floors: Floors | undefined): s
 
 function renderSuite(suite: SuiteResult & { complete: boolean }): string {
   const { phases } = suite;
-  const perProcess = (ms: number): string => (phases.processes > 0 ? `${formatMs(ms / phases.processes)} per process` : '–');
+  const perProcess = (ms: number): string =>
+    phases.processes > 0 ? `${formatMs(ms / phases.processes)} per process` : '–';
   const lines = [
     `## Offline suite${suite.complete ? '' : ' (quick: in-process scenarios only)'}`,
     '',
-    markdownTable(['figure', 'value'], [
-      ['scenarios × strategies', `${suite.scenarios.length} × ${suite.strategies.length} = ${suite.cells} cells (${suite.errors.length} errors)`],
-      ['command', `${suite.command}${suite.workers === null ? '' : ` -w ${suite.workers}`} (timed from its start to its exit, reports and charts included)`],
-      ['turns', count(suite.turns)],
-      ['wall time', `${(suite.wallMs / 1000).toFixed(1)} s (target < ${SUITE_TARGET_MS / 1000} s): planning + cells ${(suite.cellsMs / 1000).toFixed(1)} s, the rest ${((suite.wallMs - suite.cellsMs) / 1000).toFixed(1)} s (Node's start, reports, charts)`],
-      ['CPU (user + system, whole process tree)', suite.cpuMs === null ? '– (not measured on this OS)' : `${(suite.cpuMs / 1000).toFixed(1)} s`],
-      ['throughput', `${suite.turnsPerSec.toFixed(0)} turns/s`],
-      ["strategies' own save + load", `${(suite.strategyMs / 1000).toFixed(2)} s (${percent(suite.strategyMs / suite.wallMs)} of wall)`],
-      ['agent processes killed at crash points', count(suite.crashes)],
-      ['agent processes started', `${count(phases.processes)} for ${count(phases.processCells)} cells`],
-      ['… Node start / module loading + tokenizer / CPU until ready', `${perProcess(phases.processStartMs)} / ${perProcess(phases.moduleLoadMs)} / ${perProcess(phases.processCpuMs)}`],
-      ['… waiting for spares, summed over cells', formatMs(phases.spareWaitMs)],
-      ['crash + recovery, median per crash', phases.crashes > 0 ? `${formatMs(phases.recoveryP50Ms)} (${count(phases.crashes)} crashes)` : '–'],
-      ['strategy open / replay / checks / close, summed over cells', `${formatMs(phases.openMs)} / ${formatMs(phases.replayMs)} / ${formatMs(phases.checkMs)} / ${formatMs(phases.closeMs)}`],
-      ...suite.byMode.map((phase) => [phase.name, `${(phase.ms / 1000).toFixed(1)} s in ${phase.cells} cells`]),
-      ...suite.byScenario.map((phase) => [`scenario ${phase.name}`, `${(phase.ms / 1000).toFixed(1)} s`]),
-    ]),
+    markdownTable(
+      ['figure', 'value'],
+      [
+        [
+          'scenarios × strategies',
+          `${suite.scenarios.length} × ${suite.strategies.length} = ${suite.cells} cells (${suite.errors.length} errors)`,
+        ],
+        [
+          'command',
+          `${suite.command}${suite.workers === null ? '' : ` -w ${suite.workers}`} (timed from its start to its exit, reports and charts included)`,
+        ],
+        ['turns', count(suite.turns)],
+        [
+          'wall time',
+          `${(suite.wallMs / 1000).toFixed(1)} s (target < ${SUITE_TARGET_MS / 1000} s): planning + cells ${(suite.cellsMs / 1000).toFixed(1)} s, the rest ${((suite.wallMs - suite.cellsMs) / 1000).toFixed(1)} s (Node's start, reports, charts)`,
+        ],
+        [
+          'CPU (user + system, whole process tree)',
+          suite.cpuMs === null ? '– (not measured on this OS)' : `${(suite.cpuMs / 1000).toFixed(1)} s`,
+        ],
+        ['throughput', `${suite.turnsPerSec.toFixed(0)} turns/s`],
+        [
+          "strategies' own save + load",
+          `${(suite.strategyMs / 1000).toFixed(2)} s (${percent(suite.strategyMs / suite.wallMs)} of wall)`,
+        ],
+        ['agent processes killed at crash points', count(suite.crashes)],
+        ['agent processes started', `${count(phases.processes)} for ${count(phases.processCells)} cells`],
+        [
+          '… Node start / module loading + tokenizer / CPU until ready',
+          `${perProcess(phases.processStartMs)} / ${perProcess(phases.moduleLoadMs)} / ${perProcess(phases.processCpuMs)}`,
+        ],
+        ['… waiting for spares, summed over cells', formatMs(phases.spareWaitMs)],
+        [
+          'crash + recovery, median per crash',
+          phases.crashes > 0 ? `${formatMs(phases.recoveryP50Ms)} (${count(phases.crashes)} crashes)` : '–',
+        ],
+        [
+          'strategy open / replay / checks / close, summed over cells',
+          `${formatMs(phases.openMs)} / ${formatMs(phases.replayMs)} / ${formatMs(phases.checkMs)} / ${formatMs(phases.closeMs)}`,
+        ],
+        ...suite.byMode.map((phase) => [phase.name, `${(phase.ms / 1000).toFixed(1)} s in ${phase.cells} cells`]),
+        ...suite.byScenario.map((phase) => [`scenario ${phase.name}`, `${(phase.ms / 1000).toFixed(1)} s`]),
+      ],
+    ),
   ];
   if (suite.errors.length > 0) lines.push('', 'Cells that failed:', ...suite.errors.map((error) => `- ${error}`));
   return lines.join('\n');
@@ -240,7 +421,10 @@ function renderDataset(dataset: DatasetScaleResult): string {
       `The floor writes and indexes every message (SQLite row + FTS5, one fsynced commit per session) of ${dataset.floor.questions} questions: ` +
       `${formatMs(dataset.floor.msPerQuestion)} per question, ${formatMs(dataset.floor.msPerMessage)} per message. CPU is this process's user + system time, the steadier figure on a loaded machine.`,
     '',
-    markdownTable(['strategy', 'questions', 'wall', 'CPU', 'wall / question', 'wall / message', '× floor', 'peak RSS'], rows),
+    markdownTable(
+      ['strategy', 'questions', 'wall', 'CPU', 'wall / question', 'wall / message', '× floor', 'peak RSS'],
+      rows,
+    ),
     '',
     `Extrapolated (not measured): these ${dataset.rows.length} strategies over all ${count(dataset.fullFile.questions)} questions would take ${dataset.fullFile.cpuMinutes.toFixed(1)} CPU minutes, ` +
       `${dataset.fullFile.wallMinutes.toFixed(1)} minutes on ${dataset.fullFile.cores} idle cores (one worker each; import and reports aside; the issue's target for all nine: 15 minutes).`,
@@ -248,11 +432,31 @@ function renderDataset(dataset: DatasetScaleResult): string {
 }
 
 function renderTargets(targets: readonly Target[]): string {
-  const value = (item: Target): string => (item.unit === 'x' ? times(item.value) : item.unit === 'ms' ? formatMs(item.value) : item.unit === 's' ? `${item.value.toFixed(1)} s` : item.unit === 'tokens' ? count(item.value) : item.value.toFixed(3));
-  const limit = (item: Target): string => `${item.comparison} ${item.unit === 'x' ? `${item.limit}×` : item.unit === 'ms' ? `${item.limit} ms` : item.unit === 's' ? `${item.limit} s` : String(item.limit)}`;
-  const rows = targets.map((item) => [item.what, value(item), limit(item), item.pass === null ? '—' : item.pass ? 'PASS' : `MISS (${missBy(item)})`, item.note ?? '']);
+  const value = (item: Target): string =>
+    item.unit === 'x'
+      ? times(item.value)
+      : item.unit === 'ms'
+        ? formatMs(item.value)
+        : item.unit === 's'
+          ? `${item.value.toFixed(1)} s`
+          : item.unit === 'tokens'
+            ? count(item.value)
+            : item.value.toFixed(3);
+  const limit = (item: Target): string =>
+    `${item.comparison} ${item.unit === 'x' ? `${item.limit}×` : item.unit === 'ms' ? `${item.limit} ms` : item.unit === 's' ? `${item.limit} s` : String(item.limit)}`;
+  const rows = targets.map((item) => [
+    item.what,
+    value(item),
+    limit(item),
+    item.pass === null ? '—' : item.pass ? 'PASS' : `MISS (${missBy(item)})`,
+    item.note ?? '',
+  ]);
   const judged = targets.filter((item) => item.pass !== null);
-  return [`## Targets: ${judged.filter((item) => item.pass).length} of ${judged.length} met`, '', markdownTable(['target', 'value', 'limit', 'result', 'note'], rows)].join('\n');
+  return [
+    `## Targets: ${judged.filter((item) => item.pass).length} of ${judged.length} met`,
+    '',
+    markdownTable(['target', 'value', 'limit', 'result', 'note'], rows),
+  ].join('\n');
 }
 
 /** The report as JSON (`--json`); `renderBenchReport` renders the same object as tables. */

@@ -32,13 +32,25 @@ export interface Rig {
 }
 
 /** A rig for `definition` with its default options (or `options`), in a fresh temp dir. */
-export async function makeRig(definition: StrategyDefinition, options: Record<string, unknown> = {}, seed = 7): Promise<Rig> {
+export async function makeRig(
+  definition: StrategyDefinition,
+  options: Record<string, unknown> = {},
+  seed = 7,
+): Promise<Rig> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `membench-bench-${definition.name.replace(/[^a-z0-9-]/giu, '-')}-`));
   const tokens = new TokenCounter(BENCH_TOKENIZER);
   const model = new TimedModel(new MeteredModel(new OfflineModel(), tokens), new Stopwatch());
   const embedder = new TimedEmbedder(new HashedEmbedder(BENCH_EMBED_DIMENSIONS), new Stopwatch());
   const parsed = definition.options.parse(options) as Record<string, unknown>;
-  const context = (durability: DurabilityMode): StrategyContext => ({ dir, tokens, model, embedder, durability, seed, now: () => FIXED_NOW });
+  const context = (durability: DurabilityMode): StrategyContext => ({
+    dir,
+    tokens,
+    model,
+    embedder,
+    durability,
+    seed,
+    now: () => FIXED_NOW,
+  });
   return {
     dir,
     tokens,
@@ -69,7 +81,12 @@ export interface TurnTiming {
  * One agent turn as harness/agent/loop.ts plays it: save the user message, load the context with the
  * user text as the query, save the reply.
  */
-export async function playTurn(strategy: MemoryStrategy, rig: Pick<Rig, 'model' | 'embedder'>, turn: number, exchange: FillerExchange): Promise<TurnTiming> {
+export async function playTurn(
+  strategy: MemoryStrategy,
+  rig: Pick<Rig, 'model' | 'embedder'>,
+  turn: number,
+  exchange: FillerExchange,
+): Promise<TurnTiming> {
   const modelBefore = rig.model.watch.ms;
   const embedBefore = rig.embedder.watch.ms;
   const started = performance.now();

@@ -93,7 +93,12 @@ export interface SaveLoadResult {
 const rememberContent = (index: number, exchange: FillerExchange): string => `Note ${index}: ${exchange.user}`;
 
 /** Plays the first `count` turns in durability `exit` (fast: written on close), with a `remember` every `rememberEvery` turns when supported. */
-async function prefill(rig: Rig, turns: readonly FillerExchange[], count: number, rememberEvery: number): Promise<number> {
+async function prefill(
+  rig: Rig,
+  turns: readonly FillerExchange[],
+  count: number,
+  rememberEvery: number,
+): Promise<number> {
   const strategy = rig.create('exit');
   await strategy.open();
   let memories = 0;
@@ -119,7 +124,13 @@ async function playPrefillTurn(strategy: MemoryStrategy, turn: number, exchange:
  * Measures one strategy at one history length, in a fresh dir: prefill in `exit`, reopen in
  * `sync`. (Each size starts afresh: some stores cannot go back to `exit` once `sync` wrote them.)
  */
-async function benchSize(definition: StrategyDefinition, size: number, options: SaveLoadOptions, turns: readonly FillerExchange[], probe: FloorProbe): Promise<{ row: SaveLoadRow; remember?: RememberRow }> {
+async function benchSize(
+  definition: StrategyDefinition,
+  size: number,
+  options: SaveLoadOptions,
+  turns: readonly FillerExchange[],
+  probe: FloorProbe,
+): Promise<{ row: SaveLoadRow; remember?: RememberRow }> {
   const rig = await makeRig(definition);
   try {
     options.onProgress?.(`save-load: ${definition.name}: prefilling ${size} turns`);
@@ -178,9 +189,14 @@ async function benchSize(definition: StrategyDefinition, size: number, options: 
       floorP50Ms: distribution(measured.map((record) => record.floorMs)).p50,
       floorWrite,
     };
-    const remember = strategy.remember && options.rememberSamples > 0 ? await benchRemember(definition.name, strategy, rig, size, memories, options.rememberSamples, probe) : undefined;
+    const remember =
+      strategy.remember && options.rememberSamples > 0
+        ? await benchRemember(definition.name, strategy, rig, size, memories, options.rememberSamples, probe)
+        : undefined;
     await strategy.close();
-    options.onProgress?.(`save-load: ${definition.name} @ ${size}: p50 ${turnTiming.p50Ms.toFixed(3)} ms/turn (model excluded)`);
+    options.onProgress?.(
+      `save-load: ${definition.name} @ ${size}: p50 ${turnTiming.p50Ms.toFixed(3)} ms/turn (model excluded)`,
+    );
     return { row, ...(remember ? { remember } : {}) };
   } finally {
     await rig.dispose();
@@ -188,19 +204,40 @@ async function benchSize(definition: StrategyDefinition, size: number, options: 
 }
 
 /** `remember` of a new memory per call, in `sync` (acknowledged once durable), with a floor sample after each. */
-async function benchRemember(name: string, strategy: MemoryStrategy, rig: Rig, size: number, memories: number, samples: number, probe: FloorProbe): Promise<RememberRow> {
+async function benchRemember(
+  name: string,
+  strategy: MemoryStrategy,
+  rig: Rig,
+  size: number,
+  memories: number,
+  samples: number,
+  probe: FloorProbe,
+): Promise<RememberRow> {
   let index = 0;
   const floor: number[] = [];
   const encodeBefore = rig.tokens.encodeCalls;
-  const timing = await measure(`${name} remember@${size}`, async () => {
-    index++;
-    const started = performance.now();
-    await strategy.remember!({ content: `Benchmark memory ${size}-${index}: the user's locker code is ${1000 + index}.` });
-    const durationMs = performance.now() - started;
-    floor.push(await probe.remember());
-    return { durationMs };
-  }, { iterations: samples });
-  return { strategy: name, size, memories, timing, tokenizerCallsPerCall: (rig.tokens.encodeCalls - encodeBefore) / samples, floorP50Ms: distribution(floor).p50 };
+  const timing = await measure(
+    `${name} remember@${size}`,
+    async () => {
+      index++;
+      const started = performance.now();
+      await strategy.remember!({
+        content: `Benchmark memory ${size}-${index}: the user's locker code is ${1000 + index}.`,
+      });
+      const durationMs = performance.now() - started;
+      floor.push(await probe.remember());
+      return { durationMs };
+    },
+    { iterations: samples },
+  );
+  return {
+    strategy: name,
+    size,
+    memories,
+    timing,
+    tokenizerCallsPerCall: (rig.tokens.encodeCalls - encodeBefore) / samples,
+    floorP50Ms: distribution(floor).p50,
+  };
 }
 
 /** Runs the save/load benchmark for every strategy, one after the other. */
@@ -208,7 +245,12 @@ export async function benchSaveLoad(options: SaveLoadOptions): Promise<SaveLoadR
   const sizes = [...new Set(options.sizes)].sort((a, b) => a - b);
   const largest = sizes.at(-1)!;
   const turns = conversation(largest + options.turnsAt(largest) + options.warmupTurns);
-  const result: SaveLoadResult = { rows: [], remember: [], turnsPerSize: Object.fromEntries(sizes.map((size) => [size, options.turnsAt(size)])), rememberEvery: options.rememberEvery };
+  const result: SaveLoadResult = {
+    rows: [],
+    remember: [],
+    turnsPerSize: Object.fromEntries(sizes.map((size) => [size, options.turnsAt(size)])),
+    rememberEvery: options.rememberEvery,
+  };
   const probeDir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-probe-'));
   const probe = new FloorProbe(probeDir);
   try {

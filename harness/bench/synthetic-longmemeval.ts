@@ -14,7 +14,6 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { seededRandom } from '../core/random.js';
 
-
 /** The size of the file: LongMemEval_S's shape by default. */
 export interface SyntheticLongMemEvalOptions {
   questions?: number;
@@ -41,15 +40,59 @@ const ABSTENTION_CHANCE = 30 / 414;
 
 const TOPICS: readonly (readonly string[])[] = [
   ['garden', 'tomatoes', 'compost', 'watering', 'seedlings', 'mulch', 'raised beds', 'pruning', 'soil', 'harvest'],
-  ['budget', 'savings', 'spreadsheet', 'expenses', 'interest', 'retirement', 'groceries', 'rent', 'subscriptions', 'emergency fund'],
-  ['workout', 'running', 'stretching', 'protein', 'recovery', 'squats', 'intervals', 'rest days', 'hydration', 'cadence'],
+  [
+    'budget',
+    'savings',
+    'spreadsheet',
+    'expenses',
+    'interest',
+    'retirement',
+    'groceries',
+    'rent',
+    'subscriptions',
+    'emergency fund',
+  ],
+  [
+    'workout',
+    'running',
+    'stretching',
+    'protein',
+    'recovery',
+    'squats',
+    'intervals',
+    'rest days',
+    'hydration',
+    'cadence',
+  ],
   ['travel', 'itinerary', 'museum', 'train', 'hostel', 'passport', 'luggage', 'street food', 'guidebook', 'day trip'],
   ['recipe', 'oven', 'marinade', 'spices', 'dough', 'simmer', 'skillet', 'leftovers', 'garlic', 'roasting'],
   ['python', 'script', 'library', 'function', 'debugging', 'tests', 'dataset', 'loop', 'performance', 'error message'],
   ['novel', 'chapter', 'characters', 'plot', 'outline', 'dialogue', 'editing', 'genre', 'narrator', 'draft'],
-  ['photography', 'lens', 'exposure', 'tripod', 'lighting', 'aperture', 'composition', 'editing software', 'portrait', 'landscape'],
+  [
+    'photography',
+    'lens',
+    'exposure',
+    'tripod',
+    'lighting',
+    'aperture',
+    'composition',
+    'editing software',
+    'portrait',
+    'landscape',
+  ],
   ['apartment', 'lease', 'furniture', 'paint', 'storage', 'neighbours', 'utilities', 'plants', 'rug', 'shelves'],
-  ['career', 'resume', 'interview', 'salary', 'manager', 'promotion', 'networking', 'portfolio', 'skills', 'cover letter'],
+  [
+    'career',
+    'resume',
+    'interview',
+    'salary',
+    'manager',
+    'promotion',
+    'networking',
+    'portfolio',
+    'skills',
+    'cover letter',
+  ],
   ['music', 'guitar', 'chords', 'practice', 'metronome', 'playlist', 'concert', 'lessons', 'scales', 'songwriting'],
   ['sleep', 'routine', 'caffeine', 'screens', 'bedtime', 'naps', 'mattress', 'alarm', 'melatonin', 'morning light'],
 ];
@@ -93,7 +136,12 @@ const CLOSERS = [
   'Let me know if you want me to go deeper into any of these points.',
   'If you share more details, I can tailor these suggestions further.',
 ];
-const THANKS = ['Thanks, that is really helpful.', 'Great, I will try that this week.', 'That makes sense, thank you.', 'Okay, one more thing about this.'];
+const THANKS = [
+  'Thanks, that is really helpful.',
+  'Great, I will try that this week.',
+  'That makes sense, thank you.',
+  'Okay, one more thing about this.',
+];
 
 /** What each question plants: the statement(s), the question and the answer. */
 interface Plant {
@@ -104,39 +152,107 @@ interface Plant {
   answer: string | number;
 }
 
-const DEGREES = ['Business Administration', 'Marine Biology', 'Civil Engineering', 'Art History', 'Computer Science', 'Nursing', 'Economics', 'Philosophy'];
-const PETS = ['a beagle named Biscuit', 'a tabby cat named Miso', 'a parrot named Kiwi', 'a rabbit named Clover', 'a husky named Juniper'];
+const DEGREES = [
+  'Business Administration',
+  'Marine Biology',
+  'Civil Engineering',
+  'Art History',
+  'Computer Science',
+  'Nursing',
+  'Economics',
+  'Philosophy',
+];
+const PETS = [
+  'a beagle named Biscuit',
+  'a tabby cat named Miso',
+  'a parrot named Kiwi',
+  'a rabbit named Clover',
+  'a husky named Juniper',
+];
 const BOOKS = ['The Left Hand of Darkness', 'Middlemarch', 'Piranesi', 'The Overstory', 'Kindred', 'Station Eleven'];
 const CITIES = ['Lisbon', 'Kyoto', 'Denver', 'Oslo', 'Cusco', 'Hanoi', 'Tbilisi', 'Quebec City'];
-const ITEMS = ['a pair of hiking boots', 'a blender', 'a rain jacket', 'a desk lamp', 'a yoga mat', 'a coffee grinder', 'a backpack', 'a cast iron pan'];
-const ACTIVITIES = ['pottery classes', 'learning Spanish', 'a couch-to-5k plan', 'volunteering at the library', 'a sourdough habit', 'weekly chess games'];
+const ITEMS = [
+  'a pair of hiking boots',
+  'a blender',
+  'a rain jacket',
+  'a desk lamp',
+  'a yoga mat',
+  'a coffee grinder',
+  'a backpack',
+  'a cast iron pan',
+];
+const ACTIVITIES = [
+  'pottery classes',
+  'learning Spanish',
+  'a couch-to-5k plan',
+  'volunteering at the library',
+  'a sourdough habit',
+  'weekly chess games',
+];
 
 function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () => number, gapDays: number): Plant {
   switch (type) {
     case 'single-session-user': {
       const degree = pick(DEGREES);
-      return { statements: [`By the way, I graduated with a degree in ${degree}, so I come at this from that angle.`], role: 'user', question: 'What degree did I graduate with?', answer: degree };
+      return {
+        statements: [`By the way, I graduated with a degree in ${degree}, so I come at this from that angle.`],
+        role: 'user',
+        question: 'What degree did I graduate with?',
+        answer: degree,
+      };
     }
     case 'single-session-assistant': {
       const book = pick(BOOKS);
-      return { statements: [`If you want something to read on the side, I would suggest ${book}, which many readers in your position enjoy.`], role: 'assistant', question: 'Which book did you suggest I read on the side in our earlier chat?', answer: book };
+      return {
+        statements: [
+          `If you want something to read on the side, I would suggest ${book}, which many readers in your position enjoy.`,
+        ],
+        role: 'assistant',
+        question: 'Which book did you suggest I read on the side in our earlier chat?',
+        answer: book,
+      };
     }
     case 'single-session-preference': {
       const city = pick(CITIES);
-      return { statements: [`I should say that I love quiet trips to places like ${city}, with slow mornings and lots of walking.`], role: 'user', question: 'Can you suggest a destination for my next holiday?', answer: `The user would prefer a quiet, walkable destination similar to ${city}, with slow mornings.` };
+      return {
+        statements: [
+          `I should say that I love quiet trips to places like ${city}, with slow mornings and lots of walking.`,
+        ],
+        role: 'user',
+        question: 'Can you suggest a destination for my next holiday?',
+        answer: `The user would prefer a quiet, walkable destination similar to ${city}, with slow mornings.`,
+      };
     }
     case 'multi-session': {
       const count = 2 + Math.floor(next() * 2);
       const bought = Array.from({ length: count }, () => pick(ITEMS));
-      return { statements: bought.map((item) => `Oh, and I bought ${item} for myself this week, it was on sale.`), role: 'user', question: 'How many things did I say I bought for myself on sale?', answer: count };
+      return {
+        statements: bought.map((item) => `Oh, and I bought ${item} for myself this week, it was on sale.`),
+        role: 'user',
+        question: 'How many things did I say I bought for myself on sale?',
+        answer: count,
+      };
     }
     case 'temporal-reasoning': {
       const activity = pick(ACTIVITIES);
-      return { statements: [`Today I finally started ${activity}, which I had put off for ages.`], role: 'user', question: `How many days ago did I start ${activity}?`, answer: `${gapDays} days ago` };
+      return {
+        statements: [`Today I finally started ${activity}, which I had put off for ages.`],
+        role: 'user',
+        question: `How many days ago did I start ${activity}?`,
+        answer: `${gapDays} days ago`,
+      };
     }
     default: {
       const [before, after] = [pick(PETS), pick(PETS)];
-      return { statements: [`At home it is just me and ${before} at the moment.`, `Big change at home: we now have ${after} instead.`], role: 'user', question: 'What pet do I have at home now?', answer: after };
+      return {
+        statements: [
+          `At home it is just me and ${before} at the moment.`,
+          `Big change at home: we now have ${after} instead.`,
+        ],
+        role: 'user',
+        question: 'What pet do I have at home now?',
+        answer: after,
+      };
     }
   }
 }
@@ -149,13 +265,21 @@ function longMemEvalDate(ms: number): string {
   return `${date.getUTCFullYear()}/${pad(date.getUTCMonth() + 1)}/${pad(date.getUTCDate())} (${WEEKDAYS[date.getUTCDay()]}) ${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}`;
 }
 
-const hex = (next: () => number, length: number): string => Array.from({ length }, () => Math.floor(next() * 16).toString(16)).join('');
+const hex = (next: () => number, length: number): string =>
+  Array.from({ length }, () => Math.floor(next() * 16).toString(16)).join('');
 
 /** One question with its haystack. */
-function question(index: number, type: string, abstention: boolean, options: Required<SyntheticLongMemEvalOptions>, next: () => number): Record<string, unknown> {
+function question(
+  index: number,
+  type: string,
+  abstention: boolean,
+  options: Required<SyntheticLongMemEvalOptions>,
+  next: () => number,
+): Record<string, unknown> {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const between = ([low, high]: readonly [number, number]): number => low + Math.floor(next() * (high - low + 1));
-  const fill = (template: string, topic: readonly string[]): string => template.replace('{a}', pick(topic)).replace('{b}', pick(topic));
+  const fill = (template: string, topic: readonly string[]): string =>
+    template.replace('{a}', pick(topic)).replace('{b}', pick(topic));
   const sessionCount = between(options.sessions);
   const start = Date.UTC(2023, index % 12, 1 + (index % 20), 8, 0);
   const times: number[] = [];
@@ -169,14 +293,26 @@ function question(index: number, type: string, abstention: boolean, options: Req
   const plantSession = Math.floor(next() * sessionCount);
   const gapDays = Math.max(0, Math.round((questionTime - times[plantSession]!) / 86_400_000));
   const plant = plantFor(type, pick, next, gapDays);
-  const answerSessions = plant.statements.length === 1 ? [plantSession] : [...new Set(plant.statements.map((_, i) => Math.floor(((i + next()) / plant.statements.length) * sessionCount)))].sort((a, b) => a - b);
+  const answerSessions =
+    plant.statements.length === 1
+      ? [plantSession]
+      : [
+          ...new Set(
+            plant.statements.map((_, i) => Math.floor(((i + next()) / plant.statements.length) * sessionCount)),
+          ),
+        ].sort((a, b) => a - b);
   const questionId = `${hex(next, 8)}${abstention ? '_abs' : ''}`;
   const ids: string[] = [];
   const sessions: Record<string, unknown>[][] = [];
   const answerIds: string[] = [];
   for (let s = 0; s < sessionCount; s++) {
     const planted = answerSessions.indexOf(s);
-    const id = planted >= 0 ? `answer_${hex(next, 8)}_${planted + 1}` : next() < 0.5 ? `sharegpt_${hex(next, 7)}_${Math.floor(next() * 4)}` : `${hex(next, 8)}_${1 + Math.floor(next() * 3)}`;
+    const id =
+      planted >= 0
+        ? `answer_${hex(next, 8)}_${planted + 1}`
+        : next() < 0.5
+          ? `sharegpt_${hex(next, 7)}_${Math.floor(next() * 4)}`
+          : `${hex(next, 8)}_${1 + Math.floor(next() * 3)}`;
     ids.push(id);
     if (planted >= 0) answerIds.push(id);
     const topic = pick(TOPICS);
@@ -185,14 +321,21 @@ function question(index: number, type: string, abstention: boolean, options: Req
     const plantAt = planted >= 0 ? Math.floor(next() * pairs) : -1;
     for (let p = 0; p < pairs; p++) {
       const asides = Array.from({ length: 1 + Math.floor(next() * 3) }, () => pick(ASIDES)).join(' ');
-      const userText = p === 0 || next() < 0.6 ? `${fill(pick(ASKS), topic)} ${asides}` : `${pick(THANKS)} ${fill(pick(ASKS), topic)} ${asides}`;
+      const userText =
+        p === 0 || next() < 0.6
+          ? `${fill(pick(ASKS), topic)} ${asides}`
+          : `${pick(THANKS)} ${fill(pick(ASKS), topic)} ${asides}`;
       const reply = [pick(OPENERS)];
       const sentences = between(options.replySentences);
       for (let i = 0; i < sentences; i++) reply.push(fill(pick(POINTS), topic));
       reply.push(pick(CLOSERS));
       const statement = p === plantAt ? plant.statements[planted] : undefined;
-      const user: Record<string, unknown> = { role: 'user', content: statement && plant.role === 'user' ? `${statement} ${userText}` : userText };
-      if (statement) reply.splice(1 + Math.floor(next() * (reply.length - 1)), 0, plant.role === 'assistant' ? statement : '');
+      const user: Record<string, unknown> = {
+        role: 'user',
+        content: statement && plant.role === 'user' ? `${statement} ${userText}` : userText,
+      };
+      if (statement)
+        reply.splice(1 + Math.floor(next() * (reply.length - 1)), 0, plant.role === 'assistant' ? statement : '');
       const assistant: Record<string, unknown> = { role: 'assistant', content: reply.filter(Boolean).join(' ') };
       // has_answer marks the turn holding the evidence, as in the published file.
       if (statement && plant.role === 'user') user.has_answer = true;
@@ -204,7 +347,9 @@ function question(index: number, type: string, abstention: boolean, options: Req
   return {
     question_id: questionId,
     question_type: type,
-    question: abstention ? plant.question.replace(/\b(degree|book|pet|destination|things)\b/u, (word) => `${word} for my sister`) : plant.question,
+    question: abstention
+      ? plant.question.replace(/\b(degree|book|pet|destination|things)\b/u, (word) => `${word} for my sister`)
+      : plant.question,
     answer: abstention ? 'The information provided is not enough to answer this question.' : plant.answer,
     question_date: longMemEvalDate(questionTime),
     haystack_session_ids: ids,
@@ -228,17 +373,28 @@ function typeOrder(count: number, next: () => number): string[] {
 
 /** The questions one at a time (nothing holds the whole file). */
 export function* syntheticLongMemEval(options: SyntheticLongMemEvalOptions = {}): Generator<Record<string, unknown>> {
-  const settings: Required<SyntheticLongMemEvalOptions> = { questions: 500, sessions: [46, 56], messages: [6, 15], replySentences: [16, 30], seed: 2025, ...options };
+  const settings: Required<SyntheticLongMemEvalOptions> = {
+    questions: 500,
+    sessions: [46, 56],
+    messages: [6, 15],
+    replySentences: [16, 30],
+    seed: 2025,
+    ...options,
+  };
   const next = seededRandom(settings.seed);
   const types = typeOrder(settings.questions, next);
   for (const [index, type] of types.entries()) {
-    const abstention = type !== 'single-session-assistant' && type !== 'single-session-preference' && next() < ABSTENTION_CHANCE;
+    const abstention =
+      type !== 'single-session-assistant' && type !== 'single-session-preference' && next() < ABSTENTION_CHANCE;
     yield question(index, type, abstention, settings, next);
   }
 }
 
 /** Writes the file as one JSON list, streamed question by question; resolves with its size in bytes. */
-export async function writeSyntheticLongMemEval(file: string, options: SyntheticLongMemEvalOptions = {}): Promise<number> {
+export async function writeSyntheticLongMemEval(
+  file: string,
+  options: SyntheticLongMemEvalOptions = {},
+): Promise<number> {
   const out = createWriteStream(file);
   let bytes = 0;
   const write = async (text: string): Promise<void> => {

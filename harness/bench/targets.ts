@@ -67,7 +67,9 @@ export function rememberRatio(row: RememberRow): number {
  * size when 100 was not measured). `ratio` divides each p50 by the floor sampled alongside it, so
  * a change in the machine's load between the two measurements cancels out; `rawRatio` does not.
  */
-export function flatRatio(rows: readonly SaveLoadRow[]): { from: SaveLoadRow; to: SaveLoadRow; ratio: number; rawRatio: number } | undefined {
+export function flatRatio(
+  rows: readonly SaveLoadRow[],
+): { from: SaveLoadRow; to: SaveLoadRow; ratio: number; rawRatio: number } | undefined {
   if (rows.length < 2) return undefined;
   const sorted = [...rows].sort((a, b) => a.size - b.size);
   const from = sorted.find((row) => row.size === 100) ?? sorted[0]!;
@@ -80,7 +82,10 @@ const judge = (value: number, comparison: Target['comparison'], limit: number): 
   comparison === '<=' ? value <= limit : comparison === '<' ? value < limit : value >= limit;
 
 function target(fields: Omit<Target, 'pass'>, judged = true): Target {
-  return { ...fields, pass: judged && Number.isFinite(fields.value) ? judge(fields.value, fields.comparison, fields.limit) : null };
+  return {
+    ...fields,
+    pass: judged && Number.isFinite(fields.value) ? judge(fields.value, fields.comparison, fields.limit) : null,
+  };
 }
 
 /** Every target the report's sections allow judging. */
@@ -154,7 +159,9 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
           limit: RECOVERY_RATIO,
           unit: 'x',
           comparison: '<=',
-          note: floors ? `${row.p50Ms.toFixed(1)} ms vs floor ${floor.toFixed(1)} ms; ${recovery!.scenario}, warm spares` : 'no floors section: not judged',
+          note: floors
+            ? `${row.p50Ms.toFixed(1)} ms vs floor ${floor.toFixed(1)} ms; ${recovery!.scenario}, warm spares`
+            : 'no floors section: not judged',
         },
         floors !== undefined && row.crashes > 0,
       ),
@@ -183,9 +190,37 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
   const { vector } = inputs;
   if (vector) {
     const atScale = vector.count >= VECTOR_TARGET.count;
-    const note = atScale ? `ef=${vector.ef}, ${vector.count} vectors` : `ef=${vector.ef}, only ${vector.count} vectors (quick): the target is at ${VECTOR_TARGET.count}`;
-    targets.push(target({ id: 'vector:p50', what: `vector: top-${vector.k} p50 at ${VECTOR_TARGET.count} memories < ${VECTOR_TARGET.p50Ms} ms`, value: vector.search.p50Ms, limit: VECTOR_TARGET.p50Ms, unit: 'ms', comparison: '<', note }, atScale));
-    targets.push(target({ id: 'vector:recall', what: `vector: recall@${vector.k} ≥ ${VECTOR_TARGET.recall}`, value: vector.recall, limit: VECTOR_TARGET.recall, unit: '', comparison: '>=', note }, atScale));
+    const note = atScale
+      ? `ef=${vector.ef}, ${vector.count} vectors`
+      : `ef=${vector.ef}, only ${vector.count} vectors (quick): the target is at ${VECTOR_TARGET.count}`;
+    targets.push(
+      target(
+        {
+          id: 'vector:p50',
+          what: `vector: top-${vector.k} p50 at ${VECTOR_TARGET.count} memories < ${VECTOR_TARGET.p50Ms} ms`,
+          value: vector.search.p50Ms,
+          limit: VECTOR_TARGET.p50Ms,
+          unit: 'ms',
+          comparison: '<',
+          note,
+        },
+        atScale,
+      ),
+    );
+    targets.push(
+      target(
+        {
+          id: 'vector:recall',
+          what: `vector: recall@${vector.k} ≥ ${VECTOR_TARGET.recall}`,
+          value: vector.recall,
+          limit: VECTOR_TARGET.recall,
+          unit: '',
+          comparison: '>=',
+          note,
+        },
+        atScale,
+      ),
+    );
   }
   const { suite } = inputs;
   if (suite) {
@@ -198,7 +233,9 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
           limit: SUITE_TARGET_MS / 1000,
           unit: 's',
           comparison: '<',
-          note: suite.complete ? `${suite.turnsPerSec.toFixed(0)} turns/s` : 'quick: in-process scenarios only, not the whole suite',
+          note: suite.complete
+            ? `${suite.turnsPerSec.toFixed(0)} turns/s`
+            : 'quick: in-process scenarios only, not the whole suite',
         },
         suite.complete,
       ),

@@ -29,7 +29,12 @@ export interface VectorSet {
 }
 
 /** Seeded clustered unit vectors: each is a random cluster centroid plus uniform noise of about the centroid's length, normalised. */
-export function clusteredVectors(count: number, dimensions: number, seed: number, clusters = Math.max(1, Math.round(count / 100))): VectorSet {
+export function clusteredVectors(
+  count: number,
+  dimensions: number,
+  seed: number,
+  clusters = Math.max(1, Math.round(count / 100)),
+): VectorSet {
   const rng = xoroshiro128plus(seed);
   const uniform = (): number => rng.next() / 0x80000000; // [-1, 1)
   const centroids = new Float32Array(clusters * dimensions);
@@ -39,7 +44,8 @@ export function clusteredVectors(count: number, dimensions: number, seed: number
   const data = new Float32Array(count * dimensions);
   for (let i = 0; i < count; i++) {
     const centroid = Math.floor(((uniform() + 1) / 2) * clusters) % clusters;
-    for (let j = 0; j < dimensions; j++) data[i * dimensions + j] = centroids[centroid * dimensions + j]! + noise * uniform();
+    for (let j = 0; j < dimensions; j++)
+      data[i * dimensions + j] = centroids[centroid * dimensions + j]! + noise * uniform();
     normalizeRow(data, i * dimensions, dimensions);
   }
   return { count, dimensions, data };
@@ -160,9 +166,13 @@ export async function benchVectorScale(options: VectorScaleOptions): Promise<Vec
   const chosen = trials.find((trial) => trial.recall >= options.recallTarget) ?? trials.at(-1)!;
   index.setEf(Math.max(chosen.ef, k));
   let next = 0;
-  const search = await measure(`hnsw top-${k} @ ${count}`, () => {
-    index.searchKnn(queries[next++ % queries.length]!, k);
-  }, { iterations: options.iterations, warmupIterations: Math.min(50, options.iterations) });
+  const search = await measure(
+    `hnsw top-${k} @ ${count}`,
+    () => {
+      index.searchKnn(queries[next++ % queries.length]!, k);
+    },
+    { iterations: options.iterations, warmupIterations: Math.min(50, options.iterations) },
+  );
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-hnsw-'));
   let indexBytes: number;
   try {
@@ -172,5 +182,18 @@ export async function benchVectorScale(options: VectorScaleOptions): Promise<Vec
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  return { count, dimensions, k, m: HNSW_M, efConstruction: HNSW_EF_CONSTRUCTION, buildMs, indexBytes, exactMeanMs, trials, ef: chosen.ef, recall: chosen.recall, search };
+  return {
+    count,
+    dimensions,
+    k,
+    m: HNSW_M,
+    efConstruction: HNSW_EF_CONSTRUCTION,
+    buildMs,
+    indexBytes,
+    exactMeanMs,
+    trials,
+    ef: chosen.ef,
+    recall: chosen.recall,
+    search,
+  };
 }

@@ -78,9 +78,17 @@ export interface VersusResult {
   skipped?: string;
 }
 
-const earlierExchanges = (messages: readonly BaseMessage[]): number => Math.max(0, messages.filter((message) => message.getType() === 'human').length - 1);
+const earlierExchanges = (messages: readonly BaseMessage[]): number =>
+  Math.max(0, messages.filter((message) => message.getType() === 'human').length - 1);
 
-async function play(definition: StrategyDefinition, options: Record<string, unknown>, durability: DurabilityMode, limit: ContextLimit, turns: number, budgetMs: number): Promise<PlayedRun> {
+async function play(
+  definition: StrategyDefinition,
+  options: Record<string, unknown>,
+  durability: DurabilityMode,
+  limit: ContextLimit,
+  turns: number,
+  budgetMs: number,
+): Promise<PlayedRun> {
   const rig = await makeRig(definition, options);
   const exchanges = conversation(turns, 1000);
   const strategy = rig.create(durability);
@@ -137,7 +145,10 @@ export async function benchVersusLangChain(options: VersusOptions): Promise<Vers
   let lcWindow: StrategyDefinition;
   let lcSummaryBuffer: StrategyDefinition;
   try {
-    [lcWindow, lcSummaryBuffer] = await Promise.all([langchainDefinition('buffer-window'), langchainDefinition('summary-buffer')]);
+    [lcWindow, lcSummaryBuffer] = await Promise.all([
+      langchainDefinition('buffer-window'),
+      langchainDefinition('summary-buffer'),
+    ]);
   } catch (error) {
     return { turns: options.turns, pairs: [], skipped: (error as Error).message };
   }
@@ -145,16 +156,34 @@ export async function benchVersusLangChain(options: VersusOptions): Promise<Vers
   const tokenLimit: ContextLimit = { kind: 'tokens', value: options.maxTokenLimit };
   const pairs: VersusPair[] = [];
   const specs = [
-    { title: 'window vs BufferWindowMemory', ours: window as StrategyDefinition, theirs: lcWindow, knobs: { k: options.windowK }, limit: windowLimit },
-    { title: 'summary-buffer vs ConversationSummaryBufferMemory', ours: summaryBuffer as StrategyDefinition, theirs: lcSummaryBuffer, knobs: { maxTokenLimit: options.maxTokenLimit }, limit: tokenLimit },
+    {
+      title: 'window vs BufferWindowMemory',
+      ours: window as StrategyDefinition,
+      theirs: lcWindow,
+      knobs: { k: options.windowK },
+      limit: windowLimit,
+    },
+    {
+      title: 'summary-buffer vs ConversationSummaryBufferMemory',
+      ours: summaryBuffer as StrategyDefinition,
+      theirs: lcSummaryBuffer,
+      knobs: { maxTokenLimit: options.maxTokenLimit },
+      limit: tokenLimit,
+    },
   ];
   for (const spec of specs) {
     options.onProgress?.(`langchain: ${spec.title}, ${options.turns} turns`);
     const ours: PlayedRun[] = [];
-    for (const durability of ['sync', 'none'] as const) ours.push(await play(spec.ours, spec.knobs, durability, spec.limit, options.turns, options.budgetMs));
+    for (const durability of ['sync', 'none'] as const)
+      ours.push(await play(spec.ours, spec.knobs, durability, spec.limit, options.turns, options.budgetMs));
     const langchain = await play(spec.theirs, spec.knobs, 'none', spec.limit, options.turns, options.budgetMs);
     const commonTurns = Math.min(langchain.turnsPlayed, ...ours.map((run) => run.turnsPlayed));
-    pairs.push({ title: spec.title, ours: ours.map((run) => withCommonMean(run, commonTurns)), langchain: withCommonMean(langchain, commonTurns), commonTurns });
+    pairs.push({
+      title: spec.title,
+      ours: ours.map((run) => withCommonMean(run, commonTurns)),
+      langchain: withCommonMean(langchain, commonTurns),
+      commonTurns,
+    });
   }
   return { turns: options.turns, pairs };
 }

@@ -1,22 +1,54 @@
 /** `membench bench`: argv → BenchOptions → measureMembench → Markdown tables (or JSON with --json). */
 import type { Argv } from 'yargs';
-import { BENCH_SECTIONS, DATASET_QUESTIONS, DEFAULT_SIZES, QUICK_DATASET_QUESTIONS, QUICK_SIZES, measureMembench, type BenchSection } from '../bench/index.js';
+import {
+  BENCH_SECTIONS,
+  DATASET_QUESTIONS,
+  DEFAULT_SIZES,
+  QUICK_DATASET_QUESTIONS,
+  QUICK_SIZES,
+  measureMembench,
+  type BenchSection,
+} from '../bench/index.js';
 import { renderBenchJson, renderBenchReport } from '../bench/render.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
 export const command = 'bench';
-export const describe = 'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, crash recovery, LangChain side by side, vector search at scale, suite throughput';
+export const describe =
+  'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, crash recovery, LangChain side by side, vector search at scale, suite throughput';
 
 export function builder(yargs: Argv) {
   return yargs
     .option('json', { type: 'boolean', default: false, describe: 'print the report as JSON instead of tables' })
-    .option('quick', { type: 'boolean', default: false, describe: `smaller sizes, about a minute (history ${QUICK_SIZES.join(', ')}; 10,000 vectors; LangChain side by side for 300 turns)` })
-    .option('only', { type: 'string', array: true, describe: `sections to run (repeatable or comma-separated): ${BENCH_SECTIONS.join(', ')}` })
-    .option('sizes', { type: 'string', describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})` })
-    .option('strategy', { alias: 's', type: 'string', array: true, describe: 'strategies of the save-load and recovery sections (default: every built-in)' })
-    .option('workers', { type: 'number', describe: "worker processes of the suite run, passed to membench run as -w (default: membench run's own, one per core)" })
-    .option('questions', { type: 'number', describe: `questions of the dataset section's synthetic LongMemEval_S-shaped file (default ${DATASET_QUESTIONS}, quick ${QUICK_DATASET_QUESTIONS}; the published file has 500)` })
+    .option('quick', {
+      type: 'boolean',
+      default: false,
+      describe: `smaller sizes, about a minute (history ${QUICK_SIZES.join(', ')}; 10,000 vectors; LangChain side by side for 300 turns)`,
+    })
+    .option('only', {
+      type: 'string',
+      array: true,
+      describe: `sections to run (repeatable or comma-separated): ${BENCH_SECTIONS.join(', ')}`,
+    })
+    .option('sizes', {
+      type: 'string',
+      describe: `history lengths for save-load, comma-separated (default ${DEFAULT_SIZES.join(',')})`,
+    })
+    .option('strategy', {
+      alias: 's',
+      type: 'string',
+      array: true,
+      describe: 'strategies of the save-load and recovery sections (default: every built-in)',
+    })
+    .option('workers', {
+      type: 'number',
+      describe:
+        "worker processes of the suite run, passed to membench run as -w (default: membench run's own, one per core)",
+    })
+    .option('questions', {
+      type: 'number',
+      describe: `questions of the dataset section's synthetic LongMemEval_S-shaped file (default ${DATASET_QUESTIONS}, quick ${QUICK_DATASET_QUESTIONS}; the published file has 500)`,
+    })
     .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress lines' })
     .example('$0 bench --quick', 'every section with small sizes')
@@ -28,9 +60,13 @@ type BenchArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 /** `--only a,b --only c` → sections, each checked. */
 export function parseSections(values: readonly string[] | undefined): BenchSection[] | undefined {
   if (!values || values.length === 0) return undefined;
-  const names = values.flatMap((value) => value.split(',')).map((name) => name.trim()).filter(Boolean);
+  const names = values
+    .flatMap((value) => value.split(','))
+    .map((name) => name.trim())
+    .filter(Boolean);
   for (const name of names) {
-    if (!(BENCH_SECTIONS as readonly string[]).includes(name)) throw new MembenchError('INVALID_ARGUMENT', `--only ${name}: expected one of ${BENCH_SECTIONS.join(', ')}`);
+    if (!(BENCH_SECTIONS as readonly string[]).includes(name))
+      throw new MembenchError('INVALID_ARGUMENT', `--only ${name}: expected one of ${BENCH_SECTIONS.join(', ')}`);
   }
   return names as BenchSection[];
 }
@@ -39,7 +75,11 @@ export function parseSections(values: readonly string[] | undefined): BenchSecti
 export function parseSizes(value: string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
   const sizes = value.split(',').map((part) => part.trim().replaceAll('_', ''));
-  if (sizes.some((size) => !/^\d+$/u.test(size) || Number(size) < 1)) throw new MembenchError('INVALID_ARGUMENT', `--sizes ${value}: expected comma-separated whole numbers >= 1, e.g. 10,100,1000`);
+  if (sizes.some((size) => !/^\d+$/u.test(size) || Number(size) < 1))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--sizes ${value}: expected comma-separated whole numbers >= 1, e.g. 10,100,1000`,
+    );
   return sizes.map(Number);
 }
 

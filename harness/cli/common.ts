@@ -13,7 +13,14 @@ import { MembenchError } from '../core/errors.js';
 import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
-import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, retrievalKs, type ProgressEvent, type RunOptions } from '../run/runner.js';
+import {
+  DEFAULT_CACHE_FILE,
+  DEFAULT_CELL_TIMEOUT_MS,
+  DEFAULT_SEED,
+  retrievalKs,
+  type ProgressEvent,
+  type RunOptions,
+} from '../run/runner.js';
 import { isLiveSpec, ResponseCache } from '../models/index.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 import { loadPrompts } from '../results/judge-prompts.js';
@@ -24,34 +31,94 @@ import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
 export function sharedOptions<T>(yargs: Argv<T>) {
   const matrix = yargs
-    .option('config', { type: 'string', describe: 'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)' })
+    .option('config', {
+      type: 'string',
+      describe:
+        'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)',
+    })
     .option('scenario', {
       alias: 'c',
       type: 'string',
       array: true,
-      describe: `built-in scenario or suite names, or .yaml/.json paths (default: every built-in but the long ones: ${builtinScenarioNames().filter((name) => name !== 'long-recipes').join(', ')}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios`,
+      describe: `built-in scenario or suite names, or .yaml/.json paths (default: every built-in but the long ones: ${builtinScenarioNames()
+        .filter((name) => name !== 'long-recipes')
+        .join(', ')}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios`,
     })
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
-    .option('workers', { alias: 'w', type: 'number', describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)` })
-    .option('seed', { type: 'string', describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})` })
+    .option('workers', {
+      alias: 'w',
+      type: 'number',
+      describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
+    })
+    .option('seed', {
+      type: 'string',
+      describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})`,
+    })
     .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
-    .option('model', { type: 'string', describe: 'offline (deterministic reference model, the default) or openai:NAME' })
-    .option('embedder', { type: 'string', describe: 'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)' })
-    .option('tokenizer', { type: 'string', describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)" })
-    .option('dataset', { type: 'string', array: true, describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE' })
+    .option('model', {
+      type: 'string',
+      describe: 'offline (deterministic reference model, the default) or openai:NAME',
+    })
+    .option('embedder', {
+      type: 'string',
+      describe:
+        'hashed[:DIM] (the default) or openai:NAME[:DIM] (an OpenAI-compatible model; its dimension is learned from its first response unless given)',
+    })
+    .option('tokenizer', {
+      type: 'string',
+      describe: "model name whose tiktoken encoding counts tokens (default: the model's; e.g. gpt-4o for o200k_base)",
+    })
+    .option('dataset', {
+      type: 'string',
+      array: true,
+      describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE',
+    })
     .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
-    .option('errata', { type: 'string', describe: 'with --dataset: a JSON file of corrected or dropped gold answers, applied at import (see docs/judging.md)' })
-    .option('stretch', { type: 'number', describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)' })
-    .option('durability', { type: 'string', describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none' })
-    .option('price-durability', { type: 'string', array: true, describe: "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)" })
-    .option('crash-fuzz', { type: 'number', describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)" })
+    .option('errata', {
+      type: 'string',
+      describe:
+        'with --dataset: a JSON file of corrected or dropped gold answers, applied at import (see docs/judging.md)',
+    })
+    .option('stretch', {
+      type: 'number',
+      describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)',
+    })
+    .option('durability', {
+      type: 'string',
+      describe: 'durability modes for every strategy not given one by --param: sync,async,exit,none',
+    })
+    .option('price-durability', {
+      type: 'string',
+      array: true,
+      describe:
+        "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)",
+    })
+    .option('crash-fuzz', {
+      type: 'number',
+      describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)",
+    })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
-    .option('idempotency', { choices: ['one', 'both', 'on', 'off'] as const, describe: 'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)' });
+    .option('idempotency', {
+      choices: ['one', 'both', 'on', 'off'] as const,
+      describe:
+        'idempotency keys on tool effects: crash cells with side effects run with and without keys for one strategy (one, the default: buffer, else the first), for every strategy (both), or only with (on) or without (off)',
+    });
   return liveOptions(matrix)
-    .option('retrieval-k', { type: 'string', describe: 'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)' })
-    .option('protocol', { choices: ['longmemeval', 'locomo'] as const, describe: "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, the share of evidence in the top 5,10,25,50); see docs/protocols.md" })
-    .option('cell-timeout', { type: 'number', describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})` })
+    .option('retrieval-k', {
+      type: 'string',
+      describe:
+        'k of the retrieval metrics (recall_any@k, recall_all@k, NDCG@k against probe evidence), comma-separated (default 1,5,10)',
+    })
+    .option('protocol', {
+      choices: ['longmemeval', 'locomo'] as const,
+      describe:
+        "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, the share of evidence in the top 5,10,25,50); see docs/protocols.md",
+    })
+    .option('cell-timeout', {
+      type: 'number',
+      describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})`,
+    })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'no progress output' });
 }
@@ -59,12 +126,21 @@ export function sharedOptions<T>(yargs: Argv<T>) {
 /** The flags of a live endpoint (`run`, `tune`, and `judge` for its LLM judges); the key is never written anywhere. */
 export function liveOptions<T>(yargs: Argv<T>) {
   return yargs
-    .option('base-url', { type: 'string', describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)' })
+    .option('base-url', {
+      type: 'string',
+      describe: 'OpenAI-compatible endpoint for openai:NAME (default: $OPENAI_BASE_URL)',
+    })
     .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
-    .option('concurrency', { type: 'number', describe: 'live model requests in flight at once, per worker (default 4)' })
+    .option('concurrency', {
+      type: 'number',
+      describe: 'live model requests in flight at once, per worker (default 4)',
+    })
     .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
     .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
-    .option('cache', { type: 'string', describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable' });
+    .option('cache', {
+      type: 'string',
+      describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable',
+    });
 }
 
 /** The parsed shared flags. */
@@ -75,7 +151,11 @@ export function parseDurabilities(value: string | undefined): DurabilityMode[] |
   if (value === undefined) return undefined;
   const modes = value.split(',').map((mode) => mode.trim());
   const bad = modes.find((mode) => !DURABILITY_MODES.includes(mode as DurabilityMode));
-  if (bad !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--durability ${value}: "${bad}" is not one of ${DURABILITY_MODES.join(', ')}`);
+  if (bad !== undefined)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--durability ${value}: "${bad}" is not one of ${DURABILITY_MODES.join(', ')}`,
+    );
   return modes as DurabilityMode[];
 }
 
@@ -95,7 +175,12 @@ function defined<T extends object>(value: T): Partial<T> {
 
 /** The run options a layer (config file or flags) sets; `strategies`/`params` come in from the caller's own flags. */
 export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 'recallThreshold'>): RunOptions {
-  const live = defined({ baseUrl: layer.baseUrl, concurrency: layer.concurrency, timeoutMs: layer.timeout, maxRetries: layer.retries });
+  const live = defined({
+    baseUrl: layer.baseUrl,
+    concurrency: layer.concurrency,
+    timeoutMs: layer.timeout,
+    maxRetries: layer.retries,
+  });
   return defined({
     strategies: layer.strategies,
     scenarios: layer.scenarios,
@@ -158,14 +243,28 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
 }
 
 /** What the built-in defaults say for the options a resumed run compares. */
-export const RUN_DEFAULTS = { seed: DEFAULT_SEED, trials: 1, model: 'offline', embedder: 'hashed', idempotency: 'one', isolate: false } as const satisfies RunOptions;
+export const RUN_DEFAULTS = {
+  seed: DEFAULT_SEED,
+  trials: 1,
+  model: 'offline',
+  embedder: 'hashed',
+  idempotency: 'one',
+  isolate: false,
+} as const satisfies RunOptions;
 
 /** The layers merged: defaults < config file < flags (live settings merged key by key; the API key only from the flag). */
-export async function resolveLayers(argv: SharedArgs, flags: MembenchConfig): Promise<{ options: RunOptions; config: MembenchConfig; workers: number; out?: string }> {
+export async function resolveLayers(
+  argv: SharedArgs,
+  flags: MembenchConfig,
+): Promise<{ options: RunOptions; config: MembenchConfig; workers: number; out?: string }> {
   const file = findConfigFile(argv.config);
   const config = file ? await loadConfig(file) : {};
   const [fromConfig, fromFlags] = [layerOptions(config), layerOptions(flags)];
-  const live = { ...fromConfig.live, ...fromFlags.live, ...(argv['api-key'] !== undefined ? { apiKey: argv['api-key'] } : {}) };
+  const live = {
+    ...fromConfig.live,
+    ...fromFlags.live,
+    ...(argv['api-key'] !== undefined ? { apiKey: argv['api-key'] } : {}),
+  };
   const options: RunOptions = { ...RUN_DEFAULTS, ...fromConfig, ...fromFlags, live };
   const workers = flags.workers ?? config.workers ?? os.availableParallelism();
   const out = flags.out ?? config.out;
@@ -215,11 +314,19 @@ export function formatDuration(ms: number): string {
 }
 
 /** Progress on stderr: a bar with ETA on a terminal, one line per cell otherwise; a scenario group's questions counted per strategy; nothing when quiet. */
-export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.isTTY), workers = 1): { onProgress: (event: ProgressEvent) => void; stop: () => void } {
+export function progressReporter(
+  quiet: boolean,
+  tty = Boolean(process.stderr.isTTY),
+  workers = 1,
+): { onProgress: (event: ProgressEvent) => void; stop: () => void } {
   if (quiet) return { onProgress: () => undefined, stop: () => undefined };
   let groups = new GroupProgress([], workers);
   if (tty) {
-    const bar = new SingleBar({ format: 'membench |{bar}| {value}/{total} cells | {percentage}% | ETA {eta_formatted} | {last}', hideCursor: true, etaBuffer: 20 });
+    const bar = new SingleBar({
+      format: 'membench |{bar}| {value}/{total} cells | {percentage}% | ETA {eta_formatted} | {last}',
+      hideCursor: true,
+      etaBuffer: 20,
+    });
     let started = false;
     return {
       onProgress: (event) => {
@@ -227,7 +334,10 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
           groups = new GroupProgress(event.units, workers);
           bar.start(event.cells, event.finished, { last: event.finished ? `${event.finished} finished earlier` : '' });
           started = true;
-        } else bar.increment({ last: groups.finished(event.result) ?? `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}` });
+        } else
+          bar.increment({
+            last: groups.finished(event.result) ?? `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}`,
+          });
       },
       stop: () => {
         if (started) bar.stop();
@@ -243,15 +353,20 @@ export function progressReporter(quiet: boolean, tty = Boolean(process.stderr.is
       if (event.type === 'start') {
         groups = new GroupProgress(event.units, workers);
         done = event.finished;
-        log(`membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`);
+        log(
+          `membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`,
+        );
         return;
       }
       const { result: cell } = event;
       const recall = cell.recall.contextRecall.value;
-      const status = cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
+      const status =
+        cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
       const group = groups.finished(cell);
       done++;
-      log(`[${done}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`);
+      log(
+        `[${done}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`,
+      );
     },
     stop: () => undefined,
   };
@@ -272,12 +387,20 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     process.on(name, handler);
     return [name, handler] as const;
   });
-  return { signal: controller.signal, dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)), exitCode: () => code };
+  return {
+    signal: controller.signal,
+    dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)),
+    exitCode: () => code,
+  };
 }
 
 /** Refuses an empty `--out` (`-o ""`, an unset variable in a script), which would write into the working dir. */
 export function checkOutFlag(out: string): void {
-  if (out.trim() === '') throw new MembenchError('INVALID_ARGUMENT', '--out is empty (an unset variable?): give the output dir, or leave --out out for the default');
+  if (out.trim() === '')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      '--out is empty (an unset variable?): give the output dir, or leave --out out for the default',
+    );
 }
 
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */
@@ -290,12 +413,19 @@ export async function refuseScenarioFiles(dir: string, overwrite: boolean): Prom
     throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: cannot read: ${(error as Error).message}`);
   }
   if (existing.length > 0 && !overwrite) {
-    throw new MembenchError('OUTPUT_EXISTS', `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`);
+    throw new MembenchError(
+      'OUTPUT_EXISTS',
+      `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`,
+    );
   }
 }
 
 /** With `--overwrite`, says on stderr what an output dir without a manifest keeps (docs/failing-loudly.md). */
-export async function warnOverwriteWithoutManifest(dir: string, overwrite: boolean, replaced: readonly string[]): Promise<void> {
+export async function warnOverwriteWithoutManifest(
+  dir: string,
+  overwrite: boolean,
+  replaced: readonly string[],
+): Promise<void> {
   if (!overwrite) return;
   const warning = await overwriteWithoutManifestWarning(dir, replaced);
   if (warning) process.stderr.write(`${warning}\n`);
@@ -304,8 +434,17 @@ export async function warnOverwriteWithoutManifest(dir: string, overwrite: boole
 /** The judge flags `run` and `judge` share. */
 export function judgeOptions<T>(yargs: Argv<T>) {
   return yargs
-    .option('judge', { type: 'string', array: true, describe: 'judge every answer: offline (deterministic rules) or openai:NAME (an LLM at temperature 0); twice for agreement (Cohen\'s κ)' })
-    .option('judge-prompts', { type: 'string', describe: 'YAML file with one judge prompt template per question type (default, temporal, knowledge-update, preference, abstention), with {{question}}, {{gold}}, {{response}}' });
+    .option('judge', {
+      type: 'string',
+      array: true,
+      describe:
+        "judge every answer: offline (deterministic rules) or openai:NAME (an LLM at temperature 0); twice for agreement (Cohen's κ)",
+    })
+    .option('judge-prompts', {
+      type: 'string',
+      describe:
+        'YAML file with one judge prompt template per question type (default, temporal, knowledge-update, preference, abstention), with {{question}}, {{gold}}, {{response}}',
+    });
 }
 
 /** What judging needs besides the judges: where live judges connect (flags and env) and the response cache. */
@@ -319,9 +458,17 @@ export interface JudgeSettings {
 
 /** Refuses an unknown judge spec or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
 export async function checkJudgeSettings(settings: JudgeSettings): Promise<void> {
-  if (settings.judges.length === 0 && settings.promptsFile !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`);
+  if (settings.judges.length === 0 && settings.promptsFile !== undefined)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`,
+    );
   const twice = settings.judges.find((spec, index) => settings.judges.indexOf(spec) !== index);
-  if (twice !== undefined) throw new MembenchError('INVALID_ARGUMENT', `--judge ${twice} is given twice: name two different judges for agreement`);
+  if (twice !== undefined)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--judge ${twice} is given twice: name two different judges for agreement`,
+    );
   for (const spec of settings.judges) createJudge(spec, { cache: false });
   if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
 }
@@ -332,7 +479,9 @@ export async function judgeResults(result: RunResult, settings: JudgeSettings): 
   const live = settings.judges.some(isLiveSpec);
   const cache = live && settings.cache !== false ? ResponseCache.open(settings.cache ?? DEFAULT_CACHE_FILE) : undefined;
   try {
-    const judges = settings.judges.map((spec) => createJudge(spec, { ...(prompts ? { prompts } : {}), provider: settings.live ?? {}, cache: cache ?? false }));
+    const judges = settings.judges.map((spec) =>
+      createJudge(spec, { ...(prompts ? { prompts } : {}), provider: settings.live ?? {}, cache: cache ?? false }),
+    );
     return await judgeRun(result, judges);
   } finally {
     cache?.close();

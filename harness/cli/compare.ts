@@ -7,15 +7,37 @@ import { handled } from './errors.js';
 import { checkNumber } from '../core/numbers.js';
 
 export const command = 'compare <base> <head>';
-export const describe = 'Compare two runs cell by cell; exit 1 on a regression (recall drop, token growth, slowdown, new invariant violation or error)';
+export const describe =
+  'Compare two runs cell by cell; exit 1 on a regression (recall drop, token growth, slowdown, new invariant violation or error)';
 
 export function builder(yargs: Argv) {
   return yargs
-    .positional('base', { type: 'string', demandOption: true, describe: 'the reference run: a results.json file or a run dir' })
-    .positional('head', { type: 'string', demandOption: true, describe: 'the run under test: a results.json file or a run dir' })
-    .option('max-recall-drop', { type: 'number', default: DEFAULT_THRESHOLDS.maxRecallDrop, describe: 'largest allowed drop of context recall and of each retrieval figure (recall_any/recall_all/NDCG@k by category), absolute (0.05 = five points)' })
-    .option('max-token-increase', { type: 'number', default: DEFAULT_THRESHOLDS.maxTokenIncrease, describe: 'largest allowed growth of context or maintenance tokens, relative (0.10 = +10%)' })
-    .option('max-latency-ratio', { type: 'number', default: DEFAULT_THRESHOLDS.maxLatencyRatio, describe: 'largest allowed head/base ratio of load and save p50' })
+    .positional('base', {
+      type: 'string',
+      demandOption: true,
+      describe: 'the reference run: a results.json file or a run dir',
+    })
+    .positional('head', {
+      type: 'string',
+      demandOption: true,
+      describe: 'the run under test: a results.json file or a run dir',
+    })
+    .option('max-recall-drop', {
+      type: 'number',
+      default: DEFAULT_THRESHOLDS.maxRecallDrop,
+      describe:
+        'largest allowed drop of context recall and of each retrieval figure (recall_any/recall_all/NDCG@k by category), absolute (0.05 = five points)',
+    })
+    .option('max-token-increase', {
+      type: 'number',
+      default: DEFAULT_THRESHOLDS.maxTokenIncrease,
+      describe: 'largest allowed growth of context or maintenance tokens, relative (0.10 = +10%)',
+    })
+    .option('max-latency-ratio', {
+      type: 'number',
+      default: DEFAULT_THRESHOLDS.maxLatencyRatio,
+      describe: 'largest allowed head/base ratio of load and save p50',
+    })
     .option('min-latency-ms', {
       type: 'number',
       default: DEFAULT_THRESHOLDS.minLatencyMs,
@@ -23,11 +45,24 @@ export function builder(yargs: Argv) {
     })
     .option('latency', {
       type: 'boolean',
-      describe: 'compare latencies; by default only when both runs were timed on the same machine (results record a machine digest; the committed baseline was timed elsewhere): --latency forces it, --no-latency skips it',
+      describe:
+        'compare latencies; by default only when both runs were timed on the same machine (results record a machine digest; the committed baseline was timed elsewhere): --latency forces it, --no-latency skips it',
     })
-    .option('allow-missing', { type: 'boolean', default: false, describe: 'pass although head lacks cells base has or has cells in error (by default each is a regression: a run that stopped half-way must not pass)' })
-    .option('github-summary', { type: 'boolean', default: false, describe: 'also append the comparison as Markdown to $GITHUB_STEP_SUMMARY' })
-    .example('$0 compare baselines/offline.json .membench/run-20250101-120000', 'gate a change against the committed baseline');
+    .option('allow-missing', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'pass although head lacks cells base has or has cells in error (by default each is a regression: a run that stopped half-way must not pass)',
+    })
+    .option('github-summary', {
+      type: 'boolean',
+      default: false,
+      describe: 'also append the comparison as Markdown to $GITHUB_STEP_SUMMARY',
+    })
+    .example(
+      '$0 compare baselines/offline.json .membench/run-20250101-120000',
+      'gate a change against the committed baseline',
+    );
 }
 
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
@@ -51,7 +86,8 @@ export const handler = handled(async (argv: CompareArgs) => {
   process.stdout.write(`membench compare: base ${base.file} → head ${head.file}\n${renderComparison(comparison)}\n`);
   if (argv['github-summary']) {
     const wrote = await appendStepSummary(renderComparisonMarkdown(comparison, { base: base.file, head: head.file }));
-    if (!wrote) process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
+    if (!wrote)
+      process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
   }
   return hasRegression(comparison) ? 1 : 0;
 });

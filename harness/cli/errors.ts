@@ -10,7 +10,9 @@ export function reportError(error: unknown): number {
     for (const line of error.details) process.stderr.write(maskSecrets(`${line}\n`));
     return error.exitCode;
   }
-  process.stderr.write(`membench: internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `membench: internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return 1;
 }
 
@@ -22,7 +24,9 @@ export function reportError(error: unknown): number {
 export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv: A) => Promise<void> {
   return async (argv: A) => {
     const unfinished = (): void => {
-      process.stderr.write('membench: internal error (please report it): the command stopped with its work unfinished (a promise that never settled)\n');
+      process.stderr.write(
+        'membench: internal error (please report it): the command stopped with its work unfinished (a promise that never settled)\n',
+      );
       process.exitCode = 1;
     };
     process.once('beforeExit', unfinished);

@@ -12,17 +12,39 @@ import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from 
 import { handled } from './errors.js';
 
 export const command = 'generate <spec>';
-export const describe = 'Write the scenario files of a generated workload: planted facts probed 1 to 256 exchanges later';
+export const describe =
+  'Write the scenario files of a generated workload: planted facts probed 1 to 256 exchanges later';
 
 export function builder(yargs: Argv) {
   return yargs
-    .positional('spec', { type: 'string', demandOption: true, describe: `a generator spec (.yaml/.json) or a built-in suite: ${builtinSuiteNames().join(', ')}` })
-    .option('out', { alias: 'o', type: 'string', describe: 'dir for the scenario files (default: .membench/generate/NAME)' })
+    .positional('spec', {
+      type: 'string',
+      demandOption: true,
+      describe: `a generator spec (.yaml/.json) or a built-in suite: ${builtinSuiteNames().join(', ')}`,
+    })
+    .option('out', {
+      alias: 'o',
+      type: 'string',
+      describe: 'dir for the scenario files (default: .membench/generate/NAME)',
+    })
     .option('seed', { type: 'string', describe: "replaces the spec's seed (same spec and seed: byte-identical files)" })
-    .option('overwrite', { type: 'boolean', default: false, describe: 'replace scenario files left in --out by an earlier generate or import' })
-    .example('$0 generate generated -o my-suite', 'the built-in suite as my-suite/generated-en.yaml and generated-zh.yaml')
-    .example('$0 generate my-spec.yaml -o scenarios/mine --seed 7', 'your own knobs (see README, "Generated workloads"), another seed')
-    .example('$0 run -c my-suite/generated-en.yaml', 'run a generated file like any scenario (membench run -c generated runs the built-in suite without files)');
+    .option('overwrite', {
+      type: 'boolean',
+      default: false,
+      describe: 'replace scenario files left in --out by an earlier generate or import',
+    })
+    .example(
+      '$0 generate generated -o my-suite',
+      'the built-in suite as my-suite/generated-en.yaml and generated-zh.yaml',
+    )
+    .example(
+      '$0 generate my-spec.yaml -o scenarios/mine --seed 7',
+      'your own knobs (see README, "Generated workloads"), another seed',
+    )
+    .example(
+      '$0 run -c my-suite/generated-en.yaml',
+      'run a generated file like any scenario (membench run -c generated runs the built-in suite without files)',
+    );
 }
 
 type GenerateArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
@@ -32,14 +54,20 @@ function summary(generated: GeneratedScenario): string {
   const labels = new Map<string, number>();
   for (const probe of generated.probes) labels.set(probe.label, (labels.get(probe.label) ?? 0) + 1);
   const distances = generated.probes.flatMap((probe) => (probe.distance === null ? [] : [probe.distance]));
-  const byLabel = [...labels].sort(([a], [b]) => a.localeCompare(b)).map(([label, n]) => `${label} ${n}`).join(', ');
+  const byLabel = [...labels]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([label, n]) => `${label} ${n}`)
+    .join(', ');
   return `${generated.document.name}.yaml: ${generated.exchanges} exchanges in ${generated.sessions} sessions, ${generated.probes.length} probes at distances ${Math.min(...distances)}–${Math.max(...distances)} (${byLabel})`;
 }
 
 export const handler = handled(async (argv: GenerateArgs) => {
   const file = builtinSuiteFile(argv.spec) ?? argv.spec;
   if (file === argv.spec && !existsSync(file) && !/[/\\]|\.(ya?ml|json)$/iu.test(file)) {
-    throw new MembenchError('UNKNOWN_SCENARIO', `unknown suite "${argv.spec}": built-in suites are ${builtinSuiteNames().join(', ')}; or give a path to a generator spec (.yaml/.json)`);
+    throw new MembenchError(
+      'UNKNOWN_SCENARIO',
+      `unknown suite "${argv.spec}": built-in suites are ${builtinSuiteNames().join(', ')}; or give a path to a generator spec (.yaml/.json)`,
+    );
   }
   const loaded = await loadSpecFile(file);
   const seed = parseNumberFlag('--seed', argv.seed, SEED_RANGE);
@@ -59,6 +87,8 @@ export const handler = handled(async (argv: GenerateArgs) => {
   }
   await staged.commit('membench generate', argv.overwrite);
   const probes = generated.reduce((total, scenario) => total + scenario.probes.length, 0);
-  process.stdout.write(`${generated.map(summary).join('\n')}\nwrote ${generated.length} scenario file${generated.length === 1 ? '' : 's'} (${probes} probes) to ${out}\n`);
+  process.stdout.write(
+    `${generated.map(summary).join('\n')}\nwrote ${generated.length} scenario file${generated.length === 1 ? '' : 's'} (${probes} probes) to ${out}\n`,
+  );
   return 0;
 });

@@ -3,7 +3,15 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
 import { StagedDir } from '../core/manifest.js';
-import { DATASET_NAMES, Errata, formatImportReport, ImportLog, importScenarios, nothingImported, type DatasetName } from '../scenarios/importers/index.js';
+import {
+  DATASET_NAMES,
+  Errata,
+  formatImportReport,
+  ImportLog,
+  importScenarios,
+  nothingImported,
+  type DatasetName,
+} from '../scenarios/importers/index.js';
 import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 
@@ -12,13 +20,37 @@ export const describe = 'Turn a LoCoMo or LongMemEval file into scenario files';
 
 export function builder(yargs: Argv) {
   return yargs
-    .positional('dataset', { type: 'string', choices: DATASET_NAMES, demandOption: true, describe: 'the dataset the file comes from' })
-    .positional('file', { type: 'string', demandOption: true, describe: 'the published file: locomo10.json, longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json' })
-    .option('out', { alias: 'o', type: 'string', describe: 'dir for the scenario files (default: .membench/import/DATASET)' })
+    .positional('dataset', {
+      type: 'string',
+      choices: DATASET_NAMES,
+      demandOption: true,
+      describe: 'the dataset the file comes from',
+    })
+    .positional('file', {
+      type: 'string',
+      demandOption: true,
+      describe: 'the published file: locomo10.json, longmemeval_s.json, longmemeval_m.json, longmemeval_oracle.json',
+    })
+    .option('out', {
+      alias: 'o',
+      type: 'string',
+      describe: 'dir for the scenario files (default: .membench/import/DATASET)',
+    })
     .option('limit', { type: 'number', describe: 'import only the first N conversations / questions' })
-    .option('overwrite', { type: 'boolean', default: false, describe: 'replace scenario files left in --out by an earlier import' })
-    .option('errata', { type: 'string', describe: 'a JSON file of corrected or dropped gold answers, applied as the scenarios are written (see docs/judging.md)' })
-    .example('$0 import locomo data/locomo10.json --limit 2', 'the first two LoCoMo conversations as .membench/import/locomo/locomo-conv-*.yaml')
+    .option('overwrite', {
+      type: 'boolean',
+      default: false,
+      describe: 'replace scenario files left in --out by an earlier import',
+    })
+    .option('errata', {
+      type: 'string',
+      describe:
+        'a JSON file of corrected or dropped gold answers, applied as the scenarios are written (see docs/judging.md)',
+    })
+    .example(
+      '$0 import locomo data/locomo10.json --limit 2',
+      'the first two LoCoMo conversations as .membench/import/locomo/locomo-conv-*.yaml',
+    )
     .example('$0 import longmemeval longmemeval_s.json -o .membench/lme', 'one scenario per LongMemEval question');
 }
 
@@ -36,13 +68,19 @@ export const handler = handled(async (argv: ImportArgs) => {
   // damaged conversation) leaves --out as it was, and --overwrite drops only the previous import's files.
   const staged = await StagedDir.begin(out);
   try {
-    for await (const imported of importScenarios(dataset, argv.file, log, { ...(argv.limit !== undefined ? { limit: argv.limit } : {}), ...(errata ? { errata } : {}) })) {
+    for await (const imported of importScenarios(dataset, argv.file, log, {
+      ...(argv.limit !== undefined ? { limit: argv.limit } : {}),
+      ...(errata ? { errata } : {}),
+    })) {
       await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());
     }
   } catch (error) {
     await staged.abort();
     if (error instanceof MembenchError && staged.count > 0) {
-      throw new MembenchError(error.code, error.message, [...error.details, `(nothing was written to ${out}: the ${staged.count} scenario file${staged.count === 1 ? '' : 's'} converted before the error were dropped)`]);
+      throw new MembenchError(error.code, error.message, [
+        ...error.details,
+        `(nothing was written to ${out}: the ${staged.count} scenario file${staged.count === 1 ? '' : 's'} converted before the error were dropped)`,
+      ]);
     }
     throw error;
   }
@@ -53,7 +91,11 @@ export const handler = handled(async (argv: ImportArgs) => {
     throw nothingImported(report);
   }
   const removed = await staged.commit('membench import', argv.overwrite);
-  const replaced = removed.length ? ` (removed ${removed.length} file${removed.length === 1 ? '' : 's'} of the earlier import there: ${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', ...' : ''})` : '';
-  process.stdout.write(`${formatImportReport(report)}\nwrote ${written} scenario file${written === 1 ? '' : 's'} to ${out}${replaced}\n`);
+  const replaced = removed.length
+    ? ` (removed ${removed.length} file${removed.length === 1 ? '' : 's'} of the earlier import there: ${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', ...' : ''})`
+    : '';
+  process.stdout.write(
+    `${formatImportReport(report)}\nwrote ${written} scenario file${written === 1 ? '' : 's'} to ${out}${replaced}\n`,
+  );
   return 0;
 });

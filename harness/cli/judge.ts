@@ -11,21 +11,40 @@ import { checkJudgeSettings, judgeOptions, judgeResults, liveOptions } from './c
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
-export const describe = "Judge a finished run's answers (offline rules or an LLM judge) without replaying it, and re-render its reports";
+export const describe =
+  "Judge a finished run's answers (offline rules or an LLM judge) without replaying it, and re-render its reports";
 
 export function builder(yargs: Argv) {
-  return liveOptions(judgeOptions(yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' })))
+  return liveOptions(
+    judgeOptions(
+      yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' }),
+    ),
+  )
     .example('$0 judge .membench/run-20250101-120000', 'judge the answers with the offline judge (deterministic rules)')
-    .example('$0 judge .membench/run-20250101-120000 --judge openai:gpt-4o --base-url http://localhost:8000/v1', 'judge them with an LLM; judge again with another for agreement (κ)');
+    .example(
+      '$0 judge .membench/run-20250101-120000 --judge openai:gpt-4o --base-url http://localhost:8000/v1',
+      'judge them with an LLM; judge again with another for agreement (κ)',
+    );
 }
 
 type JudgeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: JudgeArgs) => {
   const live = Object.fromEntries(
-    Object.entries({ baseUrl: argv['base-url'], apiKey: argv['api-key'], concurrency: argv.concurrency, timeoutMs: argv.timeout, maxRetries: argv.retries }).filter(([, value]) => value !== undefined),
+    Object.entries({
+      baseUrl: argv['base-url'],
+      apiKey: argv['api-key'],
+      concurrency: argv.concurrency,
+      timeoutMs: argv.timeout,
+      maxRetries: argv.retries,
+    }).filter(([, value]) => value !== undefined),
   );
-  const settings = { judges: argv.judge?.length ? argv.judge : ['offline'], promptsFile: argv['judge-prompts'], live, cache: argv.cache as string | false | undefined };
+  const settings = {
+    judges: argv.judge?.length ? argv.judge : ['offline'],
+    promptsFile: argv['judge-prompts'],
+    live,
+    cache: argv.cache as string | false | undefined,
+  };
   await checkJudgeSettings(settings);
   const { file } = await readResults(argv.results);
   const dir = path.dirname(file);
@@ -33,7 +52,10 @@ export const handler = handled(async (argv: JudgeArgs) => {
     // Read again under the lock: a run writing into the dir meanwhile would otherwise be overwritten.
     const { result } = await readResults(file);
     const judged = await judgeResults(result, settings);
-    const files = path.basename(file) === 'results.json' ? await writeRunOutput(judged, dir, { overwrite: true, stepSummary: null }) : await writeJudgedFile(judged, file);
+    const files =
+      path.basename(file) === 'results.json'
+        ? await writeRunOutput(judged, dir, { overwrite: true, stepSummary: null })
+        : await writeJudgedFile(judged, file);
     return { judged, files };
   });
   process.stdout.write(`${renderJudgingConsole(written.judged).join('\n')}\n`);

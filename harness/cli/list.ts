@@ -9,7 +9,11 @@ export const command = 'list <what>';
 export const describe = 'List built-in strategies, or scenarios and generated suites';
 
 export function builder(yargs: Argv) {
-  return yargs.positional('what', { choices: ['strategies', 'scenarios'] as const, demandOption: true, describe: 'what to list' });
+  return yargs.positional('what', {
+    choices: ['strategies', 'scenarios'] as const,
+    demandOption: true,
+    describe: 'what to list',
+  });
 }
 
 type ListArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
@@ -27,19 +31,29 @@ function knobs(shape: Record<string, { def?: { defaultValue?: unknown } }>): str
 export const handler = handled(async (argv: ListArgs) => {
   if (argv.what === 'strategies') {
     for (const definition of builtinStrategies) {
-      const shape = (definition.options as unknown as { shape?: Record<string, { def?: { defaultValue?: unknown } }> }).shape ?? {};
-      process.stdout.write(`${definition.name.padEnd(16)} ${definition.description}\n${''.padEnd(16)} knobs: ${knobs(shape)}; durability=${definition.defaultDurability}\n`);
+      const shape =
+        (definition.options as unknown as { shape?: Record<string, { def?: { defaultValue?: unknown } }> }).shape ?? {};
+      process.stdout.write(
+        `${definition.name.padEnd(16)} ${definition.description}\n${''.padEnd(16)} knobs: ${knobs(shape)}; durability=${definition.defaultDurability}\n`,
+      );
     }
     return;
   }
   const suites = builtinSuiteNames();
   const { scenarios } = await loadScenarios(builtinScenarioNames().filter((name) => !suites.includes(name)));
   for (const scenario of scenarios) {
-    process.stdout.write(`${scenario.name.padEnd(24)} ${String(scenario.steps.length).padStart(4)} steps  ${scenario.description ?? ''}\n`);
+    process.stdout.write(
+      `${scenario.name.padEnd(24)} ${String(scenario.steps.length).padStart(4)} steps  ${scenario.description ?? ''}\n`,
+    );
   }
   for (const suite of suites) {
     const { scenarios: generated } = await loadScenarios([suite]);
-    const parts = generated.map((scenario) => `${scenario.name} (${userTurns(scenario.steps)} exchanges, ${scenario.steps.filter((step) => step.kind === 'probe').length} probes)`);
-    process.stdout.write(`${suite.padEnd(24)} suite  generated in memory: ${parts.join(', ')}; membench generate ${suite} writes the files\n`);
+    const parts = generated.map(
+      (scenario) =>
+        `${scenario.name} (${userTurns(scenario.steps)} exchanges, ${scenario.steps.filter((step) => step.kind === 'probe').length} probes)`,
+    );
+    process.stdout.write(
+      `${suite.padEnd(24)} suite  generated in memory: ${parts.join(', ')}; membench generate ${suite} writes the files\n`,
+    );
   }
 });

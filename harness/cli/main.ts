@@ -26,7 +26,13 @@ function joinSignedValues(argv: readonly string[]): string[] {
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index]!;
     const next = argv[index + 1];
-    if (arg.startsWith('--') && !arg.includes('=') && SIGNED_VALUE_OPTIONS.has(arg.slice(2)) && next !== undefined && /^-[\d.]/u.test(next)) {
+    if (
+      arg.startsWith('--') &&
+      !arg.includes('=') &&
+      SIGNED_VALUE_OPTIONS.has(arg.slice(2)) &&
+      next !== undefined &&
+      /^-[\d.]/u.test(next)
+    ) {
       joined.push(`${arg}=${next}`);
       index++;
     } else joined.push(arg);
@@ -39,7 +45,9 @@ const SIGNED_VALUE_OPTIONS = new Set(['values']);
 
 /** What to add to yargs' "Unknown argument: 1": a digit there is a value that starts with `-`. */
 function unknownDigitHint(message: string): string {
-  return /^Unknown arguments?: -?[\d.]/u.test(message) ? '\n(a value that starts with "-" and a digit is read as flags: join it to its option with "=", e.g. --seed=-1)' : '';
+  return /^Unknown arguments?: -?[\d.]/u.test(message)
+    ? '\n(a value that starts with "-" and a digit is read as flags: join it to its option with "=", e.g. --seed=-1)'
+    : '';
 }
 
 export async function main(argv: string[]): Promise<void> {

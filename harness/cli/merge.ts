@@ -1,7 +1,14 @@
 /** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
+import {
+  assertWritableOutDir,
+  defaultOutDir,
+  renderConsoleSummary,
+  tableWidth,
+  REPORT_FILES_WITHOUT_MANIFEST,
+  writeRunOutput,
+} from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
 import { readResults } from '../results/read.js';
 import { warnOverwriteWithoutManifest } from './common.js';
@@ -15,10 +22,18 @@ export const describe = 'Join the shards of one run (membench run --shard i/n) i
 
 export function builder(yargs: Argv) {
   return yargs
-    .positional('shards', { type: 'string', array: true, demandOption: true, describe: 'the run dirs (or results.json files) of the shards' })
+    .positional('shards', {
+      type: 'string',
+      array: true,
+      demandOption: true,
+      describe: 'the run dirs (or results.json files) of the shards',
+    })
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
-    .option('recall-threshold', { type: 'number', describe: 'junit.xml fails cells whose context recall is below this share (0..1)' })
+    .option('recall-threshold', {
+      type: 'number',
+      describe: 'junit.xml fails cells whose context recall is below this share (0..1)',
+    })
     .example('$0 merge shard-1 shard-2 shard-3 --out merged', 'the three shards of a CI matrix as one run');
 }
 
@@ -33,8 +48,18 @@ export const handler = handled(async (argv: MergeArgs) => {
   const inputs = [];
   for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);
-  const files = await withOutDirLock(out, 'membench merge', () => writeRunOutput(result, out, { overwrite: argv.overwrite, command: 'membench merge', ...(threshold !== undefined ? { recallThreshold: threshold } : {}) }));
-  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), width: tableWidth(process.stdout) })}\n`);
-  process.stdout.write(`merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`);
+  const files = await withOutDirLock(out, 'membench merge', () =>
+    writeRunOutput(result, out, {
+      overwrite: argv.overwrite,
+      command: 'membench merge',
+      ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
+    }),
+  );
+  process.stdout.write(
+    `${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), width: tableWidth(process.stdout) })}\n`,
+  );
+  process.stdout.write(
+    `merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`,
+  );
   return 0;
 });

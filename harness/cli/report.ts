@@ -22,8 +22,15 @@ export function builder(yargs: Argv) {
       describe: "output dir (default: beside the file: a run's own dir for results.json, NAME/ for NAME.json)",
     })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of another run in --out' })
-    .option('recall-threshold', { type: 'number', describe: 'junit.xml fails cells whose context recall is below this share (0..1)' })
-    .option('github-summary', { type: 'boolean', default: false, describe: 'also append the run summary as Markdown to $GITHUB_STEP_SUMMARY' })
+    .option('recall-threshold', {
+      type: 'number',
+      describe: 'junit.xml fails cells whose context recall is below this share (0..1)',
+    })
+    .option('github-summary', {
+      type: 'boolean',
+      default: false,
+      describe: 'also append the run summary as Markdown to $GITHUB_STEP_SUMMARY',
+    })
     .example('$0 report .membench/run-20250101-120000', 're-render that run in place')
     .example('$0 report baselines/offline.json --out /tmp/baseline-report', 'render the committed baseline elsewhere');
 }
@@ -50,9 +57,14 @@ export const handler = handled(async (argv: ReportArgs) => {
     }),
   );
   if (argv['github-summary']) {
-    const wrote = await appendStepSummary(renderRunStepSummary(result, threshold !== undefined ? { recallThreshold: threshold } : {}));
-    if (!wrote) process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
+    const wrote = await appendStepSummary(
+      renderRunStepSummary(result, threshold !== undefined ? { recallThreshold: threshold } : {}),
+    );
+    if (!wrote)
+      process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
   }
-  process.stdout.write(`wrote ${files.map((written) => path.relative(process.cwd(), written) || written).join(', ')}\n`);
+  process.stdout.write(
+    `wrote ${files.map((written) => path.relative(process.cwd(), written) || written).join(', ')}\n`,
+  );
   return 0;
 });

@@ -3,16 +3,45 @@ import { PEER_NAMES } from '../core/peers.js';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
-import { assertWritableOutDir, defaultOutDir, renderConsoleSummary, tableWidth, REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
+import {
+  assertWritableOutDir,
+  defaultOutDir,
+  renderConsoleSummary,
+  tableWidth,
+  REPORT_FILES_WITHOUT_MANIFEST,
+  writeRunOutput,
+} from '../../reports/index.js';
 import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { assertNoInterruptedRun, CELLS_DIR, clearRunState, PLAN_FILE, PLANNED_KEYS, plannedOptions, RunDir } from '../run/run-dir.js';
+import {
+  assertNoInterruptedRun,
+  CELLS_DIR,
+  clearRunState,
+  PLAN_FILE,
+  PLANNED_KEYS,
+  plannedOptions,
+  RunDir,
+} from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { parseShard } from '../results/shard.js';
-import { checkJudgeSettings, checkOutFlag, flagLayer, interruptOnSignals, judgeOptions, judgeResults, layerOptions, progressReporter, resolveLayers, RUN_DEFAULTS, sharedOptions, type JudgeSettings, warnOverwriteWithoutManifest } from './common.js';
+import {
+  checkJudgeSettings,
+  checkOutFlag,
+  flagLayer,
+  interruptOnSignals,
+  judgeOptions,
+  judgeResults,
+  layerOptions,
+  progressReporter,
+  resolveLayers,
+  RUN_DEFAULTS,
+  sharedOptions,
+  type JudgeSettings,
+  warnOverwriteWithoutManifest,
+} from './common.js';
 import { handled } from './errors.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
@@ -22,23 +51,69 @@ export const describe = 'Replay scenarios against memory strategies and report t
 
 export function builder(yargs: Argv) {
   const matrix = yargs
-    .option('strategy', { alias: 's', type: 'string', array: true, describe: `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path` })
-    .option('param', { alias: 'p', type: 'string', array: true, describe: 'STRATEGY.KNOB=V1,V2 sweeps a knob, e.g. window.k=2,4,8 (repeatable; durability is a knob too)' });
+    .option('strategy', {
+      alias: 's',
+      type: 'string',
+      array: true,
+      describe: `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path`,
+    })
+    .option('param', {
+      alias: 'p',
+      type: 'string',
+      array: true,
+      describe: 'STRATEGY.KNOB=V1,V2 sweeps a knob, e.g. window.k=2,4,8 (repeatable; durability is a knob too)',
+    });
   return judgeOptions(sharedOptions(matrix))
-    .option('shard', { type: 'string', describe: 'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge' })
-    .option('resume', { type: 'string', describe: 'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)' })
-    .option('recall-threshold', { type: 'number', describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)' })
-    .option('detail', { type: 'boolean', default: false, describe: "list every cell in the console, also a scenario group's questions (pooled in their group's leaderboard by default)" })
-    .option('profile', { type: 'boolean', default: false, describe: 'print where the time went by phase (process start, module loading, strategy open, replay, recovery, checks, reports, charts) on stderr' })
+    .option('shard', {
+      type: 'string',
+      describe:
+        'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge',
+    })
+    .option('resume', {
+      type: 'string',
+      describe:
+        'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)',
+    })
+    .option('recall-threshold', {
+      type: 'number',
+      describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)',
+    })
+    .option('detail', {
+      type: 'boolean',
+      default: false,
+      describe:
+        "list every cell in the console, also a scenario group's questions (pooled in their group's leaderboard by default)",
+    })
+    .option('profile', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'print where the time went by phase (process start, module loading, strategy open, replay, recovery, checks, reports, charts) on stderr',
+    })
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
-    .example('$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh', 'sweep the window size on the Chinese recipe conversation')
-    .example('$0 run -c generated', 'the generated suite alone: over 500 probes per strategy, 1 to 256 exchanges after their facts')
-    .example('$0 run -c crash-mid-tool-call --durability sync,exit,none', 'what each durability mode loses when the agent process is killed')
+    .example(
+      '$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh',
+      'sweep the window size on the Chinese recipe conversation',
+    )
+    .example(
+      '$0 run -c generated',
+      'the generated suite alone: over 500 probes per strategy, 1 to 256 exchanges after their facts',
+    )
+    .example(
+      '$0 run -c crash-mid-tool-call --durability sync,exit,none',
+      'what each durability mode loses when the agent process is killed',
+    )
     .example('$0 run --crash-fuzz 50 --seed 7 -c remember-then-crash', '50 reproducible random kills per cell')
     .example('$0 run --shard 2/3 -o shard-2', 'the second third of the cells (membench merge joins the shards)')
     .example('$0 run --resume .membench/run-20250101-120000', 'finish a run stopped by Ctrl-C')
-    .example('$0 run --model openai:gpt-4o-mini --base-url http://localhost:11434/v1', 'a live model on any OpenAI-compatible endpoint')
-    .example('$0 run --dataset longmemeval:longmemeval_s.json --judge offline --judge openai:gpt-4o', 'answers judged by the offline rules and an LLM, with their agreement (κ)');
+    .example(
+      '$0 run --model openai:gpt-4o-mini --base-url http://localhost:11434/v1',
+      'a live model on any OpenAI-compatible endpoint',
+    )
+    .example(
+      '$0 run --dataset longmemeval:longmemeval_s.json --judge offline --judge openai:gpt-4o',
+      'answers judged by the offline rules and an LLM, with their agreement (κ)',
+    );
 }
 
 type RunArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
@@ -61,19 +136,35 @@ export const handler = handled(async (argv: RunArgs) => {
   const layers = await resolveLayers(argv, flagLayer(argv, { strategies: argv.strategy, params: argv.param }));
   const shard = argv.shard === undefined ? undefined : parseShard(argv.shard);
   const thresholdFlag = argv['recall-threshold'];
-  const recallThreshold = thresholdFlag === undefined ? layers.config.recallThreshold : checkNumber('--recall-threshold', thresholdFlag, RUN_LIMITS.recallThreshold);
+  const recallThreshold =
+    thresholdFlag === undefined
+      ? layers.config.recallThreshold
+      : checkNumber('--recall-threshold', thresholdFlag, RUN_LIMITS.recallThreshold);
   const warn = (warning: string): boolean => process.stderr.write(`${warning}\n`);
   let options: RunOptions = { ...layers.options, ...(shard ? { shard } : {}) };
   if (argv.resume !== undefined && argv.out !== undefined && path.resolve(argv.out) !== path.resolve(argv.resume)) {
-    throw new MembenchError('INVALID_ARGUMENT', `--resume ${argv.resume} writes into ${argv.resume}: drop --out ${argv.out}`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--resume ${argv.resume} writes into ${argv.resume}: drop --out ${argv.out}`,
+    );
   }
-  const judging: JudgeSettings = { judges: argv.judge ?? [], promptsFile: argv['judge-prompts'], live: options.live, cache: options.cache };
+  const judging: JudgeSettings = {
+    judges: argv.judge ?? [],
+    promptsFile: argv['judge-prompts'],
+    live: options.live,
+    cache: options.cache,
+  };
   await checkJudgeSettings(judging);
   const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
   checkOutFlag(out);
   // One run per dir, from before its state is read until its reports are written.
   const command = argv.resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
-  return withOutDirLock(out, command[0]!, () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn, judging }), command[1]);
+  return withOutDirLock(
+    out,
+    command[0]!,
+    () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn, judging }),
+    command[1],
+  );
 });
 
 interface RunPlan {
@@ -87,7 +178,10 @@ interface RunPlan {
 }
 
 /** The run itself, with the out dir locked: resume or start, run the cells, write the reports. */
-async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThreshold, warn, judging }: RunPlan): Promise<number> {
+async function runLocked(
+  argv: RunArgs,
+  { out, options, layers, shard, recallThreshold, warn, judging }: RunPlan,
+): Promise<number> {
   const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
   let store: RunDir;
   if (argv.resume !== undefined) {
@@ -95,7 +189,12 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     assertSameMatrix(out, store.options, { ...layerOptions(flags), ...(shard ? { shard } : {}) });
     // The matrix from plan.json; settings that do not change results (workers, cell dirs, time limit, the API key) from flags and config.
     const { keepCellDirs, cellTimeoutMs } = layers.options;
-    options = { ...store.options, live: { ...store.options.live, ...layers.options.live }, ...(keepCellDirs !== undefined ? { keepCellDirs } : {}), ...(cellTimeoutMs !== undefined ? { cellTimeoutMs } : {}) };
+    options = {
+      ...store.options,
+      live: { ...store.options.live, ...layers.options.live },
+      ...(keepCellDirs !== undefined ? { keepCellDirs } : {}),
+      ...(cellTimeoutMs !== undefined ? { cellTimeoutMs } : {}),
+    };
   } else {
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
@@ -106,14 +205,26 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   // A full disk stops the run with its finished cells on disk: say how to go on.
   const resumable = (error: unknown): unknown =>
     isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
-      ? fileSystemProblem(error, `the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`)
+      ? fileSystemProblem(
+          error,
+          `the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`,
+        )
       : error;
   const progress = progressReporter(argv.quiet, Boolean(process.stderr.isTTY), layers.workers);
   const interrupt = interruptOnSignals();
   let result;
   try {
     // Every cell in a worker process, also with -w 1: a strategy that hangs, blocks or exits costs only its cell.
-    result = await runBenchmark({ ...options, workers: layers.workers, cellProcesses: true, store, signal: interrupt.signal, onWarning: warn, onProgress: progress.onProgress, ...(argv.profile ? { profile: true } : {}) });
+    result = await runBenchmark({
+      ...options,
+      workers: layers.workers,
+      cellProcesses: true,
+      store,
+      signal: interrupt.signal,
+      onWarning: warn,
+      onProgress: progress.onProgress,
+      ...(argv.profile ? { profile: true } : {}),
+    });
   } catch (error) {
     progress.stop();
     if (!(error instanceof RunInterrupted)) throw resumable(error);
@@ -125,14 +236,23 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
     interrupt.dispose();
   }
   // The answers are in: judge them before anything is printed or written (a failing judge keeps the finished cells for --resume).
-  if (judging.judges.length > 0) result = await judgeResults(result, { ...judging, live: options.live, cache: options.cache });
-  process.stdout.write(`${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail, width: tableWidth(process.stdout) })}\n`);
+  if (judging.judges.length > 0)
+    result = await judgeResults(result, { ...judging, live: options.live, cache: options.cache });
+  process.stdout.write(
+    `${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), detail: argv.detail, width: tableWidth(process.stdout) })}\n`,
+  );
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
   const phases: RunPhase[] = [{ name: 'planning + cells (runBenchmark)', ms: result.header.durationMs }];
-  const onPhase = (phase: string, ms: number): number => phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });
+  const onPhase = (phase: string, ms: number): number =>
+    phases.push({ name: phase === 'writing' ? 'writing files' : `rendering ${phase}`, ms });
   let files: string[];
   try {
-    files = await writeRunOutput(result, out, { overwrite: argv.overwrite || argv.resume !== undefined, command: 'membench run', ...verdictOptions, onPhase });
+    files = await writeRunOutput(result, out, {
+      overwrite: argv.overwrite || argv.resume !== undefined,
+      command: 'membench run',
+      ...verdictOptions,
+      onPhase,
+    });
     if (argv.profile) process.stderr.write(`\n${renderProfile(result, phases)}`);
     await clearRunState(out);
   } catch (error) {
@@ -141,7 +261,9 @@ async function runLocked(argv: RunArgs, { out, options, layers, shard, recallThr
   // Reports by name, charts counted: one line that fits a terminal however many charts the run drew.
   const charts = files.filter((file) => file.endsWith('.png'));
   const reports = files.filter((file) => !file.endsWith('.png')).map((file) => path.basename(file));
-  const chartWord = charts.length ? ` and ${charts.length} chart${charts.length === 1 ? '' : 's'} in ${path.relative(out, path.dirname(charts[0]!)) || '.'}/` : '';
+  const chartWord = charts.length
+    ? ` and ${charts.length} chart${charts.length === 1 ? '' : 's'} in ${path.relative(out, path.dirname(charts[0]!)) || '.'}/`
+    : '';
   process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${reports.join(', ')}${chartWord})\n`);
   const failed = result.cells.filter((cell) => verdictFails(cellVerdict(cell, verdictOptions)));
   for (const cell of failed) {

@@ -7,7 +7,8 @@ import { handled } from './errors.js';
 import { interruptOnSignals } from './common.js';
 
 export const command = 'serve';
-export const describe = 'Serve the offline model and the hashed embedder as an OpenAI-compatible endpoint on 127.0.0.1 (chat completions, embeddings) until Ctrl-C';
+export const describe =
+  'Serve the offline model and the hashed embedder as an OpenAI-compatible endpoint on 127.0.0.1 (chat completions, embeddings) until Ctrl-C';
 
 export function builder(yargs: Argv) {
   return yargs
@@ -19,14 +20,25 @@ export function builder(yargs: Argv) {
 type ServeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ServeArgs) => {
-  if (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65_535) throw new MembenchError('INVALID_ARGUMENT', `--port ${argv.port}: expected a whole number from 0 to 65535`);
-  if (!/^hashed(?::\d+)?$/u.test(argv.embedder)) throw new MembenchError('INVALID_ARGUMENT', `--embedder ${argv.embedder}: serve offers the hashed embedder only (hashed or hashed:DIM)`);
+  if (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65_535)
+    throw new MembenchError('INVALID_ARGUMENT', `--port ${argv.port}: expected a whole number from 0 to 65535`);
+  if (!/^hashed(?::\d+)?$/u.test(argv.embedder))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--embedder ${argv.embedder}: serve offers the hashed embedder only (hashed or hashed:DIM)`,
+    );
   const embedder = createEmbedder(argv.embedder);
-  const server = await startModelServer({ model: new OfflineModel(), embedder, port: argv.port }).catch((error: unknown) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'EADDRINUSE') throw new MembenchError('INVALID_ARGUMENT', `--port ${argv.port}: the port is in use on 127.0.0.1 (pick another, or 0 for a free one)`);
-    throw error;
-  });
+  const server = await startModelServer({ model: new OfflineModel(), embedder, port: argv.port }).catch(
+    (error: unknown) => {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === 'EADDRINUSE')
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `--port ${argv.port}: the port is in use on 127.0.0.1 (pick another, or 0 for a free one)`,
+        );
+      throw error;
+    },
+  );
   process.stdout.write(`membench serve: offline model and ${embedder.id} at ${server.baseUrl} (Ctrl-C stops)\n`);
   const interrupt = interruptOnSignals();
   await new Promise<void>((resolve) => interrupt.signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -9,7 +9,12 @@ export const describe = 'Check scenario files without running them';
 
 export function builder(yargs: Argv) {
   return yargs
-    .positional('files', { type: 'string', array: true, demandOption: true, describe: 'scenario files (.yaml, .yml or .json)' })
+    .positional('files', {
+      type: 'string',
+      array: true,
+      demandOption: true,
+      describe: 'scenario files (.yaml, .yml or .json)',
+    })
     .option('max-bytes', { type: 'number', default: MAX_SCENARIO_BYTES, describe: 'refuse files larger than this' });
 }
 
@@ -24,6 +29,8 @@ export const handler = handled(async (argv: ValidateArgs) => {
     if (!check.scenario) invalid++;
   }
   const total = argv.files.length;
-  process.stdout.write(`${total} file${total === 1 ? '' : 's'} checked: ${total - invalid} valid, ${invalid} invalid\n`);
+  process.stdout.write(
+    `${total} file${total === 1 ? '' : 's'} checked: ${total - invalid} valid, ${invalid} invalid\n`,
+  );
   return invalid > 0 ? 2 : 0;
 });

@@ -81,7 +81,8 @@ export class BpeCounter {
     const alive = new Uint8Array(n).fill(1);
     // A candidate is the pair starting at part `at`, valid while that pair's span is unchanged.
     const heap: { rank: number; at: number; end: number }[] = [];
-    const less = (a: { rank: number; at: number }, b: { rank: number; at: number }): boolean => a.rank < b.rank || (a.rank === b.rank && a.at < b.at);
+    const less = (a: { rank: number; at: number }, b: { rank: number; at: number }): boolean =>
+      a.rank < b.rank || (a.rank === b.rank && a.at < b.at);
     const push = (at: number): void => {
       const second = next[at]!;
       if (second >= n) return;
@@ -215,18 +216,29 @@ function toBinary(ranks: Map<string, number>): Buffer {
     slots[slot] = i;
   });
   const header = new Uint32Array([MAGIC, FORMAT, tokens.length, slotCount, bytes.length]);
-  return Buffer.concat([header, offsets, Uint32Array.from(tokens, (token) => ranks.get(token)!), slots, bytes].map((part) => Buffer.from(part.buffer, part.byteOffset, part.byteLength)));
+  return Buffer.concat(
+    [header, offsets, Uint32Array.from(tokens, (token) => ranks.get(token)!), slots, bytes].map((part) =>
+      Buffer.from(part.buffer, part.byteOffset, part.byteLength),
+    ),
+  );
 }
 
 function readTable(file: Buffer): RankTable {
   // Typed arrays need 4-byte alignment; a read buffer may start anywhere in a shared pool.
   const buffer = file.byteOffset % 4 === 0 ? file : Buffer.from(file);
-  const words = (at: number, count: number): Uint32Array => new Uint32Array(buffer.buffer, buffer.byteOffset + at * 4, count);
+  const words = (at: number, count: number): Uint32Array =>
+    new Uint32Array(buffer.buffer, buffer.byteOffset + at * 4, count);
   const [magic, format, n, m, length] = words(0, HEADER_WORDS);
   const size = (HEADER_WORDS + n! + 1 + n! + m!) * 4 + length!;
-  if (magic !== MAGIC || format !== FORMAT || size !== buffer.length || (m! & (m! - 1)) !== 0) throw new Error('not a rank table');
+  if (magic !== MAGIC || format !== FORMAT || size !== buffer.length || (m! & (m! - 1)) !== 0)
+    throw new Error('not a rank table');
   const offsets = words(HEADER_WORDS, n! + 1);
   const ranks = words(HEADER_WORDS + n! + 1, n!);
   const slots = new Int32Array(buffer.buffer, buffer.byteOffset + (HEADER_WORDS + 2 * n! + 1) * 4, m!);
-  return new RankTable(new Uint8Array(buffer.buffer, buffer.byteOffset + size - length!, length!), offsets, ranks, slots);
+  return new RankTable(
+    new Uint8Array(buffer.buffer, buffer.byteOffset + size - length!, length!),
+    offsets,
+    ranks,
+    slots,
+  );
 }

@@ -25,7 +25,9 @@ function walFiles(dir: string): string[] {
   } catch {
     return [];
   }
-  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('-wal')).map((entry) => path.join(entry.parentPath, entry.name));
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('-wal'))
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 /**

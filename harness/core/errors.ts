@@ -49,7 +49,11 @@ export function isMembenchError(error: unknown): error is MembenchError {
 
 /** An error from the file system (it has an errno code such as ENOSPC), with the path it names. */
 export function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && /^E[A-Z]+$/u.test((error as NodeJS.ErrnoException).code!);
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    /^E[A-Z]+$/u.test((error as NodeJS.ErrnoException).code!)
+  );
 }
 
 /** What an errno means in words, for the codes an ordinary user meets; `path` names the file. */

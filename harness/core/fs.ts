@@ -36,7 +36,8 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     await syncDirectory(dir);
   } catch (error) {
     // A failed write (ENOSPC) names no file; the message must: the one being written.
-    if (error instanceof Error && (error as NodeJS.ErrnoException).code && !(error as NodeJS.ErrnoException).path) (error as NodeJS.ErrnoException).path = file;
+    if (error instanceof Error && (error as NodeJS.ErrnoException).code && !(error as NodeJS.ErrnoException).path)
+      (error as NodeJS.ErrnoException).path = file;
     throw error;
   }
 }
@@ -48,7 +49,10 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
  */
 export function replaceFileSync(file: string, data: string | Uint8Array): void {
   // Synchronous: no fsync to wait for, and a small file's write costs less than a thread-pool hop.
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+  );
   try {
     writeFileSync(temp, data, { flag: 'wx' });
     renameSync(temp, file);

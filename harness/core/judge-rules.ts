@@ -35,9 +35,37 @@ export interface RuleVerdict {
 }
 
 const NUMBER_WORDS: Readonly<Record<string, number>> = {
-  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20,
-  thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90, hundred: 100, once: 1, twice: 2,
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+  hundred: 100,
+  once: 1,
+  twice: 2,
 };
 
 /** Numbers written in digits ("3", "1,200", "2.5") or as a word ("three", "twice"). */
@@ -52,7 +80,20 @@ export function numbersIn(text: string): number[] {
   return out;
 }
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 const MONTH = `(${MONTHS.map((month) => `${month.slice(0, 3)}(?:${month.slice(3)})?`).join('|')})\\.?`;
 const DAY = '(\\d{1,2})(?:st|nd|rd|th)?';
 
@@ -66,9 +107,12 @@ export function datesIn(text: string): number[] {
     if (month >= 0 && date.getUTCMonth() === month && date.getUTCDate() === day) out.push(time);
   };
   const monthIndex = (name: string): number => MONTHS.findIndex((month) => month.startsWith(name.slice(0, 3)));
-  for (const match of normalized.matchAll(new RegExp(`\\b${DAY}\\s+(?:of\\s+)?${MONTH},?\\s+(\\d{4})\\b`, 'gu'))) push(Number(match[3]), monthIndex(match[2]!), Number(match[1]));
-  for (const match of normalized.matchAll(new RegExp(`\\b${MONTH}\\s+${DAY},?\\s+(\\d{4})\\b`, 'gu'))) push(Number(match[3]), monthIndex(match[1]!), Number(match[2]));
-  for (const match of normalized.matchAll(/\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b/gu)) push(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  for (const match of normalized.matchAll(new RegExp(`\\b${DAY}\\s+(?:of\\s+)?${MONTH},?\\s+(\\d{4})\\b`, 'gu')))
+    push(Number(match[3]), monthIndex(match[2]!), Number(match[1]));
+  for (const match of normalized.matchAll(new RegExp(`\\b${MONTH}\\s+${DAY},?\\s+(\\d{4})\\b`, 'gu')))
+    push(Number(match[3]), monthIndex(match[1]!), Number(match[2]));
+  for (const match of normalized.matchAll(/\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b/gu))
+    push(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
   return out;
 }
 
@@ -99,12 +143,20 @@ function matchGold(gold: string, response: string, type: JudgeType): RuleVerdict
   if (goldDates.length > 0) {
     const given = datesIn(response);
     const slack = offByOne ? DAY_MS : 0;
-    if (goldDates.every((date) => given.some((value) => Math.abs(value - date) <= slack))) return { correct: true, rule: `names the gold date${goldDates.length > 1 ? 's' : ''} of "${gold}"${offByOne ? ' (within a day)' : ''}` };
+    if (goldDates.every((date) => given.some((value) => Math.abs(value - date) <= slack)))
+      return {
+        correct: true,
+        rule: `names the gold date${goldDates.length > 1 ? 's' : ''} of "${gold}"${offByOne ? ' (within a day)' : ''}`,
+      };
   } else if (numbersAgree(gold, response, offByOne ? 1 : 0) && wordShare(gold, response) >= 0.5) {
-    return { correct: true, rule: `gives the number${numbersIn(gold).length > 1 ? 's' : ''} of "${gold}"${offByOne ? ' (within one)' : ''}` };
+    return {
+      correct: true,
+      rule: `gives the number${numbersIn(gold).length > 1 ? 's' : ''} of "${gold}"${offByOne ? ' (within one)' : ''}`,
+    };
   }
   const f1 = tokenF1(response, gold);
-  if (f1 >= OFFLINE_F1_THRESHOLD) return { correct: true, rule: `token F1 ${f1.toFixed(2)} >= ${OFFLINE_F1_THRESHOLD} against "${gold}"` };
+  if (f1 >= OFFLINE_F1_THRESHOLD)
+    return { correct: true, rule: `token F1 ${f1.toFixed(2)} >= ${OFFLINE_F1_THRESHOLD} against "${gold}"` };
   return undefined;
 }
 
@@ -117,16 +169,27 @@ function matchGold(gold: string, response: string, type: JudgeType): RuleVerdict
  * questions, which accept the old value alongside the updated one.
  */
 export function offlineVerdict(item: JudgeItem): RuleVerdict {
-  if (item.response.trim() === '') return { correct: false, rule: 'the answer is empty (no text came back: an endpoint reply with content null?)' };
+  if (item.response.trim() === '')
+    return { correct: false, rule: 'the answer is empty (no text came back: an endpoint reply with content null?)' };
   const normalized = normalizeText(item.response);
   if (item.type === 'abstention') {
     const declined = judgeAnswer(item.response, undefined, item.forbid) || adversarialScore(item.response) === 1;
     const stale = containsAny(normalized, item.forbid);
-    return { correct: declined && !stale, rule: stale ? 'names the unsupported answer' : declined ? 'says the information is not available' : 'gives an answer instead of declining' };
+    return {
+      correct: declined && !stale,
+      rule: stale
+        ? 'names the unsupported answer'
+        : declined
+          ? 'says the information is not available'
+          : 'gives an answer instead of declining',
+    };
   }
   if (item.type === 'preference') {
     const best = Math.max(0, ...item.expect.map((rubric) => wordShare(rubric, item.response)));
-    return { correct: best >= RUBRIC_WORD_SHARE, rule: `uses ${Math.round(best * 100)} % of the rubric's content words (needs ${Math.round(RUBRIC_WORD_SHARE * 100)} %)` };
+    return {
+      correct: best >= RUBRIC_WORD_SHARE,
+      rule: `uses ${Math.round(best * 100)} % of the rubric's content words (needs ${Math.round(RUBRIC_WORD_SHARE * 100)} %)`,
+    };
   }
   const stale = item.type !== 'knowledge-update' && containsAny(normalized, item.forbid);
   for (const gold of item.expect) {

@@ -10,7 +10,16 @@ let cached: string | undefined;
 /** A digest of host name, CPU model and count, memory size and platform: equal for runs on one machine. */
 export function machineId(): string {
   cached ??= createHash('sha256')
-    .update(JSON.stringify([os.hostname(), os.cpus()[0]?.model ?? '', os.availableParallelism(), os.totalmem(), process.platform, process.arch]))
+    .update(
+      JSON.stringify([
+        os.hostname(),
+        os.cpus()[0]?.model ?? '',
+        os.availableParallelism(),
+        os.totalmem(),
+        process.platform,
+        process.arch,
+      ]),
+    )
     .digest('hex')
     .slice(0, 12);
   return cached;

@@ -40,7 +40,10 @@ export async function readManifest(dir: string): Promise<string[] | undefined> {
 
 /** Records `names` (relative to `dir`) as what `command` wrote into `dir`. */
 export async function writeManifest(dir: string, command: string, names: readonly string[]): Promise<void> {
-  const manifest: Manifest = { command, files: [...new Set(names.map((name) => path.normalize(name)).filter(insideDir))].sort() };
+  const manifest: Manifest = {
+    command,
+    files: [...new Set(names.map((name) => path.normalize(name)).filter(insideDir))].sort(),
+  };
   await writeFileAtomic(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
@@ -50,7 +53,11 @@ export async function writeManifest(dir: string, command: string, names: readonl
  * files were kept. Only plain files and symlinks are removed, never a folder's contents. Returns the
  * names removed.
  */
-export async function removeOwnFiles(dir: string, fallback: readonly string[] = [], keep: ReadonlySet<string> = new Set()): Promise<string[]> {
+export async function removeOwnFiles(
+  dir: string,
+  fallback: readonly string[] = [],
+  keep: ReadonlySet<string> = new Set(),
+): Promise<string[]> {
   const listed = (await readManifest(dir)) ?? fallback.filter(insideDir);
   const removed: string[] = [];
   const parents = new Set<string>();
@@ -64,7 +71,8 @@ export async function removeOwnFiles(dir: string, fallback: readonly string[] = 
     for (let parent = path.dirname(name); parent !== '.'; parent = path.dirname(parent)) parents.add(parent);
   }
   // Deepest first; rmdir refuses a folder that still holds anything (a user's file): it stays.
-  for (const parent of [...parents].sort((a, b) => b.length - a.length)) await rmdir(path.join(dir, parent)).catch(() => undefined);
+  for (const parent of [...parents].sort((a, b) => b.length - a.length))
+    await rmdir(path.join(dir, parent)).catch(() => undefined);
   if (keep.size === 0) await rm(path.join(dir, MANIFEST_FILE), { force: true });
   return removed;
 }
@@ -88,12 +96,18 @@ async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
  * folders) and files of the same name as the new ones are written over, every other file stays
  * and is named. Undefined when the dir has a manifest, does not exist or holds nothing else.
  */
-export async function overwriteWithoutManifestWarning(dir: string, replaced: readonly string[]): Promise<string | undefined> {
+export async function overwriteWithoutManifestWarning(
+  dir: string,
+  replaced: readonly string[],
+): Promise<string | undefined> {
   if (!existsSync(dir) || existsSync(path.join(dir, MANIFEST_FILE))) return undefined;
-  const isReplaced = (name: string): boolean => replaced.some((own) => name === own || name.startsWith(`${own}${path.sep}`));
+  const isReplaced = (name: string): boolean =>
+    replaced.some((own) => name === own || name.startsWith(`${own}${path.sep}`));
   const depth = (name: string): number => name.split(path.sep).length;
   // The dir's own files first (a user's notes), then those in folders (charts/).
-  const kept = (await filesUnder(dir)).filter((name) => !isReplaced(name)).sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
+  const kept = (await filesUnder(dir))
+    .filter((name) => !isReplaced(name))
+    .sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
   if (kept.length === 0) return undefined;
   const shown = kept.slice(0, 5).join(', ') + (kept.length > 5 ? `, ... (${kept.length - 5} more)` : '');
   const but = replaced.length ? ` but ${replaced.join(', ')}` : '';
@@ -121,7 +135,10 @@ export class StagedDir {
   static async begin(dir: string): Promise<StagedDir> {
     const parent = path.dirname(path.resolve(dir));
     const createdParent = await mkdir(parent, { recursive: true });
-    const staging = path.join(parent, `.${path.basename(path.resolve(dir))}.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const staging = path.join(
+      parent,
+      `.${path.basename(path.resolve(dir))}.staging-${process.pid}-${randomBytes(4).toString('hex')}`,
+    );
     await mkdir(staging);
     return new StagedDir(dir, staging, createdParent);
   }
@@ -147,7 +164,9 @@ export class StagedDir {
       await rename(this.staging, this.dir);
       return [];
     }
-    const removed = replace ? await removeOwnFiles(this.dir, [], new Set(this.names.map((name) => path.normalize(name)))) : [];
+    const removed = replace
+      ? await removeOwnFiles(this.dir, [], new Set(this.names.map((name) => path.normalize(name))))
+      : [];
     for (const name of [...this.names, MANIFEST_FILE]) {
       await mkdir(path.dirname(path.join(this.dir, name)), { recursive: true });
       await rename(path.join(this.staging, name), path.join(this.dir, name));
@@ -161,9 +180,18 @@ export class StagedDir {
     await rm(this.staging, { recursive: true, force: true });
     if (this.createdParent === undefined) return;
     // Empty folders only, from the staging dir's parent up to the first one begin created.
-    for (let folder = path.dirname(this.staging); folder.startsWith(this.createdParent); folder = path.dirname(folder)) {
-      if (!(await rmdir(folder).then(() => true, () => false))) break;
+    for (
+      let folder = path.dirname(this.staging);
+      folder.startsWith(this.createdParent);
+      folder = path.dirname(folder)
+    ) {
+      if (
+        !(await rmdir(folder).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
     }
   }
 }
-

@@ -17,7 +17,8 @@ const normalizedMessage = boundedMemo(100_000, normalizeText);
 export function contextMessages(messages: readonly BaseMessage[]): string[] {
   return messages.map((message) => {
     let text = messageText(message);
-    const calls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
+    const calls =
+      'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
     for (const call of calls ?? []) text += `\n${call.name}\n${JSON.stringify(call.args)}`;
     return normalizedMessage(text);
   });
@@ -49,14 +50,20 @@ function lastMention(normalizedHaystack: string, needles: readonly string[]): nu
   return Math.max(-1, ...needles.map((needle) => normalizedHaystack.lastIndexOf(normalizeText(needle))));
 }
 
-export function judgeContext(normalizedContext: string, expect: readonly string[] | undefined, forbid: readonly string[]): RecallVerdict {
+export function judgeContext(
+  normalizedContext: string,
+  expect: readonly string[] | undefined,
+  forbid: readonly string[],
+): RecallVerdict {
   const recalled = expect ? containsAny(normalizedContext, expect) : undefined;
   const conflict = containsAny(normalizedContext, forbid);
   return {
     contextRecall: recalled,
     staleExposure: conflict && recalled !== true,
     conflictExposure: conflict,
-    ...(conflict && recalled === true ? { currentAfterStale: lastMention(normalizedContext, expect!) > lastMention(normalizedContext, forbid) } : {}),
+    ...(conflict && recalled === true
+      ? { currentAfterStale: lastMention(normalizedContext, expect!) > lastMention(normalizedContext, forbid) }
+      : {}),
   };
 }
 
@@ -71,7 +78,10 @@ function messageHolds(message: string, terms: ReadonlySet<string>, word: string)
  * the best of several `expect` strings). Null when no expect string has a content word ("yes",
  * "no"): such answers cannot be recalled from words.
  */
-export function answerRecall(expect: readonly string[] | undefined, normalizedMessages: readonly string[]): number | null {
+export function answerRecall(
+  expect: readonly string[] | undefined,
+  normalizedMessages: readonly string[],
+): number | null {
   let best: number | null = null;
   for (const gold of expect ?? []) {
     const words = [...new Set(contentWords(gold))];
@@ -134,21 +144,35 @@ function rareShare(terms: readonly string[], rarity: Readonly<Record<string, num
  * shared by many messages cannot make a message held. Terms scattered across unrelated messages
  * do not count, so a context without the evidence scores 0.
  */
-export function evidenceRecall(evidence: ProbeEvidence, normalizedMessages: readonly string[], transforms: boolean): { value: number | null; findings: EvidenceFinding[] } {
+export function evidenceRecall(
+  evidence: ProbeEvidence,
+  normalizedMessages: readonly string[],
+  transforms: boolean,
+): { value: number | null; findings: EvidenceFinding[] } {
   const findings = evidence.cited.map((messages): EvidenceFinding => {
     const wanted = messages.map(normalizeText).filter((text) => text.length > 0);
     if (wanted.some((text) => normalizedMessages.some((message) => message.includes(text)))) return 'verbatim';
     if (!transforms) return 'missing';
-    const candidates = wanted.flatMap((text) => [[...termSet(text)], ...sentences(text).map((sentence) => [...termSet(sentence)]).filter((terms) => terms.length >= EVIDENCE_MIN_TERMS)]);
+    const candidates = wanted.flatMap((text) => [
+      [...termSet(text)],
+      ...sentences(text)
+        .map((sentence) => [...termSet(sentence)])
+        .filter((terms) => terms.length >= EVIDENCE_MIN_TERMS),
+    ]);
     for (const terms of candidates) {
-      for (const message of normalizedMessages) if (rareShare(terms, evidence.rarity, message) >= EVIDENCE_COVERAGE_THRESHOLD) return 'covered';
+      for (const message of normalizedMessages)
+        if (rareShare(terms, evidence.rarity, message) >= EVIDENCE_COVERAGE_THRESHOLD) return 'covered';
     }
     return 'missing';
   });
-  return { value: findings.length === 0 ? null : findings.filter((finding) => finding !== 'missing').length / findings.length, findings };
+  return {
+    value: findings.length === 0 ? null : findings.filter((finding) => finding !== 'missing').length / findings.length,
+    findings,
+  };
 }
 
-const DECLINES = /(don't know|do not know|not sure|no information|not mentioned|never (said|told|mentioned)|不知道|不清楚|没有提到|没提过)/iu;
+const DECLINES =
+  /(don't know|do not know|not sure|no information|not mentioned|never (said|told|mentioned)|不知道|不清楚|没有提到|没提过)/iu;
 
 /** Answer accuracy: contains an `expect` string and no `forbid` string; abstention probes score a decline. */
 export function judgeAnswer(answer: string, expect: readonly string[] | undefined, forbid: readonly string[]): boolean {

@@ -19,12 +19,18 @@ export const SEED_RANGE: NumberRange = { whole: true, min: 0, max: 0xffff_ffff }
  * hide what was typed): undefined when absent, the number when it fits `range`, else a bad-input error
  * naming the flag and the text (`--seed abc: expected a whole number from 0 to 4294967295`).
  */
-export function parseNumberFlag(flag: string, raw: string | number | undefined, range: NumberRange): number | undefined {
+export function parseNumberFlag(
+  flag: string,
+  raw: string | number | undefined,
+  range: NumberRange,
+): number | undefined {
   if (raw === undefined) return undefined;
   const text = String(raw).trim();
-  if (text === '') throw new MembenchError('INVALID_ARGUMENT', `${flag} needs a value: expected ${describeRange(range)}`);
+  if (text === '')
+    throw new MembenchError('INVALID_ARGUMENT', `${flag} needs a value: expected ${describeRange(range)}`);
   const value = Number(text);
-  if (!inRange(value, range)) throw new MembenchError('INVALID_ARGUMENT', `${flag} ${text}: expected ${describeRange(range)}`);
+  if (!inRange(value, range))
+    throw new MembenchError('INVALID_ARGUMENT', `${flag} ${text}: expected ${describeRange(range)}`);
   return value;
 }
 
@@ -39,12 +45,20 @@ export const MAX_ANSWER_CHARS = 100_000;
 export function describeRange(range: NumberRange): string {
   if (range.words) return range.words;
   const kind = range.whole ? 'a whole number' : 'a number';
-  return range.max === Number.MAX_SAFE_INTEGER ? `${kind} >= ${range.min}` : `${kind} from ${range.min} to ${range.max}`;
+  return range.max === Number.MAX_SAFE_INTEGER
+    ? `${kind} >= ${range.min}`
+    : `${kind} from ${range.min} to ${range.max}`;
 }
 
 /** Whether `value` is a finite number inside the range. */
 export function inRange(value: unknown, range: NumberRange): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && (!range.whole || Number.isInteger(value)) && value >= range.min && value <= range.max;
+  return (
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    (!range.whole || Number.isInteger(value)) &&
+    value >= range.min &&
+    value <= range.max
+  );
 }
 
 /**
@@ -54,7 +68,12 @@ export function inRange(value: unknown, range: NumberRange): value is number {
  */
 export function checkNumber(name: string, value: unknown, range: NumberRange): number {
   if (inRange(value, range)) return value;
-  const shown = typeof value !== 'number' || Number.isFinite(value) ? ` ${String(value)}` : Number.isNaN(value) ? ' is not a number' : ' is not finite';
+  const shown =
+    typeof value !== 'number' || Number.isFinite(value)
+      ? ` ${String(value)}`
+      : Number.isNaN(value)
+        ? ' is not a number'
+        : ' is not finite';
   throw new MembenchError('INVALID_ARGUMENT', `${name}${shown}: expected ${describeRange(range)}`);
 }
 

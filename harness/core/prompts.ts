@@ -95,12 +95,17 @@ export function parseExtractMemoriesPrompt(text: string): ExtractMemoriesInput {
     const part = text.slice(from + mark(header).length, Math.max(to, from + mark(header).length)).trim();
     return part === '(none)' ? '' : part;
   };
-  const indexText = text.startsWith(`${MEMORY_INDEX_HEADER}\n`) ? text.slice(MEMORY_INDEX_HEADER.length, relatedAt < 0 ? end : relatedAt) : '';
+  const indexText = text.startsWith(`${MEMORY_INDEX_HEADER}\n`)
+    ? text.slice(MEMORY_INDEX_HEADER.length, relatedAt < 0 ? end : relatedAt)
+    : '';
   const related = between(relatedAt, RELATED_MEMORIES_HEADER, userAt < 0 ? end : userAt);
   const user = between(userAt, USER_MESSAGES_HEADER, end);
   return {
     indexLines: indexText.split('\n').filter((line) => line.startsWith('- [')),
-    related: [...related.matchAll(/^### (.+)\n([\s\S]*?)(?=\n\n### |$(?![\s\S]))/gmu)].map((match) => ({ name: match[1]!.trim(), body: match[2]!.trim() })),
+    related: [...related.matchAll(/^### (.+)\n([\s\S]*?)(?=\n\n### |$(?![\s\S]))/gmu)].map((match) => ({
+      name: match[1]!.trim(),
+      body: match[2]!.trim(),
+    })),
     userMessages: user ? user.split('\n') : [],
     reply: between(replyAt, ASSISTANT_REPLY_HEADER, text.length),
   };

@@ -16,11 +16,18 @@ const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/gu;
 /** LoCoMo's `normalize_answer`. */
 export function locomoNormalize(text: string): string {
   const lowered = text.replace(/,/gu, '').toLowerCase().replace(PUNCTUATION, '');
-  return lowered.replace(/\b(a|an|the|and)\b/gu, ' ').split(/\s+/u).filter((word) => word.length > 0).join(' ');
+  return lowered
+    .replace(/\b(a|an|the|and)\b/gu, ' ')
+    .split(/\s+/u)
+    .filter((word) => word.length > 0)
+    .join(' ');
 }
 
 function stems(text: string): string[] {
-  return locomoNormalize(text).split(' ').filter((word) => word.length > 0).map((word) => stemmer(word));
+  return locomoNormalize(text)
+    .split(' ')
+    .filter((word) => word.length > 0)
+    .map((word) => stemmer(word));
 }
 
 /** LoCoMo's `f1_score`: token F1 of the stemmed, normalised answer against one gold answer. */
@@ -47,7 +54,9 @@ export function tokenF1(prediction: string, gold: string): number {
 export function multiTokenF1(prediction: string, gold: string): number {
   const predictions = prediction.split(',').map((part) => part.trim());
   const truths = gold.split(',').map((part) => part.trim());
-  return truths.reduce((sum, truth) => sum + Math.max(...predictions.map((part) => tokenF1(part, truth))), 0) / truths.length;
+  return (
+    truths.reduce((sum, truth) => sum + Math.max(...predictions.map((part) => tokenF1(part, truth))), 0) / truths.length
+  );
 }
 
 /** evaluation.py's category-5 check: the lower-cased answer holds one of these phrases. */
@@ -60,7 +69,11 @@ export function adversarialScore(prediction: string): number {
 }
 
 /** The dataset's own score of an answer under a probe's `scoring` (undefined for `contains`, or without gold where gold is needed). */
-export function datasetScore(scoring: string | undefined, prediction: string, expect: readonly string[] | undefined): number | undefined {
+export function datasetScore(
+  scoring: string | undefined,
+  prediction: string,
+  expect: readonly string[] | undefined,
+): number | undefined {
   if (scoring === 'locomo-adversarial') return adversarialScore(prediction);
   const f1 = scoring === 'locomo-f1' ? tokenF1 : scoring === 'locomo-f1-multi' ? multiTokenF1 : undefined;
   if (!f1 || !expect || expect.length === 0) return undefined;

@@ -48,7 +48,10 @@ function maskWith(text: string, values: readonly string[]): string {
   let masked = text;
   for (const secret of values) if (masked.includes(secret)) masked = masked.split(secret).join(MASK);
   if (/authorization|bearer/iu.test(masked)) {
-    masked = masked.replace(AUTHORIZATION, (_match, label: string, scheme: string | undefined) => `${label}${scheme ?? ''}${MASK}`);
+    masked = masked.replace(
+      AUTHORIZATION,
+      (_match, label: string, scheme: string | undefined) => `${label}${scheme ?? ''}${MASK}`,
+    );
     masked = masked.replace(BEARER, `$1${MASK}`);
   }
   return masked;

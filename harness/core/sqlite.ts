@@ -18,7 +18,13 @@ import { inDurableBatch, onDurableBatch } from './durable-batch.js';
 export type SqliteDatabase = Database.Database;
 
 /** better-sqlite3's codes for a file that is not (or no longer) a sound database. */
-const DAMAGED = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_INDEX']);
+const DAMAGED = new Set([
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_CORRUPT_VTAB',
+  'SQLITE_CORRUPT_SEQUENCE',
+  'SQLITE_CORRUPT_INDEX',
+]);
 
 /** What to do about a damaged store, in every message about one. */
 const REMEDY = 'restore it from a backup, or delete it to start with an empty store (what it held is lost)';
@@ -32,7 +38,11 @@ export function assertNotEmptied(file: string): void {
       return undefined; // no file yet: a fresh store
     }
   })();
-  if (size === 0) throw new MembenchError('CORRUPT_STORE', `${file}: the store file is empty (0 bytes): it was truncated or emptied, not created empty (membench writes its header at once); ${REMEDY}`);
+  if (size === 0)
+    throw new MembenchError(
+      'CORRUPT_STORE',
+      `${file}: the store file is empty (0 bytes): it was truncated or emptied, not created empty (membench writes its header at once); ${REMEDY}`,
+    );
 }
 
 /** Runs `work` on a store file; a damaged-database error from SQLite becomes one that names the file and the remedy. */
@@ -41,7 +51,11 @@ export function namingFile<T>(file: string, work: () => T): T {
     return work();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && DAMAGED.has(code)) throw new MembenchError('CORRUPT_STORE', `${file}: the SQLite store is damaged (${(error as Error).message}); ${REMEDY}`);
+    if (typeof code === 'string' && DAMAGED.has(code))
+      throw new MembenchError(
+        'CORRUPT_STORE',
+        `${file}: the SQLite store is damaged (${(error as Error).message}); ${REMEDY}`,
+      );
     const words = storageProblem(error, file);
     if (words) throw new MembenchError('FILE_SYSTEM', words);
     throw error;
@@ -66,9 +80,12 @@ export function storageProblem(error: unknown, where: string): string | undefine
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string') return undefined;
   const said = (error as Error).message;
-  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return `no space left for ${where} (${said})${tempDirHint(where)}`;
-  if (code.startsWith('SQLITE_IOERR')) return `disk I/O error on ${where} (${said}): a full or failing disk${tempDirHint(where)}`;
-  if (code.startsWith('SQLITE_READONLY')) return `${where} cannot be written (${said}): it or its directory is read-only (permissions, or a read-only file system)`;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT')
+    return `no space left for ${where} (${said})${tempDirHint(where)}`;
+  if (code.startsWith('SQLITE_IOERR'))
+    return `disk I/O error on ${where} (${said}): a full or failing disk${tempDirHint(where)}`;
+  if (code.startsWith('SQLITE_READONLY'))
+    return `${where} cannot be written (${said}): it or its directory is read-only (permissions, or a read-only file system)`;
   if (code.startsWith('SQLITE_CANTOPEN')) {
     const stat = (() => {
       try {
@@ -77,7 +94,8 @@ export function storageProblem(error: unknown, where: string): string | undefine
         return undefined;
       }
     })();
-    if (stat?.isDirectory()) return `${where} is a directory, not a SQLite store file: move it away or choose another path`;
+    if (stat?.isDirectory())
+      return `${where} is a directory, not a SQLite store file: move it away or choose another path`;
     return `cannot open ${where} (${said}): its directory is missing, not writable or on a read-only file system`;
   }
   return undefined;

@@ -3,12 +3,16 @@ import { boundedMemo } from './memo.js';
 
 /** Texts up to this long are memoised by normalizeText (sentences, messages: the ones hot paths repeat); longer ones (whole contexts) are not kept. */
 const NORMALIZE_MEMO_CHARS = 2048;
-const normalizedShort = boundedMemo(50_000, (text) => text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim());
+const normalizedShort = boundedMemo(50_000, (text) =>
+  text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim(),
+);
 
 /** NFKC, case fold and collapsed whitespace: the form in which recall strings are compared. */
 export function normalizeText(text: string): string {
   // The offline summariser re-reads every kept sentence at every fold: the same short strings again and again.
-  return text.length <= NORMALIZE_MEMO_CHARS ? normalizedShort(text) : text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
+  return text.length <= NORMALIZE_MEMO_CHARS
+    ? normalizedShort(text)
+    : text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim();
 }
 
 // Made on first use, not at load: an agent process's startup snapshot can hold no ICU object.
@@ -73,7 +77,8 @@ export function icuWords(normalized: string): string[] {
 /** Overlapping character bigrams of each CJK run: robust to segmentation differences. */
 export function cjkBigrams(text: string): string[] {
   const out: string[] = [];
-  const runs = normalizeText(text).match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu) ?? [];
+  const runs =
+    normalizeText(text).match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu) ?? [];
   for (const run of runs) {
     const chars = Array.from(run);
     if (chars.length === 1) out.push(run);
@@ -109,7 +114,10 @@ const TERMS_CACHE_LIMIT = 200_000;
  * part of the offline model and embedder, and the same messages are scored again on every probe,
  * so results are memoised (a bounded cache: it is cleared when full).
  */
-export const matchTerms: (text: string) => readonly string[] = boundedMemo(TERMS_CACHE_LIMIT, (text) => [...contentWords(text), ...cjkBigrams(text)]);
+export const matchTerms: (text: string) => readonly string[] = boundedMemo(TERMS_CACHE_LIMIT, (text) => [
+  ...contentWords(text),
+  ...cjkBigrams(text),
+]);
 
 /** Splits text into sentences (Latin and CJK punctuation, and line breaks). */
 export function sentences(text: string): string[] {
@@ -142,14 +150,21 @@ export function shortenText(text: string, max: number): string {
 
 /** A file-name-like slug of free text (letters and digits of any script joined by "-", at most 60 characters); '' when none is left. */
 export function slugify(text: string): string {
-  return Array.from(normalizeText(text).replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+|-+$/gu, ''))
+  return Array.from(
+    normalizeText(text)
+      .replace(/[^\p{L}\p{M}\p{N}]+/gu, '-')
+      .replace(/^[^\p{L}\p{N}]+|-+$/gu, ''),
+  )
     .slice(0, 60)
     .join('')
     .replace(/-+$/u, '');
 }
 
 /** `matchTerms` of a text as a set (memoised like it): whole-word membership for per-message checks. */
-export const termSet: (text: string) => ReadonlySet<string> = boundedMemo(TERMS_CACHE_LIMIT, (text) => new Set(matchTerms(text)));
+export const termSet: (text: string) => ReadonlySet<string> = boundedMemo(
+  TERMS_CACHE_LIMIT,
+  (text) => new Set(matchTerms(text)),
+);
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 

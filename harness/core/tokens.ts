@@ -24,7 +24,10 @@ export function encodingForModel(model: string): EncodingName {
 /** Whether `encodingForModel` knows `model` (or it names an encoding), rather than falling back to cl100k_base for a name it has never seen. */
 export function knownTokenizerModel(model: string): boolean {
   const name = model.replace(/^[a-z-]+:/u, '').toLowerCase();
-  return encodingForModel(name) === 'o200k_base' || /^(gpt-4|gpt-3\.5|gpt-35|text-embedding-|cl100k_base$|o200k_base$)/u.test(name);
+  return (
+    encodingForModel(name) === 'o200k_base' ||
+    /^(gpt-4|gpt-3\.5|gpt-35|text-embedding-|cl100k_base$|o200k_base$)/u.test(name)
+  );
 }
 
 const encoders = new Map<EncodingName, BpeCounter>();
@@ -102,7 +105,8 @@ export class TokenCounter {
     const cached = this.perMessage.get(message);
     if (cached !== undefined) return cached;
     let total = TOKENS_PER_MESSAGE + this.countText(roleOf(message)) + this.countText(messageText(message));
-    const toolCalls = 'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
+    const toolCalls =
+      'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
     for (const call of toolCalls ?? []) {
       total += this.countText(call.name) + this.countText(JSON.stringify(call.args ?? {}));
     }

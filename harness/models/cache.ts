@@ -48,7 +48,9 @@ export class ResponseCache {
         key TEXT PRIMARY KEY, model TEXT NOT NULL, dimensions INTEGER NOT NULL, vector BLOB NOT NULL, created_at TEXT NOT NULL);
     `);
     db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('schema_version', String(SCHEMA_VERSION));
-    this.getChatRow = db.prepare<[string, number], { text: string }>('SELECT text FROM chat WHERE key = ? AND trial = ?');
+    this.getChatRow = db.prepare<[string, number], { text: string }>(
+      'SELECT text FROM chat WHERE key = ? AND trial = ?',
+    );
     this.putChatRow = db.prepare<[string, number, string, string, number | null, string]>(
       'INSERT OR REPLACE INTO chat (key, trial, model, text, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -83,7 +85,13 @@ export class ResponseCache {
     const createdAt = new Date().toISOString();
     this.db.transaction(() => {
       for (const { key, model, vector } of rows) {
-        this.putEmbeddingRow.run(key, model, vector.length, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), createdAt);
+        this.putEmbeddingRow.run(
+          key,
+          model,
+          vector.length,
+          Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+          createdAt,
+        );
       }
     })();
   }

@@ -83,7 +83,10 @@ export function displayUrl(baseUrl: string, path: string): string {
 export function checkBaseUrl(baseUrl: string): void {
   const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new MembenchError('INVALID_ARGUMENT', `openai: base URL ${JSON.stringify(baseUrl.replace(/\/\/[^/]*@/u, '//***@'))} is not an http(s) URL`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `openai: base URL ${JSON.stringify(baseUrl.replace(/\/\/[^/]*@/u, '//***@'))} is not an http(s) URL`,
+    );
   }
   if (url.username || url.password || url.search || url.hash) {
     throw new MembenchError(
@@ -202,12 +205,20 @@ export class Endpoint {
   /** The SDK client, created on first use. Retries and timeouts are ours (one policy for every failure, attempts counted in the message). */
   async client(): Promise<OpenAI> {
     this.sdk ??= await loadSdk();
-    this.clientInstance ??= new this.sdk.default({ apiKey: this.apiKey ?? NO_KEY, baseURL: this.baseUrl, maxRetries: 0, timeout: this.timeoutMs });
+    this.clientInstance ??= new this.sdk.default({
+      apiKey: this.apiKey ?? NO_KEY,
+      baseURL: this.baseUrl,
+      maxRetries: 0,
+      timeout: this.timeoutMs,
+    });
     return this.clientInstance;
   }
 
   /** Runs `send` under the concurrency limit, retrying what is worth retrying; returns its value and the wall time. */
-  async request<T>(path: string, send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<{ value: T; latencyMs: number }> {
+  async request<T>(
+    path: string,
+    send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>,
+  ): Promise<{ value: T; latencyMs: number }> {
     const url = displayUrl(this.baseUrl, path);
     return this.limit.run(async () => {
       const started = performance.now();
@@ -217,7 +228,10 @@ export class Endpoint {
         const { failure } = outcome;
         if (!failure.retryable || attempt > this.maxRetries) {
           const attempts = attempt > 1 ? ` after ${attempt} attempts` : '';
-          throw new MembenchError('MODEL_ERROR', this.redact(`openai: POST ${url} failed${attempts}: ${failure.reason}`));
+          throw new MembenchError(
+            'MODEL_ERROR',
+            this.redact(`openai: POST ${url} failed${attempts}: ${failure.reason}`),
+          );
         }
         const delayMs = Math.min(this.retryMaxMs, failure.retryAfterMs ?? this.backoff(attempt));
         this.onRetry?.({ url, attempt, reason: this.redact(failure.reason), delayMs });
@@ -233,7 +247,9 @@ export class Endpoint {
     return Math.round(step / 2 + (step / 2) * this.random());
   }
 
-  private async attempt<T>(send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<{ value: T } | { failure: Failure }> {
+  private async attempt<T>(
+    send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>,
+  ): Promise<{ value: T } | { failure: Failure }> {
     // Our own timer covers the body too: the SDK's timeout stops once the headers have arrived.
     const controller = new AbortController();
     let timedOut = false;
@@ -262,16 +278,21 @@ export class Endpoint {
     if (error instanceof sdk.APIUserAbortError) return { reason: 'aborted', retryable: false };
     if (error instanceof sdk.APIConnectionError) {
       const codes = errorCodes(error);
-      if (codes.includes('ECONNREFUSED')) return { reason: 'connection refused (is the server running?)', retryable: false };
+      if (codes.includes('ECONNREFUSED'))
+        return { reason: 'connection refused (is the server running?)', retryable: false };
       if (codes.includes('ENOTFOUND')) return { reason: 'host not found (ENOTFOUND)', retryable: false };
       const known = codes.map((code) => RETRYABLE_CONNECTION_CODES.get(code)).find((words) => words !== undefined);
       const cause = (error as { cause?: unknown }).cause;
-      return { reason: known ?? `connection failed (${cause instanceof Error ? cause.message : error.message})`, retryable: true };
+      return {
+        reason: known ?? `connection failed (${cause instanceof Error ? cause.message : error.message})`,
+        retryable: true,
+      };
     }
     if (error instanceof sdk.APIError && typeof error.status === 'number') {
       const status = error.status;
       let reason = statusReason(error, status);
-      if (status === 401 && this.apiKey === undefined) reason += ' (no API key was given: set OPENAI_API_KEY or pass one)';
+      if (status === 401 && this.apiKey === undefined)
+        reason += ' (no API key was given: set OPENAI_API_KEY or pass one)';
       const retryable = status === 408 || status === 429 || status >= 500;
       const wait = retryable ? retryAfterMs(error.headers, Date.now()) : undefined;
       return { reason, retryable, ...(wait !== undefined ? { retryAfterMs: wait } : {}) };

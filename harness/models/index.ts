@@ -5,7 +5,14 @@ import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HashedEmbedder, OfflineModel } from './offline.js';
 import { isTruncatedAnswer, OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';
-import { MAINTENANCE_TASKS, type ChatModel, type ChatRequest, type ChatResponse, type Embedder, type ModelTask } from './types.js';
+import {
+  MAINTENANCE_TASKS,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type Embedder,
+  type ModelTask,
+} from './types.js';
 
 export * from './types.js';
 export { OfflineModel, HashedEmbedder, extractEntities } from './offline.js';
@@ -35,7 +42,8 @@ export function isLiveSpec(spec: string): boolean {
 function openaiName(spec: string, kind: 'model' | 'embedder'): string | undefined {
   if (!isLiveSpec(spec)) return undefined;
   const name = spec.slice('openai:'.length).trim();
-  if (!name) throw new MembenchError('INVALID_ARGUMENT', `${kind} "${spec}": expected openai:NAME, e.g. openai:gpt-4o-mini`);
+  if (!name)
+    throw new MembenchError('INVALID_ARGUMENT', `${kind} "${spec}": expected openai:NAME, e.g. openai:gpt-4o-mini`);
   return name;
 }
 
@@ -67,18 +75,26 @@ const TAKES_DIMENSIONS = /^text-embedding-3/u;
  */
 export function createEmbedder(spec: string, options: ProviderOptions = {}): Embedder {
   const hashed = /^hashed(?::(\d+))?$/u.exec(spec);
-  if (hashed) return new HashedEmbedder(hashed[1] ? checkNumber(`--embedder ${spec}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256);
+  if (hashed)
+    return new HashedEmbedder(
+      hashed[1] ? checkNumber(`--embedder ${spec}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256,
+    );
   const given = openaiName(spec, 'embedder');
   if (given !== undefined) {
     const sized = /^(.+):(\d+)$/u.exec(given);
     const name = sized ? sized[1]! : given;
     const dimensions = sized ? Number(sized[2]) : undefined;
-    if (dimensions === 0) throw new MembenchError('INVALID_ARGUMENT', `embedder "${spec}": the dimension must be at least 1`);
-    const sizing = dimensions === undefined ? {} : TAKES_DIMENSIONS.test(name) ? { dimensions } : { expectedDimensions: dimensions };
+    if (dimensions === 0)
+      throw new MembenchError('INVALID_ARGUMENT', `embedder "${spec}": the dimension must be at least 1`);
+    const sizing =
+      dimensions === undefined ? {} : TAKES_DIMENSIONS.test(name) ? { dimensions } : { expectedDimensions: dimensions };
     const embedder = new OpenAIEmbedder(name, { ...options, ...sizing });
     return options.cache ? new CachedEmbedder(embedder, cacheStore(options.cache), embedder.parameters) : embedder;
   }
-  throw new MembenchError('INVALID_ARGUMENT', `unknown embedder "${spec}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`);
+  throw new MembenchError(
+    'INVALID_ARGUMENT',
+    `unknown embedder "${spec}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`,
+  );
 }
 
 /** Tokens spent on model calls, split the way reports show them. */
@@ -113,7 +129,8 @@ export function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
 }
 
 /** The counters either reading holds (an optional one only where it was counted). */
-const usageKeys = (a: ModelUsage, b: ModelUsage): (keyof ModelUsage)[] => [...new Set([...Object.keys(a), ...Object.keys(b)])] as (keyof ModelUsage)[];
+const usageKeys = (a: ModelUsage, b: ModelUsage): (keyof ModelUsage)[] =>
+  [...new Set([...Object.keys(a), ...Object.keys(b)])] as (keyof ModelUsage)[];
 
 /**
  * Wraps a model so every call's input + output tokens are counted by the harness, not by the
@@ -137,7 +154,11 @@ export class MeteredModel implements ChatModel {
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const response = await this.inner.chat(request);
     if (!response.cached && response.latencyMs !== undefined) this.latencies.push(response.latencyMs);
-    this.record(request.task, this.tokens.countMessages(request.messages) + this.tokens.countText(response.text), response.cached);
+    this.record(
+      request.task,
+      this.tokens.countMessages(request.messages) + this.tokens.countText(response.text),
+      response.cached,
+    );
     if (isTruncatedAnswer(response.text)) this.usage.truncatedAnswers = (this.usage.truncatedAnswers ?? 0) + 1;
     if (response.text.trim() === '') this.usage.emptyAnswers = (this.usage.emptyAnswers ?? 0) + 1;
     return response;

@@ -4,7 +4,17 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText, roleOf, TokenCounter } from '../core/tokens.js';
-import { contentWords, hasCjk, matchTerms, normalizeText, sentences, shortenText, slugify, termSet, withoutLeadingNote } from '../core/text.js';
+import {
+  contentWords,
+  hasCjk,
+  matchTerms,
+  normalizeText,
+  sentences,
+  shortenText,
+  slugify,
+  termSet,
+  withoutLeadingNote,
+} from '../core/text.js';
 import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompts.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { fnv1a } from '../core/hash.js';
@@ -49,7 +59,8 @@ interface SummaryFact {
 }
 
 const NUMBER = /\d|[一二两三四五六七八九十百千万]+(?:个|口|位|斤|两|点|号|月|岁|天|次|块|张|朵)/u;
-const DATE_WORD = /\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|today|tomorrow|yesterday|tonight|weekend)\b|周[一二三四五六日末]|星期|今天|明天|昨天|上周|下周/iu;
+const DATE_WORD =
+  /\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|today|tomorrow|yesterday|tonight|weekend)\b|周[一二三四五六日末]|星期|今天|明天|昨天|上周|下周/iu;
 
 /**
  * How much a statement is worth keeping in a summary: a first-person fact or preference of the
@@ -82,7 +93,9 @@ function dedupeFacts(facts: readonly SummaryFact[]): SummaryFact[] {
 
 /** The most salient facts that fit the budget (ties: the more recent), in their original order. */
 function keepSalient(facts: readonly SummaryFact[], budget: number, counter: TokenCounter): string[] {
-  const order = facts.map((fact, index) => ({ fact, index })).sort((a, b) => b.fact.salience - a.fact.salience || b.index - a.index);
+  const order = facts
+    .map((fact, index) => ({ fact, index }))
+    .sort((a, b) => b.fact.salience - a.fact.salience || b.index - a.index);
   const kept = new Set<number>();
   let used = 0;
   for (const { fact, index } of order) {
@@ -121,9 +134,23 @@ export class OfflineModel implements ChatModel {
       case 'extract-entities':
         return JSON.stringify(extractEntities(speakerLines(messages.filter((m) => roleOf(m) !== 'system')).join('\n')));
       case 'extract-memories':
-        return JSON.stringify(extractMemories(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
+        return JSON.stringify(
+          extractMemories(
+            messages
+              .filter((m) => roleOf(m) !== 'system')
+              .map(messageText)
+              .join('\n'),
+          ),
+        );
       case 'extract-facts':
-        return JSON.stringify(extractFacts(messages.filter((m) => roleOf(m) !== 'system').map(messageText).join('\n')));
+        return JSON.stringify(
+          extractFacts(
+            messages
+              .filter((m) => roleOf(m) !== 'system')
+              .map(messageText)
+              .join('\n'),
+          ),
+        );
       case 'judge':
         // Judging reads gold answers, which the reference model must never see: the offline judge is rules (harness/core/judge-rules.ts).
         throw new MembenchError('NOT_SUPPORTED', 'the offline model does not judge answers: use --judge offline');
@@ -171,7 +198,10 @@ export class OfflineModel implements ChatModel {
    * the budget are kept (ties: the more recent), in conversation order.
    */
   private summarize(messages: readonly BaseMessage[], budget: number): string {
-    const prompt = messages.filter((message) => roleOf(message) !== 'system').map(messageText).join('\n');
+    const prompt = messages
+      .filter((message) => roleOf(message) !== 'system')
+      .map(messageText)
+      .join('\n');
     const { previousSummary, newLines } = parseSummarizePrompt(prompt);
     const facts: SummaryFact[] = [];
     const add = (line: string, fromUser: boolean): void => {
@@ -192,7 +222,8 @@ export class OfflineModel implements ChatModel {
     };
     // The previous summary holds what was already judged worth keeping: its facts stay the user's.
     // (A fold that found a newer summary passes the lines first, as the older information.)
-    for (const line of previousSummary.split('\n')) add(line.replace(SPEAKER_PREFIX, ''), !/^(ai|assistant|tool|system)\s*:/iu.test(line));
+    for (const line of previousSummary.split('\n'))
+      add(line.replace(SPEAKER_PREFIX, ''), !/^(ai|assistant|tool|system)\s*:/iu.test(line));
     for (const line of newLines.split('\n')) add(line.replace(SPEAKER_PREFIX, ''), /^(human|user)\s*:/iu.test(line));
     return keepSalient(dedupeFacts(facts), budget, this.counter).join(' ');
   }
@@ -204,16 +235,20 @@ function isInstruction(message: BaseMessage): boolean {
 
 const LATIN_NAME = /\b[A-Z][\p{L}'’-]+(?:\s+[A-Z][\p{L}'’-]+)*/gu;
 const NOT_NAMES = new Set(
-  ('I The A An My Your What When Where Who How Why Please OK Yes No Remember Can Do Is ' +
+  (
+    'I The A An My Your What When Where Who How Why Please OK Yes No Remember Can Do Is ' +
     'We You He She It They Hi Hello Hey Oh And But So Then Also Just Let Here There This That If For By Of In On At To With ' +
     'Nice Good Great Sure Thanks Thank Sorry Fine Perfect Lovely Noted Okay Got Sounds Well Right Done Not ' +
     'Any Anything Some Most All Every Each Both First Next Last Once After Before Now Later ' +
     'Should Could Would Will Shall Does Did Are Was Were Which Be Have Has ' +
-    'Human AI Tool User Assistant System').split(' '),
+    'Human AI Tool User Assistant System'
+  ).split(' '),
 );
 /** Things people talk about as "my X" / "我的X": family, pets, belongings, plans. */
-const MY_NOUNS_EN = 'son|daughter|kids?|children|wife|husband|partner|mother|mom|mum|father|dad|parents|brother|sister|friend|boss|cat|dog|flight|car|oven|pot|coffee|address';
-const MY_NOUNS_ZH = '儿子|女儿|孩子|老婆|老公|妻子|丈夫|父母|爸爸|妈妈|哥哥|姐姐|弟弟|妹妹|朋友|同事|老板|猫|狗|航班|车|锅|烤箱|地址';
+const MY_NOUNS_EN =
+  'son|daughter|kids?|children|wife|husband|partner|mother|mom|mum|father|dad|parents|brother|sister|friend|boss|cat|dog|flight|car|oven|pot|coffee|address';
+const MY_NOUNS_ZH =
+  '儿子|女儿|孩子|老婆|老公|妻子|丈夫|父母|爸爸|妈妈|哥哥|姐姐|弟弟|妹妹|朋友|同事|老板|猫|狗|航班|车|锅|烤箱|地址';
 const HAN = '\\p{Script=Han}';
 const ZH_END = '(?=[，。！？、；,.!?;\\s了的吧吗呢]|$)';
 const ZH_PATTERNS = [
@@ -239,11 +274,15 @@ const entitiesOfShort = boundedMemo(50_000, (text) => entitiesOf(text));
 function entitiesOf(text: string): readonly string[] {
   const found = new Set<string>();
   for (const match of text.matchAll(LATIN_NAME)) {
-    const name = match[0].split(/\s+/u).filter((part) => !NOT_NAMES.has(part.replace(/['’].*$/u, ''))).join(' ');
+    const name = match[0]
+      .split(/\s+/u)
+      .filter((part) => !NOT_NAMES.has(part.replace(/['’].*$/u, '')))
+      .join(' ');
     if (name.length > 1) found.add(name);
   }
   for (const match of text.matchAll(/\b(?:called|named)\s+([\p{L}][\p{L}'-]+)/giu)) found.add(match[1]!);
-  for (const match of text.matchAll(new RegExp(`\\bmy\\s+(${MY_NOUNS_EN})\\b`, 'giu'))) found.add(match[1]!.toLowerCase());
+  for (const match of text.matchAll(new RegExp(`\\bmy\\s+(${MY_NOUNS_EN})\\b`, 'giu')))
+    found.add(match[1]!.toLowerCase());
   for (const pattern of ZH_PATTERNS) {
     for (const match of text.matchAll(pattern)) if (!ZH_NOT_THING.test(match[1]!)) found.add(match[1]!);
   }
@@ -287,34 +326,65 @@ export class HashedEmbedder implements Embedder {
  */
 const TOPICS: readonly { en: string; zh: string; single: boolean; pattern: RegExp }[] = [
   { en: 'allergy', zh: '过敏', single: false, pattern: /allerg|过敏/iu },
-  { en: 'home-city', zh: '住址', single: true, pattern: /\b(?:I live|I'm (?:living|moving)|I am (?:living|moving)|I(?: have|'ve)? moved|moved back|my (?:home|address|city))\b|住在|住址|搬到|搬回|搬家|家住/iu },
-  { en: 'headcount', zh: '人数', single: true, pattern: /\bfamily of \w+|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+) (?:of us|people|guests)\b|[一二两三四五六七八九十\d]+(?:口人|个人|位客人)/iu },
+  {
+    en: 'home-city',
+    zh: '住址',
+    single: true,
+    pattern:
+      /\b(?:I live|I'm (?:living|moving)|I am (?:living|moving)|I(?: have|'ve)? moved|moved back|my (?:home|address|city))\b|住在|住址|搬到|搬回|搬家|家住/iu,
+  },
+  {
+    en: 'headcount',
+    zh: '人数',
+    single: true,
+    pattern:
+      /\bfamily of \w+|\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+) (?:of us|people|guests)\b|[一二两三四五六七八九十\d]+(?:口人|个人|位客人)/iu,
+  },
   { en: 'flight', zh: '航班', single: true, pattern: /\bmy flight\b|航班/iu },
   { en: 'coffee', zh: '咖啡', single: false, pattern: /\bmy coffee\b|咖啡/iu },
-  { en: 'diet', zh: '饮食', single: false, pattern: /\b(?:vegetarian|vegan|I (?:don't|do not|never) eat)\b|吃素|素食/iu },
+  {
+    en: 'diet',
+    zh: '饮食',
+    single: false,
+    pattern: /\b(?:vegetarian|vegan|I (?:don't|do not|never) eat)\b|吃素|素食/iu,
+  },
 ];
-const FIRST_PERSON_EN = /\b(?:my|I'm|I am|I've|I have|I had|I live|I lived|I prefer|I like|I love|I hate|I don't|I do not|I never|I always|I usually|I only|I still|I just|I use|I own|I work|I take|I drink|I eat|I moved|I switched|we're|we are|we have|we've|our)\b|\ballergic\b/iu;
+const FIRST_PERSON_EN =
+  /\b(?:my|I'm|I am|I've|I have|I had|I live|I lived|I prefer|I like|I love|I hate|I don't|I do not|I never|I always|I usually|I only|I still|I just|I use|I own|I work|I take|I drink|I eat|I moved|I switched|we're|we are|we have|we've|our)\b|\ballergic\b/iu;
 // 我 as the subject (not the object of 帮/给/教 …), with a marker of a fact about the speaker.
 const NOT_OBJECT = '(?:^|[^帮给教让叫跟和对替为向问诉])';
-const FIRST_PERSON_ZH = new RegExp(`${NOT_OBJECT}我(?:家|们家|的)|${NOT_OBJECT}我.{0,8}?(?:是|有|住|搬|喜欢|爱|讨厌|过敏|不吃|不喝|吃素|用|叫|姓|养|每次|总是|一直|从来|习惯|${MY_NOUNS_ZH}|爸妈)`, 'u');
-const REQUEST = /^(?:please|could you|can you|would you|let's|add|put|help|tell me|remind me|thanks|thank you)\b|^(?:请|帮我|麻烦|给我|告诉我|谢谢)/iu;
-const QUESTION = /[?？]$|[吗呢][。！]?$|^(?:what|how|which|why|when|where|who|whose|can|could|should|would|do|does|did|is|are|will|shall)\b/iu;
-const CORRECTION = /\b(?:actually|now|no longer|anymore|chang(?:e|ed)|moved|switched|instead|back to|again|correction|cancell?ed)\b|其实|现在|改|换|搬|又|不再|取消|变成|更正/iu;
+const FIRST_PERSON_ZH = new RegExp(
+  `${NOT_OBJECT}我(?:家|们家|的)|${NOT_OBJECT}我.{0,8}?(?:是|有|住|搬|喜欢|爱|讨厌|过敏|不吃|不喝|吃素|用|叫|姓|养|每次|总是|一直|从来|习惯|${MY_NOUNS_ZH}|爸妈)`,
+  'u',
+);
+const REQUEST =
+  /^(?:please|could you|can you|would you|let's|add|put|help|tell me|remind me|thanks|thank you)\b|^(?:请|帮我|麻烦|给我|告诉我|谢谢)/iu;
+const QUESTION =
+  /[?？]$|[吗呢][。！]?$|^(?:what|how|which|why|when|where|who|whose|can|could|should|would|do|does|did|is|are|will|shall)\b/iu;
+const CORRECTION =
+  /\b(?:actually|now|no longer|anymore|chang(?:e|ed)|moved|switched|instead|back to|again|correction|cancell?ed)\b|其实|现在|改|换|搬|又|不再|取消|变成|更正/iu;
 /** Index descriptions written offline: the first sentence, short (the index is loaded on every turn). */
 const DESCRIPTION_CHARS = 100;
 /** A closing "too" / "as well": the statement adds to what the memory says, whatever the topic (也 is too ambiguous). */
 const ADDITION = /\b(?:too|as well)\W*$/iu;
 const PRONOUN = /\b(?:it|that|this)\b|它|那个/iu;
-const NP_SKIP = new Set('the a an one only just some any this that these those our my your own very two three four'.split(' '));
+const NP_SKIP = new Set(
+  'the a an one only just some any this that these those our my your own very two three four'.split(' '),
+);
 const NP_STOP = new Set(
-  ("is are was were be been am has have had do does did i you he she it we they me us them to with in on at for from of by and or but so " +
+  (
+    'is are was were be been am has have had do does did i you he she it we they me us them to with in on at for from of by and or but so ' +
     "which who when while as than then now again back can could will would should may might must not no doesn't don't isn't " +
-    'likes loves hates prefers eats drinks lives works goes takes uses wants needs moved changed switched started joined joining coming going trying got').split(' '),
+    'likes loves hates prefers eats drinks lives works goes takes uses wants needs moved changed switched started joined joining coming going trying got'
+  ).split(' '),
 );
 const HAN_RUN = '[\\p{Script=Han}]{1,4}?';
 const ZH_END_MEMORY = '(?=[，。！？、；,.!?;\\s的了吧吗呢]|$)';
 const ZH_KIN = new RegExp(`我(?:的|家|们家)?(${MY_NOUNS_ZH}|爸妈)`, 'u');
-const ZH_OWN = new RegExp(`我(?:家|们家)?(?:只|还|也|就|都)?有(?:[一二两三四五六七八九十几\\d]+)?[口个只台辆把件位条张本部套]?(${HAN_RUN})${ZH_END_MEMORY}`, 'u');
+const ZH_OWN = new RegExp(
+  `我(?:家|们家)?(?:只|还|也|就|都)?有(?:[一二两三四五六七八九十几\\d]+)?[口个只台辆把件位条张本部套]?(${HAN_RUN})${ZH_END_MEMORY}`,
+  'u',
+);
 const ZH_ATTRIBUTE = new RegExp(`我(?:的|最喜欢的|最爱的)(${HAN_RUN})(?:是|在|改|换)`, 'u');
 
 /** Up to three words of a noun phrase at the start of `text` ("the only pot I have" → "pot"), lower case. */
@@ -343,7 +413,7 @@ interface Topic {
 }
 
 const named = (name: string | undefined, single: boolean): Topic | undefined => {
-  const slug = name === undefined ? undefined : (slugify(name) || undefined);
+  const slug = name === undefined ? undefined : slugify(name) || undefined;
   const table = TOPICS.find((topic) => topic.en === slug || topic.zh === slug);
   if (table) return { name: slug!, single: table.single, pattern: table.pattern };
   return slug ? { name: slug, single } : undefined;
@@ -382,7 +452,9 @@ function topicOf(sentence: string): Topic | undefined {
 function statementOf(sentence: string): string | undefined {
   if (!QUESTION.test(sentence)) return sentence;
   const clauses = sentence.split(/(?<=[，,])\s*/u);
-  const kept = clauses.slice(0, -1).filter((_clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
+  const kept = clauses
+    .slice(0, -1)
+    .filter((_clause, i, all) => !all.slice(0, i + 1).some((c) => QUESTION.test(c.replace(/[，,]$/u, ''))));
   return kept.length > 0 ? kept.join('').replace(/[，,]\s*$/u, '') : undefined;
 }
 
@@ -394,13 +466,23 @@ function statementOf(sentence: string): string | undefined {
  * shown in the prompt. Sentences with only a pronoun ("It's back to Tuesday") are kept when they
  * correct a memory the assistant's reply names ("your flight"). Deterministic; sees only messages.
  */
-export function extractMemories(prompt: string): { name: string; description: string; content: string; type: 'user' }[] {
+export function extractMemories(
+  prompt: string,
+): { name: string; description: string; content: string; type: 'user' }[] {
   const input = parseExtractMemoriesPrompt(prompt);
-  const index = input.indexLines.map((line) => /^- \[([^\]]+)\]\([^)]*\) — (.*)$/u.exec(line)).flatMap((m) => (m ? [{ name: m[1]!, description: m[2]! }] : []));
+  const index = input.indexLines
+    .map((line) => /^- \[([^\]]+)\]\([^)]*\) — (.*)$/u.exec(line))
+    .flatMap((m) => (m ? [{ name: m[1]!, description: m[2]! }] : []));
   // A body missing from the related section is shown in full by its index line.
-  const related = new Map(index.filter((entry) => !entry.description.endsWith('…')).map((entry) => [entry.name, entry.description]));
+  const related = new Map(
+    index.filter((entry) => !entry.description.endsWith('…')).map((entry) => [entry.name, entry.description]),
+  );
   for (const memory of input.related) related.set(memory.name, memory.body);
-  const replyTopic = named(/\byour\s+(.+)/iu.exec(input.reply)?.[1]?.split(/\s+(?:is|are|was|has)\b/iu)[0] ?? /你的(\p{Script=Han}{1,4}?)(?:是|在|改|换|已|又|还|了|，|。)/u.exec(input.reply)?.[1], true);
+  const replyTopic = named(
+    /\byour\s+(.+)/iu.exec(input.reply)?.[1]?.split(/\s+(?:is|are|was|has)\b/iu)[0] ??
+      /你的(\p{Script=Han}{1,4}?)(?:是|在|改|换|已|又|还|了|，|。)/u.exec(input.reply)?.[1],
+    true,
+  );
   const groups = new Map<string, { sentences: string[]; replace: boolean; cjk: boolean }>();
   for (const line of input.userMessages) {
     for (const raw of sentences(line.replace(/[’]/gu, "'"))) {
@@ -408,12 +490,27 @@ export function extractMemories(prompt: string): { name: string; description: st
       if (!sentence || REQUEST.test(sentence) || ACKNOWLEDGEMENT.test(sentence)) continue;
       let topic: Topic | undefined;
       if (FIRST_PERSON_EN.test(sentence) || FIRST_PERSON_ZH.test(sentence)) {
-        topic = topicOf(sentence) ?? named(contentWords(sentence).filter((word) => !word.includes("'")).slice(0, 3).join('-'), false);
-      } else if (CORRECTION.test(sentence) && PRONOUN.test(sentence) && replyTopic && index.some((entry) => entry.name === replyTopic.name)) {
+        topic =
+          topicOf(sentence) ??
+          named(
+            contentWords(sentence)
+              .filter((word) => !word.includes("'"))
+              .slice(0, 3)
+              .join('-'),
+            false,
+          );
+      } else if (
+        CORRECTION.test(sentence) &&
+        PRONOUN.test(sentence) &&
+        replyTopic &&
+        index.some((entry) => entry.name === replyTopic.name)
+      ) {
         topic = replyTopic;
       }
       if (!topic) continue;
-      const existing = index.find((entry) => entry.name === topic.name) ?? (topic.pattern ? index.find((entry) => topic.pattern!.test(entry.description)) : undefined);
+      const existing =
+        index.find((entry) => entry.name === topic.name) ??
+        (topic.pattern ? index.find((entry) => topic.pattern!.test(entry.description)) : undefined);
       const name = existing?.name ?? topic.name;
       const group = groups.get(name) ?? { sentences: [], replace: false, cjk: false };
       group.sentences.push(sentence);
@@ -446,7 +543,8 @@ export function extractFacts(prompt: string): string[] {
   for (const line of parseExtractMemoriesPrompt(prompt).userMessages) {
     for (const raw of sentences(line)) {
       const sentence = statementOf(raw.trim());
-      if (!sentence || REQUEST.test(sentence) || ACKNOWLEDGEMENT.test(sentence) || matchTerms(sentence).length === 0) continue;
+      if (!sentence || REQUEST.test(sentence) || ACKNOWLEDGEMENT.test(sentence) || matchTerms(sentence).length === 0)
+        continue;
       if (!facts.some((fact) => normalizeText(fact) === normalizeText(sentence))) facts.push(sentence);
     }
   }

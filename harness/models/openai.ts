@@ -3,7 +3,10 @@
  * OpenAI-compatible endpoint: request bodies and response decoding here; bounded concurrency,
  * retries, timeouts and key-free error messages in endpoint.ts.
  */
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import { AIMessage, ChatMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { MembenchError } from '../core/errors.js';
 import { messageText } from '../core/tokens.js';
@@ -32,7 +35,10 @@ export interface OpenAIProviderOptions extends EndpointOptions {
 }
 
 /** Live-provider settings that travel to agent processes as plain data (the key only over IPC). */
-export type LiveProviderSettings = Pick<OpenAIProviderOptions, 'baseUrl' | 'apiKey' | 'concurrency' | 'timeoutMs' | 'maxRetries' | 'temperature'>;
+export type LiveProviderSettings = Pick<
+  OpenAIProviderOptions,
+  'baseUrl' | 'apiKey' | 'concurrency' | 'timeoutMs' | 'maxRetries' | 'temperature'
+>;
 
 /** Converts LangChain messages to chat-completions messages: tool calls with JSON string arguments, results with `tool_call_id`. */
 export function toChatMessages(messages: readonly BaseMessage[]): ChatCompletionMessageParam[] {
@@ -57,9 +63,13 @@ export function toChatMessages(messages: readonly BaseMessage[]): ChatCompletion
     if (type === 'system') return { role: 'system', content };
     if (ChatMessage.isInstance(message)) {
       const role = message.role === 'human' ? 'user' : message.role === 'ai' ? 'assistant' : message.role;
-      if (role === 'user' || role === 'assistant' || role === 'system' || role === 'developer') return { role, content };
+      if (role === 'user' || role === 'assistant' || role === 'system' || role === 'developer')
+        return { role, content };
     }
-    throw new MembenchError('INVALID_ARGUMENT', `openai: cannot send a "${type}" message to a chat-completions endpoint`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `openai: cannot send a "${type}" message to a chat-completions endpoint`,
+    );
   });
 }
 
@@ -78,7 +88,8 @@ export function boundAnswer(text: string): string {
 }
 
 function completionText(response: unknown): string {
-  if (typeof response === 'string') throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+  if (typeof response === 'string')
+    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
   const choice: unknown = isRecord(response) && Array.isArray(response.choices) ? response.choices[0] : undefined;
   const message = isRecord(choice) ? choice.message : undefined;
   if (!isRecord(message)) throw new MalformedResponse('no choices[0].message');
@@ -89,7 +100,8 @@ function completionText(response: unknown): string {
 }
 
 function decodeVector(embedding: unknown): Float32Array {
-  if (Array.isArray(embedding) && embedding.every((value) => typeof value === 'number')) return Float32Array.from(embedding);
+  if (Array.isArray(embedding) && embedding.every((value) => typeof value === 'number'))
+    return Float32Array.from(embedding);
   if (typeof embedding === 'string') {
     const bytes = Buffer.from(embedding, 'base64');
     return new Float32Array(new Uint8Array(bytes).buffer, 0, Math.floor(bytes.length / 4));
@@ -98,13 +110,16 @@ function decodeVector(embedding: unknown): Float32Array {
 }
 
 function embeddingVectors(response: unknown, expected: number): Float32Array[] {
-  if (typeof response === 'string') throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+  if (typeof response === 'string')
+    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
   if (!isRecord(response) || !Array.isArray(response.data)) throw new MalformedResponse('no data[]');
-  if (response.data.length !== expected) throw new MalformedResponse(`${response.data.length} embeddings for ${expected} inputs`);
+  if (response.data.length !== expected)
+    throw new MalformedResponse(`${response.data.length} embeddings for ${expected} inputs`);
   const vectors = new Array<Float32Array | undefined>(expected);
   response.data.forEach((item: unknown, position) => {
     const index = isRecord(item) && typeof item.index === 'number' ? item.index : position;
-    if (!isRecord(item) || index < 0 || index >= expected || vectors[index]) throw new MalformedResponse(`bad data[${position}].index`);
+    if (!isRecord(item) || index < 0 || index >= expected || vectors[index])
+      throw new MalformedResponse(`bad data[${position}].index`);
     vectors[index] = decodeVector(item.embedding);
   });
   return vectors.map((vector) => vector!);
@@ -128,7 +143,10 @@ export class OpenAIChatModel implements ChatModel {
 
   /** The exact body sent (never the key): also what the response cache hashes. */
   requestBody(request: ChatRequest): ChatCompletionCreateParamsNonStreaming {
-    const body: ChatCompletionCreateParamsNonStreaming = { model: this.name, messages: toChatMessages(request.messages) };
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model: this.name,
+      messages: toChatMessages(request.messages),
+    };
     // o-series and gpt-5 models reject max_tokens; compatible servers still expect it.
     if (request.maxOutputTokens !== undefined) {
       if (/^(o\d|gpt-5)/u.test(this.name)) body.max_completion_tokens = request.maxOutputTokens;
@@ -164,11 +182,22 @@ export class OpenAIEmbedder implements Embedder {
   ) {
     this.id = `openai:${name}`;
     this.endpoint = new Endpoint(options);
-    this.requestedDimensions = options.dimensions === undefined ? undefined : positiveInteger('dimensions', options.dimensions, 0);
+    this.requestedDimensions =
+      options.dimensions === undefined ? undefined : positiveInteger('dimensions', options.dimensions, 0);
     this.batchSize = positiveInteger('batchSize', options.batchSize, 128);
-    const expected = options.expectedDimensions === undefined ? undefined : positiveInteger('expectedDimensions', options.expectedDimensions, 0);
+    const expected =
+      options.expectedDimensions === undefined
+        ? undefined
+        : positiveInteger('expectedDimensions', options.expectedDimensions, 0);
     this.knownDimensions = this.requestedDimensions ?? expected ?? KNOWN_DIMENSIONS[name] ?? 0;
-    this.dimensionSource = this.requestedDimensions !== undefined ? 'as requested' : expected !== undefined ? `as given in openai:${name}:${expected}` : this.knownDimensions > 0 ? `as ${name} embeds` : 'as its first response did';
+    this.dimensionSource =
+      this.requestedDimensions !== undefined
+        ? 'as requested'
+        : expected !== undefined
+          ? `as given in openai:${name}:${expected}`
+          : this.knownDimensions > 0
+            ? `as ${name} embeds`
+            : 'as its first response did';
   }
 
   /** From the options, the known-model table, or the first response; 0 until then for an unknown model. */
@@ -191,7 +220,12 @@ export class OpenAIEmbedder implements Embedder {
       batches.map(async (input) => {
         const { value } = await this.endpoint.request('/embeddings', async (options) => {
           const response = await (await this.endpoint.client()).embeddings.create(
-            { model: this.name, input, encoding_format: 'float', ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}) },
+            {
+              model: this.name,
+              input,
+              encoding_format: 'float',
+              ...(this.requestedDimensions ? { dimensions: this.requestedDimensions } : {}),
+            },
             options,
           );
           return embeddingVectors(response, input.length);

@@ -47,7 +47,12 @@ function mem0NewMessages(prompt: string): { role: string; text: string }[] {
 /** True when the messages are mem0's fact extraction: its sections in the user message, JSON asked for. */
 export function isMem0Extraction(messages: readonly BaseMessage[], jsonRequested: boolean): boolean {
   const prompt = lastUserText(messages);
-  return jsonRequested && prompt.includes(MEM0_EXISTING_MEMORIES) && prompt.includes(MEM0_NEW_MESSAGES) && prompt.trimEnd().endsWith('# Output:');
+  return (
+    jsonRequested &&
+    prompt.includes(MEM0_EXISTING_MEMORIES) &&
+    prompt.includes(MEM0_NEW_MESSAGES) &&
+    prompt.trimEnd().endsWith('# Output:')
+  );
 }
 
 /**
@@ -58,7 +63,10 @@ export function isMem0Extraction(messages: readonly BaseMessage[], jsonRequested
  * stand-in is shown no existing memory); its facts go back as mem0's `{"memory":[{id, text,
  * attributed_to}]}`. Anything else is a `reply` to its last message.
  */
-export function classifyPeerRequest(messages: BaseMessage[], options: { jsonRequested: boolean; offline: boolean }): PeerRequest {
+export function classifyPeerRequest(
+  messages: BaseMessage[],
+  options: { jsonRequested: boolean; offline: boolean },
+): PeerRequest {
   if (isMem0Extraction(messages, options.jsonRequested)) {
     if (!options.offline) return { task: 'extract-facts', messages, adaptAnswer: (text) => text, kind: 'mem0-extract' };
     const lines = mem0NewMessages(lastUserText(messages));
@@ -66,12 +74,25 @@ export function classifyPeerRequest(messages: BaseMessage[], options: { jsonRequ
       indexLines: [],
       related: [],
       userMessages: lines.filter((line) => line.role === 'user').map((line) => line.text.replace(/\n/gu, ' ')),
-      reply: lines.filter((line) => line.role === 'assistant').map((line) => line.text.replace(/\n/gu, ' ')).join(' '),
+      reply: lines
+        .filter((line) => line.role === 'assistant')
+        .map((line) => line.text.replace(/\n/gu, ' '))
+        .join(' '),
     });
     const instructions = messages.filter((message) => roleOf(message) === 'system');
-    return { task: 'extract-facts', messages: [...instructions, rendered!], adaptAnswer: mem0Memories, kind: 'mem0-extract' };
+    return {
+      task: 'extract-facts',
+      messages: [...instructions, rendered!],
+      adaptAnswer: mem0Memories,
+      kind: 'mem0-extract',
+    };
   }
-  return { task: 'reply', messages: messages.length > 0 ? messages : [new HumanMessage('')], adaptAnswer: (text) => text, kind: 'chat' };
+  return {
+    task: 'reply',
+    messages: messages.length > 0 ? messages : [new HumanMessage('')],
+    adaptAnswer: (text) => text,
+    kind: 'chat',
+  };
 }
 
 /** The offline model's facts (a JSON list of sentences) as mem0's extraction answer. */
@@ -82,6 +103,10 @@ function mem0Memories(text: string): string {
   } catch {
     return JSON.stringify({ memory: [] });
   }
-  const facts = Array.isArray(parsed) ? parsed.filter((fact): fact is string => typeof fact === 'string' && fact.trim().length > 0) : [];
-  return JSON.stringify({ memory: facts.map((fact, index) => ({ id: String(index), text: fact.trim(), attributed_to: 'user' })) });
+  const facts = Array.isArray(parsed)
+    ? parsed.filter((fact): fact is string => typeof fact === 'string' && fact.trim().length > 0)
+    : [];
+  return JSON.stringify({
+    memory: facts.map((fact, index) => ({ id: String(index), text: fact.trim(), attributed_to: 'user' })),
+  });
 }

@@ -49,24 +49,28 @@ class RequestError extends Error {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The text of a chat message's content: a string, or the text parts of a list. */
 function contentText(content: unknown, where: string): string {
   if (typeof content === 'string') return content;
   if (content === null || content === undefined) return '';
   if (Array.isArray(content)) {
-    return content.map((part, index) => {
-      if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw new RequestError(400, `${where}.content[${index}]: only text parts are supported`, `${where}.content`);
-    }).join('');
+    return content
+      .map((part, index) => {
+        if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+        throw new RequestError(400, `${where}.content[${index}]: only text parts are supported`, `${where}.content`);
+      })
+      .join('');
   }
   throw new RequestError(400, `${where}.content: expected a string or a list of text parts`, `${where}.content`);
 }
 
 /** Chat-completions messages as LangChain messages (what membench models take). */
 export function fromChatMessages(messages: unknown): BaseMessage[] {
-  if (!Array.isArray(messages) || messages.length === 0) throw new RequestError(400, 'messages: expected a non-empty list', 'messages');
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new RequestError(400, 'messages: expected a non-empty list', 'messages');
   return messages.map((message: unknown, index) => {
     const where = `messages[${index}]`;
     if (!isRecord(message)) throw new RequestError(400, `${where}: expected an object`, where);
@@ -83,21 +87,41 @@ export function fromChatMessages(messages: unknown): BaseMessage[] {
           content,
           tool_calls: calls.map((call: unknown, callIndex) => {
             const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
-            if (!fn || typeof fn.name !== 'string') throw new RequestError(400, `${where}.tool_calls[${callIndex}]: expected {function: {name, arguments}}`, `${where}.tool_calls`);
+            if (!fn || typeof fn.name !== 'string')
+              throw new RequestError(
+                400,
+                `${where}.tool_calls[${callIndex}]: expected {function: {name, arguments}}`,
+                `${where}.tool_calls`,
+              );
             let args: unknown = {};
             try {
               args = typeof fn.arguments === 'string' && fn.arguments ? JSON.parse(fn.arguments) : {};
             } catch {
-              throw new RequestError(400, `${where}.tool_calls[${callIndex}].function.arguments: not JSON`, `${where}.tool_calls`);
+              throw new RequestError(
+                400,
+                `${where}.tool_calls[${callIndex}].function.arguments: not JSON`,
+                `${where}.tool_calls`,
+              );
             }
-            return { id: isRecord(call) && typeof call.id === 'string' ? call.id : `call_${callIndex}`, name: fn.name, args: isRecord(args) ? args : {} };
+            return {
+              id: isRecord(call) && typeof call.id === 'string' ? call.id : `call_${callIndex}`,
+              name: fn.name,
+              args: isRecord(args) ? args : {},
+            };
           }),
         });
       }
       case 'tool':
-        return new ToolMessage({ content, tool_call_id: typeof message.tool_call_id === 'string' ? message.tool_call_id : '' });
+        return new ToolMessage({
+          content,
+          tool_call_id: typeof message.tool_call_id === 'string' ? message.tool_call_id : '',
+        });
       default:
-        throw new RequestError(400, `${where}.role: expected system, developer, user, assistant or tool`, `${where}.role`);
+        throw new RequestError(
+          400,
+          `${where}.role: expected system, developer, user, assistant or tool`,
+          `${where}.role`,
+        );
     }
   });
 }
@@ -132,19 +156,37 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
   let sequence = 0;
 
   async function chat(body: Record<string, unknown>): Promise<unknown> {
-    if (body.stream === true) throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
+    if (body.stream === true)
+      throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
     const format = isRecord(body.response_format) ? body.response_format.type : undefined;
     if (format !== undefined && format !== 'text' && format !== 'json_object' && format !== 'json_schema') {
-      throw new RequestError(400, `response_format.type: expected text, json_object or json_schema, got ${JSON.stringify(format)}`, 'response_format');
+      throw new RequestError(
+        400,
+        `response_format.type: expected text, json_object or json_schema, got ${JSON.stringify(format)}`,
+        'response_format',
+      );
     }
     const messages = fromChatMessages(body.messages);
     const jsonRequested = format === 'json_object' || format === 'json_schema';
     const request = classifyPeerRequest(messages, { jsonRequested, offline: model.offline });
     if (jsonRequested && request.kind === 'chat' && model.offline) {
-      throw new RequestError(400, 'response_format: the offline model answers JSON only for the requests it recognises (mem0 fact extraction); this one is not one of them', 'response_format');
+      throw new RequestError(
+        400,
+        'response_format: the offline model answers JSON only for the requests it recognises (mem0 fact extraction); this one is not one of them',
+        'response_format',
+      );
     }
-    const maxTokens = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
-    const answer = await model.chat({ task: request.task, messages: request.messages, ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}) });
+    const maxTokens =
+      typeof body.max_completion_tokens === 'number'
+        ? body.max_completion_tokens
+        : typeof body.max_tokens === 'number'
+          ? body.max_tokens
+          : undefined;
+    const answer = await model.chat({
+      task: request.task,
+      messages: request.messages,
+      ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
+    });
     const text = request.adaptAnswer(answer.text);
     count(request.kind);
     const promptTokens = tokens.countMessages(messages);
@@ -154,21 +196,41 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : model.id,
-      choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, finish_reason: 'stop', logprobs: null }],
-      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: text, refusal: null },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
     };
   }
 
   async function embeddings(body: Record<string, unknown>): Promise<unknown> {
     const input = typeof body.input === 'string' ? [body.input] : body.input;
     if (!Array.isArray(input) || input.length === 0 || !input.every((item) => typeof item === 'string')) {
-      throw new RequestError(400, 'input: expected a string or a non-empty list of strings (token arrays are not supported)', 'input');
+      throw new RequestError(
+        400,
+        'input: expected a string or a non-empty list of strings (token arrays are not supported)',
+        'input',
+      );
     }
     if (body.dimensions !== undefined && body.dimensions !== embedder.dimensions) {
-      throw new RequestError(400, `dimensions: this embedder (${embedder.id}) gives ${embedder.dimensions}, not ${JSON.stringify(body.dimensions)}`, 'dimensions');
+      throw new RequestError(
+        400,
+        `dimensions: this embedder (${embedder.id}) gives ${embedder.dimensions}, not ${JSON.stringify(body.dimensions)}`,
+        'dimensions',
+      );
     }
     const format = body.encoding_format ?? 'float';
-    if (format !== 'float' && format !== 'base64') throw new RequestError(400, 'encoding_format: expected float or base64', 'encoding_format');
+    if (format !== 'float' && format !== 'base64')
+      throw new RequestError(400, 'encoding_format: expected float or base64', 'encoding_format');
     const vectors = await embedder.embed(input as string[]);
     count('embeddings');
     const used = (input as string[]).reduce((sum, text) => sum + tokens.countText(text), 0);
@@ -178,7 +240,10 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       data: vectors.map((vector, index) => ({
         object: 'embedding',
         index,
-        embedding: format === 'base64' ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64') : Array.from(vector),
+        embedding:
+          format === 'base64'
+            ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')
+            : Array.from(vector),
       })),
       usage: { prompt_tokens: used, total_tokens: used },
     };
@@ -189,10 +254,16 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     try {
       if (request.method === 'GET' && path === '/v1/models') {
         count('models');
-        return send(response, 200, { object: 'list', data: [model.id, embedder.id].map((id) => ({ id, object: 'model', created: 0, owned_by: 'membench' })) });
+        return send(response, 200, {
+          object: 'list',
+          data: [model.id, embedder.id].map((id) => ({ id, object: 'model', created: 0, owned_by: 'membench' })),
+        });
       }
       if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/v1/embeddings')) {
-        throw new RequestError(404, `no route ${request.method} ${path}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`);
+        throw new RequestError(
+          404,
+          `no route ${request.method} ${path}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
+        );
       }
       const body = await readJson(request);
       if (!isRecord(body)) throw new RequestError(400, 'the body is not a JSON object');
@@ -201,7 +272,14 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       count('error');
       const known = error instanceof RequestError;
       const status = known ? error.status : 500;
-      send(response, status, { error: { message: error instanceof Error ? error.message : String(error), type: known ? 'invalid_request_error' : 'server_error', param: known ? (error.param ?? null) : null, code: null } });
+      send(response, status, {
+        error: {
+          message: error instanceof Error ? error.message : String(error),
+          type: known ? 'invalid_request_error' : 'server_error',
+          param: known ? (error.param ?? null) : null,
+          code: null,
+        },
+      });
     }
   }
 

@@ -6,10 +6,24 @@ import type { BaseMessage } from '@langchain/core/messages';
  * how to account for the call (maintenance vs answer tokens) and lets the offline reference
  * model pick its deterministic behaviour without ever seeing gold data.
  */
-export type ModelTask = 'reply' | 'answer' | 'summarize' | 'extract-entities' | 'summarize-entity' | 'extract-memories' | 'extract-facts' | 'judge';
+export type ModelTask =
+  | 'reply'
+  | 'answer'
+  | 'summarize'
+  | 'extract-entities'
+  | 'summarize-entity'
+  | 'extract-memories'
+  | 'extract-facts'
+  | 'judge';
 
 /** Tasks whose tokens count as memory maintenance (not conversation). */
-export const MAINTENANCE_TASKS: ReadonlySet<ModelTask> = new Set(['summarize', 'extract-entities', 'summarize-entity', 'extract-memories', 'extract-facts']);
+export const MAINTENANCE_TASKS: ReadonlySet<ModelTask> = new Set([
+  'summarize',
+  'extract-entities',
+  'summarize-entity',
+  'extract-memories',
+  'extract-facts',
+]);
 
 export interface ChatRequest {
   task: ModelTask;

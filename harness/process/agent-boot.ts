@@ -21,10 +21,19 @@ try {
 } catch {
   cachedData = undefined;
 }
-const script = new Script(Module.wrap(readFileSync(bundle, 'utf8')), { filename: bundle, ...(cachedData ? { cachedData } : {}) });
+const script = new Script(Module.wrap(readFileSync(bundle, 'utf8')), {
+  filename: bundle,
+  ...(cachedData ? { cachedData } : {}),
+});
 const module = new Module(bundle);
 module.filename = bundle;
-const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
+const run = script.runInThisContext() as (
+  exports: unknown,
+  require: NodeJS.Require,
+  module: Module,
+  filename: string,
+  dirname: string,
+) => void;
 // The entry runs to its `ready` message here (modules evaluated, tokenizer warm), synchronously.
 run.call(module.exports, module.exports, createRequire(bundle), module, bundle, dir);
 

@@ -13,7 +13,15 @@ import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import { icuWords, normalizeText } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
-import { cellPaths, SNAPSHOT_CHECK, type AgentBoot, type CheckReport, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
+import {
+  cellPaths,
+  SNAPSHOT_CHECK,
+  type AgentBoot,
+  type CheckReport,
+  type FromAgent,
+  type ToAgent,
+  type AgentCell,
+} from './protocol.js';
 import type { CrashPoint } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 
@@ -28,7 +36,10 @@ function send(message: FromAgent): Promise<void> {
 const openFiles = (): number | null => (existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : null);
 
 /** Texts the strategy holds, normalised; falls back to what load() returns for each query. */
-async function persistedText(strategy: MemoryStrategy, queries: readonly string[]): Promise<(needle: string) => boolean> {
+async function persistedText(
+  strategy: MemoryStrategy,
+  queries: readonly string[],
+): Promise<(needle: string) => boolean> {
   if (strategy.snapshot) {
     const text = normalizeText((await strategy.snapshot()).join('\n'));
     return (needle) => containsAny(text, [needle]);
@@ -57,7 +68,10 @@ class AgentHost {
         return;
       case 'prepare':
         // A hint only: if the strategy will not load, `open` says so.
-        await loadStrategyDefinition(message.strategy).then((definition) => definition.preload?.(message.hint), () => undefined);
+        await loadStrategyDefinition(message.strategy).then(
+          (definition) => definition.preload?.(message.hint),
+          () => undefined,
+        );
         if (message.hint.cjk) icuWords('我家只有一口铸铁锅'); // ICU's segmenter and its CJK dictionary, before the step that needs them
         return send({ type: 'prepared' });
       case 'step':
@@ -76,7 +90,12 @@ class AgentHost {
         return;
       }
       case 'inspect':
-        return send({ type: 'inspected', resources: [...process.getActiveResourcesInfo()].sort(), openFiles: openFiles(), env: { ...process.env } });
+        return send({
+          type: 'inspected',
+          resources: [...process.getActiveResourcesInfo()].sort(),
+          openFiles: openFiles(),
+          env: { ...process.env },
+        });
     }
   }
 
@@ -120,7 +139,16 @@ class AgentHost {
       onAck: (ack: Ack) => send({ type: 'ack', ack }),
       createStrategy: () =>
         definition.create(
-          { dir: paths.strategyDir, tokens, model, embedder, durability: cell.durability, seed: cell.seed, now: () => new Date(), checkpoint: this.checkpoint },
+          {
+            dir: paths.strategyDir,
+            tokens,
+            model,
+            embedder,
+            durability: cell.durability,
+            seed: cell.seed,
+            now: () => new Date(),
+            checkpoint: this.checkpoint,
+          },
           options,
         ),
     });
@@ -146,7 +174,12 @@ class AgentHost {
       pendingJobs: session.current?.pendingJobs?.() ?? null,
       maxRssKb: process.resourceUsage().maxRSS,
     });
-    this.reported = { turns: session.turns.length, probes: session.probes.length, recoveries: session.recoveries.length, latencies: this.model!.latencies.length };
+    this.reported = {
+      turns: session.turns.length,
+      probes: session.probes.length,
+      recoveries: session.recoveries.length,
+      latencies: this.model!.latencies.length,
+    };
     this.usageReported = { ...usage };
   }
 
@@ -179,7 +212,13 @@ function start(from: AgentBoot['from']): void {
   const cpu = process.cpuUsage();
   void send({
     type: 'ready',
-    boot: { from, bootMs: bootstrapAt, modulesMs: modulesLoadedAt - bootstrapAt, warmUpMs: performance.now() - modulesLoadedAt, cpuMs: (cpu.user + cpu.system) / 1000 },
+    boot: {
+      from,
+      bootMs: bootstrapAt,
+      modulesMs: modulesLoadedAt - bootstrapAt,
+      warmUpMs: performance.now() - modulesLoadedAt,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+    },
   }).catch(() => undefined);
 
   const host = new AgentHost();
@@ -189,7 +228,9 @@ function start(from: AgentBoot['from']): void {
     queue = queue
       .then(() => host.handle(message))
       .catch(async (error: unknown) => {
-        await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(() => undefined);
+        await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(
+          () => undefined,
+        );
       });
   });
   process.on('disconnect', () => process.exit(0));
@@ -198,5 +239,8 @@ function start(from: AgentBoot['from']): void {
 // Built into a startup snapshot (agent-snapshot.cts), the modules are evaluated once, at build
 // time, and every process deserialized from it starts here; otherwise the process starts now.
 // `--snapshot-check` (the harness's one test of a snapshot before it uses it) exits once deserialized.
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => (process.argv[2] === SNAPSHOT_CHECK ? process.exit(0) : start('snapshot')));
+if (startupSnapshot.isBuildingSnapshot())
+  startupSnapshot.setDeserializeMainFunction(() =>
+    process.argv[2] === SNAPSHOT_CHECK ? process.exit(0) : start('snapshot'),
+  );
 else start(import.meta.url.endsWith('.cjs') ? 'bundle' : 'modules');

@@ -21,7 +21,14 @@ export interface ProcessExit {
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
 /** What `npm run build` recorded of the startup snapshot it built (agent-entry.snapshot.json). */
-const snapshotRecord = z.object({ node: z.string(), arch: z.string(), nodeOptions: z.string(), bundle: z.string(), bundleBytes: z.number(), bundleMtimeMs: z.number() });
+const snapshotRecord = z.object({
+  node: z.string(),
+  arch: z.string(),
+  nodeOptions: z.string(),
+  bundle: z.string(),
+  bundleBytes: z.number(),
+  bundleMtimeMs: z.number(),
+});
 
 /**
  * The startup snapshot in `dir` (agent-entry.snapshot.blob), when `npm run build` built it there
@@ -36,7 +43,13 @@ export function snapshotIn(dir: string, nodeOptions = process.env.NODE_OPTIONS ?
     const bundle = path.join(dir, 'agent-entry.bundle.cjs');
     const { size, mtimeMs } = statSync(bundle);
     const blob = path.join(dir, 'agent-entry.snapshot.blob');
-    const current = record.node === process.version && record.arch === process.arch && record.nodeOptions === nodeOptions && record.bundle === bundle && record.bundleBytes === size && record.bundleMtimeMs === mtimeMs;
+    const current =
+      record.node === process.version &&
+      record.arch === process.arch &&
+      record.nodeOptions === nodeOptions &&
+      record.bundle === bundle &&
+      record.bundleBytes === size &&
+      record.bundleMtimeMs === mtimeMs;
     return current && existsSync(blob) ? blob : null;
   } catch {
     return null; // none built, or not readable: processes start from the bundle
@@ -67,7 +80,11 @@ export function agentEnv(offline: boolean, env: NodeJS.ProcessEnv = process.env)
  * flag, a changed binary); a refused snapshot makes every process exit at once, so it is tried first.
  */
 export function snapshotLoads(blob: string, bundle: string): boolean {
-  const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], { stdio: 'ignore', timeout: 30_000, env: agentEnv(true) });
+  const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], {
+    stdio: 'ignore',
+    timeout: 30_000,
+    env: agentEnv(true),
+  });
   return check.status === 0;
 }
 
@@ -103,7 +120,10 @@ function workerEntry(bundled: boolean): { file: string; execArgv: string[] } {
 export const DEFAULT_STEP_TIMEOUT_MS = 60_000;
 
 /** Agent processes forked by this process so far: tests count them (a crash costs one, a warm spare is never wasted). */
-export const agentProcessStats = { spawned: 0, booted: { snapshot: 0, bundle: 0, modules: 0 } satisfies Record<AgentBoot['from'], number> };
+export const agentProcessStats = {
+  spawned: 0,
+  booted: { snapshot: 0, bundle: 0, modules: 0 } satisfies Record<AgentBoot['from'], number>,
+};
 
 /** How to start an agent process. */
 export interface SpawnOptions {
@@ -228,7 +248,9 @@ export class AgentProcess {
     // What was loaded stays loaded: a preload with the dictionary covers one without it.
     if (!preparation || (hint.cjk && !preparation.cjk)) {
       // One request at a time: after the process is up and after any preload asked before this one.
-      const done: Promise<unknown> = Promise.all([this.ready, this.preparing]).then(([boot]) => (isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared')));
+      const done: Promise<unknown> = Promise.all([this.ready, this.preparing]).then(([boot]) =>
+        isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared'),
+      );
       preparation = { cjk: hint.cjk, done };
       this.preparations.set(strategy, preparation);
       this.preparing = done;
@@ -254,10 +276,16 @@ export class AgentProcess {
   }
 
   /** Sends a message and waits for the reply of the given type, an error report, the process's exit or the timeout. */
-  request<T extends FromAgent['type']>(message: ToAgent, expect: T): Promise<Extract<FromAgent, { type: T }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
+  request<T extends FromAgent['type']>(
+    message: ToAgent,
+    expect: T,
+  ): Promise<Extract<FromAgent, { type: T }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
     if (this.exit) return Promise.resolve(this.exit);
     // Replies carry no request id: a second request in flight would take the first one's reply.
-    if (this.waiting) throw new Error(`agent process ${this.pid}: a '${message.type}' request while a '${this.waiting.expect}' reply is awaited`);
+    if (this.waiting)
+      throw new Error(
+        `agent process ${this.pid}: a '${message.type}' request while a '${this.waiting.expect}' reply is awaited`,
+      );
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // A hung step is killed; its exit is what the caller sees.
@@ -278,7 +306,9 @@ export class AgentProcess {
    * Closes cleanly (flush + close in the process) and waits for it to exit; with `reuse`, the
    * process stays up holding nothing of the cell (`reusable` tells whether it did), to serve another.
    */
-  async close(options: { reuse?: boolean } = {}): Promise<Extract<FromAgent, { type: 'closed' }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
+  async close(
+    options: { reuse?: boolean } = {},
+  ): Promise<Extract<FromAgent, { type: 'closed' }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
     const reply = await this.request({ type: 'close', ...(options.reuse ? { reuse: true } : {}) }, 'closed');
     if (options.reuse && !isExit(reply) && reply.type === 'closed') {
       this.reusable = true;

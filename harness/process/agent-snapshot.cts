@@ -19,6 +19,12 @@ let load: (id: string) => unknown = require;
 startupSnapshot.addDeserializeCallback(() => {
   load = createRequire(bundle);
 });
-const run = new Function('exports', 'require', 'module', '__filename', '__dirname', readFileSync(bundle, 'utf8')) as (exports: object, require: (id: string) => unknown, module: { exports: object }, filename: string, dirname: string) => void;
+const run = new Function('exports', 'require', 'module', '__filename', '__dirname', readFileSync(bundle, 'utf8')) as (
+  exports: object,
+  require: (id: string) => unknown,
+  module: { exports: object },
+  filename: string,
+  dirname: string,
+) => void;
 const module_ = { exports: {} };
 run(module_.exports, (id) => load(id), module_, bundle, path.dirname(bundle));

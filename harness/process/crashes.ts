@@ -6,7 +6,18 @@
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { Ack } from '../agent/loop.js';
-import { INVARIANTS, type CellPhases, type CrashRecord, type DurabilityCounts, type DurabilityOutcome, type InvariantId, type InvariantOutcome, type ProbeRecord, type ToolRecovery, type TurnRecord } from '../results/schema.js';
+import {
+  INVARIANTS,
+  type CellPhases,
+  type CrashRecord,
+  type DurabilityCounts,
+  type DurabilityOutcome,
+  type InvariantId,
+  type InvariantOutcome,
+  type ProbeRecord,
+  type ToolRecovery,
+  type TurnRecord,
+} from '../results/schema.js';
 import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { returnSpare, spareKind, spareReady, takeSpare, type SpareKind } from './spares.js';
@@ -34,7 +45,18 @@ export interface ProcessCellOutcome {
 
 /** No time spent yet. */
 export function emptyPhases(): CellPhases {
-  return { processes: 0, processStartMs: 0, moduleLoadMs: 0, processCpuMs: 0, spareWaitMs: 0, openMs: 0, replayMs: 0, recoveryMs: 0, checkMs: 0, closeMs: 0 };
+  return {
+    processes: 0,
+    processStartMs: 0,
+    moduleLoadMs: 0,
+    processCpuMs: 0,
+    spareWaitMs: 0,
+    openMs: 0,
+    replayMs: 0,
+    recoveryMs: 0,
+    checkMs: 0,
+    closeMs: 0,
+  };
 }
 
 /** Runs `work` and adds its wall time to `phases[phase]`. */
@@ -62,11 +84,20 @@ const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'assistant', '
  * only at points the step (and the strategy's own `crashPoints`) can reach. Points of one step
  * come in the order a step passes them, so each kill can be reached on the retry after the last.
  */
-export function fuzzPlan(steps: readonly Step[], kills: number, seed: number, strategyPoints: readonly CrashPoint[] = []): Map<number, CrashPoint[]> {
+export function fuzzPlan(
+  steps: readonly Step[],
+  kills: number,
+  seed: number,
+  strategyPoints: readonly CrashPoint[] = [],
+): Map<number, CrashPoint[]> {
   const plan = new Map<number, CrashPoint[]>();
   // A user message nobody answers (`reply: false`) makes no model call: before_model_call is not on its path.
-  const loopPoints = (step: Step): readonly CrashPoint[] => (step.kind === 'user' && step.reply === false ? [] : (POINTS_BY_KIND[step.kind] ?? []));
-  const reachable = (step: Step): CrashPoint[] => [...loopPoints(step), ...(WRITING_KINDS.has(step.kind) ? strategyPoints : [])];
+  const loopPoints = (step: Step): readonly CrashPoint[] =>
+    step.kind === 'user' && step.reply === false ? [] : (POINTS_BY_KIND[step.kind] ?? []);
+  const reachable = (step: Step): CrashPoint[] => [
+    ...loopPoints(step),
+    ...(WRITING_KINDS.has(step.kind) ? strategyPoints : []),
+  ];
   const candidates = steps.flatMap((step, index) => (reachable(step).length > 0 ? [index] : []));
   if (candidates.length === 0) return plan;
   const rng = xoroshiro128plus(seed);
@@ -76,7 +107,11 @@ export function fuzzPlan(steps: readonly Step[], kills: number, seed: number, st
     const point = points[uniformInt(rng, 0, points.length - 1)]!;
     plan.set(index, [...(plan.get(index) ?? []), point]);
   }
-  for (const [index, points] of plan) plan.set(index, points.sort((a, b) => CRASH_POINTS.indexOf(a) - CRASH_POINTS.indexOf(b)));
+  for (const [index, points] of plan)
+    plan.set(
+      index,
+      points.sort((a, b) => CRASH_POINTS.indexOf(a) - CRASH_POINTS.indexOf(b)),
+    );
   return plan;
 }
 
@@ -135,10 +170,24 @@ class ProcessCellRun {
   private readonly modelLatencies: number[] = [];
   private peakRssKb = 0;
   private readonly acks: Ack[] = [];
-  private readonly invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<InvariantId, InvariantOutcome>;
+  private readonly invariants = Object.fromEntries(Object.keys(INVARIANTS).map((id) => [id, outcome()])) as Record<
+    InvariantId,
+    InvariantOutcome
+  >;
   private readonly counts: DurabilityCounts = {
-    acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
-    staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
+    acknowledgedLost: 0,
+    messagesLost: 0,
+    effects: 0,
+    effectsDuplicated: 0,
+    effectsRefused: 0,
+    toolsMisclassified: 0,
+    staleOverwrites: 0,
+    lostUpdates: 0,
+    tornFiles: 0,
+    indexMismatches: 0,
+    pendingJobsLost: 0,
+    unexpectedExits: 0,
+    compressedAway: 0,
   };
   /** Step index → the crash points the fuzzer aims at in it. */
   private readonly fuzz: Map<number, CrashPoint[]>;
@@ -163,7 +212,9 @@ class ProcessCellRun {
     this.cell = options.cell;
     this.steps = options.scenario.steps;
     this.turnAt = turnsBefore(this.steps);
-    this.fuzz = options.fuzzKills ? fuzzPlan(this.steps, options.fuzzKills, this.cell.seed, options.strategyCrashPoints) : new Map<number, CrashPoint[]>();
+    this.fuzz = options.fuzzKills
+      ? fuzzPlan(this.steps, options.fuzzKills, this.cell.seed, options.strategyCrashPoints)
+      : new Map<number, CrashPoint[]>();
     this.spares = spareKind(this.cell);
     this.cjkAt = this.steps.map((step) => hasCjkIn(step));
   }
@@ -173,7 +224,8 @@ class ProcessCellRun {
   }
 
   private async prepareFor(agent: AgentProcess, index: number): Promise<void> {
-    if (this.cjkAt[index]) await timedPhase(this.phases, 'openMs', () => agent.prepare(this.cell.strategy, { cjk: true }));
+    if (this.cjkAt[index])
+      await timedPhase(this.phases, 'openMs', () => agent.prepare(this.cell.strategy, { cjk: true }));
   }
 
   private violate(id: InvariantId, count: number, detail: string): void {
@@ -187,14 +239,20 @@ class ProcessCellRun {
   }
 
   /** Takes a warm spare (a new one is forked behind it) and opens the cell in it. */
-  private async startProcess(resumeAt: { turn: number; session: number }, sessionId = this.cell.sessionId, sink: Ack[] = this.acks): Promise<AgentProcess> {
+  private async startProcess(
+    resumeAt: { turn: number; session: number },
+    sessionId = this.cell.sessionId,
+    sink: Ack[] = this.acks,
+  ): Promise<AgentProcess> {
     const { phases, counts } = this;
     const agent = takeSpare(this.spares);
     phases.processes++;
     const waited = performance.now();
     await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
-    const opened = await timedPhase(phases, 'openMs', () => agent.open({ ...this.cell, sessionId }, resumeAt, (ack) => sink.push(ack)));
+    const opened = await timedPhase(phases, 'openMs', () =>
+      agent.open({ ...this.cell, sessionId }, resumeAt, (ack) => sink.push(ack)),
+    );
     // A process reused from an earlier cell or session started before it: its start is not this open's.
     if (agent.boot && agent.opens === 1) {
       phases.processStartMs += agent.boot.bootMs;
@@ -202,7 +260,9 @@ class ProcessCellRun {
       phases.processCpuMs += agent.boot.cpuMs;
     }
     if (isExit(opened) || opened.type === 'error') {
-      throw new Error(`agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`);
+      throw new Error(
+        `agent process failed to open the cell: ${isExit(opened) ? `exit code ${opened.code}, signal ${opened.signal}` : opened.message}`,
+      );
     }
     if (opened.type === 'opened' && this.pendingAtDeath !== null && opened.pendingJobs !== null) {
       // Invariant 6: jobs reported pending before the crash should still be queued after it (a
@@ -218,7 +278,9 @@ class ProcessCellRun {
   /** Asks a freshly opened process what survived (invariants 1, 2 and 5). */
   private async check(agent: AgentProcess, userTexts: string[], label: string): Promise<CheckReport | undefined> {
     const { counts } = this;
-    const reply = await timedPhase(this.phases, 'checkMs', () => agent.request({ type: 'check', acks: this.acks, userTexts }, 'checked'));
+    const reply = await timedPhase(this.phases, 'checkMs', () =>
+      agent.request({ type: 'check', acks: this.acks, userTexts }, 'checked'),
+    );
     if (isExit(reply) || reply.type === 'error') return undefined;
     const { report } = reply;
     // Summarised away is the strategy's design, not a crash loss: counted apart, but only where the
@@ -228,15 +290,27 @@ class ProcessCellRun {
       report.lostAcks = [];
     }
     counts.acknowledgedLost += report.lostAcks.length;
-    this.violate('1', report.lostAcks.length, `${label}: lost acknowledged memories: ${report.lostAcks.slice(0, 3).join(' | ')}`);
+    this.violate(
+      '1',
+      report.lostAcks.length,
+      `${label}: lost acknowledged memories: ${report.lostAcks.slice(0, 3).join(' | ')}`,
+    );
     if (userTexts.length > 0) {
       counts.messagesLost += report.lostUserTexts.length;
-      this.violate('2', report.lostUserTexts.length, `${label}: user input not persisted: ${report.lostUserTexts.slice(0, 3).join(' | ')}`);
+      this.violate(
+        '2',
+        report.lostUserTexts.length,
+        `${label}: user input not persisted: ${report.lostUserTexts.slice(0, 3).join(' | ')}`,
+      );
     }
     if (report.store) {
       counts.tornFiles += report.store.torn;
       counts.indexMismatches += report.store.indexMismatches;
-      this.violate('5', report.store.torn + report.store.indexMismatches, `${label}: ${report.store.details.slice(0, 3).join('; ')}`);
+      this.violate(
+        '5',
+        report.store.torn + report.store.indexMismatches,
+        `${label}: ${report.store.details.slice(0, 3).join('; ')}`,
+      );
     }
     return report;
   }
@@ -247,7 +321,11 @@ class ProcessCellRun {
       const found = this.pendingAttribution.get(recovery.step)?.found;
       if (!found) continue;
       if (recovery.reran && recovery.ledgerApplied) found.effectsDuplicated++;
-      if ((recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied)) found.toolsMisclassified++;
+      if (
+        (recovery.classification === 'completed' && !recovery.ledgerApplied) ||
+        (recovery.classification === 'not-started' && recovery.ledgerApplied)
+      )
+        found.toolsMisclassified++;
     }
     this.turns.push(...reply.turns);
     this.probes.push(...reply.probes);
@@ -292,7 +370,10 @@ class ProcessCellRun {
           await this.runConcurrent(index, step.concurrent);
           continue;
         }
-        const arms: Arm[] = [...(scenarioArm ? [{ point: scenarioArm, source: 'scenario' as const }] : []), ...(this.fuzz.get(index) ?? []).map((point) => ({ point, source: 'fuzz' as const }))];
+        const arms: Arm[] = [
+          ...(scenarioArm ? [{ point: scenarioArm, source: 'scenario' as const }] : []),
+          ...(this.fuzz.get(index) ?? []).map((point) => ({ point, source: 'fuzz' as const })),
+        ];
         scenarioArm = undefined;
         await this.runStep(index, step, arms);
       }
@@ -322,29 +403,53 @@ class ProcessCellRun {
       if (!isExit(reply) && reply.type === 'step-done') {
         phases.replayMs += performance.now() - sent;
         this.absorb(reply);
-        if (arm) this.crashes.push({ step: index, point: arm.point, reached: false, signal: null, code: null, source: arm.source });
+        if (arm)
+          this.crashes.push({
+            step: index,
+            point: arm.point,
+            reached: false,
+            signal: null,
+            code: null,
+            source: arm.source,
+          });
         if (arms.length === 0) return;
         continue;
       }
       if (!isExit(reply)) throw new Error(`step ${index} failed in the agent process: ${reply.message}`);
       const exit: ProcessExit = reply;
-      const crash: CrashRecord | undefined = arm && exit.signal === 'SIGKILL' ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source } : undefined;
+      const crash: CrashRecord | undefined =
+        arm && exit.signal === 'SIGKILL'
+          ? { step: index, point: arm.point, reached: true, signal: exit.signal, code: exit.code, source: arm.source }
+          : undefined;
       if (crash) this.crashes.push(crash);
       else this.counts.unexpectedExits++;
       this.pendingAtDeath = this.lastPending;
       // Armed kills are the point; a process that keeps dying on its own is a broken strategy.
-      if (!crash && ++attempts > 3) throw new Error(`step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`);
+      if (!crash && ++attempts > 3)
+        throw new Error(
+          `step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`,
+        );
       await this.recover(index, step, arm, crash, sent);
     }
   }
 
   /** After a process died in step `index`: a fresh process on the same dir, and what survived checked. */
-  private async recover(index: number, step: Step, arm: Arm | undefined, crash: CrashRecord | undefined, sent: number): Promise<void> {
+  private async recover(
+    index: number,
+    step: Step,
+    arm: Arm | undefined,
+    crash: CrashRecord | undefined,
+    sent: number,
+  ): Promise<void> {
     const agent = await this.startProcess(this.turnAt[index]!);
     this.agent = agent;
     this.phases.recoveryMs += performance.now() - sent;
     const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
-    const report = await this.check(agent, userTexts, `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`);
+    const report = await this.check(
+      agent,
+      userTexts,
+      `after a crash at ${arm?.point ?? 'an unexpected exit'} in step ${index}`,
+    );
     if (crash) crash.recoveryMs = performance.now() - sent;
     if (crash && report) {
       crash.found = {
@@ -363,7 +468,11 @@ class ProcessCellRun {
   verifyAfterReplay(): void {
     const { counts } = this;
     // Invariant 3: every recovered call classified in agreement with the ledger; with keys, no duplicate.
-    const misclassified = this.recoveries.filter((recovery) => (recovery.classification === 'completed' && !recovery.ledgerApplied) || (recovery.classification === 'not-started' && recovery.ledgerApplied));
+    const misclassified = this.recoveries.filter(
+      (recovery) =>
+        (recovery.classification === 'completed' && !recovery.ledgerApplied) ||
+        (recovery.classification === 'not-started' && recovery.ledgerApplied),
+    );
     counts.toolsMisclassified = misclassified.length;
     const ledger = new Ledger(cellPaths(this.cell.dir).ledger);
     const ledgerCounts = ledger.counts();
@@ -371,7 +480,11 @@ class ProcessCellRun {
     counts.effects = ledgerCounts.effects;
     counts.effectsDuplicated = ledgerCounts.effectsDuplicated;
     counts.effectsRefused = ledgerCounts.effectsRefused;
-    this.violate('3', misclassified.length + (this.cell.idempotencyKeys ? ledgerCounts.effectsDuplicated : 0), `${misclassified.length} misclassified tool call(s), ${ledgerCounts.effectsDuplicated} duplicated effect(s)`);
+    this.violate(
+      '3',
+      misclassified.length + (this.cell.idempotencyKeys ? ledgerCounts.effectsDuplicated : 0),
+      `${misclassified.length} misclassified tool call(s), ${ledgerCounts.effectsDuplicated} duplicated effect(s)`,
+    );
     // Invariant 4: a stale background write shows as stale exposure on an update probe.
     if (this.options.scenario.tags?.includes('stale-writer')) {
       const stale = this.probes.filter((probe) => probe.category === 'update' && probe.staleExposure).length;
@@ -383,8 +496,23 @@ class ProcessCellRun {
   /** What the cell hands back to the runner. */
   collect(): ProcessCellOutcome {
     const { turns, probes, usage, modelLatencies, peakRssKb, phases, error } = this;
-    const durabilityOutcome: DurabilityOutcome = { idempotencyKeys: this.cell.idempotencyKeys, crashes: this.crashes, recoveries: this.recoveries, invariants: this.invariants, counts: this.counts };
-    return { turns, probes, usage, modelLatencies, peakRssKb, phases, durabilityOutcome, ...(error !== undefined ? { error } : {}) };
+    const durabilityOutcome: DurabilityOutcome = {
+      idempotencyKeys: this.cell.idempotencyKeys,
+      crashes: this.crashes,
+      recoveries: this.recoveries,
+      invariants: this.invariants,
+      counts: this.counts,
+    };
+    return {
+      turns,
+      probes,
+      usage,
+      modelLatencies,
+      peakRssKb,
+      phases,
+      durabilityOutcome,
+      ...(error !== undefined ? { error } : {}),
+    };
   }
 
   /**
@@ -398,7 +526,8 @@ class ProcessCellRun {
     for (const [sessionIndex, sessionSteps] of sessions.entries()) {
       const worker = await this.startProcess(this.turnAt[index]!, `${this.cell.sessionId}-c${index}-${sessionIndex}`);
       agents.push(worker);
-      if (hasCjkIn(sessionSteps)) await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, { cjk: true }));
+      if (hasCjkIn(sessionSteps))
+        await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, { cjk: true }));
     }
     // Replies are kept per session and recorded in session order once all are done, so the
     // records come out in one canonical order whatever the interleaving was.
@@ -408,12 +537,18 @@ class ProcessCellRun {
         sessions.map(async (sessionSteps, sessionIndex) => {
           const worker = agents[sessionIndex]!;
           for (const [offset, step] of sessionSteps.entries()) {
-            const reply = await timedPhase(phases, 'replayMs', () => worker.request({ type: 'step', index: concurrentStepIndex(index, sessionIndex, offset), step }, 'step-done'));
+            const reply = await timedPhase(phases, 'replayMs', () =>
+              worker.request(
+                { type: 'step', index: concurrentStepIndex(index, sessionIndex, offset), step },
+                'step-done',
+              ),
+            );
             if (isExit(reply)) {
               counts.unexpectedExits++;
               return;
             }
-            if (reply.type === 'error') throw new Error(`concurrent session ${sessionIndex}, step ${offset}: ${reply.message}`);
+            if (reply.type === 'error')
+              throw new Error(`concurrent session ${sessionIndex}, step ${offset}: ${reply.message}`);
             replies[sessionIndex]!.push(reply);
           }
         }),
@@ -430,7 +565,11 @@ class ProcessCellRun {
     const report = await this.check(this.agent, [], `after concurrent step ${index}`);
     if (report) {
       counts.lostUpdates += report.lostAcks.length;
-      this.violate('5', report.lostAcks.length, `after concurrent step ${index}: ${report.lostAcks.length} acknowledged concurrent write(s) lost`);
+      this.violate(
+        '5',
+        report.lostAcks.length,
+        `after concurrent step ${index}: ${report.lostAcks.length} acknowledged concurrent write(s) lost`,
+      );
     }
   }
 }

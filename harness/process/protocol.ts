@@ -76,7 +76,17 @@ export type FromAgent =
   | { type: 'ready'; boot: AgentBoot }
   | { type: 'opened'; pendingJobs: number | null }
   | { type: 'ack'; ack: Ack }
-  | { type: 'step-done'; index: number; turns: TurnRecord[]; probes: ProbeRecord[]; recoveries: ToolRecovery[]; usage: ModelUsage; modelLatencies: number[]; pendingJobs: number | null; maxRssKb: number }
+  | {
+      type: 'step-done';
+      index: number;
+      turns: TurnRecord[];
+      probes: ProbeRecord[];
+      recoveries: ToolRecovery[];
+      usage: ModelUsage;
+      modelLatencies: number[];
+      pendingJobs: number | null;
+      maxRssKb: number;
+    }
   | { type: 'checked'; report: CheckReport }
   /** A `prepare` is done: what the strategy loads lazily is loaded. */
   | { type: 'prepared' }
@@ -87,5 +97,9 @@ export type FromAgent =
 
 /** Where each part of a cell lives: the ledger and journal sit outside the strategy's dir. */
 export function cellPaths(dir: string): { strategyDir: string; ledger: string; journal: string } {
-  return { strategyDir: path.join(dir, 'strategy'), ledger: path.join(dir, 'ledger.sqlite'), journal: path.join(dir, 'journal.sqlite') };
+  return {
+    strategyDir: path.join(dir, 'strategy'),
+    ledger: path.join(dir, 'ledger.sqlite'),
+    journal: path.join(dir, 'journal.sqlite'),
+  };
 }

@@ -30,12 +30,22 @@ export interface SpareKind {
 }
 
 /** The kind of spare a cell needs. */
-export function spareKind(cell: { tokenizerModel: string; strategy: string; model: string; embedder: string }): SpareKind {
+export function spareKind(cell: {
+  tokenizerModel: string;
+  strategy: string;
+  model: string;
+  embedder: string;
+}): SpareKind {
   const builtin = findStrategy(cell.strategy) !== undefined;
-  return { tokenizerModel: cell.tokenizerModel, builtin, offline: builtin && !isLiveSpec(cell.model) && !isLiveSpec(cell.embedder) };
+  return {
+    tokenizerModel: cell.tokenizerModel,
+    builtin,
+    offline: builtin && !isLiveSpec(cell.model) && !isLiveSpec(cell.embedder),
+  };
 }
 
-const kindKey = (kind: SpareKind): string => `${kind.builtin ? 'builtin' : 'any'}:${kind.offline ? 'offline' : 'online'}:${kind.tokenizerModel}`;
+const kindKey = (kind: SpareKind): string =>
+  `${kind.builtin ? 'builtin' : 'any'}:${kind.offline ? 'offline' : 'online'}:${kind.tokenizerModel}`;
 
 /** Idle spares of this process, by kind. */
 const idle = new Map<string, AgentProcess[]>();
@@ -45,7 +55,11 @@ function refill(kind: SpareKind): AgentProcess[] {
   const key = kindKey(kind);
   const spares = (idle.get(key) ?? []).filter((spare) => spare.alive);
   while (spares.length < SPARES_AHEAD) {
-    const spare = AgentProcess.spawn({ tokenizerModel: kind.tokenizerModel, builtinOnly: kind.builtin, offline: kind.offline });
+    const spare = AgentProcess.spawn({
+      tokenizerModel: kind.tokenizerModel,
+      builtinOnly: kind.builtin,
+      offline: kind.offline,
+    });
     spare.hold(false);
     spares.push(spare);
   }
@@ -74,7 +88,8 @@ export async function spareReady(kind: SpareKind, preload?: { strategy: string; 
   const spares = refill(kind);
   // What the strategy always loads (an addon), every idle spare loads; what this crash's text needs
   // (a dictionary) only the spare that will recover it: the next crash may need none.
-  if (preload) spares.forEach((spare, index) => void spare.prepare(preload.strategy, index === 0 ? preload.hint : { cjk: false }));
+  if (preload)
+    spares.forEach((spare, index) => void spare.prepare(preload.strategy, index === 0 ? preload.hint : { cjk: false }));
   const next = spares[0]!;
   if (next.boot && (!preload || next.prepared)) return 0;
   const started = performance.now();

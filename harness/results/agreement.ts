@@ -57,7 +57,11 @@ export function judgedAccuracy(probes: readonly ProbeRecord[], judge: string): J
     return verdict === undefined ? [] : [verdict];
   });
   const read = rate(verdicts.filter((verdict) => verdict !== 'unparsed').map((verdict) => verdict === 'yes'));
-  return { ...read, interval: wilsonInterval(read.hits, read.n), unparsed: verdicts.filter((verdict) => verdict === 'unparsed').length };
+  return {
+    ...read,
+    interval: wilsonInterval(read.hits, read.n),
+    unparsed: verdicts.filter((verdict) => verdict === 'unparsed').length,
+  };
 }
 
 /** Cohen's κ of a 2×2 table: (observed − chance agreement) / (1 − chance agreement). */
@@ -105,14 +109,36 @@ const probesOf = (cells: readonly CellResult[]): ProbeRecord[] => cells.flatMap(
 export function judgeAgreement(cells: readonly CellResult[], a: string, b: string): AgreementRow[] {
   const probes = probesOf(cells);
   const categories = [...new Set(probes.map(judgedCategory))].sort();
-  return [...categories.map((category) => agreementRow(category, probes.filter((probe) => judgedCategory(probe) === category), a, b)), agreementRow('all', probes, a, b)];
+  return [
+    ...categories.map((category) =>
+      agreementRow(
+        category,
+        probes.filter((probe) => judgedCategory(probe) === category),
+        a,
+        b,
+      ),
+    ),
+    agreementRow('all', probes, a, b),
+  ];
 }
 
 /** One judge's accuracy per category, then over all probes (`all`). */
-export function accuracyByCategory(cells: readonly CellResult[], judge: string): { category: string; accuracy: JudgedAccuracy }[] {
+export function accuracyByCategory(
+  cells: readonly CellResult[],
+  judge: string,
+): { category: string; accuracy: JudgedAccuracy }[] {
   const probes = probesOf(cells);
   const categories = [...new Set(probes.map(judgedCategory))].sort();
-  return [...categories.map((category) => ({ category, accuracy: judgedAccuracy(probes.filter((probe) => judgedCategory(probe) === category), judge) })), { category: 'all', accuracy: judgedAccuracy(probes, judge) }];
+  return [
+    ...categories.map((category) => ({
+      category,
+      accuracy: judgedAccuracy(
+        probes.filter((probe) => judgedCategory(probe) === category),
+        judge,
+      ),
+    })),
+    { category: 'all', accuracy: judgedAccuracy(probes, judge) },
+  ];
 }
 
 /** An answer two judges disagree on (an unparsed verdict against a parsed one counts). */
@@ -132,8 +158,20 @@ export function disagreements(cells: readonly CellResult[], a: string, b: string
       const first = verdictOf(probe, a);
       const second = verdictOf(probe, b);
       if (first === undefined || second === undefined || first === second) return [];
-      const gold = probe.expect?.join(' / ') ?? (probe.forbid?.length ? `(unanswerable; not: ${probe.forbid.join(' / ')})` : '(unanswerable)');
-      return [{ cell: cell.id, category: judgedCategory(probe), question: probe.question, gold, response: probe.answer, a: first, b: second }];
+      const gold =
+        probe.expect?.join(' / ') ??
+        (probe.forbid?.length ? `(unanswerable; not: ${probe.forbid.join(' / ')})` : '(unanswerable)');
+      return [
+        {
+          cell: cell.id,
+          category: judgedCategory(probe),
+          question: probe.question,
+          gold,
+          response: probe.answer,
+          a: first,
+          b: second,
+        },
+      ];
     }),
   );
 }

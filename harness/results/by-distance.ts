@@ -46,7 +46,11 @@ export interface DistanceRow {
 }
 
 /** One row per setting and bucket that has probes, buckets in increasing order; [] when no probe has a distance. */
-export function recallByDistance(cells: readonly CellResult[], unit: DistanceUnit, grain: DistanceGrain = 'doubling'): DistanceRow[] {
+export function recallByDistance(
+  cells: readonly CellResult[],
+  unit: DistanceUnit,
+  grain: DistanceGrain = 'doubling',
+): DistanceRow[] {
   const groups = new Map<string, { setting: string; bucket: DistanceBucket; recall: boolean[]; evidence: number[] }>();
   for (const cell of cells) {
     if (cell.status !== 'ok' || cell.pricing || cell.durabilityOutcome?.idempotencyKeys === false) continue;
@@ -62,5 +66,10 @@ export function recallByDistance(cells: readonly CellResult[], unit: DistanceUni
   }
   return [...groups.values()]
     .sort((a, b) => a.setting.localeCompare(b.setting) || a.bucket.hi - b.bucket.hi)
-    .map((group) => ({ setting: group.setting, bucket: group.bucket, contextRecall: rate(group.recall), evidenceRecall: meanOf(group.evidence) }));
+    .map((group) => ({
+      setting: group.setting,
+      bucket: group.bucket,
+      contextRecall: rate(group.recall),
+      evidenceRecall: meanOf(group.evidence),
+    }));
 }

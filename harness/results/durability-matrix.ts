@@ -13,8 +13,18 @@ export function durabilityMatrix(cells: readonly CellResult[]): MatrixRow[] {
     for (const crash of cell.durabilityOutcome.crashes) {
       const key = [cell.strategy, cell.durability, cell.durabilityOutcome.idempotencyKeys, crash.point].join('|');
       const row = rows.get(key) ?? {
-        strategy: cell.strategy, durability: cell.durability, idempotencyKeys: cell.durabilityOutcome.idempotencyKeys, point: crash.point,
-        armed: 0, reached: 0, acknowledgedLost: 0, messagesLost: 0, effectsDuplicated: 0, toolsMisclassified: 0, tornFiles: 0, indexMismatches: 0,
+        strategy: cell.strategy,
+        durability: cell.durability,
+        idempotencyKeys: cell.durabilityOutcome.idempotencyKeys,
+        point: crash.point,
+        armed: 0,
+        reached: 0,
+        acknowledgedLost: 0,
+        messagesLost: 0,
+        effectsDuplicated: 0,
+        toolsMisclassified: 0,
+        tornFiles: 0,
+        indexMismatches: 0,
       };
       row.armed++;
       if (crash.reached) row.reached++;
@@ -29,7 +39,13 @@ export function durabilityMatrix(cells: readonly CellResult[]): MatrixRow[] {
       rows.set(key, row);
     }
   }
-  return [...rows.values()].sort((a, b) => a.strategy.localeCompare(b.strategy) || a.durability.localeCompare(b.durability) || Number(b.idempotencyKeys) - Number(a.idempotencyKeys) || a.point.localeCompare(b.point));
+  return [...rows.values()].sort(
+    (a, b) =>
+      a.strategy.localeCompare(b.strategy) ||
+      a.durability.localeCompare(b.durability) ||
+      Number(b.idempotencyKeys) - Number(a.idempotencyKeys) ||
+      a.point.localeCompare(b.point),
+  );
 }
 
 /** Each durability mode's save latency beside what it lost, per strategy and idempotency setting. */
@@ -40,32 +56,51 @@ export function modePrices(cells: readonly CellResult[]): ModePrice[] {
     const key = `${cell.strategy}|${cell.durability}|${cell.durabilityOutcome.idempotencyKeys}`;
     groups.set(key, [...(groups.get(key) ?? []), cell]);
   }
-  return [...groups.values()].map((group) => {
-    const saves = distribution(group.flatMap((cell) => cell.turns.map((turn) => turn.saveMs)));
-    const sum = (key: keyof ModePrice['losses']): number => group.reduce((total, cell) => total + cell.durabilityOutcome!.counts[key], 0);
-    const violations: Record<string, number> = {};
-    for (const cell of group) {
-      // An errored cell stopped before its checks: it proves no invariant held.
-      if (cell.status === 'error') continue;
-      for (const [id, outcome] of Object.entries(cell.durabilityOutcome!.invariants)) if (outcome.checked > 0 || outcome.violations > 0) violations[id] = (violations[id] ?? 0) + outcome.violations;
-    }
-    return {
-      strategy: group[0]!.strategy,
-      durability: group[0]!.durability,
-      idempotencyKeys: group[0]!.durabilityOutcome!.idempotencyKeys,
-      saveP50: saves.p50,
-      saveP95: saves.p95,
-      cells: group.length,
-      crashes: group.reduce((total, cell) => total + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length, 0),
-      losses: {
-        acknowledgedLost: sum('acknowledgedLost'), messagesLost: sum('messagesLost'), effectsDuplicated: sum('effectsDuplicated'), lostUpdates: sum('lostUpdates'),
-        tornFiles: sum('tornFiles'), indexMismatches: sum('indexMismatches'), pendingJobsLost: sum('pendingJobsLost'), staleOverwrites: sum('staleOverwrites'),
-        compressedAway: sum('compressedAway'),
-      },
-      violations,
-      errored: group.filter((cell) => cell.status === 'error').length,
-    };
-  }).sort((a, b) => a.strategy.localeCompare(b.strategy) || a.durability.localeCompare(b.durability) || Number(b.idempotencyKeys) - Number(a.idempotencyKeys));
+  return [...groups.values()]
+    .map((group) => {
+      const saves = distribution(group.flatMap((cell) => cell.turns.map((turn) => turn.saveMs)));
+      const sum = (key: keyof ModePrice['losses']): number =>
+        group.reduce((total, cell) => total + cell.durabilityOutcome!.counts[key], 0);
+      const violations: Record<string, number> = {};
+      for (const cell of group) {
+        // An errored cell stopped before its checks: it proves no invariant held.
+        if (cell.status === 'error') continue;
+        for (const [id, outcome] of Object.entries(cell.durabilityOutcome!.invariants))
+          if (outcome.checked > 0 || outcome.violations > 0)
+            violations[id] = (violations[id] ?? 0) + outcome.violations;
+      }
+      return {
+        strategy: group[0]!.strategy,
+        durability: group[0]!.durability,
+        idempotencyKeys: group[0]!.durabilityOutcome!.idempotencyKeys,
+        saveP50: saves.p50,
+        saveP95: saves.p95,
+        cells: group.length,
+        crashes: group.reduce(
+          (total, cell) => total + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length,
+          0,
+        ),
+        losses: {
+          acknowledgedLost: sum('acknowledgedLost'),
+          messagesLost: sum('messagesLost'),
+          effectsDuplicated: sum('effectsDuplicated'),
+          lostUpdates: sum('lostUpdates'),
+          tornFiles: sum('tornFiles'),
+          indexMismatches: sum('indexMismatches'),
+          pendingJobsLost: sum('pendingJobsLost'),
+          staleOverwrites: sum('staleOverwrites'),
+          compressedAway: sum('compressedAway'),
+        },
+        violations,
+        errored: group.filter((cell) => cell.status === 'error').length,
+      };
+    })
+    .sort(
+      (a, b) =>
+        a.strategy.localeCompare(b.strategy) ||
+        a.durability.localeCompare(b.durability) ||
+        Number(b.idempotencyKeys) - Number(a.idempotencyKeys),
+    );
 }
 
 /** One invariant on one cell, by id: how often it was checked and violated, with the checker's explanations. */
@@ -104,12 +139,19 @@ export interface InvariantGrid {
 
 /** Sums invariant outcomes per strategy setting over scenarios and trials; null when no cell ran with faults. */
 export function invariantGrid(cells: readonly CellResult[]): InvariantGrid | null {
-  const totals = new Map<string, { crashes: number; errored: number; invariants: Map<InvariantId, { checks: number; violations: number }> }>();
+  const totals = new Map<
+    string,
+    { crashes: number; errored: number; invariants: Map<InvariantId, { checks: number; violations: number }> }
+  >();
   const columns = new Set<InvariantId>();
   for (const cell of cells) {
     if (!cell.durabilityOutcome) continue;
     const label = cell.durabilityOutcome.idempotencyKeys ? cell.setting : `${cell.setting} [no idempotency keys]`;
-    const row = totals.get(label) ?? { crashes: 0, errored: 0, invariants: new Map<InvariantId, { checks: number; violations: number }>() };
+    const row = totals.get(label) ?? {
+      crashes: 0,
+      errored: 0,
+      invariants: new Map<InvariantId, { checks: number; violations: number }>(),
+    };
     row.crashes += crashesReached(cell);
     totals.set(label, row);
     if (cell.status === 'error') {
@@ -120,7 +162,10 @@ export function invariantGrid(cells: readonly CellResult[]): InvariantGrid | nul
       if (outcome.checked === 0 && outcome.violations === 0) continue;
       columns.add(outcome.invariant);
       const sum = row.invariants.get(outcome.invariant) ?? { checks: 0, violations: 0 };
-      row.invariants.set(outcome.invariant, { checks: sum.checks + outcome.checked, violations: sum.violations + outcome.violations });
+      row.invariants.set(outcome.invariant, {
+        checks: sum.checks + outcome.checked,
+        violations: sum.violations + outcome.violations,
+      });
     }
   }
   if (totals.size === 0) return null;

@@ -50,7 +50,7 @@ export const MEMBENCH_PROMPTS: Readonly<Record<JudgeType, string>> = {
     ENDING,
   ].join('\n'),
   preference: [
-    'You check whether a chat assistant used what it remembers about a user\'s preferences.',
+    "You check whether a chat assistant used what it remembers about a user's preferences.",
     '',
     'Request: {{question}}',
     'What a good response does (rubric): {{gold}}',
@@ -67,7 +67,7 @@ export const MEMBENCH_PROMPTS: Readonly<Record<JudgeType, string>> = {
     'Question: {{question}}',
     "Assistant's answer: {{response}}",
     '',
-    "Does the assistant say that it does not know, or that the information is not available in the conversation, instead of giving an answer?",
+    'Does the assistant say that it does not know, or that the information is not available in the conversation, instead of giving an answer?',
     ENDING,
   ].join('\n'),
 };
@@ -92,17 +92,38 @@ export function judgeType(probe: Pick<ProbeRecord, 'category' | 'label'>): Judge
 
 /** What a judge needs of a probe record (older files without gold get none: every answer is then judged against nothing). */
 export function judgeItem(probe: ProbeRecord): JudgeItem {
-  return { type: judgeType(probe), question: probe.question, expect: probe.expect ?? [], forbid: probe.forbid ?? [], response: probe.answer };
+  return {
+    type: judgeType(probe),
+    question: probe.question,
+    expect: probe.expect ?? [],
+    forbid: probe.forbid ?? [],
+    response: probe.answer,
+  };
 }
 
 /** A template with its placeholders filled (several gold strings: any of them). */
 export function fillPrompt(template: string, item: JudgeItem): string {
-  const gold = item.expect.length > 0 ? item.expect.join(' / ') : item.forbid.length > 0 ? `(none: the question is unanswerable; an unsupported answer would be "${item.forbid.join(' / ')}")` : '(none: the question is unanswerable)';
-  const values: Record<(typeof PLACEHOLDERS)[number], string> = { question: item.question, gold, response: item.response };
-  return template.replace(/\{\{\s*(question|gold|response)\s*\}\}/gu, (_, name: (typeof PLACEHOLDERS)[number]) => values[name]);
+  const gold =
+    item.expect.length > 0
+      ? item.expect.join(' / ')
+      : item.forbid.length > 0
+        ? `(none: the question is unanswerable; an unsupported answer would be "${item.forbid.join(' / ')}")`
+        : '(none: the question is unanswerable)';
+  const values: Record<(typeof PLACEHOLDERS)[number], string> = {
+    question: item.question,
+    gold,
+    response: item.response,
+  };
+  return template.replace(
+    /\{\{\s*(question|gold|response)\s*\}\}/gu,
+    (_, name: (typeof PLACEHOLDERS)[number]) => values[name],
+  );
 }
 
-const PROMPTS_DOCUMENT = { noun: 'judge prompts file', holds: `one template per question type (${JUDGE_TYPES.join(', ')})` };
+const PROMPTS_DOCUMENT = {
+  noun: 'judge prompts file',
+  holds: `one template per question type (${JUDGE_TYPES.join(', ')})`,
+};
 
 /** Checks a judge prompts file's text: every problem located as `file:line:col: path: message`. */
 export function parsePromptsText(text: string, file: string): PromptSet {
@@ -112,7 +133,8 @@ export function parsePromptsText(text: string, file: string): PromptSet {
   const given: JudgeType[] = [];
   if (parsed.value) {
     const { value, locate } = parsed;
-    const fail = (key: string, at: { line: number; col: number }, message: string): number => problems.push({ file, ...at, path: key, message, severity: 'error' });
+    const fail = (key: string, at: { line: number; col: number }, message: string): number =>
+      problems.push({ file, ...at, path: key, message, severity: 'error' });
     for (const [key, template] of Object.entries(value)) {
       if (!(JUDGE_TYPES as readonly string[]).includes(key)) {
         fail(key, locate.key([key]), `unknown question type "${key}" (known: ${JUDGE_TYPES.join(', ')})`);
@@ -122,18 +144,39 @@ export function parsePromptsText(text: string, file: string): PromptSet {
         fail(key, locate.value([key]), 'expected a non-empty template (a string, e.g. a YAML block with |)');
         continue;
       }
-      const unknown = [...template.matchAll(/\{\{\s*([^}]*?)\s*\}\}/gu)].map((match) => match[1]!).filter((name) => !(PLACEHOLDERS as readonly string[]).includes(name));
-      if (unknown.length > 0) fail(key, locate.value([key]), `unknown placeholder {{${unknown[0]}}} (known: ${PLACEHOLDERS.map((name) => `{{${name}}}`).join(', ')})`);
-      else if (!/\{\{\s*response\s*\}\}/u.test(template)) fail(key, locate.value([key]), 'the template never shows the answer: put {{response}} where the judge should read it');
+      const unknown = [...template.matchAll(/\{\{\s*([^}]*?)\s*\}\}/gu)]
+        .map((match) => match[1]!)
+        .filter((name) => !(PLACEHOLDERS as readonly string[]).includes(name));
+      if (unknown.length > 0)
+        fail(
+          key,
+          locate.value([key]),
+          `unknown placeholder {{${unknown[0]}}} (known: ${PLACEHOLDERS.map((name) => `{{${name}}}`).join(', ')})`,
+        );
+      else if (!/\{\{\s*response\s*\}\}/u.test(template))
+        fail(
+          key,
+          locate.value([key]),
+          'the template never shows the answer: put {{response}} where the judge should read it',
+        );
       else {
         templates[key as JudgeType] = template;
         given.push(key as JudgeType);
       }
     }
-    if (Object.keys(value).length === 0) problems.push({ file, line: 1, col: 1, path: '(document)', message: `no template: expected ${PROMPTS_DOCUMENT.holds}`, severity: 'error' });
+    if (Object.keys(value).length === 0)
+      problems.push({
+        file,
+        line: 1,
+        col: 1,
+        path: '(document)',
+        message: `no template: expected ${PROMPTS_DOCUMENT.holds}`,
+        severity: 'error',
+      });
   }
   const errors = problems.filter((problem) => problem.severity === 'error');
-  if (errors.length > 0) throw new MembenchError('INVALID_ARGUMENT', `${file}: not a valid judge prompts file`, errors.map(formatProblem));
+  if (errors.length > 0)
+    throw new MembenchError('INVALID_ARGUMENT', `${file}: not a valid judge prompts file`, errors.map(formatProblem));
   const rest = JUDGE_TYPES.filter((type) => !given.includes(type));
   return { templates, source: rest.length === 0 ? file : `${file} + membench (${rest.join(', ')})` };
 }
@@ -144,7 +187,10 @@ export async function loadPrompts(file: string): Promise<PromptSet> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new MembenchError('INVALID_ARGUMENT', `--judge-prompts ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--judge-prompts ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return parsePromptsText(text, file);
 }

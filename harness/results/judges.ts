@@ -20,7 +20,10 @@ export const JUDGE_MAX_OUTPUT_TOKENS = 8;
 
 /** A judge's reply read strictly: yes or no (any case, quotes, asterisks or a full stop around it); anything else is `unparsed`. */
 export function parseVerdict(reply: string): JudgeVerdict {
-  const word = reply.trim().replace(/^["'*`_\s]+|["'*`_.!\s]+$/gu, '').toLowerCase();
+  const word = reply
+    .trim()
+    .replace(/^["'*`_\s]+|["'*`_.!\s]+$/gu, '')
+    .toLowerCase();
   return word === 'yes' ? 'yes' : word === 'no' ? 'no' : 'unparsed';
 }
 
@@ -84,7 +87,12 @@ export class ModelJudge implements Judge {
     const messages = [new HumanMessage(fillPrompt(this.promptSet.templates[item.type], item))];
     const response = await this.model.chat({ task: 'judge', messages, maxOutputTokens: JUDGE_MAX_OUTPUT_TOKENS });
     if (!response.cached) this.requests++;
-    return { verdict: parseVerdict(response.text), raw: response.text, cached: response.cached, tokens: this.tokens.countMessages(messages) + this.tokens.countText(response.text) };
+    return {
+      verdict: parseVerdict(response.text),
+      raw: response.text,
+      cached: response.cached,
+      tokens: this.tokens.countMessages(messages) + this.tokens.countText(response.text),
+    };
   }
 }
 
@@ -100,8 +108,16 @@ export interface JudgeOptions {
 /** `offline` or `openai:NAME`. */
 export function createJudge(spec: string, options: JudgeOptions = {}): Judge {
   if (spec === 'offline') return new OfflineJudge();
-  if (!isLiveSpec(spec)) throw new MembenchError('INVALID_ARGUMENT', `--judge ${spec}: expected "offline" or "openai:NAME" (e.g. openai:gpt-4o)`);
-  const model = createModel(spec, { ...options.provider, temperature: 0, ...(options.cache ? { cache: { store: options.cache } } : {}) });
+  if (!isLiveSpec(spec))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--judge ${spec}: expected "offline" or "openai:NAME" (e.g. openai:gpt-4o)`,
+    );
+  const model = createModel(spec, {
+    ...options.provider,
+    temperature: 0,
+    ...(options.cache ? { cache: { store: options.cache } } : {}),
+  });
   return new ModelJudge(model, options.prompts ?? MEMBENCH_PROMPT_SET);
 }
 
@@ -110,11 +126,22 @@ export function createJudge(spec: string, options: JudgeOptions = {}): Judge {
  * filed on its probes (a judge's earlier judgements replaced) and each judge's costs. The input is
  * not changed: a judge that fails (an endpoint down after its retries) leaves it as it was.
  */
-export async function judgeRun(result: RunResult, judges: readonly Judge[], now: () => Date = () => new Date()): Promise<RunResult> {
+export async function judgeRun(
+  result: RunResult,
+  judges: readonly Judge[],
+  now: () => Date = () => new Date(),
+): Promise<RunResult> {
   // Answerable probes of older files carry no gold: every judge would say no to every answer.
-  const withoutGold = result.cells.flatMap((cell) => cell.probes.filter((probe) => probe.category !== 'abstention' && probe.expect === undefined).map((probe) => `${cell.id} step ${probe.step}`));
+  const withoutGold = result.cells.flatMap((cell) =>
+    cell.probes
+      .filter((probe) => probe.category !== 'abstention' && probe.expect === undefined)
+      .map((probe) => `${cell.id} step ${probe.step}`),
+  );
   if (withoutGold.length > 0) {
-    throw new MembenchError('INVALID_ARGUMENT', `these results hold no gold answers for ${withoutGold.length} probe${withoutGold.length === 1 ? '' : 's'} (first: ${withoutGold[0]}): they were written before membench stored gold with each answer; re-run the benchmark to judge it`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `these results hold no gold answers for ${withoutGold.length} probe${withoutGold.length === 1 ? '' : 's'} (first: ${withoutGold[0]}): they were written before membench stored gold with each answer; re-run the benchmark to judge it`,
+    );
   }
   const judged: RunResult = structuredClone(result);
   for (const judge of judges) {
@@ -123,7 +150,13 @@ export async function judgeRun(result: RunResult, judges: readonly Judge[], now:
     const replies = await Promise.all(probes.map((probe) => judge.judge(judgeItem(probe))));
     probes.forEach((probe, index) => {
       const reply = replies[index]!;
-      const judgement: Judgement = { judge: judge.id, verdict: reply.verdict, type: judgeItem(probe).type, raw: reply.raw, ...(reply.cached ? { cached: true } : {}) };
+      const judgement: Judgement = {
+        judge: judge.id,
+        verdict: reply.verdict,
+        type: judgeItem(probe).type,
+        raw: reply.raw,
+        ...(reply.cached ? { cached: true } : {}),
+      };
       probe.judgements = [...(probe.judgements ?? []).filter((other) => other.judge !== judge.id), judgement];
     });
     const run: JudgeRun = {

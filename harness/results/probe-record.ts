@@ -137,7 +137,12 @@ export class ProbeScoring {
       ...(step.forbid.length > 0 ? { forbid: [...step.forbid] } : {}),
     };
     // The ranking in the scenario's message ids, scored at each k and by the protocol.
-    const [ranked] = withProtocol(withRetrieval([judged], this.input, this.ks), this.input, this.input.protocol, this.input.unit);
+    const [ranked] = withProtocol(
+      withRetrieval([judged], this.input, this.ks),
+      this.input,
+      this.input.protocol,
+      this.input.unit,
+    );
     const distance = this.distance(seen.index);
     return distance ? { ...ranked!, distance } : ranked!;
   }

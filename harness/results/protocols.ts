@@ -46,7 +46,11 @@ export const PROTOCOL_KNOBS: Readonly<Record<Protocol, Readonly<Record<string, s
 };
 
 /** LoCoMo's figures of one probe at each k: `recall`, the share of the evidence ids in the top k items (with recall_any, recall_all and NDCG of the same ranking). */
-export function locomoFigures(ranking: readonly (readonly string[])[], evidence: readonly string[], ks: readonly number[]): RetrievalFigures {
+export function locomoFigures(
+  ranking: readonly (readonly string[])[],
+  evidence: readonly string[],
+  ks: readonly number[],
+): RetrievalFigures {
   const gold = new Set(evidence);
   return {
     turn: ks.map((k) => {
@@ -59,14 +63,23 @@ export function locomoFigures(ranking: readonly (readonly string[])[], evidence:
 
 /** DCG as eval_utils.py computes it: the first relevance as is, the i-th (i ≥ 2) over log2(i). */
 function dcg(relevances: readonly number[]): number {
-  return relevances.reduce((sum, relevance, index) => sum + (index === 0 ? relevance : relevance / Math.log2(index + 1)), 0);
+  return relevances.reduce(
+    (sum, relevance, index) => sum + (index === 0 ? relevance : relevance / Math.log2(index + 1)),
+    0,
+  );
 }
 
 /**
  * The paper's figures at one cutoff: `ranking` is one id per corpus item, best first (the whole
  * corpus); `relevant` says which items are gold; `gold` the distinct gold ids.
  */
-function atCutoff(ranking: readonly string[], gold: ReadonlySet<string>, relevantItems: number, cutoff: number, k: number): RetrievalAtK {
+function atCutoff(
+  ranking: readonly string[],
+  gold: ReadonlySet<string>,
+  relevantItems: number,
+  cutoff: number,
+  k: number,
+): RetrievalAtK {
   const top = ranking.slice(0, cutoff);
   const found = new Set(top.filter((id) => gold.has(id)));
   const ideal = dcg(Array.from({ length: Math.min(cutoff, relevantItems) }, () => 1));
@@ -101,11 +114,24 @@ function longMemEvalCorpus(steps: readonly Step[]): LongMemEvalCorpus {
  * LongMemEval's figures of one probe: turn level, and session level by the turn-to-session mapping;
  * or, when each ranked item is a session document (`unit` session), session level alone (`turn` empty).
  */
-export function longMemEvalFigures(ranking: readonly (readonly string[])[], evidence: readonly string[], corpus: LongMemEvalCorpus, ks: readonly number[], unit: RankedUnit = 'turn'): RetrievalFigures {
+export function longMemEvalFigures(
+  ranking: readonly (readonly string[])[],
+  evidence: readonly string[],
+  corpus: LongMemEvalCorpus,
+  ks: readonly number[],
+  unit: RankedUnit = 'turn',
+): RetrievalFigures {
   if (unit === 'session') {
-    const goldSessions = new Set(evidence.filter((id) => corpus.userTurns.has(id)).map((id) => corpus.sessionOf.get(id) ?? 0));
+    const goldSessions = new Set(
+      evidence.filter((id) => corpus.userTurns.has(id)).map((id) => corpus.sessionOf.get(id) ?? 0),
+    );
     // A session document holds its session's ids: the session of its first user turn names it.
-    const sessions = ranking.flatMap((ids) => ids.filter((id) => corpus.userTurns.has(id)).slice(0, 1).map((id) => String(corpus.sessionOf.get(id) ?? 0)));
+    const sessions = ranking.flatMap((ids) =>
+      ids
+        .filter((id) => corpus.userTurns.has(id))
+        .slice(0, 1)
+        .map((id) => String(corpus.sessionOf.get(id) ?? 0)),
+    );
     const gold = new Set([...goldSessions].map(String));
     return { turn: [], session: ks.map((k) => atCutoff(sessions, gold, gold.size, k, k)) };
   }
@@ -115,7 +141,10 @@ export function longMemEvalFigures(ranking: readonly (readonly string[])[], evid
   const session = (id: string): string => `session ${corpus.sessionOf.get(id) ?? 0}`;
   const sessions = turns.map(session);
   const goldSessions = new Set([...goldTurns].map(session));
-  const sessionItems = [...goldSessions].reduce((sum, name) => sum + (corpus.turnsInSession.get(Number(name.slice('session '.length))) ?? 0), 0);
+  const sessionItems = [...goldSessions].reduce(
+    (sum, name) => sum + (corpus.turnsInSession.get(Number(name.slice('session '.length))) ?? 0),
+    0,
+  );
   return {
     turn: ks.map((k) => atCutoff(turns, goldTurns, goldTurns.size, k, k)),
     session: ks.map((k) => {
@@ -140,11 +169,17 @@ interface RankedProbe {
  * Adds `protocolRetrieval` to each probe the protocol scores: a ranking (already mapped to the
  * scenario's ids), no abstention, and a has_answer user turn among its evidence.
  */
-export function withProtocol<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, protocol: Protocol | undefined, unit: RankedUnit = 'turn'): (P & { protocolRetrieval?: RetrievalFigures })[] {
+export function withProtocol<P extends RankedProbe>(
+  probes: readonly P[],
+  scenario: Pick<Scenario, 'steps'>,
+  protocol: Protocol | undefined,
+  unit: RankedUnit = 'turn',
+): (P & { protocolRetrieval?: RetrievalFigures })[] {
   if (protocol === 'locomo') {
     return probes.map((probe) => {
       const step = scenario.steps[probe.step];
-      if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention' || step.evidence.length === 0) return probe;
+      if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention' || step.evidence.length === 0)
+        return probe;
       return { ...probe, protocolRetrieval: locomoFigures(probe.retrieved, step.evidence, PROTOCOL_K.locomo) };
     });
   }
@@ -152,7 +187,16 @@ export function withProtocol<P extends RankedProbe>(probes: readonly P[], scenar
   const corpus = longMemEvalCorpus(scenario.steps);
   return probes.map((probe) => {
     const step = scenario.steps[probe.step];
-    if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention' || !step.evidence.some((id) => corpus.userTurns.has(id))) return probe;
-    return { ...probe, protocolRetrieval: longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval, unit) };
+    if (
+      !probe.retrieved ||
+      step?.kind !== 'probe' ||
+      probe.category === 'abstention' ||
+      !step.evidence.some((id) => corpus.userTurns.has(id))
+    )
+      return probe;
+    return {
+      ...probe,
+      protocolRetrieval: longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval, unit),
+    };
   });
 }

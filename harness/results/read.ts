@@ -13,7 +13,11 @@ export async function resolveResultsPath(target: string): Promise<string> {
   if (!info) throw new MembenchError('INVALID_ARGUMENT', `${target}: no such file or directory`);
   if (!info.isDirectory()) return target;
   const file = path.join(target, 'results.json');
-  if (!(await stat(file).catch(() => null))?.isFile()) throw new MembenchError('INVALID_ARGUMENT', `${target}: a directory without results.json (is it a membench run dir?)`);
+  if (!(await stat(file).catch(() => null))?.isFile())
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${target}: a directory without results.json (is it a membench run dir?)`,
+    );
   return file;
 }
 
@@ -23,12 +27,19 @@ export function parseResults(text: string, source: string): RunResult {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new MembenchError('INVALID_ARGUMENT', `${source}: not a membench results file: not JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${source}: not a membench results file: not JSON (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
   const header = typeof data === 'object' && data !== null ? (data as { header?: unknown }).header : undefined;
-  const version = typeof header === 'object' && header !== null ? (header as { schemaVersion?: unknown }).schemaVersion : undefined;
+  const version =
+    typeof header === 'object' && header !== null ? (header as { schemaVersion?: unknown }).schemaVersion : undefined;
   if (typeof version !== 'number' || !Array.isArray((data as { cells?: unknown }).cells)) {
-    throw new MembenchError('INVALID_ARGUMENT', `${source}: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${source}: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)`,
+    );
   }
   if (!READABLE_SCHEMA_VERSIONS.includes(version)) {
     throw new MembenchError(
@@ -38,8 +49,14 @@ export function parseResults(text: string, source: string): RunResult {
   }
   const parsed = runResultSchema.safeParse(version < 4 ? renamedFromVersion3(data as Record<string, unknown>) : data);
   if (!parsed.success) {
-    const problems = parsed.error.issues.slice(0, 5).map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    throw new MembenchError('INVALID_ARGUMENT', `${source}: not a valid membench results file (schema version ${version})`, problems);
+    const problems = parsed.error.issues
+      .slice(0, 5)
+      .map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${source}: not a valid membench results file (schema version ${version})`,
+      problems,
+    );
   }
   return parsed.data;
 }
@@ -67,9 +84,13 @@ function renameVersion4Keys<T>(data: T, direction: 'forward' | 'back'): T {
   const places = {
     strategy: Array.isArray(header?.strategies) ? header.strategies : [],
     cell: Array.isArray(cells) ? cells : [],
-    effects: (Array.isArray(cells) ? cells : []).map((cell) => (typeof cell === 'object' && cell !== null ? (cell as { effects?: unknown }).effects : undefined)),
+    effects: (Array.isArray(cells) ? cells : []).map((cell) =>
+      typeof cell === 'object' && cell !== null ? (cell as { effects?: unknown }).effects : undefined,
+    ),
   };
-  for (const { where, from, to } of RENAMED_IN_VERSION_4) for (const target of places[where]) direction === 'forward' ? renameKey(target, from, to) : renameKey(target, to, from);
+  for (const { where, from, to } of RENAMED_IN_VERSION_4)
+    for (const target of places[where])
+      direction === 'forward' ? renameKey(target, from, to) : renameKey(target, to, from);
   return data;
 }
 
@@ -93,7 +114,10 @@ export async function readResults(target: string): Promise<{ result: RunResult; 
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new MembenchError('INVALID_ARGUMENT', `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return { result: parseResults(text, file), file };
 }
@@ -110,7 +134,15 @@ export function repeatedCellId(run: RunResult): string | undefined {
 
 /** Refuses results that reports cannot stand on: no cell at all, or a cell id twice (exit 2, naming the file). */
 export function assertReportable(run: RunResult, file: string): void {
-  if (run.cells.length === 0) throw new MembenchError('INVALID_ARGUMENT', `${file} has no cells: nothing to report (was the run stopped before any cell finished?)`);
+  if (run.cells.length === 0)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${file} has no cells: nothing to report (was the run stopped before any cell finished?)`,
+    );
   const repeated = repeatedCellId(run);
-  if (repeated !== undefined) throw new MembenchError('INVALID_ARGUMENT', `${file} holds two cells with id "${repeated}": they cannot be told apart (two scenarios with one name?); re-run with unique scenario names`);
+  if (repeated !== undefined)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${file} holds two cells with id "${repeated}": they cannot be told apart (two scenarios with one name?); re-run with unique scenario names`,
+    );
 }

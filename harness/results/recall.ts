@@ -5,13 +5,22 @@ import type { Mean, ProbeRecord, RecallSummary } from './schema.js';
 
 /** What pooling reads of a probe record (tests build these by hand). */
 export type ProbeOutcome = Pick<ProbeRecord, 'category' | 'contextRecall' | 'staleExposure' | 'answerCorrect'> &
-  Partial<Pick<ProbeRecord, 'evidenceCoverage' | 'conflictExposure' | 'answerRecall' | 'evidenceRecall' | 'answerF1' | 'label'>>;
+  Partial<
+    Pick<
+      ProbeRecord,
+      'evidenceCoverage' | 'conflictExposure' | 'answerRecall' | 'evidenceRecall' | 'answerF1' | 'label'
+    >
+  >;
 
 export function meanOf(values: readonly number[]): Mean {
-  return { n: values.length, mean: values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null };
+  return {
+    n: values.length,
+    mean: values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : null,
+  };
 }
 
-const numbers = (values: readonly (number | null | undefined)[]): number[] => values.filter((value): value is number => typeof value === 'number');
+const numbers = (values: readonly (number | null | undefined)[]): number[] =>
+  values.filter((value): value is number => typeof value === 'number');
 
 /**
  * Recall figures over answerable probes; abstention probes (the answer was never given, as
@@ -35,13 +44,18 @@ export function summarizeRecall(probes: readonly ProbeOutcome[]): RecallSummary 
   };
 }
 
-function groupBy<K extends string>(probes: readonly ProbeOutcome[], key: (probe: ProbeOutcome) => K | undefined): Record<K, RecallSummary> {
+function groupBy<K extends string>(
+  probes: readonly ProbeOutcome[],
+  key: (probe: ProbeOutcome) => K | undefined,
+): Record<K, RecallSummary> {
   const groups = new Map<K, ProbeOutcome[]>();
   for (const probe of probes) {
     const name = key(probe);
     if (name !== undefined) groups.set(name, [...(groups.get(name) ?? []), probe]);
   }
-  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, group]) => [name, summarizeRecall(group)])) as Record<K, RecallSummary>;
+  return Object.fromEntries(
+    [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([name, group]) => [name, summarizeRecall(group)]),
+  ) as Record<K, RecallSummary>;
 }
 
 export function recallByCategory(probes: readonly ProbeOutcome[]): Partial<Record<ProbeCategory, RecallSummary>> {

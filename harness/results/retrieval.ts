@@ -25,20 +25,31 @@ import { idsOfOpaque, messageIds } from '../scenarios/step-ids.js';
 export const DEFAULT_RETRIEVAL_K: readonly number[] = [1, 5, 10];
 
 /** What a probe record keeps of a ranking: the step ids of each ranked item, best first, cut to `depth`. */
-export function rankedStepIds(retrieved: readonly { stepIds: readonly string[] }[] | undefined, depth: number): { retrieved?: string[][] } {
+export function rankedStepIds(
+  retrieved: readonly { stepIds: readonly string[] }[] | undefined,
+  depth: number,
+): { retrieved?: string[][] } {
   return retrieved ? { retrieved: retrieved.slice(0, depth).map((item) => [...item.stepIds]) } : {};
 }
 
 /** DCG with LongMemEval's discount: the first relevance undiscounted, the i-th (i ≥ 2) over log2(i). */
 function dcg(relevances: readonly number[]): number {
-  return relevances.reduce((sum, relevance, index) => sum + (index === 0 ? relevance : relevance / Math.log2(index + 1)), 0);
+  return relevances.reduce(
+    (sum, relevance, index) => sum + (index === 0 ? relevance : relevance / Math.log2(index + 1)),
+    0,
+  );
 }
 
 /**
  * recall_any@k, recall_all@k and NDCG@k of a ranking whose items hold ids, against the gold ids.
  * `relevantItems` is how many items of the whole store are relevant (the ideal ranking's size).
  */
-export function scoreRanking(ranking: readonly (readonly string[])[], gold: readonly string[], k: number, relevantItems: number): RetrievalAtK {
+export function scoreRanking(
+  ranking: readonly (readonly string[])[],
+  gold: readonly string[],
+  k: number,
+  relevantItems: number,
+): RetrievalAtK {
   const wanted = new Set(gold);
   const top = ranking.slice(0, k);
   const found = new Set(top.flatMap((ids) => ids.filter((id) => wanted.has(id))));
@@ -89,7 +100,9 @@ function sessionRanking(ranking: readonly (readonly string[])[], sessionOf: Read
   const seen = new Set<string>();
   const out: string[][] = [];
   for (const ids of ranking) {
-    const sessions = [...new Set(ids.flatMap((id) => (sessionOf.has(id) ? [`s${sessionOf.get(id)}`] : [])))].filter((session) => !seen.has(session));
+    const sessions = [...new Set(ids.flatMap((id) => (sessionOf.has(id) ? [`s${sessionOf.get(id)}`] : [])))].filter(
+      (session) => !seen.has(session),
+    );
     if (ids.length > 0 && sessions.length === 0 && ids.some((id) => sessionOf.has(id))) continue; // only sessions already ranked
     for (const session of sessions) seen.add(session);
     out.push(sessions);
@@ -98,7 +111,12 @@ function sessionRanking(ranking: readonly (readonly string[])[], sessionOf: Read
 }
 
 /** A probe's figures at each k: turn level, and session level when the scenario has sessions. */
-export function probeRetrieval(ranking: readonly (readonly string[])[], evidence: readonly string[], ks: readonly number[], sessionOf?: ReadonlyMap<string, number>): RetrievalFigures {
+export function probeRetrieval(
+  ranking: readonly (readonly string[])[],
+  evidence: readonly string[],
+  ks: readonly number[],
+  sessionOf?: ReadonlyMap<string, number>,
+): RetrievalFigures {
   const turnItems = relevantItemCount(ranking, evidence);
   const figures: RetrievalFigures = { turn: ks.map((k) => scoreRanking(ranking, evidence, k, turnItems)) };
   if (sessionOf) {
@@ -117,7 +135,10 @@ interface RankedProbe {
 }
 
 /** A ranking of opaque step ids (what the strategy saw) as the scenario's message ids; an id that is no opaque one stays as it is. */
-export function mapRanking(ranking: readonly (readonly string[])[], idsOf: ReadonlyMap<string, readonly string[]>): string[][] {
+export function mapRanking(
+  ranking: readonly (readonly string[])[],
+  idsOf: ReadonlyMap<string, readonly string[]>,
+): string[][] {
   return ranking.map((ids) => [...new Set(ids.flatMap((id) => idsOf.get(id) ?? [id]))]);
 }
 
@@ -125,7 +146,11 @@ export function mapRanking(ranking: readonly (readonly string[])[], idsOf: Reado
  * Maps each probe's ranking back to the scenario's message ids, and adds `retrieval` to each
  * probe that has a ranking, cites evidence and is answerable.
  */
-export function withRetrieval<P extends RankedProbe>(probes: readonly P[], scenario: Pick<Scenario, 'steps'>, ks: readonly number[] = DEFAULT_RETRIEVAL_K): (P & { retrieval?: RetrievalFigures })[] {
+export function withRetrieval<P extends RankedProbe>(
+  probes: readonly P[],
+  scenario: Pick<Scenario, 'steps'>,
+  ks: readonly number[] = DEFAULT_RETRIEVAL_K,
+): (P & { retrieval?: RetrievalFigures })[] {
   const sessionOf = sessionsOfSteps(scenario.steps);
   const idsOf = idsOfOpaque(scenario.steps);
   return probes.map((probe) => {
@@ -153,26 +178,44 @@ function poolLevel(levels: readonly RetrievalAtK[][]): RetrievalLevel {
 }
 
 /** Means over the probes that have figures; undefined when none has (a strategy that does not retrieve). */
-export function summarizeRetrieval(probes: readonly { retrieval?: RetrievalFigures | undefined }[]): RetrievalSummary | undefined {
+export function summarizeRetrieval(
+  probes: readonly { retrieval?: RetrievalFigures | undefined }[],
+): RetrievalSummary | undefined {
   const scored = probes.flatMap((probe) => (probe.retrieval ? [probe.retrieval] : []));
   if (scored.length === 0) return undefined;
   const sessions = scored.flatMap((figures) => (figures.session ? [figures.session] : []));
-  return { turn: poolLevel(scored.map((figures) => figures.turn)), ...(sessions.length > 0 ? { session: poolLevel(sessions) } : {}) };
+  return {
+    turn: poolLevel(scored.map((figures) => figures.turn)),
+    ...(sessions.length > 0 ? { session: poolLevel(sessions) } : {}),
+  };
 }
 
 /** The same, per probe category (categories without figures left out). */
-export function retrievalByCategory(probes: readonly { category: ProbeCategory; retrieval?: RetrievalFigures | undefined }[]): Partial<Record<ProbeCategory, RetrievalSummary>> {
-  const groups = new Map<ProbeCategory, typeof probes[number][]>();
-  for (const probe of probes) if (probe.retrieval) groups.set(probe.category, [...(groups.get(probe.category) ?? []), probe]);
-  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([category, group]) => [category, summarizeRetrieval(group)!]));
+export function retrievalByCategory(
+  probes: readonly { category: ProbeCategory; retrieval?: RetrievalFigures | undefined }[],
+): Partial<Record<ProbeCategory, RetrievalSummary>> {
+  const groups = new Map<ProbeCategory, (typeof probes)[number][]>();
+  for (const probe of probes)
+    if (probe.retrieval) groups.set(probe.category, [...(groups.get(probe.category) ?? []), probe]);
+  return Object.fromEntries(
+    [...groups]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([category, group]) => [category, summarizeRetrieval(group)!]),
+  );
 }
 
 /** The same, per the dataset's own category label (probes without a label left out); undefined when none has one. */
-export function retrievalByLabel(probes: readonly { label?: string | undefined; retrieval?: RetrievalFigures | undefined }[]): Record<string, RetrievalSummary> | undefined {
-  const groups = new Map<string, typeof probes[number][]>();
-  for (const probe of probes) if (probe.retrieval && probe.label !== undefined) groups.set(probe.label, [...(groups.get(probe.label) ?? []), probe]);
+export function retrievalByLabel(
+  probes: readonly { label?: string | undefined; retrieval?: RetrievalFigures | undefined }[],
+): Record<string, RetrievalSummary> | undefined {
+  const groups = new Map<string, (typeof probes)[number][]>();
+  for (const probe of probes)
+    if (probe.retrieval && probe.label !== undefined)
+      groups.set(probe.label, [...(groups.get(probe.label) ?? []), probe]);
   if (groups.size === 0) return undefined;
-  return Object.fromEntries([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([label, group]) => [label, summarizeRetrieval(group)!]));
+  return Object.fromEntries(
+    [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([label, group]) => [label, summarizeRetrieval(group)!]),
+  );
 }
 
 function poolLevels(levels: readonly RetrievalLevel[]): RetrievalLevel {
@@ -195,5 +238,8 @@ function poolLevels(levels: readonly RetrievalLevel[]): RetrievalLevel {
 export function poolSummaries(summaries: readonly RetrievalSummary[]): RetrievalSummary | undefined {
   if (summaries.length === 0) return undefined;
   const sessions = summaries.flatMap((summary) => (summary.session ? [summary.session] : []));
-  return { turn: poolLevels(summaries.map((summary) => summary.turn)), ...(sessions.length > 0 ? { session: poolLevels(sessions) } : {}) };
+  return {
+    turn: poolLevels(summaries.map((summary) => summary.turn)),
+    ...(sessions.length > 0 ? { session: poolLevels(sessions) } : {}),
+  };
 }

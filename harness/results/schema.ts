@@ -35,9 +35,24 @@ const durabilityMode = z.enum(DURABILITY_MODES);
 const probeCategory = z.enum(PROBE_CATEGORIES);
 const crashPoint = z.enum(CRASH_POINTS);
 
-export const distributionSchema = z.object({ n: count, mean: count, p50: count, p95: count, p99: count, max: count }) satisfies z.ZodType<Distribution>;
+export const distributionSchema = z.object({
+  n: count,
+  mean: count,
+  p50: count,
+  p95: count,
+  p99: count,
+  max: count,
+}) satisfies z.ZodType<Distribution>;
 export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
-export const usageSchema = z.object({ maintenanceCalls: count, maintenanceTokens: count, answerTokens: count, replyTokens: count, cachedCalls: count, truncatedAnswers: count.optional(), emptyAnswers: count.optional() }) satisfies z.ZodType<ModelUsage>;
+export const usageSchema = z.object({
+  maintenanceCalls: count,
+  maintenanceTokens: count,
+  answerTokens: count,
+  replyTokens: count,
+  cachedCalls: count,
+  truncatedAnswers: count.optional(),
+  emptyAnswers: count.optional(),
+}) satisfies z.ZodType<ModelUsage>;
 
 /** A mean with the number of probes behind it (`mean` null when n is 0). */
 export const meanSchema = z.object({ n: count, mean: count.nullable() });
@@ -77,7 +92,10 @@ export const retrievalAtKSchema = z.object({
 export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
 
 /** A probe's retrieval figures at each k: turn level, and session level for scenarios with sessions. */
-export const retrievalFiguresSchema = z.object({ turn: z.array(retrievalAtKSchema), session: z.array(retrievalAtKSchema).optional() });
+export const retrievalFiguresSchema = z.object({
+  turn: z.array(retrievalAtKSchema),
+  session: z.array(retrievalAtKSchema).optional(),
+});
 export type RetrievalFigures = z.infer<typeof retrievalFiguresSchema>;
 
 /** Means over the `n` probes that have figures at this level. */
@@ -85,7 +103,10 @@ export const retrievalLevelSchema = z.object({ n: count, atK: z.array(retrievalA
 export type RetrievalLevel = z.infer<typeof retrievalLevelSchema>;
 
 /** A cell's (or a category's) retrieval figures, pooled. */
-export const retrievalSummarySchema = z.object({ turn: retrievalLevelSchema, session: retrievalLevelSchema.optional() });
+export const retrievalSummarySchema = z.object({
+  turn: retrievalLevelSchema,
+  session: retrievalLevelSchema.optional(),
+});
 export type RetrievalSummary = z.infer<typeof retrievalSummarySchema>;
 
 /** One conversational step: what was loaded and how long load and save took. */
@@ -305,7 +326,14 @@ export const modePriceSchema = z.object({
   /** Losses summed over those cells. */
   losses: durabilityCountsSchema
     .pick({
-      acknowledgedLost: true, messagesLost: true, effectsDuplicated: true, lostUpdates: true, tornFiles: true, indexMismatches: true, pendingJobsLost: true, staleOverwrites: true,
+      acknowledgedLost: true,
+      messagesLost: true,
+      effectsDuplicated: true,
+      lostUpdates: true,
+      tornFiles: true,
+      indexMismatches: true,
+      pendingJobsLost: true,
+      staleOverwrites: true,
     })
     /** Acknowledged memories summarised away by a lossy strategy (sync/async modes): shown beside the losses, never hidden in them. */
     .extend({ compressedAway: count.optional() }),
@@ -343,7 +371,15 @@ export const runHeaderSchema = z.object({
   embedder: z.string(),
   tokenizer: z.object({ model: z.string(), encoding: z.string() }),
   /** Each strategy setting; `traits` says what kind of memory it is (absent in older files and for strategies that declare none). */
-  strategies: z.array(z.object({ name: z.string(), setting: z.string(), options, durability: durabilityMode, traits: strategyTraitsSchema.optional() })),
+  strategies: z.array(
+    z.object({
+      name: z.string(),
+      setting: z.string(),
+      options,
+      durability: durabilityMode,
+      traits: strategyTraitsSchema.optional(),
+    }),
+  ),
   scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count, group: z.string().optional() })),
   startedAt: z.string(),
   durationMs: count,
@@ -501,4 +537,16 @@ export const runResultSchema = z.object({
 export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */
-export const TIMING_KEYS: ReadonlySet<string> = new Set(['startedAt', 'durationMs', 'loadMs', 'saveMs', 'latency', 'saveP50', 'saveP95', 'peakRssMb', 'recoveryMs', 'phases', 'judgedAt']);
+export const TIMING_KEYS: ReadonlySet<string> = new Set([
+  'startedAt',
+  'durationMs',
+  'loadMs',
+  'saveMs',
+  'latency',
+  'saveP50',
+  'saveP95',
+  'peakRssMb',
+  'recoveryMs',
+  'phases',
+  'judgedAt',
+]);

@@ -19,7 +19,10 @@ export function parseShard(text: string): Shard {
   const index = Number(match?.[1]);
   const count = Number(match?.[2]);
   if (!match || count < 1 || index < 1 || index > count) {
-    throw new MembenchError('INVALID_ARGUMENT', `--shard ${text}: expected I/N with 1 <= I <= N (e.g. 2/3 runs the second of three shards)`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--shard ${text}: expected I/N with 1 <= I <= N (e.g. 2/3 runs the second of three shards)`,
+    );
   }
   return { index, count };
 }

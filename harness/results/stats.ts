@@ -46,11 +46,17 @@ export function seedOf(text: string, base = 0): number {
 const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
 
 /** Percentile bootstrap interval of the mean (null for no values; a point when all values agree). */
-export function bootstrapMeanInterval(values: readonly number[], seed: number, resamples = BOOTSTRAP_RESAMPLES): Interval | null {
+export function bootstrapMeanInterval(
+  values: readonly number[],
+  seed: number,
+  resamples = BOOTSTRAP_RESAMPLES,
+): Interval | null {
   if (values.length === 0) return null;
   if (values.every((value) => value === values[0])) return { lo: values[0]!, hi: values[0]! };
   const random = randomSource(seed);
-  const means = Array.from({ length: resamples }, () => mean(sampleWithReplacement([...values], values.length, random))).sort((a, b) => a - b);
+  const means = Array.from({ length: resamples }, () =>
+    mean(sampleWithReplacement([...values], values.length, random)),
+  ).sort((a, b) => a - b);
   return { lo: quantileSorted(means, 0.025), hi: quantileSorted(means, 0.975) };
 }
 
@@ -104,23 +110,49 @@ export function pairedRates(a: readonly boolean[], b: readonly boolean[], seed: 
   });
   const difference = mean(diffs);
   const p = mcnemarExact(onlyA, onlyB);
-  return { n: a.length, difference, interval: bootstrapMeanInterval(diffs, seed)!, p, verdict: verdictOf(difference, p) };
+  return {
+    n: a.length,
+    difference,
+    interval: bootstrapMeanInterval(diffs, seed)!,
+    p,
+    verdict: verdictOf(difference, p),
+  };
 }
 
 /**
  * Paired bootstrap for means (evidence recall per probe): the interval of the mean difference,
  * and a two-sided p-value from the share of resampled means on the other side of 0.
  */
-export function pairedMeans(a: readonly number[], b: readonly number[], seed: number, resamples = BOOTSTRAP_RESAMPLES): PairedDifference | null {
+export function pairedMeans(
+  a: readonly number[],
+  b: readonly number[],
+  seed: number,
+  resamples = BOOTSTRAP_RESAMPLES,
+): PairedDifference | null {
   if (a.length !== b.length) throw new Error('pairedMeans: values must be paired one to one');
   if (a.length === 0) return null;
   const diffs = a.map((value, i) => value - b[i]!);
   const difference = mean(diffs);
-  if (diffs.every((value) => value === diffs[0])) return { n: a.length, difference, interval: { lo: difference, hi: difference }, p: difference === 0 ? 1 : 0, verdict: verdictOf(difference, difference === 0 ? 1 : 0) };
+  if (diffs.every((value) => value === diffs[0]))
+    return {
+      n: a.length,
+      difference,
+      interval: { lo: difference, hi: difference },
+      p: difference === 0 ? 1 : 0,
+      verdict: verdictOf(difference, difference === 0 ? 1 : 0),
+    };
   const random = randomSource(seed);
-  const means = Array.from({ length: resamples }, () => mean(sampleWithReplacement(diffs, diffs.length, random))).sort((x, y) => x - y);
+  const means = Array.from({ length: resamples }, () => mean(sampleWithReplacement(diffs, diffs.length, random))).sort(
+    (x, y) => x - y,
+  );
   const below = means.filter((value) => value <= 0).length / resamples;
   const above = means.filter((value) => value >= 0).length / resamples;
   const p = Math.min(1, 2 * Math.min(below, above));
-  return { n: a.length, difference, interval: { lo: quantileSorted(means, 0.025), hi: quantileSorted(means, 0.975) }, p, verdict: verdictOf(difference, p) };
+  return {
+    n: a.length,
+    difference,
+    interval: { lo: quantileSorted(means, 0.025), hi: quantileSorted(means, 0.975) },
+    p,
+    verdict: verdictOf(difference, p),
+  };
 }

@@ -25,11 +25,18 @@ export function timeoutMessage(limitMs: number, phase: string): string {
 const formatSeconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 /** Runs `run` (which reports its phases), or settles with a timed-out error cell once `limitMs` has passed. */
-export function withinTimeLimit(plan: CellTask, limitMs: number, run: (onPhase: PhaseListener) => Promise<CellResult>): Promise<CellResult> {
+export function withinTimeLimit(
+  plan: CellTask,
+  limitMs: number,
+  run: (onPhase: PhaseListener) => Promise<CellResult>,
+): Promise<CellResult> {
   const started = performance.now();
   let phase = 'start';
   return new Promise<CellResult>((resolve, reject) => {
-    const timer = setTimeout(() => resolve(failedCell(plan, timeoutMessage(limitMs, phase), performance.now() - started, phase)), limitMs);
+    const timer = setTimeout(
+      () => resolve(failedCell(plan, timeoutMessage(limitMs, phase), performance.now() - started, phase)),
+      limitMs,
+    );
     run((next) => (phase = next)).then(
       (result) => {
         clearTimeout(timer);

@@ -18,9 +18,25 @@ import { recallByCategory, recallByLabel, summarizeRecall } from '../results/rec
 import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from '../results/retrieval.js';
 import type { Protocol } from '../results/protocols.js';
 import type { ProbeScoringInput } from '../results/probe-record.js';
-import { createEmbedder, createModel, emptyUsage, MeteredModel, ResponseCache, type ChatModel, type Embedder, type ModelUsage } from '../models/index.js';
+import {
+  createEmbedder,
+  createModel,
+  emptyUsage,
+  MeteredModel,
+  ResponseCache,
+  type ChatModel,
+  type Embedder,
+  type ModelUsage,
+} from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type { CellPhases, CellResult, DurabilityOutcome, LedgerCounts, ProbeRecord, TurnRecord } from '../results/schema.js';
+import type {
+  CellPhases,
+  CellResult,
+  DurabilityOutcome,
+  LedgerCounts,
+  ProbeRecord,
+  TurnRecord,
+} from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
@@ -81,7 +97,10 @@ export interface Providers extends ProviderSettings {
 }
 
 /** Builds the providers from settings; `close` releases the response cache. */
-export function openProviders(settings: ProviderSettings, now: () => Date = () => new Date()): { providers: Providers; close: () => void } {
+export function openProviders(
+  settings: ProviderSettings,
+  now: () => Date = () => new Date(),
+): { providers: Providers; close: () => void } {
   const cacheStore = settings.cacheFile ? ResponseCache.open(settings.cacheFile) : undefined;
   const cache = cacheStore ? { store: cacheStore } : false;
   const models = new Map<number, ChatModel>();
@@ -93,13 +112,26 @@ export function openProviders(settings: ProviderSettings, now: () => Date = () =
     }
     return model;
   };
-  const providers: Providers = { ...settings, model: modelFor(0), modelFor, embedder: createEmbedder(settings.embedderSpec, { ...settings.live, cache }), now };
+  const providers: Providers = {
+    ...settings,
+    model: modelFor(0),
+    modelFor,
+    embedder: createEmbedder(settings.embedderSpec, { ...settings.live, cache }),
+    now,
+  };
   return { providers, close: () => cacheStore?.close() };
 }
 
 /** Whether a cell needs agent processes: crashes, concurrent sessions, fuzzing, or asked for. */
-export function needsProcesses(scenario: Scenario, providers: Pick<ProviderSettings, 'crashFuzz' | 'isolate'>): boolean {
-  return providers.isolate || (providers.crashFuzz ?? 0) > 0 || scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent');
+export function needsProcesses(
+  scenario: Scenario,
+  providers: Pick<ProviderSettings, 'crashFuzz' | 'isolate'>,
+): boolean {
+  return (
+    providers.isolate ||
+    (providers.crashFuzz ?? 0) > 0 ||
+    scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent')
+  );
 }
 
 interface CellRecords {
@@ -132,7 +164,12 @@ function preloadHint(scenario: Scenario): PreloadHint {
 }
 
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
-async function runInline(plan: CellPlan, providers: Providers, dir: string, onPhase: PhaseListener): Promise<CellRecords> {
+async function runInline(
+  plan: CellPlan,
+  providers: Providers,
+  dir: string,
+  onPhase: PhaseListener,
+): Promise<CellRecords> {
   const paths = cellPaths(dir);
   await mkdir(paths.strategyDir, { recursive: true });
   const tokens = new TokenCounter(providers.tokenizerModel);
@@ -149,7 +186,15 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
     createStrategy: () =>
       definition.create(
-        { dir: paths.strategyDir, tokens, model, embedder: providers.embedder, durability: plan.spec.durability, seed: plan.seed, now: providers.now },
+        {
+          dir: paths.strategyDir,
+          tokens,
+          model,
+          embedder: providers.embedder,
+          durability: plan.spec.durability,
+          seed: plan.seed,
+          now: providers.now,
+        },
         plan.spec.options,
       ),
   });
@@ -200,11 +245,26 @@ async function runInline(plan: CellPlan, providers: Providers, dir: string, onPh
   const effects = ledger.counts();
   ledger.close();
   const unreadable = [...session.unreadable];
-  return { turns: session.turns, probes: session.probes, usage: model.usage, modelLatencies: model.latencies, effects, phases, peakRssKb: session.peakRssBytes / 1024, ...(error !== undefined ? { error } : {}), ...(unreadable.length ? { unreadable } : {}) };
+  return {
+    turns: session.turns,
+    probes: session.probes,
+    usage: model.usage,
+    modelLatencies: model.latencies,
+    effects,
+    phases,
+    peakRssKb: session.peakRssBytes / 1024,
+    ...(error !== undefined ? { error } : {}),
+    ...(unreadable.length ? { unreadable } : {}),
+  };
 }
 
 /** Replays the scenario in agent processes, with the scenario's and the fuzzer's crashes. */
-async function runInProcesses(plan: CellPlan, providers: Providers, dir: string, onPhase: PhaseListener): Promise<CellRecords> {
+async function runInProcesses(
+  plan: CellPlan,
+  providers: Providers,
+  dir: string,
+  onPhase: PhaseListener,
+): Promise<CellRecords> {
   const outcome = await runCellInProcesses({
     onStep: (index, step) => onPhase(`${stepPhase(index, step)} in an agent process`),
     scenario: plan.scenario,
@@ -228,11 +288,21 @@ async function runInProcesses(plan: CellPlan, providers: Providers, dir: string,
     },
   });
   const { counts } = outcome.durabilityOutcome;
-  return { ...outcome, effects: { effects: counts.effects, effectsDuplicated: counts.effectsDuplicated, effectsRefused: counts.effectsRefused } };
+  return {
+    ...outcome,
+    effects: {
+      effects: counts.effects,
+      effectsDuplicated: counts.effectsDuplicated,
+      effectsRefused: counts.effectsRefused,
+    },
+  };
 }
 
 /** What the cell's probes are scored against (harness/results/probe-record.ts). */
-const probeScoringOf = (plan: CellPlan, settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>): ProbeScoringInput => ({
+const probeScoringOf = (
+  plan: CellPlan,
+  settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>,
+): ProbeScoringInput => ({
   steps: plan.scenario.steps,
   // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
   ...(plan.definition.keepsVerbatim === false ? { rarity: true } : {}),
@@ -242,15 +312,29 @@ const probeScoringOf = (plan: CellPlan, settings: Pick<ProviderSettings, 'retrie
 });
 
 /** The cell's result from what its replay recorded. */
-function cellResult(plan: CellTask, records: CellRecords, durationMs: number, profile = false, protocol?: Protocol): CellResult {
+function cellResult(
+  plan: CellTask,
+  records: CellRecords,
+  durationMs: number,
+  profile = false,
+  protocol?: Protocol,
+): CellResult {
   const { turns, usage, error, probes } = records;
   const retrieval = summarizeRetrieval(probes);
-  const protocolSummary = protocol === undefined ? undefined : summarizeRetrieval(probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})));
+  const protocolSummary =
+    protocol === undefined
+      ? undefined
+      : summarizeRetrieval(
+          probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})),
+        );
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
   const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
   const skipped = turns.filter((turn) => turn.contextSkipped).length;
   // Turns outside the context sample count at the sample's mean.
-  const contextTotal = skipped > 0 && contextPerTurn.length > 0 ? Math.round((measuredTotal / contextPerTurn.length) * (contextPerTurn.length + skipped)) : measuredTotal;
+  const contextTotal =
+    skipped > 0 && contextPerTurn.length > 0
+      ? Math.round((measuredTotal / contextPerTurn.length) * (contextPerTurn.length + skipped))
+      : measuredTotal;
   return {
     id: plan.id,
     scenario: plan.scenario.name,
@@ -271,7 +355,9 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, pr
       maintenanceCalls: usage.maintenanceCalls,
       answer: usage.answerTokens,
       reply: usage.replyTokens,
-      ...(skipped > 0 ? { contextSample: { measured: contextPerTurn.length, turns: contextPerTurn.length + skipped } } : {}),
+      ...(skipped > 0
+        ? { contextSample: { measured: contextPerTurn.length, turns: contextPerTurn.length + skipped } }
+        : {}),
     },
     recall: summarizeRecall(probes),
     recallByCategory: recallByCategory(probes),
@@ -290,7 +376,13 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, pr
     turns,
     probes,
     durationMs,
-    ...(retrieval ? { retrieval, retrievalByCategory: retrievalByCategory(probes), ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}) } : {}),
+    ...(retrieval
+      ? {
+          retrieval,
+          retrievalByCategory: retrievalByCategory(probes),
+          ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
+        }
+      : {}),
     ...(protocol !== undefined && protocolSummary ? { protocolRetrieval: { protocol, summary: protocolSummary } } : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
@@ -300,17 +392,36 @@ function cellResult(plan: CellTask, records: CellRecords, durationMs: number, pr
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {
-  const result = cellResult(plan, { turns: [], probes: [], usage: emptyUsage(), modelLatencies: [], effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 }, peakRssKb: 0, phases: emptyPhases(), error }, durationMs);
+  const result = cellResult(
+    plan,
+    {
+      turns: [],
+      probes: [],
+      usage: emptyUsage(),
+      modelLatencies: [],
+      effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 },
+      peakRssKb: 0,
+      phases: emptyPhases(),
+      error,
+    },
+    durationMs,
+  );
   return phase === undefined ? result : { ...result, phase };
 }
 
 /** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. `onPhase` hears where the cell is. */
-export async function runCell(plan: CellPlan, providers: Providers, onPhase: PhaseListener = () => undefined): Promise<CellResult> {
+export async function runCell(
+  plan: CellPlan,
+  providers: Providers,
+  onPhase: PhaseListener = () => undefined,
+): Promise<CellResult> {
   const started = performance.now();
   const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
-    records = needsProcesses(plan.scenario, providers) ? await runInProcesses(plan, providers, dir, onPhase) : await runInline(plan, providers, dir, onPhase);
+    records = needsProcesses(plan.scenario, providers)
+      ? await runInProcesses(plan, providers, dir, onPhase)
+      : await runInline(plan, providers, dir, onPhase);
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }

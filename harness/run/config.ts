@@ -12,7 +12,15 @@ import { MembenchError } from '../core/errors.js';
 import { rangeSchema } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
 import { PROTOCOLS } from '../results/schema.js';
-import { describeIssue, documentValue, formatPath, formatProblem, Locator, positionOf, type Problem } from '../scenarios/load.js';
+import {
+  describeIssue,
+  documentValue,
+  formatPath,
+  formatProblem,
+  Locator,
+  positionOf,
+  type Problem,
+} from '../scenarios/load.js';
 import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
@@ -23,7 +31,9 @@ import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
 export const CONFIG_FILES = ['membench.config.yaml', 'membench.config.yml', 'membench.config.json'] as const;
 
-const list = z.union([z.string(), z.array(z.string())]).transform((value) => (typeof value === 'string' ? [value] : value));
+const list = z
+  .union([z.string(), z.array(z.string())])
+  .transform((value) => (typeof value === 'string' ? [value] : value));
 const knobValue = z.union([z.string(), z.number(), z.boolean()]);
 const bounded = (key: keyof typeof RUN_LIMITS) => rangeSchema(RUN_LIMITS[key]);
 
@@ -37,7 +47,10 @@ const configSchema = z.object({
   model: z.string().optional(),
   embedder: z.string().optional(),
   tokenizer: z.string().optional(),
-  durability: z.union([z.string().transform((value) => value.split(',').map((mode) => mode.trim())), z.array(z.string())]).pipe(z.array(z.enum(DURABILITY_MODES))).optional(),
+  durability: z
+    .union([z.string().transform((value) => value.split(',').map((mode) => mode.trim())), z.array(z.string())])
+    .pipe(z.array(z.enum(DURABILITY_MODES)))
+    .optional(),
   idempotency: z.enum(['one', 'both', 'on', 'off']).optional(),
   crashFuzz: bounded('crashFuzz').optional(),
   isolate: z.boolean().optional(),
@@ -60,13 +73,19 @@ const configSchema = z.object({
   /** Scenarios replayed in every strategy's other durability modes too (`[]`: none). */
   priceDurability: list.optional(),
   /** The k of retrieval metrics: `[1, 5, 10]` or `"1,5,10"`. */
-  retrievalK: z.union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())]).pipe(z.array(z.number().int().min(1)).min(1)).optional(),
+  retrievalK: z
+    .union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())])
+    .pipe(z.array(z.number().int().min(1)).min(1))
+    .optional(),
   /** A paper's retrieval protocol (`longmemeval`), scored beside membench's own figures. */
   protocol: z.enum(PROTOCOLS).optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */
-export type MembenchConfig = Omit<z.infer<typeof configSchema>, 'params' | 'durability'> & { params?: string[]; durability?: DurabilityMode[] };
+export type MembenchConfig = Omit<z.infer<typeof configSchema>, 'params' | 'durability'> & {
+  params?: string[];
+  durability?: DurabilityMode[];
+};
 
 const KNOWN_KEYS = Object.keys(configSchema.shape);
 const SECRET_KEYS = new Set(['apiKey', 'api-key', 'api_key', 'key']);
@@ -75,7 +94,11 @@ const SECRET_KEYS = new Set(['apiKey', 'api-key', 'api_key', 'key']);
 export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string | undefined {
   if (explicit !== undefined) return path.resolve(cwd, explicit);
   const found = CONFIG_FILES.filter((name) => existsSync(path.join(cwd, name)));
-  if (found.length > 1) throw new MembenchError('INVALID_ARGUMENT', `${cwd} holds ${found.join(' and ')}: keep one config file, or name one with --config`);
+  if (found.length > 1)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${cwd} holds ${found.join(' and ')}: keep one config file, or name one with --config`,
+    );
   return found[0] && path.join(cwd, found[0]);
 }
 
@@ -83,49 +106,84 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
 export async function loadConfig(file: string): Promise<MembenchConfig> {
   const shown = path.relative(process.cwd(), file) || file;
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new MembenchError('INVALID_ARGUMENT', `${shown}:1:1: (document): cannot read the config file: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${shown}:1:1: (document): cannot read the config file: ${error.code === 'ENOENT' ? 'no such file' : error.message}`,
+    );
   });
   const problems: Problem[] = [];
   const fail = (where: { line: number; col: number }, at: readonly (string | number)[], message: string): void => {
     problems.push({ file: shown, ...where, path: formatPath(at), message, severity: 'error' });
   };
   const lines = new LineCounter();
-  const doc = parseDocument(text.replace(/^\uFEFF/u, ''), { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text.replace(/^\uFEFF/u, ''), {
+    lineCounter: lines,
+    prettyErrors: false,
+    uniqueKeys: true,
+  });
   const jsonError = file.endsWith('.json') ? jsonSyntaxError(text) : undefined;
   if (jsonError) fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
-  else for (const error of doc.errors) fail(error.linePos?.[0] ?? { line: 1, col: 1 }, [], `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`);
+  else
+    for (const error of doc.errors)
+      fail(
+        error.linePos?.[0] ?? { line: 1, col: 1 },
+        [],
+        `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`,
+      );
   const locate = new Locator(doc, lines);
   let value: unknown;
   if (problems.length === 0) {
     const converted = documentValue(doc);
     if ('problem' in converted) fail({ line: 1, col: 1 }, [], converted.problem);
     // An empty file is a mistake (a truncated commit, the wrong file), not "the default matrix".
-    else if (converted.value === null || converted.value === undefined) fail({ line: 1, col: 1 }, [], 'the config file is empty: give at least one setting, e.g. `strategies: [buffer, window]`, or remove the file');
+    else if (converted.value === null || converted.value === undefined)
+      fail(
+        { line: 1, col: 1 },
+        [],
+        'the config file is empty: give at least one setting, e.g. `strategies: [buffer, window]`, or remove the file',
+      );
     else value = converted.value;
   }
-  if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value))) fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
+  if (problems.length === 0 && (value === null || typeof value !== 'object' || Array.isArray(value)))
+    fail(locate.value([]), [], 'expected a mapping of settings, e.g. `strategies: [buffer, window]`');
   if (problems.length === 0) {
     for (const key of Object.keys(value as object)) {
-      if (SECRET_KEYS.has(key)) fail(locate.key([key]), [key], 'API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY');
-      else if (!KNOWN_KEYS.includes(key)) fail(locate.key([key]), [key], `unknown setting "${key}" (known: ${KNOWN_KEYS.join(', ')})`);
+      if (SECRET_KEYS.has(key))
+        fail(
+          locate.key([key]),
+          [key],
+          'API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY',
+        );
+      else if (!KNOWN_KEYS.includes(key))
+        fail(locate.key([key]), [key], `unknown setting "${key}" (known: ${KNOWN_KEYS.join(', ')})`);
     }
     const parsed = configSchema.safeParse(value, { reportInput: true });
-    if (!parsed.success) for (const issue of parsed.error.issues) fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
+    if (!parsed.success)
+      for (const issue of parsed.error.issues)
+        fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
     if (problems.length === 0 && parsed.success) {
       const config = normalize(parsed.data);
-      await checkSettings(value as Record<string, unknown>, config, (at, message) => fail(locate.value(at), at, message));
+      await checkSettings(value as Record<string, unknown>, config, (at, message) =>
+        fail(locate.value(at), at, message),
+      );
       if (problems.length === 0) return resolvePaths(config, path.dirname(file));
     }
   }
   problems.sort((a, b) => a.line - b.line || a.col - b.col);
-  throw new MembenchError('INVALID_ARGUMENT', `${shown}: invalid config file (${problems.length} problem${problems.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+  throw new MembenchError(
+    'INVALID_ARGUMENT',
+    `${shown}: invalid config file (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+    problems.map(formatProblem),
+  );
 }
 
 /** The path of the `index`th item of a setting that is a string or a list (`strategies: x` or `strategies: [x, y]`). */
-const itemPath = (raw: unknown, key: string, index: number): (string | number)[] => (Array.isArray(raw) ? [key, index] : [key]);
+const itemPath = (raw: unknown, key: string, index: number): (string | number)[] =>
+  Array.isArray(raw) ? [key, index] : [key];
 
 /** A flag's message reworded for a config entry: `--param window.k=0: …` → `window.k=0: …`. */
-const unflagged = (error: unknown): string => (error as Error).message.replace(/(^| )--param /gu, '$1').replace(/^openai: /u, '');
+const unflagged = (error: unknown): string =>
+  (error as Error).message.replace(/(^| )--param /gu, '$1').replace(/^openai: /u, '');
 
 /**
  * What the schema cannot see but the run would refuse, checked here so the message names the
@@ -133,7 +191,11 @@ const unflagged = (error: unknown): string => (error as Error).message.replace(/
  * or repeated value) and a `baseUrl` carrying credentials. Strategy modules are loaded by the run
  * only (importing a user's module twice would run its side effects twice).
  */
-async function checkSettings(raw: Record<string, unknown>, config: MembenchConfig, fail: (at: (string | number)[], message: string) => void): Promise<void> {
+async function checkSettings(
+  raw: Record<string, unknown>,
+  config: MembenchConfig,
+  fail: (at: (string | number)[], message: string) => void,
+): Promise<void> {
   const definitions: StrategyDefinition[] = [];
   let checkable = true;
   for (const [index, spec] of (config.strategies ?? []).entries()) {
@@ -151,7 +213,11 @@ async function checkSettings(raw: Record<string, unknown>, config: MembenchConfi
   }
   if (checkable && config.params) {
     const selected = config.strategies ? definitions : [...builtinStrategies];
-    const paths = Array.isArray(raw.params) ? config.params.map((_, index) => ['params', index]) : typeof raw.params === 'string' ? [['params']] : Object.keys(raw.params as object).map((knob) => ['params', knob]);
+    const paths = Array.isArray(raw.params)
+      ? config.params.map((_, index) => ['params', index])
+      : typeof raw.params === 'string'
+        ? [['params']]
+        : Object.keys(raw.params as object).map((knob) => ['params', knob]);
     let located = false;
     for (const [index, param] of config.params.entries()) {
       try {
@@ -197,18 +263,38 @@ function jsonSyntaxError(text: string): { where: { line: number; col: number }; 
 /** `{ window.k: [2, 4] }` → `["window.k=2,4"]`. */
 function normalize({ params, ...rest }: z.infer<typeof configSchema>): MembenchConfig {
   if (params === undefined || Array.isArray(params)) return { ...rest, ...(params ? { params } : {}) };
-  return { ...rest, params: Object.entries(params).map(([knob, values]) => `${knob}=${(Array.isArray(values) ? values : [values]).join(',')}`) };
+  return {
+    ...rest,
+    params: Object.entries(params).map(
+      ([knob, values]) => `${knob}=${(Array.isArray(values) ? values : [values]).join(',')}`,
+    ),
+  };
 }
 
 /** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, out, cache. */
 function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
   const resolve = (file: string): string => path.resolve(dir, file);
-  const isScenarioPath = (spec: string): boolean => spec.includes('/') || spec.includes(path.sep) || /\.(ya?ml|json)$/iu.test(spec);
+  const isScenarioPath = (spec: string): boolean =>
+    spec.includes('/') || spec.includes(path.sep) || /\.(ya?ml|json)$/iu.test(spec);
   return {
     ...config,
-    ...(config.strategies ? { strategies: config.strategies.map((spec) => (isModuleSpec(spec) && !spec.startsWith('file:') ? resolve(spec) : spec)) } : {}),
-    ...(config.scenarios ? { scenarios: config.scenarios.map((spec) => (isScenarioPath(spec) ? resolve(spec) : spec)) } : {}),
-    ...(config.datasets ? { datasets: config.datasets.map((spec) => spec.replace(/^([a-z]+):(.+)$/u, (_, kind: string, file: string) => `${kind}:${resolve(file)}`)) } : {}),
+    ...(config.strategies
+      ? {
+          strategies: config.strategies.map((spec) =>
+            isModuleSpec(spec) && !spec.startsWith('file:') ? resolve(spec) : spec,
+          ),
+        }
+      : {}),
+    ...(config.scenarios
+      ? { scenarios: config.scenarios.map((spec) => (isScenarioPath(spec) ? resolve(spec) : spec)) }
+      : {}),
+    ...(config.datasets
+      ? {
+          datasets: config.datasets.map((spec) =>
+            spec.replace(/^([a-z]+):(.+)$/u, (_, kind: string, file: string) => `${kind}:${resolve(file)}`),
+          ),
+        }
+      : {}),
     ...(config.errata ? { errata: resolve(config.errata) } : {}),
     ...(config.out ? { out: resolve(config.out) } : {}),
     ...(typeof config.cache === 'string' ? { cache: resolve(config.cache) } : {}),

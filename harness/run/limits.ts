@@ -50,11 +50,18 @@ export function checkRunNumbers(options: NumericRunOptions): void {
   check('--limit', options.datasetLimit, RUN_LIMITS.limit);
   check('--stretch', options.stretch, RUN_LIMITS.stretch);
   check('--crash-fuzz', options.crashFuzz, RUN_LIMITS.crashFuzz);
-  check('--cell-timeout', options.cellTimeoutMs === undefined ? undefined : options.cellTimeoutMs / 1000, RUN_LIMITS.cellTimeout);
+  check(
+    '--cell-timeout',
+    options.cellTimeoutMs === undefined ? undefined : options.cellTimeoutMs / 1000,
+    RUN_LIMITS.cellTimeout,
+  );
   check('--concurrency', options.live?.concurrency, RUN_LIMITS.concurrency);
   check('--timeout', options.live?.timeoutMs, RUN_LIMITS.timeout);
   check('--retries', options.live?.maxRetries, RUN_LIMITS.retries);
   if (options.datasetLimit !== undefined && !options.datasets?.length) {
-    throw new MembenchError('INVALID_ARGUMENT', `--limit ${options.datasetLimit} applies to --dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--limit ${options.datasetLimit} applies to --dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit`,
+    );
   }
 }

@@ -5,7 +5,18 @@
  * process (a SIGKILLed run) is taken over. The file is created whole (temp file + hard link), so
  * nobody ever reads a half-written lock.
  */
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
@@ -28,11 +39,12 @@ export interface OutDirLock {
   release(): void;
 }
 
-
 function readHolder(file: string): LockHolder | undefined {
   try {
     const holder = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockHolder>;
-    return typeof holder.pid === 'number' && typeof holder.host === 'string' ? { command: '', started: '', ...holder } as LockHolder : undefined;
+    return typeof holder.pid === 'number' && typeof holder.host === 'string'
+      ? ({ command: '', started: '', ...holder } as LockHolder)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -56,7 +68,8 @@ function realMkdirError(dir: string): NodeJS.ErrnoException | undefined {
 
 /** Creates `dir` (with plain messages for a path that is a file, or not creatable); returns the first dir it created, if any. */
 export function ensureOutDir(dir: string, flag = '--out'): string | undefined {
-  const refuse = (why: string): MembenchError => new MembenchError('BAD_PATH', `${flag} ${dir}: ${why}: choose another ${flag}`);
+  const refuse = (why: string): MembenchError =>
+    new MembenchError('BAD_PATH', `${flag} ${dir}: ${why}: choose another ${flag}`);
   let created: string | undefined;
   try {
     created = mkdirSync(dir, { recursive: true });
@@ -65,7 +78,8 @@ export function ensureOutDir(dir: string, flag = '--out'): string | undefined {
     const error = caught.code === 'ENOENT' ? (realMkdirError(dir) ?? caught) : caught;
     if (error.code === 'EEXIST') throw refuse('a file of that name exists, not a directory');
     if (error.code === 'ENOTDIR') throw refuse('a part of the path is a file, not a directory');
-    if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS') throw refuse(`cannot create it (${error.code === 'EROFS' ? 'read-only file system' : 'permission denied'})`);
+    if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
+      throw refuse(`cannot create it (${error.code === 'EROFS' ? 'read-only file system' : 'permission denied'})`);
     throw fileSystemProblem(error) ?? error;
   }
   if (!statSync(dir).isDirectory()) throw refuse('a file of that name exists, not a directory');
@@ -88,7 +102,8 @@ export function lockOutDir(dir: string, command: string, flag = '--out'): OutDir
         linkSync(temp, file);
         break;
       } catch (error) {
-        if (!isFileSystemError(error) || error.code !== 'EEXIST' || attempt >= 3) throw fileSystemProblem(error) ?? error;
+        if (!isFileSystemError(error) || error.code !== 'EEXIST' || attempt >= 3)
+          throw fileSystemProblem(error) ?? error;
       }
       const holder = readHolder(file);
       const local = holder?.host === mine.host;
@@ -114,7 +129,13 @@ export function lockOutDir(dir: string, command: string, flag = '--out'): OutDir
     process.off('exit', release);
     // Remove it only while it is still ours; a dir made only for this run and left empty (bad input) goes too.
     if (readHolder(file)?.pid === process.pid) unlinkSync(file);
-    if (created && readdirSync(created, { recursive: true }).every((entry) => statSync(path.join(created, String(entry))).isDirectory())) rmSync(created, { recursive: true, force: true });
+    if (
+      created &&
+      readdirSync(created, { recursive: true }).every((entry) =>
+        statSync(path.join(created, String(entry))).isDirectory(),
+      )
+    )
+      rmSync(created, { recursive: true, force: true });
   };
   // process.exit (an interrupted run) skips `finally` blocks: the lock goes with the process.
   process.once('exit', release);
@@ -122,7 +143,12 @@ export function lockOutDir(dir: string, command: string, flag = '--out'): OutDir
 }
 
 /** Runs `work` with the output dir locked (see lockOutDir), releasing the lock however it ends. */
-export async function withOutDirLock<T>(dir: string, command: string, work: () => Promise<T>, flag = '--out'): Promise<T> {
+export async function withOutDirLock<T>(
+  dir: string,
+  command: string,
+  work: () => Promise<T>,
+  flag = '--out',
+): Promise<T> {
   const lock = lockOutDir(dir, command, flag);
   try {
     return await work();

@@ -21,18 +21,29 @@ export interface StrategySpec {
 /** Parses `window.k=2,4,8` into { strategy: 'window', key: 'k', values: ['2','4','8'] }. */
 export function parseParamFlag(flag: string): { strategy: string; key: string; values: string[] } {
   const match = /^([^.=\s]+)\.([^.=\s]+)=(.+)$/u.exec(flag.trim());
-  if (!match) throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: expected STRATEGY.KEY=V1,V2 (e.g. window.k=2,4,8)`);
+  if (!match)
+    throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: expected STRATEGY.KEY=V1,V2 (e.g. window.k=2,4,8)`);
   const values = match[3]!.split(',').map((value) => value.trim());
-  if (values.some((value) => value === '')) throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: empty value in the list`);
+  if (values.some((value) => value === ''))
+    throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: empty value in the list`);
   return { strategy: match[1]!, key: match[2]!, values };
 }
 
 function cartesian(axes: readonly [string, string[]][]): Record<string, string>[] {
-  return axes.reduce<Record<string, string>[]>((sets, [key, values]) => sets.flatMap((set) => values.map((value) => ({ ...set, [key]: value }))), [{}]);
+  return axes.reduce<Record<string, string>[]>(
+    (sets, [key, values]) => sets.flatMap((set) => values.map((value) => ({ ...set, [key]: value }))),
+    [{}],
+  );
 }
 
 /** `window(k=2)`: the name, the knobs the strategy always shows and the swept ones, and a non-default durability. */
-export function strategyLabel(name: string, options: Record<string, unknown>, shown: ReadonlySet<string>, durability: DurabilityMode, defaultDurability: DurabilityMode): string {
+export function strategyLabel(
+  name: string,
+  options: Record<string, unknown>,
+  shown: ReadonlySet<string>,
+  durability: DurabilityMode,
+  defaultDurability: DurabilityMode,
+): string {
   const parts = Object.entries(options)
     .filter(([key, value]) => value !== undefined && shown.has(key))
     .map(([key, value]) => `${key}=${String(value)}`);
@@ -41,18 +52,28 @@ export function strategyLabel(name: string, options: Record<string, unknown>, sh
 }
 
 /** Expands the selected strategies by their `--param` lists; every value is checked against the strategy's schema. */
-export function expandStrategies(definitions: readonly StrategyDefinition[], paramFlags: readonly string[], sources: ReadonlyMap<string, string> = new Map()): StrategySpec[] {
+export function expandStrategies(
+  definitions: readonly StrategyDefinition[],
+  paramFlags: readonly string[],
+  sources: ReadonlyMap<string, string> = new Map(),
+): StrategySpec[] {
   const axesByStrategy = new Map<string, Map<string, string[]>>();
   for (const flag of paramFlags) {
     const { strategy, key, values } = parseParamFlag(flag);
     const definition = definitions.find((item) => item.name === strategy);
     if (!definition) {
-      throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: strategy "${strategy}" is not selected (selected: ${definitions.map((item) => item.name).join(', ')})`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--param ${flag}: strategy "${strategy}" is not selected (selected: ${definitions.map((item) => item.name).join(', ')})`,
+      );
     }
     const shape = (definition.options as unknown as { shape?: Record<string, unknown> }).shape ?? {};
     if (key !== 'durability' && !(key in shape)) {
       const known = [...Object.keys(shape), 'durability'];
-      throw new MembenchError('INVALID_ARGUMENT', `--param ${flag}: strategy "${strategy}" has no knob "${key}" (knobs: ${known.join(', ')})`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--param ${flag}: strategy "${strategy}" has no knob "${key}" (knobs: ${known.join(', ')})`,
+      );
     }
     const axes = axesByStrategy.get(strategy) ?? new Map<string, string[]>();
     axes.set(key, [...(axes.get(key) ?? []), ...values]);
@@ -64,17 +85,26 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
     return cartesian(axes).map((set) => {
       const { durability = definition.defaultDurability, ...raw } = set;
       if (!DURABILITY_MODES.includes(durability as DurabilityMode)) {
-        throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.durability=${durability}: expected one of ${DURABILITY_MODES.join(', ')}`);
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `--param ${definition.name}.durability=${durability}: expected one of ${DURABILITY_MODES.join(', ')}`,
+        );
       }
       const offered = definition.durabilityModes ?? DURABILITY_MODES;
       if (!offered.includes(durability as DurabilityMode)) {
-        throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.durability=${durability}: ${definition.name} offers ${offered.join(', ')} only`);
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `--param ${definition.name}.durability=${durability}: ${definition.name} offers ${offered.join(', ')} only`,
+        );
       }
       const parsed = (definition.options as z.ZodType).safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
         const key = issue.path.join('.');
-        throw new MembenchError('INVALID_ARGUMENT', `--param ${definition.name}.${key}=${String(raw[key] ?? '')}: ${issue.message}`);
+        throw new MembenchError(
+          'INVALID_ARGUMENT',
+          `--param ${definition.name}.${key}=${String(raw[key] ?? '')}: ${issue.message}`,
+        );
       }
       const options = parsed.data as Record<string, unknown>;
       const traits = traitsOf(definition);
@@ -83,7 +113,13 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
         source: sources.get(definition.name) ?? definition.name,
         options,
         durability: durability as DurabilityMode,
-        setting: strategyLabel(definition.name, options, new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]), durability as DurabilityMode, definition.defaultDurability),
+        setting: strategyLabel(
+          definition.name,
+          options,
+          new Set([...(definition.labelKnobs ?? []), ...Object.keys(raw)]),
+          durability as DurabilityMode,
+          definition.defaultDurability,
+        ),
         ...(traits ? { traits } : {}),
       };
     });
@@ -95,7 +131,9 @@ export function expandStrategies(definitions: readonly StrategyDefinition[], par
       const flags = paramFlags.filter((flag) => flag.trim().startsWith(`${spec.name}.`));
       throw new MembenchError(
         'INVALID_ARGUMENT',
-        flags.length ? `--param ${flags.join(' --param ')}: ${spec.setting} is listed twice (a value repeated?): give each setting once` : `${spec.setting} is selected twice (two strategies with one name?)`,
+        flags.length
+          ? `--param ${flags.join(' --param ')}: ${spec.setting} is listed twice (a value repeated?): give each setting once`
+          : `${spec.setting} is selected twice (two strategies with one name?)`,
       );
     }
     seen.add(spec.setting);

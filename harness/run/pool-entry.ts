@@ -16,7 +16,9 @@ async function run(message: RunCellRequest): Promise<CellResult> {
     send({ type: 'phase', index: message.index, phase: 'loading the strategy' });
     const definition = await loadStrategyDefinition(message.task.spec.source);
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
-    return await runCell({ ...message.task, definition }, opened.providers, (phase) => send({ type: 'phase', index: message.index, phase }));
+    return await runCell({ ...message.task, definition }, opened.providers, (phase) =>
+      send({ type: 'phase', index: message.index, phase }),
+    );
   } catch (error) {
     return failedCell(message.task, error instanceof Error ? error.message : String(error));
   }

@@ -20,7 +20,10 @@ export interface RunCellRequest {
 }
 
 /** Worker → pool: `ready` once it listens, then the phases of each cell as it goes, then one `result` per cell. */
-export type FromPoolEntry = { type: 'ready' } | { type: 'phase'; index: number; phase: string } | { type: 'result'; index: number; result: CellResult };
+export type FromPoolEntry =
+  | { type: 'ready' }
+  | { type: 'phase'; index: number; phase: string }
+  | { type: 'result'; index: number; result: CellResult };
 
 /** Thrown by a run whose AbortSignal fired: finished cells are kept, nothing else is started. */
 export class RunInterrupted extends Error {
@@ -114,7 +117,10 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
         // The cell is recorded now; killing the worker (and its agent processes) frees the slot, and its exit spawns a fresh one.
         slot.busy = undefined;
         const phase = slot.phase ?? 'start';
-        deliver(next.index, failedCell(next.task, timeoutMessage(options.cellTimeoutMs, phase), performance.now() - started, phase));
+        deliver(
+          next.index,
+          failedCell(next.task, timeoutMessage(options.cellTimeoutMs, phase), performance.now() - started, phase),
+        );
         killGroup(slot.child);
       }, options.cellTimeoutMs);
     };
@@ -125,7 +131,12 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
 
     const spawn = (): void => {
       // Its own process group: a terminal's Ctrl-C reaches only the harness, which kills the group.
-      const child = fork(entry.file, [], { execArgv: entry.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', detached: true });
+      const child = fork(entry.file, [], {
+        execArgv: entry.execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        serialization: 'advanced',
+        detached: true,
+      });
       let exitedResolve!: () => void;
       const slot: Slot = { child, ready: false, exited: new Promise((done) => (exitedResolve = done)) };
       slots.add(slot);
@@ -153,8 +164,20 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
         if (finished) return;
         const lost = slot.busy;
         const where = slot.phase ?? 'start';
-        if (lost) deliver(lost.index, failedCell(lost.task, `the pool worker running this cell exited unexpectedly in ${where} (exit code ${code}, signal ${signal}): a strategy that calls process.exit, or a crash in native code?`, 0, where));
-        else if (!slot.ready && ++startFailures >= MAX_START_FAILURES) return void settle(new Error(`pool workers keep dying before they start (last: exit code ${code}, signal ${signal})`));
+        if (lost)
+          deliver(
+            lost.index,
+            failedCell(
+              lost.task,
+              `the pool worker running this cell exited unexpectedly in ${where} (exit code ${code}, signal ${signal}): a strategy that calls process.exit, or a crash in native code?`,
+              0,
+              where,
+            ),
+          );
+        else if (!slot.ready && ++startFailures >= MAX_START_FAILURES)
+          return void settle(
+            new Error(`pool workers keep dying before they start (last: exit code ${code}, signal ${signal})`),
+          );
         if (!finished && pending.length > 0) spawn();
       });
     };

@@ -26,11 +26,48 @@ export const CELLS_DIR = 'cells';
 /** The options that decide a run's matrix and results: what plan.json keeps (never the API key). */
 export type PlannedOptions = Pick<
   RunOptions,
-  'strategies' | 'scenarios' | 'params' | 'seed' | 'trials' | 'model' | 'embedder' | 'tokenizer' | 'cache' | 'datasets' | 'datasetLimit' | 'errata' | 'crashFuzz' | 'isolate' | 'durabilities' | 'idempotency' | 'shard' | 'retrievalK'
+  | 'strategies'
+  | 'scenarios'
+  | 'params'
+  | 'seed'
+  | 'trials'
+  | 'model'
+  | 'embedder'
+  | 'tokenizer'
+  | 'cache'
+  | 'datasets'
+  | 'datasetLimit'
+  | 'errata'
+  | 'crashFuzz'
+  | 'isolate'
+  | 'durabilities'
+  | 'idempotency'
+  | 'shard'
+  | 'retrievalK'
 > & { live?: Omit<LiveProviderSettings, 'apiKey'> };
 
 /** The keys of PlannedOptions, in the order messages list them. */
-export const PLANNED_KEYS = ['strategies', 'scenarios', 'params', 'seed', 'trials', 'model', 'embedder', 'tokenizer', 'cache', 'datasets', 'datasetLimit', 'errata', 'crashFuzz', 'isolate', 'durabilities', 'idempotency', 'shard', 'live', 'retrievalK'] as const;
+export const PLANNED_KEYS = [
+  'strategies',
+  'scenarios',
+  'params',
+  'seed',
+  'trials',
+  'model',
+  'embedder',
+  'tokenizer',
+  'cache',
+  'datasets',
+  'datasetLimit',
+  'errata',
+  'crashFuzz',
+  'isolate',
+  'durabilities',
+  'idempotency',
+  'shard',
+  'live',
+  'retrievalK',
+] as const;
 
 const strings = z.array(z.string()).optional();
 const planFile = z.object({
@@ -53,7 +90,15 @@ const planFile = z.object({
     durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),
     idempotency: z.enum(['on', 'off', 'both', 'one']).optional(),
     shard: z.object({ index: z.number(), count: z.number() }).optional(),
-    live: z.object({ baseUrl: z.string().optional(), concurrency: z.number().optional(), timeoutMs: z.number().optional(), maxRetries: z.number().optional(), temperature: z.number().optional() }).optional(),
+    live: z
+      .object({
+        baseUrl: z.string().optional(),
+        concurrency: z.number().optional(),
+        timeoutMs: z.number().optional(),
+        maxRetries: z.number().optional(),
+        temperature: z.number().optional(),
+      })
+      .optional(),
     retrievalK: z.array(z.number()).optional(),
   }),
   digest: z.string().optional(),
@@ -71,14 +116,18 @@ interface PlanFile {
 export function plannedOptions(options: RunOptions): PlannedOptions {
   const { apiKey: _key, ...live } = options.live ?? {};
   const picked: Record<string, unknown> = { ...options, live: Object.keys(live).length ? live : undefined };
-  return Object.fromEntries(PLANNED_KEYS.flatMap((key) => (picked[key] === undefined ? [] : [[key, picked[key]]]))) as PlannedOptions;
+  return Object.fromEntries(
+    PLANNED_KEYS.flatMap((key) => (picked[key] === undefined ? [] : [[key, picked[key]]])),
+  ) as PlannedOptions;
 }
 
 /** Refuses a dir holding an interrupted run unless `overwrite` (which then clears it): call before a fresh run. */
 export async function assertNoInterruptedRun(dir: string, overwrite: boolean): Promise<void> {
   if (!existsSync(path.join(dir, PLAN_FILE))) return;
   if (!overwrite) {
-    const finished = (await readdir(path.join(dir, CELLS_DIR)).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).length;
+    const finished = (await readdir(path.join(dir, CELLS_DIR)).catch(() => [] as string[])).filter((name) =>
+      name.endsWith('.json'),
+    ).length;
     throw new MembenchError(
       'OUTPUT_EXISTS',
       `${dir} holds an interrupted run (${PLAN_FILE}, ${finished} finished cell${finished === 1 ? '' : 's'}): resume it with membench run --resume ${dir}, or pass --overwrite to start over`,
@@ -110,8 +159,19 @@ export class RunDir implements CellStore {
    * the matrix is planned and before this run's plan is written, so a run that then dies never
    * leaves the old results looking like its own, nor its plan beside them.
    */
-  static fresh(dir: string, options: RunOptions, onWarning: (message: string) => void = () => undefined, replaces: readonly string[] = []): RunDir {
-    return new RunDir(dir, { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) }, false, onWarning, replaces);
+  static fresh(
+    dir: string,
+    options: RunOptions,
+    onWarning: (message: string) => void = () => undefined,
+    replaces: readonly string[] = [],
+  ): RunDir {
+    return new RunDir(
+      dir,
+      { membench: { version: MEMBENCH_VERSION, commit: membenchCommit() }, options: plannedOptions(options) },
+      false,
+      onWarning,
+      replaces,
+    );
   }
 
   /** The interrupted run in `dir`; its options replan the same matrix. */
@@ -131,9 +191,16 @@ export class RunDir implements CellStore {
     try {
       parsed = planFile.safeParse(JSON.parse(text));
     } catch (error) {
-      throw new MembenchError('INVALID_ARGUMENT', `${file}: not JSON (${error instanceof Error ? error.message : String(error)})`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `${file}: not JSON (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
-    if (!parsed.success) throw new MembenchError('INVALID_ARGUMENT', `${file}: not a membench run plan: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+    if (!parsed.success)
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `${file}: not a membench run plan: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`,
+      );
     const { version, commit } = parsed.data.membench;
     const current = membenchCommit();
     // An unknown commit (not a checkout, or git did not answer) is no evidence of a change.
@@ -184,9 +251,18 @@ export class RunDir implements CellStore {
       const file = path.join(this.dir, CELLS_DIR, name);
       try {
         const parsed = cellResultSchema.safeParse(JSON.parse(await readFile(file, 'utf8')));
-        if (!parsed.success) throw new Error(`not a cell result (${parsed.error.issues.slice(0, 2).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')})`);
+        if (!parsed.success)
+          throw new Error(
+            `not a cell result (${parsed.error.issues
+              .slice(0, 2)
+              .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+              .join('; ')})`,
+          );
         const cell = parsed.data;
-        if (cell.id !== ids[position]) throw new Error(`holds cell "${cell.id}", the plan has "${ids[position] ?? 'nothing'}" at position ${position}`);
+        if (cell.id !== ids[position])
+          throw new Error(
+            `holds cell "${cell.id}", the plan has "${ids[position] ?? 'nothing'}" at position ${position}`,
+          );
         cells.set(position, cell);
       } catch (error) {
         this.onWarning(`${file}: ${error instanceof Error ? error.message : String(error)}: the cell runs again`);

@@ -8,7 +8,15 @@ import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { needsProcesses, openProviders, runCell, type CellPlan, type CellTask, type LiveProviderSettings, type ProviderSettings } from './cell.js';
+import {
+  needsProcesses,
+  openProviders,
+  runCell,
+  type CellPlan,
+  type CellTask,
+  type LiveProviderSettings,
+  type ProviderSettings,
+} from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset, type ErrataReport } from '../scenarios/importers/index.js';
@@ -148,7 +156,11 @@ export const CONTRAST_STRATEGY = 'buffer';
 export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(',')): number[] {
   if (ks === undefined) return [...DEFAULT_RETRIEVAL_K];
   const bad = ks.find((k) => !Number.isInteger(k) || k < 1);
-  if (bad !== undefined || ks.length === 0) throw new MembenchError('INVALID_ARGUMENT', `--retrieval-k ${given}: expected whole numbers >= 1 separated by commas, e.g. 1,5,10`);
+  if (bad !== undefined || ks.length === 0)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--retrieval-k ${given}: expected whole numbers >= 1 separated by commas, e.g. 1,5,10`,
+    );
   return [...new Set(ks)].sort((a, b) => a - b);
 }
 /** Half an hour: far beyond any built-in cell offline; long live-model conversations may need --cell-timeout. */
@@ -165,7 +177,10 @@ export function cellSeed(seed: number, cellId: string): number {
  * Built-in names resolve through the registry; module paths and `langchain:NAME` through the
  * strategy loader. Returns each definition with the source an agent process reloads it from.
  */
-async function selectStrategies(names: readonly string[] | undefined, cwd: string): Promise<{ definitions: StrategyDefinition[]; sources: Map<string, string> }> {
+async function selectStrategies(
+  names: readonly string[] | undefined,
+  cwd: string,
+): Promise<{ definitions: StrategyDefinition[]; sources: Map<string, string> }> {
   if (!names || names.length === 0) return { definitions: [...builtinStrategies], sources: new Map() };
   const definitions: StrategyDefinition[] = [];
   const sources = new Map<string, string>();
@@ -173,7 +188,10 @@ async function selectStrategies(names: readonly string[] | undefined, cwd: strin
     const definition = await loadStrategyDefinition(name, { cwd });
     if (definitions.includes(definition)) continue; // the same built-in named twice
     if (definitions.some((item) => item.name === definition.name)) {
-      throw new MembenchError('INVALID_ARGUMENT', `--strategy ${name}: another selected strategy is already named "${definition.name}"`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--strategy ${name}: another selected strategy is already named "${definition.name}"`,
+      );
     }
     definitions.push(definition);
     sources.set(definition.name, isModuleSpec(name) ? path.resolve(cwd, name) : name);
@@ -201,41 +219,77 @@ function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
 }
 
 /** The `S.KNOB=V` params a protocol sets: on each strategy whose options take the knob, unless the user's params set it. */
-function protocolParams(definitions: readonly StrategyDefinition[], options: Pick<RunOptions, 'protocol' | 'params'>): string[] {
+function protocolParams(
+  definitions: readonly StrategyDefinition[],
+  options: Pick<RunOptions, 'protocol' | 'params'>,
+): string[] {
   if (options.protocol === undefined) return [];
   return definitions.flatMap((definition) =>
     Object.entries(PROTOCOL_KNOBS[options.protocol!])
-      .filter(([knob, values]) => values.split(',').every((value) => definition.options.safeParse({ [knob]: value }).success) && !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.${knob}=`)))
+      .filter(
+        ([knob, values]) =>
+          values.split(',').every((value) => definition.options.safeParse({ [knob]: value }).success) &&
+          !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.${knob}=`)),
+      )
       .map(([knob, value]) => `${definition.name}.${knob}=${value}`),
   );
 }
 
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
-export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[]; errata: ErrataReport[] }> {
+export async function planRun(
+  options: RunOptions,
+): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[]; errata: ErrataReport[] }> {
   checkRunNumbers(options);
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
   const durabilityParams = (options.durabilities ?? []).length
-    ? definitions.filter((definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`))).map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
+    ? definitions
+        .filter(
+          (definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`)),
+        )
+        .map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
     : [];
-  const specs = expandStrategies(definitions, [...(options.params ?? []), ...durabilityParams, ...protocolParams(definitions, options)], sources);
-  const userChoseModes = (options.durabilities ?? []).length > 0 || (options.params ?? []).some((flag) => /\.durability=/u.test(flag));
-  const priced = new Set(options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS));
+  const specs = expandStrategies(
+    definitions,
+    [...(options.params ?? []), ...durabilityParams, ...protocolParams(definitions, options)],
+    sources,
+  );
+  const userChoseModes =
+    (options.durabilities ?? []).length > 0 || (options.params ?? []).some((flag) => /\.durability=/u.test(flag));
+  const priced = new Set(
+    options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS),
+  );
   // Each strategy in every mode but its own, for the priced scenarios only.
   const priceSpecs = priced.size
-    ? expandStrategies(definitions, [...(options.params ?? []), ...definitions.flatMap((definition) => {
-        const others = (definition.durabilityModes ?? DURABILITY_MODES).filter((mode) => mode !== definition.defaultDurability);
-        return others.length > 0 ? [`${definition.name}.durability=${others.join(',')}`] : [];
-      })], sources)
+    ? expandStrategies(
+        definitions,
+        [
+          ...(options.params ?? []),
+          ...definitions.flatMap((definition) => {
+            const others = (definition.durabilityModes ?? DURABILITY_MODES).filter(
+              (mode) => mode !== definition.defaultDurability,
+            );
+            return others.length > 0 ? [`${definition.name}.durability=${others.join(',')}`] : [];
+          }),
+        ],
+        sources,
+      )
     : [];
   const seed = options.seed ?? DEFAULT_SEED;
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
   const { scenarios: loaded, warnings } = await loadScenarios(named);
   // With no scenario named, long conversations (tagged `long`) stay out of the default run.
   const selected = options.scenarios?.length ? loaded : loaded.filter((scenario) => !scenario.tags?.includes('long'));
-  if (options.errata !== undefined && !options.datasets?.length) throw new MembenchError('INVALID_ARGUMENT', `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`);
+  if (options.errata !== undefined && !options.datasets?.length)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`,
+    );
   const errata: ErrataReport[] = [];
   for (const spec of options.datasets ?? []) {
-    const { scenarios: imported, report } = await importDataset(spec, { limit: options.datasetLimit, ...(options.errata !== undefined ? { errata: options.errata } : {}) });
+    const { scenarios: imported, report } = await importDataset(spec, {
+      limit: options.datasetLimit,
+      ...(options.errata !== undefined ? { errata: options.errata } : {}),
+    });
     if (report.repaired.length + report.skipped.length > 0) options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
     selected.push(...imported);
@@ -246,7 +300,9 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
   // A priced scenario that is not in the run would price nothing, silently.
-  const unpriced = (options.priceDurability ?? []).filter((name) => !scenarios.some((scenario) => scenario.name === name));
+  const unpriced = (options.priceDurability ?? []).filter(
+    (name) => !scenarios.some((scenario) => scenario.name === name),
+  );
   if (unpriced.length > 0) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
@@ -254,25 +310,43 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
     );
   }
   if (options.tokenizer !== undefined && !knownTokenizerModel(options.tokenizer)) {
-    options.onWarning?.(`warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`);
+    options.onWarning?.(
+      `warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`,
+    );
   }
   const trials = options.trials ?? 1;
   const idempotency = options.idempotency ?? 'one';
-  const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY) ? CONTRAST_STRATEGY : definitions[0]?.name;
+  const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY)
+    ? CONTRAST_STRATEGY
+    : definitions[0]?.name;
   const keyVariants = (scenario: Scenario, strategy: string): boolean[] => {
     if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
     if (idempotency === 'one' && strategy !== contrasted) return [true];
     const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
-    return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz }) ? [true, false] : [true];
+    return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz })
+      ? [true, false]
+      : [true];
   };
   const plans: CellPlan[] = [];
   for (const scenario of scenarios) {
-    for (const [spec, pricing] of [...specs.map((item) => [item, false] as const), ...(priced.has(scenario.name) ? priceSpecs.map((item) => [item, true] as const) : [])]) {
+    for (const [spec, pricing] of [
+      ...specs.map((item) => [item, false] as const),
+      ...(priced.has(scenario.name) ? priceSpecs.map((item) => [item, true] as const) : []),
+    ]) {
       for (let trial = 0; trial < trials; trial++) {
         const definition = definitions.find((item) => item.name === spec.name)!;
         for (const idempotencyKeys of keyVariants(scenario, spec.name)) {
           const id = `${scenario.name}/${spec.setting}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
-          plans.push({ id, scenario, spec, definition, idempotencyKeys, trial, seed: cellSeed(seed, id), ...(pricing ? { pricing: true } : {}) });
+          plans.push({
+            id,
+            scenario,
+            spec,
+            definition,
+            idempotencyKeys,
+            trial,
+            seed: cellSeed(seed, id),
+            ...(pricing ? { pricing: true } : {}),
+          });
         }
       }
     }
@@ -281,13 +355,34 @@ export async function planRun(options: RunOptions): Promise<{ plans: CellPlan[];
 }
 
 /** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
-export function planDigest(plans: readonly CellTask[], scenarios: readonly Scenario[], settings: ProviderSettings): string {
+export function planDigest(
+  plans: readonly CellTask[],
+  scenarios: readonly Scenario[],
+  settings: ProviderSettings,
+): string {
   const matrix = {
     membench: MEMBENCH_VERSION,
-    providers: [settings.modelSpec, settings.embedderSpec, settings.tokenizerModel, settings.crashFuzz ?? 0, settings.isolate, settings.retrievalK, ...(settings.protocol ? [settings.protocol] : [])],
+    providers: [
+      settings.modelSpec,
+      settings.embedderSpec,
+      settings.tokenizerModel,
+      settings.crashFuzz ?? 0,
+      settings.isolate,
+      settings.retrievalK,
+      ...(settings.protocol ? [settings.protocol] : []),
+    ],
     // Scenario content, not where it was read from: a resume from another checkout still matches.
     scenarios: scenarios.map(({ source: _source, ...scenario }) => scenario),
-    cells: plans.map((plan) => [plan.id, plan.scenario.name, plan.spec.name, plan.spec.options, plan.spec.durability, plan.idempotencyKeys, plan.trial, plan.seed]),
+    cells: plans.map((plan) => [
+      plan.id,
+      plan.scenario.name,
+      plan.spec.name,
+      plan.spec.options,
+      plan.spec.durability,
+      plan.idempotencyKeys,
+      plan.trial,
+      plan.seed,
+    ]),
   };
   return createHash('sha256').update(JSON.stringify(matrix)).digest('hex').slice(0, 16);
 }
@@ -304,7 +399,8 @@ export function estimatedCost(scenario: Scenario): number {
   let cost = 0;
   for (const step of scenario.steps) {
     if (step.kind === 'crash') cost += PROCESS_STEP_COST;
-    else if (step.kind === 'concurrent') cost += PROCESS_STEP_COST * step.concurrent.length + step.concurrent.flat().length;
+    else if (step.kind === 'concurrent')
+      cost += PROCESS_STEP_COST * step.concurrent.length + step.concurrent.flat().length;
     else cost += step.kind === 'filler' ? step.filler : 1;
   }
   return cost;
@@ -337,7 +433,12 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const modelSpec = options.model ?? 'offline';
   const embedderSpec = options.embedder ?? 'hashed';
   const isLive = isLiveSpec(modelSpec) || isLiveSpec(embedderSpec);
-  const cacheFile = isLive && options.cache !== false ? (typeof options.cache === 'string' ? options.cache : DEFAULT_CACHE_FILE) : undefined;
+  const cacheFile =
+    isLive && options.cache !== false
+      ? typeof options.cache === 'string'
+        ? options.cache
+        : DEFAULT_CACHE_FILE
+      : undefined;
   const settings: ProviderSettings = {
     modelSpec,
     embedderSpec,
@@ -358,7 +459,10 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     await options.store?.save(position, result);
     results.set(position, result);
     const empty = result.usage.emptyAnswers ?? 0;
-    if (empty > 0) options.onWarning?.(`warning: ${result.id}: ${empty} model answer(s) came back with no text (content null or ""): scored as empty answers`);
+    if (empty > 0)
+      options.onWarning?.(
+        `warning: ${result.id}: ${empty} model answer(s) came back with no text (content null or ""): scored as empty answers`,
+      );
     options.onProgress?.({ type: 'cell', index: positions.indexOf(position), cells: positions.length, result });
   };
 
@@ -368,27 +472,47 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   try {
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
-    const earlier = (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
+    const earlier =
+      (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
-    const units = positions.map((position) => ({ setting: plans[position]!.spec.setting, ...(plans[position]!.scenario.group !== undefined ? { group: plans[position]!.scenario.group } : {}), done: results.has(position) }));
+    const units = positions.map((position) => ({
+      setting: plans[position]!.spec.setting,
+      ...(plans[position]!.scenario.group !== undefined ? { group: plans[position]!.scenario.group } : {}),
+      done: results.has(position),
+    }));
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
-      const byCost = [...todo].sort((a, b) => estimatedCost(plans[b]!.scenario) - estimatedCost(plans[a]!.scenario) || a - b);
+      const byCost = [...todo].sort(
+        (a, b) => estimatedCost(plans[b]!.scenario) - estimatedCost(plans[a]!.scenario) || a - b,
+      );
       const tasks = byCost.map((position) => ({ index: position, task: toTask(plans[position]!) }));
-      await runInPool(tasks, { workers, cellTimeoutMs, settings: { ...settings, tempRoot }, onResult: record, ...(options.signal ? { signal: options.signal } : {}) });
+      await runInPool(tasks, {
+        workers,
+        cellTimeoutMs,
+        settings: { ...settings, tempRoot },
+        onResult: record,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } else {
       for (const position of todo) {
         if (options.signal?.aborted) throw new RunInterrupted();
         const plan = plans[position]!;
-        await record(position, await unlessAborted(withinTimeLimit(plan, cellTimeoutMs, (onPhase) => runCell(plan, providers, onPhase)), options.signal));
+        await record(
+          position,
+          await unlessAborted(
+            withinTimeLimit(plan, cellTimeoutMs, (onPhase) => runCell(plan, providers, onPhase)),
+            options.signal,
+          ),
+        );
       }
     }
   } finally {
     close();
     if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
-    if (tempRoot && settings.keepCellDirs) options.onWarning?.(`kept the cell dirs in ${tempRoot} (one per cell, named after the cell id)`);
+    if (tempRoot && settings.keepCellDirs)
+      options.onWarning?.(`kept the cell dirs in ${tempRoot} (one per cell, named after the cell id)`);
   }
 
   const cells = positions.map((position) => results.get(position)!);
@@ -405,12 +529,29 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     offlineModel: providers.model.offline,
     embedder: providers.embedder.id,
     tokenizer: { model: settings.tokenizerModel, encoding: tokenizer.encoding },
-    strategies: specs.map((spec) => ({ name: spec.name, setting: spec.setting, options: spec.options, durability: spec.durability, ...(spec.traits ? { traits: spec.traits } : {}) })),
-    scenarios: scenarios.map((scenario) => ({ name: scenario.name, source: scenario.source, steps: scenario.steps.length, ...(scenario.group !== undefined ? { group: scenario.group } : {}) })),
+    strategies: specs.map((spec) => ({
+      name: spec.name,
+      setting: spec.setting,
+      options: spec.options,
+      durability: spec.durability,
+      ...(spec.traits ? { traits: spec.traits } : {}),
+    })),
+    scenarios: scenarios.map((scenario) => ({
+      name: scenario.name,
+      source: scenario.source,
+      steps: scenario.steps.length,
+      ...(scenario.group !== undefined ? { group: scenario.group } : {}),
+    })),
     ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,
     machine: machineId(),
   };
-  return { header, cells, durabilityMatrix: durabilityMatrix(cells), durabilityPrices: modePrices(cells), ...(errata.length > 0 ? { errata } : {}) };
+  return {
+    header,
+    cells,
+    durabilityMatrix: durabilityMatrix(cells),
+    durabilityPrices: modePrices(cells),
+    ...(errata.length > 0 ? { errata } : {}),
+  };
 }

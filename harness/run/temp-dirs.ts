@@ -11,7 +11,6 @@ import { processAlive } from '../core/processes.js';
 
 const RUN_DIR = /^membench-run-(\d+)-/u;
 
-
 /** Removes the temp dirs of runs whose process no longer exists; returns what it removed. */
 export async function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<string[]> {
   const entries = await readdir(root).catch(() => [] as string[]);
@@ -22,7 +21,13 @@ export async function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<stri
   const removed: string[] = [];
   for (const name of abandoned) {
     // Another user's dir, or one removed meanwhile: not ours to worry about.
-    if (await rm(path.join(root, name), { recursive: true, force: true }).then(() => true, () => false)) removed.push(path.join(root, name));
+    if (
+      await rm(path.join(root, name), { recursive: true, force: true }).then(
+        () => true,
+        () => false,
+      )
+    )
+      removed.push(path.join(root, name));
   }
   return removed;
 }

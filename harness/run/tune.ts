@@ -13,7 +13,14 @@ import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 
 /** Token figures a setting's cost can be measured in (summed over scenarios, averaged over trials). */
-export const TUNE_METRICS = ['contextTotal', 'contextMeanPerTurn', 'contextMax', 'maintenance', 'answer', 'reply'] as const satisfies readonly (keyof CellTokens)[];
+export const TUNE_METRICS = [
+  'contextTotal',
+  'contextMeanPerTurn',
+  'contextMax',
+  'maintenance',
+  'answer',
+  'reply',
+] as const satisfies readonly (keyof CellTokens)[];
 export type TuneMetric = (typeof TUNE_METRICS)[number];
 
 /** More values than this is a typo (`1..100000`), not a sweep. */
@@ -63,7 +70,10 @@ export interface TuneResult {
 /** `1..16`, `0.5..2..0.5` or `1,2,4,8` → the values, ascending, without repeats. */
 export function parseValues(text: string): number[] {
   const fail = (why: string): never => {
-    throw new MembenchError('INVALID_ARGUMENT', `--values ${text}: ${why} (expected A..B, A..B..STEP or a list like 1,2,4,8)`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--values ${text}: ${why} (expected A..B, A..B..STEP or a list like 1,2,4,8)`,
+    );
   };
   const number = (part: string): number => {
     const value = Number(part.trim());
@@ -93,16 +103,26 @@ async function assertNumericKnob(options: TuneOptions): Promise<string> {
   const definition = await loadStrategyDefinition(options.strategy, { cwd: options.cwd ?? process.cwd() });
   const shape = (definition.options as unknown as { shape?: Record<string, unknown> }).shape ?? {};
   if (!(options.knob in shape)) {
-    throw new MembenchError('INVALID_ARGUMENT', `--param ${options.knob}: strategy "${definition.name}" has no knob "${options.knob}" (knobs: ${Object.keys(shape).join(', ') || 'none'})`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--param ${options.knob}: strategy "${definition.name}" has no knob "${options.knob}" (knobs: ${Object.keys(shape).join(', ') || 'none'})`,
+    );
   }
   for (const value of options.values) {
     const parsed = definition.options.safeParse({ [options.knob]: String(value) });
     const taken = parsed.success ? (parsed.data as Record<string, unknown>)[options.knob] : undefined;
     if (!parsed.success) {
       const why = value < 0 ? `${options.knob} cannot be negative` : 'out of range';
-      throw new MembenchError('INVALID_ARGUMENT', `--values ${options.values.join(',')}: ${definition.name}.${options.knob}=${value}: ${why}: ${parsed.error.issues[0]!.message.toLowerCase()}`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--values ${options.values.join(',')}: ${definition.name}.${options.knob}=${value}: ${why}: ${parsed.error.issues[0]!.message.toLowerCase()}`,
+      );
     }
-    if (typeof taken !== 'number') throw new MembenchError('INVALID_ARGUMENT', `--param ${options.knob}: ${definition.name}.${options.knob} is not a numeric knob (${value} became ${JSON.stringify(taken)})`);
+    if (typeof taken !== 'number')
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--param ${options.knob}: ${definition.name}.${options.knob} is not a numeric knob (${value} became ${JSON.stringify(taken)})`,
+      );
   }
   return definition.name;
 }
@@ -110,19 +130,30 @@ async function assertNumericKnob(options: TuneOptions): Promise<string> {
 /** Sum over scenarios of the mean over trials (of ok cells), like the charts' token totals. */
 function cost(cells: readonly CellResult[], metric: TuneMetric): number {
   const perScenario = new Map<string, number[]>();
-  for (const cell of cells) perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens[metric]]);
-  return Math.round([...perScenario.values()].reduce((sum, values) => sum + values.reduce((a, b) => a + b, 0) / values.length, 0));
+  for (const cell of cells)
+    perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens[metric]]);
+  return Math.round(
+    [...perScenario.values()].reduce((sum, values) => sum + values.reduce((a, b) => a + b, 0) / values.length, 0),
+  );
 }
 
 /** Runs the sweep and picks the cheapest setting meeting the target. */
 export async function tune(options: TuneOptions): Promise<TuneResult> {
   checkNumber('--target-recall', options.targetRecall, RUN_LIMITS.recallThreshold);
   if (options.values.length === 0) throw new MembenchError('INVALID_ARGUMENT', '--values: no values to sweep');
-  if ((options.durabilities?.length ?? 0) > 1) throw new MembenchError('INVALID_ARGUMENT', `--durability ${options.durabilities!.join(',')}: tune sweeps one knob; give at most one durability mode`);
+  if ((options.durabilities?.length ?? 0) > 1)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--durability ${options.durabilities!.join(',')}: tune sweeps one knob; give at most one durability mode`,
+    );
   const metric = options.metric ?? 'contextTotal';
   const name = await assertNumericKnob(options);
   const { strategy, knob, values, targetRecall, metric: _metric, ...runOptions } = options;
-  const run = await runBenchmark({ ...runOptions, strategies: [strategy], params: [`${name}.${knob}=${values.join(',')}`] });
+  const run = await runBenchmark({
+    ...runOptions,
+    strategies: [strategy],
+    params: [`${name}.${knob}=${values.join(',')}`],
+  });
   const labels = new Map<string, CellResult[]>();
   for (const cell of run.cells) labels.set(cell.setting, [...(labels.get(cell.setting) ?? []), cell]);
   const rows = [...labels].map(([label, cells]): TuneRow => {
@@ -143,10 +174,23 @@ export async function tune(options: TuneOptions): Promise<TuneResult> {
     };
   });
   rows.sort((a, b) => a.value - b.value);
-  const cheapestOf = (candidates: readonly TuneRow[]) => candidates.reduce<TuneRow | undefined>((cheapest, row) => (!cheapest || row.cost < cheapest.cost ? row : cheapest), undefined);
+  const cheapestOf = (candidates: readonly TuneRow[]) =>
+    candidates.reduce<TuneRow | undefined>(
+      (cheapest, row) => (!cheapest || row.cost < cheapest.cost ? row : cheapest),
+      undefined,
+    );
   const best = cheapestOf(rows.filter((row) => row.meets));
   const withinNoise = cheapestOf(rows.filter((row) => row.withinNoise));
-  return { strategy: name, knob, metric, targetRecall, rows, ...(best ? { best } : {}), ...(withinNoise ? { withinNoise } : {}), run };
+  return {
+    strategy: name,
+    knob,
+    metric,
+    targetRecall,
+    rows,
+    ...(best ? { best } : {}),
+    ...(withinNoise ? { withinNoise } : {}),
+    run,
+  };
 }
 
 /** The sweep as a table, the cheapest setting marked, and the verdict. */
@@ -157,22 +201,48 @@ export function renderTune(result: TuneResult): string {
     String(row.value),
     `${row.recall.value === null ? '–' : row.recall.value.toFixed(2)} (${row.recall.hits}/${row.recall.n})${row.interval ? ` [${row.interval.lo.toFixed(2)}, ${row.interval.hi.toFixed(2)}]` : ''}`,
     String(row.cost),
-    row === best ? '<- cheapest meeting the target' : row === withinNoise ? '<- cheapest within noise of the target' : row.errors ? `${row.errors} cell(s) failed` : row.meets ? 'meets' : row.withinNoise ? 'within noise' : '',
+    row === best
+      ? '<- cheapest meeting the target'
+      : row === withinNoise
+        ? '<- cheapest within noise of the target'
+        : row.errors
+          ? `${row.errors} cell(s) failed`
+          : row.meets
+            ? 'meets'
+            : row.withinNoise
+              ? 'within noise'
+              : '',
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...table.map((line) => line[column]!.length)));
-  const format = (line: string[]): string => line.map((cell, column) => (column === 3 ? cell : column === 1 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd();
+  const format = (line: string[]): string =>
+    line
+      .map((cell, column) =>
+        column === 3 ? cell : column === 1 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
+      )
+      .join('  ')
+      .trimEnd();
   const scenarios = result.run.header.scenarios.map((scenario) => scenario.name).join(', ');
   const target = `context recall >= ${result.targetRecall}`;
-  const lines = [`membench tune: ${result.strategy}.${knob} over ${rows.length} values on ${scenarios} (target: ${target}; cost: ${metric} tokens, summed over scenarios)`, format(header), ...table.map(format)];
-  if (best) lines.push(`cheapest setting meeting the target: ${best.label}: recall ${best.recall.value!.toFixed(2)} (${best.recall.hits}/${best.recall.n}) at ${best.cost} ${metric} tokens`);
+  const lines = [
+    `membench tune: ${result.strategy}.${knob} over ${rows.length} values on ${scenarios} (target: ${target}; cost: ${metric} tokens, summed over scenarios)`,
+    format(header),
+    ...table.map(format),
+  ];
+  if (best)
+    lines.push(
+      `cheapest setting meeting the target: ${best.label}: recall ${best.recall.value!.toFixed(2)} (${best.recall.hits}/${best.recall.n}) at ${best.cost} ${metric} tokens`,
+    );
   if (withinNoise && withinNoise !== best) {
     lines.push(
       `cheapest setting within noise of the target: ${withinNoise.label}: recall ${withinNoise.recall.value!.toFixed(2)} [${withinNoise.interval!.lo.toFixed(2)}, ${withinNoise.interval!.hi.toFixed(2)}] at ${withinNoise.cost} ${metric} tokens (its 95 % Wilson interval reaches ${result.targetRecall}: more probes would tell)`,
     );
-  }
-  else {
-    const top = rows.filter((row) => row.recall.value !== null).sort((a, b) => b.recall.value! - a.recall.value! || a.value - b.value)[0];
-    lines.push(`no value of ${knob} meets ${target}${top ? ` (best recall: ${top.recall.value!.toFixed(2)} at ${knob}=${top.value})` : ''}`);
+  } else {
+    const top = rows
+      .filter((row) => row.recall.value !== null)
+      .sort((a, b) => b.recall.value! - a.recall.value! || a.value - b.value)[0];
+    lines.push(
+      `no value of ${knob} meets ${target}${top ? ` (best recall: ${top.recall.value!.toFixed(2)} at ${knob}=${top.value})` : ''}`,
+    );
   }
   return lines.join('\n');
 }

@@ -18,7 +18,9 @@ const SUITE_DIR = path.join(BUILTIN_SCENARIO_DIR, 'suites');
 /** Data files of a dir by name (file name without extension), sorted. */
 function dataFiles(dir: string): Map<string, string> {
   if (!existsSync(dir)) return new Map();
-  const files = readdirSync(dir).filter((file) => SCENARIO_FILE.test(file)).sort();
+  const files = readdirSync(dir)
+    .filter((file) => SCENARIO_FILE.test(file))
+    .sort();
   return new Map(files.map((file) => [file.replace(SCENARIO_FILE, ''), path.join(dir, file)]));
 }
 
@@ -47,7 +49,10 @@ export function resolveScenarioFile(spec: string): string {
   if (looksLikePath(spec) || existsSync(spec)) return spec;
   const file = dataFiles(BUILTIN_SCENARIO_DIR).get(spec);
   if (!file) {
-    throw new MembenchError('UNKNOWN_SCENARIO', `unknown scenario "${spec}": built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`);
+    throw new MembenchError(
+      'UNKNOWN_SCENARIO',
+      `unknown scenario "${spec}": built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`,
+    );
   }
   return file;
 }
@@ -57,16 +62,28 @@ export function resolveScenarioFile(spec: string): string {
  * all of them before any runs: one error lists the problems of every invalid file. Warnings
  * (unknown keys) come back formatted.
  */
-export async function loadScenarios(specs: readonly string[], options: CheckOptions = {}): Promise<{ scenarios: Scenario[]; warnings: string[] }> {
+export async function loadScenarios(
+  specs: readonly string[],
+  options: CheckOptions = {},
+): Promise<{ scenarios: Scenario[]; warnings: string[] }> {
   const loaded = await Promise.all(specs.map((spec) => checkNamed(spec, options)));
   const checks = loaded.flat();
   const invalid = checks.filter((check) => !check.scenario);
   if (invalid.length > 0) {
     const errors = invalid.flatMap((check) => check.problems.filter((problem) => problem.severity === 'error'));
-    const what = invalid.length === 1 ? `${errors[0]!.file}: invalid ${errors[0]!.file.startsWith(SUITE_DIR) ? 'generator spec' : 'scenario'}` : `${invalid.length} invalid scenario files`;
-    throw new MembenchError('INVALID_SCENARIO', `${what} (${errors.length} problem${errors.length === 1 ? '' : 's'})`, errors.map(formatProblem));
+    const what =
+      invalid.length === 1
+        ? `${errors[0]!.file}: invalid ${errors[0]!.file.startsWith(SUITE_DIR) ? 'generator spec' : 'scenario'}`
+        : `${invalid.length} invalid scenario files`;
+    throw new MembenchError(
+      'INVALID_SCENARIO',
+      `${what} (${errors.length} problem${errors.length === 1 ? '' : 's'})`,
+      errors.map(formatProblem),
+    );
   }
-  const warnings = checks.flatMap((check) => check.problems.filter((problem) => problem.severity === 'warning').map(formatProblem));
+  const warnings = checks.flatMap((check) =>
+    check.problems.filter((problem) => problem.severity === 'warning').map(formatProblem),
+  );
   return { scenarios: checks.map((check) => check.scenario!), warnings };
 }
 
@@ -76,9 +93,22 @@ async function checkNamed(spec: string, options: CheckOptions): Promise<Scenario
   if (suite) {
     const { spec: generator, problems } = await checkSpecFile(suite);
     if (!generator) return [{ problems }];
-    return generateWorkload(generator, `builtin:${spec}`).map((generated) => ({ scenario: generated.scenario, problems: [] }));
+    return generateWorkload(generator, `builtin:${spec}`).map((generated) => ({
+      scenario: generated.scenario,
+      problems: [],
+    }));
   }
   const file = resolveScenarioFile(spec);
   const check = await checkScenarioFile(file, options);
-  return [check.scenario ? { ...check, scenario: { ...check.scenario, source: file.startsWith(BUILTIN_SCENARIO_DIR) ? `builtin:${check.scenario.name}` : file } } : check];
+  return [
+    check.scenario
+      ? {
+          ...check,
+          scenario: {
+            ...check.scenario,
+            source: file.startsWith(BUILTIN_SCENARIO_DIR) ? `builtin:${check.scenario.name}` : file,
+          },
+        }
+      : check,
+  ];
 }

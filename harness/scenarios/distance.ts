@@ -18,7 +18,10 @@ export interface ProbeDistance {
 const TURN_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'remember', 'forget']);
 
 /** Probe step index → its distance, for probes whose evidence precedes them at the top level. */
-export function probeDistances(steps: readonly Step[], countText: (text: string) => number): Map<number, ProbeDistance> {
+export function probeDistances(
+  steps: readonly Step[],
+  countText: (text: string) => number,
+): Map<number, ProbeDistance> {
   const at = new Map<string, { exchange: number; tokens: number }>();
   const distances = new Map<number, ProbeDistance>();
   let exchange = 0;

@@ -20,7 +20,8 @@ export function stepMessages(step: Step): string[] {
     case 'assistant':
       return [step.assistant];
     case 'tool': {
-      const result = step.result === undefined ? '' : typeof step.result === 'string' ? step.result : JSON.stringify(step.result);
+      const result =
+        step.result === undefined ? '' : typeof step.result === 'string' ? step.result : JSON.stringify(step.result);
       return [[step.tool, JSON.stringify(step.args)].join('\n'), ...(result ? [result] : [])];
     }
     case 'remember':
@@ -85,7 +86,9 @@ export function evidenceTable(steps: readonly Step[], options: { rarity?: boolea
     for (const step of list) {
       for (const text of stepMessages(step)) {
         messages++;
-        if (weighs) for (const term of termSet(normalizeText(text))) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+        if (weighs)
+          for (const term of termSet(normalizeText(text)))
+            documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
       }
       if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
     }
@@ -111,7 +114,9 @@ export function probeEvidence(step: Step, table: EvidenceTable): ProbeEvidence |
   if (!table.weighs) return { cited, rarity };
   for (const text of cited.flat().map(normalizeText)) {
     // A sentence may segment apart from its message (CJK): its terms are weighed too (unseen ones as a single message's).
-    for (const part of [text, ...sentences(text)]) for (const term of termSet(part)) rarity[term] ??= rarityWeight(table.documentFrequency.get(term) ?? 1, table.messages);
+    for (const part of [text, ...sentences(text)])
+      for (const term of termSet(part))
+        rarity[term] ??= rarityWeight(table.documentFrequency.get(term) ?? 1, table.messages);
   }
   return { cited, rarity };
 }
@@ -146,7 +151,11 @@ export function evidenceCoverage(evidenceTexts: readonly string[], normalizedCon
 }
 
 /** Coverage of a probe's evidence ids, looked up in an `evidenceIndex` (unknown ids count as no terms). */
-export function probeEvidenceCoverage(evidence: readonly string[], index: ReadonlyMap<string, readonly string[]>, normalizedContext: string): EvidenceCoverage | null {
+export function probeEvidenceCoverage(
+  evidence: readonly string[],
+  index: ReadonlyMap<string, readonly string[]>,
+  normalizedContext: string,
+): EvidenceCoverage | null {
   if (evidence.length === 0) return null;
   return evidenceCoverage(
     evidence.map((id) => (index.get(id) ?? []).join('\n')),

@@ -6,7 +6,18 @@
 import { z } from 'zod';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 
-export const STEP_KINDS = ['user', 'assistant', 'tool', 'remember', 'forget', 'probe', 'session', 'crash', 'concurrent', 'filler'] as const;
+export const STEP_KINDS = [
+  'user',
+  'assistant',
+  'tool',
+  'remember',
+  'forget',
+  'probe',
+  'session',
+  'crash',
+  'concurrent',
+  'filler',
+] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export const PROBE_CATEGORIES = ['extraction', 'multi-hop', 'temporal', 'update', 'abstention'] as const;
@@ -28,12 +39,16 @@ export const CRASH_POINTS = [
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 const stringList = z.array(z.string().min(1, 'expected a non-empty string'), { error: 'expected a list of strings' });
-const nonEmpty = (what: string) => z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
+const nonEmpty = (what: string) =>
+  z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
 const stepId = z
   .string({ error: 'expected a string id' })
   .regex(/^[\p{L}\p{N}_.:-]+$/u, 'ids use letters, digits, "_", ".", ":" and "-"')
   .optional();
-const timestamp = z.string({ error: 'expected an ISO date-time string' }).refine((value) => !Number.isNaN(Date.parse(value)), 'not a date-time').optional();
+const timestamp = z
+  .string({ error: 'expected an ISO date-time string' })
+  .refine((value) => !Number.isNaN(Date.parse(value)), 'not a date-time')
+  .optional();
 
 const userStep = z.object({
   id: stepId,
@@ -81,7 +96,10 @@ const probeStep = z
     forbid: stringList.default([]),
     category: z.enum(PROBE_CATEGORIES).default('extraction'),
     /** The dataset's own category for this question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`), reported beside membench's. */
-    label: z.string({ error: 'expected a category label' }).min(1, 'expected a category label, got an empty string').optional(),
+    label: z
+      .string({ error: 'expected a category label' })
+      .min(1, 'expected a category label, got an empty string')
+      .optional(),
     /** How a live answer is scored: `contains` (an expect string, no forbid string) or LoCoMo's token F1 (`locomo-f1`; `locomo-f1-multi` for its multi-hop answers; `locomo-adversarial`: its abstention phrases). */
     scoring: z.enum(ANSWER_SCORINGS, { error: `expected one of ${ANSWER_SCORINGS.join(', ')}` }).optional(),
     evidence: stringList.default([]),
@@ -89,16 +107,28 @@ const probeStep = z
   .superRefine((probe, context) => {
     if (probe.category === 'abstention') return;
     if (probe.expect === undefined) {
-      context.addIssue({ code: 'custom', path: ['expect'], message: 'required: a probe needs `expect` (any of these strings counts) unless its category is abstention' });
+      context.addIssue({
+        code: 'custom',
+        path: ['expect'],
+        message: 'required: a probe needs `expect` (any of these strings counts) unless its category is abstention',
+      });
     } else if (probe.expect.length === 0) {
-      context.addIssue({ code: 'custom', path: ['expect'], message: 'expected at least one string (an empty list is for abstention probes only)' });
+      context.addIssue({
+        code: 'custom',
+        path: ['expect'],
+        message: 'expected at least one string (an empty list is for abstention probes only)',
+      });
     }
   });
 const sessionStep = z.object({ id: stepId, session: z.literal('new', { error: 'expected "new"' }), at: timestamp });
 const crashStep = z.object({ id: stepId, crash: z.enum(CRASH_POINTS) });
 const fillerStep = z.object({
   id: stepId,
-  filler: z.number({ error: 'expected a number of turns' }).int('expected a whole number').min(1, 'expected at least 1 turn').max(100_000, 'expected at most 100000 turns'),
+  filler: z
+    .number({ error: 'expected a number of turns' })
+    .int('expected a whole number')
+    .min(1, 'expected at least 1 turn')
+    .max(100_000, 'expected at most 100000 turns'),
   seed: z.number().int().optional(),
   language: z.enum(['en', 'zh', 'mixed']).optional(),
 });
@@ -115,7 +145,11 @@ export const STEP_SCHEMAS = {
   crash: crashStep,
   concurrent: z.object({
     id: stepId,
-    concurrent: z.array(z.array(z.unknown(), { error: 'expected a list of steps per session' }), { error: 'expected a list of sessions, each a list of steps' }).min(2, 'expected at least two sessions'),
+    concurrent: z
+      .array(z.array(z.unknown(), { error: 'expected a list of steps per session' }), {
+        error: 'expected a list of sessions, each a list of steps',
+      })
+      .min(2, 'expected at least two sessions'),
   }),
   filler: fillerStep,
 } satisfies Record<StepKind, z.ZodType>;
@@ -147,7 +181,17 @@ export interface ConcurrentStep {
   concurrent: Step[][];
 }
 
-export type Step = UserStep | AssistantStep | ToolStep | RememberStep | ForgetStep | ProbeStep | SessionStep | CrashStep | FillerStep | ConcurrentStep;
+export type Step =
+  | UserStep
+  | AssistantStep
+  | ToolStep
+  | RememberStep
+  | ForgetStep
+  | ProbeStep
+  | SessionStep
+  | CrashStep
+  | FillerStep
+  | ConcurrentStep;
 
 /** A validated scenario, ready to run. */
 export interface Scenario {

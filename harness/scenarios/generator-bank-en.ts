@@ -1,6 +1,19 @@
 /** The generator's English bank: see generator-bank.ts for what each part is and the rules its strings keep. */
 
-const EN_MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const EN_MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /** The English bank (typed as a LanguageBank where generator-bank.ts collects it). */
 export const EN_BANK = {
@@ -49,7 +62,16 @@ export const EN_BANK = {
     {
       key: 'ice-cream',
       owners: ['my', "my son's", "my mum's", "my partner's"],
-      values: ['pistachio', 'stracciatella', 'rum raisin', 'salted caramel', 'butter pecan', 'dulce de leche', 'cookie dough', 'matcha'],
+      values: [
+        'pistachio',
+        'stracciatella',
+        'rum raisin',
+        'salted caramel',
+        'butter pecan',
+        'dulce de leche',
+        'cookie dough',
+        'matcha',
+      ],
       state: '{owner} favourite ice cream is {value}.',
       ask: 'What is {owner} favourite ice cream?',
       change: '{owner} favourite ice cream is now {value}.',
@@ -58,7 +80,16 @@ export const EN_BANK = {
     {
       key: 'street',
       owners: ['my', "my daughter's", "my brother's", "my grandmother's", "my best friend's"],
-      values: ['Ashgrove Road', 'Millbrook Street', 'Kestrel Avenue', 'Foxglove Close', 'Harbour Row', 'Quarry Lane', 'Orchard Crescent', 'Wren Terrace'],
+      values: [
+        'Ashgrove Road',
+        'Millbrook Street',
+        'Kestrel Avenue',
+        'Foxglove Close',
+        'Harbour Row',
+        'Quarry Lane',
+        'Orchard Crescent',
+        'Wren Terrace',
+      ],
       state: '{owner} flat is on {value}.',
       ask: 'Which street is {owner} flat on?',
       change: '{owner} new flat is on {value}.',
@@ -85,19 +116,48 @@ export const EN_BANK = {
     {
       key: 'pan',
       owners: ['my', "my mum's", "my flatmate's", "my grandmother's"],
-      values: ['cast-iron skillet', 'carbon-steel wok', 'copper saucepan', 'clay pot', 'Dutch oven', 'enamel casserole', 'tagine', 'pressure cooker'],
+      values: [
+        'cast-iron skillet',
+        'carbon-steel wok',
+        'copper saucepan',
+        'clay pot',
+        'Dutch oven',
+        'enamel casserole',
+        'tagine',
+        'pressure cooker',
+      ],
       state: '{owner} go-to pan is the {value}.',
       ask: 'What is {owner} go-to pan?',
     },
   ],
-  relations: ['my brother-in-law', 'my piano teacher', 'my landlord', 'my godmother', 'my new colleague', "my cousin's husband", 'my gym buddy', 'my old roommate'],
+  relations: [
+    'my brother-in-law',
+    'my piano teacher',
+    'my landlord',
+    'my godmother',
+    'my new colleague',
+    "my cousin's husband",
+    'my gym buddy',
+    'my old roommate',
+  ],
   names: ['Karim', 'Beatriz', 'Aleksei', 'Mirela', 'Tobias', 'Ingrid', 'Rafael', 'Sunita', 'Dmitri', 'Yusuf'],
   hops: [
     {
       link: '{relation} is called {name}.',
       fact: '{name} works as a {value}.',
       ask: 'What does {relation} do for a living?',
-      values: ['locksmith', 'sommelier', 'paramedic', 'luthier', 'cartographer', 'stonemason', 'glazier', 'midwife', 'welder', 'translator'],
+      values: [
+        'locksmith',
+        'sommelier',
+        'paramedic',
+        'luthier',
+        'cartographer',
+        'stonemason',
+        'glazier',
+        'midwife',
+        'welder',
+        'translator',
+      ],
     },
     {
       link: '{name} is {relation}.',
@@ -118,7 +178,10 @@ export const EN_BANK = {
     { text: 'a blacksmithing taster', expect: 'blacksmithing' },
     { text: 'a wine-tasting evening', expect: 'wine-tasting' },
   ],
-  activityStatement: { user: 'I just got back from {activity}. It was great fun!', assistant: 'That sounds like a lovely day out!' },
+  activityStatement: {
+    user: 'I just got back from {activity}. It was great fun!',
+    assistant: 'That sounds like a lovely day out!',
+  },
   activityAsk: 'What did I do {when}?',
   neverStated: [
     { question: "What is my dentist's name?", subjects: ['dentist'] },
@@ -134,7 +197,7 @@ export const EN_BANK = {
     { question: 'When is my wedding anniversary?', subjects: ['anniversary'] },
     { question: 'Which football team do I support?', subjects: ['football'] },
     { question: 'What is my username on the recipe site?', subjects: ['username'] },
-    { question: 'What was my grandfather\'s job?', subjects: ['grandfather', 'grandpa'] },
+    { question: "What was my grandfather's job?", subjects: ['grandfather', 'grandpa'] },
     { question: 'Which company is my home insurance with?', subjects: ['insurance', 'insurer'] },
     { question: 'What colour is my bicycle?', subjects: ['bicycle', 'bike'] },
     { question: 'What is my middle name?', subjects: ['middle name'] },
@@ -147,12 +210,31 @@ export const EN_BANK = {
     { question: 'What is my tax number?', subjects: ['tax number'] },
   ],
   mentions: [
-    { user: "I'm sorting out plans for the week. {fact} Anyway, any idea for a quick dinner tonight?", assistant: 'Thanks, noted. For a quick dinner, a vegetable stir-fry with rice is ready in twenty minutes.' },
-    { user: 'Busy morning here. {fact} How do I stay focused in the afternoon?', assistant: 'Good to know. Short breaks every hour and a glass of water help more than another cup of something strong.' },
-    { user: 'Just catching up on a few things. {fact} Can you remind me to stretch later?', assistant: "Noted. I'll remind you to stretch in the afternoon." },
-    { user: 'Quick update from my side. {fact} Also, should I book restaurants ahead at the weekend?', assistant: 'Thanks for telling me. Yes, popular places fill up early at the weekend, so book a few days ahead.' },
-    { user: 'I was thinking about next weekend. {fact} Do you have ideas for a rainy afternoon?', assistant: 'Got it. For a rainy afternoon: a museum, a board game café or baking something together.' },
-    { user: 'Random thought while I tidy up. {fact} How often should I clean the fridge?', assistant: 'Noted. A quick wipe every week and a proper clean once a month is plenty.' },
+    {
+      user: "I'm sorting out plans for the week. {fact} Anyway, any idea for a quick dinner tonight?",
+      assistant: 'Thanks, noted. For a quick dinner, a vegetable stir-fry with rice is ready in twenty minutes.',
+    },
+    {
+      user: 'Busy morning here. {fact} How do I stay focused in the afternoon?',
+      assistant:
+        'Good to know. Short breaks every hour and a glass of water help more than another cup of something strong.',
+    },
+    {
+      user: 'Just catching up on a few things. {fact} Can you remind me to stretch later?',
+      assistant: "Noted. I'll remind you to stretch in the afternoon.",
+    },
+    {
+      user: 'Quick update from my side. {fact} Also, should I book restaurants ahead at the weekend?',
+      assistant: 'Thanks for telling me. Yes, popular places fill up early at the weekend, so book a few days ahead.',
+    },
+    {
+      user: 'I was thinking about next weekend. {fact} Do you have ideas for a rainy afternoon?',
+      assistant: 'Got it. For a rainy afternoon: a museum, a board game café or baking something together.',
+    },
+    {
+      user: 'Random thought while I tidy up. {fact} How often should I clean the fridge?',
+      assistant: 'Noted. A quick wipe every week and a proper clean once a month is plenty.',
+    },
   ],
   dates: {
     weekdays: ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'],

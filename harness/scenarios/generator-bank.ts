@@ -103,9 +103,16 @@ export function bankCapacity(language: GeneratedLanguage, longestChain: number):
   const updatable = bank.topics.filter((topic) => topic.change !== undefined);
   return {
     owners: bank.topics.reduce((total, topic) => total + Math.min(topic.owners.length, topic.values.length), 0),
-    chains: updatable.reduce((total, topic) => total + Math.min(topic.owners.length, Math.floor(topic.values.length / (longestChain + 1))), 0),
+    chains: updatable.reduce(
+      (total, topic) => total + Math.min(topic.owners.length, Math.floor(topic.values.length / (longestChain + 1))),
+      0,
+    ),
     values: bank.topics.reduce((total, topic) => total + topic.values.length, 0),
-    multiHop: Math.min(bank.relations.length, bank.names.length, bank.hops.reduce((total, hop) => total + hop.values.length, 0)),
+    multiHop: Math.min(
+      bank.relations.length,
+      bank.names.length,
+      bank.hops.reduce((total, hop) => total + hop.values.length, 0),
+    ),
     temporal: bank.activities.length,
     abstention: bank.neverStated.length,
   };

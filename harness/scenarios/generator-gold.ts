@@ -59,25 +59,35 @@ export function goldProblems(scenario: Scenario, probes: readonly GeneratedProbe
     const { step } = entry;
     const problem = (message: string): number => problems.push(`${info.id}: ${message}`);
     const question = normalizeText(step.probe);
-    for (const gold of [...(step.expect ?? []), ...step.forbid]) if (question.includes(normalizeText(gold))) problem(`the question shows its gold "${gold}"`);
+    for (const gold of [...(step.expect ?? []), ...step.forbid])
+      if (question.includes(normalizeText(gold))) problem(`the question shows its gold "${gold}"`);
     if (info.kind === 'abstention') {
       if (step.expect !== undefined) problem('an abstention probe has an expect');
-      for (const subject of info.subjects) for (const holder of whereSaid(normalizeText(subject))) problem(`never-stated "${subject}" is said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
+      for (const subject of info.subjects)
+        for (const holder of whereSaid(normalizeText(subject)))
+          problem(`never-stated "${subject}" is said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
       continue;
     }
     const own = new Set(info.plantSteps);
-    const outside = (needle: string): Said[] => whereSaid(needle).filter((holder) => holder.id === undefined || !own.has(holder.id));
+    const outside = (needle: string): Said[] =>
+      whereSaid(needle).filter((holder) => holder.id === undefined || !own.has(holder.id));
     for (const gold of step.expect ?? []) {
       const needle = normalizeText(gold);
-      if (!step.evidence.some((id) => byId.get(id)?.texts.some((text) => text.includes(needle)))) problem(`expect "${gold}" is in none of its evidence steps`);
-      for (const holder of outside(needle)) problem(`expect "${gold}" is also said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
+      if (!step.evidence.some((id) => byId.get(id)?.texts.some((text) => text.includes(needle))))
+        problem(`expect "${gold}" is in none of its evidence steps`);
+      for (const holder of outside(needle))
+        problem(`expect "${gold}" is also said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
     }
     const anchor = Math.max(...step.evidence.map((id) => byId.get(id)?.exchanges ?? Number.NaN));
     const furthest = Math.min(...step.evidence.map((id) => byId.get(id)?.exchanges ?? Number.NaN));
     for (const gold of step.forbid) {
       const needle = normalizeText(gold);
-      if (!whereSaid(needle).some((holder) => holder.id !== undefined && own.has(holder.id) && holder.exchanges <= anchor)) problem(`forbid "${gold}" is not said in the plant before the probe`);
-      for (const holder of outside(needle)) problem(`forbid "${gold}" is also said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
+      if (
+        !whereSaid(needle).some((holder) => holder.id !== undefined && own.has(holder.id) && holder.exchanges <= anchor)
+      )
+        problem(`forbid "${gold}" is not said in the plant before the probe`);
+      for (const holder of outside(needle))
+        problem(`forbid "${gold}" is also said in ${holder.id ?? `the exchange ${holder.exchanges}`}`);
     }
     const distance = entry.exchangesBefore - furthest + 1;
     if (distance !== info.distance) problem(`asked ${distance} exchanges after its fact, not ${info.distance}`);

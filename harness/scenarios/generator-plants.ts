@@ -88,10 +88,23 @@ export class BankUse {
   }
 
   /** Takes `owners` owners and `values` values of one topic (an updatable one if asked; with `roomiest`, one with the most values left). */
-  topic(owners: number, values: number, updatable: boolean, kind: string, roomiest = false): { topic: Topic; owners: string[]; values: string[] } {
+  topic(
+    owners: number,
+    values: number,
+    updatable: boolean,
+    kind: string,
+    roomiest = false,
+  ): { topic: Topic; owners: string[]; values: string[] } {
     const room = (topic: Topic): number => this.free(topic.values, (value) => value).length;
-    let fits = this.bank.topics.filter((topic) => (!updatable || topic.change !== undefined) && this.freeOwners(topic).length >= owners && room(topic) >= values);
-    if (fits.length === 0) throw new MembenchError('INVALID_SCENARIO', `the ${this.language} fact bank has no topic left for another ${kind}: lower the counts in facts (or updates.chain)`);
+    let fits = this.bank.topics.filter(
+      (topic) =>
+        (!updatable || topic.change !== undefined) && this.freeOwners(topic).length >= owners && room(topic) >= values,
+    );
+    if (fits.length === 0)
+      throw new MembenchError(
+        'INVALID_SCENARIO',
+        `the ${this.language} fact bank has no topic left for another ${kind}: lower the counts in facts (or updates.chain)`,
+      );
     if (roomiest) fits = fits.filter((topic) => room(topic) === Math.max(...fits.map(room)));
     const topic = this.draw.pick(fits);
     const chosenOwners = this.draw.shuffle(this.freeOwners(topic)).slice(0, owners);
@@ -106,7 +119,8 @@ export class BankUse {
   /** `count` unused items of `items`, marked used. */
   take<T extends string>(items: readonly T[], count: number): T[] {
     const chosen = this.draw.shuffle(this.free(items, (item) => item)).slice(0, count);
-    if (chosen.length < count) throw new MembenchError('INVALID_SCENARIO', `the ${this.language} bank ran out: lower the counts in facts`);
+    if (chosen.length < count)
+      throw new MembenchError('INVALID_SCENARIO', `the ${this.language} bank ran out: lower the counts in facts`);
     for (const item of chosen) this.taken.add(item);
     return chosen;
   }
@@ -118,7 +132,8 @@ export class BankUse {
   /** One unused item of objects keyed by `key`. */
   takeOne<T>(items: readonly T[], key: (item: T) => string): T {
     const free = this.free(items, key);
-    if (free.length === 0) throw new MembenchError('INVALID_SCENARIO', `the ${this.language} bank ran out: lower the counts in facts`);
+    if (free.length === 0)
+      throw new MembenchError('INVALID_SCENARIO', `the ${this.language} bank ran out: lower the counts in facts`);
     const item = this.draw.pick(free);
     this.taken.add(key(item));
     return item;
@@ -141,7 +156,9 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
     return { text: fill(frame.user, { fact: text }, language), reply: frame.assistant };
   };
   const statement = (id: string, offset: number, remember: boolean, text: string, memoryName?: string): Statement =>
-    remember ? { id, offset, remember, text, reply: '', memoryName: memoryName ?? id } : { id, offset, remember, ...mention(text) };
+    remember
+      ? { id, offset, remember, text, reply: '', memoryName: memoryName ?? id }
+      : { id, offset, remember, ...mention(text) };
   const plant = (kind: PlantKind, id: string, rest: Omit<Plant, 'id' | 'kind' | 'far' | 'anchor'>): void => {
     plants.push({ id, kind, far: false, anchor: 0, ...rest });
   };
@@ -150,16 +167,32 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
   const pid = (prefix: string, index: number): string => `${language}-${prefix}${String(index + 1).padStart(2, '0')}`;
 
   // Chains first (they take the most values of a topic), then pairs, then single facts.
-  const lengths = draw.shuffle(Array.from({ length: facts.update }, (_, index) => updates.chain.min + (index % (updates.chain.max - updates.chain.min + 1))));
+  const lengths = draw.shuffle(
+    Array.from(
+      { length: facts.update },
+      (_, index) => updates.chain.min + (index % (updates.chain.max - updates.chain.min + 1)),
+    ),
+  );
   const revertible = lengths.map((length, index) => [length, index] as const).filter(([length]) => length >= 2);
-  const reverts = new Set(draw.shuffle(revertible).slice(0, Math.round(updates.revertShare * revertible.length)).map(([, index]) => index));
+  const reverts = new Set(
+    draw
+      .shuffle(revertible)
+      .slice(0, Math.round(updates.revertShare * revertible.length))
+      .map(([, index]) => index),
+  );
   const rememberUpdates = spread(draw, facts.update, spec.rememberShare);
   // Longest chains draw first, so shorter ones fill the topics' leftover values.
   const longestFirst = lengths.map((_, index) => index).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
   longestFirst.forEach((index) => {
     const corrections = lengths[index]!;
     const revert = reverts.has(index);
-    const { topic, owners, values } = use.topic(1, revert ? corrections : corrections + 1, true, 'correction chain', true);
+    const { topic, owners, values } = use.topic(
+      1,
+      revert ? corrections : corrections + 1,
+      true,
+      'correction chain',
+      true,
+    );
     // A revert returns to a value said before, other than the one it replaces.
     const chain = revert ? [...values, draw.pick(values.slice(0, -1))] : values;
     const id = pid('u', index);
@@ -167,7 +200,13 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
     const statements = chain.map((value, step) => {
       if (step > 0) offset += draw.int(2, 8);
       const template = step === 0 ? topic.state : revert && step === chain.length - 1 ? topic.revert! : topic.change!;
-      return statement(`${id}-${step + 1}`, offset, rememberUpdates[index]!, fill(template, { owner: owners[0]!, value }, language), id);
+      return statement(
+        `${id}-${step + 1}`,
+        offset,
+        rememberUpdates[index]!,
+        fill(template, { owner: owners[0]!, value }, language),
+        id,
+      );
     });
     const current = chain.at(-1)!;
     plant('update', id, {
@@ -184,16 +223,37 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
   spread(draw, facts.distractor, spec.rememberShare).forEach((remember, index) => {
     const { topic, owners, values } = use.topic(2, 2, false, 'distractor pair');
     const id = pid('d', index);
-    const [target, other] = [0, 1].map((which) => fill(topic.state, { owner: owners[which]!, value: values[which]! }, language));
-    const statements = [statement(`${id}-1`, 0, remember, other!), statement(`${id}-2`, draw.int(1, 4), remember, target!)];
-    plant('distractor', id, { label: `distractor/${mode(remember)}`, category: 'extraction', statements, evidence: [`${id}-2`], expect: [values[0]!], forbid: [values[1]!], ask: fill(topic.ask, { owner: owners[0]! }, language) });
+    const [target, other] = [0, 1].map((which) =>
+      fill(topic.state, { owner: owners[which]!, value: values[which]! }, language),
+    );
+    const statements = [
+      statement(`${id}-1`, 0, remember, other!),
+      statement(`${id}-2`, draw.int(1, 4), remember, target!),
+    ];
+    plant('distractor', id, {
+      label: `distractor/${mode(remember)}`,
+      category: 'extraction',
+      statements,
+      evidence: [`${id}-2`],
+      expect: [values[0]!],
+      forbid: [values[1]!],
+      ask: fill(topic.ask, { owner: owners[0]! }, language),
+    });
   });
 
   spread(draw, facts.fact, spec.rememberShare).forEach((remember, index) => {
     const { topic, owners, values } = use.topic(1, 1, false, 'fact');
     const id = pid('f', index);
     const text = fill(topic.state, { owner: owners[0]!, value: values[0]! }, language);
-    plant('fact', id, { label: `fact/${mode(remember)}`, category: 'extraction', statements: [statement(id, 0, remember, text)], evidence: [id], expect: values, forbid: [], ask: fill(topic.ask, { owner: owners[0]! }, language) });
+    plant('fact', id, {
+      label: `fact/${mode(remember)}`,
+      category: 'extraction',
+      statements: [statement(id, 0, remember, text)],
+      evidence: [id],
+      expect: values,
+      forbid: [],
+      ask: fill(topic.ask, { owner: owners[0]! }, language),
+    });
   });
 
   spread(draw, facts['multi-hop'], spec.rememberShare).forEach((remember, index) => {
@@ -205,15 +265,42 @@ export function plantFacts(spec: GeneratorSpec, language: GeneratedLanguage, dra
     const link = fill(hop.link, { relation, name }, language);
     const fact = fill(hop.fact, { name, value }, language);
     const [first, second] = draw.int(0, 1) === 0 ? [link, fact] : [fact, link];
-    const statements = [statement(`${id}-1`, 0, remember, first!), statement(`${id}-2`, draw.int(1, 3), remember, second!)];
-    plant('multi-hop', id, { label: `multi-hop/${mode(remember)}`, category: 'multi-hop', statements, evidence: statements.map((item) => item.id), expect: [value], forbid: [], ask: fill(hop.ask, { relation }, language) });
+    const statements = [
+      statement(`${id}-1`, 0, remember, first!),
+      statement(`${id}-2`, draw.int(1, 3), remember, second!),
+    ];
+    plant('multi-hop', id, {
+      label: `multi-hop/${mode(remember)}`,
+      category: 'multi-hop',
+      statements,
+      evidence: statements.map((item) => item.id),
+      expect: [value],
+      forbid: [],
+      ask: fill(hop.ask, { relation }, language),
+    });
   });
 
   for (let index = 0; index < facts.temporal; index++) {
     const activity = use.takeOne(bank.activities, (item) => item.expect);
     const id = pid('t', index);
-    const statements: Statement[] = [{ id, offset: 0, remember: false, text: fill(bank.activityStatement.user, { activity: activity.text }, language), reply: bank.activityStatement.assistant }];
-    plant('temporal', id, { label: 'temporal', category: 'temporal', statements, evidence: [id], expect: [activity.expect], forbid: [], ask: bank.activityAsk });
+    const statements: Statement[] = [
+      {
+        id,
+        offset: 0,
+        remember: false,
+        text: fill(bank.activityStatement.user, { activity: activity.text }, language),
+        reply: bank.activityStatement.assistant,
+      },
+    ];
+    plant('temporal', id, {
+      label: 'temporal',
+      category: 'temporal',
+      statements,
+      evidence: [id],
+      expect: [activity.expect],
+      forbid: [],
+      ask: bank.activityAsk,
+    });
   }
 
   // Half of each kind is anchored early enough for the largest distance.

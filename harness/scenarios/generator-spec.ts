@@ -9,16 +9,37 @@ import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
-import { describeIssue, formatPath, formatProblem, MAX_SCENARIO_BYTES, parseMappingText, readDocumentFile, type DocumentKind, type Problem } from './load.js';
+import {
+  describeIssue,
+  formatPath,
+  formatProblem,
+  MAX_SCENARIO_BYTES,
+  parseMappingText,
+  readDocumentFile,
+  type DocumentKind,
+  type Problem,
+} from './load.js';
 
 const whole = (what: string) => z.number({ error: `expected a number of ${what}` }).int('expected a whole number');
 const count = (what: string, fallback: number) => whole(what).min(0, 'expected 0 or more').default(fallback);
-const share = (fallback: number) => z.number({ error: 'expected a share from 0 to 1' }).min(0, 'expected a share from 0 to 1').max(1, 'expected a share from 0 to 1').default(fallback);
+const share = (fallback: number) =>
+  z
+    .number({ error: 'expected a share from 0 to 1' })
+    .min(0, 'expected a share from 0 to 1')
+    .max(1, 'expected a share from 0 to 1')
+    .default(fallback);
 
 /** `3` or `[1, 3]` → `{ min, max }`, both within [lo, hi]. */
 const range = (what: string, lo: number, hi: number) =>
   z
-    .preprocess((value) => (typeof value === 'number' ? [value, value] : value), z.array(whole(what).min(lo, `expected at least ${lo}`).max(hi, `expected at most ${hi}`), { error: `expected a number or [smallest, largest] ${what}` }).length(2, `expected [smallest, largest] ${what}`))
+    .preprocess(
+      (value) => (typeof value === 'number' ? [value, value] : value),
+      z
+        .array(whole(what).min(lo, `expected at least ${lo}`).max(hi, `expected at most ${hi}`), {
+          error: `expected a number or [smallest, largest] ${what}`,
+        })
+        .length(2, `expected [smallest, largest] ${what}`),
+    )
     .refine((pair) => pair[0]! <= pair[1]!, 'expected [smallest, largest]: the first is larger')
     .transform((pair) => ({ min: pair[0]!, max: pair[1]! }));
 
@@ -27,7 +48,10 @@ const range = (what: string, lo: number, hi: number) =>
  * fact, then four per doubling up to 256, so a sweep of window's K (or any knob measured in
  * exchanges) sees recall change at each step instead of at powers of two only.
  */
-export const DEFAULT_DISTANCES = [...Array.from({ length: 32 }, (_, index) => index + 1), ...Array.from({ length: 12 }, (_, index) => Math.round(32 * 2 ** ((index + 1) / 4)))];
+export const DEFAULT_DISTANCES = [
+  ...Array.from({ length: 32 }, (_, index) => index + 1),
+  ...Array.from({ length: 12 }, (_, index) => Math.round(32 * 2 ** ((index + 1) / 4))),
+];
 
 /** The doubling a distance falls in: 1 → 0, 2 → 1, 3–4 → 2, 5–8 → 3, … */
 const doubling = (distance: number): number => Math.ceil(Math.log2(distance));
@@ -41,7 +65,8 @@ const doubling = (distance: number): number => Math.ceil(Math.log2(distance));
 export function factDistances(spec: Pick<GeneratorSpec, 'distances' | 'spread'>, index: number): number[] {
   if (!spec.spread) return spec.distances;
   const byDoubling = new Map<number, number[]>();
-  for (const distance of spec.distances) byDoubling.set(doubling(distance), [...(byDoubling.get(doubling(distance)) ?? []), distance]);
+  for (const distance of spec.distances)
+    byDoubling.set(doubling(distance), [...(byDoubling.get(doubling(distance)) ?? []), distance]);
   return [...byDoubling].map(([step, members]) => members[(index + step) % members.length]!);
 }
 
@@ -88,22 +113,31 @@ const fillerSchema = z.strictObject({
 
 const specSchema = z.strictObject({
   /** Names the scenarios: NAME-en, NAME-zh. */
-  name: z.string({ error: 'expected a name' }).regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"'),
+  name: z
+    .string({ error: 'expected a name' })
+    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"'),
   description: z.string({ error: 'expected a one-line description' }).optional(),
   /** The scenarios' `group` (default: the name), under which reports pool them. */
   group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
   seed: rangeSchema(SEED_RANGE).default(42),
   /** One conversation per language. */
   languages: z
-    .array(z.enum(GENERATED_LANGUAGES, { error: `expected one of ${GENERATED_LANGUAGES.join(', ')}` }), { error: 'expected a list of languages, e.g. [en, zh]' })
+    .array(z.enum(GENERATED_LANGUAGES, { error: `expected one of ${GENERATED_LANGUAGES.join(', ')}` }), {
+      error: 'expected a list of languages, e.g. [en, zh]',
+    })
     .min(1, 'expected at least one language')
     .refine((languages) => new Set(languages).size === languages.length, 'a language is listed twice')
     .default(['en', 'zh']),
   /** User exchanges per conversation: the planted statements plus the filler around them. */
-  exchanges: whole('exchanges').min(1, 'expected at least 1 exchange').max(20_000, 'expected at most 20000 exchanges').default(280),
+  exchanges: whole('exchanges')
+    .min(1, 'expected at least 1 exchange')
+    .max(20_000, 'expected at most 20000 exchanges')
+    .default(280),
   /** Exchanges from a fact (its own exchange counted as 1) to the probes asking for it. */
   distances: z
-    .array(whole('exchanges').min(1, 'expected a distance of at least 1'), { error: 'expected a list of distances, e.g. [1, 2, 4, 8]' })
+    .array(whole('exchanges').min(1, 'expected a distance of at least 1'), {
+      error: 'expected a list of distances, e.g. [1, 2, 4, 8]',
+    })
     .min(1, 'expected at least one distance')
     .refine((distances) => new Set(distances).size === distances.length, 'a distance is listed twice')
     .transform((distances) => [...distances].sort((a, b) => a - b))
@@ -133,31 +167,75 @@ const KNOWN_KEYS: Record<string, readonly string[]> = {
 type PathSegment = string | number;
 
 /** What the parsed knobs cannot say alone: the bank's capacity, room in the conversation, sessions for dated facts. */
-function crossChecks(spec: GeneratorSpec, given: (...at: string[]) => boolean, problem: (at: readonly PathSegment[], message: string) => void): void {
+function crossChecks(
+  spec: GeneratorSpec,
+  given: (...at: string[]) => boolean,
+  problem: (at: readonly PathSegment[], message: string) => void,
+): void {
   const { facts, exchanges, distances, updates, sessions } = spec;
   const probed = facts.fact + facts.distractor + facts.update + facts['multi-hop'] + facts.temporal;
   if (probed + facts.abstention === 0) problem(['facts'], 'nothing to probe: every count is 0');
-  if (!given('distances') && distances.at(-1)! > exchanges) problem(['exchanges'], `${exchanges} exchanges are fewer than the largest default distance, ${distances.at(-1)}: raise exchanges or set distances`);
+  if (!given('distances') && distances.at(-1)! > exchanges)
+    problem(
+      ['exchanges'],
+      `${exchanges} exchanges are fewer than the largest default distance, ${distances.at(-1)}: raise exchanges or set distances`,
+    );
   else {
     distances.forEach((distance, index) => {
-      if (distance > exchanges) problem(['distances', index], `distance ${distance} does not fit in a conversation of ${exchanges} exchanges (raise exchanges)`);
+      if (distance > exchanges)
+        problem(
+          ['distances', index],
+          `distance ${distance} does not fit in a conversation of ${exchanges} exchanges (raise exchanges)`,
+        );
     });
   }
-  const planted = facts.fact + 2 * facts.distractor + facts.update * (1 + updates.chain.max) + 2 * facts['multi-hop'] + facts.temporal;
-  if (planted > exchanges) problem(['exchanges'], `${exchanges} exchanges cannot hold the up to ${planted} statements the facts need (fact + 2 × distractor + update × (1 + longest chain) + 2 × multi-hop + temporal)`);
+  const planted =
+    facts.fact +
+    2 * facts.distractor +
+    facts.update * (1 + updates.chain.max) +
+    2 * facts['multi-hop'] +
+    facts.temporal;
+  if (planted > exchanges)
+    problem(
+      ['exchanges'],
+      `${exchanges} exchanges cannot hold the up to ${planted} statements the facts need (fact + 2 × distractor + update × (1 + longest chain) + 2 × multi-hop + temporal)`,
+    );
   const sessionCount = Math.ceil(exchanges / sessions.every);
-  if (facts.temporal > sessionCount) problem(['facts', 'temporal'], `each dated activity needs a day of its own: ${exchanges} exchanges in sessions of ${sessions.every} make ${sessionCount} days`);
-  if (given('updates', 'revertShare') && updates.revertShare > 0 && facts.update > 0 && updates.chain.max < 2) problem(['updates', 'revertShare'], 'a revert needs a chain of at least 2 corrections (raise the longest in updates.chain)');
+  if (facts.temporal > sessionCount)
+    problem(
+      ['facts', 'temporal'],
+      `each dated activity needs a day of its own: ${exchanges} exchanges in sessions of ${sessions.every} make ${sessionCount} days`,
+    );
+  if (given('updates', 'revertShare') && updates.revertShare > 0 && facts.update > 0 && updates.chain.max < 2)
+    problem(
+      ['updates', 'revertShare'],
+      'a revert needs a chain of at least 2 corrections (raise the longest in updates.chain)',
+    );
   for (const language of spec.languages) {
     const capacity = bankCapacity(language, updates.chain.max);
     const owners = facts.fact + 2 * facts.distractor + facts.update;
     const values = facts.fact + 2 * facts.distractor + facts.update * (updates.chain.max + 1);
-    if (owners > capacity.owners) problem(['facts'], `the ${language} fact bank holds ${capacity.owners} (topic, owner) pairs; fact + 2 × distractor + update asks for ${owners}`);
-    else if (values > capacity.values) problem(['facts'], `the ${language} fact bank holds ${capacity.values} values; fact + 2 × distractor + update × (1 + longest chain) asks for ${values}`);
-    if (facts.update > capacity.chains) problem(['facts', 'update'], `the ${language} fact bank holds ${capacity.chains} correction chains of ${updates.chain.max} correction${updates.chain.max === 1 ? '' : 's'}`);
-    if (facts['multi-hop'] > capacity.multiHop) problem(['facts', 'multi-hop'], `the ${language} bank holds ${capacity.multiHop} two-fact links`);
-    if (facts.temporal > capacity.temporal) problem(['facts', 'temporal'], `the ${language} bank holds ${capacity.temporal} dated activities`);
-    if (facts.abstention > capacity.abstention) problem(['facts', 'abstention'], `the ${language} bank holds ${capacity.abstention} never-stated subjects`);
+    if (owners > capacity.owners)
+      problem(
+        ['facts'],
+        `the ${language} fact bank holds ${capacity.owners} (topic, owner) pairs; fact + 2 × distractor + update asks for ${owners}`,
+      );
+    else if (values > capacity.values)
+      problem(
+        ['facts'],
+        `the ${language} fact bank holds ${capacity.values} values; fact + 2 × distractor + update × (1 + longest chain) asks for ${values}`,
+      );
+    if (facts.update > capacity.chains)
+      problem(
+        ['facts', 'update'],
+        `the ${language} fact bank holds ${capacity.chains} correction chains of ${updates.chain.max} correction${updates.chain.max === 1 ? '' : 's'}`,
+      );
+    if (facts['multi-hop'] > capacity.multiHop)
+      problem(['facts', 'multi-hop'], `the ${language} bank holds ${capacity.multiHop} two-fact links`);
+    if (facts.temporal > capacity.temporal)
+      problem(['facts', 'temporal'], `the ${language} bank holds ${capacity.temporal} dated activities`);
+    if (facts.abstention > capacity.abstention)
+      problem(['facts', 'abstention'], `the ${language} bank holds ${capacity.abstention} never-stated subjects`);
   }
 }
 
@@ -177,7 +255,13 @@ export function checkSpecText(text: string, file: string): SpecCheck {
   const error = (at: readonly PathSegment[], message: string, where = locate.value(at)): void => {
     problems.push({ file, ...where, path: formatPath(at), message, severity: 'error' });
   };
-  const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'generated';
+  const fallbackName =
+    path
+      .basename(file)
+      .replace(/\.(ya?ml|json)$/iu, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/gu, '-')
+      .replace(/^[^a-z0-9]+/u, '') || 'generated';
   const result = specSchema.safeParse({ name: fallbackName, ...value }, { reportInput: true });
   if (!result.success) {
     for (const issue of result.error.issues) {
@@ -187,10 +271,15 @@ export function checkSpecText(text: string, file: string): SpecCheck {
         continue;
       }
       const known = KNOWN_KEYS[at.join('.')] ?? [];
-      for (const key of issue.keys) error([...at, key], `unknown key "${key}" (known: ${known.join(', ')})`, locate.key([...at, key]));
+      for (const key of issue.keys)
+        error([...at, key], `unknown key "${key}" (known: ${known.join(', ')})`, locate.key([...at, key]));
     }
   } else {
-    const given = (...at: string[]): boolean => at.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), value) !== undefined;
+    const given = (...at: string[]): boolean =>
+      at.reduce<unknown>(
+        (node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined),
+        value,
+      ) !== undefined;
     crossChecks(result.data, given, error);
   }
   problems.sort((a, b) => a.line - b.line || a.col - b.col);
@@ -212,5 +301,9 @@ export async function loadSpecFile(file: string): Promise<GeneratorSpec> {
 
 /** The error for an invalid spec: one line per problem. */
 export function invalidSpec(file: string, problems: readonly Problem[]): MembenchError {
-  return new MembenchError('INVALID_SCENARIO', `${file}: invalid generator spec (${problems.length} problem${problems.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+  return new MembenchError(
+    'INVALID_SCENARIO',
+    `${file}: invalid generator spec (${problems.length} problem${problems.length === 1 ? '' : 's'})`,
+    problems.map(formatProblem),
+  );
 }

@@ -52,7 +52,11 @@ class Calendar {
     const first = Date.parse(`${spec.sessions.start}T00:00:00Z`) / DAY_MS;
     const count = Math.ceil(spec.exchanges / spec.sessions.every);
     for (let session = 0; session < count; session++) {
-      this.days.push(session === 0 ? first : this.days[session - 1]! + draw.int(spec.sessions.daysApart.min, spec.sessions.daysApart.max));
+      this.days.push(
+        session === 0
+          ? first
+          : this.days[session - 1]! + draw.int(spec.sessions.daysApart.min, spec.sessions.daysApart.max),
+      );
       this.starts.push(draw.int(8 * 12, 18 * 12) * 300);
     }
   }
@@ -96,7 +100,13 @@ function whenPhrase(bank: LanguageBank, day: number, today: number): string {
 }
 
 /** `[Current date: 2025-03-17 (Monday)] What did I do last Thursday?`, asked after the exchange at `after`. */
-function temporalQuestion(bank: LanguageBank, language: GeneratedLanguage, plant: Plant, calendar: Calendar, after: number): string {
+function temporalQuestion(
+  bank: LanguageBank,
+  language: GeneratedLanguage,
+  plant: Plant,
+  calendar: Calendar,
+  after: number,
+): string {
   const today = calendar.day(after);
   const current = bank.dates.currentDate(calendar.at(after).slice(0, 10), weekdayOf(bank, today));
   return `${current} ${fill(plant.ask, { when: whenPhrase(bank, calendar.day(plant.anchor), today) }, language)}`;
@@ -108,11 +118,17 @@ function place(plants: readonly Plant[], spec: GeneratorSpec, calendar: Calendar
   const farEnd = Math.max(1, total - spec.distances.at(-1)! + 1);
   const desired = new Map<Plant, number>();
   const spreadOver = (group: readonly Plant[], lo: number, hi: number): void => {
-    draw.shuffle(group).forEach((plant, index) => desired.set(plant, lo + Math.floor(((index + 0.5) * (hi - lo + 1)) / group.length)));
+    draw
+      .shuffle(group)
+      .forEach((plant, index) => desired.set(plant, lo + Math.floor(((index + 0.5) * (hi - lo + 1)) / group.length)));
   };
   const near = plants.filter((plant) => !plant.far);
   if (farEnd < total) {
-    spreadOver(plants.filter((plant) => plant.far), 1, farEnd);
+    spreadOver(
+      plants.filter((plant) => plant.far),
+      1,
+      farEnd,
+    );
     spreadOver(near, farEnd + 1, total);
   } else spreadOver(plants, 1, total);
 
@@ -129,7 +145,11 @@ function place(plants: readonly Plant[], spec: GeneratorSpec, calendar: Calendar
     let anchor = want;
     while (anchor <= total && !fits(plant, anchor)) anchor++;
     if (anchor > total) for (anchor = want - 1; anchor >= 1 && !fits(plant, anchor); anchor--);
-    if (anchor < 1) throw new MembenchError('INVALID_SCENARIO', `no room left for ${plant.id} in ${total} exchanges: raise exchanges`);
+    if (anchor < 1)
+      throw new MembenchError(
+        'INVALID_SCENARIO',
+        `no room left for ${plant.id} in ${total} exchanges: raise exchanges`,
+      );
     plant.anchor = anchor;
     const span = plant.statements.at(-1)!.offset;
     for (const statement of plant.statements) taken.add(anchor - span + statement.offset);
@@ -138,7 +158,12 @@ function place(plants: readonly Plant[], spec: GeneratorSpec, calendar: Calendar
 }
 
 /** Filler exchanges in seeded chunks, leaving out any that contains a gold string or a never-stated subject. */
-function* fillerStream(seed: number, spec: GeneratorSpec, language: GeneratedLanguage, needles: readonly string[]): Generator<FillerExchange> {
+function* fillerStream(
+  seed: number,
+  spec: GeneratorSpec,
+  language: GeneratedLanguage,
+  needles: readonly string[],
+): Generator<FillerExchange> {
   const fillerLanguage = spec.filler.language === 'same' ? language : spec.filler.language;
   for (let chunk = 0; chunk < 100_000; chunk++) {
     for (const exchange of generateFiller(64, { seed: mixSeed(seed, chunk), language: fillerLanguage })) {
@@ -174,7 +199,14 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
   for (const [index, plant] of plants.entries()) {
     // Distances count from the furthest evidence step (the older fact of a multi-hop pair), and a probe comes after every statement of its plant.
     const span = plant.statements.at(-1)!.offset;
-    const origin = plant.anchor - span + Math.min(...plant.statements.filter((statement) => plant.evidence.includes(statement.id)).map((statement) => statement.offset));
+    const origin =
+      plant.anchor -
+      span +
+      Math.min(
+        ...plant.statements
+          .filter((statement) => plant.evidence.includes(statement.id))
+          .map((statement) => statement.offset),
+      );
     for (const distance of factDistances(spec, index)) {
       const after = origin + distance - 1;
       if (after < plant.anchor) continue;
@@ -183,8 +215,23 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
       const id = `${plant.id}-d${distance}`;
       ask(
         after,
-        { id, probe: question, expect: plant.expect, ...(plant.forbid.length > 0 ? { forbid: plant.forbid } : {}), category: plant.category, label: plant.label, evidence: plant.evidence },
-        { id, kind: plant.kind, label: plant.label, distance, plantSteps: plant.statements.map((statement) => statement.id), subjects: [] },
+        {
+          id,
+          probe: question,
+          expect: plant.expect,
+          ...(plant.forbid.length > 0 ? { forbid: plant.forbid } : {}),
+          category: plant.category,
+          label: plant.label,
+          evidence: plant.evidence,
+        },
+        {
+          id,
+          kind: plant.kind,
+          label: plant.label,
+          distance,
+          plantSteps: plant.statements.map((statement) => statement.id),
+          subjects: [],
+        },
       );
     }
   }
@@ -192,17 +239,30 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
     const never = use.takeOne(bank.neverStated, (item) => item.question);
     const id = `${language}-a${String(index + 1).padStart(2, '0')}`;
     const after = Math.max(1, Math.round((total * (index + 1)) / (spec.facts.abstention + 1)));
-    ask(after, { id, probe: never.question, category: 'abstention', label: 'abstention' }, { id, kind: 'abstention', label: 'abstention', distance: null, plantSteps: [], subjects: [...never.subjects] });
+    ask(
+      after,
+      { id, probe: never.question, category: 'abstention', label: 'abstention' },
+      { id, kind: 'abstention', label: 'abstention', distance: null, plantSteps: [], subjects: [...never.subjects] },
+    );
   }
 
-  const needles = [...new Set([...plants.flatMap((plant) => [...plant.expect, ...plant.forbid]), ...probes.flatMap((probe) => probe.subjects)].map(normalizeText))];
+  const needles = [
+    ...new Set(
+      [
+        ...plants.flatMap((plant) => [...plant.expect, ...plant.forbid]),
+        ...probes.flatMap((probe) => probe.subjects),
+      ].map(normalizeText),
+    ),
+  ];
   const filler = fillerStream(mixSeed(stream, 0x5eed), spec, language, needles);
   const steps: Record<string, unknown>[] = [];
   for (let position = 1; position <= total; position++) {
     const at = calendar.at(position);
-    if (position > 1 && calendar.session(position) !== calendar.session(position - 1)) steps.push({ session: 'new', at });
+    if (position > 1 && calendar.session(position) !== calendar.session(position - 1))
+      steps.push({ session: 'new', at });
     const statement = planted.get(position);
-    if (statement?.remember) steps.push({ id: statement.id, remember: statement.text, name: statement.memoryName, type: 'user' });
+    if (statement?.remember)
+      steps.push({ id: statement.id, remember: statement.text, name: statement.memoryName, type: 'user' });
     else if (statement) steps.push({ id: statement.id, user: statement.text, assistant: statement.reply, at });
     else {
       const exchange = filler.next().value as FillerExchange;
@@ -224,9 +284,13 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
   };
   const yaml = toYaml(document);
   const check = checkScenarioText(yaml, source);
-  if (!check.scenario) throw new Error(`the generator wrote an invalid scenario (please report it): ${check.problems.map(formatProblem).join('; ')}`);
+  if (!check.scenario)
+    throw new Error(
+      `the generator wrote an invalid scenario (please report it): ${check.problems.map(formatProblem).join('; ')}`,
+    );
   const problems = goldProblems(check.scenario, probes);
-  if (problems.length > 0) throw new Error(`the generator broke its gold (please report it): ${problems.slice(0, 5).join('; ')}`);
+  if (problems.length > 0)
+    throw new Error(`the generator broke its gold (please report it): ${problems.slice(0, 5).join('; ')}`);
   return { document, yaml, scenario: check.scenario, exchanges: total, sessions: calendar.sessions, probes };
 }
 

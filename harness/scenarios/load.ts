@@ -38,7 +38,9 @@ type PathSegment = string | number;
 /** `steps[12].expect` from ['steps', 12, 'expect']. */
 export function formatPath(segments: readonly PathSegment[]): string {
   if (segments.length === 0) return '(document)';
-  return segments.map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`)).join('');
+  return segments
+    .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
+    .join('');
 }
 
 /** One line per problem: `file:line:col: path: message` (warnings say so). */
@@ -67,7 +69,9 @@ export class Locator {
   key(segments: readonly PathSegment[]): { line: number; col: number } {
     const parent = segments.length === 1 ? this.doc.contents : this.doc.getIn(segments.slice(0, -1), true);
     if (isMap(parent)) {
-      const pair = parent.items.find((item) => isScalar(item.key) && String(item.key.value) === String(segments.at(-1)));
+      const pair = parent.items.find(
+        (item) => isScalar(item.key) && String(item.key.value) === String(segments.at(-1)),
+      );
       if (pair && isNode(pair.key) && pair.key.range) return this.lines.linePos(pair.key.range[0]);
     }
     return this.value(segments);
@@ -86,7 +90,8 @@ function describeInput(input: unknown): string {
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const input = (issue as { input?: unknown }).input;
   if (issue.code === 'invalid_type') {
-    if (input === undefined) return issue.message.startsWith('Invalid input') ? 'required' : `required: ${issue.message}`;
+    if (input === undefined)
+      return issue.message.startsWith('Invalid input') ? 'required' : `required: ${issue.message}`;
     if (issue.message.startsWith('Invalid input')) return `expected ${issue.expected}, got ${describeInput(input)}`;
     return `${issue.message}, got ${describeInput(input)}`;
   }
@@ -104,7 +109,9 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
     const { value: current, path: at } = stack.pop()!;
     if (current === null || typeof current !== 'object') continue;
     if (at.length >= limit) return at;
-    const entries: [PathSegment, unknown][] = Array.isArray(current) ? current.map((item, index) => [index, item]) : Object.entries(current);
+    const entries: [PathSegment, unknown][] = Array.isArray(current)
+      ? current.map((item, index) => [index, item])
+      : Object.entries(current);
     for (const [key, child] of entries) stack.push({ value: child, path: [...at, key] });
   }
   return undefined;
@@ -120,7 +127,11 @@ export function documentValue(doc: Document.Parsed): { value: unknown } | { prob
   } catch (error) {
     if (error instanceof RangeError) return { problem: `nested too deeply to parse (more than ${MAX_NESTING} levels)` };
     const message = (error as Error).message.split('\n')[0]!;
-    return { problem: /alias count/iu.test(message) ? 'invalid YAML: aliases expand past 100 copies (a YAML alias bomb?): write the values out' : `invalid YAML: ${message}` };
+    return {
+      problem: /alias count/iu.test(message)
+        ? 'invalid YAML: aliases expand past 100 copies (a YAML alias bomb?): write the values out'
+        : `invalid YAML: ${message}`,
+    };
   }
 }
 
@@ -136,12 +147,23 @@ export function positionOf(text: string, offset: number): { line: number; col: n
  * concurrent blocks pass it on): with no such step it has nothing left to crash into, and one
  * followed by another crash would be replaced before it could fire.
  */
-function checkCrashTargets(steps: readonly Step[], error: (segments: readonly PathSegment[], message: string) => void): void {
+function checkCrashTargets(
+  steps: readonly Step[],
+  error: (segments: readonly PathSegment[], message: string) => void,
+): void {
   steps.forEach((step, index) => {
     if (step.kind !== 'crash') return;
     const target = steps.findIndex((next, at) => at > index && next.kind !== 'session' && next.kind !== 'concurrent');
-    if (target < 0) error(['steps', index, 'crash'], 'a crash with no step after it has nothing left to crash into: put it before the step it should interrupt');
-    else if (steps[target]!.kind === 'crash') error(['steps', index, 'crash'], `two crash steps in a row: this one would be replaced by steps[${target}] before it fired; keep one`);
+    if (target < 0)
+      error(
+        ['steps', index, 'crash'],
+        'a crash with no step after it has nothing left to crash into: put it before the step it should interrupt',
+      );
+    else if (steps[target]!.kind === 'crash')
+      error(
+        ['steps', index, 'crash'],
+        `two crash steps in a row: this one would be replaced by steps[${target}] before it fired; keep one`,
+      );
   });
 }
 
@@ -154,7 +176,9 @@ export interface DocumentKind {
 const SCENARIO_DOCUMENT: DocumentKind = { noun: 'scenario', holds: '`name` and `steps`' };
 
 /** A parsed mapping and the locator of its nodes, or the located problems that stopped parsing. */
-export type ParsedMapping = { value: Record<string, unknown>; locate: Locator; problems: Problem[] } | { value?: undefined; problems: Problem[] };
+export type ParsedMapping =
+  | { value: Record<string, unknown>; locate: Locator; problems: Problem[] }
+  | { value?: undefined; problems: Problem[] };
 
 /**
  * Parses YAML (or JSON) text that must hold one mapping, locating every problem: a BOM is
@@ -163,13 +187,18 @@ export type ParsedMapping = { value: Record<string, unknown>; locate: Locator; p
  */
 export function parseMappingText(text: string, file: string, kind: DocumentKind = SCENARIO_DOCUMENT): ParsedMapping {
   const problems: Problem[] = [];
-  const fail = (where: { line: number; col: number }, segments: readonly PathSegment[], message: string): ParsedMapping => {
+  const fail = (
+    where: { line: number; col: number },
+    segments: readonly PathSegment[],
+    message: string,
+  ): ParsedMapping => {
     problems.push({ file, ...where, path: formatPath(segments), message, severity: 'error' });
     return { problems };
   };
 
   if (text.startsWith('\uFEFF')) text = text.slice(1);
-  if (text.trim().length === 0) return fail({ line: 1, col: 1 }, [], `file is empty: expected a ${kind.noun} with ${kind.holds}`);
+  if (text.trim().length === 0)
+    return fail({ line: 1, col: 1 }, [], `file is empty: expected a ${kind.noun} with ${kind.holds}`);
   const nul = text.indexOf('\u0000');
   if (nul >= 0) return fail(positionOf(text, nul), [], `binary data (a NUL byte): a ${kind.noun} is YAML or JSON text`);
 
@@ -178,11 +207,17 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
   try {
     doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   } catch (error) {
-    if (error instanceof RangeError) return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
+    if (error instanceof RangeError)
+      return fail({ line: 1, col: 1 }, [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
     throw error;
   }
   const exhausted = doc.errors.find((error) => error.code === 'RESOURCE_EXHAUSTION');
-  if (exhausted) return fail(exhausted.linePos?.[0] ?? positionOf(text, exhausted.pos[0]), [], `nested too deeply to parse (more than ${MAX_NESTING} levels)`);
+  if (exhausted)
+    return fail(
+      exhausted.linePos?.[0] ?? positionOf(text, exhausted.pos[0]),
+      [],
+      `nested too deeply to parse (more than ${MAX_NESTING} levels)`,
+    );
   const seen = new Set<string>();
   for (const error of doc.errors) {
     const where = error.linePos?.[0] ?? positionOf(text, error.pos[0]);
@@ -202,7 +237,12 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
   if ('problem' in converted) return fail({ line: 1, col: 1 }, [], converted.problem);
   const value = converted.value;
   const deep = nestingPath(value, MAX_NESTING);
-  if (deep) return fail(locate.value(deep.slice(0, 2)), deep.slice(0, 2), `nested more than ${MAX_NESTING} levels deep: not a ${kind.noun}`);
+  if (deep)
+    return fail(
+      locate.value(deep.slice(0, 2)),
+      deep.slice(0, 2),
+      `nested more than ${MAX_NESTING} levels deep: not a ${kind.noun}`,
+    );
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return fail(locate.value([]), [], `expected a mapping with ${kind.holds}, got ${describeInput(value)}`);
   }
@@ -217,17 +257,30 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
 }
 
 /** Where a problem of a document that was never text is: its first line (its path names the field). */
-const NO_TEXT: Pick<Locator, 'value' | 'key'> = { value: () => ({ line: 1, col: 1 }), key: () => ({ line: 1, col: 1 }) };
+const NO_TEXT: Pick<Locator, 'value' | 'key'> = {
+  value: () => ({ line: 1, col: 1 }),
+  key: () => ({ line: 1, col: 1 }),
+};
 
 /**
  * Validates a scenario given as data (parsed text, or a document an importer built: no YAML round
  * trip, which costs a replayed LongMemEval question ~60 ms). `locate` places problems in the text
  * the value came from; `file` is only used in messages.
  */
-export function checkScenarioValue(value: Record<string, unknown>, file: string, locate: Pick<Locator, 'value' | 'key'> = NO_TEXT, problems: Problem[] = []): ScenarioCheck {
-
+export function checkScenarioValue(
+  value: Record<string, unknown>,
+  file: string,
+  locate: Pick<Locator, 'value' | 'key'> = NO_TEXT,
+  problems: Problem[] = [],
+): ScenarioCheck {
   // Without a `name`, the file name (cleaned to the allowed characters) names the scenario.
-  const fallbackName = path.basename(file).replace(/\.(ya?ml|json)$/iu, '').toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '') || 'scenario';
+  const fallbackName =
+    path
+      .basename(file)
+      .replace(/\.(ya?ml|json)$/iu, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/gu, '-')
+      .replace(/^[^a-z0-9]+/u, '') || 'scenario';
   const record = { name: fallbackName, ...(value as Record<string, unknown>) };
   const error = (segments: readonly PathSegment[], message: string): void => {
     problems.push({ file, ...locate.value(segments), path: formatPath(segments), message, severity: 'error' });
@@ -236,7 +289,13 @@ export function checkScenarioValue(value: Record<string, unknown>, file: string,
     for (const key of Object.keys(object)) {
       if (!known.includes(key)) {
         const segments = [...at, key];
-        problems.push({ file, ...locate.key(segments), path: formatPath(segments), message: `unknown key "${key}" (ignored)`, severity: 'warning' });
+        problems.push({
+          file,
+          ...locate.key(segments),
+          path: formatPath(segments),
+          message: `unknown key "${key}" (ignored)`,
+          severity: 'warning',
+        });
       }
     }
   };
@@ -264,7 +323,10 @@ export function checkScenarioValue(value: Record<string, unknown>, file: string,
       if (kinds.includes('user')) kinds = kinds.filter((kind) => kind !== 'assistant');
       if (kinds.length === 0) {
         const keys = Object.keys(item).filter((key) => key !== 'id');
-        error(segments, `unknown step kind${keys.length ? ` "${keys[0]}"` : ''}: a step needs one of ${STEP_KINDS.join(', ')}`);
+        error(
+          segments,
+          `unknown step kind${keys.length ? ` "${keys[0]}"` : ''}: a step needs one of ${STEP_KINDS.join(', ')}`,
+        );
         return;
       }
       if (kinds.length > 1) {
@@ -284,7 +346,8 @@ export function checkScenarioValue(value: Record<string, unknown>, file: string,
       const schema: z.ZodType = STEP_SCHEMAS[kind];
       const parsed = schema.safeParse(item, { reportInput: true });
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) error([...segments, ...(issue.path as PathSegment[])], describeIssue(issue));
+        for (const issue of parsed.error.issues)
+          error([...segments, ...(issue.path as PathSegment[])], describeIssue(issue));
         return;
       }
       const shape = STEP_SCHEMAS[kind] as unknown as { shape?: Record<string, unknown> };
@@ -292,17 +355,24 @@ export function checkScenarioValue(value: Record<string, unknown>, file: string,
       const step = { ...(parsed.data as object), kind } as Step;
       // An abstention probe has no answer: `expect: []` says so as well as leaving it out.
       if (step.kind === 'probe' && step.expect?.length === 0) delete step.expect;
-      for (const [key, id] of [['id', step.id], ['replyId', step.kind === 'user' ? step.replyId : undefined]] as const) {
+      for (const [key, id] of [
+        ['id', step.id],
+        ['replyId', step.kind === 'user' ? step.replyId : undefined],
+      ] as const) {
         if (id === undefined) continue;
         const first = ids.get(id);
         if (first) error([...segments, key], `duplicate id "${id}" (first used at ${first})`);
         else ids.set(id, formatPath(segments));
       }
-      if (step.kind === 'user' && step.replyId !== undefined && step.assistant === undefined) error([...segments, 'replyId'], 'a replyId names the scripted reply: this step has no `assistant`');
-      if (step.kind === 'probe') probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
+      if (step.kind === 'user' && step.replyId !== undefined && step.assistant === undefined)
+        error([...segments, 'replyId'], 'a replyId names the scripted reply: this step has no `assistant`');
+      if (step.kind === 'probe')
+        probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
       if (step.kind === 'concurrent') {
         const sessions = (item as { concurrent: unknown[][] }).concurrent;
-        step.concurrent = sessions.map((session, sessionIndex) => parseSteps(session, [...segments, 'concurrent', sessionIndex], true));
+        step.concurrent = sessions.map((session, sessionIndex) =>
+          parseSteps(session, [...segments, 'concurrent', sessionIndex], true),
+        );
       }
       steps.push(step);
     });
@@ -313,7 +383,8 @@ export function checkScenarioValue(value: Record<string, unknown>, file: string,
   for (const probe of probes) {
     probe.evidence.forEach((id, index) => {
       if (!ids.has(id)) error([...probe.at, index], `no step has id "${id}"`);
-      else if (!probe.known.has(id)) error([...probe.at, index], `step "${id}" comes after this probe: evidence must precede the question`);
+      else if (!probe.known.has(id))
+        error([...probe.at, index], `step "${id}" comes after this probe: evidence must precede the question`);
     });
   }
   if (problems.some((problem) => problem.severity === 'error')) return { problems };
@@ -322,15 +393,23 @@ export function checkScenarioValue(value: Record<string, unknown>, file: string,
 }
 
 /** The text of a document file, or the problem that stops it being read: missing, not a file, over `maxBytes`, not UTF-8. */
-export async function readDocumentFile(file: string, maxBytes: number, kind: DocumentKind = SCENARIO_DOCUMENT): Promise<{ text: string } | { problems: Problem[] }> {
-  const problem = (message: string): { problems: Problem[] } => ({ problems: [{ file, line: 1, col: 1, path: '(document)', message, severity: 'error' }] });
+export async function readDocumentFile(
+  file: string,
+  maxBytes: number,
+  kind: DocumentKind = SCENARIO_DOCUMENT,
+): Promise<{ text: string } | { problems: Problem[] }> {
+  const problem = (message: string): { problems: Problem[] } => ({
+    problems: [{ file, line: 1, col: 1, path: '(document)', message, severity: 'error' }],
+  });
   let size: number;
   try {
     const info = await stat(file);
     if (!info.isFile()) return problem('not a file');
     size = info.size;
   } catch (error) {
-    return problem(`cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+    return problem(
+      `cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+    );
   }
   if (size > maxBytes) return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for a ${kind.noun}`);
   const bytes = await readFile(file);
@@ -352,7 +431,11 @@ export async function loadScenarioFile(file: string, options: CheckOptions = {})
   const { scenario, problems } = await checkScenarioFile(file, options);
   if (!scenario) {
     const errors = problems.filter((item) => item.severity === 'error');
-    throw new MembenchError('INVALID_SCENARIO', `${file}: invalid scenario (${errors.length} problem${errors.length === 1 ? '' : 's'})`, problems.map(formatProblem));
+    throw new MembenchError(
+      'INVALID_SCENARIO',
+      `${file}: invalid scenario (${errors.length} problem${errors.length === 1 ? '' : 's'})`,
+      problems.map(formatProblem),
+    );
   }
   return scenario;
 }

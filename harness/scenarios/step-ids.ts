@@ -28,7 +28,10 @@ export function concurrentStepIndex(index: number, session: number, offset: numb
 
 /** The scenario's own ids of a step's messages: its id and, on a user step, its reply's id. */
 export function messageIds(step: Step): string[] {
-  return [...(step.id !== undefined ? [step.id] : []), ...(step.kind === 'user' && step.replyId !== undefined ? [step.replyId] : [])];
+  return [
+    ...(step.id !== undefined ? [step.id] : []),
+    ...(step.kind === 'user' && step.replyId !== undefined ? [step.replyId] : []),
+  ];
 }
 
 /** Opaque id → the scenario's message ids of that step (steps without ids left out), concurrent sessions included. */
@@ -45,7 +48,10 @@ export function idsOfOpaque(steps: readonly Step[]): Map<string, string[]> {
   };
   steps.forEach((step, index) => {
     add(step, index);
-    if (step.kind === 'concurrent') step.concurrent.forEach((session, s) => session.forEach((inner, offset) => add(inner, concurrentStepIndex(index, s, offset))));
+    if (step.kind === 'concurrent')
+      step.concurrent.forEach((session, s) =>
+        session.forEach((inner, offset) => add(inner, concurrentStepIndex(index, s, offset))),
+      );
   });
   return map;
 }

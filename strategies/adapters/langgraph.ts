@@ -22,7 +22,16 @@ import { MembenchError } from '../../harness/core/errors.js';
 import { messageText } from '../../harness/core/tokens.js';
 import { exchangeText } from '../shared/exchange-memory.js';
 import { ExchangeInFlight, importOptional, stepIdsOf } from '../shared/peer-support.js';
-import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StrategyContext } from '../types.js';
+import {
+  defineStrategy,
+  type LoadInput,
+  type LoadResult,
+  type MemoryEvent,
+  type MemoryItem,
+  type MemoryStrategy,
+  type RememberAck,
+  type StrategyContext,
+} from '../types.js';
 
 export const LANGGRAPH_PACKAGES = ['@langchain/langgraph', '@langchain/langgraph-checkpoint-sqlite'] as const;
 /** The one thread a scenario's conversation is, and the store namespace of its user. */
@@ -48,20 +57,42 @@ interface Saver {
   db: { close(): void; open: boolean };
 }
 export interface LangGraphModules {
-  StateGraph: new (annotation: unknown) => {
-    addNode(name: string, node: () => Record<string, never>): { addEdge(from: string, to: string): { addEdge(from: string, to: string): { compile(options: { checkpointer: Saver }): CompiledGraph } } };
+  StateGraph: new (
+    annotation: unknown,
+  ) => {
+    addNode(
+      name: string,
+      node: () => Record<string, never>,
+    ): {
+      addEdge(
+        from: string,
+        to: string,
+      ): { addEdge(from: string, to: string): { compile(options: { checkpointer: Saver }): CompiledGraph } };
+    };
   };
   MessagesAnnotation: unknown;
   START: string;
   END: string;
-  InMemoryStore: new (options: { index: { dims: number; embeddings: { embedDocuments(texts: string[]): Promise<number[][]>; embedQuery(text: string): Promise<number[]> }; fields: string[] } }) => Store;
+  InMemoryStore: new (options: {
+    index: {
+      dims: number;
+      embeddings: { embedDocuments(texts: string[]): Promise<number[][]>; embedQuery(text: string): Promise<number[]> };
+      fields: string[];
+    };
+  }) => Store;
   SqliteSaver: { fromConnString(file: string): Saver };
 }
 
 /** Imports LangGraph and its SQLite checkpointer. */
 export async function importLangGraph(): Promise<LangGraphModules> {
-  const [graph, saver] = await importOptional('langgraph', LANGGRAPH_PACKAGES, ['@langchain/langgraph@1.7.3', '@langchain/langgraph-checkpoint-sqlite@1.0.4']);
-  return { ...(graph as Omit<LangGraphModules, 'SqliteSaver'>), SqliteSaver: (saver as Pick<LangGraphModules, 'SqliteSaver'>).SqliteSaver };
+  const [graph, saver] = await importOptional('langgraph', LANGGRAPH_PACKAGES, [
+    '@langchain/langgraph@1.7.3',
+    '@langchain/langgraph-checkpoint-sqlite@1.0.4',
+  ]);
+  return {
+    ...(graph as Omit<LangGraphModules, 'SqliteSaver'>),
+    SqliteSaver: (saver as Pick<LangGraphModules, 'SqliteSaver'>).SqliteSaver,
+  };
 }
 
 export const langgraphOptions = z
@@ -73,7 +104,6 @@ export const langgraphOptions = z
   })
   .strict();
 export type LangGraphOptions = z.output<typeof langgraphOptions>;
-
 
 export class LangGraphStrategy implements MemoryStrategy {
   readonly capabilities = { persistent: true, explicitMemory: true, backgroundWork: false, volatileMemories: true };
@@ -104,7 +134,8 @@ export class LangGraphStrategy implements MemoryStrategy {
       embedQuery: async (text: string) => Array.from((await embedder.embed([text]))[0] ?? []),
     };
     // A live embedder of unknown size (openai:NAME) learns it from its first response.
-    const dims = embedder.dimensions > 0 ? embedder.dimensions : (await embeddings.embedQuery('dimension probe')).length;
+    const dims =
+      embedder.dimensions > 0 ? embedder.dimensions : (await embeddings.embedQuery('dimension probe')).length;
     this.store = new modules.InMemoryStore({ index: { dims, embeddings, fields: ['text'] } });
     this.pending = new ExchangeInFlight();
   }
@@ -119,7 +150,14 @@ export class LangGraphStrategy implements MemoryStrategy {
     if (this.pending.complete()) await this.commit();
     const all = await this.threadMessages();
     const tokens = this.context.tokens;
-    const recent = await trimMessages(all, { maxTokens: this.options.maxTokens, strategy: 'last', startOn: 'human', includeSystem: true, allowPartial: false, tokenCounter: (list) => tokens.countMessages(list) });
+    const recent = await trimMessages(all, {
+      maxTokens: this.options.maxTokens,
+      strategy: 'last',
+      startOn: 'human',
+      includeSystem: true,
+      allowPartial: false,
+      tokenCounter: (list) => tokens.countMessages(list),
+    });
     const depth = Math.max(this.options.k, input.rankDepth ?? 0);
     const hits = await this.memories().search(NAMESPACE, { query: input.query, limit: depth });
     const texts = hits.slice(0, this.options.k).map((hit) => String(hit.value.text ?? ''));
@@ -130,19 +168,28 @@ export class LangGraphStrategy implements MemoryStrategy {
       messages.push(this.shown!);
     }
     messages.push(...recent);
-    const retrieved = hits.map((hit) => ({ stepIds: Array.isArray(hit.value.stepIds) ? (hit.value.stepIds as string[]) : [], score: hit.score ?? 0 }));
+    const retrieved = hits.map((hit) => ({
+      stepIds: Array.isArray(hit.value.stepIds) ? (hit.value.stepIds as string[]) : [],
+      score: hit.score ?? 0,
+    }));
     return { messages, retrieved };
   }
 
   async remember(item: MemoryItem): Promise<RememberAck> {
     const name = item.name ?? item.content.slice(0, 60);
-    await this.memories().put(NAMESPACE, `memory:${name}`, { text: item.content, name, stepIds: item.stepId !== undefined ? [item.stepId] : [] });
+    await this.memories().put(NAMESPACE, `memory:${name}`, {
+      text: item.content,
+      name,
+      stepIds: item.stepId !== undefined ? [item.stepId] : [],
+    });
     return { name };
   }
 
   async forget(nameOrContent: string): Promise<boolean> {
     const items = await this.memories().search(NAMESPACE, { limit: Number.MAX_SAFE_INTEGER });
-    const matching = items.filter((item) => item.value.name === nameOrContent || String(item.value.text ?? '').includes(nameOrContent));
+    const matching = items.filter(
+      (item) => item.value.name === nameOrContent || String(item.value.text ?? '').includes(nameOrContent),
+    );
     for (const item of matching) await this.memories().delete(NAMESPACE, item.key);
     return matching.length > 0;
   }
@@ -185,13 +232,17 @@ export class LangGraphStrategy implements MemoryStrategy {
   private async commit(): Promise<void> {
     const events = this.pending.take();
     if (events.length === 0) return;
-    await this.memories().put(NAMESPACE, `exchange:${events[0]!.turn}`, { text: exchangeText(events.map((event) => event.message)), stepIds: stepIdsOf(events) });
+    await this.memories().put(NAMESPACE, `exchange:${events[0]!.turn}`, {
+      text: exchangeText(events.map((event) => event.message)),
+      stepIds: stepIdsOf(events),
+    });
   }
 }
 
 export const langgraph = defineStrategy({
   name: 'langgraph',
-  description: "LangGraph: the thread in its SQLite checkpointer, trimmed to maxTokens, + its InMemoryStore's semantic search (lost on restart)",
+  description:
+    "LangGraph: the thread in its SQLite checkpointer, trimmed to maxTokens, + its InMemoryStore's semantic search (lost on restart)",
   options: langgraphOptions,
   defaultDurability: 'sync',
   durabilityModes: ['sync'],
@@ -202,7 +253,10 @@ export const langgraph = defineStrategy({
   labelKnobs: ['k'],
   create: (context, options) => {
     if (context.durability !== 'sync') {
-      throw new MembenchError('INVALID_ARGUMENT', `langgraph offers durability "sync" only (its checkpointer commits each message before invoke returns), not "${context.durability}"`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `langgraph offers durability "sync" only (its checkpointer commits each message before invoke returns), not "${context.durability}"`,
+      );
     }
     return new LangGraphStrategy(context, options);
   },

@@ -32,7 +32,16 @@ import { startModelServer, type ModelServer } from '../../harness/models/server.
 import { exchangeText } from '../shared/exchange-memory.js';
 import { ExchangeInFlight, importOptional, stepIdsOf } from '../shared/peer-support.js';
 import { trimToTokens } from '../shared/trimming.js';
-import { defineStrategy, type LoadInput, type LoadResult, type MemoryEvent, type MemoryItem, type MemoryStrategy, type RememberAck, type StrategyContext } from '../types.js';
+import {
+  defineStrategy,
+  type LoadInput,
+  type LoadResult,
+  type MemoryEvent,
+  type MemoryItem,
+  type MemoryStrategy,
+  type RememberAck,
+  type StrategyContext,
+} from '../types.js';
 
 /** The package and the version membench is measured against (package.json pins it exactly). */
 export const MEM0_PACKAGE = 'mem0ai';
@@ -48,7 +57,10 @@ interface Mem0SearchHit {
   metadata?: Record<string, unknown>;
 }
 export interface Mem0Memory {
-  add(messages: string | { role: string; content: string }[], config: { userId: string; metadata?: Record<string, unknown>; infer?: boolean }): Promise<unknown>;
+  add(
+    messages: string | { role: string; content: string }[],
+    config: { userId: string; metadata?: Record<string, unknown>; infer?: boolean },
+  ): Promise<unknown>;
   search(query: string, config: { filters: { user_id: string }; topK?: number }): Promise<{ results: Mem0SearchHit[] }>;
   getAll(config: { filters: { user_id: string }; topK?: number }): Promise<{ results: Mem0SearchHit[] }>;
   delete(memoryId: string): Promise<unknown>;
@@ -74,7 +86,10 @@ export type Mem0Options = z.output<typeof mem0Options>;
 
 /** mem0's SQLite handles: the OSS `Memory` has no close, so the adapter closes the stores it opened. */
 function closeStores(memory: Mem0Memory): void {
-  const internals = memory as unknown as Record<string, { close?: () => void; db?: { open?: boolean; close?: () => void } } | undefined>;
+  const internals = memory as unknown as Record<
+    string,
+    { close?: () => void; db?: { open?: boolean; close?: () => void } } | undefined
+  >;
   for (const key of ['db', 'vectorStore', '_entityStore']) {
     const store = internals[key];
     if (typeof store?.close === 'function') store.close();
@@ -108,7 +123,14 @@ export class Mem0Strategy implements MemoryStrategy {
       version: 'v1.1',
       llm: { provider: 'openai', config: { ...endpoint, model: model.id } },
       embedder: { provider: 'openai', config: { ...endpoint, model: embedder.id } },
-      vectorStore: { provider: 'memory', config: { collectionName: 'membench', dbPath: path.join(dir, 'vector_store.db'), ...(embedder.dimensions > 0 ? { dimension: embedder.dimensions } : {}) } },
+      vectorStore: {
+        provider: 'memory',
+        config: {
+          collectionName: 'membench',
+          dbPath: path.join(dir, 'vector_store.db'),
+          ...(embedder.dimensions > 0 ? { dimension: embedder.dimensions } : {}),
+        },
+      },
       historyStore: { provider: 'sqlite', config: { historyDbPath: path.join(dir, 'history.db') } },
     });
     this.pending = new ExchangeInFlight();
@@ -138,13 +160,19 @@ export class Mem0Strategy implements MemoryStrategy {
 
   async remember(item: MemoryItem): Promise<RememberAck> {
     const name = item.name ?? item.content.slice(0, 60);
-    await this.mem0().add(item.content, { userId: MEM0_USER_ID, infer: false, metadata: { name, ...(item.stepId !== undefined ? { stepIds: [item.stepId] } : {}) } });
+    await this.mem0().add(item.content, {
+      userId: MEM0_USER_ID,
+      infer: false,
+      metadata: { name, ...(item.stepId !== undefined ? { stepIds: [item.stepId] } : {}) },
+    });
     return { name };
   }
 
   async forget(nameOrContent: string): Promise<boolean> {
     const { results } = await this.mem0().getAll({ filters: { user_id: MEM0_USER_ID }, topK: Number.MAX_SAFE_INTEGER });
-    const matching = results.filter((hit) => hit.metadata?.name === nameOrContent || hit.memory.includes(nameOrContent));
+    const matching = results.filter(
+      (hit) => hit.metadata?.name === nameOrContent || hit.memory.includes(nameOrContent),
+    );
     for (const hit of matching) await this.mem0().delete(hit.id);
     return matching.length > 0;
   }
@@ -179,11 +207,18 @@ export class Mem0Strategy implements MemoryStrategy {
     const entries = this.pending.take();
     if (entries.length === 0) return;
     const isHuman = (entry: MemoryEvent): boolean => entry.message.getType() === 'human';
-    const user = entries.filter(isHuman).map((entry) => messageText(entry.message)).join('\n');
+    const user = entries
+      .filter(isHuman)
+      .map((entry) => messageText(entry.message))
+      .join('\n');
     const assistant = exchangeText(entries.filter((entry) => !isHuman(entry)).map((entry) => entry.message));
-    const messages = [...(user.trim() ? [{ role: 'user', content: user }] : []), ...(assistant.trim() ? [{ role: 'assistant', content: assistant }] : [])];
+    const messages = [
+      ...(user.trim() ? [{ role: 'user', content: user }] : []),
+      ...(assistant.trim() ? [{ role: 'assistant', content: assistant }] : []),
+    ];
     const stepIds = stepIdsOf(entries);
-    if (messages.length > 0) await this.mem0().add(messages, { userId: MEM0_USER_ID, metadata: { stepIds, turn: entries[0]!.turn } });
+    if (messages.length > 0)
+      await this.mem0().add(messages, { userId: MEM0_USER_ID, metadata: { stepIds, turn: entries[0]!.turn } });
     this.recent.push(...entries.map((entry) => entry.message));
     this.recent = this.trimRecent(this.recent);
   }
@@ -202,7 +237,8 @@ function hitStepIds(hit: Mem0SearchHit): string[] {
 
 export const mem0 = defineStrategy({
   name: 'mem0',
-  description: "mem0's OSS Memory (mem0ai, SQLite history + vectors): facts extracted per exchange, search top-k + recent messages",
+  description:
+    "mem0's OSS Memory (mem0ai, SQLite history + vectors): facts extracted per exchange, search top-k + recent messages",
   options: mem0Options,
   defaultDurability: 'sync',
   durabilityModes: ['sync'],
@@ -213,7 +249,10 @@ export const mem0 = defineStrategy({
   labelKnobs: ['k'],
   create: (context, options) => {
     if (context.durability !== 'sync') {
-      throw new MembenchError('INVALID_ARGUMENT', `mem0 offers durability "sync" only (its SQLite files commit before add returns), not "${context.durability}"`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `mem0 offers durability "sync" only (its SQLite files commit before add returns), not "${context.durability}"`,
+      );
     }
     return new Mem0Strategy(context, options);
   },

@@ -21,7 +21,14 @@
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../../harness/core/tokens.js';
 import { insertSorted, lowerBound } from '../stores/vector-index.js';
-import { ExchangeStore, type ExchangeFeatures, type ExchangeStoreOptions, type PendingMessage, type StoreIdentity, type StoredExchange } from '../stores/exchange-store.js';
+import {
+  ExchangeStore,
+  type ExchangeFeatures,
+  type ExchangeStoreOptions,
+  type PendingMessage,
+  type StoreIdentity,
+  type StoredExchange,
+} from '../stores/exchange-store.js';
 import { opaqueMessageId } from '../../harness/scenarios/step-ids.js';
 import type { LoadInput, LoadResult, MemoryEvent, MemoryStrategy, RetrievedItem, StrategyContext } from '../types.js';
 
@@ -122,7 +129,8 @@ export function recentKeys(request: RankRequest, halfLife: number): number[] {
 /** Best first; on equal scores the newer (higher) key first. */
 export const byScore = (a: RankedKey, b: RankedKey): number => b.score - a.score || b.key - a.key;
 
-const MEMORY_HEADER = 'Relevant memories from earlier in this conversation (the most relevant exchanges, oldest first):';
+const MEMORY_HEADER =
+  'Relevant memories from earlier in this conversation (the most relevant exchanges, oldest first):';
 
 /** A complete exchange, keyed by its id. Text and messages load lazily after a reopen. */
 interface ExchangeRecord {
@@ -170,7 +178,8 @@ export function renderExchange(messages: readonly BaseMessage[]): string {
         break;
       default:
         if (content) lines.push(`Assistant: ${content}`);
-        for (const call of toolCallsOf(message)) lines.push(`Assistant called ${call.name}(${JSON.stringify(call.args)})`);
+        for (const call of toolCallsOf(message))
+          lines.push(`Assistant called ${call.name}(${JSON.stringify(call.args)})`);
     }
   }
   return lines.join('\n');
@@ -195,7 +204,9 @@ function splitExchanges(messages: readonly PendingMessage[]): PendingMessage[][]
   return groups;
 }
 
-const stepIdsOf = (group: readonly PendingMessage[]): string[] => [...new Set(group.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : [])))];
+const stepIdsOf = (group: readonly PendingMessage[]): string[] => [
+  ...new Set(group.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : []))),
+];
 const recordOf = (row: StoredExchange): ExchangeRecord => ({
   turn: row.turn,
   stepIds: row.stepIds,
@@ -215,7 +226,12 @@ const MESSAGES_PER_EXCHANGE = 1024;
 /** Whether the messages end in a finished reply: an assistant message that calls no tool. */
 const endsInReply = (messages: readonly PendingMessage[]): boolean => {
   const last = messages.at(-1)?.message;
-  return last !== undefined && last.getType() === 'ai' && toolCallsOf(last).length === 0 && messages.some((entry) => isHuman(entry.message));
+  return (
+    last !== undefined &&
+    last.getType() === 'ai' &&
+    toolCallsOf(last).length === 0 &&
+    messages.some((entry) => isHuman(entry.message))
+  );
 };
 
 /** The exchange lifecycle of a retrieving strategy, with the retriever that ranks its exchanges. */
@@ -240,7 +256,11 @@ export class ExchangeMemory implements MemoryStrategy {
     private readonly retriever: ExchangeRetriever,
     file: string,
   ) {
-    this.store = new ExchangeStore(context.dir, context.durability, { file, ...retriever.needs, midWrite: () => context.checkpoint?.('mid_memory_write') });
+    this.store = new ExchangeStore(context.dir, context.durability, {
+      file,
+      ...retriever.needs,
+      midWrite: () => context.checkpoint?.('mid_memory_write'),
+    });
   }
 
   /** Rows read from SQLite on the hot path (catch-up checks, lazy reads), for complexity tests. */
@@ -254,7 +274,10 @@ export class ExchangeMemory implements MemoryStrategy {
 
   async open(): Promise<void> {
     if (this.opened) return;
-    const { exchanges, pending, dimensions } = this.store.open({ ...this.retriever.identity(), index: this.options.index ?? 'exchange' });
+    const { exchanges, pending, dimensions } = this.store.open({
+      ...this.retriever.identity(),
+      index: this.options.index ?? 'exchange',
+    });
     this.records = new Map(exchanges.map((row) => [row.id, recordOf(row)]));
     this.keys = exchanges.map(({ id }) => id);
     this.seenUpTo = this.keys.at(-1) ?? 0;
@@ -271,7 +294,14 @@ export class ExchangeMemory implements MemoryStrategy {
 
   async save(event: MemoryEvent): Promise<void> {
     const last = this.pending.at(-1);
-    if (last && this.adopted.has(last) && isHuman(event.message) && isHuman(last.message) && last.turn === event.turn && messageText(last.message) === messageText(event.message)) {
+    if (
+      last &&
+      this.adopted.has(last) &&
+      isHuman(event.message) &&
+      isHuman(last.message) &&
+      last.turn === event.turn &&
+      messageText(last.message) === messageText(event.message)
+    ) {
       return; // the agent re-saves the message whose save a crash interrupted: it is already stored
     }
     const entry: PendingMessage = {
@@ -314,7 +344,15 @@ export class ExchangeMemory implements MemoryStrategy {
       const chosen = ranked.map(({ key }) => key).sort((a, b) => a - b);
       if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
       // Asked for a deeper ranking (a probe): every stored exchange competes, the recent ones too, as retrieval benchmarks rank the whole history.
-      const deep = input.rankDepth === undefined ? ranked : await this.rank({ ...request, n: Math.max(this.options.k, input.rankDepth), below: Infinity, searchable: this.keys.length });
+      const deep =
+        input.rankDepth === undefined
+          ? ranked
+          : await this.rank({
+              ...request,
+              n: Math.max(this.options.k, input.rankDepth),
+              below: Infinity,
+              searchable: this.keys.length,
+            });
       retrieved = deep.map(({ key, score }) => ({ stepIds: this.records.get(key)!.stepIds, score }));
     }
     for (let i = searchable; i < this.keys.length; i++) messages.push(...this.exchange(this.keys[i]!).messages);
@@ -335,7 +373,9 @@ export class ExchangeMemory implements MemoryStrategy {
       ...stored.exchanges,
       ...stored.pending.map((message) => exchangeText([message])),
       ...unwritten.map((key) => this.exchange(key).text),
-      ...this.pending.filter((entry) => !this.persistent || entry.seq === undefined).map((entry) => exchangeText([entry.message])),
+      ...this.pending
+        .filter((entry) => !this.persistent || entry.seq === undefined)
+        .map((entry) => exchangeText([entry.message])),
     ];
   }
 
@@ -359,9 +399,19 @@ export class ExchangeMemory implements MemoryStrategy {
     if (this.keys.length > 0 && input.query.trim()) {
       const documents = this.options.unit === 'session' ? this.sessionDocuments() : this.messageDocuments();
       const byKey = new Map(documents.map((document) => [document.key, document]));
-      const ranked = await this.retriever.rankDocuments(input.query, documents, Math.max(this.options.k, input.rankDepth ?? 0));
+      const ranked = await this.retriever.rankDocuments(
+        input.query,
+        documents,
+        Math.max(this.options.k, input.rankDepth ?? 0),
+      );
       const below = this.keys[searchable] ?? Infinity;
-      const chosen = [...new Set(ranked.slice(0, this.options.k).flatMap(({ key }) => byKey.get(key)!.exchanges.filter((member) => member < below)))].sort((a, b) => a - b);
+      const chosen = [
+        ...new Set(
+          ranked
+            .slice(0, this.options.k)
+            .flatMap(({ key }) => byKey.get(key)!.exchanges.filter((member) => member < below)),
+        ),
+      ].sort((a, b) => a - b);
       if (chosen.length > 0) messages.push(this.memoryMessage(chosen));
       const depth = input.rankDepth === undefined ? this.options.k : Math.max(this.options.k, input.rankDepth);
       retrieved = ranked.slice(0, depth).map(({ key, score }) => ({ stepIds: byKey.get(key)!.stepIds, score }));
@@ -459,7 +509,8 @@ export class ExchangeMemory implements MemoryStrategy {
    */
   private async indexCompleteExchanges(query?: string, message?: PendingMessage, all = false): Promise<void> {
     let lastHuman = -1;
-    for (let i = this.pending.length - 1; i >= 0 && lastHuman < 0; i--) if (isHuman(this.pending[i]!.message)) lastHuman = i;
+    for (let i = this.pending.length - 1; i >= 0 && lastHuman < 0; i--)
+      if (isHuman(this.pending[i]!.message)) lastHuman = i;
     const cut = all ? this.pending.length : lastHuman;
     const groups = cut > 0 ? splitExchanges(this.pending.slice(0, cut)) : [];
     const queryText = query?.trim() ? query : undefined;
@@ -467,7 +518,9 @@ export class ExchangeMemory implements MemoryStrategy {
       if (message) this.store.appendPending(message);
       return;
     }
-    const texts = groups.map((group) => exchangeText(this.indexedMessages(group.map((entry) => entry.message))) || '(empty exchange)');
+    const texts = groups.map(
+      (group) => exchangeText(this.indexedMessages(group.map((entry) => entry.message))) || '(empty exchange)',
+    );
     let features: ExchangeFeatures[];
     try {
       features = await this.retriever.features(texts, queryText);

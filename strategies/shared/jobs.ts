@@ -78,7 +78,8 @@ export class JobQueue {
     // Inside a durable batch a `sync` store stays at NORMAL: the batch fsyncs it once at its end and
     // then restores FULL (harness/core/sqlite.ts); forcing FULL here made every reopen at a replayed
     // session boundary fsync each commit again.
-    if (options.durability === 'async' || (options.durability === 'sync' && !inDurableBatch())) db.pragma('synchronous = FULL');
+    if (options.durability === 'async' || (options.durability === 'sync' && !inDurableBatch()))
+      db.pragma('synchronous = FULL');
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       kind TEXT NOT NULL,
@@ -98,7 +99,16 @@ export class JobQueue {
     const { lastInsertRowid } = this.db
       .prepare(`INSERT INTO ${this.table} (kind, payload, base_version, enqueued_at) VALUES (?, ?, ?, ?)`)
       .run(kind, JSON.stringify(payload), baseVersion, enqueuedAt);
-    return { id: Number(lastInsertRowid), kind, payload, baseVersion, attempts: 0, state: 'pending', enqueuedAt, lastError: null };
+    return {
+      id: Number(lastInsertRowid),
+      kind,
+      payload,
+      baseVersion,
+      attempts: 0,
+      state: 'pending',
+      enqueuedAt,
+      lastError: null,
+    };
   }
 
   /**
@@ -107,13 +117,17 @@ export class JobQueue {
    * harmless by completing conditionally (see `complete` and `baseVersion`).
    */
   recover(): number {
-    return this.db.prepare(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL WHERE state = 'running'`).run().changes;
+    return this.db
+      .prepare(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL WHERE state = 'running'`)
+      .run().changes;
   }
 
   /** The oldest unfinished job of `kind`, marked running; undefined when none is left or an older one is still running. */
   claim<Payload>(kind: string): Job<Payload> | undefined {
     const claimed = this.db.transaction((): JobRow | undefined => {
-      const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as JobRow | undefined;
+      const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as
+        | JobRow
+        | undefined;
       if (!oldest || oldest.state === 'running') return undefined;
       this.db
         .prepare(`UPDATE ${this.table} SET state = 'running', attempts = attempts + 1, claimed_at = ? WHERE id = ?`)
@@ -130,7 +144,9 @@ export class JobQueue {
    * an older one is running elsewhere.
    */
   next<Payload>(kind: string): Job<Payload> | undefined {
-    const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as JobRow | undefined;
+    const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as
+      | JobRow
+      | undefined;
     return oldest && oldest.state !== 'running' ? toJob<Payload>(oldest) : undefined;
   }
 
@@ -146,7 +162,9 @@ export class JobQueue {
 
   /** Puts a claimed job back (after a failure), remembering why; it is retried by the next claim. */
   release(id: number, error?: string): void {
-    this.db.prepare(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL, last_error = ? WHERE id = ?`).run(error ?? null, id);
+    this.db
+      .prepare(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL, last_error = ? WHERE id = ?`)
+      .run(error ?? null, id);
   }
 
   /** Unfinished jobs (pending or running), oldest first: what a crash left behind, or the backlog. */
@@ -233,7 +251,8 @@ export class JobWorker<Payload> {
         try {
           await this.handler(job);
         } catch (error) {
-          if (this.queue.has(job.id)) this.queue.release(job.id, error instanceof Error ? error.message : String(error));
+          if (this.queue.has(job.id))
+            this.queue.release(job.id, error instanceof Error ? error.message : String(error));
           throw error;
         }
         if (!this.staged(job)) this.queue.complete(job.id);

@@ -8,7 +8,15 @@
  * set of term statistics.
  */
 import { fnv1a } from '../../harness/core/hash.js';
-import { byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedDocument, type RankedKey } from './exchange-memory.js';
+import {
+  byScore,
+  recentKeys,
+  withRecency,
+  type ExchangeRetriever,
+  type RankRequest,
+  type RankedDocument,
+  type RankedKey,
+} from './exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
 import { LexicalIndex } from '../stores/lexical-index.js';
 import { segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
@@ -79,9 +87,13 @@ export class LexicalRetriever implements ExchangeRetriever {
     const hits = new Map<number, number>();
     for (const hit of index.search(terms, Math.max(4 * request.n, 64), request.below)) hits.set(hit.key, hit.score);
     const recent = recentKeys(request, halfLife);
-    if (recent.length > 0) for (const hit of index.search(terms, recent.length, request.below, recent.at(-1)!)) hits.set(hit.key, hit.score);
+    if (recent.length > 0)
+      for (const hit of index.search(terms, recent.length, request.below, recent.at(-1)!)) hits.set(hit.key, hit.score);
     const best = Math.max(0, ...hits.values());
-    const scored = [...hits].map(([key, score]) => ({ key, score: withRecency(best > 0 ? score / best : 0, request.turn - request.turnOf(key), weight, halfLife) }));
+    const scored = [...hits].map(([key, score]) => ({
+      key,
+      score: withRecency(best > 0 ? score / best : 0, request.turn - request.turnOf(key), weight, halfLife),
+    }));
     return scored.sort(byScore).slice(0, request.n);
   }
 

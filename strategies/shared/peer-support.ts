@@ -14,25 +14,35 @@ const imports = new Map<string, Promise<unknown[]>>();
  * the packages). A missing package is an UNKNOWN_STRATEGY error naming the strategy and the exact
  * `npm install -E` line (`packages`: name@version as pinned in package.json).
  */
-export function importOptional(strategy: string, specifiers: readonly string[], packages: readonly string[]): Promise<unknown[]> {
+export function importOptional(
+  strategy: string,
+  specifiers: readonly string[],
+  packages: readonly string[],
+): Promise<unknown[]> {
   const key = specifiers.join('\n');
   let loading = imports.get(key);
   if (!loading) {
-    loading = Promise.all(specifiers.map((specifier: string) => import(specifier) as Promise<unknown>)).catch((error: unknown) => {
-      imports.delete(key);
-      const code = (error as { code?: unknown } | null)?.code;
-      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-        throw new MembenchError('UNKNOWN_STRATEGY', `strategy "${strategy}" needs the optional package${packages.length > 1 ? 's' : ''} ${packages.join(' and ')}: npm install -E ${packages.join(' ')}`);
-      }
-      throw error;
-    });
+    loading = Promise.all(specifiers.map((specifier: string) => import(specifier) as Promise<unknown>)).catch(
+      (error: unknown) => {
+        imports.delete(key);
+        const code = (error as { code?: unknown } | null)?.code;
+        if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+          throw new MembenchError(
+            'UNKNOWN_STRATEGY',
+            `strategy "${strategy}" needs the optional package${packages.length > 1 ? 's' : ''} ${packages.join(' and ')}: npm install -E ${packages.join(' ')}`,
+          );
+        }
+        throw error;
+      },
+    );
     imports.set(key, loading);
   }
   return loading;
 }
 
 const isHuman = (message: BaseMessage): boolean => message.getType() === 'human';
-const callsTools = (message: BaseMessage): boolean => message.getType() === 'ai' && ((message as { tool_calls?: unknown[] }).tool_calls?.length ?? 0) > 0;
+const callsTools = (message: BaseMessage): boolean =>
+  message.getType() === 'ai' && ((message as { tool_calls?: unknown[] }).tool_calls?.length ?? 0) > 0;
 
 /** The exchange in flight, as the adapters hand it to their library. */
 export class ExchangeInFlight {
@@ -73,4 +83,6 @@ export class ExchangeInFlight {
 }
 
 /** The scenario steps an exchange came from, once each. */
-export const stepIdsOf = (events: readonly MemoryEvent[]): string[] => [...new Set(events.flatMap((event) => (event.stepId !== undefined ? [event.stepId] : [])))];
+export const stepIdsOf = (events: readonly MemoryEvent[]): string[] => [
+  ...new Set(events.flatMap((event) => (event.stepId !== undefined ? [event.stepId] : []))),
+];

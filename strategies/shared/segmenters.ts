@@ -67,7 +67,8 @@ function jiebaTerms(text: string): string[] {
     for (const term of loadJieba().cutForSearch(run[0], true)) if (keep(term)) out.push(term);
     from = run.index + run[0].length;
   }
-  if (from < normalized.length) out.push(...wordsOfNormalized(from === 0 ? normalized : normalized.slice(from)).filter(keep));
+  if (from < normalized.length)
+    out.push(...wordsOfNormalized(from === 0 ? normalized : normalized.slice(from)).filter(keep));
   return out;
 }
 

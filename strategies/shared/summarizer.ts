@@ -13,7 +13,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import {
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  SystemMessage,
+  type BaseMessage,
+} from '@langchain/core/messages';
 import type { DurabilityMode, StrategyContext } from '../types.js';
 import { writeFileAtomic } from '../../harness/core/fs.js';
 import { JobQueue, JobWorker, type Job } from './jobs.js';
@@ -60,7 +65,8 @@ export function conversationLines(messages: readonly BaseMessage[]): string {
   for (const message of messages) {
     const text = messageText(message).trim();
     const role = roleOf(message);
-    const calls = 'tool_calls' in message ? ((message.tool_calls as { name: string; args: unknown }[] | undefined) ?? []) : [];
+    const calls =
+      'tool_calls' in message ? ((message.tool_calls as { name: string; args: unknown }[] | undefined) ?? []) : [];
     if (role === 'user' && text) lines.push(`Human: ${text}`);
     else if (role === 'assistant') {
       if (text) lines.push(`AI: ${text}`);
@@ -144,7 +150,9 @@ function prepareStatements(db: SqliteDatabase) {
   return {
     initSummary: db.prepare("INSERT OR IGNORE INTO summary (id, version, text, updated_at) VALUES (1, 0, '', ?)"),
     readSummary: db.prepare('SELECT text, version FROM summary WHERE id = 1'),
-    writeSummary: db.prepare('UPDATE summary SET text = ?, version = version + 1, updated_at = ? WHERE id = 1 AND version = ?'),
+    writeSummary: db.prepare(
+      'UPDATE summary SET text = ?, version = version + 1, updated_at = ? WHERE id = 1 AND version = ?',
+    ),
     insert: db.prepare('INSERT INTO messages (data) VALUES (?)'),
     range: db.prepare('SELECT seq, data FROM messages WHERE seq BETWEEN ? AND ? ORDER BY seq'),
     dropRange: db.prepare('DELETE FROM messages WHERE seq BETWEEN ? AND ?'),
@@ -234,7 +242,8 @@ export class SummaryStore {
     const staged = this.staged;
     if (!staged) return;
     this.staged = undefined;
-    if (typeof this.applyFold(staged.job, staged.text, staged.readVersion) === 'string') this.summaryCache = this.readSummary();
+    if (typeof this.applyFold(staged.job, staged.text, staged.readVersion) === 'string')
+      this.summaryCache = this.readSummary();
   }
 
   /** The conditional write of a fold's result: the summary (if still at `readVersion`), its messages dropped, its job done. */
@@ -248,7 +257,9 @@ export class SummaryStore {
 
   /** Appends a message to the log of unfolded messages; returns its seq (never reused, even after folds). */
   append(message: BaseMessage): number {
-    return Number(this.statements.insert.run(JSON.stringify(mapChatMessagesToStoredMessages([message])[0])).lastInsertRowid);
+    return Number(
+      this.statements.insert.run(JSON.stringify(mapChatMessagesToStoredMessages([message])[0])).lastInsertRowid,
+    );
   }
 
   /**
@@ -257,7 +268,13 @@ export class SummaryStore {
    * as a version mismatch when the job runs.
    */
   enqueueFold(fromSeq: number, throughSeq: number): Job<FoldPayload> {
-    return this.transaction(() => this.queue.enqueue<FoldPayload>(FOLD_JOB, { fromSeq, throughSeq }, this.readSummary().version + this.queue.size(FOLD_JOB)));
+    return this.transaction(() =>
+      this.queue.enqueue<FoldPayload>(
+        FOLD_JOB,
+        { fromSeq, throughSeq },
+        this.readSummary().version + this.queue.size(FOLD_JOB),
+      ),
+    );
   }
 
   /** Fold jobs not finished yet (the backlog, or what a crash left behind), oldest first. */
@@ -280,7 +297,9 @@ export class SummaryStore {
     const { fromSeq, throughSeq } = job.payload;
     // A fold reads the summary from the file: an earlier staged one is committed first.
     this.commitStagedFold();
-    const messages = toStored(this.statements.range.all(fromSeq, throughSeq) as { seq: number; data: string }[]).map((stored) => stored.message);
+    const messages = toStored(this.statements.range.all(fromSeq, throughSeq) as { seq: number; data: string }[]).map(
+      (stored) => stored.message,
+    );
     for (let attempt = 1; ; attempt++) {
       const current = this.readSummary();
       const text = await summarize(current.text, messages, current.version !== job.baseVersion);
@@ -339,11 +358,17 @@ export class SummaryMemory {
   private readonly worker: JobWorker<FoldPayload>;
   private shown: { version: number; message: SystemMessage } | undefined;
 
-  constructor(context: StrategyContext, mode: SummarizeMode | undefined, runFold: (job: Job<FoldPayload>) => Promise<void>) {
+  constructor(
+    context: StrategyContext,
+    mode: SummarizeMode | undefined,
+    runFold: (job: Job<FoldPayload>) => Promise<void>,
+  ) {
     this.store = SummaryStore.open(context.dir, SUMMARY_FILE, context.durability, context.now);
     this.mode = mode ?? (context.durability === 'async' ? 'async' : 'sync');
     // Synchronous folds are awaited by save(): their claim needs no commit of its own, and their result joins the next message's commit.
-    this.worker = new JobWorker(this.store.queue, FOLD_JOB, runFold, this.mode === 'async', (job) => this.store.isStaged(job.id));
+    this.worker = new JobWorker(this.store.queue, FOLD_JOB, runFold, this.mode === 'async', (job) =>
+      this.store.isStaged(job.id),
+    );
     this.store.stageFolds = this.mode === 'sync';
   }
 

@@ -24,7 +24,12 @@ export function windowStart(messages: readonly BaseMessage[], humanAt: readonly 
  * Works backwards from the end, so its cost is the window's size, not the history's.
  * If even the last unit does not fit, that unit alone is kept.
  */
-export function trimToTokens(messages: readonly BaseMessage[], start: number, maxTokens: number, tokens: TokenCounter): number {
+export function trimToTokens(
+  messages: readonly BaseMessage[],
+  start: number,
+  maxTokens: number,
+  tokens: TokenCounter,
+): number {
   let used = TOKENS_PER_REPLY;
   let cut = messages.length;
   let pending = 0;

@@ -15,7 +15,16 @@ import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
 import type { Embedder } from '../../harness/models/types.js';
 import { fnv1a } from '../../harness/core/hash.js';
-import { HELD_BASE, byScore, recentKeys, withRecency, type ExchangeRetriever, type RankRequest, type RankedDocument, type RankedKey } from './exchange-memory.js';
+import {
+  HELD_BASE,
+  byScore,
+  recentKeys,
+  withRecency,
+  type ExchangeRetriever,
+  type RankRequest,
+  type RankedDocument,
+  type RankedKey,
+} from './exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
 import { dot, normalized, VectorIndex } from '../stores/vector-index.js';
 import type { DurabilityMode } from '../types.js';
@@ -119,19 +128,27 @@ export class VectorRetriever implements ExchangeRetriever {
     const { recencyWeight: weight, halfLife, minSimilarity } = this.options;
     const query = await this.queryVector(request.query);
     const similarity = new Map<number, number>();
-    const pool = (vectors: VectorIndex): number => (weight === 0 ? request.n : vectors.exact ? vectors.size : Math.max(4 * request.n, 64));
+    const pool = (vectors: VectorIndex): number =>
+      weight === 0 ? request.n : vectors.exact ? vectors.size : Math.max(4 * request.n, 64);
     for (const hit of index.search(query, pool(index), request.below)) similarity.set(hit.label, hit.similarity);
     const held = this.held;
-    if (held && request.below > HELD_BASE) for (const hit of held.search(query, pool(held), request.below - HELD_BASE)) similarity.set(hit.label + HELD_BASE, hit.similarity);
+    if (held && request.below > HELD_BASE)
+      for (const hit of held.search(query, pool(held), request.below - HELD_BASE))
+        similarity.set(hit.label + HELD_BASE, hit.similarity);
     if (weight > 0 && !(index.exact && (held?.exact ?? true))) {
       // HNSW only returns the most similar: score the recent exchanges too, whose recency bonus may outrank them.
       for (const key of recentKeys(request, halfLife)) {
-        if (!similarity.has(key)) similarity.set(key, key >= HELD_BASE ? held!.similarity(query, key - HELD_BASE) : index.similarity(query, key));
+        if (!similarity.has(key))
+          similarity.set(
+            key,
+            key >= HELD_BASE ? held!.similarity(query, key - HELD_BASE) : index.similarity(query, key),
+          );
       }
     }
     const scored: RankedKey[] = [];
     for (const [key, sim] of similarity) {
-      if (sim > minSimilarity) scored.push({ key, score: withRecency(sim, request.turn - request.turnOf(key), weight, halfLife) });
+      if (sim > minSimilarity)
+        scored.push({ key, score: withRecency(sim, request.turn - request.turnOf(key), weight, halfLife) });
     }
     return scored.sort(byScore).slice(0, request.n);
   }
@@ -141,11 +158,16 @@ export class VectorRetriever implements ExchangeRetriever {
     const stale = documents.filter(({ key }, i) => this.documentVectors.get(key)?.hash !== hashes[i]);
     if (stale.length > 0) {
       const vectors = await this.embed(stale.map(({ text }) => text));
-      stale.forEach(({ key, text }, i) => this.documentVectors.set(key, { hash: fnv1a(text), vector: normalized(vectors[i]!) }));
+      stale.forEach(({ key, text }, i) =>
+        this.documentVectors.set(key, { hash: fnv1a(text), vector: normalized(vectors[i]!) }),
+      );
     }
     const unitQuery = normalized(await this.queryVector(query));
     const scored = documents.map(({ key }) => ({ key, score: dot(unitQuery, this.documentVectors.get(key)!.vector) }));
-    return scored.filter(({ score }) => score > this.options.minSimilarity).sort(byScore).slice(0, n);
+    return scored
+      .filter(({ score }) => score > this.options.minSimilarity)
+      .sort(byScore)
+      .slice(0, n);
   }
 
   /** Rewrites the index file once the unsaved part is big enough: amortised O(1) per exchange. */
@@ -169,7 +191,12 @@ export class VectorRetriever implements ExchangeRetriever {
   }
 
   private newIndex(): VectorIndex {
-    return new VectorIndex({ dimensions: this.dimensions, exactBelow: this.options.exactBelow, efSearch: Math.max(this.options.k * 4, 64), seed: this.context.seed });
+    return new VectorIndex({
+      dimensions: this.dimensions,
+      exactBelow: this.options.exactBelow,
+      efSearch: Math.max(this.options.k * 4, 64),
+      seed: this.context.seed,
+    });
   }
 
   /** The index restored from the file (when `fromFile`) plus the stored vectors it lacks, and an empty held index in mode `exit`. */
@@ -192,7 +219,10 @@ export class VectorRetriever implements ExchangeRetriever {
     for (const vector of vectors) {
       if (this.dimensions === 0) this.learnDimensions(vector.length);
       if (vector.length !== this.dimensions) {
-        throw new MembenchError('MODEL_ERROR', `vector: the embedder ${this.context.embedder.id} returned a ${vector.length}-dimension vector; this store's vectors have ${this.dimensions} dimensions`);
+        throw new MembenchError(
+          'MODEL_ERROR',
+          `vector: the embedder ${this.context.embedder.id} returned a ${vector.length}-dimension vector; this store's vectors have ${this.dimensions} dimensions`,
+        );
       }
     }
     return vectors;

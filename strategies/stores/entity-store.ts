@@ -13,7 +13,15 @@ import { hasCjk, matchTerms, normalizeText } from '../../harness/core/text.js';
  * One entity as stored (`name` is its key): `version` counts its writes; `job` is its last writer's ticket, so an older job never overwrites it;
  * `sources` are the scenario step ids of the exchanges its summary was folded from (for retrieval metrics).
  */
-export type EntityRecord = { name: string; display: string; summary: string; version: number; updatedTurn: number; job: number; sources: string[] };
+export type EntityRecord = {
+  name: string;
+  display: string;
+  summary: string;
+  version: number;
+  updatedTurn: number;
+  job: number;
+  sources: string[];
+};
 
 /** A new summary for an entity; without `job` it is a direct write (a correction), newer than every queued job. */
 export type EntityWrite = { name: string; summary: string; turn: number; job?: number; stepIds?: readonly string[] };
@@ -57,13 +65,17 @@ CREATE TABLE IF NOT EXISTS entities (
 CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, turn INTEGER NOT NULL, lines TEXT NOT NULL, step_ids TEXT);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);`;
 
-const SELECT_ENTITIES = 'SELECT name, display, summary, version, updated_turn AS updatedTurn, updated_job AS job, step_ids AS sources FROM entities';
+const SELECT_ENTITIES =
+  'SELECT name, display, summary, version, updated_turn AS updatedTurn, updated_job AS job, step_ids AS sources FROM entities';
 /** Columns added after the first release: a file written before them gets them (empty) on open. */
 const ADDED_COLUMNS: [table: string, column: string][] = [
   ['entities', 'step_ids'],
   ['jobs', 'step_ids'],
 ];
-const fromRow = (row: Omit<EntityRecord, 'sources'> & { sources: string | null }): EntityRecord => ({ ...row, sources: row.sources ? (JSON.parse(row.sources) as string[]) : [] });
+const fromRow = (row: Omit<EntityRecord, 'sources'> & { sources: string | null }): EntityRecord => ({
+  ...row,
+  sources: row.sources ? (JSON.parse(row.sources) as string[]) : [],
+});
 const INSERT_ENTITY = `INSERT INTO entities (name, display, summary, version, updated_turn, updated_job, updated_at, step_ids)
   VALUES (@name, @display, @summary, @version, @updatedTurn, @job, @updatedAt, @stepIds) ON CONFLICT (name) DO NOTHING`;
 const UPDATE_ENTITY = `UPDATE entities SET display = @display, summary = @summary, version = @version, updated_turn = @updatedTurn,
@@ -86,7 +98,11 @@ export class EntityStore {
   private readonly statements = new Map<string, Statement>();
   private nextTicket = 1;
 
-  constructor(private readonly file: string, private readonly durability: DurabilityMode, private readonly now: () => Date) {}
+  constructor(
+    private readonly file: string,
+    private readonly durability: DurabilityMode,
+    private readonly now: () => Date,
+  ) {}
 
   private get commitsEachWrite(): boolean {
     return this.db !== undefined && (this.durability === 'sync' || this.durability === 'async');
@@ -109,8 +125,20 @@ export class EntityStore {
       this.cache(record);
       this.storedVersion.set(record.name, record.version);
     }
-    const rows = db.prepare('SELECT id, turn, lines, step_ids FROM jobs ORDER BY id').all() as { id: number; turn: number; lines: string; step_ids: string | null }[];
-    const jobs = rows.map((row): EntityJob => ({ id: row.id, turn: row.turn, lines: JSON.parse(row.lines) as string[], stepIds: row.step_ids ? (JSON.parse(row.step_ids) as string[]) : [] }));
+    const rows = db.prepare('SELECT id, turn, lines, step_ids FROM jobs ORDER BY id').all() as {
+      id: number;
+      turn: number;
+      lines: string;
+      step_ids: string | null;
+    }[];
+    const jobs = rows.map(
+      (row): EntityJob => ({
+        id: row.id,
+        turn: row.turn,
+        lines: JSON.parse(row.lines) as string[],
+        stepIds: row.step_ids ? (JSON.parse(row.step_ids) as string[]) : [],
+      }),
+    );
     for (const { job } of this.records.values()) this.nextTicket = Math.max(this.nextTicket, job + 1);
     for (const { id } of jobs) this.nextTicket = Math.max(this.nextTicket, id + 1);
     this.db = db;
@@ -158,7 +186,15 @@ export class EntityStore {
     const job = write.job ?? this.ticket();
     const current = this.records.get(name);
     const sources = [...new Set([...(current?.sources ?? []), ...(write.stepIds ?? [])])];
-    const record: EntityRecord = { name, display: write.name.trim(), summary: write.summary, version: expectedVersion + 1, updatedTurn: write.turn, job, sources };
+    const record: EntityRecord = {
+      name,
+      display: write.name.trim(),
+      summary: write.summary,
+      version: expectedVersion + 1,
+      updatedTurn: write.turn,
+      job,
+      sources,
+    };
     const accepted = this.commitsEachWrite
       ? this.writeRow(record, expectedVersion)
       : (current?.version ?? 0) === expectedVersion && (current?.job ?? 0) < job;
@@ -175,7 +211,9 @@ export class EntityStore {
   /** Applies a job's drafts in one transaction and, when all were taken (or `last`), removes the job from the queue. Returns the names refused. */
   commit(drafts: readonly EntityDraft[], job: number, last: boolean): string[] {
     const apply = (): string[] => {
-      const refused = drafts.filter((draft) => !this.compareAndSet(draft.write, draft.expectedVersion)).map((draft) => draft.write.name);
+      const refused = drafts
+        .filter((draft) => !this.compareAndSet(draft.write, draft.expectedVersion))
+        .map((draft) => draft.write.name);
       if ((refused.length === 0 || last) && this.commitsEachWrite) this.sql('DELETE FROM jobs WHERE id = ?').run(job);
       return refused;
     };
@@ -197,7 +235,9 @@ export class EntityStore {
     }
     const rank = (name: string): number => (named.has(name) ? 1e9 : 0) + overlap.get(name)!;
     const ranked = [...overlap.keys()].map((name) => this.records.get(name)!);
-    return ranked.sort((a, b) => rank(b.name) - rank(a.name) || b.job - a.job || a.name.localeCompare(b.name)).slice(0, k);
+    return ranked
+      .sort((a, b) => rank(b.name) - rank(a.name) || b.job - a.job || a.name.localeCompare(b.name))
+      .slice(0, k);
   }
 
   /** Writes what `exit` mode kept back (still compare-and-set against the versions read at open), then releases the file. */
@@ -205,7 +245,8 @@ export class EntityStore {
     const db = this.db;
     if (!db) return;
     db.transaction(() => {
-      for (const name of this.dirty) if (!this.writeRow(this.records.get(name)!, this.storedVersion.get(name) ?? 0)) this.staleWrites++;
+      for (const name of this.dirty)
+        if (!this.writeRow(this.records.get(name)!, this.storedVersion.get(name) ?? 0)) this.staleWrites++;
     }).immediate();
     this.dirty.clear();
     this.statements.clear();
@@ -223,22 +264,34 @@ export class EntityStore {
   /** Takes the next ticket in the writers' order, recording a job with it when given (one transaction). */
   private ticket(job?: { turn: number; lines: string[]; stepIds: string[] }): number {
     if (!this.commitsEachWrite) return this.nextTicket++;
-    return this.db!
-      .transaction((): number => {
-        const stored = (this.sql("SELECT value FROM meta WHERE key = 'next_job'").get() as { value: number } | undefined)?.value ?? 1;
-        const id = Math.max(stored, this.nextTicket);
-        if (job) this.sql('INSERT INTO jobs (id, turn, lines, step_ids) VALUES (?, ?, ?, ?)').run(id, job.turn, JSON.stringify(job.lines), job.stepIds.length > 0 ? JSON.stringify(job.stepIds) : null);
-        this.sql("INSERT INTO meta (key, value) VALUES ('next_job', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(id + 1);
-        this.nextTicket = id + 1;
-        return id;
-      })
-      .immediate();
+    return this.db!.transaction((): number => {
+      const stored =
+        (this.sql("SELECT value FROM meta WHERE key = 'next_job'").get() as { value: number } | undefined)?.value ?? 1;
+      const id = Math.max(stored, this.nextTicket);
+      if (job)
+        this.sql('INSERT INTO jobs (id, turn, lines, step_ids) VALUES (?, ?, ?, ?)').run(
+          id,
+          job.turn,
+          JSON.stringify(job.lines),
+          job.stepIds.length > 0 ? JSON.stringify(job.stepIds) : null,
+        );
+      this.sql(
+        "INSERT INTO meta (key, value) VALUES ('next_job', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ).run(id + 1);
+      this.nextTicket = id + 1;
+      return id;
+    }).immediate();
   }
 
   /** The compare-and-set itself, in SQL: the row moves only from `expectedVersion`, and only forward in the writers' order. */
   private writeRow(record: EntityRecord, expectedVersion: number): boolean {
     const { sources, ...fields } = record;
-    const values = { ...fields, stepIds: sources.length > 0 ? JSON.stringify(sources) : null, updatedAt: this.now().toISOString(), expectedVersion };
+    const values = {
+      ...fields,
+      stepIds: sources.length > 0 ? JSON.stringify(sources) : null,
+      updatedAt: this.now().toISOString(),
+      expectedVersion,
+    };
     const statement = this.sql(expectedVersion === 0 ? INSERT_ENTITY : UPDATE_ENTITY);
     return statement.run(values).changes === 1;
   }

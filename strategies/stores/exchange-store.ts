@@ -26,7 +26,11 @@
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
+import {
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  type BaseMessage,
+} from '@langchain/core/messages';
 import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { LexicalIndex } from './lexical-index.js';
 import { checkIdentity, recordDimensions, type StoreIdentity } from './store-identity.js';
@@ -48,7 +52,6 @@ export interface ExchangeStoreOptions {
    */
   midWrite?: () => void;
 }
-
 
 /** A message of an exchange in progress; `seq` is its row, known once written. */
 export interface PendingMessage {
@@ -103,8 +106,10 @@ const TERMS_TABLE = 'exchange_terms';
 
 const serialize = (messages: BaseMessage[]): string => JSON.stringify(mapChatMessagesToStoredMessages(messages));
 const deserialize = (json: string): BaseMessage[] => mapStoredMessagesToChatMessages(JSON.parse(json));
-const toVector = (blob: Buffer): Float32Array => new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
-const toBlob = (vector: Float32Array | undefined): Buffer | null => (vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null);
+const toVector = (blob: Buffer): Float32Array =>
+  new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+const toBlob = (vector: Float32Array | undefined): Buffer | null =>
+  vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null;
 const toStored = (row: ExchangeDbRow): StoredExchange => ({
   id: row.id,
   turn: row.turn,
@@ -140,28 +145,48 @@ function addMissingColumns(db: SqliteDatabase): void {
   }
 }
 
-function prepareStatements(db: SqliteDatabase, writer: string, lexical: LexicalIndex | undefined, midWrite: (() => void) | undefined) {
+function prepareStatements(
+  db: SqliteDatabase,
+  writer: string,
+  lexical: LexicalIndex | undefined,
+  midWrite: (() => void) | undefined,
+) {
   const deletePending = db.prepare('DELETE FROM pending WHERE seq = ? AND writer = ?');
-  const insertExchange = db.prepare('INSERT INTO exchanges (turn, timestamp, text, messages, vector, step_ids, terms, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertExchange = db.prepare(
+    'INSERT INTO exchanges (turn, timestamp, text, messages, vector, step_ids, terms, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   return {
     maxId: db.prepare('SELECT max(id) AS id FROM exchanges').pluck(),
-    exchangesAfter: db.prepare('SELECT id, turn, timestamp, step_ids, session, vector, terms FROM exchanges WHERE id > ? ORDER BY id'),
+    exchangesAfter: db.prepare(
+      'SELECT id, turn, timestamp, step_ids, session, vector, terms FROM exchanges WHERE id > ? ORDER BY id',
+    ),
     vectorOf: db.prepare('SELECT vector FROM exchanges WHERE id = ?').pluck(),
     readExchange: db.prepare('SELECT text, messages FROM exchanges WHERE id = ?'),
-    insertPending: db.prepare('INSERT INTO pending (writer, origin, turn, timestamp, message, step_id, session) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    insertPending: db.prepare(
+      'INSERT INTO pending (writer, origin, turn, timestamp, message, step_id, session) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
     /** Stores an exchange (and its terms) and deletes its pending rows; undefined (and nothing written) when another writer claimed them. */
-    commitExchange: db
-      .transaction((row: ExchangeRow, messages: string, seqs: number[]): number | undefined => {
-        let deleted = 0;
-        for (const seq of seqs) deleted += deletePending.run(seq, writer).changes;
-        if (deleted !== seqs.length) throw new ClaimedElsewhere();
-        const stepIds = row.stepIds.length > 0 ? JSON.stringify(row.stepIds) : null;
-        const id = Number(insertExchange.run(row.turn, row.timestamp ?? null, row.text, messages, toBlob(row.vector), stepIds, row.terms ?? null, row.session ?? null).lastInsertRowid);
-        midWrite?.();
-        if (lexical && row.terms !== undefined) lexical.add(id, row.terms);
-        return id;
-      })
-      .immediate,
+    commitExchange: db.transaction((row: ExchangeRow, messages: string, seqs: number[]): number | undefined => {
+      let deleted = 0;
+      for (const seq of seqs) deleted += deletePending.run(seq, writer).changes;
+      if (deleted !== seqs.length) throw new ClaimedElsewhere();
+      const stepIds = row.stepIds.length > 0 ? JSON.stringify(row.stepIds) : null;
+      const id = Number(
+        insertExchange.run(
+          row.turn,
+          row.timestamp ?? null,
+          row.text,
+          messages,
+          toBlob(row.vector),
+          stepIds,
+          row.terms ?? null,
+          row.session ?? null,
+        ).lastInsertRowid,
+      );
+      midWrite?.();
+      if (lexical && row.terms !== undefined) lexical.add(id, row.terms);
+      return id;
+    }).immediate,
   };
 }
 
@@ -214,7 +239,8 @@ export class ExchangeStore {
       dimensions = namingFile(this.file, () => {
         db.exec(SCHEMA);
         addMissingColumns(db);
-        if (this.options.terms) this.terms = new LexicalIndex(db, TERMS_TABLE, { kind: 'external', table: 'exchanges', rowid: 'id' });
+        if (this.options.terms)
+          this.terms = new LexicalIndex(db, TERMS_TABLE, { kind: 'external', table: 'exchanges', rowid: 'id' });
         return db.transaction(() => this.register(db, identity)).immediate();
       });
     } catch (error) {
@@ -224,8 +250,16 @@ export class ExchangeStore {
     }
     this.db = db;
     this.statements = prepareStatements(db, this.writer, this.terms, this.options.midWrite);
-    const exchanges = namingFile(this.file, () => (db.prepare('SELECT id, turn, timestamp, step_ids, session FROM exchanges ORDER BY id').all() as ExchangeDbRow[]).map(toStored));
-    const rows = db.prepare('SELECT seq, origin, turn, timestamp, message, step_id, session FROM pending WHERE writer = ? ORDER BY seq').all(this.writer) as {
+    const exchanges = namingFile(this.file, () =>
+      (
+        db.prepare('SELECT id, turn, timestamp, step_ids, session FROM exchanges ORDER BY id').all() as ExchangeDbRow[]
+      ).map(toStored),
+    );
+    const rows = db
+      .prepare(
+        'SELECT seq, origin, turn, timestamp, message, step_id, session FROM pending WHERE writer = ? ORDER BY seq',
+      )
+      .all(this.writer) as {
       seq: number;
       origin: string;
       turn: number;
@@ -269,9 +303,16 @@ export class ExchangeStore {
   /** Exchanges stored after `id`, with their features (other writers' rows since the last look). */
   exchangesAfter(id: number): (StoredExchange & ExchangeFeatures)[] {
     if (!this.statements) return [];
-    const rows = this.statements.exchangesAfter.all(id) as (ExchangeDbRow & { vector: Buffer | null; terms: string | null })[];
+    const rows = this.statements.exchangesAfter.all(id) as (ExchangeDbRow & {
+      vector: Buffer | null;
+      terms: string | null;
+    })[];
     this.rowsRead += rows.length;
-    return rows.map((row) => ({ ...toStored(row), ...(row.vector ? { vector: toVector(row.vector) } : {}), ...(row.terms !== null ? { terms: row.terms } : {}) }));
+    return rows.map((row) => ({
+      ...toStored(row),
+      ...(row.vector ? { vector: toVector(row.vector) } : {}),
+      ...(row.terms !== null ? { terms: row.terms } : {}),
+    }));
   }
 
   /** Stored vectors of the given ids (read on open, for those the index file lacks). */
@@ -287,7 +328,10 @@ export class ExchangeStore {
   /** Every stored exchange's terms (mode `exit` rebuilds its in-memory index from them on open). */
   *storedTerms(): Generator<[number, string]> {
     if (!this.db) return;
-    for (const row of this.db.prepare('SELECT id, terms FROM exchanges WHERE terms IS NOT NULL ORDER BY id').iterate() as Iterable<{ id: number; terms: string }>) yield [row.id, row.terms];
+    for (const row of this.db
+      .prepare('SELECT id, terms FROM exchanges WHERE terms IS NOT NULL ORDER BY id')
+      .iterate() as Iterable<{ id: number; terms: string }>)
+      yield [row.id, row.terms];
   }
 
   /** Text and messages of a stored exchange (after a reopen they are not kept in memory). */
@@ -303,7 +347,9 @@ export class ExchangeStore {
     const db = this.db;
     if (!db) return { exchanges: [], pending: [] };
     const exchanges = db.prepare('SELECT text FROM exchanges ORDER BY id').pluck().all() as string[];
-    const pending = (db.prepare('SELECT message FROM pending ORDER BY seq').pluck().all() as string[]).map((json) => deserialize(json)[0]!);
+    const pending = (db.prepare('SELECT message FROM pending ORDER BY seq').pluck().all() as string[]).map(
+      (json) => deserialize(json)[0]!,
+    );
     return { exchanges, pending };
   }
 
@@ -316,7 +362,17 @@ export class ExchangeStore {
   appendPending(entry: PendingMessage): void {
     const data = serialize([entry.message]);
     this.write((statements) => {
-      entry.seq = Number(statements.insertPending.run(this.writer, entry.origin, entry.turn, entry.timestamp ?? null, data, entry.stepId ?? null, entry.session ?? null).lastInsertRowid);
+      entry.seq = Number(
+        statements.insertPending.run(
+          this.writer,
+          entry.origin,
+          entry.turn,
+          entry.timestamp ?? null,
+          data,
+          entry.stepId ?? null,
+          entry.session ?? null,
+        ).lastInsertRowid,
+      );
     });
   }
 
@@ -329,7 +385,11 @@ export class ExchangeStore {
     const messages = serialize(row.messages);
     const commit = (statements: ReturnType<typeof prepareStatements>): number | undefined => {
       try {
-        return statements.commitExchange(row, messages, entries.map((entry) => entry.seq!));
+        return statements.commitExchange(
+          row,
+          messages,
+          entries.map((entry) => entry.seq!),
+        );
       } catch (error) {
         if (error instanceof ClaimedElsewhere) return undefined;
         throw error;
@@ -384,7 +444,10 @@ export class ExchangeStore {
   private register(db: SqliteDatabase, identity: StoreIdentity): number | undefined {
     const dimensions = checkIdentity(db, this.file, identity);
     const removeWriter = db.prepare('DELETE FROM writers WHERE writer = ?');
-    for (const { writer, pid } of db.prepare('SELECT writer, pid FROM writers').all() as { writer: string; pid: number }[]) {
+    for (const { writer, pid } of db.prepare('SELECT writer, pid FROM writers').all() as {
+      writer: string;
+      pid: number;
+    }[]) {
       if (!processAlive(pid)) removeWriter.run(writer);
     }
     db.prepare('INSERT INTO writers (writer, pid) VALUES (?, ?)').run(this.writer, process.pid);
@@ -403,4 +466,3 @@ export class ExchangeStore {
     }
   }
 }
-

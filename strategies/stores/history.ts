@@ -8,7 +8,11 @@
  */
 import path from 'node:path';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
-import { mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage } from '@langchain/core/messages';
+import {
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  type BaseMessage,
+} from '@langchain/core/messages';
 import type { DurabilityMode } from '../types.js';
 import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 
@@ -43,7 +47,9 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   private lastRead = 0;
   /** Rows this instance wrote after `lastRead`: skipped when reading others' rows. */
   private readonly written = new Set<number>();
-  private statements: { newer: (after: number) => { seq: number; data: string }[]; insert: (data: string) => number } | undefined;
+  private statements:
+    | { newer: (after: number) => { seq: number; data: string }[]; insert: (data: string) => number }
+    | undefined;
 
   constructor(options: SqliteHistoryOptions) {
     super();
@@ -87,7 +93,8 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
     this.lastRead = rows.at(-1)!.seq;
     // Our own rows are in the cache already (and leave the set once seen).
     const theirs = rows.filter((row) => !this.written.delete(row.seq));
-    if (theirs.length > 0) this.cache.push(...mapStoredMessagesToChatMessages(theirs.map((row) => JSON.parse(row.data))));
+    if (theirs.length > 0)
+      this.cache.push(...mapStoredMessagesToChatMessages(theirs.map((row) => JSON.parse(row.data))));
   }
 
   /** This instance's history without copying: strategies read it on the hot path. */
@@ -166,7 +173,9 @@ export class SqliteChatMessageHistory extends BaseListChatMessageHistory {
   /** Commits `messages` in one transaction, remembering their rows (so reading others' rows skips them). */
   private write(messages: BaseMessage[]): void {
     const statements = this.statements!;
-    const rows = this.db!.transaction(() => mapChatMessagesToStoredMessages(messages).map((stored) => statements.insert(JSON.stringify(stored))))();
+    const rows = this.db!.transaction(() =>
+      mapChatMessagesToStoredMessages(messages).map((stored) => statements.insert(JSON.stringify(stored))),
+    )();
     for (const row of rows) this.written.add(row);
   }
 }

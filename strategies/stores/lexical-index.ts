@@ -48,7 +48,8 @@ export class LexicalIndex {
     content: LexicalContent = { kind: 'own' },
     private readonly ownsDatabase = false,
   ) {
-    const contentOption = content.kind === 'external' ? `, content = '${content.table}', content_rowid = '${content.rowid}'` : '';
+    const contentOption =
+      content.kind === 'external' ? `, content = '${content.table}', content_rowid = '${content.rowid}'` : '';
     db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${name} USING fts5(terms${contentOption}, ${TOKENIZE})`);
     this.statements = this.prepare();
   }
@@ -80,7 +81,10 @@ export class LexicalIndex {
   search(queryTerms: readonly string[], n: number, below = Infinity, from = 0): LexicalHit[] {
     const match = matchAny(queryTerms);
     if (match === undefined || n <= 0) return [];
-    const rows = this.statements.search.all({ match, from, below: Number.isFinite(below) ? below : MAX_KEY, n }) as { key: number; rank: number }[];
+    const rows = this.statements.search.all({ match, from, below: Number.isFinite(below) ? below : MAX_KEY, n }) as {
+      key: number;
+      rank: number;
+    }[];
     return rows.map((row) => ({ key: row.key, score: -row.rank }));
   }
 

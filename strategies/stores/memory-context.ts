@@ -9,7 +9,9 @@ const PRIORITY_RANK = { high: 0, normal: 1, low: 2 } as const;
 
 /** Higher priority first, then the latest updated, then index order: which memories matter most. */
 export const byImportance = (a: MemoryRecord, b: MemoryRecord): number =>
-  PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] || (a.updated < b.updated ? 1 : a.updated > b.updated ? -1 : 0) || compareMemories(a, b);
+  PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] ||
+  (a.updated < b.updated ? 1 : a.updated > b.updated ? -1 : 0) ||
+  compareMemories(a, b);
 
 /** The index lines that fit a budget, in index order, and how many were left out. */
 export interface BudgetedIndex {
@@ -18,7 +20,11 @@ export interface BudgetedIndex {
 }
 
 /** The most important memories (byImportance) whose index lines fit `budget` tokens, so the index stays flat as memories grow. */
-export function indexWithinBudget(records: readonly MemoryRecord[], budget: number, lineTokens: (record: MemoryRecord) => number): BudgetedIndex {
+export function indexWithinBudget(
+  records: readonly MemoryRecord[],
+  budget: number,
+  lineTokens: (record: MemoryRecord) => number,
+): BudgetedIndex {
   const listed: MemoryRecord[] = [];
   let used = 0;
   for (const record of [...records].sort(byImportance)) {
@@ -34,10 +40,15 @@ export function indexWithinBudget(records: readonly MemoryRecord[], budget: numb
 const shown = (record: MemoryRecord): string => `- ${record.name} (${record.type}, ${record.scope}): ${record.body}`;
 
 /** The index's last line when lines were left out for the budget. */
-export const omittedLine = (omitted: number): string => `(${omitted} more ${omitted === 1 ? 'memory' : 'memories'} not listed: call recall_memory with a name or a topic)`;
+export const omittedLine = (omitted: number): string =>
+  `(${omitted} more ${omitted === 1 ? 'memory' : 'memories'} not listed: call recall_memory with a name or a topic)`;
 
 /** The memory system message: high-priority memories in full, the index of the rest (within its budget), and the recalled bodies. */
-export function renderContext(high: readonly MemoryRecord[], index: BudgetedIndex, recalled: readonly MemoryRecord[]): string {
+export function renderContext(
+  high: readonly MemoryRecord[],
+  index: BudgetedIndex,
+  recalled: readonly MemoryRecord[],
+): string {
   const parts: string[] = [];
   if (high.length > 0) parts.push(['## Memories (high priority, always loaded)', ...high.map(shown)].join('\n'));
   if (index.listed.length + index.omitted > 0) {

@@ -107,7 +107,10 @@ export class MemoryFileStore {
   readonly problems = new Map<string, string>();
   private readonly cache: Record<MemoryScope, Map<string, CachedFile>> = { global: new Map(), project: new Map() };
   private readonly seenIndex: Record<MemoryScope, string | undefined> = { global: undefined, project: undefined };
-  private readonly queue: Record<MemoryScope, Promise<unknown>> = { global: Promise.resolve(), project: Promise.resolve() };
+  private readonly queue: Record<MemoryScope, Promise<unknown>> = {
+    global: Promise.resolve(),
+    project: Promise.resolve(),
+  };
   private readonly locks: Partial<Record<MemoryScope, ScopeLock>> = {};
 
   constructor(private readonly options: MemoryFileStoreOptions) {}
@@ -127,7 +130,9 @@ export class MemoryFileStore {
       await this.locked(scope, async () => {
         await this.sync(scope);
         const indexFile = this.dirOf(scope, INDEX_FILE);
-        const current = await this.readCounted(indexFile).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+        const current = await this.readCounted(indexFile).catch((error: unknown) =>
+          errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error),
+        );
         if (current !== undefined) await this.noteLostFiles(scope, current, [...parseIndex(current).keys()]);
         if (current !== this.indexText(scope)) await this.writeIndex(scope);
         else this.seenIndex[scope] = fingerprint(indexFile);
@@ -157,7 +162,8 @@ export class MemoryFileStore {
   /** Every parsed memory, expired ones included (callers filter with isExpired). */
   all(): MemoryRecord[] {
     const out: MemoryRecord[] = [];
-    for (const scope of MEMORY_SCOPES) for (const file of this.cache[scope].values()) if (file.record) out.push(file.record);
+    for (const scope of MEMORY_SCOPES)
+      for (const file of this.cache[scope].values()) if (file.record) out.push(file.record);
     return out;
   }
 
@@ -175,7 +181,12 @@ export class MemoryFileStore {
       if (existing?.isSymbolicLink()) throw refuse(`memory "${name}" refused: ${file} is a symbolic link`);
       // Re-read the current version under the lock: another process may have written it since our cache was filled.
       const previous = existing ? this.parseOrUndefined(await this.readCounted(file), name, draft.scope) : undefined;
-      const record = prepareMemory({ ...draft, name }, previous?.version ?? 0, this.options.now(), this.options.maxMemoryBytes);
+      const record = prepareMemory(
+        { ...draft, name },
+        previous?.version ?? 0,
+        this.options.now(),
+        this.options.maxMemoryBytes,
+      );
       await this.catchUp(draft.scope); // other writers' files, for the index
       const cached = this.cache[draft.scope];
       const before = cached.get(name);
@@ -219,7 +230,12 @@ export class MemoryFileStore {
   /** The `MEMORY.md` text the cache implies right now (live memories only). */
   indexText(scope: MemoryScope): string {
     const now = this.options.now();
-    return renderIndex(scope, [...this.cache[scope].values()].flatMap((file) => (file.record && !isExpired(file.record, now) ? [file.record] : [])));
+    return renderIndex(
+      scope,
+      [...this.cache[scope].values()].flatMap((file) =>
+        file.record && !isExpired(file.record, now) ? [file.record] : [],
+      ),
+    );
   }
 
   /** Runs cache and file work on a scope one at a time within this process. */
@@ -256,7 +272,8 @@ export class MemoryFileStore {
     mkdirSync(this.dirOf(scope, MEMORIES_DIR), { recursive: true });
     for (const folder of [dir, this.dirOf(scope, MEMORIES_DIR)]) {
       const stat = lstatSync(folder);
-      if (stat.isSymbolicLink() || !stat.isDirectory()) throw refuse(`memory directory ${folder} is a symbolic link or not a directory; refusing to use it`);
+      if (stat.isSymbolicLink() || !stat.isDirectory())
+        throw refuse(`memory directory ${folder} is a symbolic link or not a directory; refusing to use it`);
     }
     return dir;
   }
@@ -265,7 +282,9 @@ export class MemoryFileStore {
   private async sync(scope: MemoryScope): Promise<void> {
     this.stats.syncs++;
     const dir = this.dirOf(scope, MEMORIES_DIR);
-    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? [] : Promise.reject(error)));
+    const entries = await readdir(dir, { withFileTypes: true }).catch((error: unknown) =>
+      errorCode(error) === 'ENOENT' ? [] : Promise.reject(error),
+    );
     const cache = this.cache[scope];
     const present = new Set<string>();
     await Promise.all(
@@ -310,10 +329,19 @@ export class MemoryFileStore {
     const listed = parseIndex(index);
     const pending = await readFile(this.dirOf(scope, PENDING_INDEX), 'utf8').then(parseIndex, () => undefined);
     for (const name of names) {
-      if (!listed.has(name) || (pending && !pending.has(name)) || this.cache[scope].has(name) || memoryNameProblem(name)) continue;
+      if (
+        !listed.has(name) ||
+        (pending && !pending.has(name)) ||
+        this.cache[scope].has(name) ||
+        memoryNameProblem(name)
+      )
+        continue;
       const file = this.dirOf(scope, MEMORIES_DIR, `${name}.md`);
       if (lstatOrUndefined(file) || this.problems.has(file)) continue;
-      this.problems.set(file, `missing: ${INDEX_FILE} lists this memory but its file is gone (deleted outside membench?): the memory is lost`);
+      this.problems.set(
+        file,
+        `missing: ${INDEX_FILE} lists this memory but its file is gone (deleted outside membench?): the memory is lost`,
+      );
     }
   }
 
@@ -371,7 +399,8 @@ export class MemoryFileStore {
   /** Temp files left by a writer killed between its temp file and the rename (safe to drop: we hold the lock). */
   private async removeTempFiles(scope: MemoryScope): Promise<void> {
     for (const dir of [this.dirOf(scope), this.dirOf(scope, MEMORIES_DIR)]) {
-      for (const name of await readdir(dir)) if (name.startsWith('.') && name.endsWith('.tmp')) await rm(path.join(dir, name), { force: true });
+      for (const name of await readdir(dir))
+        if (name.startsWith('.') && name.endsWith('.tmp')) await rm(path.join(dir, name), { force: true });
     }
   }
 

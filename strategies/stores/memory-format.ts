@@ -85,7 +85,8 @@ export function deriveMemoryName(content: string): string {
   const hash = createHash('sha256').update(normalized).digest('hex').slice(0, 8);
   const slug = normalized.replace(/[^\p{L}\p{M}\p{N}]+/gu, '-').replace(/^[^\p{L}\p{N}]+/u, '');
   let cut = Array.from(slug).slice(0, 40).join('');
-  if (cut.length < slug.length && slug[cut.length] !== '-' && cut.lastIndexOf('-') > 10) cut = cut.slice(0, cut.lastIndexOf('-'));
+  if (cut.length < slug.length && slug[cut.length] !== '-' && cut.lastIndexOf('-') > 10)
+    cut = cut.slice(0, cut.lastIndexOf('-'));
   cut = cut.replace(/-+$/u, '');
   return cut ? `${cut}-${hash}` : `memory-${hash}`;
 }
@@ -97,15 +98,25 @@ export function deriveDescription(content: string): string {
 }
 
 /** Validates a draft and turns it into the record to write: size budget, description, expiry, version. */
-export function prepareMemory(draft: MemoryDraft, previousVersion: number, now: Date, maxMemoryBytes: number): MemoryRecord {
+export function prepareMemory(
+  draft: MemoryDraft,
+  previousVersion: number,
+  now: Date,
+  maxMemoryBytes: number,
+): MemoryRecord {
   const name = normalizeMemoryName(draft.name);
   const body = draft.content.trim();
   if (body.length === 0) throw refuse(`memory "${name}" refused: its content is empty`);
   const bytes = Buffer.byteLength(body);
-  if (bytes > maxMemoryBytes) throw refuse(`memory "${name}" refused: its content is ${bytes} bytes; the limit is ${maxMemoryBytes} (maxMemoryBytes)`);
+  if (bytes > maxMemoryBytes)
+    throw refuse(
+      `memory "${name}" refused: its content is ${bytes} bytes; the limit is ${maxMemoryBytes} (maxMemoryBytes)`,
+    );
   const given = draft.description?.replace(/\s+/gu, ' ').trim();
   if (given && codePoints(given) > MAX_DESCRIPTION_CHARS) {
-    throw refuse(`memory "${name}" refused: its description is ${codePoints(given)} characters; the limit is ${MAX_DESCRIPTION_CHARS}`);
+    throw refuse(
+      `memory "${name}" refused: its description is ${codePoints(given)} characters; the limit is ${MAX_DESCRIPTION_CHARS}`,
+    );
   }
   if (draft.expires !== undefined && Number.isNaN(Date.parse(draft.expires))) {
     throw refuse(`memory "${name}" refused: expires ${JSON.stringify(draft.expires)} is not an ISO date`);
@@ -138,7 +149,10 @@ export function renderMemoryFile(record: MemoryRecord): string {
 const frontMatter = z.object({
   type: z.enum(MEMORY_TYPES).default('user'),
   priority: z.enum(MEMORY_PRIORITIES).default('normal'),
-  expires: z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO date').optional(),
+  expires: z
+    .string()
+    .refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO date')
+    .optional(),
   description: z.string().max(MAX_DESCRIPTION_CHARS).optional(),
   version: z.number().int().min(1).default(1),
   updated: z.string().default(''),
@@ -152,18 +166,33 @@ export function parseMemoryFile(text: string, name: string, scope: MemoryScope):
   const end = normalized.indexOf('\n---\n', 3);
   if (end < 0) throw new Error(`${name}.md: front matter is not closed by "---"`);
   const parsed = frontMatter.safeParse(yaml().parse(normalized.slice(4, end)) ?? {});
-  if (!parsed.success) throw new Error(`${name}.md: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `${name}.md: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   const body = normalized.slice(end + 5).trim();
   if (body.length === 0) throw new Error(`${name}.md: empty body`);
   const { description, expires, sources, ...rest } = parsed.data;
-  return { name, scope, ...rest, ...(expires !== undefined ? { expires } : {}), ...(sources?.length ? { sources } : {}), description: description?.replace(/\s+/gu, ' ').trim() || deriveDescription(body), body };
+  return {
+    name,
+    scope,
+    ...rest,
+    ...(expires !== undefined ? { expires } : {}),
+    ...(sources?.length ? { sources } : {}),
+    description: description?.replace(/\s+/gu, ' ').trim() || deriveDescription(body),
+    body,
+  };
 }
 
 const PRIORITY_RANK: Record<MemoryPriority, number> = { high: 0, normal: 1, low: 2 };
 
 /** Index order: grouped by type, high priority first, then by name. */
 export function compareMemories(a: MemoryRecord, b: MemoryRecord): number {
-  return MEMORY_TYPES.indexOf(a.type) - MEMORY_TYPES.indexOf(b.type) || PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return (
+    MEMORY_TYPES.indexOf(a.type) - MEMORY_TYPES.indexOf(b.type) ||
+    PRIORITY_RANK[a.priority] - PRIORITY_RANK[b.priority] ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  );
 }
 
 /** One index line: what the model sees before it decides to call recall_memory. */
@@ -173,7 +202,11 @@ export function indexLine(record: MemoryRecord): string {
 
 /** The text of `MEMORY.md` for the given live memories. */
 export function renderIndex(scope: MemoryScope, records: readonly MemoryRecord[]): string {
-  const lines = [`# Memory index (${scope})`, '', '<!-- Rebuilt by membench after every change: one line per live memory. -->'];
+  const lines = [
+    `# Memory index (${scope})`,
+    '',
+    '<!-- Rebuilt by membench after every change: one line per live memory. -->',
+  ];
   let type: MemoryType | undefined;
   for (const record of [...records].sort(compareMemories)) {
     if (record.type !== type) lines.push('', `## ${record.type}`);
@@ -186,7 +219,8 @@ export function renderIndex(scope: MemoryScope, records: readonly MemoryRecord[]
 /** Names and descriptions listed in a `MEMORY.md` text. */
 export function parseIndex(text: string): Map<string, string> {
   const entries = new Map<string, string>();
-  for (const match of text.matchAll(/^- \[([^\]\n]+)\]\(memories\/[^)\n]+\.md\) — (.*)$/gmu)) entries.set(match[1]!, match[2]!);
+  for (const match of text.matchAll(/^- \[([^\]\n]+)\]\(memories\/[^)\n]+\.md\) — (.*)$/gmu))
+    entries.set(match[1]!, match[2]!);
   return entries;
 }
 
@@ -196,7 +230,8 @@ export async function readFileNoFollow(file: string): Promise<string> {
   try {
     handle = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw refuse(`${file} is a symbolic link; memory files must be regular files`);
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw refuse(`${file} is a symbolic link; memory files must be regular files`);
     throw error;
   }
   try {
@@ -224,7 +259,11 @@ export async function auditScopeDir(scopeDir: string, scope: MemoryScope, now: D
   const unreadable: string[] = [];
   for (const file of names.filter((name) => name.endsWith('.md') && !name.startsWith('.'))) {
     try {
-      const record = parseMemoryFile(await readFileNoFollow(path.join(scopeDir, MEMORIES_DIR, file)), file.slice(0, -3), scope);
+      const record = parseMemoryFile(
+        await readFileNoFollow(path.join(scopeDir, MEMORIES_DIR, file)),
+        file.slice(0, -3),
+        scope,
+      );
       if (!isExpired(record, now)) files.set(record.name, record.description);
     } catch {
       unreadable.push(file);
@@ -232,7 +271,12 @@ export async function auditScopeDir(scopeDir: string, scope: MemoryScope, now: D
   }
   const indexed = parseIndex(await readFileNoFollow(path.join(scopeDir, INDEX_FILE)).catch(() => ''));
   const mismatches = [
-    ...[...files].filter(([name, description]) => indexed.get(name) !== description).map(([name]) => `${name}: ${indexed.has(name) ? 'index line differs from the file' : 'file missing from the index'}`),
+    ...[...files]
+      .filter(([name, description]) => indexed.get(name) !== description)
+      .map(
+        ([name]) =>
+          `${name}: ${indexed.has(name) ? 'index line differs from the file' : 'file missing from the index'}`,
+      ),
     ...[...indexed.keys()].filter((name) => !files.has(name)).map((name) => `${name}: indexed but no live file`),
   ];
   return { files, indexed, unreadable, mismatches, agrees: unreadable.length === 0 && mismatches.length === 0 };

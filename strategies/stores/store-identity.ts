@@ -34,12 +34,17 @@ export function checkIdentity(db: SqliteDatabase, file: string, identity: StoreI
   for (const [key, value, verb] of settings) {
     db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)').run(key, value);
     const stored = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key) as string;
-    if (stored !== value) throw new MembenchError('INVALID_ARGUMENT', `${file}: its exchanges were ${verb} ${stored}, not ${value}; use the same ${key} or a fresh dir`);
+    if (stored !== value)
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `${file}: its exchanges were ${verb} ${stored}, not ${value}; use the same ${key} or a fresh dir`,
+      );
   }
   const recorded = db.prepare(`SELECT value FROM meta WHERE key = 'dimensions'`).pluck().get() as string | undefined;
   const dimensions = recorded === undefined ? undefined : Number(recorded);
   const embedder = identity.embedder;
-  if (embedder && dimensions !== undefined && embedder.dimensions > 0 && embedder.dimensions !== dimensions) throw dimensionMismatch(file, embedder.id, dimensions, embedder.dimensions);
+  if (embedder && dimensions !== undefined && embedder.dimensions > 0 && embedder.dimensions !== dimensions)
+    throw dimensionMismatch(file, embedder.id, dimensions, embedder.dimensions);
   return dimensions;
 }
 

@@ -131,7 +131,11 @@ export class VectorIndex {
    * `vectorsOf(labels)` yields [label, vector] for the labels asked for. Returns how many vectors
    * were added to the HNSW graph (the rest came from the file).
    */
-  restore(file: string | undefined, stored: readonly number[], vectorsOf: (labels: number[]) => Iterable<[number, Float32Array]>): number {
+  restore(
+    file: string | undefined,
+    stored: readonly number[],
+    vectorsOf: (labels: number[]) => Iterable<[number, Float32Array]>,
+  ): number {
     if (file) removeStaleTemps(file);
     const fromFile = file && stored.length > 0 ? this.readFile(file, stored) : new Set<number>();
     if (fromFile.size === 0) this.hnsw = this.emptyHnsw(Math.max(INITIAL_CAPACITY, stored.length));
@@ -141,7 +145,8 @@ export class VectorIndex {
       this.addToHnsw(vector, label);
       added++;
     }
-    if (added !== missing.length) throw new Error(`vector index: expected ${missing.length} stored vectors, got ${added}`);
+    if (added !== missing.length)
+      throw new Error(`vector index: expected ${missing.length} stored vectors, got ${added}`);
     this.labels = [...stored, ...[...fromFile].filter((label) => label > (stored.at(-1) ?? -1)).sort((a, b) => a - b)];
     this.savedCount = fromFile.size;
     // The restored vectors are read back from the graph on the first exact search, not here: a
@@ -156,7 +161,8 @@ export class VectorIndex {
     if (vector.length !== this.options.dimensions) {
       throw new Error(`vector index: expected ${this.options.dimensions} dimensions, got ${vector.length}`);
     }
-    if (!Number.isInteger(label) || label < 0 || label > MAX_LABEL) throw new Error(`vector index: label ${label} is not a uint32`);
+    if (!Number.isInteger(label) || label < 0 || label > MAX_LABEL)
+      throw new Error(`vector index: label ${label} is not a uint32`);
     if (this.has(label)) throw new Error(`vector index: label ${label} is already in the index`);
     this.addToHnsw(vector, label);
     insertSorted(this.labels, label);
@@ -241,7 +247,12 @@ export class VectorIndex {
 
   private emptyHnsw(capacity: number): Hnsw {
     const hnsw = newHnsw('cosine', this.options.dimensions);
-    hnsw.initIndex({ maxElements: capacity, m: HNSW_M, efConstruction: HNSW_EF_CONSTRUCTION, randomSeed: this.options.seed });
+    hnsw.initIndex({
+      maxElements: capacity,
+      m: HNSW_M,
+      efConstruction: HNSW_EF_CONSTRUCTION,
+      randomSeed: this.options.seed,
+    });
     return hnsw;
   }
 

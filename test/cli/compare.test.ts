@@ -35,12 +35,39 @@ describe('membench compare', () => {
     expect(result.stdout).toMatch(/recipes-en\/buffer +│ context recall +│ 1\.00 \(7\/7\) +│ 0\.00 \(0\/7\)/u);
     expect(result.stdout).toMatch(/recipes-zh\/window\(k=2\) +│ context tokens .*│ \+50\.0%/u);
     expect(result.stdout).toContain('REGRESSION');
-    expect((await membench(['compare', BASELINE, await writeResults(head), '--max-recall-drop', '1', '--max-token-increase', '0.6'])).code).toBe(0);
+    expect(
+      (
+        await membench([
+          'compare',
+          BASELINE,
+          await writeResults(head),
+          '--max-recall-drop',
+          '1',
+          '--max-token-increase',
+          '0.6',
+        ])
+      ).code,
+    ).toBe(0);
   });
 
   it('accepts the committed baseline against a fresh offline run of the same matrix', async () => {
     const out = path.join(await tempDir(), 'current');
-    const run = await membench(['run', '-s', 'buffer', '-s', 'window', '-c', 'preference-corrections', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q']);
+    const run = await membench([
+      'run',
+      '-s',
+      'buffer',
+      '-s',
+      'window',
+      '-c',
+      'preference-corrections',
+      '-c',
+      'recipes-en',
+      '-c',
+      'recipes-zh',
+      '-o',
+      out,
+      '-q',
+    ]);
     expect(run.code).toBe(0);
     // Latency is left out by default: the baseline does not say it was timed on this machine.
     // A subset of the baseline's matrix: its other cells are missing by design.
@@ -55,11 +82,22 @@ describe('membench compare', () => {
     const shrunk = await writeResults({ ...base, cells: base.cells.slice(0, 2) });
     const result = await membench(['compare', BASELINE, shrunk]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain(`Missing (only in base): ${base.cells.slice(2).map((cell) => cell.id).join(', ')}`);
-    expect(result.stdout).toContain(`REGRESSION: ${base.cells.length - 2} regressed metric(s) in ${base.cells.length - 2} cell(s) (2 cells compared, ${base.cells.length - 2} missing, 0 new, 0 in error)`);
-    expect(result.stdout).toMatch(new RegExp(`${base.cells[2]!.id.replace(/[()]/gu, '\\$&')} +│ missing from head +│ ok +│ absent`, 'u'));
+    expect(result.stdout).toContain(
+      `Missing (only in base): ${base.cells
+        .slice(2)
+        .map((cell) => cell.id)
+        .join(', ')}`,
+    );
+    expect(result.stdout).toContain(
+      `REGRESSION: ${base.cells.length - 2} regressed metric(s) in ${base.cells.length - 2} cell(s) (2 cells compared, ${base.cells.length - 2} missing, 0 new, 0 in error)`,
+    );
+    expect(result.stdout).toMatch(
+      new RegExp(`${base.cells[2]!.id.replace(/[()]/gu, '\\$&')} +│ missing from head +│ ok +│ absent`, 'u'),
+    );
     const allowed = await membench(['compare', BASELINE, shrunk, '--allow-missing']);
-    expect(allowed.stdout).toContain(`OK: no regression (2 cells compared, ${base.cells.length - 2} missing, 0 new, 0 in error)`);
+    expect(allowed.stdout).toContain(
+      `OK: no regression (2 cells compared, ${base.cells.length - 2} missing, 0 new, 0 in error)`,
+    );
     expect(allowed.code).toBe(0);
   });
 
@@ -83,17 +121,25 @@ describe('membench compare', () => {
 
   it('writes the comparison to GITHUB_STEP_SUMMARY with --github-summary', async () => {
     const summary = path.join(await tempDir(), 'summary.md');
-    const result = await membench(['compare', BASELINE, BASELINE, '--github-summary'], { env: { GITHUB_STEP_SUMMARY: summary } });
+    const result = await membench(['compare', BASELINE, BASELINE, '--github-summary'], {
+      env: { GITHUB_STEP_SUMMARY: summary },
+    });
     expect(result.code).toBe(0);
     expect(readFileSync(summary, 'utf8')).toMatch(/^## membench compare: OK: no regression/u);
   });
 
   it.each([
     [['compare', 'missing.json', 'baselines/offline.json'], 'membench: missing.json: no such file or directory'],
-    [['compare', 'baselines/offline.json', 'package.json'], 'package.json: not a membench results file (expected a "header"'],
+    [
+      ['compare', 'baselines/offline.json', 'package.json'],
+      'package.json: not a membench results file (expected a "header"',
+    ],
     [['compare', 'baselines/offline.json', 'README.md'], 'README.md: not a membench results file: not JSON'],
     [['compare', 'baselines/offline.json', 'fixtures'], 'fixtures: a directory without results.json'],
-    [['compare', 'baselines/offline.json', 'baselines/offline.json', '--max-latency-ratio', '0.5'], '--max-latency-ratio 0.5: expected a number >= 1'],
+    [
+      ['compare', 'baselines/offline.json', 'baselines/offline.json', '--max-latency-ratio', '0.5'],
+      '--max-latency-ratio 0.5: expected a number >= 1',
+    ],
   ])('exits 2 with a clear message for %j', async (args, message) => {
     const result = await membench(args);
     expect(result.code).toBe(2);

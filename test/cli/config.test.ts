@@ -9,7 +9,10 @@ import { membench } from './helpers.js';
 describe('membench run with a config file', () => {
   it('takes the matrix from membench.config.yaml in the working dir; flags override it', async () => {
     const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
-    await writeFile(path.join(cwd, 'membench.config.yaml'), 'strategies: [buffer, window]\nscenarios: [recipes-en]\nparams:\n  window.k: [2, 4]\nseed: 7\nworkers: 1\nout: runs/ci\n');
+    await writeFile(
+      path.join(cwd, 'membench.config.yaml'),
+      'strategies: [buffer, window]\nscenarios: [recipes-en]\nparams:\n  window.k: [2, 4]\nseed: 7\nworkers: 1\nout: runs/ci\n',
+    );
     const run = await membench(['run', '-s', 'window', '--seed', '8', '-q'], { cwd });
     expect(run.code).toBe(0);
     const results = JSON.parse(readFileSync(path.join(cwd, 'runs/ci/results.json'), 'utf8')) as RunResult;
@@ -22,7 +25,9 @@ describe('membench run with a config file', () => {
     await writeFile(path.join(cwd, 'membench.config.yaml'), '# nothing yet\n');
     const run = await membench(['run', '-o', 'never', '-q'], { cwd });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('membench: membench.config.yaml: invalid config file (1 problem)\nmembench.config.yaml:1:1: (document): the config file is empty');
+    expect(run.stderr).toContain(
+      'membench: membench.config.yaml: invalid config file (1 problem)\nmembench.config.yaml:1:1: (document): the config file is empty',
+    );
     expect(existsSync(path.join(cwd, 'never'))).toBe(false);
   });
 
@@ -31,6 +36,8 @@ describe('membench run with a config file', () => {
     await writeFile(path.join(cwd, 'ci.json'), '{\n  "strategies": ["window"],\n  "trials": "two"\n}\n');
     const run = await membench(['run', '--config', 'ci.json', '-o', 'never'], { cwd });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('membench: ci.json: invalid config file (1 problem)\nci.json:3:13: trials: expected a whole number from 1 to 1000, got "two"');
+    expect(run.stderr).toContain(
+      'membench: ci.json: invalid config file (1 problem)\nci.json:3:13: trials: expected a whole number from 1 to 1000, got "two"',
+    );
   });
 });

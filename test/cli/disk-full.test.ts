@@ -23,7 +23,15 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     return new Proxy(handle, {
       get(target, key) {
         // The kernel's error for a write names no file: the write helper must add it.
-        if (key === 'writeFile') return async () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' }));
+        if (key === 'writeFile')
+          return async () =>
+            Promise.reject(
+              Object.assign(new Error('ENOSPC: no space left on device, write'), {
+                code: 'ENOSPC',
+                errno: -28,
+                syscall: 'write',
+              }),
+            );
         const value = Reflect.get(target, key) as unknown;
         return typeof value === 'function' ? (value as (...inner: unknown[]) => unknown).bind(target) : value;
       },
@@ -35,10 +43,15 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 /** Runs `membench run ARGS` in this process (so the injected file system applies); returns its exit code and stderr. */
 async function membenchRun(args: string[]): Promise<{ code: number; stderr: string }> {
   let stderr = '';
-  const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+  const write = vi
+    .spyOn(process.stderr, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
   const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
   try {
-    await yargs(['run', ...args]).command(run).strict().parseAsync();
+    await yargs(['run', ...args])
+      .command(run)
+      .strict()
+      .parseAsync();
     return { code: Number(process.exitCode ?? 0), stderr };
   } finally {
     write.mockRestore();
@@ -52,7 +65,9 @@ afterEach(() => {
 });
 
 describe('a full disk', () => {
-  it('stops the run with the file, the kept cells and the --resume hint (exit 1); --resume finishes it once space is freed', { timeout: 120_000 }, async () => {
+  it('stops the run with the file, the kept cells and the --resume hint (exit 1); --resume finishes it once space is freed', {
+    timeout: 120_000,
+  }, async () => {
     const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-full-')), 'run');
     const args = ['-s', 'buffer', '-s', 'window', '-c', 'recipes-en', '-w', '1', '-q'];
     // The second cell's file cannot be written.
@@ -76,12 +91,16 @@ describe('a full disk', () => {
     ]);
   });
 
-  it('while the reports are written says the same: the cells are kept, --resume writes the reports', { timeout: 120_000 }, async () => {
+  it('while the reports are written says the same: the cells are kept, --resume writes the reports', {
+    timeout: 120_000,
+  }, async () => {
     const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-full-')), 'run');
     full.matching = /report\.html/u;
     const stopped = await membenchRun(['-s', 'buffer', '-c', 'recipes-en', '-w', '1', '-q', '-o', out]);
     expect(stopped.code).toBe(1);
-    expect(stopped.stderr).toContain(`membench: no space left on the device holding ${path.join(out, 'report.html')}: the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`);
+    expect(stopped.stderr).toContain(
+      `membench: no space left on the device holding ${path.join(out, 'report.html')}: the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`,
+    );
     full.matching = undefined;
     expect((await membenchRun(['--resume', out, '-q'])).code).toBe(0);
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['results.json', 'report.html']));

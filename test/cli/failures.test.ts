@@ -20,9 +20,26 @@ const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
 describe('a hung or dying strategy', () => {
   it('under -w 1: the hung cell is stopped at --cell-timeout and named with its phase, the run exits 1 and writes every result', async () => {
     const out = path.join(await tempDir(), 'run');
-    const result = await membench(['run', '-s', HANGS, '-s', 'buffer', '-c', 'recipes-en', '-w', '1', '--cell-timeout', '2', '-o', out, '-q']);
+    const result = await membench([
+      'run',
+      '-s',
+      HANGS,
+      '-s',
+      'buffer',
+      '-c',
+      'recipes-en',
+      '-w',
+      '1',
+      '--cell-timeout',
+      '2',
+      '-o',
+      out,
+      '-q',
+    ]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('FAILED recipes-en/hangs: timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer');
+    expect(result.stderr).toContain(
+      'FAILED recipes-en/hangs: timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer',
+    );
     const written = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     expect(written.cells.map((cell) => [cell.id, cell.status, cell.phase])).toEqual([
       ['recipes-en/hangs', 'error', 'open'],
@@ -33,16 +50,34 @@ describe('a hung or dying strategy', () => {
   it('under -w 1: a strategy calling process.exit(3) fails its cell with the exit code, not membench', async () => {
     const dir = await tempDir();
     const scenario = path.join(dir, 'exit.yaml');
-    writeFileSync(scenario, 'name: exit\nsteps:\n  - user: please EXIT now\n    assistant: ok\n  - probe: what did I say?\n    expect: ["EXIT"]\n');
-    const result = await membench(['run', '-s', EXITS_ON_SAVE, '-c', scenario, '-w', '1', '-o', path.join(dir, 'run'), '-q']);
+    writeFileSync(
+      scenario,
+      'name: exit\nsteps:\n  - user: please EXIT now\n    assistant: ok\n  - probe: what did I say?\n    expect: ["EXIT"]\n',
+    );
+    const result = await membench([
+      'run',
+      '-s',
+      EXITS_ON_SAVE,
+      '-c',
+      scenario,
+      '-w',
+      '1',
+      '-o',
+      path.join(dir, 'run'),
+      '-q',
+    ]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('FAILED exit/exits-on-save: the pool worker running this cell exited unexpectedly in step 0 (user) (exit code 3, signal null)');
+    expect(result.stderr).toContain(
+      'FAILED exit/exits-on-save: the pool worker running this cell exited unexpectedly in step 0 (user) (exit code 3, signal null)',
+    );
     expect(existsSync(path.join(dir, 'run', 'results.json'))).toBe(true);
   });
 });
 
 describe('one run per output dir', () => {
-  it('refuses a second run on a dir in use (exit 2, naming the pid), removes the replaced results at once with --overwrite, exits 130 on SIGTERM and takes over the lock of a dead run', { timeout: 120_000 }, async () => {
+  it('refuses a second run on a dir in use (exit 2, naming the pid), removes the replaced results at once with --overwrite, exits 130 on SIGTERM and takes over the lock of a dead run', {
+    timeout: 120_000,
+  }, async () => {
     const out = path.join(await tempDir(), 'run');
     expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '-q'])).code).toBe(0);
 
@@ -56,7 +91,9 @@ describe('one run per output dir', () => {
 
     const second = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
     expect(second.code).toBe(2);
-    expect(second.stderr).toContain(`membench: --out ${out} is in use by another run: membench run (pid ${run.child.pid}, started `);
+    expect(second.stderr).toContain(
+      `membench: --out ${out} is in use by another run: membench run (pid ${run.child.pid}, started `,
+    );
     expect(second.stderr).toContain(`if that process is not membench, remove ${path.join(out, LOCK_FILE)}`);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
 
@@ -68,7 +105,10 @@ describe('one run per output dir', () => {
     // A lock left by a process that is gone (kill -9) is taken over.
     const dead = spawn(process.execPath, ['-e', '']);
     await new Promise((resolve) => dead.on('exit', resolve));
-    writeFileSync(path.join(out, LOCK_FILE), JSON.stringify({ pid: dead.pid, host: os.hostname(), command: 'membench run', started: 'earlier' }));
+    writeFileSync(
+      path.join(out, LOCK_FILE),
+      JSON.stringify({ pid: dead.pid, host: os.hostname(), command: 'membench run', started: 'earlier' }),
+    );
     const fresh = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
     expect(fresh.stderr).toBe('');
     expect(fresh.code).toBe(0);
@@ -78,8 +118,16 @@ describe('one run per output dir', () => {
 
 describe('output dirs that are not directories', () => {
   it.each([
-    ['a file', (dir: string) => path.join(dir, 'file'), 'a file of that name exists, not a directory: choose another --out'],
-    ['a path under a file', (dir: string) => path.join(dir, 'file', 'run'), 'a part of the path is a file, not a directory: choose another --out'],
+    [
+      'a file',
+      (dir: string) => path.join(dir, 'file'),
+      'a file of that name exists, not a directory: choose another --out',
+    ],
+    [
+      'a path under a file',
+      (dir: string) => path.join(dir, 'file', 'run'),
+      'a part of the path is a file, not a directory: choose another --out',
+    ],
   ])('--out naming %s is refused in plain words (exit 2)', async (_what, outOf, message) => {
     const dir = await tempDir();
     writeFileSync(path.join(dir, 'file'), 'not a dir');
@@ -92,12 +140,21 @@ describe('output dirs that are not directories', () => {
 });
 
 describe('--overwrite removes only what membench wrote', () => {
-  it('run and report --overwrite keep the files of the user in the dir and in charts/, and drop the earlier run files', { timeout: 120_000 }, async () => {
+  it('run and report --overwrite keep the files of the user in the dir and in charts/, and drop the earlier run files', {
+    timeout: 120_000,
+  }, async () => {
     const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-failures-')), 'run');
-    expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q'])).code).toBe(0);
-    const manifest = JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8')) as { command: string; files: string[] };
+    expect(
+      (await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q'])).code,
+    ).toBe(0);
+    const manifest = JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8')) as {
+      command: string;
+      files: string[];
+    };
     expect(manifest.command).toBe('membench run');
-    expect(manifest.files).toEqual(expect.arrayContaining(['results.json', 'report.html', path.join('charts', 'tokens-recipes-zh.png')]));
+    expect(manifest.files).toEqual(
+      expect.arrayContaining(['results.json', 'report.html', path.join('charts', 'tokens-recipes-zh.png')]),
+    );
     const mine = ['notes.md', path.join('charts', 'my-notes.txt'), path.join('charts', 'sub', 'x.txt')];
     mkdirSync(path.join(out, 'charts', 'sub'));
     for (const name of mine) writeFileSync(path.join(out, name), `mine: ${name}\n`);
@@ -114,6 +171,8 @@ describe('--overwrite removes only what membench wrote', () => {
     for (const name of mine) writeFileSync(path.join(rendered, name), `mine: ${name}\n`);
     expect((await membench(['report', 'baselines/offline.json', '-o', rendered, '--overwrite'])).code).toBe(0);
     for (const name of mine) expect(readFileSync(path.join(rendered, name), 'utf8')).toBe(`mine: ${name}\n`);
-    expect(JSON.parse(readFileSync(path.join(rendered, MANIFEST_FILE), 'utf8'))).toMatchObject({ command: 'membench report' });
+    expect(JSON.parse(readFileSync(path.join(rendered, MANIFEST_FILE), 'utf8'))).toMatchObject({
+      command: 'membench report',
+    });
   });
 });

@@ -14,7 +14,14 @@ import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-generate-cli-'));
-const TINY = ['name: tiny', 'exchanges: 40', 'distances: [1, 2, 4, 8, 16, 32]', 'facts: { fact: 2, distractor: 1, update: 1, multi-hop: 1, temporal: 1, abstention: 2 }', 'sessions: { every: 10 }', ''].join('\n');
+const TINY = [
+  'name: tiny',
+  'exchanges: 40',
+  'distances: [1, 2, 4, 8, 16, 32]',
+  'facts: { fact: 2, distractor: 1, update: 1, multi-hop: 1, temporal: 1, abstention: 2 }',
+  'sessions: { every: 10 }',
+  '',
+].join('\n');
 
 async function tinySpec(): Promise<{ dir: string; spec: string }> {
   const dir = await tempDir();
@@ -31,16 +38,22 @@ describe('membench generate', () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'tiny-en.yaml', 'tiny-zh.yaml']);
-    expect(first.stdout).toMatch(/^tiny-en\.yaml: 40 exchanges in 4 sessions, \d+ probes at distances 1–32 \(abstention 2, distractor\/\w+ \d+, /mu);
+    expect(first.stdout).toMatch(
+      /^tiny-en\.yaml: 40 exchanges in 4 sessions, \d+ probes at distances 1–32 \(abstention 2, distractor\/\w+ \d+, /mu,
+    );
     expect(first.stdout).toMatch(/^wrote 2 scenario files \(\d+ probes\) to /mu);
-    const files = readdirSync(out).filter((name) => name.endsWith('.yaml')).map((name) => path.join(out, name));
+    const files = readdirSync(out)
+      .filter((name) => name.endsWith('.yaml'))
+      .map((name) => path.join(out, name));
     const validate = await membench(['validate', ...files]);
     expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
     const bytes = files.map((file) => readFileSync(file, 'utf8'));
 
     const refused = await membench(['generate', spec, '--out', out, '--seed', '9']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`${out} already holds 2 scenario files (tiny-en.yaml, tiny-zh.yaml): choose another --out, or pass --overwrite`);
+    expect(refused.stderr).toContain(
+      `${out} already holds 2 scenario files (tiny-en.yaml, tiny-zh.yaml): choose another --out, or pass --overwrite`,
+    );
     expect(files.map((file) => readFileSync(file, 'utf8'))).toEqual(bytes);
 
     expect((await membench(['generate', spec, '--out', out, '--overwrite'])).code).toBe(0);
@@ -53,16 +66,41 @@ describe('membench generate', () => {
     const { dir, spec } = await tinySpec();
     const out = path.join(dir, 'out');
     expect((await membench(['generate', spec, '-o', out])).code).toBe(0);
-    const run = await membench(['run', '-c', path.join(out, 'tiny-en.yaml'), '-c', path.join(out, 'tiny-zh.yaml'), '-s', 'buffer', '-s', 'window', '-w', '1', '-o', path.join(dir, 'run'), '-q']);
+    const run = await membench([
+      'run',
+      '-c',
+      path.join(out, 'tiny-en.yaml'),
+      '-c',
+      path.join(out, 'tiny-zh.yaml'),
+      '-s',
+      'buffer',
+      '-s',
+      'window',
+      '-w',
+      '1',
+      '-o',
+      path.join(dir, 'run'),
+      '-q',
+    ]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const results = JSON.parse(readFileSync(path.join(dir, 'run', 'results.json'), 'utf8')) as { cells: { id: string; probes: { contextRecall?: boolean; category: string; label?: string }[] }[] };
+    const results = JSON.parse(readFileSync(path.join(dir, 'run', 'results.json'), 'utf8')) as {
+      cells: { id: string; probes: { contextRecall?: boolean; category: string; label?: string }[] }[];
+    };
     for (const cell of results.cells) {
       const answerable = cell.probes.filter((probe) => probe.category !== 'abstention');
       expect(answerable.length).toBeGreaterThan(20);
       expect(cell.probes.every((probe) => probe.label !== undefined)).toBe(true);
-      if (cell.id.includes('/buffer')) expect(answerable.every((probe) => probe.contextRecall === true), cell.id).toBe(true);
-      else expect(answerable.some((probe) => probe.contextRecall === false), cell.id).toBe(true);
+      if (cell.id.includes('/buffer'))
+        expect(
+          answerable.every((probe) => probe.contextRecall === true),
+          cell.id,
+        ).toBe(true);
+      else
+        expect(
+          answerable.some((probe) => probe.contextRecall === false),
+          cell.id,
+        ).toBe(true);
     }
   }, 120_000);
 
@@ -72,17 +110,30 @@ describe('membench generate', () => {
     expect(result.code).toBe(0);
     const expected = generateWorkload(await loadSpecFile('scenarios/suites/generated.yaml'));
     expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'generated-en.yaml', 'generated-zh.yaml']);
-    for (const item of expected) expect(readFileSync(path.join(out, `${item.document.name}.yaml`), 'utf8')).toBe(item.yaml);
+    for (const item of expected)
+      expect(readFileSync(path.join(out, `${item.document.name}.yaml`), 'utf8')).toBe(item.yaml);
   });
 
   it.each([
-    [['generate', 'no-such-suite'], 'membench: unknown suite "no-such-suite": built-in suites are generated; or give a path to a generator spec (.yaml/.json)'],
+    [
+      ['generate', 'no-such-suite'],
+      'membench: unknown suite "no-such-suite": built-in suites are generated; or give a path to a generator spec (.yaml/.json)',
+    ],
     [['generate', 'missing.yaml'], 'missing.yaml:1:1: (document): cannot read: no such file'],
     [['generate', 'generated', '--seed', '-1'], 'membench: --seed -1: expected a whole number from 0 to 4294967295'],
     [['generate', 'generated', '--seed', 'abc'], 'membench: --seed abc: expected a whole number from 0 to 4294967295'],
-    [['generate', 'generated', '--seed', '4294967296'], 'membench: --seed 4294967296: expected a whole number from 0 to 4294967295'],
-    [['generate', 'fixtures/generator/broken/seed-too-large.yaml'], 'fixtures/generator/broken/seed-too-large.yaml:3:7: seed: expected a whole number from 0 to 4294967295'],
-    [['generate', 'fixtures/generator/broken/duplicate-distances.yaml'], 'fixtures/generator/broken/duplicate-distances.yaml:3:12: distances: a distance is listed twice'],
+    [
+      ['generate', 'generated', '--seed', '4294967296'],
+      'membench: --seed 4294967296: expected a whole number from 0 to 4294967295',
+    ],
+    [
+      ['generate', 'fixtures/generator/broken/seed-too-large.yaml'],
+      'fixtures/generator/broken/seed-too-large.yaml:3:7: seed: expected a whole number from 0 to 4294967295',
+    ],
+    [
+      ['generate', 'fixtures/generator/broken/duplicate-distances.yaml'],
+      'fixtures/generator/broken/duplicate-distances.yaml:3:12: distances: a distance is listed twice',
+    ],
   ])('bad input %j: exit 2, a clear message, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'out');
     const result = await membench([...args, '-o', out]);
@@ -96,7 +147,9 @@ describe('membench generate', () => {
     const cwd = await tempDir();
     const result = await membench(['generate', path.resolve('scenarios/suites/generated.yaml'), '-o', ''], { cwd });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('membench: --out is empty (an unset variable?): give the output dir, or leave --out out for the default\n');
+    expect(result.stderr).toBe(
+      'membench: --out is empty (an unset variable?): give the output dir, or leave --out out for the default\n',
+    );
     expect(readdirSync(cwd)).toEqual([]);
   });
 
@@ -115,7 +168,9 @@ describe('membench generate', () => {
 
   it('list scenarios and run --help name the built-in suite', async () => {
     const list = await membench(['list', 'scenarios']);
-    expect(list.stdout).toMatch(/^generated +suite +generated in memory: generated-en \(280 exchanges, \d+ probes\), generated-zh \(280 exchanges, \d+ probes\)/mu);
+    expect(list.stdout).toMatch(
+      /^generated +suite +generated in memory: generated-en \(280 exchanges, \d+ probes\), generated-zh \(280 exchanges, \d+ probes\)/mu,
+    );
     const help = await membench(['run', '--help']);
     expect(help.stdout).toMatch(/a suite \(generated\) expands into its\s+generated scenarios/u);
     expect(help.stdout).toContain('membench run -c generated');

@@ -22,11 +22,21 @@ describe('membench import', () => {
     expect(result.code).toBe(0);
     expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'locomo-conv-a.yaml', 'locomo-conv-b.yaml']);
     const lines = result.stdout.split('\n');
-    expect(lines.slice(0, 2)).toEqual([`locomo: 2 conversations read from ${LOCOMO}, 2 scenarios imported`, 'QA items: 24 read: 11 imported as is, 10 repaired, 3 skipped']);
-    expect(result.stdout).toContain('    conv-a qa[6]: evidence "D1:2; D2:1" holds several ids: split into D1:2, D2:1\n');
+    expect(lines.slice(0, 2)).toEqual([
+      `locomo: 2 conversations read from ${LOCOMO}, 2 scenarios imported`,
+      'QA items: 24 read: 11 imported as is, 10 repaired, 3 skipped',
+    ]);
+    expect(result.stdout).toContain(
+      '    conv-a qa[6]: evidence "D1:2; D2:1" holds several ids: split into D1:2, D2:1\n',
+    );
     expect(result.stdout).toContain('  category-unknown (1):\n    conv-a qa[18]: category 6 is not one of 1-5\n');
     expect(lines.at(-2)).toBe(`wrote 2 scenario files to ${out}`);
-    const validate = await membench(['validate', ...readdirSync(out).filter((name) => name.endsWith('.yaml')).map((name) => path.join(out, name))]);
+    const validate = await membench([
+      'validate',
+      ...readdirSync(out)
+        .filter((name) => name.endsWith('.yaml'))
+        .map((name) => path.join(out, name)),
+    ]);
     expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
     expect(validate.code).toBe(0);
   });
@@ -36,7 +46,12 @@ describe('membench import', () => {
     const args = ['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '3'];
     const first = await membench(args);
     expect(first.code).toBe(0);
-    expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'longmemeval-6a1eabeb.yaml', 'longmemeval-7f3a91c2.yaml', 'longmemeval-gpt4_2655b836.yaml']);
+    expect(readdirSync(out).sort()).toEqual([
+      MANIFEST_FILE,
+      'longmemeval-6a1eabeb.yaml',
+      'longmemeval-7f3a91c2.yaml',
+      'longmemeval-gpt4_2655b836.yaml',
+    ]);
     expect(first.stdout).toContain('questions: 3 read: 3 imported as is, 0 repaired, 0 skipped');
     const again = await membench(args);
     expect(again.code).toBe(2);
@@ -45,10 +60,22 @@ describe('membench import', () => {
   });
 
   it.each([
-    [['import', 'locomo', 'fixtures/datasets/no-such-file.json'], 'membench: fixtures/datasets/no-such-file.json: cannot read: no such file'],
-    [['import', 'locomo', 'fixtures/datasets/broken/locomo-truncated.json'], 'membench: fixtures/datasets/broken/locomo-truncated.json:7:59: the file ends inside the list, in conversations[0] (truncated?)'],
-    [['import', 'locomo', 'fixtures/datasets/broken/locomo-object.json'], 'membench: fixtures/datasets/broken/locomo-object.json:1:1: expected a JSON list of conversations (the published file is one), found a JSON object'],
-    [['import', 'longmemeval', LOCOMO], `membench: ${LOCOMO}: nothing to import: none of its 2 questions could be imported\nskipped (2):\n  question-id-missing (2):`],
+    [
+      ['import', 'locomo', 'fixtures/datasets/no-such-file.json'],
+      'membench: fixtures/datasets/no-such-file.json: cannot read: no such file',
+    ],
+    [
+      ['import', 'locomo', 'fixtures/datasets/broken/locomo-truncated.json'],
+      'membench: fixtures/datasets/broken/locomo-truncated.json:7:59: the file ends inside the list, in conversations[0] (truncated?)',
+    ],
+    [
+      ['import', 'locomo', 'fixtures/datasets/broken/locomo-object.json'],
+      'membench: fixtures/datasets/broken/locomo-object.json:1:1: expected a JSON list of conversations (the published file is one), found a JSON object',
+    ],
+    [
+      ['import', 'longmemeval', LOCOMO],
+      `membench: ${LOCOMO}: nothing to import: none of its 2 questions could be imported\nskipped (2):\n  question-id-missing (2):`,
+    ],
     [['import', 'locomo', LOCOMO, '--limit', '0'], 'membench: --limit 0: expected a whole number >= 1'],
     [['import', 'squad', LOCOMO], 'Invalid values:'],
   ])('bad input %j: exit 2, a located message, nothing written', async (args, message) => {
@@ -64,20 +91,29 @@ describe('membench import', () => {
     const dir = await tempDir();
     const out = path.join(dir, 'data');
     expect((await membench(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
-    const earlier = readdirSync(out).filter((name) => name.endsWith('.yaml')).sort();
+    const earlier = readdirSync(out)
+      .filter((name) => name.endsWith('.yaml'))
+      .sort();
     await writeFile(path.join(out, 'my-notes.yaml'), 'mine\n');
     await mkdir(path.join(out, 'sub'));
     await writeFile(path.join(out, 'sub', 'x.txt'), 'mine\n');
     const args = ['import', 'longmemeval', LONGMEMEVAL, '--limit', '2'];
     expect((await membench([...args, '-o', path.join(dir, 'alone')])).code).toBe(0);
-    const imported = readdirSync(path.join(dir, 'alone')).filter((name) => name.endsWith('.yaml')).sort();
+    const imported = readdirSync(path.join(dir, 'alone'))
+      .filter((name) => name.endsWith('.yaml'))
+      .sort();
     const second = await membench([...args, '-o', out, '--overwrite']);
     expect(second.stderr).toBe('');
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain(`wrote 2 scenario files to ${out} (removed 2 files of the earlier import there: ${earlier.join(', ')})`);
+    expect(second.stdout).toContain(
+      `wrote 2 scenario files to ${out} (removed 2 files of the earlier import there: ${earlier.join(', ')})`,
+    );
     expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, ...imported, 'my-notes.yaml', 'sub'].sort());
     expect(readFileSync(path.join(out, 'sub', 'x.txt'), 'utf8')).toBe('mine\n');
-    expect(JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8'))).toEqual({ command: 'membench import', files: imported });
+    expect(JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8'))).toEqual({
+      command: 'membench import',
+      files: imported,
+    });
   });
 
   it('--overwrite on a dir without a manifest (an older membench) removes nothing and names what stays', async () => {

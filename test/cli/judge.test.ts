@@ -31,17 +31,31 @@ afterAll(async () => {
 const results = (out: string) => parseResults(readFileSync(path.join(out, 'results.json'), 'utf8'), out);
 
 describe('membench judge', () => {
-  it('run --judge offline judges every answer; judge --judge openai:NAME adds a second judge, κ per category, and costs no request the second time', { timeout: 180_000 }, async () => {
+  it('run --judge offline judges every answer; judge --judge openai:NAME adds a second judge, κ per category, and costs no request the second time', {
+    timeout: 180_000,
+  }, async () => {
     const out = path.join(dir, 'run');
-    const run = await membench(['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '--judge', 'offline', '-w', '1', '-q', '-o', out], { env });
+    const run = await membench(
+      ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '--judge', 'offline', '-w', '1', '-q', '-o', out],
+      { env },
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('offline judge');
     const first = results(out);
     const probes = first.cells.flatMap((cell) => cell.probes);
     expect(probes.length).toBeGreaterThan(0);
-    expect(probes.every((probe) => probe.judgements?.length === 1 && probe.judgements[0]!.judge === 'offline' && probe.judgements[0]!.raw.length > 0)).toBe(true);
+    expect(
+      probes.every(
+        (probe) =>
+          probe.judgements?.length === 1 &&
+          probe.judgements[0]!.judge === 'offline' &&
+          probe.judgements[0]!.raw.length > 0,
+      ),
+    ).toBe(true);
     // Gold travels with the answer, so the run can be judged again without its dataset.
-    expect(probes.filter((probe) => probe.category !== 'abstention').every((probe) => (probe.expect ?? []).length > 0)).toBe(true);
+    expect(
+      probes.filter((probe) => probe.category !== 'abstention').every((probe) => (probe.expect ?? []).length > 0),
+    ).toBe(true);
 
     const cache = path.join(dir, 'cache.sqlite');
     const args = ['judge', out, '--judge', 'openai:judge-model', '--base-url', server.baseUrl, '--cache', cache];
@@ -51,7 +65,9 @@ describe('membench judge', () => {
     const second = results(out);
     const live = second.judges!.find((entry) => entry.judge === 'openai:judge-model')!;
     expect(live).toMatchObject({ requests: probes.length, cached: 0, judged: probes.length });
-    const raws = second.cells.flatMap((cell) => cell.probes.map((probe) => probe.judgements!.find((judgement) => judgement.judge === 'openai:judge-model')!.raw));
+    const raws = second.cells.flatMap((cell) =>
+      cell.probes.map((probe) => probe.judgements!.find((judgement) => judgement.judge === 'openai:judge-model')!.raw),
+    );
     expect(new Set(raws)).toEqual(new Set(['Yes.', 'no']));
     // Both judges, agreement per category with κ, in the console and the reports.
     expect(judged.stdout).toContain('judge agreement: offline judge (A) vs openai:judge-model judge (B)');
@@ -64,19 +80,53 @@ describe('membench judge', () => {
     const again = await membench(args, { env });
     expect(again.code, again.stderr).toBe(0);
     expect(server.requests.length).toBe(probes.length);
-    expect(results(out).judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({ requests: 0, cached: probes.length });
+    expect(results(out).judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({
+      requests: 0,
+      cached: probes.length,
+    });
   });
 
-  it('run --errata corrects the gold the run scores and prints the ceiling it implies, both counted', { timeout: 180_000 }, async () => {
+  it('run --errata corrects the gold the run scores and prints the ceiling it implies, both counted', {
+    timeout: 180_000,
+  }, async () => {
     const out = path.join(dir, 'errata-run');
     const errata = path.join(ROOT, 'fixtures/errata/locomo-sample.json');
-    const run = await membench(['run', '--dataset', `locomo:${path.join(ROOT, 'fixtures/datasets/locomo10-sample.json')}`, '--errata', errata, '-s', 'buffer', '-w', '1', '-q', '-o', out], { env });
+    const run = await membench(
+      [
+        'run',
+        '--dataset',
+        `locomo:${path.join(ROOT, 'fixtures/datasets/locomo10-sample.json')}`,
+        '--errata',
+        errata,
+        '-s',
+        'buffer',
+        '-w',
+        '1',
+        '-q',
+        '-o',
+        out,
+      ],
+      { env },
+    );
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`errata ${errata}: 2 gold answers corrected, 1 question dropped, 1 naming no imported question`);
+    expect(run.stderr).toContain(
+      `errata ${errata}: 2 gold answers corrected, 1 question dropped, 1 naming no imported question`,
+    );
     const result = results(out);
-    expect(result.errata).toEqual([{ file: errata, unused: 1, byLabel: expect.objectContaining({ 'single-hop': { questions: 8, corrected: 1, dropped: 1 }, temporal: { questions: 4, corrected: 1, dropped: 0 } }) }]);
+    expect(result.errata).toEqual([
+      {
+        file: errata,
+        unused: 1,
+        byLabel: expect.objectContaining({
+          'single-hop': { questions: 8, corrected: 1, dropped: 1 },
+          temporal: { questions: 4, corrected: 1, dropped: 0 },
+        }),
+      },
+    ]);
     const probes = result.cells.flatMap((cell) => cell.probes);
-    expect(probes.find((probe) => probe.question === 'When did Maya sign up for the pottery class?')!.expect).toEqual(['8 May 2023']);
+    expect(probes.find((probe) => probe.question === 'When did Maya sign up for the pottery class?')!.expect).toEqual([
+      '8 May 2023',
+    ]);
     expect(probes.some((probe) => probe.question === "What is the name of Ana's dog?")).toBe(false);
     const report = readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(report).toContain('### Errata and the ceiling they imply');
@@ -90,8 +140,14 @@ describe('membench judge', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--judge gpt-4o: expected "offline" or "openai:NAME"');
     const prompts = path.join(dir, 'prompts.yaml');
-    await writeFile(prompts, 'default: |\n  Q {{question}} A {{response}}\ntemporl: |\n  {{response}}\nabstention: "{{answer}}"\n');
-    const located = await membench(['judge', out, '--judge', 'openai:judge-model', '--base-url', server.baseUrl, '--judge-prompts', prompts], { env });
+    await writeFile(
+      prompts,
+      'default: |\n  Q {{question}} A {{response}}\ntemporl: |\n  {{response}}\nabstention: "{{answer}}"\n',
+    );
+    const located = await membench(
+      ['judge', out, '--judge', 'openai:judge-model', '--base-url', server.baseUrl, '--judge-prompts', prompts],
+      { env },
+    );
     expect(located.code).toBe(2);
     expect(located.stderr).toContain(`${prompts}:3:1: temporl: unknown question type "temporl"`);
     expect(located.stderr).toContain(`${prompts}:5:13: abstention: unknown placeholder {{answer}}`);

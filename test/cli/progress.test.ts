@@ -11,11 +11,17 @@ describe('GroupProgress', () => {
       { setting: 'buffer', done: false },
     ];
     const progress = new GroupProgress(plan, 2);
-    expect(progress.finished({ setting: 'buffer', group: 'longmemeval:s.json', durationMs: 10_000 })).toBe('longmemeval:s.json · buffer 2/4 questions, ETA 10s');
-    expect(progress.finished({ setting: 'bm25', group: 'longmemeval:s.json', durationMs: 60_000 })).toBe('longmemeval:s.json · bm25 1/4 questions, ETA 1m30s');
+    expect(progress.finished({ setting: 'buffer', group: 'longmemeval:s.json', durationMs: 10_000 })).toBe(
+      'longmemeval:s.json · buffer 2/4 questions, ETA 10s',
+    );
+    expect(progress.finished({ setting: 'bm25', group: 'longmemeval:s.json', durationMs: 60_000 })).toBe(
+      'longmemeval:s.json · bm25 1/4 questions, ETA 1m30s',
+    );
     expect(progress.finished({ setting: 'buffer', durationMs: 5 })).toBeUndefined();
     progress.finished({ setting: 'buffer', group: 'longmemeval:s.json', durationMs: 10_000 });
-    expect(progress.finished({ setting: 'buffer', group: 'longmemeval:s.json', durationMs: 10_000 })).toBe('longmemeval:s.json · buffer 4/4 questions, done');
+    expect(progress.finished({ setting: 'buffer', group: 'longmemeval:s.json', durationMs: 10_000 })).toBe(
+      'longmemeval:s.json · buffer 4/4 questions, done',
+    );
     expect(formatDuration(75_000)).toBe('1m15s');
   });
 });
@@ -27,7 +33,14 @@ describe('progressReporter without a terminal', () => {
     try {
       const { onProgress } = progressReporter(false, false, 2);
       onProgress({ type: 'start', cells: 5, finished: 1, units: [] });
-      const cell = (id: string) => ({ id, label: 'bm25', status: 'ok', durationMs: 10, recall: { contextRecall: { value: 1 } } }) as unknown as CellResult;
+      const cell = (id: string) =>
+        ({
+          id,
+          label: 'bm25',
+          status: 'ok',
+          durationMs: 10,
+          recall: { contextRecall: { value: 1 } },
+        }) as unknown as CellResult;
       // Cells run costliest first: the plan's last cell may finish first.
       onProgress({ type: 'cell', index: 4, cells: 5, result: cell('q5/bm25') });
       onProgress({ type: 'cell', index: 1, cells: 5, result: cell('q2/bm25') });

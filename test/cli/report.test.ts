@@ -34,11 +34,18 @@ describe('membench report', () => {
 
   it.each([
     ['no cell', (run: { cells: unknown[] }) => ({ ...run, cells: [] }), 'has no cells: nothing to report'],
-    ['a cell twice', (run: { cells: unknown[] }) => ({ ...run, cells: [run.cells[0], ...run.cells] }), 'holds two cells with id "'],
+    [
+      'a cell twice',
+      (run: { cells: unknown[] }) => ({ ...run, cells: [run.cells[0], ...run.cells] }),
+      'holds two cells with id "',
+    ],
   ])('report and explain refuse results with %s (exit 2), writing nothing', async (_what, doctor, message) => {
     const dir = await tempDir();
     const results = path.join(dir, 'results.json');
-    await writeFile(results, JSON.stringify(doctor(JSON.parse(readFileSync(BASELINE, 'utf8')) as { cells: unknown[] })));
+    await writeFile(
+      results,
+      JSON.stringify(doctor(JSON.parse(readFileSync(BASELINE, 'utf8')) as { cells: unknown[] })),
+    );
     for (const command of ['report', 'explain']) {
       const result = await membench([command, results]);
       expect(result.code, command).toBe(2);
@@ -55,7 +62,9 @@ describe('membench report', () => {
     await writeFile(path.join(out, 'notes.md'), 'mine\n');
     const result = await membench(['report', BASELINE, '-o', out, '--overwrite']);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/^warning: .* has no \.membench-files\.json \(written by an older membench, or not by membench\), so --overwrite removes nothing there but results\.json, report\.md, report\.html, junit\.xml: \d+ other files stay \(notes\.md, charts\/.*\), written over only where a new file has the same name/u);
+    expect(result.stderr).toMatch(
+      /^warning: .* has no \.membench-files\.json \(written by an older membench, or not by membench\), so --overwrite removes nothing there but results\.json, report\.md, report\.html, junit\.xml: \d+ other files stay \(notes\.md, charts\/.*\), written over only where a new file has the same name/u,
+    );
     expect(readFileSync(path.join(out, 'notes.md'), 'utf8')).toBe('mine\n');
   });
 

@@ -12,7 +12,17 @@ const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));
 describe('membench run', () => {
   it('runs, prints the summary table and writes results.json and report.md', async () => {
     const out = path.join(await tempDir(), 'run');
-    const result = await membench(['run', '--scenario', 'recipes-en', '--strategy', 'buffer', '--strategy', 'window', '--out', out]);
+    const result = await membench([
+      'run',
+      '--scenario',
+      'recipes-en',
+      '--strategy',
+      'buffer',
+      '--strategy',
+      'window',
+      '--out',
+      out,
+    ]);
     expect(result.stderr).not.toMatch(/at .*\.js:\d+/u);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/recipes-en .*buffer/su);
@@ -20,7 +30,9 @@ describe('membench run', () => {
     expect(result.stdout).toContain('offline reference model');
     // Not a TTY: every line of the first screen, the closing "wrote" line included, fits 120 columns.
     expect(result.stdout.split('\n').filter((line) => [...line].length > 120)).toEqual([]);
-    expect(result.stdout).toMatch(/^wrote .*\(results\.json, report\.md, report\.html, junit\.xml and \d+ charts in charts\/\)$/mu);
+    expect(result.stdout).toMatch(
+      /^wrote .*\(results\.json, report\.md, report\.html, junit\.xml and \d+ charts in charts\/\)$/mu,
+    );
     expect(result.stderr).toMatch(/^\[[12]\/2\] recipes-en\/window\(k=2\)/mu);
     expect(result.stderr).toMatch(/^\[2\/2\] /mu); // cells done, whichever finished last
     const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
@@ -32,28 +44,62 @@ describe('membench run', () => {
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['report.md', 'results.json']));
   });
 
-  it('writes the same results.json from the same seed, apart from timing fields, with filler and crashes', { timeout: 120_000 }, async () => {
+  it('writes the same results.json from the same seed, apart from timing fields, with filler and crashes', {
+    timeout: 120_000,
+  }, async () => {
     const dir = await tempDir();
     const scenario = path.join(dir, 'seeded.yaml');
-    writeFileSync(scenario, 'name: seeded\nsteps:\n  - user: My locker code is 5521.\n    assistant: Noted.\n  - filler: 12\n  - crash: after_ack\n  - remember: The spare key is under the blue pot.\n  - filler: 6\n  - crash: before_model_call\n  - user: What should I cook tonight?\n  - probe: What is my locker code?\n    expect: ["5521"]\n  - probe: Where is the spare key?\n    expect: ["blue pot"]\n');
-    const run = (seed: string, out: string) => membench(['run', '-c', scenario, '-s', 'buffer', '-s', 'summary', '--seed', seed, '-o', path.join(dir, out), '-q']);
+    writeFileSync(
+      scenario,
+      'name: seeded\nsteps:\n  - user: My locker code is 5521.\n    assistant: Noted.\n  - filler: 12\n  - crash: after_ack\n  - remember: The spare key is under the blue pot.\n  - filler: 6\n  - crash: before_model_call\n  - user: What should I cook tonight?\n  - probe: What is my locker code?\n    expect: ["5521"]\n  - probe: Where is the spare key?\n    expect: ["blue pot"]\n',
+    );
+    const run = (seed: string, out: string) =>
+      membench([
+        'run',
+        '-c',
+        scenario,
+        '-s',
+        'buffer',
+        '-s',
+        'summary',
+        '--seed',
+        seed,
+        '-o',
+        path.join(dir, out),
+        '-q',
+      ]);
     const runs = await Promise.all([run('9', 'a'), run('9', 'b')]);
     expect(runs.map((item) => item.code)).toEqual([0, 0]);
-    const [a, b] = ['a', 'b'].map((out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as RunResult);
+    const [a, b] = ['a', 'b'].map(
+      (out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as RunResult,
+    );
     // The run really had filler and crashes: the crashes were reached and the filler turns are recorded.
     for (const cell of a!.cells) {
-      expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['after_ack', true], ['before_model_call', true]]);
+      expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([
+        ['after_ack', true],
+        ['before_model_call', true],
+      ]);
       expect(cell.turns.filter((turn) => turn.kind === 'user').length).toBeGreaterThan(18);
     }
     expect(withoutTiming(b)).toEqual(withoutTiming(a));
   });
 
-  it('--profile prints where the time went, by phase, and records each cell\'s phases', async () => {
+  it("--profile prints where the time went, by phase, and records each cell's phases", async () => {
     const out = path.join(await tempDir(), 'run');
     const result = await membench(['run', '-c', 'stale-background-job', '-s', 'summary', '-o', out, '-q', '--profile']);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('## Profile: 1 cells');
-    for (const phase of ['agent process start', 'module loading', 'strategy open', 'replay (steps)', 'crash recovery', 'invariant checks', 'rendering reports', 'rendering charts']) expect(result.stderr).toContain(phase);
+    for (const phase of [
+      'agent process start',
+      'module loading',
+      'strategy open',
+      'replay (steps)',
+      'crash recovery',
+      'invariant checks',
+      'rendering reports',
+      'rendering charts',
+    ])
+      expect(result.stderr).toContain(phase);
     const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     const [cell] = results.cells;
     // One crash (mid_summary): the first process and the one that recovered.
@@ -64,10 +110,34 @@ describe('membench run', () => {
 
   it('warns on stderr when --tokenizer names no model it knows, and says which encoding counts', async () => {
     const out = path.join(await tempDir(), 'run');
-    const result = await membench(['run', '-c', 'recipes-en', '-s', 'buffer', '--tokenizer', 'not-a-model', '-o', out, '-q']);
+    const result = await membench([
+      'run',
+      '-c',
+      'recipes-en',
+      '-s',
+      'buffer',
+      '--tokenizer',
+      'not-a-model',
+      '-o',
+      out,
+      '-q',
+    ]);
     expect(result.code).toBe(0);
-    expect(result.stderr).toContain('warning: --tokenizer not-a-model: not a model whose encoding membench knows: counting with cl100k_base');
-    const known = await membench(['run', '-c', 'recipes-en', '-s', 'buffer', '--tokenizer', 'gpt-4', '-o', path.join(out, 'known'), '-q']);
+    expect(result.stderr).toContain(
+      'warning: --tokenizer not-a-model: not a model whose encoding membench knows: counting with cl100k_base',
+    );
+    const known = await membench([
+      'run',
+      '-c',
+      'recipes-en',
+      '-s',
+      'buffer',
+      '--tokenizer',
+      'gpt-4',
+      '-o',
+      path.join(out, 'known'),
+      '-q',
+    ]);
     expect(known.stderr).toBe('');
   });
 
@@ -78,7 +148,9 @@ describe('membench run', () => {
     const before = readFileSync(path.join(out, 'results.json'), 'utf8');
     const again = await membench(args);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/already holds a run \(results\.json, report\.md[^)]*\): choose another --out, or pass --overwrite/u);
+    expect(again.stderr).toMatch(
+      /already holds a run \(results\.json, report\.md[^)]*\): choose another --out, or pass --overwrite/u,
+    );
     expect(readFileSync(path.join(out, 'results.json'), 'utf8')).toBe(before);
     expect((await membench([...args, '--overwrite'])).code).toBe(0);
   });
@@ -96,20 +168,56 @@ describe('membench run', () => {
   it.each([
     [['run', '-p', 'window.k=zero', '-q'], 'membench: --param window.k=zero: '],
     [['run', '-s', 'nope', '-q'], 'membench: unknown strategy "nope"'],
-    [['run', '--durability', 'sync,later', '-q'], 'membench: --durability sync,later: "later" is not one of sync, async, exit, none'],
+    [
+      ['run', '--durability', 'sync,later', '-q'],
+      'membench: --durability sync,later: "later" is not one of sync, async, exit, none',
+    ],
     [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
     [['run', '-c', 'recipes-en', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
-    [['run', '-c', 'recipes-en', '--retrieval-k', '1,0', '-q'], 'membench: --retrieval-k 1,0: expected whole numbers >= 1 separated by commas'],
-    [['run', '-c', 'recipes-en', '--retrieval-k', '5,,10', '-q'], 'membench: --retrieval-k 5,,10: expected whole numbers >= 1'],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '--seed', 'abc', '-q'], 'membench: --seed abc: expected a whole number from 0 to 4294967295'],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '-q', '--seed'], 'membench: --seed needs a value: expected a whole number from 0 to 4294967295'],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '--price-durability', 'nosuch', '-q'], "membench: --price-durability nosuch: not among the run's scenarios (recipes-en): select it with -c"],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '--price-durability', 'remember-then-crash', '-q'], "membench: --price-durability remember-then-crash: not among the run's scenarios (recipes-en)"],
-    [['run', '-c', 'recipes-en', '-s', 'window', '-p', 'window.k=2,2', '-q'], 'membench: --param window.k=2,2: window(k=2) is listed twice (a value repeated?): give each setting once'],
-    [['run', '-c', 'recipes-en', '-s', 'window', '-p', 'window.k=2', '-p', 'window.k=2.0', '-q'], 'membench: --param window.k=2 --param window.k=2.0: window(k=2) is listed twice'],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '--stretch', '1e12', '-q'], 'membench: --stretch 1000000000000: expected a whole number from 1 to 100000'],
-    [['run', '-c', 'recipes-en', '-s', 'buffer', '--recall-threshold', '-1', '-q'], 'membench: --recall-threshold -1: expected a share between 0 and 1'],
-    [['validate', '--max-bytes', 'abc', 'scenarios/recipes-en.yaml'], 'membench: --max-bytes is not a number: expected a whole number >= 1'],
+    [
+      ['run', '-c', 'recipes-en', '--retrieval-k', '1,0', '-q'],
+      'membench: --retrieval-k 1,0: expected whole numbers >= 1 separated by commas',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '--retrieval-k', '5,,10', '-q'],
+      'membench: --retrieval-k 5,,10: expected whole numbers >= 1',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '--seed', 'abc', '-q'],
+      'membench: --seed abc: expected a whole number from 0 to 4294967295',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '-q', '--seed'],
+      'membench: --seed needs a value: expected a whole number from 0 to 4294967295',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '--price-durability', 'nosuch', '-q'],
+      "membench: --price-durability nosuch: not among the run's scenarios (recipes-en): select it with -c",
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '--price-durability', 'remember-then-crash', '-q'],
+      "membench: --price-durability remember-then-crash: not among the run's scenarios (recipes-en)",
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'window', '-p', 'window.k=2,2', '-q'],
+      'membench: --param window.k=2,2: window(k=2) is listed twice (a value repeated?): give each setting once',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'window', '-p', 'window.k=2', '-p', 'window.k=2.0', '-q'],
+      'membench: --param window.k=2 --param window.k=2.0: window(k=2) is listed twice',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '--stretch', '1e12', '-q'],
+      'membench: --stretch 1000000000000: expected a whole number from 1 to 100000',
+    ],
+    [
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '--recall-threshold', '-1', '-q'],
+      'membench: --recall-threshold -1: expected a share between 0 and 1',
+    ],
+    [
+      ['validate', '--max-bytes', 'abc', 'scenarios/recipes-en.yaml'],
+      'membench: --max-bytes is not a number: expected a whole number >= 1',
+    ],
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [[], 'membench: name a command: run, validate or list'],
   ])('exits 2 with a clear message for %j', async (args, message) => {
@@ -128,8 +236,12 @@ describe('membench list and --help', () => {
     expect(strategies.code).toBe(0);
     expect(strategies.stdout).toMatch(/^buffer /mu);
     expect(strategies.stdout).toContain('knobs: k=2, maxTokens');
-    expect(strategies.stdout).toMatch(/^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, index=exchange, unit=turn, tokenizer=jieba/mu);
-    expect(strategies.stdout).toMatch(/^hybrid .*reciprocal rank fusion[^\n]*\n\s+knobs: .*fusionK=60, bm25Weight=1, vectorWeight=1/mu);
+    expect(strategies.stdout).toMatch(
+      /^bm25 .*FTS5[^\n]*\n\s+knobs: k=4, recencyWeight=0, halfLife=20, recentExchanges=1, index=exchange, unit=turn, tokenizer=jieba/mu,
+    );
+    expect(strategies.stdout).toMatch(
+      /^hybrid .*reciprocal rank fusion[^\n]*\n\s+knobs: .*fusionK=60, bm25Weight=1, vectorWeight=1/mu,
+    );
     const scenarios = await membench(['list', 'scenarios']);
     expect(scenarios.stdout).toMatch(/^recipes-zh +\d+ steps/mu);
   });
@@ -137,6 +249,17 @@ describe('membench list and --help', () => {
   it('documents every run option', async () => {
     const help = await membench(['run', '--help']);
     expect(help.code).toBe(0);
-    for (const option of ['--strategy', '--scenario', '--param', '--out', '--seed', '--overwrite', '--model', '--retrieval-k', 'openai:NAME[:DIM]']) expect(help.stdout).toContain(option);
+    for (const option of [
+      '--strategy',
+      '--scenario',
+      '--param',
+      '--out',
+      '--seed',
+      '--overwrite',
+      '--model',
+      '--retrieval-k',
+      'openai:NAME[:DIM]',
+    ])
+      expect(help.stdout).toContain(option);
   });
 });

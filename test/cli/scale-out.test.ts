@@ -12,19 +12,48 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-scale-'));
-const results = (dir: string): RunResult => JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;
-const cellFiles = (dir: string): string[] => (existsSync(path.join(dir, 'cells')) ? readdirSync(path.join(dir, 'cells')).filter((name) => /^\d+\.json$/u.test(name)) : []);
+const results = (dir: string): RunResult =>
+  JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;
+const cellFiles = (dir: string): string[] =>
+  existsSync(path.join(dir, 'cells'))
+    ? readdirSync(path.join(dir, 'cells')).filter((name) => /^\d+\.json$/u.test(name))
+    : [];
 
 /**
  * 18 cells: 15 quick ones and one `gated` cell per scenario, which opens only once the test creates
  * the gate file, so a run stopped half-way cannot have finished before the signal reaches it.
  */
 const GATED = path.join(ROOT, 'fixtures/strategies/gated.ts');
-const MATRIX = ['-c', 'recipes-en', '-c', 'recipes-zh', '-c', 'preference-corrections', '-s', 'buffer', '-s', 'window', '-s', GATED, '-p', 'window.k=1,2,4,8'];
-const MATRIX_OPTIONS = { scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'], strategies: ['buffer', 'window', GATED], params: ['window.k=1,2,4,8'] };
+const MATRIX = [
+  '-c',
+  'recipes-en',
+  '-c',
+  'recipes-zh',
+  '-c',
+  'preference-corrections',
+  '-s',
+  'buffer',
+  '-s',
+  'window',
+  '-s',
+  GATED,
+  '-p',
+  'window.k=1,2,4,8',
+];
+const MATRIX_OPTIONS = {
+  scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'],
+  strategies: ['buffer', 'window', GATED],
+  params: ['window.k=1,2,4,8'],
+};
 
 /** Starts the CLI behind a closed gate and stops it with `signal` once `cells` cell files exist; resolves with its exit. */
-async function stopHalfWay(out: string, gate: string, args: readonly string[], signal: NodeJS.Signals, cells: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+async function stopHalfWay(
+  out: string,
+  gate: string,
+  args: readonly string[],
+  signal: NodeJS.Signals,
+  cells: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const run = startMembench(['run', ...args, '-o', out], { env: { MEMBENCH_TEST_GATE: gate } });
   await until(() => cellFiles(out).length >= cells, run);
   run.child.kill(signal);
@@ -32,19 +61,49 @@ async function stopHalfWay(out: string, gate: string, args: readonly string[], s
 }
 
 describe('--shard and membench merge', () => {
-  it('merges two shards into the unsharded run (apart from timing) and refuses inputs that do not belong together', { timeout: 120_000 }, async () => {
+  it('merges two shards into the unsharded run (apart from timing) and refuses inputs that do not belong together', {
+    timeout: 120_000,
+  }, async () => {
     const dir = await tempDir();
-    const args = ['-c', 'recipes-en', '-c', 'preference-corrections', '-s', 'buffer', '-s', 'window', '-p', 'window.k=2,4', '-q', '-w', '1'];
+    const args = [
+      '-c',
+      'recipes-en',
+      '-c',
+      'preference-corrections',
+      '-s',
+      'buffer',
+      '-s',
+      'window',
+      '-p',
+      'window.k=2,4',
+      '-q',
+      '-w',
+      '1',
+    ];
     const [one, two, whole] = await Promise.all([
       membench(['run', ...args, '--shard', '1/2', '-o', path.join(dir, 's1')]),
       membench(['run', ...args, '--shard', '2/2', '-o', path.join(dir, 's2')]),
       membench(['run', ...args, '-o', path.join(dir, 'whole')]),
     ]);
     expect([one.code, two.code, whole.code]).toEqual([0, 0, 0]);
-    expect(results(path.join(dir, 's1')).cells.map((cell) => cell.id)).toEqual(['recipes-en/buffer', 'recipes-en/window(k=4)', 'preference-corrections/window(k=2)']);
-    expect((results(path.join(dir, 's2')).header as { shard?: unknown }).shard).toMatchObject({ index: 2, count: 2, planned: 6 });
+    expect(results(path.join(dir, 's1')).cells.map((cell) => cell.id)).toEqual([
+      'recipes-en/buffer',
+      'recipes-en/window(k=4)',
+      'preference-corrections/window(k=2)',
+    ]);
+    expect((results(path.join(dir, 's2')).header as { shard?: unknown }).shard).toMatchObject({
+      index: 2,
+      count: 2,
+      planned: 6,
+    });
 
-    const merged = await membench(['merge', path.join(dir, 's2'), path.join(dir, 's1'), '-o', path.join(dir, 'merged')]);
+    const merged = await membench([
+      'merge',
+      path.join(dir, 's2'),
+      path.join(dir, 's1'),
+      '-o',
+      path.join(dir, 'merged'),
+    ]);
     expect(merged.code).toBe(0);
     expect(merged.stdout).toContain('merged 2 shards (6 cells)');
     expect(existsSync(path.join(dir, 'merged', 'report.html'))).toBe(true);
@@ -61,7 +120,14 @@ describe('--shard and membench merge', () => {
     expect(() => mergeShards([s1!, all!])).toThrow(/is a whole run \(no --shard\), so it overlaps every other input/u);
     const reseeded = { ...s2!, result: { ...s2!.result, header: { ...s2!.result.header, seed: 3 } } };
     expect(() => mergeShards([s1!, reseeded])).toThrow(/differ in seed \(3 vs 42\): they are not shards of one run/u);
-    const sameIndex = { ...s2!, file: 'other.json', result: { ...s2!.result, header: { ...s2!.result.header, shard: { ...(s1!.result.header as ShardedRunHeader).shard! } } } };
+    const sameIndex = {
+      ...s2!,
+      file: 'other.json',
+      result: {
+        ...s2!.result,
+        header: { ...s2!.result.header, shard: { ...(s1!.result.header as ShardedRunHeader).shard! } },
+      },
+    };
     expect(() => mergeShards([s1!, sameIndex])).toThrow(/are both shard 1\/2/u);
   });
 });
@@ -80,10 +146,14 @@ describe('--resume', () => {
 
     const fresh = await membench(['run', ...MATRIX, '-o', out, '-q']);
     expect(fresh.code).toBe(2);
-    expect(fresh.stderr).toContain(`holds an interrupted run (plan.json, ${finished} finished cells): resume it with membench run --resume ${out}`);
+    expect(fresh.stderr).toContain(
+      `holds an interrupted run (plan.json, ${finished} finished cells): resume it with membench run --resume ${out}`,
+    );
     const otherMatrix = await membench(['run', '--resume', out, '-s', 'buffer', '-q']);
     expect(otherMatrix.code).toBe(2);
-    expect(otherMatrix.stderr).toContain(`the run was planned with strategies ["buffer","window",${JSON.stringify(GATED)}], not ["buffer"]`);
+    expect(otherMatrix.stderr).toContain(
+      `the run was planned with strategies ["buffer","window",${JSON.stringify(GATED)}], not ["buffer"]`,
+    );
 
     writeFileSync(gate, 'open');
     const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
@@ -99,20 +169,31 @@ describe('--resume', () => {
     expect(again.stderr).toContain('the run is complete (results.json, no plan.json): nothing to resume');
   });
 
-  it('refuses to resume after the scenario file was edited, or under another membench version (exit 2)', { timeout: 60_000 }, async () => {
+  it('refuses to resume after the scenario file was edited, or under another membench version (exit 2)', {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     const out = path.join(dir, 'run');
     const gate = path.join(dir, 'gate');
     const scenario = path.join(dir, 'pantry.yaml');
-    const original = 'name: pantry\nsteps:\n  - user: The rice is on the top shelf.\n    assistant: Noted.\n  - probe: Where is the rice?\n    expect: ["top shelf"]\n';
+    const original =
+      'name: pantry\nsteps:\n  - user: The rice is on the top shelf.\n    assistant: Noted.\n  - probe: Where is the rice?\n    expect: ["top shelf"]\n';
     writeFileSync(scenario, original);
-    const stopped = await stopHalfWay(out, gate, ['-c', scenario, '-s', 'buffer', '-s', GATED, '-w', '1'], 'SIGTERM', 1);
+    const stopped = await stopHalfWay(
+      out,
+      gate,
+      ['-c', scenario, '-s', 'buffer', '-s', GATED, '-w', '1'],
+      'SIGTERM',
+      1,
+    );
     expect(stopped.code).toBe(130);
 
     writeFileSync(scenario, original.replace('top shelf', 'bottom shelf'));
     const edited = await membench(['run', '--resume', out, '-q']);
     expect(edited.code).toBe(2);
-    expect(edited.stderr).toContain(`--resume ${out}: the matrix is not the one the run began with (a scenario file, dataset or strategy option changed?): start a fresh run`);
+    expect(edited.stderr).toContain(
+      `--resume ${out}: the matrix is not the one the run began with (a scenario file, dataset or strategy option changed?): start a fresh run`,
+    );
     writeFileSync(scenario, original);
 
     const planFile = path.join(out, 'plan.json');
@@ -121,7 +202,9 @@ describe('--resume', () => {
     writeFileSync(planFile, JSON.stringify({ ...older, membench: { ...older.membench, version: '0.0.1' } }));
     const otherVersion = await membench(['run', '--resume', out, '-q']);
     expect(otherVersion.code).toBe(2);
-    expect(otherVersion.stderr).toMatch(/the run began with membench 0\.0\.1( \([0-9a-f]{12}\))?, this is \d+\.\d+\.\d+.*: its cells would mix two versions; start a fresh run/u);
+    expect(otherVersion.stderr).toMatch(
+      /the run began with membench 0\.0\.1( \([0-9a-f]{12}\))?, this is \d+\.\d+\.\d+.*: its cells would mix two versions; start a fresh run/u,
+    );
     writeFileSync(planFile, plan);
 
     // Unedited, the same run resumes.

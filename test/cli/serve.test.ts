@@ -9,7 +9,10 @@ describe('membench serve', () => {
     await until(() => /at http:\/\/127\.0\.0\.1:\d+\/v1/u.test(running.stdout()), running);
     const baseURL = /(http:\/\/127\.0\.0\.1:\d+\/v1)/u.exec(running.stdout())![1]!;
     const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: 'offline', messages: [{ role: 'user', content: '你好' }] });
+    const completion = await client.chat.completions.create({
+      model: 'offline',
+      messages: [{ role: 'user', content: '你好' }],
+    });
     expect(completion.choices[0]!.message.content).toBe('好的。');
     const embedding = await client.embeddings.create({ model: 'hashed', input: 'hello world' });
     expect(embedding.data[0]!.embedding).toHaveLength(32);

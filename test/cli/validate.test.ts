@@ -17,22 +17,32 @@ interface Run {
 
 function membench(...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['bin/membench.js', ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') return reject(error);
-      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['bin/membench.js', ...args],
+      { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') return reject(error);
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 const lines = (text: string): string[] => text.split('\n').filter((line) => line.length > 0);
 
 beforeAll(() => {
-  if (!existsSync('dist/harness/cli/main.js')) throw new Error('the CLI is not built: run "npm run build" (npm test does it through pretest)');
+  if (!existsSync('dist/harness/cli/main.js'))
+    throw new Error('the CLI is not built: run "npm run build" (npm test does it through pretest)');
 });
 
 describe('membench validate', () => {
   test('three representative broken files: exit 2, one located line each, then a summary', async () => {
-    const files = [`${BROKEN}/wrong-type-user.yaml`, `${BROKEN}/bad-yaml-indent.yaml`, `${BROKEN}/evidence-missing-id.yaml`];
+    const files = [
+      `${BROKEN}/wrong-type-user.yaml`,
+      `${BROKEN}/bad-yaml-indent.yaml`,
+      `${BROKEN}/evidence-missing-id.yaml`,
+    ];
     const run = await membench('validate', ...files);
     expect(run.code).toBe(2);
     expect(run.stderr).toBe('');

@@ -85,7 +85,12 @@ describe('comments', () => {
    * relative to the citing file (resolved from its folder upwards), and bare
    * source-file names. Output names (results.json, MEMORY.md) and placeholders (NAME.yaml) are not files of the repository.
    */
-  function missingCitations(file: string, text: string, exists: (repoPath: string) => boolean, basenames: ReadonlySet<string>): string[] {
+  function missingCitations(
+    file: string,
+    text: string,
+    exists: (repoPath: string) => boolean,
+    basenames: ReadonlySet<string>,
+  ): string[] {
     const missing: string[] = [];
     commentText(text).forEach((comment, index) => {
       for (const [, cited] of comment.matchAll(PATH)) {
@@ -94,9 +99,12 @@ describe('comments', () => {
         if (!cited!.includes('/')) found = !SOURCE.test(cited!) || basenames.has(cited!);
         else {
           const candidates = [cited!];
-          for (let dir = path.dirname(file); dir !== '.'; dir = path.dirname(dir)) candidates.push(path.join(dir, cited!));
+          for (let dir = path.dirname(file); dir !== '.'; dir = path.dirname(dir))
+            candidates.push(path.join(dir, cited!));
           const relative = cited!.startsWith('.') || !TOP.test(cited!);
-          found = candidates.some((candidate) => exists(path.normalize(candidate))) || (relative && !SOURCE.test(cited!) && !/\.md$/u.test(cited!));
+          found =
+            candidates.some((candidate) => exists(path.normalize(candidate))) ||
+            (relative && !SOURCE.test(cited!) && !/\.md$/u.test(cited!));
         }
         if (!found) missing.push(`${file}:${index + 1}: ${cited}`);
       }
@@ -107,8 +115,12 @@ describe('comments', () => {
   it('finds a moved file on a made-up comment, and lets outputs and placeholders pass', () => {
     const files = new Set(['harness/core/fs.ts', 'strategies/shared/jobs.ts']);
     const exists = (repoPath: string): boolean => files.has(repoPath);
-    const text = '/** harness/fs.ts and harness/core/fs.ts, shared/jobs.ts, load-scenario.ts, fs.ts */\n// writes results.json and MEMORY.md, reads scenarios/suites/NAME.yaml';
-    expect(missingCitations('strategies/x.ts', text, exists, new Set(['fs.ts', 'jobs.ts']))).toEqual(['strategies/x.ts:1: harness/fs.ts', 'strategies/x.ts:1: load-scenario.ts']);
+    const text =
+      '/** harness/fs.ts and harness/core/fs.ts, shared/jobs.ts, load-scenario.ts, fs.ts */\n// writes results.json and MEMORY.md, reads scenarios/suites/NAME.yaml';
+    expect(missingCitations('strategies/x.ts', text, exists, new Set(['fs.ts', 'jobs.ts']))).toEqual([
+      'strategies/x.ts:1: harness/fs.ts',
+      'strategies/x.ts:1: load-scenario.ts',
+    ]);
   });
 
   it('cite only files the repository holds', () => {

@@ -60,7 +60,11 @@ function defaultBody(path: string, body: unknown, dimensions: number, echoed: st
     return {
       object: 'list',
       model: request.model,
-      data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(String(input), dimensions) })),
+      data: inputs.map((input, index) => ({
+        object: 'embedding',
+        index,
+        embedding: fakeEmbedding(String(input), dimensions),
+      })),
       usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
     };
   }
@@ -92,7 +96,9 @@ export function lastMessage(body: unknown): string {
  * every default chat answer repeats the request's Authorization header and the bare token, as a
  * proxy or a debugging endpoint that echoes headers would.
  */
-export async function startFakeOpenAIServer(options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string | null } = {}): Promise<FakeOpenAIServer> {
+export async function startFakeOpenAIServer(
+  options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string | null } = {},
+): Promise<FakeOpenAIServer> {
   const dimensions = options.embeddingDimensions ?? 8;
   const echoOf = (headers: IncomingHttpHeaders): string => {
     if (!options.echoAuthorization) return '';
@@ -116,7 +122,13 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
     group.forEach((release) => release());
   }
 
-  function send(response: ServerResponse, reply: Reply, path: string, body: unknown, headers: IncomingHttpHeaders): void {
+  function send(
+    response: ServerResponse,
+    reply: Reply,
+    path: string,
+    body: unknown,
+    headers: IncomingHttpHeaders,
+  ): void {
     switch (reply.kind) {
       case 'hang':
         return;
@@ -128,7 +140,10 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
         response.write('{"id":"chatcmpl-fake","choices":[');
         return;
       case 'raw':
-        response.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'application/json', ...reply.headers });
+        response.writeHead(reply.status ?? 200, {
+          'content-type': reply.contentType ?? 'application/json',
+          ...reply.headers,
+        });
         response.end(reply.body);
         return;
       case 'chat':
@@ -161,7 +176,11 @@ export async function startFakeOpenAIServer(options: { embeddingDimensions?: num
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       response.on('close', () => inFlight--);
-      const reply: Reply = queue.shift() ?? (options.chat && path.endsWith('/chat/completions') ? { kind: 'chat', content: options.chat(body) } : { kind: 'default' });
+      const reply: Reply =
+        queue.shift() ??
+        (options.chat && path.endsWith('/chat/completions')
+          ? { kind: 'chat', content: options.chat(body) }
+          : { kind: 'default' });
       const answer = (): void => send(response, reply, path, body, request.headers);
       if (groupSize === undefined) return answer();
       held.push(answer);

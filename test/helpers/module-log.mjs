@@ -6,12 +6,14 @@ import Module, { register } from 'node:module';
 
 const log = process.env.MEMBENCH_MODULE_LOG;
 if (log) {
-  register(`data:text/javascript,${encodeURIComponent(`
+  register(
+    `data:text/javascript,${encodeURIComponent(`
 import { appendFileSync } from 'node:fs';
 export async function load(url, context, next) {
   appendFileSync(${JSON.stringify(log)}, ${JSON.stringify(String(process.pid))} + ' ' + url + '\\n');
   return next(url, context);
-}`)}`);
+}`)}`,
+  );
   const load = Module._load;
   Module._load = function (request, parent, isMain) {
     const loaded = load.call(this, request, parent, isMain);

@@ -7,7 +7,21 @@ export function withoutTiming<T>(value: T): T {
 }
 
 /** What an interleaved cell (concurrent sessions) promises to reproduce: who it is, its status and its durability outcome. */
-const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'setting', 'options', 'durability', 'trial', 'seed', 'status', 'error', 'effects', 'durabilityOutcome', 'interleaved'] as const;
+const INTERLEAVED_KEEPS = [
+  'id',
+  'scenario',
+  'strategy',
+  'setting',
+  'options',
+  'durability',
+  'trial',
+  'seed',
+  'status',
+  'error',
+  'effects',
+  'durabilityOutcome',
+  'interleaved',
+] as const;
 
 /**
  * What two runs with one seed must agree on: everything but timing, and for interleaved cells
@@ -15,6 +29,10 @@ const INTERLEAVED_KEEPS = ['id', 'scenario', 'strategy', 'setting', 'options', '
  * concurrent sessions interleaved).
  */
 export function sameSeedView(result: RunResult): unknown {
-  const cells = result.cells.map((cell) => (cell.interleaved ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]]))) : cell));
+  const cells = result.cells.map((cell) =>
+    cell.interleaved
+      ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]])))
+      : cell,
+  );
   return withoutTiming({ ...result, cells });
 }

@@ -1,7 +1,15 @@
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { describe, expect, it } from 'vitest';
 import { invariantGrid } from '../../harness/results/durability-matrix.js';
-import { logAxisBounds, logTickLabel, paretoFront, SETTING_COLORS, seriesStyles, slug, summarizeLabels } from '../../reports/chart-data.js';
+import {
+  logAxisBounds,
+  logTickLabel,
+  paretoFront,
+  SETTING_COLORS,
+  seriesStyles,
+  slug,
+  summarizeLabels,
+} from '../../reports/chart-data.js';
 import { chartSpecs } from '../../reports/chart-specs.js';
 import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
@@ -31,7 +39,16 @@ async function inkOf(png: Buffer): Promise<{ ink: number; colours: number }> {
 describe('chart data', () => {
   it('leads with recall vs tokens and recall by distance, then a token growth chart per scenario, latency and the window sweep; no durability chart without fault data', () => {
     const ids = chartSpecs(smallRun()).map((spec) => spec.id);
-    expect(ids).toEqual(['recall-vs-tokens', 'recall-by-distance-exchanges', 'recall-by-distance-tokens', 'tokens-recipes-zh', 'tokens-preference-corrections', 'latency-load', 'latency-save', 'sweep-window-k']);
+    expect(ids).toEqual([
+      'recall-vs-tokens',
+      'recall-by-distance-exchanges',
+      'recall-by-distance-tokens',
+      'tokens-recipes-zh',
+      'tokens-preference-corrections',
+      'latency-load',
+      'latency-save',
+      'sweep-window-k',
+    ]);
   });
 
   it('charts a scenario group once (median and p90 by turn), not once per scenario', () => {
@@ -42,7 +59,9 @@ describe('chart data', () => {
     const growth = chartSpecs(result).find((spec) => spec.id.startsWith('tokens-group-'))!;
     expect((growth.config.data.datasets as { label: string }[]).map((set) => set.label)).toContain('buffer p90');
     // With the dataset's own labels, one bar chart of recall by category for the group.
-    for (const cell of result.cells) for (const probe of cell.probes) probe.label = probe.category === 'update' ? 'knowledge-update' : 'single-session-user';
+    for (const cell of result.cells)
+      for (const probe of cell.probes)
+        probe.label = probe.category === 'update' ? 'knowledge-update' : 'single-session-user';
     const categories = chartSpecs(result).find((spec) => spec.id.startsWith('categories-group-'))!;
     expect(categories.config.data.labels).toEqual(['knowledge-update', 'single-session-user']);
     expect(chartSpecs(result).length).toBeLessThanOrEqual(12);
@@ -51,8 +70,12 @@ describe('chart data', () => {
   it("shows window's cliff in recall by distance: held within K exchanges, lost beyond", () => {
     const spec = chartSpecs(smallRun()).find((item) => item.id === 'recall-by-distance-exchanges')!;
     const labels = spec.config.data.labels as string[];
-    const window = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find((set) => set.label === 'window(k=2)')!;
-    const buffer = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find((set) => set.label === 'buffer')!;
+    const window = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find(
+      (set) => set.label === 'window(k=2)',
+    )!;
+    const buffer = (spec.config.data.datasets as { label: string; data: (number | null)[] }[]).find(
+      (set) => set.label === 'buffer',
+    )!;
     // Fine buckets: each distance up to 32 is its own point, so the cliff shows right after K = 2.
     expect(labels).toContain('2');
     expect(labels).toContain('3');
@@ -67,7 +90,9 @@ describe('chart data', () => {
   it('gives every setting, in its order in the run, a colour, marker and line pattern of its own, used by every chart', () => {
     const result = smallRun();
     const styles = seriesStyles(result);
-    expect(result.header.strategies.map((spec) => styles.get(spec.setting)!.color)).toEqual(SETTING_COLORS.slice(0, result.header.strategies.length));
+    expect(result.header.strategies.map((spec) => styles.get(spec.setting)!.color)).toEqual(
+      SETTING_COLORS.slice(0, result.header.strategies.length),
+    );
     expect(styles.get('window(k=2)')!.pointStyle).not.toBe(styles.get('window(k=4)')!.pointStyle);
     expect(styles.get('window(k=2)')!.dash).not.toEqual(styles.get('window(k=4)')!.dash);
     // The colour follows the setting's place, not its name: renamed, the first setting stays blue.
@@ -76,8 +101,19 @@ describe('chart data', () => {
     for (const cell of renamed.cells) if (cell.setting === 'buffer') cell.setting = 'my-memory';
     expect(seriesStyles(renamed).get('my-memory')!.color).toBe(SETTING_COLORS[0]);
     const specs = chartSpecs(result);
-    const tokenLine = (specs.find((spec) => spec.id === 'tokens-recipes-zh')!.config.data.datasets as { label: string; borderColor: string; borderDash: number[] }[]).find((set) => set.label === 'window(k=4)')!;
-    const recallPoint = (specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.data.datasets as { label: string; borderColor: string }[]).find((set) => set.label.startsWith('window(k=4)'))!;
+    const tokenLine = (
+      specs.find((spec) => spec.id === 'tokens-recipes-zh')!.config.data.datasets as {
+        label: string;
+        borderColor: string;
+        borderDash: number[];
+      }[]
+    ).find((set) => set.label === 'window(k=4)')!;
+    const recallPoint = (
+      specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.data.datasets as {
+        label: string;
+        borderColor: string;
+      }[]
+    ).find((set) => set.label.startsWith('window(k=4)'))!;
     expect(tokenLine.borderColor).toBe(styles.get('window(k=4)')!.color);
     expect(tokenLine.borderDash).toEqual(styles.get('window(k=4)')!.dash);
     expect(recallPoint.borderColor).toBe(styles.get('window(k=4)')!.color);
@@ -85,7 +121,12 @@ describe('chart data', () => {
 
   it('keeps twelve settings apart by colour, and a thirteenth by its marker', () => {
     const result = smallRun();
-    result.header.strategies = Array.from({ length: 13 }, (_, index) => ({ name: 'window', setting: `window(k=${index + 1})`, options: { k: index + 1 }, durability: 'sync' as const }));
+    result.header.strategies = Array.from({ length: 13 }, (_, index) => ({
+      name: 'window',
+      setting: `window(k=${index + 1})`,
+      options: { k: index + 1 },
+      durability: 'sync' as const,
+    }));
     const styles = [...seriesStyles(result).values()].slice(0, 13);
     expect(new Set(styles.slice(0, 12).map((style) => style.color)).size).toBe(12);
     expect(styles[12]!.color).toBe(styles[0]!.color);
@@ -98,10 +139,27 @@ describe('chart data', () => {
     expect(logAxisBounds([0.031, 4.2])).toEqual({ min: 0.02, max: 5 });
     expect(logAxisBounds([500])).toEqual({ min: 500, max: 1000 });
     const specs = chartSpecs(smallRun());
-    const x = (specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.options as { scales: { x: { min: number; max: number } } }).scales.x;
-    for (const bound of [x.min, x.max]) expect([1, 2, 5]).toContain(Math.round(bound / 10 ** Math.floor(Math.log10(bound))));
+    const x = (
+      specs.find((spec) => spec.id === 'recall-vs-tokens')!.config.options as {
+        scales: { x: { min: number; max: number } };
+      }
+    ).scales.x;
+    for (const bound of [x.min, x.max])
+      expect([1, 2, 5]).toContain(Math.round(bound / 10 ** Math.floor(Math.log10(bound))));
     // Labels only at 1, 2 and 5 times a power of ten, never at 8,000 and 9,000 beside 10,000.
-    expect([100, 200, 300, 500, 800, 1000, 8000, 9000, 10_000, 0.05, 0.07].map(logTickLabel)).toEqual(['100', '200', '', '500', '', '1,000', '', '', '10,000', '0.05', '']);
+    expect([100, 200, 300, 500, 800, 1000, 8000, 9000, 10_000, 0.05, 0.07].map(logTickLabel)).toEqual([
+      '100',
+      '200',
+      '',
+      '500',
+      '',
+      '1,000',
+      '',
+      '',
+      '10,000',
+      '0.05',
+      '',
+    ]);
   });
 
   it('pools recall as hits/n over scenarios and sums mean tokens per scenario', () => {
@@ -134,11 +192,20 @@ describe('chart data', () => {
 
   it('draws the durability matrix when cells carry fault outcomes', () => {
     const result = smallRun();
-    Object.assign(cellOf(result, 'recipes-zh/buffer'), { durabilityOutcome: durability(3, { '1': [4, 0], '2': [4, 1], '6': [0, 0] }) });
-    Object.assign(cellOf(result, 'preference-corrections/buffer'), { durabilityOutcome: durability(2, { '1': [3, 0], '2': [3, 0] }) });
+    Object.assign(cellOf(result, 'recipes-zh/buffer'), {
+      durabilityOutcome: durability(3, { '1': [4, 0], '2': [4, 1], '6': [0, 0] }),
+    });
+    Object.assign(cellOf(result, 'preference-corrections/buffer'), {
+      durabilityOutcome: durability(2, { '1': [3, 0], '2': [3, 0] }),
+    });
     Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { durabilityOutcome: durability(1, { '1': [2, 2] }) });
-    const noKeys = { ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys' };
-    Object.assign(noKeys, { durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } });
+    const noKeys = {
+      ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')),
+      id: 'recipes-zh/window(k=2)/no-keys',
+    };
+    Object.assign(noKeys, {
+      durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false },
+    });
     expect(invariantGrid([...result.cells, noKeys])).toMatchObject({
       rows: ['buffer', 'window(k=2)', 'window(k=2) [no idempotency keys]'],
       columns: ['1', '2', '3'],
@@ -148,7 +215,10 @@ describe('chart data', () => {
       rows: ['buffer', 'window(k=2)'],
       columns: ['1', '2'],
       values: [
-        [{ checks: 7, violations: 0 }, { checks: 7, violations: 1 }],
+        [
+          { checks: 7, violations: 0 },
+          { checks: 7, violations: 1 },
+        ],
         [{ checks: 2, violations: 2 }, null],
       ],
       crashes: [5, 1],
@@ -167,8 +237,12 @@ describe('chart data', () => {
 describe('PNG charts', () => {
   it('renders every chart as a valid PNG of its size that is not blank', async () => {
     const result = renameScenario(smallRun(), 'recipes-zh', '中文食谱');
-    Object.assign(cellOf(result, '中文食谱/window(k=4)'), { durabilityOutcome: durability(2, { '1': [3, 1], '2': [3, 0], '3': [1, 0] }) });
-    Object.assign(cellOf(result, '中文食谱/buffer'), { durabilityOutcome: durability(2, { '1': [3, 0], '2': [3, 0] }) });
+    Object.assign(cellOf(result, '中文食谱/window(k=4)'), {
+      durabilityOutcome: durability(2, { '1': [3, 1], '2': [3, 0], '3': [1, 0] }),
+    });
+    Object.assign(cellOf(result, '中文食谱/buffer'), {
+      durabilityOutcome: durability(2, { '1': [3, 0], '2': [3, 0] }),
+    });
     const specs = chartSpecs(result);
     expect(specs.at(-1)!.id).toBe('durability');
     const charts = renderCharts(result);

@@ -13,7 +13,14 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
 import { renderJunit } from '../../reports/junit.js';
 
-const TYPES = ['single-session-user', 'single-session-assistant', 'single-session-preference', 'multi-session', 'temporal-reasoning', 'knowledge-update'];
+const TYPES = [
+  'single-session-user',
+  'single-session-assistant',
+  'single-session-preference',
+  'multi-session',
+  'temporal-reasoning',
+  'knowledge-update',
+];
 
 function question(index: number): unknown {
   const type = TYPES[index % TYPES.length]!;
@@ -28,8 +35,14 @@ function question(index: number): unknown {
     haystack_session_ids: [`s${index}a`, `s${index}b`],
     haystack_dates: ['2023/05/20 (Sat) 02:21', '2023/05/22 (Mon) 14:10'],
     haystack_sessions: [
-      [{ role: 'user', content: `My cat number ${index} is called ${pet}.`, has_answer: true }, { role: 'assistant', content: 'What a lovely name!' }],
-      [{ role: 'user', content: 'Any tips for a rainy weekend?' }, { role: 'assistant', content: 'Board games and soup.' }],
+      [
+        { role: 'user', content: `My cat number ${index} is called ${pet}.`, has_answer: true },
+        { role: 'assistant', content: 'What a lovely name!' },
+      ],
+      [
+        { role: 'user', content: 'Any tips for a rainy weekend?' },
+        { role: 'assistant', content: 'Board games and soup.' },
+      ],
     ],
     answer_session_ids: [`s${index}a`],
   };
@@ -43,7 +56,11 @@ describe('a dataset run reads as one suite', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-groups-'));
     const file = path.join(dir, 'longmemeval_s.json');
     await writeFile(file, JSON.stringify(Array.from({ length: 60 }, (_, index) => question(index))));
-    result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['buffer', 'window', 'bm25'], priceDurability: [] });
+    result = await runBenchmark({
+      datasets: [`longmemeval:${file}`],
+      strategies: ['buffer', 'window', 'bm25'],
+      priceDurability: [],
+    });
     await writeRunOutput(result, path.join(dir, 'out'), { stepSummary: null });
   }, 120_000);
 
@@ -56,11 +73,13 @@ describe('a dataset run reads as one suite', () => {
     // Wide enough that no table splits in parts: rows are counted once.
     const text = renderConsoleSummary(result, { width: 1000 });
     expect(text).toContain('leaderboard — group longmemeval:longmemeval_s.json');
-    expect(text).toContain('by the dataset\'s own category');
+    expect(text).toContain("by the dataset's own category");
     for (const type of TYPES) expect(text).toContain(type);
     expect(text).not.toContain('longmemeval-q0');
     // bm25's retrieval figures too: one pooled row per level for the group, not one per question.
-    expect(text.split('\n').filter((line) => line.includes('│ group longmemeval:longmemeval_s.json │ bm25'))).toHaveLength(2);
+    expect(
+      text.split('\n').filter((line) => line.includes('│ group longmemeval:longmemeval_s.json │ bm25')),
+    ).toHaveLength(2);
     expect(text.split('\n').length).toBeLessThan(70);
     expect(renderConsoleSummary(result, { detail: true })).toContain('longmemeval-q0');
   });
@@ -69,7 +88,10 @@ describe('a dataset run reads as one suite', () => {
     expect(renderJunit(result).match(/<testcase /gu)).toHaveLength(3);
     expect((await readdir(path.join(dir, 'out', 'charts'))).length).toBeLessThanOrEqual(12);
     const html = await readFile(path.join(dir, 'out', 'report.html'), 'utf8');
-    const verdict = html.slice(html.indexOf('<section id="verdict">'), html.indexOf('</section>', html.indexOf('<section id="verdict">')));
+    const verdict = html.slice(
+      html.indexOf('<section id="verdict">'),
+      html.indexOf('</section>', html.indexOf('<section id="verdict">')),
+    );
     expect(verdict).toContain('Leaderboard — group longmemeval:longmemeval_s.json');
     expect(verdict).toContain("by the dataset's own category");
     const markdown = await readFile(path.join(dir, 'out', 'report.md'), 'utf8');

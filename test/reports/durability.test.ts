@@ -7,18 +7,35 @@ import { priceRows } from '../../reports/durability.js';
 import { cellOf, durability, smallRun } from './fixture.js';
 
 const COUNTS = {
-  acknowledgedLost: 0, messagesLost: 0, effects: 0, effectsDuplicated: 0, effectsRefused: 0, toolsMisclassified: 0,
-  staleOverwrites: 0, lostUpdates: 0, tornFiles: 0, indexMismatches: 0, pendingJobsLost: 0, unexpectedExits: 0, compressedAway: 0,
+  acknowledgedLost: 0,
+  messagesLost: 0,
+  effects: 0,
+  effectsDuplicated: 0,
+  effectsRefused: 0,
+  toolsMisclassified: 0,
+  staleOverwrites: 0,
+  lostUpdates: 0,
+  tornFiles: 0,
+  indexMismatches: 0,
+  pendingJobsLost: 0,
+  unexpectedExits: 0,
+  compressedAway: 0,
 };
 
 /** The small fixture with fault outcomes on two cells: one finished (invariant 1 checked and held, 4 never checked), one errored mid-run. */
 function withFaults(): RunResult {
   const result = smallRun();
   const finished = cellOf(result, 'recipes-zh/window(k=2)');
-  finished.durabilityOutcome = { ...(durability(1, { '1': [2, 0], '4': [0, 0] }) as NonNullable<CellResult['durabilityOutcome']>), counts: { ...COUNTS, compressedAway: 3 } };
+  finished.durabilityOutcome = {
+    ...(durability(1, { '1': [2, 0], '4': [0, 0] }) as NonNullable<CellResult['durabilityOutcome']>),
+    counts: { ...COUNTS, compressedAway: 3 },
+  };
   const errored = cellOf(result, 'preference-corrections/window(k=2)');
   Object.assign(errored, { status: 'error', error: 'step 4 failed in the agent process' });
-  errored.durabilityOutcome = { ...(durability(1, { '1': [0, 0], '2': [1, 0] }) as NonNullable<CellResult['durabilityOutcome']>), counts: COUNTS };
+  errored.durabilityOutcome = {
+    ...(durability(1, { '1': [0, 0], '2': [1, 0] }) as NonNullable<CellResult['durabilityOutcome']>),
+    counts: COUNTS,
+  };
   return { ...result, durabilityMatrix: durabilityMatrix(result.cells), durabilityPrices: modePrices(result.cells) };
 }
 
@@ -39,7 +56,9 @@ describe('durability tables', () => {
     expect(result.durabilityPrices[0]!.losses.compressedAway).toBe(3);
     expect(renderConsoleSummary(result)).toMatch(/│ acks lost │ compressed away │/u);
     expect(renderConsoleSummary(result)).toMatch(/│ window +│ sync +│ on +│ [\d.]+ +│ [\d.]+ +│ 2 +│ 0 +│ 3 +│/u);
-    expect(renderMarkdown(result)).toMatch(/\| acks lost \| compressed away \|[^\n]*\n[^\n]*\n\| window \| sync \| on \| [\d.]+ \| [\d.]+ \| 2 \| 0 \| 3 \|/u);
+    expect(renderMarkdown(result)).toMatch(
+      /\| acks lost \| compressed away \|[^\n]*\n[^\n]*\n\| window \| sync \| on \| [\d.]+ \| [\d.]+ \| 2 \| 0 \| 3 \|/u,
+    );
     expect(renderHtml(result)).toMatch(/<th[^>]*>compressed away<\/th>/u);
   });
 });

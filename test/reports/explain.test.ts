@@ -10,7 +10,13 @@ describe('explain', () => {
   it('answers the five questions in English and Chinese', () => {
     for (const lang of ['en', 'zh'] as const) {
       const answers = explainRun(result, lang);
-      expect(answers.map((answer) => answer.id)).toEqual(['window-k', 'summary-loses', 'vector-vs-rag', 'files-or-database', 'sync-or-async']);
+      expect(answers.map((answer) => answer.id)).toEqual([
+        'window-k',
+        'summary-loses',
+        'vector-vs-rag',
+        'files-or-database',
+        'sync-or-async',
+      ]);
       expect(answers.every((answer) => answer.sentences.length > 0)).toBe(true);
     }
     expect(explainRun(result, 'zh')[0]!.question).toBe('窗口记忆的 K 该怎么选？');
@@ -30,7 +36,9 @@ describe('explain', () => {
     const renamed = structuredClone(result);
     for (const spec of renamed.header.strategies) if (spec.name === 'window') spec.name = 'my-window';
     for (const cell of renamed.cells) if (cell.strategy === 'window') cell.strategy = 'my-window';
-    expect(explainRun(renamed, 'en')[0]!.sentences.some((sentence) => sentence.startsWith('window(k=2) recalls'))).toBe(true);
+    expect(explainRun(renamed, 'en')[0]!.sentences.some((sentence) => sentence.startsWith('window(k=2) recalls'))).toBe(
+      true,
+    );
     const untyped = structuredClone(result);
     for (const spec of untyped.header.strategies) delete spec.traits;
     expect(explainRun(untyped, 'en')[0]!.sentences[0]).toMatch(/^This run has no window cells/u);
@@ -39,8 +47,12 @@ describe('explain', () => {
   it('says what the run did not measure instead of guessing', () => {
     const answers = explainRun(result, 'en');
     // The fixture holds buffer and window only, and no crash cells.
-    expect(answers.find((answer) => answer.id === 'summary-loses')!.sentences).toEqual(['This run has no summary cells: run `-s summary -s summary-buffer` to answer it.']);
-    expect(answers.find((answer) => answer.id === 'sync-or-async')!.sentences[0]).toMatch(/priced fewer than two durability modes/u);
+    expect(answers.find((answer) => answer.id === 'summary-loses')!.sentences).toEqual([
+      'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.',
+    ]);
+    expect(answers.find((answer) => answer.id === 'sync-or-async')!.sentences[0]).toMatch(
+      /priced fewer than two durability modes/u,
+    );
     expect(renderExplainMarkdown(result)).toContain('offline reference model');
   });
 });

@@ -35,10 +35,25 @@ export function renameScenario(result: RunResult, from: string, to: string): Run
 export function durability(reached: number, invariants: Record<string, [number, number]>): unknown {
   return {
     idempotencyKeys: true,
-    crashes: Array.from({ length: reached + 1 }, (_, index) => ({ step: index, point: 'mid_memory_write', reached: index < reached, signal: 'SIGKILL', code: null, source: 'scenario' })),
+    crashes: Array.from({ length: reached + 1 }, (_, index) => ({
+      step: index,
+      point: 'mid_memory_write',
+      reached: index < reached,
+      signal: 'SIGKILL',
+      code: null,
+      source: 'scenario',
+    })),
     recoveries: [],
     invariants: Object.fromEntries(
-      Object.entries(invariants).map(([id, [checked, violations]]) => [id, { held: violations === 0, checked, violations, details: violations ? [`lost "peanut allergy" after crash ${id}`] : [] }]),
+      Object.entries(invariants).map(([id, [checked, violations]]) => [
+        id,
+        {
+          held: violations === 0,
+          checked,
+          violations,
+          details: violations ? [`lost "peanut allergy" after crash ${id}`] : [],
+        },
+      ]),
     ),
     counts: {},
   };

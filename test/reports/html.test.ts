@@ -24,14 +24,19 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`test/reports/html.test.ts: skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`);
+if (!hasChromium)
+  console.warn(
+    `test/reports/html.test.ts: skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`,
+  );
 
 /** The DOM shapes the in-page callbacks use (the tsconfig has no DOM lib). */
 interface PageCanvas {
   id: string;
   width: number;
   height: number;
-  getContext(kind: '2d'): { getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray } };
+  getContext(kind: '2d'): {
+    getImageData(x: number, y: number, width: number, height: number): { data: Uint8ClampedArray };
+  };
 }
 interface PageRow {
   cells: ArrayLike<{ getAttribute(name: string): string | null }>;
@@ -69,7 +74,9 @@ describe('report.html (rendered)', () => {
 
 describe('report.html in headless Chromium', () => {
   const result = renameScenario(smallRun(), 'recipes-zh', '中文食谱');
-  Object.assign(cellOf(result, '中文食谱/window(k=2)'), { durabilityOutcome: durability(2, { '1': [3, 1], '2': [3, 0] }) });
+  Object.assign(cellOf(result, '中文食谱/window(k=2)'), {
+    durabilityOutcome: durability(2, { '1': [3, 1], '2': [3, 0] }),
+  });
   let dir: string;
   let file: string;
 
@@ -82,76 +89,98 @@ describe('report.html in headless Chromium', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it.skipIf(!hasChromium)('draws every chart, sorts a table on a header click, fetches nothing and logs no error', async () => {
-    const { chromium } = await import('playwright-core');
-    const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    try {
-      const problems: string[] = [];
-      const requests: string[] = [];
-      await context.route('**/*', (route) => {
-        const url = route.request().url();
-        if (url.startsWith('file:')) return route.continue();
-        requests.push(url);
-        return route.abort();
+  it.skipIf(!hasChromium)(
+    'draws every chart, sorts a table on a header click, fetches nothing and logs no error',
+    async () => {
+      const { chromium } = await import('playwright-core');
+      const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: CHROMIUM_ARGS,
       });
-      const page = await context.newPage();
-      page.on('console', (message) => {
-        if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
-      });
-      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-      await page.setViewportSize({ width: 1280, height: 900 });
-      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
-
-      const canvases = await page.evaluate(() => {
-        // Runs in the page; the tsconfig has no DOM lib, so the few DOM shapes used are typed here.
-        const { document, Chart } = globalThis as unknown as { document: { querySelectorAll(selector: string): ArrayLike<PageCanvas> }; Chart: { getChart(canvas: unknown): unknown } };
-        return Array.from(document.querySelectorAll('canvas')).map((canvas) => {
-          const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-          let ink = 0;
-          for (let index = 3; index < data.length; index += 4) if (data[index]! > 0) ink++;
-          return { id: canvas.id, hasChart: Chart.getChart(canvas) !== undefined, ink: ink / (canvas.width * canvas.height) };
+      try {
+        const problems: string[] = [];
+        const requests: string[] = [];
+        await context.route('**/*', (route) => {
+          const url = route.request().url();
+          if (url.startsWith('file:')) return route.continue();
+          requests.push(url);
+          return route.abort();
         });
-      });
-      expect(canvases.map((canvas) => canvas.id)).toEqual(chartSpecs(result).map((spec) => `chart-${spec.id}`));
-      for (const canvas of canvases) {
-        expect(canvas.hasChart, canvas.id).toBe(true);
-        expect(canvas.ink, `${canvas.id} drew`).toBeGreaterThan(0.01);
+        const page = await context.newPage();
+        page.on('console', (message) => {
+          if (message.type() === 'error' || message.type() === 'warning')
+            problems.push(`console ${message.type()}: ${message.text()}`);
+        });
+        page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+        await page.setViewportSize({ width: 1280, height: 900 });
+        await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+
+        const canvases = await page.evaluate(() => {
+          // Runs in the page; the tsconfig has no DOM lib, so the few DOM shapes used are typed here.
+          const { document, Chart } = globalThis as unknown as {
+            document: { querySelectorAll(selector: string): ArrayLike<PageCanvas> };
+            Chart: { getChart(canvas: unknown): unknown };
+          };
+          return Array.from(document.querySelectorAll('canvas')).map((canvas) => {
+            const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+            let ink = 0;
+            for (let index = 3; index < data.length; index += 4) if (data[index]! > 0) ink++;
+            return {
+              id: canvas.id,
+              hasChart: Chart.getChart(canvas) !== undefined,
+              ink: ink / (canvas.width * canvas.height),
+            };
+          });
+        });
+        expect(canvases.map((canvas) => canvas.id)).toEqual(chartSpecs(result).map((spec) => `chart-${spec.id}`));
+        for (const canvas of canvases) {
+          expect(canvas.hasChart, canvas.id).toBe(true);
+          expect(canvas.ink, `${canvas.id} drew`).toBeGreaterThan(0.01);
+        }
+
+        const column = async () =>
+          page.$$eval('#leaderboard-0 tbody tr', (rows) =>
+            rows.map((row) => Number((row as unknown as PageRow).cells[2]!.getAttribute('data-sort'))),
+          );
+        const before = await column();
+        const header = page.locator('#leaderboard-0 th', { hasText: 'ctx/turn' });
+        await header.click();
+        const ascending = await column();
+        expect(ascending).toEqual([...before].sort((a, b) => a - b));
+        expect(await header.getAttribute('aria-sort')).toBe('ascending');
+        await header.click();
+        expect(await column()).toEqual([...before].sort((a, b) => b - a));
+        expect(await header.getAttribute('aria-sort')).toBe('descending');
+
+        // The first screen at 1,400 px: the verdict (recall-vs-tokens chart, then the leaderboard), no horizontal scroll.
+        await page.setViewportSize({ width: 1400, height: 900 });
+        const screen = await page.evaluate(() => {
+          const { document } = globalThis as unknown as {
+            document: {
+              documentElement: { scrollWidth: number; clientWidth: number };
+              querySelector(selector: string): { id: string; getBoundingClientRect(): { top: number } } | null;
+            };
+          };
+          return {
+            scrollWidth: document.documentElement.scrollWidth,
+            clientWidth: document.documentElement.clientWidth,
+            firstSection: document.querySelector('main section')?.id,
+            firstCanvas: document.querySelector('main canvas')?.id,
+            leaderboardTop: document.querySelector('#leaderboard-0')?.getBoundingClientRect().top ?? Infinity,
+          };
+        });
+        expect(screen.scrollWidth).toBeLessThanOrEqual(screen.clientWidth);
+        expect(screen).toMatchObject({ firstSection: 'verdict', firstCanvas: 'chart-recall-vs-tokens' });
+        expect(screen.leaderboardTop).toBeLessThan(900);
+        await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
+        expect(requests).toEqual([]);
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
       }
-
-      const column = async () =>
-        page.$$eval('#leaderboard-0 tbody tr', (rows) => rows.map((row) => Number((row as unknown as PageRow).cells[2]!.getAttribute('data-sort'))));
-      const before = await column();
-      const header = page.locator('#leaderboard-0 th', { hasText: 'ctx/turn' });
-      await header.click();
-      const ascending = await column();
-      expect(ascending).toEqual([...before].sort((a, b) => a - b));
-      expect(await header.getAttribute('aria-sort')).toBe('ascending');
-      await header.click();
-      expect(await column()).toEqual([...before].sort((a, b) => b - a));
-      expect(await header.getAttribute('aria-sort')).toBe('descending');
-
-      // The first screen at 1,400 px: the verdict (recall-vs-tokens chart, then the leaderboard), no horizontal scroll.
-      await page.setViewportSize({ width: 1400, height: 900 });
-      const screen = await page.evaluate(() => {
-        const { document } = globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelector(selector: string): { id: string; getBoundingClientRect(): { top: number } } | null } };
-        return {
-          scrollWidth: document.documentElement.scrollWidth,
-          clientWidth: document.documentElement.clientWidth,
-          firstSection: document.querySelector('main section')?.id,
-          firstCanvas: document.querySelector('main canvas')?.id,
-          leaderboardTop: document.querySelector('#leaderboard-0')?.getBoundingClientRect().top ?? Infinity,
-        };
-      });
-      expect(screen.scrollWidth).toBeLessThanOrEqual(screen.clientWidth);
-      expect(screen).toMatchObject({ firstSection: 'verdict', firstCanvas: 'chart-recall-vs-tokens' });
-      expect(screen.leaderboardTop).toBeLessThan(900);
-      await page.screenshot({ path: path.join(dir, 'report.png'), fullPage: true });
-      expect(requests).toEqual([]);
-      expect(problems).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  });
+    },
+  );
 });
 
 describe('report.html of a default-size run in headless Chromium', () => {
@@ -176,54 +205,78 @@ describe('report.html of a default-size run in headless Chromium', () => {
     expect(chartSpecs(result).length).toBeGreaterThanOrEqual(14);
   });
 
-  it.skipIf(!hasChromium)('holds the chart, the top of the leaderboard and recommendations of at most three lines in its first 1,400 × 900 screen, with no horizontal scroll', { timeout: 120_000 }, async () => {
-    const { chromium } = await import('playwright-core');
-    const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    try {
-      const problems: string[] = [];
-      const page = await context.newPage();
-      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-      await page.setViewportSize({ width: 1400, height: 900 });
-      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
-      const screen = await page.evaluate(() => {
-        interface Box { top: number; bottom: number; height: number }
-        interface Element { id: string; getBoundingClientRect(): Box; querySelector(selector: string): Element | null; firstChild: unknown }
-        const { document, Chart } = globalThis as unknown as {
-          document: { documentElement: { scrollWidth: number; clientWidth: number }; querySelector(selector: string): Element | null; querySelectorAll(selector: string): ArrayLike<Element>; createRange(): { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<Box> } };
-          Chart: { getChart(canvas: unknown): unknown };
-        };
-        const recommendations = Array.from(document.querySelectorAll('.verdict-top .recommendations > li')).map((item) => {
-          // The sentence's own lines: the text node before the collapsed details.
-          const range = document.createRange();
-          range.selectNodeContents(item.firstChild);
-          const tops = new Set(Array.from(range.getClientRects()).map((rect) => Math.round(rect.top)));
-          return { lines: tops.size, bottom: item.getBoundingClientRect().bottom };
-        });
-        const canvases = Array.from(document.querySelectorAll('canvas'));
-        return {
-          scrollWidth: document.documentElement.scrollWidth,
-          clientWidth: document.documentElement.clientWidth,
-          chartBottom: document.querySelector('#chart-recall-vs-tokens')?.getBoundingClientRect().bottom ?? Infinity,
-          leaderboardTop: document.querySelector('#leaderboard-0 tbody tr')?.getBoundingClientRect().top ?? Infinity,
-          recommendations,
-          charts: canvases.filter((canvas) => Chart.getChart(canvas) !== undefined).length,
-          canvases: canvases.length,
-        };
+  it.skipIf(!hasChromium)(
+    'holds the chart, the top of the leaderboard and recommendations of at most three lines in its first 1,400 × 900 screen, with no horizontal scroll',
+    { timeout: 120_000 },
+    async () => {
+      const { chromium } = await import('playwright-core');
+      const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: CHROMIUM_ARGS,
       });
-      expect(screen.scrollWidth).toBeLessThanOrEqual(screen.clientWidth);
-      expect(screen.chartBottom).toBeLessThanOrEqual(900);
-      expect(screen.leaderboardTop).toBeLessThan(900);
-      expect(screen.recommendations.length).toBeGreaterThanOrEqual(2);
-      for (const item of screen.recommendations) {
-        expect(item.lines).toBeLessThanOrEqual(3);
-        expect(item.bottom).toBeLessThanOrEqual(900);
+      try {
+        const problems: string[] = [];
+        const page = await context.newPage();
+        page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+        await page.setViewportSize({ width: 1400, height: 900 });
+        await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+        const screen = await page.evaluate(() => {
+          interface Box {
+            top: number;
+            bottom: number;
+            height: number;
+          }
+          interface Element {
+            id: string;
+            getBoundingClientRect(): Box;
+            querySelector(selector: string): Element | null;
+            firstChild: unknown;
+          }
+          const { document, Chart } = globalThis as unknown as {
+            document: {
+              documentElement: { scrollWidth: number; clientWidth: number };
+              querySelector(selector: string): Element | null;
+              querySelectorAll(selector: string): ArrayLike<Element>;
+              createRange(): { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<Box> };
+            };
+            Chart: { getChart(canvas: unknown): unknown };
+          };
+          const recommendations = Array.from(document.querySelectorAll('.verdict-top .recommendations > li')).map(
+            (item) => {
+              // The sentence's own lines: the text node before the collapsed details.
+              const range = document.createRange();
+              range.selectNodeContents(item.firstChild);
+              const tops = new Set(Array.from(range.getClientRects()).map((rect) => Math.round(rect.top)));
+              return { lines: tops.size, bottom: item.getBoundingClientRect().bottom };
+            },
+          );
+          const canvases = Array.from(document.querySelectorAll('canvas'));
+          return {
+            scrollWidth: document.documentElement.scrollWidth,
+            clientWidth: document.documentElement.clientWidth,
+            chartBottom: document.querySelector('#chart-recall-vs-tokens')?.getBoundingClientRect().bottom ?? Infinity,
+            leaderboardTop: document.querySelector('#leaderboard-0 tbody tr')?.getBoundingClientRect().top ?? Infinity,
+            recommendations,
+            charts: canvases.filter((canvas) => Chart.getChart(canvas) !== undefined).length,
+            canvases: canvases.length,
+          };
+        });
+        expect(screen.scrollWidth).toBeLessThanOrEqual(screen.clientWidth);
+        expect(screen.chartBottom).toBeLessThanOrEqual(900);
+        expect(screen.leaderboardTop).toBeLessThan(900);
+        expect(screen.recommendations.length).toBeGreaterThanOrEqual(2);
+        for (const item of screen.recommendations) {
+          expect(item.lines).toBeLessThanOrEqual(3);
+          expect(item.bottom).toBeLessThanOrEqual(900);
+        }
+        expect(screen.charts).toBe(screen.canvases);
+        expect(screen.charts).toBe(chartSpecs(result).length);
+        await page.screenshot({ path: path.join(dir, 'first-screen.png') });
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
       }
-      expect(screen.charts).toBe(screen.canvases);
-      expect(screen.charts).toBe(chartSpecs(result).length);
-      await page.screenshot({ path: path.join(dir, 'first-screen.png') });
-      expect(problems).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  });
+    },
+  );
 });

@@ -34,7 +34,8 @@ function parseXml(xml: string): XmlElement {
     const [, closing, name, rawAttributes, selfClosing, text] = match;
     const top = stack.at(-1)!;
     if (text !== undefined) {
-      if (/&(?!(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);)/iu.test(text)) throw new Error(`bare & in ${JSON.stringify(text.slice(0, 40))}`);
+      if (/&(?!(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);)/iu.test(text))
+        throw new Error(`bare & in ${JSON.stringify(text.slice(0, 40))}`);
       top.text += decode(text);
       continue;
     }
@@ -52,7 +53,8 @@ function parseXml(xml: string): XmlElement {
     top.children.push(element);
     if (!selfClosing) stack.push(element);
   }
-  if (consumed !== body.length) throw new Error(`cannot parse at ${JSON.stringify(body.slice(consumed, consumed + 60))}`);
+  if (consumed !== body.length)
+    throw new Error(`cannot parse at ${JSON.stringify(body.slice(consumed, consumed + 60))}`);
   if (stack.length !== 1) throw new Error(`unclosed <${stack.at(-1)!.name}>`);
   const roots = stack[0]!.children;
   if (roots.length !== 1) throw new Error('expected one root element');
@@ -72,16 +74,22 @@ describe('junit.xml', () => {
     for (const suite of suites) {
       const cases = byName(suite, 'testcase');
       expect(cases.map((testcase) => testcase.attributes.name)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
-      expect(cases.every((testcase) => byName(testcase, 'failure').length === 0 && byName(testcase, 'error').length === 0)).toBe(true);
+      expect(
+        cases.every((testcase) => byName(testcase, 'failure').length === 0 && byName(testcase, 'error').length === 0),
+      ).toBe(true);
       expect(byName(cases[0]!, 'system-out')[0]!.text).toMatch(/context recall 1\.00 \(\d+\/\d+\)/u);
-      expect(byName(byName(suite, 'properties')[0]!, 'property').map((property) => property.attributes.name)).toContain('seed');
+      expect(byName(byName(suite, 'properties')[0]!, 'property').map((property) => property.attributes.name)).toContain(
+        'seed',
+      );
     }
   });
 
   it('fails cells below the recall threshold, naming the missed probes', () => {
     const result = smallRun();
     const root = parseXml(renderJunit(result, { recallThreshold: 0.5 }));
-    const failing = byName(root, 'testsuite').flatMap((suite) => byName(suite, 'testcase').filter((testcase) => byName(testcase, 'failure').length > 0));
+    const failing = byName(root, 'testsuite').flatMap((suite) =>
+      byName(suite, 'testcase').filter((testcase) => byName(testcase, 'failure').length > 0),
+    );
     const expected = result.cells.filter((cell) => cell.recall.contextRecall.value! < 0.5);
     expect(failing).toHaveLength(expected.length);
     expect(root.attributes.failures).toBe(String(expected.length));
@@ -93,12 +101,20 @@ describe('junit.xml', () => {
 
   it('reports an errored cell as an error and a violated invariant as a failure', () => {
     const result = smallRun();
-    Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), { status: 'error', error: 'disk full <at> step 3 & "then" \u0001 more' });
+    Object.assign(cellOf(result, 'recipes-zh/window(k=2)'), {
+      status: 'error',
+      error: 'disk full <at> step 3 & "then" \u0001 more',
+    });
     Object.assign(cellOf(result, 'recipes-zh/window(k=4)'), {
       durabilityOutcome: {
         crashes: [],
         invariants: {
-          '1': { held: false, checked: 5, violations: 2, details: ['remembered "peanut allergy" missing after crash at step 4'] },
+          '1': {
+            held: false,
+            checked: 5,
+            violations: 2,
+            details: ['remembered "peanut allergy" missing after crash at step 4'],
+          },
           '2': { held: true, checked: 5, violations: 0, details: [] },
         },
       },
@@ -110,7 +126,9 @@ describe('junit.xml', () => {
     expect(error.attributes.message).toBe('disk full <at> step 3 & "then" \uFFFD more');
     const failure = byName(cases[2]!, 'failure')[0]!;
     expect(failure.attributes.type).toBe('invariant');
-    expect(failure.attributes.message).toBe('invariant "1 acknowledged memories survive crashes" violated 2 time(s) in 5 check(s)');
+    expect(failure.attributes.message).toBe(
+      'invariant "1 acknowledged memories survive crashes" violated 2 time(s) in 5 check(s)',
+    );
     expect(failure.text).toContain('invariant 1: remembered "peanut allergy" missing after crash at step 4');
   });
 
@@ -133,8 +151,14 @@ describe('junit.xml', () => {
     const cases = byName(suites[0]!, 'testcase');
     expect(cases.map((testcase) => testcase.attributes.name)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
     expect(byName(cases[0]!, 'failure')).toHaveLength(0);
-    expect(byName(cases[1]!, 'error')[0]!.attributes.message).toBe('1 of 2 scenario(s) errored, first: recipes-zh: worker died');
-    expect(byName(cases[2]!, 'failure')[0]!.attributes.message).toMatch(/^pooled context recall 0\.\d\d \(\d+\/\d+\) is below the threshold 0\.70/u);
-    expect(byName(cases[0]!, 'system-out')[0]!.text).toMatch(/^2 scenario\(s\) of group longmemeval:longmemeval_s\.json; context recall 1\.00/u);
+    expect(byName(cases[1]!, 'error')[0]!.attributes.message).toBe(
+      '1 of 2 scenario(s) errored, first: recipes-zh: worker died',
+    );
+    expect(byName(cases[2]!, 'failure')[0]!.attributes.message).toMatch(
+      /^pooled context recall 0\.\d\d \(\d+\/\d+\) is below the threshold 0\.70/u,
+    );
+    expect(byName(cases[0]!, 'system-out')[0]!.text).toMatch(
+      /^2 scenario\(s\) of group longmemeval:longmemeval_s\.json; context recall 1\.00/u,
+    );
   });
 });

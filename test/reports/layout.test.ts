@@ -5,7 +5,8 @@ import { renderConsoleSummary } from '../../reports/console.js';
 import { renameScenario, smallRun } from './fixture.js';
 
 /** Display columns of a line: Han characters take two. */
-const columns = (line: string): number => [...line].reduce((sum, char) => sum + (/\p{Script=Han}|[，。？]/u.test(char) ? 2 : 1), 0);
+const columns = (line: string): number =>
+  [...line].reduce((sum, char) => sum + (/\p{Script=Han}|[，。？]/u.test(char) ? 2 : 1), 0);
 
 const head = ['setting', 'alpha', 'beta', 'gamma', 'delta'];
 const rows = [
@@ -28,7 +29,8 @@ describe('tables laid out to a width', () => {
     expect(fitColumns(head, rows, 1000)).toHaveLength(1);
     // Every line of the laid-out table fits, at any width the key column leaves room in.
     for (const width of [80, 100, 120]) {
-      for (const line of fittedTable(head, rows, { width }).split('\n')) expect(columns(line)).toBeLessThanOrEqual(width);
+      for (const line of fittedTable(head, rows, { width }).split('\n'))
+        expect(columns(line)).toBeLessThanOrEqual(width);
     }
   });
 
@@ -40,7 +42,7 @@ describe('tables laid out to a width', () => {
     ]);
   });
 
-  it('takes a terminal\'s width, 120 columns when the output is not one', () => {
+  it("takes a terminal's width, 120 columns when the output is not one", () => {
     expect(tableWidth({ isTTY: true, columns: 90 })).toBe(90);
     expect(tableWidth({ isTTY: false, columns: 90 })).toBe(120);
     expect(tableWidth({})).toBe(120);
@@ -58,6 +60,10 @@ describe('tables laid out to a width', () => {
       const over = text.split('\n').filter((line) => columns(line) > width);
       expect(over).toEqual([]);
     }
-    expect(renderConsoleSummary(result, { width: 1000 }).split('\n').some((line) => columns(line) > 120)).toBe(true);
+    expect(
+      renderConsoleSummary(result, { width: 1000 })
+        .split('\n')
+        .some((line) => columns(line) > 120),
+    ).toBe(true);
   });
 });

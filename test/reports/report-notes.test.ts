@@ -13,8 +13,24 @@ function liveRun(): RunResult {
   cellOf(result, 'recipes-zh/buffer').usage.cachedCalls = 5;
   const refusing = cellOf(result, 'preference-corrections/window(k=2)');
   refusing.turns.push(
-    { step: 90, turn: 30, kind: 'remember', contextTokens: null, loadMs: null, saveMs: 0, refused: 'memory "home" refused: 5000 bytes over the 4096-byte limit' },
-    { step: 91, turn: 31, kind: 'remember', contextTokens: null, loadMs: null, saveMs: 0, refused: 'memory "x" refused: too large' },
+    {
+      step: 90,
+      turn: 30,
+      kind: 'remember',
+      contextTokens: null,
+      loadMs: null,
+      saveMs: 0,
+      refused: 'memory "home" refused: 5000 bytes over the 4096-byte limit',
+    },
+    {
+      step: 91,
+      turn: 31,
+      kind: 'remember',
+      contextTokens: null,
+      loadMs: null,
+      saveMs: 0,
+      refused: 'memory "x" refused: too large',
+    },
   );
   refusing.refusedSteps = 2;
   return result;
@@ -24,9 +40,14 @@ describe('summary notes and columns', () => {
   it('show cache hits and refused steps in the console, report.md, report.html and the step summary', () => {
     const result = liveRun();
     const cached = 'cache hits: 5 model call(s) answered from the response cache';
-    const refused = 'refused: preference-corrections/window(k=2): the strategy refused 2 step(s), never acknowledged (first: memory "home" refused: 5000 bytes over the 4096-byte limit)';
+    const refused =
+      'refused: preference-corrections/window(k=2): the strategy refused 2 step(s), never acknowledged (first: memory "home" refused: 5000 bytes over the 4096-byte limit)';
     // The console cuts prose at spaces to its width: joined back, the notes are whole.
-    for (const report of [renderConsoleSummary(result).replace(/\n/gu, ' '), renderMarkdown(result), renderRunStepSummary(result)]) {
+    for (const report of [
+      renderConsoleSummary(result).replace(/\n/gu, ' '),
+      renderMarkdown(result),
+      renderRunStepSummary(result),
+    ]) {
       expect(report).toContain(cached);
       expect(report).toContain(refused);
     }
@@ -52,7 +73,9 @@ describe('cells of one scenario and label', () => {
     const result = smallRun();
     const twin = structuredClone(cellOf(result, 'recipes-zh/buffer'));
     result.cells.splice(1, 0, { ...twin, id: 'recipes-zh/buffer/no-keys' });
-    const names = [...renderJunit(result).matchAll(/<testcase name="([^"]+)" classname="recipes-zh"/gu)].map((match) => match[1]);
+    const names = [...renderJunit(result).matchAll(/<testcase name="([^"]+)" classname="recipes-zh"/gu)].map(
+      (match) => match[1],
+    );
     expect(names).toEqual(['buffer', 'buffer no-keys', 'window(k=2)', 'window(k=4)']);
     expect(renderRunStepSummary(result)).toContain('| recipes-zh | buffer no-keys |');
   });
@@ -61,13 +84,26 @@ describe('cells of one scenario and label', () => {
 describe('the idempotency keys note', () => {
   it('names the strategies that ran without keys, or says every strategy did', () => {
     const result = smallRun();
-    const withFaults = (id: string, keys: boolean) => Object.assign(cellOf(result, id), { durabilityOutcome: { ...(durability(1, { '3': [1, 0] }) as object), idempotencyKeys: keys } });
+    const withFaults = (id: string, keys: boolean) =>
+      Object.assign(cellOf(result, id), {
+        durabilityOutcome: { ...(durability(1, { '3': [1, 0] }) as object), idempotencyKeys: keys },
+      });
     expect(idempotencyNote(result)).toBeUndefined();
     withFaults('recipes-zh/buffer', true);
     withFaults('recipes-zh/window(k=2)', true);
-    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/buffer')), id: 'recipes-zh/buffer/no-keys', durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
-    expect(idempotencyNote(result)).toMatch(/^keys: the crash cells with side effects ran without idempotency keys \(off\) for buffer only, with keys for all 2 strategies: .*--idempotency both/u);
-    result.cells.push({ ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')), id: 'recipes-zh/window(k=2)/no-keys', durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never });
+    result.cells.push({
+      ...structuredClone(cellOf(result, 'recipes-zh/buffer')),
+      id: 'recipes-zh/buffer/no-keys',
+      durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never,
+    });
+    expect(idempotencyNote(result)).toMatch(
+      /^keys: the crash cells with side effects ran without idempotency keys \(off\) for buffer only, with keys for all 2 strategies: .*--idempotency both/u,
+    );
+    result.cells.push({
+      ...structuredClone(cellOf(result, 'recipes-zh/window(k=2)')),
+      id: 'recipes-zh/window(k=2)/no-keys',
+      durabilityOutcome: { ...(durability(1, { '3': [1, 1] }) as object), idempotencyKeys: false } as never,
+    });
     expect(idempotencyNote(result)).toMatch(/^keys: every strategy ran/u);
   });
 });
@@ -88,6 +124,12 @@ describe('answers cut at the size bound', () => {
     cellOf(run, 'recipes-zh/buffer').usage.truncatedAnswers = 2;
     cellOf(run, 'recipes-zh/window(k=2)').usage.truncatedAnswers = 1;
     const line = 'truncated: 3 model answer(s) longer than 100000 characters were cut there';
-    for (const text of [renderConsoleSummary(run, { color: false }), renderMarkdown(run), renderHtml(run), renderRunStepSummary(run)]) expect(text).toContain(line);
+    for (const text of [
+      renderConsoleSummary(run, { color: false }),
+      renderMarkdown(run),
+      renderHtml(run),
+      renderRunStepSummary(run),
+    ])
+      expect(text).toContain(line);
   });
 });

@@ -30,7 +30,9 @@ describe('retrieval in reports', () => {
     expect(console).toMatch(new RegExp(`recipes-zh +│ bm25 +│ turn +│ 7 .*${figures.replace(/\./gu, '\\.')}`, 'u'));
     const markdown = renderMarkdown(result);
     expect(markdown).toContain('## Retrieval');
-    expect(markdown).toContain('| scenario | strategy | level | n | recall_any@2 | recall_all@2 | NDCG@2 | recall_any@4 | recall_all@4 | NDCG@4 |');
+    expect(markdown).toContain(
+      '| scenario | strategy | level | n | recall_any@2 | recall_all@2 | NDCG@2 | recall_any@4 | recall_all@4 | NDCG@4 |',
+    );
     expect(markdown).toMatch(/\| recipes-zh \| bm25 \| extraction \| turn \| \d \|/u);
     expect(markdown).not.toMatch(/\| recipes-zh \| buffer \| turn \|/u);
     const html = renderHtml(result);
@@ -43,7 +45,9 @@ describe('retrieval in reports', () => {
     const cell = head.cells.find((item) => item.strategy === 'bm25')!;
     cell.retrievalByCategory!.extraction!.turn.atK[1]!.recallAny -= 0.5;
     const comparison = compareRuns(result, head, { latency: false });
-    expect(comparison.regressions.map(({ check }) => check.metric)).toEqual(['retrieval recall_any@4 (turn, extraction)']);
+    expect(comparison.regressions.map(({ check }) => check.metric)).toEqual([
+      'retrieval recall_any@4 (turn, extraction)',
+    ]);
     const text = renderComparison(comparison);
     expect(text).toMatch(/Retrieval by level and probe category: \d+ figures compared, 1 changed/u);
     expect(renderComparison(compareRuns(result, result, { latency: false }))).toMatch(/figures compared, 0 changed/u);

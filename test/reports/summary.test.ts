@@ -9,9 +9,19 @@ describe('report summaries', () => {
   it('shows evidence recall, answer recall and conflict exposure beside context recall', () => {
     const cell = cellOf(smallRun(), 'preference-corrections/buffer');
     const titles = recallColumns(cell.recall).map((column) => column.title);
-    expect(titles.slice(0, 7)).toEqual(['context recall', 'answer recall', 'evidence recall', 'stale exposure', 'conflict exposure', 'answer acc', 'abstained']);
+    expect(titles.slice(0, 7)).toEqual([
+      'context recall',
+      'answer recall',
+      'evidence recall',
+      'stale exposure',
+      'conflict exposure',
+      'answer acc',
+      'abstained',
+    ]);
     const row = summaryRow(cell);
-    expect(row.conflict).toBe(`${cell.recall.conflictExposure.value!.toFixed(2)} (${cell.recall.conflictExposure.hits}/${cell.recall.conflictExposure.n})`);
+    expect(row.conflict).toBe(
+      `${cell.recall.conflictExposure.value!.toFixed(2)} (${cell.recall.conflictExposure.hits}/${cell.recall.conflictExposure.n})`,
+    );
     expect(row.evidence).toMatch(/^\d\.\d\d \(n=\d+\)$/u);
   });
 
@@ -28,7 +38,8 @@ describe('report summaries', () => {
     expect(modelDependenceNote(result)).toContain('evidence recall of buffer, window (they keep messages verbatim)');
     expect(modelDependenceNote(result)).toMatch(/Model-dependent: answers \(accuracy, F1, abstention\)\.$/u);
     const transformed = structuredClone(result);
-    for (const spec of transformed.header.strategies) if (spec.name === 'window') spec.traits = { ...spec.traits!, keepsVerbatim: false };
+    for (const spec of transformed.header.strategies)
+      if (spec.name === 'window') spec.traits = { ...spec.traits!, keepsVerbatim: false };
     expect(modelDependenceNote(transformed)).toContain('and what window keep, hence their recall');
   });
 
@@ -36,7 +47,12 @@ describe('report summaries', () => {
     const result = smallRun();
     expect(interleavingNote(result)).toBeUndefined();
     const [a, b] = [cellOf(result, 'recipes-zh/buffer'), cellOf(result, 'recipes-zh/window(k=2)')];
-    const twin = { ...structuredClone(a), id: `${a.id}/t1`, trial: 1, tokens: { ...a.tokens, contextTotal: a.tokens.contextTotal + 40 } };
+    const twin = {
+      ...structuredClone(a),
+      id: `${a.id}/t1`,
+      trial: 1,
+      tokens: { ...a.tokens, contextTotal: a.tokens.contextTotal + 40 },
+    };
     Object.assign(a, { interleaved: true });
     Object.assign(twin, { interleaved: true });
     result.cells.push(twin);

@@ -17,9 +17,25 @@ describe('writeRunOutput', () => {
   it('writes results, markdown, html, junit and one PNG per chart', async () => {
     const dir = path.join(await tempDir(), 'run');
     const written = await writeRunOutput(smallRun(), dir, { stepSummary: null });
-    expect(readdirSync(dir).sort()).toEqual([MANIFEST_FILE, 'charts', 'junit.xml', 'report.html', 'report.md', 'results.json']);
+    expect(readdirSync(dir).sort()).toEqual([
+      MANIFEST_FILE,
+      'charts',
+      'junit.xml',
+      'report.html',
+      'report.md',
+      'results.json',
+    ]);
     expect(readdirSync(path.join(dir, 'charts')).sort()).toEqual(
-      ['latency-load', 'latency-save', 'recall-by-distance-exchanges', 'recall-by-distance-tokens', 'recall-vs-tokens', 'sweep-window-k', 'tokens-preference-corrections', 'tokens-recipes-zh'].map((id) => `${id}.png`),
+      [
+        'latency-load',
+        'latency-save',
+        'recall-by-distance-exchanges',
+        'recall-by-distance-tokens',
+        'recall-vs-tokens',
+        'sweep-window-k',
+        'tokens-preference-corrections',
+        'tokens-recipes-zh',
+      ].map((id) => `${id}.png`),
     );
     expect(written).toHaveLength(12);
     expect(readdirSync(dir).some((name) => name.endsWith('.tmp'))).toBe(false);
@@ -29,7 +45,9 @@ describe('writeRunOutput', () => {
     const dir = await tempDir();
     await writeRunOutput(renameScenario(smallRun(), 'recipes-zh', 'old-scenario'), dir, { stepSummary: null });
     expect(existsSync(path.join(dir, 'charts/tokens-old-scenario.png'))).toBe(true);
-    await expect(writeRunOutput(smallRun(), dir, { stepSummary: null })).rejects.toThrow(/already holds a run .*--overwrite/u);
+    await expect(writeRunOutput(smallRun(), dir, { stepSummary: null })).rejects.toThrow(
+      /already holds a run .*--overwrite/u,
+    );
     await writeFile(path.join(dir, 'charts/mine.png'), 'not membench');
     await writeRunOutput(smallRun(), dir, { overwrite: true, stepSummary: null });
     expect(existsSync(path.join(dir, 'charts/tokens-old-scenario.png'))).toBe(false);
@@ -66,8 +84,14 @@ describe('reading results back', () => {
 
   it.each([
     ['not json', 'x.json: not a membench results file: not JSON'],
-    ['{"cells": []}', 'x.json: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)'],
-    ['{"header": {"schemaVersion": 99}, "cells": []}', 'x.json: results schema version 99, but this membench reads versions 2, 3 and 4'],
+    [
+      '{"cells": []}',
+      'x.json: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)',
+    ],
+    [
+      '{"header": {"schemaVersion": 99}, "cells": []}',
+      'x.json: results schema version 99, but this membench reads versions 2, 3 and 4',
+    ],
   ])('refuses %s with a clear message', (text, message) => {
     expect(() => parseResults(text, 'x.json')).toThrow(message);
   });
@@ -96,7 +120,10 @@ describe('renderJson', () => {
     const result = smallRun();
     // A run fills some fields late (a crash's recoveryMs after its record exists): put a cell's keys out of order.
     const [first, ...rest] = result.cells;
-    const shuffled = { ...result, cells: [Object.fromEntries(Object.entries(first!).reverse()) as typeof first, ...rest] };
+    const shuffled = {
+      ...result,
+      cells: [Object.fromEntries(Object.entries(first!).reverse()) as typeof first, ...rest],
+    };
     const written = renderJson(shuffled as typeof result);
     expect(written).toBe(renderJson(parseResults(written, 'results.json')));
     expect(written).toBe(renderJson(result));

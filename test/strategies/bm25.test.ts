@@ -17,14 +17,22 @@ import { segmenterFor } from '../../strategies/shared/segmenters.js';
 import type { LoadResult, MemoryStrategy } from '../../strategies/types.js';
 import { exchange, strategyScratch } from './conformance.js';
 
-const memoryOf = (messages: readonly BaseMessage[]): string => (messages[0]?.getType() === 'system' ? String(messages[0].content) : '');
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const memoryOf = (messages: readonly BaseMessage[]): string =>
+  messages[0]?.getType() === 'system' ? String(messages[0].content) : '';
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
 
 const scratch = strategyScratch(bm25);
 const open = scratch.open;
 
 async function chineseFiller(strategy: MemoryStrategy, fromTurn: number, count: number): Promise<void> {
-  for (let turn = fromTurn; turn < fromTurn + count; turn++) await exchange(strategy, turn, `第${turn}天，我们去公园散步，天气晴朗，走了${turn}公里。`, `听起来很愉快，第${turn}天。`);
+  for (let turn = fromTurn; turn < fromTurn + count; turn++)
+    await exchange(
+      strategy,
+      turn,
+      `第${turn}天，我们去公园散步，天气晴朗，走了${turn}公里。`,
+      `听起来很愉快，第${turn}天。`,
+    );
 }
 
 describe('bm25 on recipes-zh', () => {
@@ -38,21 +46,32 @@ describe('bm25 on recipes-zh', () => {
 });
 
 describe('bm25 retrieval', () => {
-  it.each(['jieba', 'bigram', 'intl'])('finds a Chinese fact after 50 filler exchanges (tokenizer %s)', async (tokenizer) => {
-    const strategy = await open({ tokenizer, k: 2 });
-    await exchange(strategy, 1, '我儿子对花生过敏，做菜要注意。', '好的，记住了。');
-    await chineseFiller(strategy, 2, 50);
-    await strategy.save({ message: new HumanMessage('我儿子对什么过敏？'), turn: 52 });
-    const { messages } = await strategy.load({ query: '我儿子对什么过敏？', turn: 52 });
-    expect(memoryOf(messages)).toContain('花生过敏');
-  });
+  it.each(['jieba', 'bigram', 'intl'])(
+    'finds a Chinese fact after 50 filler exchanges (tokenizer %s)',
+    async (tokenizer) => {
+      const strategy = await open({ tokenizer, k: 2 });
+      await exchange(strategy, 1, '我儿子对花生过敏，做菜要注意。', '好的，记住了。');
+      await chineseFiller(strategy, 2, 50);
+      await strategy.save({ message: new HumanMessage('我儿子对什么过敏？'), turn: 52 });
+      const { messages } = await strategy.load({ query: '我儿子对什么过敏？', turn: 52 });
+      expect(memoryOf(messages)).toContain('花生过敏');
+    },
+  );
 
   it('segments Chinese into words with jieba and into bigrams without a dictionary', () => {
     expect(segmenterFor('jieba')('我儿子对花生过敏')).toEqual(expect.arrayContaining(['儿子', '花生', '过敏']));
     expect(segmenterFor('bigram')('花生过敏 peanuts')).toEqual(['peanuts', '花生', '生过', '过敏']);
     expect(segmenterFor('jieba')('The cat is on the mat')).toEqual(['cat', 'mat']); // stop words dropped
     // Han runs go to jieba, the text between them to Unicode word boundaries, in order.
-    expect(segmenterFor('jieba')('用 Python 3.5 写的 café 菜谱 v2')).toEqual(['用', 'python', '3.5', '写', 'café', '菜谱', 'v2']);
+    expect(segmenterFor('jieba')('用 Python 3.5 写的 café 菜谱 v2')).toEqual([
+      '用',
+      'python',
+      '3.5',
+      '写',
+      'café',
+      '菜谱',
+      'v2',
+    ]);
   });
 
   it('stems English words, so "cooking" finds "cook"', async () => {
@@ -76,7 +95,12 @@ describe('bm25 retrieval', () => {
     expect(shallow.retrieved!.map((item) => item.stepIds)).toEqual([['u2']]);
     const deep = await strategy.load({ query: 'Which box holds coins?', turn: 4, rankDepth: 10 });
     expect(deep.retrieved![0]!.stepIds).toEqual(['u3']);
-    expect(deep.retrieved!.map((item) => item.stepIds).flat().sort()).toEqual(['u1', 'u2', 'u3']);
+    expect(
+      deep
+        .retrieved!.map((item) => item.stepIds)
+        .flat()
+        .sort(),
+    ).toEqual(['u1', 'u2', 'u3']);
     const scores = deep.retrieved!.map((item) => item.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(deep.messages).toEqual(shallow.messages);
@@ -103,14 +127,18 @@ describe('bm25 persistence', () => {
   const termsRows = (): { exchanges: number; indexed: number } => {
     const db = new Database(path.join(scratch.dir, 'bm25.sqlite'), { readonly: true });
     const exchanges = db.prepare('SELECT count(*) FROM exchanges').pluck().get() as number;
-    const indexed = db.prepare(`SELECT count(*) FROM exchange_terms WHERE exchange_terms MATCH '"locker"'`).pluck().get() as number;
+    const indexed = db
+      .prepare(`SELECT count(*) FROM exchange_terms WHERE exchange_terms MATCH '"locker"'`)
+      .pluck()
+      .get() as number;
     db.close();
     return { exchanges, indexed };
   };
 
   it('sync: indexes each exchange in the file as it is stored, and a second instance searches it', async () => {
     const first = await open({ k: 1, recentExchanges: 0 });
-    for (let turn = 1; turn <= 10; turn++) await exchange(first, turn, `Locker ${turn} opens with code ${turn * 111}.`, 'OK.');
+    for (let turn = 1; turn <= 10; turn++)
+      await exchange(first, turn, `Locker ${turn} opens with code ${turn * 111}.`, 'OK.');
     await first.save({ message: new HumanMessage('next'), turn: 11 });
     expect(termsRows()).toEqual({ exchanges: 10, indexed: 10 });
     const second = await open({ k: 1, recentExchanges: 0 });
@@ -118,7 +146,9 @@ describe('bm25 persistence', () => {
     await exchange(second, 11, 'Locker 42 is broken.', 'Noted.');
     await second.save({ message: new HumanMessage('more'), turn: 12 });
     // The first instance finds what the second stored, from the shared index.
-    expect(memoryOf((await first.load({ query: 'Is locker 42 broken?', turn: 12 })).messages)).toContain('Locker 42 is broken');
+    expect(memoryOf((await first.load({ query: 'Is locker 42 broken?', turn: 12 })).messages)).toContain(
+      'Locker 42 is broken',
+    );
   });
 
   it('exit: nothing on disk before close, everything after; none: never', async () => {
@@ -131,7 +161,9 @@ describe('bm25 persistence', () => {
     expect(text((await (await open({}, 'exit')).load({ query: 'door code', turn: 3 })).messages)).not.toContain('4471');
     await crashed.close();
     // Reopened in exit mode, the in-memory index is rebuilt from the stored terms.
-    expect(memoryOf((await (await open({ recentExchanges: 0 }, 'exit')).load({ query: 'door code', turn: 4 })).messages)).toContain('4471');
+    expect(
+      memoryOf((await (await open({ recentExchanges: 0 }, 'exit')).load({ query: 'door code', turn: 4 })).messages),
+    ).toContain('4471');
 
     await rm(scratch.dir, { recursive: true, force: true });
     const memoryOnly = await open({}, 'none');
@@ -183,8 +215,14 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 describe('bm25 killed at mid_memory_write', () => {
   it('stores the interrupted exchange on reopen, once, and a replayed save is not stored twice', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', CRASHER], { cwd: ROOT, env: { ...process.env, BM25_CRASHER: JSON.stringify({ dir: scratch.dir }) }, stdio: 'inherit' });
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, killed) => resolve(killed)));
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', CRASHER], {
+      cwd: ROOT,
+      env: { ...process.env, BM25_CRASHER: JSON.stringify({ dir: scratch.dir }) },
+      stdio: 'inherit',
+    });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, killed) => resolve(killed)),
+    );
     expect(signal).toBe('SIGKILL');
     const db = new Database(path.join(scratch.dir, 'bm25.sqlite'), { readonly: true });
     expect(db.prepare('SELECT count(*) FROM exchanges').pluck().get()).toBe(0); // the transaction was rolled back

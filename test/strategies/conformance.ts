@@ -26,13 +26,24 @@ export interface Harness {
   create(durability?: DurabilityMode): MemoryStrategy;
 }
 
-export async function makeHarness(definition: StrategyDefinition, options: Record<string, unknown> = {}): Promise<Harness> {
+export async function makeHarness(
+  definition: StrategyDefinition,
+  options: Record<string, unknown> = {},
+): Promise<Harness> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `membench-conf-${definition.name}-`));
   const tokens = new TokenCounter('gpt-4o');
   const model = new MeteredModel(new OfflineModel(), tokens);
   const embedder = new HashedEmbedder(64);
   const fixedNow = new Date('2026-01-01T00:00:00Z');
-  const context = (durability: DurabilityMode = definition.defaultDurability): StrategyContext => ({ dir, tokens, model, embedder, durability, seed: 7, now: () => fixedNow });
+  const context = (durability: DurabilityMode = definition.defaultDurability): StrategyContext => ({
+    dir,
+    tokens,
+    model,
+    embedder,
+    durability,
+    seed: 7,
+    now: () => fixedNow,
+  });
   const parsed = definition.options.parse(options) as Record<string, unknown>;
   return { dir, tokens, context, create: (durability) => definition.create(context(durability), parsed) };
 }
@@ -41,7 +52,10 @@ export async function makeHarness(definition: StrategyDefinition, options: Recor
  * A fresh dir per test and an opener of `definition` on it (any options and mode); everything
  * opened is closed and the dir removed after each test. Call at the top of a test file.
  */
-export function strategyScratch(definition: StrategyDefinition, embedder: () => Embedder = () => new HashedEmbedder(64)) {
+export function strategyScratch(
+  definition: StrategyDefinition,
+  embedder: () => Embedder = () => new HashedEmbedder(64),
+) {
   const state = { dir: '', opened: [] as MemoryStrategy[] };
   beforeEach(async () => {
     state.dir = await mkdtemp(path.join(os.tmpdir(), `membench-${definition.name}-`));
@@ -57,7 +71,15 @@ export function strategyScratch(definition: StrategyDefinition, embedder: () => 
     },
     async open(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync'): Promise<MemoryStrategy> {
       const tokens = new TokenCounter('gpt-4o');
-      const context = { dir: state.dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: embedder(), durability, seed: 7, now: () => new Date('2026-01-01T00:00:00Z') };
+      const context = {
+        dir: state.dir,
+        tokens,
+        model: new MeteredModel(new OfflineModel(), tokens),
+        embedder: embedder(),
+        durability,
+        seed: 7,
+        now: () => new Date('2026-01-01T00:00:00Z'),
+      };
       const strategy = definition.create(context, definition.options.parse(options));
       state.opened.push(strategy);
       await strategy.open();
@@ -66,7 +88,8 @@ export function strategyScratch(definition: StrategyDefinition, embedder: () => 
   };
 }
 
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
 
 /** Saves one exchange the way the agent loop does: user message, then reply. */
 export async function exchange(strategy: MemoryStrategy, turn: number, user: string, reply: string): Promise<void> {
@@ -106,8 +129,17 @@ export function describeConformance(definition: StrategyDefinition, conformance:
       for (let turn = 1; turn <= 6; turn++) {
         await strategy.save({ message: new HumanMessage(`order number ${turn}`), turn });
         const callId = `call_${turn}`;
-        await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: callId, name: 'place_order', args: { n: turn }, type: 'tool_call' }] }), turn });
-        await strategy.save({ message: new ToolMessage({ content: `order ${turn} placed`, tool_call_id: callId, name: 'place_order' }), turn });
+        await strategy.save({
+          message: new AIMessage({
+            content: '',
+            tool_calls: [{ id: callId, name: 'place_order', args: { n: turn }, type: 'tool_call' }],
+          }),
+          turn,
+        });
+        await strategy.save({
+          message: new ToolMessage({ content: `order ${turn} placed`, tool_call_id: callId, name: 'place_order' }),
+          turn,
+        });
         await strategy.save({ message: new AIMessage(`Order ${turn} is placed.`), turn });
       }
       const { messages } = await strategy.load({ query: 'which orders?', turn: 7 });
@@ -135,7 +167,8 @@ export function describeConformance(definition: StrategyDefinition, conformance:
     });
 
     it('does not re-tokenise the history on every load (cost per turn is flat)', async () => {
-      for (let turn = 1; turn <= 50; turn++) await exchange(strategy, turn, `fact number ${turn} is ${turn * 7}`, `ok ${turn}`);
+      for (let turn = 1; turn <= 50; turn++)
+        await exchange(strategy, turn, `fact number ${turn} is ${turn * 7}`, `ok ${turn}`);
       await strategy.load({ query: 'fact 3?', turn: 51 });
       const before = harness.tokens.encodeCalls;
       for (let turn = 51; turn <= 60; turn++) {
@@ -164,31 +197,48 @@ export function describeConformance(definition: StrategyDefinition, conformance:
     });
 
     it.for([
-      ['emptied to 0 bytes', (file: string) => truncateSync(file, 0), /: the store file is empty \(0 bytes\): it was truncated or emptied/u],
-      ['overwritten with garbage', (file: string) => writeFileSync(file, 'not a database '.repeat(400)), /: the SQLite store is damaged \(file is not a database\)/u],
-    ] as const)('refuses a store file %s on reopen, naming the file, instead of opening it empty', async ([, damage, message], context) => {
-      await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
-      await strategy.flush?.();
-      await strategy.close();
-      const stores = readdirSync(harness.dir, { recursive: true }).map(String).filter((name) => name.endsWith('.sqlite'));
-      if (!strategy.capabilities.persistent || stores.length === 0) {
-        context.skip("strategy persists no SQLite store that membench opens (a peer library's own .db files are that library's to open)");
-        return;
-      }
-      for (const name of stores) {
-        damage(path.join(harness.dir, name));
-        for (const suffix of ['-wal', '-shm']) rmSync(path.join(harness.dir, `${name}${suffix}`), { force: true });
-      }
-      strategy = harness.create();
-      const error = await strategy.open().then(
-        () => undefined,
-        (caught: unknown) => caught as Error,
-      );
-      expect(error?.message).toMatch(message);
-      // The message starts with the damaged file and ends with what to do about it.
-      expect(stores.some((name) => error!.message.startsWith(`${path.join(harness.dir, name)}: `))).toBe(true);
-      expect(error!.message).toMatch(/restore it from a backup, or delete it to start with an empty store \(what it held is lost\)$/u);
-    });
+      [
+        'emptied to 0 bytes',
+        (file: string) => truncateSync(file, 0),
+        /: the store file is empty \(0 bytes\): it was truncated or emptied/u,
+      ],
+      [
+        'overwritten with garbage',
+        (file: string) => writeFileSync(file, 'not a database '.repeat(400)),
+        /: the SQLite store is damaged \(file is not a database\)/u,
+      ],
+    ] as const)(
+      'refuses a store file %s on reopen, naming the file, instead of opening it empty',
+      async ([, damage, message], context) => {
+        await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
+        await strategy.flush?.();
+        await strategy.close();
+        const stores = readdirSync(harness.dir, { recursive: true })
+          .map(String)
+          .filter((name) => name.endsWith('.sqlite'));
+        if (!strategy.capabilities.persistent || stores.length === 0) {
+          context.skip(
+            "strategy persists no SQLite store that membench opens (a peer library's own .db files are that library's to open)",
+          );
+          return;
+        }
+        for (const name of stores) {
+          damage(path.join(harness.dir, name));
+          for (const suffix of ['-wal', '-shm']) rmSync(path.join(harness.dir, `${name}${suffix}`), { force: true });
+        }
+        strategy = harness.create();
+        const error = await strategy.open().then(
+          () => undefined,
+          (caught: unknown) => caught as Error,
+        );
+        expect(error?.message).toMatch(message);
+        // The message starts with the damaged file and ends with what to do about it.
+        expect(stores.some((name) => error!.message.startsWith(`${path.join(harness.dir, name)}: `))).toBe(true);
+        expect(error!.message).toMatch(
+          /restore it from a backup, or delete it to start with an empty store \(what it held is lost\)$/u,
+        );
+      },
+    );
 
     it('loses unpersisted state on reopen in durability mode none', async (context) => {
       if (definition.durabilityModes && !definition.durabilityModes.includes('none')) {
@@ -236,7 +286,9 @@ export function describeConformance(definition: StrategyDefinition, conformance:
         strategy = harness.create();
         await strategy.open();
         expect(await loaded()).not.toContain('2208');
-        context.skip('strategy declares capabilities.volatileMemories: remembered items are checked in process and lost at a reopen');
+        context.skip(
+          'strategy declares capabilities.volatileMemories: remembered items are checked in process and lost at a reopen',
+        );
         return;
       }
       await strategy.close();

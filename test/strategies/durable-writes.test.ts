@@ -38,7 +38,8 @@ interface TurnWrites {
   memoryFiles: number;
 }
 
-const memoryFilesWritten = (strategy: MemoryStrategy): number => (strategy instanceof FileIndexStrategy ? (strategy.store?.stats.fileWrites ?? 0) : 0);
+const memoryFilesWritten = (strategy: MemoryStrategy): number =>
+  strategy instanceof FileIndexStrategy ? (strategy.store?.stats.fileWrites ?? 0) : 0;
 
 describe('durable writes per turn (sync)', () => {
   let harness: Harness | undefined;
@@ -49,7 +50,11 @@ describe('durable writes per turn (sync)', () => {
   });
 
   /** Plays `turns` agent turns (save user, load, save reply) after a warm-up, counting each one's writes. */
-  async function playCounted(name: string, turns: number, options: Record<string, unknown> = {}): Promise<TurnWrites[]> {
+  async function playCounted(
+    name: string,
+    turns: number,
+    options: Record<string, unknown> = {},
+  ): Promise<TurnWrites[]> {
     const definition = findStrategy(name)!;
     harness = await makeHarness(definition);
     const base = harness.context('sync');
@@ -67,7 +72,11 @@ describe('durable writes per turn (sync)', () => {
       await strategy.load({ query: exchange.user, turn });
       await strategy.save({ message: new AIMessage(exchange.assistant), turn });
       const writes = counter.take();
-      const calls = Object.fromEntries(Object.entries(model.calls).map(([task, count]) => [task, count - (before[task] ?? 0)]).filter(([, count]) => Number(count) > 0));
+      const calls = Object.fromEntries(
+        Object.entries(model.calls)
+          .map(([task, count]) => [task, count - (before[task] ?? 0)])
+          .filter(([, count]) => Number(count) > 0),
+      );
       if (index >= 5) out.push({ ...writes, calls, memoryFiles: memoryFilesWritten(strategy) - filesBefore });
     }
     return out;
@@ -81,11 +90,14 @@ describe('durable writes per turn (sync)', () => {
   it.each([
     ['summary', {}],
     ['summary-buffer', { maxTokenLimit: 300 }],
-  ])('%s: one commit per message, folds included (a fold claims without a commit; its result joins the next one)', async (name, options) => {
-    const turns = await playCounted(name, 12, options);
-    expect(turns.some((turn) => (turn.calls.summarize ?? 0) > 0)).toBe(true);
-    for (const turn of turns) expect([turn.commits, turn.fileSyncs]).toEqual([2, 0]);
-  });
+  ])(
+    '%s: one commit per message, folds included (a fold claims without a commit; its result joins the next one)',
+    async (name, options) => {
+      const turns = await playCounted(name, 12, options);
+      expect(turns.some((turn) => (turn.calls.summarize ?? 0) > 0)).toBe(true);
+      for (const turn of turns) expect([turn.commits, turn.fileSyncs]).toEqual([2, 0]);
+    },
+  );
 
   it('entity: the reply and its extraction job are one commit; the extraction is the third', async () => {
     const turns = await playCounted('entity', 12);

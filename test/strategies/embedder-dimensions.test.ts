@@ -45,7 +45,15 @@ const embedder = (spec: string): Embedder => createEmbedder(spec, { baseUrl: ser
 
 async function open(definition: StrategyDefinition, withEmbedder: Embedder): Promise<MemoryStrategy> {
   const tokens = new TokenCounter('gpt-4o');
-  const context = { dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: withEmbedder, durability: 'sync' as const, seed: 7, now: () => new Date() };
+  const context = {
+    dir,
+    tokens,
+    model: new MeteredModel(new OfflineModel(), tokens),
+    embedder: withEmbedder,
+    durability: 'sync' as const,
+    seed: 7,
+    now: () => new Date(),
+  };
   const strategy = definition.create(context, definition.options.parse({ recentExchanges: 0 }));
   await strategy.open();
   return strategy;
@@ -53,32 +61,52 @@ async function open(definition: StrategyDefinition, withEmbedder: Embedder): Pro
 
 describe('embedder dimensions', () => {
   it('runs vector and hybrid cells with a model of unknown dimension (learned from its first response)', async () => {
-    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['vector', 'hybrid'], embedder: 'openai:local-embed', live: { baseUrl: server.baseUrl, apiKey: KEY }, cache: false });
+    const result = await runBenchmark({
+      scenarios: ['recipes-en'],
+      strategies: ['vector', 'hybrid'],
+      embedder: 'openai:local-embed',
+      live: { baseUrl: server.baseUrl, apiKey: KEY },
+      cache: false,
+    });
     for (const cell of result.cells) expect(cell.status, cell.error).toBe('ok');
     expect(result.header.embedder).toBe('openai:local-embed');
     expect(server.requests.filter((request) => request.path.endsWith('/embeddings')).length).toBeGreaterThan(0);
   });
 
-  it.each([vector, hybrid])('$name: refuses a store reopened with another dimension, naming both', async (definition) => {
-    const first = await open(definition, embedder('openai:local-embed'));
-    await exchange(first, 1, 'The kettle is in the garage.', 'OK.');
-    await first.save({ message: new HumanMessage('Where is the kettle?'), turn: 2 });
-    await first.close();
-    const error = await failure(open(definition, embedder('openai:local-embed:32')));
-    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT' });
-    expect(error.message).toMatch(/64-dimension vectors.*openai:local-embed gives 32-dimension/u);
-    const renamed = await failure(open(definition, embedder('openai:other-embed')));
-    expect(renamed.message).toMatch(/embedded with openai:local-embed, not openai:other-embed/u);
-    // The same model, its dimension unknown until it answers, reopens the store.
-    const again = await open(definition, embedder('openai:local-embed'));
-    expect(String((await again.load({ query: 'Where is the kettle?', turn: 2 })).messages[0]?.content)).toContain('garage');
-    await again.close();
-  });
+  it.each([vector, hybrid])(
+    '$name: refuses a store reopened with another dimension, naming both',
+    async (definition) => {
+      const first = await open(definition, embedder('openai:local-embed'));
+      await exchange(first, 1, 'The kettle is in the garage.', 'OK.');
+      await first.save({ message: new HumanMessage('Where is the kettle?'), turn: 2 });
+      await first.close();
+      const error = await failure(open(definition, embedder('openai:local-embed:32')));
+      expect(error).toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect(error.message).toMatch(/64-dimension vectors.*openai:local-embed gives 32-dimension/u);
+      const renamed = await failure(open(definition, embedder('openai:other-embed')));
+      expect(renamed.message).toMatch(/embedded with openai:local-embed, not openai:other-embed/u);
+      // The same model, its dimension unknown until it answers, reopens the store.
+      const again = await open(definition, embedder('openai:local-embed'));
+      expect(String((await again.load({ query: 'Where is the kettle?', turn: 2 })).messages[0]?.content)).toContain(
+        'garage',
+      );
+      await again.close();
+    },
+  );
 
   it('fails clearly when the model changes its dimension mid-run', async () => {
     const strategy = await open(vector, embedder('openai:local-embed'));
     await exchange(strategy, 1, 'The kettle is in the garage.', 'OK.');
-    server.enqueue({ kind: 'json', body: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: fakeEmbedding('x', 16) }, { object: 'embedding', index: 1, embedding: fakeEmbedding('y', 16) }] } });
+    server.enqueue({
+      kind: 'json',
+      body: {
+        object: 'list',
+        data: [
+          { object: 'embedding', index: 0, embedding: fakeEmbedding('x', 16) },
+          { object: 'embedding', index: 1, embedding: fakeEmbedding('y', 16) },
+        ],
+      },
+    });
     const error = await failure(strategy.save({ message: new HumanMessage('Where is the kettle?'), turn: 2 }));
     expect(error).toMatchObject({ code: 'MODEL_ERROR' });
     expect(error.message).toMatch(/returned a 16-dimension vector for openai:local-embed; expected 64/u);
@@ -87,7 +115,10 @@ describe('embedder dimensions', () => {
 
   it('reads openai:NAME:DIM, keeping colons inside the name', () => {
     expect(embedder('openai:local-embed:32').dimensions).toBe(32);
-    expect(embedder('openai:nomic-embed-text:latest')).toMatchObject({ id: 'openai:nomic-embed-text:latest', dimensions: 0 });
+    expect(embedder('openai:nomic-embed-text:latest')).toMatchObject({
+      id: 'openai:nomic-embed-text:latest',
+      dimensions: 0,
+    });
     expect(() => embedder('openai:local-embed:0')).toThrow(/at least 1/u);
   });
 });

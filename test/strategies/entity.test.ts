@@ -13,7 +13,8 @@ import { describeConformance, exchange, makeHarness, type Harness } from './conf
 describeConformance({ ...entity, name: 'entity (async)', defaultDurability: 'async' });
 describeConformance({ ...entity, name: 'entity (exit)', defaultDurability: 'exit' });
 
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
 
 /** Wraps the harness model: can fail, or hold calls of some tasks until released, to stage races and crashes. */
 class ScriptedModel implements ChatModel {
@@ -57,10 +58,17 @@ describe('entity strategy', () => {
     vi.restoreAllMocks();
   });
 
-  async function start(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync', model?: ChatModel): Promise<EntityStrategy> {
+  async function start(
+    options: Record<string, unknown> = {},
+    durability: DurabilityMode = 'sync',
+    model?: ChatModel,
+  ): Promise<EntityStrategy> {
     harness ??= await makeHarness(entity, options);
     const context = harness.context(durability);
-    const strategy = entity.create(model ? { ...context, model } : context, entity.options.parse(options)) as EntityStrategy;
+    const strategy = entity.create(
+      model ? { ...context, model } : context,
+      entity.options.parse(options),
+    ) as EntityStrategy;
     await strategy.open();
     open.push(strategy);
     return strategy;
@@ -69,7 +77,13 @@ describe('entity strategy', () => {
   async function fillers(strategy: MemoryStrategy, from: number, count: number, zh = false): Promise<void> {
     for (let turn = from; turn < from + count; turn++) {
       if (zh) await exchange(strategy, turn, `第${turn}轮闲聊：今天的天气还不错，适合散步。`, '好的。');
-      else await exchange(strategy, turn, `Filler exchange ${turn}: the forecast says light rain over the harbour.`, 'Sounds fine.');
+      else
+        await exchange(
+          strategy,
+          turn,
+          `Filler exchange ${turn}: the forecast says light rain over the harbour.`,
+          'Sounds fine.',
+        );
     }
   }
 
@@ -131,7 +145,10 @@ describe('entity strategy', () => {
     const fresh = strategy.store.compareAndSet({ name: 'Mochi', summary: 'Mochi is a grey cat.', turn: 3 }, 2);
     expect(fresh?.version).toBe(3);
     const db = new Database(path.join(harness!.dir, 'entities.sqlite'), { readonly: true });
-    expect(db.prepare('SELECT summary, version FROM entities WHERE name = ?').get('mochi')).toEqual({ summary: 'Mochi is a grey cat.', version: 3 });
+    expect(db.prepare('SELECT summary, version FROM entities WHERE name = ?').get('mochi')).toEqual({
+      summary: 'Mochi is a grey cat.',
+      version: 3,
+    });
     db.close();
   });
 
@@ -159,7 +176,9 @@ describe('entity strategy', () => {
     await exchange(strategy, 2, 'Mochi only eats salmon.', 'OK.');
     await vi.waitFor(() => expect(model.held).toBeGreaterThan(0));
     const version = strategy.store.get('Mochi')!.version;
-    expect(strategy.store.compareAndSet({ name: 'Mochi', summary: 'Mochi now only eats tuna.', turn: 3 }, version)?.version).toBe(version + 1);
+    expect(
+      strategy.store.compareAndSet({ name: 'Mochi', summary: 'Mochi now only eats tuna.', turn: 3 }, version)?.version,
+    ).toBe(version + 1);
     model.release();
     await strategy.flush();
     expect(strategy.store.get('Mochi')).toMatchObject({ summary: 'Mochi now only eats tuna.', version: version + 1 });
@@ -240,8 +259,14 @@ describe('entity strategy', () => {
     const strategy = await start({ recentExchanges: 1, k: 0 });
     await exchange(strategy, 1, 'first question', 'first answer');
     await strategy.save({ message: new HumanMessage('look it up'), turn: 2 });
-    await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'lookup', args: {}, type: 'tool_call' }] }), turn: 2 });
-    await strategy.save({ message: new ToolMessage({ content: 'found', tool_call_id: 'c1', name: 'lookup' }), turn: 2 });
+    await strategy.save({
+      message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'lookup', args: {}, type: 'tool_call' }] }),
+      turn: 2,
+    });
+    await strategy.save({
+      message: new ToolMessage({ content: 'found', tool_call_id: 'c1', name: 'lookup' }),
+      turn: 2,
+    });
     const during = (await strategy.load({ query: 'x', turn: 2 })).messages;
     expect(during.map((message) => message.getType())).toEqual(['human', 'ai', 'human', 'ai', 'tool']);
     await strategy.save({ message: new AIMessage('It says found.'), turn: 2 });
@@ -251,7 +276,10 @@ describe('entity strategy', () => {
 
   it('reads no whole table and re-tokenises nothing per turn: cost per turn stays flat as entities pile up', async () => {
     const strategy = await start();
-    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as { get: (...args: unknown[]) => unknown; all: (...args: unknown[]) => unknown[] };
+    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as {
+      get: (...args: unknown[]) => unknown;
+      all: (...args: unknown[]) => unknown[];
+    };
     let rowsRead = 0;
     const originalGet = statement.get;
     const originalAll = statement.all;
@@ -274,7 +302,11 @@ describe('entity strategy', () => {
         await exchange(strategy, turn, `${guest(turn)} brings a salad with walnuts.`, 'Lovely.');
         await strategy.load({ query: `What does ${guest(turn)} bring?`, turn });
       }
-      return { rows: rowsRead - before.rows, encode: harness!.tokens.encodeCalls - before.encode, segment: segment.mock.calls.length - before.segment };
+      return {
+        rows: rowsRead - before.rows,
+        encode: harness!.tokens.encodeCalls - before.encode,
+        segment: segment.mock.calls.length - before.segment,
+      };
     };
     const early = await cost(1);
     await cost(11);

@@ -6,23 +6,36 @@ import { MembenchError } from '../../harness/core/errors.js';
 import { extractMemories } from '../../harness/models/offline.js';
 import type { ChatModel, ChatRequest } from '../../harness/models/types.js';
 import { extractMemoriesPrompt } from '../../harness/core/prompts.js';
-import { auditScopeDir, INDEX_FILE, MEMORIES_DIR, parseMemoryFile, type MemoryScope } from '../../strategies/stores/memory-format.js';
+import {
+  auditScopeDir,
+  INDEX_FILE,
+  MEMORIES_DIR,
+  parseMemoryFile,
+  type MemoryScope,
+} from '../../strategies/stores/memory-format.js';
 import { fileIndex, type FileIndexStrategy } from '../../strategies/file-index.js';
 import type { DurabilityMode, StrategyContext } from '../../strategies/types.js';
 import { exchange, makeHarness, type Harness } from './conformance.js';
 
-
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
 
 describe('file-index', () => {
   let harness: Harness;
   let strategy: FileIndexStrategy;
-  const open = async (durability?: DurabilityMode, options: Record<string, unknown> = {}): Promise<FileIndexStrategy> => {
-    const created = fileIndex.create(harness.context(durability), fileIndex.options.parse(options)) as FileIndexStrategy;
+  const open = async (
+    durability?: DurabilityMode,
+    options: Record<string, unknown> = {},
+  ): Promise<FileIndexStrategy> => {
+    const created = fileIndex.create(
+      harness.context(durability),
+      fileIndex.options.parse(options),
+    ) as FileIndexStrategy;
     await created.open();
     return created;
   };
-  const memoryFile = (scope: string, name: string): Promise<string> => readFile(path.join(harness.dir, scope, MEMORIES_DIR, `${name}.md`), 'utf8');
+  const memoryFile = (scope: string, name: string): Promise<string> =>
+    readFile(path.join(harness.dir, scope, MEMORIES_DIR, `${name}.md`), 'utf8');
   const agree = async (): Promise<void> => {
     for (const scope of ['global', 'project'] as MemoryScope[]) {
       const audit = await auditScopeDir(path.join(harness.dir, scope), scope, new Date('2026-01-01T00:00:00Z'));
@@ -41,15 +54,37 @@ describe('file-index', () => {
   });
 
   it('writes a memory file with front matter and an index line; an update bumps the version and keeps unspecified fields', async () => {
-    const ack = await strategy.remember({ name: 'home-city', content: 'I live in Shanghai. Ship parcels there.', type: 'user', priority: 'high' });
+    const ack = await strategy.remember({
+      name: 'home-city',
+      content: 'I live in Shanghai. Ship parcels there.',
+      type: 'user',
+      priority: 'high',
+    });
     expect(ack).toEqual({ name: 'home-city', scope: 'global', version: 1 });
     const first = parseMemoryFile(await memoryFile('global', 'home-city'), 'home-city', 'global');
-    expect(first).toMatchObject({ type: 'user', scope: 'global', priority: 'high', description: 'I live in Shanghai.', version: 1, updated: '2026-01-01T00:00:00.000Z' });
-    expect(await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8')).toContain('- [home-city](memories/home-city.md) — I live in Shanghai.');
+    expect(first).toMatchObject({
+      type: 'user',
+      scope: 'global',
+      priority: 'high',
+      description: 'I live in Shanghai.',
+      version: 1,
+      updated: '2026-01-01T00:00:00.000Z',
+    });
+    expect(await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8')).toContain(
+      '- [home-city](memories/home-city.md) — I live in Shanghai.',
+    );
     await agree();
 
-    expect(await strategy.remember({ name: 'home-city', content: 'I moved to Hangzhou.' })).toEqual({ name: 'home-city', scope: 'global', version: 2 });
-    expect(parseMemoryFile(await memoryFile('global', 'home-city'), 'home-city', 'global')).toMatchObject({ priority: 'high', version: 2, body: 'I moved to Hangzhou.' });
+    expect(await strategy.remember({ name: 'home-city', content: 'I moved to Hangzhou.' })).toEqual({
+      name: 'home-city',
+      scope: 'global',
+      version: 2,
+    });
+    expect(parseMemoryFile(await memoryFile('global', 'home-city'), 'home-city', 'global')).toMatchObject({
+      priority: 'high',
+      version: 2,
+      body: 'I moved to Hangzhou.',
+    });
     await agree();
 
     await strategy.remember({ name: 'repo-layout', content: 'Tests live under test/.', type: 'project' });
@@ -71,8 +106,18 @@ describe('file-index', () => {
   });
 
   it('leaves expired memories out of the index and of load', async () => {
-    await strategy.remember({ name: 'old-offer', content: 'The discount code SPRING24 is valid.', expires: '2025-06-01', priority: 'high' });
-    await strategy.remember({ name: 'new-offer', content: 'The discount code WINTER26 is valid.', expires: '2026-06-01', priority: 'high' });
+    await strategy.remember({
+      name: 'old-offer',
+      content: 'The discount code SPRING24 is valid.',
+      expires: '2025-06-01',
+      priority: 'high',
+    });
+    await strategy.remember({
+      name: 'new-offer',
+      content: 'The discount code WINTER26 is valid.',
+      expires: '2026-06-01',
+      priority: 'high',
+    });
     const context = text((await strategy.load({ query: 'discount code?', turn: 1 })).messages);
     expect(context).toContain('WINTER26');
     expect(context).not.toContain('SPRING24');
@@ -82,7 +127,10 @@ describe('file-index', () => {
 
   it('refuses unsafe names, oversized content and long descriptions with a message, writing nothing', async () => {
     const refused = async (work: Promise<unknown>, message: RegExp): Promise<void> => {
-      const error = await work.then(() => undefined, (caught: unknown) => caught);
+      const error = await work.then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       expect(error).toBeInstanceOf(MembenchError);
       expect((error as MembenchError).code).toBe('INVALID_ARGUMENT');
       expect((error as Error).message).toMatch(message);
@@ -93,7 +141,10 @@ describe('file-index', () => {
     await refused(strategy.remember({ name: 'MEMORY', content: 'index' }), /reserved for the index/u);
     await refused(strategy.remember({ name: 'aux', content: 'device' }), /reserved device name/u);
     await refused(strategy.remember({ name: 'big', content: 'x'.repeat(4097) }), /4097 bytes; the limit is 4096/u);
-    await refused(strategy.remember({ name: 'long', content: 'ok', description: 'd'.repeat(151) }), /description is 151 characters; the limit is 150/u);
+    await refused(
+      strategy.remember({ name: 'long', content: 'ok', description: 'd'.repeat(151) }),
+      /description is 151 characters; the limit is 150/u,
+    );
     await refused(strategy.recallMemory('../secret'), /would escape the memory directory/u);
     expect(await readdir(path.join(harness.dir, 'global', MEMORIES_DIR))).toEqual([]);
     await agree();
@@ -115,7 +166,11 @@ describe('file-index', () => {
     await strategy.remember({ name: 'allergy', content: 'I am allergic to peanuts.', priority: 'high' });
     await strategy.remember({ name: 'pot', content: 'I cook in a cast-iron pot that holds 5 liters.' });
     await strategy.remember({ name: 'guests', content: 'Usually four people eat dinner with me.', type: 'project' });
-    await strategy.remember({ name: 'music', content: 'I listen to jazz while cooking. Mostly Coltrane.', priority: 'low' });
+    await strategy.remember({
+      name: 'music',
+      content: 'I listen to jazz while cooking. Mostly Coltrane.',
+      priority: 'low',
+    });
     const before = strategy.recalls;
     const context = text((await strategy.load({ query: 'How big is my cast-iron pot?', turn: 1 })).messages);
     expect(context).toContain('I am allergic to peanuts.');
@@ -129,7 +184,8 @@ describe('file-index', () => {
   });
 
   it('does not re-read memory files on every load (one stat per scope instead)', async () => {
-    for (let i = 0; i < 40; i++) await strategy.remember({ name: `fact-${i}`, content: `Fact number ${i} is ${i * 7}.` });
+    for (let i = 0; i < 40; i++)
+      await strategy.remember({ name: `fact-${i}`, content: `Fact number ${i} is ${i * 7}.` });
     await strategy.load({ query: 'fact 3?', turn: 1 });
     const reads = strategy.store!.stats.fileReads;
     for (let turn = 2; turn <= 30; turn++) {
@@ -142,12 +198,21 @@ describe('file-index', () => {
   it('keeps the last exchange plus the current user message, without orphan tool results', async () => {
     await exchange(strategy, 1, 'first question', 'first answer');
     await strategy.save({ message: new HumanMessage('place the order'), turn: 2 });
-    await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'order', args: {}, type: 'tool_call' }] }), turn: 2 });
+    await strategy.save({
+      message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'order', args: {}, type: 'tool_call' }] }),
+      turn: 2,
+    });
     await strategy.save({ message: new ToolMessage({ content: 'placed', tool_call_id: 'c1' }), turn: 2 });
     await strategy.save({ message: new AIMessage('Done.'), turn: 2 });
     await strategy.save({ message: new HumanMessage('thanks'), turn: 3 });
     const { messages } = await strategy.load({ query: 'thanks', turn: 3 });
-    expect(messages.map((message) => String(message.content))).toEqual(['place the order', '', 'placed', 'Done.', 'thanks']);
+    expect(messages.map((message) => String(message.content))).toEqual([
+      'place the order',
+      '',
+      'placed',
+      'Done.',
+      'thanks',
+    ]);
     const probe = await strategy.load({ query: 'what did I order?', turn: 4 });
     expect(probe.messages.at(-1)!.content).toBe('thanks');
   });
@@ -201,9 +266,15 @@ describe('file-index', () => {
       fileIndex.options.parse({}),
     ) as FileIndexStrategy;
     await crashing.open();
-    await expect(crashing.remember({ name: 'during', content: 'Written during the crash.' })).rejects.toThrow('crash at mid_memory_write');
+    await expect(crashing.remember({ name: 'during', content: 'Written during the crash.' })).rejects.toThrow(
+      'crash at mid_memory_write',
+    );
     expect(points).toEqual(['mid_memory_write']);
-    expect(await crashing.verify()).toEqual({ torn: 0, indexMismatches: 1, details: ['global/MEMORY.md: during: file missing from the index'] });
+    expect(await crashing.verify()).toEqual({
+      torn: 0,
+      indexMismatches: 1,
+      details: ['global/MEMORY.md: during: file missing from the index'],
+    });
     await crashing.close();
 
     strategy = await open();
@@ -219,7 +290,8 @@ describe('file-index', () => {
     await strategy.close();
     await rm(path.join(harness.dir, 'global', MEMORIES_DIR, 'locker.md'));
     strategy = await open();
-    const lost = 'global/memories/locker.md: missing: MEMORY.md lists this memory but its file is gone (deleted outside membench?): the memory is lost';
+    const lost =
+      'global/memories/locker.md: missing: MEMORY.md lists this memory but its file is gone (deleted outside membench?): the memory is lost';
     expect(strategy.unreadable()).toEqual([lost]);
     expect(await strategy.verify()).toEqual({ torn: 0, indexMismatches: 1, details: [lost] });
     expect(await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8')).not.toContain('locker');
@@ -236,7 +308,9 @@ describe('file-index', () => {
     await strategy.remember({ name: 'seat', content: 'I prefer the window seat.' });
     await strategy.close();
     strategy = await open();
-    expect(strategy.unreadable()).toEqual(['global/memories/locker.md: missing: MEMORY.md lists this memory but its file is gone (deleted outside membench?): the memory is lost']);
+    expect(strategy.unreadable()).toEqual([
+      'global/memories/locker.md: missing: MEMORY.md lists this memory but its file is gone (deleted outside membench?): the memory is lost',
+    ]);
     expect((await strategy.snapshot()).join('\n')).toContain('seat: I prefer the window seat.');
   });
 
@@ -255,7 +329,11 @@ describe('file-index automatic memory', () => {
   let strategy: FileIndexStrategy;
   let requests: ChatRequest[];
   let reply: ((request: ChatRequest) => string) | undefined;
-  const open = async (durability?: DurabilityMode, options: Record<string, unknown> = {}, extra: Partial<StrategyContext> = {}): Promise<FileIndexStrategy> => {
+  const open = async (
+    durability?: DurabilityMode,
+    options: Record<string, unknown> = {},
+    extra: Partial<StrategyContext> = {},
+  ): Promise<FileIndexStrategy> => {
     const base = harness.context(durability);
     // Counts every model call; answers with the offline model unless a test scripts the reply.
     const model: ChatModel = {
@@ -266,18 +344,31 @@ describe('file-index automatic memory', () => {
         return reply ? { text: reply(request), cached: false } : base.model.chat(request);
       },
     };
-    const created = fileIndex.create({ ...base, model, ...extra }, fileIndex.options.parse(options)) as FileIndexStrategy;
+    const created = fileIndex.create(
+      { ...base, model, ...extra },
+      fileIndex.options.parse(options),
+    ) as FileIndexStrategy;
     await created.open();
     return created;
   };
-  const memory = async (scope: MemoryScope, name: string) => parseMemoryFile(await readFile(path.join(harness.dir, scope, MEMORIES_DIR, `${name}.md`), 'utf8'), name, scope);
-  const names = async (scope: MemoryScope = 'global'): Promise<string[]> => (await readdir(path.join(harness.dir, scope, MEMORIES_DIR)).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).map((file) => file.slice(0, -3)).sort();
-  const contextFor = async (query: string): Promise<string> => text((await strategy.load({ query, turn: 99 })).messages);
+  const memory = async (scope: MemoryScope, name: string) =>
+    parseMemoryFile(await readFile(path.join(harness.dir, scope, MEMORIES_DIR, `${name}.md`), 'utf8'), name, scope);
+  const names = async (scope: MemoryScope = 'global'): Promise<string[]> =>
+    (await readdir(path.join(harness.dir, scope, MEMORIES_DIR)).catch(() => [] as string[]))
+      .filter((file) => file.endsWith('.md'))
+      .map((file) => file.slice(0, -3))
+      .sort();
+  const contextFor = async (query: string): Promise<string> =>
+    text((await strategy.load({ query, turn: 99 })).messages);
   const filler = async (from: number, count: number): Promise<void> => {
-    for (let turn = from; turn < from + count; turn++) await exchange(strategy, turn, `How long should step ${turn} take?`, `About ${turn} minutes.`);
+    for (let turn = from; turn < from + count; turn++)
+      await exchange(strategy, turn, `How long should step ${turn} take?`, `About ${turn} minutes.`);
   };
   const agree = async (): Promise<void> => {
-    for (const scope of ['global', 'project'] as MemoryScope[]) expect((await auditScopeDir(path.join(harness.dir, scope), scope, new Date('2026-01-01T00:00:00Z'))).agrees).toBe(true);
+    for (const scope of ['global', 'project'] as MemoryScope[])
+      expect((await auditScopeDir(path.join(harness.dir, scope), scope, new Date('2026-01-01T00:00:00Z'))).agrees).toBe(
+        true,
+      );
   };
 
   beforeEach(async () => {
@@ -292,16 +383,37 @@ describe('file-index automatic memory', () => {
   });
 
   it('writes the facts of an English and Chinese conversation as memory files, indexed, and recalls them later', async () => {
-    await exchange(strategy, 1, "Hi! I'd love to make red-braised pork. Can you teach me?", 'Happily! How many people are eating?');
-    await exchange(strategy, 2, "We're a family of four. Oh, and my son is allergic to peanuts, so I have to be careful.", 'Got it, no peanut oil then.');
+    await exchange(
+      strategy,
+      1,
+      "Hi! I'd love to make red-braised pork. Can you teach me?",
+      'Happily! How many people are eating?',
+    );
+    await exchange(
+      strategy,
+      2,
+      "We're a family of four. Oh, and my son is allergic to peanuts, so I have to be careful.",
+      'Got it, no peanut oil then.',
+    );
     await exchange(strategy, 3, '我家只有一口铸铁锅，可以用它来炖吗？', '可以，铸铁锅很合适。');
     await exchange(strategy, 4, '对了，我住在杭州。', '好的。');
     await exchange(strategy, 5, 'Thanks, that is helpful.', 'You are welcome.');
     expect(requests.map((request) => request.task)).toEqual(Array(5).fill('extract-memories'));
     expect(await names()).toEqual(['allergy', 'headcount', '住址', '铸铁锅']);
-    expect(await memory('global', 'allergy')).toMatchObject({ type: 'user', priority: 'normal', version: 1, body: 'Oh, and my son is allergic to peanuts, so I have to be careful.' });
-    expect(await memory('global', '铸铁锅')).toMatchObject({ version: 1, body: '我家只有一口铸铁锅', description: '我家只有一口铸铁锅' });
-    expect((await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8'))).toContain('- [住址](memories/住址.md) — 对了，我住在杭州。');
+    expect(await memory('global', 'allergy')).toMatchObject({
+      type: 'user',
+      priority: 'normal',
+      version: 1,
+      body: 'Oh, and my son is allergic to peanuts, so I have to be careful.',
+    });
+    expect(await memory('global', '铸铁锅')).toMatchObject({
+      version: 1,
+      body: '我家只有一口铸铁锅',
+      description: '我家只有一口铸铁锅',
+    });
+    expect(await readFile(path.join(harness.dir, 'global', INDEX_FILE), 'utf8')).toContain(
+      '- [住址](memories/住址.md) — 对了，我住在杭州。',
+    );
     await agree();
     expect(strategy.autoMemories).toBe(4);
 
@@ -317,10 +429,18 @@ describe('file-index automatic memory', () => {
     await exchange(strategy, 1, "I'm off to Lisbon next week. My flight is on Tuesday.", 'Nice, a Tuesday flight.');
     await exchange(strategy, 2, '我住在上海。', '好的。');
     await filler(3, 3);
-    await exchange(strategy, 6, 'Change of plans, the airline moved my flight to Thursday.', 'Got it, your flight is now on Thursday.');
+    await exchange(
+      strategy,
+      6,
+      'Change of plans, the airline moved my flight to Thursday.',
+      'Got it, your flight is now on Thursday.',
+    );
     await exchange(strategy, 7, '跟你说一下，我搬到杭州了。', '恭喜！');
     await filler(8, 3);
-    expect(await memory('global', 'flight')).toMatchObject({ version: 2, body: 'Change of plans, the airline moved my flight to Thursday.' });
+    expect(await memory('global', 'flight')).toMatchObject({
+      version: 2,
+      body: 'Change of plans, the airline moved my flight to Thursday.',
+    });
     expect(await memory('global', '住址')).toMatchObject({ version: 2, body: '跟你说一下，我搬到杭州了。' });
     expect(await names()).toEqual(['flight', 'off-lisbon-next', '住址']);
     const flight = await contextFor('Which day is my flight now?');
@@ -331,17 +451,33 @@ describe('file-index automatic memory', () => {
     expect(city).not.toContain('上海');
 
     // A correction with only a pronoun is tied to the memory the reply names.
-    await exchange(strategy, 11, "Sorry, the airline changed it again. It's back to Tuesday.", 'No problem, your flight is on Tuesday again.');
+    await exchange(
+      strategy,
+      11,
+      "Sorry, the airline changed it again. It's back to Tuesday.",
+      'No problem, your flight is on Tuesday again.',
+    );
     await filler(12, 2);
-    expect(await memory('global', 'flight')).toMatchObject({ version: 3, body: "Sorry, the airline changed it again. It's back to Tuesday." });
+    expect(await memory('global', 'flight')).toMatchObject({
+      version: 3,
+      body: "Sorry, the airline changed it again. It's back to Tuesday.",
+    });
     expect(await contextFor('Which day is my flight?')).not.toContain('Thursday');
     await agree();
   });
 
   it('adds to a memory (rather than replacing it) when a new statement is no correction', async () => {
     await exchange(strategy, 1, 'The only pot I have is a cast-iron Dutch oven.', 'Ideal for braising.');
-    await exchange(strategy, 2, 'But I only have the one pot. Can I cook both dishes at once?', 'Cook them one after the other.');
-    expect(await memory('global', 'pot')).toMatchObject({ version: 2, body: 'The only pot I have is a cast-iron Dutch oven. But I only have the one pot.' });
+    await exchange(
+      strategy,
+      2,
+      'But I only have the one pot. Can I cook both dishes at once?',
+      'Cook them one after the other.',
+    );
+    expect(await memory('global', 'pot')).toMatchObject({
+      version: 2,
+      body: 'The only pot I have is a cast-iron Dutch oven. But I only have the one pot.',
+    });
     await exchange(strategy, 3, 'I only have the one pot.', 'Understood.');
     expect((await memory('global', 'pot')).version).toBe(2); // nothing new: no write
   });
@@ -358,7 +494,8 @@ describe('file-index automatic memory', () => {
   });
 
   it('keeps per-exchange cost flat: one extraction call per exchange, file reads only for the memories written', async () => {
-    for (let i = 0; i < 40; i++) await strategy.remember({ name: `fact-${i}`, content: `Fact number ${i} is ${i * 7}.` });
+    for (let i = 0; i < 40; i++)
+      await strategy.remember({ name: `fact-${i}`, content: `Fact number ${i} is ${i * 7}.` });
     await strategy.load({ query: 'fact 3?', turn: 1 });
     const reads = strategy.store!.stats.fileReads;
     const before = strategy.autoMemories;
@@ -379,9 +516,19 @@ describe('file-index automatic memory', () => {
 
   it('extracts an exchange whose extraction a crash interrupted when it reopens, and nothing on a clean reopen', async () => {
     await strategy.close();
-    const crashing = await open('sync', {}, { checkpoint: (point) => { throw new Error(`crash at ${point}`); } });
+    const crashing = await open(
+      'sync',
+      {},
+      {
+        checkpoint: (point) => {
+          throw new Error(`crash at ${point}`);
+        },
+      },
+    );
     await crashing.save({ message: new HumanMessage('My cat is called Mochi and my dog is called Bao.'), turn: 1 });
-    await expect(crashing.save({ message: new AIMessage('Cute names!'), turn: 1 })).rejects.toThrow('crash at mid_memory_write');
+    await expect(crashing.save({ message: new AIMessage('Cute names!'), turn: 1 })).rejects.toThrow(
+      'crash at mid_memory_write',
+    );
     await crashing.close();
 
     strategy = await open();
@@ -407,11 +554,12 @@ describe('file-index automatic memory', () => {
   });
 
   it('writes what a live model proposes safely: unsafe names slugified, refusals skipped, the rest kept', async () => {
-    reply = () => JSON.stringify([
-      { name: '../../etc/passwd', description: 'escape', content: 'Tried to escape.', type: 'user' },
-      { name: 'huge', content: 'x'.repeat(5000) },
-      { name: 'Seat Preference', description: 'Window seat', content: 'Prefers the window seat.', type: 'feedback' },
-    ]);
+    reply = () =>
+      JSON.stringify([
+        { name: '../../etc/passwd', description: 'escape', content: 'Tried to escape.', type: 'user' },
+        { name: 'huge', content: 'x'.repeat(5000) },
+        { name: 'Seat Preference', description: 'Window seat', content: 'Prefers the window seat.', type: 'feedback' },
+      ]);
     await exchange(strategy, 1, 'I prefer the window seat.', 'Noted.');
     expect(await names()).toEqual(['etc-passwd', 'seat-preference']);
     expect(await memory('global', 'seat-preference')).toMatchObject({ type: 'feedback', description: 'Window seat' });
@@ -428,7 +576,9 @@ describe('file-index automatic memory', () => {
     expect(prompt).toContain('- [pot](memories/pot.md) — I cook in a cast-iron pot.');
     expect(prompt).toContain('### pot\nI cook in a cast-iron pot. It holds 5 liters.');
     expect(prompt).toContain('My pot is enamelled too.');
-    expect((await memory('global', 'pot')).body).toBe('I cook in a cast-iron pot. It holds 5 liters. My pot is enamelled too.');
+    expect((await memory('global', 'pot')).body).toBe(
+      'I cook in a cast-iron pot. It holds 5 liters. My pot is enamelled too.',
+    );
   });
 
   it('keeps the index within indexTokens as memories grow, in the context and the extraction prompt; recall_memory reaches the rest', async () => {
@@ -437,16 +587,27 @@ describe('file-index automatic memory', () => {
     const tokensAt: { context: number; extraction: number }[] = [];
     let written = 0;
     for (const count of [10, 60, 240]) {
-      for (; written < count; written++) await strategy.remember({ name: `locker-${written}`, content: `Locker ${written} holds the spare key number ${1000 + written}.` });
+      for (; written < count; written++)
+        await strategy.remember({
+          name: `locker-${written}`,
+          content: `Locker ${written} holds the spare key number ${1000 + written}.`,
+        });
       const { messages } = await strategy.load({ query: 'Which locker has the spare key?', turn: 1 });
       requests.length = 0;
       await exchange(strategy, 1, 'Thanks, that helps.', 'Glad to help.');
       const extraction = requests.find((request) => request.task === 'extract-memories')!;
-      tokensAt.push({ context: harness.tokens.countMessages(messages), extraction: harness.tokens.countMessages(extraction.messages) });
+      tokensAt.push({
+        context: harness.tokens.countMessages(messages),
+        extraction: harness.tokens.countMessages(extraction.messages),
+      });
       if (count === 10) expect(text(messages)).not.toContain('more memories not listed');
     }
     // Once the budget binds, more memories add nothing to either: flat in tokens.
-    const [, at60, at240] = tokensAt as [unknown, { context: number; extraction: number }, { context: number; extraction: number }];
+    const [, at60, at240] = tokensAt as [
+      unknown,
+      { context: number; extraction: number },
+      { context: number; extraction: number },
+    ];
     expect(Math.abs(at240.context - at60.context)).toBeLessThanOrEqual(10);
     expect(Math.abs(at240.extraction - at60.extraction)).toBeLessThanOrEqual(10);
     const context = await contextFor('Where is the spare key number 1003?');
@@ -460,7 +621,9 @@ describe('file-index automatic memory', () => {
 
 describe('offline extract-memories', () => {
   const run = (user: string, reply = 'OK.', indexLines: string[] = []) =>
-    extractMemories(String(extractMemoriesPrompt({ indexLines, related: [], userMessages: [user], reply }).at(-1)!.content));
+    extractMemories(
+      String(extractMemoriesPrompt({ indexLines, related: [], userMessages: [user], reply }).at(-1)!.content),
+    );
 
   it('keeps first-person facts and skips questions, requests and acknowledgements', () => {
     expect(run('What should I pack for three days of meetings?')).toEqual([]);
@@ -470,9 +633,16 @@ describe('offline extract-memories', () => {
     expect(run('你好，我想学做红烧肉，教我做吧！')).toEqual([]);
     expect(run('The weather is nice today.')).toEqual([]);
     expect(run('By the way, I always take my coffee with oat milk.')).toEqual([
-      { name: 'coffee', description: 'By the way, I always take my coffee with oat milk.', content: 'By the way, I always take my coffee with oat milk.', type: 'user' },
+      {
+        name: 'coffee',
+        description: 'By the way, I always take my coffee with oat milk.',
+        content: 'By the way, I always take my coffee with oat milk.',
+        type: 'user',
+      },
     ]);
-    expect(run('这周六我爸妈也过来吃饭，一共六个人，两道菜都做来得及吗？').map((memory) => [memory.name, memory.content])).toEqual([['人数', '这周六我爸妈也过来吃饭，一共六个人']]);
+    expect(
+      run('这周六我爸妈也过来吃饭，一共六个人，两道菜都做来得及吗？').map((memory) => [memory.name, memory.content]),
+    ).toEqual([['人数', '这周六我爸妈也过来吃饭，一共六个人']]);
   });
 
   it('is deterministic and maps a topic to the same name across wordings', () => {
@@ -483,13 +653,17 @@ describe('offline extract-memories', () => {
     expect(run('我住在上海。')[0]!.name).toBe('住址');
     expect(run('我又搬回上海了。')[0]!.name).toBe('住址');
     // An existing memory covering the topic keeps its name, in either language.
-    expect(run('我下个月搬到杭州了。', '恭喜！', ['- [home-city](memories/home-city.md) — 我住在上海。'])[0]!.name).toBe('home-city');
+    expect(
+      run('我下个月搬到杭州了。', '恭喜！', ['- [home-city](memories/home-city.md) — 我住在上海。'])[0]!.name,
+    ).toBe('home-city');
     expect(run('I moved to Hangzhou.', 'OK.', ['- [住址](memories/住址.md) — 我住在上海。'])[0]!.name).toBe('住址');
   });
 
   it('ties a pronoun-only correction to an existing memory the reply names, and to nothing else', () => {
     const index = ['- [flight](memories/flight.md) — My flight is on Thursday.'];
-    expect(run("It's back to Tuesday.", 'Your flight is on Tuesday again.', index).map((memory) => memory.name)).toEqual(['flight']);
+    expect(
+      run("It's back to Tuesday.", 'Your flight is on Tuesday again.', index).map((memory) => memory.name),
+    ).toEqual(['flight']);
     expect(run("It's back to Tuesday.", 'Your flight is on Tuesday again.')).toEqual([]);
     expect(run("It's back to Tuesday.", 'OK.', index)).toEqual([]);
   });

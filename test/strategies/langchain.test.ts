@@ -8,10 +8,22 @@ import { AIMessage, getBufferString, HumanMessage, ToolMessage, type BaseMessage
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentSession } from '../../harness/agent/loop.js';
 import { MembenchError } from '../../harness/core/errors.js';
-import { HashedEmbedder, OfflineModel, type ChatModel, type ChatRequest, type Embedder } from '../../harness/models/index.js';
+import {
+  HashedEmbedder,
+  OfflineModel,
+  type ChatModel,
+  type ChatRequest,
+  type Embedder,
+} from '../../harness/models/index.js';
 import type { Step } from '../../harness/scenarios/format.js';
 import { TokenCounter } from '../../harness/core/tokens.js';
-import { adaptAnswer, HarnessChatModel, langchainDefinition, LANGCHAIN_MEMORY_NAMES, renderMemoryPrompt } from '../../strategies/langchain.js';
+import {
+  adaptAnswer,
+  HarnessChatModel,
+  langchainDefinition,
+  LANGCHAIN_MEMORY_NAMES,
+  renderMemoryPrompt,
+} from '../../strategies/langchain.js';
 import type { MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 import { describeConformance, exchange, makeHarness, type Harness } from './conformance.js';
 
@@ -21,7 +33,8 @@ const definition = (name: string): StrategyDefinition => definitions.get(name)!;
 
 for (const item of definitions.values()) describeConformance(item);
 
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
 
 /**
  * One user turn in the agent loop's order: save, load, save the reply. LangChain's EntityMemory
@@ -36,12 +49,22 @@ async function turn(strategy: MemoryStrategy, index: number, user: string, reply
 /** A model that records every request before the offline model answers it. */
 function recording(inner: ChatModel): ChatModel & { requests: ChatRequest[] } {
   const requests: ChatRequest[] = [];
-  return { id: inner.id, offline: inner.offline, requests, chat: (request) => (requests.push(request), inner.chat(request)) };
+  return {
+    id: inner.id,
+    offline: inner.offline,
+    requests,
+    chat: (request) => (requests.push(request), inner.chat(request)),
+  };
 }
 
 /** An embedder that counts the texts it embeds. */
 function counting(inner: Embedder): Embedder & { texts: number } {
-  const counter = { id: inner.id, dimensions: inner.dimensions, texts: 0, embed: (texts: readonly string[]) => ((counter.texts += texts.length), inner.embed(texts)) };
+  const counter = {
+    id: inner.id,
+    dimensions: inner.dimensions,
+    texts: 0,
+    embed: (texts: readonly string[]) => ((counter.texts += texts.length), inner.embed(texts)),
+  };
   return counter;
 }
 
@@ -54,7 +77,11 @@ describe('langchain strategies', () => {
     harness = strategy = undefined;
   });
 
-  async function open(name: string, options: Record<string, unknown> = {}, override: Partial<StrategyContext> = {}): Promise<{ strategy: MemoryStrategy; context: StrategyContext }> {
+  async function open(
+    name: string,
+    options: Record<string, unknown> = {},
+    override: Partial<StrategyContext> = {},
+  ): Promise<{ strategy: MemoryStrategy; context: StrategyContext }> {
     const item = definition(name);
     harness = await makeHarness(item, options);
     const context = { ...harness.context(), ...override };
@@ -64,7 +91,14 @@ describe('langchain strategies', () => {
   }
 
   it('names every memory langchain:NAME, in-memory only', () => {
-    expect([...definitions.keys()]).toEqual(['buffer', 'buffer-window', 'summary', 'summary-buffer', 'vector', 'entity']);
+    expect([...definitions.keys()]).toEqual([
+      'buffer',
+      'buffer-window',
+      'summary',
+      'summary-buffer',
+      'vector',
+      'entity',
+    ]);
     for (const [name, item] of definitions) {
       expect(item.name).toBe(`langchain:${name}`);
       expect(item.defaultDurability).toBe('none');
@@ -97,15 +131,26 @@ describe('langchain strategies', () => {
     await strategy.save({ message: new HumanMessage('Order the vegetarian box.'), turn: 1 });
     await strategy.load({ query: 'Order the vegetarian box.', turn: 1 });
     await strategy.save({ message: new AIMessage('Ordering it now.'), turn: 1 });
-    await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'place_order', args: { box: 'veg' }, type: 'tool_call' }] }), turn: 1 });
+    await strategy.save({
+      message: new AIMessage({
+        content: '',
+        tool_calls: [{ id: 'c1', name: 'place_order', args: { box: 'veg' }, type: 'tool_call' }],
+      }),
+      turn: 1,
+    });
     // Before the tool result arrives a load shows the unfinished exchange raw, call first.
     const inFlight = await strategy.load({ query: 'status?', turn: 1 });
     expect(inFlight.messages.map((message) => message.getType())).toEqual(['human', 'ai', 'ai']);
-    await strategy.save({ message: new ToolMessage({ content: 'order 17 placed', tool_call_id: 'c1', name: 'place_order' }), turn: 1 });
+    await strategy.save({
+      message: new ToolMessage({ content: 'order 17 placed', tool_call_id: 'c1', name: 'place_order' }),
+      turn: 1,
+    });
     await strategy.save({ message: new HumanMessage('Which order number?'), turn: 2 });
     const { messages } = await strategy.load({ query: 'Which order number?', turn: 2 });
     expect(messages.map((message) => message.getType())).toEqual(['human', 'ai', 'human']);
-    expect(String(messages[1]!.content)).toBe('Ordering it now.\n[called place_order({"box":"veg"})]\n[place_order returned: order 17 placed]');
+    expect(String(messages[1]!.content)).toBe(
+      'Ordering it now.\n[called place_order({"box":"veg"})]\n[place_order returned: order 17 placed]',
+    );
   });
 
   it('langchain:buffer-window keeps the last k exchanges', async () => {
@@ -129,14 +174,17 @@ describe('langchain strategies', () => {
     const [system, user] = model.requests[1]!.messages;
     expect(String(system!.content)).toMatch(/^Progressively summarize the lines of conversation provided/u);
     expect(String(system!.content)).toContain('END OF EXAMPLE');
-    expect(String(user!.content)).toBe('Current summary:\nLin lives in Hangzhou.\n\nNew lines of conversation:\nHuman: I am allergic to peanuts.\nAI: Noted.');
+    expect(String(user!.content)).toBe(
+      'Current summary:\nLin lives in Hangzhou.\n\nNew lines of conversation:\nHuman: I am allergic to peanuts.\nAI: Noted.',
+    );
   });
 
   it('langchain:summary counts its summary calls as maintenance tokens (the harness meters them)', async () => {
     const { strategy, context } = await open('summary');
     await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
     await strategy.load({ query: 'x', turn: 2 });
-    const usage = (context.model as unknown as { usage: { maintenanceCalls: number; maintenanceTokens: number } }).usage;
+    const usage = (context.model as unknown as { usage: { maintenanceCalls: number; maintenanceTokens: number } })
+      .usage;
     expect(usage.maintenanceCalls).toBe(1);
     expect(usage.maintenanceTokens).toBeGreaterThan(100); // LangChain's prompt carries a worked example
   });
@@ -195,7 +243,9 @@ describe('langchain strategies', () => {
     const { messages } = await strategy.load({ query: 'Where does Lin live?', turn: 6 });
     expect(String(messages[0]!.content)).toBe('Context:\nLin: Lin lives in Hangzhou.');
     expect(text(messages)).not.toContain('filler 2'); // history is the last k=3 exchanges only
-    expect(new Set(model.requests.map((request) => request.task))).toEqual(new Set(['extract-entities', 'summarize-entity']));
+    expect(new Set(model.requests.map((request) => request.task))).toEqual(
+      new Set(['extract-entities', 'summarize-entity']),
+    );
     const extraction = model.requests.find((request) => request.task === 'extract-entities')!;
     expect(String(extraction.messages.at(-1)!.content)).toBe('Lin lives in Hangzhou.');
   });
@@ -204,12 +254,30 @@ describe('langchain strategies', () => {
     const item = definition('buffer');
     harness = await makeHarness(item);
     const current = harness;
-    const session = new AgentSession({ model: new OfflineModel(), tokens: current.tokens, createStrategy: () => current.create() });
+    const session = new AgentSession({
+      model: new OfflineModel(),
+      tokens: current.tokens,
+      createStrategy: () => current.create(),
+    });
     const steps = [
       { kind: 'user', user: 'Lin lives in Hangzhou.', assistant: 'Got it.' },
-      { kind: 'probe', probe: 'Where does Lin live?', expect: ['Hangzhou'], forbid: [], category: 'extraction', evidence: [] },
+      {
+        kind: 'probe',
+        probe: 'Where does Lin live?',
+        expect: ['Hangzhou'],
+        forbid: [],
+        category: 'extraction',
+        evidence: [],
+      },
       { kind: 'session', session: 'new' },
-      { kind: 'probe', probe: 'Where does Lin live?', expect: ['Hangzhou'], forbid: [], category: 'extraction', evidence: [] },
+      {
+        kind: 'probe',
+        probe: 'Where does Lin live?',
+        expect: ['Hangzhou'],
+        forbid: [],
+        category: 'extraction',
+        evidence: [],
+      },
     ] as Step[];
     await session.start();
     await session.run(steps);
@@ -223,14 +291,24 @@ describe('langchain strategies', () => {
   });
 
   it('reports a missing @langchain/classic as NOT_SUPPORTED with the install command', async () => {
-    const missing = Object.assign(new Error("Cannot find package '@langchain/classic' imported from /x.js"), { code: 'ERR_MODULE_NOT_FOUND' });
-    const error = await langchainDefinition('summary', () => Promise.reject(missing)).catch((caught: unknown) => caught);
+    const missing = Object.assign(new Error("Cannot find package '@langchain/classic' imported from /x.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    const error = await langchainDefinition('summary', () => Promise.reject(missing)).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(MembenchError);
-    expect(error).toMatchObject({ code: 'NOT_SUPPORTED', message: 'langchain:summary needs the optional package @langchain/classic: npm install @langchain/classic' });
+    expect(error).toMatchObject({
+      code: 'NOT_SUPPORTED',
+      message: 'langchain:summary needs the optional package @langchain/classic: npm install @langchain/classic',
+    });
   });
 
   it('rejects an unknown LangChain memory, listing the known ones', async () => {
-    await expect(langchainDefinition('toString')).rejects.toMatchObject({ code: 'UNKNOWN_STRATEGY', message: expect.stringContaining('langchain:buffer-window') });
+    await expect(langchainDefinition('toString')).rejects.toMatchObject({
+      code: 'UNKNOWN_STRATEGY',
+      message: expect.stringContaining('langchain:buffer-window'),
+    });
   });
 });
 
@@ -240,14 +318,19 @@ interface Template {
 
 /** LangChain's own entity prompts (not exported by the package: read them off an EntityMemory). */
 async function entityPrompts(): Promise<{ extraction: Template; summarization: Template }> {
-  const { EntityMemory } = (await import('@langchain/classic/memory' as string)) as { EntityMemory: new (fields: object) => Record<string, { prompt: Template }> };
+  const { EntityMemory } = (await import('@langchain/classic/memory' as string)) as {
+    EntityMemory: new (fields: object) => Record<string, { prompt: Template }>;
+  };
   const memory = new EntityMemory({ llm: new HarnessChatModel(new OfflineModel(), new TokenCounter('gpt-4o')) });
   return { extraction: memory.entityExtractionChain!.prompt, summarization: memory.entitySummarizationChain!.prompt };
 }
 
 describe('renderMemoryPrompt', () => {
   it('recognises LangChain’s entity extraction prompt and keeps the examples out of the user message', async () => {
-    const prompt = await (await entityPrompts()).extraction.format({ history: 'Human: hi\nAI: hello', input: 'Ana moved to Lisbon.' });
+    const prompt = await (await entityPrompts()).extraction.format({
+      history: 'Human: hi\nAI: hello',
+      input: 'Ana moved to Lisbon.',
+    });
     const rendered = renderMemoryPrompt(prompt);
     expect(rendered.task).toBe('extract-entities');
     expect(String(rendered.messages[0]!.content)).toContain('Person #1: my name is Jacob');
@@ -258,11 +341,18 @@ describe('renderMemoryPrompt', () => {
   });
 
   it('recognises LangChain’s entity summary prompt and treats its placeholder as an empty summary', async () => {
-    const prompt = await (await entityPrompts()).summarization.format({ entity: 'Ana', summary: 'No current information known.', history: 'Human: hi', input: 'Ana moved to Lisbon.' });
+    const prompt = await (await entityPrompts()).summarization.format({
+      entity: 'Ana',
+      summary: 'No current information known.',
+      history: 'Human: hi',
+      input: 'Ana moved to Lisbon.',
+    });
     const rendered = renderMemoryPrompt(prompt);
     expect(rendered.task).toBe('summarize-entity');
     expect(String(rendered.messages[0]!.content)).toContain('Entity to summarize:\nAna');
-    expect(String(rendered.messages[1]!.content)).toBe('Current summary:\n\n\nNew lines of conversation:\nHuman: Ana moved to Lisbon.');
+    expect(String(rendered.messages[1]!.content)).toBe(
+      'Current summary:\n\n\nNew lines of conversation:\nHuman: Ana moved to Lisbon.',
+    );
   });
 
   it('passes an unknown prompt through as a summarize request', () => {

@@ -34,14 +34,24 @@ describe('the example user strategy', () => {
       await strategy.open();
       await exchange(strategy, 1, 'Lin lives in Hangzhou.', 'Got it.');
       await strategy.save({ message: new HumanMessage('Order tea.'), turn: 2 });
-      await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'order', args: {}, type: 'tool_call' }] }), turn: 2 });
-      await strategy.save({ message: new ToolMessage({ content: 'ordered', tool_call_id: 'c1', name: 'order' }), turn: 2 });
+      await strategy.save({
+        message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'order', args: {}, type: 'tool_call' }] }),
+        turn: 2,
+      });
+      await strategy.save({
+        message: new ToolMessage({ content: 'ordered', tool_call_id: 'c1', name: 'order' }),
+        turn: 2,
+      });
       const { messages } = await strategy.load({ query: 'x', turn: 3 });
       expect(messages.map((message) => message.getType())).toEqual(['human', 'ai', 'tool']);
       await strategy.close();
       strategy = harness.create();
       await strategy.open();
-      expect((await strategy.load({ query: 'x', turn: 3 })).messages.map((message) => message.content)).toEqual(['Order tea.', '', 'ordered']);
+      expect((await strategy.load({ query: 'x', turn: 3 })).messages.map((message) => message.content)).toEqual([
+        'Order tea.',
+        '',
+        'ordered',
+      ]);
       await strategy.close();
     } finally {
       await rm(harness.dir, { recursive: true, force: true });
@@ -77,7 +87,9 @@ describe('loadStrategyDefinition', () => {
   });
 
   it('accepts a named `strategy` export, and .mjs / CommonJS-style .ts modules', async () => {
-    expect((await load(await write('named.mjs', valid('named').replace('export default', 'export const strategy =')))).name).toBe('named');
+    expect(
+      (await load(await write('named.mjs', valid('named').replace('export default', 'export const strategy =')))).name,
+    ).toBe('named');
     expect((await load(await write('plain.ts', valid('plain-ts')))).name).toBe('plain-ts'); // no package.json here: tsx compiles it as CommonJS
   });
 
@@ -90,14 +102,18 @@ describe('loadStrategyDefinition', () => {
   it('lists the choices for a bare name that is neither built-in nor a path', async () => {
     const error = await rejection(load('nope'));
     expect(error.code).toBe('UNKNOWN_STRATEGY');
-    expect(error.message).toMatch(/^unknown strategy "nope": built-ins are buffer, window.*; LangChain memories are langchain:buffer, .*; or give the path of a module/u);
+    expect(error.message).toMatch(
+      /^unknown strategy "nope": built-ins are buffer, window.*; LangChain memories are langchain:buffer, .*; or give the path of a module/u,
+    );
   });
 
   it('reports a syntax error with its line and column, without a stack', async () => {
     const spec = await write('syntax.ts', 'export default {\n  name: "x",\n  create( => 1,\n};\n');
     const error = await rejection(load(spec));
     expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(error.message).toBe(`strategy module ./syntax.ts (${path.join(dir, 'syntax.ts')}) could not be loaded: syntax error at ${path.join(dir, 'syntax.ts')}:3:10: Expected identifier but found "=>"`);
+    expect(error.message).toBe(
+      `strategy module ./syntax.ts (${path.join(dir, 'syntax.ts')}) could not be loaded: syntax error at ${path.join(dir, 'syntax.ts')}:3:10: Expected identifier but found "=>"`,
+    );
   });
 
   it('reports a syntax error in a .mjs module', async () => {
@@ -106,24 +122,34 @@ describe('loadStrategyDefinition', () => {
   });
 
   it('reports a module that throws while loading', async () => {
-    const error = await rejection(load(await write('throws.ts', 'throw new Error("no API key configured");\nexport default {};\n')));
+    const error = await rejection(
+      load(await write('throws.ts', 'throw new Error("no API key configured");\nexport default {};\n')),
+    );
     expect(error.message).toMatch(/throws\.ts\) could not be loaded: it threw Error: no API key configured$/u);
     expect(error.message).not.toMatch(/\n|at /u);
   });
 
   it('reports a missing dependency of the module', async () => {
-    const error = await rejection(load(await write('dependency.ts', 'import "no-such-package-xyz";\nexport default {};\n')));
+    const error = await rejection(
+      load(await write('dependency.ts', 'import "no-such-package-xyz";\nexport default {};\n')),
+    );
     expect(error.message).toMatch(/dependency\.ts\) could not be loaded: Cannot find module 'no-such-package-xyz'$/u);
   });
 
   it('reports a module without a strategy export, listing what it exports', async () => {
     const error = await rejection(load(await write('empty.mjs', 'export const helper = 1;\n')));
     expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(error.message).toMatch(/empty\.mjs\) exports no strategy: expected `export default \{ name, .*\(it exports: helper\)$/u);
+    expect(error.message).toMatch(
+      /empty\.mjs\) exports no strategy: expected `export default \{ name, .*\(it exports: helper\)$/u,
+    );
   });
 
   it('reports every missing or invalid field of the definition', async () => {
-    const error = await rejection(load(await write('partial.mjs', 'export default { name: "has space", defaultDurability: "always", options: {} };\n')));
+    const error = await rejection(
+      load(
+        await write('partial.mjs', 'export default { name: "has space", defaultDurability: "always", options: {} };\n'),
+      ),
+    );
     expect(error.message).toMatch(/partial\.mjs\) does not export a valid strategy definition:$/u);
     expect(error.details).toEqual([
       '  - invalid "name" (a string of letters, digits, "-", "_" or ":"; it names the strategy in reports and in --param NAME.KEY=V)',
@@ -136,7 +162,9 @@ describe('loadStrategyDefinition', () => {
 
   it('refuses a name that collides with a built-in, or takes the langchain: prefix', async () => {
     const collision = await rejection(load(await write('collide.mjs', valid('window'))));
-    expect(collision.message).toMatch(/collide\.mjs\) is named "window", which is a built-in strategy: give it another name$/u);
+    expect(collision.message).toMatch(
+      /collide\.mjs\) is named "window", which is a built-in strategy: give it another name$/u,
+    );
     const reserved = await rejection(load(await write('reserved.mjs', valid('langchain:mine'))));
     expect(reserved.message).toMatch(/reserved\.mjs\) is named "langchain:mine": the prefix "langchain:" is reserved/u);
   });
@@ -148,7 +176,8 @@ describe('loadStrategyDefinition', () => {
 
 describe('isModuleSpec / definitionProblems', () => {
   it('tells paths from names', () => {
-    for (const spec of ['./a.ts', '../a.js', '/abs/a.mjs', 'a.ts', 'dir/a', 'file:///a.ts']) expect(isModuleSpec(spec)).toBe(true);
+    for (const spec of ['./a.ts', '../a.js', '/abs/a.mjs', 'a.ts', 'dir/a', 'file:///a.ts'])
+      expect(isModuleSpec(spec)).toBe(true);
     for (const spec of ['buffer', 'summary-buffer', 'langchain:buffer']) expect(isModuleSpec(spec)).toBe(false);
   });
 

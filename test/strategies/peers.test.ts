@@ -14,7 +14,8 @@ import type { MemoryStrategy } from '../../strategies/types.js';
 import { makeHarness, type Harness } from './conformance.js';
 import { rm } from 'node:fs/promises';
 
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
 
 async function turn(strategy: MemoryStrategy, index: number, user: string, reply: string): Promise<void> {
   await strategy.save({ message: new HumanMessage(user), turn: index, stepId: `u${index}` });
@@ -40,7 +41,8 @@ describe('mem0 adapter', () => {
     await turn(strategy, 2, 'What should I cook tonight?', 'Maybe noodles.');
     await strategy.save({ message: new HumanMessage('Where does Lin live?'), turn: 3 });
     await strategy.close();
-    for (const file of ['history.db', 'vector_store.db', 'config.json']) expect(existsSync(path.join(harness.dir, file))).toBe(true);
+    for (const file of ['history.db', 'vector_store.db', 'config.json'])
+      expect(existsSync(path.join(harness.dir, file))).toBe(true);
     strategy = harness.create();
     await strategy.open();
     const { messages, retrieved } = await strategy.load({ query: 'Where does Lin live?', turn: 3, rankDepth: 5 });
@@ -52,7 +54,9 @@ describe('mem0 adapter', () => {
   });
 
   it("sends mem0's extraction through the harness's meter: one maintenance call per exchange, mem0's own prompt counted", async () => {
-    const usage = (harness.context().model as unknown as { usage: { maintenanceCalls: number; maintenanceTokens: number } }).usage;
+    const usage = (
+      harness.context().model as unknown as { usage: { maintenanceCalls: number; maintenanceTokens: number } }
+    ).usage;
     await turn(strategy, 1, 'I am allergic to peanuts.', 'Noted.');
     await turn(strategy, 2, 'I live in Berlin.', 'OK.');
     await strategy.flush!();
@@ -80,9 +84,10 @@ describe('langgraph adapter', () => {
     await rm(harness.dir, { recursive: true, force: true });
   });
 
-  it("trims the checkpointed thread to maxTokens and finds older exchanges in the store, which a reopen loses", async () => {
+  it('trims the checkpointed thread to maxTokens and finds older exchanges in the store, which a reopen loses', async () => {
     await turn(strategy, 1, 'The locker code is 9931.', 'OK.');
-    for (let index = 2; index <= 8; index++) await turn(strategy, index, `Filler message number ${index} about the weather.`, 'Sure.');
+    for (let index = 2; index <= 8; index++)
+      await turn(strategy, index, `Filler message number ${index} about the weather.`, 'Sure.');
     await strategy.save({ message: new HumanMessage('What is the locker code?'), turn: 9 });
     const before = await strategy.load({ query: 'What is the locker code?', turn: 9, rankDepth: 3 });
     const thread = before.messages.filter((message) => message.getType() !== 'system');

@@ -24,8 +24,20 @@ async function setup() {
   dirs.push(dir);
   const tokens = new TokenCounter('gpt-4o');
   const model = new MeteredModel(new OfflineModel(), tokens);
-  const open = async (options: Record<string, unknown>, durability: DurabilityMode = 'sync', chat: ChatModel = model): Promise<MemoryStrategy> => {
-    const context: StrategyContext = { dir, tokens, model: chat, embedder: new HashedEmbedder(16), durability, seed: 1, now: () => new Date('2026-01-01T00:00:00Z') };
+  const open = async (
+    options: Record<string, unknown>,
+    durability: DurabilityMode = 'sync',
+    chat: ChatModel = model,
+  ): Promise<MemoryStrategy> => {
+    const context: StrategyContext = {
+      dir,
+      tokens,
+      model: chat,
+      embedder: new HashedEmbedder(16),
+      durability,
+      seed: 1,
+      now: () => new Date('2026-01-01T00:00:00Z'),
+    };
     const strategy = summaryBuffer.create(context, summaryBuffer.options.parse(options));
     await strategy.open();
     return strategy;
@@ -76,12 +88,18 @@ const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor
 function userLine(next: () => number, turn: number): string {
   const name = pick(next, NAMES);
   const templates = [
-    () => `${name} moved to ${pick(next, CITIES)} in turn ${turn} and wants to cook ${pick(next, DISHES)} for ${Math.floor(next() * 12) + 2} guests.`,
+    () =>
+      `${name} moved to ${pick(next, CITIES)} in turn ${turn} and wants to cook ${pick(next, DISHES)} for ${Math.floor(next() * 12) + 2} guests.`,
     () => `${name}在第${turn}轮说：我想做${pick(next, DISHES)}，但是我对花生过敏，请不要放花生。`,
-    () => `Remember that the budget for dinner ${turn} is ${Math.floor(next() * 900)} yuan, 预算是${Math.floor(next() * 900)}元。`,
+    () =>
+      `Remember that the budget for dinner ${turn} is ${Math.floor(next() * 900)} yuan, 预算是${Math.floor(next() * 900)}元。`,
     () => `Short note ${turn}.`,
     // Now and then a long paste, larger than the tiny limit on its own.
-    () => Array.from({ length: 6 + Math.floor(next() * 10) }, (_, i) => `Step ${i + 1} of recipe ${turn}: stir the ${pick(next, DISHES)} gently, 小火慢炖十分钟。`).join(' '),
+    () =>
+      Array.from(
+        { length: 6 + Math.floor(next() * 10) },
+        (_, i) => `Step ${i + 1} of recipe ${turn}: stir the ${pick(next, DISHES)} gently, 小火慢炖十分钟。`,
+      ).join(' '),
   ];
   return pick(next, templates)();
 }
@@ -92,7 +110,13 @@ interface Measured {
 }
 
 /** Plays `turns` turns the way the agent loop does (save user, load, save reply), with tool calls now and then. */
-async function playConversation(strategy: MemoryStrategy, tokens: TokenCounter, limit: number, turns: number, seed: number): Promise<Measured> {
+async function playConversation(
+  strategy: MemoryStrategy,
+  tokens: TokenCounter,
+  limit: number,
+  turns: number,
+  seed: number,
+): Promise<Measured> {
   const next = random(seed);
   const measured: Measured = { maxTokens: 0, encodeCalls: [tokens.encodeCalls] };
   const check = (messages: readonly BaseMessage[]) => {
@@ -107,12 +131,27 @@ async function playConversation(strategy: MemoryStrategy, tokens: TokenCounter, 
     check((await strategy.load({ query: user, turn })).messages);
     if (turn % 7 === 0) {
       const id = `call_${turn}`;
-      await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id, name: 'search_recipes', args: { dish: pick(next, DISHES), turn }, type: 'tool_call' }] }), turn });
-      const result = next() < 0.3 ? JSON.stringify({ steps: Array.from({ length: 12 }, (_, i) => `第${i + 1}步：加入酱油和糖`) }) : `found ${Math.floor(next() * 5)} recipes`;
-      await strategy.save({ message: new ToolMessage({ content: result, tool_call_id: id, name: 'search_recipes' }), turn });
+      await strategy.save({
+        message: new AIMessage({
+          content: '',
+          tool_calls: [{ id, name: 'search_recipes', args: { dish: pick(next, DISHES), turn }, type: 'tool_call' }],
+        }),
+        turn,
+      });
+      const result =
+        next() < 0.3
+          ? JSON.stringify({ steps: Array.from({ length: 12 }, (_, i) => `第${i + 1}步：加入酱油和糖`) })
+          : `found ${Math.floor(next() * 5)} recipes`;
+      await strategy.save({
+        message: new ToolMessage({ content: result, tool_call_id: id, name: 'search_recipes' }),
+        turn,
+      });
       check((await strategy.load({ query: 'which recipes?', turn })).messages);
     }
-    await strategy.save({ message: new AIMessage(next() < 0.5 ? `OK, noted for turn ${turn}.` : `好的，第${turn}轮记下了。`), turn });
+    await strategy.save({
+      message: new AIMessage(next() < 0.5 ? `OK, noted for turn ${turn}.` : `好的，第${turn}轮记下了。`),
+      turn,
+    });
     if (turn % 500 === 0) measured.encodeCalls.push(tokens.encodeCalls);
   }
   return measured;
@@ -172,7 +211,9 @@ describe('summary-buffer strategy', () => {
     expect(rows(dir, 'SELECT version FROM summary')).toEqual({ version: 0 });
     const { messages } = await strategy.load({ query: 'x', turn: 4 });
     expect(messages[0]).toBeInstanceOf(SystemMessage);
-    expect(String(messages[0]!.content)).toContain('Lin lives in Hangzhou. Lin is allergic to peanuts. Lin has two cats named Mochi and Tofu.');
+    expect(String(messages[0]!.content)).toContain(
+      'Lin lives in Hangzhou. Lin is allergic to peanuts. Lin has two cats named Mochi and Tofu.',
+    );
     expect(messages.slice(1).map((message) => message.content)).toEqual(['OK.', '我最喜欢的菜是红烧肉。']);
     expect(contextTokens(messages)).toBeLessThanOrEqual(70);
     await strategy.save({ message: new AIMessage('好的。'), turn: 4 });
@@ -201,8 +242,17 @@ describe('summary-buffer strategy', () => {
     const { open } = await setup();
     const strategy = await open({ maxTokenLimit: 60 });
     await strategy.save({ message: new HumanMessage('find recipes'), turn: 1 });
-    await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'search', args: { q: 'tofu' }, type: 'tool_call' }] }), turn: 1 });
-    await strategy.save({ message: new ToolMessage({ content: 'tofu recipe, '.repeat(80), tool_call_id: 'c1', name: 'search' }), turn: 1 });
+    await strategy.save({
+      message: new AIMessage({
+        content: '',
+        tool_calls: [{ id: 'c1', name: 'search', args: { q: 'tofu' }, type: 'tool_call' }],
+      }),
+      turn: 1,
+    });
+    await strategy.save({
+      message: new ToolMessage({ content: 'tofu recipe, '.repeat(80), tool_call_id: 'c1', name: 'search' }),
+      turn: 1,
+    });
     const { messages } = await strategy.load({ query: 'x', turn: 1 });
     expect(contextTokens(messages)).toBeLessThanOrEqual(60);
     expect(messages.map((message) => message.getType())).toEqual(['ai', 'tool']);
@@ -217,8 +267,16 @@ describe('summary-buffer strategy', () => {
     const options = { maxTokenLimit: limit, maxSummaryTokens: 40, summarize: 'async' };
     const crashed = await open(options, 'sync', stuck);
     const facts = [
-      'Lin lives in Hangzhou.', 'Maya is allergic to shrimp.', '王芳喜欢清蒸鱼。', 'Omar drives a green van.', 'Sofia plays the cello.',
-      'The party is on Friday.', '李雷住在成都。', 'The cake needs six eggs.', 'Maya brings the wine.', 'Lin owns a red kettle.',
+      'Lin lives in Hangzhou.',
+      'Maya is allergic to shrimp.',
+      '王芳喜欢清蒸鱼。',
+      'Omar drives a green van.',
+      'Sofia plays the cello.',
+      'The party is on Friday.',
+      '李雷住在成都。',
+      'The cake needs six eggs.',
+      'Maya brings the wine.',
+      'Lin owns a red kettle.',
     ];
     for (const [index, fact] of facts.entries()) {
       await exchange(crashed, index + 1, fact, 'OK.');
@@ -231,7 +289,9 @@ describe('summary-buffer strategy', () => {
     expect(rows(dir, 'SELECT version FROM summary')).toEqual({ version: 0 });
 
     const resumed = await open(options, 'sync');
-    expect((await resumed.load({ query: 'x', turn: 11 })).messages.map((message) => message.content)).not.toContain('Lin lives in Hangzhou.');
+    expect((await resumed.load({ query: 'x', turn: 11 })).messages.map((message) => message.content)).not.toContain(
+      'Lin lives in Hangzhou.',
+    );
     await resumed.flush!();
     expect(rows(dir, 'SELECT count(*) AS n FROM jobs')).toEqual({ n: 0 });
     // One write per resumed job, plus any fold the grown summary caused.

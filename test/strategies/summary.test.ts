@@ -34,7 +34,11 @@ async function setup(inner: ChatModel = new OfflineModel()) {
     seed: 1,
     now: () => new Date('2026-01-01T00:00:00Z'),
   });
-  const open = async (options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync', chat?: ChatModel): Promise<MemoryStrategy> => {
+  const open = async (
+    options: Record<string, unknown> = {},
+    durability: DurabilityMode = 'sync',
+    chat?: ChatModel,
+  ): Promise<MemoryStrategy> => {
     const strategy = summary.create(context(durability, chat), summary.options.parse(options));
     await strategy.open();
     return strategy;
@@ -79,7 +83,8 @@ describe('summary strategy', () => {
   it('counts its summarisation calls as maintenance through the metered model', async () => {
     const { model, open } = await setup();
     const strategy = await open();
-    for (let turn = 1; turn <= 5; turn++) await exchange(strategy, turn, `Fact ${turn}: the blue box holds ${turn * 3} apples.`, 'OK.');
+    for (let turn = 1; turn <= 5; turn++)
+      await exchange(strategy, turn, `Fact ${turn}: the blue box holds ${turn * 3} apples.`, 'OK.');
     expect(model.usage.maintenanceCalls).toBe(5);
     expect(model.usage.maintenanceTokens).toBeGreaterThan(0);
     expect(model.usage.replyTokens + model.usage.answerTokens).toBe(0);
@@ -95,7 +100,9 @@ describe('summary strategy', () => {
     // waits for the next write, its messages and its job on disk meanwhile (no flush, no close).
     expect(summaryRow(dir)).toEqual({ version: 1, text: 'Lin lives in Hangzhou.' });
     expect(jobRows(dir)).toBe(1);
-    expect(texts((await strategy.load({ query: 'Lin?', turn: 3 })).messages)).toEqual(['Summary of the earlier conversation:\nLin lives in Hangzhou. Lin works as a chef.']);
+    expect(texts((await strategy.load({ query: 'Lin?', turn: 3 })).messages)).toEqual([
+      'Summary of the earlier conversation:\nLin lives in Hangzhou. Lin works as a chef.',
+    ]);
     // Killed now (never closed), the next process folds the queued job again: nothing is lost.
     const afterCrash = await open();
     await afterCrash.flush!();
@@ -104,7 +111,9 @@ describe('summary strategy', () => {
     await afterCrash.close();
     const reopened = await open();
     const { messages } = await reopened.load({ query: 'Where does Lin live?', turn: 3 });
-    expect(texts(messages)).toEqual(['Summary of the earlier conversation:\nLin lives in Hangzhou. Lin works as a chef.']);
+    expect(texts(messages)).toEqual([
+      'Summary of the earlier conversation:\nLin lives in Hangzhou. Lin works as a chef.',
+    ]);
     await reopened.close();
   });
 
@@ -114,7 +123,12 @@ describe('summary strategy', () => {
     await exchange(strategy, 1, 'The red key opens the shed.', 'OK.');
     await exchange(strategy, 2, 'The blue key opens the gate.', 'OK.');
     expect(model.usage.maintenanceCalls).toBe(0);
-    expect(texts((await strategy.load({ query: 'keys?', turn: 3 })).messages)).toEqual(['The red key opens the shed.', 'OK.', 'The blue key opens the gate.', 'OK.']);
+    expect(texts((await strategy.load({ query: 'keys?', turn: 3 })).messages)).toEqual([
+      'The red key opens the shed.',
+      'OK.',
+      'The blue key opens the gate.',
+      'OK.',
+    ]);
     await exchange(strategy, 3, 'The green key opens the car.', 'OK.');
     expect(model.usage.maintenanceCalls).toBe(1);
     expect(texts((await strategy.load({ query: 'keys?', turn: 4 })).messages)).toEqual([
@@ -126,7 +140,13 @@ describe('summary strategy', () => {
   it('caps the summary at maxSummaryTokens', async () => {
     const { tokens, open } = await setup();
     const strategy = await open({ maxSummaryTokens: 20 });
-    for (let turn = 1; turn <= 30; turn++) await exchange(strategy, turn, `Item ${turn} is a ${turn % 2 ? 'red' : '绿色'} lamp priced ${turn * 11} dollars.`, 'OK.');
+    for (let turn = 1; turn <= 30; turn++)
+      await exchange(
+        strategy,
+        turn,
+        `Item ${turn} is a ${turn % 2 ? 'red' : '绿色'} lamp priced ${turn * 11} dollars.`,
+        'OK.',
+      );
     const [system] = (await strategy.load({ query: 'lamp?', turn: 31 })).messages;
     expect(tokens.countText(String(system!.content).split('\n')[1]!)).toBeLessThanOrEqual(20);
     expect(String(system!.content)).toContain('Item 30');
@@ -148,7 +168,13 @@ describe('summary strategy', () => {
     const { dir, open } = await setup();
     const stuck = new GatedModel();
     const crashed = await open({}, 'async', stuck);
-    for (let turn = 1; turn <= 4; turn++) await exchange(crashed, turn, `Guest ${turn} is allergic to ${['peanuts', 'shrimp', '芝麻', 'milk'][turn - 1]}.`, 'OK.');
+    for (let turn = 1; turn <= 4; turn++)
+      await exchange(
+        crashed,
+        turn,
+        `Guest ${turn} is allergic to ${['peanuts', 'shrimp', '芝麻', 'milk'][turn - 1]}.`,
+        'OK.',
+      );
     // save() returned although no fold has finished; every exchange is still in the context.
     expect(stuck.calls).toBe(1);
     expect(jobRows(dir)).toBe(4);

@@ -18,9 +18,20 @@ describe('strategy traits', () => {
   });
 
   it('records the declared traits, defaults filled in, and none for a strategy that declares no kind', () => {
-    expect(traitsOf(fileIndex)).toEqual({ kind: 'extraction', keepsVerbatim: false, storage: 'files', callsModelEveryTurn: false });
+    expect(traitsOf(fileIndex)).toEqual({
+      kind: 'extraction',
+      keepsVerbatim: false,
+      storage: 'files',
+      callsModelEveryTurn: false,
+    });
     expect(traitsOf(summary)).toMatchObject({ kind: 'summary', storage: 'sqlite', callsModelEveryTurn: true });
-    const plain = defineStrategy({ name: 'plain', description: 'no traits', options: z.object({}), defaultDurability: 'sync', create: () => ({}) as never });
+    const plain = defineStrategy({
+      name: 'plain',
+      description: 'no traits',
+      options: z.object({}),
+      defaultDurability: 'sync',
+      create: () => ({}) as never,
+    });
     expect(traitsOf(plain)).toBeUndefined();
   });
 
@@ -33,7 +44,11 @@ describe('strategy traits', () => {
   });
 
   it('the bench derives its targets from the traits: summary is reported only, buffer is exempt from the flat target', () => {
-    expect(builtinStrategies.filter((definition) => !heldNearFloor(definition.name)).map((definition) => definition.name)).toEqual(['summary']);
-    expect(builtinStrategies.filter((definition) => flatExempt(definition.name)).map((definition) => definition.name)).toEqual(['buffer']);
+    expect(
+      builtinStrategies.filter((definition) => !heldNearFloor(definition.name)).map((definition) => definition.name),
+    ).toEqual(['summary']);
+    expect(
+      builtinStrategies.filter((definition) => flatExempt(definition.name)).map((definition) => definition.name),
+    ).toEqual(['buffer']);
   });
 });

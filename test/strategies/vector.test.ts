@@ -35,8 +35,10 @@ class CountingEmbedder implements Embedder {
   }
 }
 
-const text = (messages: readonly BaseMessage[]): string => messages.map((message) => String(message.content)).join('\n');
-const memoryOf = (messages: readonly BaseMessage[]): string => (messages[0]?.getType() === 'system' ? String(messages[0].content) : '');
+const text = (messages: readonly BaseMessage[]): string =>
+  messages.map((message) => String(message.content)).join('\n');
+const memoryOf = (messages: readonly BaseMessage[]): string =>
+  messages[0]?.getType() === 'system' ? String(messages[0].content) : '';
 
 let dir: string;
 let embedder: CountingEmbedder;
@@ -53,9 +55,21 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function open(options: Record<string, unknown> = {}, durability: DurabilityMode = 'sync', withEmbedder: Embedder = embedder): Promise<MemoryStrategy> {
+async function open(
+  options: Record<string, unknown> = {},
+  durability: DurabilityMode = 'sync',
+  withEmbedder: Embedder = embedder,
+): Promise<MemoryStrategy> {
   const tokens = new TokenCounter('gpt-4o');
-  const context = { dir, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: withEmbedder, durability, seed: 7, now: () => new Date('2026-01-01T00:00:00Z') };
+  const context = {
+    dir,
+    tokens,
+    model: new MeteredModel(new OfflineModel(), tokens),
+    embedder: withEmbedder,
+    durability,
+    seed: 7,
+    now: () => new Date('2026-01-01T00:00:00Z'),
+  };
   const strategy = vector.create(context, vector.options.parse(options));
   opened.push(strategy);
   await strategy.open();
@@ -66,32 +80,64 @@ async function open(options: Record<string, unknown> = {}, durability: Durabilit
 async function filler(strategy: MemoryStrategy, fromTurn: number, count: number, zh = false): Promise<void> {
   for (let i = 0; i < count; i++) {
     const turn = fromTurn + i;
-    if (zh) await exchange(strategy, turn, `第${turn}天，我们去了公园${turn}号门散步，天气晴朗。`, `听起来很愉快，第${turn}天。`);
-    else await exchange(strategy, turn, `On day ${turn} we walked to gate ${turn} of the park and the weather was sunny.`, `Sounds lovely, day ${turn}.`);
+    if (zh)
+      await exchange(
+        strategy,
+        turn,
+        `第${turn}天，我们去了公园${turn}号门散步，天气晴朗。`,
+        `听起来很愉快，第${turn}天。`,
+      );
+    else
+      await exchange(
+        strategy,
+        turn,
+        `On day ${turn} we walked to gate ${turn} of the park and the weather was sunny.`,
+        `Sounds lovely, day ${turn}.`,
+      );
   }
 }
 
 describe('vector retrieval', () => {
   it.each([
-    { language: 'English', fact: 'My cat is called Mochi.', probe: 'What is my cat called?', answer: 'Mochi', zh: false },
+    {
+      language: 'English',
+      fact: 'My cat is called Mochi.',
+      probe: 'What is my cat called?',
+      answer: 'Mochi',
+      zh: false,
+    },
     { language: 'Chinese', fact: '我对花生过敏，不能吃花生。', probe: '我对什么过敏？', answer: '花生', zh: true },
-  ])('finds a fact from exchange 1 after 50 filler exchanges, which a window loses ($language)', async ({ fact, probe, answer, zh }) => {
-    const strategy = await open();
-    const tokens = new TokenCounter('gpt-4o');
-    const windowed = window.create({ dir: await mkdtemp(path.join(os.tmpdir(), 'membench-vector-window-')), tokens, model: new OfflineModel(), embedder, durability: 'none', seed: 7, now: () => new Date() }, window.options.parse({ k: 4 }));
-    await windowed.open();
-    for (const memory of [strategy, windowed]) {
-      await exchange(memory, 1, fact, zh ? '好的，记住了。' : 'Noted.');
-      await filler(memory, 2, 50, zh);
-      await memory.save({ message: new HumanMessage(probe), turn: 52 });
-    }
-    const retrieved = await strategy.load({ query: probe, turn: 52 });
-    expect(memoryOf(retrieved.messages)).toContain(answer);
-    expect(text(retrieved.messages)).toContain(probe);
-    expect(retrieved.messages.at(-1)!.getType()).toBe('human');
-    expect(text((await windowed.load({ query: probe, turn: 52 })).messages)).not.toContain(answer);
-    await windowed.close();
-  });
+  ])(
+    'finds a fact from exchange 1 after 50 filler exchanges, which a window loses ($language)',
+    async ({ fact, probe, answer, zh }) => {
+      const strategy = await open();
+      const tokens = new TokenCounter('gpt-4o');
+      const windowed = window.create(
+        {
+          dir: await mkdtemp(path.join(os.tmpdir(), 'membench-vector-window-')),
+          tokens,
+          model: new OfflineModel(),
+          embedder,
+          durability: 'none',
+          seed: 7,
+          now: () => new Date(),
+        },
+        window.options.parse({ k: 4 }),
+      );
+      await windowed.open();
+      for (const memory of [strategy, windowed]) {
+        await exchange(memory, 1, fact, zh ? '好的，记住了。' : 'Noted.');
+        await filler(memory, 2, 50, zh);
+        await memory.save({ message: new HumanMessage(probe), turn: 52 });
+      }
+      const retrieved = await strategy.load({ query: probe, turn: 52 });
+      expect(memoryOf(retrieved.messages)).toContain(answer);
+      expect(text(retrieved.messages)).toContain(probe);
+      expect(retrieved.messages.at(-1)!.getType()).toBe('human');
+      expect(text((await windowed.load({ query: probe, turn: 52 })).messages)).not.toContain(answer);
+      await windowed.close();
+    },
+  );
 
   it('lists at most k memories, oldest first, and keeps the last exchange verbatim', async () => {
     const strategy = await open({ k: 2 });
@@ -106,7 +152,11 @@ describe('vector retrieval', () => {
     expect(memory.indexOf('[turn 1]')).toBeGreaterThanOrEqual(0);
     expect(memory.indexOf('[turn 1]')).toBeLessThan(memory.search(/\[turn [23]\]/u));
     expect(memory).not.toContain('noodles'); // the last complete exchange is verbatim, not retrieved
-    expect(messages.slice(1).map((message) => String(message.content))).toEqual(['Lunch was noodles.', 'OK.', 'Which car is fast?']);
+    expect(messages.slice(1).map((message) => String(message.content))).toEqual([
+      'Lunch was noodles.',
+      'OK.',
+      'Which car is fast?',
+    ]);
   });
 
   it('ranks a recent exchange above a more similar old one when recency is weighted', async () => {
@@ -133,7 +183,8 @@ describe('vector retrieval', () => {
     const hnsw = await open({ exactBelow: 0, k: 2 });
     const colours = ['red', 'blue', 'green', 'black'];
     for (const memory of [exact, hnsw]) {
-      for (let turn = 1; turn <= 40; turn++) await exchange(memory, turn, `Box${turn} is ${colours[turn % 4]} and holds marbles.`, `Noted box${turn}.`);
+      for (let turn = 1; turn <= 40; turn++)
+        await exchange(memory, turn, `Box${turn} is ${colours[turn % 4]} and holds marbles.`, `Noted box${turn}.`);
     }
     // Each query names two boxes: the top 2 are clear-cut (equal scores further down would make any order right).
     for (const query of ['Which is box12, and box30?', 'box7 or box19', 'Is box25 like box3?', 'box33 box38']) {
@@ -150,8 +201,17 @@ describe('vector retrieval', () => {
   it('folds tool calls and results into the exchange and never returns an orphan tool message', async () => {
     const strategy = await open({ recentExchanges: 0 });
     await strategy.save({ message: new HumanMessage('Where is my parcel?'), turn: 1 });
-    await strategy.save({ message: new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name: 'track_parcel', args: { id: 'ZX9' }, type: 'tool_call' }] }), turn: 1 });
-    await strategy.save({ message: new ToolMessage({ content: 'parcel ZX9 is in Rotterdam', tool_call_id: 'call_1', name: 'track_parcel' }), turn: 1 });
+    await strategy.save({
+      message: new AIMessage({
+        content: '',
+        tool_calls: [{ id: 'call_1', name: 'track_parcel', args: { id: 'ZX9' }, type: 'tool_call' }],
+      }),
+      turn: 1,
+    });
+    await strategy.save({
+      message: new ToolMessage({ content: 'parcel ZX9 is in Rotterdam', tool_call_id: 'call_1', name: 'track_parcel' }),
+      turn: 1,
+    });
     // Mid-turn, the pending call and its result are part of the context.
     const midTurn = (await strategy.load({ query: 'Where is my parcel?', turn: 1 })).messages;
     expect(midTurn.map((message) => message.getType())).toEqual(['human', 'ai', 'tool']);
@@ -166,9 +226,16 @@ describe('vector retrieval', () => {
 
   it('drops tool results whose call is not in the context', () => {
     const orphan = new ToolMessage({ content: 'done', tool_call_id: 'call_x', name: 'send' });
-    const call = new AIMessage({ content: '', tool_calls: [{ id: 'call_y', name: 'send', args: {}, type: 'tool_call' }] });
+    const call = new AIMessage({
+      content: '',
+      tool_calls: [{ id: 'call_y', name: 'send', args: {}, type: 'tool_call' }],
+    });
     const paired = new ToolMessage({ content: 'sent', tool_call_id: 'call_y', name: 'send' });
-    expect(withoutOrphanTools([orphan, new HumanMessage('hi'), call, paired])).toEqual([expect.any(HumanMessage), call, paired]);
+    expect(withoutOrphanTools([orphan, new HumanMessage('hi'), call, paired])).toEqual([
+      expect.any(HumanMessage),
+      call,
+      paired,
+    ]);
   });
 });
 
@@ -178,7 +245,10 @@ describe('vector embedding cost', () => {
     const perTurn: number[] = [];
     for (let turn = 1; turn <= 120; turn++) {
       const before = embedder.calls;
-      await strategy.save({ message: new HumanMessage(`Note ${turn}: the code for locker ${turn} is ${turn * 13}.`), turn });
+      await strategy.save({
+        message: new HumanMessage(`Note ${turn}: the code for locker ${turn} is ${turn * 13}.`),
+        turn,
+      });
       await strategy.load({ query: `Note ${turn}: the code for locker ${turn} is ${turn * 13}.`, turn });
       await strategy.save({ message: new AIMessage(`Saved note ${turn}.`), turn });
       perTurn.push(embedder.calls - before);
@@ -190,7 +260,8 @@ describe('vector embedding cost', () => {
 
   it('does not embed again on reopen and retrieves the same memories', async () => {
     const first = await open({ exactBelow: 0 });
-    for (let turn = 1; turn <= 30; turn++) await exchange(first, turn, `Fact ${turn}: planet ${turn} has ${turn + 2} moons.`, `OK ${turn}.`);
+    for (let turn = 1; turn <= 30; turn++)
+      await exchange(first, turn, `Fact ${turn}: planet ${turn} has ${turn + 2} moons.`, `OK ${turn}.`);
     await first.save({ message: new HumanMessage('How many moons has planet 7?'), turn: 31 });
     const before = (await first.load({ query: 'How many moons has planet 7?', turn: 31 })).messages;
     await first.close();
@@ -208,7 +279,8 @@ describe('vector embedding cost', () => {
 describe('vector durability', () => {
   it('sync: a second instance opened without closing the first finds every saved exchange', async () => {
     const first = await open({ exactBelow: 8, persistEvery: 4 });
-    for (let turn = 1; turn <= 25; turn++) await exchange(first, turn, `The password of vault${turn} is word${turn}x.`, `Stored ${turn}.`);
+    for (let turn = 1; turn <= 25; turn++)
+      await exchange(first, turn, `The password of vault${turn} is word${turn}x.`, `Stored ${turn}.`);
     expect(existsSync(path.join(dir, 'vector.hnsw'))).toBe(true); // written along the way, not only on close
     embedder.texts = 0;
     const second = await open({ exactBelow: 8, persistEvery: 4, k: 1 });
@@ -231,8 +303,14 @@ describe('vector durability', () => {
     await first.save({ message: new HumanMessage('The car is called Comet.'), turn: 2 });
     await first.close();
     // The embedder fails (an endpoint down): save() rejects, and the user message is committed all the same.
-    const failing = await open({}, 'sync', { id: embedder.id, dimensions: embedder.dimensions, embed: async () => Promise.reject(new Error('network down')) });
-    await expect(failing.save({ message: new HumanMessage('What is the boat called?'), turn: 3 })).rejects.toThrow('network down');
+    const failing = await open({}, 'sync', {
+      id: embedder.id,
+      dimensions: embedder.dimensions,
+      embed: async () => Promise.reject(new Error('network down')),
+    });
+    await expect(failing.save({ message: new HumanMessage('What is the boat called?'), turn: 3 })).rejects.toThrow(
+      'network down',
+    );
     await failing.close();
     embedder.texts = 0;
     const reopened = await open({ recentExchanges: 0 });
@@ -273,13 +351,16 @@ describe('vector durability', () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-vector-stale-'));
     const first = await open({ exactBelow: 0 });
     const ferries = ['Amber', 'Birch', 'Cedar', 'Dune'];
-    for (let turn = 1; turn <= 4; turn++) await exchange(first, turn, `Ferry ${ferries[turn - 1]} leaves from pier ${turn + 40}.`, 'OK.');
+    for (let turn = 1; turn <= 4; turn++)
+      await exchange(first, turn, `Ferry ${ferries[turn - 1]} leaves from pier ${turn + 40}.`, 'OK.');
     await first.close();
     await writeFile(path.join(dir, 'vector.hnsw'), await readFile(staleIndex)); // labels 1-12; this store has 1-4
     embedder.texts = 0;
     const reopened = await open({ exactBelow: 0, recentExchanges: 0, k: 1 });
     expect(embedder.texts).toBe(0);
-    expect(memoryOf((await reopened.load({ query: 'Which pier does ferry Cedar leave from?', turn: 5 })).messages)).toContain('pier 43');
+    expect(
+      memoryOf((await reopened.load({ query: 'Which pier does ferry Cedar leave from?', turn: 5 })).messages),
+    ).toContain('pier 43');
     await reopened.close();
     await rm(dir, { recursive: true, force: true });
     dir = previousDir;
@@ -294,7 +375,8 @@ describe('vector durability', () => {
 });
 
 /** A fact only writer `writer` saves at step `step`: its locker name is a word no other exchange has. */
-const fact = (writer: number, step: number): string => `Writer ${writer} note ${step}: locker w${writer}n${step} opens with code ${1000 + 37 * writer + step}.`;
+const fact = (writer: number, step: number): string =>
+  `Writer ${writer} note ${step}: locker w${writer}n${step} opens with code ${1000 + 37 * writer + step}.`;
 
 /**
  * The concurrency tests' child process: opens `vector` (sync) on the shared dir, says "ready",
@@ -347,26 +429,38 @@ function startWriter(storeDir: string, writer: number, count: number): Writer {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const saved: number[] = [];
-  const ready = new Promise<void>((resolve) => child.on('message', (message: { kind: string }) => message.kind === 'ready' && resolve()));
+  const ready = new Promise<void>((resolve) =>
+    child.on('message', (message: { kind: string }) => message.kind === 'ready' && resolve()),
+  );
   const done = new Promise<number>((resolve, reject) => {
     child.on('message', (message: { kind: string; step?: number; rowsRead?: number; message?: string }) => {
       if (message.kind === 'saved') saved.push(message.step!);
       if (message.kind === 'done') resolve(message.rowsRead!);
       if (message.kind === 'error') reject(new Error(`writer ${writer}: ${message.message}`));
     });
-    child.on('exit', (code, signal) => reject(new Error(`writer ${writer} exited early (code ${code}, signal ${signal})`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`writer ${writer} exited early (code ${code}, signal ${signal})`)),
+    );
   });
   done.catch(() => undefined);
   return { child, saved, ready, done };
 }
 
 /** How often each fact's locker appears in the stored exchanges, read straight from SQLite. */
-function storedCounts(storeDir: string): { exchanges: number; pending: number; count: (writer: number, step: number) => number } {
+function storedCounts(storeDir: string): {
+  exchanges: number;
+  pending: number;
+  count: (writer: number, step: number) => number;
+} {
   const db = new Database(path.join(storeDir, 'vector.sqlite'), { readonly: true });
   const texts = db.prepare('SELECT text FROM exchanges').pluck().all() as string[];
   const pending = (db.prepare('SELECT count(*) FROM pending').pluck().get() as number) ?? 0;
   db.close();
-  return { exchanges: texts.length, pending, count: (writer, step) => texts.filter((one) => one.includes(`locker w${writer}n${step} `)).length };
+  return {
+    exchanges: texts.length,
+    pending,
+    count: (writer, step) => texts.filter((one) => one.includes(`locker w${writer}n${step} `)).length,
+  };
 }
 
 describe('vector with concurrent writers', () => {
@@ -383,7 +477,8 @@ describe('vector with concurrent writers', () => {
     // Each writer's last exchange was in progress when it closed: the reader adopted those and embedded all but the last.
     expect(embedder.texts).toBe(3);
     const snapshot = (await reader.snapshot!()).join('\n');
-    for (const writer of [0, 1, 2, 3]) for (let step = 0; step < 25; step++) expect(snapshot).toContain(fact(writer, step));
+    for (const writer of [0, 1, 2, 3])
+      for (let step = 0; step < 25; step++) expect(snapshot).toContain(fact(writer, step));
     for (const writer of [0, 1, 2, 3]) {
       for (const step of [(writer * 7) % 25, 24]) {
         const query = `Which code opens locker w${writer}n${step}?`;
@@ -398,7 +493,9 @@ describe('vector with concurrent writers', () => {
     expect(stored.pending).toBe(1);
   });
 
-  it('writers killed mid-run leave a store that reopens, their exchanges embedded exactly once', { timeout: 60_000 }, async () => {
+  it('writers killed mid-run leave a store that reopens, their exchanges embedded exactly once', {
+    timeout: 60_000,
+  }, async () => {
     const survivor = startWriter(dir, 0, 80);
     const victims = [1, 2, 3].map((writer) => startWriter(dir, writer, 1000));
     await Promise.all([survivor, ...victims].map((writer) => writer.ready));
@@ -407,7 +504,13 @@ describe('vector with concurrent writers', () => {
     const killed = await Promise.all(
       victims.map(async (victim, index) => {
         const killAfter = [4, 9, 15][index]!;
-        await new Promise<void>((resolve) => victim.child.on('message', (message: { kind: string; step?: number }) => message.kind === 'saved' && message.step === killAfter && resolve()));
+        await new Promise<void>((resolve) =>
+          victim.child.on(
+            'message',
+            (message: { kind: string; step?: number }) =>
+              message.kind === 'saved' && message.step === killAfter && resolve(),
+          ),
+        );
         await new Promise((resolve) => setTimeout(resolve, index * 3));
         const exited = new Promise((resolve) => victim.child.once('exit', resolve));
         victim.child.kill('SIGKILL');
@@ -423,7 +526,9 @@ describe('vector with concurrent writers', () => {
     await reader.save({ message: new HumanMessage('That is all for today.'), turn: 90 });
     for (const { writer, saved } of killed) {
       const step = saved.at(-1)!;
-      expect(text((await reader.load({ query: `Which code opens locker w${writer}n${step}?`, turn: 90 })).messages)).toContain(`code ${1000 + 37 * writer + step}`);
+      expect(
+        text((await reader.load({ query: `Which code opens locker w${writer}n${step}?`, turn: 90 })).messages),
+      ).toContain(`code ${1000 + 37 * writer + step}`);
     }
     await reader.close();
     embedder.texts = 0;
@@ -437,7 +542,8 @@ describe('vector with concurrent writers', () => {
     for (const { writer, saved } of killed) {
       for (const step of saved) expect(stored.count(writer, step)).toBe(1);
       // Beyond the acknowledged steps: at most the ones in flight, and never twice.
-      for (let step = saved.length; step < saved.length + 5; step++) expect(stored.count(writer, step)).toBeLessThanOrEqual(1);
+      for (let step = saved.length; step < saved.length + 5; step++)
+        expect(stored.count(writer, step)).toBeLessThanOrEqual(1);
     }
     expect(stored.pending).toBe(1);
   });
@@ -506,7 +612,8 @@ describe('VectorIndex', () => {
     const all = vectors.map((_, label) => label);
     // Another writer's labels 10-14 were never seen by the process that wrote the file.
     const index = new VectorIndex({ dimensions: 16, exactBelow: 0, efSearch: 64, seed: 7 });
-    for (const label of all.filter((label) => label < 30 && (label < 10 || label >= 15))) index.add(vectors[label]!, label);
+    for (const label of all.filter((label) => label < 30 && (label < 10 || label >= 15)))
+      index.add(vectors[label]!, label);
     index.save(file);
     await writeFile(path.join(dir, '.index.hnsw.999999999.abcd.tmp'), 'torn'); // no such pid: a crash's leftover
     await writeFile(path.join(dir, `.index.hnsw.${process.pid}.abcd.tmp`), 'being written'); // a live writer's
@@ -523,7 +630,13 @@ describe('VectorIndex', () => {
     expect(ahead.size).toBe(30);
     // A file holding a label the store lacks (never written by us, but possible by hand) is rebuilt from the store.
     const rebuilt = new VectorIndex({ dimensions: 16, exactBelow: 100, efSearch: 64, seed: 7 });
-    expect(rebuilt.restore(file, all.filter((label) => label < 10 || label >= 30), entries)).toBe(20);
+    expect(
+      rebuilt.restore(
+        file,
+        all.filter((label) => label < 10 || label >= 30),
+        entries,
+      ),
+    ).toBe(20);
     expect(rebuilt.exact).toBe(true);
     expect(rebuilt.searchExact(vectors[3]!, 1)[0]).toMatchObject({ label: 3 });
   });
@@ -535,7 +648,11 @@ describe('VectorIndex', () => {
     vectors.slice(0, 50).forEach((vector, label) => writer.add(vector, label));
     writer.save(file);
     const restored = new VectorIndex({ dimensions: 16, exactBelow: 1000, efSearch: 64, seed: 7 });
-    restored.restore(file, vectors.slice(0, 50).map((_, label) => label), () => []);
+    restored.restore(
+      file,
+      vectors.slice(0, 50).map((_, label) => label),
+      () => [],
+    );
     for (const index of [writer, restored]) vectors.slice(50).forEach((vector, i) => index.add(vector, 50 + i));
     expect(restored.exact).toBe(true);
     for (const query of randomVectors(10, 16, 6)) {

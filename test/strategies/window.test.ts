@@ -8,10 +8,12 @@ import { exchange, makeHarness, type Harness } from './conformance.js';
 
 const human = (text: string) => new HumanMessage(text);
 const ai = (text: string) => new AIMessage(text);
-const call = (id: string) => new AIMessage({ content: '', tool_calls: [{ id, name: 'lookup', args: {}, type: 'tool_call' }] });
+const call = (id: string) =>
+  new AIMessage({ content: '', tool_calls: [{ id, name: 'lookup', args: {}, type: 'tool_call' }] });
 const result = (id: string) => new ToolMessage({ content: `result ${id}`, tool_call_id: id });
 
-const humanPositions = (messages: readonly BaseMessage[]) => messages.flatMap((message, index) => (message.getType() === 'human' ? [index] : []));
+const humanPositions = (messages: readonly BaseMessage[]) =>
+  messages.flatMap((message, index) => (message.getType() === 'human' ? [index] : []));
 
 describe('windowStart', () => {
   const messages = [human('a'), ai('A'), human('b'), call('1'), result('1'), ai('B'), human('c'), ai('C')];
@@ -29,24 +31,49 @@ describe('windowStart', () => {
 describe('trimToTokens', () => {
   const counter = new TokenCounter('gpt-4o');
   it('drops whole units from the front and keeps a tool call with its results', () => {
-    const messages = [human('first question here'), call('1'), result('1'), result('1b'), ai('answer one'), human('second'), ai('two')];
+    const messages = [
+      human('first question here'),
+      call('1'),
+      result('1'),
+      result('1b'),
+      ai('answer one'),
+      human('second'),
+      ai('two'),
+    ];
     for (let limit = 1; limit <= counter.countMessages(messages) + 5; limit++) {
       const cut = trimToTokens(messages, 0, limit, counter);
       const kept = messages.slice(cut);
       expect(kept[0]?.getType()).not.toBe('tool');
-      if (kept.length > 1) expect(counter.countMessages(kept)).toBeLessThanOrEqual(Math.max(limit, counter.countMessages(messages.slice(-1))));
+      if (kept.length > 1)
+        expect(counter.countMessages(kept)).toBeLessThanOrEqual(
+          Math.max(limit, counter.countMessages(messages.slice(-1))),
+        );
     }
   });
   it('keeps every unit that fits: one unit more would exceed the limit', () => {
-    const messages = [human('first question here'), call('1'), result('1'), result('1b'), ai('answer one'), human('second'), ai('two'), human('third one'), ai('three')];
+    const messages = [
+      human('first question here'),
+      call('1'),
+      result('1'),
+      result('1b'),
+      ai('answer one'),
+      human('second'),
+      ai('two'),
+      human('third one'),
+      ai('three'),
+    ];
     // Unit starts: a tool result stays with the call before it.
     const unitStarts = messages.flatMap((message, index) => (message.getType() === 'tool' ? [] : [index]));
     for (let limit = 1; limit <= counter.countMessages(messages) + 5; limit++) {
       const cut = trimToTokens(messages, 0, limit, counter);
       const before = unitStarts.filter((index) => index < cut).at(-1);
-      if (before !== undefined) expect(counter.countMessages(messages.slice(before)), `limit ${limit}`).toBeGreaterThan(limit);
+      if (before !== undefined)
+        expect(counter.countMessages(messages.slice(before)), `limit ${limit}`).toBeGreaterThan(limit);
       // Exactly at the limit still fits.
-      expect(trimToTokens(messages, 0, counter.countMessages(messages.slice(cut)), counter), `limit ${limit}`).toBeLessThanOrEqual(cut);
+      expect(
+        trimToTokens(messages, 0, counter.countMessages(messages.slice(cut)), counter),
+        `limit ${limit}`,
+      ).toBeLessThanOrEqual(cut);
     }
     expect(trimToTokens(messages, 0, counter.countMessages(messages), counter)).toBe(0);
     expect(trimToTokens(messages, 0, counter.countMessages(messages.slice(5)), counter)).toBe(5);
@@ -96,7 +123,10 @@ describe('window strategy', () => {
     await strategy.close();
     strategy = harness.create();
     await strategy.open();
-    expect((await strategy.load({ query: 'x', turn: 3 })).messages.map((message) => message.content)).toEqual(['two', 'B']);
+    expect((await strategy.load({ query: 'x', turn: 3 })).messages.map((message) => message.content)).toEqual([
+      'two',
+      'B',
+    ]);
     await strategy.close();
   });
 

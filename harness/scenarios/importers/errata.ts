@@ -19,12 +19,25 @@ import type { ErrataCounts, ErrataReport, ImportLog } from './shared.js';
 
 const entrySchema = z.union(
   [
-    z.strictObject({ answer: z.string({ error: 'expected the corrected answer as a string' }).min(1, 'expected the corrected answer, got an empty string'), reason: z.string().optional() }),
-    z.strictObject({ drop: z.literal(true, { error: 'expected true' }), reason: z.string({ error: 'a dropped question needs a reason (a string)' }).min(1, 'a dropped question needs a reason') }),
+    z.strictObject({
+      answer: z
+        .string({ error: 'expected the corrected answer as a string' })
+        .min(1, 'expected the corrected answer, got an empty string'),
+      reason: z.string().optional(),
+    }),
+    z.strictObject({
+      drop: z.literal(true, { error: 'expected true' }),
+      reason: z
+        .string({ error: 'a dropped question needs a reason (a string)' })
+        .min(1, 'a dropped question needs a reason'),
+    }),
   ],
   { error: 'expected {"answer": "...", "reason": "..."} or {"drop": true, "reason": "..."}' },
 );
-const errataSchema = z.strictObject({ source: z.string().optional(), errata: z.record(z.string(), entrySchema, { error: 'expected a mapping of question ids to errata' }) });
+const errataSchema = z.strictObject({
+  source: z.string().optional(),
+  errata: z.record(z.string(), entrySchema, { error: 'expected a mapping of question ids to errata' }),
+});
 
 export type Erratum = z.infer<typeof entrySchema>;
 
@@ -40,7 +53,10 @@ export class Errata {
 
   /** Checks errata text (JSON, or YAML of the same shape); problems located as `file:line:col: path: message`. */
   static parse(text: string, file: string): Errata {
-    const parsed = parseMappingText(text, file, { noun: 'errata file', holds: '`errata`: question id → {"answer": ...} or {"drop": true, "reason": ...}' });
+    const parsed = parseMappingText(text, file, {
+      noun: 'errata file',
+      holds: '`errata`: question id → {"answer": ...} or {"drop": true, "reason": ...}',
+    });
     const problems: Problem[] = [...parsed.problems];
     let entries = new Map<string, Erratum>();
     if (parsed.value) {
@@ -51,12 +67,19 @@ export class Errata {
           const segments = issue.path as (string | number)[];
           const keys = (issue as { keys?: string[] }).keys;
           const where = keys?.length ? parsed.locate.key([...segments, keys[0]!]) : parsed.locate.value(segments);
-          problems.push({ file, ...where, path: formatPath(keys?.length ? [...segments, keys[0]!] : segments), message: keys?.length ? `unknown field "${keys[0]}"` : describeIssue(issue), severity: 'error' });
+          problems.push({
+            file,
+            ...where,
+            path: formatPath(keys?.length ? [...segments, keys[0]!] : segments),
+            message: keys?.length ? `unknown field "${keys[0]}"` : describeIssue(issue),
+            severity: 'error',
+          });
         }
       }
     }
     const errors = problems.filter((problem) => problem.severity === 'error');
-    if (errors.length > 0) throw new MembenchError('INVALID_ARGUMENT', `${file}: not a valid errata file`, errors.map(formatProblem));
+    if (errors.length > 0)
+      throw new MembenchError('INVALID_ARGUMENT', `${file}: not a valid errata file`, errors.map(formatProblem));
     return new Errata(file, entries);
   }
 
@@ -65,7 +88,10 @@ export class Errata {
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new MembenchError('INVALID_ARGUMENT', `--errata ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--errata ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     return Errata.parse(text, file);
   }
@@ -75,7 +101,11 @@ export class Errata {
    * i-th probe): corrected gold replaces `expect`, dropped probes are removed. Every change is
    * reported in the import log; the returned steps are the scenario's new steps.
    */
-  apply(steps: readonly Record<string, unknown>[], items: readonly string[], log: ImportLog): Record<string, unknown>[] {
+  apply(
+    steps: readonly Record<string, unknown>[],
+    items: readonly string[],
+    log: ImportLog,
+  ): Record<string, unknown>[] {
     let probeIndex = 0;
     const out: Record<string, unknown>[] = [];
     for (const step of steps) {
@@ -84,7 +114,8 @@ export class Errata {
         continue;
       }
       const item = items[probeIndex++];
-      const label = typeof step.label === 'string' ? step.label : typeof step.category === 'string' ? step.category : 'unlabelled';
+      const label =
+        typeof step.label === 'string' ? step.label : typeof step.category === 'string' ? step.category : 'unlabelled';
       const count = this.counts.get(label) ?? { questions: 0, corrected: 0, dropped: 0 };
       this.counts.set(label, count);
       count.questions++;
@@ -102,12 +133,22 @@ export class Errata {
       }
       if (!Array.isArray(step.expect)) {
         // An unanswerable (abstention) question has no gold to correct: the erratum is reported, the question kept as it is.
-        log.repair(item, 'erratum-not-applicable', `${this.file} gives the answer "${erratum.answer}" to a question scored as unanswerable: kept as unanswerable (drop it instead)`, item);
+        log.repair(
+          item,
+          'erratum-not-applicable',
+          `${this.file} gives the answer "${erratum.answer}" to a question scored as unanswerable: kept as unanswerable (drop it instead)`,
+          item,
+        );
         out.push(step);
         continue;
       }
       count.corrected++;
-      log.repair(item, 'erratum-corrected', `gold ${JSON.stringify(step.expect.join(' / '))} corrected to ${JSON.stringify(erratum.answer)} by ${this.file}${why}`, item);
+      log.repair(
+        item,
+        'erratum-corrected',
+        `gold ${JSON.stringify(step.expect.join(' / '))} corrected to ${JSON.stringify(erratum.answer)} by ${this.file}${why}`,
+        item,
+      );
       out.push({ ...step, expect: [erratum.answer] });
     }
     return out;
@@ -115,6 +156,10 @@ export class Errata {
 
   /** The counts so far, and how many errata named no imported question. */
   report(): ErrataReport {
-    return { file: this.file, byLabel: Object.fromEntries([...this.counts].sort(([a], [b]) => a.localeCompare(b))), unused: [...this.entries.keys()].filter((key) => !this.used.has(key)).length };
+    return {
+      file: this.file,
+      byLabel: Object.fromEntries([...this.counts].sort(([a], [b]) => a.localeCompare(b))),
+      unused: [...this.entries.keys()].filter((key) => !this.used.has(key)).length,
+    };
   }
 }

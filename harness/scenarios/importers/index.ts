@@ -15,11 +15,28 @@ import { readJsonList } from './json-stream.js';
 import { Errata } from './errata.js';
 import { locomo } from './locomo.js';
 import { longmemeval } from './longmemeval.js';
-import { DATASET_NAMES, IdAllocator, ImportLog, type Converted, type DatasetConverter, type DatasetName, type ImportIssue, type ImportReport, type ScenarioDocument } from './shared.js';
+import {
+  DATASET_NAMES,
+  IdAllocator,
+  ImportLog,
+  type Converted,
+  type DatasetConverter,
+  type DatasetName,
+  type ImportIssue,
+  type ImportReport,
+  type ScenarioDocument,
+} from './shared.js';
 
 export { Errata } from './errata.js';
 export type { ErrataCounts, ErrataReport } from './shared.js';
-export { DATASET_NAMES, ImportLog, type DatasetName, type ImportIssue, type ImportReport, type ScenarioDocument } from './shared.js';
+export {
+  DATASET_NAMES,
+  ImportLog,
+  type DatasetName,
+  type ImportIssue,
+  type ImportReport,
+  type ScenarioDocument,
+} from './shared.js';
 
 const CONVERTERS: Record<DatasetName, DatasetConverter> = { locomo, longmemeval };
 
@@ -53,9 +70,15 @@ export function toYaml(document: ScenarioDocument): string {
  * files. `limit` stops after that many conversations / questions without reading further;
  * `errata` corrects or drops gold answers (what it did is in the log's report once the import ends).
  */
-export async function* importScenarios(dataset: DatasetName, file: string, log: ImportLog, options: { limit?: number; errata?: Errata } = {}): AsyncGenerator<ImportedScenario> {
+export async function* importScenarios(
+  dataset: DatasetName,
+  file: string,
+  log: ImportLog,
+  options: { limit?: number; errata?: Errata } = {},
+): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
-  if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) throw bad(`--limit ${options.limit}: expected a whole number >= 1`);
+  if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
+    throw bad(`--limit ${options.limit}: expected a whole number >= 1`);
   const names = new IdAllocator('-');
   let index = 0;
   for await (const raw of readJsonList(file, converter.units)) {
@@ -63,7 +86,8 @@ export async function* importScenarios(dataset: DatasetName, file: string, log: 
     const converted = converter.convert(raw, index, log, file);
     index++;
     if (converted) {
-      if (options.errata) converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
+      if (options.errata)
+        converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
       const imported = finish(converted, dataset, file, names, log);
       if (imported) yield imported;
     }
@@ -72,21 +96,39 @@ export async function* importScenarios(dataset: DatasetName, file: string, log: 
   if (options.errata) log.errataApplied(options.errata.report());
 }
 
-function finish(converted: Converted, dataset: DatasetName, file: string, names: IdAllocator, log: ImportLog): ImportedScenario | undefined {
+function finish(
+  converted: Converted,
+  dataset: DatasetName,
+  file: string,
+  names: IdAllocator,
+  log: ImportLog,
+): ImportedScenario | undefined {
   const { document, items } = converted;
   const name = names.take(document.name);
-  if (name !== document.name) log.repair(document.name, 'name-taken', `scenario name "${document.name}" is taken by an earlier ${CONVERTERS[dataset].units.replace(/s$/u, '')}: named "${name}"`);
+  if (name !== document.name)
+    log.repair(
+      document.name,
+      'name-taken',
+      `scenario name "${document.name}" is taken by an earlier ${CONVERTERS[dataset].units.replace(/s$/u, '')}: named "${name}"`,
+    );
   document.name = name;
   let text: string | undefined;
   const yaml = (): string => (text ??= toYaml(document));
   const source = `${dataset}:${file}#${name}`;
   const bytes = yamlBytes(document, yaml);
   // Validated as data by the loader's own checks: the same Scenario its YAML would load as (test/harness/scenarios/importers/longmemeval.test.ts).
-  const check = bytes > MAX_SCENARIO_BYTES ? undefined : checkScenarioValue(document as unknown as Record<string, unknown>, source);
+  const check =
+    bytes > MAX_SCENARIO_BYTES ? undefined : checkScenarioValue(document as unknown as Record<string, unknown>, source);
   if (!check?.scenario) {
-    const why = check ? `the generated scenario is invalid (please report it): ${check.problems.filter((problem) => problem.severity === 'error').map(formatProblem).join('; ')}` : `the scenario would be ${bytes} bytes, over the ${MAX_SCENARIO_BYTES}-byte limit for a scenario file`;
+    const why = check
+      ? `the generated scenario is invalid (please report it): ${check.problems
+          .filter((problem) => problem.severity === 'error')
+          .map(formatProblem)
+          .join('; ')}`
+      : `the scenario would be ${bytes} bytes, over the ${MAX_SCENARIO_BYTES}-byte limit for a scenario file`;
     log.skip(name, check ? 'invalid-scenario' : 'too-large', why);
-    for (const item of items) log.skip(item, check ? 'invalid-scenario' : 'too-large', `its scenario "${name}" was not imported`, item);
+    for (const item of items)
+      log.skip(item, check ? 'invalid-scenario' : 'too-large', `its scenario "${name}" was not imported`, item);
     return undefined;
   }
   log.scenario(document);
@@ -104,7 +146,9 @@ export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: st
   const dataset = spec.slice(0, Math.max(colon, 0));
   const file = spec.slice(colon + 1);
   if (colon < 0 || !(DATASET_NAMES as readonly string[]).includes(dataset) || file.length === 0) {
-    throw bad(`--dataset ${spec}: expected DATASET:FILE with DATASET one of ${DATASET_NAMES.join(', ')} (e.g. locomo:data/locomo10.json)`);
+    throw bad(
+      `--dataset ${spec}: expected DATASET:FILE with DATASET one of ${DATASET_NAMES.join(', ')} (e.g. locomo:data/locomo10.json)`,
+    );
   }
   return { dataset: dataset as DatasetName, file };
 }
@@ -113,12 +157,19 @@ export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: st
  * Imports a dataset in memory for `membench run --dataset locomo:FILE`: validated scenarios
  * (as `loadScenarios` returns them) and the report. Throws when nothing could be imported.
  */
-export async function importDataset(spec: string, options: { limit?: number; errata?: string } = {}): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
+export async function importDataset(
+  spec: string,
+  options: { limit?: number; errata?: string } = {},
+): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetSpec(spec);
   const log = new ImportLog(dataset, file);
   const scenarios: Scenario[] = [];
   const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);
-  for await (const imported of importScenarios(dataset, file, log, { ...(options.limit !== undefined ? { limit: options.limit } : {}), ...(errata ? { errata } : {}) })) scenarios.push(imported.scenario);
+  for await (const imported of importScenarios(dataset, file, log, {
+    ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    ...(errata ? { errata } : {}),
+  }))
+    scenarios.push(imported.scenario);
   const report = log.report();
   if (scenarios.length === 0) throw nothingImported(report);
   return { scenarios, report };
@@ -127,8 +178,15 @@ export async function importDataset(spec: string, options: { limit?: number; err
 /** The error for a file that yielded no scenario, with the reasons. */
 export function nothingImported(report: ImportReport): MembenchError {
   const converter = CONVERTERS[report.dataset];
-  const what = report.units === 0 ? `the list holds no ${converter.units}` : `none of its ${report.units} ${converter.units} could be imported`;
-  return new MembenchError('INVALID_ARGUMENT', `${report.file}: nothing to import: ${what}`, formatImportReport(report).split('\n').slice(3));
+  const what =
+    report.units === 0
+      ? `the list holds no ${converter.units}`
+      : `none of its ${report.units} ${converter.units} could be imported`;
+  return new MembenchError(
+    'INVALID_ARGUMENT',
+    `${report.file}: nothing to import: ${what}`,
+    formatImportReport(report).split('\n').slice(3),
+  );
 }
 
 const EXAMPLES = 3;
@@ -155,13 +213,19 @@ export function formatImportReport(report: ImportReport): string {
   const lines = [
     `${report.dataset}: ${report.units} ${converter.units} read from ${report.file}, ${report.scenarios} scenario${report.scenarios === 1 ? '' : 's'} imported`,
     `${converter.itemsName}: ${report.items} read: ${report.imported} imported as is, ${report.repairedItems} repaired, ${report.skippedItems} skipped`,
-    `${report.sessions} sessions, ${report.turns} turns (both speakers' messages, none written by a model); probes by category: ${Object.entries(report.probesByLabel).map(([label, n]) => `${label} ${n}`).join(', ') || 'none'}`,
+    `${report.sessions} sessions, ${report.turns} turns (both speakers' messages, none written by a model); probes by category: ${
+      Object.entries(report.probesByLabel)
+        .map(([label, n]) => `${label} ${n}`)
+        .join(', ') || 'none'
+    }`,
   ];
   if (report.errata) {
     const counts = Object.values(report.errata.byLabel);
     const corrected = counts.reduce((sum, count) => sum + count.corrected, 0);
     const dropped = counts.reduce((sum, count) => sum + count.dropped, 0);
-    lines.push(`errata ${report.errata.file}: ${corrected} gold answer${corrected === 1 ? '' : 's'} corrected, ${dropped} question${dropped === 1 ? '' : 's'} dropped, ${report.errata.unused} naming no imported question`);
+    lines.push(
+      `errata ${report.errata.file}: ${corrected} gold answer${corrected === 1 ? '' : 's'} corrected, ${dropped} question${dropped === 1 ? '' : 's'} dropped, ${report.errata.unused} naming no imported question`,
+    );
   }
   if (report.repaired.length > 0) lines.push(`repaired (${report.repaired.length}):`, ...group(report.repaired));
   if (report.skipped.length > 0) lines.push(`skipped (${report.skipped.length}):`, ...group(report.skipped));

@@ -36,7 +36,10 @@ function significantDigits(text: string): string {
 function isLossy(literal: string): boolean {
   const value = Number(literal);
   if (!Number.isFinite(value)) return true;
-  return significantDigits(literal) !== significantDigits(String(value)) && !(value === 0 && significantDigits(literal) === '');
+  return (
+    significantDigits(literal) !== significantDigits(String(value)) &&
+    !(value === 0 && significantDigits(literal) === '')
+  );
 }
 
 /** The element parsed, lossy number literals kept as `JsonNumberText`. */
@@ -67,7 +70,9 @@ function parseKeepingNumbers(text: string): unknown {
   if (parts.length === 0) return JSON.parse(text) as unknown;
   parts.push(text.slice(copied));
   return JSON.parse(parts.join(''), (_key, value: unknown) =>
-    typeof value === 'string' && value.startsWith(NUMBER_MARK) ? new JsonNumberText(value.slice(NUMBER_MARK.length)) : value,
+    typeof value === 'string' && value.startsWith(NUMBER_MARK)
+      ? new JsonNumberText(value.slice(NUMBER_MARK.length))
+      : value,
   ) as unknown;
 }
 
@@ -100,7 +105,9 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
     if (!info.isFile()) throw bad(`${file}: not a file`);
   } catch (error) {
     if (error instanceof MembenchError) throw error;
-    throw bad(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+    throw bad(
+      `${file}: cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+    );
   }
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let line = 1;
@@ -136,12 +143,21 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
       let at = itemStart;
       if (lineCol) {
         const relativeLine = Number(lineCol[1]);
-        at = { line: itemStart.line + relativeLine - 1, col: relativeLine === 1 ? itemStart.col + Number(lineCol[2]) - 1 : Number(lineCol[2]) };
+        at = {
+          line: itemStart.line + relativeLine - 1,
+          col: relativeLine === 1 ? itemStart.col + Number(lineCol[2]) - 1 : Number(lineCol[2]),
+        };
       } else if (offset) {
         const lines = text.slice(0, Number(offset[1])).split('\n');
-        at = lines.length === 1 ? { line: itemStart.line, col: itemStart.col + lines[0]!.length } : { line: itemStart.line + lines.length - 1, col: lines.at(-1)!.length + 1 };
+        at =
+          lines.length === 1
+            ? { line: itemStart.line, col: itemStart.col + lines[0]!.length }
+            : { line: itemStart.line + lines.length - 1, col: lines.at(-1)!.length + 1 };
       }
-      const reason = message.split('\n')[0]!.replace(/, ".*$/u, '').replace(/ in JSON at position \d+.*$| \(line \d+ column \d+\)$/u, '');
+      const reason = message
+        .split('\n')[0]!
+        .replace(/, ".*$/u, '')
+        .replace(/ in JSON at position \d+.*$| \(line \d+ column \d+\)$/u, '');
       throw bad(`${where(at)}: ${units}[${index}]: invalid JSON: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}`);
     }
   };
@@ -167,7 +183,9 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
           state = 'before';
           continue;
         }
-        throw bad(`${where()}: expected a JSON list of ${units} (the published file is one), found ${foundInstead(text, i)}`);
+        throw bad(
+          `${where()}: expected a JSON list of ${units} (the published file is one), found ${foundInstead(text, i)}`,
+        );
       }
       if (state === 'end') {
         if (space) continue;
@@ -211,7 +229,10 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
     if (state === 'item' && sliceStart >= 0) {
       const rest = text.slice(sliceStart);
       pieceChars += rest.length;
-      if (pieceChars > MAX_ELEMENT_CHARS) throw bad(`${where(itemStart)}: ${units}[${index}] is over ${MAX_ELEMENT_CHARS} characters: too large to import`);
+      if (pieceChars > MAX_ELEMENT_CHARS)
+        throw bad(
+          `${where(itemStart)}: ${units}[${index}] is over ${MAX_ELEMENT_CHARS} characters: too large to import`,
+        );
       pieces.push(rest);
     }
   }

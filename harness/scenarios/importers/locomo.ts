@@ -42,7 +42,17 @@
  */
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
-import { cleanText, converted, IdAllocator, numberText, shownValue, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
+import {
+  cleanText,
+  converted,
+  IdAllocator,
+  numberText,
+  shownValue,
+  toStepId,
+  type Converted,
+  type DatasetConverter,
+  type ImportLog,
+} from './shared.js';
 import { isRecord } from '../../core/guards.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
@@ -54,14 +64,30 @@ export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category
   5: { name: 'adversarial', category: 'abstention' },
 };
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** "1:56 pm on 8 May, 2023" → "2023-05-08T13:56:00Z" (the dataset has no time zone: read as UTC). */
 export function parseLocomoDate(text: string): string | undefined {
   const match = /^\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})\s*$/iu.exec(text);
   if (!match) return undefined;
   const [, hourText, minuteText, half, dayText, monthText, yearText] = match;
-  const month = MONTHS.findIndex((name) => name === monthText!.toLowerCase() || (monthText!.length >= 3 && name.startsWith(monthText!.toLowerCase())));
+  const month = MONTHS.findIndex(
+    (name) =>
+      name === monthText!.toLowerCase() || (monthText!.length >= 3 && name.startsWith(monthText!.toLowerCase())),
+  );
   const hour12 = Number(hourText);
   const minute = Number(minuteText);
   const day = Number(dayText);
@@ -100,7 +126,12 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
     else if (date) dates.set(Number(date[1]), value);
   }
   for (const number of [...dates.keys()].sort((a, b) => a - b)) {
-    if (!lists.has(number)) log.repair(`${label} session_${number}_date_time`, 'date-without-session', `a date for session ${number}, which does not exist: ignored`);
+    if (!lists.has(number))
+      log.repair(
+        `${label} session_${number}_date_time`,
+        'date-without-session',
+        `a date for session ${number}, which does not exist: ignored`,
+      );
   }
   const sessions: Session[] = [];
   for (const number of [...lists.keys()].sort((a, b) => a - b)) {
@@ -116,10 +147,16 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
     }
     const rawDate = dates.get(number);
     let at: string | undefined;
-    if (rawDate === undefined) log.repair(where, 'session-without-date', `no session_${number}_date_time: imported without a timestamp`);
+    if (rawDate === undefined)
+      log.repair(where, 'session-without-date', `no session_${number}_date_time: imported without a timestamp`);
     else {
       at = typeof rawDate === 'string' ? parseLocomoDate(rawDate) : undefined;
-      if (at === undefined) log.repair(`${where}_date_time`, 'date-unparsed', `${JSON.stringify(rawDate)} is not a date like "1:56 pm on 8 May, 2023": session imported without a timestamp`);
+      if (at === undefined)
+        log.repair(
+          `${where}_date_time`,
+          'date-unparsed',
+          `${JSON.stringify(rawDate)} is not a date like "1:56 pm on 8 May, 2023": session imported without a timestamp`,
+        );
     }
     const utterances: Utterance[] = [];
     list.forEach((turn: unknown, index) => {
@@ -133,7 +170,12 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
       const content = `${speaker === undefined ? '' : `${speaker}: `}${text}${caption === undefined ? '' : ` [shares ${caption}]`}`;
       const rawId = typeof turn.dia_id === 'string' ? turn.dia_id : undefined;
       const diaId = rawId === undefined ? undefined : canonicalDiaId(rawId);
-      if (diaId === undefined) log.repair(at, 'dia-id-missing', `${rawId === undefined ? 'no dia_id' : `dia_id ${JSON.stringify(rawId)} is not like "D1:3"`}: evidence cannot name this turn`);
+      if (diaId === undefined)
+        log.repair(
+          at,
+          'dia-id-missing',
+          `${rawId === undefined ? 'no dia_id' : `dia_id ${JSON.stringify(rawId)} is not like "D1:3"`}: evidence cannot name this turn`,
+        );
       utterances.push({ content, ...(diaId !== undefined ? { diaId } : {}) });
     });
     if (utterances.length > 0) sessions.push({ number, ...(at !== undefined ? { at } : {}), utterances });
@@ -142,7 +184,11 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
 }
 
 /** Session steps: `session: new`, then utterances paired into user / assistant steps. */
-function sessionSteps(sessions: readonly Session[], label: string, log: ImportLog): { steps: Record<string, unknown>[]; stepOf: Map<string, string>; turns: number } {
+function sessionSteps(
+  sessions: readonly Session[],
+  label: string,
+  log: ImportLog,
+): { steps: Record<string, unknown>[]; stepOf: Map<string, string>; turns: number } {
   const steps: Record<string, unknown>[] = [];
   const stepOf = new Map<string, string>();
   const ids = new IdAllocator();
@@ -156,23 +202,44 @@ function sessionSteps(sessions: readonly Session[], label: string, log: ImportLo
       const [id, replyId] = [first, second].map((utterance) => {
         if (utterance?.diaId === undefined) return undefined;
         const taken = ids.take(toStepId(utterance.diaId));
-        if (stepOf.has(utterance.diaId)) log.repair(`${label} ${utterance.diaId}`, 'dia-id-duplicate', `dia_id ${utterance.diaId} is used twice: evidence names its first turn`);
+        if (stepOf.has(utterance.diaId))
+          log.repair(
+            `${label} ${utterance.diaId}`,
+            'dia-id-duplicate',
+            `dia_id ${utterance.diaId} is used twice: evidence names its first turn`,
+          );
         else stepOf.set(utterance.diaId, taken);
         return taken;
       });
-      steps.push({ ...(id !== undefined ? { id } : {}), user: first.content, ...(second ? { assistant: second.content, ...(replyId !== undefined ? { replyId } : {}) } : { reply: false }), ...(session.at !== undefined ? { at: session.at } : {}) });
+      steps.push({
+        ...(id !== undefined ? { id } : {}),
+        user: first.content,
+        ...(second ? { assistant: second.content, ...(replyId !== undefined ? { replyId } : {}) } : { reply: false }),
+        ...(session.at !== undefined ? { at: session.at } : {}),
+      });
       turns += second ? 2 : 1;
     }
   }
   return { steps, stepOf, turns };
 }
 
-function readEvidence(raw: unknown, stepOf: ReadonlyMap<string, string>, where: string, item: string, log: ImportLog): string[] {
+function readEvidence(
+  raw: unknown,
+  stepOf: ReadonlyMap<string, string>,
+  where: string,
+  item: string,
+  log: ImportLog,
+): string[] {
   if (raw === undefined || raw === null) return [];
   let entries: unknown[];
   if (Array.isArray(raw)) entries = raw;
   else if (typeof raw === 'string') {
-    log.repair(where, 'evidence-not-list', `evidence ${JSON.stringify(raw)} is a string, not a list: read as a list of one`, item);
+    log.repair(
+      where,
+      'evidence-not-list',
+      `evidence ${JSON.stringify(raw)} is a string, not a list: read as a list of one`,
+      item,
+    );
     entries = [raw];
   } else {
     log.repair(where, 'evidence-not-list', 'evidence is not a list of dialogue ids: dropped', item);
@@ -185,20 +252,34 @@ function readEvidence(raw: unknown, stepOf: ReadonlyMap<string, string>, where: 
       continue;
     }
     const pieces = entry.split(/[;,\s]+/u).filter((piece) => piece.length > 0);
-    if (pieces.length > 1) log.repair(where, 'evidence-split', `evidence ${JSON.stringify(entry)} holds several ids: split into ${pieces.join(', ')}`, item);
+    if (pieces.length > 1)
+      log.repair(
+        where,
+        'evidence-split',
+        `evidence ${JSON.stringify(entry)} holds several ids: split into ${pieces.join(', ')}`,
+        item,
+      );
     for (const piece of pieces) {
       const diaId = canonicalDiaId(piece);
       if (diaId === undefined) {
-        log.repair(where, 'evidence-malformed', `evidence ${JSON.stringify(piece)} is not a dialogue id like "D1:3": dropped`, item);
+        log.repair(
+          where,
+          'evidence-malformed',
+          `evidence ${JSON.stringify(piece)} is not a dialogue id like "D1:3": dropped`,
+          item,
+        );
         continue;
       }
-      if (diaId !== piece) log.repair(where, 'evidence-normalized', `evidence ${JSON.stringify(piece)} read as ${diaId}`, item);
+      if (diaId !== piece)
+        log.repair(where, 'evidence-normalized', `evidence ${JSON.stringify(piece)} read as ${diaId}`, item);
       const step = stepOf.get(diaId);
-      if (step === undefined) log.repair(where, 'evidence-unknown', `evidence ${diaId} names no turn of the conversation: dropped`, item);
+      if (step === undefined)
+        log.repair(where, 'evidence-unknown', `evidence ${diaId} names no turn of the conversation: dropped`, item);
       else if (!out.includes(step)) out.push(step);
     }
   }
-  if (out.length === 0 && entries.length > 0) log.repair(where, 'evidence-none-left', 'no evidence id names a turn: probe kept without evidence', item);
+  if (out.length === 0 && entries.length > 0)
+    log.repair(where, 'evidence-none-left', 'no evidence id names a turn: probe kept without evidence', item);
   return out;
 }
 
@@ -224,7 +305,13 @@ function readCategory(raw: unknown): number | undefined {
   return typeof value === 'number' && LOCOMO_CATEGORIES[value] !== undefined ? value : undefined;
 }
 
-function readProbe(qa: unknown, index: number, label: string, stepOf: ReadonlyMap<string, string>, log: ImportLog): Record<string, unknown> | undefined {
+function readProbe(
+  qa: unknown,
+  index: number,
+  label: string,
+  stepOf: ReadonlyMap<string, string>,
+  log: ImportLog,
+): Record<string, unknown> | undefined {
   const where = `${label} qa[${index}]`;
   const item = where;
   log.item(item);
@@ -237,15 +324,28 @@ function readProbe(qa: unknown, index: number, label: string, stepOf: ReadonlyMa
   if (question === undefined) return skip('question-missing', 'no question');
   const category = readCategory(qa.category);
   if (category === undefined) return skip('category-unknown', `category ${shownValue(qa.category)} is not one of 1-5`);
-  if (typeof qa.category === 'string') log.repair(where, 'category-string', `category "${qa.category}" is a string: read as ${category}`, item);
+  if (typeof qa.category === 'string')
+    log.repair(where, 'category-string', `category "${qa.category}" is a string: read as ${category}`, item);
   const probe: Record<string, unknown> = { id: `qa${index}-cat${category}`, probe: question };
   if (category === 5) {
     let adversarial = answerText(qa.adversarial_answer, where, item, log);
     if (adversarial === undefined && qa.answer !== undefined) {
       adversarial = answerText(qa.answer, where, item, log);
-      if (adversarial !== undefined) log.repair(where, 'adversarial-from-answer', 'a category-5 item with `answer` instead of `adversarial_answer`: used as the adversarial answer (forbid)', item);
+      if (adversarial !== undefined)
+        log.repair(
+          where,
+          'adversarial-from-answer',
+          'a category-5 item with `answer` instead of `adversarial_answer`: used as the adversarial answer (forbid)',
+          item,
+        );
     }
-    if (adversarial === undefined) log.repair(where, 'adversarial-missing', 'a category-5 item without an adversarial answer: abstention probe without forbid', item);
+    if (adversarial === undefined)
+      log.repair(
+        where,
+        'adversarial-missing',
+        'a category-5 item without an adversarial answer: abstention probe without forbid',
+        item,
+      );
     if (adversarial !== undefined) probe.forbid = [adversarial];
   } else {
     let answer = answerText(qa.answer, where, item, log);
@@ -277,7 +377,12 @@ export const locomo: DatasetConverter = {
       log.repair(`sample[${index}]`, 'sample-id-missing', `no sample_id: named ${label}`);
     }
     const qaList = Array.isArray(raw.qa) ? raw.qa : [];
-    if (!Array.isArray(raw.qa)) log.repair(`${label} qa`, 'qa-missing', raw.qa === undefined ? 'no qa list: a scenario without probes' : 'qa is not a list: a scenario without probes');
+    if (!Array.isArray(raw.qa))
+      log.repair(
+        `${label} qa`,
+        'qa-missing',
+        raw.qa === undefined ? 'no qa list: a scenario without probes' : 'qa is not a list: a scenario without probes',
+      );
     const skipAll = (code: string, message: string): undefined => {
       qaList.forEach((_qa, qaIndex) => {
         const item = `${label} qa[${qaIndex}]`;
@@ -299,8 +404,17 @@ export const locomo: DatasetConverter = {
         items.push(`${label} qa[${qaIndex}]`);
       }
     });
-    const speakers = [cleanText(raw.conversation.speaker_a), cleanText(raw.conversation.speaker_b)].filter((name) => name !== undefined);
+    const speakers = [cleanText(raw.conversation.speaker_a), cleanText(raw.conversation.speaker_b)].filter(
+      (name) => name !== undefined,
+    );
     const between = speakers.length === 2 ? ` between ${speakers[0]} and ${speakers[1]}` : '';
-    return converted('locomo', file, label, `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`, steps, items);
+    return converted(
+      'locomo',
+      file,
+      label,
+      `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`,
+      steps,
+      items,
+    );
   },
 };

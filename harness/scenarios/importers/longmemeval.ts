@@ -38,7 +38,17 @@
  */
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
-import { cleanText, converted, IdAllocator, numberText, shownValue, toStepId, type Converted, type DatasetConverter, type ImportLog } from './shared.js';
+import {
+  cleanText,
+  converted,
+  IdAllocator,
+  numberText,
+  shownValue,
+  toStepId,
+  type Converted,
+  type DatasetConverter,
+  type ImportLog,
+} from './shared.js';
 import { isRecord } from '../../core/guards.js';
 
 /** LongMemEval question_type → membench probe category (abstention comes from the `_abs` suffix). */
@@ -57,7 +67,13 @@ export function parseLongMemEvalDate(text: string): string | undefined {
   if (!match) return undefined;
   const [, year, month, day, hour = '0', minute = '0'] = match;
   const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute)));
-  if (date.getUTCDate() !== Number(day) || date.getUTCMonth() !== Number(month) - 1 || Number(hour) > 23 || Number(minute) > 59) return undefined;
+  if (
+    date.getUTCDate() !== Number(day) ||
+    date.getUTCMonth() !== Number(month) - 1 ||
+    Number(hour) > 23 ||
+    Number(minute) > 59
+  )
+    return undefined;
   return date.toISOString().replace('.000Z', 'Z');
 }
 
@@ -93,7 +109,14 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
   turns.forEach((turn: unknown, index) => {
     const at = `${where}[${index}]`;
     if (!isRecord(turn) || (turn.role !== 'user' && turn.role !== 'assistant')) {
-      log.repair(at, 'turn-dropped', isRecord(turn) ? `role ${JSON.stringify(turn.role)} is neither user nor assistant: dropped` : 'not a turn object: dropped', item);
+      log.repair(
+        at,
+        'turn-dropped',
+        isRecord(turn)
+          ? `role ${JSON.stringify(turn.role)} is neither user nor assistant: dropped`
+          : 'not a turn object: dropped',
+        item,
+      );
       return;
     }
     const content = cleanText(turn.content) ?? numberText(turn.content);
@@ -118,19 +141,49 @@ function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog
   if (!Array.isArray(lists)) return undefined;
   const ids = Array.isArray(raw.haystack_session_ids) ? raw.haystack_session_ids : [];
   const dates = Array.isArray(raw.haystack_dates) ? raw.haystack_dates : [];
-  if (ids.length !== lists.length) log.repair(`${item} haystack_session_ids`, 'session-ids-mismatch', `${ids.length} session ids for ${lists.length} sessions: missing ones numbered`, item);
-  if (dates.length !== lists.length) log.repair(`${item} haystack_dates`, 'dates-mismatch', `${dates.length} dates for ${lists.length} sessions: sessions without one have no timestamp`, item);
+  if (ids.length !== lists.length)
+    log.repair(
+      `${item} haystack_session_ids`,
+      'session-ids-mismatch',
+      `${ids.length} session ids for ${lists.length} sessions: missing ones numbered`,
+      item,
+    );
+  if (dates.length !== lists.length)
+    log.repair(
+      `${item} haystack_dates`,
+      'dates-mismatch',
+      `${dates.length} dates for ${lists.length} sessions: sessions without one have no timestamp`,
+      item,
+    );
   const sessions = lists.map((turns: unknown, position): Session => {
     const rawId = ids[position];
     const id = typeof rawId === 'string' ? rawId : (numberText(rawId) ?? `session-${position + 1}`);
     const rawDate = dates[position];
     const at = typeof rawDate === 'string' ? parseLongMemEvalDate(rawDate) : undefined;
-    if (rawDate !== undefined && at === undefined) log.repair(`${item} haystack_dates[${position}]`, 'date-unparsed', `${JSON.stringify(rawDate)} is not a date like "2023/05/20 (Sat) 02:21": session imported without a timestamp`, item);
-    return { id, position, turns, ...(typeof rawDate === 'string' ? { date: rawDate } : {}), ...(at !== undefined ? { at } : {}) };
+    if (rawDate !== undefined && at === undefined)
+      log.repair(
+        `${item} haystack_dates[${position}]`,
+        'date-unparsed',
+        `${JSON.stringify(rawDate)} is not a date like "2023/05/20 (Sat) 02:21": session imported without a timestamp`,
+        item,
+      );
+    return {
+      id,
+      position,
+      turns,
+      ...(typeof rawDate === 'string' ? { date: rawDate } : {}),
+      ...(at !== undefined ? { at } : {}),
+    };
   });
   const dated = sessions.every((session) => session.at !== undefined);
   const sorted = dated ? [...sessions].sort((a, b) => a.at!.localeCompare(b.at!) || a.position - b.position) : sessions;
-  if (sorted.some((session, index) => session !== sessions[index])) log.repair(`${item} haystack_dates`, 'sessions-reordered', 'sessions are not in date order (as in longmemeval_oracle.json): sorted by date', item);
+  if (sorted.some((session, index) => session !== sessions[index]))
+    log.repair(
+      `${item} haystack_dates`,
+      'sessions-reordered',
+      'sessions are not in date order (as in longmemeval_oracle.json): sorted by date',
+      item,
+    );
   return sorted;
 }
 
@@ -148,7 +201,12 @@ export const longmemeval: DatasetConverter = {
     if (!log.item(item)) {
       const duplicate = `${item} (question[${index}])`;
       log.item(duplicate);
-      log.skip(duplicate, 'question-duplicate', `question_id ${item} is used by an earlier question: skipped`, duplicate);
+      log.skip(
+        duplicate,
+        'question-duplicate',
+        `question_id ${item} is used by an earlier question: skipped`,
+        duplicate,
+      );
       return undefined;
     }
     const skip = (code: string, message: string): undefined => {
@@ -158,7 +216,11 @@ export const longmemeval: DatasetConverter = {
     if (questionId === undefined) return skip('question-id-missing', 'no question_id');
     const type = cleanText(raw.question_type) ?? '';
     const typeCategory = LONGMEMEVAL_TYPES[type];
-    if (typeCategory === undefined) return skip('question-type-unknown', `question_type ${shownValue(raw.question_type)} is not one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`);
+    if (typeCategory === undefined)
+      return skip(
+        'question-type-unknown',
+        `question_type ${shownValue(raw.question_type)} is not one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`,
+      );
     const abstention = questionId.endsWith('_abs');
     const question = cleanText(raw.question);
     if (question === undefined) return skip('question-missing', 'no question');
@@ -195,8 +257,17 @@ export const longmemeval: DatasetConverter = {
       for (const exchange of exchanges) {
         // Every turn keeps its own id (the reply's is the step's `replyId`): evidence cites the turn marked has_answer.
         const id = ids.take(`${toStepId(session.id)}.t${exchange.index}`);
-        const replyId = exchange.replyIndex === undefined ? undefined : ids.take(`${toStepId(session.id)}.t${exchange.replyIndex}`);
-        const message = exchange.user === undefined ? { assistant: exchange.assistant } : { user: exchange.user, ...(exchange.assistant !== undefined ? { assistant: exchange.assistant, ...(replyId !== undefined ? { replyId } : {}) } : { reply: false }) };
+        const replyId =
+          exchange.replyIndex === undefined ? undefined : ids.take(`${toStepId(session.id)}.t${exchange.replyIndex}`);
+        const message =
+          exchange.user === undefined
+            ? { assistant: exchange.assistant }
+            : {
+                user: exchange.user,
+                ...(exchange.assistant !== undefined
+                  ? { assistant: exchange.assistant, ...(replyId !== undefined ? { replyId } : {}) }
+                  : { reply: false }),
+              };
         steps.push({ id, ...message, ...(session.at !== undefined ? { at: session.at } : {}) });
         sessionSteps.push(id, ...(replyId !== undefined ? [replyId] : []));
         if (exchange.hasAnswer) evidence.push(id);
@@ -206,13 +277,30 @@ export const longmemeval: DatasetConverter = {
       stepsBySession.set(session.id, [...(stepsBySession.get(session.id) ?? []), ...sessionSteps]);
     }
 
-    const probeEvidence = abstention ? [] : evidence.length > 0 ? evidence : answerSessionSteps(raw.answer_session_ids, stepsBySession);
+    const probeEvidence = abstention
+      ? []
+      : evidence.length > 0
+        ? evidence
+        : answerSessionSteps(raw.answer_session_ids, stepsBySession);
     if (!abstention && evidence.length === 0) {
-      log.repair(item, probeEvidence.length > 0 ? 'evidence-from-sessions' : 'evidence-none', probeEvidence.length > 0 ? 'no turn is marked has_answer: the answer sessions\' turns are the evidence' : 'no turn is marked has_answer and no answer session is in the haystack: probe kept without evidence', item);
+      log.repair(
+        item,
+        probeEvidence.length > 0 ? 'evidence-from-sessions' : 'evidence-none',
+        probeEvidence.length > 0
+          ? "no turn is marked has_answer: the answer sessions' turns are the evidence"
+          : 'no turn is marked has_answer and no answer session is in the haystack: probe kept without evidence',
+        item,
+      );
     }
     const rawDate = cleanText(raw.question_date);
     const dated = rawDate !== undefined && parseLongMemEvalDate(rawDate) !== undefined;
-    if (!dated) log.repair(`${item} question_date`, 'date-unparsed', `question_date ${JSON.stringify(raw.question_date)} is not a date like "2023/05/30 (Tue) 23:40": asked without the current date`, item);
+    if (!dated)
+      log.repair(
+        `${item} question_date`,
+        'date-unparsed',
+        `question_date ${JSON.stringify(raw.question_date)} is not a date like "2023/05/30 (Tue) 23:40": asked without the current date`,
+        item,
+      );
     steps.push({
       id: ids.take(toStepId(questionId)),
       probe: dated ? `[Current date: ${rawDate}] ${question}` : question,
@@ -221,7 +309,15 @@ export const longmemeval: DatasetConverter = {
       label: type,
       ...(probeEvidence.length > 0 ? { evidence: probeEvidence } : {}),
     });
-    return converted('longmemeval', file, questionId, `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`, steps, [item], [type, ...(abstention ? ['abstention'] : [])]);
+    return converted(
+      'longmemeval',
+      file,
+      questionId,
+      `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`,
+      steps,
+      [item],
+      [type, ...(abstention ? ['abstention'] : [])],
+    );
   },
 };
 

@@ -94,7 +94,12 @@ export class ImportLog {
       if ('user' in step) this.turns++;
       if ('assistant' in step) this.turns++;
       if ('probe' in step) {
-        const label = typeof step.label === 'string' ? step.label : typeof step.category === 'string' ? step.category : 'unlabelled';
+        const label =
+          typeof step.label === 'string'
+            ? step.label
+            : typeof step.category === 'string'
+              ? step.category
+              : 'unlabelled';
         this.labels.set(label, (this.labels.get(label) ?? 0) + 1);
       }
     }
@@ -115,7 +120,9 @@ export class ImportLog {
 
   report(): ImportReport {
     const skipped = new Set(this.skips.flatMap((issue) => (issue.item === undefined ? [] : [issue.item])));
-    const repaired = new Set(this.repairs.flatMap((issue) => (issue.item === undefined || skipped.has(issue.item) ? [] : [issue.item])));
+    const repaired = new Set(
+      this.repairs.flatMap((issue) => (issue.item === undefined || skipped.has(issue.item) ? [] : [issue.item])),
+    );
     return {
       dataset: this.dataset,
       file: this.file,
@@ -178,7 +185,10 @@ export function shownValue(value: unknown): string {
 export function cleanText(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   // With the `u` flag a surrogate class matches only lone surrogates (pairs are one code point).
-  const text = value.replace(/[\uD800-\uDFFF]/gu, '\uFFFD').replace(/\r\n?/gu, '\n').trim();
+  const text = value
+    .replace(/[\uD800-\uDFFF]/gu, '\uFFFD')
+    .replace(/\r\n?/gu, '\n')
+    .trim();
   return text.length > 0 ? text : undefined;
 }
 
@@ -190,7 +200,11 @@ export function toStepId(raw: string): string {
 
 /** A dataset id made into a scenario name (lower-case letters, digits, `.`, `_`, `-`). */
 export function toScenarioName(prefix: string, raw: string): string {
-  const slug = raw.toLowerCase().replace(/[^a-z0-9._-]+/gu, '-').replace(/^[^a-z0-9]+/u, '').replace(/-+$/u, '');
+  const slug = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/gu, '-')
+    .replace(/^[^a-z0-9]+/u, '')
+    .replace(/-+$/u, '');
   return slug.length > 0 ? `${prefix}-${slug}` : prefix;
 }
 
@@ -208,10 +222,27 @@ export class IdAllocator {
   }
 }
 
-
 /** What a converter returns for one list element: its scenario document (named and tagged after the dataset) and the items it holds. */
-export function converted(dataset: DatasetName, file: string, id: string, description: string, steps: Record<string, unknown>[], items: string[], tags: readonly string[] = []): Converted {
-  return { document: { name: toScenarioName(dataset, id), description, language: 'en', tags: [dataset, 'imported', ...tags], group: datasetGroup(dataset, file), steps }, items };
+export function converted(
+  dataset: DatasetName,
+  file: string,
+  id: string,
+  description: string,
+  steps: Record<string, unknown>[],
+  items: string[],
+  tags: readonly string[] = [],
+): Converted {
+  return {
+    document: {
+      name: toScenarioName(dataset, id),
+      description,
+      language: 'en',
+      tags: [dataset, 'imported', ...tags],
+      group: datasetGroup(dataset, file),
+      steps,
+    },
+    items,
+  };
 }
 
 /** The group of a dataset file's scenarios: `locomo:locomo10.json` (reports pool them into one suite). */

@@ -11,7 +11,11 @@ import { TokenCounter } from '../../../harness/core/tokens.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import type { LoadInput, MemoryEvent, MemoryStrategy } from '../../../strategies/types.js';
 
-const scripted = (count: number): Step[] => Array.from({ length: count }, (_, index) => ({ kind: 'user', user: `question ${index}`, assistant: `answer ${index}` }) as Step);
+const scripted = (count: number): Step[] =>
+  Array.from(
+    { length: count },
+    (_, index) => ({ kind: 'user', user: `question ${index}`, assistant: `answer ${index}` }) as Step,
+  );
 
 /** A whole history that records every load() it is asked for. */
 function recording(): MemoryStrategy & { loads: LoadInput[] } {
@@ -56,15 +60,40 @@ describe('AgentSession with a context sample', () => {
   it('loads no context for scripted turns outside the sample, and still for the probe', async () => {
     const strategy = recording();
     const tokens = new TokenCounter('offline');
-    const session = new AgentSession({ createStrategy: () => strategy, model: new OfflineModel(), tokens, measureContext: (step) => step === 3 });
+    const session = new AgentSession({
+      createStrategy: () => strategy,
+      model: new OfflineModel(),
+      tokens,
+      measureContext: (step) => step === 3,
+    });
     await session.start();
-    const steps: Step[] = [...scripted(6), { kind: 'probe', probe: 'what was answer 2?', expect: ['answer 2'], forbid: [], category: 'extraction', evidence: [] } as Step];
+    const steps: Step[] = [
+      ...scripted(6),
+      {
+        kind: 'probe',
+        probe: 'what was answer 2?',
+        expect: ['answer 2'],
+        forbid: [],
+        category: 'extraction',
+        evidence: [],
+      } as Step,
+    ];
     await session.run(steps);
     expect(strategy.loads.map((input) => input.query)).toEqual(['question 3', 'what was answer 2?']);
     const turns = session.turns.filter((turn) => turn.kind === 'user');
     expect(turns.map((turn) => turn.contextSkipped === true)).toEqual([true, true, true, false, true, true]);
     // The measured turn's context is the exact one: the three exchanges and the question before it.
-    expect(turns[3]!.contextTokens).toBe(tokens.countMessages([...steps.slice(0, 3).flatMap((step) => [new HumanMessage((step as { user: string }).user), new AIMessage((step as { assistant: string }).assistant)]), new HumanMessage('question 3')]));
+    expect(turns[3]!.contextTokens).toBe(
+      tokens.countMessages([
+        ...steps
+          .slice(0, 3)
+          .flatMap((step) => [
+            new HumanMessage((step as { user: string }).user),
+            new AIMessage((step as { assistant: string }).assistant),
+          ]),
+        new HumanMessage('question 3'),
+      ]),
+    );
     // Every message is saved, sampled or not.
     expect(session.probes[0]!.contextRecall).toBe(true);
   });

@@ -23,8 +23,13 @@ const BOILERPLATE = [
   'Let me know if there is anything else you would like to talk about, I am always happy to chat with you.',
 ];
 
-
-const FACTS = ['my cousin Rosalind breeds alpacas near Tromsø', 'the spare key hides under the blue ceramic frog', 'Dr Okonkwo moved my appointment to the ninth of March', 'our team mascot is a stuffed pangolin called Mortimer', 'I paid 4,870 crowns for the vintage accordion'];
+const FACTS = [
+  'my cousin Rosalind breeds alpacas near Tromsø',
+  'the spare key hides under the blue ceramic frog',
+  'Dr Okonkwo moved my appointment to the ninth of March',
+  'our team mascot is a stuffed pangolin called Mortimer',
+  'I paid 4,870 crowns for the vintage accordion',
+];
 
 /**
  * `exchanges` chatty exchanges; exchange `at[i]` states FACTS[i] among the boilerplate (its user
@@ -32,19 +37,33 @@ const FACTS = ['my cousin Rosalind breeds alpacas near Tromsø', 'the spare key 
  */
 function chattyConversation(exchanges: number, at: readonly number[], seed = 1): Step[] {
   const next = seededRandom(seed);
-  const chat = (): string => BOILERPLATE.map((sentence) => (next() < 0.5 ? sentence : sentence.replace('really ', ''))).join(' ');
+  const chat = (): string =>
+    BOILERPLATE.map((sentence) => (next() < 0.5 ? sentence : sentence.replace('really ', ''))).join(' ');
   const steps: Step[] = [];
   for (let i = 0; i < exchanges; i++) {
     const fact = at.indexOf(i);
-    const user = fact >= 0 ? `${chat()} By the way, ${FACTS[fact]}. ${chat()}` : `${chat()} Today was ordinary, number ${i}.`;
+    const user =
+      fact >= 0 ? `${chat()} By the way, ${FACTS[fact]}. ${chat()}` : `${chat()} Today was ordinary, number ${i}.`;
     steps.push({ kind: 'user', id: `x${i}`, user, assistant: `${chat()} That was reply number ${i}.` } as Step);
   }
-  at.forEach((position, fact) => steps.push({ kind: 'probe', probe: `What did I say about ${FACTS[fact]!.split(' ').slice(-2).join(' ')}?`, forbid: [], category: 'extraction', evidence: [`x${position}`] } as unknown as Step));
+  at.forEach((position, fact) =>
+    steps.push({
+      kind: 'probe',
+      probe: `What did I say about ${FACTS[fact]!.split(' ').slice(-2).join(' ')}?`,
+      forbid: [],
+      category: 'extraction',
+      evidence: [`x${position}`],
+    } as unknown as Step),
+  );
   return steps;
 }
 
 /** Replays `steps` with a built-in strategy and returns the session and each probe's context as the strategy loaded it. */
-async function replay(name: string, options: Record<string, unknown>, steps: readonly Step[]): Promise<{ session: AgentSession; contexts: BaseMessage[][] }> {
+async function replay(
+  name: string,
+  options: Record<string, unknown>,
+  steps: readonly Step[],
+): Promise<{ session: AgentSession; contexts: BaseMessage[][] }> {
   const definition = findStrategy(name)!;
   const harness = await makeHarness(definition, options);
   const contexts: BaseMessage[][] = [];
@@ -56,14 +75,20 @@ async function replay(name: string, options: Record<string, unknown>, steps: rea
         return result;
       },
     });
-  const session = new AgentSession({ model: new OfflineModel(), tokens: harness.tokens, keepsVerbatim: definition.keepsVerbatim !== false, createStrategy: () => watched(harness.create('none')) });
+  const session = new AgentSession({
+    model: new OfflineModel(),
+    tokens: harness.tokens,
+    keepsVerbatim: definition.keepsVerbatim !== false,
+    createStrategy: () => watched(harness.create('none')),
+  });
   await session.start();
   await session.run(steps);
   await session.finish();
   return { session, contexts };
 }
 
-const mean = (values: readonly (number | null)[]): number => values.reduce<number>((sum, value) => sum + (value ?? 0), 0) / values.length;
+const mean = (values: readonly (number | null)[]): number =>
+  values.reduce<number>((sum, value) => sum + (value ?? 0), 0) / values.length;
 
 describe('evidence held means held', () => {
   it('on a long chatty conversation window(k=2) holds at most 5 % of the early evidence and buffer all of it', async () => {
@@ -84,15 +109,28 @@ describe('evidence held means held', () => {
       const exchanges = 8 + Math.floor(next() * 20);
       const at = [...new Set(Array.from({ length: 3 }, () => Math.floor(next() * exchanges)))];
       const steps = chattyConversation(exchanges, at, seed);
-      const cited = new Map(steps.flatMap((step) => (step.id === undefined ? [] : [[step.id, stepMessages(step).map(normalizeText)] as const])));
-      const cases: [string, Record<string, unknown>][] = [['window', { k: 1 + Math.floor(next() * 4) }], ['buffer', {}], ['bm25', { k: 1 + Math.floor(next() * 3), recentExchanges: 0 }], ['vector', { k: 2, recentExchanges: 1 }]];
+      const cited = new Map(
+        steps.flatMap((step) =>
+          step.id === undefined ? [] : [[step.id, stepMessages(step).map(normalizeText)] as const],
+        ),
+      );
+      const cases: [string, Record<string, unknown>][] = [
+        ['window', { k: 1 + Math.floor(next() * 4) }],
+        ['buffer', {}],
+        ['bm25', { k: 1 + Math.floor(next() * 3), recentExchanges: 0 }],
+        ['vector', { k: 2, recentExchanges: 1 }],
+      ];
       for (const [name, options] of cases) {
         const { session, contexts } = await replay(name, options, steps);
         session.probes.forEach((probe, index) => {
           const context = contextMessages(contexts[index]!);
           const step = steps[probe.step] as Extract<Step, { kind: 'probe' }>;
-          const present = step.evidence.map((id) => cited.get(id)!.some((text) => context.some((message) => message.includes(text))));
-          expect(probe.evidenceFindings, `${name} seed ${seed} probe ${index}`).toEqual(present.map((held) => (held ? 'verbatim' : 'missing')));
+          const present = step.evidence.map((id) =>
+            cited.get(id)!.some((text) => context.some((message) => message.includes(text))),
+          );
+          expect(probe.evidenceFindings, `${name} seed ${seed} probe ${index}`).toEqual(
+            present.map((held) => (held ? 'verbatim' : 'missing')),
+          );
           probes++;
         });
       }

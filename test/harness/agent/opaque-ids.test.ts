@@ -21,7 +21,12 @@ describe('ids a memory cannot read', () => {
   beforeAll(async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-opaque-'));
     file = path.join(dir, 'longmemeval-synthetic.json');
-    await writeFile(file, JSON.stringify([...syntheticLongMemEval({ questions: 20, sessions: [8, 8], messages: [6, 6], replySentences: [3, 6] })]));
+    await writeFile(
+      file,
+      JSON.stringify([
+        ...syntheticLongMemEval({ questions: 20, sessions: [8, 8], messages: [6, 6], replySentences: [3, 6] }),
+      ]),
+    );
   });
 
   it('no step id a strategy receives names a session, a turn or the evidence', async () => {
@@ -36,7 +41,11 @@ describe('ids a memory cannot read', () => {
             return strategy.save(event);
           },
         });
-      const session = new AgentSession({ model: new OfflineModel(), tokens: harness.tokens, createStrategy: () => spy(harness.create('none')) });
+      const session = new AgentSession({
+        model: new OfflineModel(),
+        tokens: harness.tokens,
+        createStrategy: () => spy(harness.create('none')),
+      });
       await session.start();
       await session.run(scenario.steps);
       await session.finish();
@@ -49,10 +58,16 @@ describe('ids a memory cannot read', () => {
 
   describe('a strategy ranking by "answer" in its ids', () => {
     let result: RunResult;
-    const cell = (rank: string, scenario: string): CellResult => result.cells.find((item) => item.options.rank === rank && item.scenario === scenario)!;
+    const cell = (rank: string, scenario: string): CellResult =>
+      result.cells.find((item) => item.options.rank === rank && item.scenario === scenario)!;
 
     beforeAll(async () => {
-      result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['./fixtures/strategies/answer-peeker.ts'], params: ['answer-peeker.rank=peek,newest'], retrievalK: [1, 3] });
+      result = await runBenchmark({
+        datasets: [`longmemeval:${file}`],
+        strategies: ['./fixtures/strategies/answer-peeker.ts'],
+        params: ['answer-peeker.rank=peek,newest'],
+        retrievalK: [1, 3],
+      });
     });
 
     it('scores exactly what ranking newest first scores, well below a perfect ranking', () => {

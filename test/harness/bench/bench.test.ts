@@ -27,15 +27,36 @@ const timing = (p50Ms: number) => ({ p50Ms, p99Ms: p50Ms * 2, meanMs: p50Ms, ops
 
 function row(strategy: string, size: number, p50Ms: number, floorP50Ms = 1): SaveLoadRow {
   return {
-    strategy, size, historyFrom: size, historyTo: size + 10, turn: timing(p50Ms), wallP50Ms: p50Ms, wallP99Ms: p50Ms, saveP50Ms: p50Ms, loadP50Ms: 0.01,
-    modelShare: 0, embedShare: 0, tokenizerCallsPerTurn: 4, modelCallsPerTurn: 0, embedCallsPerTurn: 0, commitsPerTurn: 2, fileSyncsPerTurn: 0, contextTokens: 100, reopenMs: 1, floorP50Ms, floorWrite: 'commit',
+    strategy,
+    size,
+    historyFrom: size,
+    historyTo: size + 10,
+    turn: timing(p50Ms),
+    wallP50Ms: p50Ms,
+    wallP99Ms: p50Ms,
+    saveP50Ms: p50Ms,
+    loadP50Ms: 0.01,
+    modelShare: 0,
+    embedShare: 0,
+    tokenizerCallsPerTurn: 4,
+    modelCallsPerTurn: 0,
+    embedCallsPerTurn: 0,
+    commitsPerTurn: 2,
+    fileSyncsPerTurn: 0,
+    contextTokens: 100,
+    reopenMs: 1,
+    floorP50Ms,
+    floorWrite: 'commit',
   };
 }
 
 describe('measure', () => {
   test('a returned duration is the sample: tinybench statistics over exactly those values, one per iteration', async () => {
     let calls = 0;
-    const result = await measure('fixed', () => ({ durationMs: ++calls % 2 === 0 ? 4 : 2 }), { iterations: 10, warmupIterations: 2 });
+    const result = await measure('fixed', () => ({ durationMs: ++calls % 2 === 0 ? 4 : 2 }), {
+      iterations: 10,
+      warmupIterations: 2,
+    });
     expect(calls).toBe(12);
     expect(result.samples).toBe(10);
     expect(result.meanMs).toBeCloseTo(3);
@@ -45,10 +66,14 @@ describe('measure', () => {
   test('an aborted run keeps the samples it took', async () => {
     const stop = new AbortController();
     let calls = 0;
-    const result = await measure('stops', () => {
-      if (++calls === 5) stop.abort();
-      return { durationMs: 1 };
-    }, { iterations: 100, signal: stop.signal });
+    const result = await measure(
+      'stops',
+      () => {
+        if (++calls === 5) stop.abort();
+        return { durationMs: 1 };
+      },
+      { iterations: 100, signal: stop.signal },
+    );
     expect(result.samples).toBeLessThan(100);
     expect(result.p50Ms).toBe(1);
   });
@@ -84,7 +109,16 @@ describe('floors', () => {
   test('every floor is measured on this machine, with a crossover estimate', async () => {
     const floors = await measureFloors({ quick: true, vectors: 300, dimensions: 16, ef: 16, seed: 1 });
     // Quick mode: at least a quarter of each floor's iterations (tinybench may run more within its time budget).
-    const least = { tokenEncode: 125, tokenEncodeOrdinary: 125, sqliteCommitFull: 50, sqliteCommitNormal: 50, atomicFileWrite: 25, hnswTop5: 100, bruteForceTop5: 10, forkKillReopen: 5 } as const;
+    const least = {
+      tokenEncode: 125,
+      tokenEncodeOrdinary: 125,
+      sqliteCommitFull: 50,
+      sqliteCommitNormal: 50,
+      atomicFileWrite: 25,
+      hnswTop5: 100,
+      bruteForceTop5: 10,
+      forkKillReopen: 5,
+    } as const;
     for (const [name, samples] of Object.entries(least)) {
       const floor = floors[name as keyof typeof least];
       expect(floor.samples, name).toBeGreaterThanOrEqual(samples);
@@ -100,7 +134,14 @@ describe('save + load per turn', () => {
   let result: SaveLoadResult;
   const sizes = [40, 160];
   beforeAll(async () => {
-    result = await benchSaveLoad({ definitions: builtinStrategies, sizes, turnsAt: () => 6, warmupTurns: 1, rememberEvery: 20, rememberSamples: 2 });
+    result = await benchSaveLoad({
+      definitions: builtinStrategies,
+      sizes,
+      turnsAt: () => 6,
+      warmupTurns: 1,
+      rememberEvery: 20,
+      rememberSamples: 2,
+    });
   }, 120_000);
 
   test('one row per strategy and history length, measured right after the prefilled history', () => {
@@ -120,15 +161,20 @@ describe('save + load per turn', () => {
       expect(item.modelCallsPerTurn, `${item.strategy}@${item.size}`).toBeLessThanOrEqual(10);
       expect(item.embedCallsPerTurn, `${item.strategy}@${item.size}`).toBeLessThanOrEqual(2);
     }
-    const at = (strategy: string, size: number) => result.rows.find((item) => item.strategy === strategy && item.size === size)!;
+    const at = (strategy: string, size: number) =>
+      result.rows.find((item) => item.strategy === strategy && item.size === size)!;
     for (const strategy of ['buffer', 'window', 'vector']) {
       expect(at(strategy, 160).tokenizerCallsPerTurn, strategy).toBe(at(strategy, 40).tokenizerCallsPerTurn);
     }
     // file-index counts a memory's index line once, when the memory is written: what a turn writes, not the history.
-    expect(at('file-index', 160).tokenizerCallsPerTurn).toBeLessThanOrEqual(at('file-index', 40).tokenizerCallsPerTurn + 1);
-    for (const strategy of ['buffer', 'window', 'vector']) expect(at(strategy, 160).modelCallsPerTurn, strategy).toBe(0);
+    expect(at('file-index', 160).tokenizerCallsPerTurn).toBeLessThanOrEqual(
+      at('file-index', 40).tokenizerCallsPerTurn + 1,
+    );
+    for (const strategy of ['buffer', 'window', 'vector'])
+      expect(at(strategy, 160).modelCallsPerTurn, strategy).toBe(0);
     // Durable writes, counted from the WAL: one commit per message; entity adds its extraction.
-    for (const strategy of ['buffer', 'window', 'vector']) expect([at(strategy, 160).commitsPerTurn, at(strategy, 160).fileSyncsPerTurn], strategy).toEqual([2, 0]);
+    for (const strategy of ['buffer', 'window', 'vector'])
+      expect([at(strategy, 160).commitsPerTurn, at(strategy, 160).fileSyncsPerTurn], strategy).toEqual([2, 0]);
     expect(at('entity', 160).commitsPerTurn).toBe(3);
     expect(at('summary', 160).modelCallsPerTurn).toBe(1); // one fold per exchange
     expect(at('vector', 160).embedCallsPerTurn).toBe(1); // the finished exchange and the query in one call
@@ -153,13 +199,19 @@ describe('LangChain side by side', () => {
 
   test('both pairs play the whole conversation; ours in sync and none against LangChain in memory', () => {
     expect(versus.skipped).toBeUndefined();
-    expect(versus.pairs.map((pair) => [pair.ours.map((run) => `${run.strategy}/${run.durability}`), pair.langchain.strategy, pair.commonTurns])).toEqual([
+    expect(
+      versus.pairs.map((pair) => [
+        pair.ours.map((run) => `${run.strategy}/${run.durability}`),
+        pair.langchain.strategy,
+        pair.commonTurns,
+      ]),
+    ).toEqual([
       [['window/sync', 'window/none'], 'langchain:buffer-window', 40],
       [['summary-buffer/sync', 'summary-buffer/none'], 'langchain:summary-buffer', 40],
     ]);
   });
 
-  test('summary-buffer stays within maxTokenLimit on every turn; LangChain\'s does not bound its context', () => {
+  test("summary-buffer stays within maxTokenLimit on every turn; LangChain's does not bound its context", () => {
     const [, pair] = versus.pairs;
     for (const run of pair!.ours) {
       expect(run.maxContextTokens).toBeLessThanOrEqual(200);
@@ -181,14 +233,28 @@ describe('vector at scale', () => {
   test('exact top-k agrees with a full sort', () => {
     const set = clusteredVectors(500, 8, 3);
     const query = Array.from(set.data.subarray(8 * 17, 8 * 18));
-    const scored = Array.from({ length: 500 }, (_, label) => ({ label, score: query.reduce((sum, value, j) => sum + value * set.data[label * 8 + j]!, 0) }));
-    const expected = scored.sort((a, b) => b.score - a.score).slice(0, 5).map((item) => item.label);
+    const scored = Array.from({ length: 500 }, (_, label) => ({
+      label,
+      score: query.reduce((sum, value, j) => sum + value * set.data[label * 8 + j]!, 0),
+    }));
+    const expected = scored
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 5)
+      .map((item) => item.label);
     expect(exactTopK(set, query, 5)).toEqual(expected);
     expect(expected[0]).toBe(17);
   });
 
   test('ef is tuned upwards until recall reaches the target; the index has a size on disk', async () => {
-    const result = await benchVectorScale({ count: 2000, dimensions: 32, queries: 40, k: 5, recallTarget: 0.95, seed: 5, iterations: 20 });
+    const result = await benchVectorScale({
+      count: 2000,
+      dimensions: 32,
+      queries: 40,
+      k: 5,
+      recallTarget: 0.95,
+      seed: 5,
+      iterations: 20,
+    });
     expect(result.recall).toBeGreaterThanOrEqual(0.95);
     expect(EF_GRID).toContain(result.ef);
     expect(result.trials.map((trial) => trial.ef)).toEqual(EF_GRID.slice(0, result.trials.length));
@@ -223,7 +289,17 @@ describe('suite throughput', () => {
 
   test('runs the command a user types: the default run when nothing is named', () => {
     expect(suiteArguments({})).toEqual(['run', '--profile', '--quiet']);
-    expect(suiteArguments({ scenarios: ['recipes-en'], strategies: ['window'], workers: 3 })).toEqual(['run', '-c', 'recipes-en', '-s', 'window', '-w', '3', '--profile', '--quiet']);
+    expect(suiteArguments({ scenarios: ['recipes-en'], strategies: ['window'], workers: 3 })).toEqual([
+      'run',
+      '-c',
+      'recipes-en',
+      '-s',
+      'window',
+      '-w',
+      '3',
+      '--profile',
+      '--quiet',
+    ]);
   });
 });
 
@@ -238,10 +314,22 @@ describe('crash + recovery', () => {
   }, 180_000);
 
   test('judged against the fork floor of the same run, only when the floors were measured', () => {
-    const recovery: RecoveryResult = { scenario: 'remember-then-crash', errors: [], rows: [
-      { strategy: 'buffer', crashes: 3, p50Ms: 50, maxMs: 80, processes: 5, processCpuMsEach: 200, spareWaitMs: 10 },
-      { strategy: 'vector', crashes: 3, p50Ms: 250, maxMs: 300, processes: 5, processCpuMsEach: 200, spareWaitMs: 10 },
-    ] };
+    const recovery: RecoveryResult = {
+      scenario: 'remember-then-crash',
+      errors: [],
+      rows: [
+        { strategy: 'buffer', crashes: 3, p50Ms: 50, maxMs: 80, processes: 5, processCpuMsEach: 200, spareWaitMs: 10 },
+        {
+          strategy: 'vector',
+          crashes: 3,
+          p50Ms: 250,
+          maxMs: 300,
+          processes: 5,
+          processCpuMsEach: 200,
+          spareWaitMs: 10,
+        },
+      ],
+    };
     const floors = { forkKillReopen: timing(100) } as unknown as NonNullable<BenchReport['floors']>;
     const judged = new Map(evaluateTargets({ recovery, floors }).map((item) => [item.id, item]));
     expect(judged.get('recovery:buffer')!.pass).toBe(true);
@@ -253,7 +341,15 @@ describe('crash + recovery', () => {
 
 describe('targets and the report', () => {
   const saveLoad: SaveLoadResult = {
-    rows: [row('window', 10, 1), row('window', 100, 1), row('window', 10_000, 1.2), row('vector', 100, 2), row('vector', 10_000, 4), row('buffer', 100, 1), row('buffer', 10_000, 9)],
+    rows: [
+      row('window', 10, 1),
+      row('window', 100, 1),
+      row('window', 10_000, 1.2),
+      row('vector', 100, 2),
+      row('vector', 10_000, 4),
+      row('buffer', 100, 1),
+      row('buffer', 10_000, 9),
+    ],
     remember: [],
     turnsPerSize: { 10: 30, 100: 100, 10_000: 200 },
     rememberEvery: 100,
@@ -280,7 +376,19 @@ describe('targets and the report', () => {
 
   test('tables print every figure with PASS / MISS; the JSON renders to the same tables', () => {
     const report: BenchReport = {
-      header: { membenchVersion: '0', node: 'v20', platform: 'linux-x64', cpus: 2, cpuModel: 'cpu', loadAverage: { start: 0.5, end: 0.7 }, quick: false, sections: ['save-load'], tokenizer: 'cl100k_base', startedAt: '', durationMs: 1000 },
+      header: {
+        membenchVersion: '0',
+        node: 'v20',
+        platform: 'linux-x64',
+        cpus: 2,
+        cpuModel: 'cpu',
+        loadAverage: { start: 0.5, end: 0.7 },
+        quick: false,
+        sections: ['save-load'],
+        tokenizer: 'cl100k_base',
+        startedAt: '',
+        durationMs: 1000,
+      },
       saveLoad,
       targets: evaluateTargets({ saveLoad }),
     };
@@ -299,11 +407,12 @@ describe('membench bench arguments', () => {
   test('sections and sizes are checked before anything runs', async () => {
     expect(parseSections(['floors,vector', 'suite'])).toEqual(['floors', 'vector', 'suite']);
     expect(parseSizes('10,100,10_000')).toEqual([10, 100, 10_000]);
-    expect(() => parseSections(['speed'])).toThrow(/--only speed: expected one of floors, save-load, recovery, langchain, vector, suite/u);
+    expect(() => parseSections(['speed'])).toThrow(
+      /--only speed: expected one of floors, save-load, recovery, langchain, vector, suite/u,
+    );
     expect(() => parseSizes('10,ten')).toThrow(/--sizes 10,ten/u);
     const run = await membench(['bench', '--only', 'speed']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--only speed');
   });
 });
-

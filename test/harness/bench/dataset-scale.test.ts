@@ -40,7 +40,14 @@ describe('the synthetic LongMemEval_S-shaped file', () => {
     expect(questions).toHaveLength(500);
     const types = new Map<string, number>();
     for (const question of questions) types.set(question.question_type, (types.get(question.question_type) ?? 0) + 1);
-    expect(Object.fromEntries(types)).toEqual({ 'single-session-user': 70, 'single-session-assistant': 56, 'single-session-preference': 30, 'multi-session': 133, 'temporal-reasoning': 133, 'knowledge-update': 78 });
+    expect(Object.fromEntries(types)).toEqual({
+      'single-session-user': 70,
+      'single-session-assistant': 56,
+      'single-session-preference': 30,
+      'multi-session': 133,
+      'temporal-reasoning': 133,
+      'knowledge-update': 78,
+    });
     const abstention = questions.filter((question) => question.question_id.endsWith('_abs')).length;
     expect(abstention).toBeGreaterThan(15);
     expect(abstention).toBeLessThan(45);
@@ -50,13 +57,19 @@ describe('the synthetic LongMemEval_S-shaped file', () => {
       expect(question.haystack_session_ids).toHaveLength(question.haystack_sessions.length);
       expect(question.haystack_dates).toHaveLength(question.haystack_sessions.length);
       expect(question.question_date).toMatch(/^\d{4}\/\d{2}\/\d{2} \([A-Z][a-z]{2}\) \d{2}:\d{2}$/u);
-      expect(question.answer_session_ids.every((id) => question.haystack_session_ids.includes(id) && id.startsWith('answer_'))).toBe(true);
+      expect(
+        question.answer_session_ids.every(
+          (id) => question.haystack_session_ids.includes(id) && id.startsWith('answer_'),
+        ),
+      ).toBe(true);
       const turns = question.haystack_sessions.flat();
       expect(turns.filter((turn) => turn.has_answer === true).length).toBeGreaterThan(0);
     }
     const messages = sample.flatMap((question) => question.haystack_sessions.flat());
     const perQuestion = (value: number): number => value / sample.length;
-    expect(perQuestion(sample.reduce((sum, question) => sum + question.haystack_sessions.length, 0))).toBeGreaterThan(44);
+    expect(perQuestion(sample.reduce((sum, question) => sum + question.haystack_sessions.length, 0))).toBeGreaterThan(
+      44,
+    );
     expect(perQuestion(sample.reduce((sum, question) => sum + question.haystack_sessions.length, 0))).toBeLessThan(57);
     expect(perQuestion(messages.length)).toBeGreaterThan(420);
     expect(perQuestion(messages.length)).toBeLessThan(580);
@@ -77,7 +90,9 @@ describe('the synthetic LongMemEval_S-shaped file', () => {
     const report = log.report();
     expect(report.skipped).toEqual([]);
     // Its only repairs are numeric answers written as strings, as in the published file.
-    expect(new Set(report.repaired.map((issue) => issue.code))).toEqual(new Set(report.repaired.length > 0 ? ['answer-number'] : []));
+    expect(new Set(report.repaired.map((issue) => issue.code))).toEqual(
+      new Set(report.repaired.length > 0 ? ['answer-number'] : []),
+    );
     const probes = scenarios.flatMap((scenario) => scenario.steps.filter((step) => step.kind === 'probe'));
     expect(probes).toHaveLength(3);
   });
@@ -104,7 +119,25 @@ describe('bench: dataset scale', () => {
     expect(dataset.fullFile.questions).toBe(500);
     expect(dataset.fullFile.cpuMinutes).toBeCloseTo(cpuMinutes);
     expect(dataset.fullFile.wallMinutes).toBeCloseTo(cpuMinutes / dataset.fullFile.cores);
-    const report = { header: { membenchVersion: '0', node: 'v20', platform: 'linux-x64', cpus: 2, cpuModel: 'cpu', loadAverage: { start: 1, end: 1 }, quick: true, sections: ['dataset'], tokenizer: 'cl100k_base', startedAt: '', durationMs: 1 }, dataset, targets: [] } as BenchReport;
-    expect(renderBenchReport(report)).toMatch(/## Dataset scale[\s\S]*\| bm25 +\| 1 [\s\S]*Extrapolated \(not measured\): these 2 strategies over all 500 questions/u);
+    const report = {
+      header: {
+        membenchVersion: '0',
+        node: 'v20',
+        platform: 'linux-x64',
+        cpus: 2,
+        cpuModel: 'cpu',
+        loadAverage: { start: 1, end: 1 },
+        quick: true,
+        sections: ['dataset'],
+        tokenizer: 'cl100k_base',
+        startedAt: '',
+        durationMs: 1,
+      },
+      dataset,
+      targets: [],
+    } as BenchReport;
+    expect(renderBenchReport(report)).toMatch(
+      /## Dataset scale[\s\S]*\| bm25 +\| 1 [\s\S]*Extrapolated \(not measured\): these 2 strategies over all 500 questions/u,
+    );
   }, 120_000);
 });

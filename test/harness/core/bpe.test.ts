@@ -13,17 +13,59 @@ const root = path.resolve(import.meta.dirname, '../../..');
 
 /** Seeded random strings built from the pieces tiktoken's split pattern treats specially. */
 function randomTexts(count: number): string[] {
-  const pieces = [' ', '  ', '\n', '\r\n', '\t', "'s", "'LL", "'Re", 'a', 'Z', 'é', 'ß', 'ǅ', '\u0301', 'Ω', 'ﬀ', '中', '文', '铸铁锅', '😀', '👍🏽', '\u0085', '\u00a0', '\ufeff', '\u3000', '1', '234', '!', '?', '/', '...', 'ا', 'क', '्', 'Hello', 'WORLD', 'naïve'];
+  const pieces = [
+    ' ',
+    '  ',
+    '\n',
+    '\r\n',
+    '\t',
+    "'s",
+    "'LL",
+    "'Re",
+    'a',
+    'Z',
+    'é',
+    'ß',
+    'ǅ',
+    '\u0301',
+    'Ω',
+    'ﬀ',
+    '中',
+    '文',
+    '铸铁锅',
+    '😀',
+    '👍🏽',
+    '\u0085',
+    '\u00a0',
+    '\ufeff',
+    '\u3000',
+    '1',
+    '234',
+    '!',
+    '?',
+    '/',
+    '...',
+    'ا',
+    'क',
+    '्',
+    'Hello',
+    'WORLD',
+    'naïve',
+  ];
   let seed = 7;
   const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  return Array.from({ length: count }, () => Array.from({ length: 1 + Math.floor(next() * 30) }, () => pieces[Math.floor(next() * pieces.length)]).join(''));
+  return Array.from({ length: count }, () =>
+    Array.from({ length: 1 + Math.floor(next() * 30) }, () => pieces[Math.floor(next() * pieces.length)]).join(''),
+  );
 }
 
 describe('bpe.ts counts', async () => {
   const { scenarios } = await loadScenarios(builtinScenarioNames());
   const texts = [
     ...scenarios.flatMap((scenario) => strings(scenario.steps, [])),
-    ...readdirSync(path.join(root, 'scenarios')).filter((file) => file.endsWith('.yaml')).map((file) => readFileSync(path.join(root, 'scenarios', file), 'utf8')),
+    ...readdirSync(path.join(root, 'scenarios'))
+      .filter((file) => file.endsWith('.yaml'))
+      .map((file) => readFileSync(path.join(root, 'scenarios', file), 'utf8')),
     readFileSync(path.join(root, 'README.md'), 'utf8'),
     ...randomTexts(5000),
     '铸'.repeat(3000) + '锅'.repeat(3000), // one piece of 18,000 bytes: merged in n log n
@@ -34,7 +76,9 @@ describe('bpe.ts counts', async () => {
     it(`equal tiktoken's encode_ordinary in ${encoding} on ${texts.length} texts`, () => {
       const tiktoken = get_encoding(encoding);
       const counter = BpeCounter.load(encoding);
-      const mismatches = texts.filter((text) => counter.count(text) !== tiktoken.encode_ordinary(text).length).slice(0, 5);
+      const mismatches = texts
+        .filter((text) => counter.count(text) !== tiktoken.encode_ordinary(text).length)
+        .slice(0, 5);
       tiktoken.free();
       expect(mismatches).toEqual([]);
       expect(texts.length).toBeGreaterThan(5000);

@@ -118,7 +118,9 @@ describe('durableBatch', () => {
         process.kill(process.pid, 'SIGKILL');
       });`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
-    const [, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('exit', (code, signal) => resolve([code, signal])));
+    const [, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.on('exit', (code, signal) => resolve([code, signal])),
+    );
     expect(signal).toBe('SIGKILL');
     const db = openDatabase(file, 'sync');
     expect(db.prepare('SELECT count(*) FROM rows').pluck().get()).toBe(50);

@@ -45,7 +45,12 @@ describe('writeFileAtomic', () => {
     const seen: SyncSeen[] = [];
     vi.spyOn(prototype, 'sync').mockImplementation(async function (this: FileHandle) {
       const stats = await this.stat();
-      seen.push({ inode: stats.ino, directory: stats.isDirectory(), bytes: stats.isDirectory() ? 0 : stats.size, target: readFileSync(file, 'utf8') });
+      seen.push({
+        inode: stats.ino,
+        directory: stats.isDirectory(),
+        bytes: stats.isDirectory() ? 0 : stats.size,
+        target: readFileSync(file, 'utf8'),
+      });
       return original.call(this);
     });
     const before = fsyncStats.fsyncs;
@@ -63,7 +68,9 @@ describe('writeFileAtomic', () => {
 
   it('keeps the path a failing system call named (a directory it could not make under a file)', async () => {
     writeFileSync(path.join(dir, 'plain'), 'a file');
-    const error = (await writeFileAtomic(path.join(dir, 'plain', 'sub', 'out.json'), 'x').catch((caught: unknown) => caught)) as NodeJS.ErrnoException;
+    const error = (await writeFileAtomic(path.join(dir, 'plain', 'sub', 'out.json'), 'x').catch(
+      (caught: unknown) => caught,
+    )) as NodeJS.ErrnoException;
     expect(error.code).toBe('ENOTDIR');
     // The directory it could not make, not the file: the system's own path is kept.
     expect(error.path).toBe(path.join(dir, 'plain', 'sub'));

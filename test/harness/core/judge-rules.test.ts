@@ -9,18 +9,27 @@ const verdict = (item: Partial<JudgeItem> & Pick<JudgeItem, 'response'>): boolea
 describe('offline judge', () => {
   it('says an empty answer (an endpoint that sent content: null) is empty, whatever the question type', () => {
     for (const type of ['default', 'abstention', 'preference', 'temporal'] as const) {
-      expect(offlineVerdict({ type, question: 'q?', expect: ['tea'], forbid: [], response: ' ' })).toEqual({ correct: false, rule: 'the answer is empty (no text came back: an endpoint reply with content null?)' });
+      expect(offlineVerdict({ type, question: 'q?', expect: ['tea'], forbid: [], response: ' ' })).toEqual({
+        correct: false,
+        rule: 'the answer is empty (no text came back: an endpoint reply with content null?)',
+      });
     }
   });
 
   it('accepts the gold contained after normalisation, and refuses a stale value beside it except for knowledge-update', () => {
     expect(verdict({ expect: ['Cast-Iron Pan'], response: 'You use a cast-iron   pan.' })).toBe(true);
     expect(verdict({ expect: ['six'], forbid: ['four'], response: 'It was four, now six.' })).toBe(false);
-    expect(verdict({ type: 'knowledge-update', expect: ['six'], forbid: ['four'], response: 'It was four, now six.' })).toBe(true);
+    expect(
+      verdict({ type: 'knowledge-update', expect: ['six'], forbid: ['four'], response: 'It was four, now six.' }),
+    ).toBe(true);
   });
 
   it('reads dates in any common format, off by one day only for temporal questions', () => {
-    expect(datesIn('on May 7, 2023 and 2023-05-08 and the 9th of May 2023')).toEqual([Date.UTC(2023, 4, 9), Date.UTC(2023, 4, 7), Date.UTC(2023, 4, 8)]);
+    expect(datesIn('on May 7, 2023 and 2023-05-08 and the 9th of May 2023')).toEqual([
+      Date.UTC(2023, 4, 9),
+      Date.UTC(2023, 4, 7),
+      Date.UTC(2023, 4, 8),
+    ]);
     expect(verdict({ expect: ['7 May 2023'], response: 'It was on May 7th, 2023.' })).toBe(true);
     expect(verdict({ expect: ['7 May 2023'], response: 'It was on May 8th, 2023.' })).toBe(false);
     expect(verdict({ type: 'temporal', expect: ['7 May 2023'], response: 'It was on May 8th, 2023.' })).toBe(true);
@@ -37,7 +46,9 @@ describe('offline judge', () => {
 
   it('accepts a close paraphrase by token F1 at the threshold, not a loose one', () => {
     expect(verdict({ expect: ['adoption agencies'], response: 'adoption agency' })).toBe(true);
-    expect(verdict({ expect: ['she went to adoption agencies in the city'], response: 'she likes painting' })).toBe(false);
+    expect(verdict({ expect: ['she went to adoption agencies in the city'], response: 'she likes painting' })).toBe(
+      false,
+    );
   });
 
   it('judges abstention by a decline, refusing one that names the unsupported answer; preference by the rubric', () => {
@@ -46,7 +57,9 @@ describe('offline judge', () => {
     expect(verdict({ type: 'abstention', response: 'It was blue.' })).toBe(false);
     expect(verdict({ type: 'abstention', forbid: ['blue'], response: "I don't know, maybe blue." })).toBe(false);
     const rubric = ['The user prefers vegetarian recipes with tofu and mushrooms'];
-    expect(verdict({ type: 'preference', expect: rubric, response: 'Try a vegetarian stir-fry with tofu and mushrooms.' })).toBe(true);
+    expect(
+      verdict({ type: 'preference', expect: rubric, response: 'Try a vegetarian stir-fry with tofu and mushrooms.' }),
+    ).toBe(true);
     expect(verdict({ type: 'preference', expect: rubric, response: 'Try a steak.' })).toBe(false);
   });
 });

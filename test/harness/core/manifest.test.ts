@@ -12,10 +12,20 @@ describe('removeOwnFiles', () => {
     const dir = await tempDir();
     mkdirSync(path.join(dir, 'charts', 'sub'), { recursive: true });
     mkdirSync(path.join(dir, 'only-ours'));
-    for (const name of ['a.json', 'charts/a.png', 'only-ours/b.png', 'mine.txt', 'charts/sub/x.txt']) writeFileSync(path.join(dir, name), name);
+    for (const name of ['a.json', 'charts/a.png', 'only-ours/b.png', 'mine.txt', 'charts/sub/x.txt'])
+      writeFileSync(path.join(dir, name), name);
     await writeManifest(dir, 'test', ['a.json', 'charts/a.png', 'only-ours/b.png']);
-    expect(await removeOwnFiles(dir)).toEqual(['a.json', path.join('charts', 'a.png'), path.join('only-ours', 'b.png')]);
-    expect(readdirSync(dir, { recursive: true }).map(String).sort()).toEqual(['charts', path.join('charts', 'sub'), path.join('charts', 'sub', 'x.txt'), 'mine.txt']);
+    expect(await removeOwnFiles(dir)).toEqual([
+      'a.json',
+      path.join('charts', 'a.png'),
+      path.join('only-ours', 'b.png'),
+    ]);
+    expect(readdirSync(dir, { recursive: true }).map(String).sort()).toEqual([
+      'charts',
+      path.join('charts', 'sub'),
+      path.join('charts', 'sub', 'x.txt'),
+      'mine.txt',
+    ]);
   });
 
   it('never leaves the dir, whatever a hand-edited manifest says', async () => {
@@ -23,7 +33,13 @@ describe('removeOwnFiles', () => {
     const dir = path.join(parent, 'out');
     mkdirSync(dir);
     writeFileSync(path.join(parent, 'outside.txt'), 'x');
-    writeFileSync(path.join(dir, MANIFEST_FILE), JSON.stringify({ command: 'x', files: ['../outside.txt', path.join(parent, 'outside.txt'), 'sub/../../outside.txt'] }));
+    writeFileSync(
+      path.join(dir, MANIFEST_FILE),
+      JSON.stringify({
+        command: 'x',
+        files: ['../outside.txt', path.join(parent, 'outside.txt'), 'sub/../../outside.txt'],
+      }),
+    );
     expect(await removeOwnFiles(dir)).toEqual([]);
     expect(existsSync(path.join(parent, 'outside.txt'))).toBe(true);
   });

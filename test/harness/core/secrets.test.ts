@@ -10,19 +10,29 @@ describe('the secret filter', () => {
     expect(maskSecrets('Authorization: Bearer abc.def-123')).toBe('Authorization: Bearer ***');
     expect(maskSecrets('authorization=Basic dXNlcjpwYXNz')).toBe('authorization=Basic ***');
     expect(maskSecrets('sent with bearer tok_9f8e7d6c5b4a')).toBe('sent with bearer ***');
-    expect(maskSecrets('the bearer of bad news, the bearer interesting')).toBe('the bearer of bad news, the bearer interesting');
+    expect(maskSecrets('the bearer of bad news, the bearer interesting')).toBe(
+      'the bearer of bad news, the bearer interesting',
+    );
     expect(maskSecrets('nothing secret here')).toBe('nothing secret here');
   });
 
   it('keeps JSON text JSON', () => {
-    const json = JSON.stringify({ answer: 'echo: "Authorization": "Bearer x-1\\"2" and \\n more', headers: { authorization: 'Bearer other-token-123' } });
+    const json = JSON.stringify({
+      answer: 'echo: "Authorization": "Bearer x-1\\"2" and \\n more',
+      headers: { authorization: 'Bearer other-token-123' },
+    });
     const masked = maskSecrets(json);
     expect(() => JSON.parse(masked)).not.toThrow();
     expect(masked).not.toContain('other-token-123');
   });
 
   it('masks every string of a value, keys included, leaving numbers and undefined alone', () => {
-    expect(maskSecretsDeep({ n: 3, none: undefined, list: [`a ${KEY}`], [KEY]: true })).toEqual({ n: 3, none: undefined, list: ['a ***'], '***': true });
+    expect(maskSecretsDeep({ n: 3, none: undefined, list: [`a ${KEY}`], [KEY]: true })).toEqual({
+      n: 3,
+      none: undefined,
+      list: ['a ***'],
+      '***': true,
+    });
   });
 
   it('returns what holds nothing to mask as it is, and copies only the parts that change', () => {

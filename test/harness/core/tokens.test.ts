@@ -1,6 +1,12 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { encodingForModel, RECENT_TEXTS, TokenCounter, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY } from '../../../harness/core/tokens.js';
+import {
+  encodingForModel,
+  RECENT_TEXTS,
+  TokenCounter,
+  TOKENS_PER_MESSAGE,
+  TOKENS_PER_REPLY,
+} from '../../../harness/core/tokens.js';
 
 describe('encodingForModel', () => {
   it.each([
@@ -31,7 +37,9 @@ describe('TokenCounter', () => {
   it('adds the per-message overhead and the reply priming', () => {
     const counter = new TokenCounter('gpt-4o');
     const message = new HumanMessage('教我做');
-    expect(counter.countMessage(message)).toBe(TOKENS_PER_MESSAGE + counter.countText('user') + counter.countText('教我做'));
+    expect(counter.countMessage(message)).toBe(
+      TOKENS_PER_MESSAGE + counter.countText('user') + counter.countText('教我做'),
+    );
     expect(counter.countMessages([new HumanMessage('Hello!'), new AIMessage('Hi there, how can I help?')])).toBe(21);
     expect(counter.countMessages([])).toBe(0);
     expect(counter.countMessages([message])).toBe(counter.countMessage(message) + TOKENS_PER_REPLY);
@@ -39,10 +47,15 @@ describe('TokenCounter', () => {
 
   it('counts tool calls and tool results', () => {
     const counter = new TokenCounter('gpt-4o');
-    const call = new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'place_order', args: { item: '红烧肉' }, type: 'tool_call' }] });
+    const call = new AIMessage({
+      content: '',
+      tool_calls: [{ id: 'c1', name: 'place_order', args: { item: '红烧肉' }, type: 'tool_call' }],
+    });
     const bare = new AIMessage('');
     expect(counter.countMessage(call)).toBeGreaterThan(counter.countMessage(bare) + counter.countText('place_order'));
-    expect(counter.countMessage(new ToolMessage({ content: 'ok', tool_call_id: 'c1' }))).toBeGreaterThan(TOKENS_PER_MESSAGE);
+    expect(counter.countMessage(new ToolMessage({ content: 'ok', tool_call_id: 'c1' }))).toBeGreaterThan(
+      TOKENS_PER_MESSAGE,
+    );
   });
 
   it('tokenises each message once, however often the history is counted', () => {

@@ -52,7 +52,9 @@ const request = (text: string): ChatRequest => ({ task: 'answer', messages: [new
 
 describe('request keys', () => {
   it('do not depend on the order object fields were written in', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { f: 2, e: 3 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"e":3,"f":2}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { f: 2, e: 3 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[1,{"e":3,"f":2}]},"b":1}',
+    );
     expect(requestKey({ model: 'm', temperature: 0 })).toBe(requestKey({ temperature: 0, model: 'm' }));
     expect(requestKey({ model: 'm' })).toMatch(/^[0-9a-f]{64}$/u);
     expect(requestKey({ model: 'm', limit: undefined })).toBe(requestKey({ model: 'm' }));
@@ -66,7 +68,11 @@ describe('CachedChatModel', () => {
     const store = ResponseCache.open(file);
     const model = new CachedChatModel(inner, store, { trial: 0 });
 
-    expect(await model.chat(request('我点了什么？'))).toEqual({ text: 'answer 1 to 1 messages', cached: false, latencyMs: 12 });
+    expect(await model.chat(request('我点了什么？'))).toEqual({
+      text: 'answer 1 to 1 messages',
+      cached: false,
+      latencyMs: 12,
+    });
     expect(await model.chat(request('我点了什么？'))).toEqual({ text: 'answer 1 to 1 messages', cached: true });
     expect(inner.calls).toBe(1);
     expect([model.hits, model.misses]).toEqual([1, 1]);
@@ -91,7 +97,9 @@ describe('CachedChatModel', () => {
   it('uses the provider description of a request when given one', async () => {
     const store = ResponseCache.open(path.join(scratch, 'describe.sqlite'));
     const inner = new CountingModel();
-    const describeAsLastWord = (item: ChatRequest) => ({ last: String(item.messages.at(-1)?.content).split(' ').at(-1) });
+    const describeAsLastWord = (item: ChatRequest) => ({
+      last: String(item.messages.at(-1)?.content).split(' ').at(-1),
+    });
     const model = new CachedChatModel(inner, store, { describe: describeAsLastWord });
     await model.chat(request('first tofu'));
     expect((await model.chat(request('second tofu'))).cached).toBe(true);

@@ -14,21 +14,37 @@ describe('OfflineModel', () => {
   const model = new OfflineModel();
 
   it('answers by quoting the best-matching sentence, preferring the latest on ties', () => {
-    const context = [new HumanMessage('My flight is on Tuesday.'), new AIMessage('OK.'), new HumanMessage('Actually my flight moved to Thursday.')];
-    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'When is my flight?') })).toContain('Thursday');
+    const context = [
+      new HumanMessage('My flight is on Tuesday.'),
+      new AIMessage('OK.'),
+      new HumanMessage('Actually my flight moved to Thursday.'),
+    ];
+    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'When is my flight?') })).toContain(
+      'Thursday',
+    );
   });
 
   it('answers Chinese questions from Chinese context and declines when nothing matches', () => {
     const context = [new HumanMessage('我儿子对花生过敏。'), new AIMessage('好的。')];
     expect(model.respond({ task: 'answer', messages: answerPrompt(context, '谁对花生过敏？') })).toContain('花生');
     expect(model.respond({ task: 'answer', messages: answerPrompt(context, '烤箱温度是多少？') })).toBe('我不知道。');
-    expect(model.respond({ task: 'answer', messages: answerPrompt([], 'What oven temperature?') })).toBe("I don't know.");
+    expect(model.respond({ task: 'answer', messages: answerPrompt([], 'What oven temperature?') })).toBe(
+      "I don't know.",
+    );
   });
 
   it('writes extractive summaries within the token budget, dropping acknowledgements', () => {
-    const summary = model.respond({ task: 'summarize', messages: summarizePrompt('User likes tea.', 'Human: I live in Lyon.\nAI: OK.'), maxOutputTokens: 64 });
+    const summary = model.respond({
+      task: 'summarize',
+      messages: summarizePrompt('User likes tea.', 'Human: I live in Lyon.\nAI: OK.'),
+      maxOutputTokens: 64,
+    });
     expect(summary).toBe('User likes tea. I live in Lyon.');
-    const tight = model.respond({ task: 'summarize', messages: summarizePrompt('User likes tea.', 'Human: I live in Lyon.'), maxOutputTokens: 7 });
+    const tight = model.respond({
+      task: 'summarize',
+      messages: summarizePrompt('User likes tea.', 'Human: I live in Lyon.'),
+      maxOutputTokens: 7,
+    });
     expect(tight).toBe('I live in Lyon.');
   });
 
@@ -39,13 +55,26 @@ describe('OfflineModel', () => {
       new HumanMessage('这周六我爸妈也过来吃饭，一共六个人。'),
       new AIMessage('好的。'),
     ];
-    expect(model.respond({ task: 'answer', messages: answerPrompt(context, '这周六一共几个人吃饭？') })).toContain('六个人');
+    expect(model.respond({ task: 'answer', messages: answerPrompt(context, '这周六一共几个人吃饭？') })).toContain(
+      '六个人',
+    );
   });
 
   it('declines when no sentence covers enough of the question, even with a word in common', () => {
-    const context = [new HumanMessage('My son is allergic to peanuts.'), new AIMessage('Noted, no peanut oil then.'), new HumanMessage('We bake bread on Sundays.')];
-    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'Which bakery on Elm Street sells sourdough loaves on weekdays?') })).toBe("I don't know.");
-    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'What is my son allergic to?') })).toContain('peanuts');
+    const context = [
+      new HumanMessage('My son is allergic to peanuts.'),
+      new AIMessage('Noted, no peanut oil then.'),
+      new HumanMessage('We bake bread on Sundays.'),
+    ];
+    expect(
+      model.respond({
+        task: 'answer',
+        messages: answerPrompt(context, 'Which bakery on Elm Street sells sourdough loaves on weekdays?'),
+      }),
+    ).toBe("I don't know.");
+    expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'What is my son allergic to?') })).toContain(
+      'peanuts',
+    );
   });
 
   it('keeps salient first-person facts ahead of chit-chat and questions when the budget is tight', () => {
@@ -61,17 +90,32 @@ describe('OfflineModel', () => {
   });
 
   it('replaces a statement its correction is about instead of keeping both', () => {
-    const first = model.respond({ task: 'summarize', messages: summarizePrompt('', 'Human: I live in Shanghai.\nAI: Noted.'), maxOutputTokens: 64 });
-    const second = model.respond({ task: 'summarize', messages: summarizePrompt(first, "Human: Actually I've moved to Hangzhou.\nAI: Got it."), maxOutputTokens: 64 });
+    const first = model.respond({
+      task: 'summarize',
+      messages: summarizePrompt('', 'Human: I live in Shanghai.\nAI: Noted.'),
+      maxOutputTokens: 64,
+    });
+    const second = model.respond({
+      task: 'summarize',
+      messages: summarizePrompt(first, "Human: Actually I've moved to Hangzhou.\nAI: Got it."),
+      maxOutputTokens: 64,
+    });
     expect(second).toContain('Hangzhou');
     expect(second).not.toContain('Shanghai');
-    const zh = model.respond({ task: 'summarize', messages: summarizePrompt('我住在上海。', 'Human: 我搬到杭州了，现在住在杭州。'), maxOutputTokens: 64 });
+    const zh = model.respond({
+      task: 'summarize',
+      messages: summarizePrompt('我住在上海。', 'Human: 我搬到杭州了，现在住在杭州。'),
+      maxOutputTokens: 64,
+    });
     expect(zh).toContain('杭州');
     expect(zh).not.toContain('上海');
   });
 
   it('is deterministic', () => {
-    const request = { task: 'answer' as const, messages: answerPrompt([new HumanMessage('Rex is my dog.')], 'Who is Rex?') };
+    const request = {
+      task: 'answer' as const,
+      messages: answerPrompt([new HumanMessage('Rex is my dog.')], 'Who is Rex?'),
+    };
     expect(model.respond(request)).toBe(model.respond(request));
   });
 });
@@ -87,10 +131,15 @@ describe('HashedEmbedder', () => {
 });
 
 describe('the offline model never reads gold data', () => {
-  it("gives the same contexts, answers and model calls when every probe's expect, forbid and evidence change, for every strategy that calls it", { timeout: 120_000 }, async () => {
+  it("gives the same contexts, answers and model calls when every probe's expect, forbid and evidence change, for every strategy that calls it", {
+    timeout: 120_000,
+  }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-gold-'));
     for (const name of ['recipes-zh', 'preference-corrections']) {
-      const original = parse(await readFile(path.join(BUILTIN_SCENARIO_DIR, `${name}.yaml`), 'utf8')) as { name: string; steps: Record<string, unknown>[] };
+      const original = parse(await readFile(path.join(BUILTIN_SCENARIO_DIR, `${name}.yaml`), 'utf8')) as {
+        name: string;
+        steps: Record<string, unknown>[];
+      };
       const doctored = structuredClone(original);
       for (const step of doctored.steps) {
         if ('probe' in step) {
@@ -123,8 +172,11 @@ describe('the offline model never reads gold data', () => {
       }));
     expect(outputs(b)).toEqual(outputs(a));
     // The model was called: summaries and extractions (maintenance) and answers.
-    for (const strategy of ['summary', 'summary-buffer', 'entity']) expect(a.cells.find((cell) => cell.strategy === strategy)!.usage.maintenanceCalls, strategy).toBeGreaterThan(0);
+    for (const strategy of ['summary', 'summary-buffer', 'entity'])
+      expect(a.cells.find((cell) => cell.strategy === strategy)!.usage.maintenanceCalls, strategy).toBeGreaterThan(0);
     // ...while the scores, which do read gold data, change.
-    expect(b.cells.map((cell) => cell.recall.contextRecall.hits)).not.toEqual(a.cells.map((cell) => cell.recall.contextRecall.hits));
+    expect(b.cells.map((cell) => cell.recall.contextRecall.hits)).not.toEqual(
+      a.cells.map((cell) => cell.recall.contextRecall.hits),
+    );
   });
 });

@@ -21,7 +21,12 @@ import {
   ResponseCache,
   type OpenAIProviderOptions,
 } from '../../../harness/models/index.js';
-import { closedPort, fakeEmbedding, startFakeOpenAIServer, type FakeOpenAIServer } from '../../helpers/fake-openai-server.js';
+import {
+  closedPort,
+  fakeEmbedding,
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+} from '../../helpers/fake-openai-server.js';
 
 const KEY = 'sk-test-SECRET-0123456789abcdef';
 const ask = (text: string) => ({ task: 'reply' as const, messages: [new HumanMessage(text)] });
@@ -69,7 +74,10 @@ describe('openai chat model', () => {
     const messages = [
       new SystemMessage('Be brief.'),
       new HumanMessage('Order the usual.'),
-      new AIMessage({ content: '', tool_calls: [{ id: 'call_1', name: 'place_order', args: { dish: '红烧肉', qty: 2 }, type: 'tool_call' }] }),
+      new AIMessage({
+        content: '',
+        tool_calls: [{ id: 'call_1', name: 'place_order', args: { dish: '红烧肉', qty: 2 }, type: 'tool_call' }],
+      }),
       new ToolMessage({ content: '{"ok":true}', tool_call_id: 'call_1', name: 'place_order' }),
       new AIMessage('Done.'),
       new HumanMessage('谢谢'),
@@ -93,7 +101,13 @@ describe('openai chat model', () => {
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'place_order', arguments: '{"dish":"红烧肉","qty":2}' } }],
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'place_order', arguments: '{"dish":"红烧肉","qty":2}' },
+            },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true}' },
         { role: 'assistant', content: 'Done.' },
@@ -112,7 +126,12 @@ describe('openai chat model', () => {
 
   it('retries a 429 after the Retry-After the server asked for', async () => {
     const { sleeps, sleep } = recordingSleep();
-    server.enqueue({ kind: 'json', status: 429, body: { error: { message: 'Rate limit reached' } }, headers: { 'retry-after': '1' } });
+    server.enqueue({
+      kind: 'json',
+      status: 429,
+      body: { error: { message: 'Rate limit reached' } },
+      headers: { 'retry-after': '1' },
+    });
     const response = await chatModel({ sleep }).chat(ask('again'));
     expect(response.text).toBe('echo: again');
     expect(server.requests).toHaveLength(2);
@@ -120,7 +139,12 @@ describe('openai chat model', () => {
   });
 
   it('really waits a small Retry-After before retrying', async () => {
-    server.enqueue({ kind: 'json', status: 429, body: { error: { message: 'slow down' } }, headers: { 'retry-after-ms': '80' } });
+    server.enqueue({
+      kind: 'json',
+      status: 429,
+      body: { error: { message: 'slow down' } },
+      headers: { 'retry-after-ms': '80' },
+    });
     const retries: number[] = [];
     const started = performance.now();
     await chatModel({ onRetry: (event) => retries.push(event.delayMs) }).chat(ask('wait'));
@@ -131,15 +155,29 @@ describe('openai chat model', () => {
 
   it('backs off exponentially with jitter on 5xx, then gives up with the URL and the reason', async () => {
     const { sleeps, sleep } = recordingSleep();
-    server.enqueue(...Array.from({ length: 4 }, () => ({ kind: 'raw' as const, status: 500, body: '', contentType: 'text/plain' })));
-    const error = await modelError(chatModel({ sleep, maxRetries: 3, retryBaseMs: 100, random: () => 1 }).chat(ask('x')));
-    expect(error.message).toBe(`openai: POST ${server.baseUrl}/chat/completions failed after 4 attempts: 500 Internal Server Error`);
+    server.enqueue(
+      ...Array.from({ length: 4 }, () => ({ kind: 'raw' as const, status: 500, body: '', contentType: 'text/plain' })),
+    );
+    const error = await modelError(
+      chatModel({ sleep, maxRetries: 3, retryBaseMs: 100, random: () => 1 }).chat(ask('x')),
+    );
+    expect(error.message).toBe(
+      `openai: POST ${server.baseUrl}/chat/completions failed after 4 attempts: 500 Internal Server Error`,
+    );
     expect(server.requests).toHaveLength(4);
     expect(sleeps).toEqual([100, 200, 400]);
 
     const jittered = recordingSleep();
-    server.enqueue(...Array.from({ length: 3 }, () => ({ kind: 'json' as const, status: 503, body: { error: { message: 'overloaded' } } })));
-    const second = await modelError(chatModel({ sleep: jittered.sleep, maxRetries: 2, retryBaseMs: 100, random: () => 0 }).chat(ask('x')));
+    server.enqueue(
+      ...Array.from({ length: 3 }, () => ({
+        kind: 'json' as const,
+        status: 503,
+        body: { error: { message: 'overloaded' } },
+      })),
+    );
+    const second = await modelError(
+      chatModel({ sleep: jittered.sleep, maxRetries: 2, retryBaseMs: 100, random: () => 0 }).chat(ask('x')),
+    );
     expect(second.message).toMatch(/failed after 3 attempts: 503 overloaded$/u);
     expect(jittered.sleeps).toEqual([50, 100]);
 
@@ -152,7 +190,12 @@ describe('openai chat model', () => {
     const { sleeps, sleep } = recordingSleep();
     const reasons: string[] = [];
     server.enqueue({ kind: 'reset' });
-    const model = chatModel({ sleep, retryBaseMs: 10, random: () => 1, onRetry: (event) => reasons.push(event.reason) });
+    const model = chatModel({
+      sleep,
+      retryBaseMs: 10,
+      random: () => 1,
+      onRetry: (event) => reasons.push(event.reason),
+    });
     expect((await model.chat(ask('still there?'))).text).toBe('echo: still there?');
     expect(server.requests).toHaveLength(2);
     expect(sleeps).toEqual([10]);
@@ -162,7 +205,9 @@ describe('openai chat model', () => {
   it('times out a server that never answers, on every attempt', async () => {
     server.enqueue({ kind: 'hang' }, { kind: 'hang' });
     const error = await modelError(chatModel({ timeoutMs: 300, maxRetries: 1, retryBaseMs: 0 }).chat(ask('x')));
-    expect(error.message).toBe(`openai: POST ${server.baseUrl}/chat/completions failed after 2 attempts: timed out after 300 ms`);
+    expect(error.message).toBe(
+      `openai: POST ${server.baseUrl}/chat/completions failed after 2 attempts: timed out after 300 ms`,
+    );
     expect(server.requests).toHaveLength(2);
   });
 
@@ -175,19 +220,31 @@ describe('openai chat model', () => {
   it('reports a malformed JSON body without retrying', async () => {
     server.enqueue({ kind: 'raw', body: '{"choices": [' });
     const error = await modelError(chatModel().chat(ask('x')));
-    expect(error.message).toMatch(new RegExp(`^openai: POST ${server.baseUrl}/chat/completions failed: malformed JSON response \\(.+\\)$`, 'u'));
+    expect(error.message).toMatch(
+      new RegExp(`^openai: POST ${server.baseUrl}/chat/completions failed: malformed JSON response \\(.+\\)$`, 'u'),
+    );
     expect(server.requests).toHaveLength(1);
 
     server.enqueue({ kind: 'json', body: { unexpected: true } });
-    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(/malformed JSON response \(no choices\[0\]\.message\)$/u);
+    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
+      /malformed JSON response \(no choices\[0\]\.message\)$/u,
+    );
     server.enqueue({ kind: 'raw', body: '<html>proxy error</html>', contentType: 'text/html' });
-    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(/malformed JSON response \(got a non-JSON body: .*proxy error/u);
+    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
+      /malformed JSON response \(got a non-JSON body: .*proxy error/u,
+    );
   });
 
   it('fails a wrong key at once (401, no retry) and never shows the key, even when the server echoes it', async () => {
-    server.enqueue({ kind: 'json', status: 401, body: { error: { message: `invalid API key: ${KEY}`, code: 'invalid_api_key' } } });
+    server.enqueue({
+      kind: 'json',
+      status: 401,
+      body: { error: { message: `invalid API key: ${KEY}`, code: 'invalid_api_key' } },
+    });
     const retries: string[] = [];
-    const error = await modelError(chatModel({ maxRetries: 3, onRetry: (event) => retries.push(event.reason) }).chat(ask('x')));
+    const error = await modelError(
+      chatModel({ maxRetries: 3, onRetry: (event) => retries.push(event.reason) }).chat(ask('x')),
+    );
     expect(error.message).toBe(`openai: POST ${server.baseUrl}/chat/completions failed: 401 invalid API key: ***`);
     expect(server.requests).toHaveLength(1);
     expect(retries).toEqual([]);
@@ -202,13 +259,24 @@ describe('openai chat model', () => {
 
   it('says so when the connection is refused', async () => {
     const port = await closedPort();
-    const model = new OpenAIChatModel('m', { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: KEY, env: {}, maxRetries: 2 });
+    const model = new OpenAIChatModel('m', {
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: KEY,
+      env: {},
+      maxRetries: 2,
+    });
     const error = await modelError(model.chat(ask('x')));
-    expect(error.message).toBe(`openai: POST http://127.0.0.1:${port}/v1/chat/completions failed: connection refused (is the server running?)`);
+    expect(error.message).toBe(
+      `openai: POST http://127.0.0.1:${port}/v1/chat/completions failed: connection refused (is the server running?)`,
+    );
   });
 
   it('refuses a base URL carrying credentials or a query, without echoing them', () => {
-    for (const baseUrl of [`http://user:${KEY}@127.0.0.1:1/v1`, `http://127.0.0.1:1/v1?key=${KEY}`, `ftp://user:${KEY}@host/`]) {
+    for (const baseUrl of [
+      `http://user:${KEY}@127.0.0.1:1/v1`,
+      `http://127.0.0.1:1/v1?key=${KEY}`,
+      `ftp://user:${KEY}@host/`,
+    ]) {
       let caught: unknown;
       try {
         new OpenAIChatModel('m', { baseUrl, apiKey: 'other', env: {} });
@@ -232,7 +300,9 @@ describe('openai chat model', () => {
   it('rejects bad options and specs with INVALID_ARGUMENT', () => {
     expect(() => chatModel({ concurrency: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     expect(() => createModel('openai:')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
-    expect(() => createModel('openai:m', { baseUrl: 'not a url', env: {} })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => createModel('openai:m', { baseUrl: 'not a url', env: {} })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
   });
 });
 
@@ -243,7 +313,11 @@ describe('openai embedder', () => {
     const texts = ['红烧肉', 'vegetarian', '', 'tofu', 'rice'];
     const vectors = await embedder.embed(texts);
     expect(server.requests).toHaveLength(3);
-    expect(server.requests.map((request) => (request.body as { input: string[] }).input)).toEqual([['红烧肉', 'vegetarian'], [' ', 'tofu'], ['rice']]);
+    expect(server.requests.map((request) => (request.body as { input: string[] }).input)).toEqual([
+      ['红烧肉', 'vegetarian'],
+      [' ', 'tofu'],
+      ['rice'],
+    ]);
     expect(server.requests[0]!.body).toMatchObject({ model: 'embed-model', encoding_format: 'float' });
     expect(vectors.every((vector) => vector instanceof Float32Array && vector.length === 8)).toBe(true);
     expect(Array.from(vectors[3]!)).toEqual(Array.from(Float32Array.from(fakeEmbedding('tofu', 8))));
@@ -252,7 +326,12 @@ describe('openai embedder', () => {
   });
 
   it('sends and checks requested dimensions', async () => {
-    const embedder = createEmbedder('openai:embed-model', { baseUrl: server.baseUrl, apiKey: KEY, env: {}, dimensions: 4 });
+    const embedder = createEmbedder('openai:embed-model', {
+      baseUrl: server.baseUrl,
+      apiKey: KEY,
+      env: {},
+      dimensions: 4,
+    });
     expect(embedder.dimensions).toBe(4);
     const error = await modelError(embedder.embed(['a']));
     expect(server.requests[0]!.body).toMatchObject({ dimensions: 4 });
@@ -298,14 +377,30 @@ describe('response cache in front of the openai model', () => {
 
     // Reopened (a later run): still a hit, without any endpoint.
     const reopened = ResponseCache.open(file);
-    const offlineReplay = createModel('openai:test-model', { baseUrl: 'http://127.0.0.1:9/v1', env: {}, cache: { store: reopened, trial: 0 } });
-    expect(await offlineReplay.chat(ask('what did I order?'))).toEqual({ text: 'echo: what did I order?', cached: true });
+    const offlineReplay = createModel('openai:test-model', {
+      baseUrl: 'http://127.0.0.1:9/v1',
+      env: {},
+      cache: { store: reopened, trial: 0 },
+    });
+    expect(await offlineReplay.chat(ask('what did I order?'))).toEqual({
+      text: 'echo: what did I order?',
+      cached: true,
+    });
     reopened.close();
   });
 });
 
 describe('an answer over the size bound', () => {
-  const completion = (content: string) => ({ kind: 'json' as const, body: { id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }] } });
+  const completion = (content: string) => ({
+    kind: 'json' as const,
+    body: {
+      id: 'x',
+      object: 'chat.completion',
+      created: 0,
+      model: 'm',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+    },
+  });
 
   it('is cut at MAX_ANSWER_CHARS with the count dropped, counted by the meter, also when it comes back from the cache', async () => {
     const long = 'x'.repeat(MAX_ANSWER_CHARS + 12_345);

@@ -16,7 +16,16 @@ afterAll(() => server.close());
 
 /** A user prompt laid out as mem0ai 3.x lays out its fact extraction (its section headers, in its order). */
 function mem0Prompt(newMessages: string): string {
-  return ['## Summary\n', '## Last k Messages\n[]', '## Recently Extracted Memories\n[]', '## Existing Memories\n[]', `## New Messages\n${newMessages}`, '## Observation Date\n2026-01-01', '## Current Date\n2026-01-01', '# Output:'].join('\n\n');
+  return [
+    '## Summary\n',
+    '## Last k Messages\n[]',
+    '## Recently Extracted Memories\n[]',
+    '## Existing Memories\n[]',
+    `## New Messages\n${newMessages}`,
+    '## Observation Date\n2026-01-01',
+    '## Current Date\n2026-01-01',
+    '# Output:',
+  ].join('\n\n');
 }
 
 describe('membench serve endpoint', () => {
@@ -27,7 +36,10 @@ describe('membench serve endpoint', () => {
   });
 
   it('answers a chat completion with the offline model, with usage', async () => {
-    const completion = await client.chat.completions.create({ model: 'offline', messages: [{ role: 'user', content: 'Hello there' }] });
+    const completion = await client.chat.completions.create({
+      model: 'offline',
+      messages: [{ role: 'user', content: 'Hello there' }],
+    });
     expect(completion.choices[0]!.message.content).toBe('OK.');
     expect(completion.usage!.prompt_tokens).toBeGreaterThan(0);
     expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
@@ -51,7 +63,9 @@ describe('membench serve endpoint', () => {
         { role: 'user', content: mem0Prompt('user: I am allergic to peanuts.\nassistant: Noted, no peanuts.') },
       ],
     });
-    const parsed = JSON.parse(completion.choices[0]!.message.content!) as { memory: { id: string; text: string; attributed_to: string }[] };
+    const parsed = JSON.parse(completion.choices[0]!.message.content!) as {
+      memory: { id: string; text: string; attributed_to: string }[];
+    };
     expect(parsed.memory).toEqual([{ id: '0', text: 'I am allergic to peanuts.', attributed_to: 'user' }]);
     const empty = await client.chat.completions.create({
       model: 'offline',
@@ -63,9 +77,19 @@ describe('membench serve endpoint', () => {
   });
 
   it('refuses JSON mode for a request it does not recognise, and bad requests, with an OpenAI error', async () => {
-    const refused = client.chat.completions.create({ model: 'offline', response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'give me JSON' }] });
+    const refused = client.chat.completions.create({
+      model: 'offline',
+      response_format: { type: 'json_object' },
+      messages: [{ role: 'user', content: 'give me JSON' }],
+    });
     await expect(refused).rejects.toMatchObject({ status: 400, message: expect.stringContaining('recognises') });
-    await expect(client.chat.completions.create({ model: 'offline', messages: [] })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('messages') });
-    await expect(client.embeddings.create({ model: 'hashed', input: 'x', dimensions: 3 })).rejects.toMatchObject({ status: 400, message: expect.stringContaining('64') });
+    await expect(client.chat.completions.create({ model: 'offline', messages: [] })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('messages'),
+    });
+    await expect(client.embeddings.create({ model: 'hashed', input: 'x', dimensions: 3 })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('64'),
+    });
   });
 });

@@ -29,23 +29,26 @@ describe('an agent process environment', () => {
   /** The environment the process was started with, as the kernel holds it (Linux). */
   const environOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
 
-  it.skipIf(!existsSync('/proc/self/environ'))('an offline process starts without NODE_EXTRA_CA_CERTS (Node loads the bundle at every start); one that may call a live model keeps it', async () => {
-    const saved = process.env.NODE_EXTRA_CA_CERTS;
-    const bundle = saved ?? '/membench-test/no-such-bundle.pem'; // a missing bundle: a live process warns once
-    process.env.NODE_EXTRA_CA_CERTS = bundle;
-    const offline = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true, offline: true });
-    const live = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true });
-    try {
-      await Promise.all([offline.ready, live.ready]);
-      expect(environOf(offline.pid!).some((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toBe(false);
-      expect(environOf(live.pid!)).toContain(`NODE_EXTRA_CA_CERTS=${bundle}`);
-      expect(environOf(offline.pid!)).toContain(`PATH=${process.env.PATH}`); // the rest of the environment is kept
-    } finally {
-      if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
-      else process.env.NODE_EXTRA_CA_CERTS = saved;
-      await Promise.all([offline.kill(), live.kill()]);
-    }
-  });
+  it.skipIf(!existsSync('/proc/self/environ'))(
+    'an offline process starts without NODE_EXTRA_CA_CERTS (Node loads the bundle at every start); one that may call a live model keeps it',
+    async () => {
+      const saved = process.env.NODE_EXTRA_CA_CERTS;
+      const bundle = saved ?? '/membench-test/no-such-bundle.pem'; // a missing bundle: a live process warns once
+      process.env.NODE_EXTRA_CA_CERTS = bundle;
+      const offline = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true, offline: true });
+      const live = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true });
+      try {
+        await Promise.all([offline.ready, live.ready]);
+        expect(environOf(offline.pid!).some((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toBe(false);
+        expect(environOf(live.pid!)).toContain(`NODE_EXTRA_CA_CERTS=${bundle}`);
+        expect(environOf(offline.pid!)).toContain(`PATH=${process.env.PATH}`); // the rest of the environment is kept
+      } finally {
+        if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+        else process.env.NODE_EXTRA_CA_CERTS = saved;
+        await Promise.all([offline.kill(), live.kill()]);
+      }
+    },
+  );
 
   it('a cell is offline only with a built-in strategy, the offline model and a hashed embedder', () => {
     const cell = { tokenizerModel: 'offline', strategy: 'buffer', model: 'offline', embedder: 'hashed' };

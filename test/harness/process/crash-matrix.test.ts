@@ -11,18 +11,28 @@ import { runBenchmark } from '../../../harness/run/runner.js';
 
 describe('crash matrix: bm25, hybrid and vector', () => {
   it('hold every invariant in sync mode', { timeout: 240_000 }, async () => {
-    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['bm25', 'hybrid', 'vector'], durabilities: ['sync'], workers: 2 });
+    const result = await runBenchmark({
+      scenarios: ['remember-then-crash'],
+      strategies: ['bm25', 'hybrid', 'vector'],
+      durabilities: ['sync'],
+      workers: 2,
+    });
     expect(result.cells).toHaveLength(3);
     for (const cell of result.cells) {
       expect(cell.status, `${cell.id}: ${cell.error ?? ''}`).toBe('ok');
       const faults = cell.durabilityOutcome!;
-      for (const [id, outcome] of Object.entries(faults.invariants)) expect(outcome.held, `${cell.id} invariant ${id}: ${outcome.details.join('; ')}`).toBe(true);
+      for (const [id, outcome] of Object.entries(faults.invariants))
+        expect(outcome.held, `${cell.id} invariant ${id}: ${outcome.details.join('; ')}`).toBe(true);
       expect(faults.counts.unexpectedExits).toBe(0);
     }
     // mid_memory_write is a real crash point of these strategies: the process died inside an exchange's transaction.
     for (const strategy of ['bm25', 'hybrid', 'vector']) {
-      const crashes = result.cells.find((cell) => cell.id === `remember-then-crash/${strategy}`)!.durabilityOutcome!.crashes;
-      expect(crashes.find((crash) => crash.point === 'mid_memory_write')).toMatchObject({ reached: true, signal: 'SIGKILL' });
+      const crashes = result.cells.find((cell) => cell.id === `remember-then-crash/${strategy}`)!.durabilityOutcome!
+        .crashes;
+      expect(crashes.find((crash) => crash.point === 'mid_memory_write')).toMatchObject({
+        reached: true,
+        signal: 'SIGKILL',
+      });
     }
   });
 });
@@ -35,8 +45,13 @@ describe('crash matrix: bm25, hybrid and vector', () => {
  */
 describe('crash matrix: the peers mem0 and langgraph', () => {
   it('lose what their designs lose, and nothing else', { timeout: 240_000 }, async () => {
-    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['mem0', 'langgraph'], workers: 2 });
-    const cell = (strategy: string) => result.cells.find((item) => item.scenario === 'remember-then-crash' && item.strategy === strategy)!;
+    const result = await runBenchmark({
+      scenarios: ['remember-then-crash'],
+      strategies: ['mem0', 'langgraph'],
+      workers: 2,
+    });
+    const cell = (strategy: string) =>
+      result.cells.find((item) => item.scenario === 'remember-then-crash' && item.strategy === strategy)!;
     for (const strategy of ['mem0', 'langgraph']) {
       const { durabilityOutcome, status, error } = cell(strategy);
       expect(status, `${strategy}: ${error ?? ''}`).not.toBe('error');
@@ -45,7 +60,9 @@ describe('crash matrix: the peers mem0 and langgraph', () => {
       expect(reached).toContain('before_model_call');
       expect(reached).toContain('after_ack');
       expect(reached).not.toContain('mid_memory_write');
-      expect(durabilityOutcome!.crashes.filter((crash) => crash.reached).every((crash) => crash.signal === 'SIGKILL')).toBe(true);
+      expect(
+        durabilityOutcome!.crashes.filter((crash) => crash.reached).every((crash) => crash.signal === 'SIGKILL'),
+      ).toBe(true);
     }
     const mem0 = cell('mem0').durabilityOutcome!;
     expect(mem0.invariants['1']!.held).toBe(true);

@@ -29,35 +29,49 @@ const cell = (cells: CellResult[], id: string): CellResult => {
 };
 
 describe('crashes mid tool call', () => {
-  it('with idempotency keys no effect happens twice; without them the ledger counts the duplicate', PROCESS_TIMEOUT, async () => {
-    const result = await runBenchmark({ scenarios: ['crash-mid-tool-call'], strategies: ['buffer'] });
-    const withKeys = cell(result.cells, 'crash-mid-tool-call/buffer');
-    const withoutKeys = cell(result.cells, 'crash-mid-tool-call/buffer/no-keys');
-    for (const item of [withKeys, withoutKeys]) {
-      expect(item.status).toBe('ok');
-      // Every armed crash point was reached and killed the process with SIGKILL.
-      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
-        ['after_tool_intent', true, 'SIGKILL'],
-        ['after_tool_effect', true, 'SIGKILL'],
-        ['after_tool_result', true, 'SIGKILL'],
-        ['before_model_call', true, 'SIGKILL'],
+  it(
+    'with idempotency keys no effect happens twice; without them the ledger counts the duplicate',
+    PROCESS_TIMEOUT,
+    async () => {
+      const result = await runBenchmark({ scenarios: ['crash-mid-tool-call'], strategies: ['buffer'] });
+      const withKeys = cell(result.cells, 'crash-mid-tool-call/buffer');
+      const withoutKeys = cell(result.cells, 'crash-mid-tool-call/buffer/no-keys');
+      for (const item of [withKeys, withoutKeys]) {
+        expect(item.status).toBe('ok');
+        // Every armed crash point was reached and killed the process with SIGKILL.
+        expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
+          ['after_tool_intent', true, 'SIGKILL'],
+          ['after_tool_effect', true, 'SIGKILL'],
+          ['after_tool_result', true, 'SIGKILL'],
+          ['before_model_call', true, 'SIGKILL'],
+        ]);
+      }
+      expect(withKeys.effects).toEqual({ effects: 3, effectsDuplicated: 0, effectsRefused: 0 });
+      expect(
+        withKeys.durabilityOutcome!.recoveries.map((recovery) => [
+          recovery.classification,
+          recovery.ledgerApplied,
+          recovery.reran,
+        ]),
+      ).toEqual([
+        ['not-started', false, true], // killed after the intent: the ledger says the order was never placed
+        ['completed', true, false], // killed after the effect: the key tells recovery not to add the wine again
       ]);
-    }
-    expect(withKeys.effects).toEqual({ effects: 3, effectsDuplicated: 0, effectsRefused: 0 });
-    expect(withKeys.durabilityOutcome!.recoveries.map((recovery) => [recovery.classification, recovery.ledgerApplied, recovery.reran])).toEqual([
-      ['not-started', false, true], // killed after the intent: the ledger says the order was never placed
-      ['completed', true, false], // killed after the effect: the key tells recovery not to add the wine again
-    ]);
-    expect(withoutKeys.effects).toEqual({ effects: 4, effectsDuplicated: 1, effectsRefused: 0 });
-    expect(withoutKeys.durabilityOutcome!.recoveries.map((recovery) => recovery.classification)).toEqual(['started-unknown', 'started-unknown']);
-    for (const id of ['1', '2', '3', '5'] as const) expect(withKeys.durabilityOutcome!.invariants[id].held).toBe(true);
-    expect(withKeys.durabilityOutcome!.invariants['3'].checked).toBeGreaterThan(0);
-    // The matrix attributes the duplicate to the crash point that caused it.
-    const row = result.durabilityMatrix.find((item) => !item.idempotencyKeys && item.point === 'after_tool_effect')!;
-    expect(row).toMatchObject({ armed: 1, reached: 1, effectsDuplicated: 1 });
-    // Both probes still recall the order after four kills.
-    expect(withKeys.recall.contextRecall.hits).toBe(2);
-  });
+      expect(withoutKeys.effects).toEqual({ effects: 4, effectsDuplicated: 1, effectsRefused: 0 });
+      expect(withoutKeys.durabilityOutcome!.recoveries.map((recovery) => recovery.classification)).toEqual([
+        'started-unknown',
+        'started-unknown',
+      ]);
+      for (const id of ['1', '2', '3', '5'] as const)
+        expect(withKeys.durabilityOutcome!.invariants[id].held).toBe(true);
+      expect(withKeys.durabilityOutcome!.invariants['3'].checked).toBeGreaterThan(0);
+      // The matrix attributes the duplicate to the crash point that caused it.
+      const row = result.durabilityMatrix.find((item) => !item.idempotencyKeys && item.point === 'after_tool_effect')!;
+      expect(row).toMatchObject({ armed: 1, reached: 1, effectsDuplicated: 1 });
+      // Both probes still recall the order after four kills.
+      expect(withKeys.recall.contextRecall.hits).toBe(2);
+    },
+  );
 });
 
 describe('acknowledged memories and user input', () => {
@@ -76,7 +90,11 @@ steps:
 
   it('in sync mode survive every crash; in none mode the losses are counted, not errors', PROCESS_TIMEOUT, async () => {
     const file = await scenarioFile(yaml);
-    const result = await runBenchmark({ scenarios: [file], strategies: ['buffer', 'file-index'], durabilities: ['sync', 'none'] });
+    const result = await runBenchmark({
+      scenarios: [file],
+      strategies: ['buffer', 'file-index'],
+      durabilities: ['sync', 'none'],
+    });
     for (const strategy of ['buffer', 'file-index']) {
       const sync = cell(result.cells, `ack/${strategy}`);
       expect(sync.status).toBe('ok');
@@ -105,37 +123,55 @@ steps:
 });
 
 describe('summarising strategies', () => {
-  it('count what they lose in none mode as losses, not as compressed away, in every report', PROCESS_TIMEOUT, async () => {
-    const file = await scenarioFile('name: forgets\nsteps:\n  - user: Hello there.\n    assistant: Hi!\n  - crash: after_ack\n  - remember: The garage code is 4711.\n  - probe: What is the garage code?\n    expect: ["4711"]\n');
-    const result = await runBenchmark({ scenarios: [file], strategies: ['summary'], durabilities: ['none'] });
-    const [only] = result.cells;
-    expect(only!.status).toBe('ok');
-    expect(only!.recall.contextRecall.hits).toBe(0);
-    expect(only!.durabilityOutcome!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
-    expect(only!.durabilityOutcome!.invariants['1']).toMatchObject({ held: false, violations: 1 });
-    expect(result.durabilityPrices[0]!.losses).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
-    expect(renderConsoleSummary(result, { width: 1000 })).toMatch(/│ summary +│ none +│ on +│.*│ 1 +│ 0 +│.*│ 1✗1/u);
-    for (const report of [renderConsoleSummary(result), renderMarkdown(result), renderHtml(result)]) expect(report).toContain('compressed away');
-  });
+  it(
+    'count what they lose in none mode as losses, not as compressed away, in every report',
+    PROCESS_TIMEOUT,
+    async () => {
+      const file = await scenarioFile(
+        'name: forgets\nsteps:\n  - user: Hello there.\n    assistant: Hi!\n  - crash: after_ack\n  - remember: The garage code is 4711.\n  - probe: What is the garage code?\n    expect: ["4711"]\n',
+      );
+      const result = await runBenchmark({ scenarios: [file], strategies: ['summary'], durabilities: ['none'] });
+      const [only] = result.cells;
+      expect(only!.status).toBe('ok');
+      expect(only!.recall.contextRecall.hits).toBe(0);
+      expect(only!.durabilityOutcome!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
+      expect(only!.durabilityOutcome!.invariants['1']).toMatchObject({ held: false, violations: 1 });
+      expect(result.durabilityPrices[0]!.losses).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
+      expect(renderConsoleSummary(result, { width: 1000 })).toMatch(/│ summary +│ none +│ on +│.*│ 1 +│ 0 +│.*│ 1✗1/u);
+      for (const report of [renderConsoleSummary(result), renderMarkdown(result), renderHtml(result)])
+        expect(report).toContain('compressed away');
+    },
+  );
 });
 
 describe('background work across a crash (invariants 4 and 6)', () => {
   it('counts the jobs a best-effort queue loses to a crash and holds for a durable one', PROCESS_TIMEOUT, async () => {
-    const file = await scenarioFile('name: queued\nsteps:\n  - user: Note the blue paper.\n    assistant: OK.\n  - user: Note the forty guests.\n    assistant: OK.\n  - crash: before_model_call\n  - user: And the green ink.\n    assistant: OK.\n  - probe: Which paper?\n    expect: ["blue paper"]\n');
+    const file = await scenarioFile(
+      'name: queued\nsteps:\n  - user: Note the blue paper.\n    assistant: OK.\n  - user: Note the forty guests.\n    assistant: OK.\n  - crash: before_model_call\n  - user: And the green ink.\n    assistant: OK.\n  - probe: Which paper?\n    expect: ["blue paper"]\n',
+    );
     const strategy = path.resolve('fixtures/strategies/queues-notes.ts');
-    const result = await runBenchmark({ scenarios: [file], strategies: [strategy], params: ['queues-notes.queue=file,memory'], workers: 2 });
+    const result = await runBenchmark({
+      scenarios: [file],
+      strategies: [strategy],
+      params: ['queues-notes.queue=file,memory'],
+      workers: 2,
+    });
     const durable = cell(result.cells, 'queued/queues-notes(queue=file)');
     const bestEffort = cell(result.cells, 'queued/queues-notes(queue=memory)');
     for (const item of [durable, bestEffort]) {
       expect(item.status, item.error).toBe('ok');
-      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([['before_model_call', true]]);
+      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([
+        ['before_model_call', true],
+      ]);
     }
     expect(durable.durabilityOutcome!.invariants['6']).toMatchObject({ held: true, checked: 1, violations: 0 });
     expect(durable.durabilityOutcome!.counts.pendingJobsLost).toBe(0);
     expect(durable.recall.contextRecall.hits).toBe(1);
     // The two notes queued before the crash were pending when the process died, and gone after.
     expect(bestEffort.durabilityOutcome!.invariants['6']).toMatchObject({ held: false, checked: 1, violations: 2 });
-    expect(bestEffort.durabilityOutcome!.invariants['6'].details).toEqual(['2 background job(s) pending before the crash were gone after reopening']);
+    expect(bestEffort.durabilityOutcome!.invariants['6'].details).toEqual([
+      '2 background job(s) pending before the crash were gone after reopening',
+    ]);
     expect(bestEffort.durabilityOutcome!.counts.pendingJobsLost).toBe(2);
     expect(bestEffort.recall.contextRecall.hits).toBe(0);
     // The mode's price shows the loss (both knob settings pool into one row per strategy and mode).
@@ -143,21 +179,42 @@ describe('background work across a crash (invariants 4 and 6)', () => {
     expect(renderConsoleSummary(result)).toMatch(/6✗2/u);
   });
 
-  it('a summary job killed mid_summary and resumed never overwrites the correction (built-ins, sync)', PROCESS_TIMEOUT, async () => {
-    const result = await runBenchmark({ scenarios: ['stale-background-job'], strategies: ['summary', 'entity'], params: ['summary.summarize=async'], workers: 2 });
-    expect(result.cells.map((item) => item.id)).toEqual(['stale-background-job/summary(summarize=async)', 'stale-background-job/entity']);
-    for (const item of result.cells) {
-      expect(item.status, item.error).toBe('ok');
-      expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([['mid_summary', true, 'SIGKILL']]);
-      for (const id of ['4', '6'] as const) expect(item.durabilityOutcome!.invariants[id], `${item.id} invariant ${id}`).toMatchObject({ held: true, checked: 1, violations: 0 });
-      expect(item.durabilityOutcome!.counts).toMatchObject({ pendingJobsLost: 0, staleOverwrites: 0 });
-    }
-  });
+  it(
+    'a summary job killed mid_summary and resumed never overwrites the correction (built-ins, sync)',
+    PROCESS_TIMEOUT,
+    async () => {
+      const result = await runBenchmark({
+        scenarios: ['stale-background-job'],
+        strategies: ['summary', 'entity'],
+        params: ['summary.summarize=async'],
+        workers: 2,
+      });
+      expect(result.cells.map((item) => item.id)).toEqual([
+        'stale-background-job/summary(summarize=async)',
+        'stale-background-job/entity',
+      ]);
+      for (const item of result.cells) {
+        expect(item.status, item.error).toBe('ok');
+        expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
+          ['mid_summary', true, 'SIGKILL'],
+        ]);
+        for (const id of ['4', '6'] as const)
+          expect(item.durabilityOutcome!.invariants[id], `${item.id} invariant ${id}`).toMatchObject({
+            held: true,
+            checked: 1,
+            violations: 0,
+          });
+        expect(item.durabilityOutcome!.counts).toMatchObject({ pendingJobsLost: 0, staleOverwrites: 0 });
+      }
+    },
+  );
 });
 
 describe('unexpected exits', () => {
   it('are recorded with the step, never crash the harness', PROCESS_TIMEOUT, async () => {
-    const file = await scenarioFile('name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n');
+    const file = await scenarioFile(
+      'name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n',
+    );
     const strategy = path.resolve('fixtures/strategies/exits-on-save.ts');
     const result = await runBenchmark({ scenarios: [file], strategies: [strategy], isolate: true });
     const [only] = result.cells;
@@ -169,7 +226,11 @@ describe('unexpected exits', () => {
 
 describe('concurrent writers', () => {
   it('lose no acknowledged update and leave no torn file', PROCESS_TIMEOUT, async () => {
-    const session = (name: string) => Array.from({ length: 8 }, (_, index) => `        - remember: ${name} fact number ${index} is ${name}-${index * 7}`).join('\n');
+    const session = (name: string) =>
+      Array.from(
+        { length: 8 },
+        (_, index) => `        - remember: ${name} fact number ${index} is ${name}-${index * 7}`,
+      ).join('\n');
     const yaml = `name: writers\nsteps:\n  - user: start\n    assistant: ok\n  - concurrent:\n      - \n${session('alpha')}\n      - \n${session('beta')}\n      - \n${session('gamma')}\n      - \n${session('delta')}\n`;
     const result = await runBenchmark({ scenarios: [await scenarioFile(yaml)], strategies: ['buffer', 'file-index'] });
     for (const item of result.cells) {
@@ -195,7 +256,10 @@ describe('crash fuzzing', () => {
   it('kills reproducibly: the same seed gives the same crash outcomes', PROCESS_TIMEOUT, async () => {
     const options = { scenarios: ['remember-then-crash'], strategies: ['buffer'], crashFuzz: 6, seed: 11 };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
-    const outcomes = (result: typeof a) => result.cells.map((item) => item.durabilityOutcome!.crashes.map((crash) => `${crash.step}:${crash.point}:${crash.reached}`));
+    const outcomes = (result: typeof a) =>
+      result.cells.map((item) =>
+        item.durabilityOutcome!.crashes.map((crash) => `${crash.step}:${crash.point}:${crash.reached}`),
+      );
     expect(outcomes(a)).toEqual(outcomes(b));
     expect(a.cells[0]!.durabilityOutcome!.crashes.filter((crash) => crash.source === 'fuzz').length).toBe(6);
     expect(a.cells[0]!.durabilityOutcome!.invariants['1'].held).toBe(true);

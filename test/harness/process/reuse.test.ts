@@ -21,12 +21,30 @@ const TIMEOUT = { timeout: 240_000 };
 /** A reply without what depends on the clock (load and save times, model latencies, memory use). */
 function timeless(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(timeless);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([key]) => !/Ms$|^modelLatencies$|^maxRssKb$/u.test(key)).map(([key, item]) => [key, timeless(item)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => !/Ms$|^modelLatencies$|^maxRssKb$/u.test(key))
+        .map(([key, item]) => [key, timeless(item)]),
+    );
   return value;
 }
 
 async function cellIn(strategy: string, dir: string): Promise<AgentCell> {
-  return { cellId: `reuse/${strategy}`, strategy, options: {}, durability: builtinStrategies.find((item) => item.name === strategy)!.defaultDurability, dir, model: 'offline', embedder: 'hashed', live: {}, tokenizerModel: 'offline', seed: 7, sessionId: 'main', idempotencyKeys: true };
+  return {
+    cellId: `reuse/${strategy}`,
+    strategy,
+    options: {},
+    durability: builtinStrategies.find((item) => item.name === strategy)!.defaultDurability,
+    dir,
+    model: 'offline',
+    embedder: 'hashed',
+    live: {},
+    tokenizerModel: 'offline',
+    seed: 7,
+    sessionId: 'main',
+    idempotencyKeys: true,
+  };
 }
 
 async function inspect(agent: AgentProcess): Promise<Extract<FromAgent, { type: 'inspected' }>> {
@@ -36,61 +54,84 @@ async function inspect(agent: AgentProcess): Promise<Extract<FromAgent, { type: 
 }
 
 describe('an agent process reused after a clean close', () => {
-  it('replays a cell of every built-in strategy as a fresh process does, and holds no handle or variable of the closed cell', TIMEOUT, async () => {
-    const { scenarios } = await loadScenarios(['preference-corrections']);
-    const steps = scenarios[0]!.steps.filter((step) => step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget' || step.kind === 'probe');
-    expect(steps.length).toBeGreaterThan(5);
-    const agent = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true, offline: true });
-    try {
-      await agent.settled();
-      const before = await inspect(agent);
-      for (const definition of builtinStrategies) {
-        const replay = async (): Promise<unknown[]> => {
-          const dir = await mkdtemp(path.join(os.tmpdir(), `membench-reuse-${definition.name}-`));
-          const opened = await agent.open(await cellIn(definition.name, dir), { turn: 0, session: 0 }, () => undefined);
-          expect(opened, definition.name).toMatchObject({ type: 'opened' });
-          const replies: unknown[] = [];
-          for (const [index, step] of steps.entries()) replies.push(timeless(await agent.request({ type: 'step', index, step }, 'step-done')));
-          const closed = await agent.close({ reuse: true });
-          expect(closed, definition.name).toMatchObject({ type: 'closed' });
-          expect(agent.reusable).toBe(true);
-          return replies;
-        };
-        const first = await replay();
-        const again = await replay();
-        expect(again, definition.name).toEqual(first);
-        const after = await inspect(agent);
-        // Every store closed, no timer left, no variable set: the process is as it was before any cell.
-        expect(after.resources, definition.name).toEqual(before.resources);
-        expect(after.openFiles, definition.name).toBe(before.openFiles);
-        expect(after.env, definition.name).toEqual(before.env);
+  it(
+    'replays a cell of every built-in strategy as a fresh process does, and holds no handle or variable of the closed cell',
+    TIMEOUT,
+    async () => {
+      const { scenarios } = await loadScenarios(['preference-corrections']);
+      const steps = scenarios[0]!.steps.filter(
+        (step) => step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget' || step.kind === 'probe',
+      );
+      expect(steps.length).toBeGreaterThan(5);
+      const agent = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true, offline: true });
+      try {
+        await agent.settled();
+        const before = await inspect(agent);
+        for (const definition of builtinStrategies) {
+          const replay = async (): Promise<unknown[]> => {
+            const dir = await mkdtemp(path.join(os.tmpdir(), `membench-reuse-${definition.name}-`));
+            const opened = await agent.open(
+              await cellIn(definition.name, dir),
+              { turn: 0, session: 0 },
+              () => undefined,
+            );
+            expect(opened, definition.name).toMatchObject({ type: 'opened' });
+            const replies: unknown[] = [];
+            for (const [index, step] of steps.entries())
+              replies.push(timeless(await agent.request({ type: 'step', index, step }, 'step-done')));
+            const closed = await agent.close({ reuse: true });
+            expect(closed, definition.name).toMatchObject({ type: 'closed' });
+            expect(agent.reusable).toBe(true);
+            return replies;
+          };
+          const first = await replay();
+          const again = await replay();
+          expect(again, definition.name).toEqual(first);
+          const after = await inspect(agent);
+          // Every store closed, no timer left, no variable set: the process is as it was before any cell.
+          expect(after.resources, definition.name).toEqual(before.resources);
+          expect(after.openFiles, definition.name).toBe(before.openFiles);
+          expect(after.env, definition.name).toEqual(before.env);
+        }
+        expect(agent.opens).toBe(builtinStrategies.length * 2);
+      } finally {
+        await agent.kill();
       }
-      expect(agent.opens).toBe(builtinStrategies.length * 2);
-    } finally {
-      await agent.kill();
-    }
-  });
+    },
+  );
 
-  it('goes back to the spares and serves the next cell; a killed process or a user strategy\'s never does', TIMEOUT, async () => {
-    const kind = spareKind({ tokenizerModel: 'offline', strategy: 'buffer', model: 'offline', embedder: 'hashed' });
-    try {
-      const first = takeSpare(kind);
-      await first.settled();
-      await first.open(await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))), { turn: 0, session: 0 }, () => undefined);
-      await first.close({ reuse: true });
-      await returnSpare(kind, first);
-      expect(takeSpare(kind)).toBe(first);
-      await first.kill();
-      await returnSpare(kind, first);
-      expect(takeSpare(kind)).not.toBe(first);
-      const user = takeSpare(kind);
-      await user.settled();
-      await user.open(await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))), { turn: 0, session: 0 }, () => undefined);
-      await user.close({ reuse: true });
-      await returnSpare({ ...kind, builtin: false }, user);
-      expect(user.alive).toBe(false);
-    } finally {
-      await killSpares();
-    }
-  });
+  it(
+    "goes back to the spares and serves the next cell; a killed process or a user strategy's never does",
+    TIMEOUT,
+    async () => {
+      const kind = spareKind({ tokenizerModel: 'offline', strategy: 'buffer', model: 'offline', embedder: 'hashed' });
+      try {
+        const first = takeSpare(kind);
+        await first.settled();
+        await first.open(
+          await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))),
+          { turn: 0, session: 0 },
+          () => undefined,
+        );
+        await first.close({ reuse: true });
+        await returnSpare(kind, first);
+        expect(takeSpare(kind)).toBe(first);
+        await first.kill();
+        await returnSpare(kind, first);
+        expect(takeSpare(kind)).not.toBe(first);
+        const user = takeSpare(kind);
+        await user.settled();
+        await user.open(
+          await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))),
+          { turn: 0, session: 0 },
+          () => undefined,
+        );
+        await user.close({ reuse: true });
+        await returnSpare({ ...kind, builtin: false }, user);
+        expect(user.alive).toBe(false);
+      } finally {
+        await killSpares();
+      }
+    },
+  );
 });

@@ -26,7 +26,11 @@ describe('the agent startup snapshot', () => {
     expect(agentSnapshot()).toBe(path.join(DIST, 'agent-entry.snapshot.blob'));
     const { runBenchmark } = await built<RunnerModule>('harness/run/runner.js');
     const before = { ...agentProcessStats.booted };
-    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['buffer', 'bm25'], priceDurability: [] });
+    const result = await runBenchmark({
+      scenarios: ['remember-then-crash'],
+      strategies: ['buffer', 'bm25'],
+      priceDurability: [],
+    });
     for (const cell of result.cells) {
       expect(cell.status).toBe('ok');
       expect(cell.recall.contextRecall.hits).toBe(3); // the Chinese memory too: jieba and SQLite load in a deserialized process
@@ -39,10 +43,27 @@ describe('the agent startup snapshot', () => {
   it('a run under V8 flags in NODE_OPTIONS (which V8 refuses a snapshot under) starts its agent processes from the bundle instead', async () => {
     const out = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-run-'));
     try {
-      const run = await membench(['run', '-c', 'remember-then-crash', '-s', 'buffer', '--price-durability', 'none', '-o', out, '--overwrite', '-q'], { env: { NODE_OPTIONS: '--max-old-space-size=4096' } });
+      const run = await membench(
+        [
+          'run',
+          '-c',
+          'remember-then-crash',
+          '-s',
+          'buffer',
+          '--price-durability',
+          'none',
+          '-o',
+          out,
+          '--overwrite',
+          '-q',
+        ],
+        { env: { NODE_OPTIONS: '--max-old-space-size=4096' } },
+      );
       expect(run.stderr).not.toContain('startup snapshot');
       expect(run.code).toBe(0);
-      const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { cells: { status: string; recall: { contextRecall: { hits: number } } }[] };
+      const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as {
+        cells: { status: string; recall: { contextRecall: { hits: number } } }[];
+      };
       expect(results.cells.map((cell) => [cell.status, cell.recall.contextRecall.hits])).toEqual([['ok', 3]]);
     } finally {
       rmSync(out, { recursive: true, force: true });
@@ -68,11 +89,23 @@ describe('the agent startup snapshot', () => {
     const { snapshotIn } = await built<ProcessModule>('harness/process/agent-process.js');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-'));
     try {
-      for (const file of ['agent-entry.bundle.cjs', 'agent-entry.snapshot.blob']) copyFileSync(path.join(DIST, file), path.join(dir, file));
+      for (const file of ['agent-entry.bundle.cjs', 'agent-entry.snapshot.blob'])
+        copyFileSync(path.join(DIST, file), path.join(dir, file));
       const bundle = path.join(dir, 'agent-entry.bundle.cjs');
       const record = (changes: object = {}): void => {
         const { mtimeMs, size } = statSync(bundle);
-        writeFileSync(path.join(dir, 'agent-entry.snapshot.json'), JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: '', bundle, bundleBytes: size, bundleMtimeMs: mtimeMs, ...changes }));
+        writeFileSync(
+          path.join(dir, 'agent-entry.snapshot.json'),
+          JSON.stringify({
+            node: process.version,
+            arch: process.arch,
+            nodeOptions: '',
+            bundle,
+            bundleBytes: size,
+            bundleMtimeMs: mtimeMs,
+            ...changes,
+          }),
+        );
       };
       record();
       expect(snapshotIn(dir, '')).toBe(path.join(dir, 'agent-entry.snapshot.blob'));

@@ -16,7 +16,15 @@ afterAll(killSpares);
 /** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
 async function smallCrashScenario(): Promise<string> {
   const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-spares-')), 'small-crash.yaml');
-  const steps = ['- user: Hi, I plan dinners.', '  assistant: Happy to help.', '- crash: after_ack', '- remember: My son is allergic to peanuts.', '- session: new', '- probe: Who is allergic to what?', '  expect: [peanut]'];
+  const steps = [
+    '- user: Hi, I plan dinners.',
+    '  assistant: Happy to help.',
+    '- crash: after_ack',
+    '- remember: My son is allergic to peanuts.',
+    '- session: new',
+    '- probe: Who is allergic to what?',
+    '  expect: [peanut]',
+  ];
   await writeFile(file, ['name: small-crash', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
   return file;
 }
@@ -54,11 +62,15 @@ describe('modules an agent process loads', () => {
     await killSpares(); // spares forked before the log was switched on would not report
     log = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-modules-')), 'modules.log');
     process.env.MEMBENCH_MODULE_LOG = log;
-    process.env.NODE_OPTIONS = `${saved.options ?? ''} --import=${fileURLToPath(new URL('../../helpers/module-log.mjs', import.meta.url))}`.trim();
+    process.env.NODE_OPTIONS =
+      `${saved.options ?? ''} --import=${fileURLToPath(new URL('../../helpers/module-log.mjs', import.meta.url))}`.trim();
   });
   afterEach(async () => {
     await killSpares();
-    for (const [key, value] of [['NODE_OPTIONS', saved.options], ['MEMBENCH_MODULE_LOG', saved.log]] as const) {
+    for (const [key, value] of [
+      ['NODE_OPTIONS', saved.options],
+      ['MEMBENCH_MODULE_LOG', saved.log],
+    ] as const) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }
@@ -69,7 +81,9 @@ describe('modules an agent process loads', () => {
   async function packagesLoaded(strategy: string): Promise<Set<string>> {
     const result = await runBenchmark({ scenarios: [await smallCrashScenario()], strategies: [strategy] });
     expect(result.cells[0]!.status).toBe('ok');
-    const lines = (await readFile(log, 'utf8')).split('\n').filter((line) => line && !line.startsWith(`${process.pid} `));
+    const lines = (await readFile(log, 'utf8'))
+      .split('\n')
+      .filter((line) => line && !line.startsWith(`${process.pid} `));
     const names = lines.flatMap((line) => {
       const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//u.exec(line);
       return match ? [match[1]!] : [];
@@ -80,7 +94,18 @@ describe('modules an agent process loads', () => {
   it("a buffer cell: no HNSW addon, no YAML, no OpenAI SDK, no LangChain classic, no charts, no tiktoken WebAssembly (bpe.ts reads its ranks' binary copy)", async () => {
     const loaded = await packagesLoaded('buffer');
     expect(loaded).toContain('better-sqlite3');
-    for (const unused of ['tiktoken', 'hnswlib-node', 'yaml', 'openai', '@langchain/classic', 'chart.js', '@napi-rs/canvas', 'cli-table3', 'yargs']) expect(loaded).not.toContain(unused);
+    for (const unused of [
+      'tiktoken',
+      'hnswlib-node',
+      'yaml',
+      'openai',
+      '@langchain/classic',
+      'chart.js',
+      '@napi-rs/canvas',
+      'cli-table3',
+      'yargs',
+    ])
+      expect(loaded).not.toContain(unused);
   });
 
   it('a spare readied for a bm25 crash in Chinese text has loaded jieba before the crash is armed: the recovery never waits for a preload', async () => {
@@ -102,13 +127,22 @@ describe('modules an agent process loads', () => {
   });
 
   it('in a bm25 crash cell with one Chinese memory, only the processes that meet its text load jieba', async () => {
-    const result = await runBenchmark({ scenarios: ['remember-then-crash'], strategies: ['bm25'], priceDurability: [], profile: true });
+    const result = await runBenchmark({
+      scenarios: ['remember-then-crash'],
+      strategies: ['bm25'],
+      priceDurability: [],
+      profile: true,
+    });
     const [cell] = result.cells;
     expect(cell!.status).toBe('ok');
     expect(cell!.recall.contextRecall.hits).toBe(3); // 我家有什么锅？ finds 铸铁锅
-    const lines = (await readFile(log, 'utf8')).split('\n').filter((line) => line && !line.startsWith(`${process.pid} `));
+    const lines = (await readFile(log, 'utf8'))
+      .split('\n')
+      .filter((line) => line && !line.startsWith(`${process.pid} `));
     const pids = new Set(lines.map((line) => line.split(' ')[0]));
-    const withJieba = new Set(lines.filter((line) => line.includes('@node-rs/jieba')).map((line) => line.split(' ')[0]));
+    const withJieba = new Set(
+      lines.filter((line) => line.includes('@node-rs/jieba')).map((line) => line.split(' ')[0]),
+    );
     // The process that writes the Chinese memory, the one that re-runs it after the kill, the one that asks about it.
     expect(withJieba.size).toBeGreaterThanOrEqual(2);
     expect(withJieba.size).toBeLessThan(cell!.phases!.processes);

@@ -8,16 +8,18 @@ import { smallRun } from '../../reports/fixture.js';
 function judgedCell(pairs: readonly [JudgeVerdict, JudgeVerdict, string?][]): CellResult {
   const cell = structuredClone(smallRun().cells[0]!);
   const template = cell.probes[0]!;
-  cell.probes = pairs.map(([a, b, label], index): ProbeRecord => ({
-    ...template,
-    step: index,
-    ...(label ? { label } : {}),
-    expect: ['gold'],
-    judgements: [
-      { judge: 'A', verdict: a, type: 'default', raw: a },
-      { judge: 'B', verdict: b, type: 'default', raw: b },
-    ],
-  }));
+  cell.probes = pairs.map(
+    ([a, b, label], index): ProbeRecord => ({
+      ...template,
+      step: index,
+      ...(label ? { label } : {}),
+      expect: ['gold'],
+      judgements: [
+        { judge: 'A', verdict: a, type: 'default', raw: a },
+        { judge: 'B', verdict: b, type: 'default', raw: b },
+      ],
+    }),
+  );
   return cell;
 }
 
@@ -47,12 +49,32 @@ describe("Cohen's κ", () => {
       ['no', 'unparsed', 'temporal'],
     ]);
     const [singleHop, temporal, all] = judgeAgreement([cell], 'A', 'B');
-    expect(temporal).toMatchObject({ category: 'temporal', n: 50, counts: { yesYes: 20, yesNo: 5, noYes: 10, noNo: 15 }, accuracyA: 0.5, accuracyB: 0.6, agreement: 0.7, unparsed: 1 });
+    expect(temporal).toMatchObject({
+      category: 'temporal',
+      n: 50,
+      counts: { yesYes: 20, yesNo: 5, noYes: 10, noNo: 15 },
+      accuracyA: 0.5,
+      accuracyB: 0.6,
+      agreement: 0.7,
+      unparsed: 1,
+    });
     expect(temporal!.kappa).toBeCloseTo(0.4, 12);
     // single-hop: n 5, A yes 4/5, B yes 3/5, observed 4/5, chance 0.8·0.6 + 0.2·0.4 = 0.56, κ = 0.24/0.44.
-    expect(singleHop).toMatchObject({ category: 'single-hop', n: 5, accuracyA: 0.8, accuracyB: 0.6, agreement: 0.8, unparsed: 1 });
+    expect(singleHop).toMatchObject({
+      category: 'single-hop',
+      n: 5,
+      accuracyA: 0.8,
+      accuracyB: 0.6,
+      agreement: 0.8,
+      unparsed: 1,
+    });
     expect(singleHop!.kappa).toBeCloseTo(0.24 / 0.44, 12);
-    expect(all).toMatchObject({ category: 'all', n: 55, counts: { yesYes: 23, yesNo: 6, noYes: 10, noNo: 16 }, unparsed: 2 });
+    expect(all).toMatchObject({
+      category: 'all',
+      n: 55,
+      counts: { yesYes: 23, yesNo: 6, noYes: 10, noNo: 16 },
+      unparsed: 2,
+    });
     // A's accuracy leaves its unparsed verdict out of n and counts it.
     expect(judgedAccuracy(cell.probes, 'A')).toMatchObject({ n: 56, hits: 29, unparsed: 1 });
     expect(judgedAccuracy(cell.probes, 'A').interval!.lo).toBeLessThan(29 / 56);

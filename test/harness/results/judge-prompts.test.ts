@@ -7,14 +7,29 @@ describe('judge prompts', () => {
     const set = parsePromptsText('temporal: |\n  Q={{question}} G={{ gold }} R={{response}}\n', 'mine.yaml');
     expect(set.source).toBe('mine.yaml + membench (default, knowledge-update, preference, abstention)');
     expect(set.templates.default).toBe(MEMBENCH_PROMPTS.default);
-    expect(fillPrompt(set.templates.temporal, { type: 'temporal', question: 'When?', expect: ['7 May', 'May 7'], forbid: [], response: 'On 7 May.' })).toBe('Q=When? G=7 May / May 7 R=On 7 May.\n');
+    expect(
+      fillPrompt(set.templates.temporal, {
+        type: 'temporal',
+        question: 'When?',
+        expect: ['7 May', 'May 7'],
+        forbid: [],
+        response: 'On 7 May.',
+      }),
+    ).toBe('Q=When? G=7 May / May 7 R=On 7 May.\n');
   });
 
   it('locates a file without {{response}}, a non-string template and an empty file', () => {
     expect(() => parsePromptsText('default: "Is {{gold}} right?"\npreference: [1]\n', 'p.yaml')).toThrow(
-      expect.objectContaining({ details: ['p.yaml:1:10: default: the template never shows the answer: put {{response}} where the judge should read it', 'p.yaml:2:13: preference: expected a non-empty template (a string, e.g. a YAML block with |)'] }),
+      expect.objectContaining({
+        details: [
+          'p.yaml:1:10: default: the template never shows the answer: put {{response}} where the judge should read it',
+          'p.yaml:2:13: preference: expected a non-empty template (a string, e.g. a YAML block with |)',
+        ],
+      }),
     );
-    expect(() => parsePromptsText('', 'e.yaml')).toThrow(expect.objectContaining({ details: [expect.stringContaining('e.yaml:1:1: (document): file is empty')] }));
+    expect(() => parsePromptsText('', 'e.yaml')).toThrow(
+      expect.objectContaining({ details: [expect.stringContaining('e.yaml:1:1: (document): file is empty')] }),
+    );
   });
 
   it('picks the prompt by category, then the dataset label', () => {

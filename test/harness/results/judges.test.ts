@@ -31,21 +31,49 @@ afterAll(async () => {
 });
 
 const noWait = { sleep: async () => undefined, retryBaseMs: 1, random: () => 0 };
-const item: JudgeItem = { type: 'default', question: 'Which pan do I use?', expect: ['cast-iron pan'], forbid: [], response: 'Your cast-iron pan.' };
+const item: JudgeItem = {
+  type: 'default',
+  question: 'Which pan do I use?',
+  expect: ['cast-iron pan'],
+  forbid: [],
+  response: 'Your cast-iron pan.',
+};
 const judge = (options: { timeoutMs?: number; maxRetries?: number; cache?: ResponseCache } = {}) =>
-  createJudge('openai:judge-model', { provider: { baseUrl: server.baseUrl, apiKey: 'sk-test', ...noWait, ...options }, cache: options.cache ?? false });
+  createJudge('openai:judge-model', {
+    provider: { baseUrl: server.baseUrl, apiKey: 'sk-test', ...noWait, ...options },
+    cache: options.cache ?? false,
+  });
 
 describe('parseVerdict', () => {
   it('reads yes and no strictly: case, quotes, asterisks and a full stop aside; anything else is unparsed', () => {
-    expect(['yes', 'Yes.', ' YES ', '**yes**', '"No"', 'no', 'No!'].map(parseVerdict)).toEqual(['yes', 'yes', 'yes', 'yes', 'no', 'no', 'no']);
-    expect(['Yes, it does.', 'maybe', '', 'The answer is correct', 'yes no'].map(parseVerdict)).toEqual(['unparsed', 'unparsed', 'unparsed', 'unparsed', 'unparsed']);
+    expect(['yes', 'Yes.', ' YES ', '**yes**', '"No"', 'no', 'No!'].map(parseVerdict)).toEqual([
+      'yes',
+      'yes',
+      'yes',
+      'yes',
+      'no',
+      'no',
+      'no',
+    ]);
+    expect(['Yes, it does.', 'maybe', '', 'The answer is correct', 'yes no'].map(parseVerdict)).toEqual([
+      'unparsed',
+      'unparsed',
+      'unparsed',
+      'unparsed',
+      'unparsed',
+    ]);
   });
 });
 
 describe('an openai:NAME judge', () => {
   it('reads "yes", "Yes.", "no" and an unparseable reply, each kept raw; asks at temperature 0 for a short reply', async () => {
     const seen = server.requests.length;
-    server.enqueue({ kind: 'chat', content: 'yes' }, { kind: 'chat', content: 'Yes.' }, { kind: 'chat', content: 'no' }, { kind: 'chat', content: 'I would say it is mostly right' });
+    server.enqueue(
+      { kind: 'chat', content: 'yes' },
+      { kind: 'chat', content: 'Yes.' },
+      { kind: 'chat', content: 'no' },
+      { kind: 'chat', content: 'I would say it is mostly right' },
+    );
     const replies = [];
     for (let i = 0; i < 4; i++) replies.push(await judge().judge(item));
     expect(replies.map((reply) => [reply.verdict, reply.raw])).toEqual([
@@ -54,8 +82,12 @@ describe('an openai:NAME judge', () => {
       ['no', 'no'],
       ['unparsed', 'I would say it is mostly right'],
     ]);
-    const sent = server.requests.slice(seen).map((request) => request.body as { temperature?: number; max_tokens?: number; model?: string });
-    expect(sent.map((body) => [body.model, body.temperature, body.max_tokens])).toEqual(Array(4).fill(['judge-model', 0, JUDGE_MAX_OUTPUT_TOKENS]));
+    const sent = server.requests
+      .slice(seen)
+      .map((request) => request.body as { temperature?: number; max_tokens?: number; model?: string });
+    expect(sent.map((body) => [body.model, body.temperature, body.max_tokens])).toEqual(
+      Array(4).fill(['judge-model', 0, JUDGE_MAX_OUTPUT_TOKENS]),
+    );
     const prompt = lastMessage(server.requests.at(-1)!.body);
     expect(prompt).toContain('Which pan do I use?');
     expect(prompt).toContain('Reference answer: cast-iron pan');
@@ -65,7 +97,11 @@ describe('an openai:NAME judge', () => {
 
   it('retries a 429 and a 500, then judges: one judgement, one request counted, three attempts on the wire', async () => {
     const seen = server.requests.length;
-    server.enqueue({ kind: 'json', status: 429, body: { error: { message: 'slow down' } } }, { kind: 'json', status: 500, body: { error: { message: 'oops' } } }, { kind: 'chat', content: 'Yes' });
+    server.enqueue(
+      { kind: 'json', status: 429, body: { error: { message: 'slow down' } } },
+      { kind: 'json', status: 500, body: { error: { message: 'oops' } } },
+      { kind: 'chat', content: 'Yes' },
+    );
     const live = judge();
     const reply = await live.judge(item);
     expect(reply.verdict).toBe('yes');
@@ -77,7 +113,9 @@ describe('an openai:NAME judge', () => {
     server.enqueue({ kind: 'hang' }, { kind: 'chat', content: 'no' });
     expect((await judge({ timeoutMs: 300, maxRetries: 1 }).judge(item)).verdict).toBe('no');
     server.enqueue({ kind: 'hang' });
-    const error = await judge({ timeoutMs: 300, maxRetries: 0 }).judge(item).catch((caught: unknown) => caught);
+    const error = await judge({ timeoutMs: 300, maxRetries: 0 })
+      .judge(item)
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(MembenchError);
     expect((error as MembenchError).code).toBe('MODEL_ERROR');
     expect((error as MembenchError).message).toMatch(/timed out/u);
@@ -85,32 +123,66 @@ describe('an openai:NAME judge', () => {
 });
 
 describe('judgeRun', () => {
-  it('files every answer\'s judgement with its raw reply, counts the judge apart, and judging again costs 0 requests', async () => {
+  it("files every answer's judgement with its raw reply, counts the judge apart, and judging again costs 0 requests", async () => {
     const run = smallRun();
     // The fixture predates stored gold: give each answerable probe its answer as gold, or a wrong one.
-    run.cells.forEach((cell) => cell.probes.forEach((probe, index) => (probe.expect = probe.category === 'abstention' ? undefined : [index % 2 === 0 ? probe.answer : 'nothing like it'])));
+    run.cells.forEach((cell) =>
+      cell.probes.forEach(
+        (probe, index) =>
+          (probe.expect =
+            probe.category === 'abstention' ? undefined : [index % 2 === 0 ? probe.answer : 'nothing like it']),
+      ),
+    );
     const probes = run.cells.flatMap((cell) => cell.probes).length;
-    const cache = ResponseCache.open(path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-judge-')), 'cache.sqlite'));
+    const cache = ResponseCache.open(
+      path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-judge-')), 'cache.sqlite'),
+    );
     try {
       const before = server.requests.length;
       const first = await judgeRun(run, [createJudge('offline'), judge({ cache })]);
       expect(server.requests.length - before).toBe(probes);
       const live = first.judges!.find((entry) => entry.judge === 'openai:judge-model')!;
-      expect(live).toMatchObject({ label: 'openai:judge-model judge', prompts: 'membench', judged: probes, requests: probes, cached: 0, unparsed: 0 });
+      expect(live).toMatchObject({
+        label: 'openai:judge-model judge',
+        prompts: 'membench',
+        judged: probes,
+        requests: probes,
+        cached: 0,
+        unparsed: 0,
+      });
       expect(live.tokens).toBeGreaterThan(0);
-      expect(first.judges!.find((entry) => entry.judge === 'offline')).toMatchObject({ label: 'offline judge', requests: 0, tokens: 0, judged: probes });
+      expect(first.judges!.find((entry) => entry.judge === 'offline')).toMatchObject({
+        label: 'offline judge',
+        requests: 0,
+        tokens: 0,
+        judged: probes,
+      });
       const judgements = first.cells.flatMap((cell) => cell.probes.map((probe) => probe.judgements ?? []));
-      expect(judgements.every((list) => list.length === 2 && list.every((judgement) => judgement.raw.length > 0))).toBe(true);
+      expect(judgements.every((list) => list.length === 2 && list.every((judgement) => judgement.raw.length > 0))).toBe(
+        true,
+      );
       const answerable = first.cells.flatMap((cell) => cell.probes.filter((probe) => probe.category !== 'abstention'));
-      const said = answerable.map((probe) => [probe.expect![0] === probe.answer, probe.judgements!.find((judgement) => judgement.judge === 'openai:judge-model')!.raw]);
-      expect(said).toEqual(answerable.map((probe) => [probe.expect![0] === probe.answer, probe.expect![0] === probe.answer ? 'yes' : 'no']));
+      const said = answerable.map((probe) => [
+        probe.expect![0] === probe.answer,
+        probe.judgements!.find((judgement) => judgement.judge === 'openai:judge-model')!.raw,
+      ]);
+      expect(said).toEqual(
+        answerable.map((probe) => [
+          probe.expect![0] === probe.answer,
+          probe.expect![0] === probe.answer ? 'yes' : 'no',
+        ]),
+      );
       // The input is untouched.
       expect(run.judges).toBeUndefined();
 
       const seen = server.requests.length;
       const again = await judgeRun(first, [judge({ cache })]);
       expect(server.requests.length).toBe(seen);
-      expect(again.judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({ requests: 0, cached: probes, judged: probes });
+      expect(again.judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({
+        requests: 0,
+        cached: probes,
+        judged: probes,
+      });
       // Judged again, replaced: still one judgement per judge.
       expect(again.cells.every((cell) => cell.probes.every((probe) => probe.judgements!.length === 2))).toBe(true);
     } finally {
@@ -120,6 +192,8 @@ describe('judgeRun', () => {
 
   it('refuses a judge that is neither offline nor openai:NAME, and results without gold (written before gold was stored)', async () => {
     expect(() => createJudge('gpt-4o')).toThrow(/expected "offline" or "openai:NAME"/u);
-    await expect(judgeRun(smallRun(), [createJudge('offline')])).rejects.toThrow(/hold no gold answers for \d+ probes \(first: recipes-zh\/buffer step \d+\)/u);
+    await expect(judgeRun(smallRun(), [createJudge('offline')])).rejects.toThrow(
+      /hold no gold answers for \d+ probes \(first: recipes-zh\/buffer step \d+\)/u,
+    );
   });
 });

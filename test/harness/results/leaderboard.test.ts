@@ -10,7 +10,9 @@ describe('leaderboard', () => {
     const board = leaderboard(result.cells, result.header.seed);
     expect(board.rows.map((row) => row.setting)).toEqual(['buffer', 'window(k=4)', 'window(k=2)']);
     const [buffer, , window] = board.rows;
-    const probes = result.cells.filter((cell) => cell.setting === 'buffer').reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+    const probes = result.cells
+      .filter((cell) => cell.setting === 'buffer')
+      .reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
     expect(buffer!.contextRecall.n).toBe(probes);
     expect(buffer!.contextRecall.interval!.hi).toBe(1);
     expect(buffer!.vsBest).toBeUndefined();
@@ -24,8 +26,12 @@ describe('leaderboard', () => {
     const board = leaderboard(result.cells, result.header.seed);
     const cheapest = board.recommendations.find((item) => item.kind === 'cheapest-within-noise')!;
     const affordable = board.rows.filter((row) => row.contextPerTurn <= TOKEN_BUDGET);
-    expect(cheapest.text).toMatch(/^buffer recalls best, 1\.00 \[0\.80, 1\.00\] \(n=15\), and nothing within noise of it is cheaper \(700 tokens\/turn\)\.$/u);
-    expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toContain(affordable[0]?.setting ?? 'No setting');
+    expect(cheapest.text).toMatch(
+      /^buffer recalls best, 1\.00 \[0\.80, 1\.00\] \(n=15\), and nothing within noise of it is cheaper \(700 tokens\/turn\)\.$/u,
+    );
+    expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toContain(
+      affordable[0]?.setting ?? 'No setting',
+    );
   });
 
   it('recommends nothing under the token budget when the best setting there recalls less than the floor', () => {
@@ -49,14 +55,21 @@ describe('leaderboard', () => {
       Object.assign(cellOf(result, id), { durability: mode, durabilityOutcome: faults });
     };
     withFaults('recipes-zh/window(k=2)', 'none', 1);
-    const lost = (): { text: string; detail?: string } => leaderboard(result.cells, 1).recommendations.find((item) => item.kind === 'loses-acknowledged')!;
-    expect(lost().text).toBe('Every mode lost something: none lost acknowledged memories or messages in 1 of 1 strategy.');
+    const lost = (): { text: string; detail?: string } =>
+      leaderboard(result.cells, 1).recommendations.find((item) => item.kind === 'loses-acknowledged')!;
+    expect(lost().text).toBe(
+      'Every mode lost something: none lost acknowledged memories or messages in 1 of 1 strategy.',
+    );
     expect(lost().detail).toContain('window(k=2) in none mode (1 memories, 0 messages over 2 crashes)');
     withFaults('recipes-zh/buffer', 'sync', 0);
     withFaults('recipes-zh/window(k=4)', 'none', 2);
-    expect(lost().text).toBe('Only sync lost nothing: none lost acknowledged memories or messages in 2 of 2 strategies.');
+    expect(lost().text).toBe(
+      'Only sync lost nothing: none lost acknowledged memories or messages in 2 of 2 strategies.',
+    );
     withFaults('preference-corrections/buffer', 'async', 3);
-    expect(lost().text).toBe('Only sync lost nothing: async and none lost acknowledged memories or messages in 1 / 2 strategies.');
+    expect(lost().text).toBe(
+      'Only sync lost nothing: async and none lost acknowledged memories or messages in 1 / 2 strategies.',
+    );
   });
 
   it('tabulates recall by distance with power-of-two buckets', () => {
@@ -69,7 +82,16 @@ describe('leaderboard', () => {
 
   it('buckets finely for charts: each distance up to 32, then four buckets per doubling', () => {
     expect([1, 2, 3, 17, 32].map((value) => distanceBucket(value, 'fine').label)).toEqual(['≤1', '2', '3', '17', '32']);
-    expect([33, 40, 41, 64, 65, 96, 97, 256].map((value) => distanceBucket(value, 'fine').label)).toEqual(['33–40', '33–40', '41–48', '57–64', '65–80', '81–96', '97–112', '225–256']);
+    expect([33, 40, 41, 64, 65, 96, 97, 256].map((value) => distanceBucket(value, 'fine').label)).toEqual([
+      '33–40',
+      '33–40',
+      '41–48',
+      '57–64',
+      '65–80',
+      '81–96',
+      '97–112',
+      '225–256',
+    ]);
     expect(distanceBucket(17).label).toBe('17–32');
   });
 });

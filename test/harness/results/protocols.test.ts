@@ -24,18 +24,30 @@ const steps = [
   { kind: 'session', session: 'new' },
   { kind: 'user', id: 'c0', replyId: 'c1r', user: 'remind me', assistant: 'you bought a kayak' },
   { kind: 'assistant', id: 'c2', assistant: 'anything else?' },
-  { kind: 'probe', probe: 'What did I buy?', expect: ['kayak'], forbid: [], category: 'extraction', evidence: ['b0', 'c1r'] },
+  {
+    kind: 'probe',
+    probe: 'What did I buy?',
+    expect: ['kayak'],
+    forbid: [],
+    category: 'extraction',
+    evidence: ['b0', 'c1r'],
+  },
   { kind: 'probe', probe: 'Assistant said?', expect: ['kayak'], forbid: [], category: 'extraction', evidence: ['c1r'] },
   { kind: 'probe', probe: 'Unknown?', forbid: [], category: 'abstention', evidence: [] },
 ] as unknown as Step[];
 
-const at = (figures: { k: number; recallAny: number; recallAll: number; ndcg: number }[], k: number) => figures.find((item) => item.k === k)!;
+const at = (figures: { k: number; recallAny: number; recallAll: number; ndcg: number }[], k: number) =>
+  figures.find((item) => item.k === k)!;
 
 describe('the LongMemEval protocol', () => {
   // The strategy ranked (mapped to message ids): c2 (assistant only: not in the corpus), a1, b1, b0, a0, c0.
   const ranking = [['c2'], ['a1'], ['b1'], ['b0', 'b0r'], ['a0', 'a0r'], ['c0', 'c1r']];
   const [user, assistantOnly, abstention] = withProtocol(
-    [9, 10, 11].map((step) => ({ step, category: (step === 11 ? 'abstention' : 'extraction') as 'extraction' | 'abstention', retrieved: ranking })),
+    [9, 10, 11].map((step) => ({
+      step,
+      category: (step === 11 ? 'abstention' : 'extraction') as 'extraction' | 'abstention',
+      retrieved: ranking,
+    })),
     { steps },
     'longmemeval',
   );
@@ -62,8 +74,15 @@ describe('the LongMemEval protocol', () => {
   });
 
   it('the widened cutoff reaches a session ranked after two turns of another', () => {
-    const cited = [...steps.slice(0, 9), { kind: 'probe', probe: '?', expect: ['x'], forbid: [], category: 'extraction', evidence: ['c0'] }] as unknown as Step[];
-    const [probe] = withProtocol([{ step: 9, category: 'extraction' as const, retrieved: [['a1'], ['a0'], ['b1'], ['b0'], ['c0']] }], { steps: cited }, 'longmemeval');
+    const cited = [
+      ...steps.slice(0, 9),
+      { kind: 'probe', probe: '?', expect: ['x'], forbid: [], category: 'extraction', evidence: ['c0'] },
+    ] as unknown as Step[];
+    const [probe] = withProtocol(
+      [{ step: 9, category: 'extraction' as const, retrieved: [['a1'], ['a0'], ['b1'], ['b0'], ['c0']] }],
+      { steps: cited },
+      'longmemeval',
+    );
     // Sessions 1, 1, 2, 2, 3: three distinct sessions need the top 5, which holds c0's session.
     expect(at(probe!.protocolRetrieval!.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
     expect(at(probe!.protocolRetrieval!.turn, 3)).toMatchObject({ recallAny: 0 });
@@ -74,25 +93,37 @@ describe('the LongMemEval protocol', () => {
     expect(abstention!.protocolRetrieval).toBeUndefined();
   });
 
-  it('`--protocol longmemeval` indexes user turns, ranks to the paper\'s k and scores the non-abstention questions', async () => {
+  it("`--protocol longmemeval` indexes user turns, ranks to the paper's k and scores the non-abstention questions", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-'));
     const file = path.join(dir, 'longmemeval-synthetic.json');
-    const questions = [...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] })] as { question_id: string; question_type: string }[];
+    const questions = [
+      ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
+    ] as { question_id: string; question_type: string }[];
     await writeFile(file, JSON.stringify(questions));
-    const result = await runBenchmark({ datasets: [`longmemeval:${file}`], strategies: ['bm25', 'window'], protocol: 'longmemeval' });
+    const result = await runBenchmark({
+      datasets: [`longmemeval:${file}`],
+      strategies: ['bm25', 'window'],
+      protocol: 'longmemeval',
+    });
     const bm25 = result.cells.filter((cell) => cell.strategy === 'bm25');
     expect(bm25.every((cell) => cell.options.index === 'user')).toBe(true);
-    expect(result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined)).toBe(true);
+    expect(
+      result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined),
+    ).toBe(true);
     // Both units run: one cell per question for each.
     const turns = bm25.filter((cell) => cell.options.unit === 'turn');
     const sessions = bm25.filter((cell) => cell.options.unit === 'session');
     expect([turns.length, sessions.length]).toEqual([10, 10]);
     // Abstention questions and those whose evidence is an assistant turn are left out.
-    const scored = questions.filter((question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant');
+    const scored = questions.filter(
+      (question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant',
+    );
     expect(scored.length).toBeGreaterThan(0);
     expect(scored.length).toBeLessThan(questions.length);
     expect(turns.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.turn.n ?? 0), 0)).toBe(scored.length);
-    expect(sessions.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.session?.n ?? 0), 0)).toBe(scored.length);
+    expect(sessions.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.session?.n ?? 0), 0)).toBe(
+      scored.length,
+    );
     expect(turns[0]!.protocolRetrieval!.summary.session!.atK.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
     // Turn unit: each ranked item is one exchange (a user turn and its reply); session unit: one
     // item per session (of the 6 holding a query term), its 3 exchanges' 6 turns; no turn table.
@@ -104,9 +135,24 @@ describe('the LongMemEval protocol', () => {
     expect(sessions[0]!.protocolRetrieval!.summary.turn.atK).toEqual([]);
   });
 
-  it('session unit: each ranked item is a session document, scored on that ranking (the paper\'s --granularity session)', () => {
+  it("session unit: each ranked item is a session document, scored on that ranking (the paper's --granularity session)", () => {
     // Session documents ranked C, A, B (each item holds its session's message ids).
-    const [probe] = withProtocol([{ step: 9, category: 'extraction' as const, retrieved: [['c0', 'c1r', 'c2'], ['a0', 'a0r', 'a1'], ['b0', 'b0r', 'b1']] }], { steps }, 'longmemeval', 'session');
+    const [probe] = withProtocol(
+      [
+        {
+          step: 9,
+          category: 'extraction' as const,
+          retrieved: [
+            ['c0', 'c1r', 'c2'],
+            ['a0', 'a0r', 'a1'],
+            ['b0', 'b0r', 'b1'],
+          ],
+        },
+      ],
+      { steps },
+      'longmemeval',
+      'session',
+    );
     const figures = probe!.protocolRetrieval!;
     expect(figures.turn).toEqual([]);
     // Gold: session B alone (c1r is an assistant turn), at rank 3; one relevant document.
@@ -125,7 +171,10 @@ describe('the LoCoMo protocol', () => {
   });
 
   it('a message id names one utterance: the user message or its reply', () => {
-    const map = idsOfOpaque([{ kind: 'user', id: 'D1:1', replyId: 'D1:2', user: 'a', assistant: 'b' }, { kind: 'user', id: 'D1:3', user: 'c' }] as unknown as Step[]);
+    const map = idsOfOpaque([
+      { kind: 'user', id: 'D1:1', replyId: 'D1:2', user: 'a', assistant: 'b' },
+      { kind: 'user', id: 'D1:3', user: 'c' },
+    ] as unknown as Step[]);
     expect(map.get(opaqueMessageId('s0', false))).toEqual(['D1:1']);
     expect(map.get(opaqueMessageId('s0', true))).toEqual(['D1:2']);
     expect(map.get('s0')).toEqual(['D1:1', 'D1:2']);
@@ -133,11 +182,18 @@ describe('the LoCoMo protocol', () => {
   });
 
   it('`--protocol locomo` ranks one utterance per document and scores recall at 5, 10, 25, 50', async () => {
-    const result = await runBenchmark({ datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'], datasetLimit: 2, strategies: ['bm25', 'window'], protocol: 'locomo' });
+    const result = await runBenchmark({
+      datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'],
+      datasetLimit: 2,
+      strategies: ['bm25', 'window'],
+      protocol: 'locomo',
+    });
     const cells = result.cells.filter((cell) => cell.strategy === 'bm25');
     expect(cells.length).toBe(2);
     expect(cells.every((cell) => cell.options.unit === 'message')).toBe(true);
-    expect(result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined)).toBe(true);
+    expect(
+      result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined),
+    ).toBe(true);
     const summary = cells[0]!.protocolRetrieval!.summary;
     expect(summary.turn.atK.map(({ k }) => k)).toEqual([5, 10, 25, 50]);
     expect(summary.turn.atK.every((at) => at.recall !== undefined && at.recall >= 0 && at.recall <= 1)).toBe(true);

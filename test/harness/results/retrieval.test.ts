@@ -1,6 +1,14 @@
 /** Retrieval metrics against hand-computed values (LongMemEval's definitions), and which probes get them. */
 import { describe, expect, it } from 'vitest';
-import { poolSummaries, probeRetrieval, scoreRanking, sessionsOfSteps, retrievalByLabel, summarizeRetrieval, withRetrieval } from '../../../harness/results/retrieval.js';
+import {
+  poolSummaries,
+  probeRetrieval,
+  scoreRanking,
+  sessionsOfSteps,
+  retrievalByLabel,
+  summarizeRetrieval,
+  withRetrieval,
+} from '../../../harness/results/retrieval.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 
 describe('scoreRanking', () => {
@@ -31,7 +39,10 @@ describe('scoreRanking', () => {
   it('keeps NDCG within 1 when several items hold the same evidence step (entity summaries)', () => {
     const figures = probeRetrieval([['e1'], ['e1', 'x'], ['y']], ['e1'], [5]);
     expect(figures.turn[0]).toEqual({ k: 5, recallAny: 1, recallAll: 1, ndcg: 1 });
-    expect(probeRetrieval([['y'], ['e1'], ['e1']], ['e1'], [5]).turn[0]!.ndcg).toBeCloseTo((1 + 1 / Math.log2(3)) / 2, 10);
+    expect(probeRetrieval([['y'], ['e1'], ['e1']], ['e1'], [5]).turn[0]!.ndcg).toBeCloseTo(
+      (1 + 1 / Math.log2(3)) / 2,
+      10,
+    );
   });
 
   it('ranks sessions by their first appearance, each once', () => {
@@ -43,7 +54,11 @@ describe('scoreRanking', () => {
       { kind: 'user', id: 'b1', user: 'three' },
     ];
     const sessionOf = sessionsOfSteps(steps)!;
-    expect([...sessionOf]).toEqual([['a1', 1], ['a2', 1], ['b1', 2]]);
+    expect([...sessionOf]).toEqual([
+      ['a1', 1],
+      ['a2', 1],
+      ['b1', 2],
+    ]);
     // Turn ranking a1, a2, b1 with b1 the evidence: turn rank 3, session rank 2 (a2 repeats session 1).
     const figures = probeRetrieval([['a1'], ['a2'], ['b1']], ['b1'], [1, 2], sessionOf);
     expect(figures.turn.map((at) => at.recallAny)).toEqual([0, 0]);
@@ -77,7 +92,9 @@ describe('withRetrieval', () => {
     expect(probes.map((probe) => probe.retrieval !== undefined)).toEqual([true, false, false, false]);
     // The strategy ranked opaque ids (`s0`: step 0's messages): the record holds the scenario's ids.
     expect(probes.map((probe) => probe.retrieved)).toEqual([[['u1']], [['u1']], [['u1']], undefined]);
-    expect(summarizeRetrieval(probes)).toEqual({ turn: { n: 1, atK: [{ k: 1, recallAny: 1, recallAll: 1, ndcg: 1 }] } });
+    expect(summarizeRetrieval(probes)).toEqual({
+      turn: { n: 1, atK: [{ k: 1, recallAny: 1, recallAll: 1, ndcg: 1 }] },
+    });
     expect(summarizeRetrieval([{}])).toBeUndefined();
   });
 });
@@ -85,11 +102,21 @@ describe('withRetrieval', () => {
 describe('message-level evidence', () => {
   it("maps an exchange to both its messages' ids, so evidence citing the reply alone is found in it", () => {
     const steps: Step[] = [
-      { kind: 'user', id: 'D1:1', replyId: 'D1:2', user: 'Caroline: I went to a support group.', assistant: 'Melanie: I signed up for pottery.' },
+      {
+        kind: 'user',
+        id: 'D1:1',
+        replyId: 'D1:2',
+        user: 'Caroline: I went to a support group.',
+        assistant: 'Melanie: I signed up for pottery.',
+      },
       { kind: 'user', id: 'D1:3', user: 'Caroline: Adoption agencies.' },
       { kind: 'probe', probe: 'Pottery?', expect: ['pottery'], forbid: [], category: 'extraction', evidence: ['D1:2'] },
     ];
-    const [probe] = withRetrieval([{ step: 2, category: 'extraction' as const, retrieved: [['s1'], ['s0']] }], { steps }, [1, 2]);
+    const [probe] = withRetrieval(
+      [{ step: 2, category: 'extraction' as const, retrieved: [['s1'], ['s0']] }],
+      { steps },
+      [1, 2],
+    );
     expect(probe!.retrieved).toEqual([['D1:3'], ['D1:1', 'D1:2']]);
     expect(probe!.retrieval!.turn.map((at) => at.recallAll)).toEqual([0, 1]);
   });
@@ -98,7 +125,10 @@ describe('message-level evidence', () => {
 describe('poolSummaries', () => {
   it('weights each summary by its probes', () => {
     const at = (recallAny: number) => [{ k: 5, recallAny, recallAll: recallAny, ndcg: recallAny }];
-    const pooled = poolSummaries([{ turn: { n: 1, atK: at(1) } }, { turn: { n: 3, atK: at(0) }, session: { n: 3, atK: at(0.5) } }])!;
+    const pooled = poolSummaries([
+      { turn: { n: 1, atK: at(1) } },
+      { turn: { n: 3, atK: at(0) }, session: { n: 3, atK: at(0.5) } },
+    ])!;
     expect(pooled.turn).toEqual({ n: 4, atK: [{ k: 5, recallAny: 0.25, recallAll: 0.25, ndcg: 0.25 }] });
     expect(pooled.session).toEqual({ n: 3, atK: [{ k: 5, recallAny: 0.5, recallAll: 0.5, ndcg: 0.5 }] });
     expect(poolSummaries([])).toBeUndefined();

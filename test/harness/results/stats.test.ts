@@ -1,6 +1,14 @@
 /** The interval maths against known values, and the paired tests on hand-made cases. */
 import { describe, expect, it } from 'vitest';
-import { bootstrapMeanInterval, mcnemarExact, pairedMeans, pairedRates, seedOf, wilsonInterval, Z95 } from '../../../harness/results/stats.js';
+import {
+  bootstrapMeanInterval,
+  mcnemarExact,
+  pairedMeans,
+  pairedRates,
+  seedOf,
+  wilsonInterval,
+  Z95,
+} from '../../../harness/results/stats.js';
 
 describe('Wilson score interval', () => {
   it('matches published values', () => {
@@ -62,7 +70,11 @@ describe('bootstrap', () => {
   });
 
   it('pairs means: a constant shift is ahead with a point interval; noise is within noise', () => {
-    expect(pairedMeans([0.5, 0.75, 1], [0.25, 0.5, 0.75], 1)).toMatchObject({ difference: 0.25, verdict: 'ahead', interval: { lo: 0.25, hi: 0.25 } });
+    expect(pairedMeans([0.5, 0.75, 1], [0.25, 0.5, 0.75], 1)).toMatchObject({
+      difference: 0.25,
+      verdict: 'ahead',
+      interval: { lo: 0.25, hi: 0.25 },
+    });
     const noisy = pairedMeans([1, 0, 1, 0, 1, 0], [0, 1, 0, 1, 0, 1], 1)!;
     expect(noisy.verdict).toBe('within noise');
   });

@@ -42,41 +42,73 @@ describe('membench.config.yaml', () => {
   });
 
   it('reads JSON too, and a single string where a list is expected', async () => {
-    const file = await configFile('membench.config.json', '{ "strategies": "window", "params": ["window.k=2,4"], "isolate": true }');
+    const file = await configFile(
+      'membench.config.json',
+      '{ "strategies": "window", "params": ["window.k=2,4"], "isolate": true }',
+    );
     expect(await loadConfig(file)).toEqual({ strategies: ['window'], params: ['window.k=2,4'], isolate: true });
   });
 
   it('locates every problem as file:line:col: path: message', async () => {
-    const file = await configFile('membench.config.yaml', 'strategies: [buffer]\nseed: seven\ntrials: 0\nstrategys: [x]\napiKey: sk-123\ndurability: [sync, later]\n');
+    const file = await configFile(
+      'membench.config.yaml',
+      'strategies: [buffer]\nseed: seven\ntrials: 0\nstrategys: [x]\napiKey: sk-123\ndurability: [sync, later]\n',
+    );
     const shown = path.relative(process.cwd(), file);
     expect(await problems(file)).toEqual([
       `${shown}:2:7: seed: expected a whole number from 0 to 4294967295, got "seven"`,
       `${shown}:3:9: trials: expected a whole number from 1 to 1000`,
-      expect.stringMatching(new RegExp(`^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(known: strategies, scenarios, params, `, 'u')),
+      expect.stringMatching(
+        new RegExp(
+          `^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(known: strategies, scenarios, params, `,
+          'u',
+        ),
+      ),
       `${shown}:5:1: apiKey: API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY`,
       `${shown}:6:20: durability[1]: expected one of sync, async, exit, none; got "later"`,
     ]);
   });
 
   it('locates what the run would refuse: an unknown strategy, bad params entries, a baseUrl with credentials', async () => {
-    const located = async (file: string): Promise<string[]> => (await problems(file)).map((line) => line.replace(/^.*membench\.config\.yaml/u, 'membench.config.yaml'));
+    const located = async (file: string): Promise<string[]> =>
+      (await problems(file)).map((line) => line.replace(/^.*membench\.config\.yaml/u, 'membench.config.yaml'));
     const strategy = await configFile('membench.config.yaml', 'strategies: [buffer, nosuch]\n');
-    expect(await located(strategy)).toEqual([expect.stringMatching(/^membench\.config\.yaml:1:22: strategies\[1\]: unknown strategy "nosuch": built-ins are buffer, /u)]);
+    expect(await located(strategy)).toEqual([
+      expect.stringMatching(
+        /^membench\.config\.yaml:1:22: strategies\[1\]: unknown strategy "nosuch": built-ins are buffer, /u,
+      ),
+    ]);
     const knob = await configFile('membench.config.yaml', 'params:\n  - window.k=2\n  - window.q=3\n');
-    expect(await located(knob)).toEqual(['membench.config.yaml:3:5: params[1]: window.q=3: strategy "window" has no knob "q" (knobs: k, maxTokens, durability)']);
+    expect(await located(knob)).toEqual([
+      'membench.config.yaml:3:5: params[1]: window.q=3: strategy "window" has no knob "q" (knobs: k, maxTokens, durability)',
+    ]);
     const value = await configFile('membench.config.yaml', 'params:\n  window.k: [0, 2]\n');
-    expect(await located(value)).toEqual(['membench.config.yaml:2:13: params.window.k: window.k=0: Too small: expected number to be >=1']);
+    expect(await located(value)).toEqual([
+      'membench.config.yaml:2:13: params.window.k: window.k=0: Too small: expected number to be >=1',
+    ]);
     const unselected = await configFile('membench.config.yaml', 'strategies: buffer\nparams:\n  - window.k=1\n');
-    expect(await located(unselected)).toEqual(['membench.config.yaml:3:5: params[0]: window.k=1: strategy "window" is not selected (selected: buffer)']);
+    expect(await located(unselected)).toEqual([
+      'membench.config.yaml:3:5: params[0]: window.k=1: strategy "window" is not selected (selected: buffer)',
+    ]);
     const twice = await configFile('membench.config.yaml', 'params:\n  - window.k=2\n  - window.k=2\n');
-    expect(await located(twice)).toEqual(['membench.config.yaml:2:3: params: window.k=2 window.k=2: window(k=2) is listed twice (a value repeated?): give each setting once']);
-    const credentials = await configFile('membench.config.yaml', 'model: openai:x\nbaseUrl: "http://user:sk-123@localhost/v1"\n');
+    expect(await located(twice)).toEqual([
+      'membench.config.yaml:2:3: params: window.k=2 window.k=2: window(k=2) is listed twice (a value repeated?): give each setting once',
+    ]);
+    const credentials = await configFile(
+      'membench.config.yaml',
+      'model: openai:x\nbaseUrl: "http://user:sk-123@localhost/v1"\n',
+    );
     const [line] = await located(credentials);
-    expect(line).toBe('membench.config.yaml:2:10: baseUrl: base URL http://localhost/v1 must not carry credentials, a query or a fragment; pass the key as the API key (OPENAI_API_KEY)');
+    expect(line).toBe(
+      'membench.config.yaml:2:10: baseUrl: base URL http://localhost/v1 must not carry credentials, a query or a fragment; pass the key as the API key (OPENAI_API_KEY)',
+    );
   });
 
   it('holds numbers to the bounds the flags have', async () => {
-    const file = await configFile('membench.config.yaml', 'stretch: 1e12\ncrashFuzz: -1\nrecallThreshold: -1\nseed: 1.5\nlimit: 0\ncellTimeout: 0\nworkers: .inf\n');
+    const file = await configFile(
+      'membench.config.yaml',
+      'stretch: 1e12\ncrashFuzz: -1\nrecallThreshold: -1\nseed: 1.5\nlimit: 0\ncellTimeout: 0\nworkers: .inf\n',
+    );
     const shown = path.relative(process.cwd(), file);
     expect(await problems(file)).toEqual([
       `${shown}:1:10: stretch: expected a whole number from 1 to 100000`,
@@ -90,11 +122,26 @@ describe('membench.config.yaml', () => {
   });
 
   it('reports broken YAML and JSON at the place the parser stopped', async () => {
-    expect(await problems(await configFile('c.yaml', 'seed: [1\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: /u)]);
-    expect(await problems(await configFile('c.json', '{\n  "seed": 1,\n  "model" 3\n}'))).toEqual([expect.stringMatching(/c\.json:3:\d+: \(document\): invalid JSON: /u)]);
-    expect(await problems(await configFile('c.yaml', '- a list\n'))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): expected a mapping of settings/u)]);
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefg'[index]}`).join(', ')}]`)].join('\n');
-    expect(await problems(await configFile('c.yaml', `${bomb}\nseed: 1\n`))).toEqual([expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: aliases expand past 100 copies \(a YAML alias bomb\?\): write the values out$/u)]);
+    expect(await problems(await configFile('c.yaml', 'seed: [1\n'))).toEqual([
+      expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: /u),
+    ]);
+    expect(await problems(await configFile('c.json', '{\n  "seed": 1,\n  "model" 3\n}'))).toEqual([
+      expect.stringMatching(/c\.json:3:\d+: \(document\): invalid JSON: /u),
+    ]);
+    expect(await problems(await configFile('c.yaml', '- a list\n'))).toEqual([
+      expect.stringMatching(/c\.yaml:1:1: \(document\): expected a mapping of settings/u),
+    ]);
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x]',
+      ...'bcdefg'
+        .split('')
+        .map((name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefg'[index]}`).join(', ')}]`),
+    ].join('\n');
+    expect(await problems(await configFile('c.yaml', `${bomb}\nseed: 1\n`))).toEqual([
+      expect.stringMatching(
+        /c\.yaml:1:1: \(document\): invalid YAML: aliases expand past 100 copies \(a YAML alias bomb\?\): write the values out$/u,
+      ),
+    ]);
   });
 
   it('is found in the working dir; two at once is an error', async () => {
@@ -105,6 +152,8 @@ describe('membench.config.yaml', () => {
     expect(findConfigFile('other.json', dir)).toBe(path.join(dir, 'other.json'));
     await mkdir(path.join(dir, 'sub'));
     await writeFile(path.join(dir, 'membench.config.json'), '{}');
-    expect(() => findConfigFile(undefined, dir)).toThrow(/holds membench\.config\.yaml and membench\.config\.json: keep one config file/u);
+    expect(() => findConfigFile(undefined, dir)).toThrow(
+      /holds membench\.config\.yaml and membench\.config\.json: keep one config file/u,
+    );
   });
 });

@@ -49,10 +49,25 @@ function sample(sessions: number, turns: number): unknown {
     sample_id: 'conv-long',
     conversation,
     qa: [
-      { question: 'When did Caroline go to the LGBTQ support group?', answer: '7 May 2023', evidence: ['D1:1'], category: 2 },
-      { question: 'What did Melanie sign up for with her kids?', answer: 'pottery class', evidence: ['D1:2'], category: 4 },
+      {
+        question: 'When did Caroline go to the LGBTQ support group?',
+        answer: '7 May 2023',
+        evidence: ['D1:1'],
+        category: 2,
+      },
+      {
+        question: 'What did Melanie sign up for with her kids?',
+        answer: 'pottery class',
+        evidence: ['D1:2'],
+        category: 4,
+      },
       { question: 'What has Caroline been researching?', answer: 'Adoption agencies', evidence: ['D1:3'], category: 4 },
-      { question: 'What did Caroline adopt last week?', adversarial_answer: 'a puppy', evidence: ['D1:3'], category: 5 },
+      {
+        question: 'What did Caroline adopt last week?',
+        adversarial_answer: 'a puppy',
+        evidence: ['D1:3'],
+        category: 5,
+      },
     ],
   };
 }
@@ -100,7 +115,8 @@ describe('metrics on a long LoCoMo-format conversation', () => {
   });
 
   it('measures context tokens on the same seeded sample of the 120 scripted turns for every strategy', () => {
-    const sampled = (strategy: string): number[] => cell(strategy).turns.flatMap((turn) => (turn.contextTokens !== null ? [turn.step] : []));
+    const sampled = (strategy: string): number[] =>
+      cell(strategy).turns.flatMap((turn) => (turn.contextTokens !== null ? [turn.step] : []));
     expect(cell('buffer').tokens.contextSample).toEqual({ measured: sampled('buffer').length, turns: 120 });
     expect(sampled('buffer').length).toBeLessThanOrEqual(32);
     expect(sampled('window')).toEqual(sampled('buffer'));

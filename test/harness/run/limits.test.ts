@@ -31,17 +31,24 @@ describe('numeric run options', () => {
     [{ live: { concurrency: 0 } }, '--concurrency 0: expected a whole number from 1 to 1024'],
     [{ live: { timeoutMs: Number.NaN } }, '--timeout is not a number: expected a number from 1 to 3600000'],
     [{ live: { maxRetries: -1 } }, '--retries -1: expected a whole number from 0 to 100'],
-    [{ datasetLimit: 3 }, '--limit 3 applies to --dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit'],
+    [
+      { datasetLimit: 3 },
+      '--limit 3 applies to --dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit',
+    ],
   ])('refuses %j before anything runs', async (options, message) => {
     expect(await refusal(options)).toBe(message);
   });
 
   it('plans the bounds themselves', async () => {
-    expect(await refusal({ seed: 0xffff_ffff, stretch: 100_000, crashFuzz: 0, trials: 1, cellTimeoutMs: 1000 })).toBeUndefined();
+    expect(
+      await refusal({ seed: 0xffff_ffff, stretch: 100_000, crashFuzz: 0, trials: 1, cellTimeoutMs: 1000 }),
+    ).toBeUndefined();
   });
 
   it('refuses a hashed embedder without dimensions', () => {
-    expect(() => createEmbedder('hashed:0')).toThrow('--embedder hashed:0: the dimension 0: expected a whole number from 1 to 65536');
+    expect(() => createEmbedder('hashed:0')).toThrow(
+      '--embedder hashed:0: the dimension 0: expected a whole number from 1 to 65536',
+    );
     expect(createEmbedder('hashed:8').id).toBe('hashed-8');
   });
 });

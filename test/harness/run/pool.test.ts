@@ -21,7 +21,9 @@ const EXITS_ON_SAVE = path.join(ROOT, 'fixtures/strategies/exits-on-save.ts');
 const HANGS = path.join(ROOT, 'fixtures/strategies/hangs.ts');
 
 describe('runBenchmark with worker processes', () => {
-  it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', { timeout: 180_000 }, async () => {
+  it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', {
+    timeout: 180_000,
+  }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
     const crash = path.join(dir, 'tiny-crash.yaml');
     await writeFile(crash, TINY_CRASH);
@@ -38,23 +40,37 @@ describe('runBenchmark with worker processes', () => {
   it('records a cell whose worker dies as an error with its exit code, and runs the rest', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
     const scenario = path.join(dir, 'exit.yaml');
-    await writeFile(scenario, 'name: exit\nsteps:\n  - user: please EXIT now\n    assistant: ok\n  - probe: what did I say?\n    expect: ["EXIT"]\n');
-    const result = await runBenchmark({ scenarios: [scenario, 'recipes-en'], strategies: [EXITS_ON_SAVE, 'buffer'], workers: 2 });
+    await writeFile(
+      scenario,
+      'name: exit\nsteps:\n  - user: please EXIT now\n    assistant: ok\n  - probe: what did I say?\n    expect: ["EXIT"]\n',
+    );
+    const result = await runBenchmark({
+      scenarios: [scenario, 'recipes-en'],
+      strategies: [EXITS_ON_SAVE, 'buffer'],
+      workers: 2,
+    });
     expect(result.cells.map((cell) => [cell.id, cell.status])).toEqual([
       ['exit/exits-on-save', 'error'],
       ['exit/buffer', 'ok'],
       ['recipes-en/exits-on-save', 'ok'],
       ['recipes-en/buffer', 'ok'],
     ]);
-    expect(result.cells[0]!.error).toMatch(/pool worker running this cell exited unexpectedly in step 0 \(user\) \(exit code 3, signal null\): a strategy that calls process.exit/u);
+    expect(result.cells[0]!.error).toMatch(
+      /pool worker running this cell exited unexpectedly in step 0 \(user\) \(exit code 3, signal null\): a strategy that calls process.exit/u,
+    );
     expect(result.cells[0]!.phase).toBe('step 0 (user)');
     expect(result.cells[3]!.recall.contextRecall.value).toBe(1);
   });
 
-  it('records a cell over its time limit as an error naming the phase it hung in, in a worker or in this process, and runs the rest', { timeout: 120_000 }, async () => {
+  it('records a cell over its time limit as an error naming the phase it hung in, in a worker or in this process, and runs the rest', {
+    timeout: 120_000,
+  }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
     const scenario = path.join(dir, 'tiny.yaml');
-    await writeFile(scenario, 'name: tiny\nsteps:\n  - user: I live in Lisbon.\n    assistant: Noted.\n  - probe: Where do I live?\n    expect: [Lisbon]\n');
+    await writeFile(
+      scenario,
+      'name: tiny\nsteps:\n  - user: I live in Lisbon.\n    assistant: Noted.\n  - probe: Where do I live?\n    expect: [Lisbon]\n',
+    );
     const phases = { open: 'open', save: 'step 0 (user)', close: 'close' } as const;
     const runs = [
       { workers: 2, hangs: ['open', 'close'] as const },
@@ -63,11 +79,25 @@ describe('runBenchmark with worker processes', () => {
     ];
     for (const { hangs, ...run } of runs) {
       // buffer first: its worker is free for a hanging cell, so no worker has to be started again.
-      const result = await runBenchmark({ scenarios: [scenario], strategies: ['buffer', HANGS], params: [`hangs.in=${hangs.join(',')}`], cellTimeoutMs: 2000, ...run });
-      expect(result.cells.map((cell) => [cell.status, cell.phase])).toEqual([['ok', undefined], ...hangs.map((where) => ['error', phases[where]])]);
-      for (const [index, where] of hangs.entries()) expect(result.cells[index + 1]!.error).toMatch(new RegExp(`^timed out after 2 s in ${phases[where].replace(/[()]/gu, '\\$&')}: the cell was stopped `, 'u'));
+      const result = await runBenchmark({
+        scenarios: [scenario],
+        strategies: ['buffer', HANGS],
+        params: [`hangs.in=${hangs.join(',')}`],
+        cellTimeoutMs: 2000,
+        ...run,
+      });
+      expect(result.cells.map((cell) => [cell.status, cell.phase])).toEqual([
+        ['ok', undefined],
+        ...hangs.map((where) => ['error', phases[where]]),
+      ]);
+      for (const [index, where] of hangs.entries())
+        expect(result.cells[index + 1]!.error).toMatch(
+          new RegExp(`^timed out after 2 s in ${phases[where].replace(/[()]/gu, '\\$&')}: the cell was stopped `, 'u'),
+        );
     }
-    expect(timeoutMessage(2000, 'open')).toBe('timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer');
+    expect(timeoutMessage(2000, 'open')).toBe(
+      'timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer',
+    );
   });
 
   it('stops when the signal fires and rejects with RunInterrupted', async () => {
@@ -87,10 +117,18 @@ describe('runBenchmark with worker processes', () => {
 
 describe('--shard', () => {
   it('splits the plan by position, records the shard, and the shards together cover every cell once', async () => {
-    const options = { scenarios: ['recipes-en', 'recipes-zh'], strategies: ['buffer', 'window'], params: ['window.k=2,4'] };
+    const options = {
+      scenarios: ['recipes-en', 'recipes-zh'],
+      strategies: ['buffer', 'window'],
+      params: ['window.k=2,4'],
+    };
     const { plans } = await planRun(options);
-    const shards = await Promise.all([1, 2, 3].map((index) => runBenchmark({ ...options, shard: { index, count: 3 } })));
-    expect(shards.map((shard) => shard.cells.map((cell) => cell.id))).toEqual([1, 2, 3].map((index) => plans.filter((_, position) => position % 3 === index - 1).map((plan) => plan.id)));
+    const shards = await Promise.all(
+      [1, 2, 3].map((index) => runBenchmark({ ...options, shard: { index, count: 3 } })),
+    );
+    expect(shards.map((shard) => shard.cells.map((cell) => cell.id))).toEqual(
+      [1, 2, 3].map((index) => plans.filter((_, position) => position % 3 === index - 1).map((plan) => plan.id)),
+    );
     const headers = shards.map((shard) => (shard.header as { shard?: unknown }).shard);
     expect(headers[1]).toEqual({ index: 2, count: 3, planned: 6, digest: expect.stringMatching(/^[0-9a-f]{16}$/u) });
     expect(new Set(headers.map((header) => (header as { digest: string }).digest)).size).toBe(1);

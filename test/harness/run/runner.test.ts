@@ -49,7 +49,12 @@ describe('runBenchmark', () => {
   }, 180_000);
 
   it('reproduces the same results from the same seed, apart from timing fields', async () => {
-    const options = { scenarios: ['preference-corrections'], strategies: ['buffer', 'window'], params: ['window.k=2,4'], seed: 7 };
+    const options = {
+      scenarios: ['preference-corrections'],
+      strategies: ['buffer', 'window'],
+      params: ['window.k=2,4'],
+      seed: 7,
+    };
     const [a, b] = [await runBenchmark(options), await runBenchmark(options)];
     expect(withoutTiming(b)).toEqual(withoutTiming(a));
     expect(a.cells.map((cell) => cell.setting)).toEqual(['buffer', 'window(k=2)', 'window(k=4)']);
@@ -67,7 +72,10 @@ describe('runBenchmark', () => {
     expect(cell.recall.answerAccuracy.n).toBe(answerable);
     expect(cell.recall.conflictExposure.n).toBe(answerable);
     expect(cell.recall.abstention.n).toBe(abstention.length);
-    const byCategory = Object.values(cell.recallByCategory).reduce((sum, summary) => sum + summary.answerAccuracy.n + summary.abstention.n, 0);
+    const byCategory = Object.values(cell.recallByCategory).reduce(
+      (sum, summary) => sum + summary.answerAccuracy.n + summary.abstention.n,
+      0,
+    );
     expect(byCategory).toBe(cell.probes.length);
     expect(cell.recallByCategory.abstention?.contextRecall.n).toBe(0);
     expect(cell.recallByCategory.abstention?.abstention.n).toBe(abstention.length);
@@ -86,7 +94,9 @@ describe('runBenchmark', () => {
   });
 
   it('expands filler steps with the run seed, the same for every strategy', async () => {
-    const filler = await scenarioFile('name: y\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - filler: 30\n  - probe: locker code?\n    expect: ["4711"]\n');
+    const filler = await scenarioFile(
+      'name: y\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - filler: 30\n  - probe: locker code?\n    expect: ["4711"]\n',
+    );
     const result = await runBenchmark({ scenarios: [filler], strategies: ['buffer', 'window'] });
     const [buffer, window] = result.cells;
     expect(buffer!.turns.filter((turn) => turn.kind === 'user')).toHaveLength(31);
@@ -100,7 +110,9 @@ describe('runBenchmark', () => {
     const plan = await planRun({ strategies: ['window'], scenarios: ['recipes-en'], stretch: 300 });
     const [scenario] = plan.scenarios;
     expect(scenario!.name).toBe('recipes-en~300');
-    expect(scenario!.steps.filter((step) => step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget')).toHaveLength(300);
+    expect(
+      scenario!.steps.filter((step) => step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget'),
+    ).toHaveLength(300);
     expect(scenario!.steps.filter((step) => step.kind === 'probe')).toHaveLength(8);
   });
 
@@ -112,10 +124,19 @@ describe('runBenchmark', () => {
   });
 
   it('runs the with / without idempotency keys contrast for buffer only by default, for every strategy with --idempotency both', async () => {
-    const noKeys = async (idempotency?: 'one' | 'both' | 'on' | 'off', strategies = ['buffer', 'window', 'bm25']): Promise<string[]> =>
-      (await planRun({ strategies, scenarios: ['crash-mid-tool-call'], ...(idempotency ? { idempotency } : {}) })).plans.filter((plan) => !plan.idempotencyKeys).map((plan) => plan.id);
+    const noKeys = async (
+      idempotency?: 'one' | 'both' | 'on' | 'off',
+      strategies = ['buffer', 'window', 'bm25'],
+    ): Promise<string[]> =>
+      (await planRun({ strategies, scenarios: ['crash-mid-tool-call'], ...(idempotency ? { idempotency } : {}) })).plans
+        .filter((plan) => !plan.idempotencyKeys)
+        .map((plan) => plan.id);
     expect(await noKeys()).toEqual(['crash-mid-tool-call/buffer/no-keys']);
-    expect(await noKeys('both')).toEqual(['crash-mid-tool-call/buffer/no-keys', 'crash-mid-tool-call/window(k=2)/no-keys', 'crash-mid-tool-call/bm25/no-keys']);
+    expect(await noKeys('both')).toEqual([
+      'crash-mid-tool-call/buffer/no-keys',
+      'crash-mid-tool-call/window(k=2)/no-keys',
+      'crash-mid-tool-call/bm25/no-keys',
+    ]);
     expect(await noKeys('on')).toEqual([]);
     // Without buffer in the run, the contrast goes to its first strategy.
     expect(await noKeys(undefined, ['bm25', 'window'])).toEqual(['crash-mid-tool-call/bm25/no-keys']);
@@ -131,15 +152,21 @@ describe('runBenchmark', () => {
   ])('rejects --param %j', async (params, message) => {
     const run = runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params });
     await expect(run).rejects.toBeInstanceOf(MembenchError);
-    await expect(runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params })).rejects.toThrow(message);
+    await expect(runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], params })).rejects.toThrow(
+      message,
+    );
   });
 
   it('refuses two scenarios under one name (their cell ids would collide), naming both sources; one file named twice runs once', async () => {
     const own = await scenarioFile('name: recipes-en\nsteps:\n  - user: hi\n    assistant: hello\n');
-    const refused = await planRun({ scenarios: ['recipes-en', own], strategies: ['buffer'] }).catch((error: unknown) => error);
+    const refused = await planRun({ scenarios: ['recipes-en', own], strategies: ['buffer'] }).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(MembenchError);
     expect((refused as MembenchError).exitCode).toBe(2);
-    expect((refused as Error).message).toBe(`two scenarios are named "recipes-en": builtin:recipes-en and ${own}; cell ids would collide: rename one (its \`name:\` key)`);
+    expect((refused as Error).message).toBe(
+      `two scenarios are named "recipes-en": builtin:recipes-en and ${own}; cell ids would collide: rename one (its \`name:\` key)`,
+    );
     const { plans } = await planRun({ scenarios: [own, own], strategies: ['buffer'] });
     expect(plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
   });
@@ -148,19 +175,39 @@ describe('runBenchmark', () => {
     const userMemory = await mkdtemp(path.join(os.tmpdir(), 'membench-user-memory-'));
     await mkdir(path.join(userMemory, 'memories'), { recursive: true });
     // Half-written: the front matter never closes.
-    await writeFile(path.join(userMemory, 'memories', 'home-city.md'), '---\ntype: user\npriority: high\ndescription: where I liv');
-    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['file-index'], params: [`file-index.globalDir=${userMemory}`] });
+    await writeFile(
+      path.join(userMemory, 'memories', 'home-city.md'),
+      '---\ntype: user\npriority: high\ndescription: where I liv',
+    );
+    const result = await runBenchmark({
+      scenarios: ['recipes-en'],
+      strategies: ['file-index'],
+      params: [`file-index.globalDir=${userMemory}`],
+    });
     const [cell] = result.cells;
     expect(cell!.status).toBe('ok');
-    expect(cell!.unreadable).toEqual([expect.stringMatching(new RegExp(`^${path.join(userMemory, 'memories', 'home-city.md').replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}: .+`, 'u'))]);
+    expect(cell!.unreadable).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${path.join(userMemory, 'memories', 'home-city.md').replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}: .+`,
+          'u',
+        ),
+      ),
+    ]);
     const verdict = cellVerdict(cell!);
     expect(verdictFails(verdict)).toBe(true);
-    expect(verdict.failures[0]).toMatch(/^the strategy could not read 1 stored item\(s\) and left them out: .*home-city\.md: /u);
-    expect(renderMarkdown(result)).toMatch(/- unreadable: recipes-en\/file-index\(.*\): the strategy could not read 1 stored item\(s\) and left them out: .*home-city\.md/u);
+    expect(verdict.failures[0]).toMatch(
+      /^the strategy could not read 1 stored item\(s\) and left them out: .*home-city\.md: /u,
+    );
+    expect(renderMarkdown(result)).toMatch(
+      /- unreadable: recipes-en\/file-index\(.*\): the strategy could not read 1 stored item\(s\) and left them out: .*home-city\.md/u,
+    );
   });
 
   it('rejects unknown strategies and scenarios with the built-in names', async () => {
-    await expect(runBenchmark({ strategies: ['nope'] })).rejects.toThrow(/unknown strategy "nope": built-ins are buffer, window, /u);
+    await expect(runBenchmark({ strategies: ['nope'] })).rejects.toThrow(
+      /unknown strategy "nope": built-ins are buffer, window, /u,
+    );
     await expect(runBenchmark({ scenarios: ['nope'] })).rejects.toThrow(/unknown scenario "nope"/u);
   });
 
@@ -182,8 +229,27 @@ describe('runBenchmark', () => {
     });
     const scenario = await loadScenarioFile(await scenarioFile('name: z\nsteps:\n  - user: hi\n'));
     const result = await runCell(
-      { id: 'z/broken', scenario, spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' }, definition: broken, idempotencyKeys: true, trial: 0, seed: 1 },
-      { model: new OfflineModel(), modelFor: () => new OfflineModel(), live: {}, embedder: new HashedEmbedder(), modelSpec: 'offline', embedderSpec: 'hashed', isolate: false, tokenizerModel: 'offline', now: () => new Date(0), keepCellDirs: false },
+      {
+        id: 'z/broken',
+        scenario,
+        spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' },
+        definition: broken,
+        idempotencyKeys: true,
+        trial: 0,
+        seed: 1,
+      },
+      {
+        model: new OfflineModel(),
+        modelFor: () => new OfflineModel(),
+        live: {},
+        embedder: new HashedEmbedder(),
+        modelSpec: 'offline',
+        embedderSpec: 'hashed',
+        isolate: false,
+        tokenizerModel: 'offline',
+        now: () => new Date(0),
+        keepCellDirs: false,
+      },
     );
     expect(result.status).toBe('error');
     expect(result.error).toBe('disk on fire');
@@ -193,7 +259,11 @@ describe('runBenchmark', () => {
     const file = await scenarioFile(
       'name: s\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - session: new\n  - user: hello\n    assistant: hi\n  - probe: What is my locker code?\n    expect: ["4711"]\n',
     );
-    const result = await runBenchmark({ scenarios: [file], strategies: ['buffer'], params: ['buffer.durability=sync,exit,none'] });
+    const result = await runBenchmark({
+      scenarios: [file],
+      strategies: ['buffer'],
+      params: ['buffer.durability=sync,exit,none'],
+    });
     expect(result.cells.map((cell) => [cell.setting, cell.recall.contextRecall.hits])).toEqual([
       ['buffer', 1],
       ['buffer(durability=exit)', 1],
@@ -208,10 +278,29 @@ describe('durability-mode pricing', () => {
     const { plans } = await planRun({ strategies: ['buffer', 'window'] });
     const priced = plans.filter((plan) => plan.pricing);
     expect(new Set(priced.map((plan) => plan.scenario.name))).toEqual(new Set(['remember-then-crash']));
-    expect(priced.map((plan) => `${plan.spec.name}:${plan.spec.durability}`).sort()).toEqual(['buffer:async', 'buffer:exit', 'buffer:none', 'window:async', 'window:exit', 'window:none']);
+    expect(priced.map((plan) => `${plan.spec.name}:${plan.spec.durability}`).sort()).toEqual([
+      'buffer:async',
+      'buffer:exit',
+      'buffer:none',
+      'window:async',
+      'window:exit',
+      'window:none',
+    ]);
     expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.spec.durability === 'sync')).toBe(true);
-    expect((await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some((plan) => plan.pricing)).toBe(false);
-    const chosen = await planRun({ strategies: ['buffer'], scenarios: ['recipes-en'], priceDurability: ['recipes-en'] });
-    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.setting)).toEqual(['buffer(durability=async)', 'buffer(durability=exit)', 'buffer(durability=none)']);
+    expect(
+      (await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some(
+        (plan) => plan.pricing,
+      ),
+    ).toBe(false);
+    const chosen = await planRun({
+      strategies: ['buffer'],
+      scenarios: ['recipes-en'],
+      priceDurability: ['recipes-en'],
+    });
+    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.setting)).toEqual([
+      'buffer(durability=async)',
+      'buffer(durability=exit)',
+      'buffer(durability=none)',
+    ]);
   });
 });

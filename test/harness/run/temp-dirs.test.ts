@@ -18,7 +18,12 @@ describe('cell temp dirs', () => {
   it('of runs whose process is gone are reclaimed; live runs and kept dirs are left alone', async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'membench-temp-root-'));
     const dead = await deadPid();
-    const names = [`membench-run-${dead}-abc`, `membench-run-${process.pid}-def`, `membench-kept-${dead}-ghi`, 'unrelated'];
+    const names = [
+      `membench-run-${dead}-abc`,
+      `membench-run-${process.pid}-def`,
+      `membench-kept-${dead}-ghi`,
+      'unrelated',
+    ];
     for (const name of names) await mkdir(path.join(root, name, 'cell'), { recursive: true });
     expect(await reclaimAbandonedTempDirs(root)).toEqual([path.join(root, `membench-run-${dead}-abc`)]);
     expect(readdirSync(root).sort()).toEqual(names.slice(1).sort());
@@ -26,11 +31,22 @@ describe('cell temp dirs', () => {
 
   it('are kept with --keep-cell-dirs, named after their cells, and the run says where', async () => {
     const warnings: string[] = [];
-    await runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer', 'window'], keepCellDirs: true, onWarning: (warning) => warnings.push(warning) });
-    const kept = warnings.map((warning) => /^kept the cell dirs in (\S+) \(one per cell, named after the cell id\)$/u.exec(warning)?.[1]).find(Boolean);
+    await runBenchmark({
+      scenarios: ['recipes-en'],
+      strategies: ['buffer', 'window'],
+      keepCellDirs: true,
+      onWarning: (warning) => warnings.push(warning),
+    });
+    const kept = warnings
+      .map((warning) => /^kept the cell dirs in (\S+) \(one per cell, named after the cell id\)$/u.exec(warning)?.[1])
+      .find(Boolean);
     expect(kept).toMatch(/membench-kept-\d+-/u);
     expect(existsSync(kept!)).toBe(true);
-    expect(readdirSync(kept!).map((name) => name.replace(/-[^-]+$/u, '')).sort()).toEqual(['recipes-en_buffer', 'recipes-en_window_k_2_']);
+    expect(
+      readdirSync(kept!)
+        .map((name) => name.replace(/-[^-]+$/u, ''))
+        .sort(),
+    ).toEqual(['recipes-en_buffer', 'recipes-en_window_k_2_']);
     await rm(kept!, { recursive: true, force: true });
   });
 });

@@ -27,15 +27,37 @@ describe('parseValues', () => {
 
 describe('tune', () => {
   it('refuses knobs that are missing or not numeric before running anything', async () => {
-    await expect(tune({ strategy: 'window', knob: 'q', values: [1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/strategy "window" has no knob "q" \(knobs: k, maxTokens\)/u);
-    await expect(tune({ strategy: 'entity', knob: 'extractInstruction', values: [1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/entity\.extractInstruction is not a numeric knob/u);
-    await expect(tune({ strategy: 'window', knob: 'k', values: [0, 1], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--values 0,1: window\.k=0: out of range: too small/u);
-    await expect(tune({ strategy: 'window', knob: 'k', values: [-1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--values -1,2: window\.k=-1: k cannot be negative: too small/u);
-    await expect(tune({ strategy: 'window', knob: 'k', values: [1], targetRecall: 1.5, scenarios: ['recipes-en'] })).rejects.toThrow(/--target-recall 1.5: expected a share between 0 and 1/u);
+    await expect(
+      tune({ strategy: 'window', knob: 'q', values: [1], targetRecall: 0.5, scenarios: ['recipes-en'] }),
+    ).rejects.toThrow(/strategy "window" has no knob "q" \(knobs: k, maxTokens\)/u);
+    await expect(
+      tune({
+        strategy: 'entity',
+        knob: 'extractInstruction',
+        values: [1, 2],
+        targetRecall: 0.5,
+        scenarios: ['recipes-en'],
+      }),
+    ).rejects.toThrow(/entity\.extractInstruction is not a numeric knob/u);
+    await expect(
+      tune({ strategy: 'window', knob: 'k', values: [0, 1], targetRecall: 0.5, scenarios: ['recipes-en'] }),
+    ).rejects.toThrow(/--values 0,1: window\.k=0: out of range: too small/u);
+    await expect(
+      tune({ strategy: 'window', knob: 'k', values: [-1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] }),
+    ).rejects.toThrow(/--values -1,2: window\.k=-1: k cannot be negative: too small/u);
+    await expect(
+      tune({ strategy: 'window', knob: 'k', values: [1], targetRecall: 1.5, scenarios: ['recipes-en'] }),
+    ).rejects.toThrow(/--target-recall 1.5: expected a share between 0 and 1/u);
   });
 
   it('pools recall over scenarios and picks the cheapest setting meeting the target', async () => {
-    const result = await tune({ strategy: 'window', knob: 'k', values: [2, 8, 16], targetRecall: 0.4, scenarios: ['recipes-en', 'recipes-zh'] });
+    const result = await tune({
+      strategy: 'window',
+      knob: 'k',
+      values: [2, 8, 16],
+      targetRecall: 0.4,
+      scenarios: ['recipes-en', 'recipes-zh'],
+    });
     expect(result.rows.map((row) => row.value)).toEqual([2, 8, 16]);
     for (const row of result.rows) {
       const cells = result.run.cells.filter((cell) => cell.setting === row.label);
@@ -52,6 +74,7 @@ describe('tune', () => {
     const noisy = result.rows.filter((row) => row.withinNoise);
     expect(result.withinNoise?.cost).toBe(Math.min(...noisy.map((row) => row.cost)));
     expect(result.withinNoise!.cost).toBeLessThanOrEqual(result.best!.cost);
-    if (result.withinNoise !== result.best) expect(renderTune(result)).toContain(`cheapest setting within noise of the target: ${result.withinNoise!.label}`);
+    if (result.withinNoise !== result.best)
+      expect(renderTune(result)).toContain(`cheapest setting within noise of the target: ${result.withinNoise!.label}`);
   });
 });

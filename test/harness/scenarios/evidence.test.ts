@@ -1,6 +1,12 @@
 /** Evidence coverage on hand-made contexts: full, partial, none, Chinese, and the id lookup. */
 import { describe, expect, test } from 'vitest';
-import { evidenceCoverage, evidenceIndex, evidenceTerms, probeEvidenceCoverage, stepContent } from '../../../harness/scenarios/evidence.js';
+import {
+  evidenceCoverage,
+  evidenceIndex,
+  evidenceTerms,
+  probeEvidenceCoverage,
+  stepContent,
+} from '../../../harness/scenarios/evidence.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import { normalizeText } from '../../../harness/core/text.js';
 
@@ -49,7 +55,14 @@ describe('evidenceCoverage', () => {
 describe('evidence lookup by step id', () => {
   const steps: Step[] = [
     { kind: 'user', id: 'u1', user: 'Which tofu?', assistant: 'Firm tofu holds its shape.' },
-    { kind: 'tool', id: 't1', tool: 'add_to_shopping_list', args: { items: ['rock sugar'] }, result: { ok: true }, effect: true },
+    {
+      kind: 'tool',
+      id: 't1',
+      tool: 'add_to_shopping_list',
+      args: { items: ['rock sugar'] },
+      result: { ok: true },
+      effect: true,
+    },
     { kind: 'remember', id: 'r1', remember: '我住在上海。' },
     { kind: 'concurrent', id: 'c1', concurrent: [[{ kind: 'forget', id: 'f1', forget: 'home-city' }], []] },
     { kind: 'probe', id: 'p1', probe: 'q?', forbid: [], category: 'extraction', evidence: ['u1'] },
@@ -65,7 +78,9 @@ describe('evidence lookup by step id', () => {
     const index = evidenceIndex(steps);
     expect(probeEvidenceCoverage([], index, context('x'))).toBeNull();
     expect(probeEvidenceCoverage(['u1'], index, context('which tofu? firm tofu holds its shape.'))?.value).toBe(1);
-    expect(probeEvidenceCoverage(['t1'], index, context('add_to_shopping_list {"items":["rock sugar"]}'))?.value).toBeCloseTo(4 / 6);
+    expect(
+      probeEvidenceCoverage(['t1'], index, context('add_to_shopping_list {"items":["rock sugar"]}'))?.value,
+    ).toBeCloseTo(4 / 6);
     expect(probeEvidenceCoverage(['r1'], index, context('我住在上海'))?.value).toBe(1);
   });
 });

@@ -76,7 +76,11 @@ steps:
     const scenario = scenarioOf(yaml);
     const expanded = expandFillers(scenario, 42);
     expect(expanded.steps.map((step) => step.kind)).toEqual(['user', ...Array<string>(10).fill('user'), 'probe']);
-    expect(expanded.steps.slice(1, 11).every((step) => step.kind === 'user' && step.id === undefined && step.assistant !== undefined)).toBe(true);
+    expect(
+      expanded.steps
+        .slice(1, 11)
+        .every((step) => step.kind === 'user' && step.id === undefined && step.assistant !== undefined),
+    ).toBe(true);
     expect(expanded.steps[0]).toBe(scenario.steps[0]);
     expect(expanded.steps[11]).toBe(scenario.steps[4]);
     // Language: the scenario's (zh) unless the step names one.
@@ -103,13 +107,19 @@ steps:
   test('a scenario without filler comes back as is; fillers inside concurrent sessions expand too', () => {
     const plain = scenarioOf('name: plain\nsteps:\n  - user: hi\n');
     expect(expandFillers(plain, 1)).toBe(plain);
-    const nested = scenarioOf('name: nested\nsteps:\n  - concurrent:\n      - [{ filler: 2 }]\n      - [{ user: hi }]\n');
+    const nested = scenarioOf(
+      'name: nested\nsteps:\n  - concurrent:\n      - [{ filler: 2 }]\n      - [{ user: hi }]\n',
+    );
     const step = expandFillers(nested, 1).steps[0]!;
     expect(step.kind === 'concurrent' && step.concurrent.map((session) => session.length)).toEqual([2, 1]);
   });
 
   test('fillerLanguage: the step, else en / zh scenarios, else mixed', () => {
-    const step = (language?: FillerStep['language']): FillerStep => ({ kind: 'filler', filler: 1, ...(language ? { language } : {}) });
+    const step = (language?: FillerStep['language']): FillerStep => ({
+      kind: 'filler',
+      filler: 1,
+      ...(language ? { language } : {}),
+    });
     expect(fillerLanguage(step('zh'), 'en')).toBe('zh');
     expect(fillerLanguage(step(), 'en-GB')).toBe('en');
     expect(fillerLanguage(step(), 'zh')).toBe('zh');
@@ -140,7 +150,9 @@ describe('long-recipes', () => {
 
   test("generated filler never contains long-recipes' expect or forbid strings, for many seeds", async () => {
     const long = await builtin('long-recipes');
-    const needles = long.steps.flatMap((step) => (step.kind === 'probe' ? [...(step.expect ?? []), ...step.forbid] : [])).map(normalizeText);
+    const needles = long.steps
+      .flatMap((step) => (step.kind === 'probe' ? [...(step.expect ?? []), ...step.forbid] : []))
+      .map(normalizeText);
     expect(needles).toContain('peanut');
     const fillerIds = new Set(long.steps.filter((step) => step.kind === 'filler').map((step) => step.id));
     expect(fillerIds.size).toBe(4);
@@ -148,17 +160,30 @@ describe('long-recipes', () => {
     for (const seed of [0, 1, 42, 1234, -5]) {
       const generated = expandFillers(long, seed).steps.filter((step) => !originals.has(step));
       expect(generated).toHaveLength(984);
-      const text = normalizeText(generated.map((step) => (step.kind === 'user' ? `${step.user}\n${step.assistant}` : '')).join('\n'));
-      for (const needle of needles) expect(text.includes(needle), `"${needle}" in the filler of seed ${seed}`).toBe(false);
+      const text = normalizeText(
+        generated.map((step) => (step.kind === 'user' ? `${step.user}\n${step.assistant}` : '')).join('\n'),
+      );
+      for (const needle of needles)
+        expect(text.includes(needle), `"${needle}" in the filler of seed ${seed}`).toBe(false);
     }
   });
 
   test("no built-in scenario's expect / forbid string occurs in 7,000 generated turns of each language", async () => {
     const { scenarios } = await loadScenarios(builtinScenarioNames());
-    const needles = [...new Set(scenarios.flatMap((scenario) => scenario.steps.flatMap((step) => (step.kind === 'probe' ? [...(step.expect ?? []), ...step.forbid] : []))))].map(normalizeText);
+    const needles = [
+      ...new Set(
+        scenarios.flatMap((scenario) =>
+          scenario.steps.flatMap((step) => (step.kind === 'probe' ? [...(step.expect ?? []), ...step.forbid] : [])),
+        ),
+      ),
+    ].map(normalizeText);
     expect(needles).toEqual(expect.arrayContaining(['花生', '六个人', 'tuesday', 'soy milk', '上海']));
     for (const language of ['en', 'zh', 'mixed'] as const) {
-      const text = normalizeText(generateFiller(7000, { seed: 11, language }).map((turn) => `${turn.user}\n${turn.assistant}`).join('\n'));
+      const text = normalizeText(
+        generateFiller(7000, { seed: 11, language })
+          .map((turn) => `${turn.user}\n${turn.assistant}`)
+          .join('\n'),
+      );
       for (const needle of needles) expect(text.includes(needle), `"${needle}" in ${language} filler`).toBe(false);
     }
   });
@@ -174,7 +199,8 @@ describe('stretchScenario', () => {
       expect(userTurns(stretched.steps)).toBe(turns);
       expect(stretched.name).toBe(`recipes-en~${turns}`);
       expect(stretched.tags).toContain('long');
-      const probes = (steps: typeof scenario.steps) => steps.flatMap((step) => (step.kind === 'probe' ? [step.probe] : []));
+      const probes = (steps: typeof scenario.steps) =>
+        steps.flatMap((step) => (step.kind === 'probe' ? [step.probe] : []));
       expect(probes(stretched.steps)).toEqual(probes(scenario.steps));
     }
     expect(stretchScenario(scenario, 3)).toBe(scenario);

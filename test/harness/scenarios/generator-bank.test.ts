@@ -10,12 +10,22 @@ import { BANKS, bankCapacity, GENERATED_LANGUAGES } from '../../../harness/scena
 
 describe.each(GENERATED_LANGUAGES)('the %s bank', (language) => {
   const bank = BANKS[language];
-  const values = [...bank.topics.flatMap((topic) => topic.values), ...bank.hops.flatMap((hop) => hop.values), ...bank.activities.map((activity) => activity.expect)];
+  const values = [
+    ...bank.topics.flatMap((topic) => topic.values),
+    ...bank.hops.flatMap((hop) => hop.values),
+    ...bank.activities.map((activity) => activity.expect),
+  ];
   const subjects = bank.neverStated.flatMap((item) => item.subjects);
   const needles = [...values, ...bank.names, ...subjects];
   /** Every string that can end up in a message (questions are never saved). */
   const texts = [
-    ...bank.topics.flatMap((topic) => [topic.state, topic.change ?? '', topic.revert ?? '', ...topic.owners, ...topic.values]),
+    ...bank.topics.flatMap((topic) => [
+      topic.state,
+      topic.change ?? '',
+      topic.revert ?? '',
+      ...topic.owners,
+      ...topic.values,
+    ]),
     ...bank.hops.flatMap((hop) => [hop.link, hop.fact, ...hop.values]),
     ...bank.relations,
     ...bank.names,
@@ -28,7 +38,8 @@ describe.each(GENERATED_LANGUAGES)('the %s bank', (language) => {
   test('every gold string is unique and inside no other text of the bank', () => {
     expect(new Set(needles.map(normalizeText)).size).toBe(needles.length);
     for (const needle of needles) {
-      const own = (text: string): boolean => text === needle || bank.activities.some((activity) => activity.expect === needle && activity.text === text);
+      const own = (text: string): boolean =>
+        text === needle || bank.activities.some((activity) => activity.expect === needle && activity.text === text);
       const inside = texts.filter((text) => !own(text) && normalizeText(text).includes(normalizeText(needle)));
       expect(inside, `"${needle}"`).toEqual([]);
     }
@@ -36,8 +47,13 @@ describe.each(GENERATED_LANGUAGES)('the %s bank', (language) => {
 
   test('no gold string or never-stated subject occurs in 3,000 filler exchanges of en, zh or mixed', () => {
     for (const filler of ['en', 'zh', 'mixed'] as const) {
-      const text = normalizeText(generateFiller(3000, { seed: 5, language: filler }).map((turn) => `${turn.user}\n${turn.assistant}`).join('\n'));
-      for (const needle of needles) expect(text.includes(normalizeText(needle)), `"${needle}" in ${filler} filler`).toBe(false);
+      const text = normalizeText(
+        generateFiller(3000, { seed: 5, language: filler })
+          .map((turn) => `${turn.user}\n${turn.assistant}`)
+          .join('\n'),
+      );
+      for (const needle of needles)
+        expect(text.includes(normalizeText(needle)), `"${needle}" in ${filler} filler`).toBe(false);
     }
   });
 

@@ -8,7 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
-import { checkSpecText, DEFAULT_DISTANCES, factDistances, loadSpecFile } from '../../../harness/scenarios/generator-spec.js';
+import {
+  checkSpecText,
+  DEFAULT_DISTANCES,
+  factDistances,
+  loadSpecFile,
+} from '../../../harness/scenarios/generator-spec.js';
 import { formatProblem } from '../../../harness/scenarios/load.js';
 
 const lines = (text: string, file = 'spec.yaml'): string[] => checkSpecText(text, file).problems.map(formatProblem);
@@ -17,7 +22,14 @@ describe('checkSpecText', () => {
   test('a bare spec gets every default, and the built-in suite file spells out exactly those defaults', async () => {
     const { spec, problems } = checkSpecText('seed: 7\n', 'dir/My Suite.yaml');
     expect(problems).toEqual([]);
-    expect(spec).toMatchObject({ name: 'my-suite', seed: 7, languages: ['en', 'zh'], exchanges: 280, distances: DEFAULT_DISTANCES, rememberShare: 0.5 });
+    expect(spec).toMatchObject({
+      name: 'my-suite',
+      seed: 7,
+      languages: ['en', 'zh'],
+      exchanges: 280,
+      distances: DEFAULT_DISTANCES,
+      rememberShare: 0.5,
+    });
     expect(spec!.updates.chain).toEqual({ min: 1, max: 3 });
     expect(spec!.sessions).toEqual({ every: 24, start: '2025-03-03', daysApart: { min: 1, max: 3 } });
     const builtin = await loadSpecFile('scenarios/suites/generated.yaml');
@@ -32,7 +44,9 @@ describe('checkSpecText', () => {
     const spread = { distances: DEFAULT_DISTANCES, spread: true };
     expect(factDistances(spread, 0)).toHaveLength(9);
     // Sixteen facts in turn cover every distance of the list.
-    expect(new Set(Array.from({ length: 16 }, (_, index) => factDistances(spread, index)).flat())).toEqual(new Set(DEFAULT_DISTANCES));
+    expect(new Set(Array.from({ length: 16 }, (_, index) => factDistances(spread, index)).flat())).toEqual(
+      new Set(DEFAULT_DISTANCES),
+    );
     const powers = [1, 2, 4, 8, 16, 32, 64, 128, 256];
     expect(factDistances({ distances: powers, spread: true }, 5)).toEqual(powers);
     expect(factDistances({ distances: DEFAULT_DISTANCES, spread: false }, 5)).toEqual(DEFAULT_DISTANCES);
@@ -46,7 +60,21 @@ describe('checkSpecText', () => {
   });
 
   test('bad knobs are located at their value, unknown keys at the key, all at once', () => {
-    const text = ['name: Bad Name', 'seed: 1.5', 'languages: [en, fr]', 'facts:', '  fact: -1', '  bogus: 3', 'updates:', '  chain: [3, 1]', '  revertShare: 2', 'sessions:', '  start: 2025-13-01', 'colour: blue', ''].join('\n');
+    const text = [
+      'name: Bad Name',
+      'seed: 1.5',
+      'languages: [en, fr]',
+      'facts:',
+      '  fact: -1',
+      '  bogus: 3',
+      'updates:',
+      '  chain: [3, 1]',
+      '  revertShare: 2',
+      'sessions:',
+      '  start: 2025-13-01',
+      'colour: blue',
+      '',
+    ].join('\n');
     expect(lines(text)).toEqual([
       'spec.yaml:1:7: name: use lower-case letters, digits, ".", "_" and "-"',
       'spec.yaml:2:7: seed: expected a whole number from 0 to 4294967295, got 1.5',
@@ -61,23 +89,43 @@ describe('checkSpecText', () => {
   });
 
   test('what the knobs cannot say alone: room for the distances and statements, the bank, a day per dated fact, chains for reverts', () => {
-    expect(lines('exchanges: 100\n')).toEqual(['spec.yaml:1:12: exchanges: 100 exchanges are fewer than the largest default distance, 256: raise exchanges or set distances']);
-    expect(lines('exchanges: 40\ndistances: [1, 64]\nfacts: { fact: 2, distractor: 0, update: 0, multi-hop: 0, temporal: 0, abstention: 0 }\n')).toEqual([
+    expect(lines('exchanges: 100\n')).toEqual([
+      'spec.yaml:1:12: exchanges: 100 exchanges are fewer than the largest default distance, 256: raise exchanges or set distances',
+    ]);
+    expect(
+      lines(
+        'exchanges: 40\ndistances: [1, 64]\nfacts: { fact: 2, distractor: 0, update: 0, multi-hop: 0, temporal: 0, abstention: 0 }\n',
+      ),
+    ).toEqual([
       'spec.yaml:2:16: distances[1]: distance 64 does not fit in a conversation of 40 exchanges (raise exchanges)',
     ]);
-    expect(lines('exchanges: 300\nfacts:\n  fact: 40\n  temporal: 20\nsessions:\n  every: 100\nupdates:\n  chain: 1\n  revertShare: 0.5\nlanguages: [zh]\n')).toEqual([
+    expect(
+      lines(
+        'exchanges: 300\nfacts:\n  fact: 40\n  temporal: 20\nsessions:\n  every: 100\nupdates:\n  chain: 1\n  revertShare: 0.5\nlanguages: [zh]\n',
+      ),
+    ).toEqual([
       'spec.yaml:3:3: facts: the zh fact bank holds 45 (topic, owner) pairs; fact + 2 × distractor + update asks for 58',
       'spec.yaml:4:13: facts.temporal: each dated activity needs a day of its own: 300 exchanges in sessions of 100 make 3 days',
       'spec.yaml:4:13: facts.temporal: the zh bank holds 10 dated activities',
       'spec.yaml:9:16: updates.revertShare: a revert needs a chain of at least 2 corrections (raise the longest in updates.chain)',
     ]);
-    expect(lines('facts: { fact: 0, distractor: 0, update: 0, multi-hop: 0, temporal: 0, abstention: 0 }\n')).toEqual(['spec.yaml:1:8: facts: nothing to probe: every count is 0']);
-    expect(lines('exchanges: 300\nfacts: { fact: 200, distractor: 0, update: 0, multi-hop: 0, temporal: 0, abstention: 0 }\nlanguages: []\n')).toEqual(['spec.yaml:3:12: languages: expected at least one language']);
+    expect(lines('facts: { fact: 0, distractor: 0, update: 0, multi-hop: 0, temporal: 0, abstention: 0 }\n')).toEqual([
+      'spec.yaml:1:8: facts: nothing to probe: every count is 0',
+    ]);
+    expect(
+      lines(
+        'exchanges: 300\nfacts: { fact: 200, distractor: 0, update: 0, multi-hop: 0, temporal: 0, abstention: 0 }\nlanguages: []\n',
+      ),
+    ).toEqual(['spec.yaml:3:12: languages: expected at least one language']);
   });
 
   test('the document itself: empty, not a mapping, invalid YAML', () => {
-    expect(lines('')).toEqual(['spec.yaml:1:1: (document): file is empty: expected a generator spec with `name` and the knobs of a generated workload']);
-    expect(lines('- a\n- b\n')).toEqual(['spec.yaml:1:1: (document): expected a mapping with `name` and the knobs of a generated workload, got a list']);
+    expect(lines('')).toEqual([
+      'spec.yaml:1:1: (document): file is empty: expected a generator spec with `name` and the knobs of a generated workload',
+    ]);
+    expect(lines('- a\n- b\n')).toEqual([
+      'spec.yaml:1:1: (document): expected a mapping with `name` and the knobs of a generated workload, got a list',
+    ]);
     expect(lines('seed: [1\n')[0]).toMatch(/^spec\.yaml:\d+:\d+: \(document\): invalid YAML: /u);
   });
 });
@@ -88,8 +136,13 @@ describe('loadSpecFile', () => {
     await writeFile(file, 'exchanges: many\n');
     const error = await loadSpecFile(file).catch((caught: unknown) => caught);
     expect(isMembenchError(error) && error.exitCode).toBe(2);
-    expect(isMembenchError(error) && [error.message, ...error.details]).toEqual([`${file}: invalid generator spec (1 problem)`, `${file}:1:12: exchanges: expected a number of exchanges, got "many"`]);
+    expect(isMembenchError(error) && [error.message, ...error.details]).toEqual([
+      `${file}: invalid generator spec (1 problem)`,
+      `${file}:1:12: exchanges: expected a number of exchanges, got "many"`,
+    ]);
     const missing = await loadSpecFile(path.join(path.dirname(file), 'none.yaml')).catch((caught: unknown) => caught);
-    expect(isMembenchError(missing) && missing.details[0]).toMatch(/none\.yaml:1:1: \(document\): cannot read: no such file$/u);
+    expect(isMembenchError(missing) && missing.details[0]).toMatch(
+      /none\.yaml:1:1: \(document\): cannot read: no such file$/u,
+    );
   });
 });

@@ -14,7 +14,20 @@ import { goldProblems } from '../../../harness/scenarios/generator-gold.js';
 import { loadSpecFile, type GeneratorSpec } from '../../../harness/scenarios/generator-spec.js';
 import type { ProbeStep, Scenario, Step } from '../../../harness/scenarios/format.js';
 
-const LABELS = ['abstention', 'distractor/mention', 'distractor/remember', 'fact/mention', 'fact/remember', 'multi-hop/mention', 'multi-hop/remember', 'temporal', 'update/chain-1', 'update/chain-2', 'update/chain-3', 'update/revert'];
+const LABELS = [
+  'abstention',
+  'distractor/mention',
+  'distractor/remember',
+  'fact/mention',
+  'fact/remember',
+  'multi-hop/mention',
+  'multi-hop/remember',
+  'temporal',
+  'update/chain-1',
+  'update/chain-2',
+  'update/chain-3',
+  'update/revert',
+];
 
 let spec: GeneratorSpec;
 let suite: GeneratedScenario[];
@@ -27,7 +40,8 @@ const isExchange = (step: Step): boolean => step.kind === 'user' || step.kind ==
 const said = (step: Step): string[] => stepMessages(step).map(normalizeText);
 
 const walked = new WeakMap<Scenario, ReturnType<typeof walkOnce>>();
-const walk = (scenario: Scenario): ReturnType<typeof walkOnce> => walked.get(scenario) ?? walked.set(scenario, walkOnce(scenario)).get(scenario)!;
+const walk = (scenario: Scenario): ReturnType<typeof walkOnce> =>
+  walked.get(scenario) ?? walked.set(scenario, walkOnce(scenario)).get(scenario)!;
 
 /** What a conversation says, step by step, and where its probes are. */
 function walkOnce(scenario: Scenario) {
@@ -36,14 +50,25 @@ function walkOnce(scenario: Scenario) {
     if (isExchange(step)) exchanges++;
     return { step, exchanges, texts: said(step) };
   });
-  const byId = new Map(steps.flatMap((entry) => (entry.step.id === undefined ? [] : [[entry.step.id, entry] as const])));
+  const byId = new Map(
+    steps.flatMap((entry) => (entry.step.id === undefined ? [] : [[entry.step.id, entry] as const])),
+  );
   const probes = steps.filter((entry): entry is typeof entry & { step: ProbeStep } => entry.step.kind === 'probe');
   /** The plant of a probe: `en-u03-d16` → the steps `en-u03`, `en-u03-1`, `en-u03-2`… (never a probe). */
   const plantOf = (probe: ProbeStep): Set<string> => {
     const plant = probe.id!.replace(/-d\d+$/u, '');
-    return new Set(steps.flatMap((entry) => (entry.step.kind !== 'probe' && entry.step.id !== undefined && (entry.step.id === plant || entry.step.id.startsWith(`${plant}-`)) ? [entry.step.id] : [])));
+    return new Set(
+      steps.flatMap((entry) =>
+        entry.step.kind !== 'probe' &&
+        entry.step.id !== undefined &&
+        (entry.step.id === plant || entry.step.id.startsWith(`${plant}-`))
+          ? [entry.step.id]
+          : [],
+      ),
+    );
   };
-  const holders = (gold: string) => steps.filter((entry) => entry.texts.some((text) => text.includes(normalizeText(gold))));
+  const holders = (gold: string) =>
+    steps.filter((entry) => entry.texts.some((text) => text.includes(normalizeText(gold))));
   return { steps, byId, probes, plantOf, holders, exchanges };
 }
 
@@ -67,7 +92,10 @@ describe('generateWorkload', () => {
       const labels = new Set(item.scenario.steps.flatMap((step) => (step.kind === 'probe' ? [step.label] : [])));
       expect([...labels].sort()).toEqual(LABELS);
     }
-    const probes = suite.reduce((total, item) => total + item.scenario.steps.filter((step) => step.kind === 'probe').length, 0);
+    const probes = suite.reduce(
+      (total, item) => total + item.scenario.steps.filter((step) => step.kind === 'probe').length,
+      0,
+    );
     expect(probes).toBeGreaterThanOrEqual(500);
     expect(suite.reduce((total, item) => total + item.exchanges, 0)).toBeLessThanOrEqual(700);
   });
@@ -79,8 +107,14 @@ describe('generateWorkload', () => {
         const plant = plantOf(step);
         expect(step.evidence.length).toBeGreaterThan(0);
         for (const gold of step.expect!) {
-          expect(step.evidence.some((id) => byId.get(id)!.texts.some((text) => text.includes(normalizeText(gold)))), `${step.id}: ${gold}`).toBe(true);
-          expect(holders(gold).every((entry) => entry.step.id !== undefined && plant.has(entry.step.id)), `${step.id}: ${gold} outside its plant`).toBe(true);
+          expect(
+            step.evidence.some((id) => byId.get(id)!.texts.some((text) => text.includes(normalizeText(gold)))),
+            `${step.id}: ${gold}`,
+          ).toBe(true);
+          expect(
+            holders(gold).every((entry) => entry.step.id !== undefined && plant.has(entry.step.id)),
+            `${step.id}: ${gold} outside its plant`,
+          ).toBe(true);
         }
       }
     }
@@ -90,13 +124,23 @@ describe('generateWorkload', () => {
     for (const item of suite) {
       const { probes, plantOf, holders } = walk(item.scenario);
       for (const { step, exchanges } of probes.filter((entry) => entry.step.forbid.length > 0)) {
-        expect(['distractor/mention', 'distractor/remember', 'update/chain-1', 'update/chain-2', 'update/chain-3', 'update/revert']).toContain(step.label);
+        expect([
+          'distractor/mention',
+          'distractor/remember',
+          'update/chain-1',
+          'update/chain-2',
+          'update/chain-3',
+          'update/revert',
+        ]).toContain(step.label);
         const plant = plantOf(step);
         for (const gold of step.forbid) {
           expect(step.expect).not.toContain(gold);
           const where = holders(gold);
           expect(where.length).toBeGreaterThan(0);
-          expect(where.every((entry) => plant.has(entry.step.id ?? '') && entry.exchanges <= exchanges), `${step.id}: ${gold}`).toBe(true);
+          expect(
+            where.every((entry) => plant.has(entry.step.id ?? '') && entry.exchanges <= exchanges),
+            `${step.id}: ${gold}`,
+          ).toBe(true);
         }
       }
     }
@@ -107,7 +151,8 @@ describe('generateWorkload', () => {
       const { probes, steps } = walk(item.scenario);
       for (const { step } of probes) {
         const question = normalizeText(step.probe);
-        for (const gold of [...(step.expect ?? []), ...step.forbid]) expect(question.includes(normalizeText(gold)), `${step.id}: "${gold}" in "${step.probe}"`).toBe(false);
+        for (const gold of [...(step.expect ?? []), ...step.forbid])
+          expect(question.includes(normalizeText(gold)), `${step.id}: "${gold}" in "${step.probe}"`).toBe(false);
       }
       const abstentions = item.probes.filter((probe) => probe.kind === 'abstention');
       expect(abstentions).toHaveLength(spec.facts.abstention);
@@ -115,8 +160,15 @@ describe('generateWorkload', () => {
         const step = probes.find((entry) => entry.step.id === probe.id)!.step;
         expect(step.expect).toBeUndefined();
         expect(step.evidence).toEqual([]);
-        expect(probe.subjects.some((subject) => normalizeText(step.probe).includes(normalizeText(subject))), step.probe).toBe(true);
-        for (const subject of probe.subjects) expect(steps.some((entry) => entry.texts.some((text) => text.includes(normalizeText(subject)))), subject).toBe(false);
+        expect(
+          probe.subjects.some((subject) => normalizeText(step.probe).includes(normalizeText(subject))),
+          step.probe,
+        ).toBe(true);
+        for (const subject of probe.subjects)
+          expect(
+            steps.some((entry) => entry.texts.some((text) => text.includes(normalizeText(subject)))),
+            subject,
+          ).toBe(false);
       }
     }
   });
@@ -159,10 +211,13 @@ describe('generateWorkload', () => {
       for (const { step } of probes) {
         const evidence = step.evidence.map((id) => byId.get(id)!.step);
         if (step.label!.endsWith('/remember')) expect(evidence.every((item) => item.kind === 'remember')).toBe(true);
-        if (step.label!.endsWith('/mention') || step.label === 'temporal') expect(evidence.every((item) => item.kind === 'user')).toBe(true);
+        if (step.label!.endsWith('/mention') || step.label === 'temporal')
+          expect(evidence.every((item) => item.kind === 'user')).toBe(true);
       }
       const users = item.scenario.steps.filter((step) => step.kind === 'user');
-      expect(users.every((step) => step.assistant !== undefined && step.at !== undefined && step.reply === undefined)).toBe(true);
+      expect(
+        users.every((step) => step.assistant !== undefined && step.at !== undefined && step.reply === undefined),
+      ).toBe(true);
       const sessions = item.scenario.steps.filter((step) => step.kind === 'session');
       expect(sessions).toHaveLength(item.sessions - 1);
       expect(sessions.every((step) => step.at !== undefined)).toBe(true);
@@ -179,7 +234,9 @@ describe('generateWorkload', () => {
         expect(corrections).toBeGreaterThanOrEqual(step.label === 'update/revert' ? 2 : 1);
         if (step.label !== 'update/revert') expect(step.label).toBe(`update/chain-${corrections}`);
         expect(step.evidence).toEqual([chain.at(-1)!.step.id]);
-        const earlier = chain.slice(0, -1).some((entry) => entry.texts.some((text) => text.includes(normalizeText(step.expect![0]!))));
+        const earlier = chain
+          .slice(0, -1)
+          .some((entry) => entry.texts.some((text) => text.includes(normalizeText(step.expect![0]!))));
         expect(earlier, step.id).toBe(step.label === 'update/revert');
         expect(step.forbid.length).toBeGreaterThanOrEqual(step.label === 'update/revert' ? 1 : corrections);
       }
@@ -196,7 +253,9 @@ describe('generateWorkload', () => {
       }
       for (const { step } of probes.filter((entry) => entry.step.category === 'multi-hop')) {
         expect(step.evidence).toHaveLength(2);
-        const holding = step.evidence.filter((id) => byId.get(id)!.texts.some((text) => text.includes(normalizeText(step.expect![0]!))));
+        const holding = step.evidence.filter((id) =>
+          byId.get(id)!.texts.some((text) => text.includes(normalizeText(step.expect![0]!))),
+        );
         expect(holding).toHaveLength(1);
       }
     }
@@ -211,7 +270,11 @@ describe('generateWorkload', () => {
       let today = '';
       let seen = 0;
       let activityDay = new Map<string, string>();
-      activityDay = new Map(item.scenario.steps.flatMap((step) => (step.kind === 'user' && step.id?.includes('-t') ? [[step.id, step.at!.slice(0, 10)] as const] : [])));
+      activityDay = new Map(
+        item.scenario.steps.flatMap((step) =>
+          step.kind === 'user' && step.id?.includes('-t') ? [[step.id, step.at!.slice(0, 10)] as const] : [],
+        ),
+      );
       for (const step of item.scenario.steps) {
         if (step.kind === 'user') today = step.at!.slice(0, 10);
         if (step.kind !== 'probe' || step.category !== 'temporal') continue;
@@ -220,7 +283,11 @@ describe('generateWorkload', () => {
         expect(match, step.probe).not.toBeNull();
         expect(match![1]).toBe(today);
         const weekday = new Date(`${today}T00:00:00Z`).getUTCDay();
-        expect(match![2]).toBe((item === en ? ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] : ['星期日', '星期一', '星期二', '星期三', '星期四', '星期五', '星期六'])[weekday]);
+        expect(match![2]).toBe(
+          (item === en
+            ? ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+            : ['星期日', '星期一', '星期二', '星期三', '星期四', '星期五', '星期六'])[weekday],
+        );
         const day = activityDay.get(step.evidence[0]!)!;
         const back = (Date.parse(today) - Date.parse(day)) / 86_400_000;
         if (back === 0) expect(match![3]).toBe(item === en ? 'earlier today' : '今天早些时候');
@@ -244,8 +311,15 @@ describe('generateWorkload', () => {
 
 describe('a spec past what the bank holds', () => {
   test('is refused with a MembenchError naming the spec (exit 2), not a crash', () => {
-    const greedy: GeneratorSpec = { ...spec, languages: ['en'], facts: { ...spec.facts, fact: 13, distractor: 7, update: 12 }, updates: { chain: { min: 3, max: 3 }, revertShare: 0 } };
-    expect(() => generateWorkload(greedy, 'greedy.yaml')).toThrow(/^greedy\.yaml: the en fact bank has no topic left for another (fact|distractor pair): lower the counts in facts/u);
+    const greedy: GeneratorSpec = {
+      ...spec,
+      languages: ['en'],
+      facts: { ...spec.facts, fact: 13, distractor: 7, update: 12 },
+      updates: { chain: { min: 3, max: 3 }, revertShare: 0 },
+    };
+    expect(() => generateWorkload(greedy, 'greedy.yaml')).toThrow(
+      /^greedy\.yaml: the en fact bank has no topic left for another (fact|distractor pair): lower the counts in facts/u,
+    );
     try {
       generateWorkload(greedy, 'greedy.yaml');
     } catch (error) {
@@ -260,7 +334,8 @@ describe('goldProblems', () => {
     change(steps);
     return goldProblems({ ...item.scenario, steps }, item.probes);
   };
-  const firstProbe = (steps: Step[], label: string): ProbeStep => steps.find((step): step is ProbeStep => step.kind === 'probe' && step.label === label)!;
+  const firstProbe = (steps: Step[], label: string): ProbeStep =>
+    steps.find((step): step is ProbeStep => step.kind === 'probe' && step.label === label)!;
 
   test('holds on the generated suite', () => {
     for (const item of suite) expect(goldProblems(item.scenario, item.probes)).toEqual([]);

@@ -7,7 +7,13 @@ import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { checkScenarioFile, checkScenarioText, formatProblem, MAX_SCENARIO_BYTES, type CheckOptions } from '../../../harness/scenarios/load.js';
+import {
+  checkScenarioFile,
+  checkScenarioText,
+  formatProblem,
+  MAX_SCENARIO_BYTES,
+  type CheckOptions,
+} from '../../../harness/scenarios/load.js';
 
 const BROKEN = 'fixtures/scenarios/broken';
 const VALID = 'fixtures/scenarios/valid';
@@ -25,10 +31,15 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   'whitespace-only.yaml': { lines: ['1:1: (document): file is empty: expected a scenario with `name` and `steps`'] },
   'binary-garbage.yaml': { lines: ['1:7: (document): binary data (a NUL byte): a scenario is YAML or JSON text'] },
   'invalid-utf8.yaml': { lines: ['1:1: (document): not UTF-8 text (binary data?): a scenario is YAML or JSON text'] },
-  'oversize.yaml': { lines: ['1:1: (document): file is 4556 bytes, over the 1024-byte limit for a scenario'], options: { maxBytes: 1024 } },
+  'oversize.yaml': {
+    lines: ['1:1: (document): file is 4556 bytes, over the 1024-byte limit for a scenario'],
+    options: { maxBytes: 1024 },
+  },
 
   // YAML / JSON syntax.
-  'bad-yaml-indent.yaml': { lines: ['5:4: (document): invalid YAML: All sequence items must start at the same column'] },
+  'bad-yaml-indent.yaml': {
+    lines: ['5:4: (document): invalid YAML: All sequence items must start at the same column'],
+  },
   'bad-yaml-tab-indent.yaml': { lines: ['3:1: (document): invalid YAML: Tabs are not allowed as indentation'] },
   'bad-yaml-duplicate-key.yaml': { lines: ['6:5: (document): invalid YAML: Map keys must be unique'] },
   'broken.json': { lines: ['5:5: (document): invalid YAML: Missing , or : between flow sequence items'] },
@@ -42,16 +53,24 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   'empty-steps.yaml': { lines: ['2:8: steps: expected at least one step'] },
 
   // Steps.
-  'step-is-scalar.yaml': { lines: [`4:5: steps[1]: expected a step (a mapping with one of ${KINDS}), got "just some text"`] },
+  'step-is-scalar.yaml': {
+    lines: [`4:5: steps[1]: expected a step (a mapping with one of ${KINDS}), got "just some text"`],
+  },
   'unknown-step-kind.yaml': { lines: [`4:5: steps[1]: unknown step kind "say": a step needs one of ${KINDS}`] },
   'two-kinds-in-step.yaml': { lines: ['3:5: steps[0]: a step has exactly one kind, found user and probe'] },
   'wrong-type-user.yaml': { lines: ['3:11: steps[0].user: expected the user message, got 42'] },
   'expect-not-list.yaml': { lines: ['5:13: steps[1].expect: expected a list of strings, got "a string"'] },
   'expect-item-not-string.yaml': { lines: ['7:9: steps[1].expect[1]: expected string, got 7'] },
   'probe-without-expect.yaml': {
-    lines: ['4:5: steps[1].expect: required: a probe needs `expect` (any of these strings counts) unless its category is abstention'],
+    lines: [
+      '4:5: steps[1].expect: required: a probe needs `expect` (any of these strings counts) unless its category is abstention',
+    ],
   },
-  'bad-category.yaml': { lines: ['6:15: steps[1].category: expected one of extraction, multi-hop, temporal, update, abstention; got "recall"'] },
+  'bad-category.yaml': {
+    lines: [
+      '6:15: steps[1].category: expected one of extraction, multi-hop, temporal, update, abstention; got "recall"',
+    ],
+  },
   'bad-crash-point.yaml': {
     lines: [
       '4:12: steps[1].crash: expected one of before_model_call, after_tool_intent, after_tool_effect, after_tool_result, mid_memory_write, mid_summary, after_ack; got "during_tool"',
@@ -60,19 +79,35 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   'session-not-new.yaml': { lines: ['4:14: steps[1].session: expected "new", got "old"'] },
   'filler-not-integer.yaml': { lines: ['4:13: steps[1].filler: expected a whole number, got 2.5'] },
   // The name rule file-index writes files by (harness/scenarios/memory-name.ts): validate refuses what run would.
-  'remember-name-escapes.yaml': { lines: ['5:11: steps[1].name: memory name "../../etc" refused: ".." would escape the memory directory'] },
+  'remember-name-escapes.yaml': {
+    lines: ['5:11: steps[1].name: memory name "../../etc" refused: ".." would escape the memory directory'],
+  },
 
   // Cross-step checks.
   'duplicate-ids.yaml': { lines: ['5:9: steps[1].id: duplicate id "home" (first used at steps[0])'] },
   'evidence-missing-id.yaml': { lines: ['7:22: steps[1].evidence[1]: no step has id "move"'] },
-  'crash-last.yaml': { lines: ['4:12: steps[1].crash: a crash with no step after it has nothing left to crash into: put it before the step it should interrupt'] },
-  'crash-twice.yaml': { lines: ['3:12: steps[0].crash: two crash steps in a row: this one would be replaced by steps[1] before it fired; keep one'] },
+  'crash-last.yaml': {
+    lines: [
+      '4:12: steps[1].crash: a crash with no step after it has nothing left to crash into: put it before the step it should interrupt',
+    ],
+  },
+  'crash-twice.yaml': {
+    lines: [
+      '3:12: steps[0].crash: two crash steps in a row: this one would be replaced by steps[1] before it fired; keep one',
+    ],
+  },
 
   // Concurrent sessions run at once: no crash and no nested concurrency inside one.
   'crash-in-concurrent.yaml': {
-    lines: ['5:11: steps[0].concurrent[0][1]: a crash cannot run inside a concurrent session (the sessions run at once): put it before or after the concurrent step'],
+    lines: [
+      '5:11: steps[0].concurrent[0][1]: a crash cannot run inside a concurrent session (the sessions run at once): put it before or after the concurrent step',
+    ],
   },
-  'concurrent-in-concurrent.yaml': { lines: ['5:11: steps[0].concurrent[1][0]: concurrent steps do not nest: list every session as one list of the outer concurrent step'] },
+  'concurrent-in-concurrent.yaml': {
+    lines: [
+      '5:11: steps[0].concurrent[1][0]: concurrent steps do not nest: list every session as one list of the outer concurrent step',
+    ],
+  },
 };
 
 describe('broken scenario fixtures', () => {
@@ -92,18 +127,41 @@ describe('valid scenario fixtures', () => {
   test('minimal.yaml loads with no problems', async () => {
     const { scenario, problems } = await checkScenarioFile(`${VALID}/minimal.yaml`);
     expect(problems).toEqual([]);
-    expect(scenario).toEqual({ name: 'minimal', source: `${VALID}/minimal.yaml`, steps: [{ kind: 'user', user: 'I live in Lisbon.' }] });
+    expect(scenario).toEqual({
+      name: 'minimal',
+      source: `${VALID}/minimal.yaml`,
+      steps: [{ kind: 'user', user: 'I live in Lisbon.' }],
+    });
   });
 
   test('every-step-kind.yaml loads with no problems and keeps nested concurrent steps', async () => {
     const { scenario, problems } = await checkScenarioFile(`${VALID}/every-step-kind.yaml`);
     expect(problems.map(formatProblem)).toEqual([]);
-    expect(scenario?.steps.map((step) => step.kind)).toEqual(['user', 'tool', 'remember', 'forget', 'session', 'crash', 'concurrent', 'filler', 'probe', 'probe']);
+    expect(scenario?.steps.map((step) => step.kind)).toEqual([
+      'user',
+      'tool',
+      'remember',
+      'forget',
+      'session',
+      'crash',
+      'concurrent',
+      'filler',
+      'probe',
+      'probe',
+    ]);
     const concurrent = scenario?.steps[6];
     expect(concurrent?.kind).toBe('concurrent');
     if (concurrent?.kind !== 'concurrent') return;
-    expect(concurrent.concurrent.map((session) => session.map((step) => step.kind))).toEqual([['user', 'probe'], ['user']]);
-    expect(scenario?.steps[1]).toMatchObject({ kind: 'tool', tool: 'weather', args: { city: 'Lisbon', units: 'metric' }, effect: false });
+    expect(concurrent.concurrent.map((session) => session.map((step) => step.kind))).toEqual([
+      ['user', 'probe'],
+      ['user'],
+    ]);
+    expect(scenario?.steps[1]).toMatchObject({
+      kind: 'tool',
+      tool: 'weather',
+      args: { city: 'Lisbon', units: 'metric' },
+      effect: false,
+    });
     expect(scenario?.steps[7]).toMatchObject({ kind: 'filler', filler: 20, seed: 7, language: 'mixed' });
     expect(scenario?.steps[9]).toMatchObject({ kind: 'probe', category: 'abstention', forbid: [], evidence: [] });
   });
@@ -126,7 +184,9 @@ describe('size limit', () => {
     writeFileSync(file, '');
     truncateSync(file, MAX_SCENARIO_BYTES + 1);
     const result = await check(file);
-    expect(result.lines).toEqual([`${file}:1:1: (document): file is 16777217 bytes, over the 16777216-byte limit for a scenario`]);
+    expect(result.lines).toEqual([
+      `${file}:1:1: (document): file is 16777217 bytes, over the 16777216-byte limit for a scenario`,
+    ]);
     expect(result.ok).toBe(false);
   });
 
@@ -135,7 +195,9 @@ describe('size limit', () => {
     writeFileSync(file, '');
     truncateSync(file, MAX_SCENARIO_BYTES);
     const result = await check(file);
-    expect(result.lines).toEqual([`${file}:1:1: (document): binary data (a NUL byte): a scenario is YAML or JSON text`]);
+    expect(result.lines).toEqual([
+      `${file}:1:1: (document): binary data (a NUL byte): a scenario is YAML or JSON text`,
+    ]);
   });
 
   test('oversize.yaml is a valid scenario under the default limit', async () => {
@@ -155,27 +217,42 @@ describe('size limit', () => {
 
 describe('loader edge cases found in review', () => {
   test('reports evidence that comes after its probe', async () => {
-    const check = checkScenarioText('name: e\nsteps:\n  - probe: q?\n    expect: [a]\n    evidence: [later]\n  - id: later\n    user: a\n', 'e.yaml');
-    expect(check.problems.map(formatProblem)).toEqual(['e.yaml:5:16: steps[0].evidence[0]: step "later" comes after this probe: evidence must precede the question']);
+    const check = checkScenarioText(
+      'name: e\nsteps:\n  - probe: q?\n    expect: [a]\n    evidence: [later]\n  - id: later\n    user: a\n',
+      'e.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      'e.yaml:5:16: steps[0].evidence[0]: step "later" comes after this probe: evidence must precede the question',
+    ]);
   });
 
   test('reports a second YAML document in plain words', async () => {
     const check = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n', 'two.yaml');
-    expect(check.problems.map(formatProblem)).toEqual(['two.yaml:4:1: (document): invalid YAML: a scenario file holds one YAML document, found a second (a line with ---)']);
+    expect(check.problems.map(formatProblem)).toEqual([
+      'two.yaml:4:1: (document): invalid YAML: a scenario file holds one YAML document, found a second (a line with ---)',
+    ]);
   });
 
   test('reports 100,000 levels of nesting once, as nesting', async () => {
-    const check = checkScenarioText(`name: d\nsteps:\n  - user: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, 'deep.yaml');
+    const check = checkScenarioText(
+      `name: d\nsteps:\n  - user: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
+      'deep.yaml',
+    );
     expect(check.problems).toHaveLength(1);
     expect(check.problems[0]!.message).toBe('nested too deeply to parse (more than 64 levels)');
   });
 
   test('accepts `expect: []` on an abstention probe (and only there), reading it as no answer', () => {
-    const ok = checkScenarioText('name: a\nsteps:\n  - user: hi\n  - probe: What brand is my oven?\n    expect: []\n    category: abstention\n', 'a.yaml');
+    const ok = checkScenarioText(
+      'name: a\nsteps:\n  - user: hi\n  - probe: What brand is my oven?\n    expect: []\n    category: abstention\n',
+      'a.yaml',
+    );
     expect(ok.problems).toEqual([]);
     expect(ok.scenario?.steps[1]).not.toHaveProperty('expect');
     const bad = checkScenarioText('name: b\nsteps:\n  - user: hi\n  - probe: Which day?\n    expect: []\n', 'b.yaml');
-    expect(bad.problems.map(formatProblem)).toEqual(['b.yaml:5:13: steps[1].expect: expected at least one string (an empty list is for abstention probes only)']);
+    expect(bad.problems.map(formatProblem)).toEqual([
+      'b.yaml:5:13: steps[1].expect: expected at least one string (an empty list is for abstention probes only)',
+    ]);
   });
 
   test('reads `reply: false`, an assistant-only step, a label and a scoring', () => {
@@ -184,13 +261,24 @@ describe('loader edge cases found in review', () => {
       'r.yaml',
     );
     expect(check.problems).toEqual([]);
-    expect(check.scenario?.steps).toMatchObject([{ kind: 'assistant', assistant: 'Hello!' }, { kind: 'user', reply: false }, { kind: 'probe', label: 'single-hop', scoring: 'locomo-f1' }]);
-    expect(checkScenarioText('name: r\nsteps:\n  - user: hi\n    reply: true\n', 'r.yaml').problems.map(formatProblem)).toEqual(['r.yaml:4:12: steps[0].reply: expected false (leave it out for a reply), got true']);
+    expect(check.scenario?.steps).toMatchObject([
+      { kind: 'assistant', assistant: 'Hello!' },
+      { kind: 'user', reply: false },
+      { kind: 'probe', label: 'single-hop', scoring: 'locomo-f1' },
+    ]);
+    expect(
+      checkScenarioText('name: r\nsteps:\n  - user: hi\n    reply: true\n', 'r.yaml').problems.map(formatProblem),
+    ).toEqual(['r.yaml:4:12: steps[0].reply: expected false (leave it out for a reply), got true']);
   });
 
   test('refuses a crash followed only by session boundaries: the armed point would never be reached', async () => {
-    const check = checkScenarioText('name: c\nsteps:\n  - user: hi\n  - crash: before_model_call\n  - session: new\n', 'c.yaml');
-    expect(check.problems.map(formatProblem)).toEqual(['c.yaml:4:12: steps[1].crash: a crash with no step after it has nothing left to crash into: put it before the step it should interrupt']);
+    const check = checkScenarioText(
+      'name: c\nsteps:\n  - user: hi\n  - crash: before_model_call\n  - session: new\n',
+      'c.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      'c.yaml:4:12: steps[1].crash: a crash with no step after it has nothing left to crash into: put it before the step it should interrupt',
+    ]);
   });
 
   test('derives a valid name from an unusual file name', async () => {

@@ -5,7 +5,12 @@
  */
 import { describe, expect, test } from 'vitest';
 import { planRun } from '../../../harness/run/runner.js';
-import { builtinScenarioNames, builtinSuiteFile, builtinSuiteNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
+import {
+  builtinScenarioNames,
+  builtinSuiteFile,
+  builtinSuiteNames,
+  loadScenarios,
+} from '../../../harness/scenarios/builtins.js';
 
 describe('built-in suites', () => {
   test('suites are listed after the scenario files; a path or a scenario name is never a suite', () => {
@@ -31,10 +36,20 @@ describe('built-in suites', () => {
 
   test('the default run includes the generated suite; run -c generated runs it alone', async () => {
     const byDefault = await planRun({ strategies: ['window'] });
-    expect(byDefault.scenarios.map((scenario) => scenario.name)).toEqual(expect.arrayContaining(['recipes-en', 'generated-en', 'generated-zh']));
+    expect(byDefault.scenarios.map((scenario) => scenario.name)).toEqual(
+      expect.arrayContaining(['recipes-en', 'generated-en', 'generated-zh']),
+    );
     const named = await planRun({ strategies: ['window', 'buffer'], scenarios: ['generated'] });
-    expect(named.plans.map((plan) => plan.id)).toEqual(['generated-en/window(k=2)', 'generated-en/buffer', 'generated-zh/window(k=2)', 'generated-zh/buffer']);
-    const probes = named.scenarios.reduce((total, scenario) => total + scenario.steps.filter((step) => step.kind === 'probe').length, 0);
+    expect(named.plans.map((plan) => plan.id)).toEqual([
+      'generated-en/window(k=2)',
+      'generated-en/buffer',
+      'generated-zh/window(k=2)',
+      'generated-zh/buffer',
+    ]);
+    const probes = named.scenarios.reduce(
+      (total, scenario) => total + scenario.steps.filter((step) => step.kind === 'probe').length,
+      0,
+    );
     expect(probes).toBeGreaterThanOrEqual(500);
   });
 });

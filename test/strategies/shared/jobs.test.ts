@@ -96,7 +96,9 @@ describe('JobQueue', () => {
     db.exec("INSERT INTO record VALUES (1, 0, 'old')");
     const job = queue.enqueue('write', 'new', 0);
     const write = db.transaction((claimed: Job<string>) => {
-      const changes = db.prepare('UPDATE record SET text = ?, version = version + 1 WHERE id = 1 AND version = ?').run(claimed.payload, claimed.baseVersion).changes;
+      const changes = db
+        .prepare('UPDATE record SET text = ?, version = version + 1 WHERE id = 1 AND version = ?')
+        .run(claimed.payload, claimed.baseVersion).changes;
       queue.complete(claimed.id);
       return changes;
     });

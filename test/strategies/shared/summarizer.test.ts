@@ -6,7 +6,13 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OfflineModel } from '../../../harness/models/index.js';
-import { conversationLines, foldSummary, SUMMARY_FILE, SummaryStore, truncateText } from '../../../strategies/shared/summarizer.js';
+import {
+  conversationLines,
+  foldSummary,
+  SUMMARY_FILE,
+  SummaryStore,
+  truncateText,
+} from '../../../strategies/shared/summarizer.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 
 const dirs: string[] = [];
@@ -25,11 +31,16 @@ describe('conversationLines', () => {
   it('writes one line per message, tool calls and results included', () => {
     const messages: BaseMessage[] = [
       new HumanMessage('我想做红烧肉'),
-      new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'search', args: { q: '红烧肉' }, type: 'tool_call' }] }),
+      new AIMessage({
+        content: '',
+        tool_calls: [{ id: 'c1', name: 'search', args: { q: '红烧肉' }, type: 'tool_call' }],
+      }),
       new ToolMessage({ content: '五花肉 500g', tool_call_id: 'c1', name: 'search' }),
       new AIMessage('先焯水。'),
     ];
-    expect(conversationLines(messages)).toBe('Human: 我想做红烧肉\nAI: called search {"q":"红烧肉"}\nTool: search returned 五花肉 500g\nAI: 先焯水。');
+    expect(conversationLines(messages)).toBe(
+      'Human: 我想做红烧肉\nAI: called search {"q":"红烧肉"}\nTool: search returned 五花肉 500g\nAI: 先焯水。',
+    );
   });
 });
 
@@ -51,7 +62,8 @@ describe('truncateText', () => {
 
 describe('SummaryStore', () => {
   const model = new OfflineModel();
-  const fold = (previous: string, messages: BaseMessage[], stale: boolean) => foldSummary(model, tokens, previous, messages, 200, stale);
+  const fold = (previous: string, messages: BaseMessage[], stale: boolean) =>
+    foldSummary(model, tokens, previous, messages, 200, stale);
 
   it('folds queued messages, bumps the version and drops them, in one commit', async () => {
     const dir = await tempDir();

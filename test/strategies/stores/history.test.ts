@@ -26,7 +26,10 @@ describe('SqliteChatMessageHistory', () => {
     expect(history).toBeInstanceOf(BaseListChatMessageHistory);
     await history.addUserMessage('我想做红烧肉');
     await history.addMessages([
-      new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'search', args: { q: '红烧肉' }, type: 'tool_call' }] }),
+      new AIMessage({
+        content: '',
+        tool_calls: [{ id: 'c1', name: 'search', args: { q: '红烧肉' }, type: 'tool_call' }],
+      }),
       new ToolMessage({ content: '{"steps":2}', tool_call_id: 'c1', name: 'search' }),
     ]);
     await history.addAIMessage('先焯水。');
@@ -102,17 +105,25 @@ describe('SqliteChatMessageHistory', () => {
   it('refuses a history file emptied to 0 bytes or damaged, naming it, instead of starting empty', async () => {
     const dir = await tempDir();
     const history = new SqliteChatMessageHistory({ dir });
-    await history.addMessages(Array.from({ length: 100 }, (_, index) => new HumanMessage(`message ${index} ${'x'.repeat(100)}`)));
+    await history.addMessages(
+      Array.from({ length: 100 }, (_, index) => new HumanMessage(`message ${index} ${'x'.repeat(100)}`)),
+    );
     await history.close();
     const file = path.join(dir, 'history.sqlite');
     // Header and schema intact, the message pages overwritten: SQLite's "malformed", with the file named.
     const image = await readFile(file);
     await writeFile(file, image.fill(0x5a, 4096));
-    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(`${file}: the SQLite store is damaged (database disk image is malformed)`);
+    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(
+      `${file}: the SQLite store is damaged (database disk image is malformed)`,
+    );
     truncateSync(file, 0);
-    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(`${file}: the store file is empty (0 bytes): it was truncated or emptied`);
+    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(
+      `${file}: the store file is empty (0 bytes): it was truncated or emptied`,
+    );
     await writeFile(file, Buffer.alloc(8192, 7));
-    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(`${file}: the SQLite store is damaged (file is not a database)`);
+    await expect(new SqliteChatMessageHistory({ dir }).getMessages()).rejects.toThrow(
+      `${file}: the SQLite store is damaged (file is not a database)`,
+    );
   });
 
   it('writes no file at all in none mode', async () => {

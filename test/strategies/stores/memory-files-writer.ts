@@ -10,7 +10,15 @@ import { fileIndex, type FileIndexStrategy } from '../../../strategies/file-inde
 const [dir, writer, count] = process.argv.slice(2);
 const tokens = new TokenCounter('gpt-4o');
 const strategy = fileIndex.create(
-  { dir: dir!, tokens, model: new MeteredModel(new OfflineModel(), tokens), embedder: new HashedEmbedder(8), durability: 'sync', seed: 1, now: () => new Date('2026-01-01T00:00:00Z') },
+  {
+    dir: dir!,
+    tokens,
+    model: new MeteredModel(new OfflineModel(), tokens),
+    embedder: new HashedEmbedder(8),
+    durability: 'sync',
+    seed: 1,
+    now: () => new Date('2026-01-01T00:00:00Z'),
+  },
   fileIndex.options.parse({}),
 ) as FileIndexStrategy;
 
@@ -18,8 +26,16 @@ await strategy.open();
 process.send!({ kind: 'ready' });
 process.once('message', async () => {
   for (let step = 0; step < Number(count); step++) {
-    await strategy.remember({ name: `w${writer}-m${step}`, content: `Writer ${writer} wrote memory ${step}. ${'padding '.repeat(step)}`, type: 'project' });
-    await strategy.remember({ name: 'shared-counter', content: `Last bumped by writer ${writer} at step ${step}.`, type: 'project' });
+    await strategy.remember({
+      name: `w${writer}-m${step}`,
+      content: `Writer ${writer} wrote memory ${step}. ${'padding '.repeat(step)}`,
+      type: 'project',
+    });
+    await strategy.remember({
+      name: 'shared-counter',
+      content: `Last bumped by writer ${writer} at step ${step}.`,
+      type: 'project',
+    });
     process.send!({ kind: 'wrote', step });
   }
   await strategy.close();

@@ -35,7 +35,14 @@ async function expectIndexAgrees(scopeDir: string, scope: MemoryScope): Promise<
   return audit.indexed;
 }
 
-const draft = (name: string, content: string, extra: Partial<MemoryDraft> = {}): MemoryDraft => ({ name, content, type: 'user', scope: 'global', priority: 'normal', ...extra });
+const draft = (name: string, content: string, extra: Partial<MemoryDraft> = {}): MemoryDraft => ({
+  name,
+  content,
+  type: 'user',
+  scope: 'global',
+  priority: 'normal',
+  ...extra,
+});
 
 function refusal(work: () => unknown): string {
   try {
@@ -88,7 +95,9 @@ describe('memory names', () => {
     expect(zh).toMatch(/^我对花生过敏-做菜不要放花生-[0-9a-f]{8}$/u);
     expect(deriveMemoryName('我对花生过敏，做菜不要放花生。')).toBe(zh);
     expect(deriveMemoryName('我对花生过敏。')).not.toBe(zh);
-    expect(deriveMemoryName('I prefer window seats on long flights.')).toMatch(/^i-prefer-window-seats-on-long-flights-[0-9a-f]{8}$/u);
+    expect(deriveMemoryName('I prefer window seats on long flights.')).toMatch(
+      /^i-prefer-window-seats-on-long-flights-[0-9a-f]{8}$/u,
+    );
     expect(deriveMemoryName('!!! ???')).toMatch(/^memory-[0-9a-f]{8}$/u);
     for (const content of ['../../etc/passwd', 'CON', '.env', 'MEMORY', '红'.repeat(500), 'word '.repeat(200)]) {
       expect(() => normalizeMemoryName(deriveMemoryName(content))).not.toThrow();
@@ -108,18 +117,37 @@ describe('descriptions and budgets', () => {
   });
 
   it('refuses oversized content, long descriptions, empty content and bad expiry dates', () => {
-    expect(refusal(() => prepareMemory(draft('big', 'x'.repeat(5000)), 0, NOW, 4096))).toMatch(/"big" refused: its content is 5000 bytes; the limit is 4096 \(maxMemoryBytes\)/u);
+    expect(refusal(() => prepareMemory(draft('big', 'x'.repeat(5000)), 0, NOW, 4096))).toMatch(
+      /"big" refused: its content is 5000 bytes; the limit is 4096 \(maxMemoryBytes\)/u,
+    );
     expect(refusal(() => prepareMemory(draft('big', '猪'.repeat(1400)), 0, NOW, 4096))).toMatch(/4200 bytes/u);
-    expect(refusal(() => prepareMemory(draft('d', 'ok', { description: 'y'.repeat(151) }), 0, NOW, 4096))).toMatch(/description is 151 characters; the limit is 150/u);
+    expect(refusal(() => prepareMemory(draft('d', 'ok', { description: 'y'.repeat(151) }), 0, NOW, 4096))).toMatch(
+      /description is 151 characters; the limit is 150/u,
+    );
     expect(refusal(() => prepareMemory(draft('e', '   '), 0, NOW, 4096))).toMatch(/content is empty/u);
-    expect(refusal(() => prepareMemory(draft('t', 'ok', { expires: 'next week' }), 0, NOW, 4096))).toMatch(/not an ISO date/u);
-    expect(prepareMemory(draft('d', 'ok', { description: 'y'.repeat(150) }), 0, NOW, 4096).description).toHaveLength(150);
+    expect(refusal(() => prepareMemory(draft('t', 'ok', { expires: 'next week' }), 0, NOW, 4096))).toMatch(
+      /not an ISO date/u,
+    );
+    expect(prepareMemory(draft('d', 'ok', { description: 'y'.repeat(150) }), 0, NOW, 4096).description).toHaveLength(
+      150,
+    );
   });
 
   it('round-trips a memory file through YAML front matter', () => {
-    const record = prepareMemory(draft('家乡', '我住在上海。\n\n---\n寄东西请寄到上海。', { priority: 'high', expires: '2027-01-01', description: 'Where: "home" # not a comment' }), 2, NOW, 4096);
+    const record = prepareMemory(
+      draft('家乡', '我住在上海。\n\n---\n寄东西请寄到上海。', {
+        priority: 'high',
+        expires: '2027-01-01',
+        description: 'Where: "home" # not a comment',
+      }),
+      2,
+      NOW,
+      4096,
+    );
     const text = renderMemoryFile(record);
-    expect(text.startsWith('---\nname: 家乡\ntype: user\nscope: global\npriority: high\nexpires: 2027-01-01\n')).toBe(true);
+    expect(text.startsWith('---\nname: 家乡\ntype: user\nscope: global\npriority: high\nexpires: 2027-01-01\n')).toBe(
+      true,
+    );
     expect(parseMemoryFile(text, '家乡', 'global')).toEqual(record);
     expect(record.version).toBe(3);
     expect(() => parseMemoryFile(text.slice(0, 40), '家乡', 'global')).toThrow(/not closed/u);
@@ -130,8 +158,12 @@ describe('descriptions and budgets', () => {
 describe('MemoryFileStore', () => {
   let dir: string;
   let now: Date;
-  const dirs = (): Record<MemoryScope, string> => ({ global: path.join(dir, 'global'), project: path.join(dir, 'project') });
-  const makeStore = (options: { pruneExpired?: boolean; lockTimeoutMs?: number } = {}): MemoryFileStore => new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
+  const dirs = (): Record<MemoryScope, string> => ({
+    global: path.join(dir, 'global'),
+    project: path.join(dir, 'project'),
+  });
+  const makeStore = (options: { pruneExpired?: boolean; lockTimeoutMs?: number } = {}): MemoryFileStore =>
+    new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-memfiles-'));
@@ -146,8 +178,12 @@ describe('MemoryFileStore', () => {
     await store.open();
     await store.write(draft('home-city', 'I live in Shanghai. Ship there.', { priority: 'high' }));
     const file = await readFile(path.join(dir, 'global', MEMORIES_DIR, 'home-city.md'), 'utf8');
-    expect(file).toContain('name: home-city\ntype: user\nscope: global\npriority: high\ndescription: I live in Shanghai.\nversion: 1\nupdated: 2026-01-01T00:00:00.000Z\n---\n\nI live in Shanghai. Ship there.\n');
-    expect(await readFile(path.join(dir, 'global', INDEX_FILE), 'utf8')).toContain('- [home-city](memories/home-city.md) — I live in Shanghai.');
+    expect(file).toContain(
+      'name: home-city\ntype: user\nscope: global\npriority: high\ndescription: I live in Shanghai.\nversion: 1\nupdated: 2026-01-01T00:00:00.000Z\n---\n\nI live in Shanghai. Ship there.\n',
+    );
+    expect(await readFile(path.join(dir, 'global', INDEX_FILE), 'utf8')).toContain(
+      '- [home-city](memories/home-city.md) — I live in Shanghai.',
+    );
     const updated = await store.write(draft('home-city', 'I moved to Hangzhou.'));
     expect(updated.version).toBe(2);
     await expectIndexAgrees(dirs().global, 'global');
@@ -181,14 +217,18 @@ describe('MemoryFileStore', () => {
     const outside = path.join(dir, 'outside.txt');
     await writeFile(outside, 'secret');
     await symlink(outside, path.join(dir, 'global', MEMORIES_DIR, 'evil.md'));
-    await expect(store.write(draft('evil', 'overwrite?'))).rejects.toThrow(/"evil" refused: .*evil\.md is a symbolic link/u);
+    await expect(store.write(draft('evil', 'overwrite?'))).rejects.toThrow(
+      /"evil" refused: .*evil\.md is a symbolic link/u,
+    );
     expect(await readFile(outside, 'utf8')).toBe('secret');
 
     const elsewhere = path.join(dir, 'elsewhere');
     await mkdir(elsewhere);
     await rm(path.join(dir, 'project', MEMORIES_DIR), { recursive: true });
     await symlink(elsewhere, path.join(dir, 'project', MEMORIES_DIR));
-    await expect(store.write(draft('x', 'y', { scope: 'project' }))).rejects.toThrow(/memory directory .*memories is a symbolic link or not a directory/u);
+    await expect(store.write(draft('x', 'y', { scope: 'project' }))).rejects.toThrow(
+      /memory directory .*memories is a symbolic link or not a directory/u,
+    );
     expect(await readdir(elsewhere)).toEqual([]);
   });
 
@@ -232,7 +272,10 @@ describe('MemoryFileStore', () => {
     await store.open();
     await store.write(draft('kept', 'Kept.'));
     // A crash after the memory file's rename but before the index rebuild:
-    await writeFile(path.join(dir, 'global', MEMORIES_DIR, 'orphan.md'), renderMemoryFile(prepareMemory(draft('orphan', 'Orphan.'), 0, NOW, 4096)));
+    await writeFile(
+      path.join(dir, 'global', MEMORIES_DIR, 'orphan.md'),
+      renderMemoryFile(prepareMemory(draft('orphan', 'Orphan.'), 0, NOW, 4096)),
+    );
     // A crash between a temp file and its rename:
     await writeFile(path.join(dir, 'global', MEMORIES_DIR, '.kept.md.999.abcd.tmp'), '---\nname: ha');
     const reopened = makeStore();
@@ -249,20 +292,33 @@ describe('MemoryFileStore', () => {
     await store.write(draft('second', 'Second.'));
     expect(store.stats.syncs).toBe(scanned); // nobody else wrote: no rescan
     // Another writer, killed between its memory file and its index: the file, and its staged index, are left.
-    await writeFile(path.join(dir, 'global', MEMORIES_DIR, 'orphan.md'), renderMemoryFile(prepareMemory(draft('orphan', 'Orphan.'), 0, NOW, 4096)));
+    await writeFile(
+      path.join(dir, 'global', MEMORIES_DIR, 'orphan.md'),
+      renderMemoryFile(prepareMemory(draft('orphan', 'Orphan.'), 0, NOW, 4096)),
+    );
     await writeFile(path.join(dir, 'global', '.MEMORY.md.pending'), 'half an index');
     await store.write(draft('third', 'Third.'));
     expect(store.stats.syncs).toBe(scanned + 1);
-    expect([...(await expectIndexAgrees(dirs().global, 'global')).keys()].sort()).toEqual(['kept', 'orphan', 'second', 'third']);
+    expect([...(await expectIndexAgrees(dirs().global, 'global')).keys()].sort()).toEqual([
+      'kept',
+      'orphan',
+      'second',
+      'third',
+    ]);
     expect(await readdir(path.join(dir, 'global'))).not.toContain('.MEMORY.md.pending');
   });
 
   it('recovers from a writer killed with SIGKILL mid-write: its lock free at once, index repaired, nothing torn', async () => {
     const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
-    const writer = fork(script, [dir, '9', '1000'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const writer = fork(script, [dir, '9', '1000'], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     await new Promise<void>((resolve) => writer.once('message', () => resolve()));
     // Killed while it keeps writing, a few steps in: most likely holding the lock, between a file and its index.
-    const steps = new Promise<void>((resolve) => writer.on('message', (message: { kind: string; step?: number }) => message.step === 3 && resolve()));
+    const steps = new Promise<void>((resolve) =>
+      writer.on('message', (message: { kind: string; step?: number }) => message.step === 3 && resolve()),
+    );
     writer.send('go');
     await steps;
     const exited = new Promise((resolve) => writer.once('exit', resolve));
@@ -280,7 +336,12 @@ describe('MemoryFileStore', () => {
 
   it('loses no update when 4 processes write 25 memories each (and bump one shared memory 100 times)', async () => {
     const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
-    const writers = [0, 1, 2, 3].map((writer) => fork(script, [dir, String(writer), '25'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const writers = [0, 1, 2, 3].map((writer) =>
+      fork(script, [dir, String(writer), '25'], {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      }),
+    );
     const message = (child: (typeof writers)[number], kind: string): Promise<void> =>
       new Promise((resolve, reject) => {
         child.on('message', (received: { kind: string }) => received.kind === kind && resolve());
@@ -294,10 +355,16 @@ describe('MemoryFileStore', () => {
     const memoriesDir = path.join(dir, 'project', MEMORIES_DIR);
     const files = (await readdir(memoriesDir)).filter((name) => !name.startsWith('.'));
     expect(files).toHaveLength(101);
-    for (const file of files) parseMemoryFile(await readFile(path.join(memoriesDir, file), 'utf8'), file.slice(0, -3), 'project'); // none torn
+    for (const file of files)
+      parseMemoryFile(await readFile(path.join(memoriesDir, file), 'utf8'), file.slice(0, -3), 'project'); // none torn
     const indexed = await expectIndexAgrees(path.join(dir, 'project'), 'project');
-    for (let writer = 0; writer < 4; writer++) for (let step = 0; step < 25; step++) expect(indexed.has(`w${writer}-m${step}`)).toBe(true);
-    const shared = parseMemoryFile(await readFile(path.join(memoriesDir, 'shared-counter.md'), 'utf8'), 'shared-counter', 'project');
+    for (let writer = 0; writer < 4; writer++)
+      for (let step = 0; step < 25; step++) expect(indexed.has(`w${writer}-m${step}`)).toBe(true);
+    const shared = parseMemoryFile(
+      await readFile(path.join(memoriesDir, 'shared-counter.md'), 'utf8'),
+      'shared-counter',
+      'project',
+    );
     expect(shared.version).toBe(100);
 
     const reopened = makeStore();
@@ -333,8 +400,19 @@ describe('memories proposed by a model (extract-memories)', () => {
       '```',
     ].join('\n');
     const memories = parseExtractedMemories(text, 4096);
-    expect(memories.map((memory) => memory.name)).toEqual(['flight', 'etc-passwd', expect.stringMatching(/^reserved-name-[0-9a-f]{8}$/u), 'long', '住址']);
-    expect(memories[0]).toEqual({ name: 'flight', description: 'Flight day', content: 'My flight is on Thursday.', type: 'user' });
+    expect(memories.map((memory) => memory.name)).toEqual([
+      'flight',
+      'etc-passwd',
+      expect.stringMatching(/^reserved-name-[0-9a-f]{8}$/u),
+      'long',
+      '住址',
+    ]);
+    expect(memories[0]).toEqual({
+      name: 'flight',
+      description: 'Flight day',
+      content: 'My flight is on Thursday.',
+      type: 'user',
+    });
     expect(memories[1]!.type).toBe('user');
     expect(memories[3]!.description.length).toBeLessThanOrEqual(MAX_DESCRIPTION_CHARS);
     expect(memories[4]).toMatchObject({ type: 'feedback', description: '我住在杭州。' });

@@ -11,25 +11,31 @@ describe('errata', () => {
   it('correct and drop LoCoMo questions at import, each counted: in the summary, in the log, and per category', async () => {
     const plain = await importDataset(`locomo:${SAMPLE}`);
     const { scenarios, report } = await importDataset(`locomo:${SAMPLE}`, { errata: ERRATA });
-    const probes = (list: typeof scenarios) => list.flatMap((scenario) => scenario.steps.filter((step) => step.kind === 'probe'));
+    const probes = (list: typeof scenarios) =>
+      list.flatMap((scenario) => scenario.steps.filter((step) => step.kind === 'probe'));
     expect(probes(scenarios)).toHaveLength(probes(plain.scenarios).length - 1);
     const first = probes(scenarios).find((probe) => probe.probe === 'When did Maya sign up for the pottery class?')!;
     expect(first.expect).toEqual(['8 May 2023']);
     expect(probes(scenarios).some((probe) => probe.probe === "What is the name of Ana's dog?")).toBe(false);
-    expect(probes(scenarios).find((probe) => probe.probe === 'What did Omar cook for his parents?')!.expect).toEqual(['red lentil soup']);
+    expect(probes(scenarios).find((probe) => probe.probe === 'What did Omar cook for his parents?')!.expect).toEqual([
+      'red lentil soup',
+    ]);
     expect(report.errata).toMatchObject({ file: ERRATA, unused: 1 });
     expect(report.errata!.byLabel['temporal']).toMatchObject({ corrected: 1, dropped: 0 });
     expect(report.errata!.byLabel['single-hop']).toMatchObject({ corrected: 1, dropped: 1 });
     const questions = Object.values(report.errata!.byLabel).reduce((sum, count) => sum + count.questions, 0);
     expect(questions).toBe(probes(plain.scenarios).length);
     const summary = formatImportReport(report);
-    expect(summary).toContain(`errata ${ERRATA}: 2 gold answers corrected, 1 question dropped, 1 naming no imported question`);
+    expect(summary).toContain(
+      `errata ${ERRATA}: 2 gold answers corrected, 1 question dropped, 1 naming no imported question`,
+    );
     expect(summary).toContain('erratum-dropped (1)');
     expect(summary).toContain('conv-a qa[0]: gold "7 May 2023" corrected to "8 May 2023"');
   });
 
   it('refuses a malformed file with located errors', () => {
-    const text = '{\n  "errata": {\n    "conv-a qa[0]": { "answer": "" },\n    "conv-a qa[1]": { "drop": true },\n    "conv-a qa[2]": { "anser": "x" }\n  }\n}\n';
+    const text =
+      '{\n  "errata": {\n    "conv-a qa[0]": { "answer": "" },\n    "conv-a qa[1]": { "drop": true },\n    "conv-a qa[2]": { "anser": "x" }\n  }\n}\n';
     const error = (() => {
       try {
         Errata.parse(text, 'e.json');

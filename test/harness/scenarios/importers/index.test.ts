@@ -6,7 +6,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { formatImportReport, importDataset, ImportLog, parseDatasetSpec } from '../../../../harness/scenarios/importers/index.js';
+import {
+  formatImportReport,
+  importDataset,
+  ImportLog,
+  parseDatasetSpec,
+} from '../../../../harness/scenarios/importers/index.js';
 import { JsonNumberText, readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
 import { MembenchError } from '../../../../harness/core/errors.js';
 
@@ -36,14 +41,35 @@ async function failure(file: string): Promise<MembenchError> {
 
 describe('readJsonList', () => {
   test('reads every element, whatever brackets, commas and escapes strings hold', async () => {
-    const values = [{ text: 'a ] b , c } [ {', quote: 'say "hi" \\ ok' }, 42, 'plain', [1, [2, { x: ']' }]], null, { nested: { deep: [true, false] } }];
+    const values = [
+      { text: 'a ] b , c } [ {', quote: 'say "hi" \\ ok' },
+      42,
+      'plain',
+      [1, [2, { x: ']' }]],
+      null,
+      { nested: { deep: [true, false] } },
+    ];
     expect(await readAll(temp(`\uFEFF  ${JSON.stringify(values, null, 1)}\n`))).toEqual(values);
     expect(await readAll(temp('[]'))).toEqual([]);
   });
 
   test('a number literal a double cannot hold is kept as its text; other numbers stay numbers', async () => {
-    const values = await readAll(temp('[{"big": 12345678901234567890, "huge": -1e400, "tiny": 1e-400, "zero": 0.000000000000000000, "fine": 12345.5, "long": 1.5000000000000000000, "text": "12345678901234567890 1e400"}]'));
-    expect(values).toEqual([{ big: new JsonNumberText('12345678901234567890'), huge: new JsonNumberText('-1e400'), tiny: new JsonNumberText('1e-400'), zero: 0, fine: 12345.5, long: 1.5, text: '12345678901234567890 1e400' }]);
+    const values = await readAll(
+      temp(
+        '[{"big": 12345678901234567890, "huge": -1e400, "tiny": 1e-400, "zero": 0.000000000000000000, "fine": 12345.5, "long": 1.5000000000000000000, "text": "12345678901234567890 1e400"}]',
+      ),
+    );
+    expect(values).toEqual([
+      {
+        big: new JsonNumberText('12345678901234567890'),
+        huge: new JsonNumberText('-1e400'),
+        tiny: new JsonNumberText('1e-400'),
+        zero: 0,
+        fine: 12345.5,
+        long: 1.5,
+        text: '12345678901234567890 1e400',
+      },
+    ]);
     expect((values[0] as { big: unknown }).big).toBeInstanceOf(JsonNumberText);
   });
 
@@ -59,13 +85,21 @@ describe('readJsonList', () => {
     const empty = temp('  \n');
     expect((await failure(empty)).message).toBe(`${empty}: the file is empty: expected a JSON list of samples`);
     const object = temp('{"samples": []}');
-    expect((await failure(object)).message).toBe(`${object}:1:1: expected a JSON list of samples (the published file is one), found a JSON object`);
+    expect((await failure(object)).message).toBe(
+      `${object}:1:1: expected a JSON list of samples (the published file is one), found a JSON object`,
+    );
     const number = temp('42\n');
-    expect((await failure(number)).message).toBe(`${number}:1:1: expected a JSON list of samples (the published file is one), found a JSON number (42)`);
+    expect((await failure(number)).message).toBe(
+      `${number}:1:1: expected a JSON list of samples (the published file is one), found a JSON number (42)`,
+    );
     const word = temp('true');
-    expect((await failure(word)).message).toBe(`${word}:1:1: expected a JSON list of samples (the published file is one), found JSON true`);
+    expect((await failure(word)).message).toBe(
+      `${word}:1:1: expected a JSON list of samples (the published file is one), found JSON true`,
+    );
     const truncated = temp('[\n  {"a": 1},\n  {"b": [1, 2');
-    expect((await failure(truncated)).message).toBe(`${truncated}:3:13: the file ends inside the list, in samples[1] (truncated?)`);
+    expect((await failure(truncated)).message).toBe(
+      `${truncated}:3:13: the file ends inside the list, in samples[1] (truncated?)`,
+    );
     const trailing = temp('[{"a": 1},\n]');
     expect((await failure(trailing)).message).toBe(`${trailing}:2:1: a trailing comma before "]" is not JSON`);
     const after = temp('[1]\n[2]');
@@ -112,9 +146,17 @@ describe('importDataset (run --dataset)', () => {
       (caught: unknown) => caught as MembenchError,
     );
     expect(error?.message).toBe(`${nothing}: nothing to import: none of its 1 conversations could be imported`);
-    expect(error?.details).toEqual(['skipped (1):', '  conversation-missing (1):', '    x qa[0]: the sample has no conversation object']);
-    await expect(importDataset(`locomo:${temp('[]')}`)).rejects.toThrow(/nothing to import: the list holds no conversations/u);
-    await expect(importDataset('locomo:fixtures/datasets/locomo10-sample.json', { limit: 0 })).rejects.toThrow('--limit 0: expected a whole number >= 1');
+    expect(error?.details).toEqual([
+      'skipped (1):',
+      '  conversation-missing (1):',
+      '    x qa[0]: the sample has no conversation object',
+    ]);
+    await expect(importDataset(`locomo:${temp('[]')}`)).rejects.toThrow(
+      /nothing to import: the list holds no conversations/u,
+    );
+    await expect(importDataset('locomo:fixtures/datasets/locomo10-sample.json', { limit: 0 })).rejects.toThrow(
+      '--limit 0: expected a whole number >= 1',
+    );
   });
 });
 
@@ -123,7 +165,14 @@ test('formatImportReport groups issues by kind with at most three examples each'
   log.unit();
   log.scenario({
     name: 'c',
-    steps: [{ session: 'new' }, { user: 'A: hi', assistant: 'B: hello' }, { user: 'A: bye', reply: false }, { probe: 'q?', label: 'single-hop' }, { probe: 'r?', label: 'single-hop' }, { probe: 's?', category: 'temporal' }],
+    steps: [
+      { session: 'new' },
+      { user: 'A: hi', assistant: 'B: hello' },
+      { user: 'A: bye', reply: false },
+      { probe: 'q?', label: 'single-hop' },
+      { probe: 'r?', label: 'single-hop' },
+      { probe: 's?', category: 'temporal' },
+    ],
   });
   for (let index = 0; index < 5; index++) {
     log.item(`c qa[${index}]`);

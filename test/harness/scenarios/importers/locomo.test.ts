@@ -6,17 +6,26 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ImportLog, importScenarios, type ImportedScenario, type ImportReport } from '../../../../harness/scenarios/importers/index.js';
+import {
+  ImportLog,
+  importScenarios,
+  type ImportedScenario,
+  type ImportReport,
+} from '../../../../harness/scenarios/importers/index.js';
 import { canonicalDiaId, parseLocomoDate } from '../../../../harness/scenarios/importers/locomo.js';
 import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Step } from '../../../../harness/scenarios/format.js';
 
 const FIXTURE = 'fixtures/datasets/locomo10-sample.json';
 
-async function importFile(file: string, limit?: number): Promise<{ scenarios: ImportedScenario[]; report: ImportReport }> {
+async function importFile(
+  file: string,
+  limit?: number,
+): Promise<{ scenarios: ImportedScenario[]; report: ImportReport }> {
   const log = new ImportLog('locomo', file);
   const scenarios: ImportedScenario[] = [];
-  for await (const imported of importScenarios('locomo', file, log, limit === undefined ? {} : { limit })) scenarios.push(imported);
+  for await (const imported of importScenarios('locomo', file, log, limit === undefined ? {} : { limit }))
+    scenarios.push(imported);
   return { scenarios, report: log.report() };
 }
 
@@ -26,8 +35,10 @@ function writeTemp(samples: unknown): string {
   return file;
 }
 
-const probes = (steps: readonly Step[]): Map<string, ProbeStep> => new Map(steps.flatMap((step) => (step.kind === 'probe' ? [[step.id!, step] as const] : [])));
-const issues = (report: ImportReport, where: string) => [...report.repaired, ...report.skipped].filter((issue) => issue.where === where).map((issue) => issue.code);
+const probes = (steps: readonly Step[]): Map<string, ProbeStep> =>
+  new Map(steps.flatMap((step) => (step.kind === 'probe' ? [[step.id!, step] as const] : [])));
+const issues = (report: ImportReport, where: string) =>
+  [...report.repaired, ...report.skipped].filter((issue) => issue.where === where).map((issue) => issue.code);
 
 describe('LoCoMo fixture', async () => {
   const { scenarios, report } = await importFile(FIXTURE);
@@ -47,7 +58,11 @@ describe('LoCoMo fixture', async () => {
   test('every QA item is accounted for: imported as is, repaired or skipped', () => {
     expect(report.items).toBe(22 + 2);
     expect(report.imported + report.repairedItems + report.skippedItems).toBe(report.items);
-    expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems }).toEqual({ imported: 11, repaired: 10, skipped: 3 });
+    expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems }).toEqual({
+      imported: 11,
+      repaired: 10,
+      skipped: 3,
+    });
     const probeCount = scenarios.reduce((sum, item) => sum + probes(item.scenario.steps).size, 0);
     expect(probeCount).toBe(report.imported + report.repairedItems);
   });
@@ -55,23 +70,42 @@ describe('LoCoMo fixture', async () => {
   test('sessions become `session: new` with the parsed date, utterances are paired with speaker names', () => {
     const steps = convA!.scenario.steps;
     expect(steps[0]).toEqual({ kind: 'session', session: 'new', at: '2023-05-08T13:56:00Z' });
-    expect(steps[1]).toMatchObject({ kind: 'user', id: 'D1:1', user: 'Maya: Hey Leo! I finally signed up for that pottery class downtown yesterday.', assistant: "Leo: Nice, Maya! I've been busy training for the city half marathon.", at: '2023-05-08T13:56:00Z' });
+    expect(steps[1]).toMatchObject({
+      kind: 'user',
+      id: 'D1:1',
+      user: 'Maya: Hey Leo! I finally signed up for that pottery class downtown yesterday.',
+      assistant: "Leo: Nice, Maya! I've been busy training for the city half marathon.",
+      at: '2023-05-08T13:56:00Z',
+    });
     // An image is rendered as the dataset's own code does: "[shares CAPTION]".
     expect(steps[1]).toMatchObject({ replyId: 'D1:2' });
-    expect(steps[2]).toMatchObject({ id: 'D1:3', user: "Maya: Here's the first bowl I made, it's a bit wonky. [shares a photo of a clay bowl on a pottery wheel]" });
+    expect(steps[2]).toMatchObject({
+      id: 'D1:3',
+      user: "Maya: Here's the first bowl I made, it's a bit wonky. [shares a photo of a clay bowl on a pottery wheel]",
+    });
     // Session 2 opens with speaker_b and has five utterances: the last one has no scripted reply.
     const session2 = steps.filter((step) => step.kind === 'user' && step.at === '2023-05-27T10:30:00Z');
     expect(session2.map((step) => step.id)).toEqual(['D2:1', 'D2:3', 'D2:5']);
-    expect(session2[0]).toMatchObject({ user: expect.stringMatching(/^Leo: /u), assistant: expect.stringMatching(/^Maya: /u) });
+    expect(session2[0]).toMatchObject({
+      user: expect.stringMatching(/^Leo: /u),
+      assistant: expect.stringMatching(/^Maya: /u),
+    });
     expect(session2[2]).toMatchObject({ user: 'Leo: Looks sunny. Pepper would love that rug.' });
     expect(session2[2]).not.toHaveProperty('assistant');
-    const utterances = steps.reduce((sum, step) => sum + (step.kind === 'user' ? (step.assistant === undefined ? 1 : 2) : 0), 0);
+    const utterances = steps.reduce(
+      (sum, step) => sum + (step.kind === 'user' ? (step.assistant === undefined ? 1 : 2) : 0),
+      0,
+    );
     expect(utterances).toBe(15);
   });
 
   test('categories map to membench categories; the dataset number stays in the probe id', () => {
     expect(probesA.get('qa0-cat2')).toMatchObject({ category: 'temporal', expect: ['7 May 2023'], evidence: ['D1:1'] });
-    expect(probesA.get('qa2-cat1')).toMatchObject({ category: 'multi-hop', expect: ['a bowl, mugs'], evidence: ['D1:3', 'D2:2'] });
+    expect(probesA.get('qa2-cat1')).toMatchObject({
+      category: 'multi-hop',
+      expect: ['a bowl, mugs'],
+      evidence: ['D1:3', 'D2:2'],
+    });
     expect(probesA.get('qa3-cat4')).toMatchObject({ category: 'extraction', expect: ['Pepper'] });
     // Open-domain: only the part before ";" is scored by the dataset's evaluation.py.
     expect(probesA.get('qa4-cat3')).toMatchObject({ category: 'extraction', expect: ['Likely yes'] });
@@ -125,7 +159,14 @@ describe('LoCoMo fixture', async () => {
     expect(issues(report, 'conv-b session_2')).toEqual(['session-without-date']);
     expect(issues(report, 'conv-b session_3')).toEqual(['session-empty']);
     expect(issues(report, 'conv-b session_4_date_time')).toEqual(['date-without-session']);
-    expect(convB!.scenario.steps.map((step) => step.kind)).toEqual(['session', 'user', 'session', 'user', 'probe', 'probe']);
+    expect(convB!.scenario.steps.map((step) => step.kind)).toEqual([
+      'session',
+      'user',
+      'session',
+      'user',
+      'probe',
+      'probe',
+    ]);
     expect(convB!.scenario.steps[2]).toEqual({ kind: 'session', session: 'new' });
     expect(probes(convB!.scenario.steps).get('qa1-cat4')?.evidence).toEqual(['D2:2']);
   });
@@ -145,7 +186,11 @@ describe('LoCoMo shapes the published file does not have', () => {
   ];
 
   test('a sample without a conversation: its QA items are skipped; a non-object sample is skipped', async () => {
-    const file = writeTemp([{ qa: [{ question: 'q?', answer: 'a', category: 4 }], sample_id: 'x' }, 42, { qa: [], conversation: { session_1: session }, sample_id: 'ok' }]);
+    const file = writeTemp([
+      { qa: [{ question: 'q?', answer: 'a', category: 4 }], sample_id: 'x' },
+      42,
+      { qa: [], conversation: { session_1: session }, sample_id: 'ok' },
+    ]);
     const { scenarios, report } = await importFile(file);
     expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-ok']);
     expect(report.skipped.map((issue) => [issue.where, issue.code])).toEqual([
@@ -162,7 +207,13 @@ describe('LoCoMo shapes the published file does not have', () => {
         qa: [{ question: 'What does A like?', answer: 'tea', evidence: ['D1:1'], category: '4' }],
         conversation: {
           session_1_date_time: 'sometime in May',
-          session_1: [session[0], { speaker: 'B', dia_id: 'D1:2' }, { dia_id: 'D1:3', text: 'Nameless.' }, { speaker: 'B', text: 'No id.' }, { speaker: 'A', dia_id: 'D1:1', text: 'Again.' }],
+          session_1: [
+            session[0],
+            { speaker: 'B', dia_id: 'D1:2' },
+            { dia_id: 'D1:3', text: 'Nameless.' },
+            { speaker: 'B', text: 'No id.' },
+            { speaker: 'A', dia_id: 'D1:1', text: 'Again.' },
+          ],
         },
         sample_id: 7,
       },
@@ -170,18 +221,33 @@ describe('LoCoMo shapes the published file does not have', () => {
     const { scenarios, report } = await importFile(file);
     expect(scenarios[0]!.scenario.name).toBe('locomo-7');
     const codes = report.repaired.map((issue) => issue.code);
-    expect(codes).toEqual(expect.arrayContaining(['date-unparsed', 'turn-dropped', 'speaker-missing', 'dia-id-missing', 'dia-id-duplicate', 'category-string']));
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        'date-unparsed',
+        'turn-dropped',
+        'speaker-missing',
+        'dia-id-missing',
+        'dia-id-duplicate',
+        'category-string',
+      ]),
+    );
     expect(scenarios[0]!.scenario.steps[0]).toEqual({ kind: 'session', session: 'new' });
     // Utterances left: D1:1, the nameless D1:3, the id-less one, the second D1:1; paired in order.
     const users = scenarios[0]!.scenario.steps.filter((step) => step.kind === 'user');
-    expect(users.map((step) => step.kind === 'user' && [step.id, step.replyId])).toEqual([['D1:1', 'D1:3'], [undefined, 'D1:1.2']]);
+    expect(users.map((step) => step.kind === 'user' && [step.id, step.replyId])).toEqual([
+      ['D1:1', 'D1:3'],
+      [undefined, 'D1:1.2'],
+    ]);
     expect(users.map((step) => step.kind === 'user' && step.assistant)).toEqual(['Nameless.', 'A: Again.']);
     expect(probes(scenarios[0]!.scenario.steps).get('qa0-cat4')?.evidence).toEqual(['D1:1']);
   });
 
   test('a category a double cannot hold is named as the file wrote it (1e400, not null)', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-')), 'locomo.json');
-    writeFileSync(file, `[{"qa": [{"question": "q?", "answer": "tea", "category": 1e400}], "conversation": {"session_1": ${JSON.stringify(session)}}, "sample_id": "big"}]`);
+    writeFileSync(
+      file,
+      `[{"qa": [{"question": "q?", "answer": "tea", "category": 1e400}], "conversation": {"session_1": ${JSON.stringify(session)}}, "sample_id": "big"}]`,
+    );
     const { report } = await importFile(file);
     expect(report.skipped.map((issue) => issue.message)).toEqual(['category 1e400 is not one of 1-5']);
   });

@@ -3,7 +3,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ImportLog, importScenarios, type ImportedScenario, type ImportReport } from '../../../../harness/scenarios/importers/index.js';
+import {
+  ImportLog,
+  importScenarios,
+  type ImportedScenario,
+  type ImportReport,
+} from '../../../../harness/scenarios/importers/index.js';
 import { parseLongMemEvalDate } from '../../../../harness/scenarios/importers/longmemeval.js';
 import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Scenario, UserStep } from '../../../../harness/scenarios/format.js';
@@ -16,20 +21,27 @@ async function importText(text: string): Promise<{ scenarios: Map<string, Scenar
   writeFileSync(file, text);
   const log = new ImportLog('longmemeval', file);
   const scenarios = new Map<string, Scenario>();
-  for await (const imported of importScenarios('longmemeval', file, log)) scenarios.set(imported.scenario.name, imported.scenario);
+  for await (const imported of importScenarios('longmemeval', file, log))
+    scenarios.set(imported.scenario.name, imported.scenario);
   return { scenarios, report: log.report() };
 }
 
-async function importFile(limit?: number): Promise<{ scenarios: Map<string, Scenario>; yaml: ImportedScenario[]; report: ImportReport }> {
+async function importFile(
+  limit?: number,
+): Promise<{ scenarios: Map<string, Scenario>; yaml: ImportedScenario[]; report: ImportReport }> {
   const log = new ImportLog('longmemeval', FIXTURE);
   const yaml: ImportedScenario[] = [];
-  for await (const imported of importScenarios('longmemeval', FIXTURE, log, limit === undefined ? {} : { limit })) yaml.push(imported);
+  for await (const imported of importScenarios('longmemeval', FIXTURE, log, limit === undefined ? {} : { limit }))
+    yaml.push(imported);
   return { scenarios: new Map(yaml.map((item) => [item.scenario.name, item.scenario])), yaml, report: log.report() };
 }
 
-const probeOf = (scenario: Scenario | undefined): ProbeStep => scenario!.steps.find((step): step is ProbeStep => step.kind === 'probe')!;
-const usersOf = (scenario: Scenario | undefined): UserStep[] => scenario!.steps.filter((step): step is UserStep => step.kind === 'user');
-const codes = (report: ImportReport, item: string) => [...report.repaired, ...report.skipped].filter((issue) => issue.item === item).map((issue) => issue.code);
+const probeOf = (scenario: Scenario | undefined): ProbeStep =>
+  scenario!.steps.find((step): step is ProbeStep => step.kind === 'probe')!;
+const usersOf = (scenario: Scenario | undefined): UserStep[] =>
+  scenario!.steps.filter((step): step is UserStep => step.kind === 'user');
+const codes = (report: ImportReport, item: string) =>
+  [...report.repaired, ...report.skipped].filter((issue) => issue.item === item).map((issue) => issue.code);
 
 describe('LongMemEval fixture', async () => {
   const { scenarios, yaml, report } = await importFile();
@@ -43,15 +55,30 @@ describe('LongMemEval fixture', async () => {
     }
     expect(report.items).toBe(13);
     expect(report.imported + report.repairedItems + report.skippedItems).toBe(13);
-    expect({ imported: report.imported, repaired: report.repairedItems, skipped: report.skippedItems, scenarios: report.scenarios }).toEqual({ imported: 6, repaired: 4, skipped: 3, scenarios: 10 });
+    expect({
+      imported: report.imported,
+      repaired: report.repairedItems,
+      skipped: report.skippedItems,
+      scenarios: report.scenarios,
+    }).toEqual({ imported: 6, repaired: 4, skipped: 3, scenarios: 10 });
   });
 
   test('sessions in order with dates, user turns with their replies, evidence from has_answer', () => {
     const scenario = scenarios.get('longmemeval-7f3a91c2');
     expect(scenario!.tags).toEqual(['longmemeval', 'imported', 'single-session-user']);
-    expect(scenario!.steps.filter((step) => step.kind === 'session').map((step) => step.kind === 'session' && step.at)).toEqual(['2023-05-20T02:21:00Z', '2023-05-20T02:57:00Z', '2023-05-22T14:10:00Z']);
-    expect(usersOf(scenario).map((step) => step.id)).toEqual(['sharegpt_yywfIrx_0.t0', '85a1be56_1.t0', 'answer_280352e9.t0', 'answer_280352e9.t2']);
-    expect(usersOf(scenario)[2]).toMatchObject({ assistant: 'Congratulations! Put the degree under Education, with the year and your university.', at: '2023-05-22T14:10:00Z' });
+    expect(
+      scenario!.steps.filter((step) => step.kind === 'session').map((step) => step.kind === 'session' && step.at),
+    ).toEqual(['2023-05-20T02:21:00Z', '2023-05-20T02:57:00Z', '2023-05-22T14:10:00Z']);
+    expect(usersOf(scenario).map((step) => step.id)).toEqual([
+      'sharegpt_yywfIrx_0.t0',
+      '85a1be56_1.t0',
+      'answer_280352e9.t0',
+      'answer_280352e9.t2',
+    ]);
+    expect(usersOf(scenario)[2]).toMatchObject({
+      assistant: 'Congratulations! Put the degree under Education, with the year and your university.',
+      at: '2023-05-22T14:10:00Z',
+    });
     expect(probeOf(scenario)).toMatchObject({
       id: '7f3a91c2',
       probe: '[Current date: 2023/05/30 (Tue) 23:40] What degree did I graduate with?',
@@ -62,9 +89,17 @@ describe('LongMemEval fixture', async () => {
   });
 
   test('question types map to categories; has_answer on an assistant turn is cited as that turn (the reply id)', () => {
-    expect(probeOf(scenarios.get('longmemeval-gpt4_2655b836'))).toMatchObject({ category: 'extraction', evidence: ['answer_sharegpt_4d1b7e2_0.t1'] });
-    expect(scenarios.get('longmemeval-gpt4_2655b836')!.steps.find((step) => step.id === 'answer_sharegpt_4d1b7e2_0.t0')).toMatchObject({ replyId: 'answer_sharegpt_4d1b7e2_0.t1' });
-    expect(probeOf(scenarios.get('longmemeval-6a1eabeb'))).toMatchObject({ category: 'update', evidence: ['answer_9a1c_1.t0', 'answer_9a1c_2.t0'] });
+    expect(probeOf(scenarios.get('longmemeval-gpt4_2655b836'))).toMatchObject({
+      category: 'extraction',
+      evidence: ['answer_sharegpt_4d1b7e2_0.t1'],
+    });
+    expect(
+      scenarios.get('longmemeval-gpt4_2655b836')!.steps.find((step) => step.id === 'answer_sharegpt_4d1b7e2_0.t0'),
+    ).toMatchObject({ replyId: 'answer_sharegpt_4d1b7e2_0.t1' });
+    expect(probeOf(scenarios.get('longmemeval-6a1eabeb'))).toMatchObject({
+      category: 'update',
+      evidence: ['answer_9a1c_1.t0', 'answer_9a1c_2.t0'],
+    });
     expect(probeOf(scenarios.get('longmemeval-0a995998'))).toMatchObject({ category: 'multi-hop', expect: ['3'] });
     expect(probeOf(scenarios.get('longmemeval-8a2466db'))).toMatchObject({ category: 'extraction' });
   });
@@ -92,10 +127,21 @@ describe('LongMemEval fixture', async () => {
   test('turn quirks: every turn is saved as it is (an opening assistant turn on its own, unanswered user turns without a reply); empty turns dropped', () => {
     const scenario = scenarios.get('longmemeval-d52b4f67')!;
     expect(codes(report, 'd52b4f67')).toEqual(['turn-empty']);
-    const messages = scenario.steps.flatMap((step): Record<string, unknown>[] => (step.kind === 'user' ? [{ id: step.id, user: step.user, assistant: step.assistant, reply: step.reply }] : step.kind === 'assistant' ? [{ id: step.id, assistant: step.assistant }] : []));
+    const messages = scenario.steps.flatMap((step): Record<string, unknown>[] =>
+      step.kind === 'user'
+        ? [{ id: step.id, user: step.user, assistant: step.assistant, reply: step.reply }]
+        : step.kind === 'assistant'
+          ? [{ id: step.id, assistant: step.assistant }]
+          : [],
+    );
     expect(messages).toEqual([
       { id: 'ultrachat_55012.t0', assistant: 'Hello! How can I help you today?' },
-      { id: 'ultrachat_55012.t1', user: "What time is it in Tokyo when it's 6am in Denver?", assistant: "It's 9pm the same day in Tokyo.", reply: undefined },
+      {
+        id: 'ultrachat_55012.t1',
+        user: "What time is it in Tokyo when it's 6am in Denver?",
+        assistant: "It's 9pm the same day in Tokyo.",
+        reply: undefined,
+      },
       { id: 'answer_a0b1_1.t0', user: 'Note to self: parked at level 3, row F.', assistant: undefined, reply: false },
       { id: 'answer_a0b1_1.t1', user: 'Also remind me to buy sunscreen.', assistant: undefined, reply: false },
       { id: 'answer_a0b1_1.t3', user: 'Thanks!', assistant: undefined, reply: false },
@@ -133,10 +179,14 @@ test('parseLongMemEvalDate', () => {
 test('a numeric answer a double cannot hold keeps the digits the file wrote', async () => {
   const question = (id: string, answer: string) =>
     `{"question_id": "${id}", "question_type": "single-session-user", "question": "What is my account number?", "answer": ${answer}, "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": ["answer_1"], "haystack_dates": ["2023/05/20 (Sat) 02:21"], "haystack_sessions": [[{"role": "user", "content": "My account number is 12345678901234567890.", "has_answer": true}]], "answer_session_ids": ["answer_1"]}`;
-  const { scenarios, report } = await importText(`[${question('big', '12345678901234567890')}, ${question('pi', '3.14159265358979323846')}, ${question('small', '9')}]`);
+  const { scenarios, report } = await importText(
+    `[${question('big', '12345678901234567890')}, ${question('pi', '3.14159265358979323846')}, ${question('small', '9')}]`,
+  );
   // Read as a double, 12345678901234567890 is 12345678901234567000.
   expect(probeOf(scenarios.get('longmemeval-big'))).toMatchObject({ expect: ['12345678901234567890'] });
   expect(probeOf(scenarios.get('longmemeval-pi'))).toMatchObject({ expect: ['3.14159265358979323846'] });
   expect(probeOf(scenarios.get('longmemeval-small'))).toMatchObject({ expect: ['9'] });
-  expect(report.repaired.find((issue) => issue.item === 'big')?.message).toBe('answer 12345678901234567890 is a number: written as the string "12345678901234567890"');
+  expect(report.repaired.find((issue) => issue.item === 'big')?.message).toBe(
+    'answer 12345678901234567890 is a number: written as the string "12345678901234567890"',
+  );
 });
