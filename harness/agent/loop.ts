@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
-import { hasCjk, withoutLeadingNote } from '../core/text.js';
+import { hasCjk, MONTH_NAMES, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
 import { isMembenchError } from '../core/errors.js';
@@ -97,21 +97,6 @@ export function contextSample(
   return (step) => measured.has(step);
 }
 
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-
 /**
  * A dated message as agents show one: `[8 May 2023, 13:56] text` (the date alone when the step
  * gives no time). Replayed datasets date their sessions, and temporal questions need the date in
@@ -121,7 +106,7 @@ export function datedText(text: string, at: string | undefined): string {
   if (at === undefined) return text;
   const date = new Date(at);
   if (Number.isNaN(date.getTime())) return text;
-  const day = `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+  const day = `${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
   const time = /T\d{2}:\d{2}/u.test(at)
     ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}`
     : '';

@@ -6,7 +6,7 @@
  */
 import { containsAny, judgeAnswer } from './metrics.js';
 import { adversarialScore, tokenF1 } from './scoring.js';
-import { contentWords, normalizeText } from './text.js';
+import { contentWords, MONTH_NAMES, normalizeText } from './text.js';
 
 /** The question types judges tell apart: each has its own prompt (LLM judges) and rules (offline). */
 export const JUDGE_TYPES = ['default', 'temporal', 'knowledge-update', 'preference', 'abstention'] as const;
@@ -80,20 +80,7 @@ export function numbersIn(text: string): number[] {
   return out;
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES.map((month) => month.toLowerCase());
 const MONTH = `(${MONTHS.map((month) => `${month.slice(0, 3)}(?:${month.slice(3)})?`).join('|')})\\.?`;
 const DAY = '(\\d{1,2})(?:st|nd|rd|th)?';
 

@@ -182,3 +182,19 @@ export function containsTerm(text: string, term: string): boolean {
   }
   return false;
 }
+
+/** The English month names, January first: one list for the dates membench writes and reads. */
+export const MONTH_NAMES: readonly string[] = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];

@@ -1,19 +1,5 @@
 /** The generator's English bank: see generator-bank.ts for what each part is and the rules its strings keep. */
-
-const EN_MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
+import { MONTH_NAMES } from '../core/text.js';
 
 /** The English bank (typed as a LanguageBank where generator-bank.ts collects it). */
 export const EN_BANK = {
@@ -241,7 +227,7 @@ export const EN_BANK = {
     sameDay: 'earlier today',
     yesterday: 'yesterday',
     thisWeek: (weekday: string, sameWeek: boolean) => `${sameWeek ? 'on' : 'last'} ${weekday}`,
-    onDate: (date: Date, weekday: string) => `on ${weekday}, ${date.getUTCDate()} ${EN_MONTHS[date.getUTCMonth()]}`,
+    onDate: (date: Date, weekday: string) => `on ${weekday}, ${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]}`,
     currentDate: (iso: string, weekday: string) => `[Current date: ${iso} (${weekday})]`,
   },
 } as const;

@@ -54,6 +54,7 @@ import {
   type ImportLog,
 } from './shared.js';
 import { isRecord } from '../../core/guards.js';
+import { MONTH_NAMES } from '../../core/text.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
 export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category: ProbeCategory }>> = {
@@ -64,20 +65,7 @@ export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category
   5: { name: 'adversarial', category: 'abstention' },
 };
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
+const MONTHS = MONTH_NAMES.map((month) => month.toLowerCase());
 
 /** "1:56 pm on 8 May, 2023" → "2023-05-08T13:56:00Z" (the dataset has no time zone: read as UTC). */
 export function parseLocomoDate(text: string): string | undefined {
