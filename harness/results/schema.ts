@@ -276,6 +276,11 @@ export const durabilityCountsSchema = z.object({
 });
 export type DurabilityCounts = z.infer<typeof durabilityCountsSchema>;
 
+/** Every durability count at zero, keyed from the schema: a cell's counts before its first crash, one list of the keys. */
+export function emptyDurabilityCounts(): DurabilityCounts {
+  return Object.fromEntries(Object.keys(durabilityCountsSchema.shape).map((key) => [key, 0])) as DurabilityCounts;
+}
+
 export const durabilityOutcomeSchema = z.object({
   idempotencyKeys: z.boolean(),
   crashes: z.array(crashRecordSchema),
