@@ -252,7 +252,8 @@ async function runLocked(
       onPhase,
     });
     if (argv.profile) process.stderr.write(`\n${renderProfile(result, phases)}`);
-    await clearRunState(out);
+    // Cells in error keep the plan and the finished cells beside the reports: --resume reruns only those.
+    if (!result.cells.some((cell) => cell.status === 'error')) await clearRunState(out);
   } catch (error) {
     throw resumable(error);
   }
@@ -268,5 +269,10 @@ async function runLocked(
     const verdict = cellVerdict(cell, verdictOptions);
     process.stderr.write(`FAILED ${cell.id}: ${[verdict.error, ...verdict.failures].filter(Boolean).join('; ')}\n`);
   }
+  const errored = result.cells.filter((cell) => cell.status === 'error').length;
+  if (errored > 0)
+    process.stderr.write(
+      `membench: ${errored} cell${errored === 1 ? '' : 's'} in error: rerun only ${errored === 1 ? 'it' : 'them'} with membench run --resume ${out}\n`,
+    );
   return failed.length > 0 ? 1 : 0;
 }

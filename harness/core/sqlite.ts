@@ -67,7 +67,7 @@ function tempDirHint(where: string): string {
   const temp = path.resolve(os.tmpdir());
   const inside = path.resolve(where) === temp || path.resolve(where).startsWith(`${temp}${path.sep}`);
   return inside
-    ? `: it is under TMPDIR (${temp}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then run again (--resume DIR finishes an interrupted run; a cell that failed is kept as failed)`
+    ? `: it is under TMPDIR (${temp}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then rerun the failed cells with membench run --resume DIR (it keeps the finished ones)`
     : ': free space there, or write --out elsewhere, then run again (--resume DIR finishes an interrupted run)';
 }
 

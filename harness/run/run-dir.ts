@@ -2,7 +2,8 @@
  * A resumable run dir: `plan.json` (the options that plan the matrix, and the matrix's digest)
  * and `cells/<position>.json`, one file per finished cell, each written atomically. A run killed
  * at any moment leaves whole files only; `--resume DIR` re-plans from plan.json, refuses a
- * different matrix, and runs only the cells that have no file yet.
+ * different matrix, and runs only the cells that have no file yet or whose file holds a cell in
+ * error (a run that ends with cells in error keeps both files for that).
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
@@ -240,9 +241,10 @@ export class RunDir implements CellStore {
     await writeFileAtomic(path.join(this.dir, CELLS_DIR, `${position}.json`), JSON.stringify(maskSecretsDeep(result)));
   }
 
-  /** The cell files that belong to the plan; anything unreadable is run again (with a warning). */
+  /** The cell files that belong to the plan; a cell in error and anything unreadable run again (with a warning). */
   private async finishedCells(ids: readonly string[]): Promise<Map<number, CellResult>> {
     const cells = new Map<number, CellResult>();
+    const errored: string[] = [];
     const names = await readdir(path.join(this.dir, CELLS_DIR)).catch(() => [] as string[]);
     for (const name of names) {
       const match = /^(\d+)\.json$/u.exec(name);
@@ -263,11 +265,16 @@ export class RunDir implements CellStore {
           throw new Error(
             `holds cell "${cell.id}", the plan has "${ids[position] ?? 'nothing'}" at position ${position}`,
           );
-        cells.set(position, cell);
+        if (cell.status === 'error') errored.push(cell.id);
+        else cells.set(position, cell);
       } catch (error) {
         this.onWarning(`${file}: ${error instanceof Error ? error.message : String(error)}: the cell runs again`);
       }
     }
+    if (errored.length > 0)
+      this.onWarning(
+        `--resume ${this.dir}: ${errored.length} cell${errored.length === 1 ? '' : 's'} in error run again: ${errored.join(', ')}`,
+      );
     return cells;
   }
 }

@@ -217,6 +217,38 @@ describe('--resume', () => {
     ]);
   });
 
+  it('reruns only the cells in error: a cell that timed out runs again, the finished one is kept as it was', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await tempDir();
+    const out = path.join(dir, 'run');
+    const gate = path.join(dir, 'gate');
+    // The gate stays shut: the gated cell times out in open() (a cell in error), buffer's finishes.
+    const args = ['-c', 'recipes-en', '-s', 'buffer', '-s', GATED, '-w', '1', '--cell-timeout', '1'];
+    const failed = await membench(['run', ...args, '-o', out, '-q'], { env: { MEMBENCH_TEST_GATE: gate } });
+    expect(failed.code).toBe(1);
+    expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
+      ['recipes-en/buffer', 'ok'],
+      ['recipes-en/gated', 'error'],
+    ]);
+    expect(failed.stderr).toContain(`membench: 1 cell in error: rerun only it with membench run --resume ${out}`);
+    expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
+    const kept = results(out).cells[0];
+
+    writeFileSync(gate, 'open');
+    const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`--resume ${out}: 1 cell in error run again: recipes-en/gated`);
+    expect(resumed.stderr).toContain('membench: running 1 cells (1 of 2 finished earlier)');
+    expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
+      ['recipes-en/buffer', 'ok'],
+      ['recipes-en/gated', 'ok'],
+    ]);
+    // Kept, not run again: its timings are the first run's to the millisecond.
+    expect(results(out).cells[0]).toEqual(kept);
+    expect(readdirSync(out)).not.toContain('plan.json');
+  });
+
   it('stops on Ctrl-C with exit 130, keeping the finished cells for --resume', { timeout: 60_000 }, async () => {
     const dir = await tempDir();
     const out = path.join(dir, 'run');

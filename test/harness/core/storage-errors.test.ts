@@ -38,7 +38,7 @@ describe('SQLite storage errors', () => {
     expect(full).toBeInstanceOf(MembenchError);
     expect((full as MembenchError).exitCode).toBe(1);
     expect((full as Error).message).toBe(
-      `no space left for ${file} (database or disk is full): it is under TMPDIR (${path.resolve(os.tmpdir())}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then run again (--resume DIR finishes an interrupted run; a cell that failed is kept as failed)`,
+      `no space left for ${file} (database or disk is full): it is under TMPDIR (${path.resolve(os.tmpdir())}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then rerun the failed cells with membench run --resume DIR (it keeps the finished ones)`,
     );
     expect(
       storageProblem(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' }), '/data/out/cells'),
