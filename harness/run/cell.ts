@@ -383,7 +383,15 @@ function cellResult(
           ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
         }
       : {}),
-    ...(protocol !== undefined && protocolSummary ? { protocolRetrieval: { protocol, summary: protocolSummary } } : {}),
+    ...(protocol !== undefined && protocolSummary
+      ? {
+          protocolRetrieval: {
+            protocol,
+            ...(plan.scenario.documents !== undefined ? { documents: plan.scenario.documents } : {}),
+            summary: protocolSummary,
+          },
+        }
+      : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
     ...(profile ? { phases: records.phases } : {}),

@@ -289,6 +289,8 @@ export async function planRun(
     const { scenarios: imported, report } = await importDataset(spec, {
       limit: options.datasetLimit,
       ...(options.errata !== undefined ? { errata: options.errata } : {}),
+      // LoCoMo's protocol also retrieves over the file's observations and session summaries.
+      ...(options.protocol === 'locomo' ? { documents: true } : {}),
     });
     if (report.repaired.length + report.skipped.length > 0) options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
