@@ -344,6 +344,17 @@ export class FileIndexStrategy implements MemoryStrategy {
     return check;
   }
 
+  /**
+   * Mode `sync`: the history, the memory files and the extraction cursor in process are what is on
+   * disk; the step ids of this session's messages are forgotten, as a reopen forgets them
+   * (MemoryStrategy.newSession).
+   */
+  async newSession(): Promise<boolean> {
+    if (this.context.durability !== 'sync') return false;
+    this.stepIdAt.clear();
+    return true;
+  }
+
   /** Persists what `exit` mode kept back (memories, then messages); refusals are reported together. */
   async close(): Promise<void> {
     const problems: string[] = [];
