@@ -16,8 +16,8 @@ import type {
 export interface RetrievalRow {
   /** The scenario, or `group G` for a group's pooled row. */
   scenario: string;
-  /** The strategy setting (its label). */
-  label: string;
+  /** The strategy setting (`window(k=2)`). */
+  setting: string;
   category: string;
   level: 'turn' | 'session';
   summary: RetrievalLevel;
@@ -42,24 +42,24 @@ function levelsOf(summary: RetrievalSummary): [RetrievalRow['level'], RetrievalL
  * `detail` asks for every question: a group reads as one suite.
  */
 export function retrievalRows(result: RunResult, byCategory: boolean, detail = false): RetrievalRow[] {
-  const units: { scenario: string; label: string; cells: CellResult[] }[] = [];
-  const pooled = new Map<string, { scenario: string; label: string; cells: CellResult[] }>();
+  const units: { scenario: string; setting: string; cells: CellResult[] }[] = [];
+  const pooled = new Map<string, { scenario: string; setting: string; cells: CellResult[] }>();
   for (const cell of result.cells) {
     if (!cell.retrieval) continue;
     if (detail || cell.group === undefined) {
-      units.push({ scenario: cell.scenario, label: cell.setting, cells: [cell] });
+      units.push({ scenario: cell.scenario, setting: cell.setting, cells: [cell] });
       continue;
     }
     const key = `${cell.group}\u0000${cell.setting}`;
     let unit = pooled.get(key);
     if (!unit) {
-      unit = { scenario: `group ${cell.group}`, label: cell.setting, cells: [] };
+      unit = { scenario: `group ${cell.group}`, setting: cell.setting, cells: [] };
       pooled.set(key, unit);
       units.push(unit);
     }
     unit.cells.push(cell);
   }
-  return units.flatMap(({ scenario, label, cells }) => {
+  return units.flatMap(({ scenario, setting, cells }) => {
     const groups: [string, RetrievalSummary | undefined][] = byCategory
       ? [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].map((category) => [
           category,
@@ -72,7 +72,7 @@ export function retrievalRows(result: RunResult, byCategory: boolean, detail = f
       : [['all', poolSummaries(cells.map((cell) => cell.retrieval!))]];
     return groups.flatMap(([category, summary]) =>
       summary
-        ? levelsOf(summary).map(([level, figures]) => ({ scenario, label, category, level, summary: figures }))
+        ? levelsOf(summary).map(([level, figures]) => ({ scenario, setting, category, level, summary: figures }))
         : [],
     );
   });
@@ -90,10 +90,10 @@ export interface PooledRetrievalRow {
 
 /** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
 export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
-  const byLabel = new Map<string, CellResult[]>();
+  const bySetting = new Map<string, CellResult[]>();
   for (const cell of result.cells)
-    if (cell.retrieval) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
-  return [...byLabel].flatMap(([strategy, cells]) => {
+    if (cell.retrieval) bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
+  return [...bySetting].flatMap(([strategy, cells]) => {
     const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
     const labels = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByLabel ?? {})))].sort();
     const groups: [string, RetrievalSummary | undefined][] = [
