@@ -75,7 +75,7 @@ export function withAlpha(hex: string, alpha: number): string {
     .padStart(2, '0')}`;
 }
 
-/** How one label (a strategy with one parameter set) is drawn in every chart of a run. */
+/** How one setting (a strategy with one parameter set) is drawn in every chart of a run. */
 export interface SeriesStyle {
   strategy: string;
   color: string;
@@ -85,18 +85,18 @@ export interface SeriesStyle {
 }
 
 /**
- * One style per label, by its place among the run's settings (the header's, then any other a cell
+ * One style per setting, by its place among the run's settings (the header's, then any other a cell
  * carries, such as a mode priced for durability): colour, marker and line pattern. A setting keeps
  * its style in every chart of the run; no strategy name picks a colour.
  */
 export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
-  const labels = new Map<string, string>();
-  for (const spec of result.header.strategies) labels.set(spec.setting, spec.name);
-  for (const cell of result.cells) if (!labels.has(cell.setting)) labels.set(cell.setting, cell.strategy);
+  const settings = new Map<string, string>();
+  for (const spec of result.header.strategies) settings.set(spec.setting, spec.name);
+  for (const cell of result.cells) if (!settings.has(cell.setting)) settings.set(cell.setting, cell.strategy);
   const styles = new Map<string, SeriesStyle>();
-  [...labels].forEach(([label, strategy], index) => {
+  [...settings].forEach(([setting, strategy], index) => {
     const round = Math.floor(index / SETTING_COLORS.length);
-    styles.set(label, {
+    styles.set(setting, {
       strategy,
       color: SETTING_COLORS[index % SETTING_COLORS.length]!,
       pointStyle: POINT_STYLES[(index + round) % POINT_STYLES.length]!,
@@ -106,9 +106,9 @@ export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
   return styles;
 }
 
-/** A label's figures over the whole run: what the recall, latency and sweep charts plot. */
-export interface LabelSummary {
-  label: string;
+/** A setting's figures over the whole run: what the recall, latency and sweep charts plot. */
+export interface SettingSummary {
+  setting: string;
   strategy: string;
   options: Record<string, unknown>;
   durability: string;
@@ -122,11 +122,11 @@ export interface LabelSummary {
   saveMs: Distribution;
 }
 
-/** Aggregates cells per label; errored cells are counted but left out of the figures. */
-export function summarizeLabels(result: RunResult): LabelSummary[] {
+/** Aggregates cells per setting; errored cells are counted but left out of the figures. */
+export function summarizeSettings(result: RunResult): SettingSummary[] {
   const groups = new Map<string, CellResult[]>();
   for (const cell of result.cells) groups.set(cell.setting, [...(groups.get(cell.setting) ?? []), cell]);
-  return [...groups].map(([label, cells]) => {
+  return [...groups].map(([setting, cells]) => {
     const ok = cells.filter((cell) => cell.status === 'ok');
     const perScenario = new Map<string, number[]>();
     for (const cell of ok)
@@ -140,7 +140,7 @@ export function summarizeLabels(result: RunResult): LabelSummary[] {
     const turns = ok.flatMap((cell) => cell.turns);
     const first = cells[0]!;
     return {
-      label,
+      setting,
       strategy: first.strategy,
       options: first.options,
       durability: first.durability,
@@ -154,8 +154,8 @@ export function summarizeLabels(result: RunResult): LabelSummary[] {
   });
 }
 
-/** Labels no other label beats on both axes (fewer or equal tokens and at least equal recall, one strictly). */
-export function paretoFront(points: readonly { label: string; tokens: number; recall: number }[]): Set<string> {
+/** Settings no other setting beats on both axes (fewer or equal tokens and at least equal recall, one strictly). */
+export function paretoFront(points: readonly { setting: string; tokens: number; recall: number }[]): Set<string> {
   const front = new Set<string>();
   for (const point of points) {
     const dominated = points.some(
@@ -164,7 +164,7 @@ export function paretoFront(points: readonly { label: string; tokens: number; re
         other.recall >= point.recall &&
         (other.tokens < point.tokens || other.recall > point.recall),
     );
-    if (!dominated) front.add(point.label);
+    if (!dominated) front.add(point.setting);
   }
   return front;
 }
@@ -206,24 +206,24 @@ export function baseOptions(title: string, subtitle: string, legend = true): Cha
 /** An axis title in the charts' size. */
 export const axisTitle = (text: string) => ({ display: true, text, font: { size: 13 } });
 
-/** Context tokens per turn, one line per label: how each strategy's context grows over a conversation. */
+/** Context tokens per turn, one line per setting: how each strategy's context grows over a conversation. */
 export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   // Scenarios of a group (a generated suite, a dataset) get one chart per group instead.
   const scenarios = [...new Set(result.cells.filter((cell) => cell.group === undefined).map((cell) => cell.scenario))];
   return scenarios.map((scenario) => {
-    const byLabel = new Map<string, CellResult[]>();
+    const bySetting = new Map<string, CellResult[]>();
     for (const cell of result.cells.filter((item) => item.scenario === scenario))
-      byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
-    const datasets: ChartDataset<'line', { x: number; y: number }[]>[] = [...byLabel].map(([label, cells]) => {
+      bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
+    const datasets: ChartDataset<'line', { x: number; y: number }[]>[] = [...bySetting].map(([setting, cells]) => {
       const perTurn = new Map<number, number[]>();
       for (const turn of cells.flatMap((cell) => cell.turns)) {
         if (turn.contextTokens !== null)
           perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
       }
-      const style = styles.get(label)!;
+      const style = styles.get(setting)!;
       const errors = cells.filter((cell) => cell.status === 'error').length;
       return {
-        label: errors ? `${label} (${errors} errored)` : label,
+        label: errors ? `${setting} (${errors} errored)` : setting,
         data: [...perTurn]
           .sort(([a], [b]) => a - b)
           .map(([turn, values]) => ({ x: turn, y: Math.round(values.reduce((a, b) => a + b, 0) / values.length) })),
@@ -254,10 +254,10 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
   });
 }
 
-/** p50 and p95 of load or save time per label: solid bar p50, pale bar p95, in the label's colour. */
+/** p50 and p95 of load or save time per setting: solid bar p50, pale bar p95, in the setting's colour. */
 export function latencyChart(
   kind: 'load' | 'save',
-  summaries: readonly LabelSummary[],
+  summaries: readonly SettingSummary[],
   styles: Map<string, SeriesStyle>,
 ): ChartSpec | null {
   const rows = summaries.filter((summary) => (kind === 'load' ? summary.loadMs : summary.saveMs).n > 0);
@@ -266,12 +266,12 @@ export function latencyChart(
   const values = stats.flatMap((stat) => [stat.p50, stat.p95]);
   const positive = values.every((value) => value > 0);
   const logScale = positive && Math.max(...values) / Math.min(...values) > 20;
-  const colors = rows.map((summary) => styles.get(summary.label)!.color);
+  const colors = rows.map((summary) => styles.get(summary.setting)!.color);
   const title = `${kind === 'load' ? 'Load' : 'Save'} latency per turn`;
   return chart(`latency-${kind}`, title, {
     type: 'bar',
     data: {
-      labels: rows.map((summary, index) => [summary.label, `n=${stats[index]!.n}`]),
+      labels: rows.map((summary, index) => [summary.setting, `n=${stats[index]!.n}`]),
       datasets: [
         {
           label: 'p50',
@@ -343,8 +343,8 @@ export function logAxisBounds(values: readonly number[]): { min: number; max: nu
 const isNumeric = (value: unknown): boolean =>
   typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)));
 
-/** Knob sweeps: labels of one strategy that differ in exactly one knob; knob value on x, recall and tokens on two y axes. */
-export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
+/** Knob sweeps: settings of one strategy that differ in exactly one knob; knob value on x, recall and tokens on two y axes. */
+export function sweepCharts(summaries: readonly SettingSummary[], styles: Map<string, SeriesStyle>): ChartSpec[] {
   const charts: ChartSpec[] = [];
   const strategies = [...new Set(summaries.map((summary) => summary.strategy))];
   for (const strategy of strategies) {
@@ -371,7 +371,7 @@ export function sweepCharts(summaries: readonly LabelSummary[], styles: Map<stri
         const numeric = line.every((setting) => isNumeric(setting.knobs[key]));
         const sorted = numeric ? [...line].sort((a, b) => Number(a.knobs[key]) - Number(b.knobs[key])) : line;
         const xs = sorted.map((setting) => (numeric ? Number(setting.knobs[key]) : String(setting.knobs[key])));
-        const color = styles.get(group[0]!.label)!.color;
+        const color = styles.get(group[0]!.setting)!.color;
         const fixed = (JSON.parse(rest) as [string, unknown][])
           .map(([name, value]) => `${name}=${String(value)}`)
           .join(', ');

@@ -18,7 +18,7 @@ import {
   paretoFront,
   seriesStyles,
   slug,
-  summarizeLabels,
+  summarizeSettings,
   sweepCharts,
   tokenGrowthCharts,
   withAlpha,
@@ -31,7 +31,7 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
   const rows = leaderboards(result)[0]!.board.rows.filter((row) => row.contextRecall.value !== null);
   if (rows.length === 0) return null;
   const points = rows.map((row) => ({
-    label: row.setting,
+    setting: row.setting,
     tokens: Math.round(row.contextPerTurn),
     recall: row.contextRecall.value!,
     row,
@@ -41,25 +41,25 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
   const placed = points.map((point) => {
     const key = `${point.tokens}|${point.recall.toFixed(3)}`;
     const before = seen.get(key) ?? [];
-    seen.set(key, [...before, point.label]);
+    seen.set(key, [...before, point.setting]);
     return { ...point, y: Math.min(1.04, point.recall + 0.012 * before.length), overlaps: before };
   });
   const frontLine = placed
-    .filter((point) => front.has(point.label))
+    .filter((point) => front.has(point.setting))
     .sort((a, b) => a.tokens - b.tokens || a.recall - b.recall);
   const title = 'Context recall vs context tokens per turn';
   const datasets: ChartDataset[] = [
     ...placed.map((point) => {
-      const style = styles.get(point.label)!;
-      const onFront = front.has(point.label);
+      const style = styles.get(point.setting)!;
+      const onFront = front.has(point.setting);
       const interval = point.row.contextRecall.interval;
       const ci = interval ? ` [${interval.lo.toFixed(2)}, ${interval.hi.toFixed(2)}]` : '';
       return {
         type: 'scatter' as const,
-        label: `${point.label}${onFront ? ' ★' : ''} ${point.recall.toFixed(2)}${ci} n=${point.row.contextRecall.n}${point.overlaps.length ? ` (same point as ${point.overlaps.join(', ')})` : ''}`,
+        label: `${point.setting}${onFront ? ' ★' : ''} ${point.recall.toFixed(2)}${ci} n=${point.row.contextRecall.n}${point.overlaps.length ? ` (same point as ${point.overlaps.join(', ')})` : ''}`,
         data: [{ x: point.tokens, y: point.y }],
         // Written beside the marker by drawPointLabels (reports/point-labels.ts): crowded points stay named.
-        pointLabel: point.label,
+        pointLabel: point.setting,
         borderColor: style.color,
         backgroundColor: onFront ? style.color : withAlpha(style.color, 0.45),
         pointStyle: style.pointStyle,
@@ -252,7 +252,7 @@ function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>
 export function chartSpecs(result: RunResult): ChartSpec[] {
   const styles = seriesStyles(result);
   // Cells run only to price a durability mode are in the sync-or-async table, not in the latency bars or knob sweeps.
-  const summaries = summarizeLabels({ ...result, cells: result.cells.filter((cell) => !cell.pricing) });
+  const summaries = summarizeSettings({ ...result, cells: result.cells.filter((cell) => !cell.pricing) });
   return [
     recallVsTokensChart(result, styles),
     distanceChart(result, 'exchanges', styles),

@@ -122,7 +122,7 @@ export function renderConsoleSummary(
       const values = metricValues(row.summary, ks).map((value) => (value === undefined ? '–' : formatFigure(value)));
       return [
         row.scenario,
-        row.label,
+        row.setting,
         row.level,
         String(row.summary.n),
         ...ks.map((_, i) => values.slice(3 * i, 3 * i + 3).join('/')),

@@ -180,7 +180,7 @@ function retrievalSection(result: RunResult): string {
     const head = ['scenario', 'strategy', ...(byCategory ? ['category'] : []), 'level', 'n', ...metricTitles(ks)];
     const rows = retrievalRows(result, byCategory).map((row): Column[] => [
       { title: 'scenario', text: row.scenario },
-      { title: 'strategy', text: row.label },
+      { title: 'strategy', text: row.setting },
       ...(byCategory ? [{ title: 'category', text: row.category }] : []),
       { title: 'level', text: row.level },
       { title: 'n', text: String(row.summary.n), sort: row.summary.n },

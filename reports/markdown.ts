@@ -175,7 +175,7 @@ function retrievalSection(result: RunResult): string[] {
   const rows = (byCategory: boolean) =>
     retrievalRows(result, byCategory).map((row) => [
       row.scenario,
-      row.label,
+      row.setting,
       ...(byCategory ? [row.category] : []),
       row.level,
       String(row.summary.n),

@@ -16,8 +16,8 @@ import type {
 export interface RetrievalRow {
   /** The scenario, or `group G` for a group's pooled row. */
   scenario: string;
-  /** The strategy setting (its label). */
-  label: string;
+  /** The strategy setting (`window(k=2)`). */
+  setting: string;
   category: string;
   level: 'turn' | 'session';
   summary: RetrievalLevel;
@@ -42,24 +42,24 @@ function levelsOf(summary: RetrievalSummary): [RetrievalRow['level'], RetrievalL
  * `detail` asks for every question: a group reads as one suite.
  */
 export function retrievalRows(result: RunResult, byCategory: boolean, detail = false): RetrievalRow[] {
-  const units: { scenario: string; label: string; cells: CellResult[] }[] = [];
-  const pooled = new Map<string, { scenario: string; label: string; cells: CellResult[] }>();
+  const units: { scenario: string; setting: string; cells: CellResult[] }[] = [];
+  const pooled = new Map<string, { scenario: string; setting: string; cells: CellResult[] }>();
   for (const cell of result.cells) {
     if (!cell.retrieval) continue;
     if (detail || cell.group === undefined) {
-      units.push({ scenario: cell.scenario, label: cell.setting, cells: [cell] });
+      units.push({ scenario: cell.scenario, setting: cell.setting, cells: [cell] });
       continue;
     }
     const key = `${cell.group}\u0000${cell.setting}`;
     let unit = pooled.get(key);
     if (!unit) {
-      unit = { scenario: `group ${cell.group}`, label: cell.setting, cells: [] };
+      unit = { scenario: `group ${cell.group}`, setting: cell.setting, cells: [] };
       pooled.set(key, unit);
       units.push(unit);
     }
     unit.cells.push(cell);
   }
-  return units.flatMap(({ scenario, label, cells }) => {
+  return units.flatMap(({ scenario, setting, cells }) => {
     const groups: [string, RetrievalSummary | undefined][] = byCategory
       ? [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].map((category) => [
           category,
@@ -72,7 +72,7 @@ export function retrievalRows(result: RunResult, byCategory: boolean, detail = f
       : [['all', poolSummaries(cells.map((cell) => cell.retrieval!))]];
     return groups.flatMap(([category, summary]) =>
       summary
-        ? levelsOf(summary).map(([level, figures]) => ({ scenario, label, category, level, summary: figures }))
+        ? levelsOf(summary).map(([level, figures]) => ({ scenario, setting, category, level, summary: figures }))
         : [],
     );
   });
@@ -90,10 +90,10 @@ export interface PooledRetrievalRow {
 
 /** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
 export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
-  const byLabel = new Map<string, CellResult[]>();
+  const bySetting = new Map<string, CellResult[]>();
   for (const cell of result.cells)
-    if (cell.retrieval) byLabel.set(cell.setting, [...(byLabel.get(cell.setting) ?? []), cell]);
-  return [...byLabel].flatMap(([strategy, cells]) => {
+    if (cell.retrieval) bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
+  return [...bySetting].flatMap(([strategy, cells]) => {
     const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
     const labels = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByLabel ?? {})))].sort();
     const groups: [string, RetrievalSummary | undefined][] = [
@@ -149,8 +149,8 @@ export const RETRIEVAL_NOTE =
 export interface ProtocolRow {
   protocol: string;
   strategy: string;
-  /** What was ranked: turns, sessions, or (LoCoMo) dialog utterances. */
-  unit: 'turn' | 'session' | 'dialog';
+  /** What was ranked: turns, sessions, or (LoCoMo) dialog utterances, observations or session summaries. */
+  unit: 'turn' | 'session' | 'dialog' | 'observation' | 'summary';
   metric: 'recall_any' | 'recall_all' | 'NDCG' | 'recall';
   /** Questions scored (non-abstention, with a ranking), pooled over the setting's cells. */
   n: number;
@@ -165,21 +165,35 @@ const PROTOCOL_METRICS = [
 /** LoCoMo's table reports one figure: the share of the evidence retrieved. */
 const LOCOMO_METRICS = [['recall', 'recall']] as const;
 
+/** LoCoMo's retrieval units: the dialog, and the derived corpora replayed in place of it. */
+const LOCOMO_UNITS = ['dialog', 'observation', 'summary'] as const;
+type LocomoUnit = (typeof LOCOMO_UNITS)[number];
+const locomoUnit = (cell: RunResult['cells'][number]): LocomoUnit => cell.protocolRetrieval?.documents ?? 'dialog';
+
 /** The `--protocol` figures as one table per protocol (rows: strategy × unit × metric, columns: k), each setting pooled over its cells. */
 export function protocolRows(result: RunResult): ProtocolRow[] {
-  const groups = new Map<string, { protocol: string; strategy: string; summaries: RetrievalSummary[] }>();
-  for (const cell of result.cells) {
+  const groups = new Map<
+    string,
+    { protocol: string; strategy: string; corpus: LocomoUnit; summaries: RetrievalSummary[] }
+  >();
+  // LoCoMo's units in its order: a setting's dialog row, then its observation and summary rows.
+  const cells = [...result.cells].sort(
+    (a, b) => LOCOMO_UNITS.indexOf(locomoUnit(a)) - LOCOMO_UNITS.indexOf(locomoUnit(b)),
+  );
+  for (const cell of cells) {
     if (!cell.protocolRetrieval) continue;
-    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}`;
+    const corpus = locomoUnit(cell);
+    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}\u0000${corpus}`;
     const group = groups.get(key) ?? {
       protocol: cell.protocolRetrieval.protocol,
       strategy: cell.setting,
+      corpus,
       summaries: [],
     };
     group.summaries.push(cell.protocolRetrieval.summary);
     groups.set(key, group);
   }
-  return [...groups.values()].flatMap(({ protocol, strategy, summaries }) => {
+  return [...groups.values()].flatMap(({ protocol, strategy, corpus, summaries }) => {
     const pooled = poolSummaries(summaries)!;
     return levelsOf(pooled)
       .filter(([, level]) => level.atK.length > 0) // a session-unit setting has no turn table
@@ -189,7 +203,7 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
           ? LOCOMO_METRICS.map(([metric, key]) => ({
               protocol,
               strategy,
-              unit: 'dialog' as const,
+              unit: corpus,
               metric,
               n: level.n,
               values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })),
@@ -214,5 +228,6 @@ export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
     "abstention questions and questions with no has_answer user turn left out, as in the paper's code. Published figures to compare with: docs/protocols.md.",
   locomo:
     "LoCoMo's retrieval recall (snap-research/locomo task_eval/evaluation.py): the share of a question's evidence dia_ids among the top k retrieved; dialog unit = one utterance per document (unit=message); " +
+    "observation unit = the file's observations replayed in place of the dialog, each citing dia_ids; summary unit = its session summaries, each standing for its session's dia_ids; " +
     'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md.',
 };

@@ -78,7 +78,7 @@ export function formatMs(ms: number): string {
 }
 
 /**
- * The cell's strategy label with what sets it apart from its scenario's other cells of that label:
+ * The cell's setting with what sets it apart from its scenario's other cells of that setting:
  * `no-keys` for the run without idempotency keys (read from the id, so an errored cell is marked too).
  */
 export function cellLabel(cell: CellResult): string {

@@ -113,7 +113,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('protocol', {
       choices: ['longmemeval', 'locomo'] as const,
       describe:
-        "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, the share of evidence in the top 5,10,25,50); see docs/protocols.md",
+        "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, and the file's observations and session summaries each replayed in place of the dialog; the share of evidence in the top 5,10,25,50); see docs/protocols.md",
     })
     .option('cell-timeout', {
       type: 'string',

@@ -13,11 +13,9 @@ import { storageProblem } from '../core/sqlite.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
 import { Ledger } from '../agent/ledger.js';
-import { distribution } from '../core/metrics.js';
-import { recallByCategory, recallByLabel, summarizeRecall } from '../results/recall.js';
-import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from '../results/retrieval.js';
-import type { Protocol } from '../results/protocols.js';
+import { cellResult, type CellRecords } from '../results/cell-result.js';
 import type { ProbeScoringInput } from '../results/probe-record.js';
+import type { Protocol } from '../results/protocols.js';
 import {
   createEmbedder,
   createModel,
@@ -26,17 +24,9 @@ import {
   ResponseCache,
   type ChatModel,
   type Embedder,
-  type ModelUsage,
 } from '../models/index.js';
 import type { StrategySpec } from './params.js';
-import type {
-  CellPhases,
-  CellResult,
-  DurabilityOutcome,
-  LedgerCounts,
-  ProbeRecord,
-  TurnRecord,
-} from '../results/schema.js';
+import type { CellResult } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
@@ -134,21 +124,6 @@ export function needsProcesses(
   );
 }
 
-interface CellRecords {
-  turns: TurnRecord[];
-  probes: ProbeRecord[];
-  usage: ModelUsage;
-  modelLatencies: number[];
-  error?: string;
-  durabilityOutcome?: DurabilityOutcome;
-  effects: LedgerCounts;
-  /** Peak resident set while the cell ran, in kB: sampled after each step in this process, or the agent processes' own peak. */
-  peakRssKb: number;
-  /** What the strategy could not read and left out. */
-  unreadable?: string[];
-  phases: CellPhases;
-}
-
 /** Told where a cell is (`open`, `step 12 (user)`, `close`...), so a cell that hangs can be reported with the phase it hung in. */
 export type PhaseListener = (phase: string) => void;
 
@@ -184,6 +159,8 @@ async function runInline(
     keepsVerbatim: definition.keepsVerbatim !== false,
     // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
+    // A replayed dataset's session boundaries keep the strategy's stores open (MemoryStrategy.newSession).
+    sessionsStayOpen: isDatasetReplay(plan.scenario),
     createStrategy: () =>
       definition.create(
         {
@@ -310,85 +287,6 @@ const probeScoringOf = (
   ...(settings.retrievalK !== undefined ? { retrievalK: settings.retrievalK } : {}),
   ...(settings.protocol !== undefined ? { protocol: settings.protocol } : {}),
 });
-
-/** The cell's result from what its replay recorded. */
-function cellResult(
-  plan: CellTask,
-  records: CellRecords,
-  durationMs: number,
-  profile = false,
-  protocol?: Protocol,
-): CellResult {
-  const { turns, usage, error, probes } = records;
-  const retrieval = summarizeRetrieval(probes);
-  const protocolSummary =
-    protocol === undefined
-      ? undefined
-      : summarizeRetrieval(
-          probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})),
-        );
-  const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
-  const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
-  const skipped = turns.filter((turn) => turn.contextSkipped).length;
-  // Turns outside the context sample count at the sample's mean.
-  const contextTotal =
-    skipped > 0 && contextPerTurn.length > 0
-      ? Math.round((measuredTotal / contextPerTurn.length) * (contextPerTurn.length + skipped))
-      : measuredTotal;
-  return {
-    id: plan.id,
-    scenario: plan.scenario.name,
-    ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
-    strategy: plan.spec.name,
-    setting: plan.spec.setting,
-    options: plan.spec.options,
-    durability: plan.spec.durability,
-    trial: plan.trial,
-    seed: plan.seed,
-    status: error === undefined ? 'ok' : 'error',
-    ...(error !== undefined ? { error } : {}),
-    tokens: {
-      contextTotal,
-      contextMeanPerTurn: contextPerTurn.length ? measuredTotal / contextPerTurn.length : 0,
-      contextMax: contextPerTurn.reduce((max, value) => Math.max(max, value), 0),
-      maintenance: usage.maintenanceTokens,
-      maintenanceCalls: usage.maintenanceCalls,
-      answer: usage.answerTokens,
-      reply: usage.replyTokens,
-      ...(skipped > 0
-        ? { contextSample: { measured: contextPerTurn.length, turns: contextPerTurn.length + skipped } }
-        : {}),
-    },
-    recall: summarizeRecall(probes),
-    recallByCategory: recallByCategory(probes),
-    ...(recallByLabel(probes) ? { recallByLabel: recallByLabel(probes) } : {}),
-    ...(plan.scenario.steps.some((step) => step.kind === 'concurrent') ? { interleaved: true } : {}),
-    ...(plan.pricing ? { pricing: true } : {}),
-    latency: {
-      loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
-      saveMs: distribution(turns.map((turn) => turn.saveMs)),
-      modelMs: distribution(records.modelLatencies),
-    },
-    usage,
-    effects: records.effects,
-    ...(records.durabilityOutcome ? { durabilityOutcome: records.durabilityOutcome } : {}),
-    peakRssMb: Math.round(records.peakRssKb / 1024),
-    turns,
-    probes,
-    durationMs,
-    ...(retrieval
-      ? {
-          retrieval,
-          retrievalByCategory: retrievalByCategory(probes),
-          ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
-        }
-      : {}),
-    ...(protocol !== undefined && protocolSummary ? { protocolRetrieval: { protocol, summary: protocolSummary } } : {}),
-    refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
-    ...(records.unreadable ? { unreadable: records.unreadable } : {}),
-    ...(profile ? { phases: records.phases } : {}),
-  };
-}
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
 export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {

@@ -40,7 +40,8 @@ export interface TuneOptions extends Omit<RunOptions, 'strategies' | 'params' | 
 /** One swept value: its pooled recall and cost. */
 export interface TuneRow {
   value: number;
-  label: string;
+  /** The strategy setting (`window(k=4)`). */
+  setting: string;
   recall: Rate;
   cost: number;
   /** Cells that errored (a setting with errors never meets the target). */
@@ -154,16 +155,16 @@ export async function tune(options: TuneOptions): Promise<TuneResult> {
     strategies: [strategy],
     params: [`${name}.${knob}=${values.join(',')}`],
   });
-  const labels = new Map<string, CellResult[]>();
-  for (const cell of run.cells) labels.set(cell.setting, [...(labels.get(cell.setting) ?? []), cell]);
-  const rows = [...labels].map(([label, cells]): TuneRow => {
+  const bySetting = new Map<string, CellResult[]>();
+  for (const cell of run.cells) bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
+  const rows = [...bySetting].map(([setting, cells]): TuneRow => {
     const ok = cells.filter((cell) => cell.status === 'ok');
     const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
     const hits = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
     const errors = cells.length - ok.length;
     return {
       value: Number(cells[0]!.options[knob]),
-      label,
+      setting,
       recall: { n, hits, value: n ? hits / n : null },
       cost: cost(ok, metric),
       errors,
@@ -230,11 +231,11 @@ export function renderTune(result: TuneResult): string {
   ];
   if (best)
     lines.push(
-      `cheapest setting meeting the target: ${best.label}: recall ${best.recall.value!.toFixed(2)} (${best.recall.hits}/${best.recall.n}) at ${best.cost} ${metric} tokens`,
+      `cheapest setting meeting the target: ${best.setting}: recall ${best.recall.value!.toFixed(2)} (${best.recall.hits}/${best.recall.n}) at ${best.cost} ${metric} tokens`,
     );
   if (withinNoise && withinNoise !== best) {
     lines.push(
-      `cheapest setting within noise of the target: ${withinNoise.label}: recall ${withinNoise.recall.value!.toFixed(2)} [${withinNoise.interval!.lo.toFixed(2)}, ${withinNoise.interval!.hi.toFixed(2)}] at ${withinNoise.cost} ${metric} tokens (its 95 % Wilson interval reaches ${result.targetRecall}: more probes would tell)`,
+      `cheapest setting within noise of the target: ${withinNoise.setting}: recall ${withinNoise.recall.value!.toFixed(2)} [${withinNoise.interval!.lo.toFixed(2)}, ${withinNoise.interval!.hi.toFixed(2)}] at ${withinNoise.cost} ${metric} tokens (its 95 % Wilson interval reaches ${result.targetRecall}: more probes would tell)`,
     );
   } else {
     const top = rows

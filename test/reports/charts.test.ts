@@ -8,7 +8,7 @@ import {
   SETTING_COLORS,
   seriesStyles,
   slug,
-  summarizeLabels,
+  summarizeSettings,
 } from '../../reports/chart-data.js';
 import { chartSpecs } from '../../reports/chart-specs.js';
 import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
@@ -164,7 +164,7 @@ describe('chart data', () => {
 
   it('pools recall as hits/n over scenarios and sums mean tokens per scenario', () => {
     const result = smallRun();
-    const buffer = summarizeLabels(result).find((summary) => summary.label === 'buffer')!;
+    const buffer = summarizeSettings(result).find((summary) => summary.setting === 'buffer')!;
     const cells = result.cells.filter((cell) => cell.setting === 'buffer');
     expect(buffer.recall.n).toBe(cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0));
     expect(buffer.recall.hits).toBe(cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0));
@@ -174,11 +174,11 @@ describe('chart data', () => {
 
   it('marks the Pareto front: nothing cheaper with at least equal recall', () => {
     const front = paretoFront([
-      { label: 'cheap', tokens: 100, recall: 0.2 },
-      { label: 'dominated', tokens: 300, recall: 0.2 },
-      { label: 'middle', tokens: 200, recall: 0.6 },
-      { label: 'best', tokens: 900, recall: 1 },
-      { label: 'worse-and-dearer', tokens: 950, recall: 0.9 },
+      { setting: 'cheap', tokens: 100, recall: 0.2 },
+      { setting: 'dominated', tokens: 300, recall: 0.2 },
+      { setting: 'middle', tokens: 200, recall: 0.6 },
+      { setting: 'best', tokens: 900, recall: 1 },
+      { setting: 'worse-and-dearer', tokens: 950, recall: 0.9 },
     ]);
     expect([...front].sort()).toEqual(['best', 'cheap', 'middle']);
   });

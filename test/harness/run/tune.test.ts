@@ -60,7 +60,7 @@ describe('tune', () => {
     });
     expect(result.rows.map((row) => row.value)).toEqual([2, 8, 16]);
     for (const row of result.rows) {
-      const cells = result.run.cells.filter((cell) => cell.setting === row.label);
+      const cells = result.run.cells.filter((cell) => cell.setting === row.setting);
       expect(cells).toHaveLength(2);
       expect(row.recall.hits).toBe(cells[0]!.recall.contextRecall.hits + cells[1]!.recall.contextRecall.hits);
       expect(row.cost).toBe(cells[0]!.tokens.contextTotal + cells[1]!.tokens.contextTotal);
@@ -75,6 +75,8 @@ describe('tune', () => {
     expect(result.withinNoise?.cost).toBe(Math.min(...noisy.map((row) => row.cost)));
     expect(result.withinNoise!.cost).toBeLessThanOrEqual(result.best!.cost);
     if (result.withinNoise !== result.best)
-      expect(renderTune(result)).toContain(`cheapest setting within noise of the target: ${result.withinNoise!.label}`);
+      expect(renderTune(result)).toContain(
+        `cheapest setting within noise of the target: ${result.withinNoise!.setting}`,
+      );
   });
 });

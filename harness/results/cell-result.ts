@@ -1,0 +1,126 @@
+/**
+ * A cell's result from what its replay recorded: the probe records pooled into recall and
+ * retrieval summaries, the turns into token and latency figures. The last stage a probe's record
+ * passes before the reports (docs/design.md §10).
+ */
+import { distribution } from '../core/metrics.js';
+import type { DurabilityMode } from '../core/durability-mode.js';
+import type { ModelUsage } from '../models/index.js';
+import type { Scenario } from '../scenarios/format.js';
+import type { Protocol } from './protocols.js';
+import { recallByCategory, recallByLabel, summarizeRecall } from './recall.js';
+import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from './retrieval.js';
+import type { CellPhases, CellResult, DurabilityOutcome, LedgerCounts, ProbeRecord, TurnRecord } from './schema.js';
+
+/** What a cell's replay recorded, in this process or in agent processes. */
+export interface CellRecords {
+  turns: TurnRecord[];
+  probes: ProbeRecord[];
+  usage: ModelUsage;
+  modelLatencies: number[];
+  error?: string;
+  durabilityOutcome?: DurabilityOutcome;
+  effects: LedgerCounts;
+  /** Peak resident set while the cell ran, in kB: sampled after each step in this process, or the agent processes' own peak. */
+  peakRssKb: number;
+  /** What the strategy could not read and left out. */
+  unreadable?: string[];
+  phases: CellPhases;
+}
+
+/** What the result names of the cell that was replayed (the runner's cell task has these and more). */
+export interface PooledCell {
+  id: string;
+  scenario: Pick<Scenario, 'name' | 'group' | 'steps' | 'documents'>;
+  spec: { name: string; setting: string; options: Record<string, unknown>; durability: DurabilityMode };
+  trial: number;
+  seed: number;
+  pricing?: boolean | undefined;
+}
+
+/** The cell's result from what its replay recorded. */
+export function cellResult(
+  plan: PooledCell,
+  records: CellRecords,
+  durationMs: number,
+  profile = false,
+  protocol?: Protocol,
+): CellResult {
+  const { turns, usage, error, probes } = records;
+  const retrieval = summarizeRetrieval(probes);
+  const protocolSummary =
+    protocol === undefined
+      ? undefined
+      : summarizeRetrieval(
+          probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})),
+        );
+  const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
+  const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
+  const skipped = turns.filter((turn) => turn.contextSkipped).length;
+  // Turns outside the context sample count at the sample's mean.
+  const contextTotal =
+    skipped > 0 && contextPerTurn.length > 0
+      ? Math.round((measuredTotal / contextPerTurn.length) * (contextPerTurn.length + skipped))
+      : measuredTotal;
+  return {
+    id: plan.id,
+    scenario: plan.scenario.name,
+    ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
+    strategy: plan.spec.name,
+    setting: plan.spec.setting,
+    options: plan.spec.options,
+    durability: plan.spec.durability,
+    trial: plan.trial,
+    seed: plan.seed,
+    status: error === undefined ? 'ok' : 'error',
+    ...(error !== undefined ? { error } : {}),
+    tokens: {
+      contextTotal,
+      contextMeanPerTurn: contextPerTurn.length ? measuredTotal / contextPerTurn.length : 0,
+      contextMax: contextPerTurn.reduce((max, value) => Math.max(max, value), 0),
+      maintenance: usage.maintenanceTokens,
+      maintenanceCalls: usage.maintenanceCalls,
+      answer: usage.answerTokens,
+      reply: usage.replyTokens,
+      ...(skipped > 0
+        ? { contextSample: { measured: contextPerTurn.length, turns: contextPerTurn.length + skipped } }
+        : {}),
+    },
+    recall: summarizeRecall(probes),
+    recallByCategory: recallByCategory(probes),
+    ...(recallByLabel(probes) ? { recallByLabel: recallByLabel(probes) } : {}),
+    ...(plan.scenario.steps.some((step) => step.kind === 'concurrent') ? { interleaved: true } : {}),
+    ...(plan.pricing ? { pricing: true } : {}),
+    latency: {
+      loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
+      saveMs: distribution(turns.map((turn) => turn.saveMs)),
+      modelMs: distribution(records.modelLatencies),
+    },
+    usage,
+    effects: records.effects,
+    ...(records.durabilityOutcome ? { durabilityOutcome: records.durabilityOutcome } : {}),
+    peakRssMb: Math.round(records.peakRssKb / 1024),
+    turns,
+    probes,
+    durationMs,
+    ...(retrieval
+      ? {
+          retrieval,
+          retrievalByCategory: retrievalByCategory(probes),
+          ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
+        }
+      : {}),
+    ...(protocol !== undefined && protocolSummary
+      ? {
+          protocolRetrieval: {
+            protocol,
+            ...(plan.scenario.documents !== undefined ? { documents: plan.scenario.documents } : {}),
+            summary: protocolSummary,
+          },
+        }
+      : {}),
+    refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
+    ...(records.unreadable ? { unreadable: records.unreadable } : {}),
+    ...(profile ? { phases: records.phases } : {}),
+  };
+}

@@ -1,0 +1,97 @@
+/** A cell's result pooled from its replay's records: recall and retrieval from the probe records, tokens and latency from the turns. */
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { describe, expect, it } from 'vitest';
+import { TokenCounter } from '../../../harness/core/tokens.js';
+import { emptyUsage } from '../../../harness/models/index.js';
+import { emptyPhases } from '../../../harness/process/crashes.js';
+import { type CellRecords, cellResult, type PooledCell } from '../../../harness/results/cell-result.js';
+import { ProbeScoring } from '../../../harness/results/probe-record.js';
+import { cellResultSchema, type TurnRecord } from '../../../harness/results/schema.js';
+import type { ProbeStep, Step } from '../../../harness/scenarios/format.js';
+
+const probe: ProbeStep = {
+  kind: 'probe',
+  probe: 'What is my locker code?',
+  expect: ['4172'],
+  forbid: [],
+  category: 'extraction',
+  evidence: ['u1'],
+};
+const missed: ProbeStep = { ...probe, probe: 'Which locker is mine?', expect: ['locker 12'], evidence: ['u2'] };
+const steps: Step[] = [
+  { kind: 'user', id: 'u1', user: 'My locker code is 4172.', assistant: 'Noted.' },
+  { kind: 'user', id: 'u2', user: 'Mine is locker 12.', assistant: 'Got it.' },
+  probe,
+  missed,
+];
+const cell: PooledCell = {
+  id: 'c1',
+  scenario: { name: 'lockers', steps },
+  spec: { name: 'vector', setting: 'vector', options: { k: 1 }, durability: 'sync' },
+  trial: 0,
+  seed: 7,
+};
+
+describe('cellResult', () => {
+  const tokens = new TokenCounter('gpt-4o-mini');
+  const scoring = new ProbeScoring({ steps, retrievalK: [1] }, tokens);
+  const context = {
+    messages: [new HumanMessage('My locker code is 4172.'), new AIMessage('Noted.')],
+    retrieved: [{ stepIds: ['s0'] }],
+  };
+  const probes = [2, 3].map((index) =>
+    scoring.record({
+      index,
+      step: steps[index] as ProbeStep,
+      turn: 2,
+      context,
+      loadMs: 1,
+      answer: '4172',
+      keepsVerbatim: true,
+    }),
+  );
+  const turn = (contextTokens: number | null, skipped = false): TurnRecord => ({
+    step: 0,
+    turn: 0,
+    kind: 'user',
+    contextTokens,
+    loadMs: contextTokens === null ? null : 1,
+    saveMs: 2,
+    ...(skipped ? { contextSkipped: true as const } : {}),
+  });
+  const records: CellRecords = {
+    turns: [turn(10), turn(30), turn(null, true), turn(null, true)],
+    probes,
+    usage: emptyUsage(),
+    modelLatencies: [],
+    effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 },
+    peakRssKb: 2048,
+    phases: emptyPhases(),
+  };
+
+  it('pools the probe records into recall and retrieval, and counts unmeasured turns at the sample mean', () => {
+    const result = cellResult(cell, records, 5);
+    expect(cellResultSchema.parse(result)).toEqual(result);
+    expect(result).toMatchObject({
+      id: 'c1',
+      scenario: 'lockers',
+      strategy: 'vector',
+      setting: 'vector',
+      status: 'ok',
+    });
+    expect(result.recall.contextRecall).toEqual({ n: 2, hits: 1, value: 0.5 });
+    expect(result.recallByCategory.extraction?.contextRecall.hits).toBe(1);
+    expect(result.retrieval?.turn).toMatchObject({ n: 2, atK: [{ k: 1, recallAny: 0.5 }] });
+    // Two turns measured (10 and 30 tokens), two skipped: 4 × 20.
+    expect(result.tokens).toMatchObject({ contextTotal: 80, contextMeanPerTurn: 20, contextMax: 30 });
+    expect(result.tokens.contextSample).toEqual({ measured: 2, turns: 4 });
+    expect(result.peakRssMb).toBe(2);
+    expect(result.phases).toBeUndefined();
+  });
+
+  it('records an error and the phases when asked', () => {
+    const result = cellResult(cell, { ...records, error: 'boom' }, 5, true);
+    expect(result).toMatchObject({ status: 'error', error: 'boom' });
+    expect(result.phases).toEqual(emptyPhases());
+  });
+});
