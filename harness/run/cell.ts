@@ -184,6 +184,8 @@ async function runInline(
     keepsVerbatim: definition.keepsVerbatim !== false,
     // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
+    // A replayed dataset's session boundaries keep the strategy's stores open (MemoryStrategy.newSession).
+    sessionsStayOpen: isDatasetReplay(plan.scenario),
     createStrategy: () =>
       definition.create(
         {
@@ -383,7 +385,15 @@ function cellResult(
           ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
         }
       : {}),
-    ...(protocol !== undefined && protocolSummary ? { protocolRetrieval: { protocol, summary: protocolSummary } } : {}),
+    ...(protocol !== undefined && protocolSummary
+      ? {
+          protocolRetrieval: {
+            protocol,
+            ...(plan.scenario.documents !== undefined ? { documents: plan.scenario.documents } : {}),
+            summary: protocolSummary,
+          },
+        }
+      : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
     ...(profile ? { phases: records.phases } : {}),
