@@ -208,7 +208,7 @@ describe('membench run', () => {
     ],
     [
       ['run', '-c', 'recipes-en', '-s', 'buffer', '--stretch', '1e12', '-q'],
-      'membench: --stretch 1000000000000: expected a whole number from 1 to 100000',
+      'membench: --stretch 1e12: expected a whole number from 1 to 100000',
     ],
     [
       ['run', '-c', 'recipes-en', '-s', 'buffer', '--recall-threshold', '-1', '-q'],
@@ -216,7 +216,7 @@ describe('membench run', () => {
     ],
     [
       ['validate', '--max-bytes', 'abc', 'scenarios/recipes-en.yaml'],
-      'membench: --max-bytes is not a number: expected a whole number >= 1',
+      'membench: --max-bytes abc: expected a whole number >= 1',
     ],
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [[], 'membench: name a command: run, validate or list'],
