@@ -232,7 +232,7 @@ describe('runBenchmark', () => {
       {
         id: 'z/broken',
         scenario,
-        spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' },
+        strategy: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' },
         definition: broken,
         idempotencyKeys: true,
         trial: 0,
@@ -243,8 +243,8 @@ describe('runBenchmark', () => {
         modelFor: () => new OfflineModel(),
         live: {},
         embedder: new HashedEmbedder(),
-        modelSpec: 'offline',
-        embedderSpec: 'hashed',
+        modelProvider: 'offline',
+        embedderProvider: 'hashed',
         isolate: false,
         tokenizerModel: 'offline',
         now: () => new Date(0),
@@ -278,7 +278,7 @@ describe('durability-mode pricing', () => {
     const { plans } = await planRun({ strategies: ['buffer', 'window'] });
     const priced = plans.filter((plan) => plan.pricing);
     expect(new Set(priced.map((plan) => plan.scenario.name))).toEqual(new Set(['remember-then-crash']));
-    expect(priced.map((plan) => `${plan.spec.name}:${plan.spec.durability}`).sort()).toEqual([
+    expect(priced.map((plan) => `${plan.strategy.name}:${plan.strategy.durability}`).sort()).toEqual([
       'buffer:async',
       'buffer:exit',
       'buffer:none',
@@ -286,7 +286,7 @@ describe('durability-mode pricing', () => {
       'window:exit',
       'window:none',
     ]);
-    expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.spec.durability === 'sync')).toBe(true);
+    expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.strategy.durability === 'sync')).toBe(true);
     expect(
       (await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some(
         (plan) => plan.pricing,
@@ -297,7 +297,7 @@ describe('durability-mode pricing', () => {
       scenarios: ['recipes-en'],
       priceDurability: ['recipes-en'],
     });
-    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.setting)).toEqual([
+    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.strategy.setting)).toEqual([
       'buffer(durability=async)',
       'buffer(durability=exit)',
       'buffer(durability=none)',
