@@ -3,7 +3,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const cli = new URL('../dist/harness/cli/main.js', import.meta.url);
+// The bundle (scripts/bundle-cli.mjs) loads a few files instead of hundreds of modules; the compiled
+// modules run when it was not built.
+const bundled = new URL('../dist/cli/main.mjs', import.meta.url);
+const cli = existsSync(fileURLToPath(bundled)) ? bundled : new URL('../dist/harness/cli/main.js', import.meta.url);
 if (!existsSync(fileURLToPath(cli))) {
   process.stderr.write('membench: not built yet: run "npm run build" (npm ci and npm install do it for you)\n');
   process.exit(2);

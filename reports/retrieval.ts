@@ -149,8 +149,8 @@ export const RETRIEVAL_NOTE =
 export interface ProtocolRow {
   protocol: string;
   strategy: string;
-  /** What was ranked: turns, sessions, or (LoCoMo) dialog utterances. */
-  unit: 'turn' | 'session' | 'dialog';
+  /** What was ranked: turns, sessions, or (LoCoMo) dialog utterances, observations or session summaries. */
+  unit: 'turn' | 'session' | 'dialog' | 'observation' | 'summary';
   metric: 'recall_any' | 'recall_all' | 'NDCG' | 'recall';
   /** Questions scored (non-abstention, with a ranking), pooled over the setting's cells. */
   n: number;
@@ -165,21 +165,35 @@ const PROTOCOL_METRICS = [
 /** LoCoMo's table reports one figure: the share of the evidence retrieved. */
 const LOCOMO_METRICS = [['recall', 'recall']] as const;
 
+/** LoCoMo's retrieval units: the dialog, and the derived corpora replayed in place of it. */
+const LOCOMO_UNITS = ['dialog', 'observation', 'summary'] as const;
+type LocomoUnit = (typeof LOCOMO_UNITS)[number];
+const locomoUnit = (cell: RunResult['cells'][number]): LocomoUnit => cell.protocolRetrieval?.documents ?? 'dialog';
+
 /** The `--protocol` figures as one table per protocol (rows: strategy × unit × metric, columns: k), each setting pooled over its cells. */
 export function protocolRows(result: RunResult): ProtocolRow[] {
-  const groups = new Map<string, { protocol: string; strategy: string; summaries: RetrievalSummary[] }>();
-  for (const cell of result.cells) {
+  const groups = new Map<
+    string,
+    { protocol: string; strategy: string; corpus: LocomoUnit; summaries: RetrievalSummary[] }
+  >();
+  // LoCoMo's units in its order: a setting's dialog row, then its observation and summary rows.
+  const cells = [...result.cells].sort(
+    (a, b) => LOCOMO_UNITS.indexOf(locomoUnit(a)) - LOCOMO_UNITS.indexOf(locomoUnit(b)),
+  );
+  for (const cell of cells) {
     if (!cell.protocolRetrieval) continue;
-    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}`;
+    const corpus = locomoUnit(cell);
+    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}\u0000${corpus}`;
     const group = groups.get(key) ?? {
       protocol: cell.protocolRetrieval.protocol,
       strategy: cell.setting,
+      corpus,
       summaries: [],
     };
     group.summaries.push(cell.protocolRetrieval.summary);
     groups.set(key, group);
   }
-  return [...groups.values()].flatMap(({ protocol, strategy, summaries }) => {
+  return [...groups.values()].flatMap(({ protocol, strategy, corpus, summaries }) => {
     const pooled = poolSummaries(summaries)!;
     return levelsOf(pooled)
       .filter(([, level]) => level.atK.length > 0) // a session-unit setting has no turn table
@@ -189,7 +203,7 @@ export function protocolRows(result: RunResult): ProtocolRow[] {
           ? LOCOMO_METRICS.map(([metric, key]) => ({
               protocol,
               strategy,
-              unit: 'dialog' as const,
+              unit: corpus,
               metric,
               n: level.n,
               values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })),
@@ -214,5 +228,6 @@ export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
     "abstention questions and questions with no has_answer user turn left out, as in the paper's code. Published figures to compare with: docs/protocols.md.",
   locomo:
     "LoCoMo's retrieval recall (snap-research/locomo task_eval/evaluation.py): the share of a question's evidence dia_ids among the top k retrieved; dialog unit = one utterance per document (unit=message); " +
+    "observation unit = the file's observations replayed in place of the dialog, each citing dia_ids; summary unit = its session summaries, each standing for its session's dia_ids; " +
     'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md.',
 };

@@ -186,6 +186,18 @@ export class EntityStrategy implements MemoryStrategy {
     await this.drain();
   }
 
+  /**
+   * Mode `sync`: the history, the entities and the job queue in process are what the store holds
+   * once queued extraction is done; the exchange in progress's step ids are forgotten, as a
+   * reopen forgets them (MemoryStrategy.newSession).
+   */
+  async newSession(): Promise<boolean> {
+    if (this.context.durability !== 'sync') return false;
+    await this.drain();
+    this.exchangeSteps = [];
+    return true;
+  }
+
   /** Finishes queued extraction (its failure is rethrown after the files are released). */
   async close(): Promise<void> {
     this.closed = true;

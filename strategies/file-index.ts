@@ -25,7 +25,7 @@ import path from 'node:path';
 import { SystemMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { z } from 'zod';
 import { MembenchError } from '../harness/core/errors.js';
-import { replaceFileSync } from '../harness/core/fs.js';
+import { replaceDerivedFile, writeHeldReplacement } from '../harness/core/fs.js';
 import { SqliteChatMessageHistory } from './stores/history.js';
 import { MemoryFileStore } from './stores/memory-files.js';
 import {
@@ -187,12 +187,15 @@ export class FileIndexStrategy implements MemoryStrategy {
     await this.store?.open();
     if (!this.options.autoMemory) return;
     this.extractedThrough = await this.readCursor();
-    // A crash between a reply and the end of its extraction: extract that exchange now.
-    const replyAt = this.lastReplyAt;
-    if (replyAt >= this.extractedThrough) {
-      this.lastReplyAt = this.history.messages.slice(0, replyAt).findLastIndex(isFinalReply);
-      await this.extractExchange(replyAt);
-    }
+    // A crash between a reply and the end of its extraction (or before a replay's held cursor was
+    // written): extract every exchange after the cursor now, in order.
+    const messages = this.history.messages;
+    const due: number[] = [];
+    for (let index = this.extractedThrough; index < messages.length; index++)
+      if (isFinalReply(messages[index]!)) due.push(index);
+    if (due.length === 0) return;
+    this.lastReplyAt = messages.slice(0, this.extractedThrough).findLastIndex(isFinalReply);
+    for (const replyAt of due) await this.extractExchange(replyAt);
   }
 
   async save(event: MemoryEvent): Promise<void> {
@@ -344,6 +347,17 @@ export class FileIndexStrategy implements MemoryStrategy {
     return check;
   }
 
+  /**
+   * Mode `sync`: the history, the memory files and the extraction cursor in process are what is on
+   * disk; the step ids of this session's messages are forgotten, as a reopen forgets them
+   * (MemoryStrategy.newSession).
+   */
+  async newSession(): Promise<boolean> {
+    if (this.context.durability !== 'sync') return false;
+    this.stepIdAt.clear();
+    return true;
+  }
+
   /** Persists what `exit` mode kept back (memories, then messages); refusals are reported together. */
   async close(): Promise<void> {
     const problems: string[] = [];
@@ -370,6 +384,7 @@ export class FileIndexStrategy implements MemoryStrategy {
     }
     this.pending.clear();
     if (this.context.durability === 'exit' && this.options.autoMemory) await this.writeCursor();
+    writeHeldReplacement(this.cursorFile);
     await this.history.close();
     this.store?.close();
     if (problems.length > 0)
@@ -440,16 +455,22 @@ export class FileIndexStrategy implements MemoryStrategy {
   private async readCursor(): Promise<number> {
     if (this.context.durability === 'none') return this.extractedThrough;
     // Missing or unreadable: the last exchange is extracted again, which rewrites nothing unchanged.
-    const text = await readFile(path.join(this.context.dir, CURSOR_FILE), 'utf8').catch(() => '');
+    writeHeldReplacement(this.cursorFile);
+    const text = await readFile(this.cursorFile, 'utf8').catch(() => '');
     return Math.min(Number(/"through":\s*(\d+)/u.exec(text)?.[1] ?? 0), this.history.messages.length);
   }
 
-  /** Atomic but not fsynced: a cursor lost to a power cut only makes the last exchange be extracted again, which rewrites nothing unchanged. */
+  /**
+   * Atomic but not fsynced, and inside a replay's durable batch written once at its end: a cursor
+   * left behind (a power cut, a crash inside a batch) only makes the exchanges after it be
+   * extracted again on open, which rewrites nothing unchanged.
+   */
   private async writeCursor(): Promise<void> {
-    replaceFileSync(
-      path.join(this.context.dir, CURSOR_FILE),
-      `${JSON.stringify({ through: this.extractedThrough })}\n`,
-    );
+    replaceDerivedFile(this.cursorFile, `${JSON.stringify({ through: this.extractedThrough })}\n`);
+  }
+
+  private get cursorFile(): string {
+    return path.join(this.context.dir, CURSOR_FILE);
   }
 
   /** The store's memories with this session's unwritten changes applied. */

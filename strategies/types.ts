@@ -122,6 +122,15 @@ export interface MemoryStrategy {
   /** Clean shutdown: persists what `exit` mode promised, releases files. */
   close(): Promise<void>;
   /**
+   * A session boundary on the open strategy, without closing its stores: the harness calls it in
+   * replayed dataset scenarios (~50 boundaries a LongMemEval question) instead of close() and a
+   * fresh instance's open(). It must leave the strategy as that reopen would (what it holds in
+   * process equals what it persisted, and it forgets what a fresh instance would not know), and
+   * returns false, doing nothing, where it cannot (a mode that holds writes back): the harness
+   * then closes and reopens it. Scripted scenarios and crash cells always reopen.
+   */
+  newSession?(): Promise<boolean>;
+  /**
    * Everything the strategy has persisted, as texts (memories, messages, summaries). Used only
    * by the durability checks after a crash ("is the acknowledged memory still there?"), never on
    * the hot path. Without it the checks fall back to load().

@@ -61,6 +61,12 @@ export interface SessionDeps {
    * sample of such turns (`contextSample`); probes and turns whose reply the model writes always load.
    */
   measureContext?: (step: number) => boolean;
+  /**
+   * A `session` step is the strategy's `newSession` (its stores stay open) where it offers one,
+   * instead of a close and a fresh instance's open (default false: every boundary reopens).
+   * Replayed datasets set it: their ~50 boundaries a question are where a reopen cost the most.
+   */
+  sessionsStayOpen?: boolean;
 }
 
 /**
@@ -126,7 +132,7 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
  */
 const RSS_INTERVAL_MS = 20;
 
-/** Replays steps in order; `session` steps close the strategy and reopen it on the same dir. */
+/** Replays steps in order; `session` steps close the strategy and reopen it on the same dir (or, with `sessionsStayOpen`, tell the open strategy). */
 export class AgentSession {
   readonly turns: TurnRecord[] = [];
   readonly probes: ProbeRecord[] = [];
@@ -226,6 +232,7 @@ export class AgentSession {
       case 'session':
         this.sessionNumber++;
         this.noteUnreadable();
+        if (this.deps.sessionsStayOpen && (await this.memory.newSession?.())) return;
         await this.memory.close();
         return this.start();
       default:

@@ -12,6 +12,8 @@ import {
 import { renderBenchJson, renderBenchReport } from '../bench/render.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
+import { parseNumberFlag } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'bench';
 export const describe =
@@ -41,12 +43,12 @@ export function builder(yargs: Argv) {
       describe: 'strategies of the save-load and recovery sections (default: every built-in)',
     })
     .option('workers', {
-      type: 'number',
+      type: 'string',
       describe:
         "worker processes of the suite run, passed to membench run as -w (default: membench run's own, one per core)",
     })
     .option('questions', {
-      type: 'number',
+      type: 'string',
       describe: `questions of the dataset section's synthetic LongMemEval_S-shaped file (default ${DATASET_QUESTIONS}, quick ${QUICK_DATASET_QUESTIONS}; the published file has 500)`,
     })
     .option('strict', { type: 'boolean', default: false, describe: 'exit 1 when a judged target is missed' })
@@ -89,8 +91,8 @@ export const handler = handled(async (argv: BenchArgs) => {
     only: parseSections(argv.only),
     sizes: parseSizes(argv.sizes),
     strategies: argv.strategy,
-    workers: argv.workers,
-    questions: argv.questions,
+    workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
+    questions: parseNumberFlag('--questions', argv.questions, { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER }),
     onProgress: argv.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(argv.json ? renderBenchJson(report) : renderBenchReport(report));

@@ -48,14 +48,14 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
     .option('workers', {
       alias: 'w',
-      type: 'number',
+      type: 'string',
       describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
     })
     .option('seed', {
       type: 'string',
       describe: `run seed; each cell derives its own from it (default ${DEFAULT_SEED})`,
     })
-    .option('trials', { type: 'number', describe: 'repetitions of every cell (default 1)' })
+    .option('trials', { type: 'string', describe: 'repetitions of every cell (default 1)' })
     .option('model', {
       type: 'string',
       describe: 'offline (deterministic reference model, the default) or openai:NAME',
@@ -74,14 +74,14 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       array: true,
       describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE',
     })
-    .option('limit', { type: 'number', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('limit', { type: 'string', describe: 'with --dataset: only the first N conversations / questions' })
     .option('errata', {
       type: 'string',
       describe:
         'with --dataset: a JSON file of corrected or dropped gold answers, applied at import (see docs/judging.md)',
     })
     .option('stretch', {
-      type: 'number',
+      type: 'string',
       describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)',
     })
     .option('durability', {
@@ -95,7 +95,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
         "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)",
     })
     .option('crash-fuzz', {
-      type: 'number',
+      type: 'string',
       describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)",
     })
     .option('isolate', { type: 'boolean', describe: "run every cell's agent in child processes, even without faults" })
@@ -113,10 +113,10 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('protocol', {
       choices: ['longmemeval', 'locomo'] as const,
       describe:
-        "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, the share of evidence in the top 5,10,25,50); see docs/protocols.md",
+        "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, and the file's observations and session summaries each replayed in place of the dialog; the share of evidence in the top 5,10,25,50); see docs/protocols.md",
     })
     .option('cell-timeout', {
-      type: 'number',
+      type: 'string',
       describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})`,
     })
     .option('keep-cell-dirs', { type: 'boolean', describe: "keep each cell's temp dir for inspection" })
@@ -132,11 +132,11 @@ export function liveOptions<T>(yargs: Argv<T>) {
     })
     .option('api-key', { type: 'string', describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)' })
     .option('concurrency', {
-      type: 'number',
+      type: 'string',
       describe: 'live model requests in flight at once, per worker (default 4)',
     })
-    .option('timeout', { type: 'number', describe: 'live model request timeout in ms (default 60000)' })
-    .option('retries', { type: 'number', describe: 'retries on 429/5xx/timeouts (default 3)' })
+    .option('timeout', { type: 'string', describe: 'live model request timeout in ms (default 60000)' })
+    .option('retries', { type: 'string', describe: 'retries on 429/5xx/timeouts (default 3)' })
     .option('cache', {
       type: 'string',
       describe: 'response cache file for live models (default .membench/cache.sqlite); --no-cache to disable',
@@ -208,36 +208,47 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
   });
 }
 
+/** The live endpoint's numeric flags, parsed (`run`, `tune`, `judge`): the config file's key names. */
+export function liveNumbers(argv: { concurrency?: string; timeout?: string; retries?: string }): {
+  concurrency?: number;
+  timeout?: number;
+  retries?: number;
+} {
+  return {
+    concurrency: parseNumberFlag('--concurrency', argv.concurrency, RUN_LIMITS.concurrency),
+    timeout: parseNumberFlag('--timeout', argv.timeout, RUN_LIMITS.timeout),
+    retries: parseNumberFlag('--retries', argv.retries, RUN_LIMITS.retries),
+  };
+}
+
 /** The flags' layer, in the config file's shape. */
 export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategies' | 'params'> = {}): MembenchConfig {
   return defined({
     ...own,
     scenarios: argv.scenario,
     seed: parseNumberFlag('--seed', argv.seed, RUN_LIMITS.seed),
-    trials: argv.trials,
+    trials: parseNumberFlag('--trials', argv.trials, RUN_LIMITS.trials),
     model: argv.model,
     embedder: argv.embedder,
     tokenizer: argv.tokenizer,
     durability: parseDurabilities(argv.durability),
     idempotency: argv.idempotency,
-    crashFuzz: argv['crash-fuzz'],
+    crashFuzz: parseNumberFlag('--crash-fuzz', argv['crash-fuzz'], RUN_LIMITS.crashFuzz),
     isolate: argv.isolate,
     datasets: argv.dataset,
-    limit: argv.limit,
+    limit: parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit),
     errata: argv.errata,
-    stretch: argv.stretch,
+    stretch: parseNumberFlag('--stretch', argv.stretch, RUN_LIMITS.stretch),
     priceDurability: argv['price-durability']?.flatMap((name) => (name === 'none' ? [] : name.split(','))),
     // yargs turns --no-cache into cache: false.
     cache: argv.cache as string | false | undefined,
     baseUrl: argv['base-url'],
-    concurrency: argv.concurrency,
-    timeout: argv.timeout,
-    retries: argv.retries,
+    ...liveNumbers(argv),
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
     protocol: argv.protocol,
-    cellTimeout: argv['cell-timeout'],
-    workers: argv.workers,
+    cellTimeout: parseNumberFlag('--cell-timeout', argv['cell-timeout'], RUN_LIMITS.cellTimeout),
+    workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
     out: argv.out,
   }) as MembenchConfig;
 }

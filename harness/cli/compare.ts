@@ -4,7 +4,7 @@ import { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison } from
 import { appendStepSummary, renderComparisonMarkdown } from '../../reports/github-summary.js';
 import { readResults } from '../results/read.js';
 import { handled } from './errors.js';
-import { checkNumber } from '../core/numbers.js';
+import { parseNumberFlag } from '../core/numbers.js';
 
 export const command = 'compare <base> <head>';
 export const describe =
@@ -23,23 +23,23 @@ export function builder(yargs: Argv) {
       describe: 'the run under test: a results.json file or a run dir',
     })
     .option('max-recall-drop', {
-      type: 'number',
+      type: 'string',
       default: DEFAULT_THRESHOLDS.maxRecallDrop,
       describe:
         'largest allowed drop of context recall and of each retrieval figure (recall_any/recall_all/NDCG@k by category), absolute (0.05 = five points)',
     })
     .option('max-token-increase', {
-      type: 'number',
+      type: 'string',
       default: DEFAULT_THRESHOLDS.maxTokenIncrease,
       describe: 'largest allowed growth of context or maintenance tokens, relative (0.10 = +10%)',
     })
     .option('max-latency-ratio', {
-      type: 'number',
+      type: 'string',
       default: DEFAULT_THRESHOLDS.maxLatencyRatio,
       describe: 'largest allowed head/base ratio of load and save p50',
     })
     .option('min-latency-ms', {
-      type: 'number',
+      type: 'string',
       default: DEFAULT_THRESHOLDS.minLatencyMs,
       describe: "a slower p50 is within noise when it differs by less than this or stays inside base's p50..p95 band",
     })
@@ -67,8 +67,9 @@ export function builder(yargs: Argv) {
 
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
-function threshold(name: string, value: number, minimum: number): number {
-  return checkNumber(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER });
+/** A threshold flag (each has a yargs default, so it is never absent). */
+function threshold(name: string, value: string | number, minimum: number): number {
+  return parseNumberFlag(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER }) as number;
 }
 
 export const handler = handled(async (argv: CompareArgs) => {

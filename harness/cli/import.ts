@@ -13,6 +13,8 @@ import {
   type DatasetName,
 } from '../scenarios/importers/index.js';
 import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
+import { parseNumberFlag } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -36,7 +38,7 @@ export function builder(yargs: Argv) {
       type: 'string',
       describe: 'dir for the scenario files (default: .membench/import/DATASET)',
     })
-    .option('limit', { type: 'number', describe: 'import only the first N conversations / questions' })
+    .option('limit', { type: 'string', describe: 'import only the first N conversations / questions' })
     .option('overwrite', {
       type: 'boolean',
       default: false,
@@ -59,6 +61,7 @@ type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 export const handler = handled(async (argv: ImportArgs) => {
   const dataset = argv.dataset as DatasetName;
   const out = argv.out ?? path.join('.membench', 'import', dataset);
+  const limit = parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit);
   checkOutFlag(out);
   await refuseScenarioFiles(out, argv.overwrite);
   await warnOverwriteWithoutManifest(out, argv.overwrite, []);
@@ -69,7 +72,7 @@ export const handler = handled(async (argv: ImportArgs) => {
   const staged = await StagedDir.begin(out);
   try {
     for await (const imported of importScenarios(dataset, argv.file, log, {
-      ...(argv.limit !== undefined ? { limit: argv.limit } : {}),
+      ...(limit !== undefined ? { limit } : {}),
       ...(errata ? { errata } : {}),
     })) {
       await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());

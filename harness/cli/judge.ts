@@ -7,7 +7,7 @@ import type { RunResult } from '../results/schema.js';
 import { renderJudgingConsole } from '../../reports/console.js';
 import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { checkJudgeSettings, judgeOptions, judgeResults, liveOptions } from './common.js';
+import { checkJudgeSettings, judgeOptions, judgeResults, liveNumbers, liveOptions } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
@@ -30,13 +30,14 @@ export function builder(yargs: Argv) {
 type JudgeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: JudgeArgs) => {
+  const numbers = liveNumbers(argv);
   const live = Object.fromEntries(
     Object.entries({
       baseUrl: argv['base-url'],
       apiKey: argv['api-key'],
-      concurrency: argv.concurrency,
-      timeoutMs: argv.timeout,
-      maxRetries: argv.retries,
+      concurrency: numbers.concurrency,
+      timeoutMs: numbers.timeout,
+      maxRetries: numbers.retries,
     }).filter(([, value]) => value !== undefined),
   );
   const settings = {

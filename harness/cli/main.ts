@@ -50,8 +50,24 @@ function unknownDigitHint(message: string): string {
     : '';
 }
 
+/** The part of yargs' internals that keeps a command's help text (not in its types). */
+interface HelpCache {
+  getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } };
+}
+
+/**
+ * yargs renders the whole help text of the command it is about to run and keeps it, for a failure
+ * to show (~0.2 s of CPU for `run`, before the run can start); `.fail` below never shows it, and
+ * `--help` renders its own.
+ */
+function withoutHelpCache<T extends object>(parser: T): T {
+  const usage = (parser as HelpCache).getInternalMethods?.().getUsageInstance?.();
+  if (usage?.cacheHelpMessage) usage.cacheHelpMessage = () => undefined;
+  return parser;
+}
+
 export async function main(argv: string[]): Promise<void> {
-  await yargs(joinSignedValues(argv))
+  await withoutHelpCache(yargs(joinSignedValues(argv)))
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
     .command(run)

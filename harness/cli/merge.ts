@@ -14,7 +14,7 @@ import { readResults } from '../results/read.js';
 import { warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { checkNumber } from '../core/numbers.js';
+import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'merge <shards..>';
@@ -31,7 +31,7 @@ export function builder(yargs: Argv) {
     .option('out', { alias: 'o', type: 'string', describe: 'output dir (default: a fresh .membench/run-<timestamp>)' })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of an earlier run in --out' })
     .option('recall-threshold', {
-      type: 'number',
+      type: 'string',
       describe: 'junit.xml fails cells whose context recall is below this share (0..1)',
     })
     .example('$0 merge shard-1 shard-2 shard-3 --out merged', 'the three shards of a CI matrix as one run');
@@ -40,8 +40,7 @@ export function builder(yargs: Argv) {
 type MergeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: MergeArgs) => {
-  const threshold = argv['recall-threshold'];
-  if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
+  const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
   await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);

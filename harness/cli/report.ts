@@ -7,7 +7,7 @@ import { assertReportable, readResults } from '../results/read.js';
 import { warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { checkNumber } from '../core/numbers.js';
+import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'report <results>';
@@ -23,7 +23,7 @@ export function builder(yargs: Argv) {
     })
     .option('overwrite', { type: 'boolean', default: false, describe: 'replace the files of another run in --out' })
     .option('recall-threshold', {
-      type: 'number',
+      type: 'string',
       describe: 'junit.xml fails cells whose context recall is below this share (0..1)',
     })
     .option('github-summary', {
@@ -38,8 +38,7 @@ export function builder(yargs: Argv) {
 type ReportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ReportArgs) => {
-  const threshold = argv['recall-threshold'];
-  if (threshold !== undefined) checkNumber('--recall-threshold', threshold, RUN_LIMITS.recallThreshold);
+  const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
   const { result, file } = await readResults(argv.results);
   assertReportable(result, file);
   const sourceDir = path.dirname(file);

@@ -43,7 +43,7 @@ import {
   warnOverwriteWithoutManifest,
 } from './common.js';
 import { handled } from './errors.js';
-import { checkNumber } from '../core/numbers.js';
+import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'run';
@@ -75,7 +75,7 @@ export function builder(yargs: Argv) {
         'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)',
     })
     .option('recall-threshold', {
-      type: 'number',
+      type: 'string',
       describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)',
     })
     .option('detail', {
@@ -135,11 +135,9 @@ function assertSameMatrix(dir: string, stored: RunOptions, flags: RunOptions): v
 export const handler = handled(async (argv: RunArgs) => {
   const layers = await resolveLayers(argv, flagLayer(argv, { strategies: argv.strategy, params: argv.param }));
   const shard = argv.shard === undefined ? undefined : parseShard(argv.shard);
-  const thresholdFlag = argv['recall-threshold'];
   const recallThreshold =
-    thresholdFlag === undefined
-      ? layers.config.recallThreshold
-      : checkNumber('--recall-threshold', thresholdFlag, RUN_LIMITS.recallThreshold);
+    parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold) ??
+    layers.config.recallThreshold;
   const warn = (warning: string): boolean => process.stderr.write(`${warning}\n`);
   let options: RunOptions = { ...layers.options, ...(shard ? { shard } : {}) };
   if (argv.resume !== undefined && argv.out !== undefined && path.resolve(argv.out) !== path.resolve(argv.resume)) {

@@ -5,6 +5,7 @@ import { createEmbedder, OfflineModel } from '../models/index.js';
 import { startModelServer } from '../models/server.js';
 import { handled } from './errors.js';
 import { interruptOnSignals } from './common.js';
+import { parseNumberFlag } from '../core/numbers.js';
 
 export const command = 'serve';
 export const describe =
@@ -12,7 +13,7 @@ export const describe =
 
 export function builder(yargs: Argv) {
   return yargs
-    .option('port', { type: 'number', default: 8808, describe: 'port on 127.0.0.1 (0: a free one)' })
+    .option('port', { type: 'string', default: 8808, describe: 'port on 127.0.0.1 (0: a free one)' })
     .option('embedder', { type: 'string', default: 'hashed', describe: 'hashed or hashed:DIM' })
     .example('$0 serve --port 8808', 'then point a client at OPENAI_BASE_URL=http://127.0.0.1:8808/v1');
 }
@@ -20,25 +21,22 @@ export function builder(yargs: Argv) {
 type ServeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ServeArgs) => {
-  if (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65_535)
-    throw new MembenchError('INVALID_ARGUMENT', `--port ${argv.port}: expected a whole number from 0 to 65535`);
+  const port = parseNumberFlag('--port', argv.port, { whole: true, min: 0, max: 65_535 }) ?? 0;
   if (!/^hashed(?::\d+)?$/u.test(argv.embedder))
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `--embedder ${argv.embedder}: serve offers the hashed embedder only (hashed or hashed:DIM)`,
     );
   const embedder = createEmbedder(argv.embedder);
-  const server = await startModelServer({ model: new OfflineModel(), embedder, port: argv.port }).catch(
-    (error: unknown) => {
-      const code = (error as { code?: unknown } | null)?.code;
-      if (code === 'EADDRINUSE')
-        throw new MembenchError(
-          'INVALID_ARGUMENT',
-          `--port ${argv.port}: the port is in use on 127.0.0.1 (pick another, or 0 for a free one)`,
-        );
-      throw error;
-    },
-  );
+  const server = await startModelServer({ model: new OfflineModel(), embedder, port }).catch((error: unknown) => {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'EADDRINUSE')
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--port ${port}: the port is in use on 127.0.0.1 (pick another, or 0 for a free one)`,
+      );
+    throw error;
+  });
   process.stdout.write(`membench serve: offline model and ${embedder.id} at ${server.baseUrl} (Ctrl-C stops)\n`);
   const interrupt = interruptOnSignals();
   await new Promise<void>((resolve) => interrupt.signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -19,6 +19,8 @@ import {
 } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
+import { parseNumberFlag } from '../core/numbers.js';
+import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'tune';
 export const describe = 'Sweep a numeric knob of a strategy and report the cheapest setting that meets a recall target';
@@ -43,7 +45,7 @@ export function builder(yargs: Argv) {
       describe: 'values to try: A..B, A..B..STEP or a list 1,2,4,8',
     })
     .option('target-recall', {
-      type: 'number',
+      type: 'string',
       demandOption: true,
       describe: 'pooled context recall a setting must reach (0..1)',
     })
@@ -90,7 +92,8 @@ async function sweepLocked(
       strategy: argv.strategy,
       knob: argv.param,
       values,
-      targetRecall: argv['target-recall'],
+      // demandOption: yargs has refused a missing --target-recall already.
+      targetRecall: parseNumberFlag('--target-recall', argv['target-recall'], RUN_LIMITS.recallThreshold) as number,
       metric: argv.metric,
       workers: layers.workers,
       cellProcesses: true,

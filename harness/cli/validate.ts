@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import { checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES } from '../scenarios/load.js';
 import { handled } from './errors.js';
-import { checkNumber } from '../core/numbers.js';
+import { parseNumberFlag } from '../core/numbers.js';
 
 export const command = 'validate <files..>';
 export const describe = 'Check scenario files without running them';
@@ -15,14 +15,16 @@ export function builder(yargs: Argv) {
       demandOption: true,
       describe: 'scenario files (.yaml, .yml or .json)',
     })
-    .option('max-bytes', { type: 'number', default: MAX_SCENARIO_BYTES, describe: 'refuse files larger than this' });
+    .option('max-bytes', { type: 'string', default: MAX_SCENARIO_BYTES, describe: 'refuse files larger than this' });
 }
 
 type ValidateArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ValidateArgs) => {
   let invalid = 0;
-  const maxBytes = checkNumber('--max-bytes', argv['max-bytes'], { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER });
+  const maxBytes =
+    parseNumberFlag('--max-bytes', argv['max-bytes'], { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER }) ??
+    MAX_SCENARIO_BYTES;
   for (const file of argv.files) {
     const check = await checkScenarioFile(file, { maxBytes });
     for (const problem of check.problems) process.stdout.write(`${formatProblem(problem)}\n`);

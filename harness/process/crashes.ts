@@ -11,6 +11,7 @@ import {
   type CellPhases,
   type CrashRecord,
   type DurabilityCounts,
+  emptyDurabilityCounts,
   type DurabilityOutcome,
   type InvariantId,
   type InvariantOutcome,
@@ -174,21 +175,7 @@ class ProcessCellRun {
     InvariantId,
     InvariantOutcome
   >;
-  private readonly counts: DurabilityCounts = {
-    acknowledgedLost: 0,
-    messagesLost: 0,
-    effects: 0,
-    effectsDuplicated: 0,
-    effectsRefused: 0,
-    toolsMisclassified: 0,
-    staleOverwrites: 0,
-    lostUpdates: 0,
-    tornFiles: 0,
-    indexMismatches: 0,
-    pendingJobsLost: 0,
-    unexpectedExits: 0,
-    compressedAway: 0,
-  };
+  private readonly counts: DurabilityCounts = emptyDurabilityCounts();
   /** Step index → the crash points the fuzzer aims at in it. */
   private readonly fuzz: Map<number, CrashPoint[]>;
   private readonly phases = emptyPhases();

@@ -31,7 +31,7 @@ export interface CellRecords {
 /** What the result names of the cell that was replayed (the runner's cell task has these and more). */
 export interface PooledCell {
   id: string;
-  scenario: Pick<Scenario, 'name' | 'group' | 'steps'>;
+  scenario: Pick<Scenario, 'name' | 'group' | 'steps' | 'documents'>;
   strategy: { name: string; setting: string; options: Record<string, unknown>; durability: DurabilityMode };
   trial: number;
   seed: number;
@@ -110,7 +110,15 @@ export function cellResult(
           ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
         }
       : {}),
-    ...(protocol !== undefined && protocolSummary ? { protocolRetrieval: { protocol, summary: protocolSummary } } : {}),
+    ...(protocol !== undefined && protocolSummary
+      ? {
+          protocolRetrieval: {
+            protocol,
+            ...(plan.scenario.documents !== undefined ? { documents: plan.scenario.documents } : {}),
+            summary: protocolSummary,
+          },
+        }
+      : {}),
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
     ...(profile ? { phases: records.phases } : {}),

@@ -87,7 +87,8 @@ export function sessionsOfSteps(steps: readonly Step[]): Map<string, number> | u
   const visit = (list: readonly Step[]): void => {
     for (const step of list) {
       if (step.kind === 'session') session++;
-      for (const id of messageIds(step)) if (!sessions.has(id)) sessions.set(id, session);
+      const cited = step.kind === 'user' ? (step.cites ?? []) : [];
+      for (const id of [...messageIds(step), ...cited]) if (!sessions.has(id)) sessions.set(id, session);
       if (step.kind === 'concurrent') for (const inner of step.concurrent) visit(inner);
     }
   };

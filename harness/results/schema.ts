@@ -8,7 +8,7 @@ import { DURABILITY_MODES } from '../core/durability-mode.js';
 import { strategyTraitsSchema } from '../core/strategy-traits.js';
 import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
-import { CRASH_POINTS, PROBE_CATEGORIES } from '../scenarios/format.js';
+import { CRASH_POINTS, DERIVED_DOCUMENTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 import type { ErrataReport } from '../scenarios/importers/shared.js';
 
 /**
@@ -276,6 +276,11 @@ export const durabilityCountsSchema = z.object({
 });
 export type DurabilityCounts = z.infer<typeof durabilityCountsSchema>;
 
+/** Every durability count at zero, keyed from the schema: a cell's counts before its first crash, one list of the keys. */
+export function emptyDurabilityCounts(): DurabilityCounts {
+  return Object.fromEntries(Object.keys(durabilityCountsSchema.shape).map((key) => [key, 0])) as DurabilityCounts;
+}
+
 export const durabilityOutcomeSchema = z.object({
   idempotencyKeys: z.boolean(),
   crashes: z.array(crashRecordSchema),
@@ -482,7 +487,14 @@ export const cellResultSchema = z.object({
   /** Retrieval figures by the dataset's own category labels (LoCoMo's five, LongMemEval's question types). */
   retrievalByLabel: z.record(z.string(), retrievalSummarySchema).optional(),
   /** The run's `--protocol` figures pooled over the cell's probes (non-abstention questions with a ranking). */
-  protocolRetrieval: z.object({ protocol: z.enum(PROTOCOLS), summary: retrievalSummarySchema }).optional(),
+  protocolRetrieval: z
+    .object({
+      protocol: z.enum(PROTOCOLS),
+      /** What was ranked when not the dialog: a derived corpus replayed in place of it (LoCoMo's observation or session-summary unit). */
+      documents: z.enum(DERIVED_DOCUMENTS).optional(),
+      summary: retrievalSummarySchema,
+    })
+    .optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
   refusedSteps: count.optional(),
   /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */

@@ -159,6 +159,8 @@ async function runInline(
     keepsVerbatim: definition.keepsVerbatim !== false,
     // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
     measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
+    // A replayed dataset's session boundaries keep the strategy's stores open (MemoryStrategy.newSession).
+    sessionsStayOpen: isDatasetReplay(plan.scenario),
     createStrategy: () =>
       definition.create(
         {

@@ -36,8 +36,14 @@ export class RunInterrupted extends Error {
 /** A worker that dies this many times before saying it is ready means the pool itself is broken. */
 const MAX_START_FAILURES = 3;
 
-/** The worker entry: compiled JS when running from dist, the TS source (through tsx) under the test runner. */
+/**
+ * The worker entry: under dist, the bundled one (dist/cli/pool-entry.mjs, from scripts/bundle-cli.mjs:
+ * a few files to load instead of hundreds of modules) when it was built, else the compiled JS; the TS
+ * source (through tsx) under the test runner.
+ */
 function workerEntry(): { file: string; execArgv: string[] } {
+  const bundled = fileURLToPath(new URL('../../cli/pool-entry.mjs', import.meta.url));
+  if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: [] };
   const js = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
   if (existsSync(js)) return { file: js, execArgv: [] };
   return { file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };

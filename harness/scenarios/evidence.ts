@@ -52,6 +52,8 @@ export function evidenceIndex(steps: readonly Step[]): Map<string, string[]> {
         if (step.id !== undefined && !index.has(step.id)) index.set(step.id, [step.user]);
         if (!index.has(step.replyId)) index.set(step.replyId, [step.assistant]);
       } else if (step.id !== undefined && !index.has(step.id)) index.set(step.id, stepMessages(step));
+      // A derived document (an observation, a session summary) holds what it cites: any document citing an id counts.
+      if (step.kind === 'user') for (const id of step.cites ?? []) index.set(id, [...(index.get(id) ?? []), step.user]);
       if (step.kind === 'concurrent') for (const session of step.concurrent) visit(session);
     }
   };

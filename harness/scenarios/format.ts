@@ -27,6 +27,10 @@ export type ProbeCategory = (typeof PROBE_CATEGORIES)[number];
 export const ANSWER_SCORINGS = ['contains', 'locomo-f1', 'locomo-f1-multi', 'locomo-adversarial'] as const;
 export type AnswerScoring = (typeof ANSWER_SCORINGS)[number];
 
+/** The derived documents a scenario may replay in place of a dialog (LoCoMo's RAG databases besides the dialog). */
+export const DERIVED_DOCUMENTS = ['observation', 'summary'] as const;
+export type DerivedDocuments = (typeof DERIVED_DOCUMENTS)[number];
+
 export const CRASH_POINTS = [
   'before_model_call',
   'after_tool_intent',
@@ -58,6 +62,12 @@ const userStep = z.object({
   replyId: stepId,
   /** `false`: the conversation goes on without a reply to this message (replayed data): saved, no model call. */
   reply: z.literal(false, { error: 'expected false (leave it out for a reply)' }).optional(),
+  /**
+   * The dataset messages this message was written from (LoCoMo's observations and session
+   * summaries cite dia_ids): evidence naming them is found through this step. The harness's alone:
+   * never shown to a strategy or the model.
+   */
+  cites: stringList.optional(),
   at: timestamp,
 });
 /** An assistant message with no user message before it (a replayed session that opens with the assistant). */
@@ -163,6 +173,8 @@ export const scenarioHeader = z.object({
   tags: z.array(z.string()).optional(),
   /** The suite or dataset the scenario belongs to (`generated`, `locomo:locomo10.json`): reports pool a group's scenarios into one. */
   group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
+  /** What the conversation's messages are when not the dialog itself: a dataset's derived documents (LoCoMo's observations or session summaries), replayed in place of it. */
+  documents: z.enum(DERIVED_DOCUMENTS, { error: `expected one of ${DERIVED_DOCUMENTS.join(', ')}` }).optional(),
   steps: z.array(z.unknown(), { error: 'expected a list of steps' }).min(1, 'expected at least one step'),
 });
 
@@ -201,6 +213,8 @@ export interface Scenario {
   tags?: string[];
   /** The suite or dataset it belongs to: reports pool a group's scenarios into one. */
   group?: string;
+  /** What its messages are when not the dialog: a dataset's derived documents, replayed in place of it. */
+  documents?: DerivedDocuments;
   /** Where it came from (a path, or `builtin:NAME`). */
   source: string;
   steps: Step[];

@@ -308,6 +308,8 @@ export function checkScenarioValue(
   warnUnknownKeys(value, Object.keys(scenarioHeader.shape), []);
 
   const ids = new Map<string, string>();
+  // Ids a derived document cites (`cites`): evidence may name them though no step has them.
+  const cited = new Set<string>();
   const probes: { evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
   /** `inSession`: the steps of one concurrent session, where crashes and nested concurrency have no meaning. */
   const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[], inSession = false): Step[] => {
@@ -366,8 +368,13 @@ export function checkScenarioValue(
       }
       if (step.kind === 'user' && step.replyId !== undefined && step.assistant === undefined)
         error([...segments, 'replyId'], 'a replyId names the scripted reply: this step has no `assistant`');
+      if (step.kind === 'user') for (const id of step.cites ?? []) cited.add(id);
       if (step.kind === 'probe')
-        probes.push({ evidence: step.evidence, at: [...segments, 'evidence'], known: new Set(ids.keys()) });
+        probes.push({
+          evidence: step.evidence,
+          at: [...segments, 'evidence'],
+          known: new Set([...ids.keys(), ...cited]),
+        });
       if (step.kind === 'concurrent') {
         const sessions = (item as { concurrent: unknown[][] }).concurrent;
         step.concurrent = sessions.map((session, sessionIndex) =>
@@ -380,9 +387,10 @@ export function checkScenarioValue(
   };
   const steps = parseSteps(header.data.steps, ['steps']);
   checkCrashTargets(steps, error);
-  for (const probe of probes) {
+  // A derived corpus's questions cite its dialog's messages, which it replays only through `cites` (or not at all).
+  for (const probe of header.data.documents === undefined ? probes : []) {
     probe.evidence.forEach((id, index) => {
-      if (!ids.has(id)) error([...probe.at, index], `no step has id "${id}"`);
+      if (!ids.has(id) && !cited.has(id)) error([...probe.at, index], `no step has id "${id}"`);
       else if (!probe.known.has(id))
         error([...probe.at, index], `step "${id}" comes after this probe: evidence must precede the question`);
     });

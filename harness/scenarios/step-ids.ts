@@ -34,12 +34,17 @@ export function messageIds(step: Step): string[] {
   ];
 }
 
-/** Opaque id → the scenario's message ids of that step (steps without ids left out), concurrent sessions included. */
+/**
+ * Opaque id → the scenario's message ids of that step (steps without ids left out), concurrent
+ * sessions included; a derived document's also names the ids it cites, as LoCoMo's code counts
+ * the dia_ids of a retrieved observation or session summary.
+ */
 export function idsOfOpaque(steps: readonly Step[]): Map<string, string[]> {
   const map = new Map<string, string[]>();
   const add = (step: Step, index: number): void => {
-    const ids = messageIds(step);
-    if (ids.length === 0) return;
+    const own = messageIds(step);
+    if (own.length === 0) return;
+    const ids = step.kind === 'user' && step.cites !== undefined ? [...own, ...step.cites] : own;
     const opaque = opaqueStepId(index);
     map.set(opaque, ids);
     const split = step.kind === 'user' && step.replyId !== undefined && step.id !== undefined;

@@ -379,6 +379,15 @@ export class ExchangeMemory implements MemoryStrategy {
     ];
   }
 
+  /**
+   * Mode `sync`: every finished exchange and pending message is in the store as this instance
+   * holds it, so a new session keeps the store, the index and the session documents' features
+   * open (a reopen listed every stored exchange and re-embedded the documents).
+   */
+  async newSession(): Promise<boolean> {
+    return this.opened && this.context.durability === 'sync';
+  }
+
   async close(): Promise<void> {
     if (this.opened) await this.flush();
     this.retriever.close();

@@ -34,6 +34,11 @@ export class HistoryMemory implements MemoryStrategy {
     return this.history.messages.map(messageText);
   }
 
+  /** Mode `sync`: the history in process is what the file holds, so a new session needs no reopen (MemoryStrategy.newSession). */
+  async newSession(): Promise<boolean> {
+    return this.context.durability === 'sync';
+  }
+
   async close(): Promise<void> {
     await this.history.close();
   }

@@ -451,6 +451,19 @@ export abstract class SummaryBackedStrategy {
     return store.pendingFolds().filter((job) => !store.isStaged(job.id)).length;
   }
 
+  /**
+   * Durability `sync` with folds run inside save(): the summary, the unfolded messages and the
+   * queue in process are what the store holds once a staged fold is committed (as close() commits
+   * it), so a new session keeps the store open (MemoryStrategy.newSession). Background folds stop
+   * and resume at a reopen: that mode reopens.
+   */
+  async newSession(): Promise<boolean> {
+    const memory = this.memory;
+    if (!memory || this.context.durability !== 'sync' || memory.mode !== 'sync') return false;
+    memory.store.commitStagedFold();
+    return true;
+  }
+
   async close(): Promise<void> {
     await this.memory?.close();
     this.memory = undefined;

@@ -85,3 +85,60 @@ describe('membench run --protocol longmemeval', () => {
     expect(row(result.stdout, 'bm25(index=user,unit=turn)', 'session', 'NDCG')).toBeDefined();
   });
 });
+
+describe('membench run --protocol locomo', () => {
+  it('prints the dialog, observation and summary units in one table, each row the pooled figures of its cells', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-locomo-'));
+    const out = path.join(dir, 'out');
+    const file = 'fixtures/datasets/locomo10-sample.json';
+    const result = await membench([
+      'run',
+      '--dataset',
+      `locomo:${file}`,
+      '--protocol',
+      'locomo',
+      '-s',
+      'bm25',
+      '--out',
+      out,
+    ]);
+    expect(result.code).toBe(0);
+    const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    for (const unit of ['dialog', 'observation', 'summary'] as const) {
+      const cells = run.cells.filter((cell) => (cell.protocolRetrieval?.documents ?? 'dialog') === unit);
+      expect(cells).toHaveLength(2);
+      const pooled = poolSummaries(cells.map((cell) => cell.protocolRetrieval!.summary))!.turn;
+      const printed = row(result.stdout, 'bm25(unit=message)', unit, 'recall');
+      expect(printed?.[3]).toBe(String(pooled.n));
+      expect(printed?.slice(4)).toEqual(pooled.atK.map((at) => at.recall!.toFixed(2)));
+    }
+  });
+
+  it('an observation field of the wrong type is bad input: exit 2, the file and the field named, no stack trace', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-locomo-'));
+    const file = path.join(dir, 'locomo.json');
+    const samples = JSON.parse(readFileSync('fixtures/datasets/locomo10-sample.json', 'utf8')) as Record<
+      string,
+      unknown
+    >[];
+    samples[1]!.observation = { session_1_observation: { Ruth: [['Ruth grows tomatoes.', 12]] } };
+    await writeFile(file, JSON.stringify(samples));
+    const args = [
+      'run',
+      '--dataset',
+      `locomo:${file}`,
+      '--protocol',
+      'locomo',
+      '-s',
+      'bm25',
+      '--out',
+      path.join(dir, 'out'),
+    ];
+    const result = await membench(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `${file}: conv-b observation.session_1_observation.Ruth[0][1]: expected a dia_id like "D1:3" or a list of them, got number 12`,
+    );
+    expect(result.stderr).not.toMatch(/\n\s+at /u);
+  });
+});

@@ -1,26 +1,12 @@
 /** The durability tables: losses beside compressed-away memories, and errored cells never shown as invariants held. */
 import { describe, expect, it } from 'vitest';
 import { durabilityMatrix, invariantGrid, modePrices } from '../../harness/results/durability-matrix.js';
-import type { CellResult, RunResult } from '../../harness/results/schema.js';
+import { type CellResult, emptyDurabilityCounts, type RunResult } from '../../harness/results/schema.js';
 import { renderConsoleSummary, renderHtml, renderMarkdown } from '../../reports/index.js';
 import { priceRows } from '../../reports/durability.js';
 import { cellOf, durability, smallRun } from './fixture.js';
 
-const COUNTS = {
-  acknowledgedLost: 0,
-  messagesLost: 0,
-  effects: 0,
-  effectsDuplicated: 0,
-  effectsRefused: 0,
-  toolsMisclassified: 0,
-  staleOverwrites: 0,
-  lostUpdates: 0,
-  tornFiles: 0,
-  indexMismatches: 0,
-  pendingJobsLost: 0,
-  unexpectedExits: 0,
-  compressedAway: 0,
-};
+const COUNTS = emptyDurabilityCounts();
 
 /** The small fixture with fault outcomes on two cells: one finished (invariant 1 checked and held, 4 never checked), one errored mid-run. */
 function withFaults(): RunResult {

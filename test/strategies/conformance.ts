@@ -306,6 +306,63 @@ export function describeConformance(definition: StrategyDefinition, conformance:
       expect(after).toContain('2208');
     });
 
+    it('shows after newSession() what a fresh instance shows after a reopen (where it offers one)', async (context) => {
+      if (!strategy.newSession) {
+        context.skip('strategy has no newSession(): every session boundary reopens it');
+        return;
+      }
+      // Three sessions of a replay, told to one open instance and to instances reopened at each boundary.
+      const other = await makeHarness(definition, conformance.options);
+      try {
+        let reopened = other.create();
+        await reopened.open();
+        const facts = ['I live in Hangzhou', 'my locker code is 9931', 'I adopted a cat named Tofu'];
+        let declined = false;
+        let turn = 0;
+        for (const [session, fact] of facts.entries()) {
+          if (session > 0) {
+            if (!(await strategy.newSession!())) {
+              // As the agent loop does when it declines: a close and a fresh instance.
+              declined = true;
+              await strategy.close();
+              strategy = harness.create();
+              await strategy.open();
+            }
+            await reopened.close();
+            reopened = other.create();
+            await reopened.open();
+          }
+          for (let i = 0; i < 8; i++) {
+            turn++;
+            const stepId = `s${turn}`;
+            const user = `${i === 0 ? `By the way, ${fact}.` : `Small talk ${turn} about the weather and trains.`} Turn ${turn}.`;
+            const reply = `Noted: ${user} I will keep that in mind for later, with some filler words ${turn}.`;
+            for (const target of [strategy, reopened]) {
+              await target.save({ message: new HumanMessage(user), turn, stepId, session });
+              // Each session ends on a user message nobody answered, as replayed sessions may, and the next opens on its fact.
+              if (i < 7) await target.save({ message: new AIMessage(reply), turn, stepId, session });
+            }
+          }
+        }
+        turn++;
+        for (const query of ['Where do I live?', 'What is my locker code?', 'What is my cat called?']) {
+          const input = { query, turn, rankDepth: 10 };
+          const [open, fresh] = [await strategy.load(input), await reopened.load(input)];
+          expect(text(open.messages)).toBe(text(fresh.messages));
+          expect(open.retrieved).toEqual(fresh.retrieved);
+        }
+        await reopened.close();
+        // A mode that holds writes back reopens at a boundary: newSession() declines and changes nothing.
+        const held = other.create('exit');
+        await held.open();
+        expect(await held.newSession!()).toBe(false);
+        await held.close();
+        if (declined) context.skip(`newSession() declines in mode ${definition.defaultDurability} with these options`);
+      } finally {
+        await rm(other.dir, { recursive: true, force: true });
+      }
+    });
+
     it('snapshots what it persisted and verifies a healthy store (where it declares them)', async (context) => {
       if (!strategy.snapshot && !strategy.verify) {
         context.skip('strategy declares neither snapshot() nor verify()');

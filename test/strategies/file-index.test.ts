@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/core/errors.js';
+import { durableBatch } from '../../harness/core/durable-batch.js';
 import { extractMemories } from '../../harness/models/offline.js';
 import type { ChatModel, ChatRequest } from '../../harness/models/types.js';
 import { extractMemoriesPrompt } from '../../harness/core/prompts.js';
@@ -480,6 +481,29 @@ describe('file-index automatic memory', () => {
     });
     await exchange(strategy, 3, 'I only have the one pot.', 'Understood.');
     expect((await memory('global', 'pot')).version).toBe(2); // nothing new: no write
+  });
+
+  it("writes its cursor once at a replay batch's end, and a cursor left behind makes the reopen extract every exchange after it", async () => {
+    const cursor = path.join(harness.dir, 'auto-memory.json');
+    const through = async (): Promise<number> => JSON.parse(await readFile(cursor, 'utf8')).through;
+    await exchange(strategy, 1, 'Thanks, that is helpful.', 'You are welcome.');
+    const before = await through();
+    await durableBatch(async () => {
+      await exchange(strategy, 2, 'My son is allergic to peanuts.', 'Noted, no peanuts.');
+      await exchange(strategy, 3, 'I live in Hangzhou.', 'Lovely city.');
+      expect(await through()).toBe(before); // held while the batch runs
+    });
+    expect(await through()).toBe(6); // six messages extracted, written at the batch's end
+    expect(await names()).toEqual(['allergy', 'home-city']);
+    // As if a crash inside a batch had kept the cursor at the first exchange, and nothing after it was extracted.
+    await strategy.close();
+    await writeFile(cursor, `${JSON.stringify({ through: before })}\n`);
+    await rm(path.join(harness.dir, 'global'), { recursive: true, force: true });
+    requests = [];
+    strategy = await open();
+    expect(requests.map((request) => request.task)).toEqual(['extract-memories', 'extract-memories']);
+    expect(await names()).toEqual(['allergy', 'home-city']);
+    expect(await through()).toBe(6);
   });
 
   it('autoMemory=false keeps the old behaviour: no model call, no memory file, no cursor', async () => {

@@ -74,7 +74,7 @@ export async function* importScenarios(
   dataset: DatasetName,
   file: string,
   log: ImportLog,
-  options: { limit?: number; errata?: Errata } = {},
+  options: { limit?: number; errata?: Errata; documents?: boolean } = {},
 ): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
@@ -83,13 +83,20 @@ export async function* importScenarios(
   let index = 0;
   for await (const raw of readJsonList(file, converter.units)) {
     log.unit();
-    const converted = converter.convert(raw, index, log, file);
+    const converted = converter.convert(raw, index, log, file, { documents: options.documents === true });
     index++;
     if (converted) {
       if (options.errata)
         converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
       const imported = finish(converted, dataset, file, names, log);
       if (imported) yield imported;
+      // A derived corpus (observations, session summaries) is asked the dialog's questions, as corrected.
+      const probes = converted.document.steps.filter((step) => 'probe' in step);
+      for (const document of imported ? (converted.derived ?? []) : []) {
+        document.steps.push(...probes);
+        const replay = finish({ document, items: converted.items }, dataset, file, names, log, false);
+        if (replay) yield replay;
+      }
     }
     if (options.limit !== undefined && index >= options.limit) break;
   }
@@ -102,6 +109,7 @@ function finish(
   file: string,
   names: IdAllocator,
   log: ImportLog,
+  counted = true,
 ): ImportedScenario | undefined {
   const { document, items } = converted;
   const name = names.take(document.name);
@@ -131,7 +139,8 @@ function finish(
       log.skip(item, check ? 'invalid-scenario' : 'too-large', `its scenario "${name}" was not imported`, item);
     return undefined;
   }
-  log.scenario(document);
+  // The import summary counts the dialog: a derived corpus replays the same conversation's questions.
+  if (counted) log.scenario(document);
   return { document, yaml, scenario: { ...check.scenario, source } };
 }
 
@@ -159,7 +168,7 @@ export function parseDatasetArg(arg: string): { dataset: DatasetName; file: stri
  */
 export async function importDataset(
   arg: string,
-  options: { limit?: number; errata?: string } = {},
+  options: { limit?: number; errata?: string; documents?: boolean } = {},
 ): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetArg(arg);
   const log = new ImportLog(dataset, file);
@@ -168,6 +177,7 @@ export async function importDataset(
   for await (const imported of importScenarios(dataset, file, log, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(errata ? { errata } : {}),
+    ...(options.documents ? { documents: true } : {}),
   }))
     scenarios.push(imported.scenario);
   const report = log.report();

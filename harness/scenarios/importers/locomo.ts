@@ -14,8 +14,19 @@
  * in the dataset: a step's `id` is the dia_id of its first utterance and its `replyId` that of
  * the second, and evidence cites the utterance it names (exchanges stay the unit of storage). The session's date is
  * the `at` of its `session: new` step and of each of its turns, so every saved message carries
- * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary`, `observation` and
- * `session_summary` are annotations derived from the gold conversation: never imported.
+ * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary` is never imported.
+ *
+ * Derived documents (only when asked for: `--protocol locomo`). LoCoMo's RAG evaluation
+ * (task_eval/evaluate_gpts.py `prepare_for_rag`, `get_rag_context`) retrieves over one of three
+ * databases: the dialogs, the observations or the session summaries. `observation` holds
+ * `session_N_observation: {speaker: [[text, dia_id], ...]}` (the dia_id a string, possibly several
+ * joined by commas, or a list), `session_summary` holds `session_N_summary: text`. Each becomes a
+ * scenario of its own that replays those documents in place of the dialog (one message per
+ * document, dated with its session, no reply) and asks the dialog's questions; a document
+ * `cites` the dialog's ids (an observation its dia_ids, a summary every dia_id numbered with its
+ * session, as the code's `ev.split(':')[0][1:] in sessions` compares them), which only the harness
+ * reads. A sample without the field gets no such scenario (reported); a field of the wrong type
+ * is bad input (an error naming the file and the field).
  *
  * Categories, as the dataset's own scoring code uses them (task_eval/evaluation.py,
  * evaluation_stats.py and evaluate_gpts.py in snap-research/locomo; several papers number them
@@ -45,6 +56,7 @@ import type { ProbeCategory } from '../format.js';
 import {
   cleanText,
   converted,
+  type ConvertOptions,
   IdAllocator,
   numberText,
   shownValue,
@@ -52,7 +64,9 @@ import {
   type Converted,
   type DatasetConverter,
   type ImportLog,
+  type ScenarioDocument,
 } from './shared.js';
+import { MembenchError } from '../../core/errors.js';
 import { isRecord } from '../../core/guards.js';
 import { MONTH_NAMES } from '../../core/text.js';
 
@@ -350,11 +364,175 @@ function readProbe(
   return probe;
 }
 
-/** LoCoMo: one scenario per sample. */
+/** A derived field that is not in LoCoMo's layout: bad input (its citations cannot be read), not a repair. */
+function layoutError(file: string, where: string, expected: string, value: unknown): MembenchError {
+  const got = Array.isArray(value) ? 'a list' : value === null ? 'null' : `${typeof value} ${shownValue(value)}`;
+  return new MembenchError('INVALID_ARGUMENT', `${file}: ${where}: expected ${expected}, got ${got.slice(0, 80)}`);
+}
+
+/** The derived field's `session_N_KIND` entries by session number, in order (other keys reported and ignored). */
+function sessionEntries(
+  field: Record<string, unknown>,
+  kind: 'observation' | 'summary',
+  where: string,
+  log: ImportLog,
+): [number, unknown][] {
+  const entries: [number, unknown][] = [];
+  for (const [key, value] of Object.entries(field)) {
+    const match = new RegExp(`^session_(\\d+)_${kind}$`, 'u').exec(key);
+    if (match) entries.push([Number(match[1]), value]);
+    else log.repair(`${where}.${key}`, `${kind}-key-unknown`, `not a session_N_${kind} entry: ignored`);
+  }
+  return entries.sort(([a], [b]) => a - b);
+}
+
+/** The dialog's step ids an observation's dia_id field names ("D1:3", "D1:3, D1:5" or a list); unknown ids reported and dropped. */
+function citedSteps(
+  raw: unknown,
+  stepOf: ReadonlyMap<string, string>,
+  file: string,
+  where: string,
+  log: ImportLog,
+): string[] {
+  const pieces = (typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : [undefined]).flatMap((entry) => {
+    if (typeof entry !== 'string') throw layoutError(file, where, 'a dia_id like "D1:3" or a list of them', raw);
+    return entry.split(/[;,\s]+/u).filter((piece) => piece.length > 0);
+  });
+  const steps: string[] = [];
+  for (const piece of pieces) {
+    const diaId = canonicalDiaId(piece);
+    const step = diaId === undefined ? undefined : stepOf.get(diaId);
+    if (step === undefined)
+      log.repair(where, 'observation-cite-unknown', `${JSON.stringify(piece)} names no turn: not cited`);
+    else if (!steps.includes(step)) steps.push(step);
+  }
+  return steps;
+}
+
+/** A dated session opening, as the dialog's. */
+const sessionOpening = (at: string | undefined): Record<string, unknown> => ({
+  session: 'new',
+  ...(at !== undefined ? { at } : {}),
+});
+
+/** One derived document: a message with no reply, dated with its session, citing dialog ids. */
+const documentStep = (id: string, text: string, at: string | undefined, cites: string[]): Record<string, unknown> => ({
+  id,
+  user: text,
+  reply: false,
+  ...(cites.length > 0 ? { cites } : {}),
+  ...(at !== undefined ? { at } : {}),
+});
+
+/** The observation documents' steps (session openings and one step per observation), or undefined when there are none. */
+function observationSteps(
+  raw: unknown,
+  datesOf: ReadonlyMap<number, string | undefined>,
+  stepOf: ReadonlyMap<string, string>,
+  label: string,
+  file: string,
+  log: ImportLog,
+): Record<string, unknown>[] | undefined {
+  const where = `${label} observation`;
+  if (!isRecord(raw)) throw layoutError(file, where, 'an object of session_N_observation entries', raw);
+  const steps: Record<string, unknown>[] = [];
+  for (const [number, perSpeaker] of sessionEntries(raw, 'observation', where, log)) {
+    const at = `${where}.session_${number}_observation`;
+    if (!isRecord(perSpeaker)) throw layoutError(file, at, 'an object of speaker → [[text, dia_id], ...]', perSpeaker);
+    const documents: Record<string, unknown>[] = [];
+    for (const [speaker, list] of Object.entries(perSpeaker)) {
+      if (!Array.isArray(list)) throw layoutError(file, `${at}.${speaker}`, 'a list of [text, dia_id] pairs', list);
+      list.forEach((entry: unknown, index) => {
+        const entryAt = `${at}.${speaker}[${index}]`;
+        if (!Array.isArray(entry) || entry.length < 2)
+          throw layoutError(file, entryAt, 'a pair [observation text, dia_id]', entry);
+        if (typeof entry[0] !== 'string') throw layoutError(file, `${entryAt}[0]`, 'the observation text', entry[0]);
+        const text = cleanText(entry[0]);
+        if (text === undefined) return log.repair(entryAt, 'observation-empty', 'an empty observation: left out');
+        const cites = citedSteps(entry[1], stepOf, file, `${entryAt}[1]`, log);
+        documents.push(documentStep(`O${number}.${documents.length + 1}`, text, datesOf.get(number), cites));
+      });
+    }
+    if (documents.length > 0) steps.push(sessionOpening(datesOf.get(number)), ...documents);
+  }
+  return steps.length > 0 ? steps : undefined;
+}
+
+/** The session-summary documents' steps (one session per summary), or undefined when there are none. */
+function summarySteps(
+  raw: unknown,
+  datesOf: ReadonlyMap<number, string | undefined>,
+  stepOf: ReadonlyMap<string, string>,
+  label: string,
+  file: string,
+  log: ImportLog,
+): Record<string, unknown>[] | undefined {
+  const where = `${label} session_summary`;
+  if (!isRecord(raw)) throw layoutError(file, where, 'an object of session_N_summary entries', raw);
+  const steps: Record<string, unknown>[] = [];
+  for (const [number, summary] of sessionEntries(raw, 'summary', where, log)) {
+    const at = `${where}.session_${number}_summary`;
+    if (typeof summary !== 'string') throw layoutError(file, at, 'the summary text', summary);
+    const text = cleanText(summary);
+    if (text === undefined) {
+      log.repair(at, 'summary-empty', 'an empty summary: left out');
+      continue;
+    }
+    // LoCoMo's code credits a retrieved summary of session N with every evidence id numbered DN.
+    const cites = [...stepOf].filter(([diaId]) => diaId.startsWith(`D${number}:`)).map(([, step]) => step);
+    steps.push(sessionOpening(datesOf.get(number)), documentStep(`S${number}`, text, datesOf.get(number), cites));
+  }
+  return steps.length > 0 ? steps : undefined;
+}
+
+/** The sample's derived-document scenarios (without probes: the import adds the dialog's), each field absent or empty reported. */
+function derivedDocuments(
+  raw: Record<string, unknown>,
+  sessions: readonly Session[],
+  stepOf: ReadonlyMap<string, string>,
+  label: string,
+  file: string,
+  log: ImportLog,
+): ScenarioDocument[] {
+  const datesOf = new Map(sessions.map((session) => [session.number, session.at]));
+  const documents: ScenarioDocument[] = [];
+  for (const [field, kind, read] of [
+    ['observation', 'observation', observationSteps],
+    ['session_summary', 'summary', summarySteps],
+  ] as const) {
+    const steps = raw[field] === undefined ? undefined : read(raw[field], datesOf, stepOf, label, file, log);
+    if (steps === undefined) {
+      log.repair(
+        `${label} ${field}`,
+        `${kind}-missing`,
+        `${raw[field] === undefined ? `no ${field}` : `no ${kind} in ${field}`}: the ${kind} unit is skipped for this conversation`,
+      );
+      continue;
+    }
+    const { document } = converted(
+      'locomo',
+      file,
+      `${label}-${kind}`,
+      `LoCoMo ${label}, its ${kind === 'summary' ? 'session summaries' : 'observations'} replayed in place of the dialog (LoCoMo's ${kind} retrieval unit); imported from ${path.basename(file)}.`,
+      steps,
+      [],
+      [kind],
+    );
+    // A group of its own: the derived corpus's figures never pool with the dialog's.
+    documents.push({
+      ...document,
+      group: `${document.group} ${kind === 'summary' ? 'session summaries' : 'observations'}`,
+      documents: kind,
+    });
+  }
+  return documents;
+}
+
+/** LoCoMo: one scenario per sample (and, asked for, one per derived-document field). */
 export const locomo: DatasetConverter = {
   units: 'conversations',
   itemsName: 'QA items',
-  convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined {
+  convert(raw: unknown, index: number, log: ImportLog, file: string, options?: ConvertOptions): Converted | undefined {
     if (!isRecord(raw)) {
       log.skip(`sample[${index}]`, 'sample-not-object', 'not a sample object: skipped');
       return undefined;
@@ -396,7 +574,7 @@ export const locomo: DatasetConverter = {
       (name) => name !== undefined,
     );
     const between = speakers.length === 2 ? ` between ${speakers[0]} and ${speakers[1]}` : '';
-    return converted(
+    const dialog = converted(
       'locomo',
       file,
       label,
@@ -404,5 +582,8 @@ export const locomo: DatasetConverter = {
       steps,
       items,
     );
+    return options?.documents
+      ? { ...dialog, derived: derivedDocuments(raw, sessions, stepOf, label, file, log) }
+      : dialog;
   },
 };

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { JsonNumberText } from './json-stream.js';
+import type { DerivedDocuments } from '../format.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
 export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
@@ -149,6 +150,7 @@ export interface ScenarioDocument {
   language?: string;
   tags?: string[];
   group?: string;
+  documents?: DerivedDocuments;
   steps: Record<string, unknown>[];
 }
 
@@ -156,6 +158,17 @@ export interface ScenarioDocument {
 export interface Converted {
   document: ScenarioDocument;
   items: string[];
+  /**
+   * When asked for (`documents`): scenarios replaying the element's derived documents (LoCoMo's
+   * observations, session summaries) in place of its dialog, without probes: the import adds the
+   * dialog's questions (errata applied) to each.
+   */
+  derived?: ScenarioDocument[];
+}
+
+/** What an import is for: `documents` also converts the derived documents a protocol retrieves over (`--protocol locomo`). */
+export interface ConvertOptions {
+  documents?: boolean;
 }
 
 /** A dataset module: names for messages and the converter of one list element. */
@@ -164,7 +177,7 @@ export interface DatasetConverter {
   units: string;
   /** What one probe-bearing item is, plural: "QA items", "questions". */
   itemsName: string;
-  convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined;
+  convert(raw: unknown, index: number, log: ImportLog, file: string, options?: ConvertOptions): Converted | undefined;
 }
 
 /** Text from a dataset field: strings trimmed and made well-formed (lone surrogates replaced). */

@@ -78,3 +78,43 @@ describe('the events and queries the agent loop gives a strategy', () => {
     expect(asked).toContain('[Current date: 2023/05/30 (Tue) 23:40] What did I say first?');
   });
 });
+
+describe('a session boundary', () => {
+  /** Counts the lifecycle calls the loop makes; `newSession` answers `keepsOpen` (absent when undefined). */
+  function lifecycle(keepsOpen: boolean | undefined) {
+    const calls = { open: 0, close: 0, newSession: 0 };
+    const strategy: MemoryStrategy = {
+      capabilities: { persistent: true, explicitMemory: false, backgroundWork: false },
+      open: async () => void calls.open++,
+      close: async () => void calls.close++,
+      save: async () => undefined,
+      load: async () => ({ messages: [] }),
+      ...(keepsOpen === undefined ? {} : { newSession: async () => (calls.newSession++, keepsOpen) }),
+    };
+    return { calls, strategy };
+  }
+
+  async function replay(keepsOpen: boolean | undefined, sessionsStayOpen: boolean) {
+    const { calls, strategy } = lifecycle(keepsOpen);
+    const session = new AgentSession({
+      createStrategy: () => strategy,
+      model: new OfflineModel(),
+      tokens: new TokenCounter('offline'),
+      sessionsStayOpen,
+    });
+    await session.start();
+    await session.run(steps);
+    await session.finish();
+    return calls;
+  }
+
+  it('is newSession() on the open strategy where the deps ask for it and the strategy accepts', async () => {
+    expect(await replay(true, true)).toEqual({ open: 1, close: 1, newSession: 2 });
+  });
+
+  it('closes and reopens where the strategy declines, has no newSession, or the deps do not ask', async () => {
+    expect(await replay(false, true)).toEqual({ open: 3, close: 3, newSession: 2 });
+    expect(await replay(undefined, true)).toEqual({ open: 3, close: 3, newSession: 0 });
+    expect(await replay(true, false)).toEqual({ open: 3, close: 3, newSession: 0 });
+  });
+});

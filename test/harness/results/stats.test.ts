@@ -1,4 +1,7 @@
 /** The interval maths against known values, and the paired tests on hand-made cases. */
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
+import { quantileSorted, sampleWithReplacement } from 'simple-statistics';
 import { describe, expect, it } from 'vitest';
 import {
   bootstrapMeanInterval,
@@ -67,6 +70,24 @@ describe('bootstrap', () => {
     expect(first.hi).toBeGreaterThan(0.6);
     expect(bootstrapMeanInterval([1, 1, 1], 3)).toEqual({ lo: 1, hi: 1 });
     expect(bootstrapMeanInterval([], 3)).toBeNull();
+  });
+
+  it("gives the very interval of simple-statistics' resampling from the same seeded source", () => {
+    /** The bootstrap written plainly: an array per resample, its mean, the 2.5 % and 97.5 % quantiles. */
+    const plain = (values: number[], seed: number): { lo: number; hi: number } => {
+      const generator = xoroshiro128plus(seed | 0);
+      const random = (): number => uniformInt(generator, 0, 0x3fffffff) / 0x40000000;
+      const means = Array.from({ length: 1000 }, () => {
+        const sample = sampleWithReplacement(values, values.length, random);
+        return sample.reduce((sum, value) => sum + value, 0) / sample.length;
+      }).sort((a, b) => a - b);
+      return { lo: quantileSorted(means, 0.025), hi: quantileSorted(means, 0.975) };
+    };
+    for (const [index, size] of [7, 100, 531].entries()) {
+      const values = Array.from({ length: size }, (_, i) => ((i * 7919 + index) % 13) / 12);
+      const seed = seedOf(`case ${index}`);
+      expect(bootstrapMeanInterval(values, seed)).toStrictEqual(plain(values, seed));
+    }
   });
 
   it('pairs means: a constant shift is ahead with a point interval; noise is within noise', () => {

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findConfigFile, loadConfig } from '../../../harness/run/config.js';
 import { MembenchError } from '../../../harness/core/errors.js';
+import { expandStrategies } from '../../../harness/run/params.js';
+import { builtinStrategies } from '../../../strategies/index.js';
 
 async function configFile(name: string, text: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-config-'));
@@ -66,6 +68,26 @@ describe('membench.config.yaml', () => {
       ),
       `${shown}:5:1: apiKey: API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY`,
       `${shown}:6:20: durability[1]: expected one of sync, async, exit, none; got "later"`,
+    ]);
+  });
+
+  it('reads a plain-string params as the -p flag reads its value: the same settings, located when bad', async () => {
+    const settings = (params: readonly string[]): string[] =>
+      expandStrategies(builtinStrategies, params).map((spec) => spec.setting);
+    const one = await loadConfig(await configFile('membench.config.yaml', 'params: window.k=3\n'));
+    expect(one.params).toEqual(['window.k=3']);
+    expect(settings(one.params ?? [])).toEqual(settings(['window.k=3']));
+    expect(settings(one.params ?? [])).toContain('window(k=3)');
+    const two = await loadConfig(await configFile('membench.config.yaml', 'params: "window.k=2,4"\n'));
+    expect(settings(two.params ?? []).filter((setting) => setting.startsWith('window'))).toEqual([
+      'window(k=2)',
+      'window(k=4)',
+    ]);
+    const bad = await configFile('membench.config.yaml', 'params: window.q=3\n');
+    expect(
+      (await problems(bad)).map((line) => line.replace(/^.*membench\.config\.yaml/u, 'membench.config.yaml')),
+    ).toEqual([
+      'membench.config.yaml:1:9: params: window.q=3: strategy "window" has no knob "q" (knobs: k, maxTokens, durability)',
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,8 @@ import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import { sameSeedView, withoutTiming } from '../../helpers/same-seed.js';
-import { cellSeed, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
+import { cellSeed, planDigest, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
+import { MEMBENCH_VERSION } from '../../../harness/core/package-info.js';
 import { defineStrategy } from '../../../strategies/types.js';
 import { cellVerdict, verdictFails } from '../../../reports/junit.js';
 import { renderMarkdown } from '../../../reports/markdown.js';
@@ -104,6 +106,38 @@ describe('runBenchmark', () => {
     expect(window!.recall.contextRecall.hits).toBe(0);
     const again = await runBenchmark({ scenarios: [filler], strategies: ['buffer'], seed: 43 });
     expect(again.cells[0]!.tokens.contextTotal).not.toBe(buffer!.tokens.contextTotal);
+  });
+
+  it("hashes the plan's digest scenario by scenario into the digest of the whole matrix's JSON (run dirs of before still resume)", async () => {
+    const { plans, scenarios } = await planRun({
+      strategies: ['window', 'bm25'],
+      scenarios: ['recipes-en', 'recipes-zh'],
+    });
+    const settings = {
+      modelProvider: 'offline',
+      embedderProvider: 'hashed',
+      tokenizerModel: 'offline',
+      isolate: false,
+      retrievalK: [1, 5],
+      live: {},
+      keepCellDirs: false,
+    };
+    const whole = JSON.stringify({
+      membench: MEMBENCH_VERSION,
+      providers: ['offline', 'hashed', 'offline', 0, false, [1, 5]],
+      scenarios: scenarios.map(({ source: _source, ...scenario }) => scenario),
+      cells: plans.map((plan) => [
+        plan.id,
+        plan.scenario.name,
+        plan.strategy.name,
+        plan.strategy.options,
+        plan.strategy.durability,
+        plan.idempotencyKeys,
+        plan.trial,
+        plan.seed,
+      ]),
+    });
+    expect(planDigest(plans, scenarios, settings)).toBe(createHash('sha256').update(whole).digest('hex').slice(0, 16));
   });
 
   it('stretches any scenario to N turns with --stretch, probes kept', async () => {

@@ -12,6 +12,7 @@ import { stepMessages } from '../../../harness/scenarios/evidence.js';
 import { generateWorkload, type GeneratedScenario } from '../../../harness/scenarios/generator.js';
 import { goldProblems } from '../../../harness/scenarios/generator-gold.js';
 import { loadSpecFile, type GeneratorSpec } from '../../../harness/scenarios/generator-spec.js';
+import { checkScenarioText } from '../../../harness/scenarios/load.js';
 import type { ProbeStep, Scenario, Step } from '../../../harness/scenarios/format.js';
 
 const LABELS = [
@@ -80,6 +81,16 @@ describe('generateWorkload', () => {
     for (const [index, item] of reseeded.entries()) expect(item.yaml).not.toBe(suite[index]!.yaml);
     const zhOnly = generateWorkload({ ...spec, languages: ['zh'] });
     expect(zhOnly.map((item) => item.yaml)).toEqual([suite[1]!.yaml]);
+  });
+
+  test('each scenario, validated as data, is the one its YAML loads as (source and all)', () => {
+    for (const item of suite) {
+      const source = `generator:${spec.name}#${item.document.name}`;
+      const loaded = checkScenarioText(item.yaml, source);
+      expect(loaded.problems).toEqual([]);
+      expect(item.scenario).toStrictEqual(loaded.scenario);
+      expect(item.scenario.source).toBe(source);
+    }
   });
 
   test('the built-in suite: one English and one Chinese conversation of 280 exchanges, over 500 probes in all, every kind present', () => {

@@ -21,10 +21,14 @@ const FIXTURE = 'fixtures/datasets/locomo10-sample.json';
 async function importFile(
   file: string,
   limit?: number,
+  documents?: boolean,
 ): Promise<{ scenarios: ImportedScenario[]; report: ImportReport }> {
   const log = new ImportLog('locomo', file);
   const scenarios: ImportedScenario[] = [];
-  for await (const imported of importScenarios('locomo', file, log, limit === undefined ? {} : { limit }))
+  for await (const imported of importScenarios('locomo', file, log, {
+    ...(limit === undefined ? {} : { limit }),
+    ...(documents ? { documents } : {}),
+  }))
     scenarios.push(imported);
   return { scenarios, report: log.report() };
 }
@@ -257,6 +261,121 @@ describe('LoCoMo shapes the published file does not have', () => {
     const { scenarios, report } = await importFile(writeTemp([sample, sample]));
     expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-1', 'locomo-conv-1-2']);
     expect(report.repaired.map((issue) => issue.code)).toContain('name-taken');
+  });
+});
+
+describe('LoCoMo derived documents (observations, session summaries)', async () => {
+  const { scenarios, report } = await importFile(FIXTURE, undefined, true);
+  const named = (name: string) => scenarios.find((item) => item.scenario.name === name)!.scenario;
+  const documents = (steps: readonly Step[]) =>
+    steps.flatMap((step) => (step.kind === 'user' ? [{ id: step.id, text: step.user, cites: step.cites }] : []));
+
+  test('asked for, each field becomes a scenario of its own after its dialog, in a group of its own', () => {
+    expect(scenarios.map((item) => item.scenario.name)).toEqual([
+      'locomo-conv-a',
+      'locomo-conv-a-observation',
+      'locomo-conv-a-summary',
+      'locomo-conv-b',
+      'locomo-conv-b-observation',
+      'locomo-conv-b-summary',
+    ]);
+    expect(named('locomo-conv-a-observation').documents).toBe('observation');
+    expect(named('locomo-conv-a-summary').documents).toBe('summary');
+    expect(named('locomo-conv-a').documents).toBeUndefined();
+    expect(named('locomo-conv-a-observation').group).toBe('locomo:locomo10-sample.json observations');
+    // The import summary counts the dialogs alone.
+    expect(report.scenarios).toBe(2);
+  });
+
+  test('an observation is one message, dated with its session, citing its dia_id; its text names no id', () => {
+    const steps = named('locomo-conv-a-observation').steps;
+    expect(documents(steps).slice(0, 3)).toEqual([
+      { id: 'O1.1', text: 'Maya signed up for a pottery class downtown.', cites: ['D1:1'] },
+      { id: 'O1.2', text: 'Maya is moving to Denver in August.', cites: ['D1:5'] },
+      { id: 'O1.3', text: 'Leo is training for the city half marathon.', cites: ['D1:2'] },
+    ]);
+    expect(steps.filter((step) => step.kind === 'session')).toHaveLength(3);
+    expect(steps.some((step) => step.kind === 'user' && /D\d+:\d+/u.test(step.user))).toBe(false);
+    expect(steps.every((step) => step.kind !== 'user' || (step.reply === false && step.at !== undefined))).toBe(true);
+  });
+
+  test('a session summary cites every dia_id numbered with its session', () => {
+    const [first] = documents(named('locomo-conv-a-summary').steps);
+    expect(first).toEqual({
+      id: 'S1',
+      text: 'Maya told Leo about her pottery class and her move to Denver; Leo is training for a half marathon.',
+      cites: ['D1:1', 'D1:2', 'D1:3', 'D1:4', 'D1:5', 'D1:6'],
+    });
+  });
+
+  test('each derived scenario asks the dialog’s questions, with the same evidence', () => {
+    const dialog = [...probes(named('locomo-conv-a').steps).values()];
+    expect([...probes(named('locomo-conv-a-observation').steps).values()]).toEqual(dialog);
+    expect([...probes(named('locomo-conv-a-summary').steps).values()]).toEqual(dialog);
+  });
+
+  test('not asked for, nothing derived is imported', async () => {
+    const { scenarios: dialogs } = await importFile(FIXTURE);
+    expect(dialogs.map((item) => item.scenario.name)).toEqual(['locomo-conv-a', 'locomo-conv-b']);
+  });
+
+  const sample = (extra: Record<string, unknown>) => ({
+    qa: [{ question: 'What does Ana grow?', answer: 'basil', evidence: ['D1:1'], category: 4 }],
+    conversation: {
+      session_1_date_time: '1:56 pm on 8 May, 2023',
+      session_1: [
+        { speaker: 'Ana', dia_id: 'D1:1', text: 'I grow basil.' },
+        { speaker: 'Bo', dia_id: 'D1:2', text: 'Nice.' },
+      ],
+    },
+    sample_id: 'conv-x',
+    ...extra,
+  });
+
+  test('a sample without the fields: its units are skipped, each with a note', async () => {
+    const { scenarios, report } = await importFile(writeTemp([sample({})]), undefined, true);
+    expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-x']);
+    expect(issues(report, 'conv-x observation')).toEqual(['observation-missing']);
+    expect(issues(report, 'conv-x session_summary')).toEqual(['summary-missing']);
+  });
+
+  test('several ids in one dia_id field, or a list, are all cited; an id naming no turn is reported and not cited', async () => {
+    const observation = {
+      session_1_observation: {
+        Ana: [
+          ['Ana grows basil.', 'D1:1, D1:2'],
+          ['Ana likes herbs.', ['D1:1', 'D9:9']],
+        ],
+      },
+    };
+    const { scenarios, report } = await importFile(writeTemp([sample({ observation })]), undefined, true);
+    const steps = scenarios.find((item) => item.scenario.documents === 'observation')!.scenario.steps;
+    expect(documents(steps).map((document) => document.cites)).toEqual([['D1:1', 'D1:2'], ['D1:1']]);
+    expect(issues(report, 'conv-x observation.session_1_observation.Ana[1][1]')).toEqual(['observation-cite-unknown']);
+  });
+
+  test.each([
+    [{ observation: [] }, 'conv-x observation: expected an object of session_N_observation entries, got a list'],
+    [
+      { observation: { session_1_observation: { Ana: [['Ana grows basil.', 7]] } } },
+      'conv-x observation.session_1_observation.Ana[0][1]: expected a dia_id like "D1:3" or a list of them, got number 7',
+    ],
+    [
+      { observation: { session_1_observation: { Ana: 'Ana grows basil.' } } },
+      'conv-x observation.session_1_observation.Ana: expected a list of [text, dia_id] pairs, got string "Ana grows basil."',
+    ],
+    [
+      { session_summary: { session_1_summary: ['Ana grows basil.'] } },
+      'conv-x session_summary.session_1_summary: expected the summary text, got a list',
+    ],
+  ])('a field of the wrong type is bad input naming the file and the field (%j)', async (extra, message) => {
+    const file = writeTemp([sample(extra)]);
+    await expect(importFile(file, undefined, true)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: `${file}: ${message}`,
+    });
+    // Not asked for, the fields are not read.
+    await expect(importFile(file)).resolves.toBeDefined();
   });
 });
 
