@@ -91,7 +91,7 @@ export interface SeriesStyle {
  */
 export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
   const settings = new Map<string, string>();
-  for (const spec of result.header.strategies) settings.set(spec.setting, spec.name);
+  for (const strategy of result.header.strategies) settings.set(strategy.setting, strategy.name);
   for (const cell of result.cells) if (!settings.has(cell.setting)) settings.set(cell.setting, cell.strategy);
   const styles = new Map<string, SeriesStyle>();
   [...settings].forEach(([setting, strategy], index) => {

@@ -47,7 +47,7 @@ const QUESTIONS: Record<Answer['id'], Text> = {
 type TraitsOf = (strategy: string) => StrategyTraits | undefined;
 
 function traitsFrom(result: RunResult): TraitsOf {
-  const traits = new Map(result.header.strategies.map((spec) => [spec.name, spec.traits]));
+  const traits = new Map(result.header.strategies.map((strategy) => [strategy.name, strategy.traits]));
   return (strategy) => traits.get(strategy);
 }
 

@@ -210,7 +210,9 @@ export function modelNote(result: RunResult): string {
  */
 export function modelDependenceNote(result: RunResult): string {
   const names = [
-    ...new Map(result.header.strategies.map((spec) => [spec.name, spec.traits?.keepsVerbatim === true])).entries(),
+    ...new Map(
+      result.header.strategies.map((strategy) => [strategy.name, strategy.traits?.keepsVerbatim === true]),
+    ).entries(),
   ];
   const verbatim = names.filter(([, keeps]) => keeps).map(([name]) => name);
   const others = names.filter(([, keeps]) => !keeps).map(([name]) => name);

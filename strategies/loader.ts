@@ -25,14 +25,14 @@ const STRATEGY_NAME = /^[a-z0-9][a-z0-9_:-]*$/iu;
 const MODULE_EXTENSION = /\.(?:[cm]?[jt]s|tsx|jsx)$/iu;
 
 /** True when a `--strategy` value names a file rather than a strategy. */
-export function isModuleSpec(spec: string): boolean {
+export function isModuleSource(source: string): boolean {
   return (
-    spec.startsWith('.') ||
-    spec.startsWith('file:') ||
-    path.isAbsolute(spec) ||
-    spec.includes('/') ||
-    spec.includes('\\') ||
-    MODULE_EXTENSION.test(spec)
+    source.startsWith('.') ||
+    source.startsWith('file:') ||
+    path.isAbsolute(source) ||
+    source.includes('/') ||
+    source.includes('\\') ||
+    MODULE_EXTENSION.test(source)
   );
 }
 
@@ -41,29 +41,29 @@ export function isModuleSpec(spec: string): boolean {
  * resolved against `cwd` whose default export (or `strategy` export) is a StrategyDefinition.
  */
 export async function loadStrategyDefinition(
-  spec: string,
+  source: string,
   options: { cwd?: string } = {},
 ): Promise<StrategyDefinition> {
-  const builtin = findStrategy(spec);
+  const builtin = findStrategy(source);
   if (builtin) return builtin;
-  const peer = (PEER_NAMES as readonly string[]).includes(spec) ? PEERS[spec as PeerName] : undefined;
+  const peer = (PEER_NAMES as readonly string[]).includes(source) ? PEERS[source as PeerName] : undefined;
   if (peer) return peer();
-  if (spec.startsWith(LANGCHAIN_PREFIX))
-    return (await langchain()).langchainDefinition(spec.slice(LANGCHAIN_PREFIX.length));
-  if (!isModuleSpec(spec)) {
+  if (source.startsWith(LANGCHAIN_PREFIX))
+    return (await langchain()).langchainDefinition(source.slice(LANGCHAIN_PREFIX.length));
+  if (!isModuleSource(source)) {
     throw new MembenchError(
       'UNKNOWN_STRATEGY',
-      `unknown strategy "${spec}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; peers are ${PEER_NAMES.join(', ')}; ` +
+      `unknown strategy "${source}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; peers are ${PEER_NAMES.join(', ')}; ` +
         `LangChain memories are ${(await langchain()).LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name).join(', ')}; ` +
         'or give the path of a module, e.g. ./my-memory.ts',
     );
   }
-  const file = spec.startsWith('file:') ? fileURLToPath(spec) : path.resolve(options.cwd ?? process.cwd(), spec);
-  return loadModuleDefinition(spec, file);
+  const file = source.startsWith('file:') ? fileURLToPath(source) : path.resolve(options.cwd ?? process.cwd(), source);
+  return loadModuleDefinition(source, file);
 }
 
-async function loadModuleDefinition(spec: string, file: string): Promise<StrategyDefinition> {
-  const where = spec === file ? file : `${spec} (${file})`;
+async function loadModuleDefinition(source: string, file: string): Promise<StrategyDefinition> {
+  const where = source === file ? file : `${source} (${file})`;
   const kind = await stat(file).then(
     (stats) => (stats.isFile() ? 'file' : 'other'),
     () => 'missing',

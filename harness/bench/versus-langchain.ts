@@ -155,7 +155,7 @@ export async function benchVersusLangChain(options: VersusOptions): Promise<Vers
   const windowLimit: ContextLimit = { kind: 'exchanges', value: options.windowK };
   const tokenLimit: ContextLimit = { kind: 'tokens', value: options.maxTokenLimit };
   const pairs: VersusPair[] = [];
-  const specs = [
+  const matchups = [
     {
       title: 'window vs BufferWindowMemory',
       ours: window as StrategyDefinition,
@@ -171,15 +171,15 @@ export async function benchVersusLangChain(options: VersusOptions): Promise<Vers
       limit: tokenLimit,
     },
   ];
-  for (const spec of specs) {
-    options.onProgress?.(`langchain: ${spec.title}, ${options.turns} turns`);
+  for (const matchup of matchups) {
+    options.onProgress?.(`langchain: ${matchup.title}, ${options.turns} turns`);
     const ours: PlayedRun[] = [];
     for (const durability of ['sync', 'none'] as const)
-      ours.push(await play(spec.ours, spec.knobs, durability, spec.limit, options.turns, options.budgetMs));
-    const langchain = await play(spec.theirs, spec.knobs, 'none', spec.limit, options.turns, options.budgetMs);
+      ours.push(await play(matchup.ours, matchup.knobs, durability, matchup.limit, options.turns, options.budgetMs));
+    const langchain = await play(matchup.theirs, matchup.knobs, 'none', matchup.limit, options.turns, options.budgetMs);
     const commonTurns = Math.min(langchain.turnsPlayed, ...ours.map((run) => run.turnsPlayed));
     pairs.push({
-      title: spec.title,
+      title: matchup.title,
       ours: ours.map((run) => withCommonMean(run, commonTurns)),
       langchain: withCommonMean(langchain, commonTurns),
       commonTurns,

@@ -21,7 +21,7 @@ import {
   type ProgressEvent,
   type RunOptions,
 } from '../run/runner.js';
-import { isLiveSpec, ResponseCache } from '../models/index.js';
+import { isLiveProvider, ResponseCache } from '../models/index.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 import { loadPrompts } from '../results/judge-prompts.js';
 import { createJudge, judgeRun } from '../results/judges.js';
@@ -467,31 +467,31 @@ export interface JudgeSettings {
   cache?: string | false | undefined;
 }
 
-/** Refuses an unknown judge spec or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
+/** Refuses an unknown judge or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
 export async function checkJudgeSettings(settings: JudgeSettings): Promise<void> {
   if (settings.judges.length === 0 && settings.promptsFile !== undefined)
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`,
     );
-  const twice = settings.judges.find((spec, index) => settings.judges.indexOf(spec) !== index);
+  const twice = settings.judges.find((judge, index) => settings.judges.indexOf(judge) !== index);
   if (twice !== undefined)
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `--judge ${twice} is given twice: name two different judges for agreement`,
     );
-  for (const spec of settings.judges) createJudge(spec, { cache: false });
+  for (const judge of settings.judges) createJudge(judge, { cache: false });
   if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
 }
 
 /** Judges `result` with each judge in turn (live ones through the response cache), returning the judged copy. */
 export async function judgeResults(result: RunResult, settings: JudgeSettings): Promise<RunResult> {
   const prompts = settings.promptsFile === undefined ? undefined : await loadPrompts(settings.promptsFile);
-  const live = settings.judges.some(isLiveSpec);
+  const live = settings.judges.some(isLiveProvider);
   const cache = live && settings.cache !== false ? ResponseCache.open(settings.cache ?? DEFAULT_CACHE_FILE) : undefined;
   try {
-    const judges = settings.judges.map((spec) =>
-      createJudge(spec, { ...(prompts ? { prompts } : {}), provider: settings.live ?? {}, cache: cache ?? false }),
+    const judges = settings.judges.map((judge) =>
+      createJudge(judge, { ...(prompts ? { prompts } : {}), provider: settings.live ?? {}, cache: cache ?? false }),
     );
     return await judgeRun(result, judges);
   } finally {

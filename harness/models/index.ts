@@ -1,4 +1,4 @@
-/** Resolves `--model` / `--embedder` specs to providers, and meters what each call costs. */
+/** Resolves `--model` / `--embedder` provider names to providers, and meters what each call costs. */
 import { MembenchError } from '../core/errors.js';
 import { checkNumber } from '../core/numbers.js';
 import type { TokenCounter } from '../core/tokens.js';
@@ -33,24 +33,24 @@ function cacheStore(selection: CacheSelection): ResponseCache {
   return 'store' in selection ? selection.store : ResponseCache.open(selection.file);
 }
 
-/** Whether a model or embedder spec calls a provider over the network (`openai:NAME`); `offline` and `hashed` never do. */
-export function isLiveSpec(spec: string): boolean {
-  return spec.startsWith('openai:');
+/** Whether a model or embedder provider name calls a provider over the network (`openai:NAME`); `offline` and `hashed` never do. */
+export function isLiveProvider(provider: string): boolean {
+  return provider.startsWith('openai:');
 }
 
-/** The NAME of `openai:NAME`, or undefined for another spec. */
-function openaiName(spec: string, kind: 'model' | 'embedder'): string | undefined {
-  if (!isLiveSpec(spec)) return undefined;
-  const name = spec.slice('openai:'.length).trim();
+/** The NAME of `openai:NAME`, or undefined for another provider. */
+function openaiName(provider: string, kind: 'model' | 'embedder'): string | undefined {
+  if (!isLiveProvider(provider)) return undefined;
+  const name = provider.slice('openai:'.length).trim();
   if (!name)
-    throw new MembenchError('INVALID_ARGUMENT', `${kind} "${spec}": expected openai:NAME, e.g. openai:gpt-4o-mini`);
+    throw new MembenchError('INVALID_ARGUMENT', `${kind} "${provider}": expected openai:NAME, e.g. openai:gpt-4o-mini`);
   return name;
 }
 
 /** `offline` (default) or `openai:NAME`. */
-export function createModel(spec: string, options: ProviderOptions = {}): ChatModel {
-  if (spec === 'offline') return new OfflineModel();
-  const name = openaiName(spec, 'model');
+export function createModel(provider: string, options: ProviderOptions = {}): ChatModel {
+  if (provider === 'offline') return new OfflineModel();
+  const name = openaiName(provider, 'model');
   if (name !== undefined) {
     const model = new OpenAIChatModel(name, options);
     if (!options.cache) return model;
@@ -59,7 +59,7 @@ export function createModel(spec: string, options: ProviderOptions = {}): ChatMo
       describe: (request) => model.requestBody(request),
     });
   }
-  throw new MembenchError('INVALID_ARGUMENT', `unknown model "${spec}": expected "offline" or "openai:NAME"`);
+  throw new MembenchError('INVALID_ARGUMENT', `unknown model "${provider}": expected "offline" or "openai:NAME"`);
 }
 
 /** Dimensions a hashed embedding may have: 0 holds nothing, and past 65536 a vector costs more than the text it encodes. */
@@ -73,19 +73,19 @@ const TAKES_DIMENSIONS = /^text-embedding-3/u;
  * the first response) or `openai:NAME:DIM` (the dimension known up front; a name may itself hold
  * colons, as Ollama's `nomic-embed-text:latest`: only an all-digit last part is a dimension).
  */
-export function createEmbedder(spec: string, options: ProviderOptions = {}): Embedder {
-  const hashed = /^hashed(?::(\d+))?$/u.exec(spec);
+export function createEmbedder(provider: string, options: ProviderOptions = {}): Embedder {
+  const hashed = /^hashed(?::(\d+))?$/u.exec(provider);
   if (hashed)
     return new HashedEmbedder(
-      hashed[1] ? checkNumber(`--embedder ${spec}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256,
+      hashed[1] ? checkNumber(`--embedder ${provider}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256,
     );
-  const given = openaiName(spec, 'embedder');
+  const given = openaiName(provider, 'embedder');
   if (given !== undefined) {
     const sized = /^(.+):(\d+)$/u.exec(given);
     const name = sized ? sized[1]! : given;
     const dimensions = sized ? Number(sized[2]) : undefined;
     if (dimensions === 0)
-      throw new MembenchError('INVALID_ARGUMENT', `embedder "${spec}": the dimension must be at least 1`);
+      throw new MembenchError('INVALID_ARGUMENT', `embedder "${provider}": the dimension must be at least 1`);
     const sizing =
       dimensions === undefined ? {} : TAKES_DIMENSIONS.test(name) ? { dimensions } : { expectedDimensions: dimensions };
     const embedder = new OpenAIEmbedder(name, { ...options, ...sizing });
@@ -93,7 +93,7 @@ export function createEmbedder(spec: string, options: ProviderOptions = {}): Emb
   }
   throw new MembenchError(
     'INVALID_ARGUMENT',
-    `unknown embedder "${spec}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`,
+    `unknown embedder "${provider}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`,
   );
 }
 

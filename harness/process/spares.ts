@@ -8,7 +8,7 @@
  */
 import { AgentProcess } from './agent-process.js';
 import { findStrategy } from '../../strategies/index.js';
-import { isLiveSpec } from '../models/index.js';
+import { isLiveProvider } from '../models/index.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
 /**
@@ -40,7 +40,7 @@ export function spareKind(cell: {
   return {
     tokenizerModel: cell.tokenizerModel,
     builtin,
-    offline: builtin && !isLiveSpec(cell.model) && !isLiveSpec(cell.embedder),
+    offline: builtin && !isLiveProvider(cell.model) && !isLiveProvider(cell.embedder),
   };
 }
 

@@ -32,7 +32,7 @@ export interface CellRecords {
 export interface PooledCell {
   id: string;
   scenario: Pick<Scenario, 'name' | 'group' | 'steps' | 'documents'>;
-  spec: { name: string; setting: string; options: Record<string, unknown>; durability: DurabilityMode };
+  strategy: { name: string; setting: string; options: Record<string, unknown>; durability: DurabilityMode };
   trial: number;
   seed: number;
   pricing?: boolean | undefined;
@@ -66,10 +66,10 @@ export function cellResult(
     id: plan.id,
     scenario: plan.scenario.name,
     ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
-    strategy: plan.spec.name,
-    setting: plan.spec.setting,
-    options: plan.spec.options,
-    durability: plan.spec.durability,
+    strategy: plan.strategy.name,
+    setting: plan.strategy.setting,
+    options: plan.strategy.options,
+    durability: plan.strategy.durability,
     trial: plan.trial,
     seed: plan.seed,
     status: error === undefined ? 'ok' : 'error',

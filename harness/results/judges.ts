@@ -10,7 +10,7 @@ import { HumanMessage } from '@langchain/core/messages';
 import { MembenchError } from '../core/errors.js';
 import { offlineVerdict, type JudgeItem } from '../core/judge-rules.js';
 import { TokenCounter } from '../core/tokens.js';
-import { createModel, isLiveSpec, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
+import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
 import { judgeLabel } from './agreement.js';
 import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
 import type { JudgeRun, JudgeVerdict, Judgement, RunResult } from './schema.js';
@@ -96,7 +96,7 @@ export class ModelJudge implements Judge {
   }
 }
 
-/** What a judge is made from: the spec, the prompts, and the provider settings of a live judge. */
+/** What a judge is made from: its name, the prompts, and the provider settings of a live judge. */
 export interface JudgeOptions {
   prompts?: PromptSet;
   /** Base URL, key, concurrency, timeout, retries; the temperature is always 0. */
@@ -106,14 +106,14 @@ export interface JudgeOptions {
 }
 
 /** `offline` or `openai:NAME`. */
-export function createJudge(spec: string, options: JudgeOptions = {}): Judge {
-  if (spec === 'offline') return new OfflineJudge();
-  if (!isLiveSpec(spec))
+export function createJudge(judge: string, options: JudgeOptions = {}): Judge {
+  if (judge === 'offline') return new OfflineJudge();
+  if (!isLiveProvider(judge))
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `--judge ${spec}: expected "offline" or "openai:NAME" (e.g. openai:gpt-4o)`,
+      `--judge ${judge}: expected "offline" or "openai:NAME" (e.g. openai:gpt-4o)`,
     );
-  const model = createModel(spec, {
+  const model = createModel(judge, {
     ...options.provider,
     temperature: 0,
     ...(options.cache ? { cache: { store: options.cache } } : {}),

@@ -25,7 +25,7 @@ import {
   type ChatModel,
   type Embedder,
 } from '../models/index.js';
-import type { StrategySpec } from './params.js';
+import type { StrategySetting } from './params.js';
 import type { CellResult } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { TokenCounter } from '../core/tokens.js';
@@ -35,11 +35,11 @@ import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js'
 import { hasCjkIn } from '../core/text.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 
-/** A cell as plain data: what a pool worker receives (the strategy is found again from `spec.source`). */
+/** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
 export interface CellTask {
   id: string;
   scenario: Scenario;
-  spec: StrategySpec;
+  strategy: StrategySetting;
   /** Tool effects carry idempotency keys. */
   idempotencyKeys: boolean;
   trial: number;
@@ -57,8 +57,8 @@ export type { LiveProviderSettings };
 
 /** Everything that builds a cell's providers, as plain data: sent once to each pool worker. */
 export interface ProviderSettings {
-  modelSpec: string;
-  embedderSpec: string;
+  modelProvider: string;
+  embedderProvider: string;
   live: LiveProviderSettings;
   /** The response cache file for live models; undefined: no cache. */
   cacheFile?: string;
@@ -97,7 +97,7 @@ export function openProviders(
   const modelFor = (trial: number): ChatModel => {
     let model = models.get(trial);
     if (!model) {
-      model = createModel(settings.modelSpec, { ...settings.live, cache: cache && { ...cache, trial } });
+      model = createModel(settings.modelProvider, { ...settings.live, cache: cache && { ...cache, trial } });
       models.set(trial, model);
     }
     return model;
@@ -106,7 +106,7 @@ export function openProviders(
     ...settings,
     model: modelFor(0),
     modelFor,
-    embedder: createEmbedder(settings.embedderSpec, { ...settings.live, cache }),
+    embedder: createEmbedder(settings.embedderProvider, { ...settings.live, cache }),
     now,
   };
   return { providers, close: () => cacheStore?.close() };
@@ -168,11 +168,11 @@ async function runInline(
           tokens,
           model,
           embedder: providers.embedder,
-          durability: plan.spec.durability,
+          durability: plan.strategy.durability,
           seed: plan.seed,
           now: providers.now,
         },
-        plan.spec.options,
+        plan.strategy.options,
       ),
   });
   let error: string | undefined;
@@ -249,12 +249,12 @@ async function runInProcesses(
     strategyCrashPoints: plan.definition.crashPoints,
     cell: {
       cellId: plan.id,
-      strategy: plan.spec.source,
-      options: plan.spec.options,
-      durability: plan.spec.durability,
+      strategy: plan.strategy.source,
+      options: plan.strategy.options,
+      durability: plan.strategy.durability,
       dir,
-      model: providers.modelSpec,
-      embedder: providers.embedderSpec,
+      model: providers.modelProvider,
+      embedder: providers.embedderProvider,
       live: providers.live,
       ...(providers.cacheFile ? { cache: { file: providers.cacheFile, trial: plan.trial } } : {}),
       tokenizerModel: providers.tokenizerModel,
@@ -283,7 +283,7 @@ const probeScoringOf = (
   steps: plan.scenario.steps,
   // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
   ...(plan.definition.keepsVerbatim === false ? { rarity: true } : {}),
-  ...(plan.spec.options.unit === 'session' ? { unit: 'session' as const } : {}),
+  ...(plan.strategy.options.unit === 'session' ? { unit: 'session' as const } : {}),
   ...(settings.retrievalK !== undefined ? { retrievalK: settings.retrievalK } : {}),
   ...(settings.protocol !== undefined ? { protocol: settings.protocol } : {}),
 });

@@ -21,7 +21,7 @@ import {
   positionOf,
   type Problem,
 } from '../scenarios/load.js';
-import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
+import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
@@ -198,13 +198,13 @@ async function checkSettings(
 ): Promise<void> {
   const definitions: StrategyDefinition[] = [];
   let checkable = true;
-  for (const [index, spec] of (config.strategies ?? []).entries()) {
-    if (isModuleSpec(spec)) {
+  for (const [index, source] of (config.strategies ?? []).entries()) {
+    if (isModuleSource(source)) {
       checkable = false;
       continue;
     }
     try {
-      definitions.push(await loadStrategyDefinition(spec));
+      definitions.push(await loadStrategyDefinition(source));
     } catch (error) {
       if (!(error instanceof MembenchError)) throw error;
       fail(itemPath(raw.strategies, 'strategies', index), error.message);
@@ -274,24 +274,28 @@ function normalize({ params, ...rest }: z.infer<typeof configSchema>): MembenchC
 /** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, out, cache. */
 function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
   const resolve = (file: string): string => path.resolve(dir, file);
-  const isScenarioPath = (spec: string): boolean =>
-    spec.includes('/') || spec.includes(path.sep) || /\.(ya?ml|json)$/iu.test(spec);
+  const isScenarioPath = (nameOrPath: string): boolean =>
+    nameOrPath.includes('/') || nameOrPath.includes(path.sep) || /\.(ya?ml|json)$/iu.test(nameOrPath);
   return {
     ...config,
     ...(config.strategies
       ? {
-          strategies: config.strategies.map((spec) =>
-            isModuleSpec(spec) && !spec.startsWith('file:') ? resolve(spec) : spec,
+          strategies: config.strategies.map((source) =>
+            isModuleSource(source) && !source.startsWith('file:') ? resolve(source) : source,
           ),
         }
       : {}),
     ...(config.scenarios
-      ? { scenarios: config.scenarios.map((spec) => (isScenarioPath(spec) ? resolve(spec) : spec)) }
+      ? {
+          scenarios: config.scenarios.map((nameOrPath) =>
+            isScenarioPath(nameOrPath) ? resolve(nameOrPath) : nameOrPath,
+          ),
+        }
       : {}),
     ...(config.datasets
       ? {
-          datasets: config.datasets.map((spec) =>
-            spec.replace(/^([a-z]+):(.+)$/u, (_, kind: string, file: string) => `${kind}:${resolve(file)}`),
+          datasets: config.datasets.map((arg) =>
+            arg.replace(/^([a-z]+):(.+)$/u, (_, kind: string, file: string) => `${kind}:${resolve(file)}`),
           ),
         }
       : {}),

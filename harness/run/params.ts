@@ -5,7 +5,7 @@ import type { StrategyTraits } from '../core/strategy-traits.js';
 import { DURABILITY_MODES, traitsOf, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
 
 /** One strategy with one parameter set: a column of the run matrix. */
-export interface StrategySpec {
+export interface StrategySetting {
   name: string;
   /** How an agent process finds the definition again: a built-in name, `langchain:NAME` or an absolute module path. */
   source: string;
@@ -56,7 +56,7 @@ export function expandStrategies(
   definitions: readonly StrategyDefinition[],
   paramFlags: readonly string[],
   sources: ReadonlyMap<string, string> = new Map(),
-): StrategySpec[] {
+): StrategySetting[] {
   const axesByStrategy = new Map<string, Map<string, string[]>>();
   for (const flag of paramFlags) {
     const { strategy, key, values } = parseParamFlag(flag);
@@ -80,7 +80,7 @@ export function expandStrategies(
     axesByStrategy.set(strategy, axes);
   }
 
-  const specs = definitions.flatMap((definition) => {
+  const settings = definitions.flatMap((definition) => {
     const axes = [...(axesByStrategy.get(definition.name) ?? new Map<string, string[]>())];
     return cartesian(axes).map((set) => {
       const { durability = definition.defaultDurability, ...raw } = set;
@@ -126,17 +126,17 @@ export function expandStrategies(
   });
   // The same setting twice (`window.k=2,2`, or 2 and 2.0) would run identical cells under one id.
   const seen = new Set<string>();
-  for (const spec of specs) {
-    if (seen.has(spec.setting)) {
-      const flags = paramFlags.filter((flag) => flag.trim().startsWith(`${spec.name}.`));
+  for (const strategy of settings) {
+    if (seen.has(strategy.setting)) {
+      const flags = paramFlags.filter((flag) => flag.trim().startsWith(`${strategy.name}.`));
       throw new MembenchError(
         'INVALID_ARGUMENT',
         flags.length
-          ? `--param ${flags.join(' --param ')}: ${spec.setting} is listed twice (a value repeated?): give each setting once`
-          : `${spec.setting} is selected twice (two strategies with one name?)`,
+          ? `--param ${flags.join(' --param ')}: ${strategy.setting} is listed twice (a value repeated?): give each setting once`
+          : `${strategy.setting} is selected twice (two strategies with one name?)`,
       );
     }
-    seen.add(spec.setting);
+    seen.add(strategy.setting);
   }
-  return specs;
+  return settings;
 }

@@ -14,7 +14,7 @@ async function run(message: RunCellRequest): Promise<CellResult> {
   try {
     opened ??= openProviders(message.settings);
     send({ type: 'phase', index: message.index, phase: 'loading the strategy' });
-    const definition = await loadStrategyDefinition(message.task.spec.source);
+    const definition = await loadStrategyDefinition(message.task.strategy.source);
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
     return await runCell({ ...message.task, definition }, opened.providers, (phase) =>
       send({ type: 'phase', index: message.index, phase }),

@@ -26,7 +26,7 @@ import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
-import { expandStrategies, type StrategySpec } from './params.js';
+import { expandStrategies, type StrategySetting } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
 import { withinTimeLimit } from './cell-timeout.js';
 import { makeRunTempDir } from './temp-dirs.js';
@@ -36,9 +36,9 @@ import { PROTOCOL_K, PROTOCOL_KNOBS, type Protocol } from '../results/protocols.
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
 import { encodingForModel, knownTokenizerModel, TokenCounter } from '../core/tokens.js';
-import { isLiveSpec } from '../models/index.js';
+import { isLiveProvider } from '../models/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
-import { isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
+import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
 import { fnv1aCodePoints } from '../core/hash.js';
 
@@ -194,7 +194,7 @@ async function selectStrategies(
       );
     }
     definitions.push(definition);
-    sources.set(definition.name, isModuleSpec(name) ? path.resolve(cwd, name) : name);
+    sources.set(definition.name, isModuleSource(name) ? path.resolve(cwd, name) : name);
   }
   return { definitions, sources };
 }
@@ -238,7 +238,7 @@ function protocolParams(
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
 export async function planRun(
   options: RunOptions,
-): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; specs: StrategySpec[]; errata: ErrataReport[] }> {
+): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; strategies: StrategySetting[]; errata: ErrataReport[] }> {
   checkRunNumbers(options);
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
   const durabilityParams = (options.durabilities ?? []).length
@@ -248,7 +248,7 @@ export async function planRun(
         )
         .map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
     : [];
-  const specs = expandStrategies(
+  const settings = expandStrategies(
     definitions,
     [...(options.params ?? []), ...durabilityParams, ...protocolParams(definitions, options)],
     sources,
@@ -259,7 +259,7 @@ export async function planRun(
     options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS),
   );
   // Each strategy in every mode but its own, for the priced scenarios only.
-  const priceSpecs = priced.size
+  const priceSettings = priced.size
     ? expandStrategies(
         definitions,
         [
@@ -285,8 +285,8 @@ export async function planRun(
       `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`,
     );
   const errata: ErrataReport[] = [];
-  for (const spec of options.datasets ?? []) {
-    const { scenarios: imported, report } = await importDataset(spec, {
+  for (const arg of options.datasets ?? []) {
+    const { scenarios: imported, report } = await importDataset(arg, {
       limit: options.datasetLimit,
       ...(options.errata !== undefined ? { errata: options.errata } : {}),
       // LoCoMo's protocol also retrieves over the file's observations and session summaries.
@@ -331,18 +331,18 @@ export async function planRun(
   };
   const plans: CellPlan[] = [];
   for (const scenario of scenarios) {
-    for (const [spec, pricing] of [
-      ...specs.map((item) => [item, false] as const),
-      ...(priced.has(scenario.name) ? priceSpecs.map((item) => [item, true] as const) : []),
+    for (const [strategy, pricing] of [
+      ...settings.map((item) => [item, false] as const),
+      ...(priced.has(scenario.name) ? priceSettings.map((item) => [item, true] as const) : []),
     ]) {
       for (let trial = 0; trial < trials; trial++) {
-        const definition = definitions.find((item) => item.name === spec.name)!;
-        for (const idempotencyKeys of keyVariants(scenario, spec.name)) {
-          const id = `${scenario.name}/${spec.setting}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
+        const definition = definitions.find((item) => item.name === strategy.name)!;
+        for (const idempotencyKeys of keyVariants(scenario, strategy.name)) {
+          const id = `${scenario.name}/${strategy.setting}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
           plans.push({
             id,
             scenario,
-            spec,
+            strategy,
             definition,
             idempotencyKeys,
             trial,
@@ -353,7 +353,7 @@ export async function planRun(
       }
     }
   }
-  return { plans, scenarios, specs, errata };
+  return { plans, scenarios, strategies: settings, errata };
 }
 
 /** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
@@ -365,8 +365,8 @@ export function planDigest(
   const head = {
     membench: MEMBENCH_VERSION,
     providers: [
-      settings.modelSpec,
-      settings.embedderSpec,
+      settings.modelProvider,
+      settings.embedderProvider,
       settings.tokenizerModel,
       settings.crashFuzz ?? 0,
       settings.isolate,
@@ -377,9 +377,9 @@ export function planDigest(
   const cells = plans.map((plan) => [
     plan.id,
     plan.scenario.name,
-    plan.spec.name,
-    plan.spec.options,
-    plan.spec.durability,
+    plan.strategy.name,
+    plan.strategy.options,
+    plan.strategy.durability,
     plan.idempotencyKeys,
     plan.trial,
     plan.seed,
@@ -437,11 +437,11 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
-  const { plans, scenarios, specs, errata } = await planRun(options);
+  const { plans, scenarios, strategies, errata } = await planRun(options);
   const workers = options.workers ?? 1;
-  const modelSpec = options.model ?? 'offline';
-  const embedderSpec = options.embedder ?? 'hashed';
-  const isLive = isLiveSpec(modelSpec) || isLiveSpec(embedderSpec);
+  const modelProvider = options.model ?? 'offline';
+  const embedderProvider = options.embedder ?? 'hashed';
+  const isLive = isLiveProvider(modelProvider) || isLiveProvider(embedderProvider);
   const cacheFile =
     isLive && options.cache !== false
       ? typeof options.cache === 'string'
@@ -449,13 +449,13 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
         : DEFAULT_CACHE_FILE
       : undefined;
   const settings: ProviderSettings = {
-    modelSpec,
-    embedderSpec,
+    modelProvider,
+    embedderProvider,
     live: options.live ?? {},
     ...(cacheFile ? { cacheFile: path.resolve(cacheFile) } : {}),
     ...(options.crashFuzz !== undefined ? { crashFuzz: options.crashFuzz } : {}),
     isolate: options.isolate ?? false,
-    tokenizerModel: options.tokenizer ?? modelSpec.replace(/^openai:/u, ''),
+    tokenizerModel: options.tokenizer ?? modelProvider.replace(/^openai:/u, ''),
     keepCellDirs: options.keepCellDirs ?? false,
     retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
     ...(options.protocol ? { protocol: options.protocol } : {}),
@@ -486,7 +486,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
     const units = positions.map((position) => ({
-      setting: plans[position]!.spec.setting,
+      setting: plans[position]!.strategy.setting,
       ...(plans[position]!.scenario.group !== undefined ? { group: plans[position]!.scenario.group } : {}),
       done: results.has(position),
     }));
@@ -538,12 +538,12 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     offlineModel: providers.model.offline,
     embedder: providers.embedder.id,
     tokenizer: { model: settings.tokenizerModel, encoding: tokenizer.encoding },
-    strategies: specs.map((spec) => ({
-      name: spec.name,
-      setting: spec.setting,
-      options: spec.options,
-      durability: spec.durability,
-      ...(spec.traits ? { traits: spec.traits } : {}),
+    strategies: strategies.map((strategy) => ({
+      name: strategy.name,
+      setting: strategy.setting,
+      options: strategy.options,
+      durability: strategy.durability,
+      ...(strategy.traits ? { traits: strategy.traits } : {}),
     })),
     scenarios: scenarios.map((scenario) => ({
       name: scenario.name,

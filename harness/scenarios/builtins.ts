@@ -34,24 +34,25 @@ export function builtinScenarioNames(): string[] {
   return [...dataFiles(BUILTIN_SCENARIO_DIR).keys(), ...builtinSuiteNames()];
 }
 
-/** The spec file of a built-in suite name; undefined for a path or a scenario name. */
-export function builtinSuiteFile(spec: string): string | undefined {
-  if (looksLikePath(spec) || existsSync(spec) || dataFiles(BUILTIN_SCENARIO_DIR).has(spec)) return undefined;
-  return dataFiles(SUITE_DIR).get(spec);
+/** The nameOrPath file of a built-in suite name; undefined for a path or a scenario name. */
+export function builtinSuiteFile(nameOrPath: string): string | undefined {
+  if (looksLikePath(nameOrPath) || existsSync(nameOrPath) || dataFiles(BUILTIN_SCENARIO_DIR).has(nameOrPath))
+    return undefined;
+  return dataFiles(SUITE_DIR).get(nameOrPath);
 }
 
-function looksLikePath(spec: string): boolean {
-  return spec.includes('/') || spec.includes(path.sep) || SCENARIO_FILE.test(spec);
+function looksLikePath(nameOrPath: string): boolean {
+  return nameOrPath.includes('/') || nameOrPath.includes(path.sep) || SCENARIO_FILE.test(nameOrPath);
 }
 
 /** A built-in name or a file path to the file to read. */
-export function resolveScenarioFile(spec: string): string {
-  if (looksLikePath(spec) || existsSync(spec)) return spec;
-  const file = dataFiles(BUILTIN_SCENARIO_DIR).get(spec);
+export function resolveScenarioFile(nameOrPath: string): string {
+  if (looksLikePath(nameOrPath) || existsSync(nameOrPath)) return nameOrPath;
+  const file = dataFiles(BUILTIN_SCENARIO_DIR).get(nameOrPath);
   if (!file) {
     throw new MembenchError(
       'UNKNOWN_SCENARIO',
-      `unknown scenario "${spec}": built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`,
+      `unknown scenario "${nameOrPath}": built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`,
     );
   }
   return file;
@@ -63,10 +64,10 @@ export function resolveScenarioFile(spec: string): string {
  * (unknown keys) come back formatted.
  */
 export async function loadScenarios(
-  specs: readonly string[],
+  namesOrPaths: readonly string[],
   options: CheckOptions = {},
 ): Promise<{ scenarios: Scenario[]; warnings: string[] }> {
-  const loaded = await Promise.all(specs.map((spec) => checkNamed(spec, options)));
+  const loaded = await Promise.all(namesOrPaths.map((nameOrPath) => checkNamed(nameOrPath, options)));
   const checks = loaded.flat();
   const invalid = checks.filter((check) => !check.scenario);
   if (invalid.length > 0) {
@@ -88,17 +89,17 @@ export async function loadScenarios(
 }
 
 /** The scenario a name or path stands for, or a built-in suite's generated scenarios (deterministic, in memory). */
-async function checkNamed(spec: string, options: CheckOptions): Promise<ScenarioCheck[]> {
-  const suite = builtinSuiteFile(spec);
+async function checkNamed(nameOrPath: string, options: CheckOptions): Promise<ScenarioCheck[]> {
+  const suite = builtinSuiteFile(nameOrPath);
   if (suite) {
     const { spec: generator, problems } = await checkSpecFile(suite);
     if (!generator) return [{ problems }];
-    return generateWorkload(generator, `builtin:${spec}`).map((generated) => ({
+    return generateWorkload(generator, `builtin:${nameOrPath}`).map((generated) => ({
       scenario: generated.scenario,
       problems: [],
     }));
   }
-  const file = resolveScenarioFile(spec);
+  const file = resolveScenarioFile(nameOrPath);
   const check = await checkScenarioFile(file, options);
   return [
     check.scenario

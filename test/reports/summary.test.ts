@@ -38,8 +38,8 @@ describe('report summaries', () => {
     expect(modelDependenceNote(result)).toContain('evidence recall of buffer, window (they keep messages verbatim)');
     expect(modelDependenceNote(result)).toMatch(/Model-dependent: answers \(accuracy, F1, abstention\)\.$/u);
     const transformed = structuredClone(result);
-    for (const spec of transformed.header.strategies)
-      if (spec.name === 'window') spec.traits = { ...spec.traits!, keepsVerbatim: false };
+    for (const strategy of transformed.header.strategies)
+      if (strategy.name === 'window') strategy.traits = { ...strategy.traits!, keepsVerbatim: false };
     expect(modelDependenceNote(transformed)).toContain('and what window keep, hence their recall');
   });
 

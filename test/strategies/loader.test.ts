@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/core/errors.js';
-import { definitionProblems, isModuleSpec, loadStrategyDefinition } from '../../strategies/loader.js';
+import { definitionProblems, isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { buffer } from '../../strategies/buffer.js';
 import { describeConformance, exchange, makeHarness } from './conformance.js';
 
@@ -70,7 +70,7 @@ describe('loadStrategyDefinition', () => {
     await writeFile(path.join(dir, name), source);
     return `./${name}`;
   };
-  const load = (spec: string) => loadStrategyDefinition(spec, { cwd: dir });
+  const load = (source: string) => loadStrategyDefinition(source, { cwd: dir });
   const valid = (name: string) =>
     `export default { name: ${JSON.stringify(name)}, description: 'x', defaultDurability: 'none', options: { parse: (v) => v, safeParse: (v) => ({ success: true, data: v }) }, create: () => ({}) };\n`;
 
@@ -174,11 +174,11 @@ describe('loadStrategyDefinition', () => {
   });
 });
 
-describe('isModuleSpec / definitionProblems', () => {
+describe('isModuleSource / definitionProblems', () => {
   it('tells paths from names', () => {
-    for (const spec of ['./a.ts', '../a.js', '/abs/a.mjs', 'a.ts', 'dir/a', 'file:///a.ts'])
-      expect(isModuleSpec(spec)).toBe(true);
-    for (const spec of ['buffer', 'summary-buffer', 'langchain:buffer']) expect(isModuleSpec(spec)).toBe(false);
+    for (const source of ['./a.ts', '../a.js', '/abs/a.mjs', 'a.ts', 'dir/a', 'file:///a.ts'])
+      expect(isModuleSource(source)).toBe(true);
+    for (const source of ['buffer', 'summary-buffer', 'langchain:buffer']) expect(isModuleSource(source)).toBe(false);
   });
 
   it('accepts every built-in definition', () => {

@@ -150,13 +150,13 @@ export function isDatasetReplay(scenario: Pick<Scenario, 'source'>): boolean {
 }
 
 /** `locomo:FILE` / `longmemeval:FILE` → dataset and file. */
-export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: string } {
-  const colon = spec.indexOf(':');
-  const dataset = spec.slice(0, Math.max(colon, 0));
-  const file = spec.slice(colon + 1);
+export function parseDatasetArg(arg: string): { dataset: DatasetName; file: string } {
+  const colon = arg.indexOf(':');
+  const dataset = arg.slice(0, Math.max(colon, 0));
+  const file = arg.slice(colon + 1);
   if (colon < 0 || !(DATASET_NAMES as readonly string[]).includes(dataset) || file.length === 0) {
     throw bad(
-      `--dataset ${spec}: expected DATASET:FILE with DATASET one of ${DATASET_NAMES.join(', ')} (e.g. locomo:data/locomo10.json)`,
+      `--dataset ${arg}: expected DATASET:FILE with DATASET one of ${DATASET_NAMES.join(', ')} (e.g. locomo:data/locomo10.json)`,
     );
   }
   return { dataset: dataset as DatasetName, file };
@@ -167,10 +167,10 @@ export function parseDatasetSpec(spec: string): { dataset: DatasetName; file: st
  * (as `loadScenarios` returns them) and the report. Throws when nothing could be imported.
  */
 export async function importDataset(
-  spec: string,
+  arg: string,
   options: { limit?: number; errata?: string; documents?: boolean } = {},
 ): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
-  const { dataset, file } = parseDatasetSpec(spec);
+  const { dataset, file } = parseDatasetArg(arg);
   const log = new ImportLog(dataset, file);
   const scenarios: Scenario[] = [];
   const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);

@@ -27,7 +27,7 @@ const steps: Step[] = [
 const cell: PooledCell = {
   id: 'c1',
   scenario: { name: 'lockers', steps },
-  spec: { name: 'vector', setting: 'vector', options: { k: 1 }, durability: 'sync' },
+  strategy: { name: 'vector', setting: 'vector', options: { k: 1 }, durability: 'sync' },
   trial: 0,
   seed: 7,
 };

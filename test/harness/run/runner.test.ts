@@ -114,8 +114,8 @@ describe('runBenchmark', () => {
       scenarios: ['recipes-en', 'recipes-zh'],
     });
     const settings = {
-      modelSpec: 'offline',
-      embedderSpec: 'hashed',
+      modelProvider: 'offline',
+      embedderProvider: 'hashed',
       tokenizerModel: 'offline',
       isolate: false,
       retrievalK: [1, 5],
@@ -129,9 +129,9 @@ describe('runBenchmark', () => {
       cells: plans.map((plan) => [
         plan.id,
         plan.scenario.name,
-        plan.spec.name,
-        plan.spec.options,
-        plan.spec.durability,
+        plan.strategy.name,
+        plan.strategy.options,
+        plan.strategy.durability,
         plan.idempotencyKeys,
         plan.trial,
         plan.seed,
@@ -266,7 +266,7 @@ describe('runBenchmark', () => {
       {
         id: 'z/broken',
         scenario,
-        spec: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' },
+        strategy: { name: 'broken', source: 'broken', options: {}, durability: 'none', setting: 'broken' },
         definition: broken,
         idempotencyKeys: true,
         trial: 0,
@@ -277,8 +277,8 @@ describe('runBenchmark', () => {
         modelFor: () => new OfflineModel(),
         live: {},
         embedder: new HashedEmbedder(),
-        modelSpec: 'offline',
-        embedderSpec: 'hashed',
+        modelProvider: 'offline',
+        embedderProvider: 'hashed',
         isolate: false,
         tokenizerModel: 'offline',
         now: () => new Date(0),
@@ -312,7 +312,7 @@ describe('durability-mode pricing', () => {
     const { plans } = await planRun({ strategies: ['buffer', 'window'] });
     const priced = plans.filter((plan) => plan.pricing);
     expect(new Set(priced.map((plan) => plan.scenario.name))).toEqual(new Set(['remember-then-crash']));
-    expect(priced.map((plan) => `${plan.spec.name}:${plan.spec.durability}`).sort()).toEqual([
+    expect(priced.map((plan) => `${plan.strategy.name}:${plan.strategy.durability}`).sort()).toEqual([
       'buffer:async',
       'buffer:exit',
       'buffer:none',
@@ -320,7 +320,7 @@ describe('durability-mode pricing', () => {
       'window:exit',
       'window:none',
     ]);
-    expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.spec.durability === 'sync')).toBe(true);
+    expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.strategy.durability === 'sync')).toBe(true);
     expect(
       (await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some(
         (plan) => plan.pricing,
@@ -331,7 +331,7 @@ describe('durability-mode pricing', () => {
       scenarios: ['recipes-en'],
       priceDurability: ['recipes-en'],
     });
-    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.spec.setting)).toEqual([
+    expect(chosen.plans.filter((plan) => plan.pricing).map((plan) => plan.strategy.setting)).toEqual([
       'buffer(durability=async)',
       'buffer(durability=exit)',
       'buffer(durability=none)',

@@ -10,7 +10,7 @@ import {
   formatImportReport,
   importDataset,
   ImportLog,
-  parseDatasetSpec,
+  parseDatasetArg,
 } from '../../../../harness/scenarios/importers/index.js';
 import { JsonNumberText, readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
 import { MembenchError } from '../../../../harness/core/errors.js';
@@ -136,9 +136,9 @@ describe('importDataset (run --dataset)', () => {
     expect(report).toMatchObject({ dataset: 'locomo', units: 1, scenarios: 1, items: 22 });
   });
 
-  test('bad specs and files with nothing to import are errors with exit code 2', async () => {
-    for (const spec of ['locomo', 'squad:x.json', 'longmemeval:']) {
-      expect(() => parseDatasetSpec(spec)).toThrow(/expected DATASET:FILE with DATASET one of locomo, longmemeval/u);
+  test('bad --dataset arguments and files with nothing to import are errors with exit code 2', async () => {
+    for (const arg of ['locomo', 'squad:x.json', 'longmemeval:']) {
+      expect(() => parseDatasetArg(arg)).toThrow(/expected DATASET:FILE with DATASET one of locomo, longmemeval/u);
     }
     const nothing = temp('[{"qa": [{"question": "q?", "answer": "a", "category": 4}], "sample_id": "x"}]');
     const error = await importDataset(`locomo:${nothing}`).then(
