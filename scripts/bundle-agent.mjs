@@ -82,7 +82,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  external: ['hnswlib-node', 'tiktoken', 'openai', 'yaml', 'tsx', '@langchain/classic'],
+  external: ['hnswlib-node', 'tiktoken', 'openai', 'tsx', '@langchain/classic'],
   define: { 'import.meta.url': '__import_meta_url' },
   banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
   outfile: bundle,

@@ -34,7 +34,6 @@ import {
   deriveMemoryName,
   INDEX_FILE,
   indexLine,
-  loadYaml,
   isExpired,
   MEMORIES_DIR,
   MEMORY_SCOPES,
@@ -551,6 +550,5 @@ export const fileIndex = defineStrategy({
   defaultDurability: 'sync',
   keepsVerbatim: false,
   crashPoints: ['mid_memory_write'],
-  preload: () => void loadYaml(),
   create: (context, options) => new FileIndexStrategy(context, options),
 });

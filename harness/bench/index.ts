@@ -38,7 +38,7 @@ export interface BenchOptions {
   sizes?: readonly number[];
   /** Strategies of the save/load section (default: every built-in). */
   strategies?: readonly string[];
-  /** Worker processes of the suite run (default: `membench run`'s, one per core). */
+  /** Worker processes of the suite run (default: `membench run`'s, one more than the cores). */
   workers?: number;
   /** Questions of the dataset-scale file (default DATASET_QUESTIONS; the published LongMemEval_S has 500). */
   questions?: number;

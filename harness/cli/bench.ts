@@ -45,7 +45,7 @@ export function builder(yargs: Argv) {
     .option('workers', {
       type: 'string',
       describe:
-        "worker processes of the suite run, passed to membench run as -w (default: membench run's own, one per core)",
+        "worker processes of the suite run, passed to membench run as -w (default: membench run's own, one more than the cores)",
     })
     .option('questions', {
       type: 'string',

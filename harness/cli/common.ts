@@ -29,6 +29,16 @@ import type { RunResult } from '../results/schema.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Flags both commands take. No yargs defaults: an absent flag leaves the config file's value (or the built-in default) in place. */
+
+/**
+ * One worker more than the cores: a cell in mode sync spends much of its time waiting on fsync
+ * (one per acknowledged message), and the extra worker keeps the cores busy meanwhile
+ * (docs/default-run.md has the measurement).
+ */
+export function defaultWorkers(): number {
+  return os.availableParallelism() + 1;
+}
+
 export function sharedOptions<T>(yargs: Argv<T>) {
   const matrix = yargs
     .option('config', {
@@ -49,7 +59,7 @@ export function sharedOptions<T>(yargs: Argv<T>) {
     .option('workers', {
       alias: 'w',
       type: 'string',
-      describe: `cells run at once, each in a worker process (default: the core count, here ${os.availableParallelism()}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
+      describe: `cells run at once, each in a worker process (default: one more than the core count, here ${defaultWorkers()}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
     })
     .option('seed', {
       type: 'string',
@@ -277,7 +287,7 @@ export async function resolveLayers(
     ...(argv['api-key'] !== undefined ? { apiKey: argv['api-key'] } : {}),
   };
   const options: RunOptions = { ...RUN_DEFAULTS, ...fromConfig, ...fromFlags, live };
-  const workers = flags.workers ?? config.workers ?? os.availableParallelism();
+  const workers = flags.workers ?? config.workers ?? defaultWorkers();
   const out = flags.out ?? config.out;
   return { options, config, workers, ...(out !== undefined ? { out } : {}) };
 }

@@ -7,19 +7,13 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from '../../harness/scenarios/memory-name.js';
 
 /** Front matter vocabularies (docs/design.md §3): what a memory is about, where it applies, how eagerly it is loaded. */
-/** yaml loads with the first memory file read or written: processes of other strategies never load it. */
-let yamlModule: typeof Yaml | undefined;
-/** Loads yaml (once): the file-index strategy's `preload`. */
-export const loadYaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
-const yaml = loadYaml;
 
 export const MEMORY_TYPES = ['user', 'feedback', 'project', 'reference'] as const;
 export const MEMORY_SCOPES = ['global', 'project'] as const;
@@ -143,7 +137,7 @@ export function isExpired(record: MemoryRecord, now: Date): boolean {
 /** The file text of a memory: YAML front matter, a blank line, the body. */
 export function renderMemoryFile(record: MemoryRecord): string {
   const { body, ...front } = record;
-  return `---\n${yaml().stringify(front, { lineWidth: 0 })}---\n\n${body}\n`;
+  return `---\n${stringifyYaml(front, { lineWidth: 0 })}---\n\n${body}\n`;
 }
 
 const frontMatter = z.object({
@@ -165,7 +159,7 @@ export function parseMemoryFile(text: string, name: string, scope: MemoryScope):
   if (!normalized.startsWith('---\n')) throw new Error(`${name}.md: missing front matter`);
   const end = normalized.indexOf('\n---\n', 3);
   if (end < 0) throw new Error(`${name}.md: front matter is not closed by "---"`);
-  const parsed = frontMatter.safeParse(yaml().parse(normalized.slice(4, end)) ?? {});
+  const parsed = frontMatter.safeParse(parseYaml(normalized.slice(4, end)) ?? {});
   if (!parsed.success)
     throw new Error(
       `${name}.md: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,

@@ -91,13 +91,12 @@ describe('modules an agent process loads', () => {
     return new Set(names);
   }
 
-  it("a buffer cell: no HNSW addon, no YAML, no OpenAI SDK, no LangChain classic, no charts, no tiktoken WebAssembly (bpe.ts reads its ranks' binary copy)", async () => {
+  it("a buffer cell: no HNSW addon (YAML is in the startup snapshot), no OpenAI SDK, no LangChain classic, no charts, no tiktoken WebAssembly (bpe.ts reads its ranks' binary copy)", async () => {
     const loaded = await packagesLoaded('buffer');
     expect(loaded).toContain('better-sqlite3');
     for (const unused of [
       'tiktoken',
       'hnswlib-node',
-      'yaml',
       'openai',
       '@langchain/classic',
       'chart.js',
