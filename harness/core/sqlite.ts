@@ -162,6 +162,23 @@ onDurableBatch({
 });
 
 /**
+ * Runs `work` in one transaction of a `sync` store that commits without an fsync of its own: for
+ * writes that only reshape what an earlier fsynced commit made durable (pending rows moved into
+ * their exchange). The WAL keeps commits in order, so the next fsync covers this one, and a power
+ * cut before it loses only the reshaping: the rows it came from are still there. Inside a durable
+ * batch, or for a store of another mode, it is a plain transaction.
+ */
+export function commitDerived<T>(db: SqliteDatabase, work: () => T): T {
+  if (!syncDatabases.has(db) || inDurableBatch()) return db.transaction(work).immediate();
+  db.pragma('synchronous = NORMAL');
+  try {
+    return db.transaction(work).immediate();
+  } finally {
+    db.pragma('synchronous = FULL');
+  }
+}
+
+/**
  * `sync` commits with synchronous=FULL (survives a power cut); the other modes use NORMAL,
  * which in WAL mode survives a process crash but may lose the last commits on a power cut.
  * The schema is read at once, so a file that is not a database fails here, by name.

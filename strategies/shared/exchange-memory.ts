@@ -538,7 +538,9 @@ export class ExchangeMemory implements MemoryStrategy {
       if (message) this.store.appendPending(message);
       throw error;
     }
-    this.store.together(() => {
+    // With no new message, the commit only moves pending messages (durable already) into their exchange.
+    const commit = (work: () => void): void => (message ? this.store.together(work) : this.store.reshape(work));
+    commit(() => {
       if (message) this.store.appendPending(message);
       this.storeExchanges(groups, features);
     });

@@ -31,7 +31,7 @@ import {
   mapStoredMessagesToChatMessages,
   type BaseMessage,
 } from '@langchain/core/messages';
-import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { commitDerived, namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { LexicalIndex } from './lexical-index.js';
 import { checkIdentity, recordDimensions, type StoreIdentity } from './store-identity.js';
 import { processAlive } from './vector-index.js';
@@ -356,6 +356,15 @@ export class ExchangeStore {
   /** Runs `work`'s writes in one commit (mode `sync`; the other modes queue or hold their writes anyway). */
   together(work: () => void): void {
     if (this.durability === 'sync' && this.db) this.db.transaction(work).immediate();
+    else work();
+  }
+
+  /**
+   * Like `together`, for writes that add nothing not yet durable (pending messages moved into
+   * their exchange): mode `sync` commits them without an fsync of its own (commitDerived).
+   */
+  reshape(work: () => void): void {
+    if (this.durability === 'sync' && this.db) commitDerived(this.db, work);
     else work();
   }
 

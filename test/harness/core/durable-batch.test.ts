@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batchStats, durableBatch, inDurableBatch } from '../../../harness/core/durable-batch.js';
 import { fsyncStats, writeFileAtomic } from '../../../harness/core/fs.js';
-import { openDatabase } from '../../../harness/core/sqlite.js';
+import { commitDerived, openDatabase } from '../../../harness/core/sqlite.js';
 import { JobQueue } from '../../../strategies/shared/jobs.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -46,6 +46,31 @@ describe('durableBatch', () => {
     expect(synchronous(inside!)).toBe(2);
     expect(synchronous(relaxed)).toBe(1); // async stores are never FULL
     for (const db of [before, inside!, relaxed]) db.close();
+  });
+
+  it('commitDerived: a sync store commits the reshaping of durable rows without an fsync, then goes back to FULL; other stores and batches keep theirs', async () => {
+    const sync = openDatabase(path.join(dir, 'a.sqlite'), 'sync');
+    const relaxed = openDatabase(path.join(dir, 'b.sqlite'), 'async');
+    for (const db of [sync, relaxed]) db.exec('CREATE TABLE t (x TEXT)');
+    const seen: number[] = [];
+    const move = (db: Database.Database) => () => {
+      seen.push(synchronous(db));
+      db.prepare("INSERT INTO t (x) VALUES ('moved')").run();
+    };
+    commitDerived(sync, move(sync));
+    expect(synchronous(sync)).toBe(2);
+    expect(() =>
+      commitDerived(sync, () => {
+        throw new Error('reshaping failed');
+      }),
+    ).toThrow('reshaping failed');
+    expect(synchronous(sync)).toBe(2); // FULL again after a failure too
+    commitDerived(relaxed, move(relaxed));
+    await durableBatch(async () => commitDerived(sync, move(sync)));
+    expect(seen).toEqual([1, 1, 1]); // NORMAL: no fsync of its own
+    expect(synchronous(sync)).toBe(2);
+    expect(sync.prepare('SELECT count(*) FROM t').pluck().get()).toBe(2);
+    for (const db of [sync, relaxed]) db.close();
   });
 
   it('a job queue opened on a sync store inside the batch (a summariser reopened at a session boundary) keeps the batch’s relaxed fsync until the batch ends', async () => {
