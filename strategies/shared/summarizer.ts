@@ -24,7 +24,7 @@ import { writeFileAtomic } from '../../harness/core/fs.js';
 import { JobQueue, JobWorker, type Job } from './jobs.js';
 import type { ChatModel } from '../../harness/models/types.js';
 import { summarizePrompt } from '../../harness/core/prompts.js';
-import { assertNotEmptied, namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { assertNotEmptied, commitDerived, namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { messageText, roleOf, type TokenCounter } from '../../harness/core/tokens.js';
 
 /** Database file of the `summary` and `summary-buffer` strategies inside their dir. */
@@ -311,7 +311,9 @@ export class SummaryStore {
         this.summaryCache = { text, version: current.version + 1 };
         return this.summaryCache;
       }
-      const outcome = this.db.transaction(() => this.applyFold(job, text, current.version)).immediate();
+      // Derived from what is durable already (the folded messages and the queued job): lost to a
+      // power cut, the fold runs again from them.
+      const outcome = commitDerived(this.db, () => this.applyFold(job, text, current.version));
       if (outcome === 'gone') return undefined;
       if (outcome !== 'conflict') {
         this.summaryCache = outcome;

@@ -6,7 +6,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import type { DurabilityMode } from '../types.js';
-import { namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import { commitDerived, namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
 import { hasCjk, matchTerms, normalizeText } from '../../harness/core/text.js';
 
 /**
@@ -217,7 +217,8 @@ export class EntityStore {
       if ((refused.length === 0 || last) && this.commitsEachWrite) this.sql('DELETE FROM jobs WHERE id = ?').run(job);
       return refused;
     };
-    return this.commitsEachWrite ? this.db!.transaction(apply).immediate() : apply();
+    // Derived from the queued job, which is durable: lost to a power cut, the job runs again.
+    return this.commitsEachWrite ? commitDerived(this.db!, apply) : apply();
   }
 
   /** The `k` most relevant entities: named in the query first, then by terms shared with the summary, ties by recency. */
