@@ -313,8 +313,11 @@ export class GroupProgress {
     return `${group} · ${setting}`;
   }
 
-  /** Counts a finished cell; returns "GROUP · SETTING 40/500 questions, ETA 1m20s" for a grouped one. */
-  finished(cell: { group?: string; setting: string; durationMs: number }): string | undefined {
+  /**
+   * Counts a finished cell; returns "GROUP · SETTING 40/500 questions, ETA 1m20s" for a grouped one
+   * (without " · SETTING" when `named` is false: a line that names the cell already).
+   */
+  finished(cell: { group?: string; setting: string; durationMs: number }, named = true): string | undefined {
     if (cell.group === undefined) return undefined;
     const key = GroupProgress.key(cell.group, cell.setting);
     const unit = this.units.get(key);
@@ -324,7 +327,7 @@ export class GroupProgress {
     unit.ms += cell.durationMs;
     const left = unit.total - unit.done;
     const eta = left > 0 ? `, ETA ${formatDuration(((unit.ms / unit.ran) * left) / this.workers)}` : ', done';
-    return `${key} ${unit.done}/${unit.total} questions${eta}`;
+    return `${named ? key : cell.group} ${unit.done}/${unit.total} questions${eta}`;
   }
 }
 
@@ -383,7 +386,8 @@ export function progressReporter(
       const recall = cell.recall.contextRecall.value;
       const status =
         cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
-      const group = groups.finished(cell);
+      // The line starts with the cell's id (scenario/setting): the group's part names no setting again.
+      const group = groups.finished(cell, false);
       done++;
       log(
         `[${done}/${event.cells}] ${cell.id}  ${status}  ${formatMs(cell.durationMs)} ms${group ? `  (${group})` : ''}`,

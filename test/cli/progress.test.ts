@@ -49,4 +49,27 @@ describe('progressReporter without a terminal', () => {
     }
     expect(lines.map((line) => line.split(' ')[0])).toEqual(['membench:', '[2/5]', '[3/5]']);
   });
+
+  it("names a grouped cell's setting once: the line starts with the cell's id, the group's count follows without it", () => {
+    const lines: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => lines.push(String(chunk)) > 0);
+    const setting = 'summary-buffer(maxTokenLimit=1000)';
+    try {
+      const { onProgress } = progressReporter(false, false, 2);
+      const units = [1, 2].map(() => ({ setting, group: 'generated', done: false }));
+      onProgress({ type: 'start', cells: 2, finished: 0, units });
+      const result = {
+        id: `generated-zh/${setting}`,
+        setting,
+        group: 'generated',
+        status: 'ok',
+        durationMs: 2068,
+        recall: { contextRecall: { value: 0.53 } },
+      } as unknown as CellResult;
+      onProgress({ type: 'cell', index: 0, cells: 2, result });
+    } finally {
+      write.mockRestore();
+    }
+    expect(lines[1]).toBe(`[1/2] generated-zh/${setting}  recall 0.53  2068 ms  (generated 1/2 questions, ETA 1s)\n`);
+  });
 });
