@@ -23,6 +23,7 @@ const TIMING = new Set([
   'gitCommit',
   'machine',
   'modelMs',
+  'recoveryMs',
 ]);
 /** Context-token keys: compared apart, as a relative change. */
 const CONTEXT = new Set(['contextTotal', 'contextMeanPerTurn', 'contextMax', 'contextSample', 'contextSkipped']);
