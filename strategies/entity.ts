@@ -241,9 +241,11 @@ export class EntityStrategy implements MemoryStrategy {
 
   private async runJob(job: EntityJob): Promise<void> {
     let pending = await this.extract(job.lines);
+    // Each line's key once per job, not once per entity drafted from it (long replies, many entities).
+    const lineKeys = job.lines.map(entityKey);
     for (let attempt = 1; ; attempt++) {
       pending = pending.filter((name) => this.store.admits(name, job.id));
-      const drafts = (await Promise.all(pending.map((name) => this.draft(name, job)))).filter(
+      const drafts = (await Promise.all(pending.map((name) => this.draft(name, job, lineKeys)))).filter(
         (draft) => draft !== undefined,
       );
       const last = attempt >= MAX_ATTEMPTS;
@@ -270,10 +272,10 @@ export class EntityStrategy implements MemoryStrategy {
   }
 
   /** The entity's summary folded with the lines that mention it (all lines when none does, e.g. "she" for Mochi). */
-  private async draft(name: string, job: EntityJob): Promise<EntityDraft | undefined> {
+  private async draft(name: string, job: EntityJob, lineKeys: readonly string[]): Promise<EntityDraft | undefined> {
     const current = this.store.get(name);
     const key = entityKey(name);
-    const mentioning = job.lines.filter((line) => entityKey(line).includes(key));
+    const mentioning = job.lines.filter((_, index) => lineKeys[index]!.includes(key));
     const display = current?.display ?? name;
     const instruction = this.options.summaryInstruction.replaceAll('{entity}', display);
     const { text } = await this.context.model.chat({
