@@ -371,6 +371,9 @@ class LangChainStrategy implements MemoryStrategy {
   private async commit(): Promise<void> {
     const { input, output } = this.pending;
     this.pending = emptyExchange();
+    // A reply whose user message went with a killed process (LangChain's memories keep nothing
+    // across a restart): saveContext refuses an empty input, and there is no exchange to save.
+    if (input.length === 0) return;
     await this.memory.saveContext({ input: input.join('\n') }, { output: output.join('\n') });
   }
 

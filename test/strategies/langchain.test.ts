@@ -285,6 +285,21 @@ describe('langchain strategies', () => {
     expect(session.probes.map((probe) => probe.contextRecall)).toEqual([true, false]);
   });
 
+  it('a reply saved in a fresh process, its user message gone with the killed one, is dropped, not an error', async () => {
+    const { strategy } = await open('buffer');
+    // A restarted agent: LangChain's memory starts empty, and the first message it is given is a reply.
+    await strategy.save({ message: new AIMessage('OK, I will remember that.'), turn: 1 });
+    await exchange(strategy, 2, 'Can you suggest a main dish?', 'Red-braised tofu.');
+    const question = new HumanMessage('And for Tuesday?');
+    await strategy.save({ message: question, turn: 3 });
+    const { messages } = await strategy.load({ query: 'And for Tuesday?', turn: 3 });
+    expect(messages.map((message) => [message.getType(), message.content])).toEqual([
+      ['human', 'Can you suggest a main dish?'],
+      ['ai', 'Red-braised tofu.'],
+      ['human', 'And for Tuesday?'],
+    ]);
+  });
+
   it('refuses durability modes other than none', async () => {
     harness = await makeHarness(definition('buffer'));
     expect(() => harness!.create('sync')).toThrow(/keeps everything in process memory/u);
