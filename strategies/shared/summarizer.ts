@@ -24,7 +24,13 @@ import { writeFileAtomic } from '../../harness/core/fs.js';
 import { JobQueue, JobWorker, type Job } from './jobs.js';
 import type { ChatModel } from '../../harness/models/types.js';
 import { summarizePrompt } from '../../harness/core/prompts.js';
-import { assertNotEmptied, commitDerived, namingFile, openDatabase, type SqliteDatabase } from '../../harness/core/sqlite.js';
+import {
+  assertNotEmptied,
+  commitDerived,
+  namingFile,
+  openDatabase,
+  type SqliteDatabase,
+} from '../../harness/core/sqlite.js';
 import { messageText, roleOf, type TokenCounter } from '../../harness/core/tokens.js';
 
 /** Database file of the `summary` and `summary-buffer` strategies inside their dir. */
