@@ -206,18 +206,12 @@ export class OfflineModel implements ChatModel {
     const facts: SummaryFact[] = [];
     const add = (line: string, fromUser: boolean): void => {
       for (const raw of sentences(line)) {
-        if (ACKNOWLEDGEMENT.test(raw) || matchTerms(raw).length === 0) continue;
-        const statement = statementOf(raw);
-        if (!statement) {
-          facts.push({ text: raw, salience: 0 });
-          continue;
+        const fact = sentenceFact(`${fromUser ? 'u' : 'a'}${raw}`);
+        if (fact === null) continue;
+        if (fact.replaces) {
+          for (let i = facts.length - 1; i >= 0; i--) if (facts[i]!.topic === fact.topic) facts.splice(i, 1);
         }
-        const salience = salienceOf(statement, fromUser);
-        const topic = salience >= 2 ? topicOf(statement) : undefined;
-        if (topic && (topic.single || CORRECTION.test(statement))) {
-          for (let i = facts.length - 1; i >= 0; i--) if (facts[i]!.topic === topic.name) facts.splice(i, 1);
-        }
-        facts.push({ text: statement, salience, ...(topic ? { topic: topic.name } : {}) });
+        facts.push(fact.fact);
       }
     };
     // The previous summary holds what was already judged worth keeping: its facts stay the user's.
@@ -228,6 +222,27 @@ export class OfflineModel implements ChatModel {
     return keepSalient(dedupeFacts(facts), budget, this.counter).join(' ');
   }
 }
+
+/**
+ * What one sentence of a summarize prompt adds (key: "u" or "a" for who said it, then the
+ * sentence): the fact kept (null: none), and whether it replaces earlier facts of its topic. A pure function
+ * of the sentence, memoised: every fold re-reads the previous summary's sentences, and entity
+ * drafts fold the same lines into several entities.
+ */
+const sentenceFact = boundedMemo(50_000, (key): { fact: SummaryFact; topic?: string; replaces: boolean } | null => {
+  const fromUser = key.startsWith('u');
+  const raw = key.slice(1);
+  if (ACKNOWLEDGEMENT.test(raw) || matchTerms(raw).length === 0) return null;
+  const statement = statementOf(raw);
+  if (!statement) return { fact: { text: raw, salience: 0 }, replaces: false };
+  const salience = salienceOf(statement, fromUser);
+  const topic = salience >= 2 ? topicOf(statement) : undefined;
+  return {
+    fact: { text: statement, salience, ...(topic ? { topic: topic.name } : {}) },
+    ...(topic ? { topic: topic.name } : {}),
+    replaces: topic !== undefined && (topic.single || CORRECTION.test(statement)),
+  };
+});
 
 function isInstruction(message: BaseMessage): boolean {
   return roleOf(message) === 'system' && messageText(message).startsWith('Answer the last question');
