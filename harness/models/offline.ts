@@ -209,7 +209,7 @@ export class OfflineModel implements ChatModel {
         const fact = sentenceFact(`${fromUser ? 'u' : 'a'}${raw}`);
         if (fact === null) continue;
         if (fact.replaces) {
-          for (let i = facts.length - 1; i >= 0; i--) if (facts[i]!.topic === fact.topic) facts.splice(i, 1);
+          for (let i = facts.length - 1; i >= 0; i--) if (facts[i]!.topic === fact.fact.topic) facts.splice(i, 1);
         }
         facts.push(fact.fact);
       }
@@ -225,11 +225,11 @@ export class OfflineModel implements ChatModel {
 
 /**
  * What one sentence of a summarize prompt adds (key: "u" or "a" for who said it, then the
- * sentence): the fact kept (null: none), and whether it replaces earlier facts of its topic. A pure function
- * of the sentence, memoised: every fold re-reads the previous summary's sentences, and entity
+ * sentence): the fact kept (null: none), and whether it replaces the earlier facts of its topic.
+ * A pure function of the sentence, memoised (its facts are shared, never changed): every fold re-reads the previous summary's sentences, and entity
  * drafts fold the same lines into several entities.
  */
-const sentenceFact = boundedMemo(50_000, (key): { fact: SummaryFact; topic?: string; replaces: boolean } | null => {
+const sentenceFact = boundedMemo(50_000, (key): { fact: SummaryFact; replaces: boolean } | null => {
   const fromUser = key.startsWith('u');
   const raw = key.slice(1);
   if (ACKNOWLEDGEMENT.test(raw) || matchTerms(raw).length === 0) return null;
@@ -239,7 +239,6 @@ const sentenceFact = boundedMemo(50_000, (key): { fact: SummaryFact; topic?: str
   const topic = salience >= 2 ? topicOf(statement) : undefined;
   return {
     fact: { text: statement, salience, ...(topic ? { topic: topic.name } : {}) },
-    ...(topic ? { topic: topic.name } : {}),
     replaces: topic !== undefined && (topic.single || CORRECTION.test(statement)),
   };
 });

@@ -539,11 +539,10 @@ export class ExchangeMemory implements MemoryStrategy {
       throw error;
     }
     // With no new message, the commit only moves pending messages (durable already) into their exchange.
-    const commit = (work: () => void): void => (message ? this.store.together(work) : this.store.reshape(work));
-    commit(() => {
+    this.store.together(() => {
       if (message) this.store.appendPending(message);
       this.storeExchanges(groups, features);
-    });
+    }, message === undefined);
     if (groups.length > 0) this.pending = this.pending.slice(cut);
     this.retriever.afterStore?.();
   }

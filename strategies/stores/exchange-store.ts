@@ -353,19 +353,15 @@ export class ExchangeStore {
     return { exchanges, pending };
   }
 
-  /** Runs `work`'s writes in one commit (mode `sync`; the other modes queue or hold their writes anyway). */
-  together(work: () => void): void {
-    if (this.durability === 'sync' && this.db) this.db.transaction(work).immediate();
-    else work();
-  }
-
   /**
-   * Like `together`, for writes that add nothing not yet durable (pending messages moved into
-   * their exchange): mode `sync` commits them without an fsync of its own (commitDerived).
+   * Runs `work`'s writes in one commit (mode `sync`; the other modes queue or hold their writes
+   * anyway). `derived`: they add nothing not durable yet (pending messages moved into their
+   * exchange), so the commit has no fsync of its own (commitDerived).
    */
-  reshape(work: () => void): void {
-    if (this.durability === 'sync' && this.db) commitDerived(this.db, work);
-    else work();
+  together(work: () => void, derived = false): void {
+    if (this.durability !== 'sync' || !this.db) work();
+    else if (derived) commitDerived(this.db, work);
+    else this.db.transaction(work).immediate();
   }
 
   appendPending(entry: PendingMessage): void {
