@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
+import { resolveLayers, type SharedArgs } from '../../harness/cli/common.js';
 import { membench } from './helpers.js';
 
 describe('membench run with a config file', () => {
@@ -39,5 +40,17 @@ describe('membench run with a config file', () => {
     expect(run.stderr).toContain(
       'membench: ci.json: invalid config file (1 problem)\nci.json:3:13: trials: expected a whole number from 1 to 1000, got "two"',
     );
+  });
+});
+
+describe('the worker count', () => {
+  it('defaults to one more than the cores (sync cells wait on fsyncs); a config file or -w sets it', async () => {
+    const config = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-workers-')), 'membench.config.yaml');
+    await writeFile(config, 'workers: 5\n');
+    const workers = async (file: string | undefined, flags: { workers?: number }) =>
+      (await resolveLayers({ config: file } as SharedArgs, flags)).workers;
+    expect(await workers(undefined, {})).toBe(os.availableParallelism() + 1);
+    expect(await workers(config, {})).toBe(5);
+    expect(await workers(config, { workers: 1 })).toBe(1);
   });
 });
