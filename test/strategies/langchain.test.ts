@@ -68,6 +68,14 @@ function counting(inner: Embedder): Embedder & { texts: number } {
   return counter;
 }
 
+/** Saves a user question and loads the context for it: the messages, and each as [type, content]. */
+async function ask(strategy: MemoryStrategy, turn: number, text: string) {
+  const question = new HumanMessage(text);
+  await strategy.save({ message: question, turn });
+  const { messages } = await strategy.load({ query: text, turn });
+  return { question, messages, roles: messages.map((message) => [message.getType(), message.content]) };
+}
+
 describe('langchain strategies', () => {
   let harness: Harness | undefined;
   let strategy: MemoryStrategy | undefined;
@@ -115,10 +123,8 @@ describe('langchain strategies', () => {
   it('langchain:buffer stores exchanges and returns them, then the current user message', async () => {
     const { strategy } = await open('buffer');
     await exchange(strategy, 1, 'My cat is called Mochi.', 'Nice name!');
-    const question = new HumanMessage('What is my cat called?');
-    await strategy.save({ message: question, turn: 2 });
-    const { messages } = await strategy.load({ query: 'What is my cat called?', turn: 2 });
-    expect(messages.map((message) => [message.getType(), message.content])).toEqual([
+    const { question, messages, roles } = await ask(strategy, 2, 'What is my cat called?');
+    expect(roles).toEqual([
       ['human', 'My cat is called Mochi.'],
       ['ai', 'Nice name!'],
       ['human', 'What is my cat called?'],
@@ -290,10 +296,8 @@ describe('langchain strategies', () => {
     // A restarted agent: LangChain's memory starts empty, and the first message it is given is a reply.
     await strategy.save({ message: new AIMessage('OK, I will remember that.'), turn: 1 });
     await exchange(strategy, 2, 'Can you suggest a main dish?', 'Red-braised tofu.');
-    const question = new HumanMessage('And for Tuesday?');
-    await strategy.save({ message: question, turn: 3 });
-    const { messages } = await strategy.load({ query: 'And for Tuesday?', turn: 3 });
-    expect(messages.map((message) => [message.getType(), message.content])).toEqual([
+    const { roles } = await ask(strategy, 3, 'And for Tuesday?');
+    expect(roles).toEqual([
       ['human', 'Can you suggest a main dish?'],
       ['ai', 'Red-braised tofu.'],
       ['human', 'And for Tuesday?'],
