@@ -48,6 +48,26 @@ const withoutTransformers = {
   },
 };
 
+// memory-format.js loads yaml lazily (a process run from source loads it only for file-index);
+// in the bundle it is imported statically, so the startup snapshot holds it evaluated.
+const MEMORY_FORMAT = /[\\/]strategies[\\/]stores[\\/]memory-format\.js$/;
+const LAZY_YAML = "createRequire(import.meta.url)('yaml')";
+const staticYaml = {
+  name: 'yaml-in-snapshot',
+  setup(builder) {
+    builder.onLoad({ filter: MEMORY_FORMAT }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      if (!source.includes(LAZY_YAML))
+        throw new Error(`${args.path}: its lazy yaml require was not found (has memory-format.ts changed?)`);
+      return {
+        contents: `import * as __bundledYaml from 'yaml';\n${source.replace(LAZY_YAML, '__bundledYaml')}`,
+        loader: 'js',
+        resolveDir: path.dirname(args.path),
+      };
+    });
+  },
+};
+
 // better-sqlite3's JavaScript is bundled (and so evaluated into the snapshot); its addon is loaded
 // at the first `new Database()`, from the package's build/Release (or build/Debug), in place of the `bindings`
 // package (which finds the addon from its caller's file: the bundle, outside the package).
@@ -87,7 +107,7 @@ await build({
   banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
   outfile: bundle,
   logLevel: 'warning',
-  plugins: [withoutTransformers, sqliteAddon],
+  plugins: [withoutTransformers, sqliteAddon, staticYaml],
   metafile: true,
 }).then((result) => {
   if (process.env.MEMBENCH_BUNDLE_META)

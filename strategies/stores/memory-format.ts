@@ -7,13 +7,22 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
 import { normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from '../../harness/scenarios/memory-name.js';
 
 /** Front matter vocabularies (docs/design.md §3): what a memory is about, where it applies, how eagerly it is loaded. */
+
+/**
+ * yaml loads with the first memory file read or written, so a process of another strategy run
+ * from source never loads it. The agent bundle imports it statically instead (scripts/bundle-agent.mjs),
+ * so the agent processes' startup snapshot holds it evaluated and no process pays for it.
+ */
+let yamlModule: typeof Yaml | undefined;
+const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 export const MEMORY_TYPES = ['user', 'feedback', 'project', 'reference'] as const;
 export const MEMORY_SCOPES = ['global', 'project'] as const;
@@ -137,7 +146,7 @@ export function isExpired(record: MemoryRecord, now: Date): boolean {
 /** The file text of a memory: YAML front matter, a blank line, the body. */
 export function renderMemoryFile(record: MemoryRecord): string {
   const { body, ...front } = record;
-  return `---\n${stringifyYaml(front, { lineWidth: 0 })}---\n\n${body}\n`;
+  return `---\n${yaml().stringify(front, { lineWidth: 0 })}---\n\n${body}\n`;
 }
 
 const frontMatter = z.object({
@@ -159,7 +168,7 @@ export function parseMemoryFile(text: string, name: string, scope: MemoryScope):
   if (!normalized.startsWith('---\n')) throw new Error(`${name}.md: missing front matter`);
   const end = normalized.indexOf('\n---\n', 3);
   if (end < 0) throw new Error(`${name}.md: front matter is not closed by "---"`);
-  const parsed = frontMatter.safeParse(parseYaml(normalized.slice(4, end)) ?? {});
+  const parsed = frontMatter.safeParse(yaml().parse(normalized.slice(4, end)) ?? {});
   if (!parsed.success)
     throw new Error(
       `${name}.md: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,

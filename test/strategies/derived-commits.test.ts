@@ -50,7 +50,7 @@ describe('commits without an fsync of their own (mode sync)', () => {
 
   describe('summary', () => {
     const scratch = strategyScratch(summary);
-    it('a background fold of the summary, from messages and a job committed in full (a synchronous fold joins the next message\'s commit)', async () => {
+    it("a background fold of the summary, from messages and a job committed in full (a synchronous fold joins the next message's commit)", async () => {
       const strategy = await scratch.open({ summarize: 'async' });
       for (let turn = 1; turn <= 6; turn++)
         await exchange(strategy, turn, `On day ${turn} I walked ${turn} km by the lake.`, 'Sounds lovely.');

@@ -91,12 +91,13 @@ describe('modules an agent process loads', () => {
     return new Set(names);
   }
 
-  it("a buffer cell: no HNSW addon (YAML is in the startup snapshot), no OpenAI SDK, no LangChain classic, no charts, no tiktoken WebAssembly (bpe.ts reads its ranks' binary copy)", async () => {
+  it("a buffer cell: no HNSW addon, no YAML from node_modules (it is in the startup snapshot), no OpenAI SDK, no LangChain classic, no charts, no tiktoken WebAssembly (bpe.ts reads its ranks' binary copy)", async () => {
     const loaded = await packagesLoaded('buffer');
     expect(loaded).toContain('better-sqlite3');
     for (const unused of [
       'tiktoken',
       'hnswlib-node',
+      'yaml', // bundled into the startup snapshot: never read from node_modules
       'openai',
       '@langchain/classic',
       'chart.js',
