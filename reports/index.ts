@@ -9,14 +9,14 @@ import type { RunResult } from '../harness/results/schema.js';
 import { renderCharts } from './charts.js';
 import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
 import { renderHtml } from './html.js';
-import { renderJson } from './json.js';
+import { renderJsonChunks } from './json.js';
 import { renderJunit, type VerdictOptions } from './junit.js';
 import { renderMarkdown } from './markdown.js';
 
 export { renderConsoleSummary } from './console.js';
 export { tableWidth } from './layout.js';
 export { renderMarkdown } from './markdown.js';
-export { renderJson } from './json.js';
+export { renderJson, renderJsonChunks } from './json.js';
 export { renderHtml } from './html.js';
 export { renderJunit } from './junit.js';
 export { renderCharts } from './charts.js';
@@ -77,8 +77,9 @@ export async function writeRunOutput(
     options.onPhase?.(phase, performance.now() - phaseStart);
     phaseStart = performance.now();
   };
-  const reports: [string, string | Uint8Array][] = [
-    ['results.json', renderJson(result)],
+  const reports: [string, string | Uint8Array | Iterable<string>][] = [
+    // Rendered as it is written, a cell at a time.
+    ['results.json', renderJsonChunks(result)],
     ['report.md', renderMarkdown(result)],
     ['report.html', renderHtml(result)],
     ['junit.xml', renderJunit(result, verdict)],
@@ -86,7 +87,10 @@ export async function writeRunOutput(
   phaseDone('reports');
   const outputs = [
     ...reports,
-    ...renderCharts(result).map(([name, png]): [string, Uint8Array] => [path.join(CHARTS_DIR, name), png]),
+    ...renderCharts(result).map(([name, png]): [string, Uint8Array | Iterable<string>] => [
+      path.join(CHARTS_DIR, name),
+      png,
+    ]),
   ];
   phaseDone('charts');
   const written: string[] = [];

@@ -1,6 +1,9 @@
 /** results.json: the results as data, schema-versioned header, keys in the schema's order. */
 import { asWrittenInItsVersion } from '../harness/results/read.js';
-import { runResultSchema, type RunResult } from '../harness/results/schema.js';
+import { cellResultSchema, runResultSchema, type CellResult, type RunResult } from '../harness/results/schema.js';
+
+/** Stands for the cells in the rendered skeleton; JSON text never holds a NUL character unescaped, so no result can. */
+const CELLS_MARK = '\u0000cells\u0000';
 
 /**
  * The results as written: through the schema, so keys come in its order whatever order the run
@@ -9,6 +12,36 @@ import { runResultSchema, type RunResult } from '../harness/results/schema.js';
  * then names the field).
  */
 export function renderJson(result: RunResult): string {
-  const canonical = runResultSchema.safeParse(result);
-  return `${JSON.stringify(asWrittenInItsVersion(structuredClone(canonical.success ? canonical.data : result)), null, 2)}\n`;
+  return [...renderJsonChunks(result)].join('');
+}
+
+/**
+ * renderJson's text in pieces: the skeleton around the cells, then one cell at a time. A
+ * 500-question run's file is ~300 MB; rendered whole it was held three times over (the schema's
+ * copy, a clone, the string) beside the results. In pieces only one cell's copies exist at once.
+ */
+export function* renderJsonChunks(result: RunResult): Generator<string> {
+  const canonical = runResultSchema.safeParse({ ...result, cells: [] });
+  const skeleton = asWrittenInItsVersion(
+    structuredClone(canonical.success ? canonical.data : { ...result, cells: [] }),
+  );
+  const text = `${JSON.stringify({ ...skeleton, cells: CELLS_MARK }, null, 2)}\n`;
+  const mark = JSON.stringify(CELLS_MARK);
+  const at = text.indexOf(mark);
+  yield text.slice(0, at);
+  if (result.cells.length === 0) yield '[]';
+  for (const [index, cell] of result.cells.entries())
+    yield `${index === 0 ? '[\n    ' : ',\n    '}${renderCell(cell, result.header.schemaVersion).replaceAll('\n', '\n    ')}`;
+  if (result.cells.length > 0) yield '\n  ]';
+  yield text.slice(at + mark.length);
+}
+
+/** One cell as JSON.stringify(…, null, 2) writes it, in its file's version. */
+function renderCell(cell: CellResult, schemaVersion: number): string {
+  const parsed = cellResultSchema.safeParse(cell);
+  const { cells } = asWrittenInItsVersion({
+    header: { schemaVersion },
+    cells: [structuredClone(parsed.success ? parsed.data : cell)],
+  });
+  return JSON.stringify(cells[0], null, 2);
 }

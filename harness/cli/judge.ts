@@ -1,7 +1,7 @@
 /** `membench judge RUN`: judges a finished run's answers (stored in its results.json) without replaying it, then re-renders its reports. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { renderJson, writeRunOutput } from '../../reports/index.js';
+import { renderJsonChunks, writeRunOutput } from '../../reports/index.js';
 import { writeFileAtomic } from '../core/fs.js';
 import type { RunResult } from '../results/schema.js';
 import { renderJudgingConsole } from '../../reports/console.js';
@@ -66,6 +66,6 @@ export const handler = handled(async (argv: JudgeArgs) => {
 
 /** A results file that is not a run dir's results.json is judged in place, its reports left alone (render them with membench report). */
 async function writeJudgedFile(result: RunResult, file: string): Promise<string[]> {
-  await writeFileAtomic(file, renderJson(result));
+  await writeFileAtomic(file, renderJsonChunks(result));
   return [file];
 }

@@ -13,14 +13,16 @@ export const fsyncStats = { fsyncs: 0 };
  * content survives a crash. (write-file-atomic does not fsync the directory, so the rename
  * itself could be lost on a power cut; this does.)
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(file: string, data: string | Uint8Array | Iterable<string>): Promise<void> {
   const dir = path.dirname(file);
   try {
     await mkdir(dir, { recursive: true });
     const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     const handle = await open(temp, 'wx');
     try {
-      await handle.writeFile(data);
+      if (typeof data === 'string' || data instanceof Uint8Array) await handle.writeFile(data);
+      // In pieces (a 300 MB results.json): never the whole text in memory at once.
+      else for (const chunk of data) await handle.write(chunk);
       if (!inDurableBatch()) {
         await handle.sync();
         fsyncStats.fsyncs++;

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../harness/core/errors.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { renderRunStepSummary } from '../../reports/github-summary.js';
-import { renderJson, writeRunOutput } from '../../reports/index.js';
+import { renderJson, renderJsonChunks, writeRunOutput } from '../../reports/index.js';
 import { leaderboards } from '../../reports/verdict.js';
 import { parseResults, readResults } from '../../harness/results/read.js';
 import { FIXTURE_FILE, renameScenario, smallRun } from './fixture.js';
@@ -127,6 +127,28 @@ describe('renderJson', () => {
     const written = renderJson(shuffled as typeof result);
     expect(written).toBe(renderJson(parseResults(written, 'results.json')));
     expect(written).toBe(renderJson(result));
+  });
+
+  it('comes in pieces of one cell at most, so a 300 MB file is never one string in memory', () => {
+    const result = smallRun();
+    const chunks = [...renderJsonChunks(result)];
+    expect(chunks.join('')).toBe(renderJson(result));
+    const largestCell = Math.max(...result.cells.map((cell) => JSON.stringify(cell, null, 2).length));
+    const header = JSON.stringify(result.header, null, 2).length;
+    expect(chunks.length).toBeGreaterThanOrEqual(result.cells.length + 2);
+    for (const chunk of chunks) expect(chunk.length).toBeLessThan(Math.max(largestCell * 1.5, header * 1.5 + 2000));
+  });
+
+  it('writes a cell the schema refuses as it is, and the others in order', () => {
+    const result = smallRun();
+    const odd = { ...result.cells[0]!, status: 'sideways' } as unknown as (typeof result.cells)[number];
+    const written = JSON.parse(renderJson({ ...result, cells: [odd, ...result.cells.slice(1)] }));
+    expect(written.cells[0].status).toBe('sideways');
+    expect(written.cells.slice(1)).toEqual(JSON.parse(renderJson(result)).cells.slice(1));
+  });
+
+  it('writes a run with no cell as an empty list', () => {
+    expect(JSON.parse(renderJson({ ...smallRun(), cells: [] })).cells).toEqual([]);
   });
 });
 
