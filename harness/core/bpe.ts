@@ -35,14 +35,14 @@ const PATTERNS: Record<BpeEncoding, string> = {
 };
 
 const ASCII = /^[\0-\x7f]*$/u;
-/** Merged pieces remembered per counter (conversations repeat their words and phrases), then forgotten all at once. */
-const MERGED_PIECES = 8192;
+/** Merged pieces remembered per counter, in characters (conversations repeat their words and phrases), then forgotten all at once. */
+const MERGED_PIECE_CHARS = 262_144;
 
 /** One encoding's ranks and its split pattern. */
 export class BpeCounter {
   private readonly split: RegExp;
   /** Parts of pieces that needed merging, by piece (a phrase of Chinese is one piece, and comes back). */
-  private readonly mergedCount = boundedMemo(MERGED_PIECES, (bytes) => this.mergedParts(bytes));
+  private readonly mergedCount = boundedMemo(MERGED_PIECE_CHARS, (bytes) => this.mergedParts(bytes));
 
   private constructor(
     readonly encoding: BpeEncoding,

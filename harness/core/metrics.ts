@@ -6,7 +6,7 @@ import { boundedMemo } from './memo.js';
 import { contentWords, hasCjk, normalizeText, sentences, termSet } from './text.js';
 
 /** normalizeText of context messages, memoised (see contextMessages). */
-const normalizedMessage = boundedMemo(100_000, normalizeText);
+const normalizedMessage = boundedMemo(8_000_000, normalizeText);
 
 /**
  * Each message a model call would see, normalised (tool call names and arguments included).

@@ -229,7 +229,7 @@ export class OfflineModel implements ChatModel {
  * A pure function of the sentence, memoised (its facts are shared, never changed): every fold re-reads the previous summary's sentences, and entity
  * drafts fold the same lines into several entities.
  */
-const sentenceFact = boundedMemo(50_000, (key): { fact: SummaryFact; replaces: boolean } | null => {
+const sentenceFact = boundedMemo(4_000_000, (key): { fact: SummaryFact; replaces: boolean } | null => {
   const fromUser = key.startsWith('u');
   const raw = key.slice(1);
   if (ACKNOWLEDGEMENT.test(raw) || matchTerms(raw).length === 0) return null;
@@ -283,7 +283,7 @@ export function extractEntities(text: string): string[] {
 
 /** Texts up to this long have their entities memoised (sentences; whole prompts are not kept). */
 const ENTITY_MEMO_CHARS = 2048;
-const entitiesOfShort = boundedMemo(50_000, (text) => entitiesOf(text));
+const entitiesOfShort = boundedMemo(4_000_000, (text) => entitiesOf(text));
 
 function entitiesOf(text: string): readonly string[] {
   const found = new Set<string>();
