@@ -1,11 +1,13 @@
 /**
- * One fsync per file per batch instead of one per write, for replayed dataset sessions. Inside
- * `durableBatch(work)` this process's durable writes still happen in order (SQLite commits of
- * `sync` stores, atomic file writes and their renames), so a process crash loses none of them; only
- * their fsyncs wait, and when the batch ends every file and directory they touched is fsynced once
- * before the batch resolves. Nothing is acknowledged inside a batch (the runner batches only runs
- * of scripted turns: no `remember`, no tool effect, no model call), so "acknowledged is durable"
- * holds at its end exactly as it does per write outside one.
+ * One commit per session and one fsync per file per batch instead of one of each per write, for
+ * replayed dataset sessions. Inside `durableBatch(work)` a `sync` SQLite store writes a replayed
+ * session's messages in one transaction, committed when the session ends (`sessionEnded()`), when
+ * the store closes, and when the batch ends; atomic file writes and their renames happen in order.
+ * Only their fsyncs wait: when the batch ends every file and directory they touched is fsynced once
+ * before the batch resolves. A process crash inside a batch loses at most the session in progress
+ * (ended sessions are committed, in the OS's page cache). Nothing is acknowledged inside a batch
+ * (the runner batches only runs of scripted turns: no `remember`, no tool effect, no model call),
+ * so "acknowledged is durable" holds at its end exactly as it does per write outside one.
  */
 import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +15,8 @@ import { performance } from 'node:perf_hooks';
 /** What a store does when a batch starts and ends (sqlite.ts relaxes and restores its databases' fsyncs). */
 export interface BatchHooks {
   start(): void;
+  /** A replayed session ended inside the batch: commit what it wrote. */
+  sessionEnded?(): void;
   /** Returns the files to fsync now. */
   end(): Iterable<string>;
 }
@@ -31,6 +35,12 @@ export function onDurableBatch(hook: BatchHooks): void {
 /** True inside `durableBatch`: a durable write may hand its fsync to `deferFsync`. */
 export function inDurableBatch(): boolean {
   return depth > 0;
+}
+
+/** Called by the runner at each session boundary inside a batch: the stores commit the ended session's writes. */
+export function sessionEnded(): void {
+  if (depth === 0) return;
+  for (const hook of hooks) hook.sessionEnded?.();
 }
 
 /** A file or directory to fsync when the current batch ends. */

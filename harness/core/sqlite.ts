@@ -141,22 +141,60 @@ function keepDuringBatch(db: SqliteDatabase): void {
   batchFiles.set(db.name, keeper);
 }
 
-// Inside a durable batch a `sync` store commits as `normal` does (WAL, no fsync: a process crash
-// loses nothing) and its file stays open between sessions; at the batch's end the keepers close
+/** `sync` stores whose transaction of the current replayed session is open (inside a durable batch). */
+const sessionTransactions = new Set<SqliteDatabase>();
+
+/**
+ * Opens the transaction that a store's writes of one replayed session share: the store's own
+ * transactions inside it become savepoints (better-sqlite3 nests them), so the session costs one
+ * commit instead of one per message (and FTS5 flushes its index once, not per exchange).
+ */
+function beginSessionTransaction(db: SqliteDatabase): void {
+  if (db.inTransaction) return;
+  db.exec('BEGIN');
+  sessionTransactions.add(db);
+}
+
+/** Commits the session's transaction, if this store has one open (a failed statement may have rolled it back). */
+function commitSessionTransaction(db: SqliteDatabase): void {
+  if (sessionTransactions.delete(db) && db.open && db.inTransaction) db.exec('COMMIT');
+}
+
+// Inside a durable batch a `sync` store writes each replayed session in one transaction, committed
+// as `normal` does (WAL, no fsync: a process crash loses only the session in progress), and its
+// file stays open between sessions; at the batch's end the last session commits, the keepers close
 // (the last one to a file checkpoints it, fsyncing), the WAL and the database file of every store
-// the batch wrote are fsynced, and the stores go back to one fsync per commit.
+// the batch wrote are fsynced, and the stores go back to one commit and one fsync per write.
 onDurableBatch({
   start() {
     for (const db of openSyncDatabases()) {
       db.pragma('synchronous = NORMAL');
       keepDuringBatch(db);
+      beginSessionTransaction(db);
+    }
+  },
+  sessionEnded() {
+    for (const db of [...sessionTransactions]) {
+      commitSessionTransaction(db);
+      if (db.open) beginSessionTransaction(db);
     }
   },
   end() {
-    for (const db of openSyncDatabases()) db.pragma('synchronous = FULL');
+    let failed: unknown;
+    for (const db of openSyncDatabases()) {
+      try {
+        commitSessionTransaction(db);
+      } catch (error) {
+        // A commit that failed (a full disk): the cell fails with it, and the store is left consistent.
+        failed ??= error;
+        if (db.inTransaction) db.exec('ROLLBACK');
+      }
+      db.pragma('synchronous = FULL');
+    }
     const files = [...batchFiles.keys()];
     for (const keeper of batchFiles.values()) keeper.close();
     batchFiles.clear();
+    if (failed !== undefined) throw failed;
     return files.flatMap((file) => [`${file}-wal`, file]);
   },
 });
@@ -197,7 +235,17 @@ export function openDatabase(file: string, durability: DurabilityMode): SqliteDa
     });
     if (durability === 'sync') {
       syncDatabases.add(db);
-      if (inDurableBatch()) keepDuringBatch(db);
+      // A store closed inside a batch (a session boundary that reopens it) commits its session first:
+      // better-sqlite3 would roll an open transaction back.
+      const close = db.close.bind(db);
+      db.close = () => {
+        commitSessionTransaction(db);
+        return close();
+      };
+      if (inDurableBatch()) {
+        keepDuringBatch(db);
+        beginSessionTransaction(db);
+      }
     }
   } catch (error) {
     db.close();

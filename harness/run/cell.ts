@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
-import { durableBatch } from '../core/durable-batch.js';
+import { durableBatch, sessionEnded } from '../core/durable-batch.js';
 import { storageProblem } from '../core/sqlite.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
@@ -189,7 +189,7 @@ async function runInline(
       await session.start();
     });
     const steps = plan.scenario.steps;
-    // A replayed dataset's saved turns and session boundaries share one durable commit per run of them, up to the next probe.
+    // A replayed dataset's saved turns and session boundaries share one fsync per file per run of them, up to the next probe, and one commit per session.
     const batched = isDatasetReplay(plan.scenario);
     const batchable = (step: Scenario['steps'][number]): boolean => savesOnly(step) || step.kind === 'session';
     await timed('replayMs', async () => {
@@ -201,6 +201,8 @@ async function runInline(
         const run = async (): Promise<void> => {
           for (let at = index; at < end; at++) {
             if (end - index === 1) onPhase(stepPhase(at, steps[at]!));
+            // Inside a batch each replayed session's writes are one commit per store.
+            if (steps[at]!.kind === 'session') sessionEnded();
             await session.step(steps[at]!, at);
           }
         };

@@ -1,7 +1,8 @@
 /**
- * Durable batches (harness/core/durable-batch.ts): inside one, `sync` stores commit without an
- * fsync and keep their files open across close/reopen; at its end every file it wrote is fsynced
- * and the stores go back to one fsync per commit. A process killed inside a batch loses no commit.
+ * Durable batches (harness/core/durable-batch.ts): inside one, `sync` stores write each replayed
+ * session in one transaction committed without an fsync, and keep their files open across
+ * close/reopen; at its end every file it wrote is fsynced and the stores go back to one commit and
+ * one fsync per write. A process killed inside a batch loses only the session in progress.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -10,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { batchStats, durableBatch, inDurableBatch } from '../../../harness/core/durable-batch.js';
+import { batchStats, durableBatch, inDurableBatch, sessionEnded } from '../../../harness/core/durable-batch.js';
+import { DurableWriteCounter } from '../../../harness/core/commit-count.js';
 import { fsyncStats, writeFileAtomic } from '../../../harness/core/fs.js';
 import { commitDerived, openDatabase } from '../../../harness/core/sqlite.js';
 import { JobQueue } from '../../../strategies/shared/jobs.js';
@@ -127,17 +129,44 @@ describe('durableBatch', () => {
     expect(fsyncStats.fsyncs - writes).toBe(2);
   });
 
-  it('loses no commit when the process is killed with SIGKILL inside a batch', async () => {
+  it('writes each replayed session in one commit per store: at the session boundary, at a close, at the batch end', async () => {
+    const file = path.join(dir, 'sessions.sqlite');
+    const db = openDatabase(file, 'sync');
+    db.exec('CREATE TABLE rows (n INTEGER)');
+    const insert = db.prepare('INSERT INTO rows VALUES (?)');
+    const save = db.transaction((n: number) => insert.run(n)); // a store's own commit per message
+    const reader = new Database(file, { readonly: true });
+    const seen = (): unknown => reader.prepare('SELECT count(*) FROM rows').pluck().get();
+    const commits = new DurableWriteCounter(dir);
+    await durableBatch(async () => {
+      for (let n = 0; n < 10; n++) save(n);
+      expect(seen()).toBe(0); // the session is one transaction, not yet committed
+      sessionEnded();
+      expect(seen()).toBe(10);
+      for (let n = 10; n < 30; n++) save(n);
+      sessionEnded();
+      for (let n = 30; n < 35; n++) save(n);
+    });
+    expect(commits.take().commits).toBe(3); // three sessions, not 35 messages
+    expect(seen()).toBe(35);
+    save(35);
+    expect(commits.take().commits).toBe(1); // outside a batch: a commit per write again
+    reader.close();
+    db.close();
+  });
+
+  it('a process killed with SIGKILL inside a batch keeps every ended session and loses only the one in progress (nothing in it was acknowledged)', async () => {
     const file = path.join(dir, 'killed.sqlite');
     const script = `
-      import { durableBatch } from ${JSON.stringify(path.join(ROOT, 'dist/harness/core/durable-batch.js'))};
+      import { durableBatch, sessionEnded } from ${JSON.stringify(path.join(ROOT, 'dist/harness/core/durable-batch.js'))};
       import { openDatabase } from ${JSON.stringify(path.join(ROOT, 'dist/harness/core/sqlite.js'))};
       const file = ${JSON.stringify(file)};
       await durableBatch(async () => {
         let db = openDatabase(file, 'sync');
         db.exec('CREATE TABLE rows (n INTEGER)');
         for (let n = 0; n < 50; n++) {
-          if (n === 25) { db.close(); db = openDatabase(file, 'sync'); }
+          if (n === 20) { db.close(); db = openDatabase(file, 'sync'); } // a session that reopens its store
+          if (n === 40) sessionEnded(); // a session that keeps it open
           db.prepare('INSERT INTO rows VALUES (?)').run(n);
         }
         process.kill(process.pid, 'SIGKILL');
@@ -148,7 +177,7 @@ describe('durableBatch', () => {
     );
     expect(signal).toBe('SIGKILL');
     const db = openDatabase(file, 'sync');
-    expect(db.prepare('SELECT count(*) FROM rows').pluck().get()).toBe(50);
+    expect(db.prepare('SELECT count(*) FROM rows').pluck().get()).toBe(40);
     db.close();
   });
 });
