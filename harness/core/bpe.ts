@@ -38,11 +38,30 @@ const ASCII = /^[\0-\x7f]*$/u;
 /** Merged pieces remembered per counter, in characters (conversations repeat their words and phrases), then forgotten all at once. */
 const MERGED_PIECE_CHARS = 262_144;
 
+/**
+ * Where a long text is cut into parts counted apart: after sentence-ending punctuation followed by a
+ * space, and after a line break followed by a letter or digit. No alternative of either split pattern
+ * runs from a character that is not white space into a space (a space only ever opens a piece), nor
+ * from a line break into a letter or digit (a line break only ever closes one), so a piece always
+ * starts at such a cut and the parts' pieces are the whole text's: the counts add up exactly.
+ */
+const CUT = /[.!?](?= )|[\r\n](?=[\p{L}\p{N}])/gu;
+/** Texts at least this long are counted by their parts. */
+const CUT_FROM_CHARS = 256;
+/** Parts (sentences, lines) remembered per counter, in characters. */
+const PART_CHARS = 4_000_000;
+
 /** One encoding's ranks and its split pattern. */
 export class BpeCounter {
   private readonly split: RegExp;
   /** Parts of pieces that needed merging, by piece (a phrase of Chinese is one piece, and comes back). */
   private readonly mergedCount = boundedMemo(MERGED_PIECE_CHARS, (bytes) => this.mergedParts(bytes));
+  /**
+   * Tokens of a sentence or line of a longer text. Prompts and contexts are built from the same
+   * sentences again and again (a running summary's kept sentences at every fold, the lines of a
+   * conversation quoted in each prompt): each is counted once, not once per text that holds it.
+   */
+  private readonly partCount = boundedMemo(PART_CHARS, (part) => this.countPieces(part));
 
   private constructor(
     readonly encoding: BpeEncoding,
@@ -58,6 +77,19 @@ export class BpeCounter {
 
   /** Tokens of `text`, as tiktoken's `encode_ordinary(text).length` (special tokens are plain text). */
   count(text: string): number {
+    if (text.length < CUT_FROM_CHARS) return this.countPieces(text);
+    let tokens = 0;
+    let start = 0;
+    CUT.lastIndex = 0;
+    for (let cut = CUT.exec(text); cut !== null; cut = CUT.exec(text)) {
+      tokens += this.partCount(text.slice(start, cut.index + 1));
+      start = cut.index + 1;
+    }
+    return tokens + this.partCount(text.slice(start));
+  }
+
+  /** Tokens of `text`, piece by piece of the split pattern. */
+  private countPieces(text: string): number {
     let tokens = 0;
     this.split.lastIndex = 0;
     for (let match = this.split.exec(text); match !== null; match = this.split.exec(text)) {

@@ -1,5 +1,6 @@
 // bpe.ts must count exactly what tiktoken counts: every built-in text, the generated suite, and
-// seeded random Unicode (whitespace classes, contractions, marks, CJK runs, emoji) in both encodings.
+// seeded random Unicode (whitespace classes, contractions, marks, CJK runs, emoji) in both encodings,
+// short and long (a long text is counted by its sentences and lines: the parts must add up).
 import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { strings } from '../../helpers/strings.js';
 const root = path.resolve(import.meta.dirname, '../../..');
 
 /** Seeded random strings built from the pieces tiktoken's split pattern treats specially. */
-function randomTexts(count: number): string[] {
+function randomTexts(count: number, maxPieces = 30, seedValue = 7): string[] {
   const pieces = [
     ' ',
     '  ',
@@ -52,10 +53,40 @@ function randomTexts(count: number): string[] {
     'WORLD',
     'naïve',
   ];
-  let seed = 7;
+  let seed = seedValue;
   const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   return Array.from({ length: count }, () =>
-    Array.from({ length: 1 + Math.floor(next() * 30) }, () => pieces[Math.floor(next() * pieces.length)]).join(''),
+    Array.from({ length: 1 + Math.floor(next() * maxPieces) }, () => pieces[Math.floor(next() * pieces.length)]).join(
+      '',
+    ),
+  );
+}
+
+/** Long seeded texts: random runs joined by what sits at the cuts of a long text (sentence ends, line breaks) and next to them. */
+function longTexts(count: number): string[] {
+  const joins = [
+    '. ',
+    '.\n',
+    '\n',
+    '! ',
+    '? ',
+    ' ',
+    '',
+    '.  ',
+    '.\n\n',
+    '\n ',
+    '!\n/',
+    '?\r\nA',
+    '.\u00a0',
+    '. \n',
+    '\n1',
+    '\n中',
+  ];
+  const runs = randomTexts(count * 12, 40, 11);
+  return Array.from({ length: count }, (_, index) =>
+    runs
+      .slice(index * 12, index * 12 + 12)
+      .reduce((text, run, at) => `${text}${joins[(index + at) % joins.length]}${run}`),
   );
 }
 
@@ -68,6 +99,7 @@ describe('bpe.ts counts', async () => {
       .map((file) => readFileSync(path.join(root, 'scenarios', file), 'utf8')),
     readFileSync(path.join(root, 'README.md'), 'utf8'),
     ...randomTexts(5000),
+    ...longTexts(600),
     '铸'.repeat(3000) + '锅'.repeat(3000), // one piece of 18,000 bytes: merged in n log n
     '',
   ];
@@ -82,6 +114,7 @@ describe('bpe.ts counts', async () => {
       tiktoken.free();
       expect(mismatches).toEqual([]);
       expect(texts.length).toBeGreaterThan(5000);
+      expect(texts.filter((text) => text.length >= 256).length).toBeGreaterThan(100); // counted by their parts
     });
   }
 
