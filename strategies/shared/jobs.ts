@@ -11,6 +11,7 @@
  * writes its result only if the record is still at that version (a conditional write), so a job
  * queued before a correction can detect the correction instead of overwriting it (invariant 4).
  */
+import type { Statement } from 'better-sqlite3';
 import type { DurabilityMode } from '../types.js';
 import type { SqliteDatabase } from '../../harness/core/sqlite.js';
 import { inDurableBatch } from '../../harness/core/durable-batch.js';
@@ -67,6 +68,8 @@ export interface JobQueueOptions {
 export class JobQueue {
   private readonly table: string;
   private readonly now: () => Date;
+  /** Statements prepared once per queue: a summariser asks the queue a few times per message. */
+  private readonly statements = new Map<string, Statement>();
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -93,12 +96,22 @@ export class JobQueue {
     db.exec(`CREATE INDEX IF NOT EXISTS ${this.table}_kind ON ${this.table} (kind, id)`);
   }
 
+  /** The statement of `sql` on this queue's table, prepared on first use. */
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /** Adds a job; it is committed (inside the caller's transaction, if any) before this returns. */
   enqueue<Payload>(kind: string, payload: Payload, baseVersion: number): Job<Payload> {
     const enqueuedAt = this.now().toISOString();
-    const { lastInsertRowid } = this.db
-      .prepare(`INSERT INTO ${this.table} (kind, payload, base_version, enqueued_at) VALUES (?, ?, ?, ?)`)
-      .run(kind, JSON.stringify(payload), baseVersion, enqueuedAt);
+    const { lastInsertRowid } = this.statement(
+      `INSERT INTO ${this.table} (kind, payload, base_version, enqueued_at) VALUES (?, ?, ?, ?)`,
+    ).run(kind, JSON.stringify(payload), baseVersion, enqueuedAt);
     return {
       id: Number(lastInsertRowid),
       kind,
@@ -117,15 +130,14 @@ export class JobQueue {
    * harmless by completing conditionally (see `complete` and `baseVersion`).
    */
   recover(): number {
-    return this.db
-      .prepare(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL WHERE state = 'running'`)
-      .run().changes;
+    return this.statement(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL WHERE state = 'running'`).run()
+      .changes;
   }
 
   /** The oldest unfinished job of `kind`, marked running; undefined when none is left or an older one is still running. */
   claim<Payload>(kind: string): Job<Payload> | undefined {
     const claimed = this.db.transaction((): JobRow | undefined => {
-      const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as
+      const oldest = this.statement(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as
         | JobRow
         | undefined;
       if (!oldest || oldest.state === 'running') return undefined;
@@ -144,7 +156,7 @@ export class JobQueue {
    * an older one is running elsewhere.
    */
   next<Payload>(kind: string): Job<Payload> | undefined {
-    const oldest = this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as
+    const oldest = this.statement(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id LIMIT 1`).get(kind) as
       | JobRow
       | undefined;
     return oldest && oldest.state !== 'running' ? toJob<Payload>(oldest) : undefined;
@@ -152,27 +164,28 @@ export class JobQueue {
 
   /** Removes a finished job; false when it was already completed (e.g. by a duplicate run). */
   complete(id: number): boolean {
-    return this.db.prepare(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes === 1;
+    return this.statement(`DELETE FROM ${this.table} WHERE id = ?`).run(id).changes === 1;
   }
 
   /** True while the job is neither completed nor gone: a consumer checks it inside its write transaction. */
   has(id: number): boolean {
-    return this.db.prepare(`SELECT 1 FROM ${this.table} WHERE id = ?`).get(id) !== undefined;
+    return this.statement(`SELECT 1 FROM ${this.table} WHERE id = ?`).get(id) !== undefined;
   }
 
   /** Puts a claimed job back (after a failure), remembering why; it is retried by the next claim. */
   release(id: number, error?: string): void {
-    this.db
-      .prepare(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL, last_error = ? WHERE id = ?`)
-      .run(error ?? null, id);
+    this.statement(`UPDATE ${this.table} SET state = 'pending', claimed_at = NULL, last_error = ? WHERE id = ?`).run(
+      error ?? null,
+      id,
+    );
   }
 
   /** Unfinished jobs (pending or running), oldest first: what a crash left behind, or the backlog. */
   pending<Payload>(kind?: string): Job<Payload>[] {
     const rows = (
       kind === undefined
-        ? this.db.prepare(`SELECT * FROM ${this.table} ORDER BY id`).all()
-        : this.db.prepare(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id`).all(kind)
+        ? this.statement(`SELECT * FROM ${this.table} ORDER BY id`).all()
+        : this.statement(`SELECT * FROM ${this.table} WHERE kind = ? ORDER BY id`).all(kind)
     ) as JobRow[];
     return rows.map((row) => toJob<Payload>(row));
   }
@@ -181,8 +194,8 @@ export class JobQueue {
   size(kind?: string): number {
     const row = (
       kind === undefined
-        ? this.db.prepare(`SELECT count(*) AS n FROM ${this.table}`).get()
-        : this.db.prepare(`SELECT count(*) AS n FROM ${this.table} WHERE kind = ?`).get(kind)
+        ? this.statement(`SELECT count(*) AS n FROM ${this.table}`).get()
+        : this.statement(`SELECT count(*) AS n FROM ${this.table} WHERE kind = ?`).get(kind)
     ) as { n: number };
     return row.n;
   }

@@ -67,6 +67,22 @@ describe('JobQueue', () => {
     expect(queue.size()).toBe(2);
   });
 
+  it('prepares each of its statements once, however many jobs pass through it', async () => {
+    const { db, queue } = openQueue(await queueFile());
+    const prepare = db.prepare.bind(db);
+    const prepared: string[] = [];
+    db.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof db.prepare;
+    for (let n = 0; n < 20; n++) {
+      const job = queue.enqueue('fold', n, n);
+      queue.next('fold');
+      queue.has(job.id);
+      queue.size('fold');
+      queue.complete(job.id);
+    }
+    expect(prepared.length).toBe(new Set(prepared).size);
+    expect(prepared.length).toBeLessThanOrEqual(5);
+  });
+
   it('puts a failed job back with its error and counts attempts', async () => {
     const { queue } = openQueue(await queueFile());
     const job = queue.enqueue('a', null, 0);
