@@ -24,8 +24,8 @@ export interface BatchHooks {
 const hooks: BatchHooks[] = [];
 const deferred = new Set<string>();
 let depth = 0;
-/** fsyncs issued at the end of batches, for tests and the bench (they cannot use a clock). */
-export const batchStats = { batches: 0, fsyncs: 0 };
+/** fsyncs issued at the end of batches, and the session boundaries inside them (a commit per store each), for tests and the bench (they cannot use a clock). */
+export const batchStats = { batches: 0, fsyncs: 0, sessions: 0 };
 
 /** Registers a store's hooks (once, at module load). */
 export function onDurableBatch(hook: BatchHooks): void {
@@ -40,6 +40,7 @@ export function inDurableBatch(): boolean {
 /** Called by the runner at each session boundary inside a batch: the stores commit the ended session's writes. */
 export function sessionEnded(): void {
   if (depth === 0) return;
+  batchStats.sessions++;
   for (const hook of hooks) hook.sessionEnded?.();
 }
 
