@@ -8,27 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStats } from '../../../harness/core/durable-batch.js';
-import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
-import { runCell, type Providers } from '../../../harness/run/cell.js';
+import { runCell } from '../../../harness/run/cell.js';
 import { importDataset } from '../../../harness/scenarios/importers/index.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import type { Scenario } from '../../../harness/scenarios/format.js';
 import { loadStrategyDefinition } from '../../../strategies/loader.js';
+import { offlineProviders } from '../../helpers/offline-providers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
-
-const providers: Providers = {
-  model: new OfflineModel(),
-  modelFor: () => new OfflineModel(),
-  live: {},
-  embedder: new HashedEmbedder(),
-  modelProvider: 'offline',
-  embedderProvider: 'hashed',
-  isolate: false,
-  tokenizerModel: 'offline',
-  now: () => new Date(0),
-  keepCellDirs: false,
-};
 
 async function replay(scenario: Scenario): Promise<{ status: string; batches: number; sessions: number }> {
   const definition = await loadStrategyDefinition('bm25');
@@ -44,7 +31,7 @@ async function replay(scenario: Scenario): Promise<{ status: string; batches: nu
       trial: 0,
       seed: 1,
     },
-    providers,
+    offlineProviders(),
   );
   return {
     status: result.status,

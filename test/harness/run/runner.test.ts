@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
-import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import { sameSeedView, withoutTiming } from '../../helpers/same-seed.js';
+import { offlineProviders } from '../../helpers/offline-providers.js';
 import { cellSeed, planDigest, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
 import { MEMBENCH_VERSION } from '../../../harness/core/package-info.js';
 import { defineStrategy } from '../../../strategies/types.js';
@@ -272,18 +272,7 @@ describe('runBenchmark', () => {
         trial: 0,
         seed: 1,
       },
-      {
-        model: new OfflineModel(),
-        modelFor: () => new OfflineModel(),
-        live: {},
-        embedder: new HashedEmbedder(),
-        modelProvider: 'offline',
-        embedderProvider: 'hashed',
-        isolate: false,
-        tokenizerModel: 'offline',
-        now: () => new Date(0),
-        keepCellDirs: false,
-      },
+      offlineProviders(),
     );
     expect(result.status).toBe('error');
     expect(result.error).toBe('disk on fire');
