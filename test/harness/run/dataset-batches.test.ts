@@ -8,33 +8,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStats } from '../../../harness/core/durable-batch.js';
-import { runCell } from '../../../harness/run/cell.js';
-import { importDataset } from '../../../harness/scenarios/importers/index.js';
-import { loadScenarioFile } from '../../../harness/scenarios/load.js';
-import type { Scenario } from '../../../harness/scenarios/format.js';
-import { loadStrategyDefinition } from '../../../strategies/loader.js';
+import { planRun, runCell, type RunOptions } from '../../../harness/run/runner.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
-async function replay(scenario: Scenario): Promise<{ status: string; batches: number; sessions: number }> {
-  const definition = await loadStrategyDefinition('bm25');
-  const options = definition.options.parse({}) as Record<string, unknown>;
+/** Plans a bm25 run as `membench run` does, runs its one cell in this process, and counts the batches it used. */
+async function replay(
+  options: RunOptions,
+): Promise<{ status: string; boundaries: number; batches: number; sessions: number }> {
+  const { plans } = await planRun({ ...options, strategies: ['bm25'] });
+  expect(plans).toHaveLength(1);
+  const plan = plans[0]!;
   const before = { ...batchStats };
-  const result = await runCell(
-    {
-      id: `${scenario.name}/bm25`,
-      scenario,
-      strategy: { name: 'bm25', source: 'bm25', options, durability: 'sync', setting: 'bm25' },
-      definition,
-      idempotencyKeys: true,
-      trial: 0,
-      seed: 1,
-    },
-    offlineProviders(),
-  );
+  const result = await runCell(plan, offlineProviders());
   return {
     status: result.status,
+    boundaries: plan.scenario.steps.filter((step) => step.kind === 'session').length,
     batches: batchStats.batches - before.batches,
     sessions: batchStats.sessions - before.sessions,
   };
@@ -48,17 +38,14 @@ describe('durable batches of a dataset replay', () => {
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
   it('end a session commit at each replayed session boundary', async () => {
-    const { scenarios } = await importDataset(
-      `longmemeval:${path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json')}`,
-      { limit: 1 },
-    );
-    const scenario = scenarios[0]!;
-    const boundaries = scenario.steps.filter((step) => step.kind === 'session').length;
-    expect(boundaries).toBeGreaterThan(1);
-    const replayed = await replay(scenario);
+    const replayed = await replay({
+      datasets: [`longmemeval:${path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json')}`],
+      datasetLimit: 1,
+    });
     expect(replayed.status).toBe('ok');
+    expect(replayed.boundaries).toBeGreaterThan(1);
     expect(replayed.batches).toBeGreaterThan(0);
-    expect(replayed.sessions).toBe(boundaries);
+    expect(replayed.sessions).toBe(replayed.boundaries);
   });
 
   it('are not used by a scripted scenario with the same kind of boundaries', async () => {
@@ -67,7 +54,7 @@ describe('durable batches of a dataset replay', () => {
       file,
       'name: scripted\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - session: new\n  - user: hello\n    assistant: hi\n  - probe: What is my locker code?\n    expect: ["4711"]\n',
     );
-    const replayed = await replay(await loadScenarioFile(file));
-    expect(replayed).toEqual({ status: 'ok', batches: 0, sessions: 0 });
+    const replayed = await replay({ scenarios: [file], priceDurability: [] });
+    expect(replayed).toEqual({ status: 'ok', boundaries: 1, batches: 0, sessions: 0 });
   });
 });
