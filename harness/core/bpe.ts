@@ -12,7 +12,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fnv1a } from './hash.js';
-import { boundedMemo } from './memo.js';
+import { boundedMemo, MEMO_CHARS } from './memo.js';
 
 /** The encodings membench counts with. */
 export type BpeEncoding = 'cl100k_base' | 'o200k_base';
@@ -48,8 +48,6 @@ const MERGED_PIECE_CHARS = 262_144;
 const CUT = /[.!?](?= )|[\r\n](?=[\p{L}\p{N}])/gu;
 /** Texts at least this long are counted by their parts. */
 const CUT_FROM_CHARS = 256;
-/** Parts (sentences, lines) remembered per counter, in characters. */
-const PART_CHARS = 4_000_000;
 
 /** One encoding's ranks and its split pattern. */
 export class BpeCounter {
@@ -61,7 +59,7 @@ export class BpeCounter {
    * sentences again and again (a running summary's kept sentences at every fold, the lines of a
    * conversation quoted in each prompt): each is counted once, not once per text that holds it.
    */
-  private readonly partCount = boundedMemo(PART_CHARS, (part) => this.countPieces(part));
+  private readonly partCount = boundedMemo(MEMO_CHARS.sentences, (part) => this.countPieces(part));
 
   private constructor(
     readonly encoding: BpeEncoding,

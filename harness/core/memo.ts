@@ -1,6 +1,18 @@
 /** One memo for the pure functions of a string that hot paths call again and again. */
 
 /**
+ * The budgets of the process's memos, in characters of key. A LongMemEval_S question's haystack is
+ * about 0.5 M characters: a budget holds a cell's working set many times over, and all of them
+ * together keep a pool worker that runs a thousand such cells under a gigabyte.
+ */
+export const MEMO_CHARS = {
+  /** Memos keyed by whole messages (their terms, their normal form). */
+  messages: 8_000_000,
+  /** Memos keyed by sentences and short texts (a summary's facts, entities, normal forms, token counts of a part). */
+  sentences: 4_000_000,
+} as const;
+
+/**
  * `compute` memoised by its argument, its keys holding at most `maxChars` characters in all: the
  * memo is cleared when full (cheaper than tracking recency, and these workloads revisit a bounded
  * working set). A budget in characters, not entries: the keys are anything from a word to a

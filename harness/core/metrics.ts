@@ -2,11 +2,11 @@
 import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
-import { boundedMemo } from './memo.js';
+import { boundedMemo, MEMO_CHARS } from './memo.js';
 import { contentWords, hasCjk, normalizeText, sentences, termSet } from './text.js';
 
 /** normalizeText of context messages, memoised (see contextMessages). */
-const normalizedMessage = boundedMemo(8_000_000, normalizeText);
+const normalizedMessage = boundedMemo(MEMO_CHARS.messages, normalizeText);
 
 /**
  * Each message a model call would see, normalised (tool call names and arguments included).

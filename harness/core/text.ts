@@ -1,9 +1,9 @@
 /** Text helpers shared by recall metrics, the offline model and the hashed embedder. */
-import { boundedMemo } from './memo.js';
+import { boundedMemo, MEMO_CHARS } from './memo.js';
 
 /** Texts up to this long are memoised by normalizeText (sentences, messages: the ones hot paths repeat); longer ones (whole contexts) are not kept. */
 const NORMALIZE_MEMO_CHARS = 2048;
-const normalizedShort = boundedMemo(4_000_000, (text) =>
+const normalizedShort = boundedMemo(MEMO_CHARS.sentences, (text) =>
   text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim(),
 );
 
@@ -107,15 +107,12 @@ export function contentWords(text: string): string[] {
   return words(text).filter(isContentWord);
 }
 
-/** Characters of text whose terms are memoised: a LongMemEval_S question's haystack (~0.5 M) many times over. */
-const TERMS_MEMO_CHARS = 8_000_000;
-
 /**
  * Terms used for matching and hashing: content words plus CJK bigrams. Segmenting is the costly
  * part of the offline model and embedder, and the same messages are scored again on every probe,
  * so results are memoised (a bounded cache: it is cleared when full).
  */
-export const matchTerms: (text: string) => readonly string[] = boundedMemo(TERMS_MEMO_CHARS, (text) => [
+export const matchTerms: (text: string) => readonly string[] = boundedMemo(MEMO_CHARS.messages, (text) => [
   ...contentWords(text),
   ...cjkBigrams(text),
 ]);
@@ -163,7 +160,7 @@ export function slugify(text: string): string {
 
 /** `matchTerms` of a text as a set (memoised like it): whole-word membership for per-message checks. */
 export const termSet: (text: string) => ReadonlySet<string> = boundedMemo(
-  TERMS_MEMO_CHARS,
+  MEMO_CHARS.messages,
   (text) => new Set(matchTerms(text)),
 );
 

@@ -19,7 +19,7 @@ import { parseExtractMemoriesPrompt, parseSummarizePrompt } from '../core/prompt
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { fnv1a } from '../core/hash.js';
 import { MembenchError } from '../core/errors.js';
-import { boundedMemo } from '../core/memo.js';
+import { boundedMemo, MEMO_CHARS } from '../core/memo.js';
 
 const DEFAULT_SUMMARY_TOKENS = 256;
 
@@ -229,7 +229,7 @@ export class OfflineModel implements ChatModel {
  * A pure function of the sentence, memoised (its facts are shared, never changed): every fold re-reads the previous summary's sentences, and entity
  * drafts fold the same lines into several entities.
  */
-const sentenceFact = boundedMemo(4_000_000, (key): { fact: SummaryFact; replaces: boolean } | null => {
+const sentenceFact = boundedMemo(MEMO_CHARS.sentences, (key): { fact: SummaryFact; replaces: boolean } | null => {
   const fromUser = key.startsWith('u');
   const raw = key.slice(1);
   if (ACKNOWLEDGEMENT.test(raw) || matchTerms(raw).length === 0) return null;
@@ -283,7 +283,7 @@ export function extractEntities(text: string): string[] {
 
 /** Texts up to this long have their entities memoised (sentences; whole prompts are not kept). */
 const ENTITY_MEMO_CHARS = 2048;
-const entitiesOfShort = boundedMemo(4_000_000, (text) => entitiesOf(text));
+const entitiesOfShort = boundedMemo(MEMO_CHARS.sentences, (text) => entitiesOf(text));
 
 function entitiesOf(text: string): readonly string[] {
   const found = new Set<string>();
