@@ -33,6 +33,7 @@ import {
   PROTOCOL_NOTES,
   type ProtocolRow,
   protocolRows,
+  protocolTables,
   retrievalKs,
   retrievalRows,
 } from './retrieval.js';
@@ -135,19 +136,9 @@ export function renderConsoleSummary(
     );
   }
   for (const [protocol, rows] of groupBy(protocolRows(result), (row) => row.protocol)) {
-    const ks = rows[0]!.values.map(({ k }) => k);
-    const figures = rows.map((row) => [
-      row.strategy,
-      row.unit,
-      row.metric,
-      String(row.n),
-      ...row.values.map(({ value }) => formatFigure(value)),
-    ]);
-    extra.push(
-      '',
-      `--protocol ${protocol}: ${PROTOCOL_NOTES[protocol] ?? ''}`,
-      fitted(['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)], figures, 4),
-    );
+    extra.push('', `--protocol ${protocol}: ${PROTOCOL_NOTES[protocol] ?? ''}`);
+    for (const { caption, head, body } of protocolTables(rows))
+      extra.push(...(caption !== undefined ? [caption] : []), fitted(head, body, 4));
   }
   const failed = result.cells
     .filter((cell) => cell.status === 'error')

@@ -44,6 +44,7 @@ import {
   pooledRetrievalRows,
   PROTOCOL_NOTES,
   protocolRows,
+  protocolTables,
   RETRIEVAL_NOTE,
   retrievalKs,
   retrievalRows,
@@ -133,24 +134,16 @@ function verdictSection(result: RunResult): string[] {
 function protocolSection(result: RunResult): string[] {
   const rows = protocolRows(result);
   return [...new Set(rows.map((row) => row.protocol))].flatMap((protocol) => {
-    const own = rows.filter((row) => row.protocol === protocol);
-    const ks = own[0]!.values.map(({ k }) => k);
     return [
       `## Retrieval by the ${protocol} protocol`,
       '',
       PROTOCOL_NOTES[protocol] ?? '',
       '',
-      table(
-        ['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)],
-        own.map((row) => [
-          row.strategy,
-          row.unit,
-          row.metric,
-          String(row.n),
-          ...row.values.map(({ value }) => formatFigure(value)),
-        ]),
-      ),
-      '',
+      ...protocolTables(rows.filter((row) => row.protocol === protocol)).flatMap(({ caption, head, body }) => [
+        ...(caption !== undefined ? [`${caption[0]!.toUpperCase()}${caption.slice(1)}:`, ''] : []),
+        table(head, body),
+        '',
+      ]),
     ];
   });
 }

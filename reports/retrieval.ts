@@ -152,7 +152,9 @@ export interface ProtocolRow {
   /** What was ranked: turns, sessions, or (LoCoMo) dialog utterances, observations or session summaries. */
   unit: 'turn' | 'session' | 'dialog' | 'observation' | 'summary';
   metric: 'recall_any' | 'recall_all' | 'NDCG' | 'recall';
-  /** Questions scored (non-abstention, with a ranking), pooled over the setting's cells. */
+  /** Whose averaging the means follow, named by the paper's code (LongMemEval's two; absent for LoCoMo's one). */
+  averaging?: ProtocolAveraging;
+  /** Questions averaged, pooled over the setting's cells. */
   n: number;
   values: { k: number; value: number }[];
 }
@@ -165,58 +167,105 @@ const PROTOCOL_METRICS = [
 /** LoCoMo's table reports one figure: the share of the evidence retrieved. */
 const LOCOMO_METRICS = [['recall', 'recall']] as const;
 
+/**
+ * LongMemEval's two averagings, named by the code that prints them: the current run_retrieval.py
+ * means over the questions it scores (a has_answer user turn, no abstention);
+ * print_retrieval_metrics.py (and the first run_retrieval.py) over every non-abstention question.
+ */
+export const PROTOCOL_AVERAGINGS = ['run_retrieval.py', 'print_retrieval_metrics.py'] as const;
+export type ProtocolAveraging = (typeof PROTOCOL_AVERAGINGS)[number];
+
 /** LoCoMo's retrieval units: the dialog, and the derived corpora replayed in place of it. */
 const LOCOMO_UNITS = ['dialog', 'observation', 'summary'] as const;
 type LocomoUnit = (typeof LOCOMO_UNITS)[number];
 const locomoUnit = (cell: RunResult['cells'][number]): LocomoUnit => cell.protocolRetrieval?.documents ?? 'dialog';
 
-/** The `--protocol` figures as one table per protocol (rows: strategy × unit × metric, columns: k), each setting pooled over its cells. */
+/** The `--protocol` figures as one table per protocol (rows: strategy × unit × averaging × metric, columns: k), each setting pooled over its cells. */
 export function protocolRows(result: RunResult): ProtocolRow[] {
-  const groups = new Map<
-    string,
-    { protocol: string; strategy: string; corpus: LocomoUnit; summaries: RetrievalSummary[] }
-  >();
+  type Summaries = Record<ProtocolAveraging, RetrievalSummary[]>;
+  const groups = new Map<string, { protocol: string; strategy: string; corpus: LocomoUnit; summaries: Summaries }>();
   // LoCoMo's units in its order: a setting's dialog row, then its observation and summary rows.
   const cells = [...result.cells].sort(
     (a, b) => LOCOMO_UNITS.indexOf(locomoUnit(a)) - LOCOMO_UNITS.indexOf(locomoUnit(b)),
   );
   for (const cell of cells) {
-    if (!cell.protocolRetrieval) continue;
+    const figures = cell.protocolRetrieval;
+    if (!figures) continue;
     const corpus = locomoUnit(cell);
-    const key = `${cell.protocolRetrieval.protocol}\u0000${cell.setting}\u0000${corpus}`;
+    const key = `${figures.protocol}\u0000${cell.setting}\u0000${corpus}`;
     const group = groups.get(key) ?? {
-      protocol: cell.protocolRetrieval.protocol,
+      protocol: figures.protocol,
       strategy: cell.setting,
       corpus,
-      summaries: [],
+      summaries: { 'run_retrieval.py': [], 'print_retrieval_metrics.py': [] },
     };
-    group.summaries.push(cell.protocolRetrieval.summary);
+    if (figures.summary) group.summaries['run_retrieval.py'].push(figures.summary);
+    if (figures.nonAbstentionSummary) group.summaries['print_retrieval_metrics.py'].push(figures.nonAbstentionSummary);
     groups.set(key, group);
   }
   return [...groups.values()].flatMap(({ protocol, strategy, corpus, summaries }) => {
-    const pooled = poolSummaries(summaries)!;
-    return levelsOf(pooled)
-      .filter(([, level]) => level.atK.length > 0) // a session-unit setting has no turn table
-      .sort(([a], [b]) => (a === b ? 0 : a === 'session' ? -1 : 1))
-      .flatMap(([unit, level]): ProtocolRow[] =>
-        protocol === 'locomo'
-          ? LOCOMO_METRICS.map(([metric, key]) => ({
-              protocol,
-              strategy,
-              unit: corpus,
-              metric,
-              n: level.n,
-              values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })),
-            }))
-          : PROTOCOL_METRICS.map(([metric, key]) => ({
-              protocol,
-              strategy,
-              unit,
-              metric,
-              n: level.n,
-              values: level.atK.map((at) => ({ k: at.k, value: at[key] })),
-            })),
+    if (protocol === 'locomo') {
+      const pooled = poolSummaries(summaries['run_retrieval.py']);
+      return (pooled ? [pooled.turn] : []).flatMap((level) =>
+        LOCOMO_METRICS.map(([metric, key]) => ({
+          protocol,
+          strategy,
+          unit: corpus,
+          metric,
+          n: level.n,
+          values: level.atK.map((at) => ({ k: at.k, value: at[key] ?? 0 })),
+        })),
       );
+    }
+    const averaged = PROTOCOL_AVERAGINGS.flatMap((averaging) => {
+      const pooled = poolSummaries(summaries[averaging]);
+      return pooled ? levelsOf(pooled).map(([unit, level]) => ({ averaging, unit, level })) : [];
+    });
+    return averaged
+      .filter(({ level }) => level.atK.length > 0) // a session-unit setting has no turn table
+      .sort((a, b) => (a.unit === b.unit ? 0 : a.unit === 'session' ? -1 : 1))
+      .flatMap(({ averaging, unit, level }): ProtocolRow[] =>
+        PROTOCOL_METRICS.map(([metric, key]) => ({
+          protocol,
+          strategy,
+          unit,
+          metric,
+          averaging,
+          n: level.n,
+          values: level.atK.map((at) => ({ k: at.k, value: at[key] })),
+        })),
+      );
+  });
+}
+
+/** What each of LongMemEval's averagings takes the mean over, said above its table. */
+export const PROTOCOL_AVERAGING_NOTES: Readonly<Record<ProtocolAveraging, string>> = {
+  'run_retrieval.py':
+    'averaged as the current src/retrieval/run_retrieval.py: over the n questions with a has_answer user turn',
+  'print_retrieval_metrics.py':
+    'averaged as src/evaluation/print_retrieval_metrics.py (and the first run_retrieval.py): over every non-abstention question, one without a has_answer user turn scoring recall_any 0, recall_all 1, NDCG 0',
+};
+
+/**
+ * One protocol's rows as tables: one per averaging (LongMemEval has two, each captioned with the
+ * code it follows; LoCoMo one, uncaptioned), columns strategy, unit, metric, n, then one per k.
+ */
+export function protocolTables(rows: readonly ProtocolRow[]): { caption?: string; head: string[]; body: string[][] }[] {
+  const averagings = [...new Set(rows.map((row) => row.averaging))];
+  return averagings.map((averaging) => {
+    const own = rows.filter((row) => row.averaging === averaging);
+    const ks = own[0]?.values.map(({ k }) => k) ?? [];
+    return {
+      ...(averaging !== undefined ? { caption: PROTOCOL_AVERAGING_NOTES[averaging] } : {}),
+      head: ['strategy', 'unit', 'metric', 'n', ...ks.map((k) => `@${k}`)],
+      body: own.map((row) => [
+        row.strategy,
+        row.unit,
+        row.metric,
+        String(row.n),
+        ...row.values.map(({ value }) => formatFigure(value)),
+      ]),
+    };
   });
 }
 
@@ -225,7 +274,8 @@ export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
   longmemeval:
     "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; unit=session ranks session documents (a session's user turns joined, the paper's session granularity); " +
     'unit=turn ranks user turns, its session rows the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; ' +
-    "abstention questions and questions with no has_answer user turn left out, as in the paper's code. Published figures to compare with: docs/protocols.md.",
+    "only has_answer turns find a gold session and count as relevant in NDCG (evaluate_retrieval_turn2session: an answer session's other turns are a pseudo-session of their own); " +
+    "abstention questions left out; two tables, one per averaging of the paper's code. Published figures to compare with: docs/protocols.md.",
   locomo:
     "LoCoMo's retrieval recall (snap-research/locomo task_eval/evaluation.py): the share of a question's evidence dia_ids among the top k retrieved; dialog unit = one utterance per document (unit=message); " +
     "observation unit = the file's observations replayed in place of the dialog, each citing dia_ids; summary unit = its session summaries, each standing for its session's dia_ids; " +

@@ -48,12 +48,21 @@ export function cellResult(
 ): CellResult {
   const { turns, usage, error, probes } = records;
   const retrieval = summarizeRetrieval(probes);
+  // The protocol's two averagings: the questions it scores, and (LongMemEval) every non-abstention question.
   const protocolSummary =
     protocol === undefined
       ? undefined
       : summarizeRetrieval(
-          probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})),
+          probes.map((probe) =>
+            probe.protocolRetrieval && !probe.protocolRetrieval.noTarget ? { retrieval: probe.protocolRetrieval } : {},
+          ),
         );
+  const nonAbstentionSummary =
+    protocol === 'longmemeval'
+      ? summarizeRetrieval(
+          probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})),
+        )
+      : undefined;
   const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
   const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
   const skipped = turns.filter((turn) => turn.contextSkipped).length;
@@ -110,12 +119,13 @@ export function cellResult(
           ...(retrievalByLabel(probes) ? { retrievalByLabel: retrievalByLabel(probes) } : {}),
         }
       : {}),
-    ...(protocol !== undefined && protocolSummary
+    ...(protocol !== undefined && (protocolSummary || nonAbstentionSummary)
       ? {
           protocolRetrieval: {
             protocol,
             ...(plan.scenario.documents !== undefined ? { documents: plan.scenario.documents } : {}),
-            summary: protocolSummary,
+            ...(protocolSummary ? { summary: protocolSummary } : {}),
+            ...(nonAbstentionSummary ? { nonAbstentionSummary } : {}),
           },
         }
       : {}),

@@ -9,12 +9,15 @@
  * `has_answer`; k ∈ {1, 3, 5, 10, 30, 50}; recall_any@k (a gold item in the top k), recall_all@k
  * (every gold item: 1 when there is none, as Python's all() of nothing), NDCG@k with binary
  * relevance and the first rank undiscounted, the ideal ranking being every gold item of the corpus.
- * Session level maps each turn to its session and widens the cutoff until the top holds k distinct
- * sessions (or the corpus ends); the gold sessions are those of the gold turns (an answer session
- * whose has_answer turns are all assistant turns is no gold, as the paper's code relabels it), and
- * NDCG counts every turn of a gold session as relevant. Left out of the averages, as the current
- * run_retrieval.py leaves them out: abstention questions, and questions with no has_answer user
- * turn (their evidence is on the assistant's side, which the corpus does not hold).
+ * Session level is `evaluate_retrieval_turn2session`: each turn is named after its session, except
+ * that run_retrieval.py renames an answer session's turns without has_answer `noans_…`, a
+ * pseudo-session that is no gold; the cutoff is widened until the top holds k distinct sessions
+ * (pseudo-sessions count) or the corpus ends; a gold session is found only through a has_answer
+ * turn, and NDCG counts only the has_answer turns relevant. Abstention questions are left out;
+ * a question with no has_answer user turn (its evidence on the assistant's side, which the corpus
+ * does not hold) has no gold and scores recall_any 0, recall_all 1, NDCG 0, marked `noTarget`:
+ * the current run_retrieval.py leaves it out of its means, print_retrieval_metrics.py (and the
+ * first run_retrieval.py) average it in. A cell carries both means (cell-result.ts).
  *
  * Session granularity (`--granularity session` there, `unit=session` here; the protocol runs both
  * units): `process_item_flat_index` joins a session's user turns into one document whose id is
@@ -29,7 +32,7 @@
  */
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import { scoreRanking, sessionsOfSteps } from './retrieval.js';
-import type { Protocol, RetrievalAtK, RetrievalFigures } from './schema.js';
+import type { Protocol, ProtocolFigures, RetrievalAtK, RetrievalFigures } from './schema.js';
 
 export { PROTOCOLS, type Protocol } from './schema.js';
 
@@ -61,58 +64,64 @@ export function locomoFigures(
   };
 }
 
-/** DCG as eval_utils.py computes it: the first relevance as is, the i-th (i ≥ 2) over log2(i). */
-function dcg(relevances: readonly number[]): number {
-  return relevances.reduce(
-    (sum, relevance, index) => sum + (index === 0 ? relevance : relevance / Math.log2(index + 1)),
-    0,
-  );
-}
-
-/**
- * The paper's figures at one cutoff: `ranking` is one id per corpus item, best first (the whole
- * corpus); `relevant` says which items are gold; `gold` the distinct gold ids.
- */
-function atCutoff(
-  ranking: readonly string[],
-  gold: ReadonlySet<string>,
-  relevantItems: number,
-  cutoff: number,
-  k: number,
-): RetrievalAtK {
-  const top = ranking.slice(0, cutoff);
-  const found = new Set(top.filter((id) => gold.has(id)));
-  const ideal = dcg(Array.from({ length: Math.min(cutoff, relevantItems) }, () => 1));
-  return {
-    k,
-    recallAny: found.size > 0 ? 1 : 0,
-    recallAll: found.size === gold.size ? 1 : 0,
-    ndcg: ideal === 0 ? 0 : dcg(top.map((id) => (gold.has(id) ? 1 : 0))) / ideal,
-  };
-}
-
 /** What LongMemEval's protocol needs of a scenario: its user turns and the session of each. */
 interface LongMemEvalCorpus {
   userTurns: ReadonlySet<string>;
   sessionOf: ReadonlyMap<string, number>;
-  /** User turns per session (the relevant items of a gold session at session level). */
-  turnsInSession: ReadonlyMap<number, number>;
 }
 
 function longMemEvalCorpus(steps: readonly Step[]): LongMemEvalCorpus {
   const userTurns = new Set(steps.flatMap((step) => (step.kind === 'user' && step.id !== undefined ? [step.id] : [])));
-  const sessionOf = sessionsOfSteps(steps) ?? new Map<string, number>();
-  const turnsInSession = new Map<number, number>();
-  for (const id of userTurns) {
-    const session = sessionOf.get(id) ?? 0;
-    turnsInSession.set(session, (turnsInSession.get(session) ?? 0) + 1);
+  return { userTurns, sessionOf: sessionsOfSteps(steps) ?? new Map<string, number>() };
+}
+
+/** Scored as LongMemEval's code scores: a question with no gold gets recall_all 1 (Python's `all()` of nothing). */
+const LONGMEMEVAL_RULES = { recallAllWithoutGold: 1 } as const;
+
+/** How many of `keys`, from the first, the top needs to hold `k` distinct ones (eval_utils.py's `effective_k`). */
+function distinctCutoff(keys: readonly string[], k: number): number {
+  const seen = new Set<string>();
+  for (const [index, key] of keys.entries()) {
+    seen.add(key);
+    if (seen.size >= k) return Math.max(index + 1, k);
   }
-  return { userTurns, sessionOf, turnsInSession };
+  return Math.max(keys.length + 1, k); // as eval_utils.py's loop ends: one past the ranking
+}
+
+/**
+ * `evaluate_retrieval_turn2session` of eval_utils.py on a ranking of user turns. run_retrieval.py
+ * names each turn after its session, except that the turns of an answer session that lack
+ * has_answer are renamed `noans_…`: they form a pseudo-session of their own, which is no gold but
+ * counts as one more distinct session when the cutoff is widened to k distinct sessions. So only
+ * a has_answer turn finds its session, and in NDCG only the has_answer turns are relevant.
+ */
+function turnToSession(
+  turns: readonly string[],
+  goldTurns: ReadonlySet<string>,
+  sessionOf: ReadonlyMap<string, number>,
+  ks: readonly number[],
+): RetrievalAtK[] {
+  const sessionName = (id: string): string => `session ${sessionOf.get(id) ?? 0}`;
+  const answerSessions = new Set([...goldTurns].map(sessionName));
+  const keys = turns.map((id) =>
+    goldTurns.has(id) || !answerSessions.has(sessionName(id)) ? sessionName(id) : `noans ${sessionName(id)}`,
+  );
+  const ranking = keys.map((key) => [key]);
+  const relevant = turns.map((id) => goldTurns.has(id));
+  return ks.map((k) =>
+    scoreRanking(ranking, [...answerSessions], k, goldTurns.size, {
+      ...LONGMEMEVAL_RULES,
+      cutoff: distinctCutoff(keys, k),
+      relevant,
+    }),
+  );
 }
 
 /**
  * LongMemEval's figures of one probe: turn level, and session level by the turn-to-session mapping;
  * or, when each ranked item is a session document (`unit` session), session level alone (`turn` empty).
+ * A probe whose evidence holds no user turn has no gold here: it scores recall_any 0, recall_all 1
+ * and NDCG 0, as the paper's code scores it.
  */
 export function longMemEvalFigures(
   ranking: readonly (readonly string[])[],
@@ -121,37 +130,32 @@ export function longMemEvalFigures(
   ks: readonly number[],
   unit: RankedUnit = 'turn',
 ): RetrievalFigures {
+  const goldTurns = new Set(evidence.filter((id) => corpus.userTurns.has(id)));
   if (unit === 'session') {
-    const goldSessions = new Set(
-      evidence.filter((id) => corpus.userTurns.has(id)).map((id) => corpus.sessionOf.get(id) ?? 0),
-    );
+    const sessionName = (id: string): string => String(corpus.sessionOf.get(id) ?? 0);
     // A session document holds its session's ids: the session of its first user turn names it.
     const sessions = ranking.flatMap((ids) =>
       ids
         .filter((id) => corpus.userTurns.has(id))
         .slice(0, 1)
-        .map((id) => String(corpus.sessionOf.get(id) ?? 0)),
+        .map((id) => [sessionName(id)]),
     );
-    const gold = new Set([...goldSessions].map(String));
-    return { turn: [], session: ks.map((k) => atCutoff(sessions, gold, gold.size, k, k)) };
+    const gold = [...new Set([...goldTurns].map(sessionName))];
+    return { turn: [], session: ks.map((k) => scoreRanking(sessions, gold, k, gold.length, LONGMEMEVAL_RULES)) };
   }
   // One corpus id per ranked item: its user turn (items holding none are not in the paper's corpus).
   const turns = ranking.flatMap((ids) => ids.filter((id) => corpus.userTurns.has(id)).slice(0, 1));
-  const goldTurns = new Set(evidence.filter((id) => corpus.userTurns.has(id)));
-  const session = (id: string): string => `session ${corpus.sessionOf.get(id) ?? 0}`;
-  const sessions = turns.map(session);
-  const goldSessions = new Set([...goldTurns].map(session));
-  const sessionItems = [...goldSessions].reduce(
-    (sum, name) => sum + (corpus.turnsInSession.get(Number(name.slice('session '.length))) ?? 0),
-    0,
-  );
   return {
-    turn: ks.map((k) => atCutoff(turns, goldTurns, goldTurns.size, k, k)),
-    session: ks.map((k) => {
-      let cutoff = k;
-      while (cutoff < sessions.length && new Set(sessions.slice(0, cutoff)).size < k) cutoff++;
-      return atCutoff(sessions, goldSessions, sessionItems, cutoff, k);
-    }),
+    turn: ks.map((k) =>
+      scoreRanking(
+        turns.map((id) => [id]),
+        [...goldTurns],
+        k,
+        goldTurns.size,
+        LONGMEMEVAL_RULES,
+      ),
+    ),
+    session: turnToSession(turns, goldTurns, corpus.sessionOf, ks),
   };
 }
 
@@ -167,14 +171,17 @@ interface RankedProbe {
 
 /**
  * Adds `protocolRetrieval` to each probe the protocol scores: a ranking (already mapped to the
- * scenario's ids), no abstention, and a has_answer user turn among its evidence.
+ * scenario's ids) of a question that is no abstention. LoCoMo scores the questions with evidence.
+ * LongMemEval scores every such question; one without a has_answer user turn (no gold in the
+ * paper's corpus) is marked `noTarget`: the current run_retrieval.py leaves it out of its means,
+ * print_retrieval_metrics.py averages it in.
  */
 export function withProtocol<P extends RankedProbe>(
   probes: readonly P[],
   scenario: Pick<Scenario, 'steps'>,
   protocol: Protocol | undefined,
   unit: RankedUnit = 'turn',
-): (P & { protocolRetrieval?: RetrievalFigures })[] {
+): (P & { protocolRetrieval?: ProtocolFigures })[] {
   if (protocol === 'locomo') {
     return probes.map((probe) => {
       const step = scenario.steps[probe.step];
@@ -187,16 +194,9 @@ export function withProtocol<P extends RankedProbe>(
   const corpus = longMemEvalCorpus(scenario.steps);
   return probes.map((probe) => {
     const step = scenario.steps[probe.step];
-    if (
-      !probe.retrieved ||
-      step?.kind !== 'probe' ||
-      probe.category === 'abstention' ||
-      !step.evidence.some((id) => corpus.userTurns.has(id))
-    )
-      return probe;
-    return {
-      ...probe,
-      protocolRetrieval: longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval, unit),
-    };
+    if (!probe.retrieved || step?.kind !== 'probe' || probe.category === 'abstention') return probe;
+    const figures = longMemEvalFigures(probe.retrieved, step.evidence, corpus, PROTOCOL_K.longmemeval, unit);
+    const target = step.evidence.some((id) => corpus.userTurns.has(id));
+    return { ...probe, protocolRetrieval: target ? figures : { ...figures, noTarget: true } };
   });
 }

@@ -10,8 +10,9 @@
  * strategy exposes: the ideal ranking's relevant items are those the ranking shows plus one per
  * evidence step none of them holds (the strategy's other items are unseen); and the
  * session level ranks sessions by their first appearance in the turn ranking (LongMemEval maps
- * turns to sessions and widens k until k distinct sessions are in; its NDCG then counts every
- * relevant turn of a session), so a session counts once.
+ * turns to sessions and widens k until k distinct sessions are in, its NDCG then counting each
+ * has_answer turn: `--protocol longmemeval`, protocols.ts), so a session counts once. Every figure
+ * here and under a protocol comes from `scoreRanking`, the protocol's rules given as options.
  *
  * A "turn" is what the strategy stores as one item: for vector, bm25 and hybrid an exchange
  * (a user message and its reply; imported LoCoMo dialogues pair two utterances per exchange).
@@ -40,8 +41,25 @@ function dcg(relevances: readonly number[]): number {
   );
 }
 
+/** Where a paper's protocol scores a ranking differently from membench's default (harness/results/protocols.ts). */
+export interface RankingRules {
+  /**
+   * How many items are scored: `k` by default; LongMemEval's turn→session rule widens it until
+   * the top holds k distinct sessions (the figures are still reported at `k`).
+   */
+  cutoff?: number;
+  /** recall_all of a question with no gold: 0 by default; 1 in LongMemEval's code (Python's `all()` of nothing). */
+  recallAllWithoutGold?: 0 | 1;
+  /**
+   * Whether each ranked item is relevant in NDCG; by default an item holding a gold id.
+   * LongMemEval's turn→session rule ranks sessions but counts only the has_answer turns relevant.
+   */
+  relevant?: readonly boolean[];
+}
+
 /**
- * recall_any@k, recall_all@k and NDCG@k of a ranking whose items hold ids, against the gold ids.
+ * recall_any@k, recall_all@k and NDCG@k of a ranking whose items hold ids, against the gold ids:
+ * the one scorer of every retrieval figure, membench's and the papers' protocols'.
  * `relevantItems` is how many items of the whole store are relevant (the ideal ranking's size).
  */
 export function scoreRanking(
@@ -49,16 +67,21 @@ export function scoreRanking(
   gold: readonly string[],
   k: number,
   relevantItems: number,
+  rules: RankingRules = {},
 ): RetrievalAtK {
+  const cutoff = rules.cutoff ?? k;
   const wanted = new Set(gold);
-  const top = ranking.slice(0, k);
+  const top = ranking.slice(0, cutoff);
   const found = new Set(top.flatMap((ids) => ids.filter((id) => wanted.has(id))));
-  const ideal = dcg(Array.from({ length: Math.min(k, relevantItems) }, () => 1));
-  const actual = dcg(top.map((ids) => (ids.some((id) => wanted.has(id)) ? 1 : 0)));
+  const relevance = top.map((ids, rank) =>
+    rules.relevant ? rules.relevant[rank] === true : ids.some((id) => wanted.has(id)),
+  );
+  const ideal = dcg(Array.from({ length: Math.min(cutoff, relevantItems) }, () => 1));
+  const actual = dcg(relevance.map((relevant) => (relevant ? 1 : 0)));
   return {
     k,
     recallAny: found.size > 0 ? 1 : 0,
-    recallAll: wanted.size > 0 && found.size === wanted.size ? 1 : 0,
+    recallAll: wanted.size === 0 ? (rules.recallAllWithoutGold ?? 0) : found.size === wanted.size ? 1 : 0,
     ndcg: ideal === 0 ? 0 : actual / ideal,
   };
 }

@@ -17,14 +17,20 @@ import type { ErrataReport } from '../scenarios/importers/shared.js';
  * strategies that keep messages verbatim, `retrieved` holds message ids; 4: one name per thing: a
  * strategy setting's name is `setting` (was `label`), a cell's crash and invariant results are
  * `durabilityOutcome` (was `faults`), the ledger's counts are `effectsDuplicated` and
- * `effectsRefused` (were `duplicates` and `refused`), as in the durability counts).
+ * `effectsRefused` (were `duplicates` and `refused`), as in the durability counts; 5: `--protocol
+ * longmemeval`'s session figures of turn rankings follow evaluate_retrieval_turn2session (only
+ * has_answer turns find a gold session and are relevant in NDCG), its questions without a
+ * has_answer user turn are recorded (`noTarget`), and a cell's protocol figures carry both
+ * averagings (`summary` may be absent).
  */
-export const RESULTS_SCHEMA_VERSION = 4;
+export const RESULTS_SCHEMA_VERSION = 5;
 /**
  * Versions `readResults` still reads: 2 and 3 have the same figures under the older names (read.ts
- * renames them on reading; version 2's evidence figures followed the older rule).
+ * renames them on reading; version 2's evidence figures followed the older rule); 4 has the same
+ * shape (its LongMemEval turn→session figures followed the older rule: any user turn of a gold
+ * session counted).
  */
-export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, RESULTS_SCHEMA_VERSION];
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, 4, RESULTS_SCHEMA_VERSION];
 
 /** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
 export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
@@ -97,6 +103,17 @@ export const retrievalFiguresSchema = z.object({
   session: z.array(retrievalAtKSchema).optional(),
 });
 export type RetrievalFigures = z.infer<typeof retrievalFiguresSchema>;
+
+/** A probe's figures under `--protocol`. */
+export const protocolFiguresSchema = retrievalFiguresSchema.extend({
+  /**
+   * LongMemEval: the question has no has_answer user turn, so no gold in the paper's corpus; scored
+   * as its code scores it (recall_any 0, recall_all 1, NDCG 0) and averaged only in the cell's
+   * `nonAbstentionSummary` (print_retrieval_metrics.py's convention).
+   */
+  noTarget: z.literal(true).optional(),
+});
+export type ProtocolFigures = z.infer<typeof protocolFiguresSchema>;
 
 /** Means over the `n` probes that have figures at this level. */
 export const retrievalLevelSchema = z.object({ n: count, atK: z.array(retrievalAtKSchema) });
@@ -181,7 +198,7 @@ export const probeRecordSchema = z.object({
    * The same ranking scored by the run's `--protocol` (the paper's corpus, gold, k and session
    * mapping); `turn` is empty when the strategy ranked session documents (`unit=session`).
    */
-  protocolRetrieval: retrievalFiguresSchema.optional(),
+  protocolRetrieval: protocolFiguresSchema.optional(),
   /** The probe's gold as the run scored it (after errata), so `membench judge` can re-judge the answer without the scenario. Absent in older files. */
   expect: z.array(z.string()).optional(),
   forbid: z.array(z.string()).optional(),
@@ -363,7 +380,7 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.union([z.literal(2), z.literal(3), z.literal(RESULTS_SCHEMA_VERSION)]),
+  schemaVersion: z.union([z.literal(2), z.literal(3), z.literal(4), z.literal(RESULTS_SCHEMA_VERSION)]),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
@@ -492,7 +509,17 @@ export const cellResultSchema = z.object({
       protocol: z.enum(PROTOCOLS),
       /** What was ranked when not the dialog: a derived corpus replayed in place of it (LoCoMo's observation or session-summary unit). */
       documents: z.enum(DERIVED_DOCUMENTS).optional(),
-      summary: retrievalSummarySchema,
+      /**
+       * Means over the questions the protocol scores (LongMemEval: as the current run_retrieval.py
+       * averages, questions without a has_answer user turn left out). Absent when the cell has none.
+       */
+      summary: retrievalSummarySchema.optional(),
+      /**
+       * LongMemEval only: means over every non-abstention question, those without a has_answer user
+       * turn scoring recall_any 0, recall_all 1, NDCG 0 (src/evaluation/print_retrieval_metrics.py
+       * and the first run_retrieval.py). Absent in older files.
+       */
+      nonAbstentionSummary: retrievalSummarySchema.optional(),
     })
     .optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */

@@ -14,13 +14,16 @@ import { poolSummaries } from '../../harness/results/retrieval.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
 
-/** The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed. */
-function row(stdout: string, strategy: string, unit: string, metric: string): string[] | undefined {
+/**
+ * The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed: the
+ * `table`-th such row of the output (LongMemEval prints one table per averaging).
+ */
+function row(stdout: string, strategy: string, unit: string, metric: string, table = 0): string[] | undefined {
   return stdout
     .split('\n')
     .map((line) => line.split('│').map((cell) => cell.trim()))
-    .find((cells) => cells[1] === strategy && cells[2] === unit && cells[3] === metric)
-    ?.slice(1, -1);
+    .filter((cells) => cells[1] === strategy && cells[2] === unit && cells[3] === metric)
+    [table]?.slice(1, -1);
 }
 
 describe('membench run --protocol longmemeval', () => {
@@ -58,27 +61,38 @@ describe('membench run --protocol longmemeval', () => {
         .map((cell) => cell.trim())
         .slice(1, -1),
     ).toEqual(['strategy', 'unit', 'metric', 'n', '@1', '@3', '@5', '@10', '@30', '@50']);
+    // One table per averaging, each captioned with the code it follows, in this order.
+    const first = result.stdout.indexOf('averaged as the current src/retrieval/run_retrieval.py');
+    expect(first).toBeGreaterThan(0);
+    expect(result.stdout.indexOf('averaged as src/evaluation/print_retrieval_metrics.py')).toBeGreaterThan(first);
 
     const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     const sessionCells = run.cells.filter((cell) => cell.options.unit === 'session');
     expect(sessionCells).toHaveLength(10);
-    const pooled = poolSummaries(
-      sessionCells.flatMap((cell) => (cell.protocolRetrieval ? [cell.protocolRetrieval.summary] : []))!,
-    )!.session!;
-    expect(pooled.n).toBe(scored);
-    const strategy = 'bm25(index=user,unit=session)';
-    for (const [metric, key] of [
-      ['recall_all', 'recallAll'],
-      ['NDCG', 'ndcg'],
+    const nonAbstention = questions.filter((question) => !question.question_id.endsWith('_abs')).length;
+    expect(nonAbstention).toBeGreaterThan(scored);
+    // Both averagings: the n scored (run_retrieval.py) and every non-abstention question (print_retrieval_metrics.py).
+    for (const [table, n, summaryOf] of [
+      [0, scored, (cell: RunResult['cells'][number]) => cell.protocolRetrieval?.summary],
+      [1, nonAbstention, (cell: RunResult['cells'][number]) => cell.protocolRetrieval?.nonAbstentionSummary],
     ] as const) {
-      const printed = row(result.stdout, strategy, 'session', metric);
-      expect(printed?.[3]).toBe(String(scored));
-      for (const [k, column] of [
-        [5, 6],
-        [10, 7],
-      ] as const)
-        expect(printed?.[column]).toBe(pooled.atK.find((at) => at.k === k)![key].toFixed(2));
+      const pooled = poolSummaries(sessionCells.flatMap((cell) => summaryOf(cell) ?? []))!.session!;
+      expect(pooled.n).toBe(n);
+      const strategy = 'bm25(index=user,unit=session)';
+      for (const [metric, key] of [
+        ['recall_all', 'recallAll'],
+        ['NDCG', 'ndcg'],
+      ] as const) {
+        const printed = row(result.stdout, strategy, 'session', metric, table);
+        expect(printed?.[3]).toBe(String(n));
+        for (const [k, column] of [
+          [5, 6],
+          [10, 7],
+        ] as const)
+          expect(printed?.[column]).toBe(pooled.atK.find((at) => at.k === k)![key].toFixed(2));
+      }
     }
+    const strategy = 'bm25(index=user,unit=session)';
     // Session documents have no turn rows; the turn unit prints both.
     expect(row(result.stdout, strategy, 'turn', 'recall_all')).toBeUndefined();
     expect(row(result.stdout, 'bm25(index=user,unit=turn)', 'turn', 'recall_all')).toBeDefined();
@@ -107,7 +121,7 @@ describe('membench run --protocol locomo', () => {
     for (const unit of ['dialog', 'observation', 'summary'] as const) {
       const cells = run.cells.filter((cell) => (cell.protocolRetrieval?.documents ?? 'dialog') === unit);
       expect(cells).toHaveLength(2);
-      const pooled = poolSummaries(cells.map((cell) => cell.protocolRetrieval!.summary))!.turn;
+      const pooled = poolSummaries(cells.flatMap((cell) => cell.protocolRetrieval?.summary ?? []))!.turn;
       const printed = row(result.stdout, 'bm25(unit=message)', unit, 'recall');
       expect(printed?.[3]).toBe(String(pooled.n));
       expect(printed?.slice(4)).toEqual(pooled.atK.map((at) => at.recall!.toFixed(2)));

@@ -15,7 +15,7 @@ describe('a version 3 results file', () => {
     const text = readFileSync(V3, 'utf8');
     expect(text).toContain('"faults"');
     const result = parseResults(text, V3);
-    expect(RESULTS_SCHEMA_VERSION).toBe(4);
+    expect(RESULTS_SCHEMA_VERSION).toBe(5);
     expect(result.header.schemaVersion).toBe(3);
     expect(result.header.strategies.map((strategy) => strategy.setting)).toEqual(['buffer', 'window(k=2)']);
     const crashed = result.cells.find((cell) => cell.id === 'crash-mid-tool-call/buffer')!;
@@ -26,6 +26,14 @@ describe('a version 3 results file', () => {
     const plain = result.cells.find((cell) => cell.id === 'recipes-en/window(k=2)')!;
     expect(plain.setting).toBe('window(k=2)');
     expect(plain.durabilityOutcome).toBeUndefined();
+  });
+
+  it('reads as version 4 too (same shape; a protocol cell of version 4 always has its summary)', () => {
+    const v4 = parseResults(readFileSync(V3, 'utf8'), V3);
+    v4.header.schemaVersion = 4;
+    const result = parseResults(JSON.stringify(v4), 'v4.json');
+    expect(result.header.schemaVersion).toBe(4);
+    expect(result.cells.length).toBe(v4.cells.length);
   });
 
   it('is taken by report, explain and compare', async () => {

@@ -13,6 +13,7 @@ import type { Step } from '../../../harness/scenarios/format.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { importDataset } from '../../../harness/scenarios/importers/index.js';
 import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
+import { poolSummaries } from '../../../harness/results/retrieval.js';
 
 /** Three sessions of two exchanges each; session B's user turn b0 and session C's reply c1r hold the answer. */
 const steps = [
@@ -62,16 +63,34 @@ describe('the LongMemEval protocol', () => {
     expect(turn.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
   });
 
-  it('session level widens the cutoff until k distinct sessions are in; every turn of a gold session is relevant', () => {
+  it('turn→session as evaluate_retrieval_turn2session: only the has_answer turns find their session and are relevant in NDCG', () => {
     const session = user!.protocolRetrieval!.session!;
-    // Sessions in turn order: 1, 2, 2, 1, 3. k=1: cutoff 1 (session 1): miss.
+    // run_retrieval.py's corpus ids: a1 → A, b1 → noans B (B's turn without has_answer), b0 → B, a0 → A, c0 → C.
+    // k=1: cutoff 1 (A): miss.
     expect(at(session, 1)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
-    // k=2: cutoff 2 (sessions 1, 2): gold session 2 found at rank 2; its 2 user turns are the ideal: DCG 1 / (1 + 1).
-    expect(at(session, 2 as never)).toBeUndefined();
-    const k3 = at(session, 3);
-    // k=3: cutoff 5 (all three sessions): relevances 0, 1, 1, 0, 0 against ideal 1, 1.
-    expect(k3).toMatchObject({ recallAny: 1, recallAll: 1 });
-    expect(k3.ndcg).toBeCloseTo((1 + 1 / Math.log2(3)) / 2, 10);
+    // k=3: A, noans B, B are three distinct sessions: cutoff 3. Gold B found at rank 3; relevances
+    // 0, 0, 1 (b1 is not relevant) against the one has_answer turn: NDCG 1 / log2 3.
+    // (Counting every user turn of B relevant, as membench did, gave (1 + 1/log2 3) / 2 at cutoff 5.)
+    expect(at(session, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(session, 3).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
+    // k=5: only four distinct sessions (A, noans B, B, C): the cutoff runs past the ranking, the same figures.
+    expect(at(session, 5)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(session, 5).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
+  });
+
+  it("an answer session's turn without has_answer is a pseudo-session: it finds nothing and takes a place among the k distinct sessions", () => {
+    // b1 first: under membench's former rule its session B was found at k=1.
+    const [probe] = withProtocol(
+      [{ step: 9, category: 'extraction' as const, retrieved: [['b1'], ['a1'], ['b0'], ['a0'], ['c0']] }],
+      { steps },
+      'longmemeval',
+    );
+    const session = probe!.protocolRetrieval!.session!;
+    // Corpus ids noans B, A, B, A, C. k=1: noans B is no gold.
+    expect(at(session, 1)).toEqual({ k: 1, recallAny: 0, recallAll: 0, ndcg: 0 });
+    // k=3: noans B, A, B: cutoff 3 (the former rule widened to 5: B, A, B, A, C); b0 at rank 3 the only relevant turn.
+    expect(at(session, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(session, 3).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
   });
 
   it('the widened cutoff reaches a session ranked after two turns of another', () => {
@@ -84,13 +103,61 @@ describe('the LongMemEval protocol', () => {
       { steps: cited },
       'longmemeval',
     );
-    // Sessions 1, 1, 2, 2, 3: three distinct sessions need the top 5, which holds c0's session.
+    // Sessions A, A, B, B, C: three distinct sessions need the top 5, which holds c0's session.
     expect(at(probe!.protocolRetrieval!.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(probe!.protocolRetrieval!.session!, 3).ndcg).toBeCloseTo(1 / Math.log2(5), 10);
     expect(at(probe!.protocolRetrieval!.turn, 3)).toMatchObject({ recallAny: 0 });
   });
 
-  it('questions whose evidence holds no user turn and abstention questions are left out, as run_retrieval.py leaves them out of its averages', () => {
-    expect(assistantOnly!.protocolRetrieval).toBeUndefined();
+  it('two gold sessions: recall_all needs both, recall_any one; the ideal NDCG holds both has_answer turns', () => {
+    const cited = [
+      ...steps.slice(0, 9),
+      { kind: 'probe', probe: '?', expect: ['x'], forbid: [], category: 'extraction', evidence: ['a0', 'b0'] },
+    ] as unknown as Step[];
+    const [probe] = withProtocol(
+      [{ step: 9, category: 'extraction' as const, retrieved: [['a1'], ['b1'], ['b0'], ['a0'], ['c0']] }],
+      { steps: cited },
+      'longmemeval',
+    );
+    const { turn, session } = probe!.protocolRetrieval!;
+    // Turns a1, b1, b0, a0, c0; gold a0 and b0. k=3: b0 alone.
+    expect(at(turn, 3)).toMatchObject({ recallAny: 1, recallAll: 0 });
+    expect(at(turn, 3).ndcg).toBeCloseTo(1 / Math.log2(3) / 2, 10);
+    expect(at(turn, 5)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    expect(at(turn, 5).ndcg).toBeCloseTo((1 / Math.log2(3) + 1 / Math.log2(4)) / 2, 10);
+    // Sessions noans A, noans B, B, A, C. k=3: cutoff 3, B found and A not.
+    expect(at(session!, 3)).toMatchObject({ recallAny: 1, recallAll: 0 });
+    expect(at(session!, 3).ndcg).toBeCloseTo(1 / Math.log2(3) / 2, 10);
+    expect(at(session!, 5)).toMatchObject({ recallAny: 1, recallAll: 1 });
+    // Session documents B, C, A: at 1 only B.
+    const [documents] = withProtocol(
+      [
+        {
+          step: 9,
+          category: 'extraction' as const,
+          retrieved: [
+            ['b0', 'b0r', 'b1'],
+            ['c0', 'c1r', 'c2'],
+            ['a0', 'a0r', 'a1'],
+          ],
+        },
+      ],
+      { steps: cited },
+      'longmemeval',
+      'session',
+    );
+    expect(at(documents!.protocolRetrieval!.session!, 1)).toEqual({ k: 1, recallAny: 1, recallAll: 0, ndcg: 1 });
+    expect(at(documents!.protocolRetrieval!.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
+  });
+
+  it('a question with no has_answer user turn scores recall_any 0, recall_all 1, NDCG 0 as the paper scores it, marked noTarget; abstention is left out', () => {
+    const figures = assistantOnly!.protocolRetrieval!;
+    expect(figures.noTarget).toBe(true);
+    for (const level of [figures.turn, figures.session!]) {
+      expect(level.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
+      for (const item of level) expect(item).toEqual({ k: item.k, recallAny: 0, recallAll: 1, ndcg: 0 });
+    }
+    expect(user!.protocolRetrieval!.noTarget).toBeUndefined();
     expect(abstention!.protocolRetrieval).toBeUndefined();
   });
 
@@ -121,11 +188,29 @@ describe('the LongMemEval protocol', () => {
     );
     expect(scored.length).toBeGreaterThan(0);
     expect(scored.length).toBeLessThan(questions.length);
-    expect(turns.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.turn.n ?? 0), 0)).toBe(scored.length);
-    expect(sessions.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary.session?.n ?? 0), 0)).toBe(
+    expect(turns.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary?.turn.n ?? 0), 0)).toBe(scored.length);
+    expect(sessions.reduce((sum, cell) => sum + (cell.protocolRetrieval?.summary?.session?.n ?? 0), 0)).toBe(
       scored.length,
     );
-    expect(turns[0]!.protocolRetrieval!.summary.session!.atK.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
+    const scoredCell = turns.find((cell) => cell.protocolRetrieval?.summary)!;
+    expect(scoredCell.protocolRetrieval!.summary!.session!.atK.map(({ k }) => k)).toEqual([1, 3, 5, 10, 30, 50]);
+    // print_retrieval_metrics.py's averaging: every non-abstention question, the ones without a
+    // has_answer user turn at recall_any 0, recall_all 1, NDCG 0.
+    const nonAbstention = questions.filter((question) => !question.question_id.endsWith('_abs')).length;
+    const noTarget = nonAbstention - scored.length;
+    expect(noTarget).toBeGreaterThan(0);
+    for (const cells of [turns, sessions]) {
+      const scoredMeans = poolSummaries(cells.flatMap((cell) => cell.protocolRetrieval?.summary ?? []))!.session!;
+      const allMeans = poolSummaries(cells.flatMap((cell) => cell.protocolRetrieval?.nonAbstentionSummary ?? []))!
+        .session!;
+      expect(allMeans.n).toBe(nonAbstention);
+      for (const [i, { k, recallAny, recallAll, ndcg }] of scoredMeans.atK.entries()) {
+        expect(allMeans.atK[i]!.k).toBe(k);
+        expect(allMeans.atK[i]!.recallAny).toBeCloseTo((recallAny * scored.length) / nonAbstention, 10);
+        expect(allMeans.atK[i]!.recallAll).toBeCloseTo((recallAll * scored.length + noTarget) / nonAbstention, 10);
+        expect(allMeans.atK[i]!.ndcg).toBeCloseTo((ndcg * scored.length) / nonAbstention, 10);
+      }
+    }
     // Turn unit: each ranked item is one exchange (a user turn and its reply); session unit: one
     // item per session (of the 6 holding a query term), its 3 exchanges' 6 turns; no turn table.
     expect(turns[0]!.probes[0]!.retrieved!.every((ids) => ids.length === 2)).toBe(true);
@@ -133,7 +218,7 @@ describe('the LongMemEval protocol', () => {
     expect(ranked.length).toBeGreaterThan(0);
     expect(ranked.length).toBeLessThanOrEqual(6);
     expect(ranked.every((ids) => ids.length === 6)).toBe(true);
-    expect(sessions[0]!.protocolRetrieval!.summary.turn.atK).toEqual([]);
+    expect(sessions.find((cell) => cell.protocolRetrieval?.summary)!.protocolRetrieval!.summary!.turn.atK).toEqual([]);
   });
 
   it("session unit: each ranked item is a session document, scored on that ranking (the paper's --granularity session)", () => {
@@ -195,7 +280,7 @@ describe('the LoCoMo protocol', () => {
     expect(
       result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined),
     ).toBe(true);
-    const summary = cells[0]!.protocolRetrieval!.summary;
+    const summary = cells[0]!.protocolRetrieval!.summary!;
     expect(summary.turn.atK.map(({ k }) => k)).toEqual([5, 10, 25, 50]);
     expect(summary.turn.atK.every((at) => at.recall !== undefined && at.recall >= 0 && at.recall <= 1)).toBe(true);
     // Each ranked item is one utterance, named by its own dia_id.

@@ -26,6 +26,31 @@ describe('scoreRanking', () => {
     expect(scoreRanking([], ['a'], 5, 1)).toEqual({ k: 5, recallAny: 0, recallAll: 0, ndcg: 0 });
   });
 
+  it("takes a protocol's rules: a wider cutoff reported at k, relevance apart from the gold ids, recall_all without gold", () => {
+    // Sessions ranked s1, s2, s2, s3 by their turns; only the third turn is relevant (a has_answer turn).
+    const ranking = [['s1'], ['s2'], ['s2'], ['s3']];
+    const rules = { cutoff: 4, relevant: [false, false, true, false] };
+    const wide = scoreRanking(ranking, ['s2'], 3, 1, rules);
+    expect(wide.k).toBe(3);
+    expect([wide.recallAny, wide.recallAll]).toEqual([1, 1]);
+    // The second item holds the gold id but is not relevant: DCG 1/log2(3) against an ideal of 1.
+    expect(wide.ndcg).toBeCloseTo(1 / Math.log2(3), 10);
+    expect(scoreRanking(ranking, ['s2'], 1, 1, { relevant: [false, false, true, false] })).toEqual({
+      k: 1,
+      recallAny: 0,
+      recallAll: 0,
+      ndcg: 0,
+    });
+    // No gold: recall_all is 0 by default, 1 as Python's all() of nothing.
+    expect(scoreRanking(ranking, [], 3, 0)).toEqual({ k: 3, recallAny: 0, recallAll: 0, ndcg: 0 });
+    expect(scoreRanking(ranking, [], 3, 0, { recallAllWithoutGold: 1 })).toEqual({
+      k: 3,
+      recallAny: 0,
+      recallAll: 1,
+      ndcg: 0,
+    });
+  });
+
   it('counts two evidence steps held by one item as one relevant item', () => {
     // u3 and t1 are one exchange: found at rank 1 is a perfect ranking.
     const figures = probeRetrieval([['u3', 't1'], ['u9']], ['u3', 't1'], [1, 5]);
