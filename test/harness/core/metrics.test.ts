@@ -176,6 +176,18 @@ describe('evidence recall', () => {
     expect(EVIDENCE_COVERAGE_THRESHOLD).toBe(0.5);
   });
 
+  it('holds a step covered at exactly the threshold, and not just below it', () => {
+    // Four terms of equal rarity: a memory with two of them holds exactly half the weight.
+    const cited = [[normalizeText('kayak paddle harbour sunrise')]];
+    const rarity = { kayak: 1, paddle: 1, harbour: 1, sunrise: 1 };
+    const evidence: ProbeEvidence = { cited, rarity };
+    expect(EVIDENCE_COVERAGE_THRESHOLD).toBe(0.5);
+    expect(evidenceRecall(evidence, messages('a kayak in the harbour'), true).findings).toEqual(['covered']);
+    // Just below: the same two terms weigh a little less than half.
+    const lighter: ProbeEvidence = { cited, rarity: { ...rarity, paddle: 1.01, sunrise: 1.01 } };
+    expect(evidenceRecall(lighter, messages('a kayak in the harbour'), true).findings).toEqual(['missing']);
+  });
+
   it('scores 0 when the evidence terms are only scattered over unrelated messages', () => {
     // Every content word of the pot step appears somewhere, but no one message covers half of it.
     const scattered = messages(
