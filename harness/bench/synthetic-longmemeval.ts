@@ -8,6 +8,12 @@
  * planted in `has_answer` turns of the `answer_…` sessions. It is the measuring stick of the
  * bench's "dataset scale" section and of `membench run --dataset longmemeval:FILE` at full size;
  * the text is templates, so recall measured on it says nothing about the real set.
+ *
+ * Near misses: in the real haystacks other sessions talk about what the question asks without
+ * answering it, so the question's words alone do not find the answer. The generator plants such
+ * statements (the question's words, never the answer) at the start of a user turn in a share of
+ * the distractor sessions (`nearMisses`, 0 for none). They are drawn from a random stream of their
+ * own, so the rest of a seed's file is the same with or without them.
  * `fixtures/datasets/synthetic/make-longmemeval-s.ts` writes it from the command line.
  */
 import { createWriteStream } from 'node:fs';
@@ -23,6 +29,8 @@ export interface SyntheticLongMemEvalOptions {
   messages?: readonly [number, number];
   /** Sentences of an assistant reply, drawn in [min, max] (default 16–30: the published replies are long). */
   replySentences?: readonly [number, number];
+  /** Share of the distractor sessions that get a near-miss statement (default 0.05, about 2.5 in a haystack of 50; 0 for none). */
+  nearMisses?: number;
   seed?: number;
 }
 
@@ -150,6 +158,8 @@ interface Plant {
   role: 'user' | 'assistant';
   question: string;
   answer: string | number;
+  /** Near misses: statements sharing the question's words that do not answer it (put in distractor sessions). */
+  nearMisses: readonly string[];
 }
 
 const DEGREES = [
@@ -199,6 +209,11 @@ function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () =>
         role: 'user',
         question: 'What degree did I graduate with?',
         answer: degree,
+        nearMisses: [
+          'My cousin just graduated and keeps asking me which degree is worth it.',
+          'I sometimes wonder what I would do with a second degree, now that graduating feels so long ago.',
+          'A colleague graduated with a degree in something unrelated and still got the job.',
+        ],
       };
     }
     case 'single-session-assistant': {
@@ -210,6 +225,10 @@ function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () =>
         role: 'assistant',
         question: 'Which book did you suggest I read on the side in our earlier chat?',
         answer: book,
+        nearMisses: [
+          'I never find time to read a book on the side, maybe you could suggest how to fit it in.',
+          'In an earlier chat a friend suggested I read more, but I did not note which book.',
+        ],
       };
     }
     case 'single-session-preference': {
@@ -221,6 +240,10 @@ function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () =>
         role: 'user',
         question: 'Can you suggest a destination for my next holiday?',
         answer: `The user would prefer a quiet, walkable destination similar to ${city}, with slow mornings.`,
+        nearMisses: [
+          'My sister wants me to suggest a destination for her next holiday, she likes big loud cities.',
+          'Work is busy, so my next holiday is far off and I have no destination in mind.',
+        ],
       };
     }
     case 'multi-session': {
@@ -231,6 +254,11 @@ function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () =>
         role: 'user',
         question: 'How many things did I say I bought for myself on sale?',
         answer: count,
+        nearMisses: [
+          'I said I would not buy anything for myself this month, even things on sale.',
+          'My partner bought a few things on sale for the kitchen, nothing for me.',
+          'Everything I looked at for myself was sold out, so I bought nothing on sale.',
+        ],
       };
     }
     case 'temporal-reasoning': {
@@ -240,6 +268,11 @@ function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () =>
         role: 'user',
         question: `How many days ago did I start ${activity}?`,
         answer: `${gapDays} days ago`,
+        nearMisses: [
+          `I keep saying I will start ${activity} one of these days, but I have not yet.`,
+          `A friend of mine started ${activity} a few days ago and loves it.`,
+          `Do you think ${activity} is a good thing to start when my days are this busy?`,
+        ],
       };
     }
     default: {
@@ -252,6 +285,10 @@ function plantFor(type: string, pick: <T>(items: readonly T[]) => T, next: () =>
         role: 'user',
         question: 'What pet do I have at home now?',
         answer: after,
+        nearMisses: [
+          'My neighbour has a new pet at home now and it is very loud at night.',
+          'We talked about getting a pet for home, but now is not the right time.',
+        ],
       };
     }
   }
@@ -302,6 +339,8 @@ function question(
           ),
         ].sort((a, b) => a - b);
   const questionId = `${hex(next, 8)}${abstention ? '_abs' : ''}`;
+  // Near misses draw from a stream of their own: the rest of the file does not depend on them.
+  const nearMissDraw = seededRandom((options.seed * 7919 + index) >>> 0);
   const ids: string[] = [];
   const sessions: Record<string, unknown>[][] = [];
   const answerIds: string[] = [];
@@ -319,6 +358,13 @@ function question(
     const turns: Record<string, unknown>[] = [];
     const pairs = Math.max(1, Math.floor(between(options.messages) / 2));
     const plantAt = planted >= 0 ? Math.floor(next() * pairs) : -1;
+    const nearMiss =
+      planted < 0 && nearMissDraw() < options.nearMisses
+        ? {
+            at: Math.floor(nearMissDraw() * pairs),
+            text: plant.nearMisses[Math.floor(nearMissDraw() * plant.nearMisses.length)]!,
+          }
+        : undefined;
     for (let p = 0; p < pairs; p++) {
       const asides = Array.from({ length: 1 + Math.floor(next() * 3) }, () => pick(ASIDES)).join(' ');
       const userText =
@@ -330,10 +376,8 @@ function question(
       for (let i = 0; i < sentences; i++) reply.push(fill(pick(POINTS), topic));
       reply.push(pick(CLOSERS));
       const statement = p === plantAt ? plant.statements[planted] : undefined;
-      const user: Record<string, unknown> = {
-        role: 'user',
-        content: statement && plant.role === 'user' ? `${statement} ${userText}` : userText,
-      };
+      const lead = statement && plant.role === 'user' ? statement : p === nearMiss?.at ? nearMiss.text : undefined;
+      const user: Record<string, unknown> = { role: 'user', content: lead ? `${lead} ${userText}` : userText };
       if (statement)
         reply.splice(1 + Math.floor(next() * (reply.length - 1)), 0, plant.role === 'assistant' ? statement : '');
       const assistant: Record<string, unknown> = { role: 'assistant', content: reply.filter(Boolean).join(' ') };
@@ -378,6 +422,7 @@ export function* syntheticLongMemEval(options: SyntheticLongMemEvalOptions = {})
     sessions: [46, 56],
     messages: [6, 15],
     replySentences: [16, 30],
+    nearMisses: 0.05,
     seed: 2025,
     ...options,
   };

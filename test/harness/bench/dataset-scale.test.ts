@@ -78,6 +78,45 @@ describe('the synthetic LongMemEval_S-shaped file', () => {
     expect(tokenCount).toBeLessThan(135_000);
   });
 
+  it('plants near misses (the question asked, never answered) in distractor sessions only, without touching the rest of the file', () => {
+    const settings = { questions: 24, sessions: [20, 20], messages: [6, 6], replySentences: [2, 3] } as const;
+    const withNearMisses = [...syntheticLongMemEval({ ...settings, nearMisses: 0.3 })] as unknown as Question[];
+    const without = [...syntheticLongMemEval({ ...settings, nearMisses: 0 })] as unknown as Question[];
+    // Content words of each question type that a near miss shares with its question.
+    const asked: Record<string, RegExp> = {
+      'single-session-user': /\b(degree|graduat\w*)\b/iu,
+      'single-session-assistant': /\b(book|suggest\w*|read)\b/iu,
+      'single-session-preference': /\b(destination|holiday)\b/iu,
+      'multi-session': /\b(bought|sale|things)\b/iu,
+      'temporal-reasoning': /\b(start\w*|days)\b/iu,
+      'knowledge-update': /\b(pet|home)\b/iu,
+    };
+    let planted = 0;
+    for (const [q, question] of withNearMisses.entries()) {
+      const plain = without[q]!;
+      expect(question.haystack_session_ids).toEqual(plain.haystack_session_ids);
+      expect([question.question, question.answer]).toEqual([plain.question, plain.answer]);
+      for (const [s, session] of question.haystack_sessions.entries()) {
+        for (const [t, turn] of session.entries()) {
+          const before = plain.haystack_sessions[s]![t]!;
+          if (turn.content === before.content) continue;
+          // A near miss leads a user turn of a distractor session, is no evidence and does not give the answer.
+          planted++;
+          expect(turn.role).toBe('user');
+          expect(question.answer_session_ids).not.toContain(question.haystack_session_ids[s]);
+          expect(turn.has_answer).toBeUndefined();
+          const lead = turn.content.slice(0, -before.content.length - 1);
+          expect(`${lead} ${before.content}`).toBe(turn.content);
+          expect(lead).toMatch(asked[question.question_type]!);
+          expect(lead.toLowerCase()).not.toContain(String(question.answer).toLowerCase());
+        }
+      }
+    }
+    // About 0.3 of 19 distractor sessions in each of 24 haystacks.
+    expect(planted).toBeGreaterThan(24 * 19 * 0.2);
+    expect(planted).toBeLessThan(24 * 19 * 0.4);
+  });
+
   it('is the same file for the same seed, and the importer reads it as LongMemEval', async () => {
     const [a, b] = [path.join(dir, 'a.json'), path.join(dir, 'b.json')];
     await writeSyntheticLongMemEval(a, { questions: 3, seed: 9 });
