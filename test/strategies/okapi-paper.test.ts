@@ -4,7 +4,11 @@
  * formula in the test itself (k1 1.5, b 0.75, ε 0.25), never from the implementation.
  */
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runBenchmark } from '../../harness/run/runner.js';
 import { bm25 } from '../../strategies/bm25.js';
 import {
   descendingOrder,
@@ -184,5 +188,54 @@ describe('bm25 ranker okapi-paper as a strategy', () => {
     expect(retrieved![0]!.score).toBeCloseTo(part(rawIdf(3, 1), 1, 3, 2), 12);
     expect(retrieved!.slice(1).map((item) => item.score)).toEqual([0, 0]);
     await strategy.close();
+  });
+});
+
+describe('okapi-paper under --protocol longmemeval', () => {
+  it("ranks a LongMemEval file's sessions as the paper's code does: user turns' content as the file has it, no date, the question without its date note", async () => {
+    // Three sessions, one user turn each (a reply after it, never indexed). B's content ends in a
+    // space and the question holds a double space: both give the paper's tokenizer an empty token.
+    const session = (user: string, hasAnswer = false) => [
+      { role: 'user', content: user, has_answer: hasAnswer },
+      { role: 'assistant', content: 'my my is is dog' },
+    ];
+    const item = {
+      question_id: 'q1',
+      question_type: 'single-session-user',
+      question: 'what is  my dog called',
+      answer: 'Rex',
+      question_date: '2023/05/30 (Tue) 23:40',
+      haystack_session_ids: ['s_a', 'answer_b', 's_c'],
+      haystack_dates: ['2023/05/20 (Sat) 10:00', '2023/05/21 (Sun) 10:00', '2023/05/22 (Mon) 10:00'],
+      haystack_sessions: [session('my dog is Rex'), session('I like my cat ', true), session('the weather is cold')],
+      answer_session_ids: ['answer_b'],
+    };
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-okapi-lme-'));
+    const file = path.join(dir, 'lme.json');
+    await writeFile(file, JSON.stringify([item]));
+    const result = await runBenchmark({
+      datasets: [`longmemeval:${file}`],
+      strategies: ['bm25'],
+      params: ['bm25.ranker=okapi-paper', 'bm25.unit=session'],
+      protocol: 'longmemeval',
+    });
+    expect(result.cells.map((cell) => cell.setting)).toEqual(['bm25(index=user,unit=session,ranker=okapi-paper)']);
+    const probe = result.cells[0]!.probes[0]!;
+    // By hand: N 3, avgdl (4 + 5 + 4) / 3; "my" and "is" are in 2 of 3 sessions (negative idf,
+    // floored at ε × the mean idf of the 11 terms: my, dog, is, Rex, I, like, cat, "", the, weather, cold).
+    // Query tokens: what, is, "", my, dog, called.
+    const average = 13 / 3;
+    const rare = rawIdf(3, 1);
+    const floored = EPSILON * ((2 * rawIdf(3, 2) + 9 * rare) / 11);
+    const a = part(floored, 1, 4, average) + part(floored, 1, 4, average) + part(rare, 1, 4, average);
+    const b = part(rare, 1, 5, average) + part(floored, 1, 5, average);
+    const c = part(floored, 1, 4, average);
+    expect(a).toBeGreaterThan(b);
+    expect(b).toBeGreaterThan(c);
+    // Without the file's own content (trimmed) B would tie with C, and the later, C, would come first.
+    expect(probe.retrieved!.map((ids) => ids[0]!.split('.')[0])).toEqual(['s_a', 'answer_b', 's_c']);
+    const at = (k: number) => probe.protocolRetrieval!.session!.find((figures) => figures.k === k)!;
+    expect(at(1)).toMatchObject({ recallAny: 0, recallAll: 0, ndcg: 0 });
+    expect(at(3)).toMatchObject({ recallAny: 1, recallAll: 1, ndcg: 1 });
   });
 });
