@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runBenchmark } from '../../harness/run/runner.js';
+import { planRun, runBenchmark } from '../../harness/run/runner.js';
 import { bm25 } from '../../strategies/bm25.js';
 import {
   descendingOrder,
@@ -109,6 +109,9 @@ describe('okapiScores: BM25Okapi by hand', () => {
 
   it('scores a query token outside the corpus as 0, and an empty corpus as no scores', () => {
     expect(scoresOf(['a b', 'c'], 'zzz')).toEqual([0, 0]);
+    // A term in exactly half the documents has idf ln(2.5) − ln(2.5) = 0: no negative idf, not floored.
+    expect(rawIdf(4, 2)).toBe(0);
+    expect(scoresOf(['x a', 'x b', 'c', 'd'], 'x')).toEqual([0, 0, 0, 0]);
     expect(okapiScores([], ['a'])).toEqual([]);
   });
 });
@@ -237,5 +240,30 @@ describe('okapi-paper under --protocol longmemeval', () => {
     const at = (k: number) => probe.protocolRetrieval!.session!.find((figures) => figures.k === k)!;
     expect(at(1)).toMatchObject({ recallAny: 0, recallAll: 0, ndcg: 0 });
     expect(at(3)).toMatchObject({ recallAny: 1, recallAll: 1, ndcg: 1 });
+  });
+});
+
+describe('the protocols plan the paper ranker beside fts5', () => {
+  it('adds bm25 ranker=okapi-paper under --protocol locomo and longmemeval (hybrid has no ranker); a pinned ranker runs alone', async () => {
+    const settings = async (protocol: 'locomo' | 'longmemeval', params: string[] = []) =>
+      (await planRun({ strategies: ['bm25', 'hybrid'], scenarios: ['recipes-en'], protocol, params })).strategies.map(
+        (strategy) => strategy.setting,
+      );
+    expect(await settings('locomo')).toEqual([
+      'bm25(unit=message,ranker=fts5)',
+      'bm25(unit=message,ranker=okapi-paper)',
+      'hybrid(unit=message)',
+    ]);
+    expect((await settings('longmemeval')).filter((setting) => setting.includes('okapi-paper'))).toEqual([
+      'bm25(index=user,unit=session,ranker=okapi-paper)',
+      'bm25(index=user,unit=turn,ranker=okapi-paper)',
+    ]);
+    expect(await settings('locomo', ['bm25.ranker=fts5'])).toEqual([
+      'bm25(unit=message,ranker=fts5)',
+      'hybrid(unit=message)',
+    ]);
+    expect(
+      (await planRun({ strategies: ['bm25'], scenarios: ['recipes-en'] })).strategies.map((s) => s.setting),
+    ).toEqual(['bm25']);
   });
 });
