@@ -14,7 +14,10 @@
  * in the dataset: a step's `id` is the dia_id of its first utterance and its `replyId` that of
  * the second, and evidence cites the utterance it names (exchanges stay the unit of storage). The session's date is
  * the `at` of its `session: new` step and of each of its turns, so every saved message carries
- * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary` is never imported.
+ * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary` is never imported. Each utterance also
+ * carries what LoCoMo's dialog RAG indexes for it (`indexText`: `SPEAKER said, "TEXT"`, its
+ * `clean_text` when the file has one, no caption; task_eval/evaluate_gpts.py `prepare_for_rag`),
+ * which only a ranker reproducing the paper reads (bm25 `ranker=okapi-paper`).
  *
  * Derived documents (only when asked for: `--protocol locomo`). LoCoMo's RAG evaluation
  * (task_eval/evaluate_gpts.py `prepare_for_rag`, `get_rag_context`) retrieves over one of three

@@ -12,6 +12,9 @@
  * assistant) an `assistant` step, so no model-written reply enters the haystack and no turn is
  * dropped. The session's date is the `at` of its `session: new` step and of its turns (every
  * saved message carries it). The
+ * text saved is the turn's content trimmed; when trimming changed it, the step also keeps the
+ * content as the file has it (`indexText`), which the paper's retrieval corpus indexes (read only
+ * by bm25 `ranker=okapi-paper`). The
  * evidence unit is one turn, as in the dataset: each turn keeps its own id (a user turn's is
  * the step's `id`, its reply's the `replyId`, both `SESSION.tINDEX`), and the evidence is the
  * turns marked `has_answer: true` (the label the dataset's turn-level recall uses; it marks
