@@ -269,15 +269,21 @@ export function protocolTables(rows: readonly ProtocolRow[]): { caption?: string
   });
 }
 
+/** What the two bm25 rows of a protocol table are. */
+const BM25_RANKERS_NOTE =
+  "bm25 rows with ranker=okapi-paper are the paper's BM25 (rank_bm25's BM25Okapi over text split at spaces, every document ranked); ranker=fts5 rows are membench's (FTS5 bm25() over stemmed terms, documents holding a query term).";
+
 /** What a protocol table says it is. */
 export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
   longmemeval:
     "LongMemEval's retrieval protocol (xiaowu0162/LongMemEval src/retrieval): user turns indexed, the has_answer user turns gold; unit=session ranks session documents (a session's user turns joined, the paper's session granularity); " +
     'unit=turn ranks user turns, its session rows the turn ranking mapped to sessions, the cutoff widened until k distinct sessions are in; ' +
     "only has_answer turns find a gold session and count as relevant in NDCG (evaluate_retrieval_turn2session: an answer session's other turns are a pseudo-session of their own); " +
-    "abstention questions left out; two tables, one per averaging of the paper's code. Published figures to compare with: docs/protocols.md.",
+    "abstention questions left out; two tables, one per averaging of the paper's code. Published figures to compare with: docs/protocols.md. " +
+    BM25_RANKERS_NOTE,
   locomo:
     "LoCoMo's retrieval recall (snap-research/locomo task_eval/evaluation.py): the share of a question's evidence dia_ids among the top k retrieved; dialog unit = one utterance per document (unit=message); " +
     "observation unit = the file's observations replayed in place of the dialog, each citing dia_ids; summary unit = its session summaries, each standing for its session's dia_ids; " +
-    'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md.',
+    'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md. ' +
+    BM25_RANKERS_NOTE,
 };

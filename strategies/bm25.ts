@@ -9,16 +9,27 @@
  * (shared/exchange-memory.ts) over `bm25.sqlite`; the index is LexicalRetriever's
  * (shared/lexical-retriever.ts). Top-k, recency weighting and the verbatim recent exchanges work
  * as in `vector`.
+ *
+ * `ranker: okapi-paper` ranks instead as the LongMemEval paper's code does (shared/okapi-paper.ts:
+ * rank_bm25's BM25Okapi over text split at single spaces, built afresh for each question, every
+ * document ranked), over each message as the dataset gives it; `tokenizer` and `recencyWeight` do
+ * not apply to it.
  */
 import { z } from 'zod';
 import { ExchangeMemory } from './shared/exchange-memory.js';
 import { LexicalRetriever } from './shared/lexical-retriever.js';
 import { retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
+import { OkapiPaperRetriever } from './shared/okapi-paper.js';
 import { preloadJieba } from './shared/segmenters.js';
 import { defineStrategy } from './types.js';
 
-/** The knobs users tune: the shared retrieval knobs plus the tokenizer. */
-export const bm25Options = z.object({ ...retrievalKnobs, tokenizer: tokenizerKnob }).strict();
+/** Which BM25 ranks: `fts5`, SQLite FTS5's bm25() over segmented, stemmed terms; `okapi-paper`, the LongMemEval paper's BM25Okapi over space-split text. */
+export const BM25_RANKERS = ['fts5', 'okapi-paper'] as const;
+
+/** The knobs users tune: the shared retrieval knobs plus the tokenizer and the ranker. */
+export const bm25Options = z
+  .object({ ...retrievalKnobs, tokenizer: tokenizerKnob, ranker: z.enum(BM25_RANKERS).default('fts5') })
+  .strict();
 export type Bm25Options = z.output<typeof bm25Options>;
 
 /** The registry entry for `bm25`. */
@@ -33,5 +44,11 @@ export const bm25 = defineStrategy({
   keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: preloadJieba,
-  create: (context, options) => new ExchangeMemory(context, options, new LexicalRetriever(options), 'bm25.sqlite'),
+  create: (context, options) =>
+    new ExchangeMemory(
+      context,
+      options,
+      options.ranker === 'okapi-paper' ? new OkapiPaperRetriever() : new LexicalRetriever(options),
+      'bm25.sqlite',
+    ),
 });

@@ -34,6 +34,12 @@ export interface MemoryEvent {
    * session's messages into one document by it.
    */
   session?: number;
+  /**
+   * The message as a paper's retrieval corpus holds it, when that differs from the message's text
+   * (LoCoMo's RAG indexes an utterance as `SPEAKER said, "TEXT"`; LongMemEval's a turn's content
+   * untrimmed). Only rankers reproducing a paper's corpus read it (`bm25` with `ranker: okapi-paper`).
+   */
+  indexText?: string;
 }
 
 /** What the next model call is about: vector and entity strategies retrieve with it. */

@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
-import { hasCjk, MONTH_NAMES, withoutLeadingNote } from '../core/text.js';
+import { datedText, hasCjk, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
 import { isMembenchError } from '../core/errors.js';
@@ -101,22 +101,6 @@ export function contextSample(
   const offset = fnv1a(seed) % stride;
   const measured = new Set(scripted.filter((_, position) => position % stride === offset));
   return (step) => measured.has(step);
-}
-
-/**
- * A dated message as agents show one: `[8 May 2023, 13:56] text` (the date alone when the step
- * gives no time). Replayed datasets date their sessions, and temporal questions need the date in
- * the context, so it goes into the saved message itself: every strategy keeps it with the text.
- */
-export function datedText(text: string, at: string | undefined): string {
-  if (at === undefined) return text;
-  const date = new Date(at);
-  if (Number.isNaN(date.getTime())) return text;
-  const day = `${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
-  const time = /T\d{2}:\d{2}/u.test(at)
-    ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}`
-    : '';
-  return `[${day}${time}] ${text}`;
 }
 
 const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
@@ -218,9 +202,10 @@ export class AgentSession {
           stepId,
           step.at,
           step.reply !== false,
+          { user: step.indexText, reply: step.replyIndexText },
         );
       case 'assistant':
-        return this.assistantStep(index, step.assistant, stepId, step.at);
+        return this.assistantStep(index, step.assistant, stepId, step.at, step.indexText);
       case 'remember':
         return this.rememberStep(index, step.remember, step, stepId);
       case 'forget':
@@ -259,6 +244,7 @@ export class AgentSession {
     stepId?: string,
     timestamp?: string,
     reply = true,
+    indexTexts: { user?: string | undefined; reply?: string | undefined } = {},
   ): Promise<void> {
     this.turn++;
     const turn = this.turn;
@@ -267,7 +253,14 @@ export class AgentSession {
     let saveUserMs = 0;
     if (this.deps.journal?.stepState(this.session, index) !== 'user_saved') {
       [, saveUserMs] = await timed(() =>
-        this.memory.save({ message: user, turn, stepId, timestamp, session: this.sessionNumber }),
+        this.memory.save({
+          message: user,
+          turn,
+          stepId,
+          timestamp,
+          session: this.sessionNumber,
+          ...(indexTexts.user !== undefined ? { indexText: indexTexts.user } : {}),
+        }),
       );
       this.deps.journal?.setStep(this.session, index, 'user_saved');
     }
@@ -279,7 +272,14 @@ export class AgentSession {
     if (scripted !== undefined && kind === 'user' && this.deps.measureContext?.(index) === false) {
       // The reply is scripted and this turn is outside the sample: no model reads a context, none is assembled.
       const [, saveReplyMs] = await timed(() =>
-        this.memory.save({ message: new AIMessage(scripted), turn, stepId, timestamp, session: this.sessionNumber }),
+        this.memory.save({
+          message: new AIMessage(scripted),
+          turn,
+          stepId,
+          timestamp,
+          session: this.sessionNumber,
+          ...(indexTexts.reply !== undefined ? { indexText: indexTexts.reply } : {}),
+        }),
       );
       this.turns.push({
         step: index,
@@ -296,7 +296,14 @@ export class AgentSession {
     const text =
       scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
     const [, saveReplyMs] = await timed(() =>
-      this.memory.save({ message: new AIMessage(text), turn, stepId, timestamp, session: this.sessionNumber }),
+      this.memory.save({
+        message: new AIMessage(text),
+        turn,
+        stepId,
+        timestamp,
+        session: this.sessionNumber,
+        ...(scripted !== undefined && indexTexts.reply !== undefined ? { indexText: indexTexts.reply } : {}),
+      }),
     );
     this.turns.push({
       step: index,
@@ -309,7 +316,13 @@ export class AgentSession {
   }
 
   /** An assistant message with no user message before it (a replayed session opening with the assistant): saved, no model call. */
-  private async assistantStep(index: number, text: string, stepId?: string, timestamp?: string): Promise<void> {
+  private async assistantStep(
+    index: number,
+    text: string,
+    stepId?: string,
+    timestamp?: string,
+    indexText?: string,
+  ): Promise<void> {
     const turn = Math.max(this.turn, 1);
     const [, saveMs] = await timed(() =>
       this.memory.save({
@@ -318,6 +331,7 @@ export class AgentSession {
         stepId,
         timestamp,
         session: this.sessionNumber,
+        ...(indexText !== undefined ? { indexText } : {}),
       }),
     );
     this.turns.push({ step: index, turn, kind: 'assistant', contextTokens: null, loadMs: null, saveMs });

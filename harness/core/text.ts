@@ -196,3 +196,25 @@ export const MONTH_NAMES: readonly string[] = [
   'November',
   'December',
 ];
+
+/**
+ * A dated message as agents show one: `[8 May 2023, 13:56] text` (the date alone when the step
+ * gives no time). Replayed datasets date their sessions, and temporal questions need the date in
+ * the context, so it goes into the saved message itself: every strategy keeps it with the text.
+ */
+export function datedText(text: string, at: string | undefined): string {
+  if (at === undefined) return text;
+  const date = new Date(at);
+  if (Number.isNaN(date.getTime())) return text;
+  const day = `${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+  const time = /T\d{2}:\d{2}/u.test(at)
+    ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}`
+    : '';
+  return `[${day}${time}] ${text}`;
+}
+
+/** The text `datedText(text, at)` was made from: its exact date note removed (nothing else, and nothing when `at` gives none). */
+export function undatedText(dated: string, at: string | undefined): string {
+  const note = datedText('', at);
+  return note !== '' && dated.startsWith(note) ? dated.slice(note.length) : dated;
+}

@@ -42,10 +42,14 @@ export const PROTOCOL_K: Readonly<Record<Protocol, readonly number[]>> = {
   locomo: [5, 10, 25, 50],
 };
 
-/** The knob each protocol sets on the strategies that have it (`--param` values the user gives win). */
+/**
+ * The knob each protocol sets on the strategies that have it (`--param` values the user gives win).
+ * `ranker` runs the paper's BM25 (`okapi-paper`) beside membench's (`fts5`) as two settings of
+ * `bm25`; `-p bm25.ranker=fts5` (or `okapi-paper`) keeps one.
+ */
 export const PROTOCOL_KNOBS: Readonly<Record<Protocol, Readonly<Record<string, string>>>> = {
-  longmemeval: { index: 'user', unit: 'session,turn' },
-  locomo: { unit: 'message' },
+  longmemeval: { index: 'user', unit: 'session,turn', ranker: 'fts5,okapi-paper' },
+  locomo: { unit: 'message', ranker: 'fts5,okapi-paper' },
 };
 
 /** LoCoMo's figures of one probe at each k: `recall`, the share of the evidence ids in the top k items (with recall_any, recall_all and NDCG of the same ranking). */

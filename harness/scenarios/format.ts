@@ -68,10 +68,23 @@ const userStep = z.object({
    * never shown to a strategy or the model.
    */
   cites: stringList.optional(),
+  /**
+   * The message as a paper's retrieval corpus holds it, when that differs from `user` (an importer
+   * sets it: LoCoMo's RAG indexes `SPEAKER said, "TEXT"`): read only by rankers reproducing a paper.
+   */
+  indexText: z.string({ error: 'expected a string' }).optional(),
+  /** The same for the reply. */
+  replyIndexText: z.string({ error: 'expected a string' }).optional(),
   at: timestamp,
 });
 /** An assistant message with no user message before it (a replayed session that opens with the assistant). */
-const assistantStep = z.object({ id: stepId, assistant: nonEmpty('the assistant message'), at: timestamp });
+const assistantStep = z.object({
+  id: stepId,
+  assistant: nonEmpty('the assistant message'),
+  /** The message as a paper's retrieval corpus holds it, when that differs from `assistant`. */
+  indexText: z.string({ error: 'expected a string' }).optional(),
+  at: timestamp,
+});
 const toolStep = z.object({
   id: stepId,
   tool: nonEmpty('a tool name'),

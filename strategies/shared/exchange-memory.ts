@@ -20,6 +20,7 @@
  */
 import { SystemMessage, type AIMessage, type BaseMessage, type ToolMessage } from '@langchain/core/messages';
 import { messageText } from '../../harness/core/tokens.js';
+import { undatedText } from '../../harness/core/text.js';
 import { insertSorted, lowerBound } from '../stores/vector-index.js';
 import {
   ExchangeStore,
@@ -68,6 +69,12 @@ export interface RankedKey {
 export interface ExchangeRetriever {
   /** The columns the store must keep for it. */
   readonly needs: Pick<ExchangeStoreOptions, 'vectors' | 'terms'>;
+  /**
+   * Ranks a paper's corpus (`bm25` with `ranker: okapi-paper`): every unit (`turn` too) goes to
+   * rankDocuments as documents, each message as the dataset gives it (MemoryEvent.indexText, or its
+   * text without the harness's date note), a document's messages joined by single spaces.
+   */
+  readonly paperCorpus?: boolean;
   /** What produced its features: checked against what the store recorded. */
   identity(): StoreIdentity;
   /** Restores its index for the stored exchanges (`keys` ascending) of a freshly opened store. */
@@ -143,6 +150,8 @@ interface ExchangeRecord {
   messages?: BaseMessage[];
   /** What a session document holds of it (`unit: 'session'`), computed on first use. */
   indexText?: string;
+  /** Each message as the dataset gives it (paper corpora), when the messages were saved with one. */
+  paperTexts?: (string | undefined)[];
   /** Mode `exit`: the features of an exchange not written yet. */
   features?: ExchangeFeatures;
 }
@@ -311,6 +320,7 @@ export class ExchangeMemory implements MemoryStrategy {
       ...(event.timestamp !== undefined ? { timestamp: event.timestamp } : {}),
       ...(event.stepId !== undefined ? { stepId: event.stepId } : {}),
       ...(event.session !== undefined ? { session: event.session } : {}),
+      ...(event.indexText !== undefined ? { indexText: event.indexText } : {}),
     };
     this.pending.push(entry);
     if (!isHuman(event.message)) return this.store.appendPending(entry);
@@ -321,11 +331,14 @@ export class ExchangeMemory implements MemoryStrategy {
   }
 
   async load(input: LoadInput): Promise<LoadResult> {
-    // The exchange before a question asked with no user message after it (a probe after the
-    // scripted conversation) is finished: indexed now, so it can be found like the others.
-    if (endsInReply(this.pending)) await this.indexCompleteExchanges(undefined, undefined, true);
+    // A question asked with no user message of its turn before it (a probe) finds everything said
+    // before it: the exchange before it is finished, replied to or not (a replayed conversation's
+    // last message, which no later message completes), and is indexed now, like the others.
+    if (endsInReply(this.pending) || this.pending.every((entry) => entry.turn < input.turn))
+      await this.indexCompleteExchanges(undefined, undefined, true);
     this.catchUp();
-    if (this.options.unit === 'session' || this.options.unit === 'message') return this.loadDocuments(input);
+    if (this.options.unit === 'session' || this.options.unit === 'message' || this.retriever.paperCorpus)
+      return this.loadDocuments(input);
     const recent = Math.min(this.options.recentExchanges, this.keys.length);
     const searchable = this.keys.length - recent;
     const messages: BaseMessage[] = [];
@@ -406,7 +419,12 @@ export class ExchangeMemory implements MemoryStrategy {
     const messages: BaseMessage[] = [];
     let retrieved: RetrievedItem[] = [];
     if (this.keys.length > 0 && input.query.trim()) {
-      const documents = this.options.unit === 'session' ? this.sessionDocuments() : this.messageDocuments();
+      const documents =
+        this.options.unit === 'session'
+          ? this.sessionDocuments()
+          : this.options.unit === 'message'
+            ? this.messageDocuments()
+            : this.turnDocuments();
       const byKey = new Map(documents.map((document) => [document.key, document]));
       const ranked = await this.retriever.rankDocuments(
         input.query,
@@ -439,7 +457,9 @@ export class ExchangeMemory implements MemoryStrategy {
     }
     return [...members].map(([key, exchanges]) => ({
       key,
-      text: exchanges.map((member) => this.indexedText(member)).join('\n'),
+      text: this.retriever.paperCorpus
+        ? exchanges.flatMap((member) => this.paperTexts(member)).join(' ')
+        : exchanges.map((member) => this.indexedText(member)).join('\n'),
       exchanges,
       stepIds: [...new Set(exchanges.flatMap((member) => this.records.get(member)!.stepIds))],
     }));
@@ -454,17 +474,44 @@ export class ExchangeMemory implements MemoryStrategy {
     const documents: UnitDocument[] = [];
     for (const key of this.keys) {
       const { stepIds } = this.records.get(key)!;
+      const paper = this.retriever.paperCorpus ? this.paperTexts(key) : undefined;
       this.indexedMessages(this.exchange(key).messages)
         .slice(0, MESSAGES_PER_EXCHANGE)
         .forEach((message, position) => {
-          const text = exchangeText([message]);
-          if (!text) return;
+          // A paper's corpus holds every message, an empty one too (one empty token).
+          const text = paper ? paper[position]! : exchangeText([message]);
+          if (!text && !paper) return;
           const [only] = stepIds;
           const ids = stepIds.length === 1 && only !== undefined ? [opaqueMessageId(only, !isHuman(message))] : stepIds;
           documents.push({ key: key * MESSAGES_PER_EXCHANGE + position, text, exchanges: [key], stepIds: ids });
         });
     }
     return documents;
+  }
+
+  /** One document per exchange holding an indexed message (`unit: 'turn'` of a paper's corpus): its messages' texts joined by a space. */
+  private turnDocuments(): UnitDocument[] {
+    return this.keys.flatMap((key) => {
+      const texts = this.paperTexts(key);
+      return texts.length === 0
+        ? []
+        : [{ key, text: texts.join(' '), exchanges: [key], stepIds: this.records.get(key)!.stepIds }];
+    });
+  }
+
+  /**
+   * The indexed messages of an exchange as the dataset gives them: the text it was saved with
+   * (MemoryEvent.indexText), else the message's text without the date note the harness puts before it.
+   */
+  private paperTexts(key: number): string[] {
+    const record = this.records.get(key)!;
+    const messages = this.exchange(key).messages;
+    const texts: string[] = [];
+    messages.forEach((message, position) => {
+      if (this.options.index === 'user' && !isHuman(message)) return;
+      texts.push(record.paperTexts?.[position] ?? undatedText(messageText(message), record.timestamp));
+    });
+    return texts;
   }
 
   /** What an exchange is found by: its words, or its user messages' alone with `index: 'user'`. */
@@ -560,6 +607,9 @@ export class ExchangeMemory implements MemoryStrategy {
         ...(session !== undefined ? { session } : {}),
         text: renderExchange(messages),
         messages,
+        ...(group.some((entry) => entry.indexText !== undefined)
+          ? { paperTexts: group.map((entry) => entry.indexText) }
+          : {}),
       };
       const row = { ...record, text: record.text!, messages, ...features[i]! };
       if (!this.persistent) {

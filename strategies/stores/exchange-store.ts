@@ -65,6 +65,8 @@ export interface PendingMessage {
   stepId?: string;
   /** The conversation session it was said in (MemoryEvent.session). */
   session?: number;
+  /** What a paper's corpus holds of it (MemoryEvent.indexText); kept in memory only. */
+  indexText?: string;
 }
 
 /** A stored exchange's id, when it happened and the steps it holds (text and messages are read on demand). */

@@ -16,14 +16,25 @@ import { membench } from './helpers.js';
 
 /**
  * The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed: the
- * `table`-th such row of the output (LongMemEval prints one table per averaging).
+ * `table`-th such table of the output (LongMemEval prints one table per averaging). A table too wide
+ * for the console goes on in a second one, its key columns repeated: the row continues after them.
  */
 function row(stdout: string, strategy: string, unit: string, metric: string, table = 0): string[] | undefined {
-  return stdout
+  const parts = stdout
     .split('\n')
     .map((line) => line.split('│').map((cell) => cell.trim()))
     .filter((cells) => cells[1] === strategy && cells[2] === unit && cells[3] === metric)
-    [table]?.slice(1, -1);
+    .map((cells) => cells.slice(1, -1));
+  // Each table is printed as a key part and a continuation part.
+  const width = parts.length / Math.max(1, tables(stdout));
+  const mine = parts.slice(table * width, (table + 1) * width);
+  return mine.length === 0 ? undefined : [...mine[0]!, ...mine.slice(1).flatMap((cells) => cells.slice(4))];
+}
+
+/** How many protocol tables (averagings) the output prints. */
+function tables(stdout: string): number {
+  return Math.max(1, (stdout.match(/averaged as /gu) ?? []).length);
+}
 }
 
 describe('membench run --protocol longmemeval', () => {
@@ -54,20 +65,24 @@ describe('membench run --protocol longmemeval', () => {
     ]);
     expect(result.stderr).not.toMatch(/error/iu);
     expect(result.code).toBe(0);
-    const header = result.stdout.split('\n').find((line) => /│ strategy\s+│ unit\s+│ metric/u.test(line));
-    expect(
-      header
-        ?.split('│')
-        .map((cell) => cell.trim())
-        .slice(1, -1),
-    ).toEqual(['strategy', 'unit', 'metric', 'n', '@1', '@3', '@5', '@10', '@30', '@50']);
+    // The table's columns (a table too wide for the console goes on in a second one, its keys repeated).
+    const columns = result.stdout
+      .split('\n')
+      .filter((line) => /│ strategy\s+│ unit\s+│ metric/u.test(line))
+      .flatMap((line) =>
+        line
+          .split('│')
+          .map((cell) => cell.trim())
+          .slice(1, -1),
+      );
+    expect([...new Set(columns)]).toEqual(['strategy', 'unit', 'metric', 'n', '@1', '@3', '@5', '@10', '@30', '@50']);
     // One table per averaging, each captioned with the code it follows, in this order.
     const first = result.stdout.indexOf('averaged as the current src/retrieval/run_retrieval.py');
     expect(first).toBeGreaterThan(0);
     expect(result.stdout.indexOf('averaged as src/evaluation/print_retrieval_metrics.py')).toBeGreaterThan(first);
 
     const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
-    const sessionCells = run.cells.filter((cell) => cell.options.unit === 'session');
+    const sessionCells = run.cells.filter((cell) => cell.options.unit === 'session' && cell.options.ranker === 'fts5');
     expect(sessionCells).toHaveLength(10);
     const nonAbstention = questions.filter((question) => !question.question_id.endsWith('_abs')).length;
     expect(nonAbstention).toBeGreaterThan(scored);
@@ -78,7 +93,7 @@ describe('membench run --protocol longmemeval', () => {
     ] as const) {
       const pooled = poolSummaries(sessionCells.flatMap((cell) => summaryOf(cell) ?? []))!.session!;
       expect(pooled.n).toBe(n);
-      const strategy = 'bm25(index=user,unit=session)';
+      const strategy = 'bm25(index=user,unit=session,ranker=fts5)';
       for (const [metric, key] of [
         ['recall_all', 'recallAll'],
         ['NDCG', 'ndcg'],
@@ -92,11 +107,17 @@ describe('membench run --protocol longmemeval', () => {
           expect(printed?.[column]).toBe(pooled.atK.find((at) => at.k === k)![key].toFixed(2));
       }
     }
-    const strategy = 'bm25(index=user,unit=session)';
+    const strategy = 'bm25(index=user,unit=session,ranker=fts5)';
     // Session documents have no turn rows; the turn unit prints both.
     expect(row(result.stdout, strategy, 'turn', 'recall_all')).toBeUndefined();
-    expect(row(result.stdout, 'bm25(index=user,unit=turn)', 'turn', 'recall_all')).toBeDefined();
-    expect(row(result.stdout, 'bm25(index=user,unit=turn)', 'session', 'NDCG')).toBeDefined();
+    expect(row(result.stdout, 'bm25(index=user,unit=turn,ranker=fts5)', 'turn', 'recall_all')).toBeDefined();
+    expect(row(result.stdout, 'bm25(index=user,unit=turn,ranker=fts5)', 'session', 'NDCG')).toBeDefined();
+    // The paper's BM25 runs beside membench's, each unit its own labelled row.
+    for (const unit of ['session', 'turn'])
+      expect(row(result.stdout, `bm25(index=user,unit=${unit},ranker=okapi-paper)`, 'session', 'recall_all')?.[3]).toBe(
+        String(scored),
+      );
+    expect(run.cells.filter((cell) => cell.options.ranker === 'okapi-paper')).toHaveLength(20);
   });
 });
 
@@ -119,12 +140,16 @@ describe('membench run --protocol locomo', () => {
     expect(result.code).toBe(0);
     const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     for (const unit of ['dialog', 'observation', 'summary'] as const) {
-      const cells = run.cells.filter((cell) => (cell.protocolRetrieval?.documents ?? 'dialog') === unit);
-      expect(cells).toHaveLength(2);
-      const pooled = poolSummaries(cells.flatMap((cell) => cell.protocolRetrieval?.summary ?? []))!.turn;
-      const printed = row(result.stdout, 'bm25(unit=message)', unit, 'recall');
-      expect(printed?.[3]).toBe(String(pooled.n));
-      expect(printed?.slice(4)).toEqual(pooled.atK.map((at) => at.recall!.toFixed(2)));
+      for (const ranker of ['fts5', 'okapi-paper']) {
+        const cells = run.cells.filter(
+          (cell) => (cell.protocolRetrieval?.documents ?? 'dialog') === unit && cell.options.ranker === ranker,
+        );
+        expect(cells).toHaveLength(2);
+        const pooled = poolSummaries(cells.flatMap((cell) => cell.protocolRetrieval?.summary ?? []))!.turn;
+        const printed = row(result.stdout, `bm25(unit=message,ranker=${ranker})`, unit, 'recall');
+        expect(printed?.[3]).toBe(String(pooled.n));
+        expect(printed?.slice(4)).toEqual(pooled.atK.map((at) => at.recall!.toFixed(2)));
+      }
     }
   });
 

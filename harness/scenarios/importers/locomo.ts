@@ -14,7 +14,10 @@
  * in the dataset: a step's `id` is the dia_id of its first utterance and its `replyId` that of
  * the second, and evidence cites the utterance it names (exchanges stay the unit of storage). The session's date is
  * the `at` of its `session: new` step and of each of its turns, so every saved message carries
- * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary` is never imported.
+ * it ("[8 May 2023, 13:56] Caroline: ..."). `event_summary` is never imported. Each utterance also
+ * carries what LoCoMo's dialog RAG indexes for it (`indexText`: `SPEAKER said, "TEXT"`, its
+ * `clean_text` when the file has one, no caption; task_eval/evaluate_gpts.py `prepare_for_rag`),
+ * which only a ranker reproducing the paper reads (bm25 `ranker=okapi-paper`).
  *
  * Derived documents (only when asked for: `--protocol locomo`). LoCoMo's RAG evaluation
  * (task_eval/evaluate_gpts.py `prepare_for_rag`, `get_rag_context`) retrieves over one of three
@@ -109,6 +112,8 @@ export function canonicalDiaId(raw: string): string | undefined {
 
 interface Utterance {
   content: string;
+  /** What LoCoMo's dialog RAG indexes for it. */
+  indexText: string;
   diaId?: string;
 }
 
@@ -178,7 +183,11 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
           'dia-id-missing',
           `${rawId === undefined ? 'no dia_id' : `dia_id ${JSON.stringify(rawId)} is not like "D1:3"`}: evidence cannot name this turn`,
         );
-      utterances.push({ content, ...(diaId !== undefined ? { diaId } : {}) });
+      // LoCoMo's dialog RAG (task_eval/evaluate_gpts.py, prepare_for_rag) indexes an utterance as `SPEAKER said, "TEXT"`, no caption.
+      // Its `clean_text`, which locomo10.json does not carry: its `text` then.
+      const said = [turn.clean_text, turn.text].find((value) => typeof value === 'string') ?? text;
+      const indexText = `${typeof turn.speaker === 'string' ? turn.speaker : ''} said, "${said}"`;
+      utterances.push({ content, indexText, ...(diaId !== undefined ? { diaId } : {}) });
     });
     if (utterances.length > 0) sessions.push({ number, ...(at !== undefined ? { at } : {}), utterances });
   }
@@ -216,7 +225,14 @@ function sessionSteps(
       steps.push({
         ...(id !== undefined ? { id } : {}),
         user: first.content,
-        ...(second ? { assistant: second.content, ...(replyId !== undefined ? { replyId } : {}) } : { reply: false }),
+        indexText: first.indexText,
+        ...(second
+          ? {
+              assistant: second.content,
+              replyIndexText: second.indexText,
+              ...(replyId !== undefined ? { replyId } : {}),
+            }
+          : { reply: false }),
         ...(session.at !== undefined ? { at: session.at } : {}),
       });
       turns += second ? 2 : 1;
@@ -415,10 +431,17 @@ const sessionOpening = (at: string | undefined): Record<string, unknown> => ({
   ...(at !== undefined ? { at } : {}),
 });
 
-/** One derived document: a message with no reply, dated with its session, citing dialog ids. */
-const documentStep = (id: string, text: string, at: string | undefined, cites: string[]): Record<string, unknown> => ({
+/** One derived document: a message with no reply, dated with its session, citing dialog ids; `raw`, the file's text when cleaning changed it (what LoCoMo's RAG indexes). */
+const documentStep = (
+  id: string,
+  text: string,
+  at: string | undefined,
+  cites: string[],
+  raw: unknown,
+): Record<string, unknown> => ({
   id,
   user: text,
+  ...(typeof raw === 'string' && raw !== text ? { indexText: raw } : {}),
   reply: false,
   ...(cites.length > 0 ? { cites } : {}),
   ...(at !== undefined ? { at } : {}),
@@ -450,7 +473,7 @@ function observationSteps(
         const text = cleanText(entry[0]);
         if (text === undefined) return log.repair(entryAt, 'observation-empty', 'an empty observation: left out');
         const cites = citedSteps(entry[1], stepOf, file, `${entryAt}[1]`, log);
-        documents.push(documentStep(`O${number}.${documents.length + 1}`, text, datesOf.get(number), cites));
+        documents.push(documentStep(`O${number}.${documents.length + 1}`, text, datesOf.get(number), cites, entry[0]));
       });
     }
     if (documents.length > 0) steps.push(sessionOpening(datesOf.get(number)), ...documents);
@@ -480,7 +503,10 @@ function summarySteps(
     }
     // LoCoMo's code credits a retrieved summary of session N with every evidence id numbered DN.
     const cites = [...stepOf].filter(([diaId]) => diaId.startsWith(`D${number}:`)).map(([, step]) => step);
-    steps.push(sessionOpening(datesOf.get(number)), documentStep(`S${number}`, text, datesOf.get(number), cites));
+    steps.push(
+      sessionOpening(datesOf.get(number)),
+      documentStep(`S${number}`, text, datesOf.get(number), cites, summary),
+    );
   }
   return steps.length > 0 ? steps : undefined;
 }

@@ -12,6 +12,9 @@
  * assistant) an `assistant` step, so no model-written reply enters the haystack and no turn is
  * dropped. The session's date is the `at` of its `session: new` step and of its turns (every
  * saved message carries it). The
+ * text saved is the turn's content trimmed; when trimming changed it, the step also keeps the
+ * content as the file has it (`indexText`), which the paper's retrieval corpus indexes (read only
+ * by bm25 `ranker=okapi-paper`). The
  * evidence unit is one turn, as in the dataset: each turn keeps its own id (a user turn's is
  * the step's `id`, its reply's the `replyId`, both `SESSION.tINDEX`), and the evidence is the
  * turns marked `has_answer: true` (the label the dataset's turn-level recall uses; it marks
@@ -80,6 +83,9 @@ export function parseLongMemEvalDate(text: string): string | undefined {
 interface Exchange {
   user?: string;
   assistant?: string;
+  /** The turns' content as the file has it, when cleaning changed it (the paper's retrieval corpus indexes it untrimmed). */
+  userRaw?: string;
+  assistantRaw?: string;
   /** Index of its first turn in the session. */
   index: number;
   /** Index of the assistant turn of a user turn's reply. */
@@ -126,12 +132,28 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
     }
     const hasAnswer = turn.has_answer === true;
     const current = exchanges.at(-1);
-    if (turn.role === 'user') exchanges.push({ user: content, index, hasAnswer, replyHasAnswer: false });
+    const raw = typeof turn.content === 'string' && turn.content !== content ? turn.content : undefined;
+    if (turn.role === 'user')
+      exchanges.push({
+        user: content,
+        index,
+        hasAnswer,
+        replyHasAnswer: false,
+        ...(raw !== undefined ? { userRaw: raw } : {}),
+      });
     else if (current?.user !== undefined && current.assistant === undefined) {
       current.assistant = content;
       current.replyIndex = index;
       current.replyHasAnswer = hasAnswer;
-    } else exchanges.push({ assistant: content, index, hasAnswer, replyHasAnswer: false });
+      if (raw !== undefined) current.assistantRaw = raw;
+    } else
+      exchanges.push({
+        assistant: content,
+        index,
+        hasAnswer,
+        replyHasAnswer: false,
+        ...(raw !== undefined ? { assistantRaw: raw } : {}),
+      });
   });
   return exchanges;
 }
@@ -259,13 +281,22 @@ export const longmemeval: DatasetConverter = {
         const id = ids.take(`${toStepId(session.id)}.t${exchange.index}`);
         const replyId =
           exchange.replyIndex === undefined ? undefined : ids.take(`${toStepId(session.id)}.t${exchange.replyIndex}`);
+        // The paper's corpus indexes a turn's content as the file has it: kept beside the cleaned text when they differ.
         const message =
           exchange.user === undefined
-            ? { assistant: exchange.assistant }
+            ? {
+                assistant: exchange.assistant,
+                ...(exchange.assistantRaw !== undefined ? { indexText: exchange.assistantRaw } : {}),
+              }
             : {
                 user: exchange.user,
+                ...(exchange.userRaw !== undefined ? { indexText: exchange.userRaw } : {}),
                 ...(exchange.assistant !== undefined
-                  ? { assistant: exchange.assistant, ...(replyId !== undefined ? { replyId } : {}) }
+                  ? {
+                      assistant: exchange.assistant,
+                      ...(replyId !== undefined ? { replyId } : {}),
+                      ...(exchange.assistantRaw !== undefined ? { replyIndexText: exchange.assistantRaw } : {}),
+                    }
                   : { reply: false }),
               };
         steps.push({ id, ...message, ...(session.at !== undefined ? { at: session.at } : {}) });

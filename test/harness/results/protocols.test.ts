@@ -178,10 +178,18 @@ describe('the LongMemEval protocol', () => {
     expect(
       result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined),
     ).toBe(true);
-    // Both units run: one cell per question for each.
-    const turns = bm25.filter((cell) => cell.options.unit === 'turn');
-    const sessions = bm25.filter((cell) => cell.options.unit === 'session');
+    // Both units and both rankers run: one cell per question for each.
+    const turns = bm25.filter((cell) => cell.options.unit === 'turn' && cell.options.ranker === 'fts5');
+    const sessions = bm25.filter((cell) => cell.options.unit === 'session' && cell.options.ranker === 'fts5');
     expect([turns.length, sessions.length]).toEqual([10, 10]);
+    const paper = bm25.filter((cell) => cell.options.ranker === 'okapi-paper');
+    expect(paper.map((cell) => cell.setting).sort()).toEqual([
+      ...Array(10).fill('bm25(index=user,unit=session,ranker=okapi-paper)'),
+      ...Array(10).fill('bm25(index=user,unit=turn,ranker=okapi-paper)'),
+    ]);
+    // The paper's ranker ranks every session, those holding no query term too.
+    const paperSessions = paper.filter((cell) => cell.options.unit === 'session');
+    expect(paperSessions.every((cell) => cell.probes.every((probe) => probe.retrieved?.length === 6))).toBe(true);
     // Abstention questions and those whose evidence is an assistant turn are left out.
     const scored = questions.filter(
       (question) => !question.question_id.endsWith('_abs') && question.question_type !== 'single-session-assistant',
@@ -274,8 +282,9 @@ describe('the LoCoMo protocol', () => {
       strategies: ['bm25', 'window'],
       protocol: 'locomo',
     });
-    const cells = result.cells.filter((cell) => cell.strategy === 'bm25' && !cell.protocolRetrieval?.documents);
-    expect(cells.length).toBe(2);
+    const dialog = result.cells.filter((cell) => cell.strategy === 'bm25' && !cell.protocolRetrieval?.documents);
+    expect(dialog.map((cell) => cell.options.ranker).sort()).toEqual(['fts5', 'fts5', 'okapi-paper', 'okapi-paper']);
+    const cells = dialog.filter((cell) => cell.options.ranker === 'fts5');
     expect(cells.every((cell) => cell.options.unit === 'message')).toBe(true);
     expect(
       result.cells.filter((cell) => cell.strategy === 'window').every((cell) => cell.protocolRetrieval === undefined),

@@ -264,6 +264,37 @@ describe('LoCoMo shapes the published file does not have', () => {
   });
 });
 
+describe('LoCoMo: the text its RAG indexes', () => {
+  test('each utterance carries `SPEAKER said, "TEXT"` (clean_text when the file has it, no caption); derived documents their own text when cleaning changed it', async () => {
+    const file = writeTemp([
+      {
+        qa: [],
+        sample_id: 'rag',
+        conversation: {
+          session_1: [
+            { speaker: 'A', dia_id: 'D1:1', text: ' I like tea. ', blip_caption: 'a cup' },
+            { speaker: 'B', dia_id: 'D1:2', text: 'Me too!!', clean_text: 'Me too!' },
+            { speaker: 'A', dia_id: 'D1:3', text: 'Bye.' },
+          ],
+        },
+        observation: { session_1_observation: { A: [['A likes tea. ', 'D1:1']] } },
+        session_summary: { session_1_summary: 'A and B like tea.' },
+      },
+    ]);
+    const { scenarios } = await importFile(file, undefined, true);
+    const userSteps = (index: number) =>
+      scenarios[index]!.scenario.steps.filter((step): step is Extract<Step, { kind: 'user' }> => step.kind === 'user');
+    expect(userSteps(0).map((step) => [step.user, step.indexText, step.replyIndexText])).toEqual([
+      ['A: I like tea. [shares a cup]', 'A said, " I like tea. "', 'B said, "Me too!"'],
+      ['A: Bye.', 'A said, "Bye."', undefined],
+    ]);
+    const documents = scenarios
+      .slice(1)
+      .map((item) => userSteps(scenarios.indexOf(item)).map((step) => step.indexText));
+    expect(documents).toEqual([['A likes tea. '], [undefined]]);
+  });
+});
+
 describe('LoCoMo derived documents (observations, session summaries)', async () => {
   const { scenarios, report } = await importFile(FIXTURE, undefined, true);
   const named = (name: string) => scenarios.find((item) => item.scenario.name === name)!.scenario;
