@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DIST_TESTS, FORKING_TESTS } from '../vitest.config.js';
 import { staleDist } from './helpers/fresh-dist.js';
+import { reclaimSandboxes } from './helpers/temp-dirs.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -34,12 +35,14 @@ describe('staleDist', () => {
   it('passes a build newer than every source, names the newer source otherwise', () => {
     expect(staleDist(tree(-60))).toBeUndefined();
     expect(staleDist(tree(60))).toBe(`dist/ is older than ${path.join('harness', 'core', 'a.ts')}`);
+    for (const age of [-60, 60]) rmSync(path.join(os.tmpdir(), `tree-${age}`), { recursive: true });
   });
 
   it('names a missing entry (a build that stopped half-way)', () => {
     const root = tree(-60);
     rmSync(path.join(root, 'dist/cli'), { recursive: true });
     expect(staleDist(root)).toBe('dist/cli/main.mjs is missing');
+    rmSync(root, { recursive: true });
   });
 });
 
@@ -79,7 +82,17 @@ describe('vitest projects', () => {
 
 describe('the temp sandbox', () => {
   it('gives this file a temp dir of its own, which the processes it starts inherit', () => {
-    expect(path.basename(os.tmpdir())).toMatch(/^membench-test-inner-loop-/u);
+    expect(path.basename(os.tmpdir())).toMatch(new RegExp(`^membench-test-${process.pid}-inner-loop-`, 'u'));
     expect(process.env.TMPDIR).toBe(os.tmpdir());
+  });
+
+  it("reclaims the sandboxes of workers that are gone, never a live worker's", () => {
+    const root = path.join(os.tmpdir(), 'system');
+    // Above Linux's largest pid (2^22): no process has it.
+    const names = ['membench-test-4194305-gone-abc123', `membench-test-${process.pid}-live-def456`, 'membench-run-1-x'];
+    for (const name of names) mkdirSync(path.join(root, name, 'cell'), { recursive: true });
+    expect(reclaimSandboxes(root)).toEqual([names[0]]);
+    expect(readdirSync(root).sort()).toEqual(names.slice(1).sort());
+    rmSync(root, { recursive: true });
   });
 });

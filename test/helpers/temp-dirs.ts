@@ -1,10 +1,25 @@
 /** What the test files' temp dirs hold, and a check that a test file removes what it made there. */
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { processAlive } from '../../harness/core/processes.js';
 
 /** The environment variable that keeps the system's temp dir while TMPDIR points at a test file's own. */
 export const SYSTEM_TMPDIR_VARIABLE = 'MEMBENCH_SYSTEM_TMPDIR';
+
+/** A test file's sandbox is `membench-test-<pid of its worker>-<file>-XXXXXX` in the system's temp dir. */
+export const SANDBOX_PREFIX = 'membench-test-';
+
+/** Removes the sandboxes in `root` whose worker is gone; returns their names. */
+export function reclaimSandboxes(root: string): string[] {
+  const abandoned = readdirSync(root).filter((name) => {
+    const pid = Number(new RegExp(`^${SANDBOX_PREFIX}(\\d+)-`, 'u').exec(name)?.[1] ?? Number.NaN);
+    return Number.isInteger(pid) && pid !== process.pid && !processAlive(pid);
+  });
+  for (const name of abandoned) rmSync(path.join(root, name), { recursive: true, force: true });
+  return abandoned;
+}
 
 /** The entries of a sandbox that a test left, leaving out the link to tsx's shared compile cache. */
 export function leftInSandbox(entries: readonly string[]): string[] {
