@@ -1,90 +1,128 @@
-/** membench's library API: the CLI is a thin layer over these. */
+/**
+ * membench's library API: what a program needs to run a benchmark, write a strategy, read and report
+ * results. The CLI is a thin layer over these; docs/library-api.md lists every name (a test checks it).
+ * Internals (the pool, agent processes, scoring helpers, stores) are imported from their modules by
+ * the CLI and the tests, not from here.
+ */
+
+// Running a benchmark
 export {
   runBenchmark,
-  planRun,
-  planDigest,
-  runCell,
-  cellSeed,
   RunInterrupted,
   DEFAULT_SEED,
-  DEFAULT_CACHE_FILE,
   type RunOptions,
   type ProgressEvent,
   type CellStore,
   type LiveProviderSettings,
 } from './harness/run/runner.js';
-export { RunDir, PLAN_FILE, CELLS_DIR } from './harness/run/run-dir.js';
-export { parseShard, type Shard, type ShardHeader, type ShardedRunHeader } from './harness/results/shard.js';
-export { loadConfig, findConfigFile, CONFIG_FILES, type MembenchConfig } from './harness/run/config.js';
 export {
   tune,
-  parseValues,
   renderTune,
-  TUNE_METRICS,
   type TuneOptions,
   type TuneResult,
   type TuneRow,
   type TuneMetric,
 } from './harness/run/tune.js';
+export { loadConfig, findConfigFile, type MembenchConfig } from './harness/run/config.js';
+export { parseShard, type Shard } from './harness/results/shard.js';
+
+// Writing a strategy: the contract, and the registry of built-ins
+export {
+  defineStrategy,
+  DURABILITY_MODES,
+  type DurabilityMode,
+  type MemoryStrategy,
+  type StrategyDefinition,
+  type StrategyContext,
+  type StrategyCapabilities,
+  type MemoryEvent,
+  type LoadInput,
+  type LoadResult,
+  type RetrievedItem,
+  type MemoryItem,
+  type RememberAck,
+  type StoreCheck,
+} from './strategies/types.js';
+export { builtinStrategies, findStrategy } from './strategies/index.js';
+export { loadStrategyDefinition } from './strategies/loader.js';
+export { SqliteChatMessageHistory, type SqliteHistoryOptions } from './strategies/stores/history.js';
+export { TokenCounter, encodingForModel } from './harness/core/tokens.js';
+
+// Models and embedders
+export {
+  createModel,
+  createEmbedder,
+  OfflineModel,
+  HashedEmbedder,
+  OpenAIChatModel,
+  OpenAIEmbedder,
+  ResponseCache,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type Embedder,
+  type ModelTask,
+  type ProviderOptions,
+  type OpenAIProviderOptions,
+} from './harness/models/index.js';
+
+// Scenarios: built-in, from files, generated, imported
 export {
   loadScenarioFile as loadScenario,
   checkScenarioFile,
   checkScenarioText,
   formatProblem,
-  MAX_SCENARIO_BYTES,
   type Problem,
   type ScenarioCheck,
 } from './harness/scenarios/load.js';
-export { loadScenarios, builtinScenarioNames, resolveScenarioFile } from './harness/scenarios/builtins.js';
-export { builtinSuiteNames, builtinSuiteFile } from './harness/scenarios/builtins.js';
+export { loadScenarios, builtinScenarioNames, builtinSuiteNames } from './harness/scenarios/builtins.js';
+export type { Scenario, Step, StepKind, ProbeCategory, CrashPoint } from './harness/scenarios/format.js';
 export { generateWorkload, type GeneratedScenario, type GeneratedProbe } from './harness/scenarios/generator.js';
 export {
-  checkSpecText,
-  checkSpecFile,
   loadSpecFile,
-  DEFAULT_DISTANCES,
+  checkSpecFile,
+  checkSpecText,
   type GeneratorSpec,
   type SpecCheck,
 } from './harness/scenarios/generator-spec.js';
-export * from './harness/scenarios/format.js';
-export * from './harness/results/schema.js';
-export { AgentSession } from './harness/agent/loop.js';
-export { TokenCounter, encodingForModel, TOKENS_PER_MESSAGE, TOKENS_PER_REPLY } from './harness/core/tokens.js';
-export { SqliteChatMessageHistory, type SqliteHistoryOptions } from './strategies/stores/history.js';
-export { normalizeText } from './harness/core/text.js';
-export * from './harness/models/index.js';
-export { MembenchError, type ErrorCode } from './harness/core/errors.js';
-export { builtinStrategies, findStrategy } from './strategies/index.js';
-export * from './strategies/types.js';
-export { writeRunOutput, defaultOutDir, renderConsoleSummary, renderMarkdown, renderJson } from './reports/index.js';
+export { importDataset, formatImportReport } from './harness/scenarios/importers/index.js';
+
+// Results: the one schema, reading results.json back
+export {
+  runResultSchema,
+  RESULTS_SCHEMA_VERSION,
+  type RunResult,
+  type RunHeader,
+  type CellResult,
+  type CellTokens,
+  type ProbeRecord,
+  type RecallSummary,
+  type RetrievalSummary,
+  type DurabilityOutcome,
+  type ModePrice,
+  type Protocol,
+} from './harness/results/schema.js';
+export { readResults, parseResults } from './harness/results/read.js';
+export { mergeShards, type ShardInput } from './reports/merge.js';
+
+// Reports: pure renderers (results -> string) and the writer of a run's output dir
+export {
+  writeRunOutput,
+  defaultOutDir,
+  renderConsoleSummary,
+  renderMarkdown,
+  renderJson,
+  renderHtml,
+  renderJunit,
+  renderCharts,
+} from './reports/index.js';
 export {
   compareRuns,
-  DEFAULT_THRESHOLDS,
   hasRegression,
   renderComparison,
+  DEFAULT_THRESHOLDS,
   type Comparison,
   type CompareThresholds,
 } from './reports/compare.js';
-export { readResults, parseResults } from './harness/results/read.js';
-export { mergeShards, type ShardInput } from './reports/merge.js';
-export { renderHtml, renderJunit, renderCharts } from './reports/index.js';
-export { runCellInProcesses, fuzzPlan } from './harness/process/crashes.js';
-export { durabilityMatrix, modePrices } from './harness/results/durability-matrix.js';
-export { Ledger } from './harness/agent/ledger.js';
-export { importDataset, formatImportReport } from './harness/scenarios/importers/index.js';
-export { expandFillers, generateFiller } from './harness/scenarios/filler.js';
-export { loadStrategyDefinition } from './strategies/loader.js';
-export {
-  probeRetrieval,
-  scoreRanking,
-  summarizeRetrieval,
-  poolSummaries,
-  DEFAULT_RETRIEVAL_K,
-} from './harness/results/retrieval.js';
-export {
-  ExchangeMemory,
-  type ExchangeRetriever,
-  type RankRequest,
-  type RankedKey,
-} from './strategies/shared/exchange-memory.js';
-export { FusedRetriever } from './strategies/hybrid.js';
+
+export { MembenchError, type ErrorCode } from './harness/core/errors.js';

@@ -1,14 +1,69 @@
+/**
+ * Three projects, so the inner loop runs only what a change needs (`npx vitest run --project unit`):
+ * - `unit`: code that runs in the test process (strategies, core, scenarios, models, results, agent, reports);
+ * - `process`: tests that start child processes from the sources (agent processes, the pool, crashes, the bench,
+ *   and the few files elsewhere that fork a writer or a crasher);
+ * - `cli`: tests that run the built `dist/` (the CLI, the docs' --help reference, the bundle checks); its global
+ *   setup rebuilds a `dist/` older than the sources first (test/helpers/fresh-dist.ts).
+ * Every test file gets a temp dir of its own as TMPDIR, removed after it (test/helpers/temp-sandbox.ts).
+ */
 import os from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig, type ViteUserConfig } from 'vitest/config';
+
+/** Test files outside test/cli and test/docs that run `dist/` (the library as built, the agent bundle). */
+export const DIST_TESTS = [
+  'test/architecture.test.ts',
+  'test/harness/process/snapshot.test.ts',
+  'test/harness/core/durable-batch.test.ts',
+  'test/harness/results/older-versions.test.ts',
+  'test/harness/bench/bench.test.ts',
+];
+
+/** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */
+export const FORKING_TESTS = [
+  'test/lint.test.ts',
+  'test/harness/core/storage-errors.test.ts',
+  'test/harness/models/offline.test.ts',
+  'test/reports/html.test.ts',
+  'test/strategies/bm25.test.ts',
+  'test/strategies/vector.test.ts',
+  'test/strategies/stores/memory-files.test.ts',
+  'test/strategies/stores/scope-lock.test.ts',
+];
+
+const CLI = ['test/cli/**/*.test.ts', 'test/docs/**/*.test.ts', ...DIST_TESTS];
+const PROCESS = [
+  'test/harness/process/**/*.test.ts',
+  'test/harness/run/**/*.test.ts',
+  'test/harness/bench/**/*.test.ts',
+  ...FORKING_TESTS,
+];
+
+/** What every project shares (vitest.mutate.config.ts starts from it too). */
+export const shared = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  pool: 'forks',
+  // Vitest's default is one file fewer than the cores (one at a time on two cores); most files
+  // wait on child processes and fsyncs, so one more than the cores keeps them busy.
+  maxWorkers: os.availableParallelism() + 1,
+  setupFiles: ['test/helpers/temp-sandbox.ts'],
+} satisfies NonNullable<ViteUserConfig['test']>;
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: 'forks',
-    // Vitest's default is one file fewer than the cores (one at a time on two cores); most files
-    // wait on child processes and fsyncs, so one more than the cores keeps them busy.
-    maxWorkers: os.availableParallelism() + 1,
+    ...shared,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...CLI, ...PROCESS],
+        },
+      },
+      { extends: true, test: { name: 'process', include: PROCESS, exclude: [...configDefaults.exclude, ...CLI] } },
+      { extends: true, test: { name: 'cli', include: CLI, globalSetup: ['test/helpers/fresh-dist.ts'] } },
+    ],
   },
 });

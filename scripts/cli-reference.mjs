@@ -1,6 +1,7 @@
 // The CLI reference in docs/cli.md, generated from every command's --help (run after `npm run build`):
 //   node scripts/cli-reference.mjs          rewrites the generated block of docs/cli.md
-//   node scripts/cli-reference.mjs --check  exits 1 when the block differs from --help (test/docs/docs.test.ts runs the same check)
+//   node scripts/cli-reference.mjs --check  exits 1 when the block differs from --help, naming each command that
+//                                           differs and its lines (test/docs/docs.test.ts runs the same check)
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -37,6 +38,49 @@ export function renderReference() {
   );
 }
 
+/** The sections of a generated block by title (`membench run --help`), each its text. */
+function sections(block) {
+  const parts = block.split(/^## `(.+)`$/mu);
+  const map = new Map();
+  for (let index = 1; index < parts.length; index += 2) map.set(parts[index], parts[index + 1].replace(END, '').trim());
+  return map;
+}
+
+/**
+ * What differs between the block docs/cli.md holds and the fresh one, per command: its title, then
+ * at most `limit` lines only one side has (`-` docs/cli.md, `+` --help). Whitespace is collapsed
+ * (yargs wraps at its own width, which a longer core count in `run --help` can shift), so only
+ * words count. Empty when they agree.
+ */
+export function referenceDrift(current, fresh, limit = 12) {
+  const flat = (text) => text.replace(/\s+/gu, ' ').trim();
+  const before = sections(current);
+  const after = sections(fresh);
+  const drift = [];
+  for (const title of new Set([...before.keys(), ...after.keys()])) {
+    const old = before.get(title) ?? '';
+    const now = after.get(title) ?? '';
+    if (flat(old) === flat(now)) continue;
+    const oldLines = old.split('\n').map(flat);
+    const newLines = now.split('\n').map(flat);
+    const lines = [
+      ...oldLines.filter((line) => !newLines.includes(line)).map((line) => `  - ${line}`),
+      ...newLines.filter((line) => !oldLines.includes(line)).map((line) => `  + ${line}`),
+    ];
+    const what = !before.has(title)
+      ? 'missing from docs/cli.md'
+      : !after.has(title)
+        ? 'no such command any more'
+        : 'differs';
+    drift.push(
+      `${title}: ${what}`,
+      ...lines.slice(0, limit),
+      ...(lines.length > limit ? [`  … ${lines.length - limit} more lines`] : []),
+    );
+  }
+  return drift.join('\n');
+}
+
 /** The block as docs/cli.md holds it now. */
 export function currentReference(doc = readFileSync(CLI_DOC, 'utf8')) {
   const start = doc.indexOf(BEGIN);
@@ -49,8 +93,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const doc = readFileSync(CLI_DOC, 'utf8');
   const fresh = renderReference();
   if (process.argv.includes('--check')) {
-    if (currentReference(doc) !== fresh) {
-      console.error('docs/cli.md is out of date with --help: run `node scripts/cli-reference.mjs`');
+    const drift = referenceDrift(currentReference(doc), fresh);
+    if (drift) {
+      console.error(`docs/cli.md is out of date with --help: run \`node scripts/cli-reference.mjs\`\n${drift}`);
       process.exit(1);
     }
   } else writeFileSync(CLI_DOC, doc.replace(currentReference(doc), fresh));

@@ -2,8 +2,8 @@
 /**
  * Checks that two results.json files hold the same results once timing is set aside: what a
  * speed change may alter (timings, peak memory, where the time went) and, where its method
- * changed, the context tokens per turn (measured on a seeded sample of scripted turns since issue
- * 27). Everything else (recall, evidence, retrieval, answers, maintenance tokens, turns and probes
+ * changed, the context tokens per turn (measured on a seeded sample of scripted turns in newer
+ * versions). Everything else (recall, evidence, retrieval, answers, maintenance tokens, turns and probes
  * step by step) must be equal. Prints the first differences and how far context tokens moved;
  * exits 1 when anything else differs.
  *

@@ -427,7 +427,7 @@ function renderDataset(dataset: DatasetScaleResult): string {
     ),
     '',
     `Extrapolated (not measured): these ${dataset.rows.length} strategies over all ${count(dataset.fullFile.questions)} questions would take ${dataset.fullFile.cpuMinutes.toFixed(1)} CPU minutes, ` +
-      `${dataset.fullFile.wallMinutes.toFixed(1)} minutes on ${dataset.fullFile.cores} idle cores (one worker each; import and reports aside; the issue's target for all nine: 15 minutes).`,
+      `${dataset.fullFile.wallMinutes.toFixed(1)} minutes on ${dataset.fullFile.cores} idle cores (one worker each; import and reports aside; target for all nine: 15 minutes).`,
   ].join('\n');
 }
 

@@ -1,5 +1,5 @@
 /**
- * The performance targets of issue 7, judged on a bench report: each a measured value against its
+ * membench's performance targets (docs/performance.md), judged on a bench report: each a measured value against its
  * limit, PASS / MISS (or not judged, with the reason), and for a miss, by how much.
  */
 import { findStrategy } from '../../strategies/index.js';

@@ -3,9 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as library from '../../index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 // @ts-expect-error a plain .mjs script without types: the same generator `node scripts/cli-reference.mjs` runs
-import { currentReference, renderReference } from '../../scripts/cli-reference.mjs';
+import { currentReference, referenceDrift, renderReference } from '../../scripts/cli-reference.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8');
@@ -54,12 +55,40 @@ describe('docs/strategies.md', () => {
   });
 });
 
-describe('docs/cli.md', () => {
-  // Whitespace collapsed: yargs wraps at its own width, which a longer core count in `run --help` can shift.
-  const flat = (text: string): string => text.replace(/\s+/gu, ' ');
+describe('docs/library-api.md', () => {
+  const page = read('docs/library-api.md');
+  const exported = Object.keys(library).sort();
 
-  it("holds every command's --help as the built CLI prints it (node scripts/cli-reference.mjs regenerates it)", () => {
-    expect(flat(currentReference())).toBe(flat(renderReference()));
+  it('names every runtime export of the package entry, and exports every name its tables list', () => {
+    expect(exported.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
+    const listed = [...page.matchAll(/^\| (`[^|]+`) \|/gmu)].flatMap(([, cell]) =>
+      [...cell!.matchAll(/`(\w+)`/gu)].map(([, name]) => name!),
+    );
+    expect(listed.length).toBeGreaterThan(40);
+    expect(listed.filter((name) => !exported.includes(name))).toEqual([]);
+  });
+
+  it('keeps the entry curated: what a library user needs, not every internal', () => {
+    expect(exported.length).toBeLessThanOrEqual(60);
+  });
+});
+
+describe('docs/cli.md', () => {
+  it('names the command whose reference drifted and the lines that differ, nothing when only wrapping moved', () => {
+    const block = (run: string): string =>
+      `## \`membench --help\`\n\n\`\`\`\nmembench <command>\n\`\`\`\n\n## \`membench run --help\`\n\n\`\`\`\n${run}\n\`\`\`\n`;
+    expect(referenceDrift(block('--seed  the seed\n        [number]'), block('--seed  the seed [number]'))).toBe('');
+    expect(
+      referenceDrift(block('--seed  the seed\n--trials  trials'), block('--seed  the seed\n--trials  how many trials')),
+    ).toBe('membench run --help: differs\n  - --trials trials\n  + --trials how many trials');
+  });
+
+  it("holds every command's --help as the built CLI prints it (npm run build && node scripts/cli-reference.mjs regenerates it)", () => {
+    const drift = referenceDrift(currentReference(), renderReference());
+    expect(
+      drift,
+      `docs/cli.md drifted from --help: run npm run build && node scripts/cli-reference.mjs\n${drift}`,
+    ).toBe('');
     // One CLI start per command: minutes on a loaded 2-core machine, seconds on a quiet one.
   }, 240_000);
 });

@@ -2,7 +2,11 @@
 import { rm } from 'node:fs/promises';
 import { expect, it } from 'vitest';
 import { builtinStrategies } from '../../strategies/index.js';
+import { expectTempDirsRemoved } from '../helpers/temp-dirs.js';
 import { describeConformance, makeHarness } from './conformance.js';
+
+// A conformance run leaves no temp dir behind: each check removes the dir it opened its strategy on.
+expectTempDirsRemoved();
 
 for (const definition of builtinStrategies) describeConformance(definition);
 

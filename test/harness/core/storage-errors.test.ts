@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { namingFile, openDatabase, storageProblem } from '../../../harness/core/sqlite.js';
 import { ensureOutDir } from '../../../harness/run/out-lock.js';
@@ -72,21 +72,23 @@ function readOnlyMount(): { at?: string; why?: string } {
 }
 
 describe('an output dir under a read-only parent', () => {
-  const mount = readOnlyMount();
+  // Mounted when the tests run, never while they are only collected (`vitest list` runs no afterAll).
+  let mount: { at?: string; why?: string } = {};
+  beforeAll(() => {
+    mount = readOnlyMount();
+  });
   afterAll(() => {
     if (mount.at) execFileSync('umount', [mount.at]);
   });
 
-  it.skipIf(!mount.at)(
-    `says read-only with the path, not "no such file or directory" (${mount.why ?? 'real read-only tmpfs'})`,
-    () => {
-      const out = path.join(mount.at!, 'runs', 'latest');
-      const error = thrown(() => ensureOutDir(out));
-      expect(error).toBeInstanceOf(MembenchError);
-      expect((error as MembenchError).exitCode).toBe(2);
-      expect((error as Error).message).toBe(
-        `--out ${out}: cannot create it (read-only file system): choose another --out`,
-      );
-    },
-  );
+  it('says read-only with the path, not "no such file or directory" (on a real read-only tmpfs)', (context) => {
+    if (!mount.at) context.skip(mount.why);
+    const out = path.join(mount.at!, 'runs', 'latest');
+    const error = thrown(() => ensureOutDir(out));
+    expect(error).toBeInstanceOf(MembenchError);
+    expect((error as MembenchError).exitCode).toBe(2);
+    expect((error as Error).message).toBe(
+      `--out ${out}: cannot create it (read-only file system): choose another --out`,
+    );
+  });
 });

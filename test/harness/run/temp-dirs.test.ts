@@ -27,6 +27,7 @@ describe('cell temp dirs', () => {
     for (const name of names) await mkdir(path.join(root, name, 'cell'), { recursive: true });
     expect(await reclaimAbandonedTempDirs(root)).toEqual([path.join(root, `membench-run-${dead}-abc`)]);
     expect(readdirSync(root).sort()).toEqual(names.slice(1).sort());
+    await rm(root, { recursive: true, force: true });
   });
 
   it('are kept with --keep-cell-dirs, named after their cells, and the run says where', async () => {

@@ -1,43 +1,37 @@
 /**
- * Child process for the concurrent-writer test of the memory file store: opens a `file-index`
- * strategy on a shared dir, waits for "go", then remembers its own memories and bumps one shared
- * memory each time, saying so after each step. Run with `node --import tsx`.
+ * Child process for the concurrent-writer tests of the memory file store: opens a `MemoryFileStore`
+ * on a shared dir (waiting up to the given lock timeout for another writer), waits for "go", then
+ * writes its own memories and bumps one shared memory each time, saying so after each step.
+ * Run with `node --import tsx memory-files-writer.ts DIR WRITER COUNT LOCK_TIMEOUT_MS`.
  */
-import { HashedEmbedder, MeteredModel, OfflineModel } from '../../../harness/models/index.js';
-import { TokenCounter } from '../../../harness/core/tokens.js';
-import { fileIndex, type FileIndexStrategy } from '../../../strategies/file-index.js';
+import path from 'node:path';
+import { MemoryFileStore } from '../../../strategies/stores/memory-files.js';
 
-const [dir, writer, count] = process.argv.slice(2);
-const tokens = new TokenCounter('gpt-4o');
-const strategy = fileIndex.create(
-  {
-    dir: dir!,
-    tokens,
-    model: new MeteredModel(new OfflineModel(), tokens),
-    embedder: new HashedEmbedder(8),
-    durability: 'sync',
-    seed: 1,
-    now: () => new Date('2026-01-01T00:00:00Z'),
-  },
-  fileIndex.options.parse({}),
-) as FileIndexStrategy;
+const [dir, writer, count, lockTimeoutMs] = process.argv.slice(2);
+const store = new MemoryFileStore({
+  dirs: { global: path.join(dir!, 'global'), project: path.join(dir!, 'project') },
+  maxMemoryBytes: 4096,
+  now: () => new Date('2026-01-01T00:00:00Z'),
+  lockTimeoutMs: Number(lockTimeoutMs),
+});
 
-await strategy.open();
+await store.open();
 process.send!({ kind: 'ready' });
 process.once('message', async () => {
   for (let step = 0; step < Number(count); step++) {
-    await strategy.remember({
+    const memory = { type: 'project', scope: 'project', priority: 'normal' } as const;
+    await store.write({
+      ...memory,
       name: `w${writer}-m${step}`,
-      content: `Writer ${writer} wrote memory ${step}. ${'padding '.repeat(step)}`,
-      type: 'project',
+      content: `Writer ${writer} wrote memory ${step}. ${'padding '.repeat(step % 50)}`,
     });
-    await strategy.remember({
+    await store.write({
+      ...memory,
       name: 'shared-counter',
       content: `Last bumped by writer ${writer} at step ${step}.`,
-      type: 'project',
     });
     process.send!({ kind: 'wrote', step });
   }
-  await strategy.close();
+  store.close();
   process.send!({ kind: 'done' }, () => process.exit(0));
 });

@@ -1,4 +1,4 @@
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,9 @@ import {
 } from '../../../strategies/stores/memory-format.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
+const WRITER = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
+/** How long a writer process waits for another's lock: the tests' own limit, never a shorter one of the store's. */
+const WRITER_LOCK_TIMEOUT_MS = 120_000;
 
 /** Asserts that MEMORY.md lists exactly the live, parseable memory files of a scope dir, with their descriptions. */
 async function expectIndexAgrees(scopeDir: string, scope: MemoryScope): Promise<Map<string, string>> {
@@ -165,11 +168,30 @@ describe('MemoryFileStore', () => {
   const makeStore = (options: { pruneExpired?: boolean; lockTimeoutMs?: number } = {}): MemoryFileStore =>
     new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
 
+  /**
+   * A writer process on `dir` (test/strategies/stores/memory-files-writer.ts). Its lock timeout is the
+   * test's own: on a loaded machine another writer may hold the lock for seconds, which is no failure.
+   */
+  const startWriter = (writer: number, count: number, lockTimeoutMs = WRITER_LOCK_TIMEOUT_MS): ChildProcess => {
+    const child = fork(WRITER, [dir, String(writer), String(count), String(lockTimeoutMs)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    started.push(child);
+    return child;
+  };
+  const started: ChildProcess[] = [];
+  /** Kills the writers still running. */
+  const stopWriters = (writers: readonly ChildProcess[]): void => {
+    for (const child of writers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'membench-memfiles-'));
     now = NOW;
   });
   afterEach(async () => {
+    stopWriters(started.splice(0)); // also after a test that timed out, where its own finally never ran
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -309,21 +331,21 @@ describe('MemoryFileStore', () => {
   });
 
   it('recovers from a writer killed with SIGKILL mid-write: its lock free at once, index repaired, nothing torn', async () => {
-    const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
-    const writer = fork(script, [dir, '9', '1000'], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    await new Promise<void>((resolve) => writer.once('message', () => resolve()));
-    // Killed while it keeps writing, a few steps in: most likely holding the lock, between a file and its index.
-    const steps = new Promise<void>((resolve) =>
-      writer.on('message', (message: { kind: string; step?: number }) => message.step === 3 && resolve()),
-    );
-    writer.send('go');
-    await steps;
-    const exited = new Promise((resolve) => writer.once('exit', resolve));
-    writer.kill('SIGKILL');
-    await exited;
+    const writer = startWriter(9, 1000);
+    try {
+      await new Promise<void>((resolve) => writer.once('message', () => resolve()));
+      // Killed while it keeps writing, a few steps in: most likely holding the lock, between a file and its index.
+      const steps = new Promise<void>((resolve) =>
+        writer.on('message', (message: { kind: string; step?: number }) => message.step === 3 && resolve()),
+      );
+      writer.send('go');
+      await steps;
+      const exited = new Promise((resolve) => writer.once('exit', resolve));
+      writer.kill('SIGKILL');
+      await exited;
+    } finally {
+      stopWriters([writer]);
+    }
 
     // A lock that waited for the dead writer would fail within 1 ms: the kernel released it with the process.
     const reopened = makeStore({ lockTimeoutMs: 1 });
@@ -334,43 +356,47 @@ describe('MemoryFileStore', () => {
     expect((await reopened.write(draft('after-crash', 'Still writable.', { scope: 'project' }))).version).toBe(1);
   });
 
-  it('loses no update when 4 processes write 25 memories each (and bump one shared memory 100 times)', async () => {
-    const script = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
-    const writers = [0, 1, 2, 3].map((writer) =>
-      fork(script, [dir, String(writer), '25'], {
-        execArgv: ['--import', 'tsx'],
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      }),
-    );
-    const message = (child: (typeof writers)[number], kind: string): Promise<void> =>
-      new Promise((resolve, reject) => {
-        child.on('message', (received: { kind: string }) => received.kind === kind && resolve());
-        child.on('exit', (code, signal) => reject(new Error(`writer exited early (code ${code}, signal ${signal})`)));
-      });
-    await Promise.all(writers.map((child) => message(child, 'ready')));
-    const done = writers.map((child) => message(child, 'done'));
-    for (const child of writers) child.send('go');
-    await Promise.all(done);
+  it(
+    'loses no update when 4 processes write 25 memories each (and bump one shared memory 100 times)',
+    async () => {
+      const writers = [0, 1, 2, 3].map((writer) => startWriter(writer, 25));
+      try {
+        const message = (child: (typeof writers)[number], kind: string): Promise<void> =>
+          new Promise((resolve, reject) => {
+            child.on('message', (received: { kind: string }) => received.kind === kind && resolve());
+            child.on('exit', (code, signal) =>
+              reject(new Error(`writer exited early (code ${code}, signal ${signal})`)),
+            );
+          });
+        await Promise.all(writers.map((child) => message(child, 'ready')));
+        const done = writers.map((child) => message(child, 'done'));
+        for (const child of writers) child.send('go');
+        await Promise.all(done);
+      } finally {
+        stopWriters(writers); // a writer that failed or timed out must not keep writing after the test
+      }
 
-    const memoriesDir = path.join(dir, 'project', MEMORIES_DIR);
-    const files = (await readdir(memoriesDir)).filter((name) => !name.startsWith('.'));
-    expect(files).toHaveLength(101);
-    for (const file of files)
-      parseMemoryFile(await readFile(path.join(memoriesDir, file), 'utf8'), file.slice(0, -3), 'project'); // none torn
-    const indexed = await expectIndexAgrees(path.join(dir, 'project'), 'project');
-    for (let writer = 0; writer < 4; writer++)
-      for (let step = 0; step < 25; step++) expect(indexed.has(`w${writer}-m${step}`)).toBe(true);
-    const shared = parseMemoryFile(
-      await readFile(path.join(memoriesDir, 'shared-counter.md'), 'utf8'),
-      'shared-counter',
-      'project',
-    );
-    expect(shared.version).toBe(100);
+      const memoriesDir = path.join(dir, 'project', MEMORIES_DIR);
+      const files = (await readdir(memoriesDir)).filter((name) => !name.startsWith('.'));
+      expect(files).toHaveLength(101);
+      for (const file of files)
+        parseMemoryFile(await readFile(path.join(memoriesDir, file), 'utf8'), file.slice(0, -3), 'project'); // none torn
+      const indexed = await expectIndexAgrees(path.join(dir, 'project'), 'project');
+      for (let writer = 0; writer < 4; writer++)
+        for (let step = 0; step < 25; step++) expect(indexed.has(`w${writer}-m${step}`)).toBe(true);
+      const shared = parseMemoryFile(
+        await readFile(path.join(memoriesDir, 'shared-counter.md'), 'utf8'),
+        'shared-counter',
+        'project',
+      );
+      expect(shared.version).toBe(100);
 
-    const reopened = makeStore();
-    await reopened.open();
-    expect(reopened.all()).toHaveLength(101);
-  });
+      const reopened = makeStore();
+      await reopened.open();
+      expect(reopened.all()).toHaveLength(101);
+    },
+    WRITER_LOCK_TIMEOUT_MS + 60_000,
+  );
 });
 
 describe('memories proposed by a model (extract-memories)', () => {
