@@ -494,7 +494,7 @@ export async function checkJudgeSettings(settings: JudgeSettings): Promise<void>
       'INVALID_ARGUMENT',
       `--judge ${twice} is given twice: name two different judges for agreement`,
     );
-  for (const judge of settings.judges) createJudge(judge, { cache: false });
+  for (const judge of settings.judges) createJudge(judge, { cache: false, provider: settings.live ?? {} });
   if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
 }
 
