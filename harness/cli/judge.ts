@@ -7,7 +7,15 @@ import type { RunResult } from '../results/schema.js';
 import { renderJudgingConsole } from '../../reports/console.js';
 import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { checkJudgeSettings, judgeOptions, judgeResults, liveNumbers, liveOptions } from './common.js';
+import {
+  checkJudgeSettings,
+  judgeOptions,
+  judgeResults,
+  judgeThreshold,
+  liveNumbers,
+  liveOptions,
+  reportJudgeGate,
+} from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
@@ -47,6 +55,7 @@ export const handler = handled(async (argv: JudgeArgs) => {
     cache: argv.cache as string | false | undefined,
   };
   await checkJudgeSettings(settings);
+  const threshold = judgeThreshold(argv['judge-threshold']);
   const { file } = await readResults(argv.results);
   const dir = path.dirname(file);
   const written = await withOutDirLock(dir, 'membench judge', async () => {
@@ -61,7 +70,7 @@ export const handler = handled(async (argv: JudgeArgs) => {
   });
   process.stdout.write(`${renderJudgingConsole(written.judged).join('\n')}\n`);
   process.stdout.write(`wrote ${written.files.map((item) => path.relative(process.cwd(), item) || item).join(', ')}\n`);
-  return 0;
+  return reportJudgeGate(written.judged, settings.judges, threshold) ? 1 : 0;
 });
 
 /** A results file that is not a run dir's results.json is judged in place, its reports left alone (render them with membench report). */

@@ -154,3 +154,78 @@ describe('membench judge', () => {
     expect(located.stderr).not.toMatch(/\n\s+at /u);
   });
 });
+
+describe('gates on an empty measurement', () => {
+  it('--recall-threshold fails a run whose errata dropped every question (0 probes scored), saying so', {
+    timeout: 180_000,
+  }, async () => {
+    const out = path.join(dir, 'errata-drop-all');
+    const errata = path.join(ROOT, 'fixtures/errata/locomo-sample-drop-all.json');
+    const dataset = `locomo:${path.join(ROOT, 'fixtures/datasets/locomo10-sample.json')}`;
+    const args = ['run', '--dataset', dataset, '--errata', errata, '-s', 'buffer', '-w', '1', '-q', '-o', out];
+    const run = await membench([...args, '--recall-threshold', '0.9'], { env });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(`errata ${errata}: 0 gold answers corrected, 21 questions dropped`);
+    expect(run.stderr).toMatch(
+      /FAILED [^\n]*buffer[^\n]*: context recall: 0 probes scored \(the cell has no probe\): the threshold 0\.90 cannot pass on an empty measurement/u,
+    );
+    const junit = readFileSync(path.join(out, 'junit.xml'), 'utf8');
+    expect(junit).toMatch(/<testsuites [^>]*failures="[1-9]/u);
+    expect(junit).toContain('0 probes scored');
+  });
+
+  it('a judge whose replies are neither yes nor no warns, fails --judge-threshold, and the footer names only the judges that ran', {
+    timeout: 180_000,
+  }, async () => {
+    const garbled = await startFakeOpenAIServer({ chat: () => 'It depends on the context.' });
+    try {
+      const out = path.join(dir, 'garbled');
+      const run = await membench(
+        ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
+        { env },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const n = results(out).cells.flatMap((cell) => cell.probes).length;
+      const judge = ['judge', out, '--judge', 'openai:garbled', '--base-url', garbled.baseUrl, '--no-cache'];
+      const warned = await membench(judge, { env });
+      expect(warned.code, warned.stderr).toBe(0);
+      expect(warned.stderr).toContain(
+        `warning: openai:garbled judge could not read ${n} of its ${n} replies as yes or no (100 %, more than 20 %): its accuracy is not a measurement`,
+      );
+      const report = readFileSync(path.join(out, 'report.md'), 'utf8');
+      expect(report).toContain('openai:garbled judge');
+      expect(report).not.toContain('offline judge');
+      const gated = await membench([...judge, '--judge-threshold', '0.5'], { env });
+      expect(gated.code).toBe(1);
+      expect(gated.stderr).toMatch(
+        /FAILED judge: openai:garbled judge could not read .*--judge-threshold 0\.5 cannot pass on it/u,
+      );
+      // A judge that read its replies passes a threshold it meets, and fails one it does not.
+      expect((await membench(['judge', out, '--judge', 'offline', '--judge-threshold', '0'], { env })).code).toBe(0);
+      const strict = await membench(['judge', out, '--judge', 'offline', '--judge-threshold', '1'], { env });
+      expect(strict.code).toBe(1);
+      expect(strict.stderr).toMatch(
+        /FAILED judge: offline judge: answer accuracy 0\.\d\d \(\d+\/\d+\) is below --judge-threshold 1/u,
+      );
+      // Without a judge the threshold gates nothing: refused.
+      const alone = await membench(
+        [
+          'run',
+          '--dataset',
+          `longmemeval:${DATASET}`,
+          '-s',
+          'buffer',
+          '--judge-threshold',
+          '0.5',
+          '-o',
+          path.join(dir, 'x'),
+        ],
+        { env },
+      );
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toContain('--judge-threshold 0.5: no judge runs; name one with --judge');
+    } finally {
+      await garbled.close();
+    }
+  });
+});
