@@ -1,6 +1,5 @@
 /** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
 import { appendFile } from 'node:fs/promises';
-import { maskSecrets } from '../harness/core/secrets.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
@@ -141,7 +140,6 @@ export async function appendStepSummary(
   file: string | undefined = process.env.GITHUB_STEP_SUMMARY,
 ): Promise<boolean> {
   if (!file) return false;
-  const masked = maskSecrets(markdown);
-  await appendFile(file, masked.endsWith('\n') ? masked : `${masked}\n`, 'utf8');
+  await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
   return true;
 }

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { MembenchError } from '../harness/core/errors.js';
 import { writeFileAtomic } from '../harness/core/fs.js';
 import { removeOwnFiles, writeManifest } from '../harness/core/manifest.js';
-import { maskSecretsDeep } from '../harness/core/secrets.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { renderCharts } from './charts.js';
 import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
@@ -62,14 +61,8 @@ export interface WriteRunOptions extends VerdictOptions {
 }
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
-export async function writeRunOutput(
-  unmasked: RunResult,
-  dir: string,
-  options: WriteRunOptions = {},
-): Promise<string[]> {
+export async function writeRunOutput(result: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
   assertWritableOutDir(dir, options.overwrite ?? false);
-  // Every file below is rendered from the masked copy: no API key or Authorization value in any of them.
-  const result = maskSecretsDeep(unmasked);
   const verdict: VerdictOptions =
     options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };
   let phaseStart = performance.now();

@@ -65,7 +65,8 @@ function accuracyTable(result: RunResult): JudgingTable | undefined {
   return {
     title: 'Answer accuracy by judge',
     note:
-      "Every strategy setting pooled, per category (the dataset's own where it has one); 95 % Wilson intervals. The offline judge is rules, not a model." +
+      "Every strategy setting pooled, per category (the dataset's own where it has one); 95 % Wilson intervals." +
+      (judges.includes('offline') ? ' The offline judge is rules, not a model.' : '') +
       (scored
         ? " Dataset score: the dataset's own scoring of the same answers (LoCoMo: token F1 by its per-category rules, adversarial by abstention phrase)."
         : ''),

@@ -2,7 +2,7 @@
  * junit.xml for CI test views: one testsuite per scenario, one testcase per cell; a scenario group
  * (a dataset file, a generated suite) is one testsuite with one testcase per strategy setting,
  * pooled over its scenarios. A case fails when a cell errored, violated an invariant, or (with a
- * threshold) recalled too little.
+ * threshold) recalled too little or scored no probe at all.
  */
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from '../harness/results/durability-matrix.js';
@@ -42,6 +42,8 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
     details.push(...cell.unreadable.map((item) => `unreadable: ${item}`));
   }
   const recall = cell.recall.contextRecall;
+  const empty = emptyRecallFailure(recall.n, cell.probes.length, options);
+  if (empty) failures.push(empty);
   if (options.recallThreshold !== undefined && recall.value !== null && recall.value < options.recallThreshold) {
     failures.push(`context recall ${formatRate(recall)} is below the threshold ${options.recallThreshold.toFixed(2)}`);
     for (const probe of cell.probes.filter((item) => item.contextRecall === false)) {
@@ -55,6 +57,20 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
     failures,
     details,
   };
+}
+
+/**
+ * The recall gate on an empty measurement (DESIGN §9): with a threshold, 0 probes scored for context
+ * recall (an errata file that dropped every question, only abstention probes) fails, said in words,
+ * instead of passing a threshold nothing was measured against.
+ */
+function emptyRecallFailure(scored: number, probes: number, options: VerdictOptions): string | undefined {
+  if (options.recallThreshold === undefined || scored > 0) return undefined;
+  const why =
+    probes === 0
+      ? 'the cell has no probe'
+      : `none of its ${probes} probe${probes === 1 ? '' : 's'} has an expected answer (abstention only?)`;
+  return `context recall: 0 probes scored (${why}): the threshold ${options.recallThreshold.toFixed(2)} cannot pass on an empty measurement`;
 }
 
 /** True when the verdict fails the cell. */
@@ -140,6 +156,12 @@ function groupTestcase(
   const hits = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
   const pooled = { n, hits, value: n ? hits / n : null };
   const failures = failing.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.failures.join('; ')}`);
+  const empty = emptyRecallFailure(
+    n,
+    cells.reduce((sum, cell) => sum + cell.probes.length, 0),
+    options,
+  );
+  if (empty) failures.unshift(`pooled ${empty}`);
   if (options.recallThreshold !== undefined && pooled.value !== null && pooled.value < options.recallThreshold)
     failures.unshift(
       `pooled context recall ${formatRate(pooled)} is below the threshold ${options.recallThreshold.toFixed(2)}`,

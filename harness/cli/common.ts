@@ -24,7 +24,7 @@ import {
 import { isLiveProvider, ResponseCache } from '../models/index.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 import { loadPrompts } from '../results/judge-prompts.js';
-import { createJudge, judgeRun } from '../results/judges.js';
+import { checkJudged, createJudge, judgeRun, MAX_UNPARSED_SHARE } from '../results/judges.js';
 import type { RunResult } from '../results/schema.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
@@ -469,7 +469,27 @@ export function judgeOptions<T>(yargs: Argv<T>) {
       type: 'string',
       describe:
         'YAML file with one judge prompt template per question type (default, temporal, knowledge-update, preference, abstention), with {{question}}, {{gold}}, {{response}}',
+    })
+    .option('judge-threshold', {
+      type: 'string',
+      describe: `exit 1 when a judge's answer accuracy is below this share (0..1), it judged nothing, or more than ${100 * MAX_UNPARSED_SHARE} % of its replies were neither yes nor no`,
     });
+}
+
+/** `--judge-threshold`, parsed (0..1). */
+export function judgeThreshold(raw: string | undefined): number | undefined {
+  return parseNumberFlag('--judge-threshold', raw, RUN_LIMITS.recallThreshold);
+}
+
+/**
+ * Says on stderr what the judges that just ran did not measure (a judge that judged nothing or could
+ * not read its replies) and, with `threshold`, why the judge gate fails; returns whether it failed.
+ */
+export function reportJudgeGate(result: RunResult, judges: readonly string[], threshold: number | undefined): boolean {
+  const gate = checkJudged(result, judges, threshold);
+  for (const warning of gate.warnings) process.stderr.write(`${warning}\n`);
+  for (const failure of gate.failures) process.stderr.write(`FAILED judge: ${failure}\n`);
+  return gate.failures.length > 0;
 }
 
 /** What judging needs besides the judges: where live judges connect (flags and env) and the response cache. */
@@ -494,7 +514,7 @@ export async function checkJudgeSettings(settings: JudgeSettings): Promise<void>
       'INVALID_ARGUMENT',
       `--judge ${twice} is given twice: name two different judges for agreement`,
     );
-  for (const judge of settings.judges) createJudge(judge, { cache: false });
+  for (const judge of settings.judges) createJudge(judge, { cache: false, provider: settings.live ?? {} });
   if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
 }
 

@@ -34,12 +34,14 @@ import {
   interruptOnSignals,
   judgeOptions,
   judgeResults,
+  judgeThreshold,
   layerOptions,
   progressReporter,
   resolveLayers,
   RUN_DEFAULTS,
   sharedOptions,
   type JudgeSettings,
+  reportJudgeGate,
   warnOverwriteWithoutManifest,
 } from './common.js';
 import { handled } from './errors.js';
@@ -153,6 +155,12 @@ export const handler = handled(async (argv: RunArgs) => {
     cache: options.cache,
   };
   await checkJudgeSettings(judging);
+  const judgeGate = judgeThreshold(argv['judge-threshold']);
+  if (judgeGate !== undefined && judging.judges.length === 0)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--judge-threshold ${argv['judge-threshold']}: no judge runs; name one with --judge (offline or openai:NAME)`,
+    );
   const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
   checkOutFlag(out);
   // One run per dir, from before its state is read until its reports are written.
@@ -160,7 +168,7 @@ export const handler = handled(async (argv: RunArgs) => {
   return withOutDirLock(
     out,
     command[0]!,
-    () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn, judging }),
+    () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn, judging, judgeGate }),
     command[1],
   );
 });
@@ -173,12 +181,14 @@ interface RunPlan {
   recallThreshold: number | undefined;
   warn: (warning: string) => boolean;
   judging: JudgeSettings;
+  /** `--judge-threshold`: the judges' accuracy gate. */
+  judgeGate: number | undefined;
 }
 
 /** The run itself, with the out dir locked: resume or start, run the cells, write the reports. */
 async function runLocked(
   argv: RunArgs,
-  { out, options, layers, shard, recallThreshold, warn, judging }: RunPlan,
+  { out, options, layers, shard, recallThreshold, warn, judging, judgeGate }: RunPlan,
 ): Promise<number> {
   const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
   let store: RunDir;
@@ -274,5 +284,6 @@ async function runLocked(
     process.stderr.write(
       `membench: ${errored} cell${errored === 1 ? '' : 's'} in error: rerun only ${errored === 1 ? 'it' : 'them'} with membench run --resume ${out}\n`,
     );
-  return failed.length > 0 ? 1 : 0;
+  const judgeFailed = judging.judges.length > 0 && reportJudgeGate(result, judging.judges, judgeGate);
+  return failed.length > 0 || judgeFailed ? 1 : 0;
 }

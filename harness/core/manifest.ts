@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from './fs.js';
 
@@ -19,24 +19,50 @@ interface Manifest {
   files: string[];
 }
 
-/** A relative path that stays inside its dir: anything else in a manifest (edited by hand?) is ignored, never removed. */
+/** A relative path that stays inside its dir by its words: anything else in a manifest (edited by hand?) is never removed. */
 function insideDir(name: unknown): name is string {
   if (typeof name !== 'string' || name.length === 0 || name.includes('\0') || path.isAbsolute(name)) return false;
   const normal = path.normalize(name);
   return normal !== '..' && !normal.startsWith(`..${path.sep}`) && normal !== '.' && normal !== MANIFEST_FILE;
 }
 
-/** The files the manifest of `dir` lists (undefined without a readable manifest: an older membench, or none). */
-export async function readManifest(dir: string): Promise<string[] | undefined> {
+/** Every name the manifest of `dir` lists, as written (undefined without a readable manifest: an older membench, or none). */
+async function readManifestEntries(dir: string): Promise<unknown[] | undefined> {
   const text = await readFile(path.join(dir, MANIFEST_FILE), 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   try {
     const parsed = JSON.parse(text) as Partial<Manifest>;
-    return Array.isArray(parsed.files) ? parsed.files.filter(insideDir) : undefined;
+    return Array.isArray(parsed.files) ? parsed.files : undefined;
   } catch {
     return undefined;
   }
 }
+
+/** Whether `file` is `root` or under it (both real paths). */
+const isUnder = (file: string, root: string): boolean => file === root || file.startsWith(`${root}${path.sep}`);
+
+/**
+ * Why `name` (relative to `dir`, whose real path is `realDir`) must not be removed, or undefined
+ * when it may: every folder on the way and the entry itself resolved through symlinks (`realpath`)
+ * stay inside the dir. A symlinked folder anywhere on the path (`charts/lnk/victim.txt` where
+ * `charts/lnk` points outside) or a symlinked file pointing outside would make a delete leave it.
+ */
+async function escapesDir(dir: string, realDir: string, name: string): Promise<string | undefined> {
+  const file = path.join(dir, name);
+  const parent = await realpath(path.dirname(file)).catch(() => undefined);
+  if (parent === undefined) return undefined; // nothing there to remove
+  if (!isUnder(parent, realDir)) return `its folder resolves to ${parent}, outside ${realDir}`;
+  const stat = await lstat(file).catch(() => undefined);
+  if (!stat?.isSymbolicLink()) return undefined;
+  const target = await realpath(file).catch(() => undefined);
+  if (target === undefined) return 'it is a symlink that resolves to nothing';
+  return isUnder(target, realDir) ? undefined : `it is a symlink to ${target}, outside ${realDir}`;
+}
+
+/** Says on stderr which manifest entry `--overwrite` left alone, and why. */
+const warnSkipped = (dir: string, name: string, why: string): void => {
+  process.stderr.write(`warning: --overwrite left ${JSON.stringify(name)} in ${dir} alone: ${why}\n`);
+};
 
 /** Records `names` (relative to `dir`) as what `command` wrote into `dir`. */
 export async function writeManifest(dir: string, command: string, names: readonly string[]): Promise<void> {
@@ -50,19 +76,34 @@ export async function writeManifest(dir: string, command: string, names: readonl
 /**
  * Removes the files membench wrote into `dir` (its manifest, or `fallback` names when it has none),
  * except those in `keep`, then the sub-dirs that removal left empty, then the manifest itself unless
- * files were kept. Only plain files and symlinks are removed, never a folder's contents. Returns the
- * names removed.
+ * files were kept. Only plain files and symlinks are removed, never a folder's contents, and
+ * nothing whose real path leaves `dir` (`..`, an absolute path, a symlinked folder on the way, a
+ * symlink to a file outside): such an entry is skipped, with a warning (`onSkip`, default stderr).
+ * Returns the names removed.
  */
 export async function removeOwnFiles(
   dir: string,
   fallback: readonly string[] = [],
   keep: ReadonlySet<string> = new Set(),
+  onSkip: (dir: string, name: string, why: string) => void = warnSkipped,
 ): Promise<string[]> {
-  const listed = (await readManifest(dir)) ?? fallback.filter(insideDir);
+  const entries = (await readManifestEntries(dir)) ?? fallback;
+  const realDir = await realpath(dir).catch(() => undefined);
+  if (realDir === undefined) return [];
   const removed: string[] = [];
   const parents = new Set<string>();
-  for (const name of listed) {
+  for (const name of entries) {
+    if (!insideDir(name)) {
+      if (typeof name === 'string' && name !== MANIFEST_FILE)
+        onSkip(dir, name, 'the manifest names a path outside the dir');
+      continue;
+    }
     if (keep.has(path.normalize(name))) continue;
+    const escape = await escapesDir(dir, realDir, name);
+    if (escape !== undefined) {
+      onSkip(dir, name, escape);
+      continue;
+    }
     const file = path.join(dir, name);
     const stat = await lstat(file).catch(() => undefined);
     if (!stat || stat.isDirectory()) continue;
@@ -70,7 +111,7 @@ export async function removeOwnFiles(
     removed.push(name);
     for (let parent = path.dirname(name); parent !== '.'; parent = path.dirname(parent)) parents.add(parent);
   }
-  // Deepest first; rmdir refuses a folder that still holds anything (a user's file): it stays.
+  // Deepest first; rmdir refuses a folder that still holds anything (a user's file) and a symlink: it stays.
   for (const parent of [...parents].sort((a, b) => b.length - a.length))
     await rmdir(path.join(dir, parent)).catch(() => undefined);
   if (keep.size === 0) await rm(path.join(dir, MANIFEST_FILE), { force: true });

@@ -68,7 +68,9 @@ export class ResponseCache {
   }
 
   getChat(key: string, trial: number): string | undefined {
-    return this.getChatRow.get(key, trial)?.text;
+    // Masked on the way out too: a cache written by an older membench may hold a variant of the key.
+    const text = this.getChatRow.get(key, trial)?.text;
+    return text === undefined ? undefined : maskSecrets(text);
   }
 
   putChat(key: string, trial: number, model: string, text: string, latencyMs: number | undefined): void {

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
 import { MembenchError } from '../core/errors.js';
-import { maskSecrets, registerSecret } from '../core/secrets.js';
+import { checkSecretLength, maskSecrets, registerSecret } from '../core/secrets.js';
 
 type Sdk = typeof import('openai');
 let sdkLoading: Promise<Sdk> | undefined;
@@ -190,6 +190,8 @@ export class Endpoint {
     const env = options.env ?? process.env;
     this.baseUrl = options.baseUrl || env.OPENAI_BASE_URL || DEFAULT_BASE_URL;
     this.apiKey = options.apiKey || env.OPENAI_API_KEY || undefined;
+    // Refused before any request: a key too short to mask without erasing words ("none", "sync").
+    if (this.apiKey !== undefined) checkSecretLength(this.apiKey, options.apiKey ? '--api-key' : 'OPENAI_API_KEY');
     registerSecret(this.apiKey);
     checkBaseUrl(this.baseUrl);
     this.limit = new ConcurrencyLimit(positiveInteger('concurrency', options.concurrency, 4));

@@ -11,7 +11,7 @@ import { MembenchError } from '../core/errors.js';
 import { offlineVerdict, type JudgeItem } from '../core/judge-rules.js';
 import { TokenCounter } from '../core/tokens.js';
 import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
-import { judgeLabel } from './agreement.js';
+import { judgedAccuracy, judgeLabel } from './agreement.js';
 import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
 import type { JudgeRun, JudgeVerdict, Judgement, RunResult } from './schema.js';
 
@@ -173,4 +173,43 @@ export async function judgeRun(
     judged.judges = [...(judged.judges ?? []).filter((other) => other.judge !== judge.id), run];
   }
   return judged;
+}
+
+/** The share of a judge's replies that may be unreadable (neither yes nor no) before its accuracy stops being a measurement. */
+export const MAX_UNPARSED_SHARE = 0.2;
+
+/** What a judging says beyond its figures: warnings for stderr, and the failures of the judge gate (`--judge-threshold`). */
+export interface JudgeGate {
+  warnings: string[];
+  failures: string[];
+}
+
+/**
+ * Checks what `judges` (the ones that just ran) measured: a judge that judged nothing, or could not
+ * read more than MAX_UNPARSED_SHARE of its replies, is warned about, and with a `threshold` fails
+ * (a gate never passes on an empty measurement, DESIGN §9), as does an accuracy below it.
+ */
+export function checkJudged(result: RunResult, judges: readonly string[], threshold?: number): JudgeGate {
+  const gate: JudgeGate = { warnings: [], failures: [] };
+  const probes = result.cells.flatMap((cell) => cell.probes);
+  const bound = threshold === undefined ? '' : `: --judge-threshold ${threshold} cannot pass on it`;
+  for (const judge of judges) {
+    const run = result.judges?.find((item) => item.judge === judge);
+    if (!run) continue;
+    if (run.judged === 0 || run.unparsed / run.judged > MAX_UNPARSED_SHARE) {
+      const what =
+        run.judged === 0
+          ? `${run.label} judged no answer (the run has no probe)`
+          : `${run.label} could not read ${run.unparsed} of its ${run.judged} replies as yes or no (${Math.round((100 * run.unparsed) / run.judged)} %, more than ${100 * MAX_UNPARSED_SHARE} %): its accuracy is not a measurement; check the judge model and prompts (the raw replies are in results.json)`;
+      gate.warnings.push(`warning: ${what}`);
+      if (threshold !== undefined) gate.failures.push(`${what}${bound}`);
+      continue;
+    }
+    const accuracy = judgedAccuracy(probes, judge);
+    if (threshold !== undefined && accuracy.value !== null && accuracy.value < threshold)
+      gate.failures.push(
+        `${run.label}: answer accuracy ${accuracy.value.toFixed(2)} (${accuracy.hits}/${accuracy.n}) is below --judge-threshold ${threshold}`,
+      );
+  }
+  return gate;
 }

@@ -8,6 +8,7 @@
 import {
   existsSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -67,9 +68,9 @@ function realMkdirError(dir: string): NodeJS.ErrnoException | undefined {
 }
 
 /** Creates `dir` (with plain messages for a path that is a file, or not creatable); returns the first dir it created, if any. */
-export function ensureOutDir(dir: string, flag = '--out'): string | undefined {
+export function ensureOutDir(dir: string, flag: string | null = '--out'): string | undefined {
   const refuse = (why: string): MembenchError =>
-    new MembenchError('BAD_PATH', `${flag} ${dir}: ${why}: choose another ${flag}`);
+    new MembenchError('BAD_PATH', flag === null ? `${dir}: ${why}` : `${flag} ${dir}: ${why}: choose another ${flag}`);
   let created: string | undefined;
   try {
     created = mkdirSync(dir, { recursive: true });
@@ -87,11 +88,29 @@ export function ensureOutDir(dir: string, flag = '--out'): string | undefined {
 }
 
 /**
- * Takes the output dir's lock for this process (creating the dir), or refuses with exit 2 when a
- * live process holds it. `command` names what holds it (`membench run`), for the message others see.
+ * Refuses a lock path that is not a plain file (a directory, a symlink, a device): membench never
+ * made it, and removing it to take the lock over could remove what it holds or points to.
  */
-export function lockOutDir(dir: string, command: string, flag = '--out'): OutDirLock {
+function checkLockFile(file: string): void {
+  const stat = lstatSync(file, { throwIfNoEntry: false });
+  if (!stat || stat.isFile()) return;
+  const kind = stat.isDirectory() ? 'a directory' : stat.isSymbolicLink() ? 'a symlink' : 'not a plain file';
+  throw new MembenchError(
+    'BAD_PATH',
+    `${file} is ${kind}, not membench's lock file (membench writes a small JSON file there): move it away, then run again`,
+  );
+}
+
+/**
+ * Takes the output dir's lock for this process (creating the dir), or refuses with exit 2 when a
+ * live process holds it. `command` names what holds it (`membench run`), for the message others see;
+ * `flag` is the flag that named the dir (`--out`, `--resume`), or null when the user cannot choose
+ * another (`membench judge` writes beside the results it judges).
+ */
+export function lockOutDir(dir: string, command: string, flag: string | null = '--out'): OutDirLock {
   const created = ensureOutDir(dir, flag);
+  const named = flag === null ? dir : `${flag} ${dir}`;
+  const otherwise = flag === null ? '' : ` or choose another ${flag}`;
   const file = path.join(dir, LOCK_FILE);
   const mine: LockHolder = { pid: process.pid, host: os.hostname(), command, started: new Date().toISOString() };
   const temp = `${file}.${process.pid}.tmp`;
@@ -105,12 +124,13 @@ export function lockOutDir(dir: string, command: string, flag = '--out'): OutDir
         if (!isFileSystemError(error) || error.code !== 'EEXIST' || attempt >= 3)
           throw fileSystemProblem(error) ?? error;
       }
+      checkLockFile(file);
       const holder = readHolder(file);
       const local = holder?.host === mine.host;
       if (holder && (!local || processAlive(holder.pid))) {
         throw new MembenchError(
           'OUTPUT_IN_USE',
-          `${flag} ${dir} is in use by another run: ${holder.command || 'membench'} (pid ${holder.pid}${local ? '' : ` on ${holder.host}`}, started ${holder.started}): wait for it to finish or choose another ${flag}; if that process is not membench, remove ${file}`,
+          `${named} is in use by another run: ${holder.command || 'membench'} (pid ${holder.pid}${local ? '' : ` on ${holder.host}`}, started ${holder.started}): wait for it to finish${otherwise}; if that process is not membench, remove ${file}`,
         );
       }
       // Its holder is gone (killed, or the file is damaged): take it over.
@@ -147,7 +167,7 @@ export async function withOutDirLock<T>(
   dir: string,
   command: string,
   work: () => Promise<T>,
-  flag = '--out',
+  flag: string | null = '--out',
 ): Promise<T> {
   const lock = lockOutDir(dir, command, flag);
   try {

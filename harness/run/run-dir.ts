@@ -13,7 +13,6 @@ import type { LiveProviderSettings } from './cell.js';
 import { MembenchError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs.js';
 import { removeOwnFiles } from '../core/manifest.js';
-import { maskSecretsDeep } from '../core/secrets.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { cellResultSchema, type CellResult } from '../results/schema.js';
 import type { CellStore, RunOptions } from './runner.js';
@@ -238,7 +237,7 @@ export class RunDir implements CellStore {
   }
 
   async save(position: number, result: CellResult): Promise<void> {
-    await writeFileAtomic(path.join(this.dir, CELLS_DIR, `${position}.json`), JSON.stringify(maskSecretsDeep(result)));
+    await writeFileAtomic(path.join(this.dir, CELLS_DIR, `${position}.json`), JSON.stringify(result));
   }
 
   /** The cell files that belong to the plan; a cell in error and anything unreadable run again (with a warning). */

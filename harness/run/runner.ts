@@ -22,7 +22,6 @@ import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { formatImportReport, importDataset, type ErrataReport } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
-import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
@@ -432,8 +431,6 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined):
 
 /** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
-  // Masked in every cell file and report this process writes, whatever reply carries it.
-  registerSecret(options.live?.apiKey);
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();

@@ -4,14 +4,15 @@
  * local OpenAI-wire server, twice (the second time from the cache: no request), with agreement
  * per category in the console and every judgement with its raw reply in results.json.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseResults } from '../../harness/results/read.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
-import { membench, ROOT } from './helpers.js';
+import { LOCK_FILE } from '../../harness/run/out-lock.js';
+import { membench, ROOT, startMembench, until } from './helpers.js';
 
 const DATASET = path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json');
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
@@ -152,5 +153,148 @@ describe('membench judge', () => {
     expect(located.stderr).toContain(`${prompts}:3:1: temporl: unknown question type "temporl"`);
     expect(located.stderr).toContain(`${prompts}:5:13: abstention: unknown placeholder {{answer}}`);
     expect(located.stderr).not.toMatch(/\n\s+at /u);
+  });
+});
+
+describe('gates on an empty measurement', () => {
+  it('--recall-threshold fails a run whose errata dropped every question (0 probes scored), saying so', {
+    timeout: 180_000,
+  }, async () => {
+    const out = path.join(dir, 'errata-drop-all');
+    const errata = path.join(ROOT, 'fixtures/errata/locomo-sample-drop-all.json');
+    const dataset = `locomo:${path.join(ROOT, 'fixtures/datasets/locomo10-sample.json')}`;
+    const args = ['run', '--dataset', dataset, '--errata', errata, '-s', 'buffer', '-w', '1', '-q', '-o', out];
+    const run = await membench([...args, '--recall-threshold', '0.9'], { env });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(`errata ${errata}: 0 gold answers corrected, 21 questions dropped`);
+    expect(run.stderr).toMatch(
+      /FAILED [^\n]*buffer[^\n]*: context recall: 0 probes scored \(the cell has no probe\): the threshold 0\.90 cannot pass on an empty measurement/u,
+    );
+    const junit = readFileSync(path.join(out, 'junit.xml'), 'utf8');
+    expect(junit).toMatch(/<testsuites [^>]*failures="[1-9]/u);
+    expect(junit).toContain('0 probes scored');
+  });
+
+  it('a judge whose replies are neither yes nor no warns, fails --judge-threshold, and the footer names only the judges that ran', {
+    timeout: 180_000,
+  }, async () => {
+    const garbled = await startFakeOpenAIServer({ chat: () => 'It depends on the context.' });
+    try {
+      const out = path.join(dir, 'garbled');
+      const run = await membench(
+        ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
+        { env },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const n = results(out).cells.flatMap((cell) => cell.probes).length;
+      const judge = ['judge', out, '--judge', 'openai:garbled', '--base-url', garbled.baseUrl, '--no-cache'];
+      const warned = await membench(judge, { env });
+      expect(warned.code, warned.stderr).toBe(0);
+      expect(warned.stderr).toContain(
+        `warning: openai:garbled judge could not read ${n} of its ${n} replies as yes or no (100 %, more than 20 %): its accuracy is not a measurement`,
+      );
+      const report = readFileSync(path.join(out, 'report.md'), 'utf8');
+      expect(report).toContain('openai:garbled judge');
+      expect(report).not.toContain('offline judge');
+      const gated = await membench([...judge, '--judge-threshold', '0.5'], { env });
+      expect(gated.code).toBe(1);
+      expect(gated.stderr).toMatch(
+        /FAILED judge: openai:garbled judge could not read .*--judge-threshold 0\.5 cannot pass on it/u,
+      );
+      // A judge that read its replies passes a threshold it meets, and fails one it does not.
+      expect((await membench(['judge', out, '--judge', 'offline', '--judge-threshold', '0'], { env })).code).toBe(0);
+      const strict = await membench(['judge', out, '--judge', 'offline', '--judge-threshold', '1'], { env });
+      expect(strict.code).toBe(1);
+      expect(strict.stderr).toMatch(
+        /FAILED judge: offline judge: answer accuracy 0\.\d\d \(\d+\/\d+\) is below --judge-threshold 1/u,
+      );
+      // Without a judge the threshold gates nothing: refused.
+      const alone = await membench(
+        [
+          'run',
+          '--dataset',
+          `longmemeval:${DATASET}`,
+          '-s',
+          'buffer',
+          '--judge-threshold',
+          '0.5',
+          '-o',
+          path.join(dir, 'x'),
+        ],
+        { env },
+      );
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toContain('--judge-threshold 0.5: no judge runs; name one with --judge');
+    } finally {
+      await garbled.close();
+    }
+  });
+});
+
+describe('membench judge and the dir lock', () => {
+  it('stops on SIGINT or SIGTERM with "interrupted", exit 130, the lock released and results.json as it was', {
+    timeout: 180_000,
+  }, async () => {
+    const hanging = await startFakeOpenAIServer();
+    try {
+      const out = path.join(dir, 'interrupted');
+      const run = await membench(
+        ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
+        { env },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const before = readFileSync(path.join(out, 'results.json'), 'utf8');
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        const seen = hanging.requests.length;
+        hanging.enqueue({ kind: 'hang' });
+        const judge = startMembench(
+          ['judge', out, '--judge', 'openai:hangs', '--base-url', hanging.baseUrl, '--no-cache', '--concurrency', '1'],
+          { env },
+        );
+        // The event: the first judge request reached the server (and hangs there), so the lock is held.
+        await until(() => hanging.requests.length > seen, judge);
+        expect(existsSync(path.join(out, LOCK_FILE))).toBe(true);
+        judge.child.kill(signal);
+        expect(await judge.exited).toEqual({ code: 130, signal: null });
+        expect(judge.stderr()).toContain(
+          `interrupted: nothing written (${path.join(out, 'results.json')} is as it was)`,
+        );
+        expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
+        expect(readFileSync(path.join(out, 'results.json'), 'utf8')).toBe(before);
+      }
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  it('refuses a lock path that is a directory (exit 2, no internal error), and never tells judge to change an --out it does not have', {
+    timeout: 180_000,
+  }, async () => {
+    const out = path.join(dir, 'locked');
+    const run = await membench(['run', '-c', 'recipes-en', '-s', 'window', '-q', '-o', out], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const lock = path.join(out, LOCK_FILE);
+    mkdirSync(lock);
+    for (const args of [
+      ['judge', out],
+      ['run', '-c', 'recipes-en', '-s', 'window', '-q', '-o', out, '--overwrite'],
+    ]) {
+      const refused = await membench(args, { env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(
+        `membench: ${lock} is a directory, not membench's lock file (membench writes a small JSON file there): move it away, then run again\n`,
+      );
+    }
+    rmdirSync(lock);
+    // Held by a live process (this test's own): judge names the dir, and no flag to change.
+    writeFileSync(
+      lock,
+      JSON.stringify({ pid: process.pid, host: os.hostname(), command: 'membench run', started: 'earlier' }),
+    );
+    const busy = await membench(['judge', out], { env });
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toBe(
+      `membench: ${out} is in use by another run: membench run (pid ${process.pid}, started earlier): wait for it to finish; if that process is not membench, remove ${lock}\n`,
+    );
   });
 });

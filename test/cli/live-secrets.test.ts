@@ -9,10 +9,28 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
+import type { RunResult } from '../../harness/results/schema.js';
+import { withoutTiming } from '../helpers/same-seed.js';
 import { membench, startMembench, until } from './helpers.js';
 
 const KEY = 'sk-live-SECRET-9f8e7d6c5b4a3210';
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+
+/** The forms of `key` an endpoint may echo: the filter masks each (the Basic credential: the part its bytes alone decide). */
+function variantsOf(key: string): string[] {
+  const basic = Buffer.from(`user:${key}`).toString('base64');
+  return [
+    ...new Set([
+      key,
+      key.toUpperCase(),
+      key.toLowerCase(),
+      Buffer.from(key).toString('base64'),
+      Buffer.from(key).toString('base64url'),
+      encodeURIComponent(key),
+      basic.slice(8, -4),
+    ]),
+  ];
+}
 
 /** Every file under `dir` (relative names) whose bytes hold `needle`, and how many files were read. */
 function filesHolding(dir: string, needle: string): { read: string[]; holding: string[] } {
@@ -120,6 +138,8 @@ describe('the key in a finished live run', () => {
         // With an echo, the answers did carry it (masked): the filter had something to do.
         const results = readFileSync(path.join(dir, 'run', 'results.json'), 'utf8');
         expect(results.includes('you sent Authorization: Bearer ***; your key is ***')).toBe(echoAuthorization);
+        // Upper, lower, base64 (its last character and padding depend on the bytes after the key too), URL-safe base64, URL-encoded, inside Basic.
+        expect(results.includes('encoded *** *** ***A== ***A *** Basic dXNlcjp***')).toBe(echoAuthorization);
         const { read, holding } = filesHolding(dir, KEY);
         expect(read).toEqual(
           expect.arrayContaining([
@@ -132,9 +152,13 @@ describe('the key in a finished live run', () => {
         );
         expect(read.some((name) => name.endsWith('.png'))).toBe(true);
         expect(holding).toEqual([]);
-        expect(filesHolding(dir, KEY.slice(3)).holding).toEqual([]);
+        for (const variant of [...variantsOf(KEY), KEY.slice(3)])
+          expect({ variant, holding: filesHolding(dir, variant).holding }).toEqual({ variant, holding: [] });
         expect(run.stdout).not.toContain(KEY);
         expect(run.stderr).not.toContain(KEY);
+        // The masked results are still a run: the report and compare readers take them.
+        const resultsFile = path.join(dir, 'run', 'results.json');
+        expect((await membench(['compare', resultsFile, resultsFile], { env })).code).toBe(0);
         if (!echoAuthorization) return;
         // Replayed from the cache: still masked.
         const again = await liveRun(['summary'], 'again');
@@ -142,6 +166,96 @@ describe('the key in a finished live run', () => {
         expect(filesHolding(dir, KEY).holding).toEqual([]);
       } finally {
         await endpoint.close();
+      }
+    },
+  );
+});
+
+describe('a key that is not a secret to find', () => {
+  // Placeholders for local servers ("none") and keys that are ordinary words ("pork", "sync": both
+  // in the recipes run's data) used to be masked in an offline run's results: "durability": "***"
+  // made results.json unreadable, and recorded answers read "increase the *** belly".
+  it('changes nothing in an offline run: results.json as without it (timing aside), read back by report and compare', {
+    timeout: 300_000,
+  }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-secrets-offline-'));
+    const offlineRun = (out: string, runEnv: NodeJS.ProcessEnv) =>
+      membench(
+        [
+          'run',
+          '-c',
+          'recipes-en',
+          '-s',
+          'buffer',
+          '-s',
+          'summary',
+          '--durability',
+          'sync,none',
+          '-w',
+          '1',
+          '-o',
+          path.join(dir, out),
+        ],
+        { env: runEnv },
+      );
+    const plain = await offlineRun('plain', env);
+    expect(plain.code, plain.stderr).toBe(0);
+    const plainResults = readFileSync(path.join(dir, 'plain', 'results.json'), 'utf8');
+    for (const word of ['"durability":"none"', 'pork belly', '"durability":"sync"'])
+      expect(plainResults.replace(/\s/gu, '').includes(word.replace(/\s/gu, ''))).toBe(true);
+    const view = (file: string): string =>
+      JSON.stringify(withoutTiming(JSON.parse(readFileSync(file, 'utf8')) as RunResult));
+    for (const key of ['none', 'pork', 'sync', KEY]) {
+      const run = await offlineRun(key, { ...env, OPENAI_API_KEY: key });
+      expect(run.code, run.stderr).toBe(0);
+      const file = path.join(dir, key, 'results.json');
+      expect({ key, same: view(file) === view(path.join(dir, 'plain', 'results.json')) }).toEqual({ key, same: true });
+      expect(readFileSync(file, 'utf8')).not.toContain('***');
+      expect((await membench(['report', path.join(dir, key)], { env })).code).toBe(0);
+      const compared = await membench(['compare', path.join(dir, 'plain'), path.join(dir, key), '--no-latency'], {
+        env,
+      });
+      expect(compared.code, compared.stdout).toBe(0);
+    }
+  });
+
+  it.each([
+    ['OPENAI_API_KEY', (key: string) => ({ args: [], env: { ...env, OPENAI_API_KEY: key } })],
+    ['--api-key', (key: string) => ({ args: ['--api-key', key], env })],
+  ])(
+    'is refused for a live run when shorter than 8 characters, given by %s (exit 2, no request sent)',
+    {
+      timeout: 120_000,
+    },
+    async (source, given) => {
+      const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-secrets-short-')), 'run');
+      for (const key of ['none', 'pork', 'sync']) {
+        const seen = server.requests.length;
+        const { args, env: runEnv } = given(key);
+        const run = await membench(
+          [
+            'run',
+            '-c',
+            'recipes-en',
+            '-s',
+            'summary',
+            '--model',
+            'openai:test-model',
+            '--base-url',
+            server.baseUrl,
+            ...args,
+            '--no-cache',
+            '-o',
+            out,
+          ],
+          { env: runEnv },
+        );
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(
+          `${source} is 4 characters long: a live endpoint needs a key of at least 8 characters`,
+        );
+        expect(run.stderr).not.toContain('***');
+        expect(server.requests.length).toBe(seen);
       }
     },
   );

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -153,6 +154,27 @@ describe('membench run', () => {
     );
     expect(readFileSync(path.join(out, 'results.json'), 'utf8')).toBe(before);
     expect((await membench([...args, '--overwrite'])).code).toBe(0);
+  });
+
+  it('--overwrite follows its manifest only inside --out: a symlinked folder or file pointing outside is skipped with a warning', async () => {
+    const root = await tempDir();
+    const out = path.join(root, 'out');
+    const outside = path.join(root, 'outside');
+    mkdirSync(outside);
+    const args = ['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q'];
+    expect((await membench(args)).code).toBe(0);
+    writeFileSync(path.join(outside, 'victim.txt'), 'keep me');
+    symlinkSync(outside, path.join(out, 'charts', 'lnk'));
+    symlinkSync(path.join(outside, 'victim.txt'), path.join(out, 'victim-link.txt'));
+    const manifest = JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8')) as { files: string[] };
+    manifest.files.push('charts/lnk/victim.txt', 'victim-link.txt', '../outside/victim.txt');
+    writeFileSync(path.join(out, MANIFEST_FILE), JSON.stringify(manifest));
+    const again = await membench([...args, '--overwrite']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readFileSync(path.join(outside, 'victim.txt'), 'utf8')).toBe('keep me');
+    for (const name of ['charts/lnk/victim.txt', 'victim-link.txt', '../outside/victim.txt'])
+      expect(again.stderr).toContain(`warning: --overwrite left "${name}" in ${out} alone: `);
+    expect(existsSync(path.join(out, 'results.json'))).toBe(true);
   });
 
   it('writes to a fresh timestamped dir under .membench by default', async () => {

@@ -94,7 +94,8 @@ export function lastMessage(body: unknown): string {
  * Starts the server on 127.0.0.1 with an OS-chosen port. `chat` (optional) answers chat requests
  * no queued reply is waiting for: a judge played by a rule over the prompt, say. `echoAuthorization`:
  * every default chat answer repeats the request's Authorization header and the bare token, as a
- * proxy or a debugging endpoint that echoes headers would.
+ * proxy or a debugging endpoint that echoes headers would, then the token in upper and lower case,
+ * base64 (standard, URL-safe, inside a Basic credential) and URL-encoded.
  */
 export async function startFakeOpenAIServer(
   options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string | null } = {},
@@ -103,7 +104,16 @@ export async function startFakeOpenAIServer(
   const echoOf = (headers: IncomingHttpHeaders): string => {
     if (!options.echoAuthorization) return '';
     const authorization = headers.authorization ?? '';
-    return ` (you sent Authorization: ${authorization}; your key is ${authorization.replace(/^Bearer /u, '')}; headers ${JSON.stringify({ authorization })})`;
+    const key = authorization.replace(/^Bearer /u, '');
+    const encoded = [
+      key.toUpperCase(),
+      key.toLowerCase(),
+      Buffer.from(key).toString('base64'),
+      Buffer.from(key).toString('base64url'),
+      encodeURIComponent(key),
+      `Basic ${Buffer.from(`user:${key}`).toString('base64')}`,
+    ];
+    return ` (you sent Authorization: ${authorization}; your key is ${key}; headers ${JSON.stringify({ authorization })}; encoded ${encoded.join(' ')})`;
   };
   const requests: RecordedRequest[] = [];
   const queue: Reply[] = [];

@@ -161,4 +161,39 @@ describe('junit.xml', () => {
       /^2 scenario\(s\) of group longmemeval:longmemeval_s\.json; context recall 1\.00/u,
     );
   });
+
+  it('fails a threshold on a cell, or a group, where no probe was scored, and says so', () => {
+    const result = smallRun();
+    const empty = { n: 0, hits: 0, value: null };
+    const emptied = cellOf(result, 'recipes-zh/buffer');
+    emptied.probes = [];
+    emptied.recall.contextRecall = { ...emptied.recall.contextRecall, ...empty };
+    // Without a threshold recall gates nothing: the empty cell passes as before.
+    expect(parseXml(renderJunit(result)).attributes.failures).toBe('0');
+    const root = parseXml(renderJunit(result, { recallThreshold: 0 }));
+    expect(root.attributes.failures).toBe('1');
+    const failing = byName(root, 'testsuite').flatMap((suite) =>
+      byName(suite, 'testcase').filter((testcase) => byName(testcase, 'failure').length > 0),
+    );
+    expect(failing.map((testcase) => testcase.attributes.name)).toEqual(['buffer']);
+    expect(byName(failing[0]!, 'failure')[0]!.attributes.message).toBe(
+      'context recall: 0 probes scored (the cell has no probe): the threshold 0.00 cannot pass on an empty measurement',
+    );
+    // A group whose every cell scored nothing: its pooled testcase fails.
+    for (const cell of result.cells) {
+      Object.assign(cell, { group: 'locomo:errata-dropped-all.json' });
+      cell.recall.contextRecall = { ...cell.recall.contextRecall, ...empty };
+    }
+    const grouped = byName(
+      byName(parseXml(renderJunit(result, { recallThreshold: 0.9 })), 'testsuite')[0]!,
+      'testcase',
+    );
+    expect(grouped.map((testcase) => byName(testcase, 'failure')[0]?.attributes.message)).toEqual(
+      grouped.map(() =>
+        expect.stringMatching(
+          /^pooled context recall: 0 probes scored \(none of its \d+ probes has an expected answer/u,
+        ),
+      ),
+    );
+  });
 });

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MANIFEST_FILE, removeOwnFiles, StagedDir, writeManifest } from '../../../harness/core/manifest.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-manifest-'));
@@ -40,8 +40,67 @@ describe('removeOwnFiles', () => {
         files: ['../outside.txt', path.join(parent, 'outside.txt'), 'sub/../../outside.txt'],
       }),
     );
-    expect(await removeOwnFiles(dir)).toEqual([]);
+    const skipped: string[] = [];
+    expect(await removeOwnFiles(dir, [], new Set(), (_dir, name) => skipped.push(name))).toEqual([]);
     expect(existsSync(path.join(parent, 'outside.txt'))).toBe(true);
+    expect(skipped).toEqual(['../outside.txt', path.join(parent, 'outside.txt'), 'sub/../../outside.txt']);
+  });
+
+  it('never follows a symlink out of the dir, at any level of the path, and says which entry it skipped', async () => {
+    const parent = await tempDir();
+    const outside = path.join(parent, 'outside');
+    const dir = path.join(parent, 'out');
+    mkdirSync(path.join(outside, 'deep'), { recursive: true });
+    mkdirSync(path.join(dir, 'charts', 'a', 'b'), { recursive: true });
+    mkdirSync(path.join(dir, 'inner'));
+    writeFileSync(path.join(outside, 'victim.txt'), 'keep me');
+    writeFileSync(path.join(outside, 'deep', 'victim.txt'), 'keep me');
+    // A symlinked folder at the first, second and fourth level, a symlinked file, and a chain (inside, then out).
+    symlinkSync(outside, path.join(dir, 'lnk'));
+    symlinkSync(outside, path.join(dir, 'charts', 'lnk'));
+    symlinkSync(path.join(outside, 'deep'), path.join(dir, 'charts', 'a', 'b', 'lnk'));
+    symlinkSync(path.join(outside, 'victim.txt'), path.join(dir, 'file-link.txt'));
+    symlinkSync(path.join(dir, 'charts', 'lnk'), path.join(dir, 'inner', 'chain'));
+    // A symlink that stays inside the dir is membench's to remove (the link, not its target).
+    writeFileSync(path.join(dir, 'charts', 'own.png'), 'png');
+    symlinkSync(path.join(dir, 'charts', 'own.png'), path.join(dir, 'own-link.png'));
+    const escaping = [
+      'lnk/victim.txt',
+      'charts/lnk/victim.txt',
+      'charts/a/b/lnk/victim.txt',
+      'file-link.txt',
+      'inner/chain/victim.txt',
+      'inner/chain/deep/victim.txt',
+    ];
+    await writeManifest(dir, 'test', [...escaping, 'own-link.png']);
+    const skipped: Array<[string, string]> = [];
+    const removed = await removeOwnFiles(dir, [], new Set(), (_dir, name, why) => skipped.push([name, why]));
+    expect(removed).toEqual(['own-link.png']);
+    expect(skipped.map(([name]) => name).sort()).toEqual(escaping.map((name) => path.normalize(name)).sort());
+    for (const [, why] of skipped) expect(why).toMatch(/outside|resolves to nothing/u);
+    expect(readFileSync(path.join(outside, 'victim.txt'), 'utf8')).toBe('keep me');
+    expect(readFileSync(path.join(outside, 'deep', 'victim.txt'), 'utf8')).toBe('keep me');
+    expect(existsSync(path.join(dir, 'charts', 'own.png'))).toBe(true);
+  });
+
+  it('warns on stderr by default when it skips an entry', async () => {
+    const parent = await tempDir();
+    const dir = path.join(parent, 'out');
+    mkdirSync(path.join(dir, 'charts'), { recursive: true });
+    writeFileSync(path.join(parent, 'victim.txt'), 'keep me');
+    symlinkSync(parent, path.join(dir, 'charts', 'lnk'));
+    await writeManifest(dir, 'test', ['charts/lnk/victim.txt']);
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (written.push(String(chunk)), true));
+    try {
+      expect(await removeOwnFiles(dir)).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(existsSync(path.join(parent, 'victim.txt'))).toBe(true);
+    expect(written.join('')).toContain(
+      `warning: --overwrite left "${path.join('charts', 'lnk', 'victim.txt')}" in ${dir} alone: its folder resolves to ${realpathSync(parent)}, outside ${realpathSync(dir)}`,
+    );
   });
 
   it('uses the fallback names only without a manifest', async () => {

@@ -1,48 +1,56 @@
 import { describe, expect, it } from 'vitest';
-import { maskSecrets, maskSecretsDeep, registerSecret } from '../../../harness/core/secrets.js';
+import { checkSecretLength, maskSecrets, registerSecret } from '../../../harness/core/secrets.js';
 
-const KEY = 'sk-test-registered-0123456789';
-registerSecret(KEY);
+const KEY = 'sk-test-Registered/01+23456789';
 
 describe('the secret filter', () => {
-  it('masks a registered key wherever it appears, and any Authorization value or bearer token', () => {
-    expect(maskSecrets(`the key is ${KEY}.`)).toBe('the key is ***.');
-    expect(maskSecrets('Authorization: Bearer abc.def-123')).toBe('Authorization: Bearer ***');
-    expect(maskSecrets('authorization=Basic dXNlcjpwYXNz')).toBe('authorization=Basic ***');
-    expect(maskSecrets('sent with bearer tok_9f8e7d6c5b4a')).toBe('sent with bearer ***');
-    expect(maskSecrets('the bearer of bad news, the bearer interesting')).toBe(
-      'the bearer of bad news, the bearer interesting',
+  it('masks nothing while no key is registered (an offline run)', () => {
+    const text = 'increase the pork belly; durability none; Authorization: Bearer abc.def-123';
+    expect(maskSecrets(text)).toBe(text);
+  });
+
+  it('masks a registered key as given, in any letter case, URL-encoded and base64-encoded', () => {
+    registerSecret(KEY);
+    const variants = [
+      KEY,
+      KEY.toUpperCase(),
+      KEY.toLowerCase(),
+      encodeURIComponent(KEY),
+      encodeURIComponent(KEY).toLowerCase(),
+      Buffer.from(KEY).toString('base64'),
+      Buffer.from(KEY).toString('base64url'),
+    ];
+    for (const variant of variants)
+      expect(maskSecrets(`the key is ${variant}.`)).toMatch(/^the key is [^.]*\*\*\*[^.]*\.$/u);
+    for (const variant of variants) expect(maskSecrets(`a ${variant} b`)).not.toContain(variant);
+    // Inside a longer base64 string at each alignment: a Basic credential `user:KEY`.
+    for (const user of ['u', 'us', 'use']) {
+      const basic = Buffer.from(`${user}:${KEY}`).toString('base64');
+      expect(maskSecrets(`Authorization: Basic ${basic}`)).toContain('***');
+      expect(maskSecrets(`Authorization: Basic ${basic}`)).not.toContain(basic.slice(4, -4));
+    }
+  });
+
+  it('touches only the key: the words around it, JSON structure and other credentials stay', () => {
+    registerSecret(KEY);
+    expect(maskSecrets(JSON.stringify({ answer: `echo ${KEY}`, durability: 'none' }))).toBe(
+      '{"answer":"echo ***","durability":"none"}',
     );
-    expect(maskSecrets('nothing secret here')).toBe('nothing secret here');
+    expect(maskSecrets('the bearer of bad news; Authorization: Bearer other-token-123')).toBe(
+      'the bearer of bad news; Authorization: Bearer other-token-123',
+    );
   });
 
-  it('keeps JSON text JSON', () => {
-    const json = JSON.stringify({
-      answer: 'echo: "Authorization": "Bearer x-1\\"2" and \\n more',
-      headers: { authorization: 'Bearer other-token-123' },
-    });
-    const masked = maskSecrets(json);
-    expect(() => JSON.parse(masked)).not.toThrow();
-    expect(masked).not.toContain('other-token-123');
-  });
-
-  it('masks every string of a value, keys included, leaving numbers and undefined alone', () => {
-    expect(maskSecretsDeep({ n: 3, none: undefined, list: [`a ${KEY}`], [KEY]: true })).toEqual({
-      n: 3,
-      none: undefined,
-      list: ['a ***'],
-      '***': true,
-    });
-  });
-
-  it('returns what holds nothing to mask as it is, and copies only the parts that change', () => {
-    const clean = { cells: [{ id: 'a', turns: [{ text: 'hello' }] }], header: { seed: 1 } };
-    expect(maskSecretsDeep(clean)).toBe(clean);
-    const dirty = { cells: [{ id: 'a', turns: [{ text: `key ${KEY}` }] }], header: { seed: 1 } };
-    const masked = maskSecretsDeep(dirty);
-    expect(masked).not.toBe(dirty);
-    expect(masked.cells[0]!.turns[0]!.text).toBe('key ***');
-    expect(dirty.cells[0]!.turns[0]!.text).toBe(`key ${KEY}`);
-    expect(masked.header).toBe(dirty.header);
+  it('registers no key shorter than 8 characters, and refuses one for a live endpoint (exit 2)', () => {
+    for (const short of ['none', 'pork', 'sync', 'sk-1234']) {
+      registerSecret(short);
+      expect(maskSecrets(`pork belly, sync mode, none left, sk-1234`)).toBe(
+        'pork belly, sync mode, none left, sk-1234',
+      );
+      expect(() => checkSecretLength(short, 'OPENAI_API_KEY')).toThrow(
+        expect.objectContaining({ exitCode: 2, message: expect.stringContaining('unset OPENAI_API_KEY') }),
+      );
+    }
+    expect(() => checkSecretLength('sk-12345', '--api-key')).not.toThrow();
   });
 });

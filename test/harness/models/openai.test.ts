@@ -279,7 +279,7 @@ describe('openai chat model', () => {
     ]) {
       let caught: unknown;
       try {
-        new OpenAIChatModel('m', { baseUrl, apiKey: 'other', env: {} });
+        new OpenAIChatModel('m', { baseUrl, apiKey: 'other-key-0123', env: {} });
       } catch (error) {
         caught = error;
       }

@@ -40,7 +40,7 @@ const item: JudgeItem = {
 };
 const judge = (options: { timeoutMs?: number; maxRetries?: number; cache?: ResponseCache } = {}) =>
   createJudge('openai:judge-model', {
-    provider: { baseUrl: server.baseUrl, apiKey: 'sk-test', ...noWait, ...options },
+    provider: { baseUrl: server.baseUrl, apiKey: 'sk-test-judges', ...noWait, ...options },
     cache: options.cache ?? false,
   });
 
