@@ -6,10 +6,10 @@
  * (category 1) are split at commas and each gold part takes its best-matching predicted part;
  * open-domain gold (category 3) is cut at its first ";" (the importer does it); adversarial
  * questions (category 5) score 1 when the answer holds one of two abstention phrases.
- * The Python code uses NLTK's PorterStemmer; this uses the npm `stemmer` package (the original
- * Porter algorithm), which stems a few rare words differently from NLTK's extended mode.
+ * Words are stemmed as NLTK's `PorterStemmer()` stems them in its default mode, as the Python code
+ * does (`porter-nltk.ts`; the original Porter algorithm stems "one", "they", "day", "use"… apart).
  */
-import { stemmer } from 'stemmer';
+import { nltkPorterStem } from './porter-nltk.js';
 
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/gu;
 
@@ -27,7 +27,7 @@ function stems(text: string): string[] {
   return locomoNormalize(text)
     .split(' ')
     .filter((word) => word.length > 0)
-    .map((word) => stemmer(word));
+    .map((word) => nltkPorterStem(word));
 }
 
 /** LoCoMo's `f1_score`: token F1 of the stemmed, normalised answer against one gold answer. */
