@@ -45,7 +45,8 @@
  * `adversarial_answer` instead of `answer` and becomes an `abstention` probe (no `expect`) with
  * the adversarial answer as `forbid` (an older layout put it in `answer`: used the same way);
  * evidence strings holding several ids ("D8:6; D9:17", "D9:1 D4:4 D4:6") are split; "D:11:26"
- * and "D30:05" are read as D11:26 and D30:5; ids naming no turn ("D10:19", "D") are dropped.
+ * and "D30:05" are read as D11:26 and D30:5; ids naming no turn ("D10:19", "D") are dropped;
+ * an id listed twice stays listed twice (LoCoMo's recall counts each listing).
  * A probe whose evidence is all dropped is kept without evidence: the dataset's own scoring
  * counts an item without evidence as fully recalled and scores its answer all the same, so
  * the answer still measures memory; only evidence coverage is left out for it. Skipped (each
@@ -277,7 +278,17 @@ function readEvidence(
       const step = stepOf.get(diaId);
       if (step === undefined)
         log.repair(where, 'evidence-unknown', `evidence ${diaId} names no turn of the conversation: dropped`, item);
-      else if (!out.includes(step)) out.push(step);
+      else {
+        // LoCoMo's recall iterates the list, so an id listed twice counts twice there: it stays listed twice.
+        if (out.includes(step))
+          log.repair(
+            where,
+            'evidence-duplicate',
+            `evidence ${diaId} is listed more than once: kept each time (LoCoMo's recall counts every listing)`,
+            item,
+          );
+        out.push(step);
+      }
     }
   }
   if (out.length === 0 && entries.length > 0)
