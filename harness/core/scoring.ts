@@ -59,6 +59,23 @@ export function multiTokenF1(prediction: string, gold: string): number {
   );
 }
 
+/**
+ * The answer a reply to a choice question gives, read as LoCoMo's evaluate_gpts.py reads it
+ * (`get_cat_5_answer`): a reply of one character is a letter ("a" the first choice, any other the
+ * second), a reply of three characters a letter in brackets ("(a)" the first, any other the
+ * second); a longer reply is the answer as written. Without choices the reply is the answer.
+ */
+export function chosenAnswer(reply: string, choices: readonly string[] | undefined): string {
+  if (choices === undefined || choices.length === 0) return reply;
+  const said = reply.trim().toLowerCase();
+  let letter: string | undefined;
+  if (said.length === 1) letter = said;
+  else if (said.length === 3) letter = /^\(([a-z])\)$/u.exec(said)?.[1];
+  else return reply;
+  const index = letter === undefined ? -1 : letter.charCodeAt(0) - 'a'.charCodeAt(0);
+  return choices[index >= 0 && index < choices.length ? index : 1] ?? reply;
+}
+
 /** evaluation.py's category-5 check: the lower-cased answer holds one of these phrases. */
 export const LOCOMO_ABSTENTION_PHRASES = ['no information available', 'not mentioned'] as const;
 

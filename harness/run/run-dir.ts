@@ -39,6 +39,7 @@ export type PlannedOptions = Pick<
   | 'datasets'
   | 'datasetLimit'
   | 'errata'
+  | 'questionPrompts'
   | 'crashFuzz'
   | 'isolate'
   | 'durabilities'
@@ -61,6 +62,7 @@ export const PLANNED_KEYS = [
   'datasets',
   'datasetLimit',
   'errata',
+  'questionPrompts',
   'crashFuzz',
   'isolate',
   'durabilities',
@@ -86,6 +88,7 @@ const planFile = z.object({
     datasets: strings,
     datasetLimit: z.number().optional(),
     errata: z.string().optional(),
+    questionPrompts: z.string().optional(),
     crashFuzz: z.number().optional(),
     isolate: z.boolean().optional(),
     durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),

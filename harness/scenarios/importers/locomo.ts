@@ -31,9 +31,14 @@
  * Categories, as the dataset's own scoring code uses them (task_eval/evaluation.py,
  * evaluation_stats.py and evaluate_gpts.py in snap-research/locomo; several papers number them
  * differently): 1 multi-hop (scored by F1 over the comma-separated parts of the answer; only
- * category 1 gets the evidence-span statistic), 2 temporal (asked with "Use DATE of
- * CONVERSATION"), 3 open-domain (only the answer's part before ";" is scored), 4 single-hop,
- * 5 adversarial (right when the answer says "no information available" / "not mentioned").
+ * category 1 gets the evidence-span statistic), 2 temporal (asked with a hint to answer with a
+ * date worked out from the sessions' dates, as evaluate_gpts.py appends one), 3 open-domain (only
+ * the answer's part before ";" is scored), 4 single-hop, 5 adversarial (asked as a choice between
+ * "Not mentioned in the conversation" and the adversarial answer, in an order drawn per question,
+ * as evaluate_gpts.py asks it; right when the answer says "no information available" / "not
+ * mentioned"). The question as asked is the probe's `ask` (its templates in
+ * harness/scenarios/importers/question-prompts.ts, `--question-prompts` to replace them);
+ * retrieval looks for the question alone.
  * evaluation_stats.py prints them in the order [4, 1, 2, 3, 5], the paper's columns single-hop,
  * multi-hop, temporal, open-domain, adversarial. They map to membench categories below; the
  * dataset's own name is the probe's `label` (reports break recall down by it) and its number
@@ -70,6 +75,7 @@ import {
 import { MembenchError } from '../../core/errors.js';
 import { isRecord } from '../../core/guards.js';
 import { MONTH_NAMES } from '../../core/text.js';
+import { adversarialAsk, MEMBENCH_QUESTION_PROMPT_SET, temporalAsk, type QuestionPrompts } from './question-prompts.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
 export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category: ProbeCategory }>> = {
@@ -324,6 +330,7 @@ function readProbe(
   label: string,
   stepOf: ReadonlyMap<string, string>,
   log: ImportLog,
+  prompts: QuestionPrompts,
 ): Record<string, unknown> | undefined {
   const where = `${label} qa[${index}]`;
   const item = where;
@@ -359,13 +366,18 @@ function readProbe(
         'a category-5 item without an adversarial answer: abstention probe without forbid',
         item,
       );
-    if (adversarial !== undefined) probe.forbid = [adversarial];
+    if (adversarial !== undefined) {
+      probe.forbid = [adversarial];
+      // Asked as LoCoMo asks it: a choice between "not mentioned" and the adversarial answer.
+      Object.assign(probe, adversarialAsk(prompts, question, adversarial, where));
+    }
   } else {
     let answer = answerText(qa.answer, where, item, log);
     if (answer === undefined) return skip('answer-missing', `a category-${category} item without an answer`);
     // evaluation.py scores only the part before ";" of an open-domain answer.
     if (category === 3 && answer.includes(';')) answer = answer.split(';')[0]!.trim() || answer;
     probe.expect = [answer];
+    if (category === 2) probe.ask = temporalAsk(prompts, question);
   }
   probe.category = LOCOMO_CATEGORIES[category]!.category;
   probe.label = LOCOMO_CATEGORIES[category]!.name;
@@ -575,7 +587,7 @@ export const locomo: DatasetConverter = {
     const { steps, stepOf, turns } = sessionSteps(sessions, label, log);
     const items: string[] = [];
     qaList.forEach((qa, qaIndex) => {
-      const probe = readProbe(qa, qaIndex, label!, stepOf, log);
+      const probe = readProbe(qa, qaIndex, label!, stepOf, log, options?.questions ?? MEMBENCH_QUESTION_PROMPT_SET);
       if (probe) {
         steps.push(probe);
         items.push(`${label} qa[${qaIndex}]`);
