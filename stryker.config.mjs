@@ -8,7 +8,13 @@ export default {
   vitest: { configFile: 'vitest.mutate.config.ts', related: true },
   // Each mutant runs only the tests that reached it in the first (instrumented) run.
   coverageAnalysis: 'perTest',
-  mutate: ['strategies/**/*.ts', 'harness/core/metrics.ts', 'harness/core/scoring.ts', 'harness/core/fs.ts'],
+  mutate: [
+    'strategies/**/*.ts',
+    'harness/core/metrics.ts',
+    'harness/core/scoring.ts',
+    'harness/core/porter-nltk.ts',
+    'harness/core/fs.ts',
+  ],
   // Mutants in module-level constants would need every test file reloaded per mutant.
   ignoreStatic: true,
   concurrency: 2,

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
+import { chosenAnswer } from '../core/scoring.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import { datedText, hasCjk, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
@@ -493,10 +494,12 @@ export class AgentSession {
     const [context, loadMs] = await timed(() =>
       this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth: scoring.rankDepth }),
     );
-    // The model sees only the context and the question: never `expect`, `forbid` or `evidence`.
-    const answer = (
-      await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.probe) })
+    // The model sees only the context and the question as asked (a dataset's hint or choices
+    // added): never `expect`, `forbid` or `evidence`. A reply that is only a letter names its choice.
+    const reply = (
+      await this.deps.model.chat({ task: 'answer', messages: answerPrompt(context.messages, step.ask ?? step.probe) })
     ).text;
+    const answer = chosenAnswer(reply, step.choices);
     this.probes.push(
       scoring.record({
         index,

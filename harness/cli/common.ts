@@ -90,6 +90,11 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       describe:
         'with --dataset: a JSON file of corrected or dropped gold answers, applied at import (see docs/judging.md)',
     })
+    .option('question-prompts', {
+      type: 'string',
+      describe:
+        "with --dataset: a YAML file of templates for how LoCoMo's temporal and adversarial questions are asked ({{question}}; {{a}}, {{b}} for the choices; see docs/datasets.md)",
+    })
     .option('stretch', {
       type: 'string',
       describe: 'stretch every selected scenario to N user turns with seeded filler, probes kept (e.g. 1000, 10000)',
@@ -207,6 +212,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     datasets: layer.datasets,
     datasetLimit: layer.limit,
     errata: layer.errata,
+    questionPrompts: layer.questionPrompts,
     stretch: layer.stretch,
     priceDurability: layer.priceDurability,
     cache: layer.cache,
@@ -248,6 +254,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     datasets: argv.dataset,
     limit: parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit),
     errata: argv.errata,
+    questionPrompts: argv['question-prompts'],
     stretch: parseNumberFlag('--stretch', argv.stretch, RUN_LIMITS.stretch),
     priceDurability: argv['price-durability']?.flatMap((name) => (name === 'none' ? [] : name.split(','))),
     // yargs turns --no-cache into cache: false.

@@ -9,6 +9,7 @@ import {
   formatImportReport,
   ImportLog,
   importScenarios,
+  loadQuestionPrompts,
   nothingImported,
   type DatasetName,
 } from '../scenarios/importers/index.js';
@@ -49,6 +50,11 @@ export function builder(yargs: Argv) {
       describe:
         'a JSON file of corrected or dropped gold answers, applied as the scenarios are written (see docs/judging.md)',
     })
+    .option('question-prompts', {
+      type: 'string',
+      describe:
+        "a YAML file of templates for how LoCoMo's temporal and adversarial questions are asked ({{question}}; {{a}}, {{b}} for the choices; see docs/datasets.md)",
+    })
     .example(
       '$0 import locomo data/locomo10.json --limit 2',
       'the first two LoCoMo conversations as .membench/import/locomo/locomo-conv-*.yaml',
@@ -67,6 +73,8 @@ export const handler = handled(async (argv: ImportArgs) => {
   await warnOverwriteWithoutManifest(out, argv.overwrite, []);
   const log = new ImportLog(dataset, argv.file);
   const errata = argv.errata === undefined ? undefined : await Errata.load(argv.errata);
+  const questions =
+    argv['question-prompts'] === undefined ? undefined : await loadQuestionPrompts(argv['question-prompts']);
   // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
   // damaged conversation) leaves --out as it was, and --overwrite drops only the previous import's files.
   const staged = await StagedDir.begin(out);
@@ -74,6 +82,7 @@ export const handler = handled(async (argv: ImportArgs) => {
     for await (const imported of importScenarios(dataset, argv.file, log, {
       ...(limit !== undefined ? { limit } : {}),
       ...(errata ? { errata } : {}),
+      ...(questions ? { questions } : {}),
     })) {
       await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());
     }

@@ -105,12 +105,30 @@ export function datesIn(text: string): number[] {
 
 const DAY_MS = 86_400_000;
 
-/** Every number of the gold is among the response's (within one for temporal counts of days). */
+/** A message's date stamp as the context shows it ("[8 May 2023, 13:56]", "[Current date: 2023/05/30]"): a bracket naming a year. */
+const QUOTED_STAMP = /\[[^\]\n]*\d{4}[^\]\n]*\]/gu;
+/** A session's date line ("DATE: 1:56 pm on 8 May, 2023") or heading ("Session 3, 8 May 2023:"). */
+const SESSION_HEADING = /^[ \t]*(?:date[ \t]*:[^\n]*\d{4}[^\n]*$|session\b[^\n:]*\d{4}[^\n:]*:)/gimu;
+
+/**
+ * The answer's own words: the response without the dated prefixes it quotes from the context (a
+ * message's date stamp, a session's date line). A quoted "[8 May 2023, 13:56] Leo: …" says when
+ * the message was written, not what the answer claims: its date, year and time digits must never
+ * match a gold date or number.
+ */
+export function ownWords(response: string): string {
+  return response.replace(QUOTED_STAMP, ' ').replace(SESSION_HEADING, ' ');
+}
+
+/** A year ("2023"): matched exactly, never within one as a count of days or weeks is. */
+const isYear = (value: number): boolean => Number.isInteger(value) && value >= 1000 && value <= 2999;
+
+/** Every number of the gold is among the response's (within `slack` for temporal counts; years exactly). */
 function numbersAgree(gold: string, response: string, slack: number): boolean {
   const wanted = numbersIn(gold);
   if (wanted.length === 0) return false;
   const given = numbersIn(response);
-  return wanted.every((number) => given.some((value) => Math.abs(value - number) <= slack));
+  return wanted.every((number) => given.some((value) => Math.abs(value - number) <= (isYear(number) ? 0 : slack)));
 }
 
 /** The share of the gold's non-number content words the response holds. */
@@ -121,7 +139,7 @@ function wordShare(gold: string, response: string): number {
   return wanted.filter((word) => given.has(word)).length / wanted.length;
 }
 
-/** One gold string against the response: containment, then dates, then numbers, then token F1. */
+/** One gold string against the response: containment, then dates, then numbers, then token F1 (only when the response gives the gold's numbers). */
 function matchGold(gold: string, response: string, type: JudgeType): RuleVerdict | undefined {
   const normalized = normalizeText(response);
   if (containsAny(normalized, [gold])) return { correct: true, rule: `contains the gold answer "${gold}"` };
@@ -141,6 +159,8 @@ function matchGold(gold: string, response: string, type: JudgeType): RuleVerdict
       rule: `gives the number${numbersIn(gold).length > 1 ? 's' : ''} of "${gold}"${offByOne ? ' (within one)' : ''}`,
     };
   }
+  // Words in common are no answer when the gold names a number the response does not give ("a few years" for "4 years").
+  if (numbersIn(gold).length > 0 && !numbersAgree(gold, response, offByOne ? 1 : 0)) return undefined;
   const f1 = tokenF1(response, gold);
   if (f1 >= OFFLINE_F1_THRESHOLD)
     return { correct: true, rule: `token F1 ${f1.toFixed(2)} >= ${OFFLINE_F1_THRESHOLD} against "${gold}"` };
@@ -148,16 +168,20 @@ function matchGold(gold: string, response: string, type: JudgeType): RuleVerdict
 }
 
 /**
- * The offline judge's verdict. Abstention: the response declines (the decline phrases of
+ * The offline judge's verdict, on the answer's own words (`ownWords`: quoted date stamps and
+ * session headings left out). Abstention: the response declines (the decline phrases of
  * answer accuracy, or LoCoMo's) and names no forbidden value. Preference: the response uses at
  * least RUBRIC_WORD_SHARE of the rubric's content words. The rest: a gold answer matched by
  * containment, date or number equivalence (off by one day or one unit for temporal questions) or
  * token F1; a forbidden (stale) value beside it fails the answer, except for knowledge-update
  * questions, which accept the old value alongside the updated one.
  */
-export function offlineVerdict(item: JudgeItem): RuleVerdict {
-  if (item.response.trim() === '')
+export function offlineVerdict(given: JudgeItem): RuleVerdict {
+  if (given.response.trim() === '')
     return { correct: false, rule: 'the answer is empty (no text came back: an endpoint reply with content null?)' };
+  const response = ownWords(given.response);
+  if (response.trim() === '') return { correct: false, rule: 'the answer only quotes dates of the conversation' };
+  const item = { ...given, response };
   const normalized = normalizeText(item.response);
   if (item.type === 'abstention') {
     const declined = judgeAnswer(item.response, undefined, item.forbid) || adversarialScore(item.response) === 1;

@@ -6,10 +6,10 @@
  * (category 1) are split at commas and each gold part takes its best-matching predicted part;
  * open-domain gold (category 3) is cut at its first ";" (the importer does it); adversarial
  * questions (category 5) score 1 when the answer holds one of two abstention phrases.
- * The Python code uses NLTK's PorterStemmer; this uses the npm `stemmer` package (the original
- * Porter algorithm), which stems a few rare words differently from NLTK's extended mode.
+ * Words are stemmed as NLTK's `PorterStemmer()` stems them in its default mode, as the Python code
+ * does (`porter-nltk.ts`; the original Porter algorithm stems "one", "they", "day", "use"… apart).
  */
-import { stemmer } from 'stemmer';
+import { nltkPorterStem } from './porter-nltk.js';
 
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/gu;
 
@@ -27,7 +27,7 @@ function stems(text: string): string[] {
   return locomoNormalize(text)
     .split(' ')
     .filter((word) => word.length > 0)
-    .map((word) => stemmer(word));
+    .map((word) => nltkPorterStem(word));
 }
 
 /** LoCoMo's `f1_score`: token F1 of the stemmed, normalised answer against one gold answer. */
@@ -57,6 +57,23 @@ export function multiTokenF1(prediction: string, gold: string): number {
   return (
     truths.reduce((sum, truth) => sum + Math.max(...predictions.map((part) => tokenF1(part, truth))), 0) / truths.length
   );
+}
+
+/**
+ * The answer a reply to a choice question gives, read as LoCoMo's evaluate_gpts.py reads it
+ * (`get_cat_5_answer`): a reply of one character is a letter ("a" the first choice, any other the
+ * second), a reply of three characters a letter in brackets ("(a)" the first, any other the
+ * second); a longer reply is the answer as written. Without choices the reply is the answer.
+ */
+export function chosenAnswer(reply: string, choices: readonly string[] | undefined): string {
+  if (choices === undefined || choices.length === 0) return reply;
+  const said = reply.trim().toLowerCase();
+  let letter: string | undefined;
+  if (said.length === 1) letter = said;
+  else if (said.length === 3) letter = /^\(([a-z])\)$/u.exec(said)?.[1];
+  else return reply;
+  const index = letter === undefined ? -1 : letter.charCodeAt(0) - 'a'.charCodeAt(0);
+  return choices[index >= 0 && index < choices.length ? index : 1] ?? reply;
 }
 
 /** evaluation.py's category-5 check: the lower-cased answer holds one of these phrases. */

@@ -52,7 +52,7 @@ export const PROTOCOL_KNOBS: Readonly<Record<Protocol, Readonly<Record<string, s
   locomo: { unit: 'message', ranker: 'fts5,okapi-paper' },
 };
 
-/** LoCoMo's figures of one probe at each k: `recall`, the share of the evidence ids in the top k items (with recall_any, recall_all and NDCG of the same ranking). */
+/** LoCoMo's figures of one probe at each k: `recall`, the share of the evidence list's ids in the top k items (an id listed twice counted twice, as LoCoMo's code counts it), with recall_any, recall_all and NDCG of the same ranking. */
 export function locomoFigures(
   ranking: readonly (readonly string[])[],
   evidence: readonly string[],
@@ -63,7 +63,9 @@ export function locomoFigures(
     turn: ks.map((k) => {
       const found = new Set(ranking.slice(0, k).flatMap((ids) => ids.filter((id) => gold.has(id))));
       const relevant = ranking.filter((ids) => ids.some((id) => gold.has(id))).length;
-      return { ...scoreRanking(ranking, evidence, k, Math.max(relevant, gold.size)), recall: found.size / gold.size };
+      // recall_acc iterates the evidence list: an id listed twice counts twice.
+      const recall = evidence.filter((id) => found.has(id)).length / evidence.length;
+      return { ...scoreRanking(ranking, evidence, k, Math.max(relevant, gold.size)), recall };
     }),
   };
 }

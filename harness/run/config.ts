@@ -58,6 +58,8 @@ const configSchema = z.object({
   limit: bounded('limit').optional(),
   /** An errata file for the datasets (docs/judging.md). */
   errata: z.string().optional(),
+  /** A YAML file of templates for how LoCoMo's temporal and adversarial questions are asked (docs/datasets.md). */
+  questionPrompts: z.string().optional(),
   stretch: bounded('stretch').optional(),
   workers: bounded('workers').optional(),
   out: z.string().optional(),
@@ -271,7 +273,7 @@ function normalize({ params, ...rest }: z.infer<typeof configSchema>): MembenchC
   };
 }
 
-/** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, out, cache. */
+/** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, question prompts, out, cache. */
 function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
   const resolve = (file: string): string => path.resolve(dir, file);
   const isScenarioPath = (nameOrPath: string): boolean =>
@@ -300,6 +302,7 @@ function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
         }
       : {}),
     ...(config.errata ? { errata: resolve(config.errata) } : {}),
+    ...(config.questionPrompts ? { questionPrompts: resolve(config.questionPrompts) } : {}),
     ...(config.out ? { out: resolve(config.out) } : {}),
     ...(typeof config.cache === 'string' ? { cache: resolve(config.cache) } : {}),
   };

@@ -38,6 +38,7 @@ export type PlannedOptions = Pick<
   | 'datasets'
   | 'datasetLimit'
   | 'errata'
+  | 'questionPrompts'
   | 'crashFuzz'
   | 'isolate'
   | 'durabilities'
@@ -60,6 +61,7 @@ export const PLANNED_KEYS = [
   'datasets',
   'datasetLimit',
   'errata',
+  'questionPrompts',
   'crashFuzz',
   'isolate',
   'durabilities',
@@ -85,6 +87,7 @@ const planFile = z.object({
     datasets: strings,
     datasetLimit: z.number().optional(),
     errata: z.string().optional(),
+    questionPrompts: z.string().optional(),
     crashFuzz: z.number().optional(),
     isolate: z.boolean().optional(),
     durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),

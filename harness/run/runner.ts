@@ -72,6 +72,8 @@ export interface RunOptions {
   datasetLimit?: number;
   /** With `datasets`: an errata file correcting or dropping gold answers at import (docs/judging.md). */
   errata?: string;
+  /** With `datasets`: a YAML file of templates for how LoCoMo's temporal and adversarial questions are asked (docs/datasets.md). */
+  questionPrompts?: string;
   /** Stretch every selected scenario to this many user turns with filler (probes kept); names become `NAME~N`. */
   stretch?: number;
   /** Resolves relative scenario and strategy module paths (default: the process's cwd). */
@@ -283,11 +285,17 @@ export async function planRun(
       'INVALID_ARGUMENT',
       `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`,
     );
+  if (options.questionPrompts !== undefined && !options.datasets?.length)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--question-prompts ${options.questionPrompts}: the templates word a dataset's questions at import: name the dataset with --dataset`,
+    );
   const errata: ErrataReport[] = [];
   for (const arg of options.datasets ?? []) {
     const { scenarios: imported, report } = await importDataset(arg, {
       limit: options.datasetLimit,
       ...(options.errata !== undefined ? { errata: options.errata } : {}),
+      ...(options.questionPrompts !== undefined ? { questionPrompts: options.questionPrompts } : {}),
       // LoCoMo's protocol also retrieves over the file's observations and session summaries.
       ...(options.protocol === 'locomo' ? { documents: true } : {}),
     });

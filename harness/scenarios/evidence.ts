@@ -111,7 +111,8 @@ export function rarityWeight(documentFrequency: number, messages: number): numbe
 /** A probe's evidence as the agent loop judges it: the cited messages and their terms' rarity; undefined for other steps. */
 export function probeEvidence(step: Step, table: EvidenceTable): ProbeEvidence | undefined {
   if (step.kind !== 'probe') return undefined;
-  const cited = step.evidence.map((id) => [...(table.index.get(id) ?? [])]);
+  // A message a dataset lists twice (LoCoMo's ["D4:5", "D4:5", "D5:5"]) is one message of evidence here.
+  const cited = [...new Set(step.evidence)].map((id) => [...(table.index.get(id) ?? [])]);
   const rarity: Record<string, number> = {};
   if (!table.weighs) return { cited, rarity };
   for (const text of cited.flat().map(normalizeText)) {

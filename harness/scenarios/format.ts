@@ -126,8 +126,21 @@ const probeStep = z
     /** How a live answer is scored: `contains` (an expect string, no forbid string) or LoCoMo's token F1 (`locomo-f1`; `locomo-f1-multi` for its multi-hop answers; `locomo-adversarial`: its abstention phrases). */
     scoring: z.enum(ANSWER_SCORINGS, { error: `expected one of ${ANSWER_SCORINGS.join(', ')}` }).optional(),
     evidence: stringList.default([]),
+    /** The question as the model is asked it (a dataset's hint or choice of answers added); `probe` stays what retrieval looks for. */
+    ask: nonEmpty('the question as the model is asked it').optional(),
+    /** The answers `ask` offers, in the order of its letters (a), (b)…: a reply that is only a letter is read as that answer. */
+    choices: z
+      .array(nonEmpty('an answer to choose'), { error: 'expected a list of answers' })
+      .min(2, 'expected at least two answers to choose from')
+      .optional(),
   })
   .superRefine((probe, context) => {
+    if (probe.choices !== undefined && probe.ask === undefined)
+      context.addIssue({
+        code: 'custom',
+        path: ['choices'],
+        message: 'choices need `ask`: the question text that offers them to the model',
+      });
     if (probe.category === 'abstention') return;
     if (probe.expect === undefined) {
       context.addIssue({

@@ -13,6 +13,7 @@ import { checkScenarioValue, formatProblem, MAX_SCENARIO_BYTES } from '../load.j
 import type { Scenario } from '../format.js';
 import { readJsonList } from './json-stream.js';
 import { Errata } from './errata.js';
+import { loadQuestionPrompts, type QuestionPrompts } from './question-prompts.js';
 import { locomo } from './locomo.js';
 import { longmemeval } from './longmemeval.js';
 import {
@@ -28,6 +29,7 @@ import {
 } from './shared.js';
 
 export { Errata } from './errata.js';
+export { loadQuestionPrompts } from './question-prompts.js';
 export type { ErrataCounts, ErrataReport } from './shared.js';
 export {
   DATASET_NAMES,
@@ -74,7 +76,7 @@ export async function* importScenarios(
   dataset: DatasetName,
   file: string,
   log: ImportLog,
-  options: { limit?: number; errata?: Errata; documents?: boolean } = {},
+  options: { limit?: number; errata?: Errata; documents?: boolean; questions?: QuestionPrompts } = {},
 ): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
@@ -83,7 +85,10 @@ export async function* importScenarios(
   let index = 0;
   for await (const raw of readJsonList(file, converter.units)) {
     log.unit();
-    const converted = converter.convert(raw, index, log, file, { documents: options.documents === true });
+    const converted = converter.convert(raw, index, log, file, {
+      documents: options.documents === true,
+      ...(options.questions ? { questions: options.questions } : {}),
+    });
     index++;
     if (converted) {
       if (options.errata)
@@ -168,15 +173,18 @@ export function parseDatasetArg(arg: string): { dataset: DatasetName; file: stri
  */
 export async function importDataset(
   arg: string,
-  options: { limit?: number; errata?: string; documents?: boolean } = {},
+  options: { limit?: number; errata?: string; documents?: boolean; questionPrompts?: string } = {},
 ): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetArg(arg);
   const log = new ImportLog(dataset, file);
   const scenarios: Scenario[] = [];
   const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);
+  const questions =
+    options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts);
   for await (const imported of importScenarios(dataset, file, log, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(errata ? { errata } : {}),
+    ...(questions ? { questions } : {}),
     ...(options.documents ? { documents: true } : {}),
   }))
     scenarios.push(imported.scenario);

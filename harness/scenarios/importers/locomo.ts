@@ -34,9 +34,14 @@
  * Categories, as the dataset's own scoring code uses them (task_eval/evaluation.py,
  * evaluation_stats.py and evaluate_gpts.py in snap-research/locomo; several papers number them
  * differently): 1 multi-hop (scored by F1 over the comma-separated parts of the answer; only
- * category 1 gets the evidence-span statistic), 2 temporal (asked with "Use DATE of
- * CONVERSATION"), 3 open-domain (only the answer's part before ";" is scored), 4 single-hop,
- * 5 adversarial (right when the answer says "no information available" / "not mentioned").
+ * category 1 gets the evidence-span statistic), 2 temporal (asked with a hint to answer with a
+ * date worked out from the sessions' dates, as evaluate_gpts.py appends one), 3 open-domain (only
+ * the answer's part before ";" is scored), 4 single-hop, 5 adversarial (asked as a choice between
+ * "Not mentioned in the conversation" and the adversarial answer, in an order drawn per question,
+ * as evaluate_gpts.py asks it; right when the answer says "no information available" / "not
+ * mentioned"). The question as asked is the probe's `ask` (its templates in
+ * harness/scenarios/importers/question-prompts.ts, `--question-prompts` to replace them);
+ * retrieval looks for the question alone.
  * evaluation_stats.py prints them in the order [4, 1, 2, 3, 5], the paper's columns single-hop,
  * multi-hop, temporal, open-domain, adversarial. They map to membench categories below; the
  * dataset's own name is the probe's `label` (reports break recall down by it) and its number
@@ -48,7 +53,8 @@
  * `adversarial_answer` instead of `answer` and becomes an `abstention` probe (no `expect`) with
  * the adversarial answer as `forbid` (an older layout put it in `answer`: used the same way);
  * evidence strings holding several ids ("D8:6; D9:17", "D9:1 D4:4 D4:6") are split; "D:11:26"
- * and "D30:05" are read as D11:26 and D30:5; ids naming no turn ("D10:19", "D") are dropped.
+ * and "D30:05" are read as D11:26 and D30:5; ids naming no turn ("D10:19", "D") are dropped;
+ * an id listed twice stays listed twice (LoCoMo's recall counts each listing).
  * A probe whose evidence is all dropped is kept without evidence: the dataset's own scoring
  * counts an item without evidence as fully recalled and scores its answer all the same, so
  * the answer still measures memory; only evidence coverage is left out for it. Skipped (each
@@ -72,6 +78,7 @@ import {
 import { MembenchError } from '../../core/errors.js';
 import { isRecord } from '../../core/guards.js';
 import { MONTH_NAMES } from '../../core/text.js';
+import { adversarialAsk, MEMBENCH_QUESTION_PROMPT_SET, temporalAsk, type QuestionPrompts } from './question-prompts.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
 export const LOCOMO_CATEGORIES: Readonly<Record<number, { name: string; category: ProbeCategory }>> = {
@@ -293,7 +300,17 @@ function readEvidence(
       const step = stepOf.get(diaId);
       if (step === undefined)
         log.repair(where, 'evidence-unknown', `evidence ${diaId} names no turn of the conversation: dropped`, item);
-      else if (!out.includes(step)) out.push(step);
+      else {
+        // LoCoMo's recall iterates the list, so an id listed twice counts twice there: it stays listed twice.
+        if (out.includes(step))
+          log.repair(
+            where,
+            'evidence-duplicate',
+            `evidence ${diaId} is listed more than once: kept each time (LoCoMo's recall counts every listing)`,
+            item,
+          );
+        out.push(step);
+      }
     }
   }
   if (out.length === 0 && entries.length > 0)
@@ -329,6 +346,7 @@ function readProbe(
   label: string,
   stepOf: ReadonlyMap<string, string>,
   log: ImportLog,
+  prompts: QuestionPrompts,
 ): Record<string, unknown> | undefined {
   const where = `${label} qa[${index}]`;
   const item = where;
@@ -364,13 +382,18 @@ function readProbe(
         'a category-5 item without an adversarial answer: abstention probe without forbid',
         item,
       );
-    if (adversarial !== undefined) probe.forbid = [adversarial];
+    if (adversarial !== undefined) {
+      probe.forbid = [adversarial];
+      // Asked as LoCoMo asks it: a choice between "not mentioned" and the adversarial answer.
+      Object.assign(probe, adversarialAsk(prompts, question, adversarial, where));
+    }
   } else {
     let answer = answerText(qa.answer, where, item, log);
     if (answer === undefined) return skip('answer-missing', `a category-${category} item without an answer`);
     // evaluation.py scores only the part before ";" of an open-domain answer.
     if (category === 3 && answer.includes(';')) answer = answer.split(';')[0]!.trim() || answer;
     probe.expect = [answer];
+    if (category === 2) probe.ask = temporalAsk(prompts, question);
   }
   probe.category = LOCOMO_CATEGORIES[category]!.category;
   probe.label = LOCOMO_CATEGORIES[category]!.name;
@@ -590,7 +613,7 @@ export const locomo: DatasetConverter = {
     const { steps, stepOf, turns } = sessionSteps(sessions, label, log);
     const items: string[] = [];
     qaList.forEach((qa, qaIndex) => {
-      const probe = readProbe(qa, qaIndex, label!, stepOf, log);
+      const probe = readProbe(qa, qaIndex, label!, stepOf, log, options?.questions ?? MEMBENCH_QUESTION_PROMPT_SET);
       if (probe) {
         steps.push(probe);
         items.push(`${label} qa[${qaIndex}]`);

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { JsonNumberText } from './json-stream.js';
 import type { DerivedDocuments } from '../format.js';
+import type { QuestionPrompts } from './question-prompts.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
 export const DATASET_NAMES = ['locomo', 'longmemeval'] as const;
@@ -169,6 +170,8 @@ export interface Converted {
 /** What an import is for: `documents` also converts the derived documents a protocol retrieves over (`--protocol locomo`). */
 export interface ConvertOptions {
   documents?: boolean;
+  /** How LoCoMo's temporal and adversarial questions are put to the model (default: membench's wording). */
+  questions?: QuestionPrompts;
 }
 
 /** A dataset module: names for messages and the converter of one list element. */
