@@ -7,7 +7,7 @@ import type { RunResult } from '../results/schema.js';
 import { renderJudgingConsole } from '../../reports/console.js';
 import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { checkJudgeSettings, judgeOptions, judgeResults, liveNumbers, liveOptions } from './common.js';
+import { checkJudgeSettings, judgeFlag, judgeOptions, judgeResults, liveNumbers, liveOptions } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
@@ -41,7 +41,7 @@ export const handler = handled(async (argv: JudgeArgs) => {
     }).filter(([, value]) => value !== undefined),
   );
   const settings = {
-    judges: argv.judge?.length ? argv.judge : ['offline'],
+    judges: judgeFlag(argv.judge) ?? ['offline'],
     promptsFile: argv['judge-prompts'],
     live,
     cache: argv.cache as string | false | undefined,

@@ -29,9 +29,11 @@ import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js'
 import { parseShard } from '../results/shard.js';
 import {
   checkJudgeSettings,
+  checkLiveEndpoint,
   checkOutFlag,
   flagLayer,
   interruptOnSignals,
+  judgeFlag,
   judgeOptions,
   judgeResults,
   layerOptions,
@@ -147,7 +149,7 @@ export const handler = handled(async (argv: RunArgs) => {
     );
   }
   const judging: JudgeSettings = {
-    judges: argv.judge ?? [],
+    judges: judgeFlag(argv.judge) ?? [],
     promptsFile: argv['judge-prompts'],
     live: options.live,
     cache: options.cache,
@@ -200,6 +202,13 @@ async function runLocked(
     store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   }
 
+  checkLiveEndpoint(
+    [
+      { flag: '--model', provider: options.model },
+      { flag: '--embedder', provider: options.embedder },
+    ],
+    options.live,
+  );
   // A full disk stops the run with its finished cells on disk: say how to go on.
   const resumable = (error: unknown): unknown =>
     isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')

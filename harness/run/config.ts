@@ -4,7 +4,7 @@
  * with the scenario loader's helpers. Relative paths in the file resolve against its own dir.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -19,8 +19,10 @@ import {
   formatProblem,
   Locator,
   positionOf,
+  readDocumentFile,
   type Problem,
 } from '../scenarios/load.js';
+import { Errata, parseDatasetArg } from '../scenarios/importers/index.js';
 import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
@@ -88,6 +90,10 @@ export type MembenchConfig = Omit<z.infer<typeof configSchema>, 'params' | 'dura
 };
 
 const KNOWN_KEYS = Object.keys(configSchema.shape);
+
+const CONFIG_DOCUMENT = { noun: 'config file', holds: 'run settings, e.g. `strategies: [buffer, window]`' };
+/** A config file larger than this is refused: a matrix and its settings take a few kB, so more is the wrong file. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 const SECRET_KEYS = new Set(['apiKey', 'api-key', 'api_key', 'key']);
 
 /** The config file to read: `--config FILE`, else the one in `cwd` (undefined: none). */
@@ -105,12 +111,13 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
 /** Reads and validates a config file; every problem is located, all reported at once (exit 2). */
 export async function loadConfig(file: string): Promise<MembenchConfig> {
   const shown = path.relative(process.cwd(), file) || file;
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+  const read = await readDocumentFile(file, MAX_CONFIG_BYTES, CONFIG_DOCUMENT);
+  if ('problems' in read)
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${shown}:1:1: (document): cannot read the config file: ${error.code === 'ENOENT' ? 'no such file' : error.message}`,
+      formatProblem({ ...read.problems[0]!, file: shown }).replace(': cannot read:', ': cannot read the config file:'),
     );
-  });
+  const { text } = read;
   const problems: Problem[] = [];
   const fail = (where: { line: number; col: number }, at: readonly (string | number)[], message: string): void => {
     problems.push({ file: shown, ...where, path: formatPath(at), message, severity: 'error' });
@@ -163,7 +170,7 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
         fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
     if (problems.length === 0 && parsed.success) {
       const config = normalize(parsed.data);
-      await checkSettings(value as Record<string, unknown>, config, (at, message) =>
+      await checkSettings(value as Record<string, unknown>, config, path.dirname(file), (at, message) =>
         fail(locate.value(at), at, message),
       );
       if (problems.length === 0) return resolvePaths(config, path.dirname(file));
@@ -194,8 +201,10 @@ const unflagged = (error: unknown): string =>
 async function checkSettings(
   raw: Record<string, unknown>,
   config: MembenchConfig,
+  dir: string,
   fail: (at: (string | number)[], message: string) => void,
 ): Promise<void> {
+  await checkDataFiles(raw, config, dir, fail);
   const definitions: StrategyDefinition[] = [];
   let checkable = true;
   for (const [index, source] of (config.strategies ?? []).entries()) {
@@ -244,6 +253,43 @@ async function checkSettings(
     } catch (error) {
       if (!(error instanceof MembenchError)) throw error;
       fail(['baseUrl'], unflagged(error));
+    }
+  }
+}
+
+/**
+ * The `datasets` entries (a known dataset, a file that is there) and the `errata` file (readable
+ * and valid), so the run's refusal of them names the config file's line instead of a flag.
+ */
+async function checkDataFiles(
+  raw: Record<string, unknown>,
+  config: MembenchConfig,
+  dir: string,
+  fail: (at: (string | number)[], message: string) => void,
+): Promise<void> {
+  const refusal = (error: unknown): string => {
+    if (!(error instanceof MembenchError)) throw error;
+    return [error.message.replace(/^--dataset /u, ''), ...error.details].join('; ');
+  };
+  for (const [index, arg] of (config.datasets ?? []).entries()) {
+    try {
+      const { file } = parseDatasetArg(arg);
+      const where = path.resolve(dir, file);
+      const info = await stat(where).catch(() => undefined);
+      if (!info?.isFile())
+        fail(
+          itemPath(raw.datasets, 'datasets', index),
+          `${arg}: ${info ? 'not a file' : 'no such file'} (${where}; relative paths are read from the config file's dir)`,
+        );
+    } catch (error) {
+      fail(itemPath(raw.datasets, 'datasets', index), refusal(error));
+    }
+  }
+  if (config.errata !== undefined) {
+    try {
+      await Errata.load(path.resolve(dir, config.errata));
+    } catch (error) {
+      fail(['errata'], refusal(error));
     }
   }
 }

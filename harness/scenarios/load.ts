@@ -428,6 +428,17 @@ export async function readDocumentFile(
   }
 }
 
+/**
+ * The text of a small document file a run reads beside its data (judge prompts, errata, a config
+ * file), or a MembenchError naming the file and why it is refused: missing, not a file, over
+ * `maxBytes`, not UTF-8 (never read with U+FFFD in place of its bytes).
+ */
+export async function readBoundedText(file: string, maxBytes: number, kind: DocumentKind): Promise<string> {
+  const read = await readDocumentFile(file, maxBytes, kind);
+  if ('text' in read) return read.text;
+  throw new MembenchError('INVALID_ARGUMENT', formatProblem(read.problems[0]!));
+}
+
 /** Validates one scenario file: size, encoding, YAML, schema, ids and evidence. */
 export async function checkScenarioFile(file: string, options: CheckOptions = {}): Promise<ScenarioCheck> {
   const read = await readDocumentFile(file, options.maxBytes ?? MAX_SCENARIO_BYTES);
