@@ -167,6 +167,17 @@ export const handler = handled(async (argv: RunArgs) => {
   );
 });
 
+/** A live model or embedder with no endpoint set is refused before the out dir is touched (see checkLiveEndpoint). */
+function checkRunEndpoint(options: RunOptions): void {
+  checkLiveEndpoint(
+    [
+      { flag: '--model', provider: options.model },
+      { flag: '--embedder', provider: options.embedder },
+    ],
+    options.live,
+  );
+}
+
 interface RunPlan {
   out: string;
   options: RunOptions;
@@ -195,20 +206,15 @@ async function runLocked(
       ...(keepCellDirs !== undefined ? { keepCellDirs } : {}),
       ...(cellTimeoutMs !== undefined ? { cellTimeoutMs } : {}),
     };
+    checkRunEndpoint(options);
   } else {
+    checkRunEndpoint(options);
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
     await warnOverwriteWithoutManifest(out, argv.overwrite, [...REPORT_FILES_WITHOUT_MANIFEST, PLAN_FILE, CELLS_DIR]);
     store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   }
 
-  checkLiveEndpoint(
-    [
-      { flag: '--model', provider: options.model },
-      { flag: '--embedder', provider: options.embedder },
-    ],
-    options.live,
-  );
   // A full disk stops the run with its finished cells on disk: say how to go on.
   const resumable = (error: unknown): unknown =>
     isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')

@@ -419,12 +419,14 @@ export async function readDocumentFile(
       `cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
     );
   }
-  if (size > maxBytes) return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for a ${kind.noun}`);
+  const article = /^[aeiou]/iu.test(kind.noun) ? 'an' : 'a';
+  if (size > maxBytes)
+    return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for ${article} ${kind.noun}`);
   const bytes = await readFile(file);
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
-    return problem(`not UTF-8 text (binary data?): a ${kind.noun} is YAML or JSON text`);
+    return problem(`not UTF-8 text (binary data?): ${article} ${kind.noun} is YAML or JSON text`);
   }
 }
 
