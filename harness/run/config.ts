@@ -28,6 +28,7 @@ import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
 import { expandStrategies } from './params.js';
+import { checkProtocolParams } from './protocol-fit.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
@@ -231,6 +232,16 @@ async function checkSettings(
     for (const [index, param] of config.params.entries()) {
       try {
         expandStrategies(selected, [param]);
+      } catch (error) {
+        if (!(error instanceof MembenchError)) throw error;
+        fail(paths[index] ?? ['params'], unflagged(error));
+        located = true;
+      }
+    }
+    // A knob the file's protocol sets, given another value (`protocol: locomo` with `bm25.unit=session`).
+    for (const [index, param] of config.protocol !== undefined && !located ? config.params.entries() : []) {
+      try {
+        checkProtocolParams(config.protocol!, [param]);
       } catch (error) {
         if (!(error instanceof MembenchError)) throw error;
         fail(paths[index] ?? ['params'], unflagged(error));

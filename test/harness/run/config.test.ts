@@ -119,6 +119,13 @@ describe('membench.config.yaml', () => {
     expect(await located(twice)).toEqual([
       'membench.config.yaml:2:3: params: window.k=2 window.k=2: window(k=2) is listed twice (a value repeated?): give each setting once',
     ]);
+    const protocol = await configFile(
+      'membench.config.yaml',
+      'strategies: [bm25]\nprotocol: locomo\nparams:\n  bm25.unit: session\n',
+    );
+    expect(await located(protocol)).toEqual([
+      "membench.config.yaml:4:14: params.bm25.unit: bm25.unit=session: --protocol locomo sets unit=message (LoCoMo's dialog recall ranks one utterance per document); unit=session would be scored and labelled as LoCoMo's figures: drop the --param, or drop --protocol to measure unit=session",
+    ]);
     const credentials = await configFile(
       'membench.config.yaml',
       'model: openai:x\nbaseUrl: "http://user:sk-123@localhost/v1"\n',
