@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Errata, formatImportReport, importDataset } from '../../../../harness/scenarios/importers/index.js';
+import { planRun } from '../../../../harness/run/runner.js';
 import { MAX_ERRATA_BYTES } from '../../../../harness/scenarios/importers/errata.js';
 import { ROOT } from '../../../cli/helpers.js';
 
@@ -62,6 +63,24 @@ describe('errata', () => {
         '  "conv-a qa[O]": no imported question has this id (closest: "conv-a qa[0]")',
         '  "cnv-b qa[1]": no imported question has this id (closest: "conv-b qa[1]")',
       ]),
+    );
+  });
+
+  it('a run names an erratum that matches nothing even when the import needed no repair', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const file = path.join(dir, 'only-typos.json');
+    await writeFile(file, JSON.stringify({ errata: { 'no-such-conversation qa[0]': { answer: 'x' } } }));
+    const warnings: string[] = [];
+    await planRun({
+      // A file the importer takes as it is (no repair, no skip): only the erratum can make the run speak.
+      datasets: [`locomo:${path.join(ROOT, 'fixtures/datasets/synthetic/locomo-synthetic.json')}`],
+      datasetLimit: 1,
+      errata: file,
+      strategies: ['buffer'],
+      onWarning: (warning) => warnings.push(warning),
+    });
+    expect(warnings.join('\n')).toMatch(
+      /^ {2}"no-such-conversation qa\[0\]": no imported question has this id \(closest: ".+ qa\[\d+\]"\)$/mu,
     );
   });
 
