@@ -13,6 +13,8 @@ import { MembenchError } from '../core/errors.js';
 import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
+import { checkProtocolOption } from '../run/protocol-fit.js';
+import type { Protocol } from '../results/protocols.js';
 import {
   DEFAULT_CACHE_FILE,
   DEFAULT_CELL_TIMEOUT_MS,
@@ -263,11 +265,17 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     ...liveNumbers(argv),
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
-    protocol: argv.protocol,
+    protocol: oneProtocol(argv.protocol),
     cellTimeout: parseNumberFlag('--cell-timeout', argv['cell-timeout'], RUN_LIMITS.cellTimeout),
     workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
     out: argv.out,
   }) as MembenchConfig;
+}
+
+/** `--protocol` given once: yargs hands a repeated flag over as a list, refused here with its values. */
+function oneProtocol(value: unknown): Protocol | undefined {
+  checkProtocolOption(value);
+  return value;
 }
 
 /** What the built-in defaults say for the options a resumed run compares. */
@@ -508,12 +516,47 @@ export interface JudgeSettings {
   cache?: string | false | undefined;
 }
 
-/** Refuses an unknown judge or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
-export async function checkJudgeSettings(settings: JudgeSettings): Promise<void> {
-  if (settings.judges.length === 0 && settings.promptsFile !== undefined)
+/** `--judge` as given: a flag with no value (`--judge` last, or before another flag) is refused, never read as "no judge". */
+export function judgeFlag(values: readonly string[] | undefined): string[] | undefined {
+  if (values === undefined) return undefined;
+  if (values.length === 0 || values.some((value) => value.trim() === ''))
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`,
+      '--judge needs a value: offline (deterministic rules) or openai:NAME (an LLM judge)',
+    );
+  return [...values];
+}
+
+/**
+ * Refuses a live provider (`openai:NAME` as model, embedder or judge) with neither a base URL nor an
+ * API key, before any request: the SDK's default endpoint is the public api.openai.com, where the
+ * answers (and their gold) would go unasked.
+ */
+export function checkLiveEndpoint(
+  providers: readonly { flag: string; provider: string | undefined }[],
+  live: LiveProviderSettings | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): void {
+  const chosen = [live?.baseUrl, env.OPENAI_BASE_URL, live?.apiKey, env.OPENAI_API_KEY].some(
+    (value) => value !== undefined && value.trim() !== '',
+  );
+  if (chosen) return;
+  const first = providers.find(({ provider }) => provider !== undefined && isLiveProvider(provider));
+  if (!first) return;
+  throw new MembenchError(
+    'INVALID_ARGUMENT',
+    `${first.flag} ${first.provider}: no endpoint is set: with neither a base URL (--base-url, $OPENAI_BASE_URL) nor an API key (--api-key, $OPENAI_API_KEY) the requests would go to the public https://api.openai.com/v1 without a key: give --base-url for a local server (Ollama, vLLM, membench serve), or a key for OpenAI`,
+  );
+}
+
+/** Refuses an unknown judge or a bad prompts file before any work is done (a run is not replayed to fail at its end). */
+export async function checkJudgeSettings(settings: JudgeSettings): Promise<void> {
+  if (settings.promptsFile !== undefined && !settings.judges.some(isLiveProvider))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      settings.judges.length === 0
+        ? `--judge-prompts ${settings.promptsFile}: name a judge with --judge openai:NAME`
+        : `--judge-prompts ${settings.promptsFile}: no LLM judge reads it (the offline judge scores by its rules): name one with --judge openai:NAME, or drop --judge-prompts`,
     );
   const twice = settings.judges.find((judge, index) => settings.judges.indexOf(judge) !== index);
   if (twice !== undefined)
@@ -522,6 +565,10 @@ export async function checkJudgeSettings(settings: JudgeSettings): Promise<void>
       `--judge ${twice} is given twice: name two different judges for agreement`,
     );
   for (const judge of settings.judges) createJudge(judge, { cache: false, provider: settings.live ?? {} });
+  checkLiveEndpoint(
+    settings.judges.map((judge) => ({ flag: '--judge', provider: judge })),
+    settings.live,
+  );
   if (settings.promptsFile !== undefined) await loadPrompts(settings.promptsFile);
 }
 

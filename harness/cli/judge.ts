@@ -9,6 +9,7 @@ import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import {
   checkJudgeSettings,
+  judgeFlag,
   judgeOptions,
   judgeResults,
   judgeThreshold,
@@ -49,7 +50,7 @@ export const handler = handled(async (argv: JudgeArgs) => {
     }).filter(([, value]) => value !== undefined),
   );
   const settings = {
-    judges: argv.judge?.length ? argv.judge : ['offline'],
+    judges: judgeFlag(argv.judge) ?? ['offline'],
     promptsFile: argv['judge-prompts'],
     live,
     cache: argv.cache as string | false | undefined,

@@ -29,9 +29,11 @@ import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js'
 import { parseShard } from '../results/shard.js';
 import {
   checkJudgeSettings,
+  checkLiveEndpoint,
   checkOutFlag,
   flagLayer,
   interruptOnSignals,
+  judgeFlag,
   judgeOptions,
   judgeResults,
   judgeThreshold,
@@ -149,7 +151,7 @@ export const handler = handled(async (argv: RunArgs) => {
     );
   }
   const judging: JudgeSettings = {
-    judges: argv.judge ?? [],
+    judges: judgeFlag(argv.judge) ?? [],
     promptsFile: argv['judge-prompts'],
     live: options.live,
     cache: options.cache,
@@ -172,6 +174,17 @@ export const handler = handled(async (argv: RunArgs) => {
     command[1],
   );
 });
+
+/** A live model or embedder with no endpoint set is refused before the out dir is touched (see checkLiveEndpoint). */
+function checkRunEndpoint(options: RunOptions): void {
+  checkLiveEndpoint(
+    [
+      { flag: '--model', provider: options.model },
+      { flag: '--embedder', provider: options.embedder },
+    ],
+    options.live,
+  );
+}
 
 interface RunPlan {
   out: string;
@@ -203,7 +216,9 @@ async function runLocked(
       ...(keepCellDirs !== undefined ? { keepCellDirs } : {}),
       ...(cellTimeoutMs !== undefined ? { cellTimeoutMs } : {}),
     };
+    checkRunEndpoint(options);
   } else {
+    checkRunEndpoint(options);
     assertWritableOutDir(out, argv.overwrite);
     await assertNoInterruptedRun(out, argv.overwrite);
     await warnOverwriteWithoutManifest(out, argv.overwrite, [...REPORT_FILES_WITHOUT_MANIFEST, PLAN_FILE, CELLS_DIR]);

@@ -14,6 +14,7 @@ import {
   interruptOnSignals,
   progressReporter,
   resolveLayers,
+  checkLiveEndpoint,
   sharedOptions,
   warnOverwriteWithoutManifest,
 } from './common.js';
@@ -70,6 +71,13 @@ type TuneArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 export const handler = handled(async (argv: TuneArgs) => {
   const values = parseValues(argv.values);
   const layers = await resolveLayers(argv, flagLayer(argv));
+  checkLiveEndpoint(
+    [
+      { flag: '--model', provider: layers.options.model },
+      { flag: '--embedder', provider: layers.options.embedder },
+    ],
+    layers.options.live,
+  );
   const out = layers.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
   await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);

@@ -218,3 +218,37 @@ export function undatedText(dated: string, at: string | undefined): string {
   const note = datedText('', at);
   return note !== '' && dated.startsWith(note) ? dated.slice(note.length) : dated;
 }
+
+/**
+ * Levenshtein distance between `a` and `b` (UTF-16 units), or `limit` when it is `limit` or more:
+ * a row whose every cell reaches the limit stops the scan.
+ */
+export function editDistance(a: string, b: string, limit = Number.POSITIVE_INFINITY): number {
+  if (Math.abs(a.length - b.length) >= limit) return limit;
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      const cell = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      current.push(cell);
+      if (cell < rowMin) rowMin = cell;
+    }
+    if (rowMin >= limit) return limit;
+    previous = current;
+  }
+  return Math.min(previous[b.length]!, limit);
+}
+
+/** The candidate nearest to `target` by edit distance (the first of equals), or undefined when there is none. */
+export function closestString(target: string, candidates: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of candidates) {
+    const distance = editDistance(target, candidate, bestDistance);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+    if (distance === 0) break;
+  }
+  return best;
+}

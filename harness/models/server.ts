@@ -126,6 +126,39 @@ export function fromChatMessages(messages: unknown): BaseMessage[] {
   });
 }
 
+/** Refuses what this endpoint cannot honour rather than answering something else: `n` above 1, `tools` that are no tool list. */
+function checkChatOptions(body: Record<string, unknown>): void {
+  const n = body.n;
+  if (n !== undefined && n !== null) {
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
+      throw new RequestError(400, `n: expected a whole number >= 1, got ${JSON.stringify(n)}`, 'n');
+    if (n > 1)
+      throw new RequestError(
+        400,
+        `n: this endpoint answers with one choice per request, not ${n}: send ${n} requests`,
+        'n',
+      );
+  }
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return;
+  if (!Array.isArray(tools))
+    throw new RequestError(
+      400,
+      `tools: expected a list of {type: "function", function: {name}}, got ${typeof tools}`,
+      'tools',
+    );
+  tools.forEach((tool: unknown, index) => {
+    const where = `tools[${index}]`;
+    if (!isRecord(tool) || tool.type !== 'function')
+      throw new RequestError(400, `${where}: expected {type: "function", function: {name}}`, 'tools');
+    const fn = tool.function;
+    if (!isRecord(fn) || typeof fn.name !== 'string' || fn.name.length === 0)
+      throw new RequestError(400, `${where}.function.name: expected the tool's name (a non-empty string)`, 'tools');
+    if (fn.parameters !== undefined && !isRecord(fn.parameters))
+      throw new RequestError(400, `${where}.function.parameters: expected a JSON schema object`, 'tools');
+  });
+}
+
 async function readJson(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -158,6 +191,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
   async function chat(body: Record<string, unknown>): Promise<unknown> {
     if (body.stream === true)
       throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
+    checkChatOptions(body);
     const format = isRecord(body.response_format) ? body.response_format.type : undefined;
     if (format !== undefined && format !== 'text' && format !== 'json_object' && format !== 'json_schema') {
       throw new RequestError(

@@ -4,10 +4,9 @@
  * FILE` (YAML, one template per type) replaces any of them, so a user can run a paper's official
  * prompts verbatim. Which type a probe is comes from its category and the dataset's label.
  */
-import { readFile } from 'node:fs/promises';
 import { MembenchError } from '../core/errors.js';
 import { JUDGE_TYPES, type JudgeItem, type JudgeType } from '../core/judge-rules.js';
-import { formatProblem, parseMappingText, type Problem } from '../scenarios/load.js';
+import { formatProblem, parseMappingText, readBoundedText, type Problem } from '../scenarios/load.js';
 import type { ProbeRecord } from './schema.js';
 
 export const PLACEHOLDERS = ['question', 'gold', 'response'] as const;
@@ -181,16 +180,14 @@ export function parsePromptsText(text: string, file: string): PromptSet {
   return { templates, source: rest.length === 0 ? file : `${file} + membench (${rest.join(', ')})` };
 }
 
-/** Reads `--judge-prompts FILE`. */
+/**
+ * A judge prompts file larger than this is refused: a template is filled and sent once per judged
+ * answer, and 256 KiB is some 64 000 tokens per request, past what a judge prompt needs (a 30 MB
+ * file held a run for minutes at gigabytes of memory).
+ */
+export const MAX_JUDGE_PROMPTS_BYTES = 256 * 1024;
+
+/** Reads `--judge-prompts FILE` (UTF-8, at most MAX_JUDGE_PROMPTS_BYTES). */
 export async function loadPrompts(file: string): Promise<PromptSet> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--judge-prompts ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  return parsePromptsText(text, file);
+  return parsePromptsText(await readBoundedText(file, MAX_JUDGE_PROMPTS_BYTES, PROMPTS_DOCUMENT), file);
 }

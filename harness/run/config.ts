@@ -4,7 +4,7 @@
  * with the scenario loader's helpers. Relative paths in the file resolve against its own dir.
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
@@ -19,13 +19,16 @@ import {
   formatProblem,
   Locator,
   positionOf,
+  readDocumentFile,
   type Problem,
 } from '../scenarios/load.js';
+import { Errata, parseDatasetArg } from '../scenarios/importers/index.js';
 import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
 import { expandStrategies } from './params.js';
+import { checkProtocolParams } from './protocol-fit.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
@@ -90,6 +93,10 @@ export type MembenchConfig = Omit<z.infer<typeof configSchema>, 'params' | 'dura
 };
 
 const KNOWN_KEYS = Object.keys(configSchema.shape);
+
+const CONFIG_DOCUMENT = { noun: 'config file', holds: 'run settings, e.g. `strategies: [buffer, window]`' };
+/** A config file larger than this is refused: a matrix and its settings take a few kB, so more is the wrong file. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
 const SECRET_KEYS = new Set(['apiKey', 'api-key', 'api_key', 'key']);
 
 /** The config file to read: `--config FILE`, else the one in `cwd` (undefined: none). */
@@ -107,12 +114,13 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
 /** Reads and validates a config file; every problem is located, all reported at once (exit 2). */
 export async function loadConfig(file: string): Promise<MembenchConfig> {
   const shown = path.relative(process.cwd(), file) || file;
-  const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+  const read = await readDocumentFile(file, MAX_CONFIG_BYTES, CONFIG_DOCUMENT);
+  if ('problems' in read)
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${shown}:1:1: (document): cannot read the config file: ${error.code === 'ENOENT' ? 'no such file' : error.message}`,
+      formatProblem({ ...read.problems[0]!, file: shown }).replace(': cannot read:', ': cannot read the config file:'),
     );
-  });
+  const { text } = read;
   const problems: Problem[] = [];
   const fail = (where: { line: number; col: number }, at: readonly (string | number)[], message: string): void => {
     problems.push({ file: shown, ...where, path: formatPath(at), message, severity: 'error' });
@@ -165,7 +173,7 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
         fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
     if (problems.length === 0 && parsed.success) {
       const config = normalize(parsed.data);
-      await checkSettings(value as Record<string, unknown>, config, (at, message) =>
+      await checkSettings(value as Record<string, unknown>, config, path.dirname(file), (at, message) =>
         fail(locate.value(at), at, message),
       );
       if (problems.length === 0) return resolvePaths(config, path.dirname(file));
@@ -196,8 +204,10 @@ const unflagged = (error: unknown): string =>
 async function checkSettings(
   raw: Record<string, unknown>,
   config: MembenchConfig,
+  dir: string,
   fail: (at: (string | number)[], message: string) => void,
 ): Promise<void> {
+  await checkDataFiles(raw, config, dir, fail);
   const definitions: StrategyDefinition[] = [];
   let checkable = true;
   for (const [index, source] of (config.strategies ?? []).entries()) {
@@ -230,6 +240,16 @@ async function checkSettings(
         located = true;
       }
     }
+    // A knob the file's protocol sets, given another value (`protocol: locomo` with `bm25.unit=session`).
+    for (const [index, param] of config.protocol !== undefined && !located ? config.params.entries() : []) {
+      try {
+        checkProtocolParams(config.protocol!, [param]);
+      } catch (error) {
+        if (!(error instanceof MembenchError)) throw error;
+        fail(paths[index] ?? ['params'], unflagged(error));
+        located = true;
+      }
+    }
     // Entries fine one by one may still repeat a setting between them (`window.k=2` twice).
     if (!located) {
       try {
@@ -246,6 +266,43 @@ async function checkSettings(
     } catch (error) {
       if (!(error instanceof MembenchError)) throw error;
       fail(['baseUrl'], unflagged(error));
+    }
+  }
+}
+
+/**
+ * The `datasets` entries (a known dataset, a file that is there) and the `errata` file (readable
+ * and valid), so the run's refusal of them names the config file's line instead of a flag.
+ */
+async function checkDataFiles(
+  raw: Record<string, unknown>,
+  config: MembenchConfig,
+  dir: string,
+  fail: (at: (string | number)[], message: string) => void,
+): Promise<void> {
+  const refusal = (error: unknown): string => {
+    if (!(error instanceof MembenchError)) throw error;
+    return [error.message.replace(/^--dataset /u, ''), ...error.details].join('; ');
+  };
+  for (const [index, arg] of (config.datasets ?? []).entries()) {
+    try {
+      const { file } = parseDatasetArg(arg);
+      const where = path.resolve(dir, file);
+      const info = await stat(where).catch(() => undefined);
+      if (!info?.isFile())
+        fail(
+          itemPath(raw.datasets, 'datasets', index),
+          `${arg}: ${info ? 'not a file' : 'no such file'} (${where}; relative paths are read from the config file's dir)`,
+        );
+    } catch (error) {
+      fail(itemPath(raw.datasets, 'datasets', index), refusal(error));
+    }
+  }
+  if (config.errata !== undefined) {
+    try {
+      await Errata.load(path.resolve(dir, config.errata));
+    } catch (error) {
+      fail(['errata'], refusal(error));
     }
   }
 }

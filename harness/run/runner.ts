@@ -32,6 +32,13 @@ import { makeRunTempDir } from './temp-dirs.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import { PROTOCOL_K, PROTOCOL_KNOBS, type Protocol } from '../results/protocols.js';
+import {
+  checkProtocolDatasets,
+  checkProtocolOption,
+  checkProtocolParams,
+  checkProtocolScenarios,
+  noRetrieverWarning,
+} from './protocol-fit.js';
 import type { Scenario } from '../scenarios/format.js';
 import { inShard, type Shard, type ShardedRunHeader } from '../results/shard.js';
 import { encodingForModel, knownTokenizerModel, TokenCounter } from '../core/tokens.js';
@@ -118,8 +125,9 @@ export interface RunOptions {
   /**
    * `--protocol`: a paper's own retrieval protocol (harness/results/protocols.ts). It sets the
    * paper's k, ranks the whole store at each probe, sets the knobs the paper's corpus needs on the
-   * strategies that have them (`index=user` for LongMemEval) unless `--param` gives them, and
-   * scores every ranking by the paper's rules beside membench's own figures.
+   * strategies that have them (`index=user` for LongMemEval; a `--param` may narrow them, one that
+   * contradicts them is refused), and scores every ranking by the paper's rules beside membench's
+   * own figures. It applies to its paper's dataset only (harness/run/protocol-fit.ts).
    */
   protocol?: Protocol;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
@@ -219,7 +227,7 @@ function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
   return [...byName.values()];
 }
 
-/** The `S.KNOB=V` params a protocol sets: on each strategy whose options take the knob, unless the user's params set it. */
+/** The `S.KNOB=V` params a protocol sets: on each strategy whose options take the knob, unless the user's params set it (checked by checkProtocolParams). */
 function protocolParams(
   definitions: readonly StrategyDefinition[],
   options: Pick<RunOptions, 'protocol' | 'params'>,
@@ -241,7 +249,14 @@ export async function planRun(
   options: RunOptions,
 ): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; strategies: StrategySetting[]; errata: ErrataReport[] }> {
   checkRunNumbers(options);
+  checkProtocolOption(options.protocol);
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
+  if (options.protocol !== undefined) {
+    checkProtocolParams(options.protocol, options.params ?? []);
+    checkProtocolDatasets(options.protocol, options.datasets ?? []);
+    const warning = noRetrieverWarning(options.protocol, definitions);
+    if (warning) options.onWarning?.(warning);
+  }
   const durabilityParams = (options.durabilities ?? []).length
     ? definitions
         .filter(
@@ -299,12 +314,15 @@ export async function planRun(
       // LoCoMo's protocol also retrieves over the file's observations and session summaries.
       ...(options.protocol === 'locomo' ? { documents: true } : {}),
     });
-    if (report.repaired.length + report.skipped.length > 0) options.onWarning?.(formatImportReport(report));
+    // An erratum naming no question (a typo in its id) is said even when the import needed no repair.
+    if (report.repaired.length + report.skipped.length + (report.errata?.unused ?? 0) > 0)
+      options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
     selected.push(...imported);
   }
   for (const warning of warnings) options.onWarning?.(warning);
   const unique = uniqueScenarios(selected);
+  if (options.protocol !== undefined) checkProtocolScenarios(options.protocol, unique, options.datasets?.length ?? 0);
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
   const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));

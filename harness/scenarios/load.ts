@@ -419,13 +419,26 @@ export async function readDocumentFile(
       `cannot read: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
     );
   }
-  if (size > maxBytes) return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for a ${kind.noun}`);
+  const article = /^[aeiou]/iu.test(kind.noun) ? 'an' : 'a';
+  if (size > maxBytes)
+    return problem(`file is ${size} bytes, over the ${maxBytes}-byte limit for ${article} ${kind.noun}`);
   const bytes = await readFile(file);
   try {
     return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
   } catch {
-    return problem(`not UTF-8 text (binary data?): a ${kind.noun} is YAML or JSON text`);
+    return problem(`not UTF-8 text (binary data?): ${article} ${kind.noun} is YAML or JSON text`);
   }
+}
+
+/**
+ * The text of a small document file a run reads beside its data (judge prompts, errata, a config
+ * file), or a MembenchError naming the file and why it is refused: missing, not a file, over
+ * `maxBytes`, not UTF-8 (never read with U+FFFD in place of its bytes).
+ */
+export async function readBoundedText(file: string, maxBytes: number, kind: DocumentKind): Promise<string> {
+  const read = await readDocumentFile(file, maxBytes, kind);
+  if ('text' in read) return read.text;
+  throw new MembenchError('INVALID_ARGUMENT', formatProblem(read.problems[0]!));
 }
 
 /** Validates one scenario file: size, encoding, YAML, schema, ids and evidence. */

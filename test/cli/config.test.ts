@@ -32,6 +32,24 @@ describe('membench run with a config file', () => {
     expect(existsSync(path.join(cwd, 'never'))).toBe(false);
   });
 
+  it('locates bad datasets and errata entries at file:line:col, as it does other keys', async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
+    await writeFile(
+      path.join(cwd, 'membench.config.yaml'),
+      'strategies: [buffer]\ndatasets: [locomo:missing.json]\nerrata: errata.json\n',
+    );
+    await writeFile(path.join(cwd, 'errata.json'), '{ "errata": { "conv-a qa[0]": { "drop": true } } }');
+    const run = await membench(['run', '-o', 'never', '-q'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `membench.config.yaml:2:12: datasets[0]: locomo:missing.json: no such file (${path.join(cwd, 'missing.json')}; relative paths are read from the config file's dir)`,
+    );
+    expect(run.stderr).toContain(
+      `membench.config.yaml:3:9: errata: ${path.join(cwd, 'errata.json')}: not a valid errata file; ${path.join(cwd, 'errata.json')}:1:31: errata.conv-a qa[0]`,
+    );
+    expect(existsSync(path.join(cwd, 'never'))).toBe(false);
+  });
+
   it('exits 2 with file:line:col for a bad config file, before running anything', async () => {
     const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
     await writeFile(path.join(cwd, 'ci.json'), '{\n  "strategies": ["window"],\n  "trials": "two"\n}\n');

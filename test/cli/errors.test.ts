@@ -1,6 +1,9 @@
 import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js';
 import { flagLayer, type SharedArgs } from '../../harness/cli/common.js';
 import { fileSystemProblem } from '../../harness/core/errors.js';
 import { membench, ROOT } from './helpers.js';
@@ -82,5 +85,90 @@ describe('a numeric flag with a bad value', () => {
     expect(result.stderr).toContain(`membench: ${message}`);
     expect(result.stderr).not.toMatch(/NaN|\n\s+at /u);
     expect(result.code).toBe(2);
+  });
+});
+
+describe('inputs that once passed quietly or crashed, refused with the reason', () => {
+  // Files the cases read, made once; no case runs anything, so each --out must stay unwritten.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-bad-inputs-'));
+  const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
+  const LONGMEMEVAL = 'longmemeval:fixtures/datasets/longmemeval-sample.json';
+  const prompts = path.join(dir, 'prompts.yaml');
+  writeFileSync(prompts, 'default: "Q {{question}} A {{response}}"\n');
+  const bigPrompts = path.join(dir, 'big-prompts.yaml');
+  writeFileSync(bigPrompts, `default: "{{response}} ${'x'.repeat(MAX_JUDGE_PROMPTS_BYTES)}"\n`);
+  const latin1Prompts = path.join(dir, 'latin1-prompts.yaml');
+  writeFileSync(latin1Prompts, Buffer.from('default: "caf\xe9 {{response}}"\n', 'latin1'));
+  const errata = path.join(dir, 'errata.json');
+  writeFileSync(errata, '{ "source": 5, "errata": {} }');
+  const run = path.join(dir, 'no-run');
+  const local = ['--base-url', 'http://127.0.0.1:9/v1'];
+  const noEndpoint = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+
+  it.each([
+    [
+      ['run', '--protocol', 'longmemeval', '--protocol', 'locomo', '-s', 'bm25', '--dataset', LOCOMO],
+      '--protocol is given 2 times (longmemeval, locomo): give one',
+    ],
+    [
+      ['run', '--protocol', 'longmemeval', '-s', 'bm25', '--dataset', LOCOMO],
+      `--protocol longmemeval scores LongMemEval's retrieval (a corpus of user turns, has_answer gold): it does not apply to --dataset ${LOCOMO}: use --protocol locomo for that file, or drop --protocol`,
+    ],
+    [
+      ['run', '--protocol', 'locomo', '-s', 'bm25', '--dataset', LONGMEMEVAL],
+      `it does not apply to --dataset ${LONGMEMEVAL}: use --protocol longmemeval for that file`,
+    ],
+    [
+      ['run', '--protocol', 'locomo', '-s', 'bm25', '-c', 'recipes-en'],
+      "--protocol locomo scores LoCoMo's retrieval (one utterance per document, dia_id evidence): it applies only to the questions of a LoCoMo file (--dataset locomo:FILE), not to recipes-en (built-in) (the run names no --dataset): run it without --protocol",
+    ],
+    [['run', '--protocol', 'longmemeval', '-s', 'bm25'], '(the run names no --dataset)'],
+    [
+      ['run', '--protocol', 'locomo', '-s', 'bm25', '-c', 'recipes-en', '--dataset', LOCOMO],
+      'not to recipes-en (built-in): run it without --protocol',
+    ],
+    [
+      ['run', '--protocol', 'locomo', '-s', 'bm25', '-p', 'bm25.unit=session', '--dataset', LOCOMO],
+      "--param bm25.unit=session: --protocol locomo sets unit=message (LoCoMo's dialog recall ranks one utterance per document); unit=session would be scored and labelled as LoCoMo's figures",
+    ],
+    [
+      ['run', '--protocol', 'longmemeval', '-s', 'bm25', '-p', 'bm25.index=all', '--dataset', LONGMEMEVAL],
+      "--param bm25.index=all: --protocol longmemeval sets index=user (LongMemEval's corpus is the user turns alone)",
+    ],
+    [
+      ['judge', run, '--judge', 'offline', '--judge-prompts', prompts],
+      `--judge-prompts ${prompts}: no LLM judge reads it (the offline judge scores by its rules)`,
+    ],
+    [
+      ['run', '-s', 'buffer', '-c', 'recipes-en', '--judge', 'offline', '--judge-prompts', prompts],
+      `--judge-prompts ${prompts}: no LLM judge reads it`,
+    ],
+    [['run', '-s', 'buffer', '-c', 'recipes-en', '--judge'], '--judge needs a value: offline'],
+    [['judge', run, '--judge'], '--judge needs a value: offline'],
+    [
+      ['judge', run, '--judge', 'openai:x'],
+      '--judge openai:x: no endpoint is set: with neither a base URL (--base-url, $OPENAI_BASE_URL) nor an API key (--api-key, $OPENAI_API_KEY) the requests would go to the public https://api.openai.com/v1',
+    ],
+    [['run', '-s', 'buffer', '-c', 'recipes-en', '--model', 'openai:x'], '--model openai:x: no endpoint is set'],
+    [['run', '-s', 'buffer', '-c', 'recipes-en', '--embedder', 'openai:x'], '--embedder openai:x: no endpoint is set'],
+    [
+      ['judge', run, '--judge', 'openai:x', ...local, '--judge-prompts', bigPrompts],
+      `${bigPrompts}:1:1: (document): file is ${MAX_JUDGE_PROMPTS_BYTES + 25} bytes, over the ${MAX_JUDGE_PROMPTS_BYTES}-byte limit for a judge prompts file`,
+    ],
+    [
+      ['judge', run, '--judge', 'openai:x', ...local, '--judge-prompts', latin1Prompts],
+      `${latin1Prompts}:1:1: (document): not UTF-8 text`,
+    ],
+    [
+      ['run', '-s', 'buffer', '--dataset', LOCOMO, '--errata', errata],
+      `${errata}:1:13: source: expected string, got 5`,
+    ],
+  ])('membench %j', async (args, message) => {
+    const out = path.join(dir, `out-${args.join(' ').length}-${Math.random().toString(36).slice(2)}`);
+    const result = await membench(args[0] === 'run' ? [...args, '-o', out, '-q'] : args, { env: noEndpoint });
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/internal error|\n\s+at /u);
+    expect(result.code).toBe(2);
+    expect(existsSync(out)).toBe(false);
   });
 });

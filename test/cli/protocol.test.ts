@@ -35,7 +35,6 @@ function row(stdout: string, strategy: string, unit: string, metric: string, tab
 function tables(stdout: string): number {
   return Math.max(1, (stdout.match(/averaged as /gu) ?? []).length);
 }
-}
 
 describe('membench run --protocol longmemeval', () => {
   it('prints session-level recall_all@5/@10 and NDCG@5/@10 from session documents over the non-abstention questions', async () => {
@@ -179,5 +178,34 @@ describe('membench run --protocol locomo', () => {
       `${file}: conv-b observation.session_1_observation.Ruth[0][1]: expected a dia_id like "D1:3" or a list of them, got number 12`,
     );
     expect(result.stderr).not.toMatch(/\n\s+at /u);
+  });
+});
+
+describe('membench run --protocol with no retrieving strategy', () => {
+  it('warns on stderr that no table will be printed, and prints none', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-none-'));
+    const result = await membench([
+      'run',
+      '--dataset',
+      'locomo:fixtures/datasets/locomo10-sample.json',
+      '--limit',
+      '1',
+      '--protocol',
+      'locomo',
+      '-s',
+      'buffer',
+      '-s',
+      'window',
+      '-w',
+      '1',
+      '-q',
+      '--out',
+      path.join(dir, 'out'),
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(
+      "warning: --protocol locomo: none of the run's strategies (buffer, window) retrieves (declares `ranks`), so no LoCoMo table will be printed: add a retrieving strategy (vector, bm25, hybrid)",
+    );
+    expect(result.stdout).not.toMatch(/│ strategy\s+│ unit\s+│ metric/u);
   });
 });

@@ -11,11 +11,11 @@
  * Both are counted per category label, so reports can print the ceiling the list implies: the
  * share of questions whose original gold is right.
  */
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { MembenchError } from '../../core/errors.js';
-import { describeIssue, formatPath, formatProblem, parseMappingText, type Problem } from '../load.js';
-import type { ErrataCounts, ErrataReport, ImportLog } from './shared.js';
+import { describeIssue, formatPath, formatProblem, parseMappingText, readBoundedText, type Problem } from '../load.js';
+import { closestString } from '../../core/text.js';
+import type { ErrataCounts, ErrataReport, ImportLog, UnusedErratum } from './shared.js';
 
 const entrySchema = z.union(
   [
@@ -41,9 +41,25 @@ const errataSchema = z.strictObject({
 
 export type Erratum = z.infer<typeof entrySchema>;
 
+const ERRATA_DOCUMENT = {
+  noun: 'errata file',
+  holds: '`errata`: question id → {"answer": ...} or {"drop": true, "reason": ...}',
+};
+
+/**
+ * An errata file larger than this is refused: a whole dataset's questions (LoCoMo's ~2 000,
+ * LongMemEval's 500) with a corrected answer and a reason each fit in well under 1 MiB.
+ */
+export const MAX_ERRATA_BYTES = 4 * 1024 * 1024;
+
+/** Id comparisons spent looking for the nearest imported id of unused errata (a few seconds at most). */
+const CLOSEST_SEARCH_PAIRS = 2_000_000;
+
 /** An errata file, read and checked, applied to the probes of one import at a time. */
 export class Errata {
   private readonly used = new Set<string>();
+  /** Every question id the imports offered, so an erratum naming none can be shown the nearest. */
+  private readonly offered = new Set<string>();
   private readonly counts = new Map<string, ErrataCounts>();
 
   constructor(
@@ -53,14 +69,11 @@ export class Errata {
 
   /** Checks errata text (JSON, or YAML of the same shape); problems located as `file:line:col: path: message`. */
   static parse(text: string, file: string): Errata {
-    const parsed = parseMappingText(text, file, {
-      noun: 'errata file',
-      holds: '`errata`: question id → {"answer": ...} or {"drop": true, "reason": ...}',
-    });
+    const parsed = parseMappingText(text, file, ERRATA_DOCUMENT);
     const problems: Problem[] = [...parsed.problems];
     let entries = new Map<string, Erratum>();
     if (parsed.value) {
-      const checked = errataSchema.safeParse(parsed.value);
+      const checked = errataSchema.safeParse(parsed.value, { reportInput: true });
       if (checked.success) entries = new Map(Object.entries(checked.data.errata));
       else {
         for (const issue of checked.error.issues) {
@@ -83,17 +96,9 @@ export class Errata {
     return new Errata(file, entries);
   }
 
+  /** Reads an errata file (UTF-8, at most MAX_ERRATA_BYTES). */
   static async load(file: string): Promise<Errata> {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      throw new MembenchError(
-        'INVALID_ARGUMENT',
-        `--errata ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
-    return Errata.parse(text, file);
+    return Errata.parse(await readBoundedText(file, MAX_ERRATA_BYTES, ERRATA_DOCUMENT), file);
   }
 
   /**
@@ -114,6 +119,7 @@ export class Errata {
         continue;
       }
       const item = items[probeIndex++];
+      if (item !== undefined) this.offered.add(item);
       const label =
         typeof step.label === 'string' ? step.label : typeof step.category === 'string' ? step.category : 'unlabelled';
       const count = this.counts.get(label) ?? { questions: 0, corrected: 0, dropped: 0 };
@@ -152,6 +158,24 @@ export class Errata {
       out.push({ ...step, expect: [erratum.answer] });
     }
     return out;
+  }
+
+  /**
+   * Every erratum that named no imported question, each with the imported question id nearest to
+   * it by edit distance (a typo in a long list is then found at a glance). The search stops after
+   * CLOSEST_SEARCH_PAIRS comparisons: ids past it are listed without a nearest one.
+   */
+  unusedIds(): UnusedErratum[] {
+    const offered = [...this.offered];
+    let budget = CLOSEST_SEARCH_PAIRS;
+    return [...this.entries.keys()]
+      .filter((key) => !this.used.has(key))
+      .map((id) => {
+        if (budget < offered.length) return { id };
+        budget -= offered.length;
+        const closest = closestString(id, offered);
+        return closest === undefined ? { id } : { id, closest };
+      });
   }
 
   /** The counts so far, and how many errata named no imported question. */

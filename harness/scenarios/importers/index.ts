@@ -105,7 +105,7 @@ export async function* importScenarios(
     }
     if (options.limit !== undefined && index >= options.limit) break;
   }
-  if (options.errata) log.errataApplied(options.errata.report());
+  if (options.errata) log.errataApplied(options.errata.report(), options.errata.unusedIds());
 }
 
 function finish(
@@ -242,7 +242,11 @@ export function formatImportReport(report: ImportReport): string {
     const corrected = counts.reduce((sum, count) => sum + count.corrected, 0);
     const dropped = counts.reduce((sum, count) => sum + count.dropped, 0);
     lines.push(
-      `errata ${report.errata.file}: ${corrected} gold answer${corrected === 1 ? '' : 's'} corrected, ${dropped} question${dropped === 1 ? '' : 's'} dropped, ${report.errata.unused} naming no imported question`,
+      `errata ${report.errata.file}: ${corrected} gold answer${corrected === 1 ? '' : 's'} corrected, ${dropped} question${dropped === 1 ? '' : 's'} dropped, ${report.errata.unused} naming no imported question${report.errata.unused > 0 ? " (another file's, past --limit, or a typo):" : ''}`,
+      ...(report.unusedErrata ?? []).map(
+        ({ id, closest }) =>
+          `  ${JSON.stringify(id)}: no imported question has this id${closest === undefined ? '' : ` (closest: ${JSON.stringify(closest)})`}`,
+      ),
     );
   }
   if (report.repaired.length > 0) lines.push(`repaired (${report.repaired.length}):`, ...group(report.repaired));

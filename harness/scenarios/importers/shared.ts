@@ -37,6 +37,12 @@ export interface ErrataReport {
   unused: number;
 }
 
+/** An erratum naming no imported question, and the imported question id nearest to it. */
+export interface UnusedErratum {
+  id: string;
+  closest?: string;
+}
+
 /** What an import did: every item read is imported as is, repaired, or skipped. */
 export interface ImportReport {
   dataset: DatasetName;
@@ -58,6 +64,8 @@ export interface ImportReport {
   skipped: ImportIssue[];
   /** With an errata file: what it corrected and dropped, by category label. */
   errata?: ErrataReport;
+  /** With an errata file: each erratum naming no imported question, by id. */
+  unusedErrata?: UnusedErratum[];
 }
 
 /** Collects issues while converting; converters receive it and report into it. */
@@ -71,6 +79,7 @@ export class ImportLog {
   private turns = 0;
   private readonly labels = new Map<string, number>();
   private errata: ErrataReport | undefined;
+  private unusedErrata: UnusedErratum[] = [];
 
   constructor(
     readonly dataset: DatasetName,
@@ -116,8 +125,9 @@ export class ImportLog {
   }
 
   /** Records what an errata file did to this import (see errata.ts). */
-  errataApplied(report: ErrataReport): void {
+  errataApplied(report: ErrataReport, unused: UnusedErratum[] = []): void {
     this.errata = report;
+    this.unusedErrata = unused;
   }
 
   report(): ImportReport {
@@ -140,6 +150,7 @@ export class ImportLog {
       repaired: [...this.repairs],
       skipped: [...this.skips],
       ...(this.errata ? { errata: this.errata } : {}),
+      ...(this.unusedErrata.length > 0 ? { unusedErrata: [...this.unusedErrata] } : {}),
     };
   }
 }

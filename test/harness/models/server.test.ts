@@ -92,4 +92,53 @@ describe('membench serve endpoint', () => {
       message: expect.stringContaining('64'),
     });
   });
+
+  /** POSTs a raw chat body (past the client's own types) and returns the status and the error. */
+  async function rawChat(
+    body: Record<string, unknown>,
+  ): Promise<{ status: number; error?: { message: string; param: string | null } }> {
+    const response = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'offline', messages: [{ role: 'user', content: 'hi' }], ...body }),
+    });
+    return {
+      status: response.status,
+      ...((await response.json()) as { error?: { message: string; param: string | null } }),
+    };
+  }
+
+  it.each([
+    [{ n: 5 }, 'n', 'n: this endpoint answers with one choice per request, not 5: send 5 requests'],
+    [{ n: 0 }, 'n', 'n: expected a whole number >= 1, got 0'],
+    [{ n: '2' }, 'n', 'n: expected a whole number >= 1, got "2"'],
+    [{ tools: 'bad' }, 'tools', 'tools: expected a list of {type: "function", function: {name}}, got string'],
+    [
+      { tools: [{ type: 'function' }] },
+      'tools',
+      "tools[0].function.name: expected the tool's name (a non-empty string)",
+    ],
+    [
+      { tools: [{ type: 'retrieval', function: { name: 'x' } }] },
+      'tools',
+      'tools[0]: expected {type: "function", function: {name}}',
+    ],
+    [
+      { tools: [{ type: 'function', function: { name: 'x', parameters: 'none' } }] },
+      'tools',
+      'tools[0].function.parameters: expected a JSON schema object',
+    ],
+  ])('refuses what it cannot honour, %j, with a 400 naming the field', async (body, param, message) => {
+    const answered = server.counts.chat ?? 0;
+    expect(await rawChat(body)).toEqual({ status: 400, error: expect.objectContaining({ message, param }) });
+    expect(server.counts.chat ?? 0).toBe(answered);
+  });
+
+  it('accepts n: 1 and well-formed tools (never calling them)', async () => {
+    const ok = await rawChat({
+      n: 1,
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+    });
+    expect(ok.status).toBe(200);
+  });
 });

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findConfigFile, loadConfig } from '../../../harness/run/config.js';
+import { findConfigFile, loadConfig, MAX_CONFIG_BYTES } from '../../../harness/run/config.js';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { expandStrategies } from '../../../harness/run/params.js';
 import { builtinStrategies } from '../../../strategies/index.js';
@@ -31,6 +31,9 @@ describe('membench.config.yaml', () => {
       'strategies: [buffer, window, ./my-memory.ts]\nscenarios: [recipes-en, cases/own.yaml]\nparams:\n  window.k: [2, 4]\n  buffer.durability: none\nseed: 7\ndurability: sync,exit\nworkers: 2\nout: runs/latest\ndatasets: [locomo:data/locomo.json]\n',
     );
     const dir = path.dirname(file);
+    // The dataset file is checked to be there (a missing one is located in the config file).
+    await mkdir(path.join(dir, 'data'));
+    await writeFile(path.join(dir, 'data/locomo.json'), '[]');
     expect(await loadConfig(file)).toEqual({
       strategies: ['buffer', 'window', path.join(dir, 'my-memory.ts')],
       scenarios: ['recipes-en', path.join(dir, 'cases/own.yaml')],
@@ -116,6 +119,13 @@ describe('membench.config.yaml', () => {
     expect(await located(twice)).toEqual([
       'membench.config.yaml:2:3: params: window.k=2 window.k=2: window(k=2) is listed twice (a value repeated?): give each setting once',
     ]);
+    const protocol = await configFile(
+      'membench.config.yaml',
+      'strategies: [bm25]\nprotocol: locomo\nparams:\n  bm25.unit: session\n',
+    );
+    expect(await located(protocol)).toEqual([
+      "membench.config.yaml:4:14: params.bm25.unit: bm25.unit=session: --protocol locomo sets unit=message (LoCoMo's dialog recall ranks one utterance per document); unit=session would be scored and labelled as LoCoMo's figures: drop the --param, or drop --protocol to measure unit=session",
+    ]);
     const credentials = await configFile(
       'membench.config.yaml',
       'model: openai:x\nbaseUrl: "http://user:sk-123@localhost/v1"\n',
@@ -124,6 +134,32 @@ describe('membench.config.yaml', () => {
     expect(line).toBe(
       'membench.config.yaml:2:10: baseUrl: base URL http://localhost/v1 must not carry credentials, a query or a fragment; pass the key as the API key (OPENAI_API_KEY)',
     );
+  });
+
+  it('locates bad datasets and errata entries (an unknown dataset, a missing file, a broken errata file) and refuses a file past its size bound', async () => {
+    const file = await configFile(
+      'membench.config.yaml',
+      'strategies: [buffer]\ndatasets:\n  - locomo:nope.json\n  - foo:bar.json\nerrata: errata.json\n',
+    );
+    const dir = path.dirname(file);
+    await writeFile(path.join(dir, 'errata.json'), '{ "source": 5, "errata": {} }');
+    const shown = path.relative(process.cwd(), file);
+    expect(await problems(file)).toEqual([
+      `${shown}:3:5: datasets[0]: locomo:nope.json: no such file (${path.join(dir, 'nope.json')}; relative paths are read from the config file's dir)`,
+      `${shown}:4:5: datasets[1]: foo:bar.json: expected DATASET:FILE with DATASET one of locomo, longmemeval (e.g. locomo:data/locomo10.json)`,
+      `${shown}:5:9: errata: ${path.join(dir, 'errata.json')}: not a valid errata file; ${path.join(dir, 'errata.json')}:1:13: source: expected string, got 5`,
+    ]);
+    const missing = await configFile('membench.config.yaml', 'errata: gone.json\n');
+    expect(await problems(missing)).toEqual([
+      expect.stringMatching(
+        /membench\.config\.yaml:1:9: errata: .*gone\.json:1:1: \(document\): cannot read: no such file$/u,
+      ),
+    ]);
+    const big = await configFile('membench.config.yaml', `# ${'x'.repeat(MAX_CONFIG_BYTES)}\nstrategies: [buffer]\n`);
+    await expect(loadConfig(big)).rejects.toThrow(`over the ${MAX_CONFIG_BYTES}-byte limit for a config file`);
+    const latin1 = await configFile('membench.config.yaml', '');
+    await writeFile(latin1, Buffer.from('strategies: [buffer] # caf\xe9\n', 'latin1'));
+    await expect(loadConfig(latin1)).rejects.toThrow('not UTF-8 text');
   });
 
   it('holds numbers to the bounds the flags have', async () => {

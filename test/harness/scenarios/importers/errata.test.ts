@@ -1,7 +1,11 @@
 /** Errata: located errors in the file; corrected gold and dropped questions at import, counted in the summary and per category. */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Errata, formatImportReport, importDataset } from '../../../../harness/scenarios/importers/index.js';
+import { planRun } from '../../../../harness/run/runner.js';
+import { MAX_ERRATA_BYTES } from '../../../../harness/scenarios/importers/errata.js';
 import { ROOT } from '../../../cli/helpers.js';
 
 const SAMPLE = path.join(ROOT, 'fixtures/datasets/locomo10-sample.json');
@@ -29,8 +33,73 @@ describe('errata', () => {
     expect(summary).toContain(
       `errata ${ERRATA}: 2 gold answers corrected, 1 question dropped, 1 naming no imported question`,
     );
+    // The unused one is named, with the imported id nearest to it.
+    expect(summary).toContain('  "conv-z qa[0]": no imported question has this id (closest: "conv-a qa[0]")');
     expect(summary).toContain('erratum-dropped (1)');
     expect(summary).toContain('conv-a qa[0]: gold "7 May 2023" corrected to "8 May 2023"');
+  });
+
+  it('names every erratum that matches no imported question, each with the closest imported id', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const file = path.join(dir, 'typos.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        errata: {
+          'conv-a qa[0]': { answer: 'x' },
+          'conv-a qa[O]': { drop: true, reason: 'a letter O for a zero' },
+          'cnv-b qa[1]': { answer: 'y' },
+        },
+      }),
+    );
+    const { report } = await importDataset(`locomo:${SAMPLE}`, { errata: file });
+    expect(report.unusedErrata).toEqual([
+      { id: 'conv-a qa[O]', closest: 'conv-a qa[0]' },
+      { id: 'cnv-b qa[1]', closest: 'conv-b qa[1]' },
+    ]);
+    expect(formatImportReport(report).split('\n')).toEqual(
+      expect.arrayContaining([
+        `errata ${file}: 1 gold answer corrected, 0 questions dropped, 2 naming no imported question (another file's, past --limit, or a typo):`,
+        '  "conv-a qa[O]": no imported question has this id (closest: "conv-a qa[0]")',
+        '  "cnv-b qa[1]": no imported question has this id (closest: "conv-b qa[1]")',
+      ]),
+    );
+  });
+
+  it('a run names an erratum that matches nothing even when the import needed no repair', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const file = path.join(dir, 'only-typos.json');
+    await writeFile(file, JSON.stringify({ errata: { 'no-such-conversation qa[0]': { answer: 'x' } } }));
+    const warnings: string[] = [];
+    await planRun({
+      // A file the importer takes as it is (no repair, no skip): only the erratum can make the run speak.
+      datasets: [`locomo:${path.join(ROOT, 'fixtures/datasets/synthetic/locomo-synthetic.json')}`],
+      datasetLimit: 1,
+      errata: file,
+      strategies: ['buffer'],
+      onWarning: (warning) => warnings.push(warning),
+    });
+    expect(warnings.join('\n')).toMatch(
+      /^ {2}"no-such-conversation qa\[0\]": no imported question has this id \(closest: ".+ qa\[\d+\]"\)$/mu,
+    );
+  });
+
+  it('reports a field of the wrong type as that, not as missing', () => {
+    expect(() => Errata.parse('{ "source": 5, "errata": {} }', 'e.json')).toThrow(
+      expect.objectContaining({ details: ['e.json:1:13: source: expected string, got 5'] }),
+    );
+  });
+
+  it('refuses a file past its size bound, or not UTF-8, before parsing it', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const big = path.join(dir, 'big.json');
+    await writeFile(big, `{"errata": {}, "source": "${'x'.repeat(MAX_ERRATA_BYTES)}"}`);
+    await expect(Errata.load(big)).rejects.toThrow(
+      `${big}:1:1: (document): file is ${MAX_ERRATA_BYTES + 28} bytes, over the ${MAX_ERRATA_BYTES}-byte limit for an errata file`,
+    );
+    const latin1 = path.join(dir, 'latin1.json');
+    await writeFile(latin1, Buffer.from('{"source": "caf\xe9", "errata": {}}', 'latin1'));
+    await expect(Errata.load(latin1)).rejects.toThrow('not UTF-8 text');
   });
 
   it('refuses a malformed file with located errors', () => {
