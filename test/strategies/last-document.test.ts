@@ -72,7 +72,7 @@ describe('the last document of a replay is ranked', () => {
       (cell) => cell.options.ranker === 'okapi-paper' && cell.protocolRetrieval!.documents === 'summary',
     );
     expect(paperSummaries).toHaveLength(1);
-    expect(paperSummaries[0]!.protocolRetrieval!.summary.turn.atK.find((at) => at.k === 50)!.recall).toBe(1);
+    expect(paperSummaries[0]!.protocolRetrieval!.summary!.turn.atK.find((at) => at.k === 50)!.recall).toBe(1);
     expect(paperSummaries[0]!.probes.every((probe) => probe.retrieved?.length === 2)).toBe(true);
   });
 });
