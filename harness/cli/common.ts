@@ -125,6 +125,11 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       describe:
         "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, and the file's observations and session summaries each replayed in place of the dialog; the share of evidence in the top 5,10,25,50); see docs/protocols.md",
     })
+    .option('keep-rankings', {
+      type: 'boolean',
+      describe:
+        "store each probe's whole ranking in results.json (default: the top 50, or the deepest k; every figure is scored on the whole ranking either way)",
+    })
     .option('cell-timeout', {
       type: 'string',
       describe: `seconds a cell may run before it is stopped and recorded as an error naming the phase it hung in (default ${DEFAULT_CELL_TIMEOUT_MS / 1000})`,
@@ -213,6 +218,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     keepCellDirs: layer.keepCellDirs,
     retrievalK: layer.retrievalK,
     protocol: layer.protocol,
+    keepRankings: layer.keepRankings,
     cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
@@ -257,6 +263,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
     protocol: argv.protocol,
+    keepRankings: argv['keep-rankings'],
     cellTimeout: parseNumberFlag('--cell-timeout', argv['cell-timeout'], RUN_LIMITS.cellTimeout),
     workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
     out: argv.out,

@@ -121,6 +121,8 @@ export interface RunOptions {
    * scores every ranking by the paper's rules beside membench's own figures.
    */
   protocol?: Protocol;
+  /** Keep each probe's whole ranking in results.json (default: the top 50, cut after scoring). */
+  keepRankings?: boolean;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
   cellTimeoutMs?: number;
   /**
@@ -459,6 +461,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     keepCellDirs: options.keepCellDirs ?? false,
     retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
     ...(options.protocol ? { protocol: options.protocol } : {}),
+    ...(options.keepRankings ? { keepRankings: true } : {}),
     ...(options.profile ? { profile: true } : {}),
   };
   const digest = planDigest(plans, scenarios, settings);
