@@ -85,6 +85,12 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE',
     })
     .option('limit', { type: 'string', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('question', {
+      type: 'string',
+      array: true,
+      describe:
+        "with --dataset: only this question (LongMemEval's question_id) or conversation (LoCoMo's sample_id), as reports name it (longmemeval-ID or ID); repeatable",
+    })
     .option('errata', {
       type: 'string',
       describe:
@@ -211,6 +217,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     isolate: layer.isolate,
     datasets: layer.datasets,
     datasetLimit: layer.limit,
+    questions: layer.questions,
     errata: layer.errata,
     stretch: layer.stretch,
     priceDurability: layer.priceDurability,
@@ -253,6 +260,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     isolate: argv.isolate,
     datasets: argv.dataset,
     limit: parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit),
+    questions: argv.question?.map(String),
     errata: argv.errata,
     stretch: parseNumberFlag('--stretch', argv.stretch, RUN_LIMITS.stretch),
     priceDurability: argv['price-durability']?.flatMap((name) => (name === 'none' ? [] : name.split(','))),

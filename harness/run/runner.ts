@@ -19,7 +19,13 @@ import {
 } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
-import { formatImportReport, importDataset, type ErrataReport } from '../scenarios/importers/index.js';
+import {
+  closestId,
+  formatImportReport,
+  importDataset,
+  QuestionFilter,
+  type ErrataReport,
+} from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { registerSecret } from '../core/secrets.js';
@@ -71,6 +77,8 @@ export interface RunOptions {
   datasets?: readonly string[];
   /** With `datasets`: the first N conversations / questions. */
   datasetLimit?: number;
+  /** `--question ID`: only these questions / conversations of the datasets (ids as reports show them, or the file's own). */
+  questions?: readonly string[];
   /** With `datasets`: an errata file correcting or dropping gold answers at import (docs/judging.md). */
   errata?: string;
   /** Stretch every selected scenario to this many user turns with filler (probes kept); names become `NAME~N`. */
@@ -287,8 +295,12 @@ export async function planRun(
       `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`,
     );
   const errata: ErrataReport[] = [];
+  if (options.questions?.length && !options.datasets?.length)
+    throw new MembenchError('INVALID_ARGUMENT', '--question picks questions of a dataset: name it with --dataset');
+  const questions = options.questions?.length ? new QuestionFilter(options.questions) : undefined;
   for (const arg of options.datasets ?? []) {
     const { scenarios: imported, report } = await importDataset(arg, {
+      ...(questions ? { questions } : {}),
       limit: options.datasetLimit,
       ...(options.errata !== undefined ? { errata: options.errata } : {}),
       // LoCoMo's protocol also retrieves over the file's observations and session summaries.
@@ -297,6 +309,14 @@ export async function planRun(
     if (report.repaired.length + report.skipped.length > 0) options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
     selected.push(...imported);
+  }
+  const unknown = options.questions?.find((id) => !questions?.matched.has(id));
+  if (unknown !== undefined) {
+    const closest = closestId(unknown, questions?.seen ?? []);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--question ${unknown}: no such question in ${(options.datasets ?? []).join(', ')}${closest !== undefined ? ` (closest: ${closest})` : ''}`,
+    );
   }
   for (const warning of warnings) options.onWarning?.(warning);
   const unique = uniqueScenarios(selected);

@@ -74,7 +74,7 @@ export async function* importScenarios(
   dataset: DatasetName,
   file: string,
   log: ImportLog,
-  options: { limit?: number; errata?: Errata; documents?: boolean } = {},
+  options: { limit?: number; errata?: Errata; documents?: boolean; questions?: QuestionFilter } = {},
 ): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
@@ -85,6 +85,7 @@ export async function* importScenarios(
     log.unit();
     const converted = converter.convert(raw, index, log, file, { documents: options.documents === true });
     index++;
+    if (converted && options.questions && !options.questions.take(converted.document.name, dataset)) continue;
     if (converted) {
       if (options.errata)
         converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
@@ -101,6 +102,44 @@ export async function* importScenarios(
     if (options.limit !== undefined && index >= options.limit) break;
   }
   if (options.errata) log.errataApplied(options.errata.report());
+}
+
+/**
+ * `--question ID`: the questions (LongMemEval) or conversations (LoCoMo) to import, by the id
+ * reports show (the scenario name, `longmemeval-ID` / `locomo-ID`) or the file's own id
+ * (`question_id`, `sample_id`); records which ids matched and every id seen, for the error naming
+ * an unknown one.
+ */
+export class QuestionFilter {
+  readonly matched = new Set<string>();
+  readonly seen: string[] = [];
+  constructor(readonly ids: readonly string[]) {}
+
+  /** Whether the unit named `name` (its scenario name, before renaming) is selected. */
+  take(name: string, dataset: DatasetName): boolean {
+    const own = name.startsWith(`${dataset}-`) ? name.slice(dataset.length + 1) : name;
+    this.seen.push(own);
+    const hit = this.ids.find((id) => id === own || id === name);
+    if (hit !== undefined) this.matched.add(hit);
+    return hit !== undefined;
+  }
+}
+
+/** The id of `seen` closest to `id` by edit distance (the first on ties), for "did you mean". */
+export function closestId(id: string, seen: readonly string[]): string | undefined {
+  let best: { id: string; distance: number } | undefined;
+  for (const candidate of seen) {
+    let row = Array.from({ length: candidate.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= id.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= candidate.length; j++)
+        next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (id[i - 1] === candidate[j - 1] ? 0 : 1));
+      row = next;
+    }
+    const distance = row[candidate.length]!;
+    if (!best || distance < best.distance) best = { id: candidate, distance };
+  }
+  return best?.id;
 }
 
 function finish(
@@ -168,7 +207,7 @@ export function parseDatasetArg(arg: string): { dataset: DatasetName; file: stri
  */
 export async function importDataset(
   arg: string,
-  options: { limit?: number; errata?: string; documents?: boolean } = {},
+  options: { limit?: number; errata?: string; documents?: boolean; questions?: QuestionFilter } = {},
 ): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetArg(arg);
   const log = new ImportLog(dataset, file);
@@ -178,10 +217,11 @@ export async function importDataset(
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(errata ? { errata } : {}),
     ...(options.documents ? { documents: true } : {}),
+    ...(options.questions ? { questions: options.questions } : {}),
   }))
     scenarios.push(imported.scenario);
   const report = log.report();
-  if (scenarios.length === 0) throw nothingImported(report);
+  if (scenarios.length === 0 && !options.questions) throw nothingImported(report);
   return { scenarios, report };
 }
 
