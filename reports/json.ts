@@ -17,31 +17,33 @@ export function renderJson(result: RunResult): string {
 
 /**
  * renderJson's text in pieces: the skeleton around the cells, then one cell at a time. A
- * 500-question run's file is ~300 MB; rendered whole it was held three times over (the schema's
- * copy, a clone, the string) beside the results. In pieces only one cell's copies exist at once.
+ * 500-question run's file is hundreds of megabytes; rendered whole it was held three times over
+ * (the schema's copy, a clone, the string) beside the results. In pieces only one cell's copies
+ * exist at once. Compact JSON, one cell per line: indenting a protocol run's rankings tripled the
+ * file (every id on a line of its own), and a line per cell still reads with line tools.
  */
 export function* renderJsonChunks(result: RunResult): Generator<string> {
   const canonical = runResultSchema.safeParse({ ...result, cells: [] });
   const skeleton = asWrittenInItsVersion(
     structuredClone(canonical.success ? canonical.data : { ...result, cells: [] }),
   );
-  const text = `${JSON.stringify({ ...skeleton, cells: CELLS_MARK }, null, 2)}\n`;
+  const text = `${JSON.stringify({ ...skeleton, cells: CELLS_MARK })}\n`;
   const mark = JSON.stringify(CELLS_MARK);
   const at = text.indexOf(mark);
   yield text.slice(0, at);
   if (result.cells.length === 0) yield '[]';
   for (const [index, cell] of result.cells.entries())
-    yield `${index === 0 ? '[\n    ' : ',\n    '}${renderCell(cell, result.header.schemaVersion).replaceAll('\n', '\n    ')}`;
-  if (result.cells.length > 0) yield '\n  ]';
+    yield `${index === 0 ? '[\n' : ',\n'}${renderCell(cell, result.header.schemaVersion)}`;
+  if (result.cells.length > 0) yield '\n]';
   yield text.slice(at + mark.length);
 }
 
-/** One cell as JSON.stringify(…, null, 2) writes it, in its file's version. */
+/** One cell as compact JSON, in its file's version. */
 function renderCell(cell: CellResult, schemaVersion: number): string {
   const parsed = cellResultSchema.safeParse(cell);
   const { cells } = asWrittenInItsVersion({
     header: { schemaVersion },
     cells: [structuredClone(parsed.success ? parsed.data : cell)],
   });
-  return JSON.stringify(cells[0], null, 2);
+  return JSON.stringify(cells[0]);
 }

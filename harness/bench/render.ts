@@ -24,6 +24,7 @@ import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
 import type { SuiteResult } from './suite.js';
 import type { DatasetScaleResult } from './dataset-scale.js';
+import { HOSTILE_TARGET_RATIO, type HostileTextResult } from './hostile-text.js';
 import type { VectorScaleResult } from './vector-scale.js';
 
 /** Milliseconds with the precision that matters at their size. */
@@ -431,6 +432,25 @@ function renderDataset(dataset: DatasetScaleResult): string {
   ].join('\n');
 }
 
+function renderHostile(hostile: HostileTextResult): string {
+  return [
+    `## Hostile text (one ${count(hostile.chars)}-character message per question)`,
+    '',
+    "`membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25` in this process, one cell at a time; each row is its question's slowest cell (both units). " +
+      `Worst cell ${formatMs(hostile.worst.cellMs)} (${hostile.worst.kind}) against the median cell ${formatMs(hostile.medianCellMs)}: ` +
+      `${times(hostile.ratio)} (target ≤ ${HOSTILE_TARGET_RATIO}×).`,
+    '',
+    markdownTable(
+      ['message', 'slowest cell', '× median'],
+      hostile.rows.map((row) => [
+        row.kind,
+        formatMs(row.cellMs),
+        times(row.cellMs / Math.max(hostile.medianCellMs, 1e-9)),
+      ]),
+    ),
+  ].join('\n');
+}
+
 function renderTargets(targets: readonly Target[]): string {
   const value = (item: Target): string =>
     item.unit === 'x'
@@ -481,6 +501,7 @@ export function renderBenchReport(report: BenchReport): string {
   if (report.vector) parts.push('', renderVector(report.vector));
   if (report.suite) parts.push('', renderSuite(report.suite));
   if (report.dataset) parts.push('', renderDataset(report.dataset));
+  if (report.hostile) parts.push('', renderHostile(report.hostile));
   if (report.targets.length > 0) parts.push('', renderTargets(report.targets));
   return `${parts.join('\n')}\n`;
 }

@@ -87,6 +87,12 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE',
     })
     .option('limit', { type: 'string', describe: 'with --dataset: only the first N conversations / questions' })
+    .option('question', {
+      type: 'string',
+      array: true,
+      describe:
+        "with --dataset: only this question (LongMemEval's question_id) or conversation (LoCoMo's sample_id), as reports name it (longmemeval-ID or ID); repeatable",
+    })
     .option('errata', {
       type: 'string',
       describe:
@@ -131,6 +137,11 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       choices: ['longmemeval', 'locomo'] as const,
       describe:
         "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, and the file's observations and session summaries each replayed in place of the dialog; the share of evidence in the top 5,10,25,50); see docs/protocols.md",
+    })
+    .option('keep-rankings', {
+      type: 'boolean',
+      describe:
+        "store each probe's whole ranking in results.json (default: the top 50, or the deepest k; every figure is scored on the whole ranking either way)",
     })
     .option('cell-timeout', {
       type: 'string',
@@ -213,6 +224,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     isolate: layer.isolate,
     datasets: layer.datasets,
     datasetLimit: layer.limit,
+    questions: layer.questions,
     errata: layer.errata,
     questionPrompts: layer.questionPrompts,
     stretch: layer.stretch,
@@ -221,6 +233,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     keepCellDirs: layer.keepCellDirs,
     retrievalK: layer.retrievalK,
     protocol: layer.protocol,
+    keepRankings: layer.keepRankings,
     cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
@@ -255,6 +268,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     isolate: argv.isolate,
     datasets: argv.dataset,
     limit: parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit),
+    questions: argv.question?.map(String),
     errata: argv.errata,
     questionPrompts: argv['question-prompts'],
     stretch: parseNumberFlag('--stretch', argv.stretch, RUN_LIMITS.stretch),
@@ -266,6 +280,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     keepCellDirs: argv['keep-cell-dirs'],
     retrievalK: parseRetrievalK(argv['retrieval-k']),
     protocol: oneProtocol(argv.protocol),
+    keepRankings: argv['keep-rankings'],
     cellTimeout: parseNumberFlag('--cell-timeout', argv['cell-timeout'], RUN_LIMITS.cellTimeout),
     workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
     out: argv.out,

@@ -101,54 +101,64 @@ export class BpeCounter {
   /**
    * tiktoken's byte-pair merge: repeatedly join the adjacent pair of lowest rank (the leftmost on
    * ties); returns how many parts are left. Parts are a linked list over byte offsets and candidate
-   * pairs a heap, so a long piece (a paragraph of Chinese is one piece) costs n log n, not n².
+   * pairs a binary heap, so a long piece (a paragraph of Chinese, a base64 blob, a minified file is
+   * one piece) costs n log n, not n². The heap lives in typed arrays, its key `rank * 2^31 + at`
+   * (exact in a double: ranks < 2^22): a piece of a million bytes allocates a few arrays, not
+   * millions of objects for the collector to churn through.
    */
   private mergedParts(bytes: string): number {
     const n = bytes.length;
     // Part i starts at byte i while alive; next[i] / prev[i] link the live parts (n: the end).
-    const next = Int32Array.from({ length: n }, (_, i) => i + 1);
-    const prev = Int32Array.from({ length: n }, (_, i) => i - 1);
+    const next = new Int32Array(n);
+    const prev = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      next[i] = i + 1;
+      prev[i] = i - 1;
+    }
     const alive = new Uint8Array(n).fill(1);
     // A candidate is the pair starting at part `at`, valid while that pair's span is unchanged.
-    const heap: { rank: number; at: number; end: number }[] = [];
-    const less = (a: { rank: number; at: number }, b: { rank: number; at: number }): boolean =>
-      a.rank < b.rank || (a.rank === b.rank && a.at < b.at);
+    // At most n - 1 first candidates and two per merge (n - 1 merges): 3n slots.
+    const keys = new Float64Array(3 * n);
+    const ends = new Int32Array(3 * n);
+    let size = 0;
     const push = (at: number): void => {
       const second = next[at]!;
       if (second >= n) return;
       const end = next[second]!;
       const rank = this.ranks.rank(bytes, at, end);
       if (rank < 0) return;
-      heap.push({ rank, at, end });
-      for (let i = heap.length - 1; i > 0; ) {
+      const key = rank * AT_SPAN + at;
+      let i = size++;
+      while (i > 0) {
         const parent = (i - 1) >> 1;
-        if (!less(heap[i]!, heap[parent]!)) break;
-        [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+        if (keys[parent]! <= key) break;
+        keys[i] = keys[parent]!;
+        ends[i] = ends[parent]!;
         i = parent;
       }
-    };
-    const pop = (): { rank: number; at: number; end: number } => {
-      const top = heap[0]!;
-      const last = heap.pop()!;
-      if (heap.length > 0) {
-        heap[0] = last;
-        for (let i = 0; ; ) {
-          const left = 2 * i + 1;
-          const right = left + 1;
-          let smallest = i;
-          if (left < heap.length && less(heap[left]!, heap[smallest]!)) smallest = left;
-          if (right < heap.length && less(heap[right]!, heap[smallest]!)) smallest = right;
-          if (smallest === i) break;
-          [heap[i], heap[smallest]] = [heap[smallest]!, heap[i]!];
-          i = smallest;
-        }
-      }
-      return top;
+      keys[i] = key;
+      ends[i] = end;
     };
     for (let i = 0; i + 1 < n; i++) push(i);
     let parts = n;
-    while (heap.length > 0) {
-      const { at, end } = pop();
+    while (size > 0) {
+      const at = keys[0]! % AT_SPAN;
+      const end = ends[0]!;
+      // Pop: sift the last candidate down from the root.
+      const lastKey = keys[--size]!;
+      const lastEnd = ends[size]!;
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= size) break;
+        if (child + 1 < size && keys[child + 1]! < keys[child]!) child++;
+        if (keys[child]! >= lastKey) break;
+        keys[i] = keys[child]!;
+        ends[i] = ends[child]!;
+        i = child;
+      }
+      keys[i] = lastKey;
+      ends[i] = lastEnd;
       const second = next[at]!;
       // Stale: the part was merged away, or the pair no longer spans exactly two parts.
       if (!alive[at] || second >= n || next[second] !== end) continue;
@@ -162,6 +172,9 @@ export class BpeCounter {
     return parts;
   }
 }
+
+/** A heap key's `at` span: byte offsets below 2^31, so `rank * AT_SPAN + at` orders by rank, then by offset. */
+const AT_SPAN = 2 ** 31;
 
 /** tiktoken's encoder file of `encoding`. */
 function encoderFile(encoding: BpeEncoding): string {

@@ -65,11 +65,65 @@ export function wordsOfNormalized(normalized: string): string[] {
   return icuWords(normalized);
 }
 
-/** Word-like segments by Intl.Segmenter (ICU's dictionary for CJK): any text. */
+/**
+ * The longest text handed to Intl.Segmenter at once. V8's segment iterator costs more per segment
+ * the longer its input (100,000 characters of Chinese or emoji took minutes whole; in windows of
+ * this size, a fraction of a second), so longer texts are segmented window by window.
+ */
+export const SEGMENT_WINDOW_CHARS = 2048;
+/** White space (Unicode's White_Space: U+FEFF is a format character, which joins what surrounds it). */
+const WHITE_SPACE = /\p{White_Space}/u;
+/** Characters that attach to the one before: a mark, a format character such as ZWJ, an emoji modifier (sticky: tested at one position). */
+const ATTACHING = /[\p{M}\p{Cf}\p{Emoji_Modifier}]/uy;
+
+/** Whether the character at `at` attaches to the one before it (or is the second half of a surrogate pair). */
+function attaches(text: string, at: number): boolean {
+  const unit = text.charCodeAt(at);
+  if (unit >= 0xdc00 && unit <= 0xdfff) return true;
+  ATTACHING.lastIndex = at;
+  return ATTACHING.test(text);
+}
+
+/**
+ * Where `text` is cut into windows of at most `SEGMENT_WINDOW_CHARS` (their ends, the last being
+ * its length), searched backwards from each window's limit so that the search costs the window.
+ * A cut after white space, before a character that is neither white space nor attaches to what
+ * precedes it, is a word boundary under every rule of UAX #29 (white space joins only white
+ * space and the attaching characters), and ICU's dictionaries segment runs that white space ends:
+ * there the windows' words are exactly the whole text's. Only a run of more than
+ * `SEGMENT_WINDOW_CHARS` characters without white space (unspaced Chinese, base64, a minified
+ * file) is cut elsewhere, before a character that does not attach; a word across that cut comes
+ * out as two.
+ */
+export function segmentWindows(text: string): number[] {
+  const ends: number[] = [];
+  let start = 0;
+  while (text.length - start > SEGMENT_WINDOW_CHARS) {
+    const limit = start + SEGMENT_WINDOW_CHARS;
+    let end = limit;
+    while (end > start && !(WHITE_SPACE.test(text[end - 1]!) && !WHITE_SPACE.test(text[end]!) && !attaches(text, end)))
+      end--;
+    if (end === start) {
+      end = limit;
+      while (end > start + 1 && attaches(text, end)) end--;
+      if (end === start + 1) end = limit; // nothing but attaching characters: cut anyway
+    }
+    ends.push(end);
+    start = end;
+  }
+  ends.push(text.length);
+  return ends;
+}
+
+/** Word-like segments by Intl.Segmenter (ICU's dictionary for CJK): any text, window by window (segmentWindows). */
 export function icuWords(normalized: string): string[] {
   const out: string[] = [];
-  for (const segment of (wordSegmenter ??= new Intl.Segmenter('und', { granularity: 'word' })).segment(normalized)) {
-    if (segment.isWordLike) out.push(segment.segment);
+  const segmenter = (wordSegmenter ??= new Intl.Segmenter('und', { granularity: 'word' }));
+  let start = 0;
+  for (const end of segmentWindows(normalized)) {
+    const window = start === 0 && end === normalized.length ? normalized : normalized.slice(start, end);
+    for (const segment of segmenter.segment(window)) if (segment.isWordLike) out.push(segment.segment);
+    start = end;
   }
   return out;
 }

@@ -10,12 +10,35 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { TokenCounter } from '../core/tokens.js';
+import { messageText, TokenCounter } from '../core/tokens.js';
 import { classifyPeerRequest } from './peer-requests.js';
 import type { ChatModel, Embedder } from './types.js';
 
 /** A request body larger than this is refused (a peer's prompt is a few kB; a batch of embeddings well under this). */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/**
+ * The longest run of characters without white space a text may hold. Token counting merges one
+ * such run (a base64 blob, a minified file, Chinese without spaces) as a whole, in n log n with a
+ * large constant: about a second per 100,000 characters, and this endpoint answers one request at
+ * a time, so a longer run is refused (413) before any work rather than stalling every other
+ * request. Text of ordinary words is counted in linear time, whatever its length.
+ */
+export const MAX_UNSPACED_CHARS = 16_384;
+const UNSPACED_RUN = /[^\p{White_Space}]+/gu;
+
+/** Refuses a text holding a run without white space longer than MAX_UNSPACED_CHARS (one linear scan). */
+function refuseUnboundedText(text: string, where: string): void {
+  if (text.length <= MAX_UNSPACED_CHARS) return;
+  UNSPACED_RUN.lastIndex = 0;
+  for (let run = UNSPACED_RUN.exec(text); run !== null; run = UNSPACED_RUN.exec(text)) {
+    if (run[0].length > MAX_UNSPACED_CHARS)
+      throw new RequestError(
+        413,
+        `${where}: a run of ${run[0].length} characters without white space at character ${run.index}; this endpoint counts tokens of runs up to ${MAX_UNSPACED_CHARS} characters (one run is merged as a whole, in more than linear time)`,
+        where,
+      );
+  }
+}
 
 export interface ModelServerOptions {
   model: ChatModel;
@@ -201,6 +224,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       );
     }
     const messages = fromChatMessages(body.messages);
+    messages.forEach((message, index) => refuseUnboundedText(messageText(message), `messages[${index}].content`));
     const jsonRequested = format === 'json_object' || format === 'json_schema';
     const request = classifyPeerRequest(messages, { jsonRequested, offline: model.offline });
     if (jsonRequested && request.kind === 'chat' && model.offline) {
@@ -262,6 +286,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
         'dimensions',
       );
     }
+    (input as string[]).forEach((text, index) => refuseUnboundedText(text, `input[${index}]`));
     const format = body.encoding_format ?? 'float';
     if (format !== 'float' && format !== 'base64')
       throw new RequestError(400, 'encoding_format: expected float or base64', 'encoding_format');

@@ -33,9 +33,14 @@ export interface ProbeScoringInput {
   protocol?: Protocol | undefined;
   /** Evidence terms carry rarity weights (for a strategy that transforms what it keeps). */
   rarity?: boolean | undefined;
+  /** Keep each probe's whole ranking in its record (`--keep-rankings`); otherwise the top KEPT_RANKING_DEPTH (or the deepest k, if deeper), cut after scoring. */
+  keepRankings?: boolean | undefined;
   /** What the strategy ranks as one item (`unit=session` strategies rank sessions), for the protocol's scoring. */
   unit?: RankedUnit | undefined;
 }
+
+/** Ranked items a probe record keeps unless asked for them all (`--keep-rankings`): the deepest k of either protocol. */
+export const KEPT_RANKING_DEPTH = 50;
 
 /** Under a protocol a probe ranks the whole store (LongMemEval widens its session cutoff until k sessions are in). */
 const PROTOCOL_RANK_DEPTH = 100_000;
@@ -143,7 +148,19 @@ export class ProbeScoring {
       this.input.protocol,
       this.input.unit,
     );
+    const kept = this.keptRanking(ranked!);
     const distance = this.distance(seen.index);
-    return distance ? { ...ranked!, distance } : ranked!;
+    return distance ? { ...kept, distance } : kept;
+  }
+
+  /**
+   * The record with its ranking cut to what it keeps. Scoring (above) has seen the whole ranking: the
+   * protocol's ideal NDCG and its turn-to-session widening need it, the stored copy does not (a
+   * LoCoMo protocol run stored hundreds of megabytes of rankings).
+   */
+  private keptRanking(record: ProbeRecord): ProbeRecord {
+    const depth = Math.max(KEPT_RANKING_DEPTH, ...this.ks);
+    if (this.input.keepRankings === true || !record.retrieved || record.retrieved.length <= depth) return record;
+    return { ...record, retrieved: record.retrieved.slice(0, depth) };
   }
 }

@@ -74,6 +74,8 @@ export interface ProviderSettings {
   protocol?: Protocol;
   /** Record where each cell's time went (`phases` in its result). */
   profile?: boolean;
+  /** `--keep-rankings`: each probe record keeps its whole ranking, not only the top. */
+  keepRankings?: boolean;
 }
 
 /** The providers a cell runs with (shared by the cells of one process). */
@@ -280,7 +282,7 @@ async function runInProcesses(
 /** What the cell's probes are scored against (harness/results/probe-record.ts). */
 const probeScoringOf = (
   plan: CellPlan,
-  settings: Pick<ProviderSettings, 'retrievalK' | 'protocol'>,
+  settings: Pick<ProviderSettings, 'retrievalK' | 'protocol' | 'keepRankings'>,
 ): ProbeScoringInput => ({
   steps: plan.scenario.steps,
   // Rarity weights judge only a strategy that transforms what it keeps (metrics.ts evidenceRecall).
@@ -288,6 +290,7 @@ const probeScoringOf = (
   ...(plan.strategy.options.unit === 'session' ? { unit: 'session' as const } : {}),
   ...(settings.retrievalK !== undefined ? { retrievalK: settings.retrievalK } : {}),
   ...(settings.protocol !== undefined ? { protocol: settings.protocol } : {}),
+  ...(settings.keepRankings === true ? { keepRankings: true } : {}),
 });
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */

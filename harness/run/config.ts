@@ -84,6 +84,10 @@ const configSchema = z.object({
     .optional(),
   /** A paper's retrieval protocol (`longmemeval`), scored beside membench's own figures. */
   protocol: z.enum(PROTOCOLS).optional(),
+  /** With datasets: only these questions / conversations (`--question`). */
+  questions: z.array(z.string()).optional(),
+  /** Keep each probe's whole ranking in results.json (default: the top 50). */
+  keepRankings: z.boolean().optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */

@@ -19,10 +19,11 @@ import {
 } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
-import { formatImportReport, importDataset, type ErrataReport } from '../scenarios/importers/index.js';
+import { formatImportReport, importDataset, QuestionFilter, type ErrataReport } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { machineId } from '../core/machine.js';
+import { closestString } from '../core/text.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
@@ -77,6 +78,8 @@ export interface RunOptions {
   datasets?: readonly string[];
   /** With `datasets`: the first N conversations / questions. */
   datasetLimit?: number;
+  /** `--question ID`: only these questions / conversations of the datasets (ids as reports show them, or the file's own). */
+  questions?: readonly string[];
   /** With `datasets`: an errata file correcting or dropping gold answers at import (docs/judging.md). */
   errata?: string;
   /** With `datasets`: a YAML file of templates for how LoCoMo's temporal and adversarial questions are asked (docs/datasets.md). */
@@ -130,6 +133,8 @@ export interface RunOptions {
    * own figures. It applies to its paper's dataset only (harness/run/protocol-fit.ts).
    */
   protocol?: Protocol;
+  /** Keep each probe's whole ranking in results.json (default: the top 50, cut after scoring). */
+  keepRankings?: boolean;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
   cellTimeoutMs?: number;
   /**
@@ -306,8 +311,12 @@ export async function planRun(
       `--question-prompts ${options.questionPrompts}: the templates word a dataset's questions at import: name the dataset with --dataset`,
     );
   const errata: ErrataReport[] = [];
+  if (options.questions?.length && !options.datasets?.length)
+    throw new MembenchError('INVALID_ARGUMENT', '--question picks questions of a dataset: name it with --dataset');
+  const questions = options.questions?.length ? new QuestionFilter(options.questions) : undefined;
   for (const arg of options.datasets ?? []) {
     const { scenarios: imported, report } = await importDataset(arg, {
+      ...(questions ? { only: questions } : {}),
       limit: options.datasetLimit,
       ...(options.errata !== undefined ? { errata: options.errata } : {}),
       ...(options.questionPrompts !== undefined ? { questionPrompts: options.questionPrompts } : {}),
@@ -319,6 +328,14 @@ export async function planRun(
       options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
     selected.push(...imported);
+  }
+  const unknown = options.questions?.find((id) => !questions?.matched.has(id));
+  if (unknown !== undefined) {
+    const closest = closestString(unknown, questions?.seen ?? []);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--question ${unknown}: no such question in ${(options.datasets ?? []).join(', ')}${closest !== undefined ? ` (closest: ${closest})` : ''}`,
+    );
   }
   for (const warning of warnings) options.onWarning?.(warning);
   const unique = uniqueScenarios(selected);
@@ -482,6 +499,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     keepCellDirs: options.keepCellDirs ?? false,
     retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
     ...(options.protocol ? { protocol: options.protocol } : {}),
+    ...(options.keepRankings ? { keepRankings: true } : {}),
     ...(options.profile ? { profile: true } : {}),
   };
   const digest = planDigest(plans, scenarios, settings);

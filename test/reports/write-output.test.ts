@@ -139,6 +139,16 @@ describe('renderJson', () => {
     for (const chunk of chunks) expect(chunk.length).toBeLessThan(Math.max(largestCell * 1.5, header * 1.5 + 2000));
   });
 
+  it("writes compact JSON, one cell per line (indenting a protocol run's rankings tripled its file)", () => {
+    const result = smallRun();
+    const lines = renderJson(result).trimEnd().split('\n');
+    expect(lines).toHaveLength(result.cells.length + 2);
+    expect(lines.slice(1, -1).map((line) => JSON.parse(line.replace(/,$/u, '')).id)).toEqual(
+      result.cells.map((cell) => cell.id),
+    );
+    expect(lines.some((line) => line.startsWith(' '))).toBe(false);
+  });
+
   it('writes a cell the schema refuses as it is, and the others in order', () => {
     const result = smallRun();
     const odd = { ...result.cells[0]!, status: 'sideways' } as unknown as (typeof result.cells)[number];

@@ -76,7 +76,13 @@ export async function* importScenarios(
   dataset: DatasetName,
   file: string,
   log: ImportLog,
-  options: { limit?: number; errata?: Errata; documents?: boolean; questions?: QuestionPrompts } = {},
+  options: {
+    limit?: number;
+    errata?: Errata;
+    documents?: boolean;
+    questions?: QuestionPrompts;
+    only?: QuestionFilter;
+  } = {},
 ): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1))
@@ -87,9 +93,10 @@ export async function* importScenarios(
     log.unit();
     const converted = converter.convert(raw, index, log, file, {
       documents: options.documents === true,
-      ...(options.questions ? { questions: options.questions } : {}),
+      ...(options.only ? { only: options.only } : {}),
     });
     index++;
+    if (converted && options.only && !options.only.take(converted.document.name, dataset)) continue;
     if (converted) {
       if (options.errata)
         converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
@@ -106,6 +113,27 @@ export async function* importScenarios(
     if (options.limit !== undefined && index >= options.limit) break;
   }
   if (options.errata) log.errataApplied(options.errata.report(), options.errata.unusedIds());
+}
+
+/**
+ * `--question ID`: the questions (LongMemEval) or conversations (LoCoMo) to import, by the id
+ * reports show (the scenario name, `longmemeval-ID` / `locomo-ID`) or the file's own id
+ * (`question_id`, `sample_id`); records which ids matched and every id seen, for the error naming
+ * an unknown one.
+ */
+export class QuestionFilter {
+  readonly matched = new Set<string>();
+  readonly seen: string[] = [];
+  constructor(readonly ids: readonly string[]) {}
+
+  /** Whether the unit named `name` (its scenario name, before renaming) is selected. */
+  take(name: string, dataset: DatasetName): boolean {
+    const own = name.startsWith(`${dataset}-`) ? name.slice(dataset.length + 1) : name;
+    this.seen.push(own);
+    const hit = this.ids.find((id) => id === own || id === name);
+    if (hit !== undefined) this.matched.add(hit);
+    return hit !== undefined;
+  }
 }
 
 function finish(
@@ -173,7 +201,13 @@ export function parseDatasetArg(arg: string): { dataset: DatasetName; file: stri
  */
 export async function importDataset(
   arg: string,
-  options: { limit?: number; errata?: string; documents?: boolean; questionPrompts?: string } = {},
+  options: {
+    limit?: number;
+    errata?: string;
+    documents?: boolean;
+    questionPrompts?: string;
+    only?: QuestionFilter;
+  } = {},
 ): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetArg(arg);
   const log = new ImportLog(dataset, file);
@@ -186,10 +220,11 @@ export async function importDataset(
     ...(errata ? { errata } : {}),
     ...(questions ? { questions } : {}),
     ...(options.documents ? { documents: true } : {}),
+    ...(options.only ? { only: options.only } : {}),
   }))
     scenarios.push(imported.scenario);
   const report = log.report();
-  if (scenarios.length === 0) throw nothingImported(report);
+  if (scenarios.length === 0 && !options.only) throw nothingImported(report);
   return { scenarios, report };
 }
 

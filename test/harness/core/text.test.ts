@@ -1,6 +1,12 @@
 /** Word segmentation: the fast path for Latin text gives exactly the segments Intl.Segmenter (ICU) gives. */
 import { describe, expect, it, vi } from 'vitest';
-import { icuWords, normalizeText, wordsOfNormalized } from '../../../harness/core/text.js';
+import {
+  icuWords,
+  normalizeText,
+  SEGMENT_WINDOW_CHARS,
+  segmentWindows,
+  wordsOfNormalized,
+} from '../../../harness/core/text.js';
 import { builtinScenarioNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
 import { strings } from '../../helpers/strings.js';
 
@@ -63,5 +69,69 @@ describe('wordsOfNormalized', async () => {
     expect(chinese.length).toBeGreaterThan(10);
     for (const text of chinese) expect(wordsOfNormalized(text)).toEqual(icuWords(text));
     expect(wordsOfNormalized('我家只有一口铸铁锅')).toContain('我家'); // a dictionary word, not single characters
+  });
+});
+
+describe('icuWords on long texts', () => {
+  /** Whole-text Intl.Segmenter words: what the windows must reproduce. */
+  const wholeWords = (text: string): string[] =>
+    [...new Intl.Segmenter('und', { granularity: 'word' }).segment(text)]
+      .filter((segment) => segment.isWordLike)
+      .map((segment) => segment.segment);
+  // Pieces that join across white space or attach to what precedes them: marks, ZWJ sequences, skin tones, flags, CR LF.
+  const pieces = [
+    '红烧肉',
+    '素食',
+    ' ',
+    '  ',
+    '\n',
+    '\r\n',
+    'café',
+    'e\u0301',
+    '👍🏽',
+    '👨\u200d👩\u200d👧',
+    '🇫🇷',
+    'abc',
+    '12.5',
+    "don't",
+    '\u200b',
+    '\ufeff',
+    'ｶﾀｶﾅ',
+    '\u0301',
+    '🏽',
+    '\u200d',
+    'ไทย',
+    '한국어',
+    '\u00a0',
+    'x',
+  ];
+  let seed = 5;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+
+  it("segments a text with white space window by window into exactly the whole text's words", () => {
+    for (let trial = 0; trial < 6; trial++) {
+      let text = '';
+      while (text.length < 3 * SEGMENT_WINDOW_CHARS)
+        text += pieces[Math.floor(next() * pieces.length)]! + (next() < 0.3 ? ' ' : '');
+      expect(segmentWindows(text).length).toBeGreaterThan(2);
+      expect(icuWords(text)).toEqual(wholeWords(text));
+    }
+  });
+
+  it('hands ICU no more than a window at once, whatever the text (its cost per segment grows with its input)', () => {
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+    try {
+      const unspaced = '我家只有一口铸铁锅'.repeat(5000);
+      const emoji = '😀🎉👍🏽'.repeat(10_000);
+      for (const text of [unspaced, emoji, `${'word '.repeat(20_000)}`]) icuWords(text);
+      const inputs = segment.mock.calls.map(([input]) => input.length);
+      expect(Math.max(...inputs)).toBeLessThanOrEqual(SEGMENT_WINDOW_CHARS);
+      expect(inputs.reduce((sum, length) => sum + length, 0)).toBe(45_000 + 80_000 + 100_000);
+    } finally {
+      segment.mockRestore();
+    }
+    // A cut without white space never splits a surrogate pair or an emoji from its modifier.
+    for (const end of segmentWindows('😀🎉👍🏽'.repeat(10_000)))
+      expect(['😀', '🎉', '👍', undefined]).toContain([...'😀🎉👍🏽'.repeat(10_000).slice(end)][0]);
   });
 });

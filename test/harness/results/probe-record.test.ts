@@ -2,7 +2,7 @@
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../../harness/core/tokens.js';
-import { ProbeScoring, rankDepthOf } from '../../../harness/results/probe-record.js';
+import { KEPT_RANKING_DEPTH, ProbeScoring, rankDepthOf } from '../../../harness/results/probe-record.js';
 import type { ProbeStep, Step } from '../../../harness/scenarios/format.js';
 
 const probe: ProbeStep = {
@@ -82,5 +82,44 @@ describe('ProbeScoring.record', () => {
     expect(rankDepthOf({})).toBe(10);
     expect(rankDepthOf({ retrievalK: [3, 25] })).toBe(25);
     expect(rankDepthOf({ protocol: 'longmemeval' })).toBeGreaterThanOrEqual(100_000);
+  });
+
+  it('scores the whole ranking under a protocol and keeps its top 50, or all of it with keepRankings', () => {
+    // Sixty user turns of session 0 outrank the gold turn of session 1: LongMemEval's session@3 of a
+    // turn ranking widens past the sixty until three sessions are in, so it needs the 61st item.
+    const many: Step[] = [
+      ...Array.from({ length: 60 }, (_, i): Step => ({ kind: 'user', id: `u${i}`, user: `turn ${i}` })),
+      { kind: 'session', session: 'new' } as Step,
+      { kind: 'user', id: 'gold', user: 'My locker code is 4172.' },
+      { kind: 'session', session: 'new' } as Step,
+      { kind: 'user', id: 'last', user: 'Bye.' },
+      { ...probe, evidence: ['gold'] },
+    ];
+    const ranked = [
+      ...Array.from({ length: 60 }, (_, i) => ({ stepIds: [`s${i}`] })),
+      { stepIds: ['s61'] },
+      { stepIds: ['s63'] },
+    ];
+    const record = (keepRankings?: boolean) =>
+      new ProbeScoring(
+        { steps: many, protocol: 'longmemeval', ...(keepRankings ? { keepRankings } : {}) },
+        tokens,
+      ).record({
+        index: 64,
+        step: many[64] as ProbeStep,
+        turn: 62,
+        context: { messages: [], retrieved: ranked },
+        loadMs: 1,
+        answer: '',
+        keepsVerbatim: true,
+      });
+    const cut = record();
+    const sessionAt3 = cut.protocolRetrieval?.session?.find(({ k }) => k === 3);
+    expect(sessionAt3?.recallAny).toBe(1);
+    expect(cut.retrieved).toHaveLength(KEPT_RANKING_DEPTH);
+    expect(cut.retrieved?.[0]).toEqual(['u0']);
+    const whole = record(true);
+    expect(whole.retrieved).toHaveLength(62);
+    expect(whole.protocolRetrieval).toEqual(cut.protocolRetrieval);
   });
 });
