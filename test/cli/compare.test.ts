@@ -152,7 +152,7 @@ describe('membench compare', () => {
     (head.header as { schemaVersion: number }).schemaVersion = 1;
     const result = await membench(['compare', BASELINE, await writeResults(head)]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/results schema version 1, but this membench reads versions 2, 3 and 4/u);
+    expect(result.stderr).toMatch(/results schema version 1, but this membench reads versions 2, 3, 4 and 5/u);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
   });
 });

@@ -38,7 +38,7 @@ describe('answers with content: null', () => {
         '--base-url',
         server.baseUrl,
         '--api-key',
-        'k',
+        'local-test-key',
         '--no-cache',
         '-w',
         '1',

@@ -246,9 +246,15 @@ describe('okapi-paper under --protocol longmemeval', () => {
 describe('the protocols plan the paper ranker beside fts5', () => {
   it('adds bm25 ranker=okapi-paper under --protocol locomo and longmemeval (hybrid has no ranker); a pinned ranker runs alone', async () => {
     const settings = async (protocol: 'locomo' | 'longmemeval', params: string[] = []) =>
-      (await planRun({ strategies: ['bm25', 'hybrid'], scenarios: ['recipes-en'], protocol, params })).strategies.map(
-        (strategy) => strategy.setting,
-      );
+      (
+        await planRun({
+          strategies: ['bm25', 'hybrid'],
+          scenarios: [],
+          datasets: [`${protocol}:fixtures/datasets/${protocol === 'locomo' ? 'locomo10' : 'longmemeval'}-sample.json`],
+          protocol,
+          params,
+        })
+      ).strategies.map((strategy) => strategy.setting);
     expect(await settings('locomo')).toEqual([
       'bm25(unit=message,ranker=fts5)',
       'bm25(unit=message,ranker=okapi-paper)',

@@ -93,7 +93,7 @@ export async function* importScenarios(
     log.unit();
     const converted = converter.convert(raw, index, log, file, {
       documents: options.documents === true,
-      ...(options.only ? { only: options.only } : {}),
+      ...(options.questions ? { questions: options.questions } : {}),
     });
     index++;
     if (converted && options.only && !options.only.take(converted.document.name, dataset)) continue;
