@@ -24,6 +24,7 @@ import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
+import { calibrationOf, sampleCalibration, type CalibrationSamples } from '../core/calibration.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
@@ -478,6 +479,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   // Providers first: a bad model name fails before the store writes anything.
   const { providers, close } = openProviders(settings, now);
   let tempRoot: string | undefined;
+  // The machine's speed before and after the cells: compare divides latencies by it.
+  const calibration: CalibrationSamples[] = [await sampleCalibration()];
   try {
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
@@ -517,6 +520,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
         );
       }
     }
+    calibration.push(await sampleCalibration());
   } finally {
     close();
     if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
@@ -555,6 +559,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,
     machine: machineId(),
+    calibration: calibrationOf(calibration),
   };
   return {
     header,
