@@ -1,7 +1,7 @@
 /**
  * Latency judged as a measurement. Per cell and operation (load, save), the per-turn times both
- * runs recorded are divided by each run's own calibration (the machine's speed that day: CPU work
- * for loads and non-durable saves, a durable commit for `sync` saves), and the head/base ratio is
+ * runs recorded are divided by each run's own calibration (the machine's speed over the run: the
+ * median time of a fixed piece of CPU work, sampled through the run), and the head/base ratio is
  * estimated with a rank interval (harness/results/ratio-interval.ts). The interval's level is
  * Bonferroni-corrected over every latency figure of the comparison, so the family of figures
  * raises a false alarm at most `latencyFalseAlarm` of the time when each is exactly at the limit.
@@ -25,12 +25,8 @@ export function latencySamples(cell: CellResult, operation: Operation): number[]
     : cell.turns.map((turn) => turn.saveMs);
 }
 
-/** Which floor a figure is divided by: a durable save waits for a commit; everything else for the CPU. */
-function floorOf(header: RunHeader, durable: boolean): number | undefined {
-  const calibration = header.calibration;
-  if (!calibration) return undefined;
-  return durable ? calibration.commitMs : calibration.cpuMs;
-}
+/** The floor every figure is divided by: the CPU work's median over the run (the commit floor swings too far to divide by). */
+const floorOf = (header: RunHeader): number | undefined => header.calibration?.cpuMs;
 
 const times = (value: number): string => (Number.isFinite(value) ? `×${value.toFixed(2)}` : '×∞');
 
@@ -73,16 +69,14 @@ function judge(
       verdict: 'n/a',
       note: `not enough samples to judge (${baseSamples.length} and ${headSamples.length} turns; ${fewestSamples(alpha)} a side are needed at this level)`,
     };
-  const durable = operation === 'save' && subject.base[0]!.durability === 'sync';
-  const floors = { base: floorOf(headers.base, durable), head: floorOf(headers.head, durable) };
+  const floors = { base: floorOf(headers.base), head: floorOf(headers.head) };
   const scale = floors.base !== undefined && floors.head !== undefined ? floors.base / floors.head : 1;
   const [ratio, lo, hi] = [interval.ratio * scale, interval.lo * scale, interval.hi * scale];
   const change = `${times(ratio)} [${times(lo)}, ${times(hi)}]`;
-  const kind = durable ? 'commit' : 'CPU';
   const normalised =
     scale === 1 && (floors.base === undefined || floors.head === undefined)
       ? 'not normalised: a run records no calibration'
-      : `normalised by each run's ${kind} floor (${formatMs(floors.base!)} → ${formatMs(floors.head!)} ms; raw ${times(interval.ratio)})`;
+      : `normalised by each run's CPU floor (${formatMs(floors.base!)} → ${formatMs(floors.head!)} ms; raw ${times(interval.ratio)})`;
   if (lo > thresholds.maxLatencyRatio) {
     if (after.p50 - before.p50 < thresholds.minLatencyMs)
       return {

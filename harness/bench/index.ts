@@ -15,12 +15,22 @@ import { benchRecovery, type RecoveryResult } from './recovery.js';
 import { benchSaveLoad, type SaveLoadResult } from './save-load.js';
 import { benchSuite, type SuiteResult } from './suite.js';
 import { benchDatasetScale, type DatasetScaleResult } from './dataset-scale.js';
+import { benchAa, type AaResult } from './aa.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
 
 /** The sections `--only` selects. */
-export const BENCH_SECTIONS = ['floors', 'save-load', 'recovery', 'langchain', 'vector', 'suite', 'dataset'] as const;
+export const BENCH_SECTIONS = [
+  'floors',
+  'save-load',
+  'recovery',
+  'langchain',
+  'vector',
+  'suite',
+  'dataset',
+  'aa',
+] as const;
 
 /** Questions of the "dataset scale" section's LongMemEval_S-shaped file (`--questions`), and in quick mode. */
 export const DATASET_QUESTIONS = 50;
@@ -71,6 +81,8 @@ export interface BenchReport {
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
   dataset?: DatasetScaleResult;
+  /** The compare gate on two runs of the same code, and on a planted regression. */
+  aa?: AaResult;
   targets: Target[];
 }
 
@@ -178,6 +190,8 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
       onProgress: progress,
     });
   }
+
+  if (sections.includes('aa')) report.aa = await benchAa({ quick, ...(progress ? { onProgress: progress } : {}) });
 
   const header: BenchHeader = {
     membenchVersion: MEMBENCH_VERSION,

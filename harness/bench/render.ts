@@ -23,6 +23,7 @@ import type { RecoveryResult } from './recovery.js';
 import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
 import type { SuiteResult } from './suite.js';
+import { renderAa } from './aa.js';
 import type { DatasetScaleResult } from './dataset-scale.js';
 import type { VectorScaleResult } from './vector-scale.js';
 
@@ -481,6 +482,7 @@ export function renderBenchReport(report: BenchReport): string {
   if (report.vector) parts.push('', renderVector(report.vector));
   if (report.suite) parts.push('', renderSuite(report.suite));
   if (report.dataset) parts.push('', renderDataset(report.dataset));
+  if (report.aa) parts.push('', renderAa(report.aa));
   if (report.targets.length > 0) parts.push('', renderTargets(report.targets));
   return `${parts.join('\n')}\n`;
 }

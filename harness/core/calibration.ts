@@ -1,8 +1,10 @@
 /**
  * The machine's speed during a run, measured by the run itself: a fixed piece of CPU work and a
- * fixed durable SQLite commit, timed a few times before the cells start and again after they end.
- * `compare` divides each run's latencies by its own calibration, so a head run on a busier or
- * slower moment of the same machine is not read as slower code.
+ * fixed durable SQLite commit, timed in a batch before the cells start, once a second while they
+ * run, and in a batch after they end. `compare` divides each run's load and save times by its CPU
+ * floor, so a head run on a busier or slower moment of the same machine is not read as slower
+ * code; the commit floor is recorded beside it (fsync times on a shared disk swing too far between
+ * runs to divide by: medians of 4.9 and 1.7 ms in two back-to-back default runs on one machine).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -25,38 +27,66 @@ export const CALIBRATION_SAMPLES = 15;
 const WARMUP = 3;
 const TEXT = 'membench calibration: the same bytes every run, hashed as a strategy would scan its store. '.repeat(700);
 
-/** Raw calibration samples, to be pooled into a Calibration by `calibrationOf`. */
+/** Raw calibration samples, pooled into a Calibration by `calibrationOf`. */
 export interface CalibrationSamples {
   cpu: number[];
   commit: number[];
 }
 
-/** Times the fixed CPU work and the fixed commit `samples` times each (in a temp dir removed after). */
-export async function sampleCalibration(samples = CALIBRATION_SAMPLES): Promise<CalibrationSamples> {
+/** How often a round is sampled while the cells run: the floor follows the machine's load over the run. */
+export const CALIBRATION_INTERVAL_MS = 1000;
+
+/** A calibration being taken over a run: `stop()` (idempotent) takes the last batch and returns the medians. */
+export interface RunningCalibration {
+  stop(): Promise<Calibration>;
+}
+
+/**
+ * Starts calibrating: a batch of rounds now, one round every CALIBRATION_INTERVAL_MS while the run
+ * goes on (a few ms of the parent's otherwise idle time), and a batch at `stop()`; each round times
+ * the fixed CPU work and the fixed commit once, in a temp dir removed at the end.
+ */
+export async function startCalibration(samples = CALIBRATION_SAMPLES): Promise<RunningCalibration> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-calibration-'));
   const db = openDatabase(path.join(dir, 'calibration.sqlite'), 'sync');
-  try {
-    db.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)');
-    const insert = db.prepare('INSERT INTO beats (data) VALUES (?)');
-    const cpu: number[] = [];
-    const commit: number[] = [];
-    let sink = 0;
-    for (let round = 0; round < WARMUP + samples; round++) {
-      let started = performance.now();
-      for (let pass = 0; pass < 4; pass++) sink ^= fnv1a(TEXT, pass);
-      const cpuMs = performance.now() - started;
-      started = performance.now();
-      insert.run(String(sink));
-      const commitMs = performance.now() - started;
-      if (round < WARMUP) continue;
-      cpu.push(cpuMs);
-      commit.push(commitMs);
-    }
-    return { cpu, commit };
-  } finally {
-    db.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  db.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO beats (data) VALUES (?)');
+  const taken: CalibrationSamples = { cpu: [], commit: [] };
+  let sink = 0;
+  const round = (record: boolean) => {
+    let started = performance.now();
+    for (let pass = 0; pass < 4; pass++) sink ^= fnv1a(TEXT, pass);
+    const cpuMs = performance.now() - started;
+    started = performance.now();
+    insert.run(String(sink));
+    const commitMs = performance.now() - started;
+    if (!record) return;
+    taken.cpu.push(cpuMs);
+    taken.commit.push(commitMs);
+  };
+  const batch = () => {
+    for (let index = 0; index < WARMUP; index++) round(false);
+    for (let index = 0; index < samples; index++) round(true);
+  };
+  batch();
+  const timer = setInterval(() => round(true), CALIBRATION_INTERVAL_MS);
+  timer.unref();
+  let stopped: Promise<Calibration> | undefined;
+  return {
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(timer);
+        try {
+          batch();
+        } finally {
+          db.close();
+          await rm(dir, { recursive: true, force: true });
+        }
+        return calibrationOf([taken]);
+      })();
+      return stopped;
+    },
+  };
 }
 
 /** The median of a non-empty list. */

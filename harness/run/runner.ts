@@ -24,7 +24,7 @@ import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { registerSecret } from '../core/secrets.js';
 import { machineId } from '../core/machine.js';
-import { calibrationOf, sampleCalibration, type CalibrationSamples } from '../core/calibration.js';
+import { startCalibration, type Calibration } from '../core/calibration.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
@@ -479,8 +479,9 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   // Providers first: a bad model name fails before the store writes anything.
   const { providers, close } = openProviders(settings, now);
   let tempRoot: string | undefined;
-  // The machine's speed before and after the cells: compare divides latencies by it.
-  const calibration: CalibrationSamples[] = [await sampleCalibration()];
+  // The machine's speed over the cells: compare divides latencies by it.
+  const calibrating = await startCalibration();
+  let calibration: Calibration | undefined;
   try {
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
@@ -520,8 +521,9 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
         );
       }
     }
-    calibration.push(await sampleCalibration());
+    calibration = await calibrating.stop();
   } finally {
+    await calibrating.stop();
     close();
     if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
     if (tempRoot && settings.keepCellDirs)
@@ -559,7 +561,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,
     machine: machineId(),
-    calibration: calibrationOf(calibration),
+    ...(calibration ? { calibration } : {}),
   };
   return {
     header,

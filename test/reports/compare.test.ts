@@ -197,8 +197,9 @@ describe('compareRuns', () => {
       .find((cell) => cell.id === 'recipes-zh/window(k=4)')!
       .checks.find((item) => item.metric === 'save time')!;
     expect(check.change).toMatch(/^×1\.50 /u);
-    expect(check.note).toBe("normalised by each run's commit floor (2.00 → 4.00 ms; raw ×3.00)");
-    // Loads are divided by the CPU floor.
+    expect(check.note).toBe("normalised by each run's CPU floor (0.500 → 1.00 ms; raw ×3.00)");
+    // The commit floor is not divided by (fsync times swing too far between runs): only the CPU floor counts.
+    head.header.calibration = { cpuMs: 1, commitMs: 0.1, samples: 30 };
     setTimes(cellOf(base, 'recipes-zh/window(k=2)'), 'load', (turn) => 4 + (turn % 5) * 0.5);
     setTimes(cellOf(head, 'recipes-zh/window(k=2)'), 'load', (turn) => 5 * (4 + (turn % 5) * 0.5));
     const load = compareRuns(base, head)
