@@ -70,13 +70,18 @@ function judge(
       note: `not enough samples to judge (${baseSamples.length} and ${headSamples.length} turns; ${fewestSamples(alpha)} a side are needed at this level)`,
     };
   const floors = { base: floorOf(headers.base), head: floorOf(headers.head) };
-  const scale = floors.base !== undefined && floors.head !== undefined ? floors.base / floors.head : 1;
+  const calibrated = floors.base !== undefined && floors.head !== undefined;
+  // The floor excuses a slowdown measured on a slower moment; it never makes one out of a faster
+  // floor (a CPU floor itself swings by up to ×1.5 between runs on a loaded machine).
+  const scale = calibrated ? Math.min(1, floors.base! / floors.head!) : 1;
   const [ratio, lo, hi] = [interval.ratio * scale, interval.lo * scale, interval.hi * scale];
   const change = `${times(ratio)} [${times(lo)}, ${times(hi)}]`;
-  const normalised =
-    scale === 1 && (floors.base === undefined || floors.head === undefined)
-      ? 'not normalised: a run records no calibration'
-      : `normalised by each run's CPU floor (${formatMs(floors.base!)} → ${formatMs(floors.head!)} ms; raw ${times(interval.ratio)})`;
+  const span = calibrated ? `${formatMs(floors.base!)} → ${formatMs(floors.head!)} ms` : '';
+  const normalised = !calibrated
+    ? 'not normalised: a run records no calibration'
+    : scale < 1
+      ? `normalised by each run's CPU floor (${span}; raw ${times(interval.ratio)})`
+      : `not normalised: head's CPU floor was no slower (${span}); a floor only excuses a slowdown`;
   if (lo > thresholds.maxLatencyRatio) {
     if (after.p50 - before.p50 < thresholds.minLatencyMs)
       return {

@@ -206,6 +206,16 @@ describe('compareRuns', () => {
       .cells.find((cell) => cell.id === 'recipes-zh/window(k=2)')!
       .checks.find((item) => item.metric === 'load time')!;
     expect([load.verdict, load.change.split(' ')[0]]).toEqual(['regression', '×2.50']);
+    // A head floor faster than base's never makes a slowdown out of the same times.
+    head.header.calibration = { cpuMs: 0.1, commitMs: 4, samples: 30 };
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 1.5 * (4 + (turn % 5) * 0.5));
+    const faster = compareRuns(base, head)
+      .cells.find((cell) => cell.id === 'recipes-zh/window(k=4)')!
+      .checks.find((item) => item.metric === 'save time')!;
+    expect([faster.verdict, faster.change.split(' ')[0]]).toEqual(['ok', '×1.50']);
+    expect(faster.note).toBe(
+      "not normalised: head's CPU floor was no slower (0.500 → 0.100 ms); a floor only excuses a slowdown",
+    );
   });
 
   it('says "not enough samples to judge" for a cell with few turns instead of failing it, and calls sub-millisecond changes noise', () => {
