@@ -43,10 +43,14 @@ export interface RunningCalibration {
 
 /**
  * Starts calibrating: a batch of rounds now, one round every CALIBRATION_INTERVAL_MS while the run
- * goes on (a few ms of the parent's otherwise idle time), and a batch at `stop()`; each round times
+ * goes on when `periodic` (a few ms of the parent's otherwise idle time, while the cells run in
+ * other processes), and a batch at `stop()`; each round times
  * the fixed CPU work and the fixed commit once, in a temp dir removed at the end.
  */
-export async function startCalibration(samples = CALIBRATION_SAMPLES): Promise<RunningCalibration> {
+export async function startCalibration(
+  options: { periodic: boolean; samples?: number } = { periodic: true },
+): Promise<RunningCalibration> {
+  const samples = options.samples ?? CALIBRATION_SAMPLES;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-calibration-'));
   const db = openDatabase(path.join(dir, 'calibration.sqlite'), 'sync');
   db.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)');
@@ -69,13 +73,15 @@ export async function startCalibration(samples = CALIBRATION_SAMPLES): Promise<R
     for (let index = 0; index < samples; index++) round(true);
   };
   batch();
-  const timer = setInterval(() => round(true), CALIBRATION_INTERVAL_MS);
-  timer.unref();
+  // Rounds while the cells run only when they run in other processes: in this one, a round between
+  // two awaited steps would be timed as part of a save or a load.
+  const timer = options.periodic ? setInterval(() => round(true), CALIBRATION_INTERVAL_MS) : undefined;
+  timer?.unref();
   let stopped: Promise<Calibration> | undefined;
   return {
     stop() {
       stopped ??= (async () => {
-        clearInterval(timer);
+        if (timer) clearInterval(timer);
         try {
           batch();
         } finally {

@@ -480,7 +480,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const { providers, close } = openProviders(settings, now);
   let tempRoot: string | undefined;
   // The machine's speed over the cells: compare divides latencies by it.
-  const calibrating = await startCalibration();
+  const calibrating = await startCalibration({ periodic: workers > 1 || options.cellProcesses === true });
   let calibration: Calibration | undefined;
   try {
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
