@@ -1,7 +1,8 @@
 /** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
 import { appendFile } from 'node:fs/promises';
 import type { RunResult } from '../harness/results/schema.js';
-import { comparisonHeadline, noiseChecks, type Comparison, type MetricCheck } from './compare.js';
+import { checkLine, comparisonHeadline, noiseChecks, thresholdsLine, ungatedChecks } from './compare-render.js';
+import type { Comparison, MetricCheck } from './compare-types.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
 import { cellLabel, formatMs, formatRate, markdownTable, modelNote, summaryNotes } from './summary.js';
 import { leaderboardCells, leaderboardHead, leaderboards } from './verdict.js';
@@ -88,10 +89,14 @@ const checkRow = (cell: string, check: MetricCheck): string[] => [
 export function renderComparisonMarkdown(comparison: Comparison, names: { base: string; head: string }): string {
   const head = ['cell', 'metric', 'base', 'head', 'change', 'limit'];
   const noise = noiseChecks(comparison);
+  const ungated = ungatedChecks(comparison);
+  const explained = comparison.regressions.filter(({ check }) => check.note);
   return [
     `## membench compare: ${comparisonHeadline(comparison)}`,
     '',
     `base \`${names.base}\` → head \`${names.head}\``,
+    '',
+    `> ${thresholdsLine(comparison)}`,
     '',
     ...comparison.notes.map((note) => `> note: ${note}`),
     ...(comparison.notes.length ? [''] : []),
@@ -104,13 +109,19 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
             comparison.regressions.map(({ cell, check }) => checkRow(cell, check)),
           ),
           '',
+          // Why each one failed: a latency's interval and floors, a recall's paired test, nothing measured.
+          ...explained.map((item) => `- ${checkLine(item)}`),
+          ...(explained.length ? [''] : []),
         ]
       : []),
     ...(noise.length
+      ? ['### Within noise (not regressions)', '', ...noise.map((item) => `- ${checkLine(item)}`), '']
+      : []),
+    ...(ungated.length
       ? [
-          '### Within noise (not regressions)',
+          '### Not gated (nondeterministic cells: only invariants, losses and errors are gated)',
           '',
-          ...noise.map(({ cell, check }) => `- \`${cell}\` ${check.metric} ${check.change}: ${check.note ?? ''}`),
+          ...ungated.map((item) => `- ${checkLine(item)}`),
           '',
         ]
       : []),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { durabilityMatrix, modePrices } from '../harness/results/durability-matrix.js';
 import { MembenchError } from '../harness/core/errors.js';
+import { median } from '../harness/core/calibration.js';
 import type { CellResult, JudgeRun, RunHeader, RunResult } from '../harness/results/schema.js';
 import { shardSize, type ShardHeader } from '../harness/results/shard.js';
 
@@ -128,13 +129,15 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
       byIndex.get((position % reference.count) + 1)!.result.cells[Math.floor(position / reference.count)]!,
   );
   const headers = inputs.map((input) => input.result.header);
-  const { shard: _shard, machine, ...header } = first.result.header;
+  const { shard: _shard, machine, calibration: _calibration, ...header } = first.result.header;
   // Shards timed on different machines (a CI matrix) have no one machine: compare then leaves latency out.
   const oneMachine = machine !== undefined && headers.every((item) => item.machine === machine);
+  const calibration = oneMachine ? mergedCalibration(headers) : undefined;
   return {
     header: {
       ...header,
       ...(oneMachine ? { machine } : {}),
+      ...(calibration ? { calibration } : {}),
       startedAt: headers.map((item) => item.startedAt).sort()[0]!,
       durationMs: Math.max(...headers.map((item) => item.durationMs)),
     },
@@ -144,6 +147,18 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
     // Every shard imported the same datasets with the same errata; a judge's counts add up over the shards it judged.
     ...(first.result.errata ? { errata: first.result.errata } : {}),
     ...mergedJudges(inputs.map((input) => input.result)),
+  };
+}
+
+/** The shards' calibrations of one machine pooled (the median of their medians), or none when a shard lacks one. */
+function mergedCalibration(headers: readonly RunResult['header'][]): RunResult['header']['calibration'] {
+  const each = headers.map((header) => header.calibration);
+  if (each.some((item) => item === undefined)) return undefined;
+  const all = each as NonNullable<RunResult['header']['calibration']>[];
+  return {
+    cpuMs: median(all.map((item) => item.cpuMs)),
+    commitMs: median(all.map((item) => item.commitMs)),
+    samples: all.reduce((sum, item) => sum + item.samples, 0),
   };
 }
 

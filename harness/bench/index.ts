@@ -16,6 +16,7 @@ import { benchSaveLoad, type SaveLoadResult } from './save-load.js';
 import { benchSuite, type SuiteResult } from './suite.js';
 import { benchDatasetScale, type DatasetScaleResult } from './dataset-scale.js';
 import { benchHostileText, type HostileTextResult } from './hostile-text.js';
+import { benchAa, type AaResult } from './aa.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
@@ -30,6 +31,7 @@ export const BENCH_SECTIONS = [
   'suite',
   'dataset',
   'hostile',
+  'aa',
 ] as const;
 
 /** Questions of the "dataset scale" section's LongMemEval_S-shaped file (`--questions`), and in quick mode. */
@@ -83,6 +85,8 @@ export interface BenchReport {
   dataset?: DatasetScaleResult;
   /** The "hostile text" section: the worst cell of a file with 100,000-character messages against its median cell. */
   hostile?: HostileTextResult;
+  /** The compare gate on two runs of the same code, and on a planted regression. */
+  aa?: AaResult;
   targets: Target[];
 }
 
@@ -191,6 +195,8 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
     });
   }
   if (sections.includes('hostile')) report.hostile = await benchHostileText({ onProgress: progress });
+
+  if (sections.includes('aa')) report.aa = await benchAa({ quick, ...(progress ? { onProgress: progress } : {}) });
 
   const header: BenchHeader = {
     membenchVersion: MEMBENCH_VERSION,

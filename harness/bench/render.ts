@@ -23,6 +23,7 @@ import type { RecoveryResult } from './recovery.js';
 import type { Timing } from './measure.js';
 import type { VersusResult, VersusRun } from './versus-langchain.js';
 import type { SuiteResult } from './suite.js';
+import { renderAa } from './aa.js';
 import type { DatasetScaleResult } from './dataset-scale.js';
 import { HOSTILE_TARGET_RATIO, type HostileTextResult } from './hostile-text.js';
 import type { VectorScaleResult } from './vector-scale.js';
@@ -502,6 +503,7 @@ export function renderBenchReport(report: BenchReport): string {
   if (report.suite) parts.push('', renderSuite(report.suite));
   if (report.dataset) parts.push('', renderDataset(report.dataset));
   if (report.hostile) parts.push('', renderHostile(report.hostile));
+  if (report.aa) parts.push('', renderAa(report.aa));
   if (report.targets.length > 0) parts.push('', renderTargets(report.targets));
   return `${parts.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@ import type { Floors } from './floors.js';
 import type { RecoveryResult } from './recovery.js';
 import type { RememberRow, SaveLoadResult, SaveLoadRow } from './save-load.js';
 import type { SuiteResult } from './suite.js';
+import type { AaResult } from './aa.js';
 import type { VectorScaleResult } from './vector-scale.js';
 import type { VersusResult } from './versus-langchain.js';
 
@@ -50,6 +51,7 @@ export interface TargetInputs {
   langchain?: VersusResult;
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
+  aa?: AaResult;
 }
 
 /** A save/load row's multiple of the per-turn floor sampled between its turns (model and embedder time excluded). */
@@ -240,6 +242,28 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
         suite.complete,
       ),
     );
+  }
+  const { aa } = inputs;
+  if (aa) {
+    targets.push({
+      id: 'aa:false-alarms',
+      what: 'figures compare flags between two runs of the same code',
+      value: aa.flagged.length,
+      limit: 0,
+      unit: '',
+      comparison: '<=',
+      pass: aa.flagged.length === 0,
+    });
+    if ('caught' in aa.planted)
+      targets.push({
+        id: 'aa:planted',
+        what: 'figures compare flags on the planted regression (k=1 for k=2, save ×5)',
+        value: aa.planted.caught.length,
+        limit: 1,
+        unit: '',
+        comparison: '>=',
+        pass: aa.planted.caught.length >= 1,
+      });
   }
   return targets;
 }

@@ -17,7 +17,7 @@ import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'bench';
 export const describe =
-  'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, crash recovery, LangChain side by side, vector search at scale, suite throughput';
+  'Micro-benchmarks: floors of this machine, per-turn save + load of each strategy, crash recovery, LangChain side by side, vector search at scale, suite throughput, the compare gate on two runs of the same code (A/A)';
 
 export function builder(yargs: Argv) {
   return yargs

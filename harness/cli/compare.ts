@@ -5,6 +5,7 @@ import { appendStepSummary, renderComparisonMarkdown } from '../../reports/githu
 import { readResults } from '../results/read.js';
 import { handled } from './errors.js';
 import { parseNumberFlag } from '../core/numbers.js';
+import { MembenchError } from '../core/errors.js';
 
 export const command = 'compare <base> <head>';
 export const describe =
@@ -36,12 +37,19 @@ export function builder(yargs: Argv) {
     .option('max-latency-ratio', {
       type: 'string',
       default: DEFAULT_THRESHOLDS.maxLatencyRatio,
-      describe: 'largest allowed head/base ratio of load and save p50',
+      describe:
+        "largest allowed head/base ratio of a cell's load or save time (each run divided by its own calibration): a slowdown fails when its whole interval lies above it",
     })
     .option('min-latency-ms', {
       type: 'string',
       default: DEFAULT_THRESHOLDS.minLatencyMs,
-      describe: "a slower p50 is within noise when it differs by less than this or stays inside base's p50..p95 band",
+      describe: 'a slowdown whose p50 grew by less than this many ms is within noise',
+    })
+    .option('latency-false-alarm', {
+      type: 'string',
+      default: DEFAULT_THRESHOLDS.latencyFalseAlarm,
+      describe:
+        'the share of comparisons allowed to flag a latency figure that is exactly at --max-latency-ratio (over all figures together); identical code is flagged far more rarely',
     })
     .option('latency', {
       type: 'boolean',
@@ -72,12 +80,24 @@ function threshold(name: string, value: string | number, minimum: number): numbe
   return parseNumberFlag(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER }) as number;
 }
 
+/** `--latency-false-alarm`: a share strictly between 0 and 1. */
+function falseAlarm(value: string | number): number {
+  const share = threshold('latency-false-alarm', value, 0);
+  if (share <= 0 || share >= 1)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--latency-false-alarm ${value}: expected a share between 0 and 1, e.g. 0.01`,
+    );
+  return share;
+}
+
 export const handler = handled(async (argv: CompareArgs) => {
   const thresholds = {
     maxRecallDrop: threshold('max-recall-drop', argv['max-recall-drop'], 0),
     maxTokenIncrease: threshold('max-token-increase', argv['max-token-increase'], 0),
     maxLatencyRatio: threshold('max-latency-ratio', argv['max-latency-ratio'], 1),
     minLatencyMs: threshold('min-latency-ms', argv['min-latency-ms'], 0),
+    latencyFalseAlarm: falseAlarm(argv['latency-false-alarm']),
     latency: argv.latency ?? DEFAULT_THRESHOLDS.latency,
     allowMissing: argv['allow-missing'],
   };

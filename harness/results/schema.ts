@@ -409,6 +409,11 @@ export const runHeaderSchema = z.object({
   shard: shardHeaderSchema.optional(),
   /** A digest naming the machine the run was timed on (absent in older files): compare checks latency only between runs of one machine. */
   machine: z.string().optional(),
+  /**
+   * The machine's speed while the run ran, measured by the run (harness/core/calibration.ts): compare
+   * divides latencies by it. Absent in older files, where latency is compared unnormalised.
+   */
+  calibration: z.object({ cpuMs: count, commitMs: count, samples: count }).optional(),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 
@@ -588,4 +593,5 @@ export const TIMING_KEYS: ReadonlySet<string> = new Set([
   'recoveryMs',
   'phases',
   'judgedAt',
+  'calibration',
 ]);

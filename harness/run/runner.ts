@@ -24,6 +24,7 @@ import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { machineId } from '../core/machine.js';
 import { closestString } from '../core/text.js';
+import { startCalibration, type Calibration } from '../core/calibration.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
@@ -519,6 +520,9 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   // Providers first: a bad model name fails before the store writes anything.
   const { providers, close } = openProviders(settings, now);
   let tempRoot: string | undefined;
+  // The machine's speed over the cells: compare divides latencies by it.
+  const calibrating = await startCalibration({ periodic: workers > 1 || options.cellProcesses === true });
+  let calibration: Calibration | undefined;
   try {
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
@@ -558,7 +562,9 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
         );
       }
     }
+    calibration = await calibrating.stop();
   } finally {
+    await calibrating.stop();
     close();
     if (tempRoot && !settings.keepCellDirs) await rm(tempRoot, { recursive: true, force: true });
     if (tempRoot && settings.keepCellDirs)
@@ -596,6 +602,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,
     machine: machineId(),
+    ...(calibration ? { calibration } : {}),
   };
   return {
     header,

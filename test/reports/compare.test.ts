@@ -1,11 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import type { Distribution } from '../../harness/core/metrics.js';
-import { compareRuns, hasRegression, noiseChecks, renderComparison } from '../../reports/compare.js';
+import { distribution } from '../../harness/core/metrics.js';
+import type { CellResult } from '../../harness/results/schema.js';
+import {
+  compareRuns,
+  DEFAULT_THRESHOLDS,
+  hasRegression,
+  noiseChecks,
+  renderComparison,
+  ungatedChecks,
+} from '../../reports/compare.js';
 import { renderComparisonMarkdown } from '../../reports/github-summary.js';
 import { cellOf, renameScenario, smallRun } from './fixture.js';
+import { fewestSamples } from '../../harness/results/ratio-interval.js';
 import type { MembenchError } from '../../harness/core/errors.js';
 
-const latency = (p50: number, p95: number): Distribution => ({ n: 20, mean: p50, p50, p95, p99: p95, max: p95 });
+/** Sets a cell's per-turn load or save times (and the distribution reports show), the times given by turn index. */
+function setTimes(cell: CellResult, operation: 'load' | 'save', time: (turn: number) => number): void {
+  cell.turns.forEach((turn, index) => {
+    if (operation === 'save') turn.saveMs = time(index);
+    else if (turn.loadMs !== null) turn.loadMs = time(index);
+  });
+  const samples = cell.turns.flatMap((turn) =>
+    operation === 'save' ? [turn.saveMs] : turn.loadMs === null ? [] : [turn.loadMs],
+  );
+  cell.latency[`${operation}Ms`] = distribution(samples);
+}
 
 describe('compareRuns', () => {
   it('passes an identical run', () => {
@@ -123,25 +142,177 @@ describe('compareRuns', () => {
     expect(hasRegression(compareRuns(smallRun(), head, { maxTokenIncrease: 0.01 }))).toBe(true);
   });
 
-  it('calls a slowdown inside the base spread or under the floor noise, and a clear one a regression', () => {
+  it("judges a slowdown from the per-turn times: a whole interval above ×2 regresses, with both runs' p50/p95 and the interval", () => {
     const base = smallRun();
     const head = smallRun();
-    cellOf(base, 'recipes-zh/buffer').latency.saveMs = latency(4, 20);
-    cellOf(head, 'recipes-zh/buffer').latency.saveMs = latency(12, 30);
-    cellOf(base, 'recipes-zh/window(k=2)').latency.loadMs = latency(0.01, 0.02);
-    cellOf(head, 'recipes-zh/window(k=2)').latency.loadMs = latency(0.5, 0.6);
-    cellOf(base, 'recipes-zh/window(k=4)').latency.saveMs = latency(4, 5);
-    cellOf(head, 'recipes-zh/window(k=4)').latency.saveMs = latency(12, 14);
+    // Same spread in both runs (a 1..2 ms jitter), head three times slower in one cell, 1.5 times in another.
+    setTimes(cellOf(base, 'recipes-zh/window(k=4)'), 'save', (turn) => 4 + (turn % 5) * 0.5);
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 3 * (4 + ((turn + 2) % 5) * 0.5));
+    setTimes(cellOf(base, 'recipes-zh/buffer'), 'save', (turn) => 4 + (turn % 5) * 0.5);
+    setTimes(cellOf(head, 'recipes-zh/buffer'), 'save', (turn) => 1.5 * (4 + (turn % 5) * 0.5));
     const comparison = compareRuns(base, head);
-    expect(noiseChecks(comparison).map(({ cell, check }) => [cell, check.metric, check.note])).toEqual([
-      ['recipes-zh/buffer', 'save p50', "within noise: head's p50 is inside base's p50..p95 band"],
-      ['recipes-zh/window(k=2)', 'load p50', 'within noise: p50s differ by less than 1 ms'],
+    expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([
+      ['recipes-zh/window(k=4)', 'save time'],
     ]);
-    expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric, check.change])).toEqual([
-      ['recipes-zh/window(k=4)', 'save p50', '×3.00'],
-    ]);
+    const flagged = comparison.regressions[0]!.check;
+    expect(flagged.base).toBe('p50 5.00 ms, p95 6.00 ms');
+    expect(flagged.head).toBe('p50 15.00 ms, p95 18.00 ms');
+    expect(flagged.change).toMatch(/^×3\.00 \[×(\d+\.\d+), ×(\d+\.\d+)\]$/u);
+    const [, lo, hi] = /\[×(\S+), ×(\S+)\]/u.exec(flagged.change)!.map(Number);
+    expect(lo).toBeGreaterThan(2);
+    expect(lo).toBeLessThan(3);
+    expect(hi).toBeGreaterThan(3);
+    const check = (id: string) => comparison.cells.find((cell) => cell.id === id)!.checks;
+    expect(check('recipes-zh/buffer').find((item) => item.metric === 'save time')!.verdict).toBe('ok');
+    expect(renderComparison(comparison)).toContain('recipes-zh/window(k=4) save time ×3.00 [×');
     expect(hasRegression(compareRuns(base, head, { latency: false }))).toBe(false);
     expect(hasRegression(compareRuns(base, head, { maxLatencyRatio: 4 }))).toBe(false);
+  });
+
+  it('flags a slowdown only when its interval clears the limit: ×2.4 with overlapping spreads is noise', () => {
+    const base = smallRun();
+    const head = smallRun();
+    // A wide spread (1..20 ms) in both runs: a median ratio over 2 whose interval still reaches below 2.
+    setTimes(cellOf(base, 'recipes-zh/window(k=4)'), 'save', (turn) => 1 + ((turn * 7) % 19));
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 2.4 * (1 + ((turn * 11) % 19)));
+    const comparison = compareRuns(base, head);
+    expect(noiseChecks(comparison).map(({ cell }) => cell)).toEqual(['recipes-zh/window(k=4)']);
+    const check = comparison.cells
+      .find((cell) => cell.id === 'recipes-zh/window(k=4)')!
+      .checks.find((item) => item.metric === 'save time')!;
+    expect(check.verdict).toBe('noise');
+    expect(check.note).toMatch(/^within noise: the interval reaches ×[01]\./u);
+  });
+
+  it("divides each run's times by its own calibration: a head timed while the machine was 2× slower is not 2× slower code", () => {
+    const base = smallRun();
+    const head = smallRun();
+    base.header.calibration = { cpuMs: 0.5, commitMs: 2, samples: 30 };
+    head.header.calibration = { cpuMs: 1, commitMs: 4, samples: 30 };
+    setTimes(cellOf(base, 'recipes-zh/window(k=4)'), 'save', (turn) => 4 + (turn % 5) * 0.5);
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 3 * (4 + (turn % 5) * 0.5));
+    const comparison = compareRuns(base, head);
+    expect(hasRegression(comparison)).toBe(false);
+    const check = comparison.cells
+      .find((cell) => cell.id === 'recipes-zh/window(k=4)')!
+      .checks.find((item) => item.metric === 'save time')!;
+    expect(check.change).toMatch(/^×1\.50 /u);
+    expect(check.note).toBe("normalised by each run's CPU floor (0.500 → 1.00 ms; raw ×3.00)");
+    // The commit floor is not divided by (fsync times swing too far between runs): only the CPU floor counts.
+    head.header.calibration = { cpuMs: 1, commitMs: 0.1, samples: 30 };
+    setTimes(cellOf(base, 'recipes-zh/window(k=2)'), 'load', (turn) => 4 + (turn % 5) * 0.5);
+    setTimes(cellOf(head, 'recipes-zh/window(k=2)'), 'load', (turn) => 5 * (4 + (turn % 5) * 0.5));
+    const load = compareRuns(base, head)
+      .cells.find((cell) => cell.id === 'recipes-zh/window(k=2)')!
+      .checks.find((item) => item.metric === 'load time')!;
+    expect([load.verdict, load.change.split(' ')[0]]).toEqual(['regression', '×2.50']);
+    // A head floor faster than base's never makes a slowdown out of the same times.
+    head.header.calibration = { cpuMs: 0.1, commitMs: 4, samples: 30 };
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 1.5 * (4 + (turn % 5) * 0.5));
+    const faster = compareRuns(base, head)
+      .cells.find((cell) => cell.id === 'recipes-zh/window(k=4)')!
+      .checks.find((item) => item.metric === 'save time')!;
+    expect([faster.verdict, faster.change.split(' ')[0]]).toEqual(['ok', '×1.50']);
+    expect(faster.note).toBe(
+      "not normalised: head's CPU floor was no slower (0.500 → 0.100 ms); a floor only excuses a slowdown",
+    );
+  });
+
+  it('says "not enough samples to judge" for a cell with few turns instead of failing it, and calls sub-millisecond changes noise', () => {
+    const base = smallRun();
+    const head = smallRun();
+    for (const run of [base, head]) {
+      const cell = cellOf(run, 'recipes-zh/window(k=4)');
+      cell.turns = cell.turns.slice(0, 4);
+    }
+    setTimes(cellOf(base, 'recipes-zh/window(k=4)'), 'save', () => 1);
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', () => 100);
+    setTimes(cellOf(base, 'recipes-zh/window(k=2)'), 'load', (turn) => 0.01 + turn * 0.0001);
+    setTimes(cellOf(head, 'recipes-zh/window(k=2)'), 'load', (turn) => 0.5 + turn * 0.0001);
+    const comparison = compareRuns(base, head);
+    expect(hasRegression(comparison)).toBe(false);
+    const check = (id: string, metric: string) =>
+      comparison.cells.find((cell) => cell.id === id)!.checks.find((item) => item.metric === metric)!;
+    expect(check('recipes-zh/window(k=4)', 'save time')).toMatchObject({
+      verdict: 'n/a',
+      // Bonferroni over the comparison's 12 latency figures (6 cells, load and save).
+      note: `not enough samples to judge (4 and 4 turns; ${fewestSamples(DEFAULT_THRESHOLDS.latencyFalseAlarm / 12)} a side are needed at this level)`,
+    });
+    expect(check('recipes-zh/window(k=2)', 'load time')).toMatchObject({
+      verdict: 'noise',
+      note: expect.stringMatching(/^within noise: p50s differ by less than 1 ms/u),
+    });
+  });
+
+  it('holds recall, evidence and retrieval drops to the limit exactly: 0.05 passes, 0.06 fails', () => {
+    // Rates edited without their probes (outcomes unchanged): the fixed limit decides alone.
+    const dropped = (drop: number) => {
+      const head = smallRun();
+      const recall = cellOf(head, 'recipes-zh/buffer').recall;
+      recall.contextRecall = { n: 100, hits: 100 - drop * 100, value: 1 - drop };
+      recall.evidenceRecall = { n: recall.evidenceRecall.n, mean: recall.evidenceRecall.mean! - drop };
+      const base = smallRun();
+      cellOf(base, 'recipes-zh/buffer').recall.contextRecall = { n: 100, hits: 100, value: 1 };
+      return compareRuns(base, head).regressions.map(({ cell, check }) => [cell, check.metric]);
+    };
+    expect(dropped(0.05)).toEqual([]);
+    expect(dropped(0.06)).toEqual([
+      ['recipes-zh/buffer', 'context recall'],
+      ['recipes-zh/buffer', 'evidence recall'],
+    ]);
+  });
+
+  it('gates a cell that ran concurrent sessions only on errors, invariants and losses, and says so', () => {
+    const base = smallRun();
+    const head = smallRun();
+    for (const run of [base, head]) cellOf(run, 'recipes-zh/buffer').interleaved = true;
+    const cell = cellOf(head, 'recipes-zh/buffer');
+    cell.tokens.contextTotal *= 2;
+    cell.recall.contextRecall = { n: cell.recall.contextRecall.n, hits: 0, value: 0 };
+    const comparison = compareRuns(base, head);
+    expect(hasRegression(comparison)).toBe(false);
+    expect(comparison.cells.find((item) => item.id === 'recipes-zh/buffer')!.nondeterministic).toBe(true);
+    expect(ungatedChecks(comparison).map(({ check }) => [check.metric, check.verdict])).toEqual([
+      ['context recall', 'ungated'],
+      ['context tokens', 'ungated'],
+    ]);
+    const text = renderComparison(comparison);
+    expect(text).toContain('Not gated (nondeterministic cells: only invariants, losses and errors are gated):');
+    expect(text).toMatch(/recipes-zh\/buffer context tokens \+100\.0% .*: not gated: a nondeterministic cell/u);
+    const markdown = renderComparisonMarkdown(comparison, { base: 'a', head: 'b' });
+    expect(markdown).toContain('### Not gated (nondeterministic cells');
+    // A loss or an invariant violation base did not have still fails it.
+    const lossy = structuredClone(head);
+    Object.assign(cellOf(lossy, 'recipes-zh/buffer'), {
+      durabilityOutcome: { crashes: [], recoveries: [], invariants: {}, counts: { lostUpdates: 1 } },
+    });
+    expect(compareRuns(base, lossy).regressions.map(({ cell: id, check }) => [id, check.metric])).toEqual([
+      ['recipes-zh/buffer', 'durability losses'],
+    ]);
+  });
+
+  it('fails a head that measured nothing where base measured something: 0 probes in a cell, 0 cells compared', () => {
+    const head = smallRun();
+    const cell = cellOf(head, 'recipes-zh/buffer');
+    cell.probes = [];
+    cell.recall.contextRecall = { n: 0, hits: 0, value: null };
+    cell.recall.evidenceRecall = { n: 0, mean: null };
+    const regressions = compareRuns(smallRun(), head).regressions;
+    expect(
+      regressions
+        .filter(({ cell: id }) => id !== 'overall')
+        .map(({ cell: id, check }) => [id, check.metric, check.note]),
+    ).toEqual([
+      ['recipes-zh/buffer', 'context recall', 'head measured nothing where base did (no probe scored)'],
+      ['recipes-zh/buffer', 'evidence recall', 'head measured nothing where base did (no probe scored)'],
+    ]);
+    const failed = smallRun();
+    for (const item of failed.cells) Object.assign(item, { status: 'error', error: 'boom' });
+    const nothing = compareRuns(failed, failed, { allowMissing: true });
+    expect(nothing.regressions.map(({ cell: id, check }) => [id, check.metric])).toEqual([
+      ['overall', 'cells measured in both runs'],
+    ]);
+    expect(renderComparison(nothing)).toMatch(/REGRESSION: 1 regressed metric/u);
   });
 
   it('fails a head that lost cells or holds new ones in error, naming each; --allow-missing lists them without failing', () => {
@@ -241,11 +412,7 @@ describe('compareRuns', () => {
   it('compares latency only between runs timed on one machine, unless asked', () => {
     const base = smallRun();
     const head = smallRun();
-    cellOf(head, 'recipes-zh/window(k=4)').latency.saveMs = {
-      ...cellOf(base, 'recipes-zh/window(k=4)').latency.saveMs,
-      p50: 1000,
-      p95: 1000,
-    };
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 1000 + turn);
     expect(compareRuns(base, head).thresholds.latency).toBe(true);
     expect(hasRegression(compareRuns(base, head))).toBe(true);
     const elsewhere = { ...head, header: { ...head.header, machine: 'another' } };

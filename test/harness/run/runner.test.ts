@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { CALIBRATION_SAMPLES } from '../../../harness/core/calibration.js';
 import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
@@ -93,6 +94,12 @@ describe('runBenchmark', () => {
     expect(cell.tokens.contextTotal).toBe(loaded.reduce((sum, turn) => sum + turn.contextTokens!, 0));
     expect(result.header.tokenizer.encoding).toBe('cl100k_base');
     expect(cell.peakRssMb).toBeGreaterThan(10);
+    // The machine's speed over the run, which compare divides latencies by: a batch before and after
+    // the cells, and no round between them when the cells run in this process (it would be timed in a step).
+    const { calibration } = result.header;
+    expect(calibration!.samples).toBe(2 * CALIBRATION_SAMPLES);
+    expect(calibration!.cpuMs).toBeGreaterThan(0);
+    expect(calibration!.commitMs).toBeGreaterThan(0);
   });
 
   it('expands filler steps with the run seed, the same for every strategy', async () => {

@@ -1,0 +1,140 @@
+/**
+ * The A/A check of the CI gate: the default run (a small matrix in quick mode) run twice on this
+ * machine, one after the other as a CI job runs base and head, and compared. Every figure the gate
+ * flags between two runs of the same code is a false alarm (target 0). Beside it, a planted
+ * regression the gate must catch: a window strategy made forgetful (k=1 where base had k=2) and its
+ * save five times slower between the two runs, under one setting name
+ * (fixtures/strategies/planted.ts, steered by environment variables; a repository checkout only).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { compareRuns } from '../../reports/compare.js';
+import type { Comparison } from '../../reports/compare-types.js';
+import { PACKAGE_ROOT } from '../core/package-info.js';
+import { readResults } from '../results/read.js';
+
+/** The matrix of quick mode: a crash scenario, a concurrent one and a scripted one, three strategies. */
+export const QUICK_AA_MATRIX = [
+  ...['buffer', 'window', 'bm25'].flatMap((strategy) => ['-s', strategy]),
+  ...['remember-then-crash', 'concurrent-edits', 'recipes-en'].flatMap((scenario) => ['-c', scenario]),
+];
+const PLANTED = path.join(PACKAGE_ROOT, 'fixtures', 'strategies', 'planted.ts');
+/** The planted cell: a scripted scenario stretched so its saves are numerous enough to judge. */
+const PLANTED_MATRIX = ['-s', PLANTED, '-c', 'recipes-en', '--stretch', '60'];
+
+/** A flagged figure, as the gate named it. */
+export interface FlaggedFigure {
+  cell: string;
+  metric: string;
+  change: string;
+  note?: string;
+}
+
+/** What the A/A comparison found, and whether the plant was caught. */
+export interface AaResult {
+  /** `membench run` arguments of each of the two runs (empty: the default run). */
+  matrix: string[];
+  cellsCompared: number;
+  /** Checks that reached a verdict (not "n/a"), and how many latency figures had too few samples to judge. */
+  figuresJudged: number;
+  latencyJudged: number;
+  latencyTooFew: number;
+  /** Figures of nondeterministic (concurrent) cells shown but not gated. */
+  ungated: number;
+  /** The gate's false alarms between two runs of the same code (target 0). */
+  flagged: FlaggedFigure[];
+  /** The planted regression: what the gate flagged (must not be empty), or why it was not run. */
+  planted: { caught: FlaggedFigure[] } | { skipped: string };
+}
+
+/** Runs `membench run ARGS --out DIR -q` through the package's bin; exit 0 or 1 (failed cells) leave results. */
+async function runCli(args: readonly string[], out: string, env: NodeJS.ProcessEnv = {}): Promise<void> {
+  const bin = path.join(PACKAGE_ROOT, 'bin', 'membench.js');
+  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'run', ...args, '--out', out, '-q'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...env },
+    });
+    let text = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (exitCode) => resolve({ code: exitCode, stderr: text }));
+  });
+  if (code !== 0 && code !== 1)
+    throw new Error(`bench A/A: membench run ${args.join(' ')} exited with code ${code}: ${stderr.trim().slice(-400)}`);
+}
+
+const flaggedOf = (comparison: Comparison): FlaggedFigure[] =>
+  comparison.regressions.map(({ cell, check }) => ({
+    cell,
+    metric: check.metric,
+    change: check.change,
+    ...(check.note ? { note: check.note } : {}),
+  }));
+
+/** Runs `args` twice (the second time with `env`) and compares the second with the first. */
+async function twice(dir: string, name: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  const [base, head] = [path.join(dir, `${name}-base`), path.join(dir, `${name}-head`)];
+  await runCli(args, base);
+  await runCli(args, head, env);
+  const [before, after] = [await readResults(base), await readResults(head)];
+  return compareRuns(before.result, after.result, {}, { base: before.file, head: after.file });
+}
+
+/** The A/A section: two runs of one matrix compared, and the planted regression. */
+export async function benchAa(options: { quick: boolean; onProgress?: (line: string) => void }): Promise<AaResult> {
+  const matrix = options.quick ? QUICK_AA_MATRIX : [];
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-aa-'));
+  try {
+    options.onProgress?.(`A/A: membench run ${matrix.join(' ') || '(the default run)'}, twice`);
+    const comparison = await twice(dir, 'aa', matrix);
+    const checks = comparison.cells.flatMap((cell) => cell.checks);
+    const latency = checks.filter((check) => check.metric === 'load time' || check.metric === 'save time');
+    let planted: AaResult['planted'];
+    if (!existsSync(PLANTED)) planted = { skipped: `${PLANTED} is not here (a repository checkout has it)` };
+    else {
+      options.onProgress?.('A/A: the planted regression (k=1 where base had k=2, save ×5), run twice');
+      const plant = await twice(dir, 'planted', PLANTED_MATRIX, {
+        MEMBENCH_PLANTED_K: '1',
+        MEMBENCH_PLANTED_SAVE_SLOWDOWN: '5',
+      });
+      planted = { caught: flaggedOf(plant) };
+    }
+    return {
+      matrix,
+      cellsCompared: comparison.cells.length,
+      figuresJudged: checks.filter((check) => check.verdict !== 'n/a').length,
+      latencyJudged: latency.filter((check) => check.verdict !== 'n/a').length,
+      latencyTooFew: latency.filter((check) => check.note?.startsWith('not enough samples')).length,
+      ungated: checks.filter((check) => check.verdict === 'ungated').length,
+      flagged: flaggedOf(comparison),
+      planted,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The section as Markdown: false alarms beside the planted regression's catch. */
+export function renderAa(result: AaResult): string {
+  const caught = 'caught' in result.planted ? result.planted.caught : [];
+  const list = (items: readonly FlaggedFigure[]) =>
+    items.map((item) => `- \`${item.cell}\` ${item.metric} ${item.change}${item.note ? `: ${item.note}` : ''}`);
+  return [
+    '## A/A: the compare gate on two runs of the same code',
+    '',
+    `membench run ${result.matrix.join(' ') || '(the default run)'}, twice, then compare: ${result.cellsCompared} cells, ${result.figuresJudged} figures judged (latency: ${result.latencyJudged} judged, ${result.latencyTooFew} with too few samples to judge; ${result.ungated} figures of concurrent cells not gated).`,
+    '',
+    `- flagged between identical runs: **${result.flagged.length}** (target 0)`,
+    ...list(result.flagged),
+    'caught' in result.planted
+      ? `- planted regression (k=1 where base had k=2, save ×5, one setting name): **${caught.length ? `caught, ${caught.length} figure(s)` : 'NOT caught'}**`
+      : `- planted regression: not run: ${result.planted.skipped}`,
+    ...list(caught),
+  ].join('\n');
+}
