@@ -6,10 +6,9 @@
  * `--question-prompts FILE` (YAML, a template per kind) replaces it, so the original templates can
  * be plugged in without being shipped.
  */
-import { readFile } from 'node:fs/promises';
 import { MembenchError } from '../../core/errors.js';
 import { fnv1a } from '../../core/hash.js';
-import { formatProblem, parseMappingText, type Problem } from '../load.js';
+import { formatProblem, parseMappingText, readBoundedText, type Problem } from '../load.js';
 
 /** The kinds of question that get a template, and the placeholders each may use. */
 export const QUESTION_KINDS = {
@@ -126,16 +125,10 @@ export function parseQuestionPromptsText(text: string, file: string): QuestionPr
   return { templates, source: rest.length === 0 ? file : `${file} + membench (${rest.join(', ')})` };
 }
 
-/** Reads `--question-prompts FILE`. */
+/** The largest question prompts file read: a few templates of a few lines each fit in far less. */
+export const MAX_QUESTION_PROMPTS_BYTES = 256 * 1024;
+
+/** Reads `--question-prompts FILE`: bounded in size, UTF-8, every problem located. */
 export async function loadQuestionPrompts(file: string): Promise<QuestionPrompts> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--question-prompts ${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  return parseQuestionPromptsText(text, file);
+  return parseQuestionPromptsText(await readBoundedText(file, MAX_QUESTION_PROMPTS_BYTES, PROMPTS_DOCUMENT), file);
 }

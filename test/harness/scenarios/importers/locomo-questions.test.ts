@@ -16,6 +16,8 @@ import type { ChatModel, ChatRequest } from '../../../../harness/models/types.js
 import type { ProbeStep } from '../../../../harness/scenarios/format.js';
 import { importDataset } from '../../../../harness/scenarios/importers/index.js';
 import {
+  loadQuestionPrompts,
+  MAX_QUESTION_PROMPTS_BYTES,
   MEMBENCH_QUESTION_PROMPTS,
   NOT_MENTIONED,
   parseQuestionPromptsText,
@@ -131,7 +133,14 @@ describe('LoCoMo questions as asked', () => {
     );
     await expect(
       importDataset(`locomo:${await writeSample()}`, { questionPrompts: path.join(dir, 'none.yaml') }),
-    ).rejects.toThrow(/--question-prompts .*none\.yaml: cannot read/u);
+    ).rejects.toThrow(/none\.yaml:1:1: \(document\): cannot read: no such file/u);
+    // Bounded and UTF-8, as the judge's prompts and the errata are.
+    const huge = path.join(dir, 'huge.yaml');
+    await writeFile(huge, `temporal: "{{question}} ${'x'.repeat(MAX_QUESTION_PROMPTS_BYTES)}"\n`);
+    await expect(loadQuestionPrompts(huge)).rejects.toThrow(/huge\.yaml.*(large|bytes|KiB|MiB)/iu);
+    const latin1 = path.join(dir, 'latin1.yaml');
+    await writeFile(latin1, Buffer.from('temporal: "{{question}} caf\xe9"\n', 'latin1'));
+    await expect(loadQuestionPrompts(latin1)).rejects.toThrow(/latin1\.yaml.*UTF-8/iu);
   });
 });
 
