@@ -4,10 +4,10 @@
  * FILE` (YAML, one template per type) replaces any of them, so a user can run a paper's official
  * prompts verbatim. Which type a probe is comes from its category and the dataset's label.
  */
-import { MembenchError } from '../core/errors.js';
 import { JUDGE_TYPES, type JudgeItem, type JudgeType } from '../core/judge-rules.js';
-import { formatProblem, parseMappingText, readBoundedText, type Problem } from '../scenarios/load.js';
+import { parseMappingText, readBoundedText, type Problem } from '../scenarios/load.js';
 import type { ProbeRecord } from './schema.js';
+import { finishTemplates } from '../scenarios/templates-file.js';
 
 export const PLACEHOLDERS = ['question', 'gold', 'response'] as const;
 
@@ -130,6 +130,7 @@ export function parsePromptsText(text: string, file: string): PromptSet {
   const problems: Problem[] = [...parsed.problems];
   const templates: Record<JudgeType, string> = { ...MEMBENCH_PROMPTS };
   const given: JudgeType[] = [];
+  let empty = false;
   if (parsed.value) {
     const { value, locate } = parsed;
     const fail = (key: string, at: { line: number; col: number }, message: string): number =>
@@ -163,21 +164,9 @@ export function parsePromptsText(text: string, file: string): PromptSet {
         given.push(key as JudgeType);
       }
     }
-    if (Object.keys(value).length === 0)
-      problems.push({
-        file,
-        line: 1,
-        col: 1,
-        path: '(document)',
-        message: `no template: expected ${PROMPTS_DOCUMENT.holds}`,
-        severity: 'error',
-      });
+    empty = Object.keys(value).length === 0;
   }
-  const errors = problems.filter((problem) => problem.severity === 'error');
-  if (errors.length > 0)
-    throw new MembenchError('INVALID_ARGUMENT', `${file}: not a valid judge prompts file`, errors.map(formatProblem));
-  const rest = JUDGE_TYPES.filter((type) => !given.includes(type));
-  return { templates, source: rest.length === 0 ? file : `${file} + membench (${rest.join(', ')})` };
+  return finishTemplates({ file, document: PROMPTS_DOCUMENT, problems, empty, kinds: JUDGE_TYPES, given, templates });
 }
 
 /**

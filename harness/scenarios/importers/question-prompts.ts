@@ -6,9 +6,9 @@
  * `--question-prompts FILE` (YAML, a template per kind) replaces it, so the original templates can
  * be plugged in without being shipped.
  */
-import { MembenchError } from '../../core/errors.js';
 import { fnv1a } from '../../core/hash.js';
-import { formatProblem, parseMappingText, readBoundedText, type Problem } from '../load.js';
+import { parseMappingText, readBoundedText, type Problem } from '../load.js';
+import { finishTemplates } from '../templates-file.js';
 
 /** The kinds of question that get a template, and the placeholders each may use. */
 export const QUESTION_KINDS = {
@@ -77,6 +77,7 @@ export function parseQuestionPromptsText(text: string, file: string): QuestionPr
   const templates: Record<QuestionKind, string> = { ...MEMBENCH_QUESTION_PROMPTS };
   const given: QuestionKind[] = [];
   const kinds = Object.keys(QUESTION_KINDS) as QuestionKind[];
+  let empty = false;
   if (parsed.value) {
     const { value, locate } = parsed;
     const fail = (key: string, at: { line: number; col: number }, message: string): number =>
@@ -104,25 +105,9 @@ export function parseQuestionPromptsText(text: string, file: string): QuestionPr
         given.push(kind);
       }
     }
-    if (Object.keys(value).length === 0)
-      problems.push({
-        file,
-        line: 1,
-        col: 1,
-        path: '(document)',
-        message: `no template: expected ${PROMPTS_DOCUMENT.holds}`,
-        severity: 'error',
-      });
+    empty = Object.keys(value).length === 0;
   }
-  const errors = problems.filter((problem) => problem.severity === 'error');
-  if (errors.length > 0)
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `${file}: not a valid question prompts file`,
-      errors.map(formatProblem),
-    );
-  const rest = kinds.filter((kind) => !given.includes(kind));
-  return { templates, source: rest.length === 0 ? file : `${file} + membench (${rest.join(', ')})` };
+  return finishTemplates({ file, document: PROMPTS_DOCUMENT, problems, empty, kinds, given, templates });
 }
 
 /** The largest question prompts file read: a few templates of a few lines each fit in far less. */
