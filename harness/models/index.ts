@@ -3,7 +3,8 @@ import { MembenchError } from '../core/errors.js';
 import { checkNumber } from '../core/numbers.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
-import { HashedEmbedder, OfflineModel } from './offline.js';
+import { HashedEmbedder } from './hashed-embedder.js';
+import { OfflineModel } from './offline.js';
 import { isTruncatedAnswer, OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';
 import {
   MAINTENANCE_TASKS,
@@ -15,7 +16,9 @@ import {
 } from './types.js';
 
 export * from './types.js';
-export { OfflineModel, HashedEmbedder, extractEntities } from './offline.js';
+export { OfflineModel } from './offline.js';
+export { HashedEmbedder } from './hashed-embedder.js';
+export { extractEntities } from './offline-entities.js';
 export { ConcurrencyLimit, type RetryEvent } from './endpoint.js';
 export { OpenAIChatModel, OpenAIEmbedder, toChatMessages, type OpenAIProviderOptions } from './openai.js';
 export { ResponseCache, CachedChatModel, CachedEmbedder, canonicalJson, requestKey } from './cache.js';

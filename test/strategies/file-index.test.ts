@@ -4,7 +4,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/core/errors.js';
 import { durableBatch } from '../../harness/core/durable-batch.js';
-import { extractMemories } from '../../harness/models/offline.js';
+import { extractMemories } from '../../harness/models/offline-memories.js';
 import type { ChatModel, ChatRequest } from '../../harness/models/types.js';
 import { extractMemoriesPrompt } from '../../harness/core/prompts.js';
 import {
