@@ -19,17 +19,8 @@
  * `clean_text` when the file has one, no caption; task_eval/evaluate_gpts.py `prepare_for_rag`),
  * which only a ranker reproducing the paper reads (bm25 `ranker=okapi-paper`).
  *
- * Derived documents (only when asked for: `--protocol locomo`). LoCoMo's RAG evaluation
- * (task_eval/evaluate_gpts.py `prepare_for_rag`, `get_rag_context`) retrieves over one of three
- * databases: the dialogs, the observations or the session summaries. `observation` holds
- * `session_N_observation: {speaker: [[text, dia_id], ...]}` (the dia_id a string, possibly several
- * joined by commas, or a list), `session_summary` holds `session_N_summary: text`. Each becomes a
- * scenario of its own that replays those documents in place of the dialog (one message per
- * document, dated with its session, no reply) and asks the dialog's questions; a document
- * `cites` the dialog's ids (an observation its dia_ids, a summary every dia_id numbered with its
- * session, as the code's `ev.split(':')[0][1:] in sessions` compares them), which only the harness
- * reads. A sample without the field gets no such scenario (reported); a field of the wrong type
- * is bad input (an error naming the file and the field).
+ * Derived documents (only when asked for: `--protocol locomo`): LoCoMo's observations and session
+ * summaries, each replayed as a scenario of its own (locomo-derived.ts).
  *
  * Categories, as the dataset's own scoring code uses them (task_eval/evaluation.py,
  * evaluation_stats.py and evaluate_gpts.py in snap-research/locomo; several papers number them
@@ -73,11 +64,11 @@ import {
   type Converted,
   type DatasetConverter,
   type ImportLog,
-  type ScenarioDocument,
 } from './shared.js';
-import { MembenchError } from '../../core/errors.js';
 import { isRecord } from '../../core/guards.js';
 import { MONTH_NAMES } from '../../core/text.js';
+import { derivedDocuments } from './locomo-derived.js';
+import { canonicalDiaId, LOCOMO_FORMAT } from './locomo-format.js';
 import { adversarialAsk, MEMBENCH_QUESTION_PROMPT_SET, temporalAsk, type QuestionPrompts } from './question-prompts.js';
 
 /** LoCoMo category number → its name and the membench probe category. */
@@ -109,12 +100,6 @@ export function parseLocomoDate(text: string): string | undefined {
   const date = new Date(Date.UTC(year, month, day, hour, minute));
   if (date.getUTCDate() !== day || date.getUTCMonth() !== month) return undefined;
   return date.toISOString().replace('.000Z', 'Z');
-}
-
-/** "D:11:26" → D11:26, "D30:05" → D30:5, "(D1:3)" → D1:3; undefined when it is no dialogue id. */
-export function canonicalDiaId(raw: string): string | undefined {
-  const match = /^\(?D:?(\d+):0*(\d+)\)?$/u.exec(raw.trim());
-  return match ? `D${Number(match[1])}:${Number(match[2])}` : undefined;
 }
 
 interface Utterance {
@@ -403,184 +388,11 @@ function readProbe(
   return probe;
 }
 
-/** A derived field that is not in LoCoMo's layout: bad input (its citations cannot be read), not a repair. */
-function layoutError(file: string, where: string, expected: string, value: unknown): MembenchError {
-  const got = Array.isArray(value) ? 'a list' : value === null ? 'null' : `${typeof value} ${shownValue(value)}`;
-  return new MembenchError('INVALID_ARGUMENT', `${file}: ${where}: expected ${expected}, got ${got.slice(0, 80)}`);
-}
-
-/** The derived field's `session_N_KIND` entries by session number, in order (other keys reported and ignored). */
-function sessionEntries(
-  field: Record<string, unknown>,
-  kind: 'observation' | 'summary',
-  where: string,
-  log: ImportLog,
-): [number, unknown][] {
-  const entries: [number, unknown][] = [];
-  for (const [key, value] of Object.entries(field)) {
-    const match = new RegExp(`^session_(\\d+)_${kind}$`, 'u').exec(key);
-    if (match) entries.push([Number(match[1]), value]);
-    else log.repair(`${where}.${key}`, `${kind}-key-unknown`, `not a session_N_${kind} entry: ignored`);
-  }
-  return entries.sort(([a], [b]) => a - b);
-}
-
-/** The dialog's step ids an observation's dia_id field names ("D1:3", "D1:3, D1:5" or a list); unknown ids reported and dropped. */
-function citedSteps(
-  raw: unknown,
-  stepOf: ReadonlyMap<string, string>,
-  file: string,
-  where: string,
-  log: ImportLog,
-): string[] {
-  const pieces = (typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw : [undefined]).flatMap((entry) => {
-    if (typeof entry !== 'string') throw layoutError(file, where, 'a dia_id like "D1:3" or a list of them', raw);
-    return entry.split(/[;,\s]+/u).filter((piece) => piece.length > 0);
-  });
-  const steps: string[] = [];
-  for (const piece of pieces) {
-    const diaId = canonicalDiaId(piece);
-    const step = diaId === undefined ? undefined : stepOf.get(diaId);
-    if (step === undefined)
-      log.repair(where, 'observation-cite-unknown', `${JSON.stringify(piece)} names no turn: not cited`);
-    else if (!steps.includes(step)) steps.push(step);
-  }
-  return steps;
-}
-
-/** A dated session opening, as the dialog's. */
-const sessionOpening = (at: string | undefined): Record<string, unknown> => ({
-  session: 'new',
-  ...(at !== undefined ? { at } : {}),
-});
-
-/** One derived document: a message with no reply, dated with its session, citing dialog ids; `raw`, the file's text when cleaning changed it (what LoCoMo's RAG indexes). */
-const documentStep = (
-  id: string,
-  text: string,
-  at: string | undefined,
-  cites: string[],
-  raw: unknown,
-): Record<string, unknown> => ({
-  id,
-  user: text,
-  ...(typeof raw === 'string' && raw !== text ? { indexText: raw } : {}),
-  reply: false,
-  ...(cites.length > 0 ? { cites } : {}),
-  ...(at !== undefined ? { at } : {}),
-});
-
-/** The observation documents' steps (session openings and one step per observation), or undefined when there are none. */
-function observationSteps(
-  raw: unknown,
-  datesOf: ReadonlyMap<number, string | undefined>,
-  stepOf: ReadonlyMap<string, string>,
-  label: string,
-  file: string,
-  log: ImportLog,
-): Record<string, unknown>[] | undefined {
-  const where = `${label} observation`;
-  if (!isRecord(raw)) throw layoutError(file, where, 'an object of session_N_observation entries', raw);
-  const steps: Record<string, unknown>[] = [];
-  for (const [number, perSpeaker] of sessionEntries(raw, 'observation', where, log)) {
-    const at = `${where}.session_${number}_observation`;
-    if (!isRecord(perSpeaker)) throw layoutError(file, at, 'an object of speaker → [[text, dia_id], ...]', perSpeaker);
-    const documents: Record<string, unknown>[] = [];
-    for (const [speaker, list] of Object.entries(perSpeaker)) {
-      if (!Array.isArray(list)) throw layoutError(file, `${at}.${speaker}`, 'a list of [text, dia_id] pairs', list);
-      list.forEach((entry: unknown, index) => {
-        const entryAt = `${at}.${speaker}[${index}]`;
-        if (!Array.isArray(entry) || entry.length < 2)
-          throw layoutError(file, entryAt, 'a pair [observation text, dia_id]', entry);
-        if (typeof entry[0] !== 'string') throw layoutError(file, `${entryAt}[0]`, 'the observation text', entry[0]);
-        const text = cleanText(entry[0]);
-        if (text === undefined) return log.repair(entryAt, 'observation-empty', 'an empty observation: left out');
-        const cites = citedSteps(entry[1], stepOf, file, `${entryAt}[1]`, log);
-        documents.push(documentStep(`O${number}.${documents.length + 1}`, text, datesOf.get(number), cites, entry[0]));
-      });
-    }
-    if (documents.length > 0) steps.push(sessionOpening(datesOf.get(number)), ...documents);
-  }
-  return steps.length > 0 ? steps : undefined;
-}
-
-/** The session-summary documents' steps (one session per summary), or undefined when there are none. */
-function summarySteps(
-  raw: unknown,
-  datesOf: ReadonlyMap<number, string | undefined>,
-  stepOf: ReadonlyMap<string, string>,
-  label: string,
-  file: string,
-  log: ImportLog,
-): Record<string, unknown>[] | undefined {
-  const where = `${label} session_summary`;
-  if (!isRecord(raw)) throw layoutError(file, where, 'an object of session_N_summary entries', raw);
-  const steps: Record<string, unknown>[] = [];
-  for (const [number, summary] of sessionEntries(raw, 'summary', where, log)) {
-    const at = `${where}.session_${number}_summary`;
-    if (typeof summary !== 'string') throw layoutError(file, at, 'the summary text', summary);
-    const text = cleanText(summary);
-    if (text === undefined) {
-      log.repair(at, 'summary-empty', 'an empty summary: left out');
-      continue;
-    }
-    // LoCoMo's code credits a retrieved summary of session N with every evidence id numbered DN.
-    const cites = [...stepOf].filter(([diaId]) => diaId.startsWith(`D${number}:`)).map(([, step]) => step);
-    steps.push(
-      sessionOpening(datesOf.get(number)),
-      documentStep(`S${number}`, text, datesOf.get(number), cites, summary),
-    );
-  }
-  return steps.length > 0 ? steps : undefined;
-}
-
-/** The sample's derived-document scenarios (without probes: the import adds the dialog's), each field absent or empty reported. */
-function derivedDocuments(
-  raw: Record<string, unknown>,
-  sessions: readonly Session[],
-  stepOf: ReadonlyMap<string, string>,
-  label: string,
-  file: string,
-  log: ImportLog,
-): ScenarioDocument[] {
-  const datesOf = new Map(sessions.map((session) => [session.number, session.at]));
-  const documents: ScenarioDocument[] = [];
-  for (const [field, kind, read] of [
-    ['observation', 'observation', observationSteps],
-    ['session_summary', 'summary', summarySteps],
-  ] as const) {
-    const steps = raw[field] === undefined ? undefined : read(raw[field], datesOf, stepOf, label, file, log);
-    if (steps === undefined) {
-      log.repair(
-        `${label} ${field}`,
-        `${kind}-missing`,
-        `${raw[field] === undefined ? `no ${field}` : `no ${kind} in ${field}`}: the ${kind} unit is skipped for this conversation`,
-      );
-      continue;
-    }
-    const { document } = converted(
-      'locomo',
-      file,
-      `${label}-${kind}`,
-      `LoCoMo ${label}, its ${kind === 'summary' ? 'session summaries' : 'observations'} replayed in place of the dialog (LoCoMo's ${kind} retrieval unit); imported from ${path.basename(file)}.`,
-      steps,
-      [],
-      [kind],
-    );
-    // A group of its own: the derived corpus's figures never pool with the dialog's.
-    documents.push({
-      ...document,
-      group: `${document.group} ${kind === 'summary' ? 'session summaries' : 'observations'}`,
-      documents: kind,
-    });
-  }
-  return documents;
-}
-
 /** LoCoMo: one scenario per sample (and, asked for, one per derived-document field). */
 export const locomo: DatasetConverter = {
   units: 'conversations',
   itemsName: 'QA items',
+  format: LOCOMO_FORMAT,
   convert(raw: unknown, index: number, log: ImportLog, file: string, options?: ConvertOptions): Converted | undefined {
     if (!isRecord(raw)) {
       log.skip(`sample[${index}]`, 'sample-not-object', 'not a sample object: skipped');

@@ -40,7 +40,6 @@
  * duplicate one, an unknown question_type, no question, no answer (except abstention).
  */
 import path from 'node:path';
-import type { ProbeCategory } from '../format.js';
 import {
   cleanText,
   converted,
@@ -53,16 +52,7 @@ import {
   type ImportLog,
 } from './shared.js';
 import { isRecord } from '../../core/guards.js';
-
-/** LongMemEval question_type → membench probe category (abstention comes from the `_abs` suffix). */
-export const LONGMEMEVAL_TYPES: Readonly<Record<string, ProbeCategory>> = {
-  'single-session-user': 'extraction',
-  'single-session-assistant': 'extraction',
-  'single-session-preference': 'extraction',
-  'multi-session': 'multi-hop',
-  'temporal-reasoning': 'temporal',
-  'knowledge-update': 'update',
-};
+import { LONGMEMEVAL_FORMAT, LONGMEMEVAL_TYPES } from './longmemeval-format.js';
 
 /** "2023/05/30 (Tue) 23:40" → "2023-05-30T23:40:00Z" (no time zone in the dataset: read as UTC). */
 export function parseLongMemEvalDate(text: string): string | undefined {
@@ -213,6 +203,7 @@ function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog
 export const longmemeval: DatasetConverter = {
   units: 'questions',
   itemsName: 'questions',
+  format: LONGMEMEVAL_FORMAT,
   convert(raw: unknown, index: number, log: ImportLog, file: string): Converted | undefined {
     if (!isRecord(raw)) {
       log.skip(`question[${index}]`, 'question-not-object', 'not a question object: skipped');

@@ -3,6 +3,7 @@
  * converter produces, and the helpers that make dataset ids and text safe for scenarios.
  */
 import path from 'node:path';
+import type { z } from 'zod';
 import { JsonNumberText } from './json-stream.js';
 import type { DerivedDocuments } from '../format.js';
 import type { QuestionPrompts } from './question-prompts.js';
@@ -191,7 +192,21 @@ export interface DatasetConverter {
   units: string;
   /** What one probe-bearing item is, plural: "QA items", "questions". */
   itemsName: string;
+  /** The published format of one list element (the importer conformance suite checks the converter against it). */
+  format: DatasetFormat;
   convert(raw: unknown, index: number, log: ImportLog, file: string, options?: ConvertOptions): Converted | undefined;
+}
+
+/**
+ * A dataset's published format: the zod schema of one list element, an element as the published
+ * file writes it, and the fields without which an item is skipped (each with where the import log
+ * reports it). test/harness/scenarios/importers/conformance.ts runs every converter against it.
+ */
+export interface DatasetFormat {
+  element: z.ZodType;
+  /** An element as published, imported with nothing to repair; `say` is the text of its first turn. */
+  example(say: string): unknown;
+  required: readonly { path: readonly (string | number)[]; where: string }[];
 }
 
 /** Text from a dataset field: strings trimmed and made well-formed (lone surrogates replaced). */

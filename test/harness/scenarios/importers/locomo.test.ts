@@ -12,7 +12,8 @@ import {
   type ImportedScenario,
   type ImportReport,
 } from '../../../../harness/scenarios/importers/index.js';
-import { canonicalDiaId, parseLocomoDate } from '../../../../harness/scenarios/importers/locomo.js';
+import { parseLocomoDate } from '../../../../harness/scenarios/importers/locomo.js';
+import { canonicalDiaId } from '../../../../harness/scenarios/importers/locomo-format.js';
 import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Step } from '../../../../harness/scenarios/format.js';
 
