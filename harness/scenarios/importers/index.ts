@@ -40,7 +40,8 @@ export {
   type ScenarioDocument,
 } from './shared.js';
 
-const CONVERTERS: Record<DatasetName, DatasetConverter> = { locomo, longmemeval };
+/** The converter of each dataset: the only list of importers (`DATASET_NAMES` names them). */
+export const CONVERTERS: Record<DatasetName, DatasetConverter> = { locomo, longmemeval };
 
 const bad = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 
