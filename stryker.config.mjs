@@ -11,7 +11,8 @@ export default {
   mutate: [
     'strategies/**/*.ts',
     'harness/core/metrics.ts',
-    'harness/core/scoring.ts',
+    'harness/scenarios/evidence.ts',
+    'harness/results/scoring.ts',
     'harness/core/porter-nltk.ts',
     'harness/core/fs.ts',
   ],

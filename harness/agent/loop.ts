@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
-import { chosenAnswer } from '../core/scoring.js';
+import { chosenAnswer } from '../results/scoring.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import { datedText, hasCjk, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';

@@ -3,7 +3,7 @@ import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
 import { boundedMemo, MEMO_CHARS } from './memo.js';
-import { contentWords, hasCjk, normalizeText, sentences, termSet } from './text.js';
+import { contentWords, hasCjk, normalizeText, termSet } from './text.js';
 
 /** normalizeText of context messages, memoised (see contextMessages). */
 const normalizedMessage = boundedMemo(MEMO_CHARS.messages, normalizeText);
@@ -95,80 +95,6 @@ export function answerRecall(
     best = Math.max(best ?? 0, found / words.length);
   }
   return best;
-}
-
-/**
- * A strategy that transforms what it keeps (a summary, entity notes, memory files) holds an
- * evidence message it does not quote when one context message or memory carries at least this
- * share of the message's rarity-weighted terms, or of one sentence of it that has at least
- * EVIDENCE_MIN_TERMS terms (a summary keeps the fact, not the whole message).
- */
-export const EVIDENCE_COVERAGE_THRESHOLD = 0.5;
-export const EVIDENCE_MIN_TERMS = 4;
-
-/** How an evidence message was found in the context: quoted by a message, covered by one (transforming strategies only), or not there. */
-export type EvidenceFinding = 'verbatim' | 'covered' | 'missing';
-
-/** What a probe's evidence is judged with, prepared by the harness from the scenario (never shown to the strategy or the model). */
-export interface ProbeEvidence {
-  /** Per cited id, the messages it names: one for a message-level citation, a step's messages for a step id (any of them counts). */
-  cited: string[][];
-  /**
-   * Weight of each term of the cited messages: its rarity among the scenario's own messages
-   * (`termRarity`, an IDF); a term in half the messages or more weighs 0.
-   */
-  rarity: Record<string, number>;
-}
-
-/** Share of `terms`' rarity weight one normalised context message holds (0 when the terms weigh nothing). */
-function rareShare(terms: readonly string[], rarity: Readonly<Record<string, number>>, message: string): number {
-  let total = 0;
-  let found = 0;
-  const held = termSet(message);
-  for (const term of terms) {
-    const weight = rarity[term] ?? 0;
-    total += weight;
-    if (weight > 0 && (held.has(term) || (hasCjk(term) && message.includes(term)))) found += weight;
-  }
-  return total === 0 ? 0 : found / total;
-}
-
-/**
- * Evidence recall (DESIGN §5): the share of the cited messages the context holds. A message is
- * held when a context message quotes it (its whole normalised text is inside one). That is the
- * only rule for a strategy that keeps messages verbatim (`transforms` false): nothing else it
- * could show stands for the message. For a strategy that transforms what it keeps, a message is
- * also held when one context message or memory covers at least EVIDENCE_COVERAGE_THRESHOLD of
- * the rarity weight of the message's terms, or of one of its sentences of EVIDENCE_MIN_TERMS
- * terms or more: words common in the scenario weigh (almost) nothing, so chat and boilerplate
- * shared by many messages cannot make a message held. Terms scattered across unrelated messages
- * do not count, so a context without the evidence scores 0.
- */
-export function evidenceRecall(
-  evidence: ProbeEvidence,
-  normalizedMessages: readonly string[],
-  transforms: boolean,
-): { value: number | null; findings: EvidenceFinding[] } {
-  const findings = evidence.cited.map((messages): EvidenceFinding => {
-    const wanted = messages.map(normalizeText).filter((text) => text.length > 0);
-    if (wanted.some((text) => normalizedMessages.some((message) => message.includes(text)))) return 'verbatim';
-    if (!transforms) return 'missing';
-    const candidates = wanted.flatMap((text) => [
-      [...termSet(text)],
-      ...sentences(text)
-        .map((sentence) => [...termSet(sentence)])
-        .filter((terms) => terms.length >= EVIDENCE_MIN_TERMS),
-    ]);
-    for (const terms of candidates) {
-      for (const message of normalizedMessages)
-        if (rareShare(terms, evidence.rarity, message) >= EVIDENCE_COVERAGE_THRESHOLD) return 'covered';
-    }
-    return 'missing';
-  });
-  return {
-    value: findings.length === 0 ? null : findings.filter((finding) => finding !== 'missing').length / findings.length,
-    findings,
-  };
 }
 
 const DECLINES =

@@ -60,7 +60,7 @@ export class OfflineModel implements ChatModel {
           ),
         );
       case 'judge':
-        // Judging reads gold answers, which the reference model must never see: the offline judge is rules (harness/core/judge-rules.ts).
+        // Judging reads gold answers, which the reference model must never see: the offline judge is rules (harness/results/judge-rules.ts).
         throw new MembenchError('NOT_SUPPORTED', 'the offline model does not judge answers: use --judge offline');
     }
   }

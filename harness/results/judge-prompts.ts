@@ -4,7 +4,7 @@
  * FILE` (YAML, one template per type) replaces any of them, so a user can run a paper's official
  * prompts verbatim. Which type a probe is comes from its category and the dataset's label.
  */
-import { JUDGE_TYPES, type JudgeItem, type JudgeType } from '../core/judge-rules.js';
+import { JUDGE_TYPES, type JudgeItem, type JudgeType } from './judge-rules.js';
 import { parseMappingText, readBoundedText, type Problem } from '../scenarios/load.js';
 import type { ProbeRecord } from './schema.js';
 import { finishTemplates } from '../scenarios/templates-file.js';

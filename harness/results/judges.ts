@@ -8,7 +8,7 @@
  */
 import { HumanMessage } from '@langchain/core/messages';
 import { MembenchError } from '../core/errors.js';
-import { offlineVerdict, type JudgeItem } from '../core/judge-rules.js';
+import { offlineVerdict, type JudgeItem } from './judge-rules.js';
 import { TokenCounter } from '../core/tokens.js';
 import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
 import { judgedAccuracy, judgeLabel } from './agreement.js';

@@ -7,18 +7,18 @@
  * goes into results.json as it comes out.
  */
 import type { BaseMessage } from '@langchain/core/messages';
-import {
-  answerRecall,
-  contextMessages,
-  evidenceRecall,
-  judgeAnswer,
-  judgeContext,
-  type ProbeEvidence,
-} from '../core/metrics.js';
-import { datasetScore } from '../core/scoring.js';
+import { answerRecall, contextMessages, judgeAnswer, judgeContext } from '../core/metrics.js';
+import { datasetScore } from './scoring.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { probeDistances, type ProbeDistance } from '../scenarios/distance.js';
-import { evidenceCoverage, evidenceTable, probeEvidence, type EvidenceTable } from '../scenarios/evidence.js';
+import {
+  evidenceCoverage,
+  evidenceRecall,
+  evidenceTable,
+  probeEvidence,
+  type EvidenceTable,
+  type ProbeEvidence,
+} from '../scenarios/evidence.js';
 import type { ProbeStep, Step } from '../scenarios/format.js';
 import { withProtocol, type RankedUnit } from './protocols.js';
 import { DEFAULT_RETRIEVAL_K, rankedStepIds, withRetrieval } from './retrieval.js';

@@ -1,7 +1,7 @@
 /**
  * An endpoint that answers with `content: null`: the run goes on (the answer is scored as empty),
  * but a warning names each cell once on stderr, results.json counts the answers, the reports say
- * so (the offline judge's rule for an empty answer: test/harness/core/judge-rules.test.ts).
+ * so (the offline judge's rule for an empty answer: test/harness/results/judge-rules.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';

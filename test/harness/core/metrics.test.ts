@@ -4,18 +4,16 @@
  * value beside the current one, yes/no gold answers).
  */
 import { describe, expect, it } from 'vitest';
+import { answerRecall, containsAny, judgeAnswer, judgeContext } from '../../../harness/core/metrics.js';
 import {
-  answerRecall,
-  containsAny,
   EVIDENCE_COVERAGE_THRESHOLD,
   evidenceRecall,
-  judgeAnswer,
-  judgeContext,
+  evidenceTable,
+  probeEvidence,
   type ProbeEvidence,
-} from '../../../harness/core/metrics.js';
-import { evidenceTable, probeEvidence } from '../../../harness/scenarios/evidence.js';
+} from '../../../harness/scenarios/evidence.js';
 import type { Step } from '../../../harness/scenarios/format.js';
-import { locomoNormalize, multiTokenF1, tokenF1 } from '../../../harness/core/scoring.js';
+import { locomoNormalize, multiTokenF1, tokenF1 } from '../../../harness/results/scoring.js';
 import { normalizeText } from '../../../harness/core/text.js';
 
 const messages = (...texts: string[]): string[] => texts.map(normalizeText);

@@ -7,7 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JudgeItem } from '../../../harness/core/judge-rules.js';
+import type { JudgeItem } from '../../../harness/results/judge-rules.js';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { ResponseCache } from '../../../harness/models/index.js';
 import { createJudge, judgeRun, JUDGE_MAX_OUTPUT_TOKENS, parseVerdict } from '../../../harness/results/judges.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HumanMessage, SystemMessage } from '@langchain/core/messages';
 import { MembenchError } from '../../../../harness/core/errors.js';
-import { chosenAnswer } from '../../../../harness/core/scoring.js';
+import { chosenAnswer } from '../../../../harness/results/scoring.js';
 import { OfflineModel } from '../../../../harness/models/offline.js';
 import { readQuestion } from '../../../../harness/models/offline-answer.js';
 import type { ChatModel, ChatRequest } from '../../../../harness/models/types.js';

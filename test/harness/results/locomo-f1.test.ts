@@ -7,7 +7,7 @@
  */
 import { stemmer } from 'stemmer';
 import { describe, expect, it } from 'vitest';
-import { datasetScore } from '../../../harness/core/scoring.js';
+import { datasetScore } from '../../../harness/results/scoring.js';
 
 interface Row {
   question: string;

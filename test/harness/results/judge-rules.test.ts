@@ -1,7 +1,7 @@
 /** The offline judge's rules: containment, dates and numbers (off by one for temporal), token F1, stale values, rubrics, declines. */
 import { describe, expect, it } from 'vitest';
-import { datesIn, numbersIn, offlineVerdict, type JudgeItem } from '../../../harness/core/judge-rules.js';
-import { adversarialScore, datasetScore } from '../../../harness/core/scoring.js';
+import { datesIn, numbersIn, offlineVerdict, type JudgeItem } from '../../../harness/results/judge-rules.js';
+import { adversarialScore, datasetScore } from '../../../harness/results/scoring.js';
 
 const verdict = (item: Partial<JudgeItem> & Pick<JudgeItem, 'response'>): boolean =>
   offlineVerdict({ type: 'default', question: 'q?', expect: [], forbid: [], ...item }).correct;

@@ -5,7 +5,7 @@
  * questions pass.
  */
 import { describe, expect, it } from 'vitest';
-import { offlineVerdict, ownWords, type JudgeItem, type JudgeType } from '../../../harness/core/judge-rules.js';
+import { offlineVerdict, ownWords, type JudgeItem, type JudgeType } from '../../../harness/results/judge-rules.js';
 
 interface Probe {
   type: JudgeType;

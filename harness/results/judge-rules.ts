@@ -4,9 +4,9 @@
  * judge an answer already given, as an LLM judge does; the offline model that writes answers never
  * sees it. Each verdict names the rule that decided, stored as the judgement's raw reply.
  */
-import { containsAny, judgeAnswer } from './metrics.js';
+import { containsAny, judgeAnswer } from '../core/metrics.js';
 import { adversarialScore, tokenF1 } from './scoring.js';
-import { contentWords, MONTH_NAMES, normalizeText } from './text.js';
+import { contentWords, MONTH_NAMES, normalizeText } from '../core/text.js';
 
 /** The question types judges tell apart: each has its own prompt (LLM judges) and rules (offline). */
 export const JUDGE_TYPES = ['default', 'temporal', 'knowledge-update', 'preference', 'abstention'] as const;

@@ -9,7 +9,7 @@
  * Words are stemmed as NLTK's `PorterStemmer()` stems them in its default mode, as the Python code
  * does (`porter-nltk.ts`; the original Porter algorithm stems "one", "they", "day", "use"… apart).
  */
-import { nltkPorterStem } from './porter-nltk.js';
+import { nltkPorterStem } from '../core/porter-nltk.js';
 
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/gu;
 
