@@ -397,6 +397,27 @@ describe('LoCoMo derived documents (observations, session summaries)', async () 
       'conv-x observation.session_1_observation.Ana: expected a list of [text, dia_id] pairs, got string "Ana grows basil."',
     ],
     [
+      { observation: { session_1_observation: { Ana: [['Ana grows basil.']] } } },
+      'conv-x observation.session_1_observation.Ana[0]: expected a pair [observation text, dia_id], got a list',
+    ],
+    [
+      {
+        observation: {
+          session_1_observation: {
+            Ana: [
+              ['Ana grows basil.', 'D1:1'],
+              [7, 'D1:1'],
+            ],
+          },
+        },
+      },
+      'conv-x observation.session_1_observation.Ana[1][0]: expected the observation text, got number 7',
+    ],
+    [
+      { observation: { session_1_observation: ['Ana grows basil.'] } },
+      'conv-x observation.session_1_observation: expected an object of speaker → [[text, dia_id], ...], got a list',
+    ],
+    [
       { session_summary: { session_1_summary: ['Ana grows basil.'] } },
       'conv-x session_summary.session_1_summary: expected the summary text, got a list',
     ],
