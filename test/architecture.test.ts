@@ -202,6 +202,7 @@ describe('entry files of child processes', () => {
     'harness/process/agent-boot.ts',
     'harness/process/agent-snapshot.cts',
     'harness/run/pool-entry.ts',
+    'harness/models/server-worker.ts',
   ];
 
   it.each(ENTRIES)('%s exports nothing and no other file imports it', (entry) => {

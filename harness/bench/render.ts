@@ -437,16 +437,19 @@ function renderHostile(hostile: HostileTextResult): string {
   return [
     `## Hostile text (one ${count(hostile.chars)}-character message per question)`,
     '',
-    "`membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25` in this process, one cell at a time; each row is its question's slowest cell (both units). " +
-      `Worst cell ${formatMs(hostile.worst.cellMs)} (${hostile.worst.kind}) against the median cell ${formatMs(hostile.medianCellMs)}: ` +
-      `${times(hostile.ratio)} (target ≤ ${HOSTILE_TARGET_RATIO}×).`,
+    '`membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25` in this process, one cell at a time, after a warm-up question (not counted) that loads what a process loads once; ' +
+      "each row is its question's slowest cell (both units, both rankers) and the most CPU one of its cells took. " +
+      `Worst cell ${formatMs(hostile.worst.cellMs)} (${hostile.worst.kind}) against the median cell of the questions without a hostile message, ${formatMs(hostile.medianCellMs)}: ` +
+      `${times(hostile.ratio)} (target ≤ ${HOSTILE_TARGET_RATIO}×); in CPU ${times(hostile.cpuRatio)} (median cell ${formatMs(hostile.medianCellCpuMs)} of CPU).`,
     '',
     markdownTable(
-      ['message', 'slowest cell', '× median'],
+      ['message', 'slowest cell', '× median', 'most CPU', '× median CPU'],
       hostile.rows.map((row) => [
         row.kind,
         formatMs(row.cellMs),
         times(row.cellMs / Math.max(hostile.medianCellMs, 1e-9)),
+        formatMs(row.cellCpuMs),
+        times(row.cellCpuMs / Math.max(hostile.medianCellCpuMs, 1e-9)),
       ]),
     ),
   ].join('\n');

@@ -28,7 +28,12 @@ export const handler = handled(async (argv: ServeArgs) => {
       `--embedder ${argv.embedder}: serve offers the hashed embedder only (hashed or hashed:DIM)`,
     );
   const embedder = createEmbedder(argv.embedder);
-  const server = await startModelServer({ model: new OfflineModel(), embedder, port }).catch((error: unknown) => {
+  const server = await startModelServer({
+    model: new OfflineModel(),
+    embedder,
+    port,
+    offload: { embedder: argv.embedder },
+  }).catch((error: unknown) => {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'EADDRINUSE')
       throw new MembenchError(

@@ -5,40 +5,25 @@
  * `usage`), on 127.0.0.1 by default. `membench serve` runs one over the offline model and the
  * hashed embedder; the mem0 adapter runs one per strategy over the cell's metered model, so the
  * harness counts what the library spends. Tool definitions are accepted and never called: the
- * requests the adapters make need none.
+ * requests the adapters make need none. What a request is answered with is answers.ts's; this
+ * file is HTTP, and the worker thread that answers `membench serve`'s large requests.
  */
+import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { messageText, TokenCounter } from '../core/tokens.js';
-import { classifyPeerRequest } from './peer-requests.js';
+import { Worker } from 'node:worker_threads';
+import { TokenCounter } from '../core/tokens.js';
+import { type AnswerRoute, createAnswerer, parseBody, refusal, RequestError } from './answers.js';
 import type { ChatModel, Embedder } from './types.js';
+
+export { MAX_UNSPACED_CHARS } from './answers.js';
 
 /** A request body larger than this is refused (a peer's prompt is a few kB; a batch of embeddings well under this). */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-/**
- * The longest run of characters without white space a text may hold. Token counting merges one
- * such run (a base64 blob, a minified file, Chinese without spaces) as a whole, in n log n with a
- * large constant: about a second per 100,000 characters, and this endpoint answers one request at
- * a time, so a longer run is refused (413) before any work rather than stalling every other
- * request. Text of ordinary words is counted in linear time, whatever its length.
- */
-export const MAX_UNSPACED_CHARS = 16_384;
-const UNSPACED_RUN = /[^\p{White_Space}]+/gu;
-
-/** Refuses a text holding a run without white space longer than MAX_UNSPACED_CHARS (one linear scan). */
-function refuseUnboundedText(text: string, where: string): void {
-  if (text.length <= MAX_UNSPACED_CHARS) return;
-  UNSPACED_RUN.lastIndex = 0;
-  for (let run = UNSPACED_RUN.exec(text); run !== null; run = UNSPACED_RUN.exec(text)) {
-    if (run[0].length > MAX_UNSPACED_CHARS)
-      throw new RequestError(
-        413,
-        `${where}: a run of ${run[0].length} characters without white space at character ${run.index}; this endpoint counts tokens of runs up to ${MAX_UNSPACED_CHARS} characters (one run is merged as a whole, in more than linear time)`,
-        where,
-      );
-  }
-}
+/** Bodies from this size on are answered in the worker thread, when there is one (`offload`). */
+export const OFFLOAD_FROM_BYTES = 256 * 1024;
+/** Large requests the worker holds at once (each up to MAX_BODY_BYTES); one more is refused with 503. */
+const MAX_OFFLOADED = 4;
 
 export interface ModelServerOptions {
   model: ChatModel;
@@ -49,6 +34,15 @@ export interface ModelServerOptions {
   port?: number;
   /** Counts `usage` in responses (default: the offline tokenizer). */
   tokens?: TokenCounter;
+  /**
+   * `model` is the offline model and `embedder` the one `createEmbedder(embedder)` makes: bodies of
+   * `fromBytes` (default OFFLOAD_FROM_BYTES) or more are answered in a worker thread over the same
+   * model and embedder, one after another, while this thread answers the others; the worker starts
+   * with a large request and stops when none is left, and its memory goes with it.
+   */
+  offload?: { embedder: string; fromBytes?: number };
+  /** Called when a large request is handed to the worker (tests wait on it instead of sleeping). */
+  onOffload?: () => void;
 }
 
 /** A running endpoint. */
@@ -61,128 +55,22 @@ export interface ModelServer {
   close(): Promise<void>;
 }
 
-/** A request the endpoint refuses, with the status and the OpenAI-style error it answers. */
-class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly param?: string,
-  ) {
-    super(message);
-  }
+/** What the worker is asked: a route and the raw body (parsed there: parsing 16 MB takes a while too). */
+export interface WorkerRequest {
+  id: number;
+  route: AnswerRoute;
+  body: Uint8Array;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
-/** The text of a chat message's content: a string, or the text parts of a list. */
-function contentText(content: unknown, where: string): string {
-  if (typeof content === 'string') return content;
-  if (content === null || content === undefined) return '';
-  if (Array.isArray(content)) {
-    return content
-      .map((part, index) => {
-        if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
-        throw new RequestError(400, `${where}.content[${index}]: only text parts are supported`, `${where}.content`);
-      })
-      .join('');
-  }
-  throw new RequestError(400, `${where}.content: expected a string or a list of text parts`, `${where}.content`);
+/** What the worker answers: the status, the kind counted, and the response body as JSON text. */
+export interface WorkerReply {
+  id: number;
+  status: number;
+  kind: string;
+  text: string;
 }
 
-/** Chat-completions messages as LangChain messages (what membench models take). */
-export function fromChatMessages(messages: unknown): BaseMessage[] {
-  if (!Array.isArray(messages) || messages.length === 0)
-    throw new RequestError(400, 'messages: expected a non-empty list', 'messages');
-  return messages.map((message: unknown, index) => {
-    const where = `messages[${index}]`;
-    if (!isRecord(message)) throw new RequestError(400, `${where}: expected an object`, where);
-    const content = contentText(message.content, where);
-    switch (message.role) {
-      case 'system':
-      case 'developer':
-        return new SystemMessage(content);
-      case 'user':
-        return new HumanMessage(content);
-      case 'assistant': {
-        const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
-        return new AIMessage({
-          content,
-          tool_calls: calls.map((call: unknown, callIndex) => {
-            const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
-            if (!fn || typeof fn.name !== 'string')
-              throw new RequestError(
-                400,
-                `${where}.tool_calls[${callIndex}]: expected {function: {name, arguments}}`,
-                `${where}.tool_calls`,
-              );
-            let args: unknown = {};
-            try {
-              args = typeof fn.arguments === 'string' && fn.arguments ? JSON.parse(fn.arguments) : {};
-            } catch {
-              throw new RequestError(
-                400,
-                `${where}.tool_calls[${callIndex}].function.arguments: not JSON`,
-                `${where}.tool_calls`,
-              );
-            }
-            return {
-              id: isRecord(call) && typeof call.id === 'string' ? call.id : `call_${callIndex}`,
-              name: fn.name,
-              args: isRecord(args) ? args : {},
-            };
-          }),
-        });
-      }
-      case 'tool':
-        return new ToolMessage({
-          content,
-          tool_call_id: typeof message.tool_call_id === 'string' ? message.tool_call_id : '',
-        });
-      default:
-        throw new RequestError(
-          400,
-          `${where}.role: expected system, developer, user, assistant or tool`,
-          `${where}.role`,
-        );
-    }
-  });
-}
-
-/** Refuses what this endpoint cannot honour rather than answering something else: `n` above 1, `tools` that are no tool list. */
-function checkChatOptions(body: Record<string, unknown>): void {
-  const n = body.n;
-  if (n !== undefined && n !== null) {
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
-      throw new RequestError(400, `n: expected a whole number >= 1, got ${JSON.stringify(n)}`, 'n');
-    if (n > 1)
-      throw new RequestError(
-        400,
-        `n: this endpoint answers with one choice per request, not ${n}: send ${n} requests`,
-        'n',
-      );
-  }
-  const tools = body.tools;
-  if (tools === undefined || tools === null) return;
-  if (!Array.isArray(tools))
-    throw new RequestError(
-      400,
-      `tools: expected a list of {type: "function", function: {name}}, got ${typeof tools}`,
-      'tools',
-    );
-  tools.forEach((tool: unknown, index) => {
-    const where = `tools[${index}]`;
-    if (!isRecord(tool) || tool.type !== 'function')
-      throw new RequestError(400, `${where}: expected {type: "function", function: {name}}`, 'tools');
-    const fn = tool.function;
-    if (!isRecord(fn) || typeof fn.name !== 'string' || fn.name.length === 0)
-      throw new RequestError(400, `${where}.function.name: expected the tool's name (a non-empty string)`, 'tools');
-    if (fn.parameters !== undefined && !isRecord(fn.parameters))
-      throw new RequestError(400, `${where}.function.parameters: expected a JSON schema object`, 'tools');
-  });
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
+async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -190,156 +78,128 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY_BYTES) throw new RequestError(413, `request body over ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new RequestError(400, 'the body is not JSON');
-  }
+  return Buffer.concat(chunks);
 }
 
-function send(response: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+function send(response: ServerResponse, status: number, text: string): void {
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
+}
+
+/** Starts the worker: the compiled JS beside this file, else (tests on the sources) the TS through tsx's loader. */
+function startWorker(workerData: unknown): Worker {
+  const js = new URL('./server-worker.js', import.meta.url);
+  if (existsSync(js)) return new Worker(js, { workerData });
+  const ts = new URL('./server-worker.ts', import.meta.url).href;
+  const boot = `import('tsx/esm/api').then(({ tsImport }) => tsImport(${JSON.stringify(ts)}, ${JSON.stringify(ts)}))`;
+  return new Worker(boot, { eval: true, workerData });
+}
+
+/** The worker thread answering large requests: started on demand, stopped when idle. */
+class OffloadWorker {
+  private worker: Worker | undefined;
+  private readonly waiting = new Map<number, (reply: WorkerReply) => void>();
+  private sequence = 0;
+
+  constructor(private readonly embedder: string) {}
+
+  get busy(): number {
+    return this.waiting.size;
+  }
+
+  answer(route: AnswerRoute, body: Buffer): Promise<WorkerReply> {
+    const id = ++this.sequence;
+    const worker = (this.worker ??= this.start());
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      const bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+      const transfer = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? [body.buffer] : [];
+      worker.postMessage({ id, route, body: bytes } satisfies WorkerRequest, transfer as ArrayBuffer[]);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  private start(): Worker {
+    const worker = startWorker({ embedder: this.embedder });
+    worker.on('message', (reply: WorkerReply) => {
+      const resolve = this.waiting.get(reply.id);
+      this.waiting.delete(reply.id);
+      resolve?.(reply);
+      // Nothing left: the worker goes, and the heap a 16 MB request grew with it.
+      if (this.waiting.size === 0 && this.worker === worker) {
+        this.worker = undefined;
+        void worker.terminate();
+      }
+    });
+    const fail = (message: string): void => {
+      if (this.worker === worker) this.worker = undefined;
+      const text = JSON.stringify(refusal(new Error(message)).body);
+      for (const [id, resolve] of this.waiting) resolve({ id, status: 500, kind: 'error', text });
+      this.waiting.clear();
+    };
+    worker.on('error', (error) => fail(`the worker answering large requests failed: ${error.message}`));
+    worker.on('exit', (code) => {
+      if (this.waiting.size > 0) fail(`the worker answering large requests exited (code ${code})`);
+    });
+    return worker;
+  }
 }
 
 /** Starts an endpoint; resolves once it listens. */
 export async function startModelServer(options: ModelServerOptions): Promise<ModelServer> {
   const { model, embedder } = options;
-  const tokens = options.tokens ?? new TokenCounter('offline');
+  const answerer = createAnswerer({ model, embedder, tokens: options.tokens ?? new TokenCounter('offline') });
+  const offload = options.offload ? new OffloadWorker(options.offload.embedder) : undefined;
+  const offloadFrom = options.offload?.fromBytes ?? OFFLOAD_FROM_BYTES;
   const counts: Record<string, number> = {};
   const count = (kind: string) => (counts[kind] = (counts[kind] ?? 0) + 1);
-  let sequence = 0;
 
-  async function chat(body: Record<string, unknown>): Promise<unknown> {
-    if (body.stream === true)
-      throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
-    checkChatOptions(body);
-    const format = isRecord(body.response_format) ? body.response_format.type : undefined;
-    if (format !== undefined && format !== 'text' && format !== 'json_object' && format !== 'json_schema') {
+  async function respond(
+    path: string,
+    request: IncomingMessage,
+  ): Promise<{ status: number; kind: string; text: string }> {
+    if (request.method === 'GET' && path === '/v1/models') {
+      const data = [model.id, embedder.id].map((id) => ({ id, object: 'model', created: 0, owned_by: 'membench' }));
+      return { status: 200, kind: 'models', text: JSON.stringify({ object: 'list', data }) };
+    }
+    if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/v1/embeddings')) {
       throw new RequestError(
-        400,
-        `response_format.type: expected text, json_object or json_schema, got ${JSON.stringify(format)}`,
-        'response_format',
+        404,
+        `no route ${request.method} ${path}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
       );
     }
-    const messages = fromChatMessages(body.messages);
-    messages.forEach((message, index) => refuseUnboundedText(messageText(message), `messages[${index}].content`));
-    const jsonRequested = format === 'json_object' || format === 'json_schema';
-    const request = classifyPeerRequest(messages, { jsonRequested, offline: model.offline });
-    if (jsonRequested && request.kind === 'chat' && model.offline) {
-      throw new RequestError(
-        400,
-        'response_format: the offline model answers JSON only for the requests it recognises (mem0 fact extraction); this one is not one of them',
-        'response_format',
-      );
+    const route: AnswerRoute = path === '/v1/embeddings' ? 'embeddings' : 'chat';
+    const body = await readBody(request);
+    if (offload && body.length >= offloadFrom) {
+      if (offload.busy >= MAX_OFFLOADED)
+        throw new RequestError(
+          503,
+          `${offload.busy} large requests (${offloadFrom} bytes or more) are being answered: send this one again when one is done`,
+        );
+      const reply = offload.answer(route, body);
+      options.onOffload?.();
+      return reply;
     }
-    const maxTokens =
-      typeof body.max_completion_tokens === 'number'
-        ? body.max_completion_tokens
-        : typeof body.max_tokens === 'number'
-          ? body.max_tokens
-          : undefined;
-    const answer = await model.chat({
-      task: request.task,
-      messages: request.messages,
-      ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
-    });
-    const text = request.adaptAnswer(answer.text);
-    count(request.kind);
-    const promptTokens = tokens.countMessages(messages);
-    const completionTokens = tokens.countText(text);
-    return {
-      id: `chatcmpl-membench-${++sequence}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: typeof body.model === 'string' ? body.model : model.id,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: text, refusal: null },
-          finish_reason: 'stop',
-          logprobs: null,
-        },
-      ],
-      usage: {
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens,
-      },
-    };
-  }
-
-  async function embeddings(body: Record<string, unknown>): Promise<unknown> {
-    const input = typeof body.input === 'string' ? [body.input] : body.input;
-    if (!Array.isArray(input) || input.length === 0 || !input.every((item) => typeof item === 'string')) {
-      throw new RequestError(
-        400,
-        'input: expected a string or a non-empty list of strings (token arrays are not supported)',
-        'input',
-      );
-    }
-    if (body.dimensions !== undefined && body.dimensions !== embedder.dimensions) {
-      throw new RequestError(
-        400,
-        `dimensions: this embedder (${embedder.id}) gives ${embedder.dimensions}, not ${JSON.stringify(body.dimensions)}`,
-        'dimensions',
-      );
-    }
-    (input as string[]).forEach((text, index) => refuseUnboundedText(text, `input[${index}]`));
-    const format = body.encoding_format ?? 'float';
-    if (format !== 'float' && format !== 'base64')
-      throw new RequestError(400, 'encoding_format: expected float or base64', 'encoding_format');
-    const vectors = await embedder.embed(input as string[]);
-    count('embeddings');
-    const used = (input as string[]).reduce((sum, text) => sum + tokens.countText(text), 0);
-    return {
-      object: 'list',
-      model: typeof body.model === 'string' ? body.model : embedder.id,
-      data: vectors.map((vector, index) => ({
-        object: 'embedding',
-        index,
-        embedding:
-          format === 'base64'
-            ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')
-            : Array.from(vector),
-      })),
-      usage: { prompt_tokens: used, total_tokens: used },
-    };
+    const answer = await answerer.answer(route, parseBody(body));
+    return { status: 200, kind: answer.kind, text: JSON.stringify(answer.body) };
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '').split('?')[0]!.replace(/\/+$/u, '');
+    let reply: { status: number; kind: string; text: string };
     try {
-      if (request.method === 'GET' && path === '/v1/models') {
-        count('models');
-        return send(response, 200, {
-          object: 'list',
-          data: [model.id, embedder.id].map((id) => ({ id, object: 'model', created: 0, owned_by: 'membench' })),
-        });
-      }
-      if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/v1/embeddings')) {
-        throw new RequestError(
-          404,
-          `no route ${request.method} ${path}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
-        );
-      }
-      const body = await readJson(request);
-      if (!isRecord(body)) throw new RequestError(400, 'the body is not a JSON object');
-      send(response, 200, path === '/v1/embeddings' ? await embeddings(body) : await chat(body));
+      reply = await respond(path, request);
     } catch (error) {
-      count('error');
-      const known = error instanceof RequestError;
-      const status = known ? error.status : 500;
-      send(response, status, {
-        error: {
-          message: error instanceof Error ? error.message : String(error),
-          type: known ? 'invalid_request_error' : 'server_error',
-          param: known ? (error.param ?? null) : null,
-          code: null,
-        },
-      });
+      const refused = refusal(error);
+      reply = { status: refused.status, kind: 'error', text: JSON.stringify(refused.body) };
     }
+    count(reply.status === 200 ? reply.kind : 'error');
+    send(response, reply.status, reply.text);
   }
 
   const server: Server = createServer((request, response) => void handle(request, response));
@@ -353,10 +213,12 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     baseUrl: `http://${host}:${address.port}/v1`,
     port: address.port,
     counts,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await offload?.close();
+    },
   };
 }

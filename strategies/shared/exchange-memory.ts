@@ -50,10 +50,20 @@ export interface RankRequest {
   turnOf: (key: number) => number;
 }
 
-/** A document ranked as one (a session's exchanges joined): its key and its text. */
+/**
+ * A document ranked as one (a session's exchanges joined): its key and its text. While a document
+ * is unchanged it is the same object, its text the same string, on every load: a retriever finds
+ * an unchanged document by identity, without reading its text.
+ */
 export interface RankedDocument {
   key: number;
   text: string;
+  /**
+   * The texts `text` joins, by a line break (a session's exchanges), each the same string while it
+   * stays in the document: a retriever may compute features part by part and keep those of the
+   * parts a grown document still holds.
+   */
+  parts?: readonly string[];
 }
 
 /** A ranked exchange: higher scores first. */
@@ -229,6 +239,9 @@ interface UnitDocument extends RankedDocument {
   stepIds: string[];
 }
 
+const sameKeys = (a: readonly number[], b: readonly number[]): boolean =>
+  a.length === b.length && a.every((key, i) => key === b[i]);
+
 /** `unit: 'message'` documents of one exchange: at most this many (the rest of a longer exchange is not ranked alone). */
 const MESSAGES_PER_EXCHANGE = 1024;
 
@@ -257,6 +270,10 @@ export class ExchangeMemory implements MemoryStrategy {
   /** Pending messages adopted on open (a crashed predecessor's): a replayed save of the last one is not saved twice. */
   private adopted = new Set<PendingMessage>();
   private memoryCache: { key: string; message: SystemMessage } | undefined;
+  /** `unit: 'session'`: each session's document, kept while its exchanges are the same. */
+  private sessionCache = new Map<number, UnitDocument>();
+  /** `unit: 'turn'` (a paper's corpus) or `'message'`: each exchange's documents, by its key. */
+  private documentCache = new Map<number, UnitDocument[]>();
   private opened = false;
 
   constructor(
@@ -293,6 +310,8 @@ export class ExchangeMemory implements MemoryStrategy {
     this.pending = pending;
     this.adopted = new Set(pending);
     this.memoryCache = undefined;
+    this.sessionCache.clear();
+    this.documentCache.clear();
     this.retriever.open(this.store, this.keys, dimensions);
     this.opened = true;
     this.catchUp(); // rows stored since the listing above; the index may already hold them
@@ -448,21 +467,34 @@ export class ExchangeMemory implements MemoryStrategy {
     return { messages: withoutOrphanTools(messages), retrieved };
   }
 
-  /** One document per conversation session: its exchanges' indexed texts joined, keyed by the session number. */
+  /**
+   * One document per conversation session: its exchanges' indexed texts joined, keyed by the
+   * session number. A session's document is built again only when its exchanges changed (the
+   * session in progress grew): a load costs the number of exchanges, not the length of their texts.
+   */
   private sessionDocuments(): UnitDocument[] {
     const members = new Map<number, number[]>();
     for (const key of this.keys) {
       const session = this.records.get(key)!.session ?? 0;
-      members.set(session, [...(members.get(session) ?? []), key]);
+      const list = members.get(session);
+      if (list) list.push(key);
+      else members.set(session, [key]);
     }
-    return [...members].map(([key, exchanges]) => ({
-      key,
-      text: this.retriever.paperCorpus
-        ? exchanges.flatMap((member) => this.paperTexts(member)).join(' ')
-        : exchanges.map((member) => this.indexedText(member)).join('\n'),
-      exchanges,
-      stepIds: [...new Set(exchanges.flatMap((member) => this.records.get(member)!.stepIds))],
-    }));
+    for (const session of this.sessionCache.keys()) if (!members.has(session)) this.sessionCache.delete(session);
+    return [...members].map(([key, exchanges]) => {
+      const kept = this.sessionCache.get(key);
+      if (kept && sameKeys(kept.exchanges, exchanges)) return kept;
+      const parts = this.retriever.paperCorpus ? undefined : exchanges.map((member) => this.indexedText(member));
+      const document: UnitDocument = {
+        key,
+        text: parts ? parts.join('\n') : exchanges.flatMap((member) => this.paperTexts(member)).join(' '),
+        ...(parts ? { parts } : {}),
+        exchanges,
+        stepIds: [...new Set(exchanges.flatMap((member) => this.records.get(member)!.stepIds))],
+      };
+      this.sessionCache.set(key, document);
+      return document;
+    });
   }
 
   /**
@@ -471,32 +503,52 @@ export class ExchangeMemory implements MemoryStrategy {
    * exchange is one step's.
    */
   private messageDocuments(): UnitDocument[] {
+    return this.keys.flatMap((key) => this.exchangeDocuments(key, () => this.messageDocumentsOf(key)));
+  }
+
+  /** `unit: 'message'` documents of one exchange. */
+  private messageDocumentsOf(key: number): UnitDocument[] {
     const documents: UnitDocument[] = [];
-    for (const key of this.keys) {
-      const { stepIds } = this.records.get(key)!;
-      const paper = this.retriever.paperCorpus ? this.paperTexts(key) : undefined;
-      this.indexedMessages(this.exchange(key).messages)
-        .slice(0, MESSAGES_PER_EXCHANGE)
-        .forEach((message, position) => {
-          // A paper's corpus holds every message, an empty one too (one empty token).
-          const text = paper ? paper[position]! : exchangeText([message]);
-          if (!text && !paper) return;
-          const [only] = stepIds;
-          const ids = stepIds.length === 1 && only !== undefined ? [opaqueMessageId(only, !isHuman(message))] : stepIds;
-          documents.push({ key: key * MESSAGES_PER_EXCHANGE + position, text, exchanges: [key], stepIds: ids });
-        });
-    }
+    const { stepIds } = this.records.get(key)!;
+    const paper = this.retriever.paperCorpus ? this.paperTexts(key) : undefined;
+    this.indexedMessages(this.exchange(key).messages)
+      .slice(0, MESSAGES_PER_EXCHANGE)
+      .forEach((message, position) => {
+        // A paper's corpus holds every message, an empty one too (one empty token).
+        const text = paper ? paper[position]! : exchangeText([message]);
+        if (!text && !paper) return;
+        const [only] = stepIds;
+        const ids = stepIds.length === 1 && only !== undefined ? [opaqueMessageId(only, !isHuman(message))] : stepIds;
+        documents.push({ key: key * MESSAGES_PER_EXCHANGE + position, text, exchanges: [key], stepIds: ids });
+      });
     return documents;
   }
 
   /** One document per exchange holding an indexed message (`unit: 'turn'` of a paper's corpus): its messages' texts joined by a space. */
   private turnDocuments(): UnitDocument[] {
-    return this.keys.flatMap((key) => {
-      const texts = this.paperTexts(key);
-      return texts.length === 0
-        ? []
-        : [{ key, text: texts.join(' '), exchanges: [key], stepIds: this.records.get(key)!.stepIds }];
-    });
+    return this.keys.flatMap((key) =>
+      this.exchangeDocuments(key, () => {
+        const texts = this.paperTexts(key);
+        return texts.length === 0
+          ? []
+          : [{ key, text: texts.join(' '), exchanges: [key], stepIds: this.records.get(key)!.stepIds }];
+      }),
+    );
+  }
+
+  /**
+   * The documents of one stored exchange (`unit: 'turn'` or `'message'`), built once: an exchange
+   * never changes under its key, so a load costs the number of exchanges, not their texts' length.
+   */
+  private exchangeDocuments(key: number, build: () => UnitDocument[]): UnitDocument[] {
+    let documents = this.documentCache.get(key);
+    if (!documents) {
+      // Keys that moved (mode `exit`'s held exchanges) leave their entries: dropped when they outnumber the live ones.
+      if (this.documentCache.size > 2 * this.keys.length) this.documentCache.clear();
+      documents = build();
+      this.documentCache.set(key, documents);
+    }
+    return documents;
   }
 
   /**

@@ -7,7 +7,7 @@
  * FTS5 table holding every exchange this writer knows, so all candidates are scored with one
  * set of term statistics.
  */
-import { fnv1a } from '../../harness/core/hash.js';
+import { boundedMemo, MEMO_CHARS } from '../../harness/core/memo.js';
 import {
   byScore,
   recentKeys,
@@ -36,11 +36,24 @@ export class LexicalRetriever implements ExchangeRetriever {
   private index: LexicalIndex | undefined;
   /** Keys in the in-memory index (undefined when the file's index is searched). */
   private inMemory: Set<number> | undefined;
-  /** Ranked documents (`unit: 'session'`): their own in-memory index, and a hash of each one's text. */
-  private documents: { index: LexicalIndex; hashes: Map<number, number> } | undefined;
+  /** Ranked documents (`unit: 'session'`): their own in-memory index, and the text each one was indexed with. */
+  private documents: { index: LexicalIndex; texts: Map<number, string> } | undefined;
+  /**
+   * The index terms of a text, joined by spaces: an exchange is segmented once, when it is saved,
+   * and a session's document reuses its exchanges' terms (segmenting a text by its lines gives the
+   * whole text's terms: no segmenter joins across a line break).
+   */
+  private readonly termsOf: (text: string) => string;
+  /** Characters handed to the segmenter: tests use it to prove a grown document costs only its new parts. */
+  segmentedChars = 0;
 
   constructor(private readonly options: LexicalRetrieverOptions) {
-    this.segment = segmenterFor(options.tokenizer);
+    const segment = segmenterFor(options.tokenizer);
+    this.segment = (text) => {
+      this.segmentedChars += text.length;
+      return segment(text);
+    };
+    this.termsOf = boundedMemo(MEMO_CHARS.messages, (text) => this.segment(text).join(' '));
   }
 
   identity(): StoreIdentity {
@@ -60,7 +73,7 @@ export class LexicalRetriever implements ExchangeRetriever {
 
   /** Terms of each text, joined by spaces (the query needs no preparing: segmenting it is cheap). */
   async features(texts: readonly string[]): Promise<ExchangeFeatures[]> {
-    return texts.map((text) => ({ terms: this.segment(text).join(' ') }));
+    return texts.map((text) => ({ terms: this.termsOf(text) }));
   }
 
   add(key: number, features: ExchangeFeatures): void {
@@ -98,19 +111,19 @@ export class LexicalRetriever implements ExchangeRetriever {
   }
 
   async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
-    const own = (this.documents ??= { index: LexicalIndex.inMemory(), hashes: new Map() });
+    const own = (this.documents ??= { index: LexicalIndex.inMemory(), texts: new Map() });
     const wanted = new Set(documents.map(({ key }) => key));
-    for (const key of own.hashes.keys()) {
+    for (const key of own.texts.keys()) {
       if (wanted.has(key)) continue;
       own.index.remove(key);
-      own.hashes.delete(key);
+      own.texts.delete(key);
     }
-    for (const { key, text } of documents) {
-      const hash = fnv1a(text);
-      if (own.hashes.get(key) === hash) continue;
-      if (own.hashes.has(key)) own.index.remove(key);
-      own.index.add(key, this.segment(text).join(' '));
-      own.hashes.set(key, hash);
+    for (const { key, text, parts } of documents) {
+      // An unchanged document is the same string: compared by identity, not read.
+      if (own.texts.get(key) === text) continue;
+      if (own.texts.has(key)) own.index.remove(key);
+      own.index.add(key, parts ? parts.map(this.termsOf).join(' ') : this.termsOf(text));
+      own.texts.set(key, text);
     }
     return own.index.search(this.segment(query), n);
   }

@@ -21,7 +21,6 @@
  *   is the one deterministic reading, and only tied scores (in practice, zero-score documents)
  *   can be placed differently from a given numpy build.
  */
-import { fnv1a } from '../../harness/core/hash.js';
 import type { ExchangeFeatures, StoreIdentity } from '../stores/exchange-store.js';
 import type { ExchangeRetriever, RankedDocument, RankedKey } from './exchange-memory.js';
 
@@ -98,7 +97,7 @@ export function descendingOrder(scores: readonly number[]): number[] {
 export class OkapiPaperRetriever implements ExchangeRetriever {
   readonly needs = { vectors: false, terms: false };
   readonly paperCorpus = true;
-  private counted = new Map<number, { hash: number; document: OkapiDocument }>();
+  private counted = new Map<number, { text: string; document: OkapiDocument }>();
 
   identity(): StoreIdentity {
     return { tokenizer: 'okapi-paper' };
@@ -127,10 +126,10 @@ export class OkapiPaperRetriever implements ExchangeRetriever {
   async rankDocuments(query: string, documents: readonly RankedDocument[]): Promise<RankedKey[]> {
     if (this.counted.size > 2 * documents.length) this.counted.clear();
     const corpus = documents.map(({ key, text }) => {
-      const hash = fnv1a(text);
+      // An unchanged document is the same string: compared by identity, not read.
       let entry = this.counted.get(key);
-      if (entry?.hash !== hash) {
-        entry = { hash, document: okapiDocument(paperTokens(text)) };
+      if (entry?.text !== text) {
+        entry = { text, document: okapiDocument(paperTokens(text)) };
         this.counted.set(key, entry);
       }
       return entry.document;

@@ -14,7 +14,6 @@
 import path from 'node:path';
 import { MembenchError } from '../../harness/core/errors.js';
 import type { Embedder } from '../../harness/models/types.js';
-import { fnv1a } from '../../harness/core/hash.js';
 import {
   HELD_BASE,
   byScore,
@@ -67,8 +66,8 @@ export class VectorRetriever implements ExchangeRetriever {
   /** The vectors' dimension: the embedder's, the store's, or (0) not known before the first response. */
   private dimensions = 0;
   private queryCache: { text: string; vector: Float32Array } | undefined;
-  /** Ranked documents (`unit: 'session'`): each one's unit vector and the hash of the text it embeds. */
-  private documentVectors = new Map<number, { hash: number; vector: Float32Array }>();
+  /** Ranked documents (`unit: 'session'`): each one's unit vector and the text it embeds. */
+  private documentVectors = new Map<number, { text: string; vector: Float32Array }>();
 
   constructor(
     private readonly context: VectorRetrieverContext,
@@ -154,13 +153,11 @@ export class VectorRetriever implements ExchangeRetriever {
   }
 
   async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
-    const hashes = documents.map(({ text }) => fnv1a(text));
-    const stale = documents.filter(({ key }, i) => this.documentVectors.get(key)?.hash !== hashes[i]);
+    // An unchanged document is the same string: compared by identity, not read.
+    const stale = documents.filter(({ key, text }) => this.documentVectors.get(key)?.text !== text);
     if (stale.length > 0) {
       const vectors = await this.embed(stale.map(({ text }) => text));
-      stale.forEach(({ key, text }, i) =>
-        this.documentVectors.set(key, { hash: fnv1a(text), vector: normalized(vectors[i]!) }),
-      );
+      stale.forEach(({ key, text }, i) => this.documentVectors.set(key, { text, vector: normalized(vectors[i]!) }));
     }
     const unitQuery = normalized(await this.queryVector(query));
     const scored = documents.map(({ key }) => ({ key, score: dot(unitQuery, this.documentVectors.get(key)!.vector) }));

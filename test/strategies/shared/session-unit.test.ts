@@ -1,12 +1,19 @@
 /**
  * `unit=session` on bm25, vector and hybrid: a conversation session's exchanges (by the opaque
  * session number of MemoryEvent) are ranked as one document, kept across a reopen; the exchange
- * before a question with no user message after it is rankable; a store refuses another `index`.
+ * before a question with no user message after it is rankable; a store refuses another `index`;
+ * a load segments only the exchanges it has not seen.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
-import { HashedEmbedder } from '../../../harness/models/index.js';
+import { TokenCounter } from '../../../harness/core/tokens.js';
+import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import { bm25 } from '../../../strategies/bm25.js';
+import { ExchangeMemory, type RankedDocument, type RankedKey } from '../../../strategies/shared/exchange-memory.js';
+import { LexicalRetriever } from '../../../strategies/shared/lexical-retriever.js';
 import { hybrid } from '../../../strategies/hybrid.js';
 import type { MemoryStrategy } from '../../../strategies/types.js';
 import { vector } from '../../../strategies/vector.js';
@@ -105,5 +112,61 @@ describe('bm25 store identity', () => {
     await said(writer, 0, 1, 'I bought a used kayak.');
     await writer.close();
     await expect(scratch.open({ index: 'exchange' })).rejects.toThrow(/indexed with user, not exchange/u);
+  });
+});
+
+/** The real lexical retriever, recording the documents each ranking was handed. */
+class RecordingRetriever extends LexicalRetriever {
+  readonly handed: (readonly RankedDocument[])[] = [];
+  override rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
+    this.handed.push(documents);
+    return super.rankDocuments(query, documents, n);
+  }
+}
+
+describe('bm25 unit=session: the cost of a load', () => {
+  it('segments each exchange once: a grown session re-reads only its new exchange, an unchanged one nothing', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-session-cost-'));
+    const retriever = new RecordingRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
+    const memory = new ExchangeMemory(
+      {
+        dir,
+        tokens: new TokenCounter('offline'),
+        model: new OfflineModel(),
+        embedder: new HashedEmbedder(64),
+        durability: 'none',
+        seed: 1,
+        now: () => new Date(0),
+      },
+      { k: 2, recentExchanges: 0, index: 'user', unit: 'session' },
+      retriever,
+      'bm25.sqlite',
+    );
+    try {
+      await memory.open();
+      const long = 'My kayak came from a seller in Tacoma. '.repeat(500);
+      await said(memory, 0, 1, 'What is a good stretch after running?');
+      await said(memory, 1, 2, long);
+      const first = await memory.load({ query: QUESTION, turn: 3 });
+      expect(first.retrieved![0]!.stepIds).toEqual(['s2']);
+      // The long message was segmented once, when it was saved: the session documents reused its terms.
+      expect(retriever.segmentedChars).toBeLessThan(long.length + 200);
+      const grown = retriever.segmentedChars;
+      await said(memory, 1, 3, 'And a paddle from the same shop.');
+      await memory.load({ query: QUESTION, turn: 4 });
+      // Session 1 grew: only its new exchange (and the query) were segmented, not its long message again.
+      expect(retriever.segmentedChars - grown).toBeLessThan(200);
+      const unchanged = retriever.segmentedChars;
+      await memory.load({ query: QUESTION, turn: 4 });
+      expect(retriever.segmentedChars - unchanged).toBeLessThanOrEqual(QUESTION.length);
+      // Unchanged sessions are handed over as the same objects, found by identity; the grown one is new.
+      const [atFirst, atGrown, atUnchanged] = retriever.handed;
+      expect(atGrown![0]).toBe(atFirst![0]);
+      expect(atGrown![1]).not.toBe(atFirst![1]);
+      expect(atUnchanged![1]).toBe(atGrown![1]);
+    } finally {
+      await memory.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,312 @@
+/**
+ * What the local OpenAI-compatible endpoint answers, apart from HTTP: a chat-completions or
+ * embeddings request body in, the response body (or a RequestError with its status) out. The
+ * server (server.ts) answers small requests with it on its own thread, and `membench serve`'s
+ * large ones in a worker thread (server-worker.ts) over the same model and embedder.
+ */
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { messageText, TokenCounter } from '../core/tokens.js';
+import { classifyPeerRequest } from './peer-requests.js';
+import type { ChatModel, Embedder } from './types.js';
+
+/**
+ * The longest run of characters without white space, or of white space, a text may hold. Token
+ * counting merges one such run (a base64 blob, a minified file, Chinese without spaces) as a whole,
+ * in n log n with a large constant (about a second per 100,000 characters), so a longer run is
+ * refused (413) before any work. Text of ordinary words is counted in linear time, whatever its
+ * length.
+ */
+export const MAX_UNSPACED_CHARS = 16_384;
+const LONG_RUN = /[^\p{White_Space}]+|\p{White_Space}+/gu;
+
+/** Refuses a text holding a run without white space (or of white space) longer than MAX_UNSPACED_CHARS (one linear scan). */
+export function refuseUnboundedText(text: string, where: string): void {
+  if (text.length <= MAX_UNSPACED_CHARS) return;
+  LONG_RUN.lastIndex = 0;
+  for (let run = LONG_RUN.exec(text); run !== null; run = LONG_RUN.exec(text)) {
+    if (run[0].length <= MAX_UNSPACED_CHARS) continue;
+    const what = /\p{White_Space}/u.test(run[0][0]!) ? 'of white space' : 'without white space';
+    throw new RequestError(
+      413,
+      `${where}: a run of ${run[0].length} characters ${what} at character ${run.index}; this endpoint counts tokens of runs up to ${MAX_UNSPACED_CHARS} characters (one run is merged as a whole, in more than linear time)`,
+      where,
+    );
+  }
+}
+
+/** A request the endpoint refuses, with the status and the OpenAI-style error it answers. */
+export class RequestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A request body as JSON (a 400 when it is not). */
+export function parseBody(body: Buffer | Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch {
+    throw new RequestError(400, 'the body is not JSON');
+  }
+}
+
+/** The status and OpenAI-style error body answered for an error (a RequestError's own status, else 500). */
+export function refusal(error: unknown): { status: number; body: unknown } {
+  const known = error instanceof RequestError;
+  return {
+    status: known ? error.status : 500,
+    body: {
+      error: {
+        message: error instanceof Error ? error.message : String(error),
+        type: known ? 'invalid_request_error' : 'server_error',
+        param: known ? (error.param ?? null) : null,
+        code: null,
+      },
+    },
+  };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The text of a chat message's content: a string, or the text parts of a list. */
+function contentText(content: unknown, where: string): string {
+  if (typeof content === 'string') return content;
+  if (content === null || content === undefined) return '';
+  if (Array.isArray(content)) {
+    return content
+      .map((part, index) => {
+        if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') return part.text;
+        throw new RequestError(400, `${where}.content[${index}]: only text parts are supported`, `${where}.content`);
+      })
+      .join('');
+  }
+  throw new RequestError(400, `${where}.content: expected a string or a list of text parts`, `${where}.content`);
+}
+
+/** Chat-completions messages as LangChain messages (what membench models take). */
+export function fromChatMessages(messages: unknown): BaseMessage[] {
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new RequestError(400, 'messages: expected a non-empty list', 'messages');
+  return messages.map((message: unknown, index) => {
+    const where = `messages[${index}]`;
+    if (!isRecord(message)) throw new RequestError(400, `${where}: expected an object`, where);
+    const content = contentText(message.content, where);
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        return new SystemMessage(content);
+      case 'user':
+        return new HumanMessage(content);
+      case 'assistant': {
+        const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+        return new AIMessage({
+          content,
+          tool_calls: calls.map((call: unknown, callIndex) => {
+            const fn = isRecord(call) && isRecord(call.function) ? call.function : undefined;
+            if (!fn || typeof fn.name !== 'string')
+              throw new RequestError(
+                400,
+                `${where}.tool_calls[${callIndex}]: expected {function: {name, arguments}}`,
+                `${where}.tool_calls`,
+              );
+            let args: unknown = {};
+            try {
+              args = typeof fn.arguments === 'string' && fn.arguments ? JSON.parse(fn.arguments) : {};
+            } catch {
+              throw new RequestError(
+                400,
+                `${where}.tool_calls[${callIndex}].function.arguments: not JSON`,
+                `${where}.tool_calls`,
+              );
+            }
+            return {
+              id: isRecord(call) && typeof call.id === 'string' ? call.id : `call_${callIndex}`,
+              name: fn.name,
+              args: isRecord(args) ? args : {},
+            };
+          }),
+        });
+      }
+      case 'tool':
+        return new ToolMessage({
+          content,
+          tool_call_id: typeof message.tool_call_id === 'string' ? message.tool_call_id : '',
+        });
+      default:
+        throw new RequestError(
+          400,
+          `${where}.role: expected system, developer, user, assistant or tool`,
+          `${where}.role`,
+        );
+    }
+  });
+}
+
+/** Refuses what this endpoint cannot honour rather than answering something else: `n` above 1, `tools` that are no tool list. */
+function checkChatOptions(body: Record<string, unknown>): void {
+  const n = body.n;
+  if (n !== undefined && n !== null) {
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
+      throw new RequestError(400, `n: expected a whole number >= 1, got ${JSON.stringify(n)}`, 'n');
+    if (n > 1)
+      throw new RequestError(
+        400,
+        `n: this endpoint answers with one choice per request, not ${n}: send ${n} requests`,
+        'n',
+      );
+  }
+  const tools = body.tools;
+  if (tools === undefined || tools === null) return;
+  if (!Array.isArray(tools))
+    throw new RequestError(
+      400,
+      `tools: expected a list of {type: "function", function: {name}}, got ${typeof tools}`,
+      'tools',
+    );
+  tools.forEach((tool: unknown, index) => {
+    const where = `tools[${index}]`;
+    if (!isRecord(tool) || tool.type !== 'function')
+      throw new RequestError(400, `${where}: expected {type: "function", function: {name}}`, 'tools');
+    const fn = tool.function;
+    if (!isRecord(fn) || typeof fn.name !== 'string' || fn.name.length === 0)
+      throw new RequestError(400, `${where}.function.name: expected the tool's name (a non-empty string)`, 'tools');
+    if (fn.parameters !== undefined && !isRecord(fn.parameters))
+      throw new RequestError(400, `${where}.function.parameters: expected a JSON schema object`, 'tools');
+  });
+}
+
+/** What an answer is: the kind of request it answered (the server's counts) and the response body. */
+export interface Answer {
+  kind: string;
+  body: unknown;
+}
+
+/** The two routes answered by an Answerer. */
+export type AnswerRoute = 'chat' | 'embeddings';
+
+/** Answers request bodies over one model, embedder and token counter. */
+export interface Answerer {
+  answer(route: AnswerRoute, body: unknown): Promise<Answer>;
+}
+
+/** An answerer over `model` and `embedder`, metering `usage` with `tokens`. */
+export function createAnswerer(options: {
+  model: ChatModel;
+  embedder: Embedder;
+  tokens: TokenCounter;
+  /** Chat completion ids: this prefix, then a sequence number (default `chatcmpl-membench-`). */
+  idPrefix?: string;
+}): Answerer {
+  const { model, embedder, tokens } = options;
+  const idPrefix = options.idPrefix ?? 'chatcmpl-membench-';
+  let sequence = 0;
+
+  async function chat(body: Record<string, unknown>): Promise<Answer> {
+    if (body.stream === true)
+      throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
+    checkChatOptions(body);
+    const format = isRecord(body.response_format) ? body.response_format.type : undefined;
+    if (format !== undefined && format !== 'text' && format !== 'json_object' && format !== 'json_schema') {
+      throw new RequestError(
+        400,
+        `response_format.type: expected text, json_object or json_schema, got ${JSON.stringify(format)}`,
+        'response_format',
+      );
+    }
+    const messages = fromChatMessages(body.messages);
+    messages.forEach((message, index) => refuseUnboundedText(messageText(message), `messages[${index}].content`));
+    const jsonRequested = format === 'json_object' || format === 'json_schema';
+    const request = classifyPeerRequest(messages, { jsonRequested, offline: model.offline });
+    if (jsonRequested && request.kind === 'chat' && model.offline) {
+      throw new RequestError(
+        400,
+        'response_format: the offline model answers JSON only for the requests it recognises (mem0 fact extraction); this one is not one of them',
+        'response_format',
+      );
+    }
+    const maxTokens =
+      typeof body.max_completion_tokens === 'number'
+        ? body.max_completion_tokens
+        : typeof body.max_tokens === 'number'
+          ? body.max_tokens
+          : undefined;
+    const answer = await model.chat({
+      task: request.task,
+      messages: request.messages,
+      ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
+    });
+    const text = request.adaptAnswer(answer.text);
+    const promptTokens = tokens.countMessages(messages);
+    const completionTokens = tokens.countText(text);
+    const response = {
+      id: `${idPrefix}${++sequence}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : model.id,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: text, refusal: null },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    };
+    return { kind: request.kind, body: response };
+  }
+
+  async function embeddings(body: Record<string, unknown>): Promise<Answer> {
+    const input = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(input) || input.length === 0 || !input.every((item) => typeof item === 'string')) {
+      throw new RequestError(
+        400,
+        'input: expected a string or a non-empty list of strings (token arrays are not supported)',
+        'input',
+      );
+    }
+    if (body.dimensions !== undefined && body.dimensions !== embedder.dimensions) {
+      throw new RequestError(
+        400,
+        `dimensions: this embedder (${embedder.id}) gives ${embedder.dimensions}, not ${JSON.stringify(body.dimensions)}`,
+        'dimensions',
+      );
+    }
+    (input as string[]).forEach((text, index) => refuseUnboundedText(text, `input[${index}]`));
+    const format = body.encoding_format ?? 'float';
+    if (format !== 'float' && format !== 'base64')
+      throw new RequestError(400, 'encoding_format: expected float or base64', 'encoding_format');
+    const vectors = await embedder.embed(input as string[]);
+    const used = (input as string[]).reduce((sum, text) => sum + tokens.countText(text), 0);
+    const response = {
+      object: 'list',
+      model: typeof body.model === 'string' ? body.model : embedder.id,
+      data: vectors.map((vector, index) => ({
+        object: 'embedding',
+        index,
+        embedding:
+          format === 'base64'
+            ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')
+            : Array.from(vector),
+      })),
+      usage: { prompt_tokens: used, total_tokens: used },
+    };
+    return { kind: 'embeddings', body: response };
+  }
+
+  return {
+    answer: async (route, body) => {
+      if (!isRecord(body)) throw new RequestError(400, 'the body is not a JSON object');
+      return route === 'embeddings' ? embeddings(body) : chat(body);
+    },
+  };
+}
