@@ -174,6 +174,23 @@ async function vectorFloors(
   };
 }
 
+/** The fork + SIGKILL + reopen floor alone: what a crash and its recovery cannot go below (the suite section divides by it). */
+export async function measureForkFloor(options: { quick: boolean; iterations?: number }): Promise<Timing> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-fork-'));
+  try {
+    const script = path.join(dir, 'child.cjs');
+    await writeFile(script, CHILD_SCRIPT);
+    const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
+    const forkFile = path.join(dir, 'fork.sqlite');
+    return await measure('fork + SIGKILL + reopen', () => forkKillReopen(script, sqliteModule, forkFile), {
+      iterations: options.iterations ?? (options.quick ? 5 : 15),
+      warmupIterations: 1,
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Measures every floor (see Floors). */
 export async function measureFloors(options: FloorOptions): Promise<Floors> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-floors-'));
@@ -190,14 +207,7 @@ export async function measureFloors(options: FloorOptions): Promise<Floors> {
     );
     const vectorFloor = await vectorFloors(options);
     options.onProgress?.('floors: fork + SIGKILL + reopen');
-    const script = path.join(dir, 'child.cjs');
-    await writeFile(script, CHILD_SCRIPT);
-    const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3');
-    const forkFile = path.join(dir, 'fork.sqlite');
-    const forkTiming = await measure('fork + SIGKILL + reopen', () => forkKillReopen(script, sqliteModule, forkFile), {
-      iterations: options.quick ? 5 : 15,
-      warmupIterations: 1,
-    });
+    const forkTiming = await measureForkFloor({ quick: options.quick });
     return {
       ...tokens,
       sqliteCommitFull,

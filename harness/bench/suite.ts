@@ -17,6 +17,7 @@ import { PACKAGE_ROOT } from '../core/package-info.js';
 import { MembenchError } from '../core/errors.js';
 import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
 import type { RunResult } from '../results/schema.js';
+import { measureForkFloor } from './floors.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {
@@ -26,6 +27,8 @@ export interface SuiteOptions {
   strategies?: readonly string[];
   /** Worker processes of the run (default: the runner's default). */
   workers?: number;
+  /** Forks of the fork + SIGKILL + reopen floor measured before the run and again after it (default 8 each). */
+  floorForks?: number;
   onProgress?: (line: string) => void;
 }
 
@@ -53,6 +56,13 @@ export interface SuiteResult {
   cellsMs: number;
   /** User + system CPU of the command's whole process tree; null where the OS does not say (not Linux). */
   cpuMs: number | null;
+  /**
+   * The fork + SIGKILL + reopen floor (ms, p50), measured in this section just before the run and
+   * just after it (the mean of the two): the same machine under the same load as the run.
+   */
+  forkFloorMs: number;
+  /** The run's wall time in floors: what the target judges, so it holds on any machine. */
+  floorRatio: number;
   turnsPerSec: number;
   /** Sum of every turn's save + load time (in the agent, wherever it ran). */
   strategyMs: number;
@@ -116,6 +126,8 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
   const out = await mkdtemp(path.join(os.tmpdir(), 'membench-suite-'));
   try {
     const args = [path.join(PACKAGE_ROOT, 'bin', 'membench.js'), ...suiteArguments(options), '--out', out];
+    const floorForks = options.floorForks ?? 8;
+    const floorBefore = await measureForkFloor({ quick: false, iterations: floorForks });
     const cpuBefore = await childrenCpuMs();
     const started = performance.now();
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
@@ -129,6 +141,8 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     });
     const wallMs = performance.now() - started;
     const cpuAfter = await childrenCpuMs();
+    const floorAfter = await measureForkFloor({ quick: false, iterations: floorForks });
+    const forkFloorMs = (floorBefore.p50Ms + floorAfter.p50Ms) / 2;
     // Exit 1 is failed cells (counted below from results.json); anything else left no results to read.
     if (code !== 0 && code !== 1) {
       const message = `bench suite: membench ${suiteArguments(options).join(' ')} exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join(' | ')}`;
@@ -141,6 +155,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
       wallMs,
       cpuMs: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null,
       workers: options.workers ?? null,
+      forkFloorMs,
     });
   } finally {
     await rm(out, { recursive: true, force: true });
@@ -150,7 +165,14 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
 /** The figures of a timed run from its results. */
 function summarize(
   result: RunResult,
-  run: { names: string[]; inProcesses: Set<string>; wallMs: number; cpuMs: number | null; workers: number | null },
+  run: {
+    names: string[];
+    inProcesses: Set<string>;
+    wallMs: number;
+    cpuMs: number | null;
+    workers: number | null;
+    forkFloorMs: number;
+  },
 ): SuiteResult {
   const { names, inProcesses, wallMs } = run;
   const group = (key: (cell: (typeof result.cells)[number]) => string): SuitePhase[] => {
@@ -182,6 +204,8 @@ function summarize(
     wallMs,
     cellsMs: result.header.durationMs,
     cpuMs: run.cpuMs,
+    forkFloorMs: run.forkFloorMs,
+    floorRatio: wallMs / run.forkFloorMs,
     turnsPerSec: wallMs > 0 ? turns / (wallMs / 1000) : 0,
     strategyMs,
     crashes: result.cells.reduce((sum, cell) => sum + (cell.durabilityOutcome?.crashes.length ?? 0), 0),

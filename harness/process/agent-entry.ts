@@ -3,18 +3,23 @@
  * crash point kills it with SIGKILL — no `finally`, no flush — and the harness starts a fresh one
  * on the same dir, which reopens what was persisted and resumes from the journal.
  */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { startupSnapshot } from 'node:v8';
-import { AgentSession, type Ack } from '../agent/loop.js';
-import { Journal } from '../agent/journal.js';
-import { Ledger } from '../agent/ledger.js';
+import type { AgentSession, Ack } from '../agent/loop.js';
 import { containsAny, contextText } from '../core/metrics.js';
-import { createEmbedder, createModel, emptyUsage, MeteredModel, usageDelta, type ModelUsage } from '../models/index.js';
+import {
+  createEmbedder,
+  createModel,
+  emptyUsage,
+  usageDelta,
+  type MeteredModel,
+  type ModelUsage,
+} from '../models/index.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import { icuWords, normalizeText } from '../core/text.js';
 import { TokenCounter } from '../core/tokens.js';
+import { openCellSession, replayRun, type CellSession } from './cell-session.js';
 import {
-  cellPaths,
   SNAPSHOT_CHECK,
   type AgentBoot,
   type CheckReport,
@@ -22,7 +27,7 @@ import {
   type ToAgent,
   type AgentCell,
 } from './protocol.js';
-import type { CrashPoint } from '../scenarios/format.js';
+import type { CrashPoint, Step } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 
 function send(message: FromAgent): Promise<void> {
@@ -52,8 +57,8 @@ async function persistedText(
 /** The agent process's state: one session of one cell, driven by the harness's messages. */
 class AgentHost {
   private session: AgentSession | undefined;
-  private journal: Journal | undefined;
-  private ledger: Ledger | undefined;
+  /** The open cell's session with its ledger and journal. */
+  private cell: CellSession | undefined;
   private model: MeteredModel | undefined;
   private armed: CrashPoint | undefined;
   private reported = { turns: 0, probes: 0, recoveries: 0, latencies: 0 };
@@ -75,13 +80,14 @@ class AgentHost {
         if (message.hint.cjk) icuWords('我家只有一口铸铁锅'); // ICU's segmenter and its CJK dictionary, before the step that needs them
         return send({ type: 'prepared' });
       case 'step':
-        return this.step(message.index, message.step);
+        return this.step(message.index, [message.step]);
+      case 'batch':
+        return this.step(message.from, message.steps);
       case 'check':
         return send({ type: 'checked', report: await this.check(message.acks, message.userTexts) });
       case 'close': {
         await this.session?.finish();
-        this.journal?.close();
-        this.ledger?.close();
+        this.cell?.close();
         const usage = usageDelta(this.model?.usage ?? emptyUsage(), this.usageReported);
         // Reused, the process forgets the cell: the next `open` builds every object afresh from disk.
         if (message.reuse) this.forget();
@@ -102,8 +108,7 @@ class AgentHost {
   /** Drops every object of the closed cell (session, strategy, journal, ledger, model, what was reported). */
   private forget(): void {
     this.session = undefined;
-    this.journal = undefined;
-    this.ledger = undefined;
+    this.cell = undefined;
     this.model = undefined;
     this.armed = undefined;
     this.reported = { turns: 0, probes: 0, recoveries: 0, latencies: 0 };
@@ -115,51 +120,41 @@ class AgentHost {
   };
 
   private async open(cell: AgentCell, resumeTurn: number, resumeSession: number): Promise<void> {
-    const paths = cellPaths(cell.dir);
-    mkdirSync(paths.strategyDir, { recursive: true });
     const definition = await loadStrategyDefinition(cell.strategy);
-    const tokens = new TokenCounter(cell.tokenizerModel);
     const cache = cell.cache ? { file: cell.cache.file, trial: cell.cache.trial } : false;
-    this.model = new MeteredModel(createModel(cell.model, { ...cell.live, cache }), tokens);
-    const embedder = createEmbedder(cell.embedder, { ...cell.live, cache });
-    this.journal = new Journal(paths.journal);
-    this.ledger = new Ledger(paths.ledger);
-    const model = this.model;
-    const options = definition.options.parse(cell.options);
-    this.session = new AgentSession({
-      model,
-      tokens,
-      ledger: this.ledger,
-      journal: this.journal,
-      sessionId: cell.sessionId,
-      idempotencyKeys: cell.idempotencyKeys,
+    const opened = openCellSession({
+      dir: cell.dir,
+      definition,
+      options: cell.options,
+      durability: cell.durability,
+      seed: cell.seed,
+      tokenizerModel: cell.tokenizerModel,
+      model: createModel(cell.model, { ...cell.live, cache }),
+      embedder: createEmbedder(cell.embedder, { ...cell.live, cache }),
+      ...(cell.clock !== undefined ? { clock: cell.clock } : {}),
+      ...(cell.scenario !== undefined ? { scenario: cell.scenario } : {}),
       ...(cell.scoring !== undefined ? { scoring: cell.scoring } : {}),
-      keepsVerbatim: definition.keepsVerbatim !== false,
-      checkpoint: this.checkpoint,
-      onAck: (ack: Ack) => send({ type: 'ack', ack }),
-      createStrategy: () =>
-        definition.create(
-          {
-            dir: paths.strategyDir,
-            tokens,
-            model,
-            embedder,
-            durability: cell.durability,
-            seed: cell.seed,
-            now: () => new Date(),
-            checkpoint: this.checkpoint,
-          },
-          options,
-        ),
+      datasetReplay: cell.datasetReplay ?? false,
+      resumable: {
+        sessionId: cell.sessionId,
+        idempotencyKeys: cell.idempotencyKeys,
+        checkpoint: this.checkpoint,
+        onAck: (ack: Ack) => send({ type: 'ack', ack }),
+      },
     });
+    this.cell = opened;
+    this.model = opened.model;
+    this.session = opened.session;
     this.session.resumeAtTurn(resumeTurn, resumeSession);
     await this.session.start();
     await send({ type: 'opened', pendingJobs: this.session.current?.pendingJobs?.() ?? null });
   }
 
-  private async step(index: number, step: Parameters<AgentSession['step']>[0]): Promise<void> {
+  /** Runs `steps` (from index `from` on: one step, or a durable batch of saved turns) and reports their records. */
+  private async step(from: number, steps: readonly Step[]): Promise<void> {
     const session = this.session!;
-    await session.step(step, index);
+    await replayRun(session, steps, from);
+    const index = from + steps.length - 1;
     this.armed = undefined;
     const { turns, probes, recoveries } = this.reported;
     const usage = this.model!.usage;

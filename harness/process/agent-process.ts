@@ -2,7 +2,7 @@
  * The harness side of an agent process: fork, typed requests with per-step timeouts, and an
  * unexpected exit turned into a recorded outcome (code, signal) instead of a harness crash.
  */
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,13 +10,9 @@ import { z } from 'zod';
 import type { Ack } from '../agent/loop.js';
 import { SNAPSHOT_CHECK, type AgentBoot, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { PreloadHint } from '../../strategies/types.js';
+import { isExit, ForkedWorker, type ProcessExit, type WorkerEntry, type WorkerState } from './worker.js';
 
-/** How a process ended when it should not have. */
-export interface ProcessExit {
-  exited: true;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export { isExit, type ProcessExit } from './worker.js';
 
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
 
@@ -105,7 +101,7 @@ export function agentSnapshot(): string | null {
  * one a user's strategy or LangChain's classic memories import too; the TS source (through tsx)
  * under the test runner.
  */
-function workerEntry(bundled: boolean): { file: string; execArgv: string[] } {
+function workerEntry(bundled: boolean): WorkerEntry {
   const boot = here('./agent-boot.js');
   const bundle = here('./agent-entry.bundle.cjs');
   if (bundled && existsSync(boot) && existsSync(bundle)) {
@@ -137,10 +133,8 @@ export interface SpawnOptions {
 }
 
 export class AgentProcess {
-  private readonly child: ChildProcess;
-  private exit: ProcessExit | undefined;
+  private readonly worker: ForkedWorker<ToAgent, FromAgent>;
   private waiting: { resolve: (message: FromAgent | ProcessExit) => void; expect: FromAgent['type'] } | undefined;
-  private readonly exited: Promise<ProcessExit>;
   private readonly stepTimeoutMs: number;
   /** The tokenizer model it warms: a spare serves cells of that model. */
   readonly tokenizerModel: string;
@@ -148,7 +142,11 @@ export class AgentProcess {
   readonly spawnedAt = performance.now();
   /** The child's process id (tests match it against what the child logged). */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.worker.pid;
+  }
+  /** Where it is in its life: starting, ready, busy (a request in flight), closing, closed or crashed. */
+  get state(): WorkerState {
+    return this.worker.state;
   }
   /** Resolves once the process has loaded its modules and warmed its tokenizer (or with how it died first). */
   readonly ready: Promise<AgentBoot | ProcessExit>;
@@ -166,27 +164,22 @@ export class AgentProcess {
   private onAck: (ack: Ack) => void = () => undefined;
 
   private constructor(options: SpawnOptions) {
-    const entry = workerEntry(options.builtinOnly ?? false);
     this.stepTimeoutMs = options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
     this.tokenizerModel = options.tokenizerModel ?? 'offline';
-    this.child = fork(entry.file, [this.tokenizerModel], {
-      execArgv: entry.execArgv,
+    this.worker = new ForkedWorker<ToAgent, FromAgent>({
+      entry: workerEntry(options.builtinOnly ?? false),
+      args: [this.tokenizerModel],
       env: agentEnv(options.offline ?? false),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'advanced',
+      isReady: (message) => message.type === 'ready',
     });
     agentProcessStats.spawned++;
-    this.exited = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        this.exit = { exited: true, code, signal };
-        this.waiting?.resolve(this.exit);
-        this.waiting = undefined;
-        resolve(this.exit);
-      });
+    this.worker.onExit((exit) => {
+      this.waiting?.resolve(exit);
+      this.waiting = undefined;
     });
     let booted!: (boot: AgentBoot) => void;
-    this.ready = Promise.race([new Promise<AgentBoot>((resolve) => (booted = resolve)), this.exited]);
-    this.child.on('message', (message: FromAgent) => {
+    this.ready = Promise.race([new Promise<AgentBoot>((resolve) => (booted = resolve)), this.worker.exited]);
+    this.worker.onMessage((message) => {
       if (message.type === 'ready') {
         this.boot = message.boot;
         agentProcessStats.booted[message.boot.from]++;
@@ -214,7 +207,7 @@ export class AgentProcess {
 
   /** True until it exits. */
   get alive(): boolean {
-    return this.exit === undefined;
+    return this.worker.alive;
   }
 
   /**
@@ -222,13 +215,7 @@ export class AgentProcess {
    * that is done exits, and the spare with it, once its IPC channel closes); one in use must.
    */
   hold(held: boolean): void {
-    if (held) {
-      this.child.ref();
-      this.child.channel?.ref();
-    } else {
-      this.child.unref();
-      this.child.channel?.unref();
-    }
+    this.worker.hold(held);
   }
 
   /** Opens the cell in the process; resolves with its report or how it died. */
@@ -272,7 +259,7 @@ export class AgentProcess {
 
   /** Sends a message with no reply (arming a crash point). */
   post(message: ToAgent): void {
-    if (!this.exit) this.child.send(message);
+    this.worker.send(message);
   }
 
   /** Sends a message and waits for the reply of the given type, an error report, the process's exit or the timeout. */
@@ -280,7 +267,8 @@ export class AgentProcess {
     message: ToAgent,
     expect: T,
   ): Promise<Extract<FromAgent, { type: T }> | Extract<FromAgent, { type: 'error' }> | ProcessExit> {
-    if (this.exit) return Promise.resolve(this.exit);
+    const { exit } = this.worker;
+    if (exit) return Promise.resolve(exit);
     // Replies carry no request id: a second request in flight would take the first one's reply.
     if (this.waiting)
       throw new Error(
@@ -289,16 +277,18 @@ export class AgentProcess {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         // A hung step is killed; its exit is what the caller sees.
-        this.child.kill('SIGKILL');
+        void this.worker.kill();
       }, this.stepTimeoutMs);
       this.waiting = {
         expect,
         resolve: (reply) => {
           clearTimeout(timer);
+          this.worker.idle();
           resolve(reply as Extract<FromAgent, { type: T }>);
         },
       };
-      this.child.send(message);
+      this.worker.busy();
+      this.worker.send(message);
     });
   }
 
@@ -314,7 +304,9 @@ export class AgentProcess {
       this.reusable = true;
       return reply;
     }
-    await this.exited;
+    // Its end was asked for: the exit that follows is a close, not a crash.
+    this.worker.closing();
+    await this.worker.exited;
     return reply;
   }
 
@@ -325,11 +317,6 @@ export class AgentProcess {
   opens = 0;
 
   kill(): Promise<ProcessExit> {
-    if (!this.exit) this.child.kill('SIGKILL');
-    return this.exited;
+    return this.worker.kill();
   }
-}
-
-export function isExit(value: unknown): value is ProcessExit {
-  return typeof value === 'object' && value !== null && (value as ProcessExit).exited === true;
 }

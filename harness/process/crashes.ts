@@ -3,12 +3,9 @@
  * SIGKILL, fresh processes recover on the same dir, and invariants 1–6 (docs/design.md §6) are checked
  * after every recovery. Every death, loss and duplicate is recorded as data.
  */
-import { uniformInt } from 'pure-rand/distribution/uniformInt';
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { Ack } from '../agent/loop.js';
 import {
   INVARIANTS,
-  type CellPhases,
   type CrashRecord,
   type DurabilityCounts,
   emptyDurabilityCounts,
@@ -23,98 +20,16 @@ import { concurrentStepIndex } from '../scenarios/step-ids.js';
 import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { returnSpare, spareKind, spareReady, takeSpare, type SpareKind } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
-import { addUsage, emptyUsage, type ModelUsage } from '../models/index.js';
-import { CRASH_POINTS, type CrashPoint, type Scenario, type Step } from '../scenarios/format.js';
+import { addUsage, emptyUsage } from '../models/index.js';
+import type { CrashPoint, Scenario, Step } from '../scenarios/format.js';
 import type { CheckReport, FromAgent, AgentCell } from './protocol.js';
+import { emptyPhases, fuzzPlan, timedPhase, turnsBefore, type ProcessCellOutcome } from './crash-plan.js';
 import { cellPaths } from './protocol.js';
+import { batchEnd } from './cell-session.js';
 import { hasCjkIn } from '../core/text.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
-/** What a process-run cell hands back to the runner. */
-export interface ProcessCellOutcome {
-  turns: TurnRecord[];
-  probes: ProbeRecord[];
-  usage: ModelUsage;
-  modelLatencies: number[];
-  /** The largest resident set any agent process of the cell reached, in kB. */
-  peakRssKb: number;
-  durabilityOutcome: DurabilityOutcome;
-  /** Where the cell's time went (see CellPhases). */
-  phases: CellPhases;
-  error?: string;
-}
-
-/** No time spent yet. */
-export function emptyPhases(): CellPhases {
-  return {
-    processes: 0,
-    processStartMs: 0,
-    moduleLoadMs: 0,
-    processCpuMs: 0,
-    spareWaitMs: 0,
-    openMs: 0,
-    replayMs: 0,
-    recoveryMs: 0,
-    checkMs: 0,
-    closeMs: 0,
-  };
-}
-
-/** Runs `work` and adds its wall time to `phases[phase]`. */
-async function timedPhase<T>(phases: CellPhases, phase: keyof CellPhases, work: () => Promise<T>): Promise<T> {
-  const started = performance.now();
-  try {
-    return await work();
-  } finally {
-    phases[phase] += performance.now() - started;
-  }
-}
-
-/** Crash points the agent loop passes in a step of each kind (strategies add their own inside save/remember). */
-const POINTS_BY_KIND: Partial<Record<Step['kind'], readonly CrashPoint[]>> = {
-  user: ['before_model_call'],
-  tool: ['after_tool_intent', 'after_tool_effect', 'after_tool_result'],
-  remember: ['after_ack'],
-  forget: [],
-};
-/** Where a strategy's own crash points can be reached: steps that write to it. */
-const WRITING_KINDS: ReadonlySet<Step['kind']> = new Set(['user', 'assistant', 'remember', 'forget']);
-
-/**
- * A reproducible fuzz plan: `kills` crash points spread over the steps that can reach one, aimed
- * only at points the step (and the strategy's own `crashPoints`) can reach. Points of one step
- * come in the order a step passes them, so each kill can be reached on the retry after the last.
- */
-export function fuzzPlan(
-  steps: readonly Step[],
-  kills: number,
-  seed: number,
-  strategyPoints: readonly CrashPoint[] = [],
-): Map<number, CrashPoint[]> {
-  const plan = new Map<number, CrashPoint[]>();
-  // A user message nobody answers (`reply: false`) makes no model call: before_model_call is not on its path.
-  const loopPoints = (step: Step): readonly CrashPoint[] =>
-    step.kind === 'user' && step.reply === false ? [] : (POINTS_BY_KIND[step.kind] ?? []);
-  const reachable = (step: Step): CrashPoint[] => [
-    ...loopPoints(step),
-    ...(WRITING_KINDS.has(step.kind) ? strategyPoints : []),
-  ];
-  const candidates = steps.flatMap((step, index) => (reachable(step).length > 0 ? [index] : []));
-  if (candidates.length === 0) return plan;
-  const rng = xoroshiro128plus(seed);
-  for (let i = 0; i < kills; i++) {
-    const index = candidates[uniformInt(rng, 0, candidates.length - 1)]!;
-    const points = reachable(steps[index]!);
-    const point = points[uniformInt(rng, 0, points.length - 1)]!;
-    plan.set(index, [...(plan.get(index) ?? []), point]);
-  }
-  for (const [index, points] of plan)
-    plan.set(
-      index,
-      points.sort((a, b) => CRASH_POINTS.indexOf(a) - CRASH_POINTS.indexOf(b)),
-    );
-  return plan;
-}
+export { emptyPhases, fuzzPlan, type ProcessCellOutcome } from './crash-plan.js';
 
 function outcome(): InvariantOutcome {
   return { held: true, checked: 0, violations: 0, details: [] };
@@ -128,18 +43,8 @@ export interface ProcessCellOptions {
   strategyCrashPoints?: readonly CrashPoint[];
   /** Told as each scenario step starts (a cell that hangs is reported with its step). */
   onStep?: (index: number, step: Step) => void;
-}
-
-/** Turn number and session number reached before each step (user, remember and forget steps each start a turn; session steps a session). */
-function turnsBefore(steps: readonly Step[]): { turn: number; session: number }[] {
-  let turn = 0;
-  let session = 0;
-  return steps.map((step) => {
-    const before = { turn, session };
-    if (step.kind === 'user' || step.kind === 'remember' || step.kind === 'forget') turn++;
-    if (step.kind === 'session') session++;
-    return before;
-  });
+  /** Told as a replayed dataset's batch of saved turns (steps `first`…`last`) starts, instead of each step. */
+  onBatch?: (first: number, last: number) => void;
 }
 
 /** Runs one cell through agent processes, injecting the scenario's crashes (and fuzzed ones). */
@@ -339,7 +244,18 @@ class ProcessCellRun {
     try {
       this.agent = await this.startProcess({ turn: 0, session: 0 });
       let scenarioArm: CrashPoint | undefined;
-      for (const [index, step] of this.steps.entries()) {
+      for (let index = 0; index < this.steps.length; index++) {
+        const step = this.steps[index]!;
+        // A replayed dataset's run of saved turns goes as one batch, as it runs inline (cell-session.ts).
+        const end = scenarioArm
+          ? index + 1
+          : batchEnd(this.steps, index, this.cell.datasetReplay ?? false, this.nextFuzzed(index));
+        if (end - index > 1) {
+          this.options.onBatch?.(index, end - 1);
+          await this.runStep(index, this.steps.slice(index, end), []);
+          index = end - 1;
+          continue;
+        }
         this.options.onStep?.(index, step);
         if (step.kind === 'crash') {
           scenarioArm = step.crash;
@@ -362,7 +278,7 @@ class ProcessCellRun {
           ...(this.fuzz.get(index) ?? []).map((point) => ({ point, source: 'fuzz' as const })),
         ];
         scenarioArm = undefined;
-        await this.runStep(index, step, arms);
+        await this.runStep(index, [step], arms);
       }
       const closing = this.agent;
       this.agent = undefined;
@@ -374,8 +290,19 @@ class ProcessCellRun {
     }
   }
 
-  /** Runs one step until it completes, with each arm in turn: an armed kill is followed by a recovery in a fresh process. */
-  private async runStep(index: number, step: Step, arms: Arm[]): Promise<void> {
+  /** The first step from `index` on that the fuzzer arms a kill in (a batch stops before it), or the scenario's end. */
+  private nextFuzzed(index: number): number {
+    let next = this.steps.length;
+    for (const at of this.fuzz.keys()) if (at >= index && at < next) next = at;
+    return next;
+  }
+
+  /**
+   * Runs one step (or a batch of saved turns, which no kill is armed in) until it completes, with
+   * each arm in turn: an armed kill is followed by a recovery in a fresh process.
+   */
+  private async runStep(index: number, run: readonly Step[], arms: Arm[]): Promise<void> {
+    const step = run[0]!;
     const { phases } = this;
     let attempts = 0;
     for (;;) {
@@ -386,7 +313,10 @@ class ProcessCellRun {
       await this.prepareFor(agent, index);
       if (arm) agent.post({ type: 'arm', point: arm.point });
       const sent = performance.now();
-      const reply = await agent.request({ type: 'step', index, step }, 'step-done');
+      const reply = await agent.request(
+        run.length === 1 ? { type: 'step', index, step } : { type: 'batch', from: index, steps: [...run] },
+        'step-done',
+      );
       if (!isExit(reply) && reply.type === 'step-done') {
         phases.replayMs += performance.now() - sent;
         this.absorb(reply);

@@ -29,6 +29,12 @@ export interface AgentCell {
   idempotencyKeys: boolean;
   /** What the cell's probes are scored against: the scenario's steps and the run's retrieval settings. */
   scoring?: ProbeScoringInput;
+  /** The scenario's name: seeds which scripted turns measure their context, as in a cell run inline. */
+  scenario?: string;
+  /** A replayed dataset: session boundaries keep the stores open, and runs of saved turns come as one `batch`. */
+  datasetReplay?: boolean;
+  /** An ISO instant the strategy's clock stands still at (tests inject it); absent: the system clock. */
+  clock?: string;
 }
 
 /** The argument with which a process started from the agent's snapshot exits as soon as it is up (the harness checks a snapshot loads). */
@@ -40,6 +46,8 @@ export type ToAgent =
   /** To a spare: load what this strategy loads lazily for this cell's text, before the crash it will recover. */
   | { type: 'prepare'; strategy: string; hint: PreloadHint }
   | { type: 'step'; index: number; step: Step }
+  /** A replayed dataset's run of saved turns and session boundaries (steps `from`…), in one durable batch: one `step-done` for all. */
+  | { type: 'batch'; from: number; steps: Step[] }
   | { type: 'check'; acks: Ack[]; userTexts: string[] }
   /** Finish and close the session; with `reuse`, the process stays up, holding nothing of the cell, to serve another. */
   | { type: 'close'; reuse?: boolean }

@@ -3,16 +3,13 @@
  * in this process or in agent processes. Everything here also runs inside a pool worker, so a
  * cell travels as plain data (`CellTask`) and the providers are rebuilt from plain settings.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { AgentSession, contextSample, savesOnly } from '../agent/loop.js';
-import { durableBatch, sessionEnded } from '../core/durable-batch.js';
 import { storageProblem } from '../core/sqlite.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
-import { Ledger } from '../agent/ledger.js';
 import { cellResult, type CellRecords } from '../results/cell-result.js';
 import type { ProbeScoringInput } from '../results/probe-record.js';
 import type { Protocol } from '../results/protocols.js';
@@ -20,7 +17,6 @@ import {
   createEmbedder,
   createModel,
   emptyUsage,
-  MeteredModel,
   ResponseCache,
   type ChatModel,
   type Embedder,
@@ -28,8 +24,8 @@ import {
 import type { StrategySetting } from './params.js';
 import type { CellResult } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
-import { TokenCounter } from '../core/tokens.js';
 import { cellPaths } from '../process/protocol.js';
+import { batchEnd, openCellSession, replayRun } from '../process/cell-session.js';
 import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
@@ -76,6 +72,8 @@ export interface ProviderSettings {
   profile?: boolean;
   /** `--keep-rankings`: each probe record keeps its whole ranking, not only the top. */
   keepRankings?: boolean;
+  /** An ISO instant the strategies' clock stands still at, in this process and in agent processes alike (tests); absent: the system clock. */
+  clock?: string;
 }
 
 /** The providers a cell runs with (shared by the cells of one process). */
@@ -85,14 +83,10 @@ export interface Providers extends ProviderSettings {
   /** The model a cell of the given trial uses: the response cache is keyed by trial. */
   modelFor: (trial: number) => ChatModel;
   embedder: Embedder;
-  now: () => Date;
 }
 
 /** Builds the providers from settings; `close` releases the response cache. */
-export function openProviders(
-  settings: ProviderSettings,
-  now: () => Date = () => new Date(),
-): { providers: Providers; close: () => void } {
+export function openProviders(settings: ProviderSettings): { providers: Providers; close: () => void } {
   const cacheStore = settings.cacheFile ? ResponseCache.open(settings.cacheFile) : undefined;
   const cache = cacheStore ? { store: cacheStore } : false;
   const models = new Map<number, ChatModel>();
@@ -109,7 +103,6 @@ export function openProviders(
     model: modelFor(0),
     modelFor,
     embedder: createEmbedder(settings.embedderProvider, { ...settings.live, cache }),
-    now,
   };
   return { providers, close: () => cacheStore?.close() };
 }
@@ -147,35 +140,21 @@ async function runInline(
   dir: string,
   onPhase: PhaseListener,
 ): Promise<CellRecords> {
-  const paths = cellPaths(dir);
-  await mkdir(paths.strategyDir, { recursive: true });
-  const tokens = new TokenCounter(providers.tokenizerModel);
-  const model = new MeteredModel(providers.modelFor(plan.trial), tokens);
-  const ledger = new Ledger(paths.ledger);
+  const datasetReplay = isDatasetReplay(plan.scenario);
   const { definition } = plan;
-  const session = new AgentSession({
-    model,
-    tokens,
-    ledger,
+  const { session, model, ledger, close } = openCellSession({
+    dir,
+    definition,
+    options: plan.strategy.options,
+    durability: plan.strategy.durability,
+    seed: plan.seed,
+    tokenizerModel: providers.tokenizerModel,
+    model: providers.modelFor(plan.trial),
+    embedder: providers.embedder,
+    ...(providers.clock !== undefined ? { clock: providers.clock } : {}),
+    scenario: plan.scenario.name,
     scoring: probeScoringOf(plan, providers),
-    keepsVerbatim: definition.keepsVerbatim !== false,
-    // No model reads the context of a scripted turn: a long replay measures a seeded sample of them.
-    measureContext: contextSample(plan.scenario.steps, plan.scenario.name),
-    // A replayed dataset's session boundaries keep the strategy's stores open (MemoryStrategy.newSession).
-    sessionsStayOpen: isDatasetReplay(plan.scenario),
-    createStrategy: () =>
-      definition.create(
-        {
-          dir: paths.strategyDir,
-          tokens,
-          model,
-          embedder: providers.embedder,
-          durability: plan.strategy.durability,
-          seed: plan.seed,
-          now: providers.now,
-        },
-        plan.strategy.options,
-      ),
+    datasetReplay,
   });
   let error: string | undefined;
   const phases = emptyPhases();
@@ -192,28 +171,14 @@ async function runInline(
     });
     const steps = plan.scenario.steps;
     // A replayed dataset's saved turns and session boundaries share one fsync per file per run of them, up to the next probe, and one commit per session.
-    const batched = isDatasetReplay(plan.scenario);
-    const batchable = (step: Scenario['steps'][number]): boolean => savesOnly(step) || step.kind === 'session';
     await timed('replayMs', async () => {
       for (let index = 0; index < steps.length; ) {
-        let end = index + 1;
-        if (batched && batchable(steps[index]!)) while (end < steps.length && batchable(steps[end]!)) end++;
+        const end = batchEnd(steps, index, datasetReplay);
         // A batch is announced once (each phase may cross a process boundary: ~500 messages a question otherwise).
         if (end - index > 1) onPhase(batchPhase(index, end - 1));
-        const run = async (): Promise<void> => {
-          for (let at = index; at < end; at++) {
-            if (end - index === 1) onPhase(stepPhase(at, steps[at]!));
-            // Inside a batch each replayed session's writes are one commit per store.
-            if (steps[at]!.kind === 'session') sessionEnded();
-            await session.step(steps[at]!, at);
-          }
-        };
-        if (end - index > 1) {
-          const { syncMs } = await durableBatch(run);
-          // The batch's closing fsyncs are part of the last turn's save.
-          const last = session.turns.at(-1);
-          if (last) last.saveMs += syncMs;
-        } else await run();
+        await replayRun(session, steps.slice(index, end), index, (at) => {
+          if (end - index === 1) onPhase(stepPhase(at, steps[at]!));
+        });
         index = end;
       }
     });
@@ -221,10 +186,11 @@ async function runInline(
     await timed('closeMs', () => session.finish());
   } catch (caught) {
     // SQLite's "database or disk is full" names no file: the cell's store dir (under TMPDIR) is named instead.
-    error = storageProblem(caught, paths.strategyDir) ?? (caught instanceof Error ? caught.message : String(caught));
+    error =
+      storageProblem(caught, cellPaths(dir).strategyDir) ?? (caught instanceof Error ? caught.message : String(caught));
   }
   const effects = ledger.counts();
-  ledger.close();
+  close();
   const unreadable = [...session.unreadable];
   return {
     turns: session.turns,
@@ -248,6 +214,7 @@ async function runInProcesses(
 ): Promise<CellRecords> {
   const outcome = await runCellInProcesses({
     onStep: (index, step) => onPhase(`${stepPhase(index, step)} in an agent process`),
+    onBatch: (first, last) => onPhase(`${batchPhase(first, last)} in an agent process`),
     scenario: plan.scenario,
     fuzzKills: providers.crashFuzz,
     strategyCrashPoints: plan.definition.crashPoints,
@@ -266,6 +233,9 @@ async function runInProcesses(
       sessionId: 'main',
       idempotencyKeys: plan.idempotencyKeys,
       scoring: probeScoringOf(plan, providers),
+      scenario: plan.scenario.name,
+      datasetReplay: isDatasetReplay(plan.scenario),
+      ...(providers.clock !== undefined ? { clock: providers.clock } : {}),
     },
   });
   const { counts } = outcome.durabilityOutcome;

@@ -3,13 +3,13 @@
  * as they finish (the caller orders them); a worker that dies mid-cell turns that cell into an
  * error result with its exit code and signal, and a fresh worker takes its place.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
 import { timeoutMessage } from './cell-timeout.js';
 import type { CellResult } from '../results/schema.js';
+import { ForkedWorker, type WorkerEntry } from '../process/worker.js';
 
 /** The pool → worker message: one cell and the providers' settings (the same for every cell of a run). */
 export interface RunCellRequest {
@@ -41,7 +41,7 @@ const MAX_START_FAILURES = 3;
  * a few files to load instead of hundreds of modules) when it was built, else the compiled JS; the TS
  * source (through tsx) under the test runner.
  */
-function workerEntry(): { file: string; execArgv: string[] } {
+function workerEntry(): WorkerEntry {
   const bundled = fileURLToPath(new URL('../../cli/pool-entry.mjs', import.meta.url));
   if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: [] };
   const js = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
@@ -67,14 +67,12 @@ export interface PoolOptions {
 }
 
 interface Slot {
-  child: ChildProcess;
-  ready: boolean;
+  worker: ForkedWorker<RunCellRequest, FromPoolEntry>;
   busy?: PoolTask;
   /** Where the busy cell is, as its worker last said. */
   phase?: string;
   /** Fires when the busy cell is over its time limit. */
   timer?: NodeJS.Timeout;
-  exited: Promise<void>;
 }
 
 /** Runs every task in the pool; rejects with RunInterrupted (after killing the workers) when the signal fires. */
@@ -94,10 +92,11 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       options.signal?.removeEventListener('abort', onAbort);
       for (const slot of slots) {
         clearTimeout(slot.timer);
-        if (error) killGroup(slot.child);
-        else release(slot.child);
+        // An idle worker exits on its own once disconnected (it closes its response cache first).
+        if (error) void slot.worker.kill({ group: true });
+        else slot.worker.disconnect();
       }
-      await Promise.all([...slots].map((slot) => slot.exited));
+      await Promise.all([...slots].map((slot) => slot.worker.exited));
       if (error) return reject(error);
       delivered.then(() => resolve(), reject);
     };
@@ -115,9 +114,10 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       const next = pending.shift();
       slot.busy = next;
       slot.phase = undefined;
-      if (!next) return release(slot.child);
+      if (!next) return slot.worker.disconnect();
       const message: RunCellRequest = { type: 'run', index: next.index, task: next.task, settings: options.settings };
-      slot.child.send(message);
+      slot.worker.busy();
+      slot.worker.send(message);
       const started = performance.now();
       slot.timer = setTimeout(() => {
         // The cell is recorded now; killing the worker (and its agent processes) frees the slot, and its exit spawns a fresh one.
@@ -127,32 +127,27 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           next.index,
           failedCell(next.task, timeoutMessage(options.cellTimeoutMs, phase), performance.now() - started, phase),
         );
-        killGroup(slot.child);
+        void slot.worker.kill({ group: true });
       }, options.cellTimeoutMs);
     };
     const free = (slot: Slot): void => {
       clearTimeout(slot.timer);
       slot.busy = undefined;
+      slot.worker.idle();
     };
 
     const spawn = (): void => {
       // Its own process group: a terminal's Ctrl-C reaches only the harness, which kills the group.
-      const child = fork(entry.file, [], {
-        execArgv: entry.execArgv,
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-        serialization: 'advanced',
+      const worker = new ForkedWorker<RunCellRequest, FromPoolEntry>({
+        entry,
         detached: true,
+        isReady: (message) => message.type === 'ready',
       });
-      let exitedResolve!: () => void;
-      const slot: Slot = { child, ready: false, exited: new Promise((done) => (exitedResolve = done)) };
+      const slot: Slot = { worker };
       slots.add(slot);
-      child.on('error', () => undefined); // a send to a dying worker: its exit is what counts
-      child.on('message', (message: FromPoolEntry) => {
+      worker.onMessage((message) => {
         if (finished) return;
-        if (message.type === 'ready') {
-          slot.ready = true;
-          return dispatch(slot);
-        }
+        if (message.type === 'ready') return dispatch(slot);
         if (message.type === 'phase' && slot.busy?.index === message.index) {
           slot.phase = message.phase;
           return;
@@ -163,9 +158,8 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           if (!finished) dispatch(slot);
         }
       });
-      child.on('exit', (code, signal) => {
+      worker.onExit(({ code, signal }) => {
         slots.delete(slot);
-        exitedResolve();
         clearTimeout(slot.timer);
         if (finished) return;
         const lost = slot.busy;
@@ -180,7 +174,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
               where,
             ),
           );
-        else if (!slot.ready && ++startFailures >= MAX_START_FAILURES)
+        else if (!worker.cameUp && ++startFailures >= MAX_START_FAILURES)
           return void settle(
             new Error(`pool workers keep dying before they start (last: exit code ${code}, signal ${signal})`),
           );
@@ -191,19 +185,4 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
     if (tasks.length === 0) return void settle();
     for (let i = 0; i < Math.max(1, Math.min(options.workers, tasks.length)); i++) spawn();
   });
-}
-
-/** Lets an idle worker exit on its own (it closes its response cache first). */
-function release(child: ChildProcess): void {
-  if (child.connected) child.disconnect();
-}
-
-/** SIGKILL the worker and the agent processes it forked (they share its process group). */
-function killGroup(child: ChildProcess): void {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
 }

@@ -12,7 +12,7 @@ export function offlineProviders(): Providers {
     embedderProvider: 'hashed',
     isolate: false,
     tokenizerModel: 'offline',
-    now: () => new Date(0),
+    clock: new Date(0).toISOString(),
     keepCellDirs: false,
   };
 }

@@ -273,7 +273,7 @@ describe('suite throughput', () => {
   });
 
   test('counts cells, turns and where the time went', async () => {
-    const suite = await benchSuite({ scenarios: ['recipes-en'], strategies: ['window', 'buffer'] });
+    const suite = await benchSuite({ scenarios: ['recipes-en'], strategies: ['window', 'buffer'], floorForks: 2 });
     expect(suite.cells).toBe(2);
     expect(suite.errors).toEqual([]);
     expect(suite.turns).toBeGreaterThan(20);
@@ -285,6 +285,16 @@ describe('suite throughput', () => {
     expect(suite.cellsMs).toBeGreaterThan(0);
     expect(suite.wallMs).toBeGreaterThan(suite.cellsMs);
     expect(suite.cpuMs).toBeGreaterThan(0);
+    // The ratio the target judges: the run over the fork floor measured in the same section.
+    expect(suite.forkFloorMs).toBeGreaterThan(0);
+    expect(suite.floorRatio).toBeCloseTo(suite.wallMs / suite.forkFloorMs);
+    expect(
+      evaluateTargets({ suite: { ...suite, complete: true } }).find((item) => item.id === 'suite:floor-ratio'),
+    ).toMatchObject({
+      value: suite.floorRatio,
+      limit: 400,
+      pass: suite.floorRatio <= 400,
+    });
   }, 60_000);
 
   test('runs the command a user types: the default run when nothing is named', () => {

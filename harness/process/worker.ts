@@ -1,0 +1,167 @@
+/**
+ * One forked child process and its lifecycle, shared by the two kinds membench forks: agent
+ * processes (agent-process.ts, killed at crash points) and the run's pool workers
+ * (harness/run/pool.ts). Its state is explicit, as vitest's pool workers have it:
+ *
+ *   starting → ready ⇄ busy → closing → closed
+ *                 └──────────────┴────→ crashed   (an exit nobody asked for)
+ *
+ * Messages are typed by the caller; the child says it is ready with a message of its own; an
+ * exit is recorded with its code and signal, never thrown.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+
+/** Where a worker is in its life. */
+export type WorkerState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed' | 'crashed';
+
+/** How a process ended. */
+export interface ProcessExit {
+  exited: true;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export function isExit(value: unknown): value is ProcessExit {
+  return typeof value === 'object' && value !== null && (value as ProcessExit).exited === true;
+}
+
+/** The file a worker runs and the Node flags it needs (a startup snapshot, tsx under the test runner). */
+export interface WorkerEntry {
+  file: string;
+  execArgv: string[];
+}
+
+export interface WorkerOptions<FromChild> {
+  entry: WorkerEntry;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  /** In a process group of its own (the pool's workers: a terminal's Ctrl-C reaches only the harness, which kills the group). */
+  detached?: boolean;
+  /** The child's message saying it is up. */
+  isReady: (message: FromChild) => boolean;
+}
+
+/** A forked child process with explicit states; `ToChild` and `FromChild` are its IPC messages. */
+export class ForkedWorker<ToChild, FromChild> {
+  private current: WorkerState = 'starting';
+  private readonly child: ChildProcess;
+  private exitRecord: ProcessExit | undefined;
+  /** Whether it ever said it was ready (a worker that dies before that points at a broken entry, not at its work). */
+  cameUp = false;
+  private readonly messageListeners: ((message: FromChild) => void)[] = [];
+  private readonly exitListeners: ((exit: ProcessExit) => void)[] = [];
+  /** Resolves with how it exited. */
+  readonly exited: Promise<ProcessExit>;
+
+  constructor(options: WorkerOptions<FromChild>) {
+    this.child = fork(options.entry.file, options.args ?? [], {
+      execArgv: options.entry.execArgv,
+      ...(options.env ? { env: options.env } : {}),
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      ...(options.detached ? { detached: true } : {}),
+    });
+    // A send to a process that is dying: its exit is what counts.
+    this.child.on('error', () => undefined);
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', (code, signal) => {
+        const exit: ProcessExit = { exited: true, code, signal };
+        this.exitRecord = exit;
+        this.current = this.current === 'closing' || (code === 0 && signal === null) ? 'closed' : 'crashed';
+        for (const listener of this.exitListeners) listener(exit);
+        resolve(exit);
+      });
+    });
+    this.child.on('message', (message: FromChild) => {
+      if (this.current === 'starting' && options.isReady(message)) {
+        this.current = 'ready';
+        this.cameUp = true;
+      }
+      for (const listener of this.messageListeners) listener(message);
+    });
+  }
+
+  get state(): WorkerState {
+    return this.current;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** How it exited, once it has. */
+  get exit(): ProcessExit | undefined {
+    return this.exitRecord;
+  }
+
+  /** True until it exits. */
+  get alive(): boolean {
+    return this.exitRecord === undefined;
+  }
+
+  /** Every message it sends, in order (its `ready` included). */
+  onMessage(listener: (message: FromChild) => void): void {
+    this.messageListeners.push(listener);
+  }
+
+  /** Called once, when it exits (expectedly or not). */
+  onExit(listener: (exit: ProcessExit) => void): void {
+    this.exitListeners.push(listener);
+  }
+
+  /** Sends a message (nothing once it has exited). */
+  send(message: ToChild): void {
+    if (this.alive) this.child.send(message as object);
+  }
+
+  /** It took work: `ready` → `busy`. */
+  busy(): void {
+    if (this.current === 'ready') this.current = 'busy';
+  }
+
+  /** Its work is done: `busy` → `ready`. */
+  idle(): void {
+    if (this.current === 'busy') this.current = 'ready';
+  }
+
+  /** Its end was asked for (a clean close, a disconnect, a kill): when it exits, it is `closed`, not `crashed`. */
+  closing(): void {
+    if (this.alive) this.current = 'closing';
+  }
+
+  /** Closes its IPC channel: a child that exits on `disconnect` ends on its own. */
+  disconnect(): void {
+    this.closing();
+    if (this.child.connected) this.child.disconnect();
+  }
+
+  /** SIGKILLs it (its whole process group with `group`: the agent processes a pool worker forked); resolves on its exit. */
+  kill(options: { group?: boolean; expected?: boolean } = {}): Promise<ProcessExit> {
+    if (!this.alive || this.child.pid === undefined) return this.exited;
+    if (options.expected !== false) this.closing();
+    if (options.group) {
+      try {
+        process.kill(-this.child.pid, 'SIGKILL');
+        return this.exited;
+      } catch {
+        // not a group leader after all: the process alone
+      }
+    }
+    this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
+  /**
+   * Whether it keeps this process's event loop alive: an idle spare must not (a program that is
+   * done exits, and the spare with it, once its IPC channel closes); one in use must.
+   */
+  hold(held: boolean): void {
+    if (held) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * Planning a run: scenarios × strategies × parameter sets × trials (and the durability modes
+ * priced, the idempotency contrast), every input validated before the first cell runs; each
+ * cell's seed; the digest a resumed run or a shard must match; the cost order of cells.
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { needsProcesses, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
+import { expandFillers, stretchScenario } from '../scenarios/filler.js';
+import { formatImportReport, importDataset, QuestionFilter, type ErrataReport } from '../scenarios/importers/index.js';
+import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
+import { MembenchError } from '../core/errors.js';
+import { closestString } from '../core/text.js';
+import { MEMBENCH_VERSION } from '../core/package-info.js';
+import { checkRunNumbers } from './limits.js';
+import { expandStrategies, type StrategySetting } from './params.js';
+import { PROTOCOL_KNOBS } from '../results/protocols.js';
+import {
+  checkProtocolDatasets,
+  checkProtocolOption,
+  checkProtocolParams,
+  checkProtocolScenarios,
+  noRetrieverWarning,
+} from './protocol-fit.js';
+import type { Scenario } from '../scenarios/format.js';
+import { encodingForModel, knownTokenizerModel } from '../core/tokens.js';
+import { builtinStrategies } from '../../strategies/index.js';
+import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
+import { DURABILITY_MODES, type StrategyDefinition } from '../../strategies/types.js';
+import { fnv1aCodePoints } from '../core/hash.js';
+import { CONTRAST_STRATEGY, DEFAULT_PRICED_SCENARIOS, DEFAULT_SEED, type RunOptions } from './run-options.js';
+
+/** FNV-1a of the run seed and the cell id: each cell's seed, stable across runs and orderings. */
+export function cellSeed(seed: number, cellId: string): number {
+  return fnv1aCodePoints(cellId, seed);
+}
+
+/**
+ * Built-in names resolve through the registry; module paths and `langchain:NAME` through the
+ * strategy loader. Returns each definition with the source an agent process reloads it from.
+ */
+async function selectStrategies(
+  names: readonly string[] | undefined,
+  cwd: string,
+): Promise<{ definitions: StrategyDefinition[]; sources: Map<string, string> }> {
+  if (!names || names.length === 0) return { definitions: [...builtinStrategies], sources: new Map() };
+  const definitions: StrategyDefinition[] = [];
+  const sources = new Map<string, string>();
+  for (const name of names) {
+    const definition = await loadStrategyDefinition(name, { cwd });
+    if (definitions.includes(definition)) continue; // the same built-in named twice
+    if (definitions.some((item) => item.name === definition.name)) {
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--strategy ${name}: another selected strategy is already named "${definition.name}"`,
+      );
+    }
+    definitions.push(definition);
+    sources.set(definition.name, isModuleSource(name) ? path.resolve(cwd, name) : name);
+  }
+  return { definitions, sources };
+}
+
+/**
+ * Scenario names become cell ids, so two sources under one name would give two cells one id (and
+ * `compare` would match the wrong ones): refused, naming both. The same file named twice runs once.
+ */
+function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
+  const byName = new Map<string, Scenario>();
+  for (const scenario of scenarios) {
+    const first = byName.get(scenario.name);
+    if (!first) byName.set(scenario.name, scenario);
+    else if (first.source !== scenario.source) {
+      throw new MembenchError(
+        'INVALID_SCENARIO',
+        `two scenarios are named "${scenario.name}": ${first.source} and ${scenario.source}; cell ids would collide: rename one (its \`name:\` key)`,
+      );
+    }
+  }
+  return [...byName.values()];
+}
+
+/** The `S.KNOB=V` params a protocol sets: on each strategy whose options take the knob, unless the user's params set it (checked by checkProtocolParams). */
+function protocolParams(
+  definitions: readonly StrategyDefinition[],
+  options: Pick<RunOptions, 'protocol' | 'params'>,
+): string[] {
+  if (options.protocol === undefined) return [];
+  return definitions.flatMap((definition) =>
+    Object.entries(PROTOCOL_KNOBS[options.protocol!])
+      .filter(
+        ([knob, values]) =>
+          values.split(',').every((value) => definition.options.safeParse({ [knob]: value }).success) &&
+          !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.${knob}=`)),
+      )
+      .map(([knob, value]) => `${definition.name}.${knob}=${value}`),
+  );
+}
+
+/** Validates everything (scenarios, strategies, params) before the first cell runs. */
+export async function planRun(
+  options: RunOptions,
+): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; strategies: StrategySetting[]; errata: ErrataReport[] }> {
+  checkRunNumbers(options);
+  checkProtocolOption(options.protocol);
+  const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
+  if (options.protocol !== undefined) {
+    checkProtocolParams(options.protocol, options.params ?? []);
+    checkProtocolDatasets(options.protocol, options.datasets ?? []);
+    const warning = noRetrieverWarning(options.protocol, definitions);
+    if (warning) options.onWarning?.(warning);
+  }
+  const durabilityParams = (options.durabilities ?? []).length
+    ? definitions
+        .filter(
+          (definition) => !(options.params ?? []).some((flag) => flag.startsWith(`${definition.name}.durability=`)),
+        )
+        .map((definition) => `${definition.name}.durability=${options.durabilities!.join(',')}`)
+    : [];
+  const settings = expandStrategies(
+    definitions,
+    [...(options.params ?? []), ...durabilityParams, ...protocolParams(definitions, options)],
+    sources,
+  );
+  const userChoseModes =
+    (options.durabilities ?? []).length > 0 || (options.params ?? []).some((flag) => /\.durability=/u.test(flag));
+  const priced = new Set(
+    options.priceDurability ?? (options.scenarios?.length || userChoseModes ? [] : DEFAULT_PRICED_SCENARIOS),
+  );
+  // Each strategy in every mode but its own, for the priced scenarios only.
+  const priceSettings = priced.size
+    ? expandStrategies(
+        definitions,
+        [
+          ...(options.params ?? []),
+          ...definitions.flatMap((definition) => {
+            const others = (definition.durabilityModes ?? DURABILITY_MODES).filter(
+              (mode) => mode !== definition.defaultDurability,
+            );
+            return others.length > 0 ? [`${definition.name}.durability=${others.join(',')}`] : [];
+          }),
+        ],
+        sources,
+      )
+    : [];
+  const seed = options.seed ?? DEFAULT_SEED;
+  const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
+  const { scenarios: loaded, warnings } = await loadScenarios(named);
+  // With no scenario named, long conversations (tagged `long`) stay out of the default run.
+  const selected = options.scenarios?.length ? loaded : loaded.filter((scenario) => !scenario.tags?.includes('long'));
+  if (options.errata !== undefined && !options.datasets?.length)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`,
+    );
+  if (options.questionPrompts !== undefined && !options.datasets?.length)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--question-prompts ${options.questionPrompts}: the templates word a dataset's questions at import: name the dataset with --dataset`,
+    );
+  const errata: ErrataReport[] = [];
+  if (options.questions?.length && !options.datasets?.length)
+    throw new MembenchError('INVALID_ARGUMENT', '--question picks questions of a dataset: name it with --dataset');
+  const questions = options.questions?.length ? new QuestionFilter(options.questions) : undefined;
+  for (const arg of options.datasets ?? []) {
+    const { scenarios: imported, report } = await importDataset(arg, {
+      ...(questions ? { only: questions } : {}),
+      limit: options.datasetLimit,
+      ...(options.errata !== undefined ? { errata: options.errata } : {}),
+      ...(options.questionPrompts !== undefined ? { questionPrompts: options.questionPrompts } : {}),
+      // LoCoMo's protocol also retrieves over the file's observations and session summaries.
+      ...(options.protocol === 'locomo' ? { documents: true } : {}),
+    });
+    // An erratum naming no question (a typo in its id) is said even when the import needed no repair.
+    if (report.repaired.length + report.skipped.length + (report.errata?.unused ?? 0) > 0)
+      options.onWarning?.(formatImportReport(report));
+    if (report.errata) errata.push(report.errata);
+    selected.push(...imported);
+  }
+  const unknown = options.questions?.find((id) => !questions?.matched.has(id));
+  if (unknown !== undefined) {
+    const closest = closestString(unknown, questions?.seen ?? []);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--question ${unknown}: no such question in ${(options.datasets ?? []).join(', ')}${closest !== undefined ? ` (closest: ${closest})` : ''}`,
+    );
+  }
+  for (const warning of warnings) options.onWarning?.(warning);
+  const unique = uniqueScenarios(selected);
+  if (options.protocol !== undefined) checkProtocolScenarios(options.protocol, unique, options.datasets?.length ?? 0);
+  // Filler follows the run seed, so every strategy and trial sees the same conversation.
+  const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
+  const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  // A priced scenario that is not in the run would price nothing, silently.
+  const unpriced = (options.priceDurability ?? []).filter(
+    (name) => !scenarios.some((scenario) => scenario.name === name),
+  );
+  if (unpriced.length > 0) {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--price-durability ${unpriced.join(',')}: not among the run's scenarios (${scenarios.map((scenario) => scenario.name).join(', ')}): select it with -c, or drop it (none turns pricing off)`,
+    );
+  }
+  if (options.tokenizer !== undefined && !knownTokenizerModel(options.tokenizer)) {
+    options.onWarning?.(
+      `warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`,
+    );
+  }
+  const trials = options.trials ?? 1;
+  const idempotency = options.idempotency ?? 'one';
+  const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY)
+    ? CONTRAST_STRATEGY
+    : definitions[0]?.name;
+  const keyVariants = (scenario: Scenario, strategy: string): boolean[] => {
+    if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
+    if (idempotency === 'one' && strategy !== contrasted) return [true];
+    const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
+    return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz })
+      ? [true, false]
+      : [true];
+  };
+  const plans: CellPlan[] = [];
+  for (const scenario of scenarios) {
+    for (const [strategy, pricing] of [
+      ...settings.map((item) => [item, false] as const),
+      ...(priced.has(scenario.name) ? priceSettings.map((item) => [item, true] as const) : []),
+    ]) {
+      for (let trial = 0; trial < trials; trial++) {
+        const definition = definitions.find((item) => item.name === strategy.name)!;
+        for (const idempotencyKeys of keyVariants(scenario, strategy.name)) {
+          const id = `${scenario.name}/${strategy.setting}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
+          plans.push({
+            id,
+            scenario,
+            strategy,
+            definition,
+            idempotencyKeys,
+            trial,
+            seed: cellSeed(seed, id),
+            ...(pricing ? { pricing: true } : {}),
+          });
+        }
+      }
+    }
+  }
+  return { plans, scenarios, strategies: settings, errata };
+}
+
+/** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
+export function planDigest(
+  plans: readonly CellTask[],
+  scenarios: readonly Scenario[],
+  settings: ProviderSettings,
+): string {
+  const head = {
+    membench: MEMBENCH_VERSION,
+    providers: [
+      settings.modelProvider,
+      settings.embedderProvider,
+      settings.tokenizerModel,
+      settings.crashFuzz ?? 0,
+      settings.isolate,
+      settings.retrievalK,
+      ...(settings.protocol ? [settings.protocol] : []),
+    ],
+  };
+  const cells = plans.map((plan) => [
+    plan.id,
+    plan.scenario.name,
+    plan.strategy.name,
+    plan.strategy.options,
+    plan.strategy.durability,
+    plan.idempotencyKeys,
+    plan.trial,
+    plan.seed,
+  ]);
+  // The hash of JSON.stringify({ ...head, scenarios, cells }), fed one scenario at a time: the whole
+  // string of 500 LongMemEval_S questions is ~300 MB, held twice (as a string and as UTF-8) at once.
+  const hash = createHash('sha256').update(JSON.stringify(head).slice(0, -1)).update(',"scenarios":[');
+  // Scenario content, not where it was read from: a resume from another checkout still matches.
+  for (const [index, { source: _source, ...scenario }] of scenarios.entries())
+    hash.update(`${index > 0 ? ',' : ''}${JSON.stringify(scenario)}`);
+  return hash
+    .update(`],"cells":${JSON.stringify(cells)}}`)
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** A step that starts an agent process (a crash, a concurrent session) costs about as much as this many plain steps. */
+const PROCESS_STEP_COST = 40;
+
+/**
+ * A cell's expected cost, for ordering only: its steps, a process start counting as many. The pool
+ * takes the costliest cells first, so no long cell starts last while the other workers sit idle.
+ */
+export function estimatedCost(scenario: Scenario): number {
+  let cost = 0;
+  for (const step of scenario.steps) {
+    if (step.kind === 'crash') cost += PROCESS_STEP_COST;
+    else if (step.kind === 'concurrent')
+      cost += PROCESS_STEP_COST * step.concurrent.length + step.concurrent.flat().length;
+    else cost += step.kind === 'filler' ? step.filler : 1;
+  }
+  return cost;
+}
