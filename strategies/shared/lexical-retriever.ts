@@ -36,6 +36,8 @@ export class LexicalRetriever implements ExchangeRetriever {
   private index: LexicalIndex | undefined;
   /** Keys in the in-memory index (undefined when the file's index is searched). */
   private inMemory: Set<number> | undefined;
+  /** Exchanges of the in-memory index not inserted yet (key, terms), in the order they came. */
+  private unindexed: [number, string][] = [];
   /** Ranked documents (`unit: 'session'`): their own in-memory index, and a hash of each one's text. */
   private documents: { index: LexicalIndex; hashes: Map<number, number> } | undefined;
 
@@ -65,12 +67,22 @@ export class LexicalRetriever implements ExchangeRetriever {
 
   add(key: number, features: ExchangeFeatures): void {
     if (!this.inMemory || this.inMemory.has(key)) return; // the file's index got it in the exchange's transaction
-    this.index!.add(key, features.terms ?? '');
+    this.unindexed.push([key, features.terms ?? '']);
     this.inMemory.add(key);
+  }
+
+  /**
+   * The in-memory index gets its exchanges when it is first searched: a store whose loads rank
+   * documents instead (`unit: 'session'` or `'message'`) never fills it.
+   */
+  private indexAdded(): void {
+    for (const [key, terms] of this.unindexed) this.index!.add(key, terms);
+    this.unindexed = [];
   }
 
   settle(heldKey: number, id: number | undefined): void {
     if (!this.inMemory) return;
+    this.indexAdded();
     this.inMemory.delete(heldKey);
     if (id === undefined || this.inMemory.has(id)) return this.index!.remove(heldKey);
     this.index!.rekey(heldKey, id);
@@ -80,6 +92,7 @@ export class LexicalRetriever implements ExchangeRetriever {
   async rank(request: RankRequest): Promise<RankedKey[]> {
     const index = this.index;
     if (!index) return [];
+    if (this.inMemory) this.indexAdded();
     const { recencyWeight: weight, halfLife } = this.options;
     const terms = this.segment(request.query);
     if (weight === 0) return index.search(terms, request.n, request.below);
@@ -123,6 +136,7 @@ export class LexicalRetriever implements ExchangeRetriever {
     if (this.inMemory) this.index?.close();
     this.index = undefined;
     this.inMemory = undefined;
+    this.unindexed = [];
     this.documents?.index.close();
     this.documents = undefined;
   }
