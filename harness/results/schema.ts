@@ -471,7 +471,7 @@ export type CellPhases = z.infer<typeof cellPhasesSchema>;
  */
 export const SKIPPED_WORK = {
   answers: 'answers not generated (answer accuracy, F1 and judging left empty)',
-  'context-sample': 'context tokens of scripted turns not sampled',
+  turns: 'turns not recorded (no context tokens, no save latency)',
   durability: 'durability not exercised (stores kept in memory: no commit, no fsync)',
   distance: "evidence distance not measured (it counts the whole conversation's tokens)",
 } as const;

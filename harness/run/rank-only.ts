@@ -2,8 +2,9 @@
  * The ranking-only cell: what `--protocol` needs of a retrieving strategy, and nothing else. A
  * protocol's figures are the rankings a strategy returns at each question, so a cell that only
  * feeds them replays the scenario's messages into the strategy with its stores in memory (mode
- * `none`: no commit, no fsync), never assembles the context of a scripted turn, asks no model for
- * an answer and does not count the conversation's tokens for the evidence's distance. At each
+ * `none`: no commit, no fsync), never assembles the context of a scripted turn (and records no
+ * turn: no context tokens, no save latency), asks no model for an answer and does not count the
+ * conversation's tokens for the evidence's distance. At each
  * question it loads exactly as the full cell does (same query, same turn, same rank depth), so the
  * rankings, and every retrieval figure scored on them, are the full cell's.
  *
@@ -24,7 +25,7 @@ import { emptyPhases } from '../process/crashes.js';
 import { cellPaths } from '../process/protocol.js';
 import type { CellRecords } from '../results/cell-result.js';
 import { ProbeScoring, type ProbeScoringInput } from '../results/probe-record.js';
-import type { ProbeRecord, SkippedWork, TurnRecord } from '../results/schema.js';
+import type { ProbeRecord, SkippedWork } from '../results/schema.js';
 import type { Scenario, Step } from '../scenarios/format.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import type { ChatModel, Embedder } from '../models/types.js';
@@ -54,7 +55,7 @@ export interface RankOnlyProviders {
 }
 
 /** What a ranking-only cell leaves out, as its result says (`skipped`). */
-export const RANK_ONLY_SKIPS: readonly SkippedWork[] = ['answers', 'context-sample', 'durability', 'distance'];
+export const RANK_ONLY_SKIPS: readonly SkippedWork[] = ['answers', 'turns', 'durability', 'distance'];
 
 /** A step the ranking-only replay can take: a scripted message, a session boundary or a question. */
 function replayable(step: Step): boolean {
@@ -97,7 +98,6 @@ export async function runRankOnly(
   const tokens = new TokenCounter(providers.tokenizerModel);
   const { definition } = plan;
   const phases = emptyPhases();
-  const turns: TurnRecord[] = [];
   const probes: ProbeRecord[] = [];
   const scorer = new ProbeScoring({ ...scoring, distances: false }, tokens);
   let strategy: MemoryStrategy | undefined;
@@ -123,7 +123,7 @@ export async function runRankOnly(
     phases.openMs = performance.now() - started;
     started = performance.now();
     onPhase(`steps 0–${plan.scenario.steps.length - 1} (ranking only)`);
-    const replay = new RankOnlyReplay(strategy, plan.scenario, turns);
+    const replay = new RankOnlyReplay(strategy, plan.scenario);
     for (const [index, step] of plan.scenario.steps.entries()) {
       if (step.kind !== 'probe') {
         await replay.step(step, index);
@@ -159,7 +159,7 @@ export async function runRankOnly(
     await strategy?.close().catch(() => undefined);
   }
   return {
-    turns,
+    turns: [],
     probes,
     usage: emptyUsage(),
     modelLatencies: [],
@@ -171,7 +171,7 @@ export async function runRankOnly(
   };
 }
 
-/** Saves a scenario's scripted messages as the agent loop saves them (dated text, opaque step ids, turn and session numbers), with no load between them. */
+/** Saves a scenario's scripted messages as the agent loop saves them (dated text, opaque step ids, turn and session numbers), with no load between them and no turn record. */
 class RankOnlyReplay {
   turn = 0;
   private session = 0;
@@ -179,7 +179,6 @@ class RankOnlyReplay {
   constructor(
     private readonly strategy: MemoryStrategy,
     private readonly scenario: Scenario,
-    private readonly turns: TurnRecord[],
   ) {}
 
   async step(step: Step, index: number): Promise<void> {
@@ -197,46 +196,26 @@ class RankOnlyReplay {
       session: this.session,
       ...(indexText !== undefined ? { indexText } : {}),
     });
-    const started = performance.now();
     switch (step.kind) {
       case 'user': {
         const turn = ++this.turn;
         await this.strategy.save(event(new HumanMessage(datedText(step.user, step.at)), turn, step.at, step.indexText));
-        const replied = step.reply !== false && step.assistant !== undefined;
-        if (replied)
+        if (step.reply !== false && step.assistant !== undefined)
           await this.strategy.save(
-            event(new AIMessage(datedText(step.assistant!, step.at)), turn, step.at, step.replyIndexText),
+            event(new AIMessage(datedText(step.assistant, step.at)), turn, step.at, step.replyIndexText),
           );
-        this.record(index, turn, 'user', started, replied);
         return;
       }
-      case 'assistant': {
-        const turn = Math.max(this.turn, 1);
+      case 'assistant':
         await this.strategy.save(
-          event(new AIMessage(datedText(step.assistant, step.at)), turn, step.at, step.indexText),
+          event(new AIMessage(datedText(step.assistant, step.at)), Math.max(this.turn, 1), step.at, step.indexText),
         );
-        this.record(index, turn, 'assistant', started);
         return;
-      }
       case 'session':
         this.session++;
         return;
       default:
         throw new Error(`${this.scenario.name}: step ${index} (${step.kind}) reached the ranking-only replay`);
     }
-  }
-
-  /** A turn's record as the full cell writes one whose context was not assembled (`contextSkipped` where the full cell may have sampled it). */
-  private record(step: number, turn: number, kind: TurnRecord['kind'], started: number, replied = false): void {
-    const saveMs = performance.now() - started;
-    this.turns.push({
-      step,
-      turn,
-      kind,
-      contextTokens: null,
-      loadMs: null,
-      saveMs,
-      ...(replied ? { contextSkipped: true as const } : {}),
-    });
   }
 }

@@ -136,6 +136,8 @@ export interface RunOptions {
   protocol?: Protocol;
   /** Keep each probe's whole ranking in results.json (default: the top 50, cut after scoring). */
   keepRankings?: boolean;
+  /** With `protocol`: cells of strategies that rank replay whole (answers, durable stores) instead of ranking only (harness/run/rank-only.ts). */
+  protocolFull?: boolean;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
   cellTimeoutMs?: number;
   /**
@@ -415,6 +417,7 @@ export function planDigest(
       settings.isolate,
       settings.retrievalK,
       ...(settings.protocol ? [settings.protocol] : []),
+      ...(settings.protocolFull ? ['protocol-full'] : []),
     ],
   };
   const cells = plans.map((plan) => [
@@ -501,6 +504,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
     ...(options.protocol ? { protocol: options.protocol } : {}),
     ...(options.keepRankings ? { keepRankings: true } : {}),
+    ...(options.protocolFull ? { protocolFull: true } : {}),
     ...(options.profile ? { profile: true } : {}),
   };
   const digest = planDigest(plans, scenarios, settings);

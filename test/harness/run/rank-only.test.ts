@@ -102,7 +102,7 @@ describe('ranking-only protocol cells', () => {
       ['bm25'],
     );
     for (const cell of fast) {
-      expect(cell.skipped).toEqual(['answers', 'context-sample', 'durability', 'distance']);
+      expect(cell.skipped).toEqual(['answers', 'turns', 'durability', 'distance']);
       expect(cell.recall.answerAccuracy).toEqual({ n: 0, hits: 0, value: null });
       expect(cell.recall.abstention).toEqual({ n: 0, hits: 0, value: null });
       expect(cell.recall.answerF1.mean).toBeNull();
@@ -112,8 +112,9 @@ describe('ranking-only protocol cells', () => {
         expect(probe).not.toHaveProperty('answerCorrect');
         expect(probe).not.toHaveProperty('distance');
       }
-      // No scripted turn's context was assembled.
-      expect(cell.turns.every((turn) => turn.contextTokens === null)).toBe(true);
+      // No turn recorded: no context tokens, no save latency.
+      expect(cell.turns).toEqual([]);
+      expect(cell.latency.saveMs.n).toBe(0);
     }
     expect(full.every((cell) => cell.skipped === undefined)).toBe(true);
     expect(full.reduce((sum, cell) => sum + cell.recall.answerAccuracy.n + cell.recall.abstention.n, 0)).toBe(
