@@ -208,6 +208,8 @@ export function modelNote(result: RunResult): string {
     ? 'Answers and summaries come from the offline reference model (deterministic, no LLM): answer accuracy measures the memory plus this stand-in, not GPT.'
     : `Answers come from ${result.header.model}.`;
   const rankingOnly = rankingOnlyNote(result.cells);
+  // A run whose every cell ranked only asked no model anything: where answers come from is moot.
+  if (rankingOnly !== undefined && result.cells.every((cell) => cell.skipped?.includes('answers'))) return rankingOnly;
   return rankingOnly === undefined ? source : `${rankingOnly} ${source}`;
 }
 
