@@ -14,6 +14,7 @@ import { PROTOCOL_K } from '../../../harness/results/protocols.js';
 import type { CellResult } from '../../../harness/results/schema.js';
 import type { Providers } from '../../../harness/run/cell.js';
 import { planRun, runCell } from '../../../harness/run/runner.js';
+import { rankingOnlyNote } from '../../../reports/summary.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -116,6 +117,10 @@ describe('ranking-only protocol cells', () => {
       expect(cell.turns).toEqual([]);
       expect(cell.latency.saveMs.n).toBe(0);
     }
+    // The reports say it under their tables; a run of full cells says nothing of the kind.
+    expect(rankingOnlyNote(fast)).toMatch(/^Every cell ranked only .*answers not generated.*durability not exercised/u);
+    expect(rankingOnlyNote([...fast, ...full])).toMatch(/^\d+ of \d+ cells ranked only/u);
+    expect(rankingOnlyNote(full)).toBeUndefined();
     expect(full.every((cell) => cell.skipped === undefined)).toBe(true);
     expect(full.reduce((sum, cell) => sum + cell.recall.answerAccuracy.n + cell.recall.abstention.n, 0)).toBe(
       full.reduce((sum, cell) => sum + cell.probes.length, 0),
