@@ -106,7 +106,6 @@ export async function runRankOnly(
   try {
     onPhase('open');
     let started = performance.now();
-    definition.preload?.({ cjk: false });
     strategy = definition.create(
       {
         dir: paths.strategyDir,
