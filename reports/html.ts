@@ -216,7 +216,7 @@ function probeTable(result: RunResult): string {
       { title: 'conflict', text: probe.conflictExposure ? 'yes' : 'no' },
       { title: 'ctx tokens', text: String(probe.contextTokens), sort: probe.contextTokens },
       { title: 'load ms', text: formatMs(probe.loadMs), sort: probe.loadMs },
-      { title: 'answer', text: probe.answer },
+      { title: 'answer', text: probe.answer ?? '–' },
     ]),
   );
   return sortableTable(

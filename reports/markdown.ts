@@ -298,7 +298,7 @@ export function renderMarkdown(result: RunResult): string {
                   : 'yes (stale last)'
               : 'no',
             String(probe.contextTokens),
-            probe.answer,
+            probe.answer ?? '–',
           ]),
         ),
     ),

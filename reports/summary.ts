@@ -2,7 +2,13 @@
 import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
-import type { CellResult, Mean, RecallSummary, RunResult } from '../harness/results/schema.js';
+import {
+  SKIPPED_WORK,
+  type CellResult,
+  type Mean,
+  type RecallSummary,
+  type RunResult,
+} from '../harness/results/schema.js';
 
 export interface SummaryRow {
   scenario: string;
@@ -196,11 +202,24 @@ function emptyAnswersNote(cells: readonly CellResult[]): string {
   return `${total} model answer(s) came back with no text (content null or ""), scored as empty answers: ${named} (see docs/failing-loudly.md)`;
 }
 
-/** The line that says where answers came from, so offline scores are never mistaken for a live model's. */
+/** The line that says where answers came from, so offline scores are never mistaken for a live model's; and what ranking-only cells left out. */
 export function modelNote(result: RunResult): string {
-  return result.header.offlineModel
+  const source = result.header.offlineModel
     ? 'Answers and summaries come from the offline reference model (deterministic, no LLM): answer accuracy measures the memory plus this stand-in, not GPT.'
     : `Answers come from ${result.header.model}.`;
+  const rankingOnly = rankingOnlyNote(result.cells);
+  // A run whose every cell ranked only asked no model anything: where answers come from is moot.
+  if (rankingOnly !== undefined && result.cells.every((cell) => cell.skipped?.includes('answers'))) return rankingOnly;
+  return rankingOnly === undefined ? source : `${rankingOnly} ${source}`;
+}
+
+/** What the run's ranking-only cells (`--protocol` with a retrieving strategy) did not do, in words; undefined when none. */
+export function rankingOnlyNote(cells: readonly CellResult[]): string | undefined {
+  const ranking = cells.filter((cell) => cell.skipped?.length);
+  if (ranking.length === 0) return undefined;
+  const skipped = [...new Set(ranking.flatMap((cell) => cell.skipped ?? []))].map((work) => SKIPPED_WORK[work]);
+  const which = ranking.length === cells.length ? 'Every cell' : `${ranking.length} of ${cells.length} cells`;
+  return `${which} ranked only (a --protocol run of strategies that rank; --protocol-full runs them whole): ${skipped.join('; ')}.`;
 }
 
 /**

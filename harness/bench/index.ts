@@ -17,6 +17,7 @@ import { benchSuite, type SuiteResult } from './suite.js';
 import { benchDatasetScale, type DatasetScaleResult } from './dataset-scale.js';
 import { benchHostileText, type HostileTextResult } from './hostile-text.js';
 import { benchAa, type AaResult } from './aa.js';
+import { benchProtocol, type ProtocolBenchResult } from './protocol.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
@@ -32,7 +33,12 @@ export const BENCH_SECTIONS = [
   'dataset',
   'hostile',
   'aa',
+  'protocol',
 ] as const;
+
+/** Questions of the "protocol" section's LongMemEval_S-shaped file, and in quick mode. */
+export const PROTOCOL_QUESTIONS = 50;
+export const QUICK_PROTOCOL_QUESTIONS = 5;
 
 /** Questions of the "dataset scale" section's LongMemEval_S-shaped file (`--questions`), and in quick mode. */
 export const DATASET_QUESTIONS = 50;
@@ -87,6 +93,8 @@ export interface BenchReport {
   hostile?: HostileTextResult;
   /** The compare gate on two runs of the same code, and on a planted regression. */
   aa?: AaResult;
+  /** `--protocol longmemeval -s bm25` against its floor (read + tokenize + index + rank), CPU per question. */
+  protocol?: ProtocolBenchResult;
   targets: Target[];
 }
 
@@ -197,6 +205,12 @@ export async function measureMembench(options: BenchOptions = {}): Promise<Bench
   if (sections.includes('hostile')) report.hostile = await benchHostileText({ onProgress: progress });
 
   if (sections.includes('aa')) report.aa = await benchAa({ quick, ...(progress ? { onProgress: progress } : {}) });
+
+  if (sections.includes('protocol'))
+    report.protocol = await benchProtocol({
+      questions: quick ? QUICK_PROTOCOL_QUESTIONS : PROTOCOL_QUESTIONS,
+      ...(progress ? { onProgress: progress } : {}),
+    });
 
   const header: BenchHeader = {
     membenchVersion: MEMBENCH_VERSION,

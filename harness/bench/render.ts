@@ -26,6 +26,7 @@ import type { SuiteResult } from './suite.js';
 import { renderAa } from './aa.js';
 import type { DatasetScaleResult } from './dataset-scale.js';
 import { HOSTILE_TARGET_RATIO, type HostileTextResult } from './hostile-text.js';
+import { PROTOCOL_TARGET_RATIO, type ProtocolBenchResult } from './protocol.js';
 import type { VectorScaleResult } from './vector-scale.js';
 
 /** Milliseconds with the precision that matters at their size. */
@@ -455,6 +456,32 @@ function renderHostile(hostile: HostileTextResult): string {
   ].join('\n');
 }
 
+function renderProtocol(protocol: ProtocolBenchResult): string {
+  return [
+    `## Protocol run (${count(protocol.questions)} LongMemEval_S-shaped questions)`,
+    '',
+    '`membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25` in this process (both units, both rankers: ' +
+      `${count(protocol.cells)} cells, ${count(protocol.rankingOnly)} ranking only, ${count(protocol.errors)} errors), against its floor in the same process: ` +
+      'read the file, then per question and setting tokenize the user turns with the same ranker, index them and rank every document.',
+    '',
+    markdownTable(
+      ['', 'CPU / question', 'wall / question', 'median cell', 'slowest cell'],
+      [
+        [
+          'protocol run',
+          formatMs(protocol.run.cpuMsPerQuestion),
+          formatMs(protocol.run.wallMsPerQuestion),
+          formatMs(protocol.run.medianCellMs),
+          formatMs(protocol.run.maxCellMs),
+        ],
+        ['floor', formatMs(protocol.floor.cpuMsPerQuestion), '', '', ''],
+      ],
+    ),
+    '',
+    `The run takes ${times(protocol.ratio)} its floor's CPU (target ≤ ${PROTOCOL_TARGET_RATIO}×).`,
+  ].join('\n');
+}
+
 function renderTargets(targets: readonly Target[]): string {
   const value = (item: Target): string =>
     item.unit === 'x'
@@ -507,6 +534,7 @@ export function renderBenchReport(report: BenchReport): string {
   if (report.dataset) parts.push('', renderDataset(report.dataset));
   if (report.hostile) parts.push('', renderHostile(report.hostile));
   if (report.aa) parts.push('', renderAa(report.aa));
+  if (report.protocol) parts.push('', renderProtocol(report.protocol));
   if (report.targets.length > 0) parts.push('', renderTargets(report.targets));
   return `${parts.join('\n')}\n`;
 }

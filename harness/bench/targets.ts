@@ -8,6 +8,7 @@ import type { RecoveryResult } from './recovery.js';
 import type { RememberRow, SaveLoadResult, SaveLoadRow } from './save-load.js';
 import type { SuiteResult } from './suite.js';
 import type { AaResult } from './aa.js';
+import { PROTOCOL_TARGET_RATIO, type ProtocolBenchResult } from './protocol.js';
 import type { VectorScaleResult } from './vector-scale.js';
 import type { VersusResult } from './versus-langchain.js';
 
@@ -52,7 +53,11 @@ export interface TargetInputs {
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
   aa?: AaResult;
+  protocol?: ProtocolBenchResult;
 }
+
+/** Questions from which the protocol section's ratio is judged: fewer (quick) leave the run's fixed costs (planning, reports) weighing more than its cells. */
+export const PROTOCOL_JUDGED_QUESTIONS = 50;
 
 /** A save/load row's multiple of the per-turn floor sampled between its turns (model and embedder time excluded). */
 export function floorRatio(row: SaveLoadRow): number {
@@ -221,6 +226,24 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
           note,
         },
         atScale,
+      ),
+    );
+  }
+  const { protocol } = inputs;
+  if (protocol) {
+    const judged = protocol.questions >= PROTOCOL_JUDGED_QUESTIONS;
+    targets.push(
+      target(
+        {
+          id: 'protocol:floor',
+          what: `--protocol longmemeval -s bm25 (both units, both rankers): CPU per question ≤ ${PROTOCOL_TARGET_RATIO}× read + tokenize + index + rank`,
+          value: protocol.ratio,
+          limit: PROTOCOL_TARGET_RATIO,
+          unit: 'x',
+          comparison: '<=',
+          note: `${protocol.run.cpuMsPerQuestion.toFixed(1)} ms vs floor ${protocol.floor.cpuMsPerQuestion.toFixed(1)} ms, ${protocol.questions} questions${judged ? '' : ` (judged from ${PROTOCOL_JUDGED_QUESTIONS})`}`,
+        },
+        judged,
       ),
     );
   }

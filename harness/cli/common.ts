@@ -138,6 +138,11 @@ export function sharedOptions<T>(yargs: Argv<T>) {
       describe:
         "also score retrieval by a paper's own protocol: longmemeval (user turns indexed, session and turn documents, k 1,3,5,10,30,50, abstention left out) or locomo (one utterance per document, and the file's observations and session summaries each replayed in place of the dialog; the share of evidence in the top 5,10,25,50); see docs/protocols.md",
     })
+    .option('protocol-full', {
+      type: 'boolean',
+      describe:
+        'with --protocol: run the cells of strategies that rank whole (answers, sampled contexts, durable stores) instead of ranking only (docs/protocols.md)',
+    })
     .option('keep-rankings', {
       type: 'boolean',
       describe:
@@ -234,6 +239,7 @@ export function layerOptions(layer: Omit<MembenchConfig, 'out' | 'workers' | 're
     retrievalK: layer.retrievalK,
     protocol: layer.protocol,
     keepRankings: layer.keepRankings,
+    protocolFull: layer.protocolFull,
     cellTimeoutMs: layer.cellTimeout === undefined ? undefined : layer.cellTimeout * 1000,
     live: Object.keys(live).length ? live : undefined,
   });
@@ -281,6 +287,7 @@ export function flagLayer(argv: SharedArgs, own: Pick<MembenchConfig, 'strategie
     retrievalK: parseRetrievalK(argv['retrieval-k']),
     protocol: oneProtocol(argv.protocol),
     keepRankings: argv['keep-rankings'],
+    protocolFull: argv['protocol-full'],
     cellTimeout: parseNumberFlag('--cell-timeout', argv['cell-timeout'], RUN_LIMITS.cellTimeout),
     workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
     out: argv.out,

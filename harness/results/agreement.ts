@@ -157,7 +157,7 @@ export function disagreements(cells: readonly CellResult[], a: string, b: string
     cell.probes.flatMap((probe) => {
       const first = verdictOf(probe, a);
       const second = verdictOf(probe, b);
-      if (first === undefined || second === undefined || first === second) return [];
+      if (first === undefined || second === undefined || first === second || probe.answer === undefined) return [];
       const gold =
         probe.expect?.join(' / ') ??
         (probe.forbid?.length ? `(unanswerable; not: ${probe.forbid.join(' / ')})` : '(unanswerable)');

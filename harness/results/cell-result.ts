@@ -10,7 +10,15 @@ import type { Scenario } from '../scenarios/format.js';
 import type { Protocol } from './protocols.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from './recall.js';
 import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from './retrieval.js';
-import type { CellPhases, CellResult, DurabilityOutcome, LedgerCounts, ProbeRecord, TurnRecord } from './schema.js';
+import type {
+  CellPhases,
+  CellResult,
+  DurabilityOutcome,
+  LedgerCounts,
+  ProbeRecord,
+  SkippedWork,
+  TurnRecord,
+} from './schema.js';
 
 /** What a cell's replay recorded, in this process or in agent processes. */
 export interface CellRecords {
@@ -26,6 +34,8 @@ export interface CellRecords {
   /** What the strategy could not read and left out. */
   unreadable?: string[];
   phases: CellPhases;
+  /** A ranking-only cell's skipped work (harness/run/rank-only.ts). */
+  skipped?: SkippedWork[];
 }
 
 /** What the result names of the cell that was replayed (the runner's cell task has these and more). */
@@ -132,5 +142,6 @@ export function cellResult(
     refusedSteps: turns.filter((turn) => turn.refused !== undefined).length,
     ...(records.unreadable ? { unreadable: records.unreadable } : {}),
     ...(profile ? { phases: records.phases } : {}),
+    ...(records.skipped?.length ? { skipped: records.skipped } : {}),
   };
 }

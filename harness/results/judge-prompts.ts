@@ -89,8 +89,8 @@ export function judgeType(probe: Pick<ProbeRecord, 'category' | 'label'>): Judge
   return 'default';
 }
 
-/** What a judge needs of a probe record (older files without gold get none: every answer is then judged against nothing). */
-export function judgeItem(probe: ProbeRecord): JudgeItem {
+/** What a judge needs of an answered probe's record (older files without gold get none: every answer is then judged against nothing). */
+export function judgeItem(probe: ProbeRecord & { answer: string }): JudgeItem {
   return {
     type: judgeType(probe),
     question: probe.question,

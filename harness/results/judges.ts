@@ -13,7 +13,7 @@ import { TokenCounter } from '../core/tokens.js';
 import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
 import { judgedAccuracy, judgeLabel } from './agreement.js';
 import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
-import type { JudgeRun, JudgeVerdict, Judgement, RunResult } from './schema.js';
+import type { JudgeRun, JudgeVerdict, Judgement, ProbeRecord, RunResult } from './schema.js';
 
 /** Reply tokens an LLM judge may use: room for "yes" or "no" and a stray full stop. */
 export const JUDGE_MAX_OUTPUT_TOKENS = 8;
@@ -121,6 +121,8 @@ export function createJudge(judge: string, options: JudgeOptions = {}): Judge {
   return new ModelJudge(model, options.prompts ?? MEMBENCH_PROMPT_SET);
 }
 
+const answeredProbe = (probe: ProbeRecord): probe is ProbeRecord & { answer: string } => probe.answer !== undefined;
+
 /**
  * Judges every answer of a run with each judge in turn, and returns the run with the judgements
  * filed on its probes (a judge's earlier judgements replaced) and each judge's costs. The input is
@@ -146,7 +148,8 @@ export async function judgeRun(
   const judged: RunResult = structuredClone(result);
   for (const judge of judges) {
     const before = judge.requests;
-    const probes = judged.cells.flatMap((cell) => cell.probes);
+    // A ranking-only cell generated no answer: nothing of it is judged.
+    const probes = judged.cells.flatMap((cell) => cell.probes.filter(answeredProbe));
     const replies = await Promise.all(probes.map((probe) => judge.judge(judgeItem(probe))));
     probes.forEach((probe, index) => {
       const reply = replies[index]!;

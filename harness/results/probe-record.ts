@@ -37,6 +37,8 @@ export interface ProbeScoringInput {
   keepRankings?: boolean | undefined;
   /** What the strategy ranks as one item (`unit=session` strategies rank sessions), for the protocol's scoring. */
   unit?: RankedUnit | undefined;
+  /** false: records carry no `distance` (it counts the tokens of the whole conversation; a ranking-only cell skips it). */
+  distances?: boolean | undefined;
 }
 
 /** Ranked items a probe record keeps unless asked for them all (`--keep-rankings`): the deepest k of either protocol. */
@@ -61,8 +63,8 @@ export interface ProbeObservation {
   /** What the strategy's `load` returned for the question. */
   context: { messages: readonly BaseMessage[]; retrieved?: readonly { stepIds: readonly string[] }[] | undefined };
   loadMs: number;
-  /** The model's answer, from the context and the question only. */
-  answer: string;
+  /** The model's answer, from the context and the question only; undefined when none was asked for (a ranking-only cell): the record then has no answer figures. */
+  answer?: string | undefined;
   /** The strategy's `keepsVerbatim` capability: false when evidence may also be held by rare-term coverage. */
   keepsVerbatim: boolean;
 }
@@ -110,7 +112,7 @@ export class ProbeScoring {
     const normalized = messages.join('\n');
     const verdict = judgeContext(normalized, step.expect, step.forbid);
     const found = evidence.cited.length > 0 ? evidenceRecall(evidence, messages, !seen.keepsVerbatim) : undefined;
-    const score = datasetScore(step.scoring, answer, step.expect);
+    const score = answer === undefined ? undefined : datasetScore(step.scoring, answer, step.expect);
     const judged: ProbeRecord = {
       step: seen.index,
       turn: seen.turn,
@@ -120,8 +122,7 @@ export class ProbeScoring {
       contextTokens: this.tokens.countMessages(seen.context.messages),
       contextRecall: verdict.contextRecall,
       staleExposure: verdict.staleExposure,
-      answer,
-      answerCorrect: judgeAnswer(answer, step.expect, step.forbid),
+      ...(answer !== undefined ? { answer, answerCorrect: judgeAnswer(answer, step.expect, step.forbid) } : {}),
       evidenceCoverage:
         evidence.cited.length > 0
           ? evidenceCoverage(
@@ -149,7 +150,7 @@ export class ProbeScoring {
       this.input.unit,
     );
     const kept = this.keptRanking(ranked!);
-    const distance = this.distance(seen.index);
+    const distance = this.input.distances === false ? undefined : this.distance(seen.index);
     return distance ? { ...kept, distance } : kept;
   }
 

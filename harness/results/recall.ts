@@ -22,6 +22,10 @@ export function meanOf(values: readonly number[]): Mean {
 const numbers = (values: readonly (number | null | undefined)[]): number[] =>
   values.filter((value): value is number => typeof value === 'number');
 
+/** The verdicts of the probes that were answered (a ranking-only cell answers none: its accuracy is empty, n 0, not 0 %). */
+const answered = (probes: readonly ProbeOutcome[]): boolean[] =>
+  probes.flatMap((probe) => (probe.answerCorrect === undefined ? [] : [probe.answerCorrect]));
+
 /**
  * Recall figures over answerable probes; abstention probes (the answer was never given, as
  * LoCoMo's adversarial items) are left out of every recall and answer figure and score only
@@ -33,12 +37,12 @@ export function summarizeRecall(probes: readonly ProbeOutcome[]): RecallSummary 
   return {
     contextRecall: rate(answerable.map((probe) => probe.contextRecall === true)),
     staleExposure: rate(answerable.map((probe) => probe.staleExposure)),
-    answerAccuracy: rate(answerable.map((probe) => probe.answerCorrect)),
+    answerAccuracy: rate(answered(answerable)),
     evidenceCoverage: meanOf(numbers(answerable.map((probe) => probe.evidenceCoverage))),
     conflictExposure: rate(answerable.map((probe) => probe.conflictExposure === true)),
     answerRecall: meanOf(numbers(answerable.map((probe) => probe.answerRecall))),
     evidenceRecall: meanOf(numbers(answerable.map((probe) => probe.evidenceRecall))),
-    abstention: rate(abstaining.map((probe) => probe.answerCorrect)),
+    abstention: rate(answered(abstaining)),
     // The dataset's own score covers its adversarial (abstention) items too, as LoCoMo's evaluation.py does.
     answerF1: meanOf(numbers(probes.map((probe) => probe.answerF1))),
   };

@@ -169,8 +169,9 @@ export const probeRecordSchema = z.object({
   contextTokens: count,
   contextRecall: z.boolean().optional(),
   staleExposure: z.boolean(),
-  answer: z.string(),
-  answerCorrect: z.boolean(),
+  /** The model's answer; absent when no answer was generated (a ranking-only cell: `skipped` holds `answers`). */
+  answer: z.string().optional(),
+  answerCorrect: z.boolean().optional(),
   /** Share of the evidence steps' content words present in the context (null without evidence). */
   evidenceCoverage: count.nullable(),
   loadMs: count,
@@ -464,6 +465,19 @@ export const cellPhasesSchema = z.object({
 });
 export type CellPhases = z.infer<typeof cellPhasesSchema>;
 
+/**
+ * Work a ranking-only cell (`--protocol` with a retrieving strategy: harness/run/rank-only.ts) did
+ * not do, each with the words reports print: its figures of that kind are absent, never zero.
+ */
+export const SKIPPED_WORK = {
+  answers: 'answers not generated (answer accuracy, F1 and judging left empty)',
+  turns: 'turns not recorded (no context tokens, no save latency)',
+  durability: 'durability not exercised (stores kept in memory: no commit, no fsync)',
+  distance: "evidence distance not measured (it counts the whole conversation's tokens)",
+} as const;
+export type SkippedWork = keyof typeof SKIPPED_WORK;
+const SKIPPED_KEYS = Object.keys(SKIPPED_WORK) as [SkippedWork, ...SkippedWork[]];
+
 export const cellResultSchema = z.object({
   id: z.string(),
   scenario: z.string(),
@@ -535,6 +549,8 @@ export const cellResultSchema = z.object({
   unreadable: z.array(z.string()).optional(),
   /** Where the cell's time went, with `--profile`. */
   phases: cellPhasesSchema.optional(),
+  /** A ranking-only cell: the work it left out (SKIPPED_WORK). Absent: the cell did everything a cell does. */
+  skipped: z.array(z.enum(SKIPPED_KEYS)).optional(),
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
 

@@ -30,6 +30,7 @@ import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
 import type { LiveProviderSettings } from '../models/openai.js';
+import { ranksOnly, runRankOnly } from './rank-only.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
 export interface CellTask {
@@ -74,6 +75,8 @@ export interface ProviderSettings {
   keepRankings?: boolean;
   /** An ISO instant the strategies' clock stands still at, in this process and in agent processes alike (tests); absent: the system clock. */
   clock?: string;
+  /** `--protocol-full`: protocol cells replay as every cell does (answers, durable stores), not ranking-only (rank-only.ts). */
+  protocolFull?: boolean;
 }
 
 /** The providers a cell runs with (shared by the cells of one process). */
@@ -292,9 +295,11 @@ export async function runCell(
   const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
-    records = needsProcesses(plan.scenario, providers)
-      ? await runInProcesses(plan, providers, dir, onPhase)
-      : await runInline(plan, providers, dir, onPhase);
+    records = ranksOnly(plan, providers)
+      ? await runRankOnly(plan, providers, dir, probeScoringOf(plan, providers), onPhase)
+      : needsProcesses(plan.scenario, providers)
+        ? await runInProcesses(plan, providers, dir, onPhase)
+        : await runInline(plan, providers, dir, onPhase);
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }

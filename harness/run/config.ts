@@ -88,6 +88,8 @@ const configSchema = z.object({
   questions: z.array(z.string()).optional(),
   /** Keep each probe's whole ranking in results.json (default: the top 50). */
   keepRankings: z.boolean().optional(),
+  /** With a protocol: run strategies that rank whole, not ranking only (`--protocol-full`). */
+  protocolFull: z.boolean().optional(),
 });
 
 /** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */

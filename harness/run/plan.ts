@@ -262,6 +262,7 @@ export function planDigest(
       settings.isolate,
       settings.retrievalK,
       ...(settings.protocol ? [settings.protocol] : []),
+      ...(settings.protocolFull ? ['protocol-full'] : []),
     ],
   };
   const cells = plans.map((plan) => [

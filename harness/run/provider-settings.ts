@@ -42,6 +42,7 @@ export function providerSettings(options: RunOptions): ProviderSettings {
     retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
     ...(options.protocol ? { protocol: options.protocol } : {}),
     ...(options.keepRankings ? { keepRankings: true } : {}),
+    ...(options.protocolFull ? { protocolFull: true } : {}),
     ...(options.profile ? { profile: true } : {}),
   };
 }

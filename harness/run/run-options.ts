@@ -91,6 +91,8 @@ export interface RunOptions {
   protocol?: Protocol;
   /** Keep each probe's whole ranking in results.json (default: the top 50, cut after scoring). */
   keepRankings?: boolean;
+  /** With `protocol`: cells of strategies that rank replay whole (answers, durable stores) instead of ranking only (harness/run/rank-only.ts). */
+  protocolFull?: boolean;
   /** A cell running longer than this is stopped and recorded as an error naming the phase it hung in (default DEFAULT_CELL_TIMEOUT_MS). */
   cellTimeoutMs?: number;
   /**

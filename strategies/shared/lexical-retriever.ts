@@ -46,6 +46,8 @@ export class LexicalRetriever implements ExchangeRetriever {
   private readonly termsOf: (text: string) => string;
   /** Characters handed to the segmenter: tests use it to prove a grown document costs only its new parts. */
   segmentedChars = 0;
+  /** Exchanges of the in-memory index not inserted yet (key, terms), in the order they came. */
+  private unindexed: [number, string][] = [];
 
   constructor(private readonly options: LexicalRetrieverOptions) {
     const segment = segmenterFor(options.tokenizer);
@@ -78,12 +80,22 @@ export class LexicalRetriever implements ExchangeRetriever {
 
   add(key: number, features: ExchangeFeatures): void {
     if (!this.inMemory || this.inMemory.has(key)) return; // the file's index got it in the exchange's transaction
-    this.index!.add(key, features.terms ?? '');
+    this.unindexed.push([key, features.terms ?? '']);
     this.inMemory.add(key);
+  }
+
+  /**
+   * The in-memory index gets its exchanges when it is first searched: a store whose loads rank
+   * documents instead (`unit: 'session'` or `'message'`) never fills it.
+   */
+  private indexAdded(): void {
+    for (const [key, terms] of this.unindexed) this.index!.add(key, terms);
+    this.unindexed = [];
   }
 
   settle(heldKey: number, id: number | undefined): void {
     if (!this.inMemory) return;
+    this.indexAdded();
     this.inMemory.delete(heldKey);
     if (id === undefined || this.inMemory.has(id)) return this.index!.remove(heldKey);
     this.index!.rekey(heldKey, id);
@@ -93,6 +105,7 @@ export class LexicalRetriever implements ExchangeRetriever {
   async rank(request: RankRequest): Promise<RankedKey[]> {
     const index = this.index;
     if (!index) return [];
+    if (this.inMemory) this.indexAdded();
     const { recencyWeight: weight, halfLife } = this.options;
     const terms = this.segment(request.query);
     if (weight === 0) return index.search(terms, request.n, request.below);
@@ -136,6 +149,7 @@ export class LexicalRetriever implements ExchangeRetriever {
     if (this.inMemory) this.index?.close();
     this.index = undefined;
     this.inMemory = undefined;
+    this.unindexed = [];
     this.documents?.index.close();
     this.documents = undefined;
   }

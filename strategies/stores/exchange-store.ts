@@ -367,6 +367,7 @@ export class ExchangeStore {
   }
 
   appendPending(entry: PendingMessage): void {
+    if (!this.statements) return; // `none`: memory only, nothing to serialize
     const data = serialize([entry.message]);
     this.write((statements) => {
       entry.seq = Number(

@@ -130,7 +130,7 @@ describe('judgeRun', () => {
       cell.probes.forEach(
         (probe, index) =>
           (probe.expect =
-            probe.category === 'abstention' ? undefined : [index % 2 === 0 ? probe.answer : 'nothing like it']),
+            probe.category === 'abstention' ? undefined : [index % 2 === 0 ? probe.answer! : 'nothing like it']),
       ),
     );
     const probes = run.cells.flatMap((cell) => cell.probes).length;

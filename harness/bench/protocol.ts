@@ -1,0 +1,123 @@
+/**
+ * The "protocol" section: `membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25`
+ * (both units, both rankers: four ranking-only cells a question) on a seeded LongMemEval_S-shaped
+ * file, in this process, against a floor measured in the same process: read the file
+ * (JSON.parse), then for each question and each of the four settings only what its ranking needs:
+ * tokenize the user turns (or the sessions' joined user turns) with the same ranker's tokenizer,
+ * index them (an in-memory FTS5 table for `fts5`; term counts for `okapi-paper`) and rank every
+ * document for the question. Both are user + system CPU ms per question; the ratio is the run's
+ * over the floor's (target ≤ PROTOCOL_TARGET_RATIO).
+ */
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { LexicalIndex } from '../../strategies/stores/lexical-index.js';
+import { descendingOrder, okapiDocument, okapiScores, paperTokens } from '../../strategies/shared/okapi-paper.js';
+import { segmenterFor } from '../../strategies/shared/segmenters.js';
+import { runBenchmark } from '../run/runner.js';
+import { writeSyntheticLongMemEval } from './synthetic-longmemeval.js';
+
+/** The protocol run within this multiple of its floor (CPU per question). */
+export const PROTOCOL_TARGET_RATIO = 3;
+
+export interface ProtocolBenchOptions {
+  questions: number;
+  seed?: number;
+  onProgress?: (line: string) => void;
+}
+
+export interface ProtocolBenchResult {
+  questions: number;
+  /** Cells of the run (four a question) and how many errored. */
+  cells: number;
+  errors: number;
+  /** Cells that ranked only (harness/run/rank-only.ts): all of them, unless something forced the full cell. */
+  rankingOnly: number;
+  /** The run: CPU and wall ms per question, and the slowest cell against the median cell (wall). */
+  run: { cpuMsPerQuestion: number; wallMsPerQuestion: number; medianCellMs: number; maxCellMs: number };
+  /** Read + tokenize + index + rank, CPU ms per question. */
+  floor: { cpuMsPerQuestion: number };
+  /** run.cpuMsPerQuestion / floor.cpuMsPerQuestion. */
+  ratio: number;
+}
+
+type Question = { question: string; haystack_sessions: { role: string; content: string }[][] };
+
+const cpuMs = (since: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+};
+
+/** The floor of one question: each of the protocol's four rankings, nothing else. Returns the ranked documents (so none of it is optimised away). */
+function floorQuestion(question: Question, segment: (text: string) => string[]): number {
+  const sessions = question.haystack_sessions.map((turns) =>
+    turns.filter((turn) => turn.role === 'user').map((turn) => turn.content),
+  );
+  const turns = sessions.flat();
+  let ranked = 0;
+  for (const documents of [turns, sessions.map((texts) => texts.join('\n'))]) {
+    const index = LexicalIndex.inMemory();
+    documents.forEach((text, key) => index.add(key + 1, segment(text).join(' ')));
+    ranked += index.search(segment(question.question), documents.length).length;
+    index.close();
+  }
+  for (const documents of [turns, sessions.map((texts) => texts.join(' '))]) {
+    const corpus = documents.map((text) => okapiDocument(paperTokens(text)));
+    ranked += descendingOrder(okapiScores(corpus, paperTokens(question.question))).length;
+  }
+  return ranked;
+}
+
+/** Writes the file, measures the floor, then runs the protocol on it. */
+export async function benchProtocol(options: ProtocolBenchOptions): Promise<ProtocolBenchResult> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-protocol-'));
+  try {
+    const file = path.join(dir, 'longmemeval-s-synthetic.json');
+    await writeSyntheticLongMemEval(file, { questions: options.questions, seed: options.seed ?? 2025 });
+    const segment = segmenterFor('jieba');
+    floorQuestion({ question: 'warm up', haystack_sessions: [[{ role: 'user', content: 'warm up' }]] }, segment);
+
+    let since = process.cpuUsage();
+    const questions = JSON.parse(await readFile(file, 'utf8')) as Question[];
+    let ranked = 0;
+    for (const question of questions) ranked += floorQuestion(question, segment);
+    const floorCpu = cpuMs(since);
+    options.onProgress?.(
+      `protocol: floor ${(floorCpu / questions.length).toFixed(1)} ms CPU a question (${ranked} documents ranked)`,
+    );
+
+    since = process.cpuUsage();
+    const started = performance.now();
+    const result = await runBenchmark({
+      datasets: [`longmemeval:${file}`],
+      protocol: 'longmemeval',
+      strategies: ['bm25'],
+      workers: 1,
+    });
+    const wallMs = performance.now() - started;
+    const runCpu = cpuMs(since);
+    const durations = result.cells.map((cell) => cell.durationMs).sort((a, b) => a - b);
+    const run = {
+      cpuMsPerQuestion: runCpu / questions.length,
+      wallMsPerQuestion: wallMs / questions.length,
+      medianCellMs: durations[durations.length >> 1] ?? 0,
+      maxCellMs: durations.at(-1) ?? 0,
+    };
+    const floor = { cpuMsPerQuestion: floorCpu / questions.length };
+    options.onProgress?.(
+      `protocol: run ${run.cpuMsPerQuestion.toFixed(1)} ms CPU a question, ${result.cells.length} cells`,
+    );
+    return {
+      questions: questions.length,
+      cells: result.cells.length,
+      errors: result.cells.filter((cell) => cell.status === 'error').length,
+      rankingOnly: result.cells.filter((cell) => cell.skipped?.length).length,
+      run,
+      floor,
+      ratio: floor.cpuMsPerQuestion > 0 ? run.cpuMsPerQuestion / floor.cpuMsPerQuestion : 0,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,37 @@
+/** The bench's "protocol" section: the protocol run of a small LongMemEval_S-shaped file against its floor, counted, not timed. */
+import { describe, expect, it } from 'vitest';
+import { benchProtocol } from '../../../harness/bench/protocol.js';
+import { renderBenchReport } from '../../../harness/bench/render.js';
+import { evaluateTargets } from '../../../harness/bench/targets.js';
+
+describe('bench: protocol section', () => {
+  it('runs four ranking-only cells a question, measures a floor, and judges the ratio only from 50 questions', async () => {
+    const protocol = await benchProtocol({ questions: 2 });
+    expect(protocol).toMatchObject({ questions: 2, cells: 8, rankingOnly: 8, errors: 0 });
+    expect(protocol.floor.cpuMsPerQuestion).toBeGreaterThan(0);
+    expect(protocol.ratio).toBeCloseTo(protocol.run.cpuMsPerQuestion / protocol.floor.cpuMsPerQuestion, 6);
+    const [target] = evaluateTargets({ protocol });
+    expect(target).toMatchObject({ id: 'protocol:floor', limit: 3, pass: null });
+    expect(evaluateTargets({ protocol: { ...protocol, questions: 50, ratio: 2.5 } })[0]!.pass).toBe(true);
+    expect(evaluateTargets({ protocol: { ...protocol, questions: 50, ratio: 3.5 } })[0]!.pass).toBe(false);
+    const text = renderBenchReport({
+      header: {
+        membenchVersion: '0',
+        node: 'v20',
+        platform: 'linux-x64',
+        cpus: 2,
+        cpuModel: 'cpu',
+        loadAverage: { start: 0, end: 0 },
+        quick: true,
+        sections: ['protocol'],
+        tokenizer: 'cl100k_base',
+        startedAt: '',
+        durationMs: 0,
+      },
+      protocol,
+      targets: [target!],
+    });
+    expect(text).toContain('## Protocol run (2 LongMemEval_S-shaped questions)');
+    expect(text).toContain('8 cells, 8 ranking only, 0 errors');
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The ranking-only cell (harness/run/rank-only.ts) gives a protocol run the full cell's rankings and
+ * figures without answers, sampled contexts or durable stores: checked cell by cell against the
+ * full path (`protocolFull`) on LongMemEval- and LoCoMo-shaped files, with every strategy that ranks.
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeSyntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
+import { OfflineModel, type ChatModel } from '../../../harness/models/index.js';
+import type { Protocol } from '../../../harness/results/protocols.js';
+import { PROTOCOL_K } from '../../../harness/results/protocols.js';
+import type { CellResult } from '../../../harness/results/schema.js';
+import type { Providers } from '../../../harness/run/cell.js';
+import { planRun, runCell } from '../../../harness/run/runner.js';
+import { rankingOnlyNote } from '../../../reports/summary.js';
+import { offlineProviders } from '../../helpers/offline-providers.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const SAMPLES = path.join(ROOT, 'fixtures/datasets');
+
+/** The offline model, counting the calls that reach it. */
+class CountingModel extends OfflineModel {
+  calls = 0;
+  override chat(...args: Parameters<ChatModel['chat']>): ReturnType<ChatModel['chat']> {
+    this.calls++;
+    return super.chat(...args);
+  }
+}
+
+function providers(protocol: Protocol, model: ChatModel, more: Partial<Providers> = {}): Providers {
+  return {
+    ...offlineProviders(),
+    model,
+    modelFor: () => model,
+    protocol,
+    retrievalK: PROTOCOL_K[protocol],
+    ...more,
+  };
+}
+
+/** What a protocol run reports of a cell: its rankings and every retrieval figure scored on them. */
+function rankings(cell: CellResult): unknown {
+  return {
+    id: cell.id,
+    status: cell.status,
+    retrieval: cell.retrieval,
+    protocolRetrieval: cell.protocolRetrieval,
+    probes: cell.probes.map((probe) => [probe.step, probe.retrieved, probe.retrieval, probe.protocolRetrieval]),
+  };
+}
+
+/** Runs every planned cell both ways; returns the pairs and how many model calls each path made. */
+async function bothPaths(
+  dataset: string,
+  protocol: Protocol,
+  strategies: string[],
+): Promise<{ fast: CellResult[]; full: CellResult[]; fastCalls: number; fullCalls: number }> {
+  const { plans } = await planRun({ datasets: [dataset], datasetLimit: 6, protocol, strategies });
+  const fastModel = new CountingModel();
+  const fullModel = new CountingModel();
+  const fast: CellResult[] = [];
+  const full: CellResult[] = [];
+  for (const plan of plans) {
+    fast.push(await runCell(plan, providers(protocol, fastModel)));
+    full.push(await runCell(plan, providers(protocol, fullModel, { protocolFull: true })));
+  }
+  return { fast, full, fastCalls: fastModel.calls, fullCalls: fullModel.calls };
+}
+
+describe('ranking-only protocol cells', () => {
+  let dir: string;
+  let synthetic: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-rank-only-'));
+    synthetic = path.join(dir, 'longmemeval-synthetic.json');
+    await writeSyntheticLongMemEval(synthetic, { questions: 4, sessions: [4, 6], messages: [4, 8], seed: 7 });
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['a LongMemEval sample', () => `longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`, 'longmemeval'],
+    ['a synthetic LongMemEval_S-shaped file', () => `longmemeval:${synthetic}`, 'longmemeval'],
+    ['a LoCoMo sample', () => `locomo:${path.join(SAMPLES, 'locomo10-sample.json')}`, 'locomo'],
+  ] as const)('rank %s as the full cells do, with no model call', async (_, dataset, protocol) => {
+    const { fast, full, fastCalls, fullCalls } = await bothPaths(dataset(), protocol, ['bm25', 'vector', 'hybrid']);
+    expect(fast.length).toBeGreaterThanOrEqual(4);
+    expect(fast.map(rankings)).toEqual(full.map(rankings));
+    // The figures compared are there: cells ok, probes with rankings, protocol figures.
+    expect(fast.every((cell) => cell.status === 'ok')).toBe(true);
+    const ranked = fast.flatMap((cell) => cell.probes).filter((probe) => (probe.retrieved?.length ?? 0) > 0);
+    expect(ranked.length).toBeGreaterThan(fast.length / 2);
+    expect(fast.filter((cell) => cell.protocolRetrieval?.summary).length).toBeGreaterThan(fast.length / 2);
+    expect(fastCalls).toBe(0);
+    expect(fullCalls).toBeGreaterThan(0);
+  });
+
+  it('say what they skipped and leave answer figures empty, not zero', async () => {
+    const { fast, full } = await bothPaths(
+      `longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`,
+      'longmemeval',
+      ['bm25'],
+    );
+    for (const cell of fast) {
+      expect(cell.skipped).toEqual(['answers', 'turns', 'durability', 'distance']);
+      expect(cell.recall.answerAccuracy).toEqual({ n: 0, hits: 0, value: null });
+      expect(cell.recall.abstention).toEqual({ n: 0, hits: 0, value: null });
+      expect(cell.recall.answerF1.mean).toBeNull();
+      expect(cell.usage.answerTokens).toBe(0);
+      for (const probe of cell.probes) {
+        expect(probe).not.toHaveProperty('answer');
+        expect(probe).not.toHaveProperty('answerCorrect');
+        expect(probe).not.toHaveProperty('distance');
+      }
+      // No turn recorded: no context tokens, no save latency.
+      expect(cell.turns).toEqual([]);
+      expect(cell.latency.saveMs.n).toBe(0);
+    }
+    // The reports say it under their tables; a run of full cells says nothing of the kind.
+    expect(rankingOnlyNote(fast)).toMatch(/^Every cell ranked only .*answers not generated.*durability not exercised/u);
+    expect(rankingOnlyNote([...fast, ...full])).toMatch(/^\d+ of \d+ cells ranked only/u);
+    expect(rankingOnlyNote(full)).toBeUndefined();
+    expect(full.every((cell) => cell.skipped === undefined)).toBe(true);
+    expect(full.reduce((sum, cell) => sum + cell.recall.answerAccuracy.n + cell.recall.abstention.n, 0)).toBe(
+      full.reduce((sum, cell) => sum + cell.probes.length, 0),
+    );
+  });
+
+  it('write nothing to disk: the strategy dir of a ranking-only cell stays empty', async () => {
+    const fastRoot = await mkdtemp(path.join(dir, 'fast-'));
+    const fullRoot = await mkdtemp(path.join(dir, 'full-'));
+    const { plans } = await planRun({
+      datasets: [`longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`],
+      datasetLimit: 1,
+      protocol: 'longmemeval',
+      strategies: ['bm25'],
+      params: ['bm25.unit=turn', 'bm25.ranker=fts5'],
+    });
+    const model = new CountingModel();
+    await runCell(plans[0]!, providers('longmemeval', model, { keepCellDirs: true, tempRoot: fastRoot }));
+    await runCell(
+      plans[0]!,
+      providers('longmemeval', model, { keepCellDirs: true, tempRoot: fullRoot, protocolFull: true }),
+    );
+    const files = async (root: string): Promise<string[]> =>
+      (await readdir(root, { recursive: true }))
+        .filter((name) => name.endsWith('.sqlite'))
+        .map((name) => path.basename(name))
+        .sort();
+    // Only the full cell opened store files (the strategy's, the ledger): the ranking-only one opened none.
+    expect(await files(fullRoot)).toEqual(['bm25.sqlite', 'ledger.sqlite']);
+    expect(await files(fastRoot)).toEqual([]);
+  });
+
+  it('take only strategies that rank: buffer under a protocol, or --protocol-full, runs the full cell', async () => {
+    const dataset = `longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`;
+    const { plans } = await planRun({
+      datasets: [dataset],
+      datasetLimit: 1,
+      protocol: 'longmemeval',
+      strategies: ['buffer'],
+    });
+    const model = new CountingModel();
+    const buffer = await runCell(plans[0]!, providers('longmemeval', model));
+    expect(buffer.skipped).toBeUndefined();
+    expect(model.calls).toBeGreaterThan(0);
+    const { plans: bm25 } = await planRun({
+      datasets: [dataset],
+      datasetLimit: 1,
+      protocol: 'longmemeval',
+      strategies: ['bm25'],
+    });
+    const forced = await runCell(bm25[0]!, providers('longmemeval', model, { protocolFull: true }));
+    expect(forced.skipped).toBeUndefined();
+    // Without a protocol no cell is ranking-only.
+    const plain = await runCell(bm25[0]!, { ...offlineProviders(), modelFor: () => model });
+    expect(plain.skipped).toBeUndefined();
+  });
+});
