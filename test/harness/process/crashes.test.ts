@@ -3,10 +3,10 @@
  * processes recovering on the same dir, the ledger counting effects. Nothing is mocked. The run is
  * the built one (test/helpers/built.ts): its agent processes start from the bundle, as a user's do.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type * as Crashes from '../../../harness/process/crashes.js';
 import type { CellResult } from '../../../harness/results/schema.js';
 import type * as Runner from '../../../harness/run/runner.js';
@@ -19,8 +19,13 @@ const { loadScenarioFile } = await builtModule<typeof Load>('harness/scenarios/l
 const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
 const { renderConsoleSummary, renderHtml, renderMarkdown } = await builtModule<typeof Reports>('reports/index.js');
 
+/** The temp dirs of the scenario files written, removed after the tests. */
+const made: string[] = [];
+afterAll(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
+
 async function scenarioFile(yaml: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-durability-'));
+  made.push(dir);
   const file = path.join(dir, 'scenario.yaml');
   await writeFile(file, yaml);
   return file;
