@@ -10,10 +10,16 @@
 import os from 'node:os';
 import { configDefaults, defineConfig, type ViteUserConfig } from 'vitest/config';
 
-/** Test files outside test/cli and test/docs that run `dist/` (the library as built, the agent bundle). */
+/**
+ * Test files outside test/cli and test/docs that run `dist/` (the library as built, the agent bundle);
+ * the crash tests among them start many agent processes, each ten times cheaper from the bundle than
+ * from the sources through tsx (test/helpers/built.ts).
+ */
 export const DIST_TESTS = [
   'test/architecture.test.ts',
   'test/harness/process/snapshot.test.ts',
+  'test/harness/process/crashes.test.ts',
+  'test/harness/process/crash-matrix.test.ts',
   'test/harness/core/durable-batch.test.ts',
   'test/harness/results/older-versions.test.ts',
   'test/harness/bench/bench.test.ts',

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DIST_TESTS, FORKING_TESTS } from '../vitest.config.js';
-import { staleDist } from './helpers/fresh-dist.js';
+import { staleDist, whileLocked } from './helpers/fresh-dist.js';
 import { reclaimSandboxes } from './helpers/temp-dirs.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -43,6 +43,47 @@ describe('staleDist', () => {
     rmSync(path.join(root, 'dist/cli'), { recursive: true });
     expect(staleDist(root)).toBe('dist/cli/main.mjs is missing');
     rmSync(root, { recursive: true });
+  });
+});
+
+describe('the build lock of the CLI project', () => {
+  const lock = () => path.join(os.tmpdir(), 'locks', 'dist-build.lock');
+
+  it('waits while a live run holds it, builds once it is gone, and leaves no lock', () => {
+    mkdirSync(path.dirname(lock()), { recursive: true });
+    writeFileSync(lock(), String(process.ppid)); // a live process: the other run
+    let pauses = 0;
+    const built = whileLocked(
+      lock(),
+      () => 'built',
+      () => {
+        pauses += 1;
+        rmSync(lock()); // the other run's build ends
+      },
+    );
+    expect([built, pauses]).toEqual(['built', 1]);
+    expect(readdirSync(path.dirname(lock()))).toEqual([]);
+    rmSync(path.dirname(lock()), { recursive: true });
+  });
+
+  it('takes over the lock of a run that is gone, and releases it when the build throws', () => {
+    mkdirSync(path.dirname(lock()), { recursive: true });
+    writeFileSync(lock(), '4194305'); // above Linux's largest pid: no process has it
+    const never = (): void => {
+      throw new Error('waited on a run that is gone');
+    };
+    expect(() =>
+      whileLocked(
+        lock(),
+        () => {
+          expect(readFileSync(lock(), 'utf8')).toBe(String(process.pid));
+          throw new Error('build failed');
+        },
+        never,
+      ),
+    ).toThrow('build failed');
+    expect(readdirSync(path.dirname(lock()))).toEqual([]);
+    rmSync(path.dirname(lock()), { recursive: true });
   });
 });
 

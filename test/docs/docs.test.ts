@@ -161,3 +161,99 @@ describe('comments', () => {
     expect(sources.flatMap((file) => missingCitations(file, read(file), exists, basenames))).toEqual([]);
   });
 });
+
+describe('docs are reference, not a lab notebook', () => {
+  /**
+   * What a log says and a reference page does not: a dated pass or round, a before/after table, a
+   * section headed by a date (docs/notes/ is the log that holds them).
+   */
+  const LOG_LINES: readonly (readonly [RegExp, string])[] = [
+    [
+      /\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|next|previous|earlier|later|last|this|that) (?:pass|round)(?:es|s|'s|es')?\b|\b(?:pass|round) by (?:pass|round)\b/iu,
+      'a pass or round of measuring',
+    ],
+    [/^#+ .*\b\d{4}-\d{2}-\d{2}\b/u, 'a section headed by a date'],
+    [/^\|.*\bbefore\b.*\|.*\bafter\b/iu, 'a before/after table'],
+  ];
+  /**
+   * What no page, the log included, may cite: an issue, branch or commit the reader cannot see. A
+   * public repository's issue cited as a source (`owner/repo issue 27`) is a source, and stays.
+   */
+  const UNSEEN: readonly (readonly [RegExp, string])[] = [
+    [/(?<![\w.-]+\/[\w.-]+ )\b[Ii]ssue(?:s|'s)?\b|(?<![A-Z]{2,}|[\w.-]+\/[\w.-]+ issue)(?:^|[\s(])#\d+\b/u, 'an issue'],
+    [/\bbranch(?:es)?\b|\bworktree\b/iu, 'a branch'],
+    [/\b(?:commit|main(?:'s)?|at|build|HEAD)\s+`?[0-9a-f]{7,40}\b|\(`?[0-9a-f]{7,40}`?[),;]/u, 'a commit'],
+  ];
+
+  /** Each line of `text` that matches one of `patterns`: `page:line: what: the line`. */
+  function matching(patterns: typeof LOG_LINES, page: string, text: string): string[] {
+    return text
+      .split('\n')
+      .flatMap((line, index) =>
+        patterns
+          .filter(([pattern]) => pattern.test(line))
+          .map(([, what]) => `${page}:${index + 1}: ${what}: ${line.trim().slice(0, 100)}`),
+      );
+  }
+  const logLines = (page: string, text: string): string[] => matching([...LOG_LINES, ...UNSEEN], page, text);
+
+  it('finds each kind of log line in a made-up page, and lets a cited source and an id through', () => {
+    const page = [
+      '### Fourth pass (2026-12-02): timed quiet',
+      'Measured at load 2, round by round.',
+      '| run | before: CPU | after: CPU |',
+      'Against the issue’s target; see #27. Main at 8b3442a, this branch.',
+      'The same code (05b3254) in a second worktree.',
+      'The paper’s figures, as quoted in xiaowu0162/LongMemEval issue #27.',
+      'One question alone: `--question a11281a2`, reported as `longmemeval-a11281a2`.',
+      'A calibration round every second; the report passes the threshold; words cut as UAX #29 says.',
+    ].join('\n');
+    expect(logLines('x.md', page).map((line) => line.split(': ').slice(0, 2).join(': '))).toEqual([
+      'x.md:1: a pass or round of measuring',
+      'x.md:1: a section headed by a date',
+      'x.md:2: a pass or round of measuring',
+      'x.md:3: a before/after table',
+      'x.md:4: an issue',
+      'x.md:4: a branch',
+      'x.md:4: a commit',
+      'x.md:5: a branch',
+      'x.md:5: a commit',
+    ]);
+  });
+
+  it('holds none in docs/, README, CONTRIBUTING or ARCHITECTURE; the log in docs/notes/ cites nothing unseen either', () => {
+    const pages = [
+      ...readdirSync(path.join(ROOT, 'docs'))
+        .filter((file) => file.endsWith('.md'))
+        .map((file) => `docs/${file}`),
+      'README.md',
+      'CONTRIBUTING.md',
+      'ARCHITECTURE.md',
+    ];
+    const notes = readdirSync(path.join(ROOT, 'docs/notes')).map((file) => `docs/notes/${file}`);
+    expect(pages.length).toBeGreaterThan(10);
+    expect([
+      ...pages.flatMap((page) => logLines(page, read(page))),
+      ...notes.flatMap((page) => matching(UNSEEN, page, read(page))),
+    ]).toEqual([]);
+  });
+
+  it('prints no issue to a user: no string in the sources cites one', () => {
+    const tracked = execFileSync('git', ['ls-files', 'harness', 'reports', 'strategies', 'index.ts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter((file) => file.endsWith('.ts'));
+    const cites = /['"`][^'"`]*\b(?:the issue(?:'s)?|issue #?\d+)\b/iu;
+    expect(
+      tracked.flatMap((file) =>
+        read(file)
+          .split('\n')
+          .flatMap((line, index) =>
+            !/^\s*(?:\/\/|\/\*|\*)/u.test(line) && cites.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [],
+          ),
+      ),
+    ).toEqual([]);
+  });
+});

@@ -4,8 +4,19 @@
  * built entry is missing) it runs `npm run build` first; with MEMBENCH_TEST_NO_BUILD=1 it refuses instead.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '../../harness/core/processes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -50,12 +61,45 @@ export function staleDist(root: string): string | undefined {
   return newest ? `dist/ is older than ${path.relative(root, newest.file)}` : undefined;
 }
 
+/**
+ * Runs `work` holding `lock` (a file with the holder's pid): two CLI test runs started together
+ * would otherwise both empty dist/ and build into it at once. A lock whose holder is gone is taken over.
+ */
+export function whileLocked<T>(lock: string, work: () => T, pause = (): void => sleepMs(200)): T {
+  mkdirSync(path.dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(lock, 'utf8'));
+      if (Number.isInteger(holder) && holder > 0 && !processAlive(holder)) rmSync(lock, { force: true });
+      else pause(); // the other run's build: nothing to observe but the lock file going away
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 export default function freshDist(): void {
-  const stale = staleDist(ROOT);
-  if (!stale) return;
-  if (process.env.MEMBENCH_TEST_NO_BUILD === '1') throw new Error(`${stale}: run npm run build`);
-  process.stderr.write(`${stale}: running npm run build before the CLI tests\n`);
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  if (build.status !== 0)
-    throw new Error(`${stale}, and npm run build failed:\n${`${build.stdout}${build.stderr}`.slice(-4000)}`);
+  if (!staleDist(ROOT)) return;
+  whileLocked(path.join(ROOT, '.membench', 'dist-build.lock'), () => {
+    const stale = staleDist(ROOT); // another run may have built it while this one waited
+    if (!stale) return;
+    if (process.env.MEMBENCH_TEST_NO_BUILD === '1') throw new Error(`${stale}: run npm run build`);
+    process.stderr.write(`${stale}: running npm run build before the CLI tests\n`);
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    if (build.status !== 0)
+      throw new Error(`${stale}, and npm run build failed:\n${`${build.stdout}${build.stderr}`.slice(-4000)}`);
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * "Held" means held (issue 23): on a long chatty conversation in which every message carries the
+ * "Held" means held: on a long chatty conversation in which every message carries the
  * same boilerplate sentences and one message holds each fact, window(k=2) holds (almost) none of
  * the early evidence and buffer all of it; and for strategies that keep messages verbatim, an
  * evidence message counts as held exactly when its text is in the context the strategy loaded

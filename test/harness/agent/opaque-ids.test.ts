@@ -1,5 +1,5 @@
 /**
- * Ids a memory cannot read (issue 23): LongMemEval's answer sessions are named `answer_…`, and a
+ * Ids a memory cannot read: LongMemEval's answer sessions are named `answer_…`, and a
  * strategy given those ids could find the evidence without reading a word. The agent loop hands
  * strategies opaque ids (`s12`); the harness maps rankings back for the retrieval metrics.
  */

@@ -1,5 +1,5 @@
 /**
- * The measuring stick of issue 27: the synthetic file is in LongMemEval_S's published format and
+ * The measuring stick of dataset scale (docs/scale.md): the synthetic file is in LongMemEval_S's published format and
  * shape (imported by the real importer without a repair of its structure), seeded, and the bench's
  * "dataset scale" section replays it per strategy. Counts only, never seconds.
  */

@@ -7,7 +7,11 @@
  * `membench run -s bm25 -s hybrid -s vector -c crash-mid-tool-call -c remember-then-crash -c stale-background-job -c concurrent-edits`.)
  */
 import { describe, expect, it } from 'vitest';
-import { runBenchmark } from '../../../harness/run/runner.js';
+import type * as Runner from '../../../harness/run/runner.js';
+import { builtModule } from '../../helpers/built.js';
+
+// The built run (test/helpers/built.ts): agent processes start from the bundle, as a user's do.
+const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
 
 describe('crash matrix: bm25, hybrid and vector', () => {
   it('hold every invariant in sync mode', { timeout: 240_000 }, async () => {
