@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
-import { resolveLayers, type SharedArgs } from '../../harness/cli/common.js';
+import { resolveSettings } from '../../harness/run/layers.js';
 import { membench } from './helpers.js';
 
 describe('membench run with a config file', () => {
@@ -66,7 +66,7 @@ describe('the worker count', () => {
     const config = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-workers-')), 'membench.config.yaml');
     await writeFile(config, 'workers: 5\n');
     const workers = async (file: string | undefined, flags: { workers?: number }) =>
-      (await resolveLayers({ config: file } as SharedArgs, flags)).workers;
+      (await resolveSettings({ ...(file ? { config: file } : {}), ...flags })).workers;
     expect(await workers(undefined, {})).toBe(os.availableParallelism() + 1);
     expect(await workers(config, {})).toBe(5);
     expect(await workers(config, { workers: 1 })).toBe(1);
