@@ -46,8 +46,8 @@ interface FlagSpec {
 export interface SettingSpec<Schema extends z.ZodType = z.ZodType> {
   schema: Schema;
   group: SettingGroup;
-  /** One line: what it does (also the flag's --help text). */
-  describe: string | (() => string);
+  /** One line: what it does (also the flag's --help text); `where` is 'docs' for the reference, which names no machine's figures. */
+  describe: string | ((where: 'help' | 'docs') => string);
   /** The unit of a number (`seconds`, `ms`). */
   unit?: string;
   /** The range of a number: checked on the flag, the config key and the library option alike. */
@@ -160,8 +160,8 @@ export const SETTINGS = {
   }),
   workers: setting(bounded(whole(1, 1024)), {
     group: 'execution',
-    describe: () =>
-      `cells run at once, each in a worker process (default: one more than the core count, here ${defaultWorkers()}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
+    describe: (where) =>
+      `cells run at once, each in a worker process (default: one more than the core count${where === 'help' ? `, here ${defaultWorkers()}` : ''}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
     bounds: whole(1, 1024),
     defaultText: 'one more than the core count (the library: 1, in its own process)',
     flag: { name: 'workers', alias: 'w', commands: RUN_TUNE, yargs: { type: 'string' } },
@@ -539,7 +539,7 @@ export function settingEntries(table: Record<string, SettingSpec> = SETTINGS): [
 
 /** A row's one-line description; `help`: as `--help` shows it, its default appended where the row says so. */
 export function describeSetting(spec: SettingSpec, help = false): string {
-  const text = typeof spec.describe === 'function' ? spec.describe() : spec.describe;
+  const text = typeof spec.describe === 'function' ? spec.describe(help ? 'help' : 'docs') : spec.describe;
   return help && spec.helpDefault ? `${text} (default ${defaultOf(spec)})` : text;
 }
 
