@@ -9,7 +9,7 @@ import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { checkJudgeSettings, judgeResults } from '../run/judging.js';
 import { runOptionsOf } from '../run/layers.js';
-import { flagValues, settingFlags } from '../run/settings.js';
+import { flagValues, settingFlags } from '../run/setting-sources.js';
 import { reportJudgeGate } from './common.js';
 import { handled } from './errors.js';
 

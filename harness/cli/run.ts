@@ -26,7 +26,7 @@ import {
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
 import { checkJudgeSettings, checkLiveEndpoint, judgeResults, type JudgeSettings } from '../run/judging.js';
 import { resolveSettings, RUN_DEFAULTS, runOptionsOf, type ResolvedSettings } from '../run/layers.js';
-import { flagValues, settingFlags } from '../run/settings.js';
+import { flagValues, settingFlags } from '../run/setting-sources.js';
 import {
   checkOutFlag,
   interruptOnSignals,

@@ -11,7 +11,7 @@ import { RunInterrupted } from '../run/runner.js';
 import { parseValues, renderTune, tune, TUNE_METRICS } from '../run/tune.js';
 import { checkLiveEndpoint } from '../run/judging.js';
 import { resolveSettings, type ResolvedSettings } from '../run/layers.js';
-import { flagValues, settingFlags } from '../run/settings.js';
+import { flagValues, settingFlags } from '../run/setting-sources.js';
 import { interruptOnSignals, progressReporter, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';

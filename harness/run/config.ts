@@ -26,7 +26,7 @@ import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
 import { expandStrategies } from './params.js';
 import { checkProtocolParams } from './protocol-fit.js';
-import { configSchema } from './settings.js';
+import { configSchema } from './setting-sources.js';
 
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
 export const CONFIG_FILES = ['membench.config.yaml', 'membench.config.yml', 'membench.config.json'] as const;

@@ -20,7 +20,7 @@ import { startCalibration, type Calibration } from '../core/calibration.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import type { RunOptions } from './options.js';
-import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED } from './settings.js';
+import { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, SETTINGS } from './settings.js';
 import { retrievalKs } from './setting-values.js';
 import { expandStrategies, type StrategySetting } from './params.js';
 import { runInPool, RunInterrupted } from './pool.js';
@@ -232,8 +232,8 @@ export async function planRun(
       `warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`,
     );
   }
-  const trials = options.trials ?? 1;
-  const idempotency = options.idempotency ?? 'one';
+  const trials = options.trials ?? SETTINGS.trials.default;
+  const idempotency = options.idempotency ?? SETTINGS.idempotency.default;
   const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY)
     ? CONTRAST_STRATEGY
     : definitions[0]?.name;
@@ -242,7 +242,10 @@ export async function planRun(
     if (idempotency === 'one' && strategy !== contrasted) return [true];
     const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
     return hasEffects &&
-      needsProcesses(scenario, { isolate: options.agentProcesses ?? false, crashFuzz: options.crashFuzz })
+      needsProcesses(scenario, {
+        isolate: options.agentProcesses ?? SETTINGS.isolate.default,
+        crashFuzz: options.crashFuzz,
+      })
       ? [true, false]
       : [true];
   };
@@ -354,8 +357,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const started = performance.now();
   const { plans, scenarios, strategies, errata } = await planRun(options);
   const workers = options.workers ?? 1;
-  const modelProvider = options.model ?? 'offline';
-  const embedderProvider = options.embedder ?? 'hashed';
+  const modelProvider = options.model ?? SETTINGS.model.default;
+  const embedderProvider = options.embedder ?? SETTINGS.embedder.default;
   const isLive = isLiveProvider(modelProvider) || isLiveProvider(embedderProvider);
   const cacheFile =
     isLive && options.cache !== false
@@ -369,9 +372,9 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     live: options.live ?? {},
     ...(cacheFile ? { cacheFile: path.resolve(cacheFile) } : {}),
     ...(options.crashFuzz !== undefined ? { crashFuzz: options.crashFuzz } : {}),
-    isolate: options.agentProcesses ?? false,
+    isolate: options.agentProcesses ?? SETTINGS.isolate.default,
     tokenizerModel: options.tokenizer ?? modelProvider.replace(/^openai:/u, ''),
-    keepCellDirs: options.keepCellDirs ?? false,
+    keepCellDirs: options.keepCellDirs ?? SETTINGS.keepCellDirs.default,
     retrievalK: retrievalKs(options.retrievalK ?? (options.protocol ? PROTOCOL_K[options.protocol] : undefined)),
     ...(options.protocol ? { protocol: options.protocol } : {}),
     ...(options.keepRankings ? { keepRankings: true } : {}),
@@ -454,7 +457,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     nodeVersion: process.version,
     platform: `${process.platform}-${process.arch}`,
     seed: options.seed ?? DEFAULT_SEED,
-    trials: options.trials ?? 1,
+    trials: options.trials ?? SETTINGS.trials.default,
     model: providers.model.id,
     offlineModel: providers.model.offline,
     embedder: providers.embedder.id,

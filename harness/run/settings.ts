@@ -6,11 +6,9 @@
  * docs/scale-out.md (`renderSettingsReference`) are all read from this table: a setting added here
  * appears in `--help`, in the config file and in the docs.
  */
-import type { Argv, InferredOptionTypes, Options } from 'yargs';
 import { z } from 'zod';
-import { parseNumberFlag, rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
+import { rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
-import type { LiveProviderSettings } from '../models/openai.js';
 import { MAX_UNPARSED_SHARE } from '../results/judges.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import { PROTOCOLS } from '../results/schema.js';
@@ -18,66 +16,17 @@ import { parseShard } from '../results/shard.js';
 import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
+import { setting, type SettingSpec } from './setting-spec.js';
 import { defaultWorkers, judgeFlag, oneProtocol, parseDurabilities, parseRetrievalK } from './setting-values.js';
 
-/** The commands that take run settings as flags. */
-export type Command = 'run' | 'tune' | 'judge';
-
-/**
- * What a setting is about. `matrix`, `providers` and `execution` settings are fields of `RunOptions`
- * (its groups); `output` and `judging` settings are read by the command around the run.
- */
-export type SettingGroup = 'matrix' | 'providers' | 'execution' | 'output' | 'judging';
-
-/** How a setting is given on the command line. */
-interface FlagSpec {
-  /** The flag's name without dashes (`keep-cell-dirs`). */
-  name: string;
-  alias?: string;
-  /** Which commands take it. */
-  commands: readonly Command[];
-  /** yargs' own description of the flag (its type, `array`, `choices`, a yargs `default`). */
-  yargs: Options;
-  /** The flag's raw value (never undefined) as the setting's value; bad input is a MembenchError naming `flag`. Default: a number checked against `bounds`, else the value as given. */
-  parse?: (raw: never, flag: string) => unknown;
-}
-
-/** One row of the table. `schema` types the value (and validates it in a config file). */
-export interface SettingSpec<Schema extends z.ZodType = z.ZodType> {
-  schema: Schema;
-  group: SettingGroup;
-  /** One line: what it does (also the flag's --help text); `where` is 'docs' for the reference, which names no machine's figures. */
-  describe: string | ((where: 'help' | 'docs') => string);
-  /** The unit of a number (`seconds`, `ms`). */
-  unit?: string;
-  /** The range of a number: checked on the flag, the config key and the library option alike. */
-  bounds?: NumberRange;
-  /** The value a run takes when the setting is absent (applied to the options the CLI resolves). */
-  default?: z.output<Schema>;
-  /** `--help` ends with "(default VALUE)". */
-  helpDefault?: boolean;
-  /** The default in words, where it is not one fixed value (the core count, the model's own). */
-  defaultText?: string;
-  flag?: FlagSpec;
-  /** Whether the config file may set it (under the table's key). */
-  config?: boolean;
-  /** Its `RunOptions` field when it is not the table's key (`cellTimeoutMs`). */
-  option?: string;
-  /** The `RunOptions.live` field it sets instead of a field of its own. */
-  live?: keyof LiveProviderSettings;
-  /** The option holds the value times this (seconds in the file, milliseconds in the option). */
-  scale?: number;
-  /** Whether it decides the matrix and its results: plan.json keeps it, and a resumed run must not change it. */
-  planned?: boolean;
-}
-
-/** A row, its value type inferred from its schema (and its flag's parser checked against it). */
-function setting<const Schema extends z.ZodType, const Spec extends Omit<SettingSpec<Schema>, 'schema'>>(
-  schema: Schema,
-  spec: Spec & { flag?: { parse?: (raw: never, flag: string) => z.output<Schema> | undefined } },
-): Spec & { schema: Schema } {
-  return { ...spec, schema };
-}
+export {
+  defaultOf,
+  describeSetting,
+  optionTarget,
+  type Command,
+  type SettingGroup,
+  type SettingSpec,
+} from './setting-spec.js';
 
 const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER): NumberRange => ({ whole: true, min, max });
 const SHARE: NumberRange = { whole: false, min: 0, max: 1, words: 'a share between 0 and 1' };
@@ -537,99 +486,7 @@ export function settingEntries(table: Record<string, SettingSpec> = SETTINGS): [
   return Object.entries(table);
 }
 
-/** A row's one-line description; `help`: as `--help` shows it, its default appended where the row says so. */
-export function describeSetting(spec: SettingSpec, help = false): string {
-  const text = typeof spec.describe === 'function' ? spec.describe(help ? 'help' : 'docs') : spec.describe;
-  return help && spec.helpDefault ? `${text} (default ${defaultOf(spec)})` : text;
-}
-
-/** A row's default in words (undefined: none). */
-export function defaultOf(spec: SettingSpec): string | undefined {
-  if (spec.defaultText !== undefined) return spec.defaultText;
-  if (spec.default === undefined) return undefined;
-  return Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default);
-}
-
 /** The seed a run takes when none is given. */
 export const DEFAULT_SEED: number = SETTINGS.seed.default;
 /** Half an hour: far beyond any built-in cell offline; long live-model conversations may need --cell-timeout. */
 export const DEFAULT_CELL_TIMEOUT_MS: number = SETTINGS.cellTimeout.default * SETTINGS.cellTimeout.scale;
-
-/** The yargs options of a command's flags, by flag name. */
-type FlagsOf<C extends Command> = {
-  [K in SettingKey as Settings[K] extends { flag: { name: infer N extends string; commands: readonly (infer In)[] } }
-    ? C extends In
-      ? N
-      : never
-    : never]: Settings[K] extends { flag: { yargs: infer Y extends Options } } ? Y : never;
-};
-
-/** Adds the flags of `command`'s settings to `yargs`, in table order, typed from the table. No yargs defaults but the table's: an absent flag leaves the config file's value (or the built-in default) in place. */
-export function settingFlags<T, C extends Command>(
-  yargs: Argv<T>,
-  command: C,
-  table: Record<string, SettingSpec> = SETTINGS,
-): Argv<Omit<T, keyof FlagsOf<C>> & InferredOptionTypes<FlagsOf<C>>> {
-  const options = Object.fromEntries(
-    settingEntries(table).flatMap(([, spec]) =>
-      spec.flag?.commands.includes(command)
-        ? [
-            [
-              spec.flag.name,
-              {
-                ...(spec.flag.alias ? { alias: spec.flag.alias } : {}),
-                ...spec.flag.yargs,
-                describe: describeSetting(spec, true),
-              },
-            ],
-          ]
-        : [],
-    ),
-  );
-  return yargs.options(options) as unknown as Argv<Omit<T, keyof FlagsOf<C>> & InferredOptionTypes<FlagsOf<C>>>;
-}
-
-/** The settings `command`'s flags set in `argv` (yargs' parse), each parsed and checked: bad input names its flag (exit 2). */
-export function flagValues(
-  argv: Readonly<Record<string, unknown>>,
-  command: Command,
-  table: Record<string, SettingSpec> = SETTINGS,
-): SettingValues {
-  const values: Record<string, unknown> = {};
-  for (const [key, spec] of settingEntries(table)) {
-    if (!spec.flag?.commands.includes(command)) continue;
-    const raw = argv[spec.flag.name];
-    if (raw === undefined) continue;
-    const flag = `--${spec.flag.name}`;
-    const value = spec.flag.parse
-      ? spec.flag.parse(raw as never, flag)
-      : spec.bounds
-        ? parseNumberFlag(flag, raw as string, spec.bounds)
-        : raw;
-    if (value !== undefined) values[key] = value;
-  }
-  return values as SettingValues;
-}
-
-/** The config file's keys: the table's rows with `config: true`. */
-type ConfigKey = { [K in SettingKey]: Settings[K] extends { config: true } ? K : never }[SettingKey];
-
-/** The config file's schema, derived from the table: each key optional, validated by its row's schema. */
-export function configSchemaOf<Table extends Record<string, SettingSpec>>(table: Table) {
-  return z.object(
-    Object.fromEntries(
-      settingEntries(table).flatMap(([key, spec]) => (spec.config ? [[key, spec.schema.optional()]] : [])),
-    ),
-  );
-}
-
-/** The schema of membench.config.yaml. */
-export const configSchema = configSchemaOf(SETTINGS) as unknown as z.ZodObject<{
-  [K in ConfigKey]: z.ZodOptional<Settings[K]['schema']>;
-}>;
-
-/** The values of a row's RunOptions field and the field itself: `undefined` for a setting the command reads. */
-export function optionTarget(spec: SettingSpec, key: string): { live?: string; option?: string } | undefined {
-  if (spec.group !== 'matrix' && spec.group !== 'providers' && spec.group !== 'execution') return undefined;
-  return spec.live ? { live: spec.live } : { option: spec.option ?? key };
-}

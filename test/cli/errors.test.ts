@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js';
-import { flagValues } from '../../harness/run/settings.js';
+import { flagValues } from '../../harness/run/setting-sources.js';
 import { fileSystemProblem } from '../../harness/core/errors.js';
 import { membench, ROOT } from './helpers.js';
 

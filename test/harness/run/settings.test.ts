@@ -10,14 +10,8 @@ import { MembenchError } from '../../../harness/core/errors.js';
 import { resolveSettings, RUN_DEFAULTS, runOptionsOf } from '../../../harness/run/layers.js';
 import type { RunExecution, RunMatrix, RunOptions, RunProviders } from '../../../harness/run/options.js';
 import { renderConfigReference } from '../../../harness/run/settings-reference.js';
-import {
-  configSchema,
-  configSchemaOf,
-  flagValues,
-  settingFlags,
-  SETTINGS,
-  type SettingSpec,
-} from '../../../harness/run/settings.js';
+import { configSchema, configSchemaOf, flagValues, settingFlags } from '../../../harness/run/setting-sources.js';
+import { SETTINGS, type SettingSpec } from '../../../harness/run/settings.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
