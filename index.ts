@@ -24,6 +24,9 @@ export {
   type TuneMetric,
 } from './harness/run/tune.js';
 export { loadConfig, findConfigFile, type MembenchConfig } from './harness/run/config.js';
+export { resolveSettings, type ResolvedSettings } from './harness/run/layers.js';
+export { SETTINGS, type SettingValues } from './harness/run/settings.js';
+export type { RunMatrix, RunProviders, RunExecution, RunHooks } from './harness/run/options.js';
 export { parseShard, type Shard } from './harness/results/shard.js';
 
 // Writing a strategy: the contract, and the registry of built-ins

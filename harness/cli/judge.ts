@@ -7,16 +7,10 @@ import type { RunResult } from '../results/schema.js';
 import { renderJudgingConsole } from '../../reports/console.js';
 import { readResults } from '../results/read.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import {
-  checkJudgeSettings,
-  judgeFlag,
-  judgeOptions,
-  judgeResults,
-  judgeThreshold,
-  liveNumbers,
-  liveOptions,
-  reportJudgeGate,
-} from './common.js';
+import { checkJudgeSettings, judgeResults } from '../run/judging.js';
+import { runOptionsOf } from '../run/layers.js';
+import { flagValues, settingFlags } from '../run/setting-sources.js';
+import { reportJudgeGate } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
@@ -24,10 +18,9 @@ export const describe =
   "Judge a finished run's answers (offline rules or an LLM judge) without replaying it, and re-render its reports";
 
 export function builder(yargs: Argv) {
-  return liveOptions(
-    judgeOptions(
-      yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' }),
-    ),
+  return settingFlags(
+    yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' }),
+    'judge',
   )
     .example('$0 judge .membench/run-20250101-120000', 'judge the answers with the offline judge (deterministic rules)')
     .example(
@@ -39,24 +32,15 @@ export function builder(yargs: Argv) {
 type JudgeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: JudgeArgs) => {
-  const numbers = liveNumbers(argv);
-  const live = Object.fromEntries(
-    Object.entries({
-      baseUrl: argv['base-url'],
-      apiKey: argv['api-key'],
-      concurrency: numbers.concurrency,
-      timeoutMs: numbers.timeout,
-      maxRetries: numbers.retries,
-    }).filter(([, value]) => value !== undefined),
-  );
+  const flags = flagValues(argv, 'judge');
   const settings = {
-    judges: judgeFlag(argv.judge) ?? ['offline'],
-    promptsFile: argv['judge-prompts'],
-    live,
-    cache: argv.cache as string | false | undefined,
+    judges: flags.judges ?? ['offline'],
+    promptsFile: flags.judgePrompts,
+    live: runOptionsOf(flags).live ?? {},
+    cache: flags.cache,
   };
   await checkJudgeSettings(settings);
-  const threshold = judgeThreshold(argv['judge-threshold']);
+  const threshold = flags.judgeThreshold;
   const { file } = await readResults(argv.results);
   const dir = path.dirname(file);
   const interrupt = stopOnSignals(file);

@@ -1,5 +1,4 @@
 /** `membench run`: flags over the config file → RunOptions → runBenchmark (resumable, sharded, in worker processes) → reports. */
-import { PEER_NAMES } from '../core/peers.js';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Argv } from 'yargs';
@@ -13,7 +12,6 @@ import {
 } from '../../reports/index.js';
 import { renderProfile, type RunPhase } from '../../reports/profile.js';
 import { cellVerdict, verdictFails } from '../../reports/junit.js';
-import { builtinStrategies } from '../../strategies/index.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import {
@@ -26,74 +24,23 @@ import {
   RunDir,
 } from '../run/run-dir.js';
 import { runBenchmark, RunInterrupted, type RunOptions } from '../run/runner.js';
-import { parseShard } from '../results/shard.js';
+import { checkJudgeSettings, checkLiveEndpoint, judgeResults, type JudgeSettings } from '../run/judging.js';
+import { resolveSettings, RUN_DEFAULTS, runOptionsOf, type ResolvedSettings } from '../run/layers.js';
+import { flagValues, settingFlags } from '../run/setting-sources.js';
 import {
-  checkJudgeSettings,
-  checkLiveEndpoint,
   checkOutFlag,
-  flagLayer,
   interruptOnSignals,
-  judgeFlag,
-  judgeOptions,
-  judgeResults,
-  judgeThreshold,
-  layerOptions,
   progressReporter,
-  resolveLayers,
-  RUN_DEFAULTS,
-  sharedOptions,
-  type JudgeSettings,
   reportJudgeGate,
   warnOverwriteWithoutManifest,
 } from './common.js';
 import { handled } from './errors.js';
-import { parseNumberFlag } from '../core/numbers.js';
-import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'run';
 export const describe = 'Replay scenarios against memory strategies and report tokens, latency and recall';
 
 export function builder(yargs: Argv) {
-  const matrix = yargs
-    .option('strategy', {
-      alias: 's',
-      type: 'string',
-      array: true,
-      describe: `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path`,
-    })
-    .option('param', {
-      alias: 'p',
-      type: 'string',
-      array: true,
-      describe: 'STRATEGY.KNOB=V1,V2 sweeps a knob, e.g. window.k=2,4,8 (repeatable; durability is a knob too)',
-    });
-  return judgeOptions(sharedOptions(matrix))
-    .option('shard', {
-      type: 'string',
-      describe:
-        'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge',
-    })
-    .option('resume', {
-      type: 'string',
-      describe:
-        'continue the interrupted run in DIR: its finished cells are kept, the rest run (the matrix comes from DIR/plan.json)',
-    })
-    .option('recall-threshold', {
-      type: 'string',
-      describe: 'junit.xml fails (and the run exits 1 on) cells whose context recall is below this share (0..1)',
-    })
-    .option('detail', {
-      type: 'boolean',
-      default: false,
-      describe:
-        "list every cell in the console, also a scenario group's questions (pooled in their group's leaderboard by default)",
-    })
-    .option('profile', {
-      type: 'boolean',
-      default: false,
-      describe:
-        'print where the time went by phase (process start, module loading, strategy open, replay, recovery, checks, reports, charts) on stderr',
-    })
+  return settingFlags(yargs, 'run')
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
     .example(
       '$0 run -s buffer -s window -p window.k=2,4,8 -c recipes-zh',
@@ -137,13 +84,10 @@ function assertSameMatrix(dir: string, stored: RunOptions, flags: RunOptions): v
 }
 
 export const handler = handled(async (argv: RunArgs) => {
-  const layers = await resolveLayers(argv, flagLayer(argv, { strategies: argv.strategy, params: argv.param }));
-  const shard = argv.shard === undefined ? undefined : parseShard(argv.shard);
-  const recallThreshold =
-    parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold) ??
-    layers.config.recallThreshold;
+  const flags = flagValues(argv, 'run');
+  const layers = await resolveSettings(flags);
+  const { recallThreshold, judgeThreshold: judgeGate } = layers.values;
   const warn = (warning: string): boolean => process.stderr.write(`${warning}\n`);
-  let options: RunOptions = { ...layers.options, ...(shard ? { shard } : {}) };
   if (argv.resume !== undefined && argv.out !== undefined && path.resolve(argv.out) !== path.resolve(argv.resume)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
@@ -151,26 +95,27 @@ export const handler = handled(async (argv: RunArgs) => {
     );
   }
   const judging: JudgeSettings = {
-    judges: judgeFlag(argv.judge) ?? [],
-    promptsFile: argv['judge-prompts'],
-    live: options.live,
-    cache: options.cache,
+    judges: flags.judges ?? [],
+    promptsFile: flags.judgePrompts,
+    live: layers.options.live,
+    cache: layers.options.cache,
   };
   await checkJudgeSettings(judging);
-  const judgeGate = judgeThreshold(argv['judge-threshold']);
   if (judgeGate !== undefined && judging.judges.length === 0)
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `--judge-threshold ${argv['judge-threshold']}: no judge runs; name one with --judge (offline or openai:NAME)`,
+      flags.judgeThreshold !== undefined
+        ? `--judge-threshold ${argv['judge-threshold']}: no judge runs; name one with --judge (offline or openai:NAME)`
+        : `judgeThreshold ${judgeGate} (the config file's): no judge runs; name one with --judge (offline or openai:NAME)`,
     );
-  const out = argv.resume ?? layers.out ?? defaultOutDir(new Date());
+  const out = argv.resume ?? layers.values.out ?? defaultOutDir(new Date());
   checkOutFlag(out);
   // One run per dir, from before its state is read until its reports are written.
   const command = argv.resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
   return withOutDirLock(
     out,
     command[0]!,
-    () => runLocked(argv, { out, options, layers, shard, recallThreshold, warn, judging, judgeGate }),
+    () => runLocked(argv, { out, flags: runOptionsOf(flags), layers, recallThreshold, warn, judging, judgeGate }),
     command[1],
   );
 });
@@ -188,26 +133,26 @@ function checkRunEndpoint(options: RunOptions): void {
 
 interface RunPlan {
   out: string;
-  options: RunOptions;
-  layers: Awaited<ReturnType<typeof resolveLayers>>;
-  shard: ReturnType<typeof parseShard> | undefined;
+  /** The options the flags alone set (a resumed run checks them against its plan). */
+  flags: RunOptions;
+  layers: ResolvedSettings;
   recallThreshold: number | undefined;
   warn: (warning: string) => boolean;
   judging: JudgeSettings;
-  /** `--judge-threshold`: the judges' accuracy gate. */
+  /** `--judge-threshold` (or the config file's `judgeThreshold`): the judges' accuracy gate. */
   judgeGate: number | undefined;
 }
 
 /** The run itself, with the out dir locked: resume or start, run the cells, write the reports. */
 async function runLocked(
   argv: RunArgs,
-  { out, options, layers, shard, recallThreshold, warn, judging, judgeGate }: RunPlan,
+  { out, flags, layers, recallThreshold, warn, judging, judgeGate }: RunPlan,
 ): Promise<number> {
-  const flags = flagLayer(argv, { strategies: argv.strategy, params: argv.param });
+  let options = layers.options;
   let store: RunDir;
   if (argv.resume !== undefined) {
     store = await RunDir.resume(out, warn);
-    assertSameMatrix(out, store.options, { ...layerOptions(flags), ...(shard ? { shard } : {}) });
+    assertSameMatrix(out, store.options, flags);
     // The matrix from plan.json; settings that do not change results (workers, cell dirs, time limit, the API key) from flags and config.
     const { keepCellDirs, cellTimeoutMs } = layers.options;
     options = {
@@ -224,7 +169,6 @@ async function runLocked(
     await warnOverwriteWithoutManifest(out, argv.overwrite, [...REPORT_FILES_WITHOUT_MANIFEST, PLAN_FILE, CELLS_DIR]);
     store = RunDir.fresh(out, options, warn, argv.overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   }
-
   // A full disk stops the run with its finished cells on disk: say how to go on.
   const resumable = (error: unknown): unknown =>
     isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
@@ -241,7 +185,7 @@ async function runLocked(
     result = await runBenchmark({
       ...options,
       workers: layers.workers,
-      cellProcesses: true,
+      workerProcesses: true,
       store,
       signal: interrupt.signal,
       onWarning: warn,

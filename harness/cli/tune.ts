@@ -9,15 +9,10 @@ import {
 } from '../../reports/index.js';
 import { RunInterrupted } from '../run/runner.js';
 import { parseValues, renderTune, tune, TUNE_METRICS } from '../run/tune.js';
-import {
-  flagLayer,
-  interruptOnSignals,
-  progressReporter,
-  resolveLayers,
-  checkLiveEndpoint,
-  sharedOptions,
-  warnOverwriteWithoutManifest,
-} from './common.js';
+import { checkLiveEndpoint } from '../run/judging.js';
+import { resolveSettings, type ResolvedSettings } from '../run/layers.js';
+import { flagValues, settingFlags } from '../run/setting-sources.js';
+import { interruptOnSignals, progressReporter, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { parseNumberFlag } from '../core/numbers.js';
@@ -55,7 +50,7 @@ export function builder(yargs: Argv) {
       default: 'contextTotal' as const,
       describe: 'the token figure a setting costs (summed over scenarios)',
     });
-  return sharedOptions(sweep)
+  return settingFlags(sweep, 'tune')
     .example(
       '$0 tune -s window -p k --values 1..16 --target-recall 0.95',
       'the smallest window that recalls 95% of the probed facts',
@@ -70,7 +65,7 @@ type TuneArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: TuneArgs) => {
   const values = parseValues(argv.values);
-  const layers = await resolveLayers(argv, flagLayer(argv));
+  const layers = await resolveSettings(flagValues(argv, 'tune'));
   checkLiveEndpoint(
     [
       { flag: '--model', provider: layers.options.model },
@@ -78,19 +73,14 @@ export const handler = handled(async (argv: TuneArgs) => {
     ],
     layers.options.live,
   );
-  const out = layers.out ?? defaultOutDir(new Date());
+  const out = layers.values.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
   await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);
   return withOutDirLock(out, 'membench tune', () => sweepLocked(argv, values, layers, out));
 });
 
 /** The sweep and its reports, with the out dir locked. */
-async function sweepLocked(
-  argv: TuneArgs,
-  values: number[],
-  layers: Awaited<ReturnType<typeof resolveLayers>>,
-  out: string,
-): Promise<number> {
+async function sweepLocked(argv: TuneArgs, values: number[], layers: ResolvedSettings, out: string): Promise<number> {
   const progress = progressReporter(argv.quiet);
   const interrupt = interruptOnSignals();
   let result;
@@ -104,7 +94,7 @@ async function sweepLocked(
       targetRecall: parseNumberFlag('--target-recall', argv['target-recall'], RUN_LIMITS.recallThreshold) as number,
       metric: argv.metric,
       workers: layers.workers,
-      cellProcesses: true,
+      workerProcesses: true,
       signal: interrupt.signal,
       onWarning: (warning) => process.stderr.write(`${warning}\n`),
       onProgress: progress.onProgress,

@@ -9,9 +9,6 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { rangeSchema } from '../core/numbers.js';
-import { RUN_LIMITS } from './limits.js';
-import { PROTOCOLS } from '../results/schema.js';
 import {
   describeIssue,
   documentValue,
@@ -29,74 +26,13 @@ import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
 import { expandStrategies } from './params.js';
 import { checkProtocolParams } from './protocol-fit.js';
-import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
+import { configSchema } from './setting-sources.js';
 
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
 export const CONFIG_FILES = ['membench.config.yaml', 'membench.config.yml', 'membench.config.json'] as const;
 
-const list = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value) => (typeof value === 'string' ? [value] : value));
-const knobValue = z.union([z.string(), z.number(), z.boolean()]);
-const bounded = (key: keyof typeof RUN_LIMITS) => rangeSchema(RUN_LIMITS[key]);
-
-const configSchema = z.object({
-  strategies: list.optional(),
-  scenarios: list.optional(),
-  /** `["window.k=2,4,8"]` or `{ window.k: [2, 4, 8] }`. */
-  params: z.union([list, z.record(z.string(), z.union([knobValue, z.array(knobValue)]))]).optional(),
-  seed: bounded('seed').optional(),
-  trials: bounded('trials').optional(),
-  model: z.string().optional(),
-  embedder: z.string().optional(),
-  tokenizer: z.string().optional(),
-  durability: z
-    .union([z.string().transform((value) => value.split(',').map((mode) => mode.trim())), z.array(z.string())])
-    .pipe(z.array(z.enum(DURABILITY_MODES)))
-    .optional(),
-  idempotency: z.enum(['one', 'both', 'on', 'off']).optional(),
-  crashFuzz: bounded('crashFuzz').optional(),
-  isolate: z.boolean().optional(),
-  datasets: list.optional(),
-  limit: bounded('limit').optional(),
-  /** An errata file for the datasets (docs/judging.md). */
-  errata: z.string().optional(),
-  /** A YAML file of templates for how LoCoMo's temporal and adversarial questions are asked (docs/datasets.md). */
-  questionPrompts: z.string().optional(),
-  stretch: bounded('stretch').optional(),
-  workers: bounded('workers').optional(),
-  out: z.string().optional(),
-  recallThreshold: bounded('recallThreshold').optional(),
-  cache: z.union([z.string(), z.literal(false)]).optional(),
-  baseUrl: z.string().optional(),
-  concurrency: bounded('concurrency').optional(),
-  timeout: bounded('timeout').optional(),
-  retries: bounded('retries').optional(),
-  /** Seconds a cell may run before it is stopped and recorded as an error. */
-  cellTimeout: bounded('cellTimeout').optional(),
-  keepCellDirs: z.boolean().optional(),
-  /** Scenarios replayed in every strategy's other durability modes too (`[]`: none). */
-  priceDurability: list.optional(),
-  /** The k of retrieval metrics: `[1, 5, 10]` or `"1,5,10"`. */
-  retrievalK: z
-    .union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())])
-    .pipe(z.array(z.number().int().min(1)).min(1))
-    .optional(),
-  /** A paper's retrieval protocol (`longmemeval`), scored beside membench's own figures. */
-  protocol: z.enum(PROTOCOLS).optional(),
-  /** With datasets: only these questions / conversations (`--question`). */
-  questions: z.array(z.string()).optional(),
-  /** Keep each probe's whole ranking in results.json (default: the top 50). */
-  keepRankings: z.boolean().optional(),
-  /** With a protocol: run strategies that rank whole, not ranking only (`--protocol-full`). */
-  protocolFull: z.boolean().optional(),
-});
-
-/** A validated config file, with params as `S.K=V1,V2` strings and paths resolved. */
-export type MembenchConfig = Omit<z.infer<typeof configSchema>, 'params' | 'durability'> & {
-  params?: string[];
-  durability?: DurabilityMode[];
-};
+/** A validated config file, paths resolved and `params` as `-p` strings; its schema is the settings table's (harness/run/settings.ts). */
+export type MembenchConfig = z.output<typeof configSchema>;
 
 const KNOWN_KEYS = Object.keys(configSchema.shape);
 
@@ -178,7 +114,7 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
       for (const issue of parsed.error.issues)
         fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
     if (problems.length === 0 && parsed.success) {
-      const config = normalize(parsed.data);
+      const config = parsed.data;
       await checkSettings(value as Record<string, unknown>, config, path.dirname(file), (at, message) =>
         fail(locate.value(at), at, message),
       );
@@ -323,17 +259,6 @@ function jsonSyntaxError(text: string): { where: { line: number; col: number }; 
     const offset = Number(/at position (\d+)/u.exec(message)?.[1] ?? 0);
     return { where: positionOf(text, offset), message: message.replace(/ in JSON at position \d+.*$/u, '') };
   }
-}
-
-/** `{ window.k: [2, 4] }` → `["window.k=2,4"]`. */
-function normalize({ params, ...rest }: z.infer<typeof configSchema>): MembenchConfig {
-  if (params === undefined || Array.isArray(params)) return { ...rest, ...(params ? { params } : {}) };
-  return {
-    ...rest,
-    params: Object.entries(params).map(
-      ([knob, values]) => `${knob}=${(Array.isArray(values) ? values : [values]).join(',')}`,
-    ),
-  };
 }
 
 /** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, question prompts, out, cache. */

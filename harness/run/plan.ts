@@ -28,7 +28,14 @@ import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type StrategyDefinition } from '../../strategies/types.js';
 import { fnv1aCodePoints } from '../core/hash.js';
-import { CONTRAST_STRATEGY, DEFAULT_PRICED_SCENARIOS, DEFAULT_SEED, type RunOptions } from './run-options.js';
+import type { RunOptions } from './options.js';
+import { DEFAULT_SEED, SETTINGS } from './settings.js';
+
+/** Where the default run prices the durability modes: a crash after every acknowledged memory (the sync-or-async question). */
+export const DEFAULT_PRICED_SCENARIOS: readonly string[] = ['remember-then-crash'];
+
+/** The strategy that runs the with / without idempotency keys contrast under `--idempotency one` (the default), when the run has it. */
+export const CONTRAST_STRATEGY = 'buffer';
 
 /** FNV-1a of the run seed and the cell id: each cell's seed, stable across runs and orderings. */
 export function cellSeed(seed: number, cellId: string): number {
@@ -206,8 +213,8 @@ export async function planRun(
       `warning: --tokenizer ${options.tokenizer}: not a model whose encoding membench knows: counting with ${encodingForModel(options.tokenizer)} (give a model name such as gpt-4o or gpt-4, or an encoding, o200k_base or cl100k_base)`,
     );
   }
-  const trials = options.trials ?? 1;
-  const idempotency = options.idempotency ?? 'one';
+  const trials = options.trials ?? SETTINGS.trials.default;
+  const idempotency = options.idempotency ?? SETTINGS.idempotency.default;
   const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY)
     ? CONTRAST_STRATEGY
     : definitions[0]?.name;
@@ -215,7 +222,11 @@ export async function planRun(
     if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
     if (idempotency === 'one' && strategy !== contrasted) return [true];
     const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
-    return hasEffects && needsProcesses(scenario, { isolate: options.isolate ?? false, crashFuzz: options.crashFuzz })
+    return hasEffects &&
+      needsProcesses(scenario, {
+        isolate: options.agentProcesses ?? SETTINGS.isolate.default,
+        crashFuzz: options.crashFuzz,
+      })
       ? [true, false]
       : [true];
   };

@@ -15,94 +15,51 @@ import { writeFileAtomic } from '../core/fs.js';
 import { removeOwnFiles } from '../core/manifest.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { cellResultSchema, type CellResult } from '../results/schema.js';
-import type { CellStore, RunOptions } from './runner.js';
-import { DURABILITY_MODES } from '../../strategies/types.js';
+import type { CellStore, RunOptions } from './options.js';
+import { settingEntries, type SettingKey, type Settings } from './settings.js';
 
 /** The run's options and matrix digest, in the run dir while the run is unfinished. */
 export const PLAN_FILE = 'plan.json';
 /** One `<position>.json` per finished cell, in the run dir while the run is unfinished. */
 export const CELLS_DIR = 'cells';
 
+/** The RunOptions fields of the settings that decide a run's matrix and results (`planned` in the table), the live ones as `live`. */
+type PlannedField = {
+  [K in SettingKey]: Settings[K] extends { planned: true }
+    ? Settings[K] extends { live: string }
+      ? 'live'
+      : Settings[K] extends { option: infer Name extends string }
+        ? Name
+        : K
+    : never;
+}[SettingKey];
+
 /** The options that decide a run's matrix and results: what plan.json keeps (never the API key). */
-export type PlannedOptions = Pick<
-  RunOptions,
-  | 'strategies'
-  | 'scenarios'
-  | 'params'
-  | 'seed'
-  | 'trials'
-  | 'model'
-  | 'embedder'
-  | 'tokenizer'
-  | 'cache'
-  | 'datasets'
-  | 'datasetLimit'
-  | 'errata'
-  | 'questionPrompts'
-  | 'crashFuzz'
-  | 'isolate'
-  | 'durabilities'
-  | 'idempotency'
-  | 'shard'
-  | 'retrievalK'
-> & { live?: Omit<LiveProviderSettings, 'apiKey'> };
+export type PlannedOptions = Pick<RunOptions, Exclude<PlannedField, 'live'>> & {
+  live?: Omit<LiveProviderSettings, 'apiKey'>;
+};
 
-/** The keys of PlannedOptions, in the order messages list them. */
+const plannedRows = settingEntries().filter(([, spec]) => spec.planned);
+
+/** The keys of PlannedOptions, in the table's order (messages list them so). */
 export const PLANNED_KEYS = [
-  'strategies',
-  'scenarios',
-  'params',
-  'seed',
-  'trials',
-  'model',
-  'embedder',
-  'tokenizer',
-  'cache',
-  'datasets',
-  'datasetLimit',
-  'errata',
-  'questionPrompts',
-  'crashFuzz',
-  'isolate',
-  'durabilities',
-  'idempotency',
-  'shard',
-  'live',
-  'retrievalK',
-] as const;
+  ...new Set(plannedRows.map(([key, spec]) => (spec.live ? 'live' : (spec.option ?? key)))),
+] as PlannedField[];
 
-const strings = z.array(z.string()).optional();
 const planFile = z.object({
   membench: z.object({ version: z.string(), commit: z.string().nullable() }),
   options: z.object({
-    strategies: strings,
-    scenarios: strings,
-    params: strings,
-    seed: z.number().optional(),
-    trials: z.number().optional(),
-    model: z.string().optional(),
-    embedder: z.string().optional(),
-    tokenizer: z.string().optional(),
-    cache: z.union([z.string(), z.literal(false)]).optional(),
-    datasets: strings,
-    datasetLimit: z.number().optional(),
-    errata: z.string().optional(),
-    questionPrompts: z.string().optional(),
-    crashFuzz: z.number().optional(),
-    isolate: z.boolean().optional(),
-    durabilities: z.array(z.enum(DURABILITY_MODES)).optional(),
-    idempotency: z.enum(['on', 'off', 'both', 'one']).optional(),
-    shard: z.object({ index: z.number(), count: z.number() }).optional(),
+    ...Object.fromEntries(
+      plannedRows.flatMap(([key, spec]) => (spec.live ? [] : [[spec.option ?? key, spec.schema.optional()]])),
+    ),
     live: z
       .object({
-        baseUrl: z.string().optional(),
-        concurrency: z.number().optional(),
-        timeoutMs: z.number().optional(),
-        maxRetries: z.number().optional(),
+        ...Object.fromEntries(
+          plannedRows.flatMap(([, spec]) => (spec.live ? [[spec.live, spec.schema.optional()]] : [])),
+        ),
         temperature: z.number().optional(),
       })
       .optional(),
-    retrievalK: z.array(z.number()).optional(),
   }),
   digest: z.string().optional(),
   cells: z.array(z.string()).optional(),

@@ -3,7 +3,7 @@
  * temp dir with its own seed, every failure recorded as a result rather than thrown. Cells run
  * here one after another, or in a pool of worker processes; a shard runs every n-th cell; a
  * cell store persists finished cells so an interrupted run resumes where it stopped. The plan is
- * made in plan.ts, the providers' settings in provider-settings.ts, the options are run-options.ts.
+ * made in plan.ts, the providers' settings in provider-settings.ts, the options are options.ts (derived from the settings table, settings.ts).
  */
 import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
@@ -20,13 +20,16 @@ import { inShard, type ShardedRunHeader } from '../results/shard.js';
 import { TokenCounter } from '../core/tokens.js';
 import { estimatedCost, planDigest, planRun } from './plan.js';
 import { providerSettings } from './provider-settings.js';
-import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, type RunOptions } from './run-options.js';
+import type { RunOptions } from './options.js';
+import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, SETTINGS } from './settings.js';
 
 export { needsProcesses, runCell, type CellPlan, type CellTask, type LiveProviderSettings } from './cell.js';
 export { RunInterrupted } from './pool.js';
-export * from './run-options.js';
-export { cellSeed, estimatedCost, planDigest, planRun } from './plan.js';
-export { providerSettings, retrievalKs } from './provider-settings.js';
+export type { CellStore, IdempotencyChoice, ProgressEvent, RunOptions } from './options.js';
+export { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED } from './settings.js';
+export { retrievalKs } from './setting-values.js';
+export { CONTRAST_STRATEGY, DEFAULT_PRICED_SCENARIOS, cellSeed, estimatedCost, planDigest, planRun } from './plan.js';
+export { providerSettings } from './provider-settings.js';
 
 function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
   return task;
@@ -69,7 +72,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const { providers, close } = openProviders(settings);
   let tempRoot: string | undefined;
   // The machine's speed over the cells: compare divides latencies by it.
-  const calibrating = await startCalibration({ periodic: workers > 1 || options.cellProcesses === true });
+  const calibrating = await startCalibration({ periodic: workers > 1 || options.workerProcesses === true });
   let calibration: Calibration | undefined;
   try {
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
@@ -85,7 +88,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     }));
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
-    if ((workers > 1 || options.cellProcesses) && todo.length > 0) {
+    if ((workers > 1 || options.workerProcesses) && todo.length > 0) {
       const byCost = [...todo].sort(
         (a, b) => estimatedCost(plans[b]!.scenario) - estimatedCost(plans[a]!.scenario) || a - b,
       );
@@ -128,7 +131,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     nodeVersion: process.version,
     platform: `${process.platform}-${process.arch}`,
     seed: options.seed ?? DEFAULT_SEED,
-    trials: options.trials ?? 1,
+    trials: options.trials ?? SETTINGS.trials.default,
     model: providers.model.id,
     offlineModel: providers.model.offline,
     embedder: providers.embedder.id,

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
-import { resolveLayers, type SharedArgs } from '../../harness/cli/common.js';
+import { resolveSettings } from '../../harness/run/layers.js';
 import { membench } from './helpers.js';
 
 describe('membench run with a config file', () => {
@@ -61,12 +61,25 @@ describe('membench run with a config file', () => {
   });
 });
 
+describe('judgeThreshold in a config file', () => {
+  it('gates the judges as --judge-threshold does: refused (exit 2) when no judge runs', async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-config-cli-'));
+    await writeFile(path.join(cwd, 'membench.config.yaml'), 'strategies: [buffer]\njudgeThreshold: 0.8\n');
+    const run = await membench(['run', '-o', 'never', '-q'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      "judgeThreshold 0.8 (the config file's): no judge runs; name one with --judge (offline or openai:NAME)",
+    );
+    expect(existsSync(path.join(cwd, 'never'))).toBe(false);
+  });
+});
+
 describe('the worker count', () => {
   it('defaults to one more than the cores (sync cells wait on fsyncs); a config file or -w sets it', async () => {
     const config = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-workers-')), 'membench.config.yaml');
     await writeFile(config, 'workers: 5\n');
     const workers = async (file: string | undefined, flags: { workers?: number }) =>
-      (await resolveLayers({ config: file } as SharedArgs, flags)).workers;
+      (await resolveSettings({ ...(file ? { config: file } : {}), ...flags })).workers;
     expect(await workers(undefined, {})).toBe(os.availableParallelism() + 1);
     expect(await workers(config, {})).toBe(5);
     expect(await workers(config, { workers: 1 })).toBe(1);

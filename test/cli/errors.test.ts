@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js';
-import { flagLayer, type SharedArgs } from '../../harness/cli/common.js';
+import { flagValues } from '../../harness/run/setting-sources.js';
 import { fileSystemProblem } from '../../harness/core/errors.js';
 import { membench, ROOT } from './helpers.js';
 
@@ -64,7 +64,7 @@ describe('a numeric flag with a bad value', () => {
     [{ retries: 'three' }, '--retries three: expected a whole number from 0 to 100'],
     [{ 'retrieval-k': '5,x' }, '--retrieval-k 5,x: expected whole numbers >= 1'],
   ])('run %j', (flags, message) => {
-    expect(() => flagLayer(flags as unknown as SharedArgs)).toThrow(message);
+    expect(() => flagValues(flags, 'run')).toThrow(message);
   });
 
   // One flag per command through the built CLI: the same wording on stderr, exit 2, no stack trace.

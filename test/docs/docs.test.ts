@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as library from '../../index.js';
 import { builtinStrategies } from '../../strategies/index.js';
+import { currentConfigReference, renderConfigReference } from '../../harness/run/settings-reference.js';
 // @ts-expect-error a plain .mjs script without types: the same generator `node scripts/cli-reference.mjs` runs
 import { currentReference, referenceDrift, renderReference } from '../../scripts/cli-reference.mjs';
 
@@ -91,6 +92,15 @@ describe('docs/cli.md', () => {
     ).toBe('');
     // One CLI start per command: minutes on a loaded 2-core machine, seconds on a quiet one.
   }, 240_000);
+});
+
+describe("docs/scale-out.md's config reference", () => {
+  it('holds every config key of the settings table as harness/run/settings.ts renders it (node scripts/cli-reference.mjs regenerates it)', () => {
+    expect(
+      currentConfigReference(read('docs/scale-out.md')),
+      'docs/scale-out.md drifted from the settings table: run npm run build && node scripts/cli-reference.mjs',
+    ).toBe(renderConfigReference());
+  });
 });
 
 describe('comments', () => {

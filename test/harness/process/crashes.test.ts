@@ -228,7 +228,7 @@ describe('unexpected exits', () => {
       'name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n',
     );
     const strategy = path.resolve('fixtures/strategies/exits-on-save.ts');
-    const result = await runBenchmark({ scenarios: [file], strategies: [strategy], isolate: true });
+    const result = await runBenchmark({ scenarios: [file], strategies: [strategy], agentProcesses: true });
     const [only] = result.cells;
     expect(only!.status).toBe('error');
     expect(only!.error).toMatch(/step 1 kept killing the agent process \(last exit: code 3, signal null\)/u);

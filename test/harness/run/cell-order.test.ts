@@ -20,7 +20,7 @@ describe('cell order', () => {
         scenarios: ['recipes-en', 'remember-then-crash'],
         strategies: ['buffer'],
         workers: 1,
-        cellProcesses: true,
+        workerProcesses: true,
         onProgress: (event) => void (event.type === 'cell' && finished.push(event.result.scenario)),
       });
       expect(finished).toEqual(['remember-then-crash', 'recipes-en']);

@@ -74,7 +74,7 @@ describe('runBenchmark with worker processes', () => {
     const phases = { open: 'open', save: 'step 0 (user)', close: 'close' } as const;
     const runs = [
       { workers: 2, hangs: ['open', 'close'] as const },
-      { workers: 1, cellProcesses: true, hangs: ['save'] as const },
+      { workers: 1, workerProcesses: true, hangs: ['save'] as const },
       { workers: 1, hangs: ['open'] as const },
     ];
     for (const { hangs, ...run } of runs) {
