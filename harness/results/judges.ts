@@ -12,6 +12,7 @@ import { offlineVerdict, type JudgeItem } from '../core/judge-rules.js';
 import { TokenCounter } from '../core/tokens.js';
 import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
 import { judgedAccuracy, judgeLabel } from './agreement.js';
+import { okCells } from './cells.js';
 import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
 import type { JudgeRun, JudgeVerdict, Judgement, RunResult } from './schema.js';
 
@@ -132,7 +133,7 @@ export async function judgeRun(
   now: () => Date = () => new Date(),
 ): Promise<RunResult> {
   // Answerable probes of older files carry no gold: every judge would say no to every answer.
-  const withoutGold = result.cells.flatMap((cell) =>
+  const withoutGold = okCells(result.cells).flatMap((cell) =>
     cell.probes
       .filter((probe) => probe.category !== 'abstention' && probe.expect === undefined)
       .map((probe) => `${cell.id} step ${probe.step}`),
@@ -146,7 +147,7 @@ export async function judgeRun(
   const judged: RunResult = structuredClone(result);
   for (const judge of judges) {
     const before = judge.requests;
-    const probes = judged.cells.flatMap((cell) => cell.probes);
+    const probes = okCells(judged.cells).flatMap((cell) => cell.probes);
     const replies = await Promise.all(probes.map((probe) => judge.judge(judgeItem(probe))));
     probes.forEach((probe, index) => {
       const reply = replies[index]!;
@@ -191,7 +192,7 @@ export interface JudgeGate {
  */
 export function checkJudged(result: RunResult, judges: readonly string[], threshold?: number): JudgeGate {
   const gate: JudgeGate = { warnings: [], failures: [] };
-  const probes = result.cells.flatMap((cell) => cell.probes);
+  const probes = okCells(result.cells).flatMap((cell) => cell.probes);
   const bound = threshold === undefined ? '' : `: --judge-threshold ${threshold} cannot pass on it`;
   for (const judge of judges) {
     const run = result.judges?.find((item) => item.judge === judge);

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../harness/run/runner.js';
+import { allOk, ok } from '../../helpers/cells.js';
 
 describe('crash matrix: bm25, hybrid and vector', () => {
   it('hold every invariant in sync mode', { timeout: 240_000 }, async () => {
@@ -18,8 +19,7 @@ describe('crash matrix: bm25, hybrid and vector', () => {
       workers: 2,
     });
     expect(result.cells).toHaveLength(3);
-    for (const cell of result.cells) {
-      expect(cell.status, `${cell.id}: ${cell.error ?? ''}`).toBe('ok');
+    for (const cell of allOk(result).cells) {
       const faults = cell.durabilityOutcome!;
       for (const [id, outcome] of Object.entries(faults.invariants))
         expect(outcome.held, `${cell.id} invariant ${id}: ${outcome.details.join('; ')}`).toBe(true);
@@ -53,8 +53,7 @@ describe('crash matrix: the peers mem0 and langgraph', () => {
     const cell = (strategy: string) =>
       result.cells.find((item) => item.scenario === 'remember-then-crash' && item.strategy === strategy)!;
     for (const strategy of ['mem0', 'langgraph']) {
-      const { durabilityOutcome, status, error } = cell(strategy);
-      expect(status, `${strategy}: ${error ?? ''}`).not.toBe('error');
+      const { durabilityOutcome } = ok(cell(strategy));
       expect(durabilityOutcome!.counts.unexpectedExits).toBe(0);
       const reached = durabilityOutcome!.crashes.filter((crash) => crash.reached).map((crash) => crash.point);
       expect(reached).toContain('before_model_call');
