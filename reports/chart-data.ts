@@ -2,109 +2,22 @@
  * The charts of a run as plain chart.js configurations (data only, no functions), so the PNG
  * renderer (charts.ts) and report.html draw exactly the same charts from one definition.
  */
-import type { ChartConfiguration, ChartDataset, PointStyle } from 'chart.js';
+import type { ChartConfiguration, ChartDataset } from 'chart.js';
 import { distribution, type Distribution, type Rate } from '../harness/core/metrics.js';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
+import { cellsByStatus } from '../harness/results/cells.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
-import { fnv1aCodePoints } from '../harness/core/hash.js';
-
-/** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
-export interface ChartSpec {
-  id: string;
-  title: string;
-  width: number;
-  height: number;
-  config: ChartConfiguration;
-}
-
-/**
- * Twelve colours told apart at a glance (the category10 hues, then two darker ones), given to a
- * run's settings in their order: the first setting of every run is blue, the second orange, and
- * so on, whatever the strategies are called. A thirteenth setting starts over, with another marker.
- */
-export const SETTING_COLORS = [
-  '#1f77b4',
-  '#ff7f0e',
-  '#2ca02c',
-  '#d62728',
-  '#9467bd',
-  '#8c564b',
-  '#e377c2',
-  '#7f7f7f',
-  '#bcbd22',
-  '#17becf',
-  '#393b79',
-  '#000000',
-] as const;
-/** The second channel, for readers who cannot tell two colours apart: a marker per setting. */
-const POINT_STYLES: readonly PointStyle[] = [
-  'circle',
-  'triangle',
-  'rect',
-  'rectRot',
-  'star',
-  'crossRot',
-  'rectRounded',
-  'cross',
-  'circle',
-  'triangle',
-  'rect',
-  'rectRot',
-];
-/** And a line pattern per setting (solid, dashed, dotted, dash-dot), in turn. */
-const LINE_DASHES: readonly number[][] = [[], [7, 3], [2, 3], [8, 3, 2, 3]];
-
-/** Mixes a `#rrggbb` colour towards black (amount < 0) or white (amount > 0). */
-export function shade(hex: string, amount: number): string {
-  const target = amount < 0 ? 0 : 255;
-  const weight = Math.min(1, Math.abs(amount));
-  const channels = [1, 3, 5].map((start) => parseInt(hex.slice(start, start + 2), 16));
-  return `#${channels
-    .map((channel) =>
-      Math.round(channel + (target - channel) * weight)
-        .toString(16)
-        .padStart(2, '0'),
-    )
-    .join('')}`;
-}
-
-/** `#rrggbb` plus an alpha, as chart.js accepts it. */
-export function withAlpha(hex: string, alpha: number): string {
-  return `${hex}${Math.round(alpha * 255)
-    .toString(16)
-    .padStart(2, '0')}`;
-}
-
-/** How one setting (a strategy with one parameter set) is drawn in every chart of a run. */
-export interface SeriesStyle {
-  strategy: string;
-  color: string;
-  pointStyle: PointStyle;
-  /** chart.js `borderDash` of its lines ([] solid). */
-  dash: number[];
-}
-
-/**
- * One style per setting, by its place among the run's settings (the header's, then any other a cell
- * carries, such as a mode priced for durability): colour, marker and line pattern. A setting keeps
- * its style in every chart of the run; no strategy name picks a colour.
- */
-export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
-  const settings = new Map<string, string>();
-  for (const strategy of result.header.strategies) settings.set(strategy.setting, strategy.name);
-  for (const cell of result.cells) if (!settings.has(cell.setting)) settings.set(cell.setting, cell.strategy);
-  const styles = new Map<string, SeriesStyle>();
-  [...settings].forEach(([setting, strategy], index) => {
-    const round = Math.floor(index / SETTING_COLORS.length);
-    styles.set(setting, {
-      strategy,
-      color: SETTING_COLORS[index % SETTING_COLORS.length]!,
-      pointStyle: POINT_STYLES[(index + round) % POINT_STYLES.length]!,
-      dash: LINE_DASHES[(index + round) % LINE_DASHES.length]!,
-    });
-  });
-  return styles;
-}
+import {
+  axisTitle,
+  baseOptions,
+  chart,
+  logAxisBounds,
+  shade,
+  slug,
+  withAlpha,
+  type ChartSpec,
+  type SeriesStyle,
+} from './chart-style.js';
 
 /** A setting's figures over the whole run: what the recall, latency and sweep charts plot. */
 export interface SettingSummary {
@@ -127,7 +40,7 @@ export function summarizeSettings(result: RunResult): SettingSummary[] {
   const groups = new Map<string, CellResult[]>();
   for (const cell of result.cells) groups.set(cell.setting, [...(groups.get(cell.setting) ?? []), cell]);
   return [...groups].map(([setting, cells]) => {
-    const ok = cells.filter((cell) => cell.status === 'ok');
+    const { ok, errors } = cellsByStatus(cells);
     const perScenario = new Map<string, number[]>();
     for (const cell of ok)
       perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens.contextTotal]);
@@ -145,7 +58,7 @@ export function summarizeSettings(result: RunResult): SettingSummary[] {
       options: first.options,
       durability: first.durability,
       cells: cells.length,
-      errors: cells.length - ok.length,
+      errors: errors.length,
       contextTokens: Math.round(contextTokens),
       recall: { n, hits, value: n ? hits / n : null },
       loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
@@ -169,43 +82,6 @@ export function paretoFront(points: readonly { setting: string; tokens: number; 
   return front;
 }
 
-/** A file-name-safe id: ASCII names stay readable, others get a stable hash so two names never collide. */
-export function slug(name: string): string {
-  const ascii = name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/gu, '-')
-    .replace(/^-+|-+$/gu, '');
-  return ascii === name ? ascii : `${ascii || 'x'}-${fnv1aCodePoints(name).toString(16).padStart(8, '0')}`;
-}
-
-const WIDTH = 960;
-const HEIGHT = 540;
-
-/** A chart of the standard size. */
-export const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({
-  id,
-  title,
-  width: WIDTH,
-  height: HEIGHT,
-  config,
-});
-
-/** Title, subtitle and legend as every chart shows them; static rendering (no animation). */
-export function baseOptions(title: string, subtitle: string, legend = true): ChartConfiguration['options'] {
-  return {
-    responsive: false,
-    animation: false,
-    plugins: {
-      title: { display: true, text: title, font: { size: 18, weight: 'bold' }, padding: { top: 6, bottom: 4 } },
-      subtitle: { display: subtitle !== '', text: subtitle, font: { size: 12 }, padding: { bottom: 10 } },
-      legend: { display: legend, position: 'bottom', labels: { usePointStyle: true, padding: 14 } },
-    },
-  };
-}
-
-/** An axis title in the charts' size. */
-export const axisTitle = (text: string) => ({ display: true, text, font: { size: 13 } });
-
 /** Context tokens per turn, one line per setting: how each strategy's context grows over a conversation. */
 export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   // Scenarios of a group (a generated suite, a dataset) get one chart per group instead.
@@ -216,14 +92,14 @@ export function tokenGrowthCharts(result: RunResult, styles: Map<string, SeriesS
       bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
     const datasets: ChartDataset<'line', { x: number; y: number }[]>[] = [...bySetting].map(([setting, cells]) => {
       const perTurn = new Map<number, number[]>();
-      for (const turn of cells.flatMap((cell) => cell.turns)) {
+      const { ok, errors } = cellsByStatus(cells);
+      for (const turn of ok.flatMap((cell) => cell.turns)) {
         if (turn.contextTokens !== null)
           perTurn.set(turn.turn, [...(perTurn.get(turn.turn) ?? []), turn.contextTokens]);
       }
       const style = styles.get(setting)!;
-      const errors = cells.filter((cell) => cell.status === 'error').length;
       return {
-        label: errors ? `${setting} (${errors} errored)` : setting,
+        label: errors.length ? `${setting} (${errors.length} errored)` : setting,
         data: [...perTurn]
           .sort(([a], [b]) => a - b)
           .map(([turn, values]) => ({ x: turn, y: Math.round(values.reduce((a, b) => a + b, 0) / values.length) })),
@@ -303,41 +179,6 @@ export function latencyChart(
       },
     },
   } as ChartConfiguration);
-}
-
-/**
- * The label of a log axis's tick: only at 1, 2 and 5 times a power of ten, '' elsewhere. chart.js's
- * own labels the last fifth of a log axis's ticks whatever their value ("8,000 9,000 10,000"
- * overlapping); the PNG renderer and report.html's script set this as the callback of every log
- * axis (report.html embeds its source: it must stay self-contained).
- */
-export function logTickLabel(value: number): string {
-  if (!(value > 0)) return '';
-  const mantissa = value / 10 ** Math.floor(Math.log10(value) + 1e-9);
-  return [1, 2, 5].some((step) => Math.abs(mantissa - step) < 1e-6) ? value.toLocaleString('en-US') : '';
-}
-
-/** The 1-2-5 steps a log axis ends on. */
-const NICE_STEPS = [1, 2, 5] as const;
-
-/**
- * Bounds of a log axis holding `values`, at 1, 2 or 5 times a power of ten. chart.js labels a log
- * axis at 1, 2, 3, 5 (and 15) times each power of ten and always at its ends: ends on those steps
- * keep an end's label from crowding the label next to it ("8,000 9,000 10,000").
- */
-export function logAxisBounds(values: readonly number[]): { min: number; max: number } {
-  const positive = values.filter((value) => value > 0);
-  if (positive.length === 0) return { min: 1, max: 10 };
-  const nice = (value: number, direction: 'down' | 'up'): number => {
-    const power = 10 ** Math.floor(Math.log10(value));
-    const candidates = [...NICE_STEPS.map((step) => step * power), 10 * power];
-    return direction === 'down'
-      ? Math.max(...candidates.filter((candidate) => candidate <= value * (1 + 1e-9)))
-      : Math.min(...candidates.filter((candidate) => candidate >= value * (1 - 1e-9)));
-  };
-  const min = nice(Math.min(...positive), 'down');
-  const max = nice(Math.max(...positive), 'up');
-  return { min, max: max > min ? max : nice(max * 1.01, 'up') };
 }
 
 const isNumeric = (value: unknown): boolean =>

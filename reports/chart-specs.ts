@@ -6,25 +6,28 @@
 import type { ChartConfiguration, ChartDataset } from 'chart.js';
 import { quantileSorted } from 'simple-statistics';
 import { leaderboards } from './verdict.js';
+import { okCells } from '../harness/results/cells.js';
 import { recallByDistance, type DistanceUnit } from '../harness/results/by-distance.js';
 import type { RunResult } from '../harness/results/schema.js';
+import {
+  durabilityChart,
+  latencyChart,
+  paretoFront,
+  summarizeSettings,
+  sweepCharts,
+  tokenGrowthCharts,
+} from './chart-data.js';
 import {
   axisTitle,
   baseOptions,
   chart,
-  durabilityChart,
-  latencyChart,
   logAxisBounds,
-  paretoFront,
   seriesStyles,
   slug,
-  summarizeSettings,
-  sweepCharts,
-  tokenGrowthCharts,
   withAlpha,
   type ChartSpec,
   type SeriesStyle,
-} from './chart-data.js';
+} from './chart-style.js';
 
 /** Context recall against context tokens per turn, one point per setting (Pareto front marked); coinciding points are nudged apart and say so. */
 function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec | null {
@@ -105,7 +108,7 @@ function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>
 /** Context recall by distance bucket, one line per setting: window's cliff at K, summary-buffer's at its token limit. */
 function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string, SeriesStyle>): ChartSpec | null {
   // Exchanges: every distance up to 32 its own point (the generated suite probes each), so K shows where it falls.
-  const rows = recallByDistance(result.cells, unit, unit === 'exchanges' ? 'fine' : 'doubling');
+  const rows = recallByDistance(okCells(result.cells), unit, unit === 'exchanges' ? 'fine' : 'doubling');
   if (rows.length === 0) return null;
   const buckets = [...new Map(rows.map((row) => [row.bucket.hi, row.bucket])).values()].sort((a, b) => a.hi - b.hi);
   const settings = [...new Set(rows.map((row) => row.setting))];
@@ -149,7 +152,7 @@ function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string
 function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   return groups.map((group) => {
-    const cells = result.cells.filter((cell) => cell.group === group && cell.status === 'ok');
+    const cells = okCells(result.cells).filter((cell) => cell.group === group);
     const settings = [...new Set(cells.map((cell) => cell.setting))];
     const datasets = settings.flatMap((setting): ChartDataset<'line', { x: number; y: number }[]>[] => {
       const perTurn = new Map<number, number[]>();
@@ -196,12 +199,8 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
 function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   return groups.flatMap((group) => {
-    const cells = result.cells.filter(
-      (cell) =>
-        cell.group === group &&
-        cell.status === 'ok' &&
-        !cell.pricing &&
-        cell.durabilityOutcome?.idempotencyKeys !== false,
+    const cells = okCells(result.cells).filter(
+      (cell) => cell.group === group && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false,
     );
     const labels = [
       ...new Set(

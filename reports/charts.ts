@@ -8,7 +8,7 @@ import { createCanvas, GlobalFonts } from '@napi-rs/canvas';
 import { BasicPlatform, Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
 import { PACKAGE_ROOT } from '../harness/core/package-info.js';
 import type { RunResult } from '../harness/results/schema.js';
-import { logTickLabel, type ChartSpec } from './chart-data.js';
+import { logTickLabel, type ChartSpec } from './chart-style.js';
 import { chartSpecs } from './chart-specs.js';
 import { drawPointLabels } from './point-labels.js';
 

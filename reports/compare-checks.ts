@@ -7,6 +7,7 @@ import type { Rate } from '../harness/core/metrics.js';
 import {
   invariantName,
   type CellResult,
+  type OkCell,
   type Mean,
   type RetrievalLevel,
   type RetrievalSummary,
@@ -128,7 +129,7 @@ function retrievalLevelChecks(scope: string, base: RetrievalLevel, head: Retriev
 }
 
 /** Retrieval figures by level and probe category (overall first), for cells that retrieve in both runs. */
-export function retrievalChecks(base: CellResult, head: CellResult, limit: number): MetricCheck[] {
+export function retrievalChecks(base: OkCell, head: OkCell, limit: number): MetricCheck[] {
   if (base.retrieval && base.retrieval.turn.n > 0 && (!head.retrieval || head.retrieval.turn.n === 0))
     return [
       {

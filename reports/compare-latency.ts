@@ -9,7 +9,7 @@
  * at least `minLatencyMs`; too few samples for any verdict at that level is "not enough samples".
  */
 import { distribution } from '../harness/core/metrics.js';
-import type { CellResult, RunHeader } from '../harness/results/schema.js';
+import type { OkCell, RunHeader } from '../harness/results/schema.js';
 import { fewestSamples, ratioInterval } from '../harness/results/ratio-interval.js';
 import { formatMs } from './summary.js';
 import type { CompareThresholds, MetricCheck } from './compare-types.js';
@@ -19,7 +19,7 @@ const OPERATIONS = ['load', 'save'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 /** A cell's per-turn times of one operation, as its latency distribution was computed from them. */
-export function latencySamples(cell: CellResult, operation: Operation): number[] {
+export function latencySamples(cell: OkCell, operation: Operation): number[] {
   return operation === 'load'
     ? cell.turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))
     : cell.turns.map((turn) => turn.saveMs);
@@ -33,8 +33,8 @@ const times = (value: number): string => (Number.isFinite(value) ? `×${value.to
 /** What latency is judged for: one cell, or a scenario group's cells of one setting pooled (its ok pairs). */
 export interface LatencySubject {
   id: string;
-  base: readonly CellResult[];
-  head: readonly CellResult[];
+  base: readonly OkCell[];
+  head: readonly OkCell[];
 }
 
 /** One latency figure: a subject's load or save in both runs. */

@@ -4,15 +4,16 @@
  * category, recall always paired probe by probe.
  */
 import type { Rate } from '../harness/core/metrics.js';
-import type { CellResult, Mean, ProbeRecord, RecallSummary } from '../harness/results/schema.js';
+import { errorCells, newErrors, okPairs } from '../harness/results/cells.js';
+import type { CellResult, Mean, OkCell, ProbeRecord, RecallSummary } from '../harness/results/schema.js';
 import { seedOf } from '../harness/results/stats.js';
 import { meanCheck, recallCheck, tokenCheck, type Outcomes } from './compare-checks.js';
 import { signed, type CompareThresholds, type MetricCheck } from './compare-types.js';
 
 /** Context recall outcomes of the cells' probes, keyed by cell and step. */
 export function outcomesOf(
-  cells: readonly CellResult[],
-  pick: (cell: CellResult) => readonly ProbeRecord[] = (cell) => cell.probes,
+  cells: readonly OkCell[],
+  pick: (cell: OkCell) => readonly ProbeRecord[] = (cell) => cell.probes,
 ): Outcomes {
   return new Map(
     cells.flatMap((cell) =>
@@ -24,25 +25,25 @@ export function outcomesOf(
 }
 
 /** The summaries of a figure pooled over cells: overall, or for one probe category. */
-type Pick = (cell: CellResult) => RecallSummary | undefined;
-const sumRates = (cells: readonly CellResult[], pick: Pick = (cell) => cell.recall): Rate => {
+type Pick = (cell: OkCell) => RecallSummary | undefined;
+const sumRates = (cells: readonly OkCell[], pick: Pick = (cell) => cell.recall): Rate => {
   const summaries = cells.flatMap((cell) => pick(cell) ?? []);
   const n = summaries.reduce((sum, summary) => sum + summary.contextRecall.n, 0);
   const hits = summaries.reduce((sum, summary) => sum + summary.contextRecall.hits, 0);
   return { n, hits, value: n ? hits / n : null };
 };
-const poolMeans = (cells: readonly CellResult[], pick: Pick = (cell) => cell.recall): Mean => {
+const poolMeans = (cells: readonly OkCell[], pick: Pick = (cell) => cell.recall): Mean => {
   const means = cells.flatMap((cell) => pick(cell)?.evidenceRecall ?? []).filter((mean) => mean.mean !== null);
   const n = means.reduce((sum, mean) => sum + mean.n, 0);
   return { n, mean: n ? means.reduce((sum, mean) => sum + mean.mean! * mean.n, 0) / n : null };
 };
-const sumOf = (cells: readonly CellResult[], read: (cell: CellResult) => number): number =>
+const sumOf = (cells: readonly OkCell[], read: (cell: OkCell) => number): number =>
   cells.reduce((sum, cell) => sum + read(cell), 0);
 
 /** Context recall paired by probe, evidence recall and both token totals of cells pooled. */
 function pooledChecks(
-  base: readonly CellResult[],
-  head: readonly CellResult[],
+  base: readonly OkCell[],
+  head: readonly OkCell[],
   thresholds: CompareThresholds,
   seed: number,
 ): { recall: MetricCheck[]; tokens: MetricCheck[] } {
@@ -80,9 +81,9 @@ export function compareUnit(
   head: readonly CellResult[],
   thresholds: CompareThresholds,
 ): MetricCheck[] {
-  const errors = (cells: readonly CellResult[]) => cells.filter((cell) => cell.status === 'error').length;
-  const newErrors = head.filter((cell, index) => cell.status === 'error' && base[index]!.status === 'ok').length;
-  const failed = newErrors > 0 || (!thresholds.allowMissing && errors(head) > 0);
+  const errors = (cells: readonly CellResult[]) => errorCells(cells).length;
+  const matched = base.map((cell, index) => [cell, head[index]!] as const);
+  const failed = newErrors(matched).length > 0 || (!thresholds.allowMissing && errors(head) > 0);
   const checks: MetricCheck[] = [
     {
       metric: 'errored questions',
@@ -93,9 +94,7 @@ export function compareUnit(
       verdict: failed ? 'regression' : errors(head) < errors(base) ? 'improved' : 'ok',
     },
   ];
-  const pairs = base
-    .map((cell, index) => [cell, head[index]!] as const)
-    .filter(([a, b]) => a.status === 'ok' && b.status === 'ok');
+  const pairs = okPairs(matched);
   if (pairs.length === 0) return checks;
   const pooled = pooledChecks(
     pairs.map(([a]) => a),
@@ -107,17 +106,13 @@ export function compareUnit(
 }
 
 /** Context and evidence recall pooled per probe category over the cells both runs measured. */
-function categoryChecks(
-  baseSide: readonly CellResult[],
-  headSide: readonly CellResult[],
-  limit: number,
-): MetricCheck[] {
+function categoryChecks(baseSide: readonly OkCell[], headSide: readonly OkCell[], limit: number): MetricCheck[] {
   const categories = [
     ...new Set([...baseSide, ...headSide].flatMap((cell) => Object.keys(cell.recallByCategory))),
-  ].sort() as (keyof CellResult['recallByCategory'])[];
+  ].sort() as (keyof OkCell['recallByCategory'])[];
   return categories.flatMap((category) => {
     const pick: Pick = (cell) => cell.recallByCategory[category];
-    const ofCategory = (cell: CellResult) => cell.probes.filter((probe) => probe.category === category);
+    const ofCategory = (cell: OkCell) => cell.probes.filter((probe) => probe.category === category);
     const checks = [
       recallCheck(`context recall [${category}]`, sumRates(baseSide, pick), sumRates(headSide, pick), limit, {
         base: outcomesOf(baseSide, ofCategory),
@@ -134,8 +129,8 @@ function categoryChecks(
 
 /** The run's totals over the cells both runs measured (ok in both), overall and per probe category. */
 export function overallChecks(
-  baseSide: readonly CellResult[],
-  headSide: readonly CellResult[],
+  baseSide: readonly OkCell[],
+  headSide: readonly OkCell[],
   thresholds: CompareThresholds,
 ): MetricCheck[] {
   if (baseSide.length === 0) return [];

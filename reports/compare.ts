@@ -5,7 +5,9 @@
  * functions of the two results. A cell that ran concurrent sessions is nondeterministic (its
  * sessions interleave as the scheduler runs them): only its errors, invariants and losses are gated.
  */
+import { errorCells, okCells, okPairs } from '../harness/results/cells.js';
 import type { CellResult, RunResult } from '../harness/results/schema.js';
+import { errorText } from './summary.js';
 import { seedOf } from '../harness/results/stats.js';
 import {
   exposureCheck,
@@ -38,35 +40,34 @@ const GATED_ALWAYS = (check: MetricCheck): boolean =>
 const UNGATED_NOTE =
   'not gated: a nondeterministic cell (its concurrent sessions interleave as the scheduler runs them); only its errors, invariants and losses are gated';
 
+/** A cell's status in `compare`'s tables. */
+const describe = (cell: CellResult): string => (cell.status === 'ok' ? 'ok' : `error: ${errorText(cell)}`);
+
+/** The one check of a cell that errored in either run: it has no figures to compare. */
+function statusCheck(base: CellResult, head: CellResult, allowMissing: boolean): MetricCheck {
+  const bothFailed = base.status === 'error' && head.status === 'error';
+  const verdict =
+    base.status === 'ok' ? 'regression' : head.status === 'ok' ? 'improved' : allowMissing ? 'n/a' : 'regression';
+  return {
+    metric: 'status',
+    base: describe(base),
+    head: describe(head),
+    change: '–',
+    limit: bothFailed ? 'no error (--allow-missing to pass)' : 'no new error',
+    verdict,
+    ...(bothFailed ? { note: 'errored in both runs' } : {}),
+  };
+}
+
 function compareCell(
-  base: CellResult,
-  head: CellResult,
+  before: CellResult,
+  after: CellResult,
   thresholds: AppliedThresholds,
   latency: readonly MetricCheck[],
 ): MetricCheck[] {
-  if (base.status === 'error' || head.status === 'error') {
-    const bothFailed = base.status === 'error' && head.status === 'error';
-    const verdict =
-      base.status === 'ok'
-        ? 'regression'
-        : head.status === 'ok'
-          ? 'improved'
-          : thresholds.allowMissing
-            ? 'n/a'
-            : 'regression';
-    const describe = (cell: CellResult) => (cell.status === 'ok' ? 'ok' : `error: ${cell.error ?? ''}`);
-    return [
-      {
-        metric: 'status',
-        base: describe(base),
-        head: describe(head),
-        change: '–',
-        limit: bothFailed ? 'no error (--allow-missing to pass)' : 'no new error',
-        verdict,
-        ...(bothFailed ? { note: 'errored in both runs' } : {}),
-      },
-    ];
-  }
+  const [pair] = okPairs([[before, after] as const]);
+  if (!pair) return [statusCheck(before, after, thresholds.allowMissing)];
+  const [base, head] = pair;
   const limit = thresholds.maxRecallDrop;
   const checks = [
     recallCheck('context recall', base.recall.contextRecall, head.recall.contextRecall, limit, {
@@ -106,7 +107,7 @@ const nondeterministic = (base: CellResult, head: CellResult): boolean =>
 
 /** The check that fails a comparison in which no cell was measured (ok) in both runs: nothing compared is never "OK". */
 function nothingCompared(base: RunResult, head: RunResult): MetricCheck {
-  const ok = (run: RunResult) => run.cells.filter((cell) => cell.status === 'ok').length;
+  const ok = (run: RunResult) => okCells(run.cells).length;
   return {
     metric: 'cells measured in both runs',
     base: `${ok(base)} ok`,
@@ -138,14 +139,14 @@ export function compareRuns(
   const baseCells = new Map(base.cells.map((cell) => [cell.id, cell]));
   const headIds = new Set(head.cells.map((cell) => cell.id));
   const singles: [CellResult, CellResult][] = [];
-  const bothOk: [CellResult, CellResult][] = [];
+  const matched: [CellResult, CellResult][] = [];
   // A scenario group (a dataset file, a generated suite) is compared as one unit per setting:
   // its questions pooled, recall paired question by question.
   const units = new Map<string, { base: CellResult[]; head: CellResult[] }>();
   for (const cell of head.cells) {
     const before = baseCells.get(cell.id);
     if (!before) continue;
-    if (before.status === 'ok' && cell.status === 'ok') bothOk.push([before, cell]);
+    matched.push([before, cell]);
     if (cell.group === undefined) {
       singles.push([before, cell]);
       continue;
@@ -156,17 +157,16 @@ export function compareRuns(
     unit.head.push(cell);
     units.set(key, unit);
   }
-  const okPairs = (before: readonly CellResult[], after: readonly CellResult[]) => {
-    const both = before.flatMap((cell, index) =>
-      cell.status === 'ok' && after[index]!.status === 'ok' ? [[cell, after[index]!] as const] : [],
-    );
+  const bothOk = okPairs(matched);
+  const okSides = (before: readonly CellResult[], after: readonly CellResult[]) => {
+    const both = okPairs(before.map((cell, index) => [cell, after[index]!] as const));
     return { base: both.map(([cell]) => cell), head: both.map(([, cell]) => cell) };
   };
   const latency = thresholds.latency
     ? latencyChecks(
         [
-          ...singles.map(([before, after]) => ({ id: after.id, ...okPairs([before], [after]) })),
-          ...[...units].map(([id, unit]) => ({ id, ...okPairs(unit.base, unit.head) })),
+          ...singles.map(([before, after]) => ({ id: after.id, ...okSides([before], [after]) })),
+          ...[...units].map(([id, unit]) => ({ id, ...okSides(unit.base, unit.head) })),
         ],
         { base: base.header, head: head.header },
         thresholds,
@@ -204,7 +204,7 @@ export function compareRuns(
   const failedNew = (cell: CellResult): MetricCheck => ({
     metric: 'status',
     base: 'absent',
-    head: `error: ${cell.error ?? ''}`,
+    head: describe(cell),
     change: '–',
     limit: 'no error (--allow-missing to pass)',
     verdict: 'regression',
@@ -219,7 +219,7 @@ export function compareRuns(
       ? []
       : [
           ...removed.map((cell) => ({ cell: cell.id, check: absent(cell) })),
-          ...added.filter((cell) => cell.status === 'error').map((cell) => ({ cell: cell.id, check: failedNew(cell) })),
+          ...errorCells(added).map((cell) => ({ cell: cell.id, check: failedNew(cell) })),
         ]),
   ];
   return {
@@ -231,7 +231,7 @@ export function compareRuns(
     cells,
     added: added.map((cell) => cell.id),
     removed: removed.map((cell) => cell.id),
-    errored: head.cells.filter((cell) => cell.status === 'error').map((cell) => cell.id),
+    errored: errorCells(head.cells).map((cell) => cell.id),
     overall,
     regressions,
   };

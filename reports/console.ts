@@ -1,6 +1,8 @@
 /** The console summary table printed after a run. */
+import { errorCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
+  errorText,
   interleavingNote,
   modelDependenceNote,
   modelNote,
@@ -140,9 +142,7 @@ export function renderConsoleSummary(
     for (const { caption, head, body } of protocolTables(rows))
       extra.push(...(caption !== undefined ? [caption] : []), fitted(head, body, 4));
   }
-  const failed = result.cells
-    .filter((cell) => cell.status === 'error')
-    .map((cell) => `FAILED ${cell.id}: ${cell.error ?? ''}`);
+  const failed = errorCells(result.cells).map((cell) => `FAILED ${cell.id}: ${errorText(cell)}`);
   extra.push(...summaryNotes(result));
   const { header } = result;
   return (

@@ -4,7 +4,7 @@ import type { RunResult } from '../harness/results/schema.js';
 import { checkLine, comparisonHeadline, noiseChecks, thresholdsLine, ungatedChecks } from './compare-render.js';
 import type { Comparison, MetricCheck } from './compare-types.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
-import { cellLabel, formatMs, formatRate, markdownTable, modelNote, summaryNotes } from './summary.js';
+import { cellLabel, markdownTable, modelNote, summaryNotes, summaryRow } from './summary.js';
 import { leaderboardCells, leaderboardHead, leaderboards } from './verdict.js';
 
 export { markdownTable } from './summary.js';
@@ -44,18 +44,22 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
       // A group's cells are pooled in its leaderboard above; listed one by one only when they fail.
       verdicts
         .filter(({ cell }) => cell.group === undefined && !cell.pricing)
-        .map(({ cell, verdict }) => [
-          cell.scenario,
-          cellLabel(cell),
-          String(cell.tokens.contextTotal),
-          formatRate(cell.recall.contextRecall),
-          formatRate(cell.recall.staleExposure),
-          formatRate(cell.recall.answerAccuracy),
-          formatMs(cell.latency.loadMs.p50),
-          formatMs(cell.latency.saveMs.p50),
-          // The verdict, as junit.xml and the exit code see it: a finished cell can still fail.
-          verdict.error !== undefined ? 'error' : verdict.failures.length > 0 ? 'failed' : 'ok',
-        ]),
+        .map(({ cell, verdict }) => {
+          // An error cell's row holds no figures (summaryRow shows them as –).
+          const row = summaryRow(cell);
+          return [
+            row.scenario,
+            cellLabel(cell),
+            String(row.contextTotal),
+            row.recall,
+            row.stale,
+            row.answer,
+            row.loadP50,
+            row.saveP50,
+            // The verdict, as junit.xml and the exit code see it: a finished cell can still fail.
+            verdict.error !== undefined ? 'error' : verdict.failures.length > 0 ? 'failed' : 'ok',
+          ];
+        }),
     ),
     '',
     ...(failing.length

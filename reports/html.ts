@@ -2,14 +2,14 @@
  * report.html: one self-contained file (chart.js and the chart data inlined, nothing fetched at
  * view time) with the run header, interactive charts and tables sortable by a header click.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
+import { cellsByStatus } from '../harness/results/cells.js';
+import { invariantName, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
-import { logTickLabel, seriesStyles, type ChartSpec } from './chart-data.js';
+import type { ChartSpec } from './chart-style.js';
 import { chartSpecs } from './chart-specs.js';
-import { drawPointLabels, placePointLabels } from './point-labels.js';
+import { chartJs, CLIENT_SCRIPT, STYLE } from './html-assets.js';
+import { probeTable, summaryTable } from './html-cells.js';
+import { escapeHtml, inlineJson, sortableTable, type Column } from './html-table.js';
 import {
   COMPRESSED_AWAY_NOTE,
   idempotencyNote,
@@ -32,131 +32,9 @@ import {
   MODE_TABLE_NOTE,
   MODE_TABLE_TITLE,
 } from './verdict.js';
-import {
-  formatMs,
-  interleavingNote,
-  modelDependenceNote,
-  modelNote,
-  recallColumns,
-  summaryColumns,
-  summaryNotes,
-  summaryRow,
-  type SummaryRow,
-} from './summary.js';
+import { interleavingNote, modelDependenceNote, modelNote, recallColumns } from './summary.js';
 import { judgeDisagreements, judgingTables } from './judging.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
-
-const require = createRequire(import.meta.url);
-let chartJsSource: string | undefined;
-
-/** chart.js's UMD build (beside its CommonJS entry: the package exports no subpath), read once; `</script` cannot occur inside an inline script. */
-function chartJs(): string {
-  chartJsSource ??= readFileSync(
-    path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js'),
-    'utf8',
-  ).replace(/<\/script/giu, '<\\/script');
-  return chartJsSource;
-}
-
-/** Text safe inside HTML elements and double-quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/gu, '&amp;')
-    .replace(/</gu, '&lt;')
-    .replace(/>/gu, '&gt;')
-    .replace(/"/gu, '&quot;')
-    .replace(/'/gu, '&#39;');
-}
-
-/** JSON safe inside `<script type="application/json">`: no `<` survives to close the element. */
-function inlineJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</gu, '\\u003c')
-    .replace(/\u2028/gu, '\\u2028')
-    .replace(/\u2029/gu, '\\u2029');
-}
-
-interface Column {
-  title: string;
-  /** Numbers sort numerically; null sorts as missing. */
-  sort?: number | null;
-  text: string;
-  html?: string;
-}
-
-function sortableTable(id: string, head: readonly string[], rows: readonly Column[][]): string {
-  const headHtml = head
-    .map((title) => `<th scope="col" aria-sort="none" tabindex="0">${escapeHtml(title)}</th>`)
-    .join('');
-  const bodyHtml = rows
-    .map(
-      (row) =>
-        `<tr>${row.map((cell) => `<td${cell.sort === undefined ? '' : ` data-sort="${cell.sort === null ? '' : cell.sort}"`}>${cell.html ?? escapeHtml(cell.text)}</td>`).join('')}</tr>`,
-    )
-    .join('\n');
-  return `<div class="table-wrap"><table class="sortable" id="${id}"><thead><tr>${headHtml}</tr></thead><tbody>\n${bodyHtml}\n</tbody></table></div>`;
-}
-
-/** The numbers behind each summary column, so sorting is numeric rather than by formatted text. */
-function summarySortKey(cell: CellResult, row: SummaryRow, key: keyof SummaryRow): number | null | undefined {
-  switch (key) {
-    case 'recall':
-      return cell.recall.contextRecall.value;
-    case 'stale':
-      return cell.recall.staleExposure.value;
-    case 'conflict':
-      return cell.recall.conflictExposure.value;
-    case 'evidence':
-      return cell.recall.evidenceRecall.mean;
-    case 'answerRecall':
-      return cell.recall.answerRecall.mean;
-    case 'answer':
-      return cell.recall.answerAccuracy.value;
-    case 'loadP50':
-      return cell.latency.loadMs.n ? cell.latency.loadMs.p50 : null;
-    case 'saveP50':
-      return cell.latency.saveMs.n ? cell.latency.saveMs.p50 : null;
-    case 'cached':
-    case 'refused':
-    case 'turns':
-    case 'contextTotal':
-    case 'contextMean':
-    case 'contextMax':
-    case 'maintenance': {
-      const value = row[key];
-      return typeof value === 'number' ? value : null;
-    }
-    default:
-      return undefined;
-  }
-}
-
-function summaryTable(result: RunResult): string {
-  const styles = seriesStyles(result);
-  const columns = summaryColumns(result);
-  const rows = result.cells.map((cell) => {
-    const row = summaryRow(cell);
-    return columns.map(([key, title]): Column => {
-      const text = String(row[key]);
-      const color = styles.get(cell.setting)?.color;
-      const html =
-        key === 'strategy' && color
-          ? `<span class="swatch" style="background:${color}"></span>${escapeHtml(text)}`
-          : key === 'status' && cell.status === 'error'
-            ? `<span class="error">${escapeHtml(text)}</span>`
-            : undefined;
-      return { title, text, sort: summarySortKey(cell, row, key), ...(html ? { html } : {}) };
-    });
-  });
-  const notes = summaryNotes(result);
-  return (
-    sortableTable(
-      'summary-table',
-      columns.map(([, title]) => title),
-      rows,
-    ) + (notes.length ? `\n<ul class="notes">${notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : '')
-  );
-}
 
 function categoryTable(result: RunResult): string {
   const groups = breakdownRows(result).map((row) => ({ row, columns: recallColumns(row.summary) }));
@@ -196,47 +74,6 @@ function retrievalSection(result: RunResult): string {
   };
   if (retrievalRows(result, false).length === 0) return '';
   return `<section id="retrieval">\n<h2>Retrieval</h2>\n<p>${escapeHtml(RETRIEVAL_NOTE)}</p>\n${table('retrieval-table', false)}\n<h3>Retrieval by probe category</h3>\n${table('retrieval-category-table', true)}\n</section>`;
-}
-
-function probeTable(result: RunResult): string {
-  const rows = result.cells.flatMap((cell) =>
-    cell.probes.map((probe): Column[] => [
-      { title: 'scenario', text: cell.scenario },
-      { title: 'strategy', text: cell.setting },
-      { title: 'step', text: probe.id ?? String(probe.step), sort: probe.step },
-      { title: 'category', text: probe.category },
-      { title: 'question', text: probe.question },
-      { title: 'in context', text: probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no' },
-      {
-        title: 'evidence',
-        text: probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
-        sort: probe.evidenceRecall,
-      },
-      { title: 'stale', text: probe.staleExposure ? 'yes' : 'no' },
-      { title: 'conflict', text: probe.conflictExposure ? 'yes' : 'no' },
-      { title: 'ctx tokens', text: String(probe.contextTokens), sort: probe.contextTokens },
-      { title: 'load ms', text: formatMs(probe.loadMs), sort: probe.loadMs },
-      { title: 'answer', text: probe.answer ?? '–' },
-    ]),
-  );
-  return sortableTable(
-    'probe-table',
-    [
-      'scenario',
-      'strategy',
-      'step',
-      'category',
-      'question',
-      'in context',
-      'evidence',
-      'stale',
-      'conflict',
-      'ctx tokens',
-      'load ms',
-      'answer',
-    ],
-    rows,
-  );
 }
 
 /** Violations/checks per label and invariant; empty when the run has no durability data. */
@@ -374,7 +211,7 @@ function runHeader(result: RunResult): string {
     ['tokenizer', `${header.tokenizer.encoding} (for ${header.tokenizer.model})`],
     ['seed / trials', `${header.seed} / ${header.trials}`],
     ['started', `${header.startedAt}, took ${(header.durationMs / 1000).toFixed(1)} s`],
-    ['cells', `${result.cells.length} (${result.cells.filter((cell) => cell.status === 'error').length} errored)`],
+    ['cells', `${result.cells.length} (${cellsByStatus(result.cells).errors.length} errored)`],
     ['strategies', header.strategies.map((strategy) => strategy.setting).join(', ')],
     ['scenarios', header.scenarios.map((scenario) => `${scenario.name} (${scenario.steps} steps)`).join(', ')],
   ];
@@ -389,70 +226,6 @@ function chartFigures(specs: readonly ChartSpec[]): string {
     )
     .join('\n');
 }
-
-const STYLE = `
-body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;margin:1rem auto;max-width:1320px;padding:0 1rem;color:#222}
-h1{margin-bottom:.3rem}h2{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-.run-header{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;font-size:.92rem}.run-header dt{font-weight:600;color:#555}.run-header dd{margin:0}
-.note{background:#f6f8fa;border-left:4px solid #999;padding:.5rem .8rem;font-size:.92rem}
-table{border-collapse:collapse;font-size:.85rem;width:100%}th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
-td[data-sort]{text-align:right;font-variant-numeric:tabular-nums}
-th{background:#f3f3f3;cursor:pointer;user-select:none;white-space:nowrap}th::after{content:" ↕";color:#aaa}
-th[aria-sort=ascending]::after{content:" ▲";color:#333}th[aria-sort=descending]::after{content:" ▼";color:#333}
-tbody tr:nth-child(even){background:#fafafa}.verdict-top{display:flex;gap:1.5rem;align-items:flex-start}.verdict-top .chart{flex:0 0 56%;margin:0}.verdict-top>div{flex:1}.recommendations{font-size:.95rem;padding-left:1.2rem}.recommendations li{margin-bottom:.5rem}#verdict h3{margin:.8rem 0 .4rem}#verdict th{white-space:normal}#verdict table{font-size:.8rem}.swatch{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.4em;vertical-align:-.05em}
-.table-wrap{overflow-x:auto}#summary-table td,#category-table td{white-space:nowrap}
-.error{color:#b00020;font-weight:600}.chart{margin:1rem 0;position:relative}.chart canvas{width:100%;height:auto}
-`;
-
-/** Runs in the page: draws every chart from the inlined specs and makes every `table.sortable` sortable. */
-const CLIENT_SCRIPT = `
-(() => {
-  'use strict';
-  Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
-  Chart.defaults.color = '#333333';
-  const logTickLabel = ${logTickLabel.toString()};
-  const placePointLabels = ${placePointLabels.toString()};
-  const drawPointLabels = ${drawPointLabels.toString()};
-  const specs = JSON.parse(document.getElementById('membench-charts').textContent);
-  for (const spec of specs) {
-    const canvas = document.getElementById('chart-' + spec.id);
-    const options = Object.assign({}, spec.config.options, { responsive: true, maintainAspectRatio: true, aspectRatio: spec.width / spec.height, animation: false });
-    for (const scale of Object.values(options.scales || {})) {
-      if (scale.type === 'logarithmic') scale.ticks = Object.assign({}, scale.ticks, { callback: (value) => logTickLabel(Number(value)) });
-    }
-    new Chart(canvas, Object.assign({}, spec.config, { options, plugins: [{ id: 'membench-point-labels', afterDatasetsDraw: drawPointLabels }] }));
-  }
-  const key = (row, index) => {
-    const cell = row.cells[index];
-    const raw = cell ? cell.getAttribute('data-sort') : null;
-    if (raw !== null) return raw === '' ? { missing: true } : { number: Number(raw) };
-    return { text: cell ? cell.textContent.trim() : '' };
-  };
-  const compare = (a, b) => {
-    if (a.missing || b.missing) return a.missing && b.missing ? 0 : a.missing ? 1 : -1;
-    if ('number' in a && 'number' in b) return a.number - b.number;
-    return String(a.text ?? a.number).localeCompare(String(b.text ?? b.number), undefined, { numeric: true });
-  };
-  const sortBy = (table, th, index) => {
-    const descending = th.getAttribute('aria-sort') === 'ascending';
-    for (const other of table.tHead.rows[0].cells) other.setAttribute('aria-sort', 'none');
-    th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
-    const body = table.tBodies[0];
-    const rows = Array.from(body.rows).map((row, position) => ({ row, position, key: key(row, index) }));
-    rows.sort((a, b) => {
-      const order = a.key.missing || b.key.missing ? compare(a.key, b.key) : (descending ? -1 : 1) * compare(a.key, b.key);
-      return order || a.position - b.position;
-    });
-    for (const { row } of rows) body.appendChild(row);
-  };
-  for (const table of document.querySelectorAll('table.sortable')) {
-    Array.from(table.tHead.rows[0].cells).forEach((th, index) => {
-      th.addEventListener('click', () => sortBy(table, th, index));
-      th.addEventListener('keydown', (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); sortBy(table, th, index); } });
-    });
-  }
-})();
-`;
 
 /** Judges, judged accuracy, agreement and errata ceilings; the answers two judges disagree on, collapsed. */
 function judgingSection(result: RunResult): string {
@@ -484,7 +257,7 @@ function judgingSection(result: RunResult): string {
 /** The whole report as one HTML string (pure apart from reading chart.js once). */
 export function renderHtml(result: RunResult): string {
   const specs = chartSpecs(result);
-  const probes = result.cells.reduce((sum, cell) => sum + cell.probes.length, 0);
+  const probes = cellsByStatus(result.cells).ok.reduce((sum, cell) => sum + cell.probes.length, 0);
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -13,6 +13,7 @@ import {
   judgePair,
   type Disagreement,
 } from '../harness/results/agreement.js';
+import { okCells } from '../harness/results/cells.js';
 import { meanOf } from '../harness/results/recall.js';
 import type { RunResult } from '../harness/results/schema.js';
 
@@ -52,8 +53,9 @@ function judgesTable(result: RunResult): JudgingTable | undefined {
 function accuracyTable(result: RunResult): JudgingTable | undefined {
   const judges = (result.judges ?? []).map((run) => run.judge);
   if (judges.length === 0) return undefined;
-  const columns = judges.map((judge) => accuracyByCategory(result.cells, judge));
-  const probes = result.cells.flatMap((cell) => cell.probes);
+  const ok = okCells(result.cells);
+  const columns = judges.map((judge) => accuracyByCategory(ok, judge));
+  const probes = ok.flatMap((cell) => cell.probes);
   const scored = probes.some((probe) => probe.answerF1 !== undefined);
   const f1 = (category: string): string => {
     const values = probes
@@ -94,7 +96,7 @@ function agreementTable(result: RunResult): JudgingTable | undefined {
     title: `Judge agreement: ${judgeLabel(a)} (A) vs ${judgeLabel(b)} (B)`,
     note: "On the probes both judged yes or no. κ is Cohen's: agreement beyond what the two accuracies would give by chance (1 perfect, 0 chance; – when both judges said the same throughout). yes/no = A said yes, B said no.",
     head: ['category', 'n', 'acc A', 'acc B', 'agreement', 'κ', 'yes/yes', 'yes/no', 'no/yes', 'no/no', 'unparsed'],
-    body: judgeAgreement(result.cells, a, b).map((row) => [
+    body: judgeAgreement(okCells(result.cells), a, b).map((row) => [
       row.category,
       String(row.n),
       fixed(row.accuracyA),
@@ -152,6 +154,6 @@ export function judgingTables(result: RunResult): JudgingTable[] {
 export function judgeDisagreements(result: RunResult): { a: string; b: string; items: Disagreement[] } | undefined {
   const pair = judgePair(result);
   return pair
-    ? { a: judgeLabel(pair[0]), b: judgeLabel(pair[1]), items: disagreements(result.cells, pair[0], pair[1]) }
+    ? { a: judgeLabel(pair[0]), b: judgeLabel(pair[1]), items: disagreements(okCells(result.cells), pair[0], pair[1]) }
     : undefined;
 }

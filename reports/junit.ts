@@ -4,9 +4,10 @@
  * pooled over its scenarios. A case fails when a cell errored, violated an invariant, or (with a
  * threshold) recalled too little or scored no probe at all.
  */
+import { cellsByStatus } from '../harness/results/cells.js';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from '../harness/results/durability-matrix.js';
-import { cellLabel, formatMs, formatRate, refusedSteps } from './summary.js';
+import { cellLabel, errorText, formatMs, formatRate, refusedSteps } from './summary.js';
 
 /** What makes a cell fail besides errors and invariant violations. */
 export interface VerdictOptions {
@@ -41,6 +42,8 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
     );
     details.push(...cell.unreadable.map((item) => `unreadable: ${item}`));
   }
+  // An error cell has no recall to judge: its error is the verdict.
+  if (cell.status === 'error') return { error: errorText(cell), failures, details };
   const recall = cell.recall.contextRecall;
   const empty = emptyRecallFailure(recall.n, cell.probes.length, options);
   if (empty) failures.push(empty);
@@ -52,11 +55,7 @@ export function cellVerdict(cell: CellResult, options: VerdictOptions = {}): Cel
       );
     }
   }
-  return {
-    ...(cell.status === 'error' ? { error: cell.error ?? 'the cell failed without a message' } : {}),
-    failures,
-    details,
-  };
+  return { failures, details };
 }
 
 /**
@@ -103,6 +102,8 @@ function testcaseName(cell: CellResult, trials: number): string {
 }
 
 function cellSummary(cell: CellResult): string {
+  if (cell.status === 'error')
+    return `cell ${cell.id} (seed ${cell.seed}, durability ${cell.durability})\nerror: ${errorText(cell)}`;
   return [
     `cell ${cell.id} (seed ${cell.seed}, durability ${cell.durability})`,
     `context tokens: total ${cell.tokens.contextTotal}, mean/turn ${Math.round(cell.tokens.contextMeanPerTurn)}, max ${cell.tokens.contextMax}; maintenance ${cell.tokens.maintenance}`,
@@ -152,13 +153,14 @@ function groupTestcase(
   }));
   const errored = verdicts.filter(({ verdict }) => verdict.error !== undefined);
   const failing = verdicts.filter(({ verdict }) => verdict.error === undefined && verdict.failures.length > 0);
-  const n = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
-  const hits = cells.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
+  const { ok } = cellsByStatus(cells);
+  const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
+  const hits = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
   const pooled = { n, hits, value: n ? hits / n : null };
   const failures = failing.map(({ cell, verdict }) => `${cell.scenario}: ${verdict.failures.join('; ')}`);
   const empty = emptyRecallFailure(
     n,
-    cells.reduce((sum, cell) => sum + cell.probes.length, 0),
+    ok.reduce((sum, cell) => sum + cell.probes.length, 0),
     options,
   );
   if (empty) failures.unshift(`pooled ${empty}`);
@@ -178,7 +180,7 @@ function groupTestcase(
       `      <failure message="${xmlAttribute(failures.slice(0, 3).join('; '))}" type="${failing.length ? 'invariant' : 'recall'}">${xmlText(failures.join('\n'))}</failure>`,
     );
   }
-  const summary = `${cells.length} scenario(s) of group ${group}; context recall ${formatRate(pooled)} pooled; context tokens ${cells.reduce((sum, cell) => sum + cell.tokens.contextTotal, 0)}; maintenance ${cells.reduce((sum, cell) => sum + cell.tokens.maintenance, 0)}`;
+  const summary = `${cells.length} scenario(s) of group ${group}; context recall ${formatRate(pooled)} pooled; context tokens ${ok.reduce((sum, cell) => sum + cell.tokens.contextTotal, 0)}; maintenance ${ok.reduce((sum, cell) => sum + cell.tokens.maintenance, 0)}`;
   body.push(`      <system-out>${xmlText(summary)}</system-out>`);
   return {
     xml: [

@@ -1,4 +1,5 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
+import { okCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
   interleavingNote,
@@ -278,7 +279,7 @@ export function renderMarkdown(result: RunResult): string {
         'ctx tokens',
         'answer',
       ],
-      result.cells
+      okCells(result.cells)
         .filter((cell) => cell.group === undefined)
         .flatMap((cell) =>
           cell.probes.map((probe) => [

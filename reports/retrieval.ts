@@ -3,14 +3,9 @@
  * and report.html: one row per cell, level (turn, session) and probe category, with
  * recall_any@k, recall_all@k and NDCG@k at each k of the run.
  */
+import { okCells } from '../harness/results/cells.js';
 import { poolSummaries } from '../harness/results/retrieval.js';
-import type {
-  CellResult,
-  RetrievalAtK,
-  RetrievalLevel,
-  RetrievalSummary,
-  RunResult,
-} from '../harness/results/schema.js';
+import type { OkCell, RetrievalAtK, RetrievalLevel, RetrievalSummary, RunResult } from '../harness/results/schema.js';
 
 /** One row: a cell's figures at one level, over all its probes (`category` "all") or one category; or a scenario group's, pooled. */
 export interface RetrievalRow {
@@ -25,7 +20,7 @@ export interface RetrievalRow {
 
 /** The run's k, from the first cell that has retrieval figures (every cell of a run uses the same). */
 export function retrievalKs(result: RunResult): number[] {
-  const cell = result.cells.find((item) => item.retrieval);
+  const cell = okCells(result.cells).find((item) => item.retrieval);
   return cell?.retrieval?.turn.atK.map(({ k }) => k) ?? [];
 }
 
@@ -42,9 +37,9 @@ function levelsOf(summary: RetrievalSummary): [RetrievalRow['level'], RetrievalL
  * `detail` asks for every question: a group reads as one suite.
  */
 export function retrievalRows(result: RunResult, byCategory: boolean, detail = false): RetrievalRow[] {
-  const units: { scenario: string; setting: string; cells: CellResult[] }[] = [];
-  const pooled = new Map<string, { scenario: string; setting: string; cells: CellResult[] }>();
-  for (const cell of result.cells) {
+  const units: { scenario: string; setting: string; cells: OkCell[] }[] = [];
+  const pooled = new Map<string, { scenario: string; setting: string; cells: OkCell[] }>();
+  for (const cell of okCells(result.cells)) {
     if (!cell.retrieval) continue;
     if (detail || cell.group === undefined) {
       units.push({ scenario: cell.scenario, setting: cell.setting, cells: [cell] });
@@ -90,8 +85,8 @@ export interface PooledRetrievalRow {
 
 /** Rows per strategy setting, pooled over its cells (weighted by probes): overall first, then by category. */
 export function pooledRetrievalRows(result: RunResult): PooledRetrievalRow[] {
-  const bySetting = new Map<string, CellResult[]>();
-  for (const cell of result.cells)
+  const bySetting = new Map<string, OkCell[]>();
+  for (const cell of okCells(result.cells))
     if (cell.retrieval) bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
   return [...bySetting].flatMap(([strategy, cells]) => {
     const categories = [...new Set(cells.flatMap((cell) => Object.keys(cell.retrievalByCategory ?? {})))].sort();
@@ -178,14 +173,14 @@ export type ProtocolAveraging = (typeof PROTOCOL_AVERAGINGS)[number];
 /** LoCoMo's retrieval units: the dialog, and the derived corpora replayed in place of it. */
 const LOCOMO_UNITS = ['dialog', 'observation', 'summary'] as const;
 type LocomoUnit = (typeof LOCOMO_UNITS)[number];
-const locomoUnit = (cell: RunResult['cells'][number]): LocomoUnit => cell.protocolRetrieval?.documents ?? 'dialog';
+const locomoUnit = (cell: OkCell): LocomoUnit => cell.protocolRetrieval?.documents ?? 'dialog';
 
 /** The `--protocol` figures as one table per protocol (rows: strategy × unit × averaging × metric, columns: k), each setting pooled over its cells. */
 export function protocolRows(result: RunResult): ProtocolRow[] {
   type Summaries = Record<ProtocolAveraging, RetrievalSummary[]>;
   const groups = new Map<string, { protocol: string; strategy: string; corpus: LocomoUnit; summaries: Summaries }>();
   // LoCoMo's units in its order: a setting's dialog row, then its observation and summary rows.
-  const cells = [...result.cells].sort(
+  const cells = okCells(result.cells).sort(
     (a, b) => LOCOMO_UNITS.indexOf(locomoUnit(a)) - LOCOMO_UNITS.indexOf(locomoUnit(b)),
   );
   for (const cell of cells) {

@@ -2,22 +2,30 @@
 import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
+import { cellsByStatus, okCells } from '../harness/results/cells.js';
 import {
   SKIPPED_WORK,
   type CellResult,
+  type ErrorCell,
   type Mean,
+  type OkCell,
   type RecallSummary,
   type RunResult,
 } from '../harness/results/schema.js';
 
+/** What a per-cell table shows in a figure's place for a cell that has none (an error cell). */
+export const NO_FIGURE = '–';
+/** A per-cell figure, or NO_FIGURE for an error cell. */
+type Figure = number | typeof NO_FIGURE;
+
 export interface SummaryRow {
   scenario: string;
   strategy: string;
-  turns: number;
-  contextTotal: number;
-  contextMean: number;
-  contextMax: number;
-  maintenance: number;
+  turns: Figure;
+  contextTotal: Figure;
+  contextMean: Figure;
+  contextMax: Figure;
+  maintenance: Figure;
   recall: string;
   answerRecall: string;
   evidence: string;
@@ -27,9 +35,9 @@ export interface SummaryRow {
   loadP50: string;
   saveP50: string;
   /** Model calls answered from the response cache (live runs). */
-  cached: number;
+  cached: Figure;
   /** Steps the strategy refused (a `remember` over its size budget, an unsafe name). */
-  refused: number;
+  refused: Figure;
   status: string;
 }
 
@@ -68,7 +76,7 @@ export function recallColumns(summary: RecallSummary): RecallColumn[] {
 }
 
 /** A cell's recall broken down by membench's probe categories, then by the dataset's own labels. */
-export function breakdowns(cell: CellResult): { by: 'category' | 'label'; name: string; summary: RecallSummary }[] {
+export function breakdowns(cell: OkCell): { by: 'category' | 'label'; name: string; summary: RecallSummary }[] {
   return [
     ...Object.entries(cell.recallByCategory).map(([name, summary]) => ({
       by: 'category' as const,
@@ -92,11 +100,49 @@ export function cellLabel(cell: CellResult): string {
 }
 
 /** Refused steps of a cell: the recorded count, or (older results) the turns marked refused. */
-export function refusedSteps(cell: CellResult): number {
+export function refusedSteps(cell: OkCell): number {
   return cell.refusedSteps ?? cell.turns.filter((turn) => turn.refused !== undefined).length;
 }
 
+/** A cell's row of the per-cell tables: its figures, or for an error cell NO_FIGURE and its error. */
 export function summaryRow(cell: CellResult): SummaryRow {
+  return cell.status === 'ok' ? figuresRow(cell) : errorRow(cell);
+}
+
+/** `MESSAGE (in PHASE)`: how every report tells an error cell's error. */
+export function errorText(cell: ErrorCell): string {
+  return `${cell.error}${cell.phase !== undefined ? ` (in ${cell.phase})` : ''}`;
+}
+
+/** `error: MESSAGE (in PHASE)`: an error cell's status in the per-cell tables. */
+export function errorStatus(cell: ErrorCell): string {
+  return `error: ${errorText(cell)}`;
+}
+
+function errorRow(cell: ErrorCell): SummaryRow {
+  return {
+    scenario: cell.scenario,
+    strategy: cellLabel(cell),
+    turns: NO_FIGURE,
+    contextTotal: NO_FIGURE,
+    contextMean: NO_FIGURE,
+    contextMax: NO_FIGURE,
+    maintenance: NO_FIGURE,
+    recall: NO_FIGURE,
+    answerRecall: NO_FIGURE,
+    evidence: NO_FIGURE,
+    stale: NO_FIGURE,
+    conflict: NO_FIGURE,
+    answer: NO_FIGURE,
+    loadP50: NO_FIGURE,
+    saveP50: NO_FIGURE,
+    cached: NO_FIGURE,
+    refused: NO_FIGURE,
+    status: errorStatus(cell),
+  };
+}
+
+function figuresRow(cell: OkCell): SummaryRow {
   return {
     scenario: cell.scenario,
     strategy: `${cellLabel(cell)}${cell.interleaved ? ' ≈' : ''}`,
@@ -115,7 +161,7 @@ export function summaryRow(cell: CellResult): SummaryRow {
     saveP50: formatMs(cell.latency.saveMs.p50),
     cached: cell.usage.cachedCalls,
     refused: refusedSteps(cell),
-    status: cell.status === 'ok' ? 'ok' : `error: ${cell.error ?? ''}`,
+    status: 'ok',
   };
 }
 
@@ -143,13 +189,12 @@ export const SUMMARY_COLUMNS: readonly [keyof SummaryRow, string][] = [
  * anything came from the cache, and `refused` when a strategy refused a step (before `status`).
  */
 export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, string][] {
+  const ok = okCells(result.cells);
   const extra: [keyof SummaryRow, string][] = [
-    ...(!result.header.offlineModel || result.cells.some((cell) => cell.usage.cachedCalls > 0)
+    ...(!result.header.offlineModel || ok.some((cell) => cell.usage.cachedCalls > 0)
       ? [['cached', 'cache hits'] as [keyof SummaryRow, string]]
       : []),
-    ...(result.cells.some((cell) => refusedSteps(cell) > 0)
-      ? [['refused', 'refused steps'] as [keyof SummaryRow, string]]
-      : []),
+    ...(ok.some((cell) => refusedSteps(cell) > 0) ? [['refused', 'refused steps'] as [keyof SummaryRow, string]] : []),
   ];
   return [...SUMMARY_COLUMNS.slice(0, -1), ...extra, ...SUMMARY_COLUMNS.slice(-1)];
 }
@@ -160,23 +205,24 @@ export function summaryColumns(result: RunResult): readonly [keyof SummaryRow, s
  * of them hides in results.json.
  */
 export function summaryNotes(result: RunResult): string[] {
-  const cached = result.cells.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
+  const { ok, errors } = cellsByStatus(result.cells);
+  const cached = ok.reduce((sum, cell) => sum + cell.usage.cachedCalls, 0);
   const notes =
     cached > 0 || !result.header.offlineModel
       ? [
           `cache hits: ${cached} model call(s) answered from the response cache (their latency is left out of latency figures; their tokens are counted)`,
         ]
       : [];
-  const truncated = result.cells.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
+  const truncated = ok.reduce((sum, cell) => sum + (cell.usage.truncatedAnswers ?? 0), 0);
   if (truncated > 0)
     notes.push(
       `truncated: ${truncated} model answer(s) longer than ${MAX_ANSWER_CHARS} characters were cut there (see docs/failing-loudly.md)`,
     );
-  const empty = result.cells.filter((cell) => (cell.usage.emptyAnswers ?? 0) > 0);
+  const empty = ok.filter((cell) => (cell.usage.emptyAnswers ?? 0) > 0);
   if (empty.length > 0) notes.push(`empty: ${emptyAnswersNote(empty)}`);
   const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
   if (peers) notes.push(peers);
-  for (const cell of result.cells) {
+  for (const cell of ok) {
     const refused = refusedSteps(cell);
     const first = cell.turns.find((turn) => turn.refused !== undefined)?.refused;
     if (refused > 0)
@@ -188,11 +234,16 @@ export function summaryNotes(result: RunResult): string[] {
         `unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`,
       );
   }
+  for (const cell of errors)
+    if (cell.unreadable?.length)
+      notes.push(
+        `unreadable: ${cell.id}: the strategy could not read ${cell.unreadable.length} stored item(s) and left them out: ${cell.unreadable.join('; ')}`,
+      );
   return notes;
 }
 
 /** The cells whose model answers came back with no text, and how many: scored as empty, said here. */
-function emptyAnswersNote(cells: readonly CellResult[]): string {
+function emptyAnswersNote(cells: readonly OkCell[]): string {
   const total = cells.reduce((sum, cell) => sum + (cell.usage.emptyAnswers ?? 0), 0);
   const named =
     cells
@@ -209,13 +260,17 @@ export function modelNote(result: RunResult): string {
     : `Answers come from ${result.header.model}.`;
   const rankingOnly = rankingOnlyNote(result.cells);
   // A run whose every cell ranked only asked no model anything: where answers come from is moot.
-  if (rankingOnly !== undefined && result.cells.every((cell) => cell.skipped?.includes('answers'))) return rankingOnly;
+  if (
+    rankingOnly !== undefined &&
+    result.cells.every((cell) => cell.status === 'ok' && cell.skipped?.includes('answers'))
+  )
+    return rankingOnly;
   return rankingOnly === undefined ? source : `${rankingOnly} ${source}`;
 }
 
 /** What the run's ranking-only cells (`--protocol` with a retrieving strategy) did not do, in words; undefined when none. */
 export function rankingOnlyNote(cells: readonly CellResult[]): string | undefined {
-  const ranking = cells.filter((cell) => cell.skipped?.length);
+  const ranking = okCells(cells).filter((cell) => cell.skipped?.length);
   if (ranking.length === 0) return undefined;
   const skipped = [...new Set(ranking.flatMap((cell) => cell.skipped ?? []))].map((work) => SKIPPED_WORK[work]);
   const which = ranking.length === cells.length ? 'Every cell' : `${ranking.length} of ${cells.length} cells`;
@@ -257,9 +312,9 @@ export function markdownTable(head: readonly string[], rows: readonly (readonly 
  * sessions interleaved, with their spread over the run's trials; undefined without such cells.
  */
 export function interleavingNote(result: RunResult): string | undefined {
-  const cells = result.cells.filter((cell) => cell.interleaved);
+  const cells = okCells(result.cells).filter((cell) => cell.interleaved);
   if (cells.length === 0) return undefined;
-  const groups = new Map<string, CellResult[]>();
+  const groups = new Map<string, OkCell[]>();
   for (const cell of cells) {
     const key = `${cell.scenario}/${cell.setting}`;
     groups.set(key, [...(groups.get(key) ?? []), cell]);

@@ -7,7 +7,8 @@ import { recallByDistance, type DistanceRow, type DistanceUnit } from '../harnes
 import { leaderboard, TOKEN_BUDGET, type Leaderboard, type LeaderboardRow } from '../harness/results/leaderboard.js';
 import { judgeLabel } from '../harness/results/agreement.js';
 import { recallByCategory, recallByLabel } from '../harness/results/recall.js';
-import type { CellResult, RecallSummary, RunResult } from '../harness/results/schema.js';
+import { okCells } from '../harness/results/cells.js';
+import type { OkCell, RecallSummary, RunResult } from '../harness/results/schema.js';
 import type { Interval } from '../harness/results/stats.js';
 import { breakdowns, formatMs } from './summary.js';
 
@@ -112,7 +113,8 @@ export function leaderboardSortKeys(row: LeaderboardRow): (number | null | undef
 export interface PooledBoard {
   title: string;
   board: Leaderboard;
-  cells: readonly CellResult[];
+  /** The ok cells it pools. */
+  cells: readonly OkCell[];
 }
 
 /** Boards already computed, per results object: every renderer of one run asks (their bootstraps are the costly part of rendering). */
@@ -128,14 +130,13 @@ export function leaderboards(result: RunResult): PooledBoard[] {
 function computeLeaderboards(result: RunResult): PooledBoard[] {
   const seed = result.header.seed;
   const judges = (result.judges ?? []).map((run) => run.judge);
-  const boards: PooledBoard[] = [
-    { title: 'the whole run', board: leaderboard(result.cells, seed, judges), cells: result.cells },
-  ];
+  const ok = okCells(result.cells);
+  const boards: PooledBoard[] = [{ title: 'the whole run', board: leaderboard(ok, seed, judges), cells: ok }];
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
   if (groups.length === 1 && result.cells.every((cell) => cell.group !== undefined))
     return [{ ...boards[0]!, title: `group ${groups[0]}` }];
   for (const group of groups) {
-    const cells = result.cells.filter((cell) => cell.group === group);
+    const cells = ok.filter((cell) => cell.group === group);
     boards.push({ title: `group ${group}`, board: leaderboard(cells, seed, judges), cells });
   }
   return boards;
@@ -168,7 +169,7 @@ export function distanceTable(rows: readonly DistanceRow[]): { head: string[]; b
 /** Recall by distance in both units, when the run's probes have distances. */
 export function distanceTables(result: RunResult): { unit: DistanceUnit; rows: DistanceRow[] }[] {
   return (['exchanges', 'tokens'] as const)
-    .map((unit) => ({ unit, rows: recallByDistance(result.cells, unit) }))
+    .map((unit) => ({ unit, rows: recallByDistance(okCells(result.cells), unit) }))
     .filter((item) => item.rows.length > 0);
 }
 
@@ -184,7 +185,8 @@ export interface BreakdownRow {
 /** Recall by category and label: per cell for scenarios outside a group, pooled per setting for each group. */
 export function breakdownRows(result: RunResult): BreakdownRow[] {
   const rows: BreakdownRow[] = [];
-  for (const cell of result.cells.filter((item) => item.group === undefined)) {
+  const ok = okCells(result.cells);
+  for (const cell of ok.filter((item) => item.group === undefined)) {
     for (const group of breakdowns(cell))
       rows.push({
         scope: cell.scenario,
@@ -193,9 +195,9 @@ export function breakdownRows(result: RunResult): BreakdownRow[] {
         summary: group.summary,
       });
   }
-  const grouped = new Map<string, { group: string; setting: string; cells: CellResult[] }>();
-  for (const cell of result.cells) {
-    if (cell.group === undefined || cell.status !== 'ok' || cell.pricing) continue;
+  const grouped = new Map<string, { group: string; setting: string; cells: OkCell[] }>();
+  for (const cell of ok) {
+    if (cell.group === undefined || cell.pricing) continue;
     const key = JSON.stringify([cell.group, cell.setting]);
     const entry = grouped.get(key) ?? { group: cell.group, setting: cell.setting, cells: [] };
     entry.cells.push(cell);
@@ -223,10 +225,8 @@ export const MODE_TABLE_NOTE =
  * A group's settings by the dataset's own category (LongMemEval's question types, LoCoMo's five):
  * context recall / answer recall with n per category; undefined when no probe carries a label.
  */
-export function labelTable(cells: readonly CellResult[]): { head: string[]; body: string[][] } | undefined {
-  const pooled = cells.filter(
-    (cell) => cell.status === 'ok' && !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false,
-  );
+export function labelTable(cells: readonly OkCell[]): { head: string[]; body: string[][] } | undefined {
+  const pooled = cells.filter((cell) => !cell.pricing && cell.durabilityOutcome?.idempotencyKeys !== false);
   const labels = [
     ...new Set(
       pooled.flatMap((cell) => cell.probes.flatMap((probe) => (probe.label === undefined ? [] : [probe.label]))),

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../core/sqlite.js';
+import { errorCells, okCells } from '../results/cells.js';
 import { runBenchmark } from '../run/runner.js';
 import { syntheticLongMemEval, writeSyntheticLongMemEval } from './synthetic-longmemeval.js';
 
@@ -110,13 +111,13 @@ export async function benchDatasetScale(options: DatasetScaleOptions): Promise<D
       const cpuMs = (used.user + used.system) / 1000;
       const peakRssMb = Math.max(
         Math.round(process.memoryUsage.rss() / 1048576),
-        ...result.cells.map((cell) => cell.peakRssMb),
+        ...okCells(result.cells).map((cell) => cell.peakRssMb),
       );
       const msPerMessage = wallMs / messages;
       rows.push({
         strategy,
         questions: result.cells.length,
-        errors: result.cells.filter((cell) => cell.status === 'error').length,
+        errors: errorCells(result.cells).length,
         wallMs,
         cpuMs,
         msPerQuestion: wallMs / result.cells.length,

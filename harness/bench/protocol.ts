@@ -8,6 +8,7 @@
  * document for the question. Both are user + system CPU ms per question; the ratio is the run's
  * over the floor's (target ≤ PROTOCOL_TARGET_RATIO).
  */
+import { okCells } from '../results/cells.js';
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,7 +113,7 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
       questions: questions.length,
       cells: result.cells.length,
       errors: result.cells.filter((cell) => cell.status === 'error').length,
-      rankingOnly: result.cells.filter((cell) => cell.skipped?.length).length,
+      rankingOnly: okCells(result.cells).filter((cell) => cell.skipped?.length).length,
       run,
       floor,
       ratio: floor.cpuMsPerQuestion > 0 ? run.cpuMsPerQuestion / floor.cpuMsPerQuestion : 0,

@@ -7,6 +7,7 @@
  * invariant checks — not a process start.
  */
 import { distribution } from '../core/metrics.js';
+import { errorCells } from '../results/cells.js';
 import { runBenchmark } from '../run/runner.js';
 import { phaseTotals } from '../../reports/profile.js';
 
@@ -49,7 +50,7 @@ export async function benchRecovery(options: {
       workers: 1,
       profile: true,
     });
-    for (const cell of result.cells) if (cell.status === 'error') errors.push(`${cell.id}: ${cell.error ?? 'error'}`);
+    for (const cell of errorCells(result.cells)) errors.push(`${cell.id}: ${cell.error}`);
     const times = result.cells.flatMap((cell) =>
       (cell.durabilityOutcome?.crashes ?? []).flatMap((crash) =>
         crash.recoveryMs === undefined ? [] : [crash.recoveryMs],

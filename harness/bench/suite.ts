@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
 import { needsProcesses } from '../run/runner.js';
+import { cellsByStatus } from '../results/cells.js';
 import { readResults } from '../results/read.js';
 import { PACKAGE_ROOT } from '../core/package-info.js';
 import { MembenchError } from '../core/errors.js';
@@ -186,8 +187,9 @@ function summarize(
     }
     return [...phases.values()].sort((a, b) => b.ms - a.ms);
   };
-  const turns = result.cells.reduce((sum, cell) => sum + cell.turns.length, 0);
-  const strategyMs = result.cells.reduce(
+  const { ok, errors } = cellsByStatus(result.cells);
+  const turns = ok.reduce((sum, cell) => sum + cell.turns.length, 0);
+  const strategyMs = ok.reduce(
     (sum, cell) => sum + cell.turns.reduce((total, turn) => total + turn.saveMs + (turn.loadMs ?? 0), 0),
     0,
   );
@@ -197,9 +199,7 @@ function summarize(
     scenarios: names,
     strategies: result.header.strategies.map((strategy) => strategy.setting),
     cells: result.cells.length,
-    errors: result.cells
-      .filter((cell) => cell.status === 'error')
-      .map((cell) => `${cell.id}: ${cell.error ?? 'error'}`),
+    errors: errors.map((cell) => `${cell.id}: ${cell.error}`),
     turns,
     wallMs,
     cellsMs: result.header.durationMs,

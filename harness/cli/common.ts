@@ -99,7 +99,7 @@ export function progressReporter(
         return;
       }
       const { result: cell } = event;
-      const recall = cell.recall.contextRecall.value;
+      const recall = cell.status === 'ok' ? cell.recall.contextRecall.value : null;
       const status =
         cell.status === 'ok' ? `recall ${recall === null ? '–' : recall.toFixed(2)}` : `ERROR ${cell.error}`;
       // The line starts with the cell's id (scenario/setting): the group's part names no setting again.

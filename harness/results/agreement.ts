@@ -6,7 +6,7 @@
  * they leave a probe out of the accuracy and of the agreement table.
  */
 import { rate, type Rate } from '../core/metrics.js';
-import type { CellResult, JudgeVerdict, ProbeRecord, RunResult } from './schema.js';
+import type { JudgeVerdict, OkCell, ProbeRecord, RunResult } from './schema.js';
 import { wilsonInterval, type Interval } from './stats.js';
 
 /** A judge's accuracy over the probes it judged yes or no, with its interval and what it could not read. */
@@ -103,10 +103,10 @@ function agreementRow(category: string, probes: readonly ProbeRecord[], a: strin
 }
 
 /** Every probe of the cells, in order. */
-const probesOf = (cells: readonly CellResult[]): ProbeRecord[] => cells.flatMap((cell) => cell.probes);
+const probesOf = (cells: readonly OkCell[]): ProbeRecord[] => cells.flatMap((cell) => cell.probes);
 
 /** Agreement of judges `a` and `b` per category, then over all probes (`all`). */
-export function judgeAgreement(cells: readonly CellResult[], a: string, b: string): AgreementRow[] {
+export function judgeAgreement(cells: readonly OkCell[], a: string, b: string): AgreementRow[] {
   const probes = probesOf(cells);
   const categories = [...new Set(probes.map(judgedCategory))].sort();
   return [
@@ -124,7 +124,7 @@ export function judgeAgreement(cells: readonly CellResult[], a: string, b: strin
 
 /** One judge's accuracy per category, then over all probes (`all`). */
 export function accuracyByCategory(
-  cells: readonly CellResult[],
+  cells: readonly OkCell[],
   judge: string,
 ): { category: string; accuracy: JudgedAccuracy }[] {
   const probes = probesOf(cells);
@@ -152,7 +152,7 @@ export interface Disagreement {
   b: JudgeVerdict;
 }
 
-export function disagreements(cells: readonly CellResult[], a: string, b: string): Disagreement[] {
+export function disagreements(cells: readonly OkCell[], a: string, b: string): Disagreement[] {
   return cells.flatMap((cell) =>
     cell.probes.flatMap((probe) => {
       const first = verdictOf(probe, a);

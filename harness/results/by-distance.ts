@@ -6,7 +6,7 @@
 import { rate } from '../core/metrics.js';
 import { meanOf } from './recall.js';
 import type { Rate } from '../core/metrics.js';
-import type { CellResult, Mean } from './schema.js';
+import type { Mean, OkCell } from './schema.js';
 
 export type DistanceUnit = 'exchanges' | 'tokens';
 
@@ -47,13 +47,13 @@ export interface DistanceRow {
 
 /** One row per setting and bucket that has probes, buckets in increasing order; [] when no probe has a distance. */
 export function recallByDistance(
-  cells: readonly CellResult[],
+  cells: readonly OkCell[],
   unit: DistanceUnit,
   grain: DistanceGrain = 'doubling',
 ): DistanceRow[] {
   const groups = new Map<string, { setting: string; bucket: DistanceBucket; recall: boolean[]; evidence: number[] }>();
   for (const cell of cells) {
-    if (cell.status !== 'ok' || cell.pricing || cell.durabilityOutcome?.idempotencyKeys === false) continue;
+    if (cell.pricing || cell.durabilityOutcome?.idempotencyKeys === false) continue;
     for (const probe of cell.probes) {
       if (!probe.distance || probe.contextRecall === undefined) continue;
       const bucket = distanceBucket(probe.distance[unit], grain);

@@ -14,6 +14,7 @@ import type {
   CellPhases,
   CellResult,
   DurabilityOutcome,
+  ErrorCell,
   LedgerCounts,
   ProbeRecord,
   SkippedWork,
@@ -48,7 +49,49 @@ export interface PooledCell {
   pricing?: boolean | undefined;
 }
 
-/** The cell's result from what its replay recorded. */
+/** What names the cell in its result, whatever became of it. */
+function identity(plan: PooledCell) {
+  return {
+    id: plan.id,
+    scenario: plan.scenario.name,
+    ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
+    strategy: plan.strategy.name,
+    setting: plan.strategy.setting,
+    options: plan.strategy.options,
+    durability: plan.strategy.durability,
+    trial: plan.trial,
+    seed: plan.seed,
+  };
+}
+
+/** The cell runs concurrent sessions: its figures depend on how they interleave. */
+const interleaved = (plan: PooledCell): boolean => plan.scenario.steps.some((step) => step.kind === 'concurrent');
+
+/** What an error cell keeps beside its error: where it was, what it saw of crashes, where its time went. */
+export interface ErrorDetails {
+  phase?: string | undefined;
+  durabilityOutcome?: DurabilityOutcome | undefined;
+  unreadable?: readonly string[] | undefined;
+  phases?: CellPhases | undefined;
+}
+
+/** The result of a cell that did not run to its end: its error, and no figures. */
+export function errorCell(plan: PooledCell, error: string, durationMs: number, details: ErrorDetails = {}): ErrorCell {
+  return {
+    ...identity(plan),
+    status: 'error',
+    error,
+    ...(details.phase !== undefined ? { phase: details.phase } : {}),
+    ...(interleaved(plan) ? { interleaved: true } : {}),
+    ...(plan.pricing ? { pricing: true } : {}),
+    ...(details.durabilityOutcome ? { durabilityOutcome: details.durabilityOutcome } : {}),
+    durationMs,
+    ...(details.unreadable?.length ? { unreadable: [...details.unreadable] } : {}),
+    ...(details.phases ? { phases: details.phases } : {}),
+  };
+}
+
+/** The cell's result from what its replay recorded: an error cell when the replay stopped on an error. */
 export function cellResult(
   plan: PooledCell,
   records: CellRecords,
@@ -57,6 +100,12 @@ export function cellResult(
   protocol?: Protocol,
 ): CellResult {
   const { turns, usage, error, probes } = records;
+  if (error !== undefined)
+    return errorCell(plan, error, durationMs, {
+      durabilityOutcome: records.durabilityOutcome,
+      unreadable: records.unreadable,
+      ...(profile ? { phases: records.phases } : {}),
+    });
   const retrieval = summarizeRetrieval(probes);
   // The protocol's two averagings: the questions it scores, and (LongMemEval) every non-abstention question.
   const protocolSummary =
@@ -82,17 +131,8 @@ export function cellResult(
       ? Math.round((measuredTotal / contextPerTurn.length) * (contextPerTurn.length + skipped))
       : measuredTotal;
   return {
-    id: plan.id,
-    scenario: plan.scenario.name,
-    ...(plan.scenario.group !== undefined ? { group: plan.scenario.group } : {}),
-    strategy: plan.strategy.name,
-    setting: plan.strategy.setting,
-    options: plan.strategy.options,
-    durability: plan.strategy.durability,
-    trial: plan.trial,
-    seed: plan.seed,
-    status: error === undefined ? 'ok' : 'error',
-    ...(error !== undefined ? { error } : {}),
+    ...identity(plan),
+    status: 'ok',
     tokens: {
       contextTotal,
       contextMeanPerTurn: contextPerTurn.length ? measuredTotal / contextPerTurn.length : 0,
@@ -108,7 +148,7 @@ export function cellResult(
     recall: summarizeRecall(probes),
     recallByCategory: recallByCategory(probes),
     ...(recallByLabel(probes) ? { recallByLabel: recallByLabel(probes) } : {}),
-    ...(plan.scenario.steps.some((step) => step.kind === 'concurrent') ? { interleaved: true } : {}),
+    ...(interleaved(plan) ? { interleaved: true } : {}),
     ...(plan.pricing ? { pricing: true } : {}),
     latency: {
       loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),

@@ -3,6 +3,7 @@
  * (save latency beside its losses), derived from the cells that ran with faults.
  */
 import { distribution } from '../core/metrics.js';
+import { cellsByStatus } from './cells.js';
 import type { CellResult, InvariantId, InvariantOutcome, MatrixRow, ModePrice } from './schema.js';
 
 /** Rows of the matrix, one per strategy × mode × keys × crash point, from the cells' crash records. */
@@ -58,13 +59,13 @@ export function modePrices(cells: readonly CellResult[]): ModePrice[] {
   }
   return [...groups.values()]
     .map((group) => {
-      const saves = distribution(group.flatMap((cell) => cell.turns.map((turn) => turn.saveMs)));
+      const { ok, errors } = cellsByStatus(group);
+      const saves = distribution(ok.flatMap((cell) => cell.turns.map((turn) => turn.saveMs)));
       const sum = (key: keyof ModePrice['losses']): number =>
         group.reduce((total, cell) => total + cell.durabilityOutcome!.counts[key], 0);
       const violations: Record<string, number> = {};
-      for (const cell of group) {
-        // An errored cell stopped before its checks: it proves no invariant held.
-        if (cell.status === 'error') continue;
+      // An errored cell stopped before its checks: it proves no invariant held.
+      for (const cell of ok) {
         for (const [id, outcome] of Object.entries(cell.durabilityOutcome!.invariants))
           if (outcome.checked > 0 || outcome.violations > 0)
             violations[id] = (violations[id] ?? 0) + outcome.violations;
@@ -92,7 +93,7 @@ export function modePrices(cells: readonly CellResult[]): ModePrice[] {
           compressedAway: sum('compressedAway'),
         },
         violations,
-        errored: group.filter((cell) => cell.status === 'error').length,
+        errored: errors.length,
       };
     })
     .sort(

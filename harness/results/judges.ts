@@ -12,6 +12,7 @@ import { offlineVerdict, type JudgeItem } from './judge-rules.js';
 import { TokenCounter } from '../core/tokens.js';
 import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
 import { judgedAccuracy, judgeLabel } from './agreement.js';
+import { okCells } from './cells.js';
 import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
 import type { JudgeRun, JudgeVerdict, Judgement, ProbeRecord, RunResult } from './schema.js';
 
@@ -134,7 +135,7 @@ export async function judgeRun(
   now: () => Date = () => new Date(),
 ): Promise<RunResult> {
   // Answerable probes of older files carry no gold: every judge would say no to every answer.
-  const withoutGold = result.cells.flatMap((cell) =>
+  const withoutGold = okCells(result.cells).flatMap((cell) =>
     cell.probes
       .filter((probe) => probe.category !== 'abstention' && probe.expect === undefined)
       .map((probe) => `${cell.id} step ${probe.step}`),
@@ -149,7 +150,7 @@ export async function judgeRun(
   for (const judge of judges) {
     const before = judge.requests;
     // A ranking-only cell generated no answer: nothing of it is judged.
-    const probes = judged.cells.flatMap((cell) => cell.probes.filter(answeredProbe));
+    const probes = okCells(judged.cells).flatMap((cell) => cell.probes.filter(answeredProbe));
     const replies = await Promise.all(probes.map((probe) => judge.judge(judgeItem(probe))));
     probes.forEach((probe, index) => {
       const reply = replies[index]!;
@@ -194,7 +195,7 @@ export interface JudgeGate {
  */
 export function checkJudged(result: RunResult, judges: readonly string[], threshold?: number): JudgeGate {
   const gate: JudgeGate = { warnings: [], failures: [] };
-  const probes = result.cells.flatMap((cell) => cell.probes);
+  const probes = okCells(result.cells).flatMap((cell) => cell.probes);
   const bound = threshold === undefined ? '' : `: --judge-threshold ${threshold} cannot pass on it`;
   for (const judge of judges) {
     const run = result.judges?.find((item) => item.judge === judge);

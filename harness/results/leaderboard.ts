@@ -6,7 +6,7 @@
 import { distribution, rate } from '../core/metrics.js';
 import { meanOf } from './recall.js';
 import type { Rate } from '../core/metrics.js';
-import type { CellResult, Mean } from './schema.js';
+import type { CellResult, Mean, OkCell } from './schema.js';
 import { judgeAgreement, judgedAccuracy, type JudgedAccuracy } from './agreement.js';
 import {
   bootstrapMeanInterval,
@@ -78,7 +78,7 @@ export interface Leaderboard {
 
 const probeKey = (cell: CellResult, step: number): string => `${cell.scenario}|${cell.trial}|${step}`;
 
-function modeLosses(cells: readonly CellResult[]): ModeLoss[] {
+function modeLosses(cells: readonly OkCell[]): ModeLoss[] {
   const modes = new Map<string, ModeLoss>();
   for (const cell of cells) {
     if (!cell.durabilityOutcome) continue;
@@ -114,11 +114,13 @@ export function settingOf(cell: CellResult): string {
     : cell.setting;
 }
 
-/** One row per setting; `seed` makes the bootstrap intervals reproducible; `judges` (their ids) add judged accuracy and, with two, κ. */
-export function leaderboard(cells: readonly CellResult[], seed: number, judges: readonly string[] = []): Leaderboard {
-  const bySetting = new Map<string, CellResult[]>();
-  for (const cell of cells)
-    if (cell.status === 'ok') bySetting.set(settingOf(cell), [...(bySetting.get(settingOf(cell)) ?? []), cell]);
+/**
+ * One row per setting of the ok cells (harness/results/cells.ts); `seed` makes the bootstrap
+ * intervals reproducible; `judges` (their ids) add judged accuracy and, with two, κ.
+ */
+export function leaderboard(cells: readonly OkCell[], seed: number, judges: readonly string[] = []): Leaderboard {
+  const bySetting = new Map<string, OkCell[]>();
+  for (const cell of cells) bySetting.set(settingOf(cell), [...(bySetting.get(settingOf(cell)) ?? []), cell]);
   const outcomes = new Map<string, ProbeOutcomes>();
   const rows: LeaderboardRow[] = [...bySetting]
     .filter(([, all]) => all.some((cell) => !cell.pricing))

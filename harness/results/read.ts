@@ -5,7 +5,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { READABLE_SCHEMA_VERSIONS, runResultSchema, type RunResult } from './schema.js';
+import { distribution } from '../core/metrics.js';
+import { emptyUsage } from '../models/index.js';
+import { summarizeRecall } from './recall.js';
+import { READABLE_SCHEMA_VERSIONS, runResultSchema, type ErrorCell, type RunResult } from './schema.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
@@ -47,7 +50,8 @@ export function parseResults(text: string, source: string): RunResult {
       `${source}: results schema version ${version}, but this membench reads versions ${READABLE_SCHEMA_VERSIONS.slice(0, -1).join(', ')} and ${READABLE_SCHEMA_VERSIONS.at(-1)}: re-run the benchmark with this membench version, or use the membench that wrote it`,
     );
   }
-  const parsed = runResultSchema.safeParse(version < 4 ? renamedFromVersion3(data as Record<string, unknown>) : data);
+  const upgraded = version < 4 ? renamedFromVersion3(data as Record<string, unknown>) : data;
+  const parsed = runResultSchema.safeParse(version < 6 ? withErrorMessages(upgraded) : upgraded);
   if (!parsed.success) {
     const problems = parsed.error.issues
       .slice(0, 5)
@@ -99,12 +103,75 @@ function renamedFromVersion3(data: Record<string, unknown>): Record<string, unkn
   return renameVersion4Keys(data, 'forward');
 }
 
+/** The message versions 2 to 5 left optional on an error cell, where it has none (version 6 requires one). */
+const NO_MESSAGE = 'the cell failed without a message';
+
+/**
+ * Versions 2 to 5's error cells with the message version 6 requires. Their figures (zeroed, or
+ * whatever the cell recorded before it stopped) are left for the schema to drop: an error cell has none.
+ */
+function withErrorMessages(data: unknown): unknown {
+  const { cells } = data as { cells: unknown[] };
+  for (const cell of cells)
+    if (typeof cell === 'object' && cell !== null) {
+      const fields = cell as { status?: unknown; error?: unknown };
+      if (fields.status === 'error' && typeof fields.error !== 'string') fields.error = NO_MESSAGE;
+    }
+  return data;
+}
+
+/**
+ * An error cell as versions 2 to 5 wrote one, so a membench of those versions reads the file again:
+ * zeroed figures (what they held for a cell that never produced records), in their field order.
+ */
+function withZeroedFigures(cell: ErrorCell): Record<string, unknown> {
+  const { phase, interleaved, pricing, durabilityOutcome, durationMs, unreadable, phases, ...identity } = cell;
+  const empty = distribution([]);
+  return {
+    ...identity,
+    tokens: {
+      contextTotal: 0,
+      contextMeanPerTurn: 0,
+      contextMax: 0,
+      maintenance: 0,
+      maintenanceCalls: 0,
+      answer: 0,
+      reply: 0,
+    },
+    recall: summarizeRecall([]),
+    recallByCategory: {},
+    ...(interleaved !== undefined ? { interleaved } : {}),
+    ...(pricing !== undefined ? { pricing } : {}),
+    latency: { loadMs: empty, saveMs: empty, modelMs: empty },
+    usage: emptyUsage(),
+    effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 },
+    ...(durabilityOutcome !== undefined ? { durabilityOutcome } : {}),
+    peakRssMb: 0,
+    turns: [],
+    probes: [],
+    durationMs,
+    refusedSteps: 0,
+    ...(phase !== undefined ? { phase } : {}),
+    ...(unreadable !== undefined ? { unreadable } : {}),
+    ...(phases !== undefined ? { phases } : {}),
+  };
+}
+
 /**
  * Results as their file holds them: an older file read back is written again under its own
- * version's names (so `membench report` leaves it as it was); `data` is a plain copy, renamed in place.
+ * version's names and with its error cells' zeroed figures (so `membench report` leaves a file an
+ * older membench reads); `data` is a plain copy, changed in place.
  */
 export function asWrittenInItsVersion<T extends { header: { schemaVersion: number } }>(data: T): T {
-  return data.header.schemaVersion < 4 ? renameVersion4Keys(data, 'back') : data;
+  const version = data.header.schemaVersion;
+  if (version < 6) {
+    const { cells } = data as { cells?: unknown };
+    if (Array.isArray(cells))
+      cells.forEach((cell: { status?: unknown }, index) => {
+        if (cell?.status === 'error') cells[index] = withZeroedFigures(cell as ErrorCell);
+      });
+  }
+  return version < 4 ? renameVersion4Keys(data, 'back') : data;
 }
 
 /** Reads a results file or run dir; returns the results and the file actually read. */

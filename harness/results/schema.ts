@@ -21,35 +21,47 @@ import type { ErrataReport } from '../scenarios/importers/shared.js';
  * longmemeval`'s session figures of turn rankings follow evaluate_retrieval_turn2session (only
  * has_answer turns find a gold session and are relevant in NDCG), its questions without a
  * has_answer user turn are recorded (`noTarget`), and a cell's protocol figures carry both
- * averagings (`summary` may be absent).
+ * averagings (`summary` may be absent); 6: a cell is a union on `status`: an `error` cell holds its error
+ * and phase and no figures (it held zeroed or partial ones that every reader had to leave out).
  */
-export const RESULTS_SCHEMA_VERSION = 5;
+export const RESULTS_SCHEMA_VERSION = 6;
 /**
  * Versions `readResults` still reads: 2 and 3 have the same figures under the older names (read.ts
  * renames them on reading; version 2's evidence figures followed the older rule); 4 has the same
  * shape (its LongMemEval turn→session figures followed the older rule: any user turn of a gold
- * session counted).
+ * session counted); 2 to 5 gave an errored cell the figures of whatever it had recorded (read.ts
+ * drops them on reading and writes an older file's error cells back with zeroed ones).
  */
-export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, 4, RESULTS_SCHEMA_VERSION];
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, 4, 5, RESULTS_SCHEMA_VERSION];
 
 /** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
 export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
 
-const count = z.number().finite();
+/**
+ * The numbers results.json holds, named for what they are. Each is a finite number: the names say
+ * what a field measures, the check is the same.
+ */
+const finite = z.number().finite();
+/** Something counted: probes, hits, tokens, calls, steps, crashes, losses. */
+const count = finite;
+/** Measured time in milliseconds. */
+const ms = finite;
+/** A share of a whole (0 to 1), or the mean of such shares: recall, NDCG, coverage, F1. */
+const share = finite;
 const durabilityMode = z.enum(DURABILITY_MODES);
 const probeCategory = z.enum(PROBE_CATEGORIES);
 const crashPoint = z.enum(CRASH_POINTS);
 
 export const distributionSchema = z.object({
   n: count,
-  mean: count,
-  p50: count,
-  p95: count,
-  p99: count,
-  max: count,
+  mean: finite,
+  p50: finite,
+  p95: finite,
+  p99: finite,
+  max: finite,
 }) satisfies z.ZodType<Distribution>;
-export const rateSchema = z.object({ n: count, hits: count, value: count.nullable() }) satisfies z.ZodType<Rate>;
+export const rateSchema = z.object({ n: count, hits: count, value: share.nullable() }) satisfies z.ZodType<Rate>;
 export const usageSchema = z.object({
   maintenanceCalls: count,
   maintenanceTokens: count,
@@ -61,7 +73,7 @@ export const usageSchema = z.object({
 }) satisfies z.ZodType<ModelUsage>;
 
 /** A mean with the number of probes behind it (`mean` null when n is 0). */
-export const meanSchema = z.object({ n: count, mean: count.nullable() });
+export const meanSchema = z.object({ n: count, mean: share.nullable() });
 export type Mean = z.infer<typeof meanSchema>;
 
 export const recallSummarySchema = z.object({
@@ -89,11 +101,11 @@ export type RecallSummary = z.infer<typeof recallSummarySchema>;
 /** Retrieval at one k (docs/design.md §5, as in LongMemEval): per probe 0/1 recalls and an NDCG; pooled, their means. */
 export const retrievalAtKSchema = z.object({
   k: count,
-  recallAny: count,
-  recallAll: count,
-  ndcg: count,
+  recallAny: share,
+  recallAll: share,
+  ndcg: share,
   /** The share of the evidence in the top k (`--protocol locomo`'s recall). Absent in older files and other protocols. */
-  recall: count.optional(),
+  recall: share.optional(),
 });
 export type RetrievalAtK = z.infer<typeof retrievalAtKSchema>;
 
@@ -133,8 +145,8 @@ export const turnRecordSchema = z.object({
   kind: z.enum(['user', 'assistant', 'tool', 'remember', 'forget']),
   /** Tokens the strategy loaded for the model call; null when the step made no model call. */
   contextTokens: count.nullable(),
-  loadMs: count.nullable(),
-  saveMs: count,
+  loadMs: ms.nullable(),
+  saveMs: ms,
   /** Why the strategy refused the step (a memory over its size budget, an unsafe name). */
   refused: z.string().optional(),
   /** A scripted turn outside the cell's seeded sample: its context was not assembled (no model reads it); see `tokens.contextSample`. */
@@ -173,22 +185,22 @@ export const probeRecordSchema = z.object({
   answer: z.string().optional(),
   answerCorrect: z.boolean().optional(),
   /** Share of the evidence steps' content words present in the context (null without evidence). */
-  evidenceCoverage: count.nullable(),
-  loadMs: count,
+  evidenceCoverage: share.nullable(),
+  loadMs: ms,
   /** A forbid string is in the context, with or without the current value. */
   conflictExposure: z.boolean(),
   /** Both current and stale values present: the current one is mentioned last. */
   currentAfterStale: z.boolean().optional(),
   /** Share of the gold answer's content words within one context message (null: no expect, or no content words). */
-  answerRecall: count.nullable(),
+  answerRecall: share.nullable(),
   /** Share of the evidence steps the context holds (null without evidence). */
-  evidenceRecall: count.nullable(),
+  evidenceRecall: share.nullable(),
   /** Per cited message, in order: quoted by a context message, covered by one (strategies that transform what they keep), or missing. */
   evidenceFindings: z.array(z.enum(['verbatim', 'covered', 'missing'])).optional(),
   /** The dataset's own category of the question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`). */
   label: z.string().optional(),
   /** The dataset's own answer score (LoCoMo token F1, or 0/1 by abstention phrase for its adversarial items), for probes that ask for it. */
-  answerF1: count.optional(),
+  answerF1: share.optional(),
   /** How far back the furthest evidence lies: exchanges, and tokens of scripted conversation saved since. */
   distance: z.object({ exchanges: count, tokens: count }).optional(),
   /** Strategies that retrieve: the scenario's message ids of each item they ranked for the question, best first (to the deepest k). */
@@ -240,12 +252,12 @@ export const crashRecordSchema = z.object({
   /** The process got to the point and was killed there. */
   reached: z.boolean(),
   signal: z.string().nullable(),
-  code: count.nullable(),
+  code: finite.nullable(),
   source: z.enum(['scenario', 'fuzz']),
   /** What the checks after this crash's recovery found lost or broken. */
   found: crashFindingsSchema.optional(),
   /** Reached crashes: from the armed step's request to the fresh process opened and checked (the kill, the exit, the reopen, the checks), in ms. */
-  recoveryMs: count.optional(),
+  recoveryMs: ms.optional(),
 });
 export type CrashRecord = z.infer<typeof crashRecordSchema>;
 
@@ -342,8 +354,8 @@ export const modePriceSchema = z.object({
   durability: durabilityMode,
   idempotencyKeys: z.boolean(),
   /** Save latency per turn, over every cell of the strategy in this mode. */
-  saveP50: count,
-  saveP95: count,
+  saveP50: ms,
+  saveP95: ms,
   cells: count,
   crashes: count,
   /** Losses summed over those cells. */
@@ -367,7 +379,8 @@ export const modePriceSchema = z.object({
 });
 export type ModePrice = z.infer<typeof modePriceSchema>;
 
-const options = z.record(z.string(), z.unknown());
+/** A strategy setting's options as the user gave them (`{ k: 2 }`). */
+const strategyOptions = z.record(z.string(), z.unknown());
 
 /** What a shard's results header records, so `merge` can check the shards belong together and restore plan order. */
 export const shardHeaderSchema = z.object({
@@ -381,12 +394,12 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.union([z.literal(2), z.literal(3), z.literal(4), z.literal(RESULTS_SCHEMA_VERSION)]),
+  schemaVersion: z.union([z.literal(2), z.literal(3), z.literal(4), z.literal(5), z.literal(RESULTS_SCHEMA_VERSION)]),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
   platform: z.string(),
-  seed: count,
+  seed: finite,
   trials: count,
   model: z.string(),
   /** True when answers and maintenance come from the offline reference model, not a live LLM. */
@@ -398,14 +411,14 @@ export const runHeaderSchema = z.object({
     z.object({
       name: z.string(),
       setting: z.string(),
-      options,
+      options: strategyOptions,
       durability: durabilityMode,
       traits: strategyTraitsSchema.optional(),
     }),
   ),
   scenarios: z.array(z.object({ name: z.string(), source: z.string(), steps: count, group: z.string().optional() })),
   startedAt: z.string(),
-  durationMs: count,
+  durationMs: ms,
   /** Present on a shard's results: which part of the plan it ran. */
   shard: shardHeaderSchema.optional(),
   /** A digest naming the machine the run was timed on (absent in older files): compare checks latency only between runs of one machine. */
@@ -414,14 +427,14 @@ export const runHeaderSchema = z.object({
    * The machine's speed while the run ran, measured by the run (harness/core/calibration.ts): compare
    * divides latencies by it. Absent in older files, where latency is compared unnormalised.
    */
-  calibration: z.object({ cpuMs: count, commitMs: count, samples: count }).optional(),
+  calibration: z.object({ cpuMs: ms, commitMs: ms, samples: count }).optional(),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 
 export const cellTokensSchema = z.object({
   /** Sum over turns of what the strategy loaded for each model call. */
   contextTotal: count,
-  contextMeanPerTurn: count,
+  contextMeanPerTurn: finite,
   contextMax: count,
   maintenance: count,
   maintenanceCalls: count,
@@ -445,23 +458,23 @@ export const cellPhasesSchema = z.object({
   /** Agent processes the cell used (0: replayed in the worker itself). */
   processes: count,
   /** Node's own start in those processes, up to its bootstrap. */
-  processStartMs: count,
+  processStartMs: ms,
   /** Importing the agent's modules and warming its tokenizer. */
-  moduleLoadMs: count,
+  moduleLoadMs: ms,
   /** CPU those processes had used once ready (start, modules, tokenizer). */
-  processCpuMs: count,
+  processCpuMs: ms,
   /** Time the cell waited for a spare process to be ready. */
-  spareWaitMs: count,
+  spareWaitMs: ms,
   /** Opening the strategy (and, in agent processes, the journal and ledger). */
-  openMs: count,
+  openMs: ms,
   /** Replaying the steps (save, load, model, tools, probes). */
-  replayMs: count,
+  replayMs: ms,
   /** Crashes: from the armed step to the fresh process opened (checks excluded). */
-  recoveryMs: count,
+  recoveryMs: ms,
   /** Invariant checks after recoveries and concurrent steps. */
-  checkMs: count,
+  checkMs: ms,
   /** Closing (flush and close) at session ends and at the end. */
-  closeMs: count,
+  closeMs: ms,
 });
 export type CellPhases = z.infer<typeof cellPhasesSchema>;
 
@@ -478,7 +491,8 @@ export const SKIPPED_WORK = {
 export type SkippedWork = keyof typeof SKIPPED_WORK;
 const SKIPPED_KEYS = Object.keys(SKIPPED_WORK) as [SkippedWork, ...SkippedWork[]];
 
-export const cellResultSchema = z.object({
+/** What names a cell, whatever became of it: its scenario, strategy setting, trial and seed. */
+const cellIdentity = z.object({
   id: z.string(),
   scenario: z.string(),
   /** The scenario's group (a generated suite, a dataset file): reports pool its cells into one. */
@@ -486,12 +500,15 @@ export const cellResultSchema = z.object({
   strategy: z.string(),
   /** The strategy setting's name: the strategy and its non-default options (`window(k=2)`), as the leaderboard's rows are named. */
   setting: z.string(),
-  options,
+  options: strategyOptions,
   durability: durabilityMode,
   trial: count,
-  seed: count,
-  status: z.enum(['ok', 'error']),
-  error: z.string().optional(),
+  seed: finite,
+});
+
+/** A cell that ran to its end: every figure the reports pool. */
+export const okCellSchema = cellIdentity.extend({
+  status: z.literal('ok'),
   tokens: cellTokensSchema,
   recall: recallSummarySchema,
   recallByCategory: z.partialRecord(probeCategory, recallSummarySchema),
@@ -513,10 +530,10 @@ export const cellResultSchema = z.object({
   /** Crashes, recoveries and invariants, for cells run in agent processes. */
   durabilityOutcome: durabilityOutcomeSchema.optional(),
   /** Peak resident set (MiB) while this cell ran: sampled after every step in the process that replayed it, or its agent processes' peak. */
-  peakRssMb: count,
+  peakRssMb: finite,
   turns: z.array(turnRecordSchema),
   probes: z.array(probeRecordSchema),
-  durationMs: count,
+  durationMs: ms,
   /** Strategies that retrieve: retrieval figures pooled over the cell's probes, and by probe category. */
   retrieval: retrievalSummarySchema.optional(),
   retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
@@ -543,8 +560,6 @@ export const cellResultSchema = z.object({
     .optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */
   refusedSteps: count.optional(),
-  /** Where an errored cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
-  phase: z.string().optional(),
   /** Stored items the strategy found but could not read and left out (`file: reason`, e.g. a torn memory file): they fail the cell. */
   unreadable: z.array(z.string()).optional(),
   /** Where the cell's time went, with `--profile`. */
@@ -552,6 +567,34 @@ export const cellResultSchema = z.object({
   /** A ranking-only cell: the work it left out (SKIPPED_WORK). Absent: the cell did everything a cell does. */
   skipped: z.array(z.enum(SKIPPED_KEYS)).optional(),
 });
+export type OkCell = z.infer<typeof okCellSchema>;
+
+/**
+ * A cell that did not run to its end (its strategy threw, it timed out, its worker died): the
+ * error and where the cell was, and no figures, so no average can take its zeros. What it saw of
+ * crashes before it stopped stays (losses found are losses; its invariants were not all checked).
+ */
+export const errorCellSchema = cellIdentity.extend({
+  status: z.literal('error'),
+  error: z.string(),
+  /** Where the cell was when it was stopped (timed out, or its worker died): `open`, `step 12 (user)`, `close`... */
+  phase: z.string().optional(),
+  /** The cell ran concurrent sessions (as on an ok cell): `compare` gates only its status, invariants and losses. */
+  interleaved: z.boolean().optional(),
+  /** Run only to price a durability mode: its error counts under durability. */
+  pricing: z.boolean().optional(),
+  /** The crashes it reached and the losses their checks found before the cell stopped (cells run in agent processes). */
+  durabilityOutcome: durabilityOutcomeSchema.optional(),
+  durationMs: ms,
+  /** Stored items the strategy found but could not read and left out. */
+  unreadable: z.array(z.string()).optional(),
+  /** Where the cell's time went until it stopped, with `--profile`. */
+  phases: cellPhasesSchema.optional(),
+});
+export type ErrorCell = z.infer<typeof errorCellSchema>;
+
+/** A cell's result: a union on `status`, so only `ok` cells carry figures (harness/results/cells.ts splits them once). */
+export const cellResultSchema = z.discriminatedUnion('status', [okCellSchema, errorCellSchema]);
 export type CellResult = z.infer<typeof cellResultSchema>;
 
 /** What one judge cost and how often it could not be read, apart from the memory's and the answerer's tokens. */

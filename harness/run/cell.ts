@@ -10,19 +10,12 @@ import { performance } from 'node:perf_hooks';
 import { storageProblem } from '../core/sqlite.js';
 import { isDatasetReplay } from '../scenarios/importers/index.js';
 import { emptyPhases, runCellInProcesses } from '../process/crashes.js';
-import { cellResult, type CellRecords } from '../results/cell-result.js';
+import { cellResult, errorCell, type CellRecords } from '../results/cell-result.js';
 import type { ProbeScoringInput } from '../results/probe-record.js';
 import type { Protocol } from '../results/protocols.js';
-import {
-  createEmbedder,
-  createModel,
-  emptyUsage,
-  ResponseCache,
-  type ChatModel,
-  type Embedder,
-} from '../models/index.js';
+import { createEmbedder, createModel, ResponseCache, type ChatModel, type Embedder } from '../models/index.js';
 import type { StrategySetting } from './params.js';
-import type { CellResult } from '../results/schema.js';
+import type { CellResult, ErrorCell } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { cellPaths } from '../process/protocol.js';
 import { batchEnd, openCellSession, replayRun } from '../process/cell-session.js';
@@ -267,25 +260,11 @@ const probeScoringOf = (
 });
 
 /** A cell that never produced records (its pool worker died, it timed out, its strategy would not load): an error result, with the phase it was in when known. */
-export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): CellResult {
-  const result = cellResult(
-    plan,
-    {
-      turns: [],
-      probes: [],
-      usage: emptyUsage(),
-      modelLatencies: [],
-      effects: { effects: 0, effectsDuplicated: 0, effectsRefused: 0 },
-      peakRssKb: 0,
-      phases: emptyPhases(),
-      error,
-    },
-    durationMs,
-  );
-  return phase === undefined ? result : { ...result, phase };
+export function failedCell(plan: CellTask, error: string, durationMs = 0, phase?: string): ErrorCell {
+  return errorCell(plan, error, durationMs, { phase });
 }
 
-/** Runs one cell in a fresh temp dir; a strategy's exception becomes `status: 'error'`. `onPhase` hears where the cell is. */
+/** Runs one cell in a fresh temp dir; a strategy's exception becomes an error cell (`status: 'error'`, no figures). `onPhase` hears where the cell is. */
 export async function runCell(
   plan: CellPlan,
   providers: Providers,

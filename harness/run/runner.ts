@@ -60,7 +60,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const record = async (position: number, result: CellResult): Promise<void> => {
     await options.store?.save(position, result);
     results.set(position, result);
-    const empty = result.usage.emptyAnswers ?? 0;
+    const empty = result.status === 'ok' ? (result.usage.emptyAnswers ?? 0) : 0;
     if (empty > 0)
       options.onWarning?.(
         `warning: ${result.id}: ${empty} model answer(s) came back with no text (content null or ""): scored as empty answers`,

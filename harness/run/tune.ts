@@ -7,7 +7,8 @@ import { MembenchError } from '../core/errors.js';
 import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
 import type { Rate } from '../core/metrics.js';
-import type { CellResult, CellTokens, RunResult } from '../results/schema.js';
+import { cellsByStatus } from '../results/cells.js';
+import type { CellResult, CellTokens, OkCell, RunResult } from '../results/schema.js';
 import { wilsonInterval, type Interval } from '../results/stats.js';
 import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
@@ -129,7 +130,7 @@ async function assertNumericKnob(options: TuneOptions): Promise<string> {
 }
 
 /** Sum over scenarios of the mean over trials (of ok cells), like the charts' token totals. */
-function cost(cells: readonly CellResult[], metric: TuneMetric): number {
+function cost(cells: readonly OkCell[], metric: TuneMetric): number {
   const perScenario = new Map<string, number[]>();
   for (const cell of cells)
     perScenario.set(cell.scenario, [...(perScenario.get(cell.scenario) ?? []), cell.tokens[metric]]);
@@ -158,7 +159,7 @@ export async function tune(options: TuneOptions): Promise<TuneResult> {
   const bySetting = new Map<string, CellResult[]>();
   for (const cell of run.cells) bySetting.set(cell.setting, [...(bySetting.get(cell.setting) ?? []), cell]);
   const rows = [...bySetting].map(([setting, cells]): TuneRow => {
-    const ok = cells.filter((cell) => cell.status === 'ok');
+    const { ok } = cellsByStatus(cells);
     const n = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.n, 0);
     const hits = ok.reduce((sum, cell) => sum + cell.recall.contextRecall.hits, 0);
     const errors = cells.length - ok.length;

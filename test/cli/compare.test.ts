@@ -3,12 +3,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../harness/results/schema.js';
 import { membench, ROOT } from './helpers.js';
+import type { OkRun } from '../helpers/cells.js';
 
 const BASELINE = path.join(ROOT, 'baselines/offline.json');
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-compare-'));
-const baseline = (): RunResult => JSON.parse(readFileSync(BASELINE, 'utf8')) as RunResult;
+const baseline = (): OkRun => JSON.parse(readFileSync(BASELINE, 'utf8')) as OkRun;
 
 async function writeResults(result: unknown): Promise<string> {
   const file = path.join(await tempDir(), 'results.json');
@@ -152,7 +152,7 @@ describe('membench compare', () => {
     (head.header as { schemaVersion: number }).schemaVersion = 1;
     const result = await membench(['compare', BASELINE, await writeResults(head)]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/results schema version 1, but this membench reads versions 2, 3, 4 and 5/u);
+    expect(result.stderr).toMatch(/results schema version 1, but this membench reads versions 2, 3, 4, 5 and 6/u);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
   });
 });

@@ -8,9 +8,9 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunResult } from '../../harness/results/schema.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { membench } from './helpers.js';
+import type { OkRun } from '../helpers/cells.js';
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -51,7 +51,7 @@ describe('answers with content: null', () => {
     expect(run.code, run.stderr).toBe(0);
     const chats = server.requests.filter((request) => request.path.endsWith('/chat/completions')).length;
     expect(chats).toBeGreaterThan(0);
-    const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as OkRun;
     const [cell] = result.cells;
     expect(cell!.usage.emptyAnswers).toBe(chats);
     const warnings = run.stderr.split('\n').filter((line) => line.includes('came back with no text'));

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { syntheticLongMemEval } from '../../harness/bench/synthetic-longmemeval.js';
 import { poolSummaries } from '../../harness/results/retrieval.js';
-import type { RunResult } from '../../harness/results/schema.js';
+import type { OkCell } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
+import type { OkRun } from '../helpers/cells.js';
 
 /**
  * The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed: the
@@ -80,15 +81,15 @@ describe('membench run --protocol longmemeval', () => {
     expect(first).toBeGreaterThan(0);
     expect(result.stdout.indexOf('averaged as src/evaluation/print_retrieval_metrics.py')).toBeGreaterThan(first);
 
-    const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as OkRun;
     const sessionCells = run.cells.filter((cell) => cell.options.unit === 'session' && cell.options.ranker === 'fts5');
     expect(sessionCells).toHaveLength(10);
     const nonAbstention = questions.filter((question) => !question.question_id.endsWith('_abs')).length;
     expect(nonAbstention).toBeGreaterThan(scored);
     // Both averagings: the n scored (run_retrieval.py) and every non-abstention question (print_retrieval_metrics.py).
     for (const [table, n, summaryOf] of [
-      [0, scored, (cell: RunResult['cells'][number]) => cell.protocolRetrieval?.summary],
-      [1, nonAbstention, (cell: RunResult['cells'][number]) => cell.protocolRetrieval?.nonAbstentionSummary],
+      [0, scored, (cell: OkCell) => cell.protocolRetrieval?.summary],
+      [1, nonAbstention, (cell: OkCell) => cell.protocolRetrieval?.nonAbstentionSummary],
     ] as const) {
       const pooled = poolSummaries(sessionCells.flatMap((cell) => summaryOf(cell) ?? []))!.session!;
       expect(pooled.n).toBe(n);
@@ -137,7 +138,7 @@ describe('membench run --protocol locomo', () => {
       out,
     ]);
     expect(result.code).toBe(0);
-    const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as OkRun;
     for (const unit of ['dialog', 'observation', 'summary'] as const) {
       for (const ranker of ['fts5', 'okapi-paper']) {
         const cells = run.cells.filter(

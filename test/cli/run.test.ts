@@ -4,9 +4,10 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULTS_SCHEMA_VERSION, type RunResult } from '../../harness/results/schema.js';
+import { RESULTS_SCHEMA_VERSION } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { membench } from './helpers.js';
+import type { OkRun } from '../helpers/cells.js';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-cli-'));
 
@@ -42,7 +43,7 @@ describe('membench run', () => {
     );
     expect(result.stderr).toMatch(/^\[[12]\/2\] recipes-en\/window\(k=2\)/mu);
     expect(result.stderr).toMatch(/^\[2\/2\] /mu); // cells done, whichever finished last
-    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as OkRun;
     expect(results.header.schemaVersion).toBe(RESULTS_SCHEMA_VERSION);
     expect(results.header.nodeVersion).toBe(process.version);
     expect(results.cells).toHaveLength(2);
@@ -78,7 +79,7 @@ describe('membench run', () => {
     const runs = await Promise.all([run('9', 'a'), run('9', 'b')]);
     expect(runs.map((item) => item.code)).toEqual([0, 0]);
     const [a, b] = ['a', 'b'].map(
-      (out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as RunResult,
+      (out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as OkRun,
     );
     // The run really had filler and crashes: the crashes were reached and the filler turns are recorded.
     for (const cell of a!.cells) {
@@ -107,7 +108,7 @@ describe('membench run', () => {
       'rendering charts',
     ])
       expect(result.stderr).toContain(phase);
-    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
+    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as OkRun;
     const [cell] = results.cells;
     // One crash (mid_summary): the first process and the one that recovered.
     expect(cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached)).toHaveLength(1);

@@ -31,7 +31,12 @@ const INTERLEAVED_KEEPS = [
 export function sameSeedView(result: RunResult): unknown {
   const cells = result.cells.map((cell) =>
     cell.interleaved
-      ? Object.fromEntries(INTERLEAVED_KEEPS.flatMap((key) => (cell[key] === undefined ? [] : [[key, cell[key]]])))
+      ? Object.fromEntries(
+          INTERLEAVED_KEEPS.flatMap((key) => {
+            const value = (cell as Record<string, unknown>)[key];
+            return value === undefined ? [] : [[key, value]];
+          }),
+        )
       : cell,
   );
   return withoutTiming({ ...result, cells });

@@ -1,15 +1,8 @@
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { describe, expect, it } from 'vitest';
 import { invariantGrid } from '../../harness/results/durability-matrix.js';
-import {
-  logAxisBounds,
-  logTickLabel,
-  paretoFront,
-  SETTING_COLORS,
-  seriesStyles,
-  slug,
-  summarizeSettings,
-} from '../../reports/chart-data.js';
+import { paretoFront, summarizeSettings } from '../../reports/chart-data.js';
+import { logAxisBounds, logTickLabel, SETTING_COLORS, seriesStyles, slug } from '../../reports/chart-style.js';
 import { chartSpecs } from '../../reports/chart-specs.js';
 import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';

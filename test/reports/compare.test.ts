@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { distribution } from '../../harness/core/metrics.js';
-import type { CellResult } from '../../harness/results/schema.js';
+import type { OkCell } from '../../harness/results/schema.js';
 import {
   compareRuns,
   DEFAULT_THRESHOLDS,
@@ -10,12 +10,12 @@ import {
   ungatedChecks,
 } from '../../reports/compare.js';
 import { renderComparisonMarkdown } from '../../reports/github-summary.js';
-import { cellOf, renameScenario, smallRun } from './fixture.js';
+import { cellOf, failCell, renameScenario, smallRun } from './fixture.js';
 import { fewestSamples } from '../../harness/results/ratio-interval.js';
 import type { MembenchError } from '../../harness/core/errors.js';
 
 /** Sets a cell's per-turn load or save times (and the distribution reports show), the times given by turn index. */
-function setTimes(cell: CellResult, operation: 'load' | 'save', time: (turn: number) => number): void {
+function setTimes(cell: OkCell, operation: 'load' | 'save', time: (turn: number) => number): void {
   cell.turns.forEach((turn, index) => {
     if (operation === 'save') turn.saveMs = time(index);
     else if (turn.loadMs !== null) turn.loadMs = time(index);
@@ -104,7 +104,7 @@ describe('compareRuns', () => {
       const hits = cell.probes.filter((probe) => probe.contextRecall === true).length;
       Object.assign(cell.recall.contextRecall, { hits, value: hits / cell.recall.contextRecall.n });
     }
-    Object.assign(cellOf(head, 'recipes-zh/window(k=4)'), { status: 'error', error: 'boom' });
+    failCell(head, 'recipes-zh/window(k=4)', 'boom');
     const comparison = compareRuns(grouped(), head);
     expect(comparison.cells.map((cell) => cell.id)).toEqual([
       'group locomo:locomo10.json · buffer',
@@ -307,7 +307,7 @@ describe('compareRuns', () => {
       ['recipes-zh/buffer', 'evidence recall', 'head measured nothing where base did (no probe scored)'],
     ]);
     const failed = smallRun();
-    for (const item of failed.cells) Object.assign(item, { status: 'error', error: 'boom' });
+    for (const { id } of smallRun().cells) failCell(failed, id, 'boom');
     const nothing = compareRuns(failed, failed, { allowMissing: true });
     expect(nothing.regressions.map(({ cell: id, check }) => [id, check.metric])).toEqual([
       ['overall', 'cells measured in both runs'],
@@ -329,9 +329,8 @@ describe('compareRuns', () => {
       id: 'recipes-zh/hybrid',
       setting: 'hybrid',
       strategy: 'hybrid',
-      status: 'error',
-      error: 'boom',
     });
+    failCell(head, 'recipes-zh/hybrid', 'boom');
     const comparison = compareRuns(smallRun(), head);
     expect(comparison.added).toEqual(['recipes-zh/vector', 'recipes-zh/hybrid']);
     expect(comparison.removed).toEqual(['recipes-zh/window(k=4)', 'preference-corrections/window(k=4)']);
@@ -353,8 +352,8 @@ describe('compareRuns', () => {
   it('fails a cell in error in both runs unless --allow-missing', () => {
     const base = smallRun();
     const head = smallRun();
-    Object.assign(cellOf(base, 'recipes-zh/buffer'), { status: 'error', error: 'boom' });
-    Object.assign(cellOf(head, 'recipes-zh/buffer'), { status: 'error', error: 'boom' });
+    failCell(base, 'recipes-zh/buffer', 'boom');
+    failCell(head, 'recipes-zh/buffer', 'boom');
     expect(compareRuns(base, head).regressions.map(({ cell, check }) => [cell, check.metric, check.note])).toEqual([
       ['recipes-zh/buffer', 'status', 'errored in both runs'],
     ]);
@@ -371,7 +370,7 @@ describe('compareRuns', () => {
     Object.assign(cellOf(head, 'recipes-zh/buffer'), { durabilityOutcome: faults(1) });
     Object.assign(cellOf(base, 'recipes-zh/window(k=2)'), { durabilityOutcome: faults(2) });
     Object.assign(cellOf(head, 'recipes-zh/window(k=2)'), { durabilityOutcome: faults(2) });
-    Object.assign(cellOf(head, 'preference-corrections/buffer'), { status: 'error', error: 'boom' });
+    failCell(head, 'preference-corrections/buffer', 'boom');
     const comparison = compareRuns(base, head);
     expect(comparison.regressions.map(({ cell, check }) => [cell, check.metric])).toEqual([
       ['recipes-zh/buffer', 'invariant 1 acknowledged memories survive crashes'],

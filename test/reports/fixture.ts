@@ -2,21 +2,49 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseResults } from '../../harness/results/read.js';
-import type { CellResult, RunResult } from '../../harness/results/schema.js';
+import type { ErrorCell, OkCell, RunResult } from '../../harness/results/schema.js';
 import { ROOT } from '../cli/helpers.js';
+import { allOk, ok, type OkRun } from '../helpers/cells.js';
+
+export type { OkRun };
 
 export const FIXTURE_FILE = path.join(ROOT, 'fixtures/results/small.json');
 
-export function smallRun(): RunResult {
+export function smallRun(): OkRun {
   // Read through the one results schema, so the fixture can never drift from what runs write.
-  return parseResults(readFileSync(FIXTURE_FILE, 'utf8'), FIXTURE_FILE);
+  return allOk(parseResults(readFileSync(FIXTURE_FILE, 'utf8'), FIXTURE_FILE));
 }
 
-/** The fixture's cell with this id (throws when absent, so a test never runs on undefined). */
-export function cellOf(result: RunResult, id: string): CellResult {
+/** The fixture's cell with this id (throws when absent or errored, so a test never runs on undefined). */
+export function cellOf(result: RunResult, id: string): OkCell {
   const cell = result.cells.find((item) => item.id === id);
   if (!cell) throw new Error(`fixture has no cell ${id}`);
-  return cell;
+  return ok(cell);
+}
+
+/** Makes the cell with this id an error cell in place, as a run writes one: its error and phase, no figures. */
+export function failCell(result: RunResult, id: string, error: string, phase?: string): ErrorCell {
+  const index = result.cells.findIndex((item) => item.id === id);
+  const { scenario, group, strategy, setting, options, durability, trial, seed, durationMs, durabilityOutcome } =
+    cellOf(result, id);
+  const failed: ErrorCell = {
+    id,
+    scenario,
+    ...(group !== undefined ? { group } : {}),
+    strategy,
+    setting,
+    options,
+    durability,
+    trial,
+    seed,
+    status: 'error',
+    error,
+    ...(phase !== undefined ? { phase } : {}),
+    ...(durabilityOutcome !== undefined ? { durabilityOutcome } : {}),
+    durationMs,
+  };
+  result.cells[index] = failed;
+  return failed;
 }
 
 /** Renames a scenario everywhere it appears (cell ids included), e.g. to exercise Chinese names. */

@@ -2,13 +2,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseResults } from '../../harness/results/read.js';
 import { runBenchmark } from '../../harness/run/runner.js';
-import type { RunResult } from '../../harness/results/schema.js';
 import { compareRuns, renderComparison } from '../../reports/compare.js';
 import { renderConsoleSummary, renderHtml, renderJson, renderMarkdown } from '../../reports/index.js';
+import { allOk } from '../helpers/cells.js';
+import type { OkRun } from './fixture.js';
 
-let result: RunResult;
+let result: OkRun;
 beforeAll(async () => {
-  result = await runBenchmark({ scenarios: ['recipes-zh'], strategies: ['bm25', 'buffer'], retrievalK: [2, 4] });
+  result = allOk(await runBenchmark({ scenarios: ['recipes-zh'], strategies: ['bm25', 'buffer'], retrievalK: [2, 4] }));
 });
 
 const bm25Cell = () => result.cells.find((cell) => cell.strategy === 'bm25')!;

@@ -16,6 +16,7 @@ import { bm25 } from '../../strategies/bm25.js';
 import { segmenterFor } from '../../strategies/shared/segmenters.js';
 import type { LoadResult, MemoryStrategy } from '../../strategies/types.js';
 import { exchange, strategyScratch } from './conformance.js';
+import { allOk } from '../helpers/cells.js';
 
 const memoryOf = (messages: readonly BaseMessage[]): string =>
   messages[0]?.getType() === 'system' ? String(messages[0].content) : '';
@@ -37,7 +38,7 @@ async function chineseFiller(strategy: MemoryStrategy, fromTurn: number, count: 
 
 describe('bm25 on recipes-zh', () => {
   it('finds the 花生过敏 turn at k=4', async () => {
-    const result = await runBenchmark({ scenarios: ['recipes-zh'], strategies: ['bm25'], params: ['bm25.k=4'] });
+    const result = allOk(await runBenchmark({ scenarios: ['recipes-zh'], strategies: ['bm25'], params: ['bm25.k=4'] }));
     const probe = result.cells[0]!.probes.find((item) => item.id === 'p-allergy')!;
     expect(probe.contextRecall).toBe(true);
     expect(probe.retrieved!.slice(0, 4).flat()).toContain('u2');

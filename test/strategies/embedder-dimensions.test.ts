@@ -16,6 +16,7 @@ import { hybrid } from '../../strategies/hybrid.js';
 import { vector } from '../../strategies/vector.js';
 import { fakeEmbedding, startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { exchange } from './conformance.js';
+import { allOk } from '../helpers/cells.js';
 
 const KEY = 'sk-test-dimensions';
 let server: FakeOpenAIServer;
@@ -68,7 +69,7 @@ describe('embedder dimensions', () => {
       live: { baseUrl: server.baseUrl, apiKey: KEY },
       cache: false,
     });
-    for (const cell of result.cells) expect(cell.status, cell.error).toBe('ok');
+    expect(allOk(result).cells).toHaveLength(2);
     expect(result.header.embedder).toBe('openai:local-embed');
     expect(server.requests.filter((request) => request.path.endsWith('/embeddings')).length).toBeGreaterThan(0);
   });

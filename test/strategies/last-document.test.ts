@@ -15,6 +15,7 @@ import { hybrid } from '../../strategies/hybrid.js';
 import { vector } from '../../strategies/vector.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { exchange, strategyScratch } from './conformance.js';
+import { allOk } from '../helpers/cells.js';
 
 /** A LoCoMo sample of two sessions, each ending on an utterance nobody answers; the last one is the evidence. */
 const sample = {
@@ -54,11 +55,13 @@ describe('the last document of a replay is ranked', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-last-document-'));
     const file = path.join(dir, 'locomo.json');
     await writeFile(file, JSON.stringify([sample]));
-    const result = await runBenchmark({
-      datasets: [`locomo:${file}`],
-      strategies: ['bm25', 'vector', 'hybrid'],
-      protocol: 'locomo',
-    });
+    const result = allOk(
+      await runBenchmark({
+        datasets: [`locomo:${file}`],
+        strategies: ['bm25', 'vector', 'hybrid'],
+        protocol: 'locomo',
+      }),
+    );
     const cells = result.cells.filter((cell) => cell.protocolRetrieval);
     // Dialog, observation and summary units of bm25 (two rankers), vector and hybrid.
     expect(cells).toHaveLength(12);

@@ -18,6 +18,7 @@ import {
   paperTokens,
 } from '../../strategies/shared/okapi-paper.js';
 import { describeConformance, strategyScratch } from './conformance.js';
+import { allOk } from '../helpers/cells.js';
 
 describeConformance({ ...bm25, name: 'bm25 (ranker okapi-paper)' }, { options: { ranker: 'okapi-paper' } });
 
@@ -216,12 +217,14 @@ describe('okapi-paper under --protocol longmemeval', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-okapi-lme-'));
     const file = path.join(dir, 'lme.json');
     await writeFile(file, JSON.stringify([item]));
-    const result = await runBenchmark({
-      datasets: [`longmemeval:${file}`],
-      strategies: ['bm25'],
-      params: ['bm25.ranker=okapi-paper', 'bm25.unit=session'],
-      protocol: 'longmemeval',
-    });
+    const result = allOk(
+      await runBenchmark({
+        datasets: [`longmemeval:${file}`],
+        strategies: ['bm25'],
+        params: ['bm25.ranker=okapi-paper', 'bm25.unit=session'],
+        protocol: 'longmemeval',
+      }),
+    );
     expect(result.cells.map((cell) => cell.setting)).toEqual(['bm25(index=user,unit=session,ranker=okapi-paper)']);
     const probe = result.cells[0]!.probes[0]!;
     // By hand: N 3, avgdl (4 + 5 + 4) / 3; "my" and "is" are in 2 of 3 sessions (negative idf,

@@ -11,10 +11,11 @@ import { AgentSession } from '../../../harness/agent/loop.js';
 import { OfflineModel } from '../../../harness/models/offline.js';
 import { importDataset } from '../../../harness/scenarios/importers/index.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
-import type { CellResult, RunResult } from '../../../harness/results/schema.js';
+import type { OkCell, RunResult } from '../../../harness/results/schema.js';
 import { findStrategy, type MemoryStrategy } from '../../../strategies/index.js';
 import { makeHarness } from '../../strategies/conformance.js';
 import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
+import { ok } from '../../helpers/cells.js';
 
 describe('ids a memory cannot read', () => {
   let file: string;
@@ -58,8 +59,8 @@ describe('ids a memory cannot read', () => {
 
   describe('a strategy ranking by "answer" in its ids', () => {
     let result: RunResult;
-    const cell = (rank: string, scenario: string): CellResult =>
-      result.cells.find((item) => item.options.rank === rank && item.scenario === scenario)!;
+    const cell = (rank: string, scenario: string): OkCell =>
+      ok(result.cells.find((item) => item.options.rank === rank && item.scenario === scenario));
 
     beforeAll(async () => {
       result = await runBenchmark({

@@ -9,6 +9,7 @@ import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import { answerPrompt, summarizePrompt } from '../../../harness/core/prompts.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { BUILTIN_SCENARIO_DIR } from '../../../harness/core/package-info.js';
+import { allOk } from '../../helpers/cells.js';
 
 describe('OfflineModel', () => {
   const model = new OfflineModel();
@@ -153,12 +154,14 @@ describe('the offline model never reads gold data', () => {
     }
     // summary-buffer under a limit that makes it summarise; file-index on the remember steps of preference-corrections.
     const run = async (prefix: string) =>
-      runBenchmark({
-        scenarios: ['recipes-zh', 'preference-corrections'].map((name) => path.join(dir, `${prefix}-${name}.yaml`)),
-        strategies: ['buffer', 'window', 'summary', 'summary-buffer', 'entity', 'file-index'],
-        params: ['summary-buffer.maxTokenLimit=120'],
-        workers: 2,
-      });
+      allOk(
+        await runBenchmark({
+          scenarios: ['recipes-zh', 'preference-corrections'].map((name) => path.join(dir, `${prefix}-${name}.yaml`)),
+          strategies: ['buffer', 'window', 'summary', 'summary-buffer', 'entity', 'file-index'],
+          params: ['summary-buffer.maxTokenLimit=120'],
+          workers: 2,
+        }),
+      );
     const [a, b] = [await run('original'), await run('doctored')];
     const outputs = (result: typeof a) =>
       result.cells.map((cell) => ({

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killSpares } from '../../../harness/process/spares.js';
 import { planRun, runCell, type CellPlan } from '../../../harness/run/runner.js';
 import type { CellResult } from '../../../harness/results/schema.js';
+import { ok } from '../../helpers/cells.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -32,7 +33,8 @@ async function bothWays(
 }
 
 /** A cell's records without what a clock or a process measures. */
-function records(result: CellResult) {
+function records(cell: CellResult) {
+  const result = ok(cell);
   return {
     status: result.status,
     turns: result.turns.map(({ loadMs: _load, saveMs: _save, ...turn }) => turn),
@@ -61,7 +63,7 @@ describe('one cell session for both ways a cell runs', () => {
       strategies: [path.join(ROOT, 'fixtures/strategies/clock-reader.ts')],
     });
     const { inline, isolated } = await bothWays(plans[0]!);
-    expect(inline.result.probes[0]?.contextRecall).toBe(true);
+    expect(ok(inline.result).probes[0]?.contextRecall).toBe(true);
     expect(records(isolated.result)).toEqual(records(inline.result));
   });
 

@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import type * as Runner from '../../../harness/run/runner.js';
 import { builtModule } from '../../helpers/built.js';
+import { allOk, ok } from '../../helpers/cells.js';
 
 // The built run (test/helpers/built.ts): agent processes start from the bundle, as a user's do.
 const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
@@ -22,8 +23,7 @@ describe('crash matrix: bm25, hybrid and vector', () => {
       workers: 2,
     });
     expect(result.cells).toHaveLength(3);
-    for (const cell of result.cells) {
-      expect(cell.status, `${cell.id}: ${cell.error ?? ''}`).toBe('ok');
+    for (const cell of allOk(result).cells) {
       const faults = cell.durabilityOutcome!;
       for (const [id, outcome] of Object.entries(faults.invariants))
         expect(outcome.held, `${cell.id} invariant ${id}: ${outcome.details.join('; ')}`).toBe(true);
@@ -57,8 +57,7 @@ describe('crash matrix: the peers mem0 and langgraph', () => {
     const cell = (strategy: string) =>
       result.cells.find((item) => item.scenario === 'remember-then-crash' && item.strategy === strategy)!;
     for (const strategy of ['mem0', 'langgraph']) {
-      const { durabilityOutcome, status, error } = cell(strategy);
-      expect(status, `${strategy}: ${error ?? ''}`).not.toBe('error');
+      const { durabilityOutcome } = ok(cell(strategy));
       expect(durabilityOutcome!.counts.unexpectedExits).toBe(0);
       const reached = durabilityOutcome!.crashes.filter((crash) => crash.reached).map((crash) => crash.point);
       expect(reached).toContain('before_model_call');

@@ -8,11 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type * as Crashes from '../../../harness/process/crashes.js';
-import type { CellResult } from '../../../harness/results/schema.js';
+import type { CellResult, OkCell } from '../../../harness/results/schema.js';
 import type * as Runner from '../../../harness/run/runner.js';
 import type * as Load from '../../../harness/scenarios/load.js';
 import type * as Reports from '../../../reports/index.js';
 import { builtModule } from '../../helpers/built.js';
+import { allOk, ok } from '../../helpers/cells.js';
 
 const { fuzzPlan } = await builtModule<typeof Crashes>('harness/process/crashes.js');
 const { loadScenarioFile } = await builtModule<typeof Load>('harness/scenarios/load.js');
@@ -34,10 +35,10 @@ async function scenarioFile(yaml: string): Promise<string> {
 /** Room for real processes killed and restarted on a loaded 2-core machine (the slowest here took 21 s at load 5). */
 const PROCESS_TIMEOUT = { timeout: 120_000 };
 
-const cell = (cells: CellResult[], id: string): CellResult => {
+const cell = (cells: CellResult[], id: string): OkCell => {
   const found = cells.find((item) => item.id === id);
   if (!found) throw new Error(`no cell ${id} in ${cells.map((item) => item.id).join(', ')}`);
-  return found;
+  return ok(found);
 };
 
 describe('crashes mid tool call', () => {
@@ -143,9 +144,9 @@ describe('summarising strategies', () => {
         'name: forgets\nsteps:\n  - user: Hello there.\n    assistant: Hi!\n  - crash: after_ack\n  - remember: The garage code is 4711.\n  - probe: What is the garage code?\n    expect: ["4711"]\n',
       );
       const result = await runBenchmark({ scenarios: [file], strategies: ['summary'], durabilities: ['none'] });
-      const [only] = result.cells;
-      expect(only!.status).toBe('ok');
-      expect(only!.recall.contextRecall.hits).toBe(0);
+      const only = ok(result.cells[0]);
+      expect(only.status).toBe('ok');
+      expect(only.recall.contextRecall.hits).toBe(0);
       expect(only!.durabilityOutcome!.counts).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
       expect(only!.durabilityOutcome!.invariants['1']).toMatchObject({ held: false, violations: 1 });
       expect(result.durabilityPrices[0]!.losses).toMatchObject({ acknowledgedLost: 1, compressedAway: 0 });
@@ -171,7 +172,7 @@ describe('background work across a crash (invariants 4 and 6)', () => {
     const durable = cell(result.cells, 'queued/queues-notes(queue=file)');
     const bestEffort = cell(result.cells, 'queued/queues-notes(queue=memory)');
     for (const item of [durable, bestEffort]) {
-      expect(item.status, item.error).toBe('ok');
+      expect(item.status).toBe('ok');
       expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([
         ['before_model_call', true],
       ]);
@@ -205,8 +206,8 @@ describe('background work across a crash (invariants 4 and 6)', () => {
         'stale-background-job/summary(summarize=async)',
         'stale-background-job/entity',
       ]);
-      for (const item of result.cells) {
-        expect(item.status, item.error).toBe('ok');
+      for (const item of allOk(result).cells) {
+        expect(item.status).toBe('ok');
         expect(item.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
           ['mid_summary', true, 'SIGKILL'],
         ]);
@@ -230,8 +231,12 @@ describe('unexpected exits', () => {
     const strategy = path.resolve('fixtures/strategies/exits-on-save.ts');
     const result = await runBenchmark({ scenarios: [file], strategies: [strategy], agentProcesses: true });
     const [only] = result.cells;
-    expect(only!.status).toBe('error');
-    expect(only!.error).toMatch(/step 1 kept killing the agent process \(last exit: code 3, signal null\)/u);
+    expect(only).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(/step 1 kept killing the agent process \(last exit: code 3, signal null\)/u),
+    });
+    // An error cell keeps what it saw of crashes before it stopped, and no figure.
+    expect(Object.keys(only!)).not.toContain('recall');
     expect(only!.durabilityOutcome!.counts.unexpectedExits).toBeGreaterThan(1);
   });
 });
@@ -245,8 +250,8 @@ describe('concurrent writers', () => {
       ).join('\n');
     const yaml = `name: writers\nsteps:\n  - user: start\n    assistant: ok\n  - concurrent:\n      - \n${session('alpha')}\n      - \n${session('beta')}\n      - \n${session('gamma')}\n      - \n${session('delta')}\n`;
     const result = await runBenchmark({ scenarios: [await scenarioFile(yaml)], strategies: ['buffer', 'file-index'] });
-    for (const item of result.cells) {
-      expect(item.status, item.error).toBe('ok');
+    for (const item of allOk(result).cells) {
+      expect(item.status).toBe('ok');
       expect(item.durabilityOutcome!.counts.lostUpdates).toBe(0);
       expect(item.durabilityOutcome!.counts.tornFiles).toBe(0);
       expect(item.durabilityOutcome!.counts.indexMismatches).toBe(0);

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../harness/run/runner.js';
+import { ok } from '../../helpers/cells.js';
 
 const SCENARIO = `name: session-resume
 description: two sessions, the agent process killed inside the second one.
@@ -40,7 +41,7 @@ describe('a resumed agent process', () => {
       strategies: ['bm25'],
       params: ['bm25.unit=session', 'bm25.index=user'],
     });
-    const cell = result.cells[0]!;
+    const cell = ok(result.cells[0]);
     expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached, crash.signal])).toEqual([
       ['before_model_call', true, 'SIGKILL'],
     ]);

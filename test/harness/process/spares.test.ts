@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentProcessStats } from '../../../harness/process/agent-process.js';
 import { killSpares, spareKind, spareReady, SPARES_AHEAD, takeSpare } from '../../../harness/process/spares.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
+import { ok } from '../../helpers/cells.js';
 
 afterAll(killSpares);
 
@@ -39,8 +40,8 @@ describe('warm spare agent processes', PROCESS_TIMEOUT, () => {
     const scenario = await smallCrashScenario();
     const before = agentProcessStats.spawned;
     const first = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
-    const [cell] = first.cells;
-    expect(cell!.status).toBe('ok');
+    const cell = ok(first.cells[0]);
+    expect(cell.status).toBe('ok');
     expect(cell!.recall.contextRecall.hits).toBe(1);
     const reached = cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached);
     expect(reached).toHaveLength(1);
@@ -132,8 +133,8 @@ describe('modules an agent process loads', PROCESS_TIMEOUT, () => {
       priceDurability: [],
       profile: true,
     });
-    const [cell] = result.cells;
-    expect(cell!.status).toBe('ok');
+    const cell = ok(result.cells[0]);
+    expect(cell.status).toBe('ok');
     expect(cell!.recall.contextRecall.hits).toBe(3); // 我家有什么锅？ finds 铸铁锅
     const lines = (await readFile(log, 'utf8'))
       .split('\n')

@@ -1,11 +1,11 @@
 /** Judged accuracy and judge agreement against hand-computed values: κ, raw agreement, the 2×2 counts, unparsed verdicts left out. */
 import { describe, expect, it } from 'vitest';
 import { cohensKappa, disagreements, judgeAgreement, judgedAccuracy } from '../../../harness/results/agreement.js';
-import type { CellResult, JudgeVerdict, ProbeRecord } from '../../../harness/results/schema.js';
+import type { JudgeVerdict, OkCell, ProbeRecord } from '../../../harness/results/schema.js';
 import { smallRun } from '../../reports/fixture.js';
 
 /** The fixture's first cell with its probes replaced by ones judged `a` by judge A and `b` by judge B. */
-function judgedCell(pairs: readonly [JudgeVerdict, JudgeVerdict, string?][]): CellResult {
+function judgedCell(pairs: readonly [JudgeVerdict, JudgeVerdict, string?][]): OkCell {
   const cell = structuredClone(smallRun().cells[0]!);
   const template = cell.probes[0]!;
   cell.probes = pairs.map(

@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 import { emptyUsage } from '../../../harness/models/index.js';
 import { emptyPhases } from '../../../harness/process/crashes.js';
-import { type CellRecords, cellResult, type PooledCell } from '../../../harness/results/cell-result.js';
+import { type CellRecords, cellResult, errorCell, type PooledCell } from '../../../harness/results/cell-result.js';
 import { ProbeScoring } from '../../../harness/results/probe-record.js';
 import { cellResultSchema, type TurnRecord } from '../../../harness/results/schema.js';
 import type { ProbeStep, Step } from '../../../harness/scenarios/format.js';
+import { ok } from '../../helpers/cells.js';
 
 const probe: ProbeStep = {
   kind: 'probe',
@@ -70,7 +71,7 @@ describe('cellResult', () => {
   };
 
   it('pools the probe records into recall and retrieval, and counts unmeasured turns at the sample mean', () => {
-    const result = cellResult(cell, records, 5);
+    const result = ok(cellResult(cell, records, 5));
     expect(cellResultSchema.parse(result)).toEqual(result);
     expect(result).toMatchObject({
       id: 'c1',
@@ -89,9 +90,32 @@ describe('cellResult', () => {
     expect(result.phases).toBeUndefined();
   });
 
-  it('records an error and the phases when asked', () => {
+  it('makes a cell that stopped on an error an error cell: its error and phases, no figure of what it recorded', () => {
     const result = cellResult(cell, { ...records, error: 'boom' }, 5, true);
-    expect(result).toMatchObject({ status: 'error', error: 'boom' });
-    expect(result.phases).toEqual(emptyPhases());
+    expect(cellResultSchema.parse(result)).toEqual(result);
+    expect(result).toEqual({
+      id: 'c1',
+      scenario: 'lockers',
+      strategy: 'vector',
+      setting: 'vector',
+      options: { k: 1 },
+      durability: 'sync',
+      trial: 0,
+      seed: 7,
+      status: 'error',
+      error: 'boom',
+      durationMs: 5,
+      phases: emptyPhases(),
+    });
+  });
+
+  it('names where a cell that never produced records stopped', () => {
+    expect(errorCell(cell, 'timed out', 9, { phase: 'step 3 (probe)' })).toMatchObject({
+      status: 'error',
+      error: 'timed out',
+      phase: 'step 3 (probe)',
+      durationMs: 9,
+    });
+    expect(Object.keys(errorCell(cell, 'timed out', 9))).not.toContain('recall');
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkJudged, judgeRun, type Judge, MAX_UNPARSED_SHARE } from '../../../harness/results/judges.js';
-import type { RunResult } from '../../../harness/results/schema.js';
-import { smallRun } from '../../reports/fixture.js';
+import { type OkRun, smallRun } from '../../reports/fixture.js';
 
 /** A judge answering from a list of replies, in turn: the real judgeRun files them as a live judge's. */
 function scripted(id: string, replies: readonly string[]): Judge {
@@ -19,7 +18,7 @@ function scripted(id: string, replies: readonly string[]): Judge {
 }
 
 /** The fixture with gold on every answerable probe (the judges refuse a run without it). */
-function judgeable(): RunResult {
+function judgeable(): OkRun {
   const result = smallRun();
   for (const probe of result.cells.flatMap((cell) => cell.probes)) probe.expect ??= ['x'];
   return result;
@@ -43,7 +42,7 @@ describe('the judge gate', () => {
 
   it('draws the line at the share: 1 of 5 unreadable (20 %) passes, 2 of 5 fail', async () => {
     expect(MAX_UNPARSED_SHARE).toBe(0.2);
-    const five = (): RunResult => {
+    const five = (): OkRun => {
       const result = judgeable();
       const [first, ...rest] = result.cells;
       first!.probes = first!.probes.slice(0, 5);

@@ -13,6 +13,7 @@ import { ResponseCache } from '../../../harness/models/index.js';
 import { createJudge, judgeRun, JUDGE_MAX_OUTPUT_TOKENS, parseVerdict } from '../../../harness/results/judges.js';
 import { lastMessage, startFakeOpenAIServer, type FakeOpenAIServer } from '../../helpers/fake-openai-server.js';
 import { smallRun } from '../../reports/fixture.js';
+import { allOk } from '../../helpers/cells.js';
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -139,7 +140,7 @@ describe('judgeRun', () => {
     );
     try {
       const before = server.requests.length;
-      const first = await judgeRun(run, [createJudge('offline'), judge({ cache })]);
+      const first = allOk(await judgeRun(run, [createJudge('offline'), judge({ cache })]));
       expect(server.requests.length - before).toBe(probes);
       const live = first.judges!.find((entry) => entry.judge === 'openai:judge-model')!;
       expect(live).toMatchObject({
@@ -176,7 +177,7 @@ describe('judgeRun', () => {
       expect(run.judges).toBeUndefined();
 
       const seen = server.requests.length;
-      const again = await judgeRun(first, [judge({ cache })]);
+      const again = allOk(await judgeRun(first, [judge({ cache })]));
       expect(server.requests.length).toBe(seen);
       expect(again.judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({
         requests: 0,

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseResults } from '../../../harness/results/read.js';
 import { RESULTS_SCHEMA_VERSION } from '../../../harness/results/schema.js';
 import { membench, ROOT } from '../../cli/helpers.js';
+import { ok } from '../../helpers/cells.js';
 
 const V3 = path.join(ROOT, 'fixtures/results/v3.json');
 
@@ -15,10 +16,10 @@ describe('a version 3 results file', () => {
     const text = readFileSync(V3, 'utf8');
     expect(text).toContain('"faults"');
     const result = parseResults(text, V3);
-    expect(RESULTS_SCHEMA_VERSION).toBe(5);
+    expect(RESULTS_SCHEMA_VERSION).toBe(6);
     expect(result.header.schemaVersion).toBe(3);
     expect(result.header.strategies.map((strategy) => strategy.setting)).toEqual(['buffer', 'window(k=2)']);
-    const crashed = result.cells.find((cell) => cell.id === 'crash-mid-tool-call/buffer')!;
+    const crashed = ok(result.cells.find((cell) => cell.id === 'crash-mid-tool-call/buffer'));
     expect(crashed.setting).toBe('buffer');
     expect(crashed.durabilityOutcome?.crashes.length).toBeGreaterThan(0);
     expect(crashed.effects).toEqual({ effects: 3, effectsDuplicated: 0, effectsRefused: 0 });

@@ -14,6 +14,7 @@ import { runBenchmark } from '../../../harness/run/runner.js';
 import { importDataset } from '../../../harness/scenarios/importers/index.js';
 import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
 import { poolSummaries } from '../../../harness/results/retrieval.js';
+import { allOk } from '../../helpers/cells.js';
 
 /** Three sessions of two exchanges each; session B's user turn b0 and session C's reply c1r hold the answer. */
 const steps = [
@@ -168,11 +169,13 @@ describe('the LongMemEval protocol', () => {
       ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
     ] as { question_id: string; question_type: string }[];
     await writeFile(file, JSON.stringify(questions));
-    const result = await runBenchmark({
-      datasets: [`longmemeval:${file}`],
-      strategies: ['bm25', 'window'],
-      protocol: 'longmemeval',
-    });
+    const result = allOk(
+      await runBenchmark({
+        datasets: [`longmemeval:${file}`],
+        strategies: ['bm25', 'window'],
+        protocol: 'longmemeval',
+      }),
+    );
     const bm25 = result.cells.filter((cell) => cell.strategy === 'bm25');
     expect(bm25.every((cell) => cell.options.index === 'user')).toBe(true);
     expect(
@@ -276,12 +279,14 @@ describe('the LoCoMo protocol', () => {
   });
 
   it('`--protocol locomo` ranks one utterance per document and scores recall at 5, 10, 25, 50', async () => {
-    const result = await runBenchmark({
-      datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'],
-      datasetLimit: 2,
-      strategies: ['bm25', 'window'],
-      protocol: 'locomo',
-    });
+    const result = allOk(
+      await runBenchmark({
+        datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'],
+        datasetLimit: 2,
+        strategies: ['bm25', 'window'],
+        protocol: 'locomo',
+      }),
+    );
     const dialog = result.cells.filter((cell) => cell.strategy === 'bm25' && !cell.protocolRetrieval?.documents);
     expect(dialog.map((cell) => cell.options.ranker).sort()).toEqual(['fts5', 'fts5', 'okapi-paper', 'okapi-paper']);
     const cells = dialog.filter((cell) => cell.options.ranker === 'fts5');
@@ -300,12 +305,14 @@ describe('the LoCoMo protocol', () => {
   });
 
   it('the observation and summary units rank the file’s derived documents and score them as LoCoMo’s code does', async () => {
-    const result = await runBenchmark({
-      datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'],
-      datasetLimit: 1,
-      strategies: ['bm25'],
-      protocol: 'locomo',
-    });
+    const result = allOk(
+      await runBenchmark({
+        datasets: ['locomo:fixtures/datasets/synthetic/locomo-synthetic.json'],
+        datasetLimit: 1,
+        strategies: ['bm25'],
+        protocol: 'locomo',
+      }),
+    );
     const cellOf = (documents?: string) =>
       result.cells.find((cell) => cell.protocolRetrieval && cell.protocolRetrieval.documents === documents)!;
     const [dialog, observation, summary] = [cellOf(undefined), cellOf('observation'), cellOf('summary')];

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../harness/run/runner.js';
-import type { CellResult, RunResult } from '../../../harness/results/schema.js';
+import type { OkCell, RunResult } from '../../../harness/results/schema.js';
+import { ok } from '../../helpers/cells.js';
 
 const SPEAKERS = ['Caroline', 'Melanie'] as const;
 const CHAT = [
@@ -74,7 +75,7 @@ function sample(sessions: number, turns: number): unknown {
 
 describe('metrics on a long LoCoMo-format conversation', () => {
   let result: RunResult;
-  const cell = (strategy: string): CellResult => result.cells.find((item) => item.strategy === strategy)!;
+  const cell = (strategy: string): OkCell => ok(result.cells.find((item) => item.strategy === strategy));
 
   beforeAll(async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-locomo-long-'));

@@ -11,10 +11,11 @@ import { writeSyntheticLongMemEval } from '../../../harness/bench/synthetic-long
 import { OfflineModel, type ChatModel } from '../../../harness/models/index.js';
 import type { Protocol } from '../../../harness/results/protocols.js';
 import { PROTOCOL_K } from '../../../harness/results/protocols.js';
-import type { CellResult } from '../../../harness/results/schema.js';
+import type { CellResult, OkCell } from '../../../harness/results/schema.js';
 import type { Providers } from '../../../harness/run/cell.js';
 import { planRun, runCell } from '../../../harness/run/runner.js';
 import { rankingOnlyNote } from '../../../reports/summary.js';
+import { ok } from '../../helpers/cells.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -41,7 +42,8 @@ function providers(protocol: Protocol, model: ChatModel, more: Partial<Providers
 }
 
 /** What a protocol run reports of a cell: its rankings and every retrieval figure scored on them. */
-function rankings(cell: CellResult): unknown {
+function rankings(result: CellResult): unknown {
+  const cell = ok(result);
   return {
     id: cell.id,
     status: cell.status,
@@ -56,15 +58,15 @@ async function bothPaths(
   dataset: string,
   protocol: Protocol,
   strategies: string[],
-): Promise<{ fast: CellResult[]; full: CellResult[]; fastCalls: number; fullCalls: number }> {
+): Promise<{ fast: OkCell[]; full: OkCell[]; fastCalls: number; fullCalls: number }> {
   const { plans } = await planRun({ datasets: [dataset], datasetLimit: 6, protocol, strategies });
   const fastModel = new CountingModel();
   const fullModel = new CountingModel();
-  const fast: CellResult[] = [];
-  const full: CellResult[] = [];
+  const fast: OkCell[] = [];
+  const full: OkCell[] = [];
   for (const plan of plans) {
-    fast.push(await runCell(plan, providers(protocol, fastModel)));
-    full.push(await runCell(plan, providers(protocol, fullModel, { protocolFull: true })));
+    fast.push(ok(await runCell(plan, providers(protocol, fastModel))));
+    full.push(ok(await runCell(plan, providers(protocol, fullModel, { protocolFull: true }))));
   }
   return { fast, full, fastCalls: fastModel.calls, fullCalls: fullModel.calls };
 }
@@ -162,7 +164,7 @@ describe('ranking-only protocol cells', () => {
       strategies: ['buffer'],
     });
     const model = new CountingModel();
-    const buffer = await runCell(plans[0]!, providers('longmemeval', model));
+    const buffer = ok(await runCell(plans[0]!, providers('longmemeval', model)));
     expect(buffer.skipped).toBeUndefined();
     expect(model.calls).toBeGreaterThan(0);
     const { plans: bm25 } = await planRun({
@@ -171,10 +173,10 @@ describe('ranking-only protocol cells', () => {
       protocol: 'longmemeval',
       strategies: ['bm25'],
     });
-    const forced = await runCell(bm25[0]!, providers('longmemeval', model, { protocolFull: true }));
+    const forced = ok(await runCell(bm25[0]!, providers('longmemeval', model, { protocolFull: true })));
     expect(forced.skipped).toBeUndefined();
     // Without a protocol no cell is ranking-only.
-    const plain = await runCell(bm25[0]!, { ...offlineProviders(), modelFor: () => model });
+    const plain = ok(await runCell(bm25[0]!, { ...offlineProviders(), modelFor: () => model }));
     expect(plain.skipped).toBeUndefined();
   });
 });

@@ -14,6 +14,7 @@ import { MEMBENCH_VERSION } from '../../../harness/core/package-info.js';
 import { defineStrategy } from '../../../strategies/types.js';
 import { cellVerdict, verdictFails } from '../../../reports/junit.js';
 import { renderMarkdown } from '../../../reports/markdown.js';
+import { allOk } from '../../helpers/cells.js';
 
 async function scenarioFile(yaml: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-runner-'));
@@ -24,7 +25,9 @@ async function scenarioFile(yaml: string): Promise<string> {
 
 describe('runBenchmark', () => {
   it('shows window k=2 forgetting the early recipe fact that buffer keeps, at fewer tokens', async () => {
-    const result = await runBenchmark({ scenarios: ['recipes-zh', 'recipes-en'], strategies: ['buffer', 'window'] });
+    const result = allOk(
+      await runBenchmark({ scenarios: ['recipes-zh', 'recipes-en'], strategies: ['buffer', 'window'] }),
+    );
     for (const scenario of ['recipes-zh', 'recipes-en']) {
       const buffer = result.cells.find((cell) => cell.scenario === scenario && cell.strategy === 'buffer')!;
       const window = result.cells.find((cell) => cell.scenario === scenario && cell.strategy === 'window')!;
@@ -45,7 +48,7 @@ describe('runBenchmark', () => {
     expect(a.cells.every((cell) => cell.interleaved === true)).toBe(true);
     expect(sameSeedView(b)).toEqual(sameSeedView(a));
     // Concurrent sessions' turns come out grouped by session, whatever order they finished in.
-    for (const cell of a.cells) {
+    for (const cell of allOk(a).cells) {
       const concurrent = cell.turns.filter((turn) => turn.step >= 10_000).map((turn) => turn.step);
       expect(concurrent).toEqual([...concurrent].sort((x, y) => x - y));
     }
@@ -66,7 +69,7 @@ describe('runBenchmark', () => {
   });
 
   it('breaks recall down by category with n, scoring abstention probes apart from recall and answers', async () => {
-    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer'] });
+    const result = allOk(await runBenchmark({ scenarios: ['recipes-en'], strategies: ['buffer'] }));
     const cell = result.cells[0]!;
     const abstention = cell.probes.filter((probe) => probe.category === 'abstention');
     expect(abstention.length).toBeGreaterThan(0);
@@ -85,7 +88,7 @@ describe('runBenchmark', () => {
   });
 
   it('records per-turn context tokens and latencies', async () => {
-    const result = await runBenchmark({ scenarios: ['recipes-en'], strategies: ['window'] });
+    const result = allOk(await runBenchmark({ scenarios: ['recipes-en'], strategies: ['window'] }));
     const cell = result.cells[0]!;
     const loaded = cell.turns.filter((turn) => turn.contextTokens !== null);
     expect(loaded.length).toBeGreaterThan(10);
@@ -106,12 +109,12 @@ describe('runBenchmark', () => {
     const filler = await scenarioFile(
       'name: y\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - filler: 30\n  - probe: locker code?\n    expect: ["4711"]\n',
     );
-    const result = await runBenchmark({ scenarios: [filler], strategies: ['buffer', 'window'] });
+    const result = allOk(await runBenchmark({ scenarios: [filler], strategies: ['buffer', 'window'] }));
     const [buffer, window] = result.cells;
     expect(buffer!.turns.filter((turn) => turn.kind === 'user')).toHaveLength(31);
     expect(buffer!.recall.contextRecall.hits).toBe(1);
     expect(window!.recall.contextRecall.hits).toBe(0);
-    const again = await runBenchmark({ scenarios: [filler], strategies: ['buffer'], seed: 43 });
+    const again = allOk(await runBenchmark({ scenarios: [filler], strategies: ['buffer'], seed: 43 }));
     expect(again.cells[0]!.tokens.contextTotal).not.toBe(buffer!.tokens.contextTotal);
   });
 
@@ -281,19 +284,21 @@ describe('runBenchmark', () => {
       },
       offlineProviders(),
     );
-    expect(result.status).toBe('error');
-    expect(result.error).toBe('disk on fire');
+    expect(result).toMatchObject({ status: 'error', error: 'disk on fire' });
+    expect(Object.keys(result)).not.toContain('recall');
   });
 
   it('carries state across a session boundary only through what the strategy persisted', async () => {
     const file = await scenarioFile(
       'name: s\nsteps:\n  - user: My locker code is 4711.\n    assistant: Noted.\n  - session: new\n  - user: hello\n    assistant: hi\n  - probe: What is my locker code?\n    expect: ["4711"]\n',
     );
-    const result = await runBenchmark({
-      scenarios: [file],
-      strategies: ['buffer'],
-      params: ['buffer.durability=sync,exit,none'],
-    });
+    const result = allOk(
+      await runBenchmark({
+        scenarios: [file],
+        strategies: ['buffer'],
+        params: ['buffer.durability=sync,exit,none'],
+      }),
+    );
     expect(result.cells.map((cell) => [cell.setting, cell.recall.contextRecall.hits])).toEqual([
       ['buffer', 1],
       ['buffer(durability=exit)', 1],

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { parseValues, renderTune, tune } from '../../../harness/run/tune.js';
+import { ok } from '../../helpers/cells.js';
 
 describe('parseValues', () => {
   it.each([
@@ -60,7 +61,7 @@ describe('tune', () => {
     });
     expect(result.rows.map((row) => row.value)).toEqual([2, 8, 16]);
     for (const row of result.rows) {
-      const cells = result.run.cells.filter((cell) => cell.setting === row.setting);
+      const cells = result.run.cells.filter((cell) => cell.setting === row.setting).map(ok);
       expect(cells).toHaveLength(2);
       expect(row.recall.hits).toBe(cells[0]!.recall.contextRecall.hits + cells[1]!.recall.contextRecall.hits);
       expect(row.cost).toBe(cells[0]!.tokens.contextTotal + cells[1]!.tokens.contextTotal);
