@@ -90,6 +90,8 @@ export {
 } from './harness/scenarios/generator-spec.js';
 export { importDataset, formatImportReport } from './harness/scenarios/importers/index.js';
 
+// Results: a cell is ok (every figure) or an error (its error and phase, no figure); split once
+export { cellsByStatus, okCells, errorCells } from './harness/results/cells.js';
 // Results: the one schema, reading results.json back
 export {
   runResultSchema,
@@ -97,6 +99,8 @@ export {
   type RunResult,
   type RunHeader,
   type CellResult,
+  type OkCell,
+  type ErrorCell,
   type CellTokens,
   type ProbeRecord,
   type RecallSummary,

@@ -117,11 +117,11 @@ export class LangGraphStrategy implements MemoryStrategy {
   constructor(
     private readonly context: StrategyContext,
     private readonly options: LangGraphOptions,
-    private readonly load$ = importLangGraph,
+    private readonly importModule = importLangGraph,
   ) {}
 
   async open(): Promise<void> {
-    const modules = await this.load$();
+    const modules = await this.importModule();
     const { embedder } = this.context;
     this.saver = modules.SqliteSaver.fromConnString(path.join(this.context.dir, 'checkpoints.db'));
     this.graph = new modules.StateGraph(modules.MessagesAnnotation)

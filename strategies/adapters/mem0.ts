@@ -110,11 +110,11 @@ export class Mem0Strategy implements MemoryStrategy {
   constructor(
     private readonly context: StrategyContext,
     private readonly options: Mem0Options,
-    private readonly load$ = importMem0,
+    private readonly importModule = importMem0,
   ) {}
 
   async open(): Promise<void> {
-    const Memory = await this.load$();
+    const Memory = await this.importModule();
     const { dir, model, embedder, tokens } = this.context;
     this.server = await startModelServer({ model, embedder, tokens });
     process.env.MEM0_DIR = dir; // mem0's own config.json (an anonymous id) goes in the cell, not the user's home

@@ -638,10 +638,13 @@ export class ExchangeMemory implements MemoryStrategy {
       throw error;
     }
     // With no new message, the commit only moves pending messages (durable already) into their exchange.
-    this.store.together(() => {
-      if (message) this.store.appendPending(message);
-      this.storeExchanges(groups, features);
-    }, message === undefined);
+    this.store.inOneCommit(
+      () => {
+        if (message) this.store.appendPending(message);
+        this.storeExchanges(groups, features);
+      },
+      { derived: message === undefined },
+    );
     if (groups.length > 0) this.pending = this.pending.slice(cut);
     this.retriever.afterStore?.();
   }

@@ -360,7 +360,7 @@ export class ExchangeStore {
    * anyway). `derived`: they add nothing not durable yet (pending messages moved into their
    * exchange), so the commit has no fsync of its own (commitDerived).
    */
-  together(work: () => void, derived = false): void {
+  inOneCommit(work: () => void, { derived = false }: { derived?: boolean } = {}): void {
     if (this.durability !== 'sync' || !this.db) work();
     else if (derived) commitDerived(this.db, work);
     else this.db.transaction(work).immediate();
