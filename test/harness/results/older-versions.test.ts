@@ -4,7 +4,7 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseResults } from '../../../harness/results/read.js';
+import { asWrittenInItsVersion, parseResults } from '../../../harness/results/read.js';
 import { RESULTS_SCHEMA_VERSION } from '../../../harness/results/schema.js';
 import { membench, ROOT } from '../../cli/helpers.js';
 import { ok } from '../../helpers/cells.js';
@@ -45,5 +45,42 @@ describe('a version 3 results file', () => {
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('window(k=2)');
     expect((await membench(['explain', V3])).code).toBe(0);
     expect((await membench(['compare', V3, V3])).code).toBe(0);
+  });
+});
+
+describe('a version 5 file with an error cell', () => {
+  /** The v3 fixture as version 5 wrote it, with one cell errored the way versions 2 to 5 wrote errors: zeroed figures beside `status: 'error'`. */
+  function version5(error: string | undefined): { text: string; id: string } {
+    const read = parseResults(readFileSync(V3, 'utf8'), V3);
+    const plain = JSON.parse(JSON.stringify(read));
+    plain.header.schemaVersion = 5;
+    const victim = plain.cells.find((cell: { id: string }) => cell.id === 'recipes-en/window(k=2)');
+    victim.status = 'error';
+    if (error !== undefined) victim.error = error;
+    else delete victim.error;
+    return { text: JSON.stringify(plain), id: victim.id };
+  }
+
+  it('reads it as an error cell: its message and no figure, so no average takes its zeros', () => {
+    const { text, id } = version5('the strategy threw');
+    const result = parseResults(text, 'v5.json');
+    const cell = result.cells.find((item) => item.id === id)!;
+    expect(cell).toMatchObject({ status: 'error', error: 'the strategy threw' });
+    for (const figure of ['recall', 'tokens', 'latency', 'probes', 'turns'])
+      expect(Object.keys(cell)).not.toContain(figure);
+    // The other cells keep every figure.
+    expect(result.cells.filter((item) => item.status === 'ok').every((item) => 'recall' in item)).toBe(true);
+  });
+
+  it('gives an error cell without a message one, and writes it back zeroed for a version 5 reader', () => {
+    const { text, id } = version5(undefined);
+    const result = parseResults(text, 'v5.json');
+    const cell = result.cells.find((item) => item.id === id)!;
+    expect(cell.status).toBe('error');
+    expect(cell.status === 'error' && cell.error.length).toBeGreaterThan(0);
+    const back = asWrittenInItsVersion(structuredClone(result)) as unknown as { cells: Record<string, unknown>[] };
+    const written = back.cells.find((item) => item.id === id)!;
+    expect(written).toMatchObject({ status: 'error', probes: [], turns: [], peakRssMb: 0 });
+    expect(written.recall).toBeDefined();
   });
 });
