@@ -110,6 +110,11 @@ export async function planRun(
 ): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; strategies: StrategySetting[]; errata: ErrataReport[] }> {
   checkRunNumbers(options);
   checkProtocolOption(options.protocol);
+  if (options.protocolFull && options.protocol === undefined)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      "--protocol-full: only with --protocol (it runs the protocol's ranking cells whole instead of ranking only): add --protocol longmemeval or locomo, or drop --protocol-full",
+    );
   const { definitions, sources } = await selectStrategies(options.strategies, options.cwd ?? process.cwd());
   if (options.protocol !== undefined) {
     checkProtocolParams(options.protocol, options.params ?? []);

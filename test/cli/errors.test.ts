@@ -123,6 +123,7 @@ describe('inputs that once passed quietly or crashed, refused with the reason', 
       "--protocol locomo scores LoCoMo's retrieval (one utterance per document, dia_id evidence): it applies only to the questions of a LoCoMo file (--dataset locomo:FILE), not to recipes-en (built-in) (the run names no --dataset): run it without --protocol",
     ],
     [['run', '--protocol', 'longmemeval', '-s', 'bm25'], '(the run names no --dataset)'],
+    [['run', '--protocol-full', '-s', 'bm25', '-c', 'recipes-en'], '--protocol-full: only with --protocol'],
     [
       ['run', '--protocol', 'locomo', '-s', 'bm25', '-c', 'recipes-en', '--dataset', LOCOMO],
       'not to recipes-en (built-in): run it without --protocol',
