@@ -16,6 +16,9 @@ let sdkLoading: Promise<Sdk> | undefined;
 const loadSdk = (): Promise<Sdk> => (sdkLoading ??= import('openai'));
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** What a live endpoint does when not told otherwise: requests in flight, per-request timeout, retries (the run settings' defaults, harness/run/settings.ts, are these). */
+export const ENDPOINT_DEFAULTS = { concurrency: 4, timeoutMs: 60_000, maxRetries: 3 } as const;
 /** Sent when no key is configured: local servers (Ollama, vLLM, llama.cpp) ignore auth, and the SDK refuses an empty key. */
 const NO_KEY = 'membench-no-key';
 /** Dropped connections worth another attempt, in words. */
@@ -194,9 +197,11 @@ export class Endpoint {
     if (this.apiKey !== undefined) checkSecretLength(this.apiKey, options.apiKey ? '--api-key' : 'OPENAI_API_KEY');
     registerSecret(this.apiKey);
     checkBaseUrl(this.baseUrl);
-    this.limit = new ConcurrencyLimit(positiveInteger('concurrency', options.concurrency, 4));
-    this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, 60_000);
-    this.maxRetries = positiveInteger('maxRetries', options.maxRetries, 3, 0);
+    this.limit = new ConcurrencyLimit(
+      positiveInteger('concurrency', options.concurrency, ENDPOINT_DEFAULTS.concurrency),
+    );
+    this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, ENDPOINT_DEFAULTS.timeoutMs);
+    this.maxRetries = positiveInteger('maxRetries', options.maxRetries, ENDPOINT_DEFAULTS.maxRetries, 0);
     this.retryBaseMs = positiveInteger('retryBaseMs', options.retryBaseMs, 500, 0);
     this.retryMaxMs = positiveInteger('retryMaxMs', options.retryMaxMs, 30_000, 0);
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));

@@ -6,6 +6,7 @@
  * docs/scale-out.md (`renderSettingsReference`) are all read from this table: a setting added here
  * appears in `--help`, in the config file and in the docs.
  */
+import { ENDPOINT_DEFAULTS } from '../models/endpoint.js';
 import { z } from 'zod';
 import { rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
@@ -294,8 +295,7 @@ export const SETTINGS = {
     describe: 'live model requests in flight at once, per worker',
     helpDefault: true,
     bounds: whole(1, 1024),
-    // The endpoint's own default (harness/models/endpoint.ts).
-    default: 4,
+    default: ENDPOINT_DEFAULTS.concurrency,
     live: 'concurrency',
     flag: { name: 'concurrency', commands: EVERY, yargs: { type: 'string' } },
     config: true,
@@ -307,7 +307,7 @@ export const SETTINGS = {
     helpDefault: true,
     unit: 'ms',
     bounds: { whole: false, min: 1, max: 3_600_000 },
-    default: 60_000,
+    default: ENDPOINT_DEFAULTS.timeoutMs,
     live: 'timeoutMs',
     flag: { name: 'timeout', commands: EVERY, yargs: { type: 'string' } },
     config: true,
@@ -318,7 +318,7 @@ export const SETTINGS = {
     describe: 'retries on 429/5xx/timeouts',
     helpDefault: true,
     bounds: whole(0, 100),
-    default: 3,
+    default: ENDPOINT_DEFAULTS.maxRetries,
     live: 'maxRetries',
     flag: { name: 'retries', commands: EVERY, yargs: { type: 'string' } },
     config: true,
