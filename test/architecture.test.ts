@@ -20,6 +20,7 @@ const LAYERS: { folder: string; rank: number; mayAlsoImport?: string[] }[] = [
   { folder: 'harness/run', rank: 5 },
   { folder: 'reports', rank: 6 },
   { folder: 'harness/bench', rank: 7 },
+  { folder: 'harness/commands', rank: 7 },
   { folder: 'harness/cli', rank: 8 },
   { folder: 'index.ts', rank: 9 },
 ];

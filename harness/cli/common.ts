@@ -1,12 +1,11 @@
-/** What `run`, `tune` and `judge` share around their library call: progress output, Ctrl-C handling, the out dir's checks, the judge gate's words. */
+/** What `run`, `tune` and `judge` share around their library call: progress output, Ctrl-C handling, the out dir's warnings, the judge gate's words. */
 import { readdir } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import { formatMs } from '../../reports/summary.js';
 import { MembenchError } from '../core/errors.js';
 import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import type { ProgressEvent } from '../run/options.js';
-import { checkJudged } from '../results/judges.js';
-import type { RunResult } from '../results/schema.js';
+import type { JudgeGate } from '../results/judges.js';
 
 /** Per strategy setting of a scenario group: questions done of planned, and an ETA from this run's pace for that setting. */
 export class GroupProgress {
@@ -135,15 +134,6 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
   };
 }
 
-/** Refuses an empty `--out` (`-o ""`, an unset variable in a script), which would write into the working dir. */
-export function checkOutFlag(out: string): void {
-  if (out.trim() === '')
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      '--out is empty (an unset variable?): give the output dir, or leave --out out for the default',
-    );
-}
-
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */
 export async function refuseScenarioFiles(dir: string, overwrite: boolean): Promise<void> {
   let existing: string[];
@@ -172,12 +162,8 @@ export async function warnOverwriteWithoutManifest(
   if (warning) process.stderr.write(`${warning}\n`);
 }
 
-/**
- * Says on stderr what the judges that just ran did not measure (a judge that judged nothing or could
- * not read its replies) and, with `threshold`, why the judge gate fails; returns whether it failed.
- */
-export function reportJudgeGate(result: RunResult, judges: readonly string[], threshold: number | undefined): boolean {
-  const gate = checkJudged(result, judges, threshold);
+/** Says on stderr what the judges that just ran did not measure and why their gate fails (`checkJudged`); returns whether it failed. */
+export function reportJudgeGate(gate: JudgeGate): boolean {
   for (const warning of gate.warnings) process.stderr.write(`${warning}\n`);
   for (const failure of gate.failures) process.stderr.write(`FAILED judge: ${failure}\n`);
   return gate.failures.length > 0;

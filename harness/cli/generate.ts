@@ -8,7 +8,8 @@ import { StagedDir } from '../core/manifest.js';
 import { builtinSuiteFile, builtinSuiteNames } from '../scenarios/builtins.js';
 import { generateWorkload, type GeneratedScenario } from '../scenarios/generator.js';
 import { loadSpecFile } from '../scenarios/generator-spec.js';
-import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
+import { checkOutFlag } from '../run/out-lock.js';
+import { refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
 import { handled } from './errors.js';
 
 export const command = 'generate <spec>';

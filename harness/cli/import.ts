@@ -13,7 +13,8 @@ import {
   nothingImported,
   type DatasetName,
 } from '../scenarios/importers/index.js';
-import { checkOutFlag, refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
+import { checkOutFlag } from '../run/out-lock.js';
+import { refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
 import { handled } from './errors.js';

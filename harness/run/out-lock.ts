@@ -176,3 +176,12 @@ export async function withOutDirLock<T>(
     lock.release();
   }
 }
+
+/** Refuses an empty `--out` (`-o ""`, an unset variable in a script), which would write into the working dir. */
+export function checkOutFlag(out: string): void {
+  if (out.trim() === '')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      '--out is empty (an unset variable?): give the output dir, or leave --out out for the default',
+    );
+}

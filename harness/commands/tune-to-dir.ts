@@ -1,0 +1,78 @@
+/**
+ * A sweep into an output dir, as `membench tune` makes it: the endpoint and out dir checked, the
+ * dir locked, the knob swept (`tune`) and the run behind the sweep written with every report.
+ * `cli/tune.ts` maps flags onto it.
+ */
+import {
+  assertWritableOutDir,
+  defaultOutDir,
+  REPORT_FILES_WITHOUT_MANIFEST,
+  writeRunOutput,
+} from '../../reports/index.js';
+import { overwriteWithoutManifestWarning } from '../core/manifest.js';
+import { checkLiveEndpoint } from '../run/judging.js';
+import type { ResolvedSettings } from '../run/layers.js';
+import { withOutDirLock } from '../run/out-lock.js';
+import { RunInterrupted } from '../run/runner.js';
+import { tune, type TuneOptions, type TuneResult } from '../run/tune.js';
+import type { CellWatch } from './run-to-dir.js';
+
+export interface TuneToDirOptions {
+  /** Defaults < config file < flags (`resolveSettings`). */
+  settings: ResolvedSettings;
+  /** What to sweep: the strategy, its knob, the values, the recall target and the cost metric. */
+  sweep: Pick<TuneOptions, 'strategy' | 'knob' | 'values' | 'targetRecall' | 'metric'>;
+  /** Replace the reports of another run in the out dir. */
+  overwrite?: boolean | undefined;
+  onWarning: (warning: string) => void;
+  /** Called once the out dir is locked, just before the first cell: what watches the cells. */
+  onCells?: (() => CellWatch) | undefined;
+  /** The sweep's verdict, before any file is written. */
+  onResult?: ((result: TuneResult) => void) | undefined;
+}
+
+export type TuneToDirOutcome =
+  | { status: 'interrupted'; out: string }
+  | { status: 'finished'; out: string; tune: TuneResult; files: string[] };
+
+/** Sweeps the knob and writes the run behind the sweep (its reports and the sweep chart) into the out dir. */
+export async function tuneToDir(options: TuneToDirOptions): Promise<TuneToDirOutcome> {
+  const { settings } = options;
+  const overwrite = options.overwrite ?? false;
+  checkLiveEndpoint(
+    [
+      { flag: '--model', provider: settings.options.model },
+      { flag: '--embedder', provider: settings.options.embedder },
+    ],
+    settings.options.live,
+  );
+  const out = settings.values.out ?? defaultOutDir(new Date());
+  assertWritableOutDir(out, overwrite);
+  if (overwrite) {
+    const warning = await overwriteWithoutManifestWarning(out, REPORT_FILES_WITHOUT_MANIFEST);
+    if (warning) options.onWarning(warning);
+  }
+  return withOutDirLock(out, 'membench tune', async (): Promise<TuneToDirOutcome> => {
+    const watch = options.onCells?.() ?? {};
+    let result: TuneResult;
+    try {
+      result = await tune({
+        ...settings.options,
+        ...options.sweep,
+        workers: settings.workers,
+        workerProcesses: true,
+        signal: watch.signal,
+        onWarning: options.onWarning,
+        onProgress: watch.onProgress,
+      });
+    } catch (error) {
+      if (error instanceof RunInterrupted) return { status: 'interrupted', out };
+      throw error;
+    } finally {
+      watch.done?.();
+    }
+    options.onResult?.(result);
+    const files = await writeRunOutput(result.run, out, { overwrite, command: 'membench tune' });
+    return { status: 'finished', out, tune: result, files };
+  });
+}
