@@ -21,15 +21,26 @@ export interface BatchHooks {
   end(): Iterable<string>;
 }
 
-const hooks: BatchHooks[] = [];
+/** The hooks of the stores that have taken part in a batch (a Set: registering twice is registering once). */
+const hooks = new Set<BatchHooks>();
 const deferred = new Set<string>();
 let depth = 0;
 /** fsyncs issued at the end of batches, and the session boundaries inside them (a commit per store each), for tests and the bench (they cannot use a clock). */
 export const batchStats = { batches: 0, fsyncs: 0, sessions: 0 };
 
-/** Registers a store's hooks (once, at module load). */
+/**
+ * Registers a store's hooks, on its first use (the first `sync` database opened, the first derived
+ * file held): importing a store module registers nothing. A hook registered inside a batch is called
+ * at its session boundaries and its end; `start` only from the next batch on (the store has joined
+ * the running batch itself).
+ */
 export function onDurableBatch(hook: BatchHooks): void {
-  hooks.push(hook);
+  hooks.add(hook);
+}
+
+/** How many stores' hooks are registered: none until a store is first used (tests check that importing registers nothing). */
+export function registeredBatchHooks(): number {
+  return hooks.size;
 }
 
 /** True inside `durableBatch`: a durable write may hand its fsync to `deferFsync`. */

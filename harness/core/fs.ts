@@ -3,7 +3,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { deferFsync, inDurableBatch, onDurableBatch } from './durable-batch.js';
+import { deferFsync, inDurableBatch, onDurableBatch, type BatchHooks } from './durable-batch.js';
 
 /** fsyncs this process issued through writeFileAtomic and syncDirectory: counted, so tests and the bench can check them without a clock. */
 export const fsyncStats = { fsyncs: 0 };
@@ -66,14 +66,14 @@ export function replaceFileSync(file: string, data: string | Uint8Array): void {
 
 /** Derived files replaceDerivedFile holds inside a durable batch: the last content of each, written when the batch ends. */
 const heldReplacements = new Map<string, string | Uint8Array>();
-onDurableBatch({
+const HELD_REPLACEMENT_HOOKS: BatchHooks = {
   start: () => undefined,
   end: () => {
     for (const [file, data] of heldReplacements) replaceFileSync(file, data);
     heldReplacements.clear();
     return []; // derived files are not fsynced
   },
-});
+};
 
 /**
  * replaceFileSync for a derived file rewritten at every step (a cursor): inside a durable batch
@@ -81,8 +81,10 @@ onDurableBatch({
  * Whoever reads it back inside the batch calls writeHeldReplacement first.
  */
 export function replaceDerivedFile(file: string, data: string | Uint8Array): void {
-  if (inDurableBatch()) heldReplacements.set(file, data);
-  else replaceFileSync(file, data);
+  if (inDurableBatch()) {
+    onDurableBatch(HELD_REPLACEMENT_HOOKS);
+    heldReplacements.set(file, data);
+  } else replaceFileSync(file, data);
 }
 
 /** Writes now what replaceDerivedFile holds for `file` (before the file is read back or its owner closes). */

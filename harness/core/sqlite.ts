@@ -13,7 +13,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { MembenchError } from './errors.js';
 import type { DurabilityMode } from './durability-mode.js';
-import { inDurableBatch, onDurableBatch } from './durable-batch.js';
+import { inDurableBatch, onDurableBatch, type BatchHooks } from './durable-batch.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -165,7 +165,7 @@ function commitSessionTransaction(db: SqliteDatabase): void {
 // file stays open between sessions; at the batch's end the last session commits, the keepers close
 // (the last one to a file checkpoints it, fsyncing), the WAL and the database file of every store
 // the batch wrote are fsynced, and the stores go back to one commit and one fsync per write.
-onDurableBatch({
+const SYNC_STORE_HOOKS: BatchHooks = {
   start() {
     for (const db of openSyncDatabases()) {
       db.pragma('synchronous = NORMAL');
@@ -197,7 +197,7 @@ onDurableBatch({
     if (failed !== undefined) throw failed;
     return files.flatMap((file) => [`${file}-wal`, file]);
   },
-});
+};
 
 /**
  * Runs `work` in one transaction of a `sync` store that commits without an fsync of its own: for
@@ -234,6 +234,7 @@ export function openDatabase(file: string, durability: DurabilityMode): SqliteDa
       db.prepare('SELECT count(*) FROM sqlite_master').get();
     });
     if (durability === 'sync') {
+      onDurableBatch(SYNC_STORE_HOOKS);
       syncDatabases.add(db);
       // A store closed inside a batch (a session boundary that reopens it) commits its session first:
       // better-sqlite3 would roll an open transaction back.

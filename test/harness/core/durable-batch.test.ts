@@ -5,12 +5,12 @@
  * one fsync per write. A process killed inside a batch loses only the session in progress.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { batchStats, durableBatch, inDurableBatch, sessionEnded } from '../../../harness/core/durable-batch.js';
 import { DurableWriteCounter } from '../../../harness/core/commit-count.js';
 import { fsyncStats, writeFileAtomic } from '../../../harness/core/fs.js';
@@ -27,6 +27,27 @@ describe('durableBatch', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('importing the stores registers no batch hooks: a sync database registers on its first open, a held derived file on its first hold, each once', async () => {
+    vi.resetModules();
+    const batch = await import('../../../harness/core/durable-batch.js');
+    const sqlite = await import('../../../harness/core/sqlite.js');
+    const fs = await import('../../../harness/core/fs.js');
+    expect(batch.registeredBatchHooks()).toBe(0);
+    sqlite.openDatabase(path.join(dir, 'n.sqlite'), 'async').close();
+    expect(batch.registeredBatchHooks()).toBe(0);
+    for (const name of ['a', 'b']) sqlite.openDatabase(path.join(dir, `${name}.sqlite`), 'sync').close();
+    expect(batch.registeredBatchHooks()).toBe(1);
+    const cursor = path.join(dir, 'cursor');
+    await batch.durableBatch(async () => {
+      fs.replaceDerivedFile(cursor, 'first');
+      fs.replaceDerivedFile(cursor, 'last');
+      expect(existsSync(cursor)).toBe(false);
+    });
+    expect(batch.registeredBatchHooks()).toBe(2);
+    expect(readFileSync(cursor, 'utf8')).toBe('last'); // written by the hook registered inside the batch
+    vi.resetModules();
   });
 
   it('relaxes the fsync of sync stores inside the batch only, also for stores opened in it and after a failed step', async () => {
