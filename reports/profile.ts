@@ -5,7 +5,7 @@
  * timed (planning and running the cells, reports, charts).
  */
 import { distribution } from '../harness/core/metrics.js';
-import type { CellPhases, RunResult } from '../harness/results/schema.js';
+import { emptyPhases, type CellPhases, type RunResult } from '../harness/results/schema.js';
 import { markdownTable } from './summary.js';
 
 /** A phase the caller timed in its own process. */
@@ -31,16 +31,7 @@ export function phaseTotals(result: RunResult): PhaseTotals {
     processCells: 0,
     crashes: 0,
     recoveryP50Ms: 0,
-    processes: 0,
-    processStartMs: 0,
-    moduleLoadMs: 0,
-    processCpuMs: 0,
-    spareWaitMs: 0,
-    openMs: 0,
-    replayMs: 0,
-    recoveryMs: 0,
-    checkMs: 0,
-    closeMs: 0,
+    ...emptyPhases(),
   };
   const recoveries: number[] = [];
   for (const cell of result.cells) {

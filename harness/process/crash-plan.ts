@@ -23,22 +23,6 @@ export interface ProcessCellOutcome {
   error?: string;
 }
 
-/** No time spent yet. */
-export function emptyPhases(): CellPhases {
-  return {
-    processes: 0,
-    processStartMs: 0,
-    moduleLoadMs: 0,
-    processCpuMs: 0,
-    spareWaitMs: 0,
-    openMs: 0,
-    replayMs: 0,
-    recoveryMs: 0,
-    checkMs: 0,
-    closeMs: 0,
-  };
-}
-
 /** Runs `work` and adds its wall time to `phases[phase]`. */
 export async function timedPhase<T>(phases: CellPhases, phase: keyof CellPhases, work: () => Promise<T>): Promise<T> {
   const started = performance.now();

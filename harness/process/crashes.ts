@@ -9,6 +9,7 @@ import {
   type CrashRecord,
   type DurabilityCounts,
   emptyDurabilityCounts,
+  emptyPhases,
   type DurabilityOutcome,
   type InvariantId,
   type InvariantOutcome,
@@ -23,13 +24,13 @@ import { Ledger } from '../agent/ledger.js';
 import { addUsage, emptyUsage } from '../models/index.js';
 import type { CrashPoint, Scenario, Step } from '../scenarios/format.js';
 import type { CheckReport, FromAgent, AgentCell } from './protocol.js';
-import { emptyPhases, fuzzPlan, timedPhase, turnsBefore, type ProcessCellOutcome } from './crash-plan.js';
+import { fuzzPlan, timedPhase, turnsBefore, type ProcessCellOutcome } from './crash-plan.js';
 import { cellPaths } from './protocol.js';
 import { batchEnd } from './cell-session.js';
 import { hasCjkIn } from '../core/text.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
-export { emptyPhases, fuzzPlan, type ProcessCellOutcome } from './crash-plan.js';
+export { fuzzPlan, type ProcessCellOutcome } from './crash-plan.js';
 
 function outcome(): InvariantOutcome {
   return { held: true, checked: 0, violations: 0, details: [] };

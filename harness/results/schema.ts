@@ -478,6 +478,11 @@ export const cellPhasesSchema = z.object({
 });
 export type CellPhases = z.infer<typeof cellPhasesSchema>;
 
+/** No time spent yet: every phase of the schema at 0 (a cell's start, and the sum over none). */
+export function emptyPhases(): CellPhases {
+  return Object.fromEntries(Object.keys(cellPhasesSchema.shape).map((key) => [key, 0])) as CellPhases;
+}
+
 /**
  * Work a ranking-only cell (`--protocol` with a retrieving strategy: harness/run/rank-only.ts) did
  * not do, each with the words reports print: its figures of that kind are absent, never zero.

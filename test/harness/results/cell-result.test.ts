@@ -3,7 +3,7 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 import { emptyUsage } from '../../../harness/models/index.js';
-import { emptyPhases } from '../../../harness/process/crashes.js';
+import { emptyPhases } from '../../../harness/results/schema.js';
 import { type CellRecords, cellResult, errorCell, type PooledCell } from '../../../harness/results/cell-result.js';
 import { ProbeScoring } from '../../../harness/results/probe-record.js';
 import { cellResultSchema, type TurnRecord } from '../../../harness/results/schema.js';
