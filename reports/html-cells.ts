@@ -3,7 +3,8 @@ import { okCells } from '../harness/results/cells.js';
 import type { CellResult, OkCell, RunResult } from '../harness/results/schema.js';
 import { seriesStyles } from './chart-style.js';
 import { escapeHtml, sortableTable, type Column } from './html-table.js';
-import { formatMs, summaryColumns, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
+import { PROBE_COLUMNS } from './probe-columns.js';
+import { summaryColumns, summaryNotes, summaryRow, type SummaryRow } from './summary.js';
 
 /** The numbers the figure columns sort by (rather than their formatted text). */
 const FIGURE_SORT_KEYS: Partial<Record<keyof SummaryRow, (cell: OkCell) => number | null>> = {
@@ -70,41 +71,17 @@ export function summaryTable(result: RunResult): string {
 /** Every probe answer of the ok cells. */
 export function probeTable(result: RunResult): string {
   const rows = okCells(result.cells).flatMap((cell) =>
-    cell.probes.map((probe): Column[] => [
-      { title: 'scenario', text: cell.scenario },
-      { title: 'strategy', text: cell.setting },
-      { title: 'step', text: probe.id ?? String(probe.step), sort: probe.step },
-      { title: 'category', text: probe.category },
-      { title: 'question', text: probe.question },
-      { title: 'in context', text: probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no' },
-      {
-        title: 'evidence',
-        text: probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
-        sort: probe.evidenceRecall,
-      },
-      { title: 'stale', text: probe.staleExposure ? 'yes' : 'no' },
-      { title: 'conflict', text: probe.conflictExposure ? 'yes' : 'no' },
-      { title: 'ctx tokens', text: String(probe.contextTokens), sort: probe.contextTokens },
-      { title: 'load ms', text: formatMs(probe.loadMs), sort: probe.loadMs },
-      { title: 'answer', text: probe.answer ?? '–' },
-    ]),
+    cell.probes.map((probe): Column[] =>
+      PROBE_COLUMNS.map((column) => ({
+        title: column.title,
+        text: column.text(cell, probe),
+        ...(column.sort ? { sort: column.sort(probe) } : {}),
+      })),
+    ),
   );
   return sortableTable(
     'probe-table',
-    [
-      'scenario',
-      'strategy',
-      'step',
-      'category',
-      'question',
-      'in context',
-      'evidence',
-      'stale',
-      'conflict',
-      'ctx tokens',
-      'load ms',
-      'answer',
-    ],
+    PROBE_COLUMNS.map((column) => column.title),
     rows,
   );
 }

@@ -12,6 +12,7 @@ import {
   summaryRow,
 } from './summary.js';
 import { renderExplainMarkdown } from './explain.js';
+import { MARKDOWN_PROBE_COLUMNS } from './probe-columns.js';
 import { judgeDisagreements, judgingTables } from './judging.js';
 import {
   COMPRESSED_AWAY_NOTE,
@@ -266,41 +267,13 @@ export function renderMarkdown(result: RunResult): string {
     '## Probes',
     '',
     table(
-      [
-        'scenario',
-        'strategy',
-        'step',
-        'category',
-        'question',
-        'in context',
-        'evidence',
-        'stale',
-        'conflict',
-        'ctx tokens',
-        'answer',
-      ],
+      MARKDOWN_PROBE_COLUMNS.map((column) => column.title),
       okCells(result.cells)
         .filter((cell) => cell.group === undefined)
         .flatMap((cell) =>
-          cell.probes.map((probe) => [
-            cell.scenario,
-            cell.setting,
-            probe.id ?? String(probe.step),
-            probe.label ? `${probe.category} (${probe.label})` : probe.category,
-            probe.question,
-            probe.contextRecall === undefined ? '–' : probe.contextRecall ? 'yes' : 'no',
-            probe.evidenceRecall === null ? '–' : probe.evidenceRecall.toFixed(2),
-            probe.staleExposure ? 'yes' : 'no',
-            probe.conflictExposure
-              ? probe.currentAfterStale === undefined
-                ? 'yes'
-                : probe.currentAfterStale
-                  ? 'yes (current last)'
-                  : 'yes (stale last)'
-              : 'no',
-            String(probe.contextTokens),
-            probe.answer ?? '–',
-          ]),
+          cell.probes.map((probe) =>
+            MARKDOWN_PROBE_COLUMNS.map((column) => (column.markdown ?? column.text)(cell, probe)),
+          ),
         ),
     ),
     '',
