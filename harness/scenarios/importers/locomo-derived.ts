@@ -106,20 +106,41 @@ const documentStep = (
   ...(at !== undefined ? { at } : {}),
 });
 
-/** The observation documents' steps (session openings and one step per observation), or undefined when there are none. */
-function observationSteps(
+/** What the derived fields' readers share: the sample's session dates, the dialog's step ids, where errors point. */
+interface DerivedContext {
+  datesOf: ReadonlyMap<number, string | undefined>;
+  stepOf: ReadonlyMap<string, string>;
+  label: string;
+  file: string;
+  log: ImportLog;
+}
+
+/**
+ * The walk both derived fields take: the field read through its schema, its `session_N_KIND`
+ * entries in session order, each session's documents (`documentsOf`) behind a dated session
+ * opening, a session without documents left out; undefined when no session has any.
+ */
+function sessionSteps(
   raw: unknown,
-  datesOf: ReadonlyMap<number, string | undefined>,
-  stepOf: ReadonlyMap<string, string>,
-  label: string,
-  file: string,
-  log: ImportLog,
+  kind: 'observation' | 'summary',
+  field: z.ZodType<Record<string, unknown>>,
+  context: DerivedContext,
+  documentsOf: (number: number, entry: unknown, at: string) => Record<string, unknown>[],
 ): Record<string, unknown>[] | undefined {
-  const where = `${label} observation`;
-  const field = read(LOCOMO_OBSERVATIONS, raw, file, where);
+  const where = `${context.label} ${kind === 'summary' ? 'session_summary' : 'observation'}`;
+  const entries = sessionEntries(read(field, raw, context.file, where), kind, where, context.log);
   const steps: Record<string, unknown>[] = [];
-  for (const [number, perSpeaker] of sessionEntries(field, 'observation', where, log)) {
-    const at = `${where}.session_${number}_observation`;
+  for (const [number, entry] of entries) {
+    const documents = documentsOf(number, entry, `${where}.session_${number}_${kind}`);
+    if (documents.length > 0) steps.push(sessionOpening(context.datesOf.get(number)), ...documents);
+  }
+  return steps.length > 0 ? steps : undefined;
+}
+
+/** The observation documents' steps (session openings and one step per observation), or undefined when there are none. */
+function observationSteps(raw: unknown, context: DerivedContext): Record<string, unknown>[] | undefined {
+  const { datesOf, stepOf, file, log } = context;
+  return sessionSteps(raw, 'observation', LOCOMO_OBSERVATIONS, context, (number, perSpeaker, at) => {
     const speakers = read(LOCOMO_SESSION_OBSERVATIONS, perSpeaker, file, at);
     const documents: Record<string, unknown>[] = [];
     for (const [speaker, list] of Object.entries(speakers)) {
@@ -132,39 +153,24 @@ function observationSteps(
         documents.push(documentStep(`O${number}.${documents.length + 1}`, text, datesOf.get(number), cites, entry[0]));
       });
     }
-    if (documents.length > 0) steps.push(sessionOpening(datesOf.get(number)), ...documents);
-  }
-  return steps.length > 0 ? steps : undefined;
+    return documents;
+  });
 }
 
 /** The session-summary documents' steps (one session per summary), or undefined when there are none. */
-function summarySteps(
-  raw: unknown,
-  datesOf: ReadonlyMap<number, string | undefined>,
-  stepOf: ReadonlyMap<string, string>,
-  label: string,
-  file: string,
-  log: ImportLog,
-): Record<string, unknown>[] | undefined {
-  const where = `${label} session_summary`;
-  const field = read(LOCOMO_SUMMARIES, raw, file, where);
-  const steps: Record<string, unknown>[] = [];
-  for (const [number, entry] of sessionEntries(field, 'summary', where, log)) {
-    const at = `${where}.session_${number}_summary`;
+function summarySteps(raw: unknown, context: DerivedContext): Record<string, unknown>[] | undefined {
+  const { datesOf, stepOf, file, log } = context;
+  return sessionSteps(raw, 'summary', LOCOMO_SUMMARIES, context, (number, entry, at) => {
     const summary = read(LOCOMO_SUMMARY, entry, file, at);
     const text = cleanText(summary);
     if (text === undefined) {
       log.repair(at, 'summary-empty', 'an empty summary: left out');
-      continue;
+      return [];
     }
     // LoCoMo's code credits a retrieved summary of session N with every evidence id numbered DN.
     const cites = [...stepOf].filter(([diaId]) => diaId.startsWith(`D${number}:`)).map(([, step]) => step);
-    steps.push(
-      sessionOpening(datesOf.get(number)),
-      documentStep(`S${number}`, text, datesOf.get(number), cites, summary),
-    );
-  }
-  return steps.length > 0 ? steps : undefined;
+    return [documentStep(`S${number}`, text, datesOf.get(number), cites, summary)];
+  });
 }
 
 /** The sample's derived-document scenarios (without probes: the import adds the dialog's), each field absent or empty reported. */
@@ -176,13 +182,19 @@ export function derivedDocuments(
   file: string,
   log: ImportLog,
 ): ScenarioDocument[] {
-  const datesOf = new Map(sessions.map((session) => [session.number, session.at]));
+  const context: DerivedContext = {
+    datesOf: new Map(sessions.map((session) => [session.number, session.at])),
+    stepOf,
+    label,
+    file,
+    log,
+  };
   const documents: ScenarioDocument[] = [];
   for (const [field, kind, read] of [
     ['observation', 'observation', observationSteps],
     ['session_summary', 'summary', summarySteps],
   ] as const) {
-    const steps = raw[field] === undefined ? undefined : read(raw[field], datesOf, stepOf, label, file, log);
+    const steps = raw[field] === undefined ? undefined : read(raw[field], context);
     if (steps === undefined) {
       log.repair(
         `${label} ${field}`,
