@@ -22,6 +22,7 @@ import { parseSections, parseSizes } from '../../../harness/cli/bench.js';
 import { OfflineModel } from '../../../harness/models/index.js';
 import { builtinStrategies } from '../../../strategies/index.js';
 import { membench } from '../../cli/helpers.js';
+import { benchHeader } from '../../helpers/bench-header.js';
 
 const timing = (p50Ms: number) => ({ p50Ms, p99Ms: p50Ms * 2, meanMs: p50Ms, opsPerSec: 1000 / p50Ms, samples: 10 });
 
@@ -386,19 +387,12 @@ describe('targets and the report', () => {
 
   test('tables print every figure with PASS / MISS; the JSON renders to the same tables', () => {
     const report: BenchReport = {
-      header: {
-        membenchVersion: '0',
-        node: 'v20',
-        platform: 'linux-x64',
-        cpus: 2,
-        cpuModel: 'cpu',
+      header: benchHeader({
         loadAverage: { start: 0.5, end: 0.7 },
         quick: false,
         sections: ['save-load'],
-        tokenizer: 'cl100k_base',
-        startedAt: '',
         durationMs: 1000,
-      },
+      }),
       saveLoad,
       targets: evaluateTargets({ saveLoad }),
     };

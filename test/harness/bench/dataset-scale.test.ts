@@ -13,6 +13,7 @@ import { syntheticLongMemEval, writeSyntheticLongMemEval } from '../../../harnes
 import { ImportLog, importScenarios } from '../../../harness/scenarios/importers/index.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 import type { BenchReport } from '../../../harness/bench/index.js';
+import { benchHeader } from '../../helpers/bench-header.js';
 
 interface Question {
   question_id: string;
@@ -159,19 +160,7 @@ describe('bench: dataset scale', () => {
     expect(dataset.fullFile.cpuMinutes).toBeCloseTo(cpuMinutes);
     expect(dataset.fullFile.wallMinutes).toBeCloseTo(cpuMinutes / dataset.fullFile.cores);
     const report = {
-      header: {
-        membenchVersion: '0',
-        node: 'v20',
-        platform: 'linux-x64',
-        cpus: 2,
-        cpuModel: 'cpu',
-        loadAverage: { start: 1, end: 1 },
-        quick: true,
-        sections: ['dataset'],
-        tokenizer: 'cl100k_base',
-        startedAt: '',
-        durationMs: 1,
-      },
+      header: benchHeader({ loadAverage: { start: 1, end: 1 }, sections: ['dataset'], durationMs: 1 }),
       dataset,
       targets: [],
     } as BenchReport;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { benchProtocol } from '../../../harness/bench/protocol.js';
 import { renderBenchReport } from '../../../harness/bench/render.js';
 import { evaluateTargets } from '../../../harness/bench/targets.js';
+import { benchHeader } from '../../helpers/bench-header.js';
 
 describe('bench: protocol section', () => {
   it('runs four ranking-only cells a question, measures a floor, and judges the ratio only from 50 questions', async () => {
@@ -15,19 +16,7 @@ describe('bench: protocol section', () => {
     expect(evaluateTargets({ protocol: { ...protocol, questions: 50, ratio: 2.5 } })[0]!.pass).toBe(true);
     expect(evaluateTargets({ protocol: { ...protocol, questions: 50, ratio: 3.5 } })[0]!.pass).toBe(false);
     const text = renderBenchReport({
-      header: {
-        membenchVersion: '0',
-        node: 'v20',
-        platform: 'linux-x64',
-        cpus: 2,
-        cpuModel: 'cpu',
-        loadAverage: { start: 0, end: 0 },
-        quick: true,
-        sections: ['protocol'],
-        tokenizer: 'cl100k_base',
-        startedAt: '',
-        durationMs: 0,
-      },
+      header: benchHeader({ sections: ['protocol'] }),
       protocol,
       targets: [target!],
     });

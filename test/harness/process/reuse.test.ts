@@ -14,6 +14,7 @@ import { killSpares, returnSpare, spareKind, takeSpare } from '../../../harness/
 import type { AgentCell, FromAgent } from '../../../harness/process/protocol.js';
 import { loadScenarios } from '../../../harness/scenarios/builtins.js';
 import { builtinStrategies } from '../../../strategies/index.js';
+import { offlineAgentCell } from '../../helpers/agent-cell.js';
 
 /** Room for real processes on a loaded 2-core machine. */
 const TIMEOUT = { timeout: 240_000 };
@@ -31,20 +32,7 @@ function timeless(value: unknown): unknown {
 }
 
 async function cellIn(strategy: string, dir: string): Promise<AgentCell> {
-  return {
-    cellId: `reuse/${strategy}`,
-    strategy,
-    options: {},
-    durability: builtinStrategies.find((item) => item.name === strategy)!.defaultDurability,
-    dir,
-    model: 'offline',
-    embedder: 'hashed',
-    live: {},
-    tokenizerModel: 'offline',
-    seed: 7,
-    sessionId: 'main',
-    idempotencyKeys: true,
-  };
+  return offlineAgentCell(dir, strategy, `reuse/${strategy}`);
 }
 
 async function inspect(agent: AgentProcess): Promise<Extract<FromAgent, { type: 'inspected' }>> {

@@ -10,24 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { AgentProcess, isExit } from '../../../harness/process/agent-process.js';
 import type { AgentCell } from '../../../harness/process/protocol.js';
 import type { Step } from '../../../harness/scenarios/format.js';
+import { offlineAgentCell } from '../../helpers/agent-cell.js';
 
 /** Real processes on a loaded 2-core machine. */
 const TIMEOUT = { timeout: 120_000 };
 
-const cellIn = (dir: string): AgentCell => ({
-  cellId: 'worker/buffer',
-  strategy: 'buffer',
-  options: {},
-  durability: 'sync',
-  dir,
-  model: 'offline',
-  embedder: 'hashed',
-  live: {},
-  tokenizerModel: 'offline',
-  seed: 7,
-  sessionId: 'main',
-  idempotencyKeys: true,
-});
+const cellIn = (dir: string): AgentCell => offlineAgentCell(dir, 'buffer', 'worker/buffer');
 
 describe('the states of an agent process', () => {
   it(
