@@ -1,8 +1,6 @@
 /** What `run`, `tune` and `judge` share around their library call: progress output, Ctrl-C handling, the out dir's warnings, the judge gate's words. */
-import { readdir } from 'node:fs/promises';
 import { SingleBar } from 'cli-progress';
 import { formatMs } from '../../reports/summary.js';
-import { MembenchError } from '../core/errors.js';
 import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import type { ProgressEvent } from '../run/options.js';
 import type { JudgeGate } from '../results/judges.js';
@@ -132,23 +130,6 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)),
     exitCode: () => code,
   };
-}
-
-/** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */
-export async function refuseScenarioFiles(dir: string, overwrite: boolean): Promise<void> {
-  let existing: string[];
-  try {
-    existing = (await readdir(dir)).filter((name) => /\.ya?ml$/iu.test(name));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: cannot read: ${(error as Error).message}`);
-  }
-  if (existing.length > 0 && !overwrite) {
-    throw new MembenchError(
-      'OUTPUT_EXISTS',
-      `${dir} already holds ${existing.length} scenario file${existing.length === 1 ? '' : 's'} (${existing.slice(0, 3).join(', ')}${existing.length > 3 ? ', ...' : ''}): choose another --out, or pass --overwrite`,
-    );
-  }
 }
 
 /** With `--overwrite`, says on stderr what an output dir without a manifest keeps (docs/failing-loudly.md). */

@@ -1,15 +1,9 @@
 /** `membench generate SPEC --out DIR`: the scenario files of a generated workload (a spec file, or a built-in suite by name). */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { Argv } from 'yargs';
-import { MembenchError } from '../core/errors.js';
+import { generateToDir } from '../commands/scenario-files.js';
 import { parseNumberFlag, SEED_RANGE } from '../core/numbers.js';
-import { StagedDir } from '../core/manifest.js';
-import { builtinSuiteFile, builtinSuiteNames } from '../scenarios/builtins.js';
-import { generateWorkload, type GeneratedScenario } from '../scenarios/generator.js';
-import { loadSpecFile } from '../scenarios/generator-spec.js';
-import { checkOutFlag } from '../run/out-lock.js';
-import { refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
+import { builtinSuiteNames } from '../scenarios/builtins.js';
+import type { GeneratedScenario } from '../scenarios/generator.js';
 import { handled } from './errors.js';
 
 export const command = 'generate <spec>';
@@ -63,30 +57,13 @@ function summary(generated: GeneratedScenario): string {
 }
 
 export const handler = handled(async (argv: GenerateArgs) => {
-  const file = builtinSuiteFile(argv.spec) ?? argv.spec;
-  if (file === argv.spec && !existsSync(file) && !/[/\\]|\.(ya?ml|json)$/iu.test(file)) {
-    throw new MembenchError(
-      'UNKNOWN_SCENARIO',
-      `unknown suite "${argv.spec}": built-in suites are ${builtinSuiteNames().join(', ')}; or give a path to a generator spec (.yaml/.json)`,
-    );
-  }
-  const loaded = await loadSpecFile(file);
-  const seed = parseNumberFlag('--seed', argv.seed, SEED_RANGE);
-  const spec = seed === undefined ? loaded : { ...loaded, seed };
-  const out = argv.out ?? path.join('.membench', 'generate', spec.name);
-  checkOutFlag(out);
-  await refuseScenarioFiles(out, argv.overwrite);
-  await warnOverwriteWithoutManifest(out, argv.overwrite, []);
-  const generated = generateWorkload(spec, file);
-  // Staged, then moved in: a failed write leaves --out as it was; --overwrite drops only the previous generate's or import's files.
-  const staged = await StagedDir.begin(out);
-  try {
-    for (const scenario of generated) await staged.write(`${scenario.document.name}.yaml`, scenario.yaml);
-  } catch (error) {
-    await staged.abort();
-    throw error;
-  }
-  await staged.commit('membench generate', argv.overwrite);
+  const { out, generated } = await generateToDir({
+    spec: argv.spec,
+    out: argv.out,
+    seed: parseNumberFlag('--seed', argv.seed, SEED_RANGE),
+    overwrite: argv.overwrite,
+    onWarning: (warning) => process.stderr.write(`${warning}\n`),
+  });
   const probes = generated.reduce((total, scenario) => total + scenario.probes.length, 0);
   process.stdout.write(
     `${generated.map(summary).join('\n')}\nwrote ${generated.length} scenario file${generated.length === 1 ? '' : 's'} (${probes} probes) to ${out}\n`,

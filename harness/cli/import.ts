@@ -1,22 +1,9 @@
 /** `membench import locomo|longmemeval FILE`: one scenario YAML per conversation / question, then a summary of what was repaired or skipped. */
-import path from 'node:path';
 import type { Argv } from 'yargs';
-import { MembenchError } from '../core/errors.js';
-import { StagedDir } from '../core/manifest.js';
-import {
-  DATASET_NAMES,
-  Errata,
-  formatImportReport,
-  ImportLog,
-  importScenarios,
-  loadQuestionPrompts,
-  nothingImported,
-  type DatasetName,
-} from '../scenarios/importers/index.js';
-import { checkOutFlag } from '../run/out-lock.js';
-import { refuseScenarioFiles, warnOverwriteWithoutManifest } from './common.js';
+import { importToDir } from '../commands/scenario-files.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { RUN_LIMITS } from '../run/limits.js';
+import { DATASET_NAMES, formatImportReport, type DatasetName } from '../scenarios/importers/index.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -66,44 +53,16 @@ export function builder(yargs: Argv) {
 type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ImportArgs) => {
-  const dataset = argv.dataset as DatasetName;
-  const out = argv.out ?? path.join('.membench', 'import', dataset);
-  const limit = parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit);
-  checkOutFlag(out);
-  await refuseScenarioFiles(out, argv.overwrite);
-  await warnOverwriteWithoutManifest(out, argv.overwrite, []);
-  const log = new ImportLog(dataset, argv.file);
-  const errata = argv.errata === undefined ? undefined : await Errata.load(argv.errata);
-  const questions =
-    argv['question-prompts'] === undefined ? undefined : await loadQuestionPrompts(argv['question-prompts']);
-  // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
-  // damaged conversation) leaves --out as it was, and --overwrite drops only the previous import's files.
-  const staged = await StagedDir.begin(out);
-  try {
-    for await (const imported of importScenarios(dataset, argv.file, log, {
-      ...(limit !== undefined ? { limit } : {}),
-      ...(errata ? { errata } : {}),
-      ...(questions ? { questions } : {}),
-    })) {
-      await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());
-    }
-  } catch (error) {
-    await staged.abort();
-    if (error instanceof MembenchError && staged.count > 0) {
-      throw new MembenchError(error.code, error.message, [
-        ...error.details,
-        `(nothing was written to ${out}: the ${staged.count} scenario file${staged.count === 1 ? '' : 's'} converted before the error were dropped)`,
-      ]);
-    }
-    throw error;
-  }
-  const written = staged.count;
-  const report = log.report();
-  if (written === 0) {
-    await staged.abort();
-    throw nothingImported(report);
-  }
-  const removed = await staged.commit('membench import', argv.overwrite);
+  const { out, written, removed, report } = await importToDir({
+    dataset: argv.dataset as DatasetName,
+    file: argv.file,
+    out: argv.out,
+    limit: parseNumberFlag('--limit', argv.limit, RUN_LIMITS.limit),
+    errata: argv.errata,
+    questionPrompts: argv['question-prompts'],
+    overwrite: argv.overwrite,
+    onWarning: (warning) => process.stderr.write(`${warning}\n`),
+  });
   const replaced = removed.length
     ? ` (removed ${removed.length} file${removed.length === 1 ? '' : 's'} of the earlier import there: ${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', ...' : ''})`
     : '';
