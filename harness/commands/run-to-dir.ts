@@ -136,7 +136,7 @@ function assertSameMatrix(dir: string, stored: RunOptions, flags: RunOptions): v
 }
 
 /** A live model or embedder with no endpoint set is refused before the out dir is touched (see checkLiveEndpoint). */
-function checkRunEndpoint(options: RunOptions): void {
+export function checkRunEndpoint(options: RunOptions): void {
   checkLiveEndpoint(
     [
       { flag: '--model', provider: options.model },

@@ -10,12 +10,11 @@ import {
   writeRunOutput,
 } from '../../reports/index.js';
 import { overwriteWithoutManifestWarning } from '../core/manifest.js';
-import { checkLiveEndpoint } from '../run/judging.js';
 import type { ResolvedSettings } from '../run/layers.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { RunInterrupted } from '../run/runner.js';
 import { tune, type TuneOptions, type TuneResult } from '../run/tune.js';
-import type { CellWatch } from './run-to-dir.js';
+import { checkRunEndpoint, type CellWatch } from './run-to-dir.js';
 
 export interface TuneToDirOptions {
   /** Defaults < config file < flags (`resolveSettings`). */
@@ -39,13 +38,7 @@ export type TuneToDirOutcome =
 export async function tuneToDir(options: TuneToDirOptions): Promise<TuneToDirOutcome> {
   const { settings } = options;
   const overwrite = options.overwrite ?? false;
-  checkLiveEndpoint(
-    [
-      { flag: '--model', provider: settings.options.model },
-      { flag: '--embedder', provider: settings.options.embedder },
-    ],
-    settings.options.live,
-  );
+  checkRunEndpoint(settings.options);
   const out = settings.values.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, overwrite);
   if (overwrite) {
