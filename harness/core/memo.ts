@@ -38,3 +38,20 @@ export function boundedMemo<T>(maxChars: number, compute: (key: string) => T): (
     return value;
   };
 }
+
+/**
+ * `compute` memoised by its argument's identity, for what is derived from a whole scenario's steps
+ * (its sessions, its evidence): the cells of one scenario in one process share the same steps, so
+ * each derives it once. The argument must not change after the first call; nothing keeps it alive.
+ */
+export function memoByIdentity<K extends object, T>(compute: (key: K) => T): (key: K) => T {
+  const memo = new WeakMap<K, { value: T }>();
+  return (key) => {
+    let entry = memo.get(key);
+    if (entry === undefined) {
+      entry = { value: compute(key) };
+      memo.set(key, entry);
+    }
+    return entry.value;
+  };
+}

@@ -10,6 +10,7 @@ import {
   withRetrieval,
 } from '../../../harness/results/retrieval.js';
 import type { Step } from '../../../harness/scenarios/format.js';
+import { idsOfOpaque } from '../../../harness/scenarios/step-ids.js';
 
 describe('scoreRanking', () => {
   it('computes recall_any, recall_all and NDCG with LongMemEval discount (ranks 1 and 2 weigh the same)', () => {
@@ -92,6 +93,19 @@ describe('scoreRanking', () => {
       { k: 2, recallAny: 1, recallAll: 1, ndcg: 1 },
     ]);
     expect(sessionsOfSteps([{ kind: 'user', id: 'u', user: 'x' }])).toBeUndefined();
+  });
+
+  it("derives a scenario's sessions and opaque ids once for all its cells (the same steps), afresh for other steps", () => {
+    const steps: Step[] = [
+      { kind: 'session', session: 'new' },
+      { kind: 'user', id: 'a1', user: 'one' },
+    ];
+    expect(sessionsOfSteps(steps)).toBe(sessionsOfSteps(steps));
+    expect(idsOfOpaque(steps)).toBe(idsOfOpaque(steps));
+    const copy = [...steps];
+    expect(sessionsOfSteps(copy)).not.toBe(sessionsOfSteps(steps));
+    expect(sessionsOfSteps(copy)).toEqual(sessionsOfSteps(steps));
+    expect(idsOfOpaque(copy)).toEqual(idsOfOpaque(steps));
   });
 });
 
