@@ -56,36 +56,11 @@ export interface ImportedScenario {
  * The size of a document's YAML, as its scenario file would hold it: written out only when its JSON
  * is over half the limit. Below that its YAML cannot reach the limit (block YAML of a scenario
  * document, flat lists of short mappings, spends fewer bytes on structure than JSON's quotes and
- * braces, and escapes strings the same way), so a replay skips the ~20 ms the text costs. The JSON
- * is not written either while a bound of its size (jsonBytesBound) is under half the limit.
+ * braces, and escapes strings the same way), so a replay skips the ~20 ms the text costs.
  */
 function yamlBytes(document: ScenarioDocument, yaml: () => string): number {
-  const bound = jsonBytesBound(document);
-  if (bound * 2 <= MAX_SCENARIO_BYTES) return bound;
   const json = Buffer.byteLength(JSON.stringify(document));
   return json * 2 <= MAX_SCENARIO_BYTES ? json : Buffer.byteLength(yaml());
-}
-
-/** Longest JSON text of a finite number (`-1.2345678901234567e-308`). */
-const NUMBER_CHARS = 24;
-
-/**
- * At least the UTF-8 bytes of `JSON.stringify(value)`, from the lengths of its strings and the
- * count of its values, without writing it: a UTF-16 unit of a string takes at most 6 bytes (`\u001f`;
- * 3 as UTF-8), a value at most NUMBER_CHARS plus its separator. Infinity for what JSON.stringify
- * would write through a `toJSON` method.
- */
-export function jsonBytesBound(value: unknown): number {
-  if (typeof value === 'string') return value.length * 6 + 2;
-  if (value === null || typeof value !== 'object') return NUMBER_CHARS;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return Number.POSITIVE_INFINITY;
-  let bytes = 2;
-  if (Array.isArray(value)) {
-    for (const item of value) bytes += jsonBytesBound(item) + 1;
-    return bytes;
-  }
-  for (const [key, item] of Object.entries(value)) bytes += key.length * 6 + 4 + jsonBytesBound(item);
-  return bytes;
 }
 
 /** YAML as `membench import` writes it: no folding, so each utterance stays on one line. */

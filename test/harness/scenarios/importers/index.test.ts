@@ -5,12 +5,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, test, vi } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
   formatImportReport,
   importDataset,
   ImportLog,
-  jsonBytesBound,
   parseDatasetArg,
 } from '../../../../harness/scenarios/importers/index.js';
 import { JsonNumberText, readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
@@ -133,41 +132,6 @@ describe('readJsonList', () => {
       break;
     }
     expect(seen).toEqual([{ first: 1 }]);
-  });
-});
-
-describe('the size bound of an imported document', () => {
-  test('is never below the bytes of its JSON, whatever its strings hold', () => {
-    const documents: unknown[] = [
-      {
-        name: 'plain',
-        steps: [
-          { user: 'hello', at: '2023-01-01' },
-          { probe: 'x', expect: ['y'] },
-        ],
-      },
-      { text: '\u0000\u001f\u007f "quoted" \\ back\nslash', n: -1.2345678901234567e-308, ok: true, none: null },
-      { cjk: '红烧肉'.repeat(50), emoji: '😀'.repeat(40), lone: '\ud800', nested: [[[1, [2, [3]]]], {}] },
-      ['', 0, false, { '键 "quoted"': 'é' }],
-      { control: '\u0001'.repeat(20) },
-    ];
-    for (const document of documents)
-      expect(jsonBytesBound(document)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(document)));
-    expect(jsonBytesBound({ toJSON: () => 'x' })).toBe(Number.POSITIVE_INFINITY);
-  });
-
-  test('a question under half the size limit is validated without writing its JSON or its YAML', async () => {
-    const stringify = vi.spyOn(JSON, 'stringify');
-    try {
-      const { scenarios } = await importDataset('longmemeval:fixtures/datasets/longmemeval-sample.json');
-      expect(scenarios.length).toBeGreaterThan(1);
-      const documents = stringify.mock.calls.filter(
-        ([value]) => typeof value === 'object' && value && 'steps' in value,
-      );
-      expect(documents).toEqual([]);
-    } finally {
-      stringify.mockRestore();
-    }
   });
 });
 
