@@ -40,18 +40,16 @@ export function boundedMemo<T>(maxChars: number, compute: (key: string) => T): (
 }
 
 /**
- * `compute` memoised by its argument's identity, for what is derived from a whole scenario's steps
- * (its sessions, its evidence): the cells of one scenario in one process share the same steps, so
- * each derives it once. The argument must not change after the first call; nothing keeps it alive.
+ * `compute` memoised for the last argument it was called with (by identity), for what is derived
+ * from a whole scenario's steps (its sessions, its evidence): a run in one process plays a
+ * scenario's cells one after another on the same steps, so each derives it once, and only one
+ * scenario's is kept at a time (a run of 500 questions would otherwise hold all of theirs). The
+ * argument must not change after the first call.
  */
-export function memoByIdentity<K extends object, T>(compute: (key: K) => T): (key: K) => T {
-  const memo = new WeakMap<K, { value: T }>();
+export function memoLast<K extends object, T>(compute: (key: K) => T): (key: K) => T {
+  let last: { key: K; value: T } | undefined;
   return (key) => {
-    let entry = memo.get(key);
-    if (entry === undefined) {
-      entry = { value: compute(key) };
-      memo.set(key, entry);
-    }
-    return entry.value;
+    if (last?.key !== key) last = { key, value: compute(key) };
+    return last.value;
   };
 }

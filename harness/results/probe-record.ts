@@ -10,7 +10,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { answerRecall, contextMessages, judgeAnswer, judgeContext } from '../core/metrics.js';
 import { datasetScore } from './scoring.js';
 import type { TokenCounter } from '../core/tokens.js';
-import { memoByIdentity } from '../core/memo.js';
+import { memoLast } from '../core/memo.js';
 import { probeDistances, type ProbeDistance } from '../scenarios/distance.js';
 import {
   evidenceCoverage,
@@ -73,8 +73,8 @@ export interface ProbeObservation {
 const NO_EVIDENCE: ProbeEvidence = { cited: [], rarity: {} };
 
 /** A scenario's evidence table, with and without rarity weights: once per process for the cells of one scenario. */
-const weighedTable = memoByIdentity((steps: readonly Step[]) => evidenceTable(steps, { rarity: true }));
-const plainTable = memoByIdentity((steps: readonly Step[]) => evidenceTable(steps, { rarity: false }));
+const weighedTable = memoLast((steps: readonly Step[]) => evidenceTable(steps, { rarity: true }));
+const plainTable = memoLast((steps: readonly Step[]) => evidenceTable(steps, { rarity: false }));
 
 /**
  * One cell's probe scorer. What it derives from the whole scenario (the evidence table, every

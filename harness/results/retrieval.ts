@@ -21,7 +21,7 @@
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import type { RetrievalAtK, RetrievalFigures, RetrievalLevel, RetrievalSummary } from './schema.js';
 import { idsOfOpaque, messageIds } from '../scenarios/step-ids.js';
-import { memoByIdentity } from '../core/memo.js';
+import { memoLast } from '../core/memo.js';
 
 /** k of the default report: `--retrieval-k` changes it. */
 export const DEFAULT_RETRIEVAL_K: readonly number[] = [1, 5, 10];
@@ -104,7 +104,7 @@ function relevantItemCount(ranking: readonly (readonly string[])[], gold: readon
 }
 
 /** Step id → session number (the count of `session` steps before it), or undefined when the scenario has no session boundary. */
-export const sessionsOfSteps: (steps: readonly Step[]) => ReadonlyMap<string, number> | undefined = memoByIdentity(
+export const sessionsOfSteps: (steps: readonly Step[]) => ReadonlyMap<string, number> | undefined = memoLast(
   (steps: readonly Step[]): Map<string, number> | undefined => {
     if (!steps.some((step) => step.kind === 'session')) return undefined;
     const sessions = new Map<string, number>();

@@ -5,7 +5,7 @@
  * and the harness maps what a strategy ranked back to the scenario's message ids for the
  * retrieval metrics.
  */
-import { memoByIdentity } from '../core/memo.js';
+import { memoLast } from '../core/memo.js';
 import type { Step } from './format.js';
 
 /** The opaque id the agent loop gives the messages of the step at `index`. */
@@ -40,7 +40,7 @@ export function messageIds(step: Step): string[] {
  * sessions included; a derived document's also names the ids it cites, as LoCoMo's code counts
  * the dia_ids of a retrieved observation or session summary.
  */
-export const idsOfOpaque: (steps: readonly Step[]) => ReadonlyMap<string, readonly string[]> = memoByIdentity(
+export const idsOfOpaque: (steps: readonly Step[]) => ReadonlyMap<string, readonly string[]> = memoLast(
   (steps: readonly Step[]): Map<string, string[]> => {
     const map = new Map<string, string[]>();
     const add = (step: Step, index: number): void => {

@@ -95,7 +95,7 @@ describe('scoreRanking', () => {
     expect(sessionsOfSteps([{ kind: 'user', id: 'u', user: 'x' }])).toBeUndefined();
   });
 
-  it("derives a scenario's sessions and opaque ids once for all its cells (the same steps), afresh for other steps", () => {
+  it("derives a scenario's sessions and opaque ids once for its cells in a row (the same steps), afresh for other steps", () => {
     const steps: Step[] = [
       { kind: 'session', session: 'new' },
       { kind: 'user', id: 'a1', user: 'one' },
@@ -106,6 +106,10 @@ describe('scoreRanking', () => {
     expect(sessionsOfSteps(copy)).not.toBe(sessionsOfSteps(steps));
     expect(sessionsOfSteps(copy)).toEqual(sessionsOfSteps(steps));
     expect(idsOfOpaque(copy)).toEqual(idsOfOpaque(steps));
+    // Only the last scenario's is kept: a run of many questions does not hold every one's.
+    const first = sessionsOfSteps(steps);
+    sessionsOfSteps(copy);
+    expect(sessionsOfSteps(steps)).not.toBe(first);
   });
 });
 
