@@ -38,3 +38,18 @@ export function boundedMemo<T>(maxChars: number, compute: (key: string) => T): (
     return value;
   };
 }
+
+/**
+ * `compute` memoised for the last argument it was called with (by identity), for what is derived
+ * from a whole scenario's steps (its sessions, its evidence): a run in one process plays a
+ * scenario's cells one after another on the same steps, so each derives it once, and only one
+ * scenario's is kept at a time (a run of 500 questions would otherwise hold all of theirs). The
+ * argument must not change after the first call.
+ */
+export function memoLast<K extends object, T>(compute: (key: K) => T): (key: K) => T {
+  let last: { key: K; value: T } | undefined;
+  return (key) => {
+    if (last?.key !== key) last = { key, value: compute(key) };
+    return last.value;
+  };
+}

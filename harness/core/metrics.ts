@@ -88,8 +88,12 @@ export function answerRecall(
     if (words.length === 0) continue;
     let found = 0;
     for (const message of normalizedMessages) {
-      const terms = termSet(message);
-      found = Math.max(found, words.filter((word) => messageHolds(message, terms, word)).length);
+      // A term of a message is a piece of its text: a message holding none of the words as text is not segmented.
+      let terms: ReadonlySet<string> | undefined;
+      const held = words.filter(
+        (word) => message.includes(word) && messageHolds(message, (terms ??= termSet(message)), word),
+      );
+      found = Math.max(found, held.length);
       if (found === words.length) break;
     }
     best = Math.max(best ?? 0, found / words.length);

@@ -10,6 +10,7 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { answerRecall, contextMessages, judgeAnswer, judgeContext } from '../core/metrics.js';
 import { datasetScore } from './scoring.js';
 import type { TokenCounter } from '../core/tokens.js';
+import { memoLast } from '../core/memo.js';
 import { probeDistances, type ProbeDistance } from '../scenarios/distance.js';
 import {
   evidenceCoverage,
@@ -71,6 +72,10 @@ export interface ProbeObservation {
 
 const NO_EVIDENCE: ProbeEvidence = { cited: [], rarity: {} };
 
+/** A scenario's evidence table, with and without rarity weights: once per process for the cells of one scenario. */
+const weighedTable = memoLast((steps: readonly Step[]) => evidenceTable(steps, { rarity: true }));
+const plainTable = memoLast((steps: readonly Step[]) => evidenceTable(steps, { rarity: false }));
+
 /**
  * One cell's probe scorer. What it derives from the whole scenario (the evidence table, every
  * probe's distance) is computed on the first probe that needs it, once per process.
@@ -94,7 +99,7 @@ export class ProbeScoring {
   evidence(index: number): ProbeEvidence {
     const step = this.input.steps[index];
     if (step?.kind !== 'probe') return NO_EVIDENCE;
-    this.table ??= evidenceTable(this.input.steps, { rarity: this.input.rarity === true });
+    this.table ??= (this.input.rarity === true ? weighedTable : plainTable)(this.input.steps);
     return probeEvidence(step, this.table) ?? NO_EVIDENCE;
   }
 

@@ -21,6 +21,7 @@
 import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import type { RetrievalAtK, RetrievalFigures, RetrievalLevel, RetrievalSummary } from './schema.js';
 import { idsOfOpaque, messageIds } from '../scenarios/step-ids.js';
+import { memoLast } from '../core/memo.js';
 
 /** k of the default report: `--retrieval-k` changes it. */
 export const DEFAULT_RETRIEVAL_K: readonly number[] = [1, 5, 10];
@@ -103,21 +104,23 @@ function relevantItemCount(ranking: readonly (readonly string[])[], gold: readon
 }
 
 /** Step id → session number (the count of `session` steps before it), or undefined when the scenario has no session boundary. */
-export function sessionsOfSteps(steps: readonly Step[]): Map<string, number> | undefined {
-  if (!steps.some((step) => step.kind === 'session')) return undefined;
-  const sessions = new Map<string, number>();
-  let session = 0;
-  const visit = (list: readonly Step[]): void => {
-    for (const step of list) {
-      if (step.kind === 'session') session++;
-      const cited = step.kind === 'user' ? (step.cites ?? []) : [];
-      for (const id of [...messageIds(step), ...cited]) if (!sessions.has(id)) sessions.set(id, session);
-      if (step.kind === 'concurrent') for (const inner of step.concurrent) visit(inner);
-    }
-  };
-  visit(steps);
-  return sessions;
-}
+export const sessionsOfSteps: (steps: readonly Step[]) => ReadonlyMap<string, number> | undefined = memoLast(
+  (steps: readonly Step[]): Map<string, number> | undefined => {
+    if (!steps.some((step) => step.kind === 'session')) return undefined;
+    const sessions = new Map<string, number>();
+    let session = 0;
+    const visit = (list: readonly Step[]): void => {
+      for (const step of list) {
+        if (step.kind === 'session') session++;
+        const cited = step.kind === 'user' ? (step.cites ?? []) : [];
+        for (const id of [...messageIds(step), ...cited]) if (!sessions.has(id)) sessions.set(id, session);
+        if (step.kind === 'concurrent') for (const inner of step.concurrent) visit(inner);
+      }
+    };
+    visit(steps);
+    return sessions;
+  },
+);
 
 /** The ranking as sessions: each item's sessions, a session kept at its first appearance (items of no known session stay, as misses). */
 function sessionRanking(ranking: readonly (readonly string[])[], sessionOf: ReadonlyMap<string, number>): string[][] {

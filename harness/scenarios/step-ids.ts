@@ -5,6 +5,7 @@
  * and the harness maps what a strategy ranked back to the scenario's message ids for the
  * retrieval metrics.
  */
+import { memoLast } from '../core/memo.js';
 import type { Step } from './format.js';
 
 /** The opaque id the agent loop gives the messages of the step at `index`. */
@@ -39,24 +40,26 @@ export function messageIds(step: Step): string[] {
  * sessions included; a derived document's also names the ids it cites, as LoCoMo's code counts
  * the dia_ids of a retrieved observation or session summary.
  */
-export function idsOfOpaque(steps: readonly Step[]): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  const add = (step: Step, index: number): void => {
-    const own = messageIds(step);
-    if (own.length === 0) return;
-    const ids = step.kind === 'user' && step.cites !== undefined ? [...own, ...step.cites] : own;
-    const opaque = opaqueStepId(index);
-    map.set(opaque, ids);
-    const split = step.kind === 'user' && step.replyId !== undefined && step.id !== undefined;
-    map.set(opaqueMessageId(opaque, false), split ? [step.id!] : ids);
-    map.set(opaqueMessageId(opaque, true), split ? [step.replyId!] : ids);
-  };
-  steps.forEach((step, index) => {
-    add(step, index);
-    if (step.kind === 'concurrent')
-      step.concurrent.forEach((session, s) =>
-        session.forEach((inner, offset) => add(inner, concurrentStepIndex(index, s, offset))),
-      );
-  });
-  return map;
-}
+export const idsOfOpaque: (steps: readonly Step[]) => ReadonlyMap<string, readonly string[]> = memoLast(
+  (steps: readonly Step[]): Map<string, string[]> => {
+    const map = new Map<string, string[]>();
+    const add = (step: Step, index: number): void => {
+      const own = messageIds(step);
+      if (own.length === 0) return;
+      const ids = step.kind === 'user' && step.cites !== undefined ? [...own, ...step.cites] : own;
+      const opaque = opaqueStepId(index);
+      map.set(opaque, ids);
+      const split = step.kind === 'user' && step.replyId !== undefined && step.id !== undefined;
+      map.set(opaqueMessageId(opaque, false), split ? [step.id!] : ids);
+      map.set(opaqueMessageId(opaque, true), split ? [step.replyId!] : ids);
+    };
+    steps.forEach((step, index) => {
+      add(step, index);
+      if (step.kind === 'concurrent')
+        step.concurrent.forEach((session, s) =>
+          session.forEach((inner, offset) => add(inner, concurrentStepIndex(index, s, offset))),
+        );
+    });
+    return map;
+  },
+);

@@ -88,6 +88,9 @@ function foundInstead(text: string, at: number): string {
   return ['true', 'false', 'null'].includes(word) ? `JSON ${word}` : `"${word}"`;
 }
 
+/** The characters inside a JSON string that the list scanner looks at: its end, an escape, a line break (for the line count). */
+const STRING_STOP = /["\\\n]/gu;
+
 /** Where the list scanner is: before the `[`, between elements, inside one, after the `]`. */
 type ScanState = 'start' | 'before' | 'item' | 'end';
 
@@ -212,6 +215,13 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
         if (escaped) escaped = false;
         else if (code === 92) escaped = true;
         else if (code === 34) inString = false;
+        else {
+          // Most of a dataset is string content: jump to the next character that matters (a quote, a backslash, a line break).
+          STRING_STOP.lastIndex = i + 1;
+          const stop = STRING_STOP.exec(text)?.index ?? text.length;
+          col += stop - i - 1;
+          i = stop - 1;
+        }
         continue;
       }
       if (code === 34) inString = true;

@@ -3,7 +3,7 @@
  * and, as important, what it refuses to count (terms scattered over unrelated messages, a stale
  * value beside the current one, yes/no gold answers).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { answerRecall, containsAny, judgeAnswer, judgeContext } from '../../../harness/core/metrics.js';
 import {
   EVIDENCE_COVERAGE_THRESHOLD,
@@ -14,7 +14,7 @@ import {
 } from '../../../harness/scenarios/evidence.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import { locomoNormalize, multiTokenF1, tokenF1 } from '../../../harness/results/scoring.js';
-import { normalizeText } from '../../../harness/core/text.js';
+import { normalizeText, termSet } from '../../../harness/core/text.js';
 
 const messages = (...texts: string[]): string[] => texts.map(normalizeText);
 const context = (...texts: string[]): string => messages(...texts).join('\n');
@@ -76,6 +76,31 @@ describe('answer recall', () => {
     // 菜籽油 is 菜籽 + 油: the other oil holds one of its two words.
     expect(answerRecall(['菜籽油'], messages('可以换成玉米油。'))).toBe(0.5);
     expect(answerRecall(['烤箱'], messages('红烧肉要炖一个小时。'))).toBe(0);
+  });
+
+  it('segments only the messages that hold one of the words as text (every term is a piece of its text)', () => {
+    const texts = [
+      'Ｆｕｌｌ-width ＡＢＣ, the ﬁne ligature, Straße and İstanbul',
+      "O’Neil's café: 3.14 and 1,000 items — done → next",
+      '我家只有一口铸铁锅。红烧肉要炖一个小时。',
+      'Привет, как дела? Ελληνικά κείμενα 😀👍🏽 e\u0301',
+    ];
+    for (const text of texts) {
+      const normalized = normalizeText(text);
+      for (const term of termSet(normalized)) expect(normalized).toContain(term);
+    }
+    // Text off the Latin fast path goes to Intl.Segmenter: none of it is segmented when no word is in it.
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+    try {
+      const unique = `${Date.now()}`;
+      const lacking = messages(...Array.from({ length: 20 }, (_, i) => `Привет ${unique} ${i}, как дела сегодня?`));
+      expect(answerRecall(['rapeseed oil'], lacking)).toBe(0);
+      expect(segment).not.toHaveBeenCalled();
+      expect(answerRecall(['rapeseed oil'], [...lacking, ...messages(`Масло rapeseed ${unique}`)])).toBe(0.5);
+      expect(segment).toHaveBeenCalled();
+    } finally {
+      segment.mockRestore();
+    }
   });
 
   it('is null for gold answers without content words (yes/no) and for abstention probes', () => {

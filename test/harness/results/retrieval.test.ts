@@ -10,6 +10,7 @@ import {
   withRetrieval,
 } from '../../../harness/results/retrieval.js';
 import type { Step } from '../../../harness/scenarios/format.js';
+import { idsOfOpaque } from '../../../harness/scenarios/step-ids.js';
 
 describe('scoreRanking', () => {
   it('computes recall_any, recall_all and NDCG with LongMemEval discount (ranks 1 and 2 weigh the same)', () => {
@@ -92,6 +93,23 @@ describe('scoreRanking', () => {
       { k: 2, recallAny: 1, recallAll: 1, ndcg: 1 },
     ]);
     expect(sessionsOfSteps([{ kind: 'user', id: 'u', user: 'x' }])).toBeUndefined();
+  });
+
+  it("derives a scenario's sessions and opaque ids once for its cells in a row (the same steps), afresh for other steps", () => {
+    const steps: Step[] = [
+      { kind: 'session', session: 'new' },
+      { kind: 'user', id: 'a1', user: 'one' },
+    ];
+    expect(sessionsOfSteps(steps)).toBe(sessionsOfSteps(steps));
+    expect(idsOfOpaque(steps)).toBe(idsOfOpaque(steps));
+    const copy = [...steps];
+    expect(sessionsOfSteps(copy)).not.toBe(sessionsOfSteps(steps));
+    expect(sessionsOfSteps(copy)).toEqual(sessionsOfSteps(steps));
+    expect(idsOfOpaque(copy)).toEqual(idsOfOpaque(steps));
+    // Only the last scenario's is kept: a run of many questions does not hold every one's.
+    const first = sessionsOfSteps(steps);
+    sessionsOfSteps(copy);
+    expect(sessionsOfSteps(steps)).not.toBe(first);
   });
 });
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CALIBRATION_SAMPLES } from '../../../harness/core/calibration.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { sameSeedView, withoutTiming } from '../../helpers/same-seed.js';
@@ -147,7 +147,18 @@ describe('runBenchmark', () => {
         plan.seed,
       ]),
     });
-    expect(planDigest(plans, scenarios, settings)).toBe(createHash('sha256').update(whole).digest('hex').slice(0, 16));
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      expect(planDigest(plans, scenarios, settings)).toBe(
+        createHash('sha256').update(whole).digest('hex').slice(0, 16),
+      );
+      // No scenario's JSON is written: only strings with something to escape go through JSON.stringify.
+      expect(stringify.mock.calls.filter(([value]) => typeof value === 'object' && value && 'steps' in value)).toEqual(
+        [],
+      );
+    } finally {
+      stringify.mockRestore();
+    }
   });
 
   it('stretches any scenario to N turns with --stretch, probes kept', async () => {

@@ -116,6 +116,14 @@ describe('readJsonList', () => {
     expect(message).not.toContain('\n');
   });
 
+  test('columns and lines are counted through long strings, escapes and chunk borders', async () => {
+    // The scanner jumps over string content: the column of what follows a long string is still exact.
+    const long = `${'x'.repeat(3000)}\\"\\\\${'y'.repeat(1 << 20)}`;
+    const file = temp(`[\n  {"a": "${long}", "b": "\\n"}, {"c": 1},\n  {"d": "${long}"}, oops\n]`);
+    const { message } = await failure(file);
+    expect(message).toBe(`${file}:3:${long.length + 14}: samples[3]: invalid JSON: unexpected token 'o'`);
+  });
+
   test('stopping early reads nothing further (a broken tail does not matter)', async () => {
     const file = temp('[{"first": 1}, {"second": oops');
     const seen: unknown[] = [];
