@@ -25,6 +25,7 @@ export const DIST_TESTS = [
   'test/harness/bench/bench.test.ts',
   'test/harness/run/pool.test.ts',
   'test/harness/run/cell-order.test.ts',
+  'test/harness/process/reuse.test.ts',
 ];
 
 /** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */
