@@ -32,7 +32,6 @@ export const DIST_TESTS = [
 export const FORKING_TESTS = [
   'test/lint.test.ts',
   'test/harness/core/storage-errors.test.ts',
-  'test/harness/models/offline.test.ts',
   'test/reports/html.test.ts',
   'test/strategies/bm25.test.ts',
   'test/strategies/vector.test.ts',
