@@ -26,6 +26,7 @@ export const DIST_TESTS = [
   'test/harness/run/pool.test.ts',
   'test/harness/run/cell-order.test.ts',
   'test/harness/process/reuse.test.ts',
+  'test/harness/process/cell-session.test.ts',
 ];
 
 /** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */
