@@ -27,6 +27,7 @@ export const DIST_TESTS = [
   'test/harness/run/cell-order.test.ts',
   'test/harness/process/reuse.test.ts',
   'test/harness/process/cell-session.test.ts',
+  'test/strategies/vector.test.ts',
 ];
 
 /** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */
@@ -35,7 +36,6 @@ export const FORKING_TESTS = [
   'test/harness/core/storage-errors.test.ts',
   'test/reports/html.test.ts',
   'test/strategies/bm25.test.ts',
-  'test/strategies/vector.test.ts',
   'test/strategies/stores/memory-files.test.ts',
   'test/strategies/stores/scope-lock.test.ts',
 ];
