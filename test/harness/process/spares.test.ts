@@ -12,11 +12,22 @@ import { killSpares, spareKind, spareReady, SPARES_AHEAD, takeSpare } from '../.
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { ok } from '../../helpers/cells.js';
 
-afterAll(killSpares);
+/** The scenario dirs made, removed after the tests. */
+const made: string[] = [];
+afterAll(async () => {
+  await killSpares();
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function scenarioDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-spares-'));
+  made.push(dir);
+  return dir;
+}
 
 /** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
 async function smallCrashScenario(): Promise<string> {
-  const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-spares-')), 'small-crash.yaml');
+  const file = path.join(await scenarioDir(), 'small-crash.yaml');
   const steps = [
     '- user: Hi, I plan dinners.',
     '  assistant: Happy to help.',
@@ -27,6 +38,27 @@ async function smallCrashScenario(): Promise<string> {
     '  expect: [peanut]',
   ];
   await writeFile(file, ['name: small-crash', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
+  return file;
+}
+
+/**
+ * An English memory and a kill right after its acknowledgement, then one Chinese memory and a kill
+ * in the middle of writing it, and a Chinese probe: three processes, the first of which never meets
+ * Chinese text (remember-then-crash's first two kills, without the rest).
+ */
+async function oneChineseMemory(): Promise<string> {
+  const file = path.join(await scenarioDir(), 'one-chinese-memory.yaml');
+  const steps = [
+    '- user: Hi, I plan dinners.',
+    '  assistant: Happy to help.',
+    '- crash: after_ack',
+    '- remember: My son is allergic to peanuts.',
+    '- crash: mid_memory_write',
+    '- remember: 我家只有一口铸铁锅。',
+    '- probe: 我家有什么锅？',
+    '  expect: [铸铁锅]',
+  ];
+  await writeFile(file, ['name: one-chinese-memory', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
   return file;
 }
 
@@ -128,14 +160,14 @@ describe('modules an agent process loads', PROCESS_TIMEOUT, () => {
 
   it('in a bm25 crash cell with one Chinese memory, only the processes that meet its text load jieba', async () => {
     const result = await runBenchmark({
-      scenarios: ['remember-then-crash'],
+      scenarios: [await oneChineseMemory()],
       strategies: ['bm25'],
       priceDurability: [],
       profile: true,
     });
     const cell = ok(result.cells[0]);
     expect(cell.status).toBe('ok');
-    expect(cell!.recall.contextRecall.hits).toBe(3); // 我家有什么锅？ finds 铸铁锅
+    expect(cell!.recall.contextRecall.hits).toBe(1); // 我家有什么锅？ finds 铸铁锅
     const lines = (await readFile(log, 'utf8'))
       .split('\n')
       .filter((line) => line && !line.startsWith(`${process.pid} `));
