@@ -27,6 +27,7 @@ export const DIST_TESTS = [
   'test/harness/run/cell-order.test.ts',
   'test/harness/process/reuse.test.ts',
   'test/harness/process/cell-session.test.ts',
+  'test/harness/process/warm-spares.test.ts',
   'test/strategies/vector.test.ts',
 ];
 

@@ -1,14 +1,14 @@
 /**
- * Agent processes, counted: a crash costs one process start and nothing more (warm spares carry
- * over between cells, none is wasted), and an agent process loads only what its cell uses.
+ * An agent process loads only what its cell uses. The processes start from the sources (through
+ * tsx), whose modules load as tsc compiles them, one by one: what a user's strategy's processes load
+ * too (the bundle of the built-in ones is one file). Counting spares: warm-spares.test.ts.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentProcessStats } from '../../../harness/process/agent-process.js';
-import { killSpares, spareKind, spareReady, SPARES_AHEAD, takeSpare } from '../../../harness/process/spares.js';
+import { killSpares, spareKind, spareReady, takeSpare } from '../../../harness/process/spares.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { ok } from '../../helpers/cells.js';
 
@@ -64,32 +64,6 @@ async function oneChineseMemory(): Promise<string> {
 
 /** Room for agent processes started from the sources (about 1.5 s of CPU each) on a loaded 2-core machine. */
 const PROCESS_TIMEOUT = { timeout: 240_000 };
-
-describe('warm spare agent processes', PROCESS_TIMEOUT, () => {
-  beforeEach(killSpares);
-
-  it('open once per crash or session, start a process only for a crash, and hand the processes left at the end to the next cell', async () => {
-    const scenario = await smallCrashScenario();
-    const before = agentProcessStats.spawned;
-    const first = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
-    const cell = ok(first.cells[0]);
-    expect(cell.status).toBe('ok');
-    expect(cell!.recall.contextRecall.hits).toBe(1);
-    const reached = cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached);
-    expect(reached).toHaveLength(1);
-    for (const crash of reached) expect(crash.recoveryMs).toBeGreaterThan(0);
-    // The first session, one per reached crash, one after the session boundary...
-    expect(cell!.phases!.processes).toBe(1 + reached.length + 1);
-    // ...in as many processes less the one the cleanly closed session handed on, plus the spares kept ahead.
-    expect(agentProcessStats.spawned - before).toBe(cell!.phases!.processes - 1 + SPARES_AHEAD);
-
-    const between = agentProcessStats.spawned;
-    const second = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
-    expect(second.cells[0]!.phases!.processes).toBe(cell!.phases!.processes);
-    // The next cell opens in the process the first one closed cleanly: only its crash costs a process.
-    expect(agentProcessStats.spawned - between).toBe(reached.length);
-  });
-});
 
 describe('modules an agent process loads', PROCESS_TIMEOUT, () => {
   let log: string;
