@@ -28,6 +28,8 @@ export const DIST_TESTS = [
   'test/harness/process/reuse.test.ts',
   'test/harness/process/cell-session.test.ts',
   'test/harness/process/warm-spares.test.ts',
+  'test/harness/process/session-resume.test.ts',
+  'test/harness/process/worker.test.ts',
   'test/strategies/vector.test.ts',
 ];
 
