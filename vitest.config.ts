@@ -30,6 +30,7 @@ export const DIST_TESTS = [
   'test/harness/process/warm-spares.test.ts',
   'test/harness/process/session-resume.test.ts',
   'test/harness/process/worker.test.ts',
+  'test/harness/process/agent-process.test.ts',
   'test/strategies/vector.test.ts',
 ];
 
