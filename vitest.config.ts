@@ -31,6 +31,7 @@ export const DIST_TESTS = [
   'test/harness/process/session-resume.test.ts',
   'test/harness/process/worker.test.ts',
   'test/harness/process/agent-process.test.ts',
+  'test/harness/run/concurrent-cells.test.ts',
   'test/strategies/vector.test.ts',
 ];
 
