@@ -33,6 +33,7 @@ export const DIST_TESTS = [
   'test/harness/process/agent-process.test.ts',
   'test/harness/run/concurrent-cells.test.ts',
   'test/strategies/vector.test.ts',
+  'test/strategies/stores/memory-files.test.ts',
 ];
 
 /** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */
@@ -41,7 +42,6 @@ export const FORKING_TESTS = [
   'test/harness/core/storage-errors.test.ts',
   'test/reports/html.test.ts',
   'test/strategies/bm25.test.ts',
-  'test/strategies/stores/memory-files.test.ts',
   'test/strategies/stores/scope-lock.test.ts',
 ];
 
