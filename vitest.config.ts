@@ -1,7 +1,7 @@
 /**
  * Three projects, so the inner loop runs only what a change needs (`npx vitest run --project unit`):
  * - `unit`: code that runs in the test process (strategies, core, scenarios, models, results, agent, reports);
- * - `process`: tests that start child processes from the sources (agent processes, the pool, crashes, the bench,
+ * - `process`: tests that start child processes from the sources (the modules an agent process loads, the bench,
  *   and the few files elsewhere that fork a writer or a crasher);
  * - `cli`: tests that run the built `dist/` (the CLI, the docs' --help reference, the bundle checks); its global
  *   setup rebuilds a `dist/` older than the sources first (test/helpers/fresh-dist.ts).
@@ -12,7 +12,7 @@ import { configDefaults, defineConfig, type ViteUserConfig } from 'vitest/config
 
 /**
  * Test files outside test/cli and test/docs that run `dist/` (the library as built, the agent bundle);
- * the crash tests among them start many agent processes, each ten times cheaper from the bundle than
+ * most start many agent, pool or writer processes, each several times cheaper from the build than
  * from the sources through tsx (test/helpers/built.ts).
  */
 export const DIST_TESTS = [
@@ -23,17 +23,25 @@ export const DIST_TESTS = [
   'test/harness/core/durable-batch.test.ts',
   'test/harness/results/older-versions.test.ts',
   'test/harness/bench/bench.test.ts',
+  'test/harness/run/pool.test.ts',
+  'test/harness/run/cell-order.test.ts',
+  'test/harness/process/reuse.test.ts',
+  'test/harness/process/cell-session.test.ts',
+  'test/harness/process/warm-spares.test.ts',
+  'test/harness/process/session-resume.test.ts',
+  'test/harness/process/worker.test.ts',
+  'test/harness/process/agent-process.test.ts',
+  'test/harness/run/concurrent-cells.test.ts',
+  'test/strategies/vector.test.ts',
+  'test/strategies/stores/memory-files.test.ts',
 ];
 
 /** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */
 export const FORKING_TESTS = [
   'test/lint.test.ts',
   'test/harness/core/storage-errors.test.ts',
-  'test/harness/models/offline.test.ts',
   'test/reports/html.test.ts',
   'test/strategies/bm25.test.ts',
-  'test/strategies/vector.test.ts',
-  'test/strategies/stores/memory-files.test.ts',
   'test/strategies/stores/scope-lock.test.ts',
 ];
 

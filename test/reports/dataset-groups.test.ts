@@ -4,14 +4,14 @@
  * question type, a console summary of one screen, one junit testcase per strategy and at most a
  * dozen charts — while results.json keeps every question's cell.
  */
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../harness/run/runner.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { renderConsoleSummary, writeRunOutput } from '../../reports/index.js';
 import { renderJunit } from '../../reports/junit.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const TYPES = [
   'single-session-user',
@@ -53,7 +53,7 @@ describe('a dataset run reads as one suite', () => {
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'membench-groups-'));
+    dir = await tempDir('membench-groups-');
     const file = path.join(dir, 'longmemeval_s.json');
     await writeFile(file, JSON.stringify(Array.from({ length: 60 }, (_, index) => question(index))));
     result = await runBenchmark({

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartSpecs } from '../../reports/chart-specs.js';
 import { renderHtml } from '../../reports/html.js';
@@ -29,6 +30,31 @@ if (!hasChromium)
   console.warn(
     `test/reports/html.test.ts: skipping the browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`,
   );
+
+/**
+ * One headless Chromium for the file's browser tests (a launch costs more CPU than a page), with its
+ * profile in a temp dir of its own; both removed after the tests.
+ */
+let browser: Promise<{ context: BrowserContext; profile: string }> | undefined;
+function chromiumContext(): Promise<BrowserContext> {
+  browser ??= (async () => {
+    const profile = await mkdtemp(path.join(os.tmpdir(), 'membench-html-profile-'));
+    const { chromium } = await import('playwright-core');
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+    });
+    return { context, profile };
+  })();
+  return browser.then(({ context }) => context);
+}
+afterAll(async () => {
+  if (!browser) return;
+  const { context, profile } = await browser;
+  await context.close();
+  await rm(profile, { recursive: true, force: true });
+});
 
 /** The DOM shapes the in-page callbacks use (the tsconfig has no DOM lib). */
 interface PageCanvas {
@@ -93,22 +119,16 @@ describe('report.html in headless Chromium', () => {
   it.skipIf(!hasChromium)(
     'draws every chart, sorts a table on a header click, fetches nothing and logs no error',
     async () => {
-      const { chromium } = await import('playwright-core');
-      const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: CHROMIUM_ARGS,
-      });
+      const page = await (await chromiumContext()).newPage();
       try {
         const problems: string[] = [];
         const requests: string[] = [];
-        await context.route('**/*', (route) => {
+        await page.route('**/*', (route) => {
           const url = route.request().url();
           if (url.startsWith('file:')) return route.continue();
           requests.push(url);
           return route.abort();
         });
-        const page = await context.newPage();
         page.on('console', (message) => {
           if (message.type() === 'error' || message.type() === 'warning')
             problems.push(`console ${message.type()}: ${message.text()}`);
@@ -178,7 +198,7 @@ describe('report.html in headless Chromium', () => {
         expect(requests).toEqual([]);
         expect(problems).toEqual([]);
       } finally {
-        await context.close();
+        await page.close();
       }
     },
   );
@@ -210,15 +230,9 @@ describe('report.html of a default-size run in headless Chromium', () => {
     'holds the chart, the top of the leaderboard and recommendations of at most three lines in its first 1,400 × 900 screen, with no horizontal scroll',
     { timeout: 120_000 },
     async () => {
-      const { chromium } = await import('playwright-core');
-      const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: CHROMIUM_ARGS,
-      });
+      const page = await (await chromiumContext()).newPage();
       try {
         const problems: string[] = [];
-        const page = await context.newPage();
         page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
         await page.setViewportSize({ width: 1400, height: 900 });
         await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
@@ -276,7 +290,7 @@ describe('report.html of a default-size run in headless Chromium', () => {
         await page.screenshot({ path: path.join(dir, 'first-screen.png') });
         expect(problems).toEqual([]);
       } finally {
-        await context.close();
+        await page.close();
       }
     },
   );

@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../harness/core/errors.js';
@@ -10,8 +9,9 @@ import { renderJson, renderJsonChunks, writeRunOutput } from '../../reports/inde
 import { leaderboards } from '../../reports/verdict.js';
 import { parseResults, readResults } from '../../harness/results/read.js';
 import { FIXTURE_FILE, renameScenario, smallRun } from './fixture.js';
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-reports-'));
+const tempDir = () => newTempDir('membench-reports-');
 
 describe('writeRunOutput', () => {
   it('writes results, markdown, html, junit and one PNG per chart', async () => {

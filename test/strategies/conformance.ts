@@ -10,6 +10,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langcha
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HashedEmbedder, MeteredModel, OfflineModel, type Embedder } from '../../harness/models/index.js';
 import { TokenCounter } from '../../harness/core/tokens.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 
 export interface ConformanceOptions {
@@ -30,7 +31,7 @@ export async function makeHarness(
   definition: StrategyDefinition,
   options: Record<string, unknown> = {},
 ): Promise<Harness> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), `membench-conf-${definition.name}-`));
+  const dir = await tempDir(`membench-conf-${definition.name}-`); // removed after the test file
   const tokens = new TokenCounter('gpt-4o');
   const model = new MeteredModel(new OfflineModel(), tokens);
   const embedder = new HashedEmbedder(64);

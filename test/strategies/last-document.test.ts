@@ -4,8 +4,7 @@
  * summary) is indexed before a probe ranks, by `bm25` (both rankers), `vector` and `hybrid`,
  * under every unit.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HumanMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { vector } from '../../strategies/vector.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { exchange, strategyScratch } from './conformance.js';
 import { allOk } from '../helpers/cells.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 /** A LoCoMo sample of two sessions, each ending on an utterance nobody answers; the last one is the evidence. */
 const sample = {
@@ -52,7 +52,7 @@ const sample = {
 
 describe('the last document of a replay is ranked', () => {
   it('LoCoMo: the final unanswered utterance, observation and summary are found; the paper ranker ranks every summary (recall@50 = 1)', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-last-document-'));
+    const dir = await tempDir('membench-last-document-');
     const file = path.join(dir, 'locomo.json');
     await writeFile(file, JSON.stringify([sample]));
     const result = allOk(

@@ -4,8 +4,7 @@
  * formula in the test itself (k1 1.5, b 0.75, ε 0.25), never from the implementation.
  */
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planRun, runBenchmark } from '../../harness/run/runner.js';
@@ -19,6 +18,7 @@ import {
 } from '../../strategies/shared/okapi-paper.js';
 import { describeConformance, strategyScratch } from './conformance.js';
 import { allOk } from '../helpers/cells.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 describeConformance({ ...bm25, name: 'bm25 (ranker okapi-paper)' }, { options: { ranker: 'okapi-paper' } });
 
@@ -214,7 +214,7 @@ describe('okapi-paper under --protocol longmemeval', () => {
       haystack_sessions: [session('my dog is Rex'), session('I like my cat ', true), session('the weather is cold')],
       answer_session_ids: ['answer_b'],
     };
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-okapi-lme-'));
+    const dir = await tempDir('membench-okapi-lme-');
     const file = path.join(dir, 'lme.json');
     await writeFile(file, JSON.stringify([item]));
     const result = allOk(

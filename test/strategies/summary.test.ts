@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
 import Database from 'better-sqlite3';
@@ -12,6 +11,7 @@ import { summary } from '../../strategies/summary.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext } from '../../strategies/types.js';
 import { describeConformance, exchange } from './conformance.js';
 import { GatedModel } from './gated-model.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 describeConformance(summary, { options: { every: 2, summarize: 'async' } });
 
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 async function setup(inner: ChatModel = new OfflineModel()) {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-summary-'));
+  const dir = await tempDir('membench-summary-');
   dirs.push(dir);
   const tokens = new TokenCounter('gpt-4o');
   const model = new MeteredModel(inner, tokens);

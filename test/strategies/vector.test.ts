@@ -114,7 +114,7 @@ describe('vector retrieval', () => {
       const tokens = new TokenCounter('gpt-4o');
       const windowed = window.create(
         {
-          dir: await mkdtemp(path.join(os.tmpdir(), 'membench-vector-window-')),
+          dir: await mkdtemp(path.join(dir, 'window-')), // inside the test's dir, removed after it
           tokens,
           model: new OfflineModel(),
           embedder,
@@ -381,13 +381,15 @@ const fact = (writer: number, step: number): string =>
 /**
  * The concurrency tests' child process: opens `vector` (sync) on the shared dir, says "ready",
  * waits for "go", then saves `count` exchanges (loading in between, as the agent does), reporting
- * each; "done" after close, "error" on any exception. Run from the repo root with tsx.
+ * each; "done" after close, "error" on any exception. Run from the repo root on the built library
+ * (a third of the CPU of the sources through tsx; the file is in vitest.config.ts's DIST_TESTS, so
+ * dist/ is the build of the sources).
  */
 const WRITER = `
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import { HashedEmbedder, MeteredModel, OfflineModel } from './harness/models/index.js';
-import { TokenCounter } from './harness/core/tokens.js';
-import { vector } from './strategies/vector.js';
+import { HashedEmbedder, MeteredModel, OfflineModel } from './dist/harness/models/index.js';
+import { TokenCounter } from './dist/harness/core/tokens.js';
+import { vector } from './dist/strategies/vector.js';
 const { dir, writer, count } = JSON.parse(process.env.VECTOR_WRITER);
 const fact = ${fact.toString()};
 const tokens = new TokenCounter('gpt-4o');
@@ -423,7 +425,7 @@ interface Writer {
 }
 
 function startWriter(storeDir: string, writer: number, count: number): Writer {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', WRITER], {
+  const child = spawn(process.execPath, ['--input-type=module', '--eval', WRITER], {
     cwd: ROOT,
     env: { ...process.env, VECTOR_WRITER: JSON.stringify({ dir: storeDir, writer, count }) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -3,8 +3,7 @@
  * strategy given those ids could find the evidence without reading a word. The agent loop hands
  * strategies opaque ids (`s12`); the harness maps rankings back for the retrieval metrics.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentSession } from '../../../harness/agent/loop.js';
@@ -16,11 +15,12 @@ import { findStrategy, type MemoryStrategy } from '../../../strategies/index.js'
 import { makeHarness } from '../../strategies/conformance.js';
 import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
 import { ok } from '../../helpers/cells.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 describe('ids a memory cannot read', () => {
   let file: string;
   beforeAll(async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-opaque-'));
+    const dir = await tempDir('membench-opaque-');
     file = path.join(dir, 'longmemeval-synthetic.json');
     await writeFile(
       file,

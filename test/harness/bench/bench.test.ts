@@ -12,7 +12,8 @@ import { FloorProbe, measureFloors } from '../../../harness/bench/floors.js';
 import { measure, Stopwatch, TimedModel } from '../../../harness/bench/measure.js';
 import { renderBenchJson, renderBenchReport } from '../../../harness/bench/render.js';
 import { benchSaveLoad, type SaveLoadResult, type SaveLoadRow } from '../../../harness/bench/save-load.js';
-import { benchRecovery, type RecoveryResult } from '../../../harness/bench/recovery.js';
+import type * as Recovery from '../../../harness/bench/recovery.js';
+import type { RecoveryResult } from '../../../harness/bench/recovery.js';
 import { benchSuite, offlineSuiteScenarios, suiteArguments } from '../../../harness/bench/suite.js';
 import { evaluateTargets, flatRatio, missBy } from '../../../harness/bench/targets.js';
 import { benchVectorScale, clusteredVectors, EF_GRID, exactTopK } from '../../../harness/bench/vector-scale.js';
@@ -23,6 +24,10 @@ import { OfflineModel } from '../../../harness/models/index.js';
 import { builtinStrategies } from '../../../strategies/index.js';
 import { membench } from '../../cli/helpers.js';
 import { benchHeader } from '../../helpers/bench-header.js';
+import { builtModule } from '../../helpers/built.js';
+
+// The recovery section kills and restarts agent processes: the built one starts them from the bundle, as a user's do.
+const { benchRecovery } = await builtModule<typeof Recovery>('harness/bench/recovery.js');
 
 const timing = (p50Ms: number) => ({ p50Ms, p99Ms: p50Ms * 2, meanMs: p50Ms, opsPerSec: 1000 / p50Ms, samples: 10 });
 

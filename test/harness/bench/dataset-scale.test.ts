@@ -37,7 +37,11 @@ describe('the synthetic LongMemEval_S-shaped file', () => {
   });
 
   it('has the published fields, about 50 sessions, 500 messages and 115k tokens per question, and the published type mix', () => {
-    const questions = [...syntheticLongMemEval({ questions: 500 })] as unknown as Question[];
+    // The type of each question and whether it abstains are drawn before its haystack: the mix is read from
+    // 500 questions with one short session each, the shape from full-sized ones (the defaults).
+    const questions = [
+      ...syntheticLongMemEval({ questions: 500, sessions: [1, 1], messages: [2, 2], replySentences: [1, 1] }),
+    ] as unknown as Question[];
     expect(questions).toHaveLength(500);
     const types = new Map<string, number>();
     for (const question of questions) types.set(question.question_type, (types.get(question.question_type) ?? 0) + 1);
@@ -53,7 +57,7 @@ describe('the synthetic LongMemEval_S-shaped file', () => {
     expect(abstention).toBeGreaterThan(15);
     expect(abstention).toBeLessThan(45);
     const tokens = new TokenCounter('gpt-4o');
-    const sample = questions.slice(0, 5);
+    const sample = [...syntheticLongMemEval({ questions: 5 })] as unknown as Question[];
     for (const question of sample) {
       expect(question.haystack_session_ids).toHaveLength(question.haystack_sessions.length);
       expect(question.haystack_dates).toHaveLength(question.haystack_sessions.length);

@@ -1,11 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { MANIFEST_FILE, removeOwnFiles, StagedDir, writeManifest } from '../../../harness/core/manifest.js';
+import { tempDir as newTempDir } from '../../helpers/temp-dir.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-manifest-'));
+const tempDir = () => newTempDir('membench-manifest-');
 
 describe('removeOwnFiles', () => {
   it('removes the files the manifest lists and the folders left empty, nothing else', async () => {

@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { parse, stringify } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import { answerPrompt, summarizePrompt } from '../../../harness/core/prompts.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
@@ -136,6 +135,7 @@ describe('the offline model never reads gold data', () => {
     timeout: 120_000,
   }, async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-gold-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     for (const name of ['recipes-zh', 'preference-corrections']) {
       const original = parse(await readFile(path.join(BUILTIN_SCENARIO_DIR, `${name}.yaml`), 'utf8')) as {
         name: string;
@@ -159,7 +159,7 @@ describe('the offline model never reads gold data', () => {
           scenarios: ['recipes-zh', 'preference-corrections'].map((name) => path.join(dir, `${prefix}-${name}.yaml`)),
           strategies: ['buffer', 'window', 'summary', 'summary-buffer', 'entity', 'file-index'],
           params: ['summary-buffer.maxTokenLimit=120'],
-          workers: 2,
+          workers: 1, // in this process: what the model reads does not depend on where the cell runs
         }),
       );
     const [a, b] = [await run('original'), await run('doctored')];

@@ -1,11 +1,16 @@
 /**
  * The harness side of one agent process: preloads asked of it go one at a time, and `settled` waits
  * for all of them; an offline process starts without TLS-only settings, a live one keeps them.
+ * The processes are the built ones (test/helpers/built.ts): they start from the agent bundle, as a user's do.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AgentProcess } from '../../../harness/process/agent-process.js';
-import { spareKind } from '../../../harness/process/spares.js';
+import type * as Agents from '../../../harness/process/agent-process.js';
+import type * as Spares from '../../../harness/process/spares.js';
+import { builtModule } from '../../helpers/built.js';
+
+const { AgentProcess } = await builtModule<typeof Agents>('harness/process/agent-process.js');
+const { spareKind } = await builtModule<typeof Spares>('harness/process/spares.js');
 
 describe('AgentProcess.prepare', () => {
   it('settles only when every preload sent is done, even when the last one asked for was made before', async () => {

@@ -3,16 +3,40 @@
  * test process and for one run in agent processes (`isolate`): the same cell gives the same records
  * either way — the strategy reads the same injected clock, the same scripted turns measure their
  * context, and a replayed dataset's saved turns go in durable batches in the agent process too.
+ * Both ways are the built ones (test/helpers/built.ts): agent processes start from the bundle, as a user's do.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killSpares } from '../../../harness/process/spares.js';
-import { planRun, runCell, type CellPlan } from '../../../harness/run/runner.js';
+import type * as Models from '../../../harness/models/index.js';
+import type * as Spares from '../../../harness/process/spares.js';
 import type { CellResult } from '../../../harness/results/schema.js';
+import type { Providers } from '../../../harness/run/cell.js';
+import type * as Runner from '../../../harness/run/runner.js';
+import type { CellPlan } from '../../../harness/run/runner.js';
+import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
-import { offlineProviders } from '../../helpers/offline-providers.js';
+
+const { killSpares } = await builtModule<typeof Spares>('harness/process/spares.js');
+const { planRun, runCell } = await builtModule<typeof Runner>('harness/run/runner.js');
+const { HashedEmbedder, OfflineModel } = await builtModule<typeof Models>('harness/models/index.js');
+
+/** test/helpers/offline-providers.ts, of the built models: the offline model and hashed embedder, a fixed clock. */
+function offlineProviders(): Providers {
+  return {
+    model: new OfflineModel(),
+    modelFor: () => new OfflineModel(),
+    live: {},
+    embedder: new HashedEmbedder(),
+    modelProvider: 'offline',
+    embedderProvider: 'hashed',
+    isolate: false,
+    tokenizerModel: 'offline',
+    clock: new Date(0).toISOString(),
+    keepCellDirs: false,
+  };
+}
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 /** Real agent processes on a loaded 2-core machine. */

@@ -3,18 +3,35 @@
  * it. For every built-in strategy, one process replays a cell, closes it for reuse and replays the
  * same cell on a new dir: the replies are the same as the first time (no module-level state of the
  * strategy carried over), and its handles and environment are what they were before the first
- * cell. Real processes, real strategies, nothing mocked.
+ * cell. Real processes, real strategies, nothing mocked. The processes are the built ones
+ * (test/helpers/built.ts): they start from the agent bundle, as a user's do.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { AgentProcess, isExit } from '../../../harness/process/agent-process.js';
-import { killSpares, returnSpare, spareKind, takeSpare } from '../../../harness/process/spares.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type * as Agents from '../../../harness/process/agent-process.js';
 import type { AgentCell, FromAgent } from '../../../harness/process/protocol.js';
-import { loadScenarios } from '../../../harness/scenarios/builtins.js';
-import { builtinStrategies } from '../../../strategies/index.js';
 import { offlineAgentCell } from '../../helpers/agent-cell.js';
+import type * as Spares from '../../../harness/process/spares.js';
+import type * as Builtins from '../../../harness/scenarios/builtins.js';
+import type * as Strategies from '../../../strategies/index.js';
+import { builtModule } from '../../helpers/built.js';
+
+const { AgentProcess, isExit } = await builtModule<typeof Agents>('harness/process/agent-process.js');
+const { killSpares, returnSpare, spareKind, takeSpare } = await builtModule<typeof Spares>('harness/process/spares.js');
+const { loadScenarios } = await builtModule<typeof Builtins>('harness/scenarios/builtins.js');
+const { builtinStrategies } = await builtModule<typeof Strategies>('strategies/index.js');
+
+/** The cell dirs made, removed after the tests. */
+const made: string[] = [];
+afterAll(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+async function cellDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
 
 /** Room for real processes on a loaded 2-core machine. */
 const TIMEOUT = { timeout: 240_000 };
@@ -35,7 +52,7 @@ async function cellIn(strategy: string, dir: string): Promise<AgentCell> {
   return offlineAgentCell(dir, strategy, `reuse/${strategy}`);
 }
 
-async function inspect(agent: AgentProcess): Promise<Extract<FromAgent, { type: 'inspected' }>> {
+async function inspect(agent: Agents.AgentProcess): Promise<Extract<FromAgent, { type: 'inspected' }>> {
   const reply = await agent.request({ type: 'inspect' }, 'inspected');
   if (isExit(reply) || reply.type !== 'inspected') throw new Error(`inspect failed: ${JSON.stringify(reply)}`);
   return reply;
@@ -57,7 +74,7 @@ describe('an agent process reused after a clean close', () => {
         const before = await inspect(agent);
         for (const definition of builtinStrategies) {
           const replay = async (): Promise<unknown[]> => {
-            const dir = await mkdtemp(path.join(os.tmpdir(), `membench-reuse-${definition.name}-`));
+            const dir = await cellDir(`membench-reuse-${definition.name}-`);
             const opened = await agent.open(
               await cellIn(definition.name, dir),
               { turn: 0, session: 0 },
@@ -97,7 +114,7 @@ describe('an agent process reused after a clean close', () => {
         const first = takeSpare(kind);
         await first.settled();
         await first.open(
-          await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))),
+          await cellIn('buffer', await cellDir('membench-reuse-')),
           { turn: 0, session: 0 },
           () => undefined,
         );
@@ -110,7 +127,7 @@ describe('an agent process reused after a clean close', () => {
         const user = takeSpare(kind);
         await user.settled();
         await user.open(
-          await cellIn('buffer', await mkdtemp(path.join(os.tmpdir(), 'membench-reuse-'))),
+          await cellIn('buffer', await cellDir('membench-reuse-')),
           { turn: 0, session: 0 },
           () => undefined,
         );

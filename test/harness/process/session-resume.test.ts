@@ -1,14 +1,18 @@
 /**
  * A process that resumes a scenario after a real SIGKILL is told how many session boundaries came
  * before: the exchanges it saves keep their session number, so `unit=session` documents still
- * group by session across the crash.
+ * group by session across the crash. The run is the built one (test/helpers/built.ts): its agent
+ * processes start from the bundle, as a user's do.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { runBenchmark } from '../../../harness/run/runner.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type * as Runner from '../../../harness/run/runner.js';
+import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
+
+const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
 
 const SCENARIO = `name: session-resume
 description: two sessions, the agent process killed inside the second one.
@@ -34,6 +38,7 @@ steps:
 describe('a resumed agent process', () => {
   it('keeps numbering sessions where the killed one was', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-session-resume-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'session-resume.yaml');
     await writeFile(file, SCENARIO);
     const result = await runBenchmark({

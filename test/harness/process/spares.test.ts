@@ -1,22 +1,33 @@
 /**
- * Agent processes, counted: a crash costs one process start and nothing more (warm spares carry
- * over between cells, none is wasted), and an agent process loads only what its cell uses.
+ * An agent process loads only what its cell uses. The processes start from the sources (through
+ * tsx), whose modules load as tsc compiles them, one by one: what a user's strategy's processes load
+ * too (the bundle of the built-in ones is one file). Counting spares: warm-spares.test.ts.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentProcessStats } from '../../../harness/process/agent-process.js';
-import { killSpares, spareKind, spareReady, SPARES_AHEAD, takeSpare } from '../../../harness/process/spares.js';
+import { killSpares, spareKind, spareReady, takeSpare } from '../../../harness/process/spares.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { ok } from '../../helpers/cells.js';
 
-afterAll(killSpares);
+/** The scenario dirs made, removed after the tests. */
+const made: string[] = [];
+afterAll(async () => {
+  await killSpares();
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function scenarioDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-spares-'));
+  made.push(dir);
+  return dir;
+}
 
 /** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
 async function smallCrashScenario(): Promise<string> {
-  const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-spares-')), 'small-crash.yaml');
+  const file = path.join(await scenarioDir(), 'small-crash.yaml');
   const steps = [
     '- user: Hi, I plan dinners.',
     '  assistant: Happy to help.',
@@ -30,34 +41,29 @@ async function smallCrashScenario(): Promise<string> {
   return file;
 }
 
+/**
+ * An English memory and a kill right after its acknowledgement, then one Chinese memory and a kill
+ * in the middle of writing it, and a Chinese probe: three processes, the first of which never meets
+ * Chinese text (remember-then-crash's first two kills, without the rest).
+ */
+async function oneChineseMemory(): Promise<string> {
+  const file = path.join(await scenarioDir(), 'one-chinese-memory.yaml');
+  const steps = [
+    '- user: Hi, I plan dinners.',
+    '  assistant: Happy to help.',
+    '- crash: after_ack',
+    '- remember: My son is allergic to peanuts.',
+    '- crash: mid_memory_write',
+    '- remember: 我家只有一口铸铁锅。',
+    '- probe: 我家有什么锅？',
+    '  expect: [铸铁锅]',
+  ];
+  await writeFile(file, ['name: one-chinese-memory', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
+  return file;
+}
+
 /** Room for agent processes started from the sources (about 1.5 s of CPU each) on a loaded 2-core machine. */
 const PROCESS_TIMEOUT = { timeout: 240_000 };
-
-describe('warm spare agent processes', PROCESS_TIMEOUT, () => {
-  beforeEach(killSpares);
-
-  it('open once per crash or session, start a process only for a crash, and hand the processes left at the end to the next cell', async () => {
-    const scenario = await smallCrashScenario();
-    const before = agentProcessStats.spawned;
-    const first = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
-    const cell = ok(first.cells[0]);
-    expect(cell.status).toBe('ok');
-    expect(cell!.recall.contextRecall.hits).toBe(1);
-    const reached = cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached);
-    expect(reached).toHaveLength(1);
-    for (const crash of reached) expect(crash.recoveryMs).toBeGreaterThan(0);
-    // The first session, one per reached crash, one after the session boundary...
-    expect(cell!.phases!.processes).toBe(1 + reached.length + 1);
-    // ...in as many processes less the one the cleanly closed session handed on, plus the spares kept ahead.
-    expect(agentProcessStats.spawned - before).toBe(cell!.phases!.processes - 1 + SPARES_AHEAD);
-
-    const between = agentProcessStats.spawned;
-    const second = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
-    expect(second.cells[0]!.phases!.processes).toBe(cell!.phases!.processes);
-    // The next cell opens in the process the first one closed cleanly: only its crash costs a process.
-    expect(agentProcessStats.spawned - between).toBe(reached.length);
-  });
-});
 
 describe('modules an agent process loads', PROCESS_TIMEOUT, () => {
   let log: string;
@@ -128,14 +134,14 @@ describe('modules an agent process loads', PROCESS_TIMEOUT, () => {
 
   it('in a bm25 crash cell with one Chinese memory, only the processes that meet its text load jieba', async () => {
     const result = await runBenchmark({
-      scenarios: ['remember-then-crash'],
+      scenarios: [await oneChineseMemory()],
       strategies: ['bm25'],
       priceDurability: [],
       profile: true,
     });
     const cell = ok(result.cells[0]);
     expect(cell.status).toBe('ok');
-    expect(cell!.recall.contextRecall.hits).toBe(3); // 我家有什么锅？ finds 铸铁锅
+    expect(cell!.recall.contextRecall.hits).toBe(1); // 我家有什么锅？ finds 铸铁锅
     const lines = (await readFile(log, 'utf8'))
       .split('\n')
       .filter((line) => line && !line.startsWith(`${process.pid} `));

@@ -1,16 +1,20 @@
 /**
  * A forked worker's states (harness/process/worker.ts), shared by agent processes and the pool's
  * workers: starting until it says it is ready, busy while a request is in flight, closed when its
- * end was asked for, crashed when it died on its own (here, at an armed crash point).
+ * end was asked for, crashed when it died on its own (here, at an armed crash point). The processes
+ * are the built ones (test/helpers/built.ts): they start from the agent bundle, as a user's do.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentProcess, isExit } from '../../../harness/process/agent-process.js';
+import type * as Agents from '../../../harness/process/agent-process.js';
 import type { AgentCell } from '../../../harness/process/protocol.js';
 import type { Step } from '../../../harness/scenarios/format.js';
 import { offlineAgentCell } from '../../helpers/agent-cell.js';
+import { builtModule } from '../../helpers/built.js';
+
+const { AgentProcess, isExit } = await builtModule<typeof Agents>('harness/process/agent-process.js');
 
 /** Real processes on a loaded 2-core machine. */
 const TIMEOUT = { timeout: 120_000 };

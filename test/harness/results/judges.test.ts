@@ -3,8 +3,6 @@
  * wire format that plays the judge: strict reading of its reply, retries on 429/500, a reply past
  * the timeout, the response cache (judging twice costs no request), and what results hold.
  */
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JudgeItem } from '../../../harness/results/judge-rules.js';
@@ -14,6 +12,7 @@ import { createJudge, judgeRun, JUDGE_MAX_OUTPUT_TOKENS, parseVerdict } from '..
 import { lastMessage, startFakeOpenAIServer, type FakeOpenAIServer } from '../../helpers/fake-openai-server.js';
 import { smallRun } from '../../reports/fixture.js';
 import { allOk } from '../../helpers/cells.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -135,9 +134,7 @@ describe('judgeRun', () => {
       ),
     );
     const probes = run.cells.flatMap((cell) => cell.probes).length;
-    const cache = ResponseCache.open(
-      path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-judge-')), 'cache.sqlite'),
-    );
+    const cache = ResponseCache.open(path.join(await tempDir('membench-judge-'), 'cache.sqlite'));
     try {
       const before = server.requests.length;
       const first = allOk(await judgeRun(run, [createJudge('offline'), judge({ cache })]));

@@ -1,13 +1,12 @@
 /** Results written by earlier schema versions read back under today's names, and the commands that read results take them. */
 import { readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { asWrittenInItsVersion, parseResults } from '../../../harness/results/read.js';
 import { RESULTS_SCHEMA_VERSION } from '../../../harness/results/schema.js';
 import { membench, ROOT } from '../../cli/helpers.js';
 import { ok } from '../../helpers/cells.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 const V3 = path.join(ROOT, 'fixtures/results/v3.json');
 
@@ -38,7 +37,7 @@ describe('a version 3 results file', () => {
   });
 
   it('is taken by report, explain and compare', async () => {
-    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-v3-')), 'rendered');
+    const out = path.join(await tempDir('membench-v3-'), 'rendered');
     const report = await membench(['report', V3, '--out', out]);
     expect(report.stderr).toBe('');
     expect(report.code).toBe(0);

@@ -3,8 +3,7 @@
  * src/retrieval/eval_utils.py and run_retrieval.py), pinned on hand-computed rankings; then a
  * `--protocol longmemeval` run on a synthetic LongMemEval-format file.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { locomoFigures, withProtocol } from '../../../harness/results/protocols.js';
@@ -15,6 +14,7 @@ import { importDataset } from '../../../harness/scenarios/importers/index.js';
 import { syntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
 import { poolSummaries } from '../../../harness/results/retrieval.js';
 import { allOk } from '../../helpers/cells.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 /** Three sessions of two exchanges each; session B's user turn b0 and session C's reply c1r hold the answer. */
 const steps = [
@@ -163,7 +163,7 @@ describe('the LongMemEval protocol', () => {
   });
 
   it("`--protocol longmemeval` indexes user turns, ranks to the paper's k and scores the non-abstention questions", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-'));
+    const dir = await tempDir('membench-protocol-');
     const file = path.join(dir, 'longmemeval-synthetic.json');
     const questions = [
       ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),

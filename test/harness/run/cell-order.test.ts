@@ -1,9 +1,15 @@
 // The pool takes the costliest cells first (a crash costs as much as many plain steps), so a long
-// cell never starts last while the other workers sit idle; results keep the plan's order.
+// cell never starts last while the other workers sit idle; results keep the plan's order. The run is
+// the built one (test/helpers/built.ts): its worker and agent processes start from the bundles.
 import { describe, expect, it } from 'vitest';
-import { loadScenarios } from '../../../harness/scenarios/builtins.js';
-import { estimatedCost, runBenchmark } from '../../../harness/run/runner.js';
-import { killSpares } from '../../../harness/process/spares.js';
+import type * as Spares from '../../../harness/process/spares.js';
+import type * as Runner from '../../../harness/run/runner.js';
+import type * as Builtins from '../../../harness/scenarios/builtins.js';
+import { builtModule } from '../../helpers/built.js';
+
+const { estimatedCost, runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
+const { killSpares } = await builtModule<typeof Spares>('harness/process/spares.js');
+const { loadScenarios } = await builtModule<typeof Builtins>('harness/scenarios/builtins.js');
 
 describe('cell order', () => {
   it('a crash scenario costs more than a longer plain one', async () => {

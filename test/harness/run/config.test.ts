@@ -1,14 +1,14 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findConfigFile, loadConfig, MAX_CONFIG_BYTES } from '../../../harness/run/config.js';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { expandStrategies } from '../../../harness/run/params.js';
 import { builtinStrategies } from '../../../strategies/index.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 async function configFile(name: string, text: string): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-config-'));
+  const dir = await tempDir('membench-config-');
   const file = path.join(dir, name);
   await writeFile(file, text);
   return file;
@@ -203,7 +203,7 @@ describe('membench.config.yaml', () => {
   });
 
   it('is found in the working dir; two at once is an error', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-config-'));
+    const dir = await tempDir('membench-config-');
     expect(findConfigFile(undefined, dir)).toBeUndefined();
     await writeFile(path.join(dir, 'membench.config.yaml'), 'seed: 1\n');
     expect(findConfigFile(undefined, dir)).toBe(path.join(dir, 'membench.config.yaml'));

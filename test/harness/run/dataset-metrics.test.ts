@@ -4,13 +4,13 @@
  * early evidence and buffer all of it; buffer recalls the dates temporal questions ask for,
  * because the session dates are in its context; no model-written reply enters the replay.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import type { OkCell, RunResult } from '../../../harness/results/schema.js';
 import { ok } from '../../helpers/cells.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 const SPEAKERS = ['Caroline', 'Melanie'] as const;
 const CHAT = [
@@ -78,7 +78,7 @@ describe('metrics on a long LoCoMo-format conversation', () => {
   const cell = (strategy: string): OkCell => ok(result.cells.find((item) => item.strategy === strategy));
 
   beforeAll(async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-locomo-long-'));
+    const dir = await tempDir('membench-locomo-long-');
     const file = path.join(dir, 'locomo-long.json');
     await writeFile(file, JSON.stringify([sample(12, 21)]));
     result = await runBenchmark({ datasets: [`locomo:${file}`], strategies: ['buffer', 'window'] });

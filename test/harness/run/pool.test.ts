@@ -1,13 +1,34 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+/**
+ * The pool of worker processes, run as built (test/helpers/built.ts): its workers start from the
+ * bundled pool entry and their agent processes from the agent bundle, as a user's do.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { planRun, runBenchmark, RunInterrupted } from '../../../harness/run/runner.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type * as Cells from '../../../harness/results/cells.js';
+import type * as CellTimeout from '../../../harness/run/cell-timeout.js';
+import type * as Runner from '../../../harness/run/runner.js';
 import { ROOT } from '../../cli/helpers.js';
-import { withoutTiming } from '../../helpers/same-seed.js';
-import { timeoutMessage } from '../../../harness/run/cell-timeout.js';
-import { errorCells } from '../../../harness/results/cells.js';
+import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
+import { withoutTiming } from '../../helpers/same-seed.js';
+
+const { planRun, runBenchmark, RunInterrupted } = await builtModule<typeof Runner>('harness/run/runner.js');
+const { timeoutMessage } = await builtModule<typeof CellTimeout>('harness/run/cell-timeout.js');
+const { errorCells } = await builtModule<typeof Cells>('harness/results/cells.js');
+
+/** The temp dirs of the scenario files written, removed after the tests. */
+const made: string[] = [];
+afterAll(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+async function scenarioFile(name: string, yaml: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
+  made.push(dir);
+  const file = path.join(dir, name);
+  await writeFile(file, yaml);
+  return file;
+}
 
 const TINY_CRASH = `name: tiny-crash
 steps:
@@ -26,9 +47,7 @@ describe('runBenchmark with worker processes', () => {
   it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', {
     timeout: 180_000,
   }, async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
-    const crash = path.join(dir, 'tiny-crash.yaml');
-    await writeFile(crash, TINY_CRASH);
+    const crash = await scenarioFile('tiny-crash.yaml', TINY_CRASH);
     // The slow crash cell comes first: the quick ones finish before it, out of plan order.
     const options = { scenarios: [crash, 'recipes-en', 'recipes-zh'], strategies: ['buffer'], seed: 5 };
     const inline = await runBenchmark({ ...options, workers: 1 });
@@ -40,10 +59,8 @@ describe('runBenchmark with worker processes', () => {
   });
 
   it('records a cell whose worker dies as an error with its exit code, and runs the rest', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
-    const scenario = path.join(dir, 'exit.yaml');
-    await writeFile(
-      scenario,
+    const scenario = await scenarioFile(
+      'exit.yaml',
       'name: exit\nsteps:\n  - user: please EXIT now\n    assistant: ok\n  - probe: what did I say?\n    expect: ["EXIT"]\n',
     );
     const result = await runBenchmark({
@@ -68,10 +85,8 @@ describe('runBenchmark with worker processes', () => {
   it('records a cell over its time limit as an error naming the phase it hung in, in a worker or in this process, and runs the rest', {
     timeout: 120_000,
   }, async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-pool-'));
-    const scenario = path.join(dir, 'tiny.yaml');
-    await writeFile(
-      scenario,
+    const scenario = await scenarioFile(
+      'tiny.yaml',
       'name: tiny\nsteps:\n  - user: I live in Lisbon.\n    assistant: Noted.\n  - probe: Where do I live?\n    expect: [Lisbon]\n',
     );
     const phases = { open: 'open', save: 'step 0 (user)', close: 'close' } as const;

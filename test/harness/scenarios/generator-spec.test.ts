@@ -3,8 +3,7 @@
  * `file:line:col: path: message`, unknown knobs refused, cross-field limits (room for the
  * distances, the bank's capacity, a day per dated fact) checked, defaults filled in.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
@@ -15,6 +14,7 @@ import {
   loadSpecFile,
 } from '../../../harness/scenarios/generator-spec.js';
 import { formatProblem } from '../../../harness/scenarios/load.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 const lines = (text: string, file = 'spec.yaml'): string[] => checkSpecText(text, file).problems.map(formatProblem);
 
@@ -132,7 +132,7 @@ describe('checkSpecText', () => {
 
 describe('loadSpecFile', () => {
   test('throws a MembenchError (exit 2) with one located line per problem', async () => {
-    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-spec-')), 'bad.yaml');
+    const file = path.join(await tempDir('membench-spec-'), 'bad.yaml');
     await writeFile(file, 'exchanges: many\n');
     const error = await loadSpecFile(file).catch((caught: unknown) => caught);
     expect(isMembenchError(error) && error.exitCode).toBe(2);

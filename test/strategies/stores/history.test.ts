@@ -1,6 +1,5 @@
 import { truncateSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
@@ -8,8 +7,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SqliteChatMessageHistory } from '../../../strategies/stores/history.js';
 import type { DurabilityMode } from '../../../strategies/types.js';
+import { tempDir as newTempDir } from '../../helpers/temp-dir.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-history-'));
+const tempDir = () => newTempDir('membench-history-');
 const rowsIn = (dir: string): number => {
   const db = new Database(path.join(dir, 'history.sqlite'), { readonly: true });
   try {

@@ -25,7 +25,7 @@ import {
 } from '../../../strategies/stores/memory-format.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
-const WRITER = fileURLToPath(new URL('./memory-files-writer.ts', import.meta.url));
+const WRITER = fileURLToPath(new URL('./memory-files-writer.mjs', import.meta.url));
 /** How long a writer process waits for another's lock: the tests' own limit, never a shorter one of the store's. */
 const WRITER_LOCK_TIMEOUT_MS = 120_000;
 
@@ -169,12 +169,11 @@ describe('MemoryFileStore', () => {
     new MemoryFileStore({ dirs: dirs(), maxMemoryBytes: 4096, now: () => now, ...options });
 
   /**
-   * A writer process on `dir` (test/strategies/stores/memory-files-writer.ts). Its lock timeout is the
+   * A writer process on `dir` (test/strategies/stores/memory-files-writer.mjs, on the built store). Its lock timeout is the
    * test's own: on a loaded machine another writer may hold the lock for seconds, which is no failure.
    */
   const startWriter = (writer: number, count: number, lockTimeoutMs = WRITER_LOCK_TIMEOUT_MS): ChildProcess => {
     const child = fork(WRITER, [dir, String(writer), String(count), String(lockTimeoutMs)], {
-      execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     started.push(child);

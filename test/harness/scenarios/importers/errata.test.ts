@@ -1,12 +1,12 @@
 /** Errata: located errors in the file; corrected gold and dropped questions at import, counted in the summary and per category. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Errata, formatImportReport, importDataset } from '../../../../harness/scenarios/importers/index.js';
 import { planRun } from '../../../../harness/run/runner.js';
 import { MAX_ERRATA_BYTES } from '../../../../harness/scenarios/importers/errata.js';
 import { ROOT } from '../../../cli/helpers.js';
+import { tempDir } from '../../../helpers/temp-dir.js';
 
 const SAMPLE = path.join(ROOT, 'fixtures/datasets/locomo10-sample.json');
 const ERRATA = path.join(ROOT, 'fixtures/errata/locomo-sample.json');
@@ -40,7 +40,7 @@ describe('errata', () => {
   });
 
   it('names every erratum that matches no imported question, each with the closest imported id', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const dir = await tempDir('membench-errata-');
     const file = path.join(dir, 'typos.json');
     await writeFile(
       file,
@@ -67,7 +67,7 @@ describe('errata', () => {
   });
 
   it('a run names an erratum that matches nothing even when the import needed no repair', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const dir = await tempDir('membench-errata-');
     const file = path.join(dir, 'only-typos.json');
     await writeFile(file, JSON.stringify({ errata: { 'no-such-conversation qa[0]': { answer: 'x' } } }));
     const warnings: string[] = [];
@@ -91,7 +91,7 @@ describe('errata', () => {
   });
 
   it('refuses a file past its size bound, or not UTF-8, before parsing it', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-errata-'));
+    const dir = await tempDir('membench-errata-');
     const big = path.join(dir, 'big.json');
     await writeFile(big, `{"errata": {}, "source": "${'x'.repeat(MAX_ERRATA_BYTES)}"}`);
     await expect(Errata.load(big)).rejects.toThrow(

@@ -2,8 +2,7 @@
  * The shared importer machinery: the streaming JSON list reader and its located errors,
  * `importDataset` (what `run --dataset` uses) and the printed summary.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
@@ -14,8 +13,9 @@ import {
 } from '../../../../harness/scenarios/importers/index.js';
 import { JsonNumberText, readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
 import { MembenchError } from '../../../../harness/core/errors.js';
+import { tempDirSync } from '../../../helpers/temp-dir.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'membench-import-'));
+const dir = tempDirSync('membench-import-');
 let files = 0;
 function temp(content: string | Buffer): string {
   const file = path.join(dir, `data-${files++}.json`);

@@ -3,14 +3,14 @@
  * import report, counted twice by LoCoMo's recall (task_eval/evaluation.py iterates the list), and
  * one message of evidence for membench's own evidence recall.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Step } from '../../../../harness/scenarios/format.js';
 import { ImportLog, importScenarios } from '../../../../harness/scenarios/importers/index.js';
 import { evidenceTable, probeEvidence } from '../../../../harness/scenarios/evidence.js';
 import { locomoFigures } from '../../../../harness/results/protocols.js';
+import { tempDirSync } from '../../../helpers/temp-dir.js';
 
 const turn = (session: number, index: number, speaker: string, text: string) => ({
   speaker,
@@ -35,7 +35,7 @@ const SAMPLE = {
 };
 
 async function importSample() {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-dup-')), 'locomo.json');
+  const file = path.join(tempDirSync('membench-locomo-dup-'), 'locomo.json');
   writeFileSync(file, JSON.stringify([SAMPLE]));
   const log = new ImportLog('locomo', file);
   const steps: Step[] = [];

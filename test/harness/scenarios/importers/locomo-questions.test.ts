@@ -4,8 +4,7 @@
  * evaluation.py's phrases, so an abstaining answer is credited), a temporal question with a date
  * hint; `--question-prompts` replaces the wording. Retrieval still looks for the question alone.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HumanMessage, SystemMessage } from '@langchain/core/messages';
@@ -25,6 +24,7 @@ import {
 } from '../../../../harness/scenarios/importers/question-prompts.js';
 import { planRun, runCell } from '../../../../harness/run/runner.js';
 import { offlineProviders } from '../../../helpers/offline-providers.js';
+import { tempDir } from '../../../helpers/temp-dir.js';
 
 const turn = (session: number, index: number, speaker: string, text: string) => ({
   speaker,
@@ -65,7 +65,7 @@ function sample(extraQuestions = 0) {
 }
 
 async function writeSample(extraQuestions = 0): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-locomo-ask-'));
+  const dir = await tempDir('membench-locomo-ask-');
   const file = path.join(dir, 'locomo.json');
   await writeFile(file, JSON.stringify([sample(extraQuestions)]));
   return file;
@@ -107,7 +107,7 @@ describe('LoCoMo questions as asked', () => {
   });
 
   it('--question-prompts replaces the wording; a bad template is refused with its line', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-question-prompts-'));
+    const dir = await tempDir('membench-question-prompts-');
     const prompts = path.join(dir, 'prompts.yaml');
     await writeFile(prompts, 'adversarial: "{{question}} Pick: (a) {{a}} (b) {{b}}"\n');
     const [temporal, parrot] = await importedProbes(await writeSample(), prompts);

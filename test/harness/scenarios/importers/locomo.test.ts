@@ -2,8 +2,7 @@
  * The LoCoMo importer on fixtures/datasets/locomo10-sample.json (the published layout, with
  * the quirks of the real file) and on inline samples for shapes the real file never has.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
@@ -16,6 +15,7 @@ import { parseLocomoDate } from '../../../../harness/scenarios/importers/locomo.
 import { canonicalDiaId } from '../../../../harness/scenarios/importers/locomo-format.js';
 import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Step } from '../../../../harness/scenarios/format.js';
+import { tempDirSync } from '../../../helpers/temp-dir.js';
 
 const FIXTURE = 'fixtures/datasets/locomo10-sample.json';
 
@@ -35,7 +35,7 @@ async function importFile(
 }
 
 function writeTemp(samples: unknown): string {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-')), 'locomo.json');
+  const file = path.join(tempDirSync('membench-locomo-'), 'locomo.json');
   writeFileSync(file, JSON.stringify(samples, null, 2));
   return file;
 }
@@ -248,7 +248,7 @@ describe('LoCoMo shapes the published file does not have', () => {
   });
 
   test('a category a double cannot hold is named as the file wrote it (1e400, not null)', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-locomo-')), 'locomo.json');
+    const file = path.join(tempDirSync('membench-locomo-'), 'locomo.json');
     writeFileSync(
       file,
       `[{"qa": [{"question": "q?", "answer": "tea", "category": 1e400}], "conversation": {"session_1": ${JSON.stringify(session)}}, "sample_id": "big"}]`,

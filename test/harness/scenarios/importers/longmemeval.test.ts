@@ -1,6 +1,5 @@
 /** The LongMemEval importer on fixtures/datasets/longmemeval-sample.json (published layout and quirks). */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
@@ -12,12 +11,13 @@ import {
 import { parseLongMemEvalDate } from '../../../../harness/scenarios/importers/longmemeval.js';
 import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Scenario, UserStep } from '../../../../harness/scenarios/format.js';
+import { tempDirSync } from '../../../helpers/temp-dir.js';
 
 const FIXTURE = 'fixtures/datasets/longmemeval-sample.json';
 
 /** Imports a file written as this exact text (number literals a double cannot hold stay as written). */
 async function importText(text: string): Promise<{ scenarios: Map<string, Scenario>; report: ImportReport }> {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-longmemeval-')), 'longmemeval.json');
+  const file = path.join(tempDirSync('membench-longmemeval-'), 'longmemeval.json');
   writeFileSync(file, text);
   const log = new ImportLog('longmemeval', file);
   const scenarios = new Map<string, Scenario>();

@@ -5,19 +5,19 @@
  * turns with `img_url` / `blip_caption`, `adversarial_answer`, evidence "D1:3", "D1:3; D2:4" and
  * "D10:"), imported as the papers' code reads them.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ImportLog, importScenarios, type ImportReport } from '../../../../harness/scenarios/importers/index.js';
 import type { DatasetName } from '../../../../harness/scenarios/importers/shared.js';
 import type { ProbeStep, Scenario, Step } from '../../../../harness/scenarios/format.js';
+import { tempDirSync } from '../../../helpers/temp-dir.js';
 
 async function importList(
   dataset: DatasetName,
   list: unknown[],
 ): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'membench-published-')), `${dataset}.json`);
+  const file = path.join(tempDirSync('membench-published-'), `${dataset}.json`);
   writeFileSync(file, JSON.stringify(list));
   const log = new ImportLog(dataset, file);
   const scenarios: Scenario[] = [];

@@ -1,0 +1,70 @@
+/**
+ * Warm spare agent processes, counted: a crash costs one process start and nothing more (spares
+ * carry over between cells, none is wasted). The run is the built one (test/helpers/built.ts): its
+ * agent processes start from the bundle, as a user's do.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type * as Agents from '../../../harness/process/agent-process.js';
+import type * as Spares from '../../../harness/process/spares.js';
+import type * as Runner from '../../../harness/run/runner.js';
+import { builtModule } from '../../helpers/built.js';
+import { ok } from '../../helpers/cells.js';
+
+const { agentProcessStats } = await builtModule<typeof Agents>('harness/process/agent-process.js');
+const { killSpares, SPARES_AHEAD } = await builtModule<typeof Spares>('harness/process/spares.js');
+const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
+
+let dir: string;
+afterAll(async () => {
+  await killSpares();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
+async function smallCrashScenario(): Promise<string> {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'membench-warm-spares-'));
+  const file = path.join(dir, 'small-crash.yaml');
+  const steps = [
+    '- user: Hi, I plan dinners.',
+    '  assistant: Happy to help.',
+    '- crash: after_ack',
+    '- remember: My son is allergic to peanuts.',
+    '- session: new',
+    '- probe: Who is allergic to what?',
+    '  expect: [peanut]',
+  ];
+  await writeFile(file, ['name: small-crash', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
+  return file;
+}
+
+/** Room for real processes on a loaded 2-core machine. */
+const PROCESS_TIMEOUT = { timeout: 240_000 };
+
+describe('warm spare agent processes', PROCESS_TIMEOUT, () => {
+  beforeEach(killSpares);
+
+  it('open once per crash or session, start a process only for a crash, and hand the processes left at the end to the next cell', async () => {
+    const scenario = await smallCrashScenario();
+    const before = agentProcessStats.spawned;
+    const first = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
+    const cell = ok(first.cells[0]);
+    expect(cell.status).toBe('ok');
+    expect(cell!.recall.contextRecall.hits).toBe(1);
+    const reached = cell!.durabilityOutcome!.crashes.filter((crash) => crash.reached);
+    expect(reached).toHaveLength(1);
+    for (const crash of reached) expect(crash.recoveryMs).toBeGreaterThan(0);
+    // The first session, one per reached crash, one after the session boundary...
+    expect(cell!.phases!.processes).toBe(1 + reached.length + 1);
+    // ...in as many processes less the one the cleanly closed session handed on, plus the spares kept ahead.
+    expect(agentProcessStats.spawned - before).toBe(cell!.phases!.processes - 1 + SPARES_AHEAD);
+
+    const between = agentProcessStats.spawned;
+    const second = await runBenchmark({ scenarios: [scenario], strategies: ['buffer'], profile: true });
+    expect(second.cells[0]!.phases!.processes).toBe(cell!.phases!.processes);
+    // The next cell opens in the process the first one closed cleanly: only its crash costs a process.
+    expect(agentProcessStats.spawned - between).toBe(reached.length);
+  });
+});
