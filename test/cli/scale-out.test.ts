@@ -20,13 +20,15 @@ const cellFiles = (dir: string): string[] =>
     : [];
 
 /**
- * 8 cells: 6 quick ones and one `gated` cell per scenario, which opens only once the test creates
+ * 18 cells: 15 quick ones and one `gated` cell per scenario, which opens only once the test creates
  * the gate file, so a run stopped half-way cannot have finished before the signal reaches it.
  */
 const GATED = path.join(ROOT, 'fixtures/strategies/gated.ts');
 const MATRIX = [
   '-c',
   'recipes-en',
+  '-c',
+  'recipes-zh',
   '-c',
   'preference-corrections',
   '-s',
@@ -36,12 +38,12 @@ const MATRIX = [
   '-s',
   GATED,
   '-p',
-  'window.k=1,2',
+  'window.k=1,2,4,8',
 ];
 const MATRIX_OPTIONS = {
-  scenarios: ['recipes-en', 'preference-corrections'],
+  scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'],
   strategies: ['buffer', 'window', GATED],
-  params: ['window.k=1,2'],
+  params: ['window.k=1,2,4,8'],
 };
 
 /** Starts the CLI behind a closed gate and stops it with `signal` once `cells` cell files exist; resolves with its exit. */
@@ -139,7 +141,7 @@ describe('--resume', () => {
     expect(killed.signal).toBe('SIGKILL');
     const finished = cellFiles(out).length;
     expect(finished).toBeGreaterThanOrEqual(3);
-    expect(finished).toBeLessThanOrEqual(6);
+    expect(finished).toBeLessThanOrEqual(15);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
 
     const fresh = await membench(['run', ...MATRIX, '-o', out, '-q']);
@@ -156,7 +158,7 @@ describe('--resume', () => {
     writeFileSync(gate, 'open');
     const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
     expect(resumed.code).toBe(0);
-    expect(resumed.stderr).toContain(`membench: running ${8 - finished} cells (${finished} of 8 finished earlier)`);
+    expect(resumed.stderr).toContain(`membench: running ${18 - finished} cells (${finished} of 18 finished earlier)`);
     expect(readdirSync(out)).not.toContain('plan.json');
     expect(readdirSync(out)).not.toContain('cells');
     const uninterrupted = await runBenchmark(MATRIX_OPTIONS);
