@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { membench, ROOT } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+
+const ownTemp = ownTempDirs();
 
 const BASELINE = path.join(ROOT, 'baselines/offline.json');
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-compare-'));
+const tempDir = () => ownTemp('membench-compare-');
 const baseline = (): OkRun => JSON.parse(readFileSync(BASELINE, 'utf8')) as OkRun;
 
 async function writeResults(result: unknown): Promise<string> {

@@ -4,13 +4,14 @@
  * so (the offline judge's rule for an empty answer: test/harness/results/judge-rules.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+
+const ownTemp = ownTempDirs();
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -24,7 +25,7 @@ describe('answers with content: null', () => {
   it('are counted per cell, warned about once per cell and noted in the reports', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-empty-')), 'run');
+    const out = path.join(await ownTemp('membench-empty-'), 'run');
     const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
     const run = await membench(
       [

@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js';
 import { flagValues } from '../../harness/run/setting-sources.js';
 import { fileSystemProblem } from '../../harness/core/errors.js';
 import { membench, ROOT } from './helpers.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+
+const ownTemp = ownTempDirs();
 
 const errno = (code: string, file?: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`${code}: boom`), { code, ...(file ? { path: file } : {}) });
@@ -90,7 +92,7 @@ describe('a numeric flag with a bad value', () => {
 
 describe('inputs that once passed quietly or crashed, refused with the reason', () => {
   // Files the cases read, made once; no case runs anything, so each --out must stay unwritten.
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-bad-inputs-'));
+  const dir = ownTemp.sync('membench-bad-inputs-');
   const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
   const LONGMEMEVAL = 'longmemeval:fixtures/datasets/longmemeval-sample.json';
   const prompts = path.join(dir, 'prompts.yaml');

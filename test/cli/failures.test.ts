@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,8 +11,11 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, startMembench, until } from './helpers.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-failures-'));
+const ownTemp = ownTempDirs();
+
+const tempDir = () => ownTemp('membench-failures-');
 const HANGS = './fixtures/strategies/hangs.ts';
 const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
 
@@ -145,7 +147,7 @@ describe('--overwrite removes only what membench wrote', () => {
   it('run and report --overwrite keep the files of the user in the dir and in charts/, and drop the earlier run files', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-failures-')), 'run');
+    const out = path.join(await ownTemp('membench-failures-'), 'run');
     expect(
       (await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q'])).code,
     ).toBe(0);

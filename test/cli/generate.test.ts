@@ -4,16 +4,18 @@
  * located message (exit 2). Also: `list scenarios` and `run --help` name the built-in suite.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorkload } from '../../harness/scenarios/generator.js';
 import { loadSpecFile } from '../../harness/scenarios/generator-spec.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-generate-cli-'));
+const ownTemp = ownTempDirs();
+
+const tempDir = () => ownTemp('membench-generate-cli-');
 const TINY = [
   'name: tiny',
   'exchanges: 40',

@@ -3,14 +3,16 @@
  * printed, and bad input refused with exit 2 and a located message (never a stack trace).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-import-cli-'));
+const ownTemp = ownTempDirs();
+
+const tempDir = () => ownTemp('membench-import-cli-');
 const LOCOMO = 'fixtures/datasets/locomo10-sample.json';
 const LONGMEMEVAL = 'fixtures/datasets/longmemeval-sample.json';
 

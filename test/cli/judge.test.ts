@@ -4,8 +4,8 @@
  * local OpenAI-wire server, twice (the second time from the cache: no request), with agreement
  * per category in the console and every judgement with its raw reply in results.json.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,9 @@ import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-op
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
 import { allOk } from '../helpers/cells.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+
+const ownTemp = ownTempDirs();
 
 const DATASET = path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json');
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
@@ -24,11 +27,27 @@ beforeAll(async () => {
   // A judge that says yes to every other request, so its verdicts differ from the offline judge's on some answers.
   let count = 0;
   server = await startFakeOpenAIServer({ chat: () => (count++ % 2 === 0 ? 'Yes.' : 'no') });
-  dir = await mkdtemp(path.join(os.tmpdir(), 'membench-judge-cli-'));
+  dir = await ownTemp('membench-judge-cli-');
 });
 afterAll(async () => {
   await server.close();
 });
+
+/**
+ * One plain run of the LongMemEval sample (no judge), made on first use; tests that judge it work on
+ * their own copy, so each starts from the same results.json without paying for the run again.
+ */
+let plain: Promise<string> | undefined;
+const plainRun = (): Promise<string> =>
+  (plain ??= (async () => {
+    const out = path.join(dir, 'plain');
+    const run = await membench(
+      ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
+      { env },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    return out;
+  })());
 
 const results = (out: string) => allOk(parseResults(readFileSync(path.join(out, 'results.json'), 'utf8'), out));
 
@@ -182,11 +201,7 @@ describe('gates on an empty measurement', () => {
     const garbled = await startFakeOpenAIServer({ chat: () => 'It depends on the context.' });
     try {
       const out = path.join(dir, 'garbled');
-      const run = await membench(
-        ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
-        { env },
-      );
-      expect(run.code, run.stderr).toBe(0);
+      cpSync(await plainRun(), out, { recursive: true });
       const n = results(out).cells.flatMap((cell) => cell.probes).length;
       const judge = ['judge', out, '--judge', 'openai:garbled', '--base-url', garbled.baseUrl, '--no-cache'];
       const warned = await membench(judge, { env });
@@ -239,11 +254,7 @@ describe('membench judge and the dir lock', () => {
     const hanging = await startFakeOpenAIServer();
     try {
       const out = path.join(dir, 'interrupted');
-      const run = await membench(
-        ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
-        { env },
-      );
-      expect(run.code, run.stderr).toBe(0);
+      cpSync(await plainRun(), out, { recursive: true });
       const before = readFileSync(path.join(out, 'results.json'), 'utf8');
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         const seen = hanging.requests.length;

@@ -4,14 +4,15 @@
  * charts, cache) and prints it on neither stdout nor stderr, finished or interrupted.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { membench, startMembench, until } from './helpers.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+
+const ownTemp = ownTempDirs();
 
 const KEY = 'sk-live-SECRET-9f8e7d6c5b4a3210';
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
@@ -52,7 +53,7 @@ describe('--api-key in a live run', () => {
   it('is written nowhere by a run interrupted mid-request either (plan.json, stdout, stderr)', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-secrets-')), 'run');
+    const out = path.join(await ownTemp('membench-secrets-'), 'run');
     const seen = server.requests.length;
     server.enqueue({ kind: 'hang' });
     const run = startMembench(
@@ -107,7 +108,7 @@ describe('the key in a finished live run', () => {
     async (_source, _endpoint, echoAuthorization, given) => {
       const endpoint = await startFakeOpenAIServer({ echoAuthorization });
       try {
-        const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-secrets-echo-'));
+        const dir = await ownTemp('membench-secrets-echo-');
         const { args, env: runEnv } = given(KEY);
         const liveRun = (strategies: string[], out: string) =>
           membench(
@@ -178,7 +179,7 @@ describe('a key that is not a secret to find', () => {
   it('changes nothing in an offline run: results.json as without it (timing aside), read back by report and compare', {
     timeout: 300_000,
   }, async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-secrets-offline-'));
+    const dir = await ownTemp('membench-secrets-offline-');
     const offlineRun = (out: string, runEnv: NodeJS.ProcessEnv) =>
       membench(
         [
@@ -228,7 +229,7 @@ describe('a key that is not a secret to find', () => {
       timeout: 120_000,
     },
     async (source, given) => {
-      const out = path.join(await mkdtemp(path.join(os.tmpdir(), 'membench-secrets-short-')), 'run');
+      const out = path.join(await ownTemp('membench-secrets-short-'), 'run');
       for (const key of ['none', 'pork', 'sync']) {
         const seen = server.requests.length;
         const { args, env: runEnv } = given(key);

@@ -5,8 +5,7 @@
  * documents, the figures results.json holds.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { syntheticLongMemEval } from '../../harness/bench/synthetic-longmemeval.js';
@@ -14,6 +13,9 @@ import { poolSummaries } from '../../harness/results/retrieval.js';
 import type { OkCell } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+
+const ownTemp = ownTempDirs();
 
 /**
  * The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed: the
@@ -39,7 +41,7 @@ function tables(stdout: string): number {
 
 describe('membench run --protocol longmemeval', () => {
   it('prints session-level recall_all@5/@10 and NDCG@5/@10 from session documents over the non-abstention questions', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-cli-'));
+    const dir = await ownTemp('membench-protocol-cli-');
     const file = path.join(dir, 'longmemeval_s-synthetic.json');
     const questions = [
       ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
@@ -123,7 +125,7 @@ describe('membench run --protocol longmemeval', () => {
 
 describe('membench run --protocol locomo', () => {
   it('prints the dialog, observation and summary units in one table, each row the pooled figures of its cells', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-locomo-'));
+    const dir = await ownTemp('membench-protocol-locomo-');
     const out = path.join(dir, 'out');
     const file = 'fixtures/datasets/locomo10-sample.json';
     const result = await membench([
@@ -154,7 +156,7 @@ describe('membench run --protocol locomo', () => {
   });
 
   it('an observation field of the wrong type is bad input: exit 2, the file and the field named, no stack trace', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-locomo-'));
+    const dir = await ownTemp('membench-protocol-locomo-');
     const file = path.join(dir, 'locomo.json');
     const samples = JSON.parse(readFileSync('fixtures/datasets/locomo10-sample.json', 'utf8')) as Record<
       string,
@@ -184,7 +186,7 @@ describe('membench run --protocol locomo', () => {
 
 describe('membench run --protocol with no retrieving strategy', () => {
   it('warns on stderr that no table will be printed, and prints none', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-protocol-none-'));
+    const dir = await ownTemp('membench-protocol-none-');
     const result = await membench([
       'run',
       '--dataset',

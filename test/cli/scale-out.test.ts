@@ -1,6 +1,4 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readResults } from '../../harness/results/read.js';
@@ -10,8 +8,10 @@ import type { ShardedRunHeader } from '../../harness/results/shard.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-scale-'));
+const tempDir = ownTempDirs();
+const scaleDir = () => tempDir('membench-scale-');
 const results = (dir: string): RunResult =>
   JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;
 const cellFiles = (dir: string): string[] =>
@@ -64,7 +64,7 @@ describe('--shard and membench merge', () => {
   it('merges two shards into the unsharded run (apart from timing) and refuses inputs that do not belong together', {
     timeout: 120_000,
   }, async () => {
-    const dir = await tempDir();
+    const dir = await scaleDir();
     const args = [
       '-c',
       'recipes-en',
@@ -134,7 +134,7 @@ describe('--shard and membench merge', () => {
 
 describe('--resume', () => {
   it('finishes a run SIGKILLed half-way with the results of an uninterrupted run', { timeout: 120_000 }, async () => {
-    const dir = await tempDir();
+    const dir = await scaleDir();
     const out = path.join(dir, 'run');
     const gate = path.join(dir, 'gate');
     const killed = await stopHalfWay(out, gate, [...MATRIX, '-w', '2'], 'SIGKILL', 3);
@@ -172,7 +172,7 @@ describe('--resume', () => {
   it('refuses to resume after the scenario file was edited, or under another membench version (exit 2)', {
     timeout: 60_000,
   }, async () => {
-    const dir = await tempDir();
+    const dir = await scaleDir();
     const out = path.join(dir, 'run');
     const gate = path.join(dir, 'gate');
     const scenario = path.join(dir, 'pantry.yaml');
@@ -220,7 +220,7 @@ describe('--resume', () => {
   it('reruns only the cells in error: a cell that timed out runs again, the finished one is kept as it was', {
     timeout: 120_000,
   }, async () => {
-    const dir = await tempDir();
+    const dir = await scaleDir();
     const out = path.join(dir, 'run');
     const gate = path.join(dir, 'gate');
     // The gate stays shut: the gated cell times out in open() (a cell in error), buffer's finishes.
@@ -250,7 +250,7 @@ describe('--resume', () => {
   });
 
   it('stops on Ctrl-C with exit 130, keeping the finished cells for --resume', { timeout: 60_000 }, async () => {
-    const dir = await tempDir();
+    const dir = await scaleDir();
     const out = path.join(dir, 'run');
     const stopped = await stopHalfWay(out, path.join(dir, 'gate'), [...MATRIX, '-w', '1'], 'SIGINT', 1);
     expect(stopped.code).toBe(130);

@@ -1,14 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
 import { runBenchmark } from '../../harness/run/runner.js';
 import { type CliResult, membench } from './helpers.js';
 import { allOk } from '../helpers/cells.js';
+import { ownTempDirs } from '../helpers/own-temp-dirs.js';
 
-const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'membench-tune-'));
+const ownTemp = ownTempDirs();
+
+const tempDir = () => ownTemp('membench-tune-');
 const K = Array.from({ length: 16 }, (_, index) => index + 1);
 
 describe('membench tune', () => {
