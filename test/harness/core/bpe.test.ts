@@ -90,6 +90,21 @@ function longTexts(count: number): string[] {
   );
 }
 
+/** Unspaced runs of Chinese and emoji far longer than one merged part (bpe.ts cuts them where provably exact). */
+function longPieces(): string[] {
+  let seed = 11;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const drawn = (from: number, span: number, length: number): string =>
+    Array.from({ length }, () => String.fromCodePoint(from + Math.floor(next() * span))).join('');
+  return [
+    drawn(0x4e00, 3000, 20_000),
+    drawn(0x4e00, 40, 20_000), // common characters: many two-character tokens
+    '我们今天去公园散步然后回家吃饭'.repeat(1500),
+    drawn(0x1f600, 80, 8_000),
+    drawn(0xac00, 500, 10_000),
+  ];
+}
+
 describe('bpe.ts counts', async () => {
   const { scenarios } = await loadScenarios(builtinScenarioNames());
   const texts = [
@@ -101,6 +116,7 @@ describe('bpe.ts counts', async () => {
     ...randomTexts(5000),
     ...longTexts(600),
     '铸'.repeat(3000) + '锅'.repeat(3000), // one piece of 18,000 bytes: merged in n log n
+    ...longPieces(),
     '',
   ];
 
@@ -117,6 +133,17 @@ describe('bpe.ts counts', async () => {
       expect(texts.filter((text) => text.length >= 256).length).toBeGreaterThan(100); // counted by their parts
     });
   }
+
+  it('cut a long unspaced run of Chinese only where no token spans the cut', () => {
+    const counter = BpeCounter.load('cl100k_base');
+    const bytes = Buffer.from(longPieces()[0]!, 'utf8').toString('latin1');
+    const cuts = Array.from({ length: 3000 }, (_, i) => 4096 + i).filter((at) => counter.cutsExactly(bytes, at));
+    expect(cuts.length).toBeGreaterThan(10);
+    const ascii = 'a'.repeat(9000);
+    expect(counter.cutsExactly(ascii, 4500)).toBe(false);
+    const same = Buffer.from('的'.repeat(3000), 'utf8').toString('latin1');
+    expect(counter.cutsExactly(same, 4501)).toBe(false); // '的' is one token, and 4501 falls inside one
+  });
 
   it('rebuild a damaged binary copy of the ranks from tiktoken’s file, with the same counts', () => {
     const source = createRequire(import.meta.url).resolve('tiktoken/encoders/cl100k_base.json');
