@@ -93,41 +93,9 @@ export class BpeCounter {
     for (let match = this.split.exec(text); match !== null; match = this.split.exec(text)) {
       const piece = match[0];
       const bytes = ASCII.test(piece) ? piece : Buffer.from(piece, 'utf8').toString('latin1');
-      tokens += this.ranks.rank(bytes, 0, bytes.length) >= 0 ? 1 : this.mergedLong(bytes);
+      tokens += this.ranks.rank(bytes, 0, bytes.length) >= 0 ? 1 : this.mergedCount(bytes);
     }
     return tokens;
-  }
-
-  /**
-   * Parts of a piece after merging. A piece longer than `LONG_PIECE_BYTES` (an unspaced run of
-   * Chinese or emoji is one piece) is merged in parts of about that length, cut only where no token
-   * of the encoding that occurs in the piece spans the cut: no pair across such a cut ever has a
-   * rank, so each side merges exactly as it would within the whole piece and the parts add up to
-   * tiktoken's count. Checked only amid bytes of 0x80 and above (a token spanning the cut then
-   * holds only such bytes, and is at most `highTokenBytes` long); elsewhere the piece is merged whole.
-   */
-  private mergedLong(bytes: string): number {
-    if (bytes.length <= LONG_PIECE_BYTES) return this.mergedCount(bytes);
-    let parts = 0;
-    let start = 0;
-    for (let at = start + LONG_PIECE_BYTES; at < bytes.length - LONG_PIECE_BYTES; at += CUT_STEP_BYTES) {
-      if (!this.cutsExactly(bytes, at)) continue;
-      parts += this.mergedCount(bytes.slice(start, at));
-      start = at;
-      at = start + LONG_PIECE_BYTES - CUT_STEP_BYTES;
-    }
-    return parts + this.mergedCount(bytes.slice(start));
-  }
-
-  /** Whether no token occurring in `bytes` spans the offset `at` (see mergedLong). */
-  cutsExactly(bytes: string, at: number): boolean {
-    const longest = this.ranks.longestToken;
-    if (at - longest < 0 || at + longest > bytes.length) return false;
-    for (let i = at - longest; i < at + longest; i++) if (bytes.charCodeAt(i) < 0x80) return false;
-    const high = this.ranks.highTokenBytes;
-    for (let from = at - high + 1; from < at; from++)
-      for (let end = at + 1; end <= from + high; end++) if (this.ranks.rank(bytes, from, end) >= 0) return false;
-    return true;
   }
 
   /**
@@ -205,11 +173,6 @@ export class BpeCounter {
   }
 }
 
-/** Pieces longer than this, in bytes, are merged in parts where a cut is provably exact. */
-const LONG_PIECE_BYTES = 4096;
-/** How far apart the offsets tried for a cut are. */
-const CUT_STEP_BYTES = 1;
-
 /** A heap key's `at` span: byte offsets below 2^31, so `rank * AT_SPAN + at` orders by rank, then by offset. */
 const AT_SPAN = 2 ** 31;
 
@@ -223,42 +186,12 @@ function encoderFile(encoding: BpeEncoding): string {
  * and the slots (token index or -1), found by FNV-1a of the bytes with linear probing.
  */
 class RankTable {
-  private lengths: { longest: number; high: number } | undefined;
-
   constructor(
     private readonly bytes: Uint8Array,
     private readonly offsets: Uint32Array,
     private readonly ranks: Uint32Array,
     private readonly slots: Int32Array,
   ) {}
-
-  /** The longest token, in bytes. */
-  get longestToken(): number {
-    return this.tokenLengths().longest;
-  }
-
-  /** The longest token made only of bytes 0x80 and above. */
-  get highTokenBytes(): number {
-    return this.tokenLengths().high;
-  }
-
-  /** Measured the first time a long piece needs them (a scan of every token). */
-  private tokenLengths(): { longest: number; high: number } {
-    if (this.lengths) return this.lengths;
-    let longest = 0;
-    let high = 0;
-    for (let token = 0; token + 1 < this.offsets.length; token++) {
-      const from = this.offsets[token]!;
-      const length = this.offsets[token + 1]! - from;
-      longest = Math.max(longest, length);
-      if (length <= high) continue;
-      let allHigh = true;
-      for (let i = from; allHigh && i < from + length; i++) allHigh = this.bytes[i]! >= 0x80;
-      if (allHigh) high = length;
-    }
-    this.lengths = { longest, high };
-    return this.lengths;
-  }
 
   /** The rank of the bytes `text.slice(start, end)` (a Latin-1 string of bytes), or -1. */
   rank(text: string, start: number, end: number): number {
