@@ -90,6 +90,21 @@ function longTexts(count: number): string[] {
   );
 }
 
+/** Unspaced runs of Chinese, Hangul and emoji: each one piece of tens of kilobytes. */
+function longPieces(): string[] {
+  let seed = 11;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const drawn = (from: number, span: number, length: number): string =>
+    Array.from({ length }, () => String.fromCodePoint(from + Math.floor(next() * span))).join('');
+  return [
+    drawn(0x4e00, 3000, 20_000),
+    drawn(0x4e00, 40, 20_000), // common characters: many two-character tokens
+    '我们今天去公园散步然后回家吃饭'.repeat(1500),
+    drawn(0x1f600, 80, 8_000),
+    drawn(0xac00, 500, 10_000),
+  ];
+}
+
 describe('bpe.ts counts', async () => {
   const { scenarios } = await loadScenarios(builtinScenarioNames());
   const texts = [
@@ -101,6 +116,7 @@ describe('bpe.ts counts', async () => {
     ...randomTexts(5000),
     ...longTexts(600),
     '铸'.repeat(3000) + '锅'.repeat(3000), // one piece of 18,000 bytes: merged in n log n
+    ...longPieces(),
     '',
   ];
 
