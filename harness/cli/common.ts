@@ -1,7 +1,6 @@
 /** What `run`, `tune` and `judge` share around their library call: progress output, Ctrl-C handling, the out dir's warnings, the judge gate's words. */
 import { SingleBar } from 'cli-progress';
 import { formatMs } from '../../reports/summary.js';
-import { overwriteWithoutManifestWarning } from '../core/manifest.js';
 import type { ProgressEvent } from '../run/options.js';
 import type { JudgeGate } from '../results/judges.js';
 
@@ -130,17 +129,6 @@ export function interruptOnSignals(): { signal: AbortSignal; dispose: () => void
     dispose: () => handlers.forEach(([name, handler]) => process.off(name, handler)),
     exitCode: () => code,
   };
-}
-
-/** With `--overwrite`, says on stderr what an output dir without a manifest keeps (docs/failing-loudly.md). */
-export async function warnOverwriteWithoutManifest(
-  dir: string,
-  overwrite: boolean,
-  replaced: readonly string[],
-): Promise<void> {
-  if (!overwrite) return;
-  const warning = await overwriteWithoutManifestWarning(dir, replaced);
-  if (warning) process.stderr.write(`${warning}\n`);
 }
 
 /** Says on stderr what the judges that just ran did not measure and why their gate fails (`checkJudged`); returns whether it failed. */

@@ -11,7 +11,7 @@ import {
 } from '../../reports/index.js';
 import { mergeShards } from '../../reports/merge.js';
 import { readResults } from '../results/read.js';
-import { warnOverwriteWithoutManifest } from './common.js';
+import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { parseNumberFlag } from '../core/numbers.js';
@@ -43,7 +43,9 @@ export const handler = handled(async (argv: MergeArgs) => {
   const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);
-  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST, (warning) =>
+    process.stderr.write(`${warning}\n`),
+  );
   const inputs = [];
   for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);

@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import { REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
 import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
 import { assertReportable, readResults } from '../results/read.js';
-import { warnOverwriteWithoutManifest } from './common.js';
+import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { handled } from './errors.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { parseNumberFlag } from '../core/numbers.js';
@@ -46,7 +46,9 @@ export const handler = handled(async (argv: ReportArgs) => {
   const out = argv.out ?? (inPlace ? sourceDir : path.join(sourceDir, path.basename(file, path.extname(file))));
   // Re-rendering a run in its own dir replaces only that run's reports: no --overwrite needed.
   const ownDir = inPlace && path.resolve(out) === path.resolve(sourceDir);
-  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST);
+  await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST, (warning) =>
+    process.stderr.write(`${warning}\n`),
+  );
   const files = await withOutDirLock(out, 'membench report', () =>
     writeRunOutput(result, out, {
       overwrite: argv.overwrite || ownDir,

@@ -15,7 +15,7 @@ import {
 import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
-import { overwriteWithoutManifestWarning } from '../core/manifest.js';
+import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { checkJudged, type JudgeGate } from '../results/judges.js';
 import type { CellResult, RunResult } from '../results/schema.js';
 import { checkJudgeSettings, checkLiveEndpoint, judgeResults, type JudgeSettings } from '../run/judging.js';
@@ -167,14 +167,12 @@ async function openRunDir(options: RunToDirOptions, out: string): Promise<{ stor
   checkRunEndpoint(settings.options);
   assertWritableOutDir(out, overwrite);
   await assertNoInterruptedRun(out, overwrite);
-  if (overwrite) {
-    const warning = await overwriteWithoutManifestWarning(out, [
-      ...REPORT_FILES_WITHOUT_MANIFEST,
-      PLAN_FILE,
-      CELLS_DIR,
-    ]);
-    if (warning) onWarning(warning);
-  }
+  await warnOverwriteWithoutManifest(
+    out,
+    overwrite,
+    [...REPORT_FILES_WITHOUT_MANIFEST, PLAN_FILE, CELLS_DIR],
+    onWarning,
+  );
   const store = RunDir.fresh(out, settings.options, onWarning, overwrite ? REPORT_FILES_WITHOUT_MANIFEST : []);
   return { store, run: settings.options };
 }

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { overwriteWithoutManifestWarning, StagedDir } from '../core/manifest.js';
+import { StagedDir, warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { builtinSuiteFile, builtinSuiteNames } from '../scenarios/builtins.js';
 import { loadSpecFile } from '../scenarios/generator-spec.js';
 import { generateWorkload, type GeneratedScenario } from '../scenarios/generator.js';
@@ -134,9 +134,7 @@ export async function generateToDir(
 async function prepareScenarioDir({ out, overwrite = false, onWarning }: ScenarioDirOptions): Promise<void> {
   checkOutFlag(out);
   await refuseScenarioFiles(out, overwrite);
-  if (!overwrite) return;
-  const warning = await overwriteWithoutManifestWarning(out, []);
-  if (warning) onWarning(warning);
+  await warnOverwriteWithoutManifest(out, overwrite, [], onWarning);
 }
 
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */

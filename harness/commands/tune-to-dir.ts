@@ -9,7 +9,7 @@ import {
   REPORT_FILES_WITHOUT_MANIFEST,
   writeRunOutput,
 } from '../../reports/index.js';
-import { overwriteWithoutManifestWarning } from '../core/manifest.js';
+import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import type { ResolvedSettings } from '../run/layers.js';
 import { withOutDirLock } from '../run/out-lock.js';
 import { RunInterrupted } from '../run/runner.js';
@@ -41,10 +41,7 @@ export async function tuneToDir(options: TuneToDirOptions): Promise<TuneToDirOut
   checkRunEndpoint(settings.options);
   const out = settings.values.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, overwrite);
-  if (overwrite) {
-    const warning = await overwriteWithoutManifestWarning(out, REPORT_FILES_WITHOUT_MANIFEST);
-    if (warning) options.onWarning(warning);
-  }
+  await warnOverwriteWithoutManifest(out, overwrite, REPORT_FILES_WITHOUT_MANIFEST, options.onWarning);
   return withOutDirLock(out, 'membench tune', async (): Promise<TuneToDirOutcome> => {
     const watch = options.onCells?.() ?? {};
     let result: TuneResult;

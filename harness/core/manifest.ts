@@ -137,7 +137,7 @@ async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
  * folders) and files of the same name as the new ones are written over, every other file stays
  * and is named. Undefined when the dir has a manifest, does not exist or holds nothing else.
  */
-export async function overwriteWithoutManifestWarning(
+async function overwriteWithoutManifestWarning(
   dir: string,
   replaced: readonly string[],
 ): Promise<string | undefined> {
@@ -156,6 +156,18 @@ export async function overwriteWithoutManifestWarning(
     `warning: ${dir} has no ${MANIFEST_FILE} (written by an older membench, or not by membench), so --overwrite removes nothing there${but}: ` +
     `${kept.length} other file${kept.length === 1 ? '' : 's'} stay (${shown}), written over only where a new file has the same name; remove them by hand if they are an old run's`
   );
+}
+
+/** With `overwrite`, hands `warn` what a dir without a manifest keeps (overwriteWithoutManifestWarning), if anything. */
+export async function warnOverwriteWithoutManifest(
+  dir: string,
+  overwrite: boolean,
+  replaced: readonly string[],
+  warn: (warning: string) => unknown,
+): Promise<void> {
+  if (!overwrite) return;
+  const warning = await overwriteWithoutManifestWarning(dir, replaced);
+  if (warning) warn(warning);
 }
 
 /**
