@@ -4,12 +4,10 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { membench, ROOT } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
 const BASELINE = path.join(ROOT, 'baselines/offline.json');
-const tempDir = () => ownTemp('membench-compare-');
+const tempDir = () => newTempDir('membench-compare-');
 const baseline = (): OkRun => JSON.parse(readFileSync(BASELINE, 'utf8')) as OkRun;
 
 async function writeResults(result: unknown): Promise<string> {

@@ -6,13 +6,11 @@ import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
 import { resolveSettings } from '../../harness/run/layers.js';
 import { membench } from './helpers.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir } from '../helpers/temp-dir.js';
 
 describe('membench run with a config file', () => {
   it('takes the matrix from membench.config.yaml in the working dir; flags override it', async () => {
-    const cwd = await ownTemp('membench-config-cli-');
+    const cwd = await tempDir('membench-config-cli-');
     await writeFile(
       path.join(cwd, 'membench.config.yaml'),
       'strategies: [buffer, window]\nscenarios: [recipes-en]\nparams:\n  window.k: [2, 4]\nseed: 7\nworkers: 1\nout: runs/ci\n',
@@ -25,7 +23,7 @@ describe('membench run with a config file', () => {
   });
 
   it('refuses an empty membench.config.yaml (exit 2) instead of running the default matrix', async () => {
-    const cwd = await ownTemp('membench-config-cli-');
+    const cwd = await tempDir('membench-config-cli-');
     await writeFile(path.join(cwd, 'membench.config.yaml'), '# nothing yet\n');
     const run = await membench(['run', '-o', 'never', '-q'], { cwd });
     expect(run.code).toBe(2);
@@ -36,7 +34,7 @@ describe('membench run with a config file', () => {
   });
 
   it('locates bad datasets and errata entries at file:line:col, as it does other keys', async () => {
-    const cwd = await ownTemp('membench-config-cli-');
+    const cwd = await tempDir('membench-config-cli-');
     await writeFile(
       path.join(cwd, 'membench.config.yaml'),
       'strategies: [buffer]\ndatasets: [locomo:missing.json]\nerrata: errata.json\n',
@@ -54,7 +52,7 @@ describe('membench run with a config file', () => {
   });
 
   it('exits 2 with file:line:col for a bad config file, before running anything', async () => {
-    const cwd = await ownTemp('membench-config-cli-');
+    const cwd = await tempDir('membench-config-cli-');
     await writeFile(path.join(cwd, 'ci.json'), '{\n  "strategies": ["window"],\n  "trials": "two"\n}\n');
     const run = await membench(['run', '--config', 'ci.json', '-o', 'never'], { cwd });
     expect(run.code).toBe(2);
@@ -66,7 +64,7 @@ describe('membench run with a config file', () => {
 
 describe('judgeThreshold in a config file', () => {
   it('gates the judges as --judge-threshold does: refused (exit 2) when no judge runs', async () => {
-    const cwd = await ownTemp('membench-config-cli-');
+    const cwd = await tempDir('membench-config-cli-');
     await writeFile(path.join(cwd, 'membench.config.yaml'), 'strategies: [buffer]\njudgeThreshold: 0.8\n');
     const run = await membench(['run', '-o', 'never', '-q'], { cwd });
     expect(run.code).toBe(2);
@@ -79,7 +77,7 @@ describe('judgeThreshold in a config file', () => {
 
 describe('the worker count', () => {
   it('defaults to one more than the cores (sync cells wait on fsyncs); a config file or -w sets it', async () => {
-    const config = path.join(await ownTemp('membench-workers-'), 'membench.config.yaml');
+    const config = path.join(await tempDir('membench-workers-'), 'membench.config.yaml');
     await writeFile(config, 'workers: 5\n');
     const workers = async (file: string | undefined, flags: { workers?: number }) =>
       (await resolveSettings({ ...(file ? { config: file } : {}), ...flags })).workers;

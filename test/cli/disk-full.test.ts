@@ -9,9 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import yargs from 'yargs';
 import * as run from '../../harness/cli/run.js';
 import type { RunResult } from '../../harness/results/schema.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir } from '../helpers/temp-dir.js';
 
 /** Writes of files whose path matches this fail with ENOSPC, as a full disk makes them. */
 const full: { matching?: RegExp } = {};
@@ -69,7 +67,7 @@ describe('a full disk', () => {
   it('stops the run with the file, the kept cells and the --resume hint (exit 1); --resume finishes it once space is freed', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await ownTemp('membench-full-'), 'run');
+    const out = path.join(await tempDir('membench-full-'), 'run');
     const args = ['-s', 'buffer', '-s', 'window', '-c', 'recipes-en', '-w', '1', '-q'];
     // The second cell's file cannot be written.
     full.matching = /cells\/\.1\.json\./u;
@@ -95,7 +93,7 @@ describe('a full disk', () => {
   it('while the reports are written says the same: the cells are kept, --resume writes the reports', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await ownTemp('membench-full-'), 'run');
+    const out = path.join(await tempDir('membench-full-'), 'run');
     full.matching = /report\.html/u;
     const stopped = await membenchRun(['-s', 'buffer', '-c', 'recipes-en', '-w', '1', '-q', '-o', out]);
     expect(stopped.code).toBe(1);

@@ -9,9 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir } from '../helpers/temp-dir.js';
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -25,7 +23,7 @@ describe('answers with content: null', () => {
   it('are counted per cell, warned about once per cell and noted in the reports', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await ownTemp('membench-empty-'), 'run');
+    const out = path.join(await tempDir('membench-empty-'), 'run');
     const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
     const run = await membench(
       [

@@ -6,9 +6,7 @@ import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js'
 import { flagValues } from '../../harness/run/setting-sources.js';
 import { fileSystemProblem } from '../../harness/core/errors.js';
 import { membench, ROOT } from './helpers.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDirSync } from '../helpers/temp-dir.js';
 
 const errno = (code: string, file?: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`${code}: boom`), { code, ...(file ? { path: file } : {}) });
@@ -92,7 +90,7 @@ describe('a numeric flag with a bad value', () => {
 
 describe('inputs that once passed quietly or crashed, refused with the reason', () => {
   // Files the cases read, made once; no case runs anything, so each --out must stay unwritten.
-  const dir = ownTemp.sync('membench-bad-inputs-');
+  const dir = tempDirSync('membench-bad-inputs-');
   const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
   const LONGMEMEVAL = 'longmemeval:fixtures/datasets/longmemeval-sample.json';
   const prompts = path.join(dir, 'prompts.yaml');

@@ -11,11 +11,9 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, startMembench, until } from './helpers.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
-const ownTemp = ownTempDirs();
-
-const tempDir = () => ownTemp('membench-failures-');
+const tempDir = () => newTempDir('membench-failures-');
 const HANGS = './fixtures/strategies/hangs.ts';
 const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
 
@@ -147,7 +145,7 @@ describe('--overwrite removes only what membench wrote', () => {
   it('run and report --overwrite keep the files of the user in the dir and in charts/, and drop the earlier run files', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await ownTemp('membench-failures-'), 'run');
+    const out = path.join(await newTempDir('membench-failures-'), 'run');
     expect(
       (await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q'])).code,
     ).toBe(0);

@@ -11,11 +11,9 @@ import { generateWorkload } from '../../harness/scenarios/generator.js';
 import { loadSpecFile } from '../../harness/scenarios/generator-spec.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
-const ownTemp = ownTempDirs();
-
-const tempDir = () => ownTemp('membench-generate-cli-');
+const tempDir = () => newTempDir('membench-generate-cli-');
 const TINY = [
   'name: tiny',
   'exchanges: 40',

@@ -8,11 +8,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
-const ownTemp = ownTempDirs();
-
-const tempDir = () => ownTemp('membench-import-cli-');
+const tempDir = () => newTempDir('membench-import-cli-');
 const LOCOMO = 'fixtures/datasets/locomo10-sample.json';
 const LONGMEMEVAL = 'fixtures/datasets/longmemeval-sample.json';
 

@@ -14,9 +14,7 @@ import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-op
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
 import { allOk } from '../helpers/cells.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir } from '../helpers/temp-dir.js';
 
 const DATASET = path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json');
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
@@ -27,7 +25,7 @@ beforeAll(async () => {
   // A judge that says yes to every other request, so its verdicts differ from the offline judge's on some answers.
   let count = 0;
   server = await startFakeOpenAIServer({ chat: () => (count++ % 2 === 0 ? 'Yes.' : 'no') });
-  dir = await ownTemp('membench-judge-cli-');
+  dir = await tempDir('membench-judge-cli-');
 });
 afterAll(async () => {
   await server.close();

@@ -10,9 +10,7 @@ import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-op
 import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { membench, startMembench, until } from './helpers.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir } from '../helpers/temp-dir.js';
 
 const KEY = 'sk-live-SECRET-9f8e7d6c5b4a3210';
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
@@ -53,7 +51,7 @@ describe('--api-key in a live run', () => {
   it('is written nowhere by a run interrupted mid-request either (plan.json, stdout, stderr)', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await ownTemp('membench-secrets-'), 'run');
+    const out = path.join(await tempDir('membench-secrets-'), 'run');
     const seen = server.requests.length;
     server.enqueue({ kind: 'hang' });
     const run = startMembench(
@@ -108,7 +106,7 @@ describe('the key in a finished live run', () => {
     async (_source, _endpoint, echoAuthorization, given) => {
       const endpoint = await startFakeOpenAIServer({ echoAuthorization });
       try {
-        const dir = await ownTemp('membench-secrets-echo-');
+        const dir = await tempDir('membench-secrets-echo-');
         const { args, env: runEnv } = given(KEY);
         const liveRun = (strategies: string[], out: string) =>
           membench(
@@ -179,7 +177,7 @@ describe('a key that is not a secret to find', () => {
   it('changes nothing in an offline run: results.json as without it (timing aside), read back by report and compare', {
     timeout: 300_000,
   }, async () => {
-    const dir = await ownTemp('membench-secrets-offline-');
+    const dir = await tempDir('membench-secrets-offline-');
     const offlineRun = (out: string, runEnv: NodeJS.ProcessEnv) =>
       membench(
         [
@@ -229,7 +227,7 @@ describe('a key that is not a secret to find', () => {
       timeout: 120_000,
     },
     async (source, given) => {
-      const out = path.join(await ownTemp('membench-secrets-short-'), 'run');
+      const out = path.join(await tempDir('membench-secrets-short-'), 'run');
       for (const key of ['none', 'pork', 'sync']) {
         const seen = server.requests.length;
         const { args, env: runEnv } = given(key);

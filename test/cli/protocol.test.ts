@@ -13,9 +13,7 @@ import { poolSummaries } from '../../harness/results/retrieval.js';
 import type { OkCell } from '../../harness/results/schema.js';
 import { membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
-
-const ownTemp = ownTempDirs();
+import { tempDir } from '../helpers/temp-dir.js';
 
 /**
  * The cells of a protocol table row (`│ strategy │ unit │ metric │ n │ @1 │ …`), trimmed: the
@@ -41,7 +39,7 @@ function tables(stdout: string): number {
 
 describe('membench run --protocol longmemeval', () => {
   it('prints session-level recall_all@5/@10 and NDCG@5/@10 from session documents over the non-abstention questions', async () => {
-    const dir = await ownTemp('membench-protocol-cli-');
+    const dir = await tempDir('membench-protocol-cli-');
     const file = path.join(dir, 'longmemeval_s-synthetic.json');
     const questions = [
       ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
@@ -125,7 +123,7 @@ describe('membench run --protocol longmemeval', () => {
 
 describe('membench run --protocol locomo', () => {
   it('prints the dialog, observation and summary units in one table, each row the pooled figures of its cells', async () => {
-    const dir = await ownTemp('membench-protocol-locomo-');
+    const dir = await tempDir('membench-protocol-locomo-');
     const out = path.join(dir, 'out');
     const file = 'fixtures/datasets/locomo10-sample.json';
     const result = await membench([
@@ -156,7 +154,7 @@ describe('membench run --protocol locomo', () => {
   });
 
   it('an observation field of the wrong type is bad input: exit 2, the file and the field named, no stack trace', async () => {
-    const dir = await ownTemp('membench-protocol-locomo-');
+    const dir = await tempDir('membench-protocol-locomo-');
     const file = path.join(dir, 'locomo.json');
     const samples = JSON.parse(readFileSync('fixtures/datasets/locomo10-sample.json', 'utf8')) as Record<
       string,
@@ -186,7 +184,7 @@ describe('membench run --protocol locomo', () => {
 
 describe('membench run --protocol with no retrieving strategy', () => {
   it('warns on stderr that no table will be printed, and prints none', async () => {
-    const dir = await ownTemp('membench-protocol-none-');
+    const dir = await tempDir('membench-protocol-none-');
     const result = await membench([
       'run',
       '--dataset',

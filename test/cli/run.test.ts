@@ -6,11 +6,9 @@ import { RESULTS_SCHEMA_VERSION } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
-const ownTemp = ownTempDirs();
-
-const tempDir = () => ownTemp('membench-cli-');
+const tempDir = () => newTempDir('membench-cli-');
 
 /**
  * One finished `run -c recipes-en -s window` made on first use: the tests of what a second run does

@@ -8,9 +8,8 @@ import type { ShardedRunHeader } from '../../harness/results/shard.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
-const tempDir = ownTempDirs();
 const scaleDir = () => tempDir('membench-scale-');
 const results = (dir: string): RunResult =>
   JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as RunResult;

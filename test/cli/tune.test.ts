@@ -5,11 +5,9 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { runBenchmark } from '../../harness/run/runner.js';
 import { type CliResult, membench } from './helpers.js';
 import { allOk } from '../helpers/cells.js';
-import { ownTempDirs } from '../helpers/own-temp-dirs.js';
+import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
-const ownTemp = ownTempDirs();
-
-const tempDir = () => ownTemp('membench-tune-');
+const tempDir = () => newTempDir('membench-tune-');
 const K = Array.from({ length: 16 }, (_, index) => index + 1);
 
 describe('membench tune', () => {

@@ -2,12 +2,18 @@
 import { HashedEmbedder, OfflineModel } from '../../harness/models/index.js';
 import type { Providers } from '../../harness/run/cell.js';
 
-export function offlineProviders(): Providers {
+/** The model classes the providers are made of: the sources' by default, or the built ones (test/helpers/built.ts). */
+interface OfflineModels {
+  OfflineModel: typeof OfflineModel;
+  HashedEmbedder: typeof HashedEmbedder;
+}
+
+export function offlineProviders(models: OfflineModels = { OfflineModel, HashedEmbedder }): Providers {
   return {
-    model: new OfflineModel(),
-    modelFor: () => new OfflineModel(),
+    model: new models.OfflineModel(),
+    modelFor: () => new models.OfflineModel(),
     live: {},
-    embedder: new HashedEmbedder(),
+    embedder: new models.HashedEmbedder(),
     modelProvider: 'offline',
     embedderProvider: 'hashed',
     isolate: false,

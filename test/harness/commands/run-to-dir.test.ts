@@ -1,21 +1,18 @@
 /** runToDir as a program calls it: settings that cannot run are refused before the out dir is touched or a cell starts. */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runToDir } from '../../../harness/commands/run-to-dir.js';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { resolveSettings } from '../../../harness/run/layers.js';
 import type { SettingValues } from '../../../harness/run/settings.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 describe('runToDir refusals', () => {
   let cwd: string;
   beforeEach(async () => {
-    cwd = await mkdtemp(path.join(os.tmpdir(), 'membench-run-to-dir-'));
-  });
-  afterEach(async () => {
-    await rm(cwd, { recursive: true, force: true });
+    cwd = await tempDir('membench-run-to-dir-');
   });
 
   const refusal = async (flags: SettingValues, extra: { resume?: string; judgeThresholdText?: string } = {}) => {

@@ -12,31 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Models from '../../../harness/models/index.js';
 import type * as Spares from '../../../harness/process/spares.js';
 import type { CellResult } from '../../../harness/results/schema.js';
-import type { Providers } from '../../../harness/run/cell.js';
 import type * as Runner from '../../../harness/run/runner.js';
 import type { CellPlan } from '../../../harness/run/runner.js';
 import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
+import { offlineProviders } from '../../helpers/offline-providers.js';
 
 const { killSpares } = await builtModule<typeof Spares>('harness/process/spares.js');
 const { planRun, runCell } = await builtModule<typeof Runner>('harness/run/runner.js');
 const { HashedEmbedder, OfflineModel } = await builtModule<typeof Models>('harness/models/index.js');
 
-/** test/helpers/offline-providers.ts, of the built models: the offline model and hashed embedder, a fixed clock. */
-function offlineProviders(): Providers {
-  return {
-    model: new OfflineModel(),
-    modelFor: () => new OfflineModel(),
-    live: {},
-    embedder: new HashedEmbedder(),
-    modelProvider: 'offline',
-    embedderProvider: 'hashed',
-    isolate: false,
-    tokenizerModel: 'offline',
-    clock: new Date(0).toISOString(),
-    keepCellDirs: false,
-  };
-}
+/** The offline providers of the built models. */
+const builtProviders = () => offlineProviders({ HashedEmbedder, OfflineModel });
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 /** Real agent processes on a loaded 2-core machine. */
@@ -48,9 +35,7 @@ async function bothWays(
 ): Promise<Record<'inline' | 'isolated', { result: CellResult; phases: string[] }>> {
   const run = async (isolate: boolean) => {
     const phases: string[] = [];
-    const result = await runCell(plan, { ...offlineProviders(), isolate, profile: true }, (phase) =>
-      phases.push(phase),
-    );
+    const result = await runCell(plan, { ...builtProviders(), isolate, profile: true }, (phase) => phases.push(phase));
     return { result, phases };
   };
   return { inline: await run(false), isolated: await run(true) };

@@ -3,7 +3,7 @@
  * tsx), whose modules load as tsc compiles them, one by one: what a user's strategy's processes load
  * too (the bundle of the built-in ones is one file). Counting spares: warm-spares.test.ts.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,56 +11,9 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { killSpares, spareKind, spareReady, takeSpare } from '../../../harness/process/spares.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { ok } from '../../helpers/cells.js';
+import { oneChineseMemory, smallCrashScenario } from '../../helpers/crash-scenarios.js';
 
-/** The scenario dirs made, removed after the tests. */
-const made: string[] = [];
-afterAll(async () => {
-  await killSpares();
-  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function scenarioDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-spares-'));
-  made.push(dir);
-  return dir;
-}
-
-/** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
-async function smallCrashScenario(): Promise<string> {
-  const file = path.join(await scenarioDir(), 'small-crash.yaml');
-  const steps = [
-    '- user: Hi, I plan dinners.',
-    '  assistant: Happy to help.',
-    '- crash: after_ack',
-    '- remember: My son is allergic to peanuts.',
-    '- session: new',
-    '- probe: Who is allergic to what?',
-    '  expect: [peanut]',
-  ];
-  await writeFile(file, ['name: small-crash', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
-  return file;
-}
-
-/**
- * An English memory and a kill right after its acknowledgement, then one Chinese memory and a kill
- * in the middle of writing it, and a Chinese probe: three processes, the first of which never meets
- * Chinese text (remember-then-crash's first two kills, without the rest).
- */
-async function oneChineseMemory(): Promise<string> {
-  const file = path.join(await scenarioDir(), 'one-chinese-memory.yaml');
-  const steps = [
-    '- user: Hi, I plan dinners.',
-    '  assistant: Happy to help.',
-    '- crash: after_ack',
-    '- remember: My son is allergic to peanuts.',
-    '- crash: mid_memory_write',
-    '- remember: 我家只有一口铸铁锅。',
-    '- probe: 我家有什么锅？',
-    '  expect: [铸铁锅]',
-  ];
-  await writeFile(file, ['name: one-chinese-memory', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
-  return file;
-}
+afterAll(killSpares);
 
 /** Room for agent processes started from the sources (about 1.5 s of CPU each) on a loaded 2-core machine. */
 const PROCESS_TIMEOUT = { timeout: 240_000 };

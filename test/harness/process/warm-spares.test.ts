@@ -3,42 +3,19 @@
  * carry over between cells, none is wasted). The run is the built one (test/helpers/built.ts): its
  * agent processes start from the bundle, as a user's do.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type * as Agents from '../../../harness/process/agent-process.js';
 import type * as Spares from '../../../harness/process/spares.js';
 import type * as Runner from '../../../harness/run/runner.js';
 import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
+import { smallCrashScenario } from '../../helpers/crash-scenarios.js';
 
 const { agentProcessStats } = await builtModule<typeof Agents>('harness/process/agent-process.js');
 const { killSpares, SPARES_AHEAD } = await builtModule<typeof Spares>('harness/process/spares.js');
 const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
 
-let dir: string;
-afterAll(async () => {
-  await killSpares();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
-
-/** One remembered fact, a kill right after its acknowledgement, a session boundary, a probe: three processes. */
-async function smallCrashScenario(): Promise<string> {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'membench-warm-spares-'));
-  const file = path.join(dir, 'small-crash.yaml');
-  const steps = [
-    '- user: Hi, I plan dinners.',
-    '  assistant: Happy to help.',
-    '- crash: after_ack',
-    '- remember: My son is allergic to peanuts.',
-    '- session: new',
-    '- probe: Who is allergic to what?',
-    '  expect: [peanut]',
-  ];
-  await writeFile(file, ['name: small-crash', 'steps:', ...steps.map((line) => `  ${line}`)].join('\n'));
-  return file;
-}
+afterAll(killSpares);
 
 /** Room for real processes on a loaded 2-core machine. */
 const PROCESS_TIMEOUT = { timeout: 240_000 };
