@@ -136,8 +136,11 @@ class OffloadWorker {
         void worker.terminate();
       }
     });
+    // Only the current worker holds requests: one retired when idle can exit after the next request
+    // started its successor, and that exit must not fail the successor's requests.
     const fail = (message: string): void => {
-      if (this.worker === worker) this.worker = undefined;
+      if (this.worker !== worker) return;
+      this.worker = undefined;
       const text = JSON.stringify(refusal(new Error(message)).body);
       for (const [id, resolve] of this.waiting) resolve({ id, status: 500, kind: 'error', text });
       this.waiting.clear();

@@ -129,4 +129,14 @@ describe('membench serve under a huge request', () => {
       tokens.countText(words) + tokens.countText('y'.repeat(MAX_UNSPACED_CHARS)),
     );
   });
+  it('answers large requests sent one after another, each in a new worker, though the idle one before it exits meanwhile', async () => {
+    const prose = ordinaryText().slice(0, OFFLOAD_FROM_BYTES + 1024);
+    for (let round = 0; round < 4; round++) {
+      const handedOver = nextOffload();
+      const reply = post('chat/completions', { model: 'offline', messages: [{ role: 'user', content: prose }] });
+      await handedOver;
+      // The reply is sent as soon as the worker answers; the worker, idle, is told to stop and exits later.
+      expect((await reply).status).toBe(200);
+    }
+  });
 });
