@@ -137,10 +137,7 @@ async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
  * folders) and files of the same name as the new ones are written over, every other file stays
  * and is named. Undefined when the dir has a manifest, does not exist or holds nothing else.
  */
-async function overwriteWithoutManifestWarning(
-  dir: string,
-  replaced: readonly string[],
-): Promise<string | undefined> {
+async function overwriteWithoutManifestWarning(dir: string, replaced: readonly string[]): Promise<string | undefined> {
   if (!existsSync(dir) || existsSync(path.join(dir, MANIFEST_FILE))) return undefined;
   const isReplaced = (name: string): boolean =>
     replaced.some((own) => name === own || name.startsWith(`${own}${path.sep}`));
