@@ -9,6 +9,16 @@ import { performance } from 'node:perf_hooks';
 import { failedCell, type CellTask, type PhaseListener } from './cell.js';
 import type { CellResult } from '../results/schema.js';
 
+/** The phase a worker reports while it imports the cell's strategy module. */
+export const LOADING = 'loading the strategy';
+
+/**
+ * Importing a strategy module has its own limit, at least a minute: a TypeScript strategy is compiled
+ * on a worker's first import, which on a loaded machine can take longer than a short `--cell-timeout`
+ * meant for the strategy's work. A module that never finishes loading is still stopped.
+ */
+export const loadLimitMs = (cellTimeoutMs: number): number => Math.max(cellTimeoutMs, 60_000);
+
 /** What may have hung, by phase. */
 function suspect(phase: string): string {
   if (phase === 'open') return 'a strategy that never finishes open()';

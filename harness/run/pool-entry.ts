@@ -6,6 +6,7 @@
 import { failedCell, openProviders, runCell, type Providers } from './cell.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
+import { LOADING } from './cell-timeout.js';
 import type { FromPoolEntry, RunCellRequest } from './pool.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;
@@ -13,7 +14,7 @@ let opened: { providers: Providers; close: () => void } | undefined;
 async function run(message: RunCellRequest): Promise<CellResult> {
   try {
     opened ??= openProviders(message.settings);
-    send({ type: 'phase', index: message.index, phase: 'loading the strategy' });
+    send({ type: 'phase', index: message.index, phase: LOADING });
     const definition = await loadStrategyDefinition(message.task.strategy.source);
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
     return await runCell({ ...message.task, definition }, opened.providers, (phase) =>

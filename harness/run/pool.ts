@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
-import { timeoutMessage } from './cell-timeout.js';
+import { LOADING, loadLimitMs, timeoutMessage } from './cell-timeout.js';
 import type { CellResult } from '../results/schema.js';
 import { ForkedWorker, type WorkerEntry } from '../process/worker.js';
 
@@ -73,6 +73,8 @@ interface Slot {
   phase?: string;
   /** Fires when the busy cell is over its time limit. */
   timer?: NodeJS.Timeout;
+  /** When the busy cell was sent. */
+  started?: number;
 }
 
 /** Runs every task in the pool; rejects with RunInterrupted (after killing the workers) when the signal fires. */
@@ -118,17 +120,22 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       const message: RunCellRequest = { type: 'run', index: next.index, task: next.task, settings: options.settings };
       slot.worker.busy();
       slot.worker.send(message);
-      const started = performance.now();
+      slot.started = performance.now();
+      arm(slot, next, loadLimitMs(options.cellTimeoutMs));
+    };
+    /** (Re)starts the busy cell's clock: past `limitMs` the cell is recorded as timed out in the phase it was in. */
+    const arm = (slot: Slot, task: PoolTask, limitMs: number): void => {
+      clearTimeout(slot.timer);
       slot.timer = setTimeout(() => {
         // The cell is recorded now; killing the worker (and its agent processes) frees the slot, and its exit spawns a fresh one.
         slot.busy = undefined;
         const phase = slot.phase ?? 'start';
         deliver(
-          next.index,
-          failedCell(next.task, timeoutMessage(options.cellTimeoutMs, phase), performance.now() - started, phase),
+          task.index,
+          failedCell(task.task, timeoutMessage(limitMs, phase), performance.now() - (slot.started ?? 0), phase),
         );
         void slot.worker.kill({ group: true });
-      }, options.cellTimeoutMs);
+      }, limitMs);
     };
     const free = (slot: Slot): void => {
       clearTimeout(slot.timer);
@@ -149,6 +156,8 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
         if (finished) return;
         if (message.type === 'ready') return dispatch(slot);
         if (message.type === 'phase' && slot.busy?.index === message.index) {
+          // The cell's own limit starts once its strategy is loaded (see loadLimitMs).
+          if (slot.phase === LOADING && message.phase !== LOADING) arm(slot, slot.busy, options.cellTimeoutMs);
           slot.phase = message.phase;
           return;
         }

@@ -15,7 +15,7 @@ import { ok } from '../../helpers/cells.js';
 import { withoutTiming } from '../../helpers/same-seed.js';
 
 const { planRun, runBenchmark, RunInterrupted } = await builtModule<typeof Runner>('harness/run/runner.js');
-const { timeoutMessage } = await builtModule<typeof CellTimeout>('harness/run/cell-timeout.js');
+const { loadLimitMs, timeoutMessage } = await builtModule<typeof CellTimeout>('harness/run/cell-timeout.js');
 const { errorCells } = await builtModule<typeof Cells>('harness/results/cells.js');
 
 /** The temp dirs of the scenario files written, removed after the tests. */
@@ -42,6 +42,7 @@ steps:
 `;
 const EXITS_ON_SAVE = path.join(ROOT, 'fixtures/strategies/exits-on-save.ts');
 const HANGS = path.join(ROOT, 'fixtures/strategies/hangs.ts');
+const SLOW_TO_LOAD = path.join(ROOT, 'fixtures/strategies/slow-to-load.ts');
 
 describe('runBenchmark with worker processes', () => {
   it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', {
@@ -116,6 +117,24 @@ describe('runBenchmark with worker processes', () => {
     expect(timeoutMessage(2000, 'open')).toBe(
       'timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer',
     );
+  });
+
+  it("starts a cell's time limit once its strategy module is loaded (loading has its own limit of at least a minute)", {
+    timeout: 120_000,
+  }, async () => {
+    // The module takes 2.5 s to import, longer than the cell's 2 s: the cell is still on time.
+    const result = await runBenchmark({
+      scenarios: ['recipes-en'],
+      strategies: [SLOW_TO_LOAD],
+      cellTimeoutMs: 2000,
+      workers: 1,
+      workerProcesses: true,
+    });
+    expect(result.cells.map((cell) => [cell.status, cell.status === 'error' ? cell.error : undefined])).toEqual([
+      ['ok', undefined],
+    ]);
+    expect(loadLimitMs(2000)).toBe(60_000);
+    expect(loadLimitMs(90_000)).toBe(90_000);
   });
 
   it('stops when the signal fires and rejects with RunInterrupted', async () => {
