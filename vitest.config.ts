@@ -1,6 +1,7 @@
 /**
- * Three projects, so the inner loop runs only what a change needs (`npx vitest run --project unit`):
- * - `unit`: code that runs in the test process (strategies, core, scenarios, models, results, agent, reports);
+ * Three kinds of project, so the inner loop runs only what a change needs (`npx vitest run --project 'unit*'`):
+ * - `unit`: code that runs in the test process (strategies, core, scenarios, models, results, agent, reports),
+ *   its files sharing a module graph per worker; `unit-isolated`: the few that replace a module;
  * - `process`: tests that start child processes from the sources (the modules an agent process loads, the bench,
  *   and the few files elsewhere that fork a writer or a crasher);
  * - `cli`: tests that run the built `dist/` (the CLI, the docs' --help reference, the bundle checks); its global
@@ -45,6 +46,9 @@ export const FORKING_TESTS = [
   'test/strategies/stores/scope-lock.test.ts',
 ];
 
+/** Unit test files that replace a module (`vi.mock`): the mock must not meet a module graph other files loaded. */
+export const MOCKING_TESTS = ['test/strategies/derived-commits.test.ts'];
+
 const CLI = ['test/cli/**/*.test.ts', 'test/docs/**/*.test.ts', ...DIST_TESTS];
 const PROCESS = [
   'test/harness/process/**/*.test.ts',
@@ -62,6 +66,8 @@ export const shared = {
   // wait on child processes and fsyncs, so one more than the cores keeps them busy.
   maxWorkers: os.availableParallelism() + 1,
   setupFiles: ['test/helpers/temp-sandbox.ts'],
+  // A spy left in place would reach the next file of a worker that shares its modules.
+  restoreMocks: true,
 } satisfies NonNullable<ViteUserConfig['test']>;
 
 export default defineConfig({
@@ -72,10 +78,14 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
+          // One module graph per worker, shared by its files (each file importing the sources again
+          // was ~70 % of this project's time); a file that replaces a module needs its own.
+          isolate: false,
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...CLI, ...PROCESS],
+          exclude: [...configDefaults.exclude, ...CLI, ...PROCESS, ...MOCKING_TESTS],
         },
       },
+      { extends: true, test: { name: 'unit-isolated', include: MOCKING_TESTS } },
       { extends: true, test: { name: 'process', include: PROCESS, exclude: [...configDefaults.exclude, ...CLI] } },
       { extends: true, test: { name: 'cli', include: CLI, globalSetup: ['test/helpers/fresh-dist.ts'] } },
     ],

@@ -84,10 +84,11 @@ export function fsyncPath(target: string): boolean {
 export async function durableBatch<T>(work: () => Promise<T>): Promise<{ value: T; syncMs: number }> {
   if (depth > 0) return { value: await work(), syncMs: 0 };
   depth++;
-  for (const hook of hooks) hook.start();
   let value: T;
   let syncMs = 0;
   try {
+    // Inside the try: a hook that fails to start must not leave this process in a batch for good.
+    for (const hook of hooks) hook.start();
     value = await work();
   } finally {
     depth--;

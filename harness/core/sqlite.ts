@@ -168,6 +168,8 @@ function commitSessionTransaction(db: SqliteDatabase): void {
 const SYNC_STORE_HOOKS: BatchHooks = {
   start() {
     for (const db of openSyncDatabases()) {
+      // A store left open whose file is gone (its dir removed under it) has nothing to keep or commit.
+      if (!existsSync(db.name)) continue;
       db.pragma('synchronous = NORMAL');
       keepDuringBatch(db);
       beginSessionTransaction(db);

@@ -1,15 +1,21 @@
 /**
  * A temp dir for a test file, removed after the file's tests: what a test makes under os.tmpdir()
- * is its own to remove (test/helpers/temp-sandbox.ts names what a file left).
+ * is its own to remove (test/helpers/temp-sandbox.ts removes these, and names what a file left otherwise).
  */
 import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll } from 'vitest';
 
 const made: string[] = [];
-afterAll(() => Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 5 }))));
+
+/**
+ * Removes the dirs made so far; called after each test file by test/helpers/temp-sandbox.ts (a hook
+ * registered here would run for the first file only where files share this module: the unit project).
+ */
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 5 })));
+}
 
 /** A new dir under os.tmpdir() named from `prefix` (as mkdtemp), removed after the test file. */
 export async function tempDir(prefix: string): Promise<string> {

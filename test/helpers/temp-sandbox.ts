@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
+import { removeTempDirs } from './temp-dir.js';
 import { leftInSandbox, reclaimSandboxes, SANDBOX_PREFIX, SYSTEM_TMPDIR_VARIABLE } from './temp-dirs.js';
 
 // A worker that runs several files keeps the system's temp dir from the first.
@@ -28,9 +29,14 @@ function removeSandbox(): string[] {
   process.env.TMPDIR = system;
   return left;
 }
+// One exit hook per process, for the sandbox of the file running then (files may share a worker).
+const exitHook = globalThis as { membenchSandboxExit?: () => void };
+if (exitHook.membenchSandboxExit) process.off('exit', exitHook.membenchSandboxExit);
+exitHook.membenchSandboxExit = removeSandbox;
 process.once('exit', removeSandbox);
 
-afterAll(() => {
+afterAll(async () => {
+  await removeTempDirs();
   const left = removeSandbox();
   if (left.length > 0)
     process.stderr.write(`${testFile}.test.ts left ${left.length} temp entries behind: ${left.join(', ')}\n`);

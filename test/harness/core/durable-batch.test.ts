@@ -71,6 +71,31 @@ describe('durableBatch', () => {
     for (const db of [before, inside!, relaxed]) db.close();
   });
 
+  it('a store left open whose dir was removed (an earlier cell that never closed it) neither fails the next batch nor leaves the process in one', async () => {
+    const gone = await mkdtemp(path.join(os.tmpdir(), 'membench-batch-gone-'));
+    const leaked = openDatabase(path.join(gone, 'leaked.sqlite'), 'sync');
+    await rm(gone, { recursive: true, force: true });
+    const store = openDatabase(path.join(dir, 'a.sqlite'), 'sync');
+    await durableBatch(async () => {
+      expect(synchronous(store)).toBe(1); // NORMAL: the live store joined the batch
+      store.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)');
+    });
+    expect(inDurableBatch()).toBe(false);
+    expect(synchronous(store)).toBe(2);
+    for (const db of [leaked, store]) db.close();
+  });
+
+  it('leaves no batch open when a store fails to join it', async () => {
+    const store = openDatabase(path.join(dir, 'a.sqlite'), 'sync');
+    const keeper = vi.spyOn(Database.prototype, 'prepare').mockImplementationOnce(() => {
+      throw new Error('cannot keep the file');
+    });
+    await expect(durableBatch(async () => undefined)).rejects.toThrow('cannot keep the file');
+    keeper.mockRestore();
+    expect(inDurableBatch()).toBe(false);
+    store.close();
+  });
+
   it('commitDerived: a sync store commits the reshaping of durable rows without an fsync, then goes back to FULL; other stores and batches keep theirs', async () => {
     const sync = openDatabase(path.join(dir, 'a.sqlite'), 'sync');
     const relaxed = openDatabase(path.join(dir, 'b.sqlite'), 'async');

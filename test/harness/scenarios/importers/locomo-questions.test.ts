@@ -204,7 +204,7 @@ describe('a replayed LoCoMo conversation', () => {
     const { plans } = await planRun({ datasets: [`locomo:${await writeSample()}`], strategies: ['buffer'] });
     const providers = offlineProviders();
     const result = await runCell(plans[0]!, model ? { ...providers, model, modelFor: () => model } : providers);
-    expect(result.status).toBe('ok');
+    expect(result.status === 'error' ? result.error : result.status).toBe('ok');
     return result.status === 'ok' ? result.probes : [];
   }
 
