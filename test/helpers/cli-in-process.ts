@@ -37,18 +37,22 @@ export async function membenchInProcess(
     (stderr += String(chunk)), true
   )) as typeof process.stderr.write;
   try {
-    // main.ts's parser: strict, and a usage failure is "membench: MESSAGE" with exit 2.
-    await (yargs([...args]) as Argv)
-      .scriptName('membench')
-      .command(command)
-      .strict()
-      .exitProcess(false)
-      .fail((message, error) => {
-        if (error) throw error;
-        process.stderr.write(`membench: ${message}\n`);
-        process.exitCode = 2;
-      })
-      .parseAsync();
+    try {
+      // main.ts's parser: strict, and a usage failure is "membench: MESSAGE" with exit 2, the command not run.
+      await (yargs([...args]) as Argv)
+        .scriptName('membench')
+        .command(command)
+        .strict()
+        .exitProcess(false)
+        .fail((message, error) => {
+          throw error ?? new UsageFailure(message);
+        })
+        .parseAsync();
+    } catch (error) {
+      if (!(error instanceof UsageFailure)) throw error;
+      process.stderr.write(`membench: ${error.message}\n`);
+      process.exitCode = 2;
+    }
     const code = process.exitCode ?? 0;
     return { code: typeof code === 'number' ? code : Number(code), stdout, stderr };
   } finally {
@@ -58,6 +62,9 @@ export async function membenchInProcess(
     setEnv(env);
   }
 }
+
+/** yargs' own refusal (an unknown flag, a value not among the choices): main.ts prints it and exits 2. */
+class UsageFailure extends Error {}
 
 function setEnv(values: NodeJS.ProcessEnv): void {
   for (const [key, value] of Object.entries(values)) {
