@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, 
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import yargs from 'yargs';
 import { RESULTS_SCHEMA_VERSION } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { type CliResult, membench } from './helpers.js';
@@ -87,7 +88,7 @@ describe('membench run', () => {
       (out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as OkRun,
     );
     // The run really had filler and crashes: the crashes were reached and the filler turns are recorded.
-    // summary (its summaries are model calls too) is the one cell: what buffer records is a subset of it.
+    // summary is the one cell: its summaries are model calls too, so more of what the seed fixes is recorded than buffer's.
     expect(a!.cells).toHaveLength(1);
     for (const cell of a!.cells) {
       expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([
@@ -124,8 +125,9 @@ describe('membench run', () => {
   });
 
   it('warns when --tokenizer names no model it knows, and says which encoding counts', async () => {
-    // The warning is the plan's, made before any cell runs: the flags resolved and planned as `run` does,
-    // with no cell run. That warnings reach stderr is the --overwrite test's (its warnings below).
+    // The warning is the plan's, made before any cell runs: the flags parsed by run's builder, resolved
+    // and planned as its handler does, no cell run. That warnings reach stderr is the --overwrite test's.
+    const run = await builtModule<typeof import('../../harness/cli/run.js')>('harness/cli/run.js');
     const { flagValues } = await builtModule<typeof import('../../harness/run/setting-sources.js')>(
       'harness/run/setting-sources.js',
     );
@@ -133,9 +135,10 @@ describe('membench run', () => {
       await builtModule<typeof import('../../harness/run/layers.js')>('harness/run/layers.js');
     const { planRun } = await builtModule<typeof import('../../harness/run/plan.js')>('harness/run/plan.js');
     const warnings = async (tokenizer: string): Promise<string[]> => {
-      const { options } = await resolveSettings(
-        flagValues({ scenario: ['recipes-en'], strategy: ['buffer'], tokenizer }, 'run'),
-      );
+      const argv = await run
+        .builder(yargs(['-c', 'recipes-en', '-s', 'buffer', '--tokenizer', tokenizer]).strict().exitProcess(false))
+        .parseAsync();
+      const { options } = await resolveSettings(flagValues(argv, 'run'));
       const said: string[] = [];
       await planRun({ ...options, onWarning: (warning) => said.push(warning) });
       return said;
