@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
-import { runBenchmark } from '../../harness/run/runner.js';
 import { type CliResult, membench } from './helpers.js';
 import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { allOk } from '../helpers/cells.js';
+import { builtModule } from '../helpers/built.js';
 import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = () => newTempDir('membench-tune-');
@@ -22,7 +22,10 @@ describe('membench tune', () => {
   }, async () => {
     const [{ result: tuned, out }, direct] = await Promise.all([
       tuneWindowK(['--values', '1..4', '-c', 'recipes-en', '-q'], TARGET),
-      runBenchmark({ scenarios: ['recipes-en'], strategies: ['window'], params: [`window.k=${K.join(',')}`] }),
+      // The built runner: the sources' module graph would be transformed for this one call.
+      builtModule<typeof import('../../harness/run/runner.js')>('harness/run/runner.js').then(({ runBenchmark }) =>
+        runBenchmark({ scenarios: ['recipes-en'], strategies: ['window'], params: [`window.k=${K.join(',')}`] }),
+      ),
     ]);
     // Recall grows with k and so do the tokens: the cheapest setting that meets the target is the smallest such k.
     const cells = allOk(direct).cells;
