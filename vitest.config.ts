@@ -87,7 +87,16 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'unit-isolated', include: MOCKING_TESTS } },
       { extends: true, test: { name: 'process', include: PROCESS, exclude: [...configDefaults.exclude, ...CLI] } },
-      { extends: true, test: { name: 'cli', include: CLI, globalSetup: ['test/helpers/fresh-dist.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'cli',
+          include: CLI,
+          globalSetup: ['test/helpers/fresh-dist.ts'],
+          // dist/ is loaded by Node itself, as the CLI loads it, not transformed module by module by vitest.
+          server: { deps: { external: [/\/dist\//u] } },
+        },
+      },
     ],
   },
 });

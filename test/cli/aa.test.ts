@@ -9,7 +9,8 @@
  * gate that flags a figure on part of its interval (`lo` → `hi` in reports/compare-latency.ts fails
  * it). Crash and concurrent cells add no judged latency (too few turns; interleaved cells are not
  * gated): their figures are pinned run to run by run.test.ts's same-seed test and, for interleaving,
- * by test/reports/compare.test.ts.
+ * by test/reports/compare.test.ts. The runs are CLI processes; the comparisons, which start none, run
+ * compare's built command module in this process (test/helpers/cli-in-process.ts).
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membench } from './helpers.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 
 const PLANTED = './fixtures/strategies/planted.ts';
 /** Two built-ins and the planted window on a scripted scenario: every cell's saves judged. */
@@ -50,7 +52,7 @@ describe('the compare gate, A/A and planted regressions', () => {
       [runs.a, runs.b],
       [runs.b, runs.a],
     ] as const) {
-      const result = await membench(['compare', base, head]);
+      const result = await membenchInProcess(['compare', base, head]);
       expect(result.stdout).toMatch(/OK: no regression \(3 cells compared, 0 missing, 0 new, 0 in error\)/u);
       expect(result.code).toBe(0);
       // Latency was judged (one machine), not skipped.
@@ -62,7 +64,7 @@ describe('the compare gate, A/A and planted regressions', () => {
     timeout: 300_000,
   }, async () => {
     const head = await runInto('k1', MATRIX, { MEMBENCH_PLANTED_K: '1' });
-    const result = await membench(['compare', runs.a, head]);
+    const result = await membenchInProcess(['compare', runs.a, head]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/recipes-en\/planted +│ evidence recall +│ 0\.14 \(n=7\) +│ 0\.00 \(n=7\)/u);
     // The plant and the run's pooled figure it moves; buffer and window, unchanged, pass.
@@ -77,7 +79,7 @@ describe('the compare gate, A/A and planted regressions', () => {
       runInto('fast', STRETCHED),
       runInto('slow', STRETCHED, { MEMBENCH_PLANTED_SAVE_SLOWDOWN: '5' }),
     ]);
-    const result = await membench(['compare', base, head]);
+    const result = await membenchInProcess(['compare', base, head]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(
       /recipes-en~60\/planted +│ save time +│ p50 \S+ ms, p95 \S+ ms +│ p50 \S+ ms, p95 \S+ ms +│ ×\S+ \[×\S+, ×\S+\]/u,

@@ -6,6 +6,7 @@ import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js'
 import { flagValues } from '../../harness/run/setting-sources.js';
 import { fileSystemProblem } from '../../harness/core/errors.js';
 import { membench, ROOT } from './helpers.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { tempDirSync } from '../helpers/temp-dir.js';
 
 const errno = (code: string, file?: string): NodeJS.ErrnoException =>
@@ -32,11 +33,12 @@ describe('file-system errors', () => {
 
 describe('a command whose work never settles', () => {
   it('exits 1 with a message instead of quietly', async () => {
-    const script = `import { handled } from ${JSON.stringify(path.join(ROOT, 'harness/cli/errors.ts'))}; await handled(() => new Promise(() => undefined))({});`;
+    // The built module (this project rebuilds a stale dist/): no TypeScript loader to start.
+    const script = `import { handled } from ${JSON.stringify(path.join(ROOT, 'dist/harness/cli/errors.js'))}; await handled(() => new Promise(() => undefined))({});`;
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = execFile(
         process.execPath,
-        ['--import', 'tsx', '--input-type=module', '-e', script],
+        ['--input-type=module', '-e', script],
         { cwd: ROOT },
         (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
       );
@@ -67,7 +69,7 @@ describe('a numeric flag with a bad value', () => {
     expect(() => flagValues(flags, 'run')).toThrow(message);
   });
 
-  // One flag per command through the built CLI: the same wording on stderr, exit 2, no stack trace.
+  // One flag per command through its built command module: the same wording on stderr, exit 2.
   it.each([
     [['run', '--trials', 'abc'], '--trials abc: expected a whole number from 1 to 1000'],
     [['run', '--recall-threshold', 'high'], '--recall-threshold high: expected a share between 0 and 1'],
@@ -81,9 +83,15 @@ describe('a numeric flag with a bad value', () => {
     [['serve', '--port', 'http'], '--port http: expected a whole number from 0 to 65535'],
     [['validate', 'a.yaml', '--max-bytes', '1MB'], '--max-bytes 1MB: expected a whole number >= 1'],
   ])('membench %j', async (args, message) => {
-    const result = await membench(args);
+    const result = await membenchInProcess(args);
     expect(result.stderr).toContain(`membench: ${message}`);
     expect(result.stderr).not.toMatch(/NaN|\n\s+at /u);
+    expect(result.code).toBe(2);
+  });
+
+  it('through the CLI process: the message on stderr, exit 2, no stack trace', async () => {
+    const result = await membench(['run', '--trials', 'abc']);
+    expect(result.stderr).toBe('membench: --trials abc: expected a whole number from 1 to 1000\n');
     expect(result.code).toBe(2);
   });
 });
@@ -166,9 +174,19 @@ describe('inputs that once passed quietly or crashed, refused with the reason', 
     ],
   ])('membench %j', async (args, message) => {
     const out = path.join(dir, `out-${args.join(' ').length}-${Math.random().toString(36).slice(2)}`);
-    const result = await membench(args[0] === 'run' ? [...args, '-o', out, '-q'] : args, { env: noEndpoint });
+    const result = await membenchInProcess(args[0] === 'run' ? [...args, '-o', out, '-q'] : args, { env: noEndpoint });
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /u);
+    expect(result.code).toBe(2);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('through the CLI process: a located message, exit 2, no stack trace, nothing written', async () => {
+    const out = path.join(dir, 'out-spawned');
+    const result = await membench(['run', '-s', 'buffer', '--dataset', LOCOMO, '--errata', errata, '-o', out, '-q']);
+    expect(result.stderr).toBe(
+      `membench: ${errata}: not a valid errata file\n${errata}:1:13: source: expected string, got 5\n`,
+    );
     expect(result.code).toBe(2);
     expect(existsSync(out)).toBe(false);
   });

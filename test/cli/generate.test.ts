@@ -2,6 +2,8 @@
  * `membench generate` end to end on the built CLI: files that validate and run, byte-identical for
  * the same spec and seed, never written over without --overwrite, and bad specs refused with a
  * located message (exit 2). Also: `list scenarios` and `run --help` name the built-in suite.
+ * generate starts no child process: most cases run its built command module in this process
+ * (test/helpers/cli-in-process.ts); a CLI process makes one generation, one run and one refusal.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -11,6 +13,8 @@ import { generateWorkload } from '../../harness/scenarios/generator.js';
 import { loadSpecFile } from '../../harness/scenarios/generator-spec.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
+import { commandHelp } from '../helpers/cli-help.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = () => newTempDir('membench-generate-cli-');
@@ -45,27 +49,27 @@ describe('membench generate', () => {
     const files = readdirSync(out)
       .filter((name) => name.endsWith('.yaml'))
       .map((name) => path.join(out, name));
-    const validate = await membench(['validate', ...files]);
+    const validate = await membenchInProcess(['validate', ...files]);
     expect(validate.stdout.trim()).toBe('2 files checked: 2 valid, 0 invalid');
     const bytes = files.map((file) => readFileSync(file, 'utf8'));
 
-    const refused = await membench(['generate', spec, '--out', out, '--seed', '9']);
+    const refused = await membenchInProcess(['generate', spec, '--out', out, '--seed', '9']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(
       `${out} already holds 2 scenario files (tiny-en.yaml, tiny-zh.yaml): choose another --out, or pass --overwrite`,
     );
     expect(files.map((file) => readFileSync(file, 'utf8'))).toEqual(bytes);
 
-    expect((await membench(['generate', spec, '--out', out, '--overwrite'])).code).toBe(0);
+    expect((await membenchInProcess(['generate', spec, '--out', out, '--overwrite'])).code).toBe(0);
     expect(files.map((file) => readFileSync(file, 'utf8'))).toEqual(bytes);
-    expect((await membench(['generate', spec, '--out', out, '--overwrite', '--seed', '9'])).code).toBe(0);
+    expect((await membenchInProcess(['generate', spec, '--out', out, '--overwrite', '--seed', '9'])).code).toBe(0);
     expect(files.map((file) => readFileSync(file, 'utf8'))).not.toEqual(bytes);
   });
 
   it('the files run like any scenario: buffer, which keeps everything, finds every expect string', async () => {
     const { dir, spec } = await tinySpec();
     const out = path.join(dir, 'out');
-    expect((await membench(['generate', spec, '-o', out])).code).toBe(0);
+    expect((await membenchInProcess(['generate', spec, '-o', out])).code).toBe(0);
     const run = await membench([
       'run',
       '-c',
@@ -106,7 +110,7 @@ describe('membench generate', () => {
 
   it('the built-in suite by name: the files hold exactly what run -c generated replays', async () => {
     const out = path.join(await tempDir(), 'suite');
-    const result = await membench(['generate', 'generated', '-o', out]);
+    const result = await membenchInProcess(['generate', 'generated', '-o', out]);
     expect(result.code).toBe(0);
     const expected = generateWorkload(await loadSpecFile('scenarios/suites/generated.yaml'));
     expect(readdirSync(out).sort()).toEqual([MANIFEST_FILE, 'generated-en.yaml', 'generated-zh.yaml']);
@@ -136,7 +140,7 @@ describe('membench generate', () => {
     ],
   ])('bad input %j: exit 2, a clear message, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'out');
-    const result = await membench([...args, '-o', out]);
+    const result = await membenchInProcess([...args, '-o', out]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
@@ -158,7 +162,7 @@ describe('membench generate', () => {
     const spec = path.join(dir, 'bad.yaml');
     await writeFile(spec, 'exchanges: 50\nfacts:\n  facts: 3\n');
     const out = path.join(dir, 'out');
-    const result = await membench(['generate', spec, '-o', out]);
+    const result = await membenchInProcess(['generate', spec, '-o', out]);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
       `membench: ${spec}: invalid generator spec (1 problem)\n${spec}:3:3: facts.facts: unknown key "facts" (known: fact, distractor, update, multi-hop, temporal, abstention)\n`,
@@ -167,12 +171,13 @@ describe('membench generate', () => {
   });
 
   it('list scenarios and run --help name the built-in suite', async () => {
-    const list = await membench(['list', 'scenarios']);
+    const list = await membenchInProcess(['list', 'scenarios']);
     expect(list.stdout).toMatch(
       /^generated +suite +generated in memory: generated-en \(280 exchanges, \d+ probes\), generated-zh \(280 exchanges, \d+ probes\)/mu,
     );
-    const help = await membench(['run', '--help']);
-    expect(help.stdout).toMatch(/a suite \(generated\) expands into its\s+generated scenarios/u);
-    expect(help.stdout).toContain('membench run -c generated');
+    // --help as docs/cli.md holds it: test/docs/docs.test.ts holds that block to what the built CLI prints.
+    const help = commandHelp('run');
+    expect(help).toMatch(/a suite \(generated\) expands into its\s+generated scenarios/u);
+    expect(help).toContain('membench run -c generated');
   });
 });

@@ -1,6 +1,8 @@
 /**
  * `membench import` end to end on the built CLI: scenario files written and valid, the summary
  * printed, and bad input refused with exit 2 and a located message (never a stack trace).
+ * import starts no child process: most cases run its built command module in this process
+ * (test/helpers/cli-in-process.ts); a CLI process checks one import and one refusal whole.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -8,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { membench } from './helpers.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = () => newTempDir('membench-import-cli-');
@@ -31,7 +34,7 @@ describe('membench import', () => {
     );
     expect(result.stdout).toContain('  category-unknown (1):\n    conv-a qa[18]: category 6 is not one of 1-5\n');
     expect(lines.at(-2)).toBe(`wrote 2 scenario files to ${out}`);
-    const validate = await membench([
+    const validate = await membenchInProcess([
       'validate',
       ...readdirSync(out)
         .filter((name) => name.endsWith('.yaml'))
@@ -44,7 +47,7 @@ describe('membench import', () => {
   it('longmemeval with --limit: the first N questions only; a second import into the same dir needs --overwrite', async () => {
     const out = path.join(await tempDir(), 'lme');
     const args = ['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '3'];
-    const first = await membench(args);
+    const first = await membenchInProcess(args);
     expect(first.code).toBe(0);
     expect(readdirSync(out).sort()).toEqual([
       MANIFEST_FILE,
@@ -53,10 +56,10 @@ describe('membench import', () => {
       'longmemeval-gpt4_2655b836.yaml',
     ]);
     expect(first.stdout).toContain('questions: 3 read: 3 imported as is, 0 repaired, 0 skipped');
-    const again = await membench(args);
+    const again = await membenchInProcess(args);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`${out} already holds 3 scenario files`);
-    expect((await membench([...args, '--overwrite'])).code).toBe(0);
+    expect((await membenchInProcess([...args, '--overwrite'])).code).toBe(0);
   });
 
   it.each([
@@ -80,7 +83,12 @@ describe('membench import', () => {
     [['import', 'squad', LOCOMO], 'Invalid values:'],
   ])('bad input %j: exit 2, a located message, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'out');
-    const result = await membench([...args, '-o', out]);
+    // The truncated file as the CLI process (no stack trace leaves it), the others in this one.
+    const result = await (args[2]?.endsWith('locomo-truncated.json') ? membench : membenchInProcess)([
+      ...args,
+      '-o',
+      out,
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
@@ -90,7 +98,7 @@ describe('membench import', () => {
   it('--overwrite replaces exactly the previous import: its files go, the new ones come, a file of the user stays', async () => {
     const dir = await tempDir();
     const out = path.join(dir, 'data');
-    expect((await membench(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
+    expect((await membenchInProcess(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
     const earlier = readdirSync(out)
       .filter((name) => name.endsWith('.yaml'))
       .sort();
@@ -98,11 +106,11 @@ describe('membench import', () => {
     await mkdir(path.join(out, 'sub'));
     await writeFile(path.join(out, 'sub', 'x.txt'), 'mine\n');
     const args = ['import', 'longmemeval', LONGMEMEVAL, '--limit', '2'];
-    expect((await membench([...args, '-o', path.join(dir, 'alone')])).code).toBe(0);
+    expect((await membenchInProcess([...args, '-o', path.join(dir, 'alone')])).code).toBe(0);
     const imported = readdirSync(path.join(dir, 'alone'))
       .filter((name) => name.endsWith('.yaml'))
       .sort();
-    const second = await membench([...args, '-o', out, '--overwrite']);
+    const second = await membenchInProcess([...args, '-o', out, '--overwrite']);
     expect(second.stderr).toBe('');
     expect(second.code).toBe(0);
     expect(second.stdout).toContain(
@@ -118,11 +126,20 @@ describe('membench import', () => {
 
   it('--overwrite on a dir without a manifest (an older membench) removes nothing and names what stays', async () => {
     const out = path.join(await tempDir(), 'old');
-    expect((await membench(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
+    expect((await membenchInProcess(['import', 'locomo', LOCOMO, '-o', out])).code).toBe(0);
     await rm(path.join(out, MANIFEST_FILE));
     await mkdir(path.join(out, 'sub'));
     await writeFile(path.join(out, 'sub', 'x.txt'), 'mine\n');
-    const result = await membench(['import', 'longmemeval', LONGMEMEVAL, '--limit', '1', '-o', out, '--overwrite']);
+    const result = await membenchInProcess([
+      'import',
+      'longmemeval',
+      LONGMEMEVAL,
+      '--limit',
+      '1',
+      '-o',
+      out,
+      '--overwrite',
+    ]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
       `warning: ${out} has no ${MANIFEST_FILE} (written by an older membench, or not by membench), so --overwrite removes nothing there: ` +
@@ -130,7 +147,16 @@ describe('membench import', () => {
     );
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['locomo-conv-a.yaml', 'locomo-conv-b.yaml']));
     // With the manifest this import wrote, the next --overwrite says nothing.
-    const again = await membench(['import', 'longmemeval', LONGMEMEVAL, '--limit', '1', '-o', out, '--overwrite']);
+    const again = await membenchInProcess([
+      'import',
+      'longmemeval',
+      LONGMEMEVAL,
+      '--limit',
+      '1',
+      '-o',
+      out,
+      '--overwrite',
+    ]);
     expect(again.stderr).toBe('');
   });
 
@@ -138,7 +164,7 @@ describe('membench import', () => {
     const dir = await tempDir();
     const garbage = path.join(dir, 'garbage.json');
     await writeFile(garbage, `${readFileSync(LOCOMO, 'utf8')}\n garbage`);
-    const fresh = await membench(['import', 'locomo', garbage, '-o', path.join(dir, 'new', 'out')]);
+    const fresh = await membenchInProcess(['import', 'locomo', garbage, '-o', path.join(dir, 'new', 'out')]);
     expect(fresh.code).toBe(2);
     expect(fresh.stderr).toContain(`${garbage}:`);
     expect(fresh.stderr).toContain('unexpected text after the end of the list');
@@ -146,9 +172,9 @@ describe('membench import', () => {
     expect(readdirSync(dir)).toEqual(['garbage.json']);
 
     const out = path.join(dir, 'lme');
-    expect((await membench(['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '1'])).code).toBe(0);
+    expect((await membenchInProcess(['import', 'longmemeval', LONGMEMEVAL, '-o', out, '--limit', '1'])).code).toBe(0);
     const before = readdirSync(out).sort();
-    expect((await membench(['import', 'locomo', garbage, '-o', out, '--overwrite'])).code).toBe(2);
+    expect((await membenchInProcess(['import', 'locomo', garbage, '-o', out, '--overwrite'])).code).toBe(2);
     expect(readdirSync(out).sort()).toEqual(before);
     expect(readdirSync(dir).sort()).toEqual(['garbage.json', 'lme']);
   });

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membench, ROOT } from './helpers.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 
 /** The temp dirs the tests made, removed after them. */
 const made: string[] = [];
@@ -13,6 +14,11 @@ const tempDir = async (): Promise<string> => {
   return dir;
 };
 afterAll(() => Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+/*
+ * report and explain start no child process: the cases run their built command modules in this
+ * process (test/helpers/cli-in-process.ts); the CLI process renders the baseline below and makes one refusal.
+ */
 
 /**
  * The committed baseline cut to the cells of one scenario (as `membench run -c recipes-zh` would
@@ -36,23 +42,23 @@ describe('membench report', () => {
     const dir = await tempDir();
     const results = path.join(dir, 'results.json');
     await writeFile(results, readFileSync(baseline, 'utf8'));
-    const result = await membench(['report', results]);
+    const result = await membenchInProcess(['report', results]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(readFileSync(path.join(dir, 'report.html'), 'utf8')).toContain('<canvas id="chart-recall-vs-tokens"');
     expect(readFileSync(path.join(dir, 'junit.xml'), 'utf8')).toContain('<testsuite name="recipes-zh"');
     expect(readFileSync(results, 'utf8')).toBe(readFileSync(baseline, 'utf8'));
-    expect((await membench(['report', dir])).code).toBe(0);
+    expect((await membenchInProcess(['report', dir])).code).toBe(0);
   });
 
   it('writes into --out, refuses an existing run there unless --overwrite, and applies --recall-threshold', async () => {
     const out = path.join(await tempDir(), 'rendered');
-    expect((await membench(['report', baseline, '--out', out, '--recall-threshold', '0.5'])).code).toBe(0);
+    expect((await membenchInProcess(['report', baseline, '--out', out, '--recall-threshold', '0.5'])).code).toBe(0);
     expect(readFileSync(path.join(out, 'junit.xml'), 'utf8')).toMatch(/<failure message="context recall 0\.\d\d/u);
-    const again = await membench(['report', baseline, '--out', out]);
+    const again = await membenchInProcess(['report', baseline, '--out', out]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already holds a run');
-    expect((await membench(['report', baseline, '--out', out, '--overwrite'])).code).toBe(0);
+    expect((await membenchInProcess(['report', baseline, '--out', out, '--overwrite'])).code).toBe(0);
   });
 
   it.each([
@@ -70,7 +76,7 @@ describe('membench report', () => {
       JSON.stringify(doctor(JSON.parse(readFileSync(baseline, 'utf8')) as { cells: unknown[] })),
     );
     for (const command of ['report', 'explain']) {
-      const result = await membench([command, results]);
+      const result = await membenchInProcess([command, results]);
       expect(result.code, command).toBe(2);
       expect(result.stderr, command).toContain(`membench: ${results} ${message}`);
       expect(result.stdout, command).toBe('');
@@ -80,10 +86,10 @@ describe('membench report', () => {
 
   it('--overwrite on a run dir without a manifest replaces the fixed report names and warns of the rest', async () => {
     const out = path.join(await tempDir(), 'old');
-    expect((await membench(['report', baseline, '-o', out])).code).toBe(0);
+    expect((await membenchInProcess(['report', baseline, '-o', out])).code).toBe(0);
     await rm(path.join(out, '.membench-files.json'));
     await writeFile(path.join(out, 'notes.md'), 'mine\n');
-    const result = await membench(['report', baseline, '-o', out, '--overwrite']);
+    const result = await membenchInProcess(['report', baseline, '-o', out, '--overwrite']);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
       /^warning: .* has no \.membench-files\.json \(written by an older membench, or not by membench\), so --overwrite removes nothing there but results\.json, report\.md, report\.html, junit\.xml: \d+ other files stay \(notes\.md, charts\/.*\), written over only where a new file has the same name/u,
@@ -92,7 +98,9 @@ describe('membench report', () => {
   });
 
   it('exits 2 for a missing file or a bad threshold', async () => {
-    expect((await membench(['report', 'nowhere.json'])).stderr).toContain('nowhere.json: no such file or directory');
+    expect((await membenchInProcess(['report', 'nowhere.json'])).stderr).toContain(
+      'nowhere.json: no such file or directory',
+    );
     const bad = await membench(['report', baseline, '--recall-threshold', '2']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--recall-threshold 2: expected a share between 0 and 1');

@@ -2,29 +2,25 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, 
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import yargs from 'yargs';
 import { RESULTS_SCHEMA_VERSION } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
-import { membench } from './helpers.js';
+import { type CliResult, membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
+import { builtModule } from '../helpers/built.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
+import { commandHelp } from '../helpers/cli-help.js';
 import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = () => newTempDir('membench-cli-');
 
 /**
- * One finished `run -c recipes-en -s window` made on first use: the tests of what a second run does
- * to an earlier one (--overwrite) start from a copy of it instead of running it again.
+ * The first test's run (`run -c recipes-en -s buffer -s window`), made on first use: the tests of what
+ * a second run does to an earlier one (--overwrite) start from a copy of its dir instead of running one.
  */
-let windowRunDone: Promise<string> | undefined;
-const windowRun = (): Promise<string> =>
-  (windowRunDone ??= (async () => {
-    const out = path.join(await tempDir(), 'window');
-    const run = await membench(['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q']);
-    expect(run.code, run.stderr).toBe(0);
-    return out;
-  })());
-
-describe('membench run', () => {
-  it('runs, prints the summary table and writes results.json and report.md', async () => {
+let firstRunDone: Promise<{ result: CliResult; out: string }> | undefined;
+const firstRun = (): Promise<{ result: CliResult; out: string }> =>
+  (firstRunDone ??= (async () => {
     const out = path.join(await tempDir(), 'run');
     const result = await membench([
       'run',
@@ -37,6 +33,17 @@ describe('membench run', () => {
       '--out',
       out,
     ]);
+    return { result, out };
+  })());
+const earlierRun = async (): Promise<string> => {
+  const { result, out } = await firstRun();
+  expect(result.code, result.stderr).toBe(0);
+  return out;
+};
+
+describe('membench run', () => {
+  it('runs, prints the summary table and writes results.json and report.md', async () => {
+    const { result, out } = await firstRun();
     expect(result.stderr).not.toMatch(/at .*\.js:\d+/u);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/recipes-en .*buffer/su);
@@ -74,26 +81,15 @@ describe('membench run', () => {
       'name: seeded\nsteps:\n  - user: My locker code is 5521.\n    assistant: Noted.\n  - filler: 12\n  - crash: after_ack\n  - remember: The spare key is under the blue pot.\n  - filler: 6\n  - crash: before_model_call\n  - user: What should I cook tonight?\n  - probe: What is my locker code?\n    expect: ["5521"]\n  - probe: Where is the spare key?\n    expect: ["blue pot"]\n',
     );
     const run = (seed: string, out: string) =>
-      membench([
-        'run',
-        '-c',
-        scenario,
-        '-s',
-        'buffer',
-        '-s',
-        'summary',
-        '--seed',
-        seed,
-        '-o',
-        path.join(dir, out),
-        '-q',
-      ]);
+      membench(['run', '-c', scenario, '-s', 'summary', '--seed', seed, '-o', path.join(dir, out), '-q']);
     const runs = await Promise.all([run('9', 'a'), run('9', 'b')]);
     expect(runs.map((item) => item.code)).toEqual([0, 0]);
     const [a, b] = ['a', 'b'].map(
       (out) => JSON.parse(readFileSync(path.join(dir, out, 'results.json'), 'utf8')) as OkRun,
     );
     // The run really had filler and crashes: the crashes were reached and the filler turns are recorded.
+    // summary is the one cell: its summaries are model calls too, so more of what the seed fixes is recorded than buffer's.
+    expect(a!.cells).toHaveLength(1);
     for (const cell of a!.cells) {
       expect(cell.durabilityOutcome!.crashes.map((crash) => [crash.point, crash.reached])).toEqual([
         ['after_ack', true],
@@ -128,51 +124,43 @@ describe('membench run', () => {
     expect(result.stderr).toContain('2 processes for 1 cells');
   });
 
-  it('warns on stderr when --tokenizer names no model it knows, and says which encoding counts', async () => {
-    const out = path.join(await tempDir(), 'run');
-    const result = await membench([
-      'run',
-      '-c',
-      'recipes-en',
-      '-s',
-      'buffer',
-      '--tokenizer',
-      'not-a-model',
-      '-o',
-      out,
-      '-q',
-    ]);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toContain(
-      'warning: --tokenizer not-a-model: not a model whose encoding membench knows: counting with cl100k_base',
+  it('warns when --tokenizer names no model it knows, and says which encoding counts', async () => {
+    // The warning is the plan's, made before any cell runs: the flags parsed by run's builder, resolved
+    // and planned as its handler does, no cell run. That warnings reach stderr is the --overwrite test's.
+    const run = await builtModule<typeof import('../../harness/cli/run.js')>('harness/cli/run.js');
+    const { flagValues } = await builtModule<typeof import('../../harness/run/setting-sources.js')>(
+      'harness/run/setting-sources.js',
     );
-    const known = await membench([
-      'run',
-      '-c',
-      'recipes-en',
-      '-s',
-      'buffer',
-      '--tokenizer',
-      'gpt-4',
-      '-o',
-      path.join(out, 'known'),
-      '-q',
+    const { resolveSettings } =
+      await builtModule<typeof import('../../harness/run/layers.js')>('harness/run/layers.js');
+    const { planRun } = await builtModule<typeof import('../../harness/run/plan.js')>('harness/run/plan.js');
+    const warnings = async (tokenizer: string): Promise<string[]> => {
+      const argv = await run
+        .builder(yargs(['-c', 'recipes-en', '-s', 'buffer', '--tokenizer', tokenizer]).strict().exitProcess(false))
+        .parseAsync();
+      const { options } = await resolveSettings(flagValues(argv, 'run'));
+      const said: string[] = [];
+      await planRun({ ...options, onWarning: (warning) => said.push(warning) });
+      return said;
+    };
+    expect(await warnings('not-a-model')).toEqual([
+      expect.stringContaining(
+        'warning: --tokenizer not-a-model: not a model whose encoding membench knows: counting with cl100k_base',
+      ),
     ]);
-    expect(known.stderr).toBe('');
+    expect(await warnings('gpt-4')).toEqual([]);
   });
 
-  it('never overwrites an earlier run unless asked', async () => {
+  it('never overwrites an earlier run unless asked (the next test runs one with --overwrite)', async () => {
     const out = path.join(await tempDir(), 'run');
-    const args = ['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q'];
-    cpSync(await windowRun(), out, { recursive: true });
+    cpSync(await earlierRun(), out, { recursive: true });
     const before = readFileSync(path.join(out, 'results.json'), 'utf8');
-    const again = await membench(args);
+    const again = await membenchInProcess(['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q']);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(
       /already holds a run \(results\.json, report\.md[^)]*\): choose another --out, or pass --overwrite/u,
     );
     expect(readFileSync(path.join(out, 'results.json'), 'utf8')).toBe(before);
-    expect((await membench([...args, '--overwrite'])).code).toBe(0);
   });
 
   it('--overwrite follows its manifest only inside --out: a symlinked folder or file pointing outside is skipped with a warning', async () => {
@@ -181,7 +169,7 @@ describe('membench run', () => {
     const outside = path.join(root, 'outside');
     mkdirSync(outside);
     const args = ['run', '-c', 'recipes-en', '-s', 'window', '-o', out, '-q'];
-    cpSync(await windowRun(), out, { recursive: true });
+    cpSync(await earlierRun(), out, { recursive: true });
     writeFileSync(path.join(outside, 'victim.txt'), 'keep me');
     symlinkSync(outside, path.join(out, 'charts', 'lnk'));
     symlinkSync(path.join(outside, 'victim.txt'), path.join(out, 'victim-link.txt'));
@@ -213,7 +201,6 @@ describe('membench run', () => {
       ['run', '--durability', 'sync,later', '-q'],
       'membench: --durability sync,later: "later" is not one of sync, async, exit, none',
     ],
-    [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
     [['run', '-c', 'recipes-en', '--model', 'gpt-5', '-q'], 'membench: unknown model "gpt-5"'],
     [
       ['run', '-c', 'recipes-en', '--retrieval-k', '1,0', '-q'],
@@ -259,9 +246,21 @@ describe('membench run', () => {
       ['validate', '--max-bytes', 'abc', 'scenarios/recipes-en.yaml'],
       'membench: --max-bytes abc: expected a whole number >= 1',
     ],
+  ])('exits 2 with a clear message for %j', async (args, message) => {
+    // The command's own module in this process; the CLI process's side (exit code, no stack trace) below.
+    const out = path.join(await tempDir(), 'never-written');
+    const result = await membenchInProcess([...args, ...(args[0] === 'run' ? ['-o', out] : [])]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /u);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it.each([
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [[], 'membench: name a command: run, validate or list'],
-  ])('exits 2 with a clear message for %j', async (args, message) => {
+    [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
+  ])('the CLI process exits 2 with a clear message for %j, no stack trace, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'never-written');
     const result = await membench([...args, ...(args[0] === 'run' ? ['-o', out] : [])]);
     expect(result.code).toBe(2);
@@ -273,7 +272,7 @@ describe('membench run', () => {
 
 describe('membench list and --help', () => {
   it('lists strategies from the registry and scenarios from scenarios/', async () => {
-    const strategies = await membench(['list', 'strategies']);
+    const strategies = await membenchInProcess(['list', 'strategies']);
     expect(strategies.code).toBe(0);
     expect(strategies.stdout).toMatch(/^buffer /mu);
     expect(strategies.stdout).toContain('knobs: k=2, maxTokens');
@@ -283,13 +282,13 @@ describe('membench list and --help', () => {
     expect(strategies.stdout).toMatch(
       /^hybrid .*reciprocal rank fusion[^\n]*\n\s+knobs: .*fusionK=60, bm25Weight=1, vectorWeight=1/mu,
     );
-    const scenarios = await membench(['list', 'scenarios']);
+    const scenarios = await membenchInProcess(['list', 'scenarios']);
     expect(scenarios.stdout).toMatch(/^recipes-zh +\d+ steps/mu);
   });
 
-  it('documents every run option', async () => {
-    const help = await membench(['run', '--help']);
-    expect(help.code).toBe(0);
+  it('documents every run option', () => {
+    // --help as docs/cli.md holds it: test/docs/docs.test.ts holds that block to what the built CLI prints.
+    const help = { stdout: commandHelp('run') };
     for (const option of [
       '--strategy',
       '--scenario',

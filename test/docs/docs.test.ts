@@ -90,7 +90,7 @@ describe('docs/cli.md', () => {
       drift,
       `docs/cli.md drifted from --help: run npm run build && node scripts/cli-reference.mjs\n${drift}`,
     ).toBe('');
-    // One CLI start per command: minutes on a loaded 2-core machine, seconds on a quiet one.
+    // Two CLI processes (the command list, then every command's help in one process), as the script makes it.
   }, 240_000);
 });
 

@@ -65,7 +65,7 @@ function pages(): string[] {
 
 /**
  * Type-checks snippets in one program (each a module: `export {}` is appended) with tsconfig.json's
- * settings, unused names allowed; returns each error as `page:line: message`, at the page's line.
+ * settings, unused names allowed; returns each error in a snippet as `page:line: message`, at the page's line.
  */
 export function typeErrors(snippets: readonly Snippet[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(
@@ -95,7 +95,12 @@ export function typeErrors(snippets: readonly Snippet[]): string[] {
   };
   const program = ts.createProgram({ rootNames: [...virtual.keys()], options, host });
   const bySnippet = new Map(snippets.map((snippet) => [snippet.file, snippet]));
-  return ts.getPreEmitDiagnostics(program).flatMap((diagnostic) => {
+  // The snippets' own diagnostics only: the checker types what they use of the code, not every body
+  // of every file they import (an error located in the code is not a snippet's, and tsc checks the code).
+  const diagnostics = [...virtual.keys()].flatMap((file) =>
+    ts.getPreEmitDiagnostics(program, program.getSourceFile(file)),
+  );
+  return diagnostics.flatMap((diagnostic) => {
     const snippet = diagnostic.file ? bySnippet.get(diagnostic.file.fileName) : undefined;
     if (!snippet || diagnostic.start === undefined) return [];
     const { line } = diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start);
