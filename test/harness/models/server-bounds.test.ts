@@ -131,7 +131,8 @@ describe('membench serve under a huge request', () => {
   });
   it('answers large requests sent one after another, each in a new worker, though the idle one before it exits meanwhile', async () => {
     const prose = ordinaryText().slice(0, OFFLOAD_FROM_BYTES + 1024);
-    for (let round = 0; round < 4; round++) {
+    // Two rounds: the first worker, retired idle, exits while the second (started by the second request) answers.
+    for (let round = 0; round < 2; round++) {
       const handedOver = nextOffload();
       const reply = post('chat/completions', { model: 'offline', messages: [{ role: 'user', content: prose }] });
       await handedOver;

@@ -167,7 +167,6 @@ describe('background work across a crash (invariants 4 and 6)', () => {
       scenarios: [file],
       strategies: [strategy],
       params: ['queues-notes.queue=file,memory'],
-      workers: 2,
     });
     const durable = cell(result.cells, 'queued/queues-notes(queue=file)');
     const bestEffort = cell(result.cells, 'queued/queues-notes(queue=memory)');
@@ -200,7 +199,6 @@ describe('background work across a crash (invariants 4 and 6)', () => {
         scenarios: ['stale-background-job'],
         strategies: ['summary', 'entity'],
         params: ['summary.summarize=async'],
-        workers: 2,
       });
       expect(result.cells.map((item) => item.id)).toEqual([
         'stale-background-job/summary(summarize=async)',

@@ -96,15 +96,21 @@ describe('runBenchmark with worker processes', () => {
       { workers: 1, workerProcesses: true, hangs: ['save'] as const },
       { workers: 1, hangs: ['open'] as const },
     ];
-    for (const { hangs, ...run } of runs) {
-      // buffer first: its worker is free for a hanging cell, so no worker has to be started again.
-      const result = await runBenchmark({
-        scenarios: [scenario],
-        strategies: ['buffer', HANGS],
-        params: [`hangs.in=${hangs.join(',')}`],
-        cellTimeoutMs: 2000,
-        ...run,
-      });
+    // The three runs side by side: their cells wait out their time limits at the same time, not one after another.
+    const results = await Promise.all(
+      runs.map(({ hangs, ...run }) =>
+        // buffer first: its worker is free for a hanging cell, so no worker has to be started again.
+        runBenchmark({
+          scenarios: [scenario],
+          strategies: ['buffer', HANGS],
+          params: [`hangs.in=${hangs.join(',')}`],
+          cellTimeoutMs: 2000,
+          ...run,
+        }),
+      ),
+    );
+    for (const [at, { hangs }] of runs.entries()) {
+      const result = results[at]!;
       expect(result.cells.map((cell) => [cell.status, cell.status === 'error' ? cell.phase : undefined])).toEqual([
         ['ok', undefined],
         ...hangs.map((where) => ['error', phases[where]]),
