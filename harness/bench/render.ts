@@ -385,6 +385,10 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
         ['agent processes killed at crash points', count(suite.crashes)],
         ['agent processes started', `${count(phases.processes)} for ${count(phases.processCells)} cells`],
         [
+          '… from the startup snapshot',
+          `${count(suite.snapshot.starts)} of ${count(suite.snapshot.starts + suite.snapshot.otherStarts)}${suite.snapshot.warning ? ' (see the warning below)' : ''}`,
+        ],
+        [
           '… Node start / module loading + tokenizer / CPU until ready',
           `${perProcess(phases.processStartMs)} / ${perProcess(phases.moduleLoadMs)} / ${perProcess(phases.processCpuMs)}`,
         ],
@@ -402,6 +406,7 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
       ],
     ),
   ];
+  if (suite.snapshot.warning) lines.push('', `Warning: ${suite.snapshot.warning}.`);
   if (suite.errors.length > 0) lines.push('', 'Cells that failed:', ...suite.errors.map((error) => `- ${error}`));
   return lines.join('\n');
 }
