@@ -55,25 +55,27 @@ const per = (value: number, count: number, unit: string): string =>
 export function renderProfile(result: RunResult, main: readonly RunPhase[] = []): string {
   const totals = phaseTotals(result);
   const p = totals.processes;
+  // A process's start is counted once, at its first open: a process reopened for a later cell or session started once.
+  const started = totals.snapshotStarts + totals.otherStarts;
   const rows: string[][] = [
     ...main.map((phase) => [phase.name, ms(phase.ms), '', 'this process']),
     [
       'agent process start (Node bootstrap)',
       ms(totals.processStartMs),
-      per(totals.processStartMs, p, 'process'),
+      per(totals.processStartMs, started, 'process'),
       `${p} processes for ${totals.processCells} cells`,
     ],
     [
       'module loading (agent modules + tokenizer)',
       ms(totals.moduleLoadMs),
-      per(totals.moduleLoadMs, p, 'process'),
+      per(totals.moduleLoadMs, started, 'process'),
       'paid by spares ahead of need; modules from the startup snapshot cost ~0 (the rest: the tokenizer ranks)',
     ],
     [
       'CPU of a process start',
       ms(totals.processCpuMs),
-      per(totals.processCpuMs, p, 'process'),
-      'user + system, until ready',
+      per(totals.processCpuMs, started, 'process'),
+      `user + system, until ready; ${started} processes started (${totals.snapshotStarts} from the startup snapshot), the other opens reused one`,
     ],
     ['waiting for a spare', ms(totals.spareWaitMs), '', "before a cell's first process and before each armed crash"],
     [

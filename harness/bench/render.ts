@@ -352,8 +352,9 @@ function renderRecovery(recovery: RecoveryResult, floors: Floors | undefined): s
 
 function renderSuite(suite: SuiteResult & { complete: boolean }): string {
   const { phases } = suite;
-  const perProcess = (ms: number): string =>
-    phases.processes > 0 ? `${formatMs(ms / phases.processes)} per process` : '–';
+  // Starts are counted once per process (at its first open); `processes` counts opens, reused processes included.
+  const started = suite.snapshot.starts + suite.snapshot.otherStarts;
+  const perProcess = (ms: number): string => (started > 0 ? `${formatMs(ms / started)} per process` : '–');
   const lines = [
     `## Offline suite${suite.complete ? '' : ' (quick: in-process scenarios only)'}`,
     '',
@@ -383,7 +384,14 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
           `${(suite.strategyMs / 1000).toFixed(2)} s (${percent(suite.strategyMs / suite.wallMs)} of wall)`,
         ],
         ['agent processes killed at crash points', count(suite.crashes)],
-        ['agent processes started', `${count(phases.processes)} for ${count(phases.processCells)} cells`],
+        [
+          'agent processes started / opens',
+          `${count(started)} / ${count(phases.processes)} for ${count(phases.processCells)} cells (a cleanly closed process serves the next open)`,
+        ],
+        [
+          '… started from the startup snapshot',
+          `${count(suite.snapshot.starts)} of ${count(started)}${suite.snapshot.warning ? ' (see the warning below)' : ''}`,
+        ],
         [
           '… Node start / module loading + tokenizer / CPU until ready',
           `${perProcess(phases.processStartMs)} / ${perProcess(phases.moduleLoadMs)} / ${perProcess(phases.processCpuMs)}`,
@@ -402,6 +410,7 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
       ],
     ),
   ];
+  if (suite.snapshot.warning) lines.push('', `Warning: ${suite.snapshot.warning}.`);
   if (suite.errors.length > 0) lines.push('', 'Cells that failed:', ...suite.errors.map((error) => `- ${error}`));
   return lines.join('\n');
 }

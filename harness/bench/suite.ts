@@ -19,6 +19,7 @@ import { MembenchError } from '../core/errors.js';
 import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
 import type { RunResult } from '../results/schema.js';
 import { measureForkFloor } from './floors.js';
+import { snapshotUnusable } from '../process/agent-process.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {
@@ -74,6 +75,34 @@ export interface SuiteResult {
   byMode: SuitePhase[];
   /** Where the time went by phase (`membench run --profile`), summed over the cells. */
   phases: PhaseTotals;
+  /**
+   * Agent processes the run started from the startup snapshot against those that evaluated their
+   * modules (slower: the ratio is then not this checkout's), and why, when any did.
+   */
+  snapshot: SuiteSnapshot;
+}
+
+/** Whether the run's agent processes started from the startup snapshot. */
+export interface SuiteSnapshot {
+  starts: number;
+  otherStarts: number;
+  /** Why processes started without it (null: every one started from it). */
+  warning: string | null;
+}
+
+/** The suite's snapshot figures: `unusable` is asked only when a process started without it. */
+export function suiteSnapshot(phases: PhaseTotals, unusable: () => string | null): SuiteSnapshot {
+  const starts = phases.snapshotStarts;
+  const otherStarts = phases.otherStarts;
+  if (otherStarts === 0) return { starts, otherStarts, warning: null };
+  const why =
+    unusable() ??
+    'the snapshot looks usable here, yet they did not use it (a strategy outside the built-ins, or a run from the TypeScript source)';
+  return {
+    starts,
+    otherStarts,
+    warning: `${otherStarts} of ${starts + otherStarts} agent processes did not start from the startup snapshot, so the figures are slower than this checkout's: ${why}`,
+  };
 }
 
 /** Every built-in scenario except those tagged `long` (the 10,000-turn class), and every built-in suite, by the names `run` takes. */
@@ -188,6 +217,7 @@ function summarize(
     return [...phases.values()].sort((a, b) => b.ms - a.ms);
   };
   const { ok, errors } = cellsByStatus(result.cells);
+  const phases = phaseTotals(result);
   const turns = ok.reduce((sum, cell) => sum + cell.turns.length, 0);
   const strategyMs = ok.reduce(
     (sum, cell) => sum + cell.turns.reduce((total, turn) => total + turn.saveMs + (turn.loadMs ?? 0), 0),
@@ -213,6 +243,7 @@ function summarize(
     byMode: group((cell) =>
       inProcesses.has(cell.scenario) ? 'agent processes (crash / concurrent scenarios)' : 'in process',
     ),
-    phases: phaseTotals(result),
+    phases,
+    snapshot: suiteSnapshot(phases, () => snapshotUnusable(path.join(PACKAGE_ROOT, 'dist', 'harness', 'process'))),
   };
 }

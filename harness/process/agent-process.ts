@@ -26,30 +26,56 @@ const snapshotRecord = z.object({
   bundleMtimeMs: z.number(),
 });
 
+/** Whether the startup snapshot in a directory is usable: its blob, or why not (a user is told, never left with a silently slower start). */
+export type SnapshotStatus = { blob: string; reason: null } | { blob: null; reason: string };
+
 /**
  * The startup snapshot in `dir` (agent-entry.snapshot.blob), when `npm run build` built it there
  * with this Node, under the NODE_OPTIONS agent processes will inherit, for the bundle beside it as
- * it is now; null otherwise. A snapshot loads only in the Node binary that made it and with the
+ * it is now; otherwise why not. A snapshot loads only in the Node binary that made it and with the
  * same V8 flags (`--max-old-space-size` in NODE_OPTIONS is enough for V8 to refuse it), and it
  * holds the bundle's path.
  */
-export function snapshotIn(dir: string, nodeOptions = process.env.NODE_OPTIONS ?? ''): string | null {
+export function snapshotStatus(dir: string, nodeOptions = process.env.NODE_OPTIONS ?? ''): SnapshotStatus {
+  const recordFile = path.join(dir, 'agent-entry.snapshot.json');
+  let record: z.infer<typeof snapshotRecord>;
   try {
-    const record = snapshotRecord.parse(JSON.parse(readFileSync(path.join(dir, 'agent-entry.snapshot.json'), 'utf8')));
-    const bundle = path.join(dir, 'agent-entry.bundle.cjs');
-    const { size, mtimeMs } = statSync(bundle);
-    const blob = path.join(dir, 'agent-entry.snapshot.blob');
-    const current =
-      record.node === process.version &&
-      record.arch === process.arch &&
-      record.nodeOptions === nodeOptions &&
-      record.bundle === bundle &&
-      record.bundleBytes === size &&
-      record.bundleMtimeMs === mtimeMs;
-    return current && existsSync(blob) ? blob : null;
+    record = snapshotRecord.parse(JSON.parse(readFileSync(recordFile, 'utf8')));
   } catch {
-    return null; // none built, or not readable: processes start from the bundle
+    return { blob: null, reason: `no startup snapshot was built in ${dir} (run npm run build)` };
   }
+  const bundle = path.join(dir, 'agent-entry.bundle.cjs');
+  const blob = path.join(dir, 'agent-entry.snapshot.blob');
+  const stale = (why: string): SnapshotStatus => ({ blob: null, reason: `${why} (run npm run build here)` });
+  if (record.node !== process.version || record.arch !== process.arch)
+    return stale(
+      `the snapshot was built by Node ${record.node} ${record.arch}, this is ${process.version} ${process.arch}`,
+    );
+  if (record.nodeOptions !== nodeOptions)
+    return {
+      blob: null,
+      reason: `NODE_OPTIONS is "${nodeOptions}", the snapshot was built under "${record.nodeOptions}" (V8 refuses it under other flags)`,
+    };
+  if (record.bundle !== bundle)
+    return stale(
+      `the snapshot records the bundle ${record.bundle}, not ${bundle}: dist/ was copied from another checkout`,
+    );
+  let size: number;
+  let mtimeMs: number;
+  try {
+    ({ size, mtimeMs } = statSync(bundle));
+  } catch {
+    return stale(`the bundle ${bundle} is missing`);
+  }
+  if (record.bundleBytes !== size || record.bundleMtimeMs !== mtimeMs)
+    return stale(`the bundle ${bundle} changed since the snapshot was built`);
+  if (!existsSync(blob)) return stale(`the snapshot ${blob} is missing`);
+  return { blob, reason: null };
+}
+
+/** The startup snapshot in `dir` when it is usable (snapshotStatus), else null: processes start from the bundle. */
+export function snapshotIn(dir: string, nodeOptions = process.env.NODE_OPTIONS ?? ''): string | null {
+  return snapshotStatus(dir, nodeOptions).blob;
 }
 
 let snapshotBlob: string | null | undefined;
@@ -82,6 +108,18 @@ export function snapshotLoads(blob: string, bundle: string): boolean {
     env: agentEnv(true),
   });
   return check.status === 0;
+}
+
+/**
+ * Why agent processes started here do not start from the startup snapshot in `dir`, or null when
+ * they do: its record says it does not fit (snapshotStatus), or V8 refuses it (snapshotLoads).
+ */
+export function snapshotUnusable(dir: string): string | null {
+  const status = snapshotStatus(dir);
+  if (status.blob === null) return status.reason;
+  return snapshotLoads(status.blob, path.join(dir, 'agent-entry.bundle.cjs'))
+    ? null
+    : `V8 refused the snapshot ${status.blob} (damaged, or another V8 flag): run npm run build here`;
 }
 
 /** The agent's startup snapshot beside this module, when it is current and loads (checked once per process), or null. */

@@ -151,6 +151,8 @@ class ProcessCellRun {
       phases.processStartMs += agent.boot.bootMs;
       phases.moduleLoadMs += agent.boot.modulesMs + agent.boot.warmUpMs;
       phases.processCpuMs += agent.boot.cpuMs;
+      if (agent.boot.from === 'snapshot') phases.snapshotStarts++;
+      else phases.otherStarts++;
     }
     if (isExit(opened) || opened.type === 'error') {
       throw new Error(

@@ -457,6 +457,10 @@ export type CellTokens = z.infer<typeof cellTokensSchema>;
 export const cellPhasesSchema = z.object({
   /** Agent processes the cell used (0: replayed in the worker itself). */
   processes: count,
+  /** Of the processes the cell started, those deserialized from the agent's startup snapshot. */
+  snapshotStarts: count.default(0),
+  /** Of the processes the cell started, those that evaluated their modules instead (bundle or module by module: slower). */
+  otherStarts: count.default(0),
   /** Node's own start in those processes, up to its bootstrap. */
   processStartMs: ms,
   /** Importing the agent's modules and warming its tokenizer. */

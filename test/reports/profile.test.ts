@@ -25,4 +25,14 @@ describe('phaseTotals', () => {
     });
     expect(renderProfile(run)).not.toContain('NaN');
   });
+
+  it("gives a process start's figures per process started, not per open (a reused process started once)", () => {
+    const run = smallRun();
+    const [first] = run.cells;
+    first!.phases = { ...emptyPhases(), processes: 4, snapshotStarts: 1, otherStarts: 1, processCpuMs: 300 };
+    for (const cell of run.cells.slice(1)) delete cell.phases;
+    const profile = renderProfile(run);
+    expect(profile).toContain('150 ms per process'); // 300 ms over 2 starts, not over 4 opens
+    expect(profile).toContain('2 processes started (1 from the startup snapshot)');
+  });
 });

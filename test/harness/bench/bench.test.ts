@@ -14,7 +14,9 @@ import { renderBenchJson, renderBenchReport } from '../../../harness/bench/rende
 import { benchSaveLoad, type SaveLoadResult, type SaveLoadRow } from '../../../harness/bench/save-load.js';
 import type * as Recovery from '../../../harness/bench/recovery.js';
 import type { RecoveryResult } from '../../../harness/bench/recovery.js';
-import { benchSuite, offlineSuiteScenarios, suiteArguments } from '../../../harness/bench/suite.js';
+import { benchSuite, offlineSuiteScenarios, suiteArguments, suiteSnapshot } from '../../../harness/bench/suite.js';
+import { phaseTotals } from '../../../reports/profile.js';
+import type { RunResult } from '../../../harness/results/schema.js';
 import { evaluateTargets, flatRatio, missBy } from '../../../harness/bench/targets.js';
 import { benchVectorScale, clusteredVectors, EF_GRID, exactTopK } from '../../../harness/bench/vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from '../../../harness/bench/versus-langchain.js';
@@ -286,6 +288,7 @@ describe('suite throughput', () => {
     expect(suite.byMode.map((phase) => [phase.name, phase.cells])).toEqual([['in process', 2]]);
     expect(suite.byScenario.map((phase) => phase.name)).toEqual(['recipes-en']);
     expect([suite.phases.cells, suite.phases.processes]).toEqual([2, 0]); // phases recorded; no agent process for in-process cells
+    expect(suite.snapshot).toEqual({ starts: 0, otherStarts: 0, warning: null });
     // The whole command was timed: its cells are part of its wall time, its process tree's CPU counted.
     expect(suite.command).toBe('membench run');
     expect(suite.cellsMs).toBeGreaterThan(0);
@@ -302,6 +305,25 @@ describe('suite throughput', () => {
       pass: suite.floorRatio <= 400,
     });
   }, 60_000);
+
+  test('says whether the agent processes started from the startup snapshot, and why not when they did not', () => {
+    const phases = (snapshotStarts: number, otherStarts: number) => ({
+      ...phaseTotals({ cells: [] } as unknown as RunResult),
+      snapshotStarts,
+      otherStarts,
+    });
+    let asked = 0;
+    const why = (): string => {
+      asked++;
+      return 'the snapshot records the bundle /elsewhere/agent-entry.bundle.cjs';
+    };
+    expect(suiteSnapshot(phases(12, 0), why)).toEqual({ starts: 12, otherStarts: 0, warning: null });
+    expect(asked).toBe(0); // a V8 check costs a process: only when one is needed
+    const slower = suiteSnapshot(phases(2, 10), why);
+    expect(slower.warning).toContain('10 of 12 agent processes did not start from the startup snapshot');
+    expect(slower.warning).toContain('/elsewhere/agent-entry.bundle.cjs');
+    expect(suiteSnapshot(phases(0, 3), () => null).warning).toContain('looks usable here');
+  });
 
   test('runs the command a user types: the default run when nothing is named', () => {
     expect(suiteArguments({})).toEqual(['run', '--profile', '--quiet']);

@@ -33,6 +33,7 @@ describe('the agent startup snapshot', () => {
       scenarios: [await oneChineseMemory()],
       strategies: ['buffer', 'bm25'],
       priceDurability: [],
+      profile: true,
     });
     for (const cell of allOk(result).cells) {
       expect(cell.status).toBe('ok');
@@ -45,6 +46,11 @@ describe('the agent startup snapshot', () => {
     const restarts = result.cells.flatMap((cell) => cell.durabilityOutcome!.crashes.filter((crash) => crash.reached));
     expect(agentProcessStats.booted.snapshot - before.snapshot).toBeGreaterThanOrEqual(restarts.length + 1);
     expect(agentProcessStats.booted.bundle - before.bundle).toBe(0);
+    // The cells' profile says so too (what `membench bench` reads to warn of a slower start).
+    const starts = (key: 'snapshotStarts' | 'otherStarts'): number =>
+      result.cells.reduce((sum, cell) => sum + cell.phases![key], 0);
+    expect(starts('snapshotStarts')).toBeGreaterThanOrEqual(restarts.length + 1);
+    expect(starts('otherStarts')).toBe(0);
   });
 
   it('a run under V8 flags in NODE_OPTIONS (which V8 refuses a snapshot under) starts its agent processes from the bundle instead', async () => {
@@ -62,16 +68,26 @@ describe('the agent startup snapshot', () => {
           '-o',
           out,
           '--overwrite',
+          '--profile',
           '-q',
         ],
         { env: { NODE_OPTIONS: '--max-old-space-size=4096' } },
       );
-      expect(run.stderr).not.toContain('startup snapshot');
+      const messages = run.stderr.split('\n').filter((line) => !line.startsWith('|')); // less --profile's table
+      expect(messages.join('\n')).not.toContain('startup snapshot');
       expect(run.code).toBe(0);
       const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as {
-        cells: { status: string; recall: { contextRecall: { hits: number } } }[];
+        cells: {
+          status: string;
+          recall: { contextRecall: { hits: number } };
+          phases: { snapshotStarts: number; otherStarts: number };
+        }[];
       };
       expect(results.cells.map((cell) => [cell.status, cell.recall.contextRecall.hits])).toEqual([['ok', 1]]);
+      // Its profile records the slower starts (one per crash and the first), none from the snapshot.
+      const [cell] = results.cells;
+      expect(cell!.phases.snapshotStarts).toBe(0);
+      expect(cell!.phases.otherStarts).toBeGreaterThanOrEqual(2);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
@@ -93,7 +109,7 @@ describe('the agent startup snapshot', () => {
   });
 
   it('is used only for the Node and the bundle file it was built with', async () => {
-    const { snapshotIn } = await built<ProcessModule>('harness/process/agent-process.js');
+    const { snapshotIn, snapshotStatus } = await built<ProcessModule>('harness/process/agent-process.js');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-'));
     try {
       for (const file of ['agent-entry.bundle.cjs', 'agent-entry.snapshot.blob'])
@@ -116,18 +132,26 @@ describe('the agent startup snapshot', () => {
       };
       record();
       expect(snapshotIn(dir, '')).toBe(path.join(dir, 'agent-entry.snapshot.blob'));
+      expect(snapshotStatus(dir, '').reason).toBeNull();
       // V8 refuses a snapshot under other V8 flags: a user's NODE_OPTIONS falls back to the bundle.
       expect(snapshotIn(dir, '--max-old-space-size=4096')).toBeNull();
+      // Each refusal says why (`membench bench` prints it rather than a silently slower figure).
+      expect(snapshotStatus(dir, '--max-old-space-size=4096').reason).toContain('NODE_OPTIONS');
       record({ node: 'v18.0.0' });
       expect(snapshotIn(dir, '')).toBeNull();
+      expect(snapshotStatus(dir, '').reason).toContain('Node v18.0.0');
       record({ bundle: path.join(DIST, 'agent-entry.bundle.cjs') }); // built for another copy of the bundle
       expect(snapshotIn(dir, '')).toBeNull();
+      expect(snapshotStatus(dir, '').reason).toContain('copied from another checkout');
       record({ bundleBytes: 1 }); // the bundle was rebuilt since
       expect(snapshotIn(dir, '')).toBeNull();
+      expect(snapshotStatus(dir, '').reason).toContain('changed since the snapshot was built');
       record();
       rmSync(path.join(dir, 'agent-entry.snapshot.blob'));
       expect(snapshotIn(dir, '')).toBeNull();
+      expect(snapshotStatus(dir, '').reason).toContain('is missing');
       expect(snapshotIn(path.join(dir, 'nowhere'))).toBeNull();
+      expect(snapshotStatus(path.join(dir, 'nowhere')).reason).toContain('no startup snapshot was built');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
