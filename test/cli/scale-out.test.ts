@@ -164,11 +164,10 @@ describe('--resume of a run SIGKILLed half-way', () => {
     const older = JSON.parse(plan) as { membench: { version: string; commit: string | null } };
     writeSmallScenario(scenarios.dir, 'c', 'top shelf');
     try {
-      const [fresh, otherMatrix, edited] = await Promise.all([
-        membench(['run', ...matrix(), '-o', out, '-q']),
-        membench(['run', '--resume', out, '-s', 'buffer', '-q']),
-        membench(['run', '--resume', out, '-q']),
-      ]);
+      // One after another: each takes the dir's lock before it refuses.
+      const fresh = await membench(['run', ...matrix(), '-o', out, '-q']);
+      const otherMatrix = await membench(['run', '--resume', out, '-s', 'buffer', '-q']);
+      const edited = await membench(['run', '--resume', out, '-q']);
       expect(fresh.code).toBe(2);
       expect(fresh.stderr).toContain(
         `holds an interrupted run (plan.json, ${finished} finished cells): resume it with membench run --resume ${out}`,
@@ -200,7 +199,7 @@ describe('--resume of a run SIGKILLed half-way', () => {
   it('finishes it with the results of an uninterrupted run', { timeout: 120_000 }, async () => {
     writeFileSync(gate, 'open');
     const [resumed, uninterrupted] = await Promise.all([
-      membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } }),
+      membench(['run', '--resume', out, '-w', '1'], { env: { MEMBENCH_TEST_GATE: gate } }),
       runBenchmark({
         scenarios: [scenarios.a, scenarios.b, scenarios.c],
         strategies: STRATEGIES,
@@ -239,7 +238,7 @@ describe('--resume', () => {
     const kept = results(out).cells[0];
 
     writeFileSync(gate, 'open');
-    const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
+    const resumed = await membench(['run', '--resume', out, '-w', '1'], { env: { MEMBENCH_TEST_GATE: gate } });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain(`--resume ${out}: 1 cell in error run again: a/gated`);
     expect(resumed.stderr).toContain('membench: running 1 cells (1 of 2 finished earlier)');
