@@ -6,20 +6,22 @@ import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
 import { resolveSettings } from '../../harness/run/layers.js';
 import { membench } from './helpers.js';
+import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 describe('membench run with a config file', () => {
   it('takes the matrix from membench.config.yaml in the working dir; flags override it', async () => {
     const cwd = await tempDir('membench-config-cli-');
+    writeSmallScenario(cwd, 'pantry');
     await writeFile(
       path.join(cwd, 'membench.config.yaml'),
-      'strategies: [buffer, window]\nscenarios: [recipes-en]\nparams:\n  window.k: [2, 4]\nseed: 7\nworkers: 1\nout: runs/ci\n',
+      'strategies: [buffer, window]\nscenarios: [pantry.yaml]\nparams:\n  window.k: [2, 4]\nseed: 7\nworkers: 1\nout: runs/ci\n',
     );
     const run = await membench(['run', '-s', 'window', '--seed', '8', '-q'], { cwd });
     expect(run.code).toBe(0);
     const results = JSON.parse(readFileSync(path.join(cwd, 'runs/ci/results.json'), 'utf8')) as RunResult;
     expect(results.header.seed).toBe(8);
-    expect(results.cells.map((cell) => cell.id)).toEqual(['recipes-en/window(k=2)', 'recipes-en/window(k=4)']);
+    expect(results.cells.map((cell) => cell.id)).toEqual(['pantry/window(k=2)', 'pantry/window(k=4)']);
   });
 
   it('refuses an empty membench.config.yaml (exit 2) instead of running the default matrix', async () => {

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import yargs from 'yargs';
 import * as run from '../../harness/cli/run.js';
 import type { RunResult } from '../../harness/results/schema.js';
+import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** Writes of files whose path matches this fail with ENOSPC, as a full disk makes them. */
@@ -64,44 +65,42 @@ afterEach(() => {
 });
 
 describe('a full disk', () => {
-  it('stops the run with the file, the kept cells and the --resume hint (exit 1); --resume finishes it once space is freed', {
+  it('stops the run with the file, the kept cells and the --resume hint (exit 1), while the cells or the reports are written; --resume finishes it once space is freed', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await tempDir('membench-full-'), 'run');
-    const args = ['-s', 'buffer', '-s', 'window', '-c', 'recipes-en', '-w', '1', '-q'];
+    const dir = await tempDir('membench-full-');
+    const out = path.join(dir, 'run');
+    const scenario = writeSmallScenario(dir, 'pantry');
+    const args = ['-s', 'buffer', '-s', 'window', '-c', scenario, '-w', '1', '-q'];
+    const hint = `the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`;
     // The second cell's file cannot be written.
     full.matching = /cells\/\.1\.json\./u;
     const stopped = await membenchRun([...args, '-o', out]);
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toBe(
-      `membench: no space left on the device holding ${path.join(out, 'cells', '1.json')}: the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}\n`,
+      `membench: no space left on the device holding ${path.join(out, 'cells', '1.json')}: ${hint}\n`,
     );
     expect(readdirSync(path.join(out, 'cells'))).toEqual(['0.json']);
     expect(readdirSync(out)).not.toContain('results.json');
+
+    // Space for the cell, none for the reports: the resumed run stops the same way, its cells kept.
+    full.matching = /report\.html/u;
+    const reporting = await membenchRun(['--resume', out, '-q']);
+    expect(reporting.code).toBe(1);
+    expect(reporting.stderr).toContain(
+      `membench: no space left on the device holding ${path.join(out, 'report.html')}: ${hint}`,
+    );
+    expect(readdirSync(path.join(out, 'cells')).sort()).toEqual(['0.json', '1.json']);
 
     full.matching = undefined;
     const resumed = await membenchRun(['--resume', out, '-q']);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
+    expect(readdirSync(out)).toEqual(expect.arrayContaining(['results.json', 'report.html']));
     const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     expect(result.cells.map((cell) => [cell.id, cell.status])).toEqual([
-      ['recipes-en/buffer', 'ok'],
-      ['recipes-en/window(k=2)', 'ok'],
+      ['pantry/buffer', 'ok'],
+      ['pantry/window(k=2)', 'ok'],
     ]);
-  });
-
-  it('while the reports are written says the same: the cells are kept, --resume writes the reports', {
-    timeout: 120_000,
-  }, async () => {
-    const out = path.join(await tempDir('membench-full-'), 'run');
-    full.matching = /report\.html/u;
-    const stopped = await membenchRun(['-s', 'buffer', '-c', 'recipes-en', '-w', '1', '-q', '-o', out]);
-    expect(stopped.code).toBe(1);
-    expect(stopped.stderr).toContain(
-      `membench: no space left on the device holding ${path.join(out, 'report.html')}: the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`,
-    );
-    full.matching = undefined;
-    expect((await membenchRun(['--resume', out, '-q'])).code).toBe(0);
-    expect(readdirSync(out)).toEqual(expect.arrayContaining(['results.json', 'report.html']));
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
+import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 let server: FakeOpenAIServer;
@@ -23,13 +24,14 @@ describe('answers with content: null', () => {
   it('are counted per cell, warned about once per cell and noted in the reports', {
     timeout: 120_000,
   }, async () => {
-    const out = path.join(await tempDir('membench-empty-'), 'run');
+    const dir = await tempDir('membench-empty-');
+    const out = path.join(dir, 'run');
     const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
     const run = await membench(
       [
         'run',
         '-c',
-        'recipes-en',
+        writeSmallScenario(dir, 'pantry'),
         '-s',
         'buffer',
         '--model',

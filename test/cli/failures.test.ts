@@ -11,9 +11,14 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { MANIFEST_FILE } from '../../harness/core/manifest.js';
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, startMembench, until } from './helpers.js';
+import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir as newTempDir } from '../helpers/temp-dir.js';
 
 const tempDir = () => newTempDir('membench-failures-');
+/** Two small scenarios (test/helpers/small-scenario.ts): the checks here need a run, not a long conversation. */
+const scenarioDir = await tempDir();
+const PANTRY = writeSmallScenario(scenarioDir, 'pantry');
+const CELLAR = writeSmallScenario(scenarioDir, 'cellar', 'bottom shelf');
 const HANGS = './fixtures/strategies/hangs.ts';
 const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
 
@@ -27,25 +32,25 @@ describe('a hung or dying strategy', () => {
       '-s',
       'buffer',
       '-c',
-      'recipes-en',
+      PANTRY,
       '-w',
       '1',
       '--cell-timeout',
-      '2',
+      '1',
       '-o',
       out,
       '-q',
     ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
-      'FAILED recipes-en/hangs: timed out after 2 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer',
+      'FAILED pantry/hangs: timed out after 1 s in open: the cell was stopped (a strategy that never finishes open()?); raise --cell-timeout if it needs longer',
     );
     const written = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     expect(
       written.cells.map((cell) => [cell.id, cell.status, cell.status === 'error' ? cell.phase : undefined]),
     ).toEqual([
-      ['recipes-en/hangs', 'error', 'open'],
-      ['recipes-en/buffer', 'ok', undefined],
+      ['pantry/hangs', 'error', 'open'],
+      ['pantry/buffer', 'ok', undefined],
     ]);
   });
 
@@ -81,17 +86,32 @@ describe('one run per output dir', () => {
     timeout: 120_000,
   }, async () => {
     const out = path.join(await tempDir(), 'run');
-    expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '-q'])).code).toBe(0);
+    // A lock left by a process that is gone (kill -9) is taken over: the run that does so is the one
+    // whose results the hanging run below replaces.
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => dead.on('exit', resolve));
+    mkdirSync(out);
+    writeFileSync(
+      path.join(out, LOCK_FILE),
+      JSON.stringify({ pid: dead.pid, host: os.hostname(), command: 'membench run', started: 'earlier' }),
+    );
+    const fresh = await membench(['run', '-s', 'buffer', '-c', PANTRY, '-w', '1', '-o', out, '-q']);
+    expect(fresh.stderr).toBe('');
+    expect(fresh.code).toBe(0);
+    expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
+    expect(existsSync(path.join(out, 'results.json'))).toBe(true);
 
     // A run that hangs (default time limit) holds the dir.
-    const run = startMembench(['run', '-s', HANGS, '-c', 'recipes-en', '-w', '1', '-o', out, '--overwrite', '-q']);
+    const run = startMembench(['run', '-s', HANGS, '-c', PANTRY, '-w', '1', '-o', out, '--overwrite', '-q']);
     // The earlier run's results go right after the new plan is written (the event waited on): nothing stale looks current.
     await until(() => existsSync(path.join(out, 'plan.json')) && !existsSync(path.join(out, 'results.json')), run);
     expect(run.hasExited()).toBe(false);
     expect(existsSync(path.join(out, 'results.json'))).toBe(false);
-    expect((await membench(['compare', 'baselines/offline.json', out])).code).toBe(2);
-
-    const second = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
+    const [compared, second] = await Promise.all([
+      membench(['compare', 'baselines/offline.json', out]),
+      membench(['run', '-s', 'buffer', '-c', PANTRY, '-o', out, '--overwrite', '-q']),
+    ]);
+    expect(compared.code).toBe(2);
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(
       `membench: --out ${out} is in use by another run: membench run (pid ${run.child.pid}, started `,
@@ -102,18 +122,6 @@ describe('one run per output dir', () => {
     run.child.kill('SIGTERM');
     expect((await run.exited).code).toBe(130);
     expect(run.stderr()).toContain(`interrupted: resume with membench run --resume ${out}`);
-    expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
-
-    // A lock left by a process that is gone (kill -9) is taken over.
-    const dead = spawn(process.execPath, ['-e', '']);
-    await new Promise((resolve) => dead.on('exit', resolve));
-    writeFileSync(
-      path.join(out, LOCK_FILE),
-      JSON.stringify({ pid: dead.pid, host: os.hostname(), command: 'membench run', started: 'earlier' }),
-    );
-    const fresh = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q']);
-    expect(fresh.stderr).toBe('');
-    expect(fresh.code).toBe(0);
     expect(existsSync(path.join(out, LOCK_FILE))).toBe(false);
   });
 });
@@ -134,7 +142,7 @@ describe('output dirs that are not directories', () => {
     const dir = await tempDir();
     writeFileSync(path.join(dir, 'file'), 'not a dir');
     const out = outOf(dir);
-    const result = await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '-q']);
+    const result = await membench(['run', '-s', 'buffer', '-c', PANTRY, '-o', out, '-q']);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`membench: --out ${out}: ${message}\n`);
     expect(readFileSync(path.join(dir, 'file'), 'utf8')).toBe('not a dir');
@@ -146,32 +154,34 @@ describe('--overwrite removes only what membench wrote', () => {
     timeout: 120_000,
   }, async () => {
     const out = path.join(await newTempDir('membench-failures-'), 'run');
-    expect(
-      (await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-c', 'recipes-zh', '-o', out, '-q'])).code,
-    ).toBe(0);
+    expect((await membench(['run', '-s', 'buffer', '-c', PANTRY, '-c', CELLAR, '-w', '1', '-o', out, '-q'])).code).toBe(
+      0,
+    );
     const manifest = JSON.parse(readFileSync(path.join(out, MANIFEST_FILE), 'utf8')) as {
       command: string;
       files: string[];
     };
     expect(manifest.command).toBe('membench run');
     expect(manifest.files).toEqual(
-      expect.arrayContaining(['results.json', 'report.html', path.join('charts', 'tokens-recipes-zh.png')]),
+      expect.arrayContaining(['results.json', 'report.html', path.join('charts', 'tokens-cellar.png')]),
     );
     const mine = ['notes.md', path.join('charts', 'my-notes.txt'), path.join('charts', 'sub', 'x.txt')];
     mkdirSync(path.join(out, 'charts', 'sub'));
     for (const name of mine) writeFileSync(path.join(out, name), `mine: ${name}\n`);
 
     // One scenario fewer: its chart was membench's and goes; the files of the user stay.
-    expect((await membench(['run', '-s', 'buffer', '-c', 'recipes-en', '-o', out, '--overwrite', '-q'])).code).toBe(0);
+    expect(
+      (await membench(['run', '-s', 'buffer', '-c', PANTRY, '-w', '1', '-o', out, '--overwrite', '-q'])).code,
+    ).toBe(0);
     for (const name of mine) expect(readFileSync(path.join(out, name), 'utf8')).toBe(`mine: ${name}\n`);
-    expect(existsSync(path.join(out, 'charts', 'tokens-recipes-zh.png'))).toBe(false);
-    expect(existsSync(path.join(out, 'charts', 'tokens-recipes-en.png'))).toBe(true);
+    expect(existsSync(path.join(out, 'charts', 'tokens-cellar.png'))).toBe(false);
+    expect(existsSync(path.join(out, 'charts', 'tokens-pantry.png'))).toBe(true);
 
     const rendered = path.join(path.dirname(out), 'rendered');
     expect((await membench(['report', path.join(out, 'results.json'), '-o', rendered])).code).toBe(0);
     mkdirSync(path.join(rendered, 'charts', 'sub'), { recursive: true });
     for (const name of mine) writeFileSync(path.join(rendered, name), `mine: ${name}\n`);
-    expect((await membench(['report', 'baselines/offline.json', '-o', rendered, '--overwrite'])).code).toBe(0);
+    expect((await membench(['report', path.join(out, 'results.json'), '-o', rendered, '--overwrite'])).code).toBe(0);
     for (const name of mine) expect(readFileSync(path.join(rendered, name), 'utf8')).toBe(`mine: ${name}\n`);
     expect(JSON.parse(readFileSync(path.join(rendered, MANIFEST_FILE), 'utf8'))).toMatchObject({
       command: 'membench report',

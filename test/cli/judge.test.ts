@@ -17,6 +17,12 @@ import { allOk } from '../helpers/cells.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const DATASET = path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json');
+/**
+ * Its first four questions: one each of single-session-user, single-session-assistant,
+ * knowledge-update and temporal-reasoning, enough for agreement per category and for an offline
+ * judge that gets some answers right and some wrong.
+ */
+const SAMPLE = ['--dataset', `longmemeval:${DATASET}`, '--limit', '4'];
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
 
 let server: FakeOpenAIServer;
@@ -32,17 +38,15 @@ afterAll(async () => {
 });
 
 /**
- * One plain run of the LongMemEval sample (no judge), made on first use; tests that judge it work on
- * their own copy, so each starts from the same results.json without paying for the run again.
+ * One plain run of the LongMemEval sample (no judge), made on first use; tests that judge it or lock
+ * its dir work on their own copy, so each starts from the same results.json without paying for the
+ * run again.
  */
 let plain: Promise<string> | undefined;
 const plainRun = (): Promise<string> =>
   (plain ??= (async () => {
     const out = path.join(dir, 'plain');
-    const run = await membench(
-      ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '-w', '1', '-q', '-o', out],
-      { env },
-    );
+    const run = await membench(['run', ...SAMPLE, '-s', 'buffer', '-w', '1', '-q', '-o', out], { env });
     expect(run.code, run.stderr).toBe(0);
     return out;
   })());
@@ -54,10 +58,9 @@ describe('membench judge', () => {
     timeout: 180_000,
   }, async () => {
     const out = path.join(dir, 'run');
-    const run = await membench(
-      ['run', '--dataset', `longmemeval:${DATASET}`, '-s', 'buffer', '--judge', 'offline', '-w', '1', '-q', '-o', out],
-      { env },
-    );
+    const run = await membench(['run', ...SAMPLE, '-s', 'buffer', '--judge', 'offline', '-w', '1', '-q', '-o', out], {
+      env,
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('offline judge');
     const first = results(out);
@@ -281,8 +284,7 @@ describe('membench judge and the dir lock', () => {
     timeout: 180_000,
   }, async () => {
     const out = path.join(dir, 'locked');
-    const run = await membench(['run', '-c', 'recipes-en', '-s', 'window', '-q', '-o', out], { env });
-    expect(run.code, run.stderr).toBe(0);
+    cpSync(await plainRun(), out, { recursive: true });
     const lock = path.join(out, LOCK_FILE);
     mkdirSync(lock);
     for (const args of [

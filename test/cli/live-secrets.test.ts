@@ -11,6 +11,7 @@ import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { membench, startMembench, until } from './helpers.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { writeSmallScenario } from '../helpers/small-scenario.js';
 
 const KEY = 'sk-live-SECRET-9f8e7d6c5b4a3210';
 const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
@@ -40,8 +41,11 @@ function filesHolding(dir: string, needle: string): { read: string[]; holding: s
 }
 
 let server: FakeOpenAIServer;
+/** Two exchanges (the pork belly, the rice) and a probe: summary folds twice, the probe is answered, and "pork" is in the data. */
+let scenario: string;
 beforeAll(async () => {
   server = await startFakeOpenAIServer();
+  scenario = writeSmallScenario(await tempDir('membench-secrets-scenario-'), 'pantry');
 });
 afterAll(async () => {
   await server.close();
@@ -58,7 +62,7 @@ describe('--api-key in a live run', () => {
       [
         'run',
         '-c',
-        'recipes-en',
+        scenario,
         '-s',
         'summary',
         '--model',
@@ -113,7 +117,7 @@ describe('the key in a finished live run', () => {
             [
               'run',
               '-c',
-              'recipes-en',
+              scenario,
               ...strategies.flatMap((strategy) => ['-s', strategy]),
               '--model',
               'openai:test-model',
@@ -155,10 +159,11 @@ describe('the key in a finished live run', () => {
           expect({ variant, holding: filesHolding(dir, variant).holding }).toEqual({ variant, holding: [] });
         expect(run.stdout).not.toContain(KEY);
         expect(run.stderr).not.toContain(KEY);
-        // The masked results are still a run: the report and compare readers take them.
+        // Without an echo nothing was masked: the rest checks what masking left.
+        if (!echoAuthorization) return;
+        // The masked results are still a run: the compare reader takes them.
         const resultsFile = path.join(dir, 'run', 'results.json');
         expect((await membench(['compare', resultsFile, resultsFile], { env })).code).toBe(0);
-        if (!echoAuthorization) return;
         // Replayed from the cache: still masked.
         const again = await liveRun(['summary'], 'again');
         expect(again.code, again.stderr).toBe(0);
@@ -172,90 +177,78 @@ describe('the key in a finished live run', () => {
 
 describe('a key that is not a secret to find', () => {
   // Placeholders for local servers ("none") and keys that are ordinary words ("pork", "sync": both
-  // in the recipes run's data) used to be masked in an offline run's results: "durability": "***"
-  // made results.json unreadable, and recorded answers read "increase the *** belly".
+  // in the run's data) used to be masked in an offline run's results: "durability": "***" made
+  // results.json unreadable, and recorded answers read "the *** belly is in the freezer".
   it('changes nothing in an offline run: results.json as without it (timing aside), read back by report and compare', {
     timeout: 300_000,
   }, async () => {
     const dir = await tempDir('membench-secrets-offline-');
+    // One strategy in two durability modes: "sync" and "none" are values in results.json, "pork" in its answers.
     const offlineRun = (out: string, runEnv: NodeJS.ProcessEnv) =>
-      membench(
-        [
-          'run',
-          '-c',
-          'recipes-en',
-          '-s',
-          'buffer',
-          '-s',
-          'summary',
-          '--durability',
-          'sync,none',
-          '-w',
-          '1',
-          '-o',
-          path.join(dir, out),
-        ],
-        { env: runEnv },
-      );
-    const plain = await offlineRun('plain', env);
+      membench(['run', '-c', scenario, '-s', 'buffer', '--durability', 'sync,none', '-w', '1', '-q', '-o', out], {
+        env: runEnv,
+      });
+    const plainDir = path.join(dir, 'plain');
+    const plain = await offlineRun(plainDir, env);
     expect(plain.code, plain.stderr).toBe(0);
-    const plainResults = readFileSync(path.join(dir, 'plain', 'results.json'), 'utf8');
+    const plainResults = readFileSync(path.join(plainDir, 'results.json'), 'utf8');
     for (const word of ['"durability":"none"', 'pork belly', '"durability":"sync"'])
       expect(plainResults.replace(/\s/gu, '').includes(word.replace(/\s/gu, ''))).toBe(true);
     const view = (file: string): string =>
       JSON.stringify(withoutTiming(JSON.parse(readFileSync(file, 'utf8')) as RunResult));
-    for (const key of ['none', 'pork', 'sync', KEY]) {
-      const run = await offlineRun(key, { ...env, OPENAI_API_KEY: key });
-      expect(run.code, run.stderr).toBe(0);
+    const keys = ['none', 'pork', 'sync', KEY];
+    const runs = await Promise.all(keys.map((key) => offlineRun(path.join(dir, key), { ...env, OPENAI_API_KEY: key })));
+    keys.forEach((key, index) => {
+      expect(runs[index]!.code, runs[index]!.stderr).toBe(0);
       const file = path.join(dir, key, 'results.json');
-      expect({ key, same: view(file) === view(path.join(dir, 'plain', 'results.json')) }).toEqual({ key, same: true });
+      expect({ key, same: view(file) === view(path.join(plainDir, 'results.json')) }).toEqual({ key, same: true });
       expect(readFileSync(file, 'utf8')).not.toContain('***');
-      expect((await membench(['report', path.join(dir, key)], { env })).code).toBe(0);
-      const compared = await membench(['compare', path.join(dir, 'plain'), path.join(dir, key), '--no-latency'], {
-        env,
-      });
-      expect(compared.code, compared.stdout).toBe(0);
-    }
+    });
+    // Equal to the plain run's but for timing, and no mask anywhere: the readers take them as they take it.
+    // compare first: report rewrites the dir it reads.
+    const compared = await membench(['compare', plainDir, path.join(dir, 'none'), '--no-latency'], { env });
+    const report = await membench(['report', path.join(dir, 'none')], { env });
+    expect(report.code, report.stderr).toBe(0);
+    expect(compared.code, compared.stdout).toBe(0);
   });
 
+  // One four-letter key per source: the check is on the length, the same for every word.
   it.each([
-    ['OPENAI_API_KEY', (key: string) => ({ args: [], env: { ...env, OPENAI_API_KEY: key } })],
-    ['--api-key', (key: string) => ({ args: ['--api-key', key], env })],
+    ['OPENAI_API_KEY', 'none', (key: string) => ({ args: [], env: { ...env, OPENAI_API_KEY: key } })],
+    ['--api-key', 'pork', (key: string) => ({ args: ['--api-key', key], env })],
   ])(
     'is refused for a live run when shorter than 8 characters, given by %s (exit 2, no request sent)',
     {
       timeout: 120_000,
     },
-    async (source, given) => {
+    async (source, key, given) => {
       const out = path.join(await tempDir('membench-secrets-short-'), 'run');
-      for (const key of ['none', 'pork', 'sync']) {
-        const seen = server.requests.length;
-        const { args, env: runEnv } = given(key);
-        const run = await membench(
-          [
-            'run',
-            '-c',
-            'recipes-en',
-            '-s',
-            'summary',
-            '--model',
-            'openai:test-model',
-            '--base-url',
-            server.baseUrl,
-            ...args,
-            '--no-cache',
-            '-o',
-            out,
-          ],
-          { env: runEnv },
-        );
-        expect(run.code).toBe(2);
-        expect(run.stderr).toContain(
-          `${source} is 4 characters long: a live endpoint needs a key of at least 8 characters`,
-        );
-        expect(run.stderr).not.toContain('***');
-        expect(server.requests.length).toBe(seen);
-      }
+      const seen = server.requests.length;
+      const { args, env: runEnv } = given(key);
+      const run = await membench(
+        [
+          'run',
+          '-c',
+          scenario,
+          '-s',
+          'summary',
+          '--model',
+          'openai:test-model',
+          '--base-url',
+          server.baseUrl,
+          ...args,
+          '--no-cache',
+          '-o',
+          out,
+        ],
+        { env: runEnv },
+      );
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        `${source} is 4 characters long: a live endpoint needs a key of at least 8 characters`,
+      );
+      expect(run.stderr).not.toContain('***');
+      expect(server.requests.length).toBe(seen);
     },
   );
 });

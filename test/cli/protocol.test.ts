@@ -41,8 +41,9 @@ describe('membench run --protocol longmemeval', () => {
   it('prints session-level recall_all@5/@10 and NDCG@5/@10 from session documents over the non-abstention questions', async () => {
     const dir = await tempDir('membench-protocol-cli-');
     const file = path.join(dir, 'longmemeval_s-synthetic.json');
+    // 8 questions: the fewest of this generator's draws that hold an abstention and a single-session-assistant question.
     const questions = [
-      ...syntheticLongMemEval({ questions: 10, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
+      ...syntheticLongMemEval({ questions: 8, sessions: [6, 6], messages: [6, 6], replySentences: [3, 6] }),
     ] as { question_id: string; question_type: string }[];
     // Abstention questions and those whose evidence is an assistant turn are left out.
     const scored = questions.filter(
@@ -60,6 +61,8 @@ describe('membench run --protocol longmemeval', () => {
       'longmemeval',
       '-s',
       'bm25',
+      '-w',
+      '1',
       '--out',
       out,
     ]);
@@ -83,7 +86,7 @@ describe('membench run --protocol longmemeval', () => {
 
     const run = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as OkRun;
     const sessionCells = run.cells.filter((cell) => cell.options.unit === 'session' && cell.options.ranker === 'fts5');
-    expect(sessionCells).toHaveLength(10);
+    expect(sessionCells).toHaveLength(questions.length);
     const nonAbstention = questions.filter((question) => !question.question_id.endsWith('_abs')).length;
     expect(nonAbstention).toBeGreaterThan(scored);
     // Both averagings: the n scored (run_retrieval.py) and every non-abstention question (print_retrieval_metrics.py).
@@ -117,7 +120,7 @@ describe('membench run --protocol longmemeval', () => {
       expect(row(result.stdout, `bm25(index=user,unit=${unit},ranker=okapi-paper)`, 'session', 'recall_all')?.[3]).toBe(
         String(scored),
       );
-    expect(run.cells.filter((cell) => cell.options.ranker === 'okapi-paper')).toHaveLength(20);
+    expect(run.cells.filter((cell) => cell.options.ranker === 'okapi-paper')).toHaveLength(2 * questions.length);
   });
 });
 
@@ -134,6 +137,8 @@ describe('membench run --protocol locomo', () => {
       'locomo',
       '-s',
       'bm25',
+      '-w',
+      '1',
       '--out',
       out,
     ]);

@@ -1,14 +1,24 @@
+/**
+ * Scaling a run out and back in on the built CLI: --shard and membench merge, --resume of a run
+ * stopped half-way (SIGKILL, Ctrl-C) or with cells in error. The matrices are small scenario files
+ * (test/helpers/small-scenario.ts): each path needs a few cells, not long conversations; the
+ * uninterrupted run they are compared with runs in this process, from the build.
+ */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readResults } from '../../harness/results/read.js';
 import { mergeShards } from '../../reports/merge.js';
-import { runBenchmark } from '../../harness/run/runner.js';
+import type * as Runner from '../../harness/run/runner.js';
 import type { ShardedRunHeader } from '../../harness/results/shard.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
 import type { RunResult } from '../../harness/results/schema.js';
+import { builtModule } from '../helpers/built.js';
 import { withoutTiming } from '../helpers/same-seed.js';
+import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
+
+const { runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
 
 const scaleDir = () => tempDir('membench-scale-');
 const results = (dir: string): RunResult =>
@@ -18,32 +28,32 @@ const cellFiles = (dir: string): string[] =>
     ? readdirSync(path.join(dir, 'cells')).filter((name) => /^\d+\.json$/u.test(name))
     : [];
 
+/** Three small scenarios, `a`, `b` and `c`: a cell of one replays in milliseconds. */
+let scenarios: { dir: string; a: string; b: string; c: string };
+beforeAll(async () => {
+  const dir = await tempDir('membench-scale-scenarios-');
+  scenarios = {
+    dir,
+    a: writeSmallScenario(dir, 'a'),
+    b: writeSmallScenario(dir, 'b', 'middle shelf'),
+    c: writeSmallScenario(dir, 'c', 'bottom shelf'),
+  };
+});
+
 /**
- * 18 cells: 15 quick ones and one `gated` cell per scenario, which opens only once the test creates
- * the gate file, so a run stopped half-way cannot have finished before the signal reaches it.
+ * 9 cells: buffer, window(k=2) and a `gated` cell per scenario, which opens only once the test
+ * creates the gate file, so a run stopped half-way cannot have finished before the signal reaches
+ * it. Cells run costliest scenario first, each scenario's in plan order: a worker that reaches a
+ * gated cell waits there, so under -w 2 the cells of the third scenario never start.
  */
 const GATED = path.join(ROOT, 'fixtures/strategies/gated.ts');
-const MATRIX = [
-  '-c',
-  'recipes-en',
-  '-c',
-  'recipes-zh',
-  '-c',
-  'preference-corrections',
-  '-s',
-  'buffer',
-  '-s',
-  'window',
-  '-s',
-  GATED,
+const STRATEGIES = ['buffer', 'window', GATED];
+const matrix = (): string[] => [
+  ...[scenarios.a, scenarios.b, scenarios.c].flatMap((file) => ['-c', file]),
+  ...STRATEGIES.flatMap((strategy) => ['-s', strategy]),
   '-p',
-  'window.k=1,2,4,8',
+  'window.k=2',
 ];
-const MATRIX_OPTIONS = {
-  scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'],
-  strategies: ['buffer', 'window', GATED],
-  params: ['window.k=1,2,4,8'],
-};
 
 /** Starts the CLI behind a closed gate and stops it with `signal` once `cells` cell files exist; resolves with its exit. */
 async function stopHalfWay(
@@ -64,31 +74,21 @@ describe('--shard and membench merge', () => {
     timeout: 120_000,
   }, async () => {
     const dir = await scaleDir();
-    const args = [
-      '-c',
-      'recipes-en',
-      '-c',
-      'preference-corrections',
-      '-s',
-      'buffer',
-      '-s',
-      'window',
-      '-p',
-      'window.k=2,4',
-      '-q',
-      '-w',
-      '1',
-    ];
+    const args = ['-c', scenarios.a, '-c', scenarios.b, '-s', 'buffer', '-s', 'window', '-p', 'window.k=2,4'];
     const [one, two, whole] = await Promise.all([
-      membench(['run', ...args, '--shard', '1/2', '-o', path.join(dir, 's1')]),
-      membench(['run', ...args, '--shard', '2/2', '-o', path.join(dir, 's2')]),
-      membench(['run', ...args, '-o', path.join(dir, 'whole')]),
+      membench(['run', ...args, '-q', '-w', '1', '--shard', '1/2', '-o', path.join(dir, 's1')]),
+      membench(['run', ...args, '-q', '-w', '1', '--shard', '2/2', '-o', path.join(dir, 's2')]),
+      runBenchmark({
+        scenarios: [scenarios.a, scenarios.b],
+        strategies: ['buffer', 'window'],
+        params: ['window.k=2,4'],
+      }),
     ]);
-    expect([one.code, two.code, whole.code]).toEqual([0, 0, 0]);
+    expect([one.code, two.code]).toEqual([0, 0]);
     expect(results(path.join(dir, 's1')).cells.map((cell) => cell.id)).toEqual([
-      'recipes-en/buffer',
-      'recipes-en/window(k=4)',
-      'preference-corrections/window(k=2)',
+      'a/buffer',
+      'a/window(k=4)',
+      'b/window(k=2)',
     ]);
     expect((results(path.join(dir, 's2')).header as { shard?: unknown }).shard).toMatchObject({
       index: 2,
@@ -106,16 +106,22 @@ describe('--shard and membench merge', () => {
     expect(merged.code).toBe(0);
     expect(merged.stdout).toContain('merged 2 shards (6 cells)');
     expect(existsSync(path.join(dir, 'merged', 'report.html'))).toBe(true);
-    expect(withoutTiming(results(path.join(dir, 'merged')))).toEqual(withoutTiming(results(path.join(dir, 'whole'))));
+    expect(withoutTiming(results(path.join(dir, 'merged')))).toEqual(withoutTiming(whole));
 
-    const twice = await membench(['merge', path.join(dir, 's1'), path.join(dir, 's1'), '-o', path.join(dir, 'never')]);
+    const [twice, missing] = await Promise.all([
+      membench(['merge', path.join(dir, 's1'), path.join(dir, 's1'), '-o', path.join(dir, 'never')]),
+      membench(['merge', path.join(dir, 's1'), '-o', path.join(dir, 'never')]),
+    ]);
     expect(twice.code).toBe(2);
     expect(twice.stderr).toMatch(/s1\/results\.json is given twice/u);
-    const missing = await membench(['merge', path.join(dir, 's1'), '-o', path.join(dir, 'never')]);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('merge: shard 2/2 missing: a merged run needs every shard');
     expect(existsSync(path.join(dir, 'never'))).toBe(false);
 
-    const [s1, s2, all] = await Promise.all(['s1', 's2', 'whole'].map((name) => readResults(path.join(dir, name))));
+    writeFileSync(path.join(dir, 'whole.json'), JSON.stringify(whole));
+    const [s1, s2, all] = await Promise.all(
+      [path.join(dir, 's1'), path.join(dir, 's2'), path.join(dir, 'whole.json')].map((file) => readResults(file)),
+    );
     expect(() => mergeShards([s1!, all!])).toThrow(/is a whole run \(no --shard\), so it overlaps every other input/u);
     const reseeded = { ...s2!, result: { ...s2!.result, header: { ...s2!.result.header, seed: 3 } } };
     expect(() => mergeShards([s1!, reseeded])).toThrow(/differ in seed \(3 vs 42\): they are not shards of one run/u);
@@ -131,91 +137,88 @@ describe('--shard and membench merge', () => {
   });
 });
 
-describe('--resume', () => {
-  it('finishes a run SIGKILLed half-way with the results of an uninterrupted run', { timeout: 120_000 }, async () => {
+describe('--resume of a run SIGKILLed half-way', () => {
+  // One run killed under -w 2 once 3 cells are finished; the first test only reads it (and puts
+  // back what it edits), the second resumes it.
+  let out: string;
+  let gate: string;
+  let finished: number;
+  beforeAll(async () => {
     const dir = await scaleDir();
-    const out = path.join(dir, 'run');
-    const gate = path.join(dir, 'gate');
-    const killed = await stopHalfWay(out, gate, [...MATRIX, '-w', '2'], 'SIGKILL', 3);
+    out = path.join(dir, 'run');
+    gate = path.join(dir, 'gate');
+    const killed = await stopHalfWay(out, gate, [...matrix(), '-w', '2'], 'SIGKILL', 3);
     expect(killed.signal).toBe('SIGKILL');
-    const finished = cellFiles(out).length;
+    finished = cellFiles(out).length;
+  }, 120_000);
+
+  it('refuses a fresh run on it, another matrix, an edited scenario file and another membench version (exit 2)', {
+    timeout: 60_000,
+  }, async () => {
+    // At least 3 cells finished; the gated ones and the third scenario's had not.
     expect(finished).toBeGreaterThanOrEqual(3);
-    expect(finished).toBeLessThanOrEqual(15);
+    expect(finished).toBeLessThanOrEqual(4);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
+    const planFile = path.join(out, 'plan.json');
+    const plan = readFileSync(planFile, 'utf8');
+    const older = JSON.parse(plan) as { membench: { version: string; commit: string | null } };
+    writeSmallScenario(scenarios.dir, 'c', 'top shelf');
+    try {
+      // One after another: each takes the dir's lock before it refuses.
+      const fresh = await membench(['run', ...matrix(), '-o', out, '-q']);
+      const otherMatrix = await membench(['run', '--resume', out, '-s', 'buffer', '-q']);
+      const edited = await membench(['run', '--resume', out, '-q']);
+      expect(fresh.code).toBe(2);
+      expect(fresh.stderr).toContain(
+        `holds an interrupted run (plan.json, ${finished} finished cells): resume it with membench run --resume ${out}`,
+      );
+      expect(otherMatrix.code).toBe(2);
+      expect(otherMatrix.stderr).toContain(
+        `the run was planned with strategies ["buffer","window",${JSON.stringify(GATED)}], not ["buffer"]`,
+      );
+      expect(edited.code).toBe(2);
+      expect(edited.stderr).toContain(
+        `--resume ${out}: the matrix is not the one the run began with (a scenario file, dataset or strategy option changed?): start a fresh run`,
+      );
+    } finally {
+      writeSmallScenario(scenarios.dir, 'c', 'bottom shelf');
+    }
+    writeFileSync(planFile, JSON.stringify({ ...older, membench: { ...older.membench, version: '0.0.1' } }));
+    try {
+      const otherVersion = await membench(['run', '--resume', out, '-q']);
+      expect(otherVersion.code).toBe(2);
+      expect(otherVersion.stderr).toMatch(
+        /the run began with membench 0\.0\.1( \([0-9a-f]{12}\))?, this is \d+\.\d+\.\d+.*: its cells would mix two versions; start a fresh run/u,
+      );
+    } finally {
+      writeFileSync(planFile, plan);
+    }
+    expect(cellFiles(out)).toHaveLength(finished);
+  });
 
-    const fresh = await membench(['run', ...MATRIX, '-o', out, '-q']);
-    expect(fresh.code).toBe(2);
-    expect(fresh.stderr).toContain(
-      `holds an interrupted run (plan.json, ${finished} finished cells): resume it with membench run --resume ${out}`,
-    );
-    const otherMatrix = await membench(['run', '--resume', out, '-s', 'buffer', '-q']);
-    expect(otherMatrix.code).toBe(2);
-    expect(otherMatrix.stderr).toContain(
-      `the run was planned with strategies ["buffer","window",${JSON.stringify(GATED)}], not ["buffer"]`,
-    );
-
+  it('finishes it with the results of an uninterrupted run', { timeout: 120_000 }, async () => {
     writeFileSync(gate, 'open');
-    const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
-    expect(resumed.code).toBe(0);
-    expect(resumed.stderr).toContain(`membench: running ${18 - finished} cells (${finished} of 18 finished earlier)`);
+    const [resumed, uninterrupted] = await Promise.all([
+      membench(['run', '--resume', out, '-w', '1'], { env: { MEMBENCH_TEST_GATE: gate } }),
+      runBenchmark({
+        scenarios: [scenarios.a, scenarios.b, scenarios.c],
+        strategies: STRATEGIES,
+        params: ['window.k=2'],
+      }),
+    ]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`membench: running ${9 - finished} cells (${finished} of 9 finished earlier)`);
     expect(readdirSync(out)).not.toContain('plan.json');
     expect(readdirSync(out)).not.toContain('cells');
-    const uninterrupted = await runBenchmark(MATRIX_OPTIONS);
     expect(withoutTiming(results(out))).toEqual(withoutTiming(uninterrupted));
 
     const again = await membench(['run', '--resume', out, '-q']);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('the run is complete (results.json, no plan.json): nothing to resume');
   });
+});
 
-  it('refuses to resume after the scenario file was edited, or under another membench version (exit 2)', {
-    timeout: 60_000,
-  }, async () => {
-    const dir = await scaleDir();
-    const out = path.join(dir, 'run');
-    const gate = path.join(dir, 'gate');
-    const scenario = path.join(dir, 'pantry.yaml');
-    const original =
-      'name: pantry\nsteps:\n  - user: The rice is on the top shelf.\n    assistant: Noted.\n  - probe: Where is the rice?\n    expect: ["top shelf"]\n';
-    writeFileSync(scenario, original);
-    const stopped = await stopHalfWay(
-      out,
-      gate,
-      ['-c', scenario, '-s', 'buffer', '-s', GATED, '-w', '1'],
-      'SIGTERM',
-      1,
-    );
-    expect(stopped.code).toBe(130);
-
-    writeFileSync(scenario, original.replace('top shelf', 'bottom shelf'));
-    const edited = await membench(['run', '--resume', out, '-q']);
-    expect(edited.code).toBe(2);
-    expect(edited.stderr).toContain(
-      `--resume ${out}: the matrix is not the one the run began with (a scenario file, dataset or strategy option changed?): start a fresh run`,
-    );
-    writeFileSync(scenario, original);
-
-    const planFile = path.join(out, 'plan.json');
-    const plan = readFileSync(planFile, 'utf8');
-    const older = JSON.parse(plan) as { membench: { version: string; commit: string | null } };
-    writeFileSync(planFile, JSON.stringify({ ...older, membench: { ...older.membench, version: '0.0.1' } }));
-    const otherVersion = await membench(['run', '--resume', out, '-q']);
-    expect(otherVersion.code).toBe(2);
-    expect(otherVersion.stderr).toMatch(
-      /the run began with membench 0\.0\.1( \([0-9a-f]{12}\))?, this is \d+\.\d+\.\d+.*: its cells would mix two versions; start a fresh run/u,
-    );
-    writeFileSync(planFile, plan);
-
-    // Unedited, the same run resumes.
-    writeFileSync(gate, 'open');
-    const resumed = await membench(['run', '--resume', out, '-q'], { env: { MEMBENCH_TEST_GATE: gate } });
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
-      ['pantry/buffer', 'ok'],
-      ['pantry/gated', 'ok'],
-    ]);
-  });
-
+describe('--resume', () => {
   it('reruns only the cells in error: a cell that timed out runs again, the finished one is kept as it was', {
     timeout: 120_000,
   }, async () => {
@@ -223,25 +226,25 @@ describe('--resume', () => {
     const out = path.join(dir, 'run');
     const gate = path.join(dir, 'gate');
     // The gate stays shut: the gated cell times out in open() (a cell in error), buffer's finishes.
-    const args = ['-c', 'recipes-en', '-s', 'buffer', '-s', GATED, '-w', '1', '--cell-timeout', '1'];
+    const args = ['-c', scenarios.a, '-s', 'buffer', '-s', GATED, '-w', '1', '--cell-timeout', '1'];
     const failed = await membench(['run', ...args, '-o', out, '-q'], { env: { MEMBENCH_TEST_GATE: gate } });
     expect(failed.code).toBe(1);
     expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
-      ['recipes-en/buffer', 'ok'],
-      ['recipes-en/gated', 'error'],
+      ['a/buffer', 'ok'],
+      ['a/gated', 'error'],
     ]);
     expect(failed.stderr).toContain(`membench: 1 cell in error: rerun only it with membench run --resume ${out}`);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
     const kept = results(out).cells[0];
 
     writeFileSync(gate, 'open');
-    const resumed = await membench(['run', '--resume', out], { env: { MEMBENCH_TEST_GATE: gate } });
+    const resumed = await membench(['run', '--resume', out, '-w', '1'], { env: { MEMBENCH_TEST_GATE: gate } });
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toContain(`--resume ${out}: 1 cell in error run again: recipes-en/gated`);
+    expect(resumed.stderr).toContain(`--resume ${out}: 1 cell in error run again: a/gated`);
     expect(resumed.stderr).toContain('membench: running 1 cells (1 of 2 finished earlier)');
     expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
-      ['recipes-en/buffer', 'ok'],
-      ['recipes-en/gated', 'ok'],
+      ['a/buffer', 'ok'],
+      ['a/gated', 'ok'],
     ]);
     // Kept, not run again: its timings are the first run's to the millisecond.
     expect(results(out).cells[0]).toEqual(kept);
@@ -251,11 +254,12 @@ describe('--resume', () => {
   it('stops on Ctrl-C with exit 130, keeping the finished cells for --resume', { timeout: 60_000 }, async () => {
     const dir = await scaleDir();
     const out = path.join(dir, 'run');
-    const stopped = await stopHalfWay(out, path.join(dir, 'gate'), [...MATRIX, '-w', '1'], 'SIGINT', 1);
+    const stopped = await stopHalfWay(out, path.join(dir, 'gate'), [...matrix(), '-w', '1'], 'SIGINT', 1);
     expect(stopped.code).toBe(130);
     expect(stopped.stderr).toContain(`interrupted: resume with membench run --resume ${out}`);
+    // Under -w 1 the first scenario's gated cell holds the worker: at most the two before it finished.
     expect(cellFiles(out).length).toBeGreaterThanOrEqual(1);
-    expect(cellFiles(out).length).toBeLessThanOrEqual(5);
+    expect(cellFiles(out).length).toBeLessThanOrEqual(2);
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
     expect(existsSync(path.join(out, 'results.json'))).toBe(false);
   });
