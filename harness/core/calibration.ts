@@ -51,7 +51,8 @@ export async function startCalibration(
   options: { periodic: boolean; samples?: number } = { periodic: true },
 ): Promise<RunningCalibration> {
   const samples = options.samples ?? CALIBRATION_SAMPLES;
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-calibration-'));
+  // Named as a run's temp dir (harness/run/temp-dirs.ts): a run killed before stop() has it reclaimed by the next.
+  const dir = await mkdtemp(path.join(os.tmpdir(), `membench-run-${process.pid}-calibration-`));
   const db = openDatabase(path.join(dir, 'calibration.sqlite'), 'sync');
   db.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO beats (data) VALUES (?)');

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCalibration } from '../../../harness/core/calibration.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { reclaimAbandonedTempDirs } from '../../../harness/run/temp-dirs.js';
 
@@ -28,6 +29,15 @@ describe('cell temp dirs', () => {
     expect(await reclaimAbandonedTempDirs(root)).toEqual([path.join(root, `membench-run-${dead}-abc`)]);
     expect(readdirSync(root).sort()).toEqual(names.slice(1).sort());
     await rm(root, { recursive: true, force: true });
+  });
+
+  it("of a run's timing calibration are named as the run's, so a killed run's calibration dir is reclaimed too", async () => {
+    const before = new Set(readdirSync(os.tmpdir()));
+    const calibration = await startCalibration({ periodic: false, samples: 1 });
+    const made = readdirSync(os.tmpdir()).filter((name) => !before.has(name));
+    expect(made).toEqual([expect.stringMatching(new RegExp(`^membench-run-${process.pid}-`, 'u'))]);
+    await calibration.stop();
+    expect(readdirSync(os.tmpdir()).filter((name) => !before.has(name))).toEqual([]);
   });
 
   it('are kept with --keep-cell-dirs, named after their cells, and the run says where', async () => {
