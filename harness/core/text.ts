@@ -151,6 +151,11 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** Whether `word` is one of the stop words (English and Chinese) that `isContentWord` drops. */
+export function isStopWord(word: string): boolean {
+  return STOPWORDS.has(word);
+}
+
 /** False for stop words and single Latin letters or digits: words that say nothing on their own. */
 export function isContentWord(word: string): boolean {
   return !STOPWORDS.has(word) && !(word.length === 1 && /[a-z0-9]/u.test(word));

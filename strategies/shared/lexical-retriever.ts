@@ -1,6 +1,6 @@
 /**
  * BM25 over segmented terms as a retriever of exchanges (`bm25`, and half of `hybrid`). Each
- * exchange's text is segmented once (segmenters.ts) and its terms stored with it; in modes
+ * exchange's text is segmented once per process (segmenters.ts) and its terms stored with it; in modes
  * `sync` and `async` they are indexed in the store file's FTS5 table, in the exchange's own
  * transaction, so the index is as durable as the exchange and every writer of the file searches
  * the same index. Modes `exit` (nothing on disk until close) and `none` rank from an in-memory
@@ -28,6 +28,29 @@ export interface LexicalRetrieverOptions {
   halfLife: number;
 }
 
+/**
+ * Characters this process has handed to a segmenter, and each text's terms (joined by spaces) by
+ * tokenizer, for the whole process: the cells a process runs over the same conversation (a
+ * question's units, rankers and other settings) segment each message once, not once per cell.
+ * Segmenting is a pure function of the text, so sharing changes no term; it is a message's
+ * dearest cost in a ranking-only cell (jieba takes about 1 ms of CPU per 1,000 Han characters).
+ */
+let charsSegmented = 0;
+const processTerms = new Map<LexicalTokenizer, (text: string) => string>();
+
+function termsMemo(tokenizer: LexicalTokenizer): (text: string) => string {
+  let memo = processTerms.get(tokenizer);
+  if (!memo) {
+    const segment = segmenterFor(tokenizer);
+    memo = boundedMemo(MEMO_CHARS.messages, (text) => {
+      charsSegmented += text.length;
+      return segment(text).join(' ');
+    });
+    processTerms.set(tokenizer, memo);
+  }
+  return memo;
+}
+
 /** Ranks exchanges by FTS5's bm25() over the terms of the query. */
 export class LexicalRetriever implements ExchangeRetriever {
   readonly needs = { vectors: false, terms: true };
@@ -44,18 +67,23 @@ export class LexicalRetriever implements ExchangeRetriever {
    * whole text's terms: no segmenter joins across a line break).
    */
   private readonly termsOf: (text: string) => string;
-  /** Characters handed to the segmenter: tests use it to prove a grown document costs only its new parts. */
-  segmentedChars = 0;
+  /** `charsSegmented` when this retriever was made. */
+  private readonly segmentedBefore = charsSegmented;
   /** Exchanges of the in-memory index not inserted yet (key, terms), in the order they came. */
   private unindexed: [number, string][] = [];
 
   constructor(private readonly options: LexicalRetrieverOptions) {
     const segment = segmenterFor(options.tokenizer);
     this.segment = (text) => {
-      this.segmentedChars += text.length;
+      charsSegmented += text.length;
       return segment(text);
     };
-    this.termsOf = boundedMemo(MEMO_CHARS.messages, (text) => this.segment(text).join(' '));
+    this.termsOf = termsMemo(options.tokenizer);
+  }
+
+  /** Characters handed to a segmenter in this process since this retriever was made: tests use it to prove a grown document costs only its new parts, and a message seen before costs nothing. */
+  get segmentedChars(): number {
+    return charsSegmented - this.segmentedBefore;
   }
 
   identity(): StoreIdentity {

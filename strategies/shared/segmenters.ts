@@ -16,7 +16,15 @@
  *   segments for matching.
  */
 import { createRequire } from 'node:module';
-import { cjkBigrams, hasCjk, isContentWord, normalizeText, words, wordsOfNormalized } from '../../harness/core/text.js';
+import {
+  cjkBigrams,
+  hasCjk,
+  isContentWord,
+  isStopWord,
+  normalizeText,
+  words,
+  wordsOfNormalized,
+} from '../../harness/core/text.js';
 import type { PreloadHint } from '../types.js';
 
 /** The `tokenizer` knob's values. */
@@ -56,6 +64,17 @@ export function preloadJieba(hint: PreloadHint): void {
 /** Word-like and not a stop word; a lone digit stays ("locker 7"), a lone Latin letter goes. */
 const keep = (term: string): boolean => WORD_LIKE.test(term) && (isContentWord(term) || /^\p{N}$/u.test(term));
 
+/**
+ * `keep` for a term jieba cut from a run of Han characters, with the same answers and, for the
+ * common term (one starting with a CJK unified ideograph, a letter that is neither Latin nor a
+ * digit), a set lookup instead of three regular expressions: jieba returns about one term per
+ * character of unspaced Chinese, and `keep` was a fifth of its time there.
+ */
+const keepHan = (term: string): boolean => {
+  const first = term.charCodeAt(0);
+  return first >= 0x4e00 && first <= 0x9fff ? !isStopWord(term) : keep(term);
+};
+
 const HAN_RUN = /\p{Script=Han}+/gu;
 
 function jiebaTerms(text: string): string[] {
@@ -64,7 +83,7 @@ function jiebaTerms(text: string): string[] {
   let from = 0;
   for (const run of normalized.matchAll(HAN_RUN)) {
     if (run.index > from) out.push(...wordsOfNormalized(normalized.slice(from, run.index)).filter(keep));
-    for (const term of loadJieba().cutForSearch(run[0], true)) if (keep(term)) out.push(term);
+    for (const term of loadJieba().cutForSearch(run[0], true)) if (keepHan(term)) out.push(term);
     from = run.index + run[0].length;
   }
   if (from < normalized.length)
