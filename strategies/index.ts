@@ -9,6 +9,7 @@ import { summary } from './summary.js';
 import { summaryBuffer } from './summary-buffer.js';
 import { vector } from './vector.js';
 import { window } from './window.js';
+import { BUILTIN_STRATEGY_NAMES } from './names.js';
 
 export const builtinStrategies: readonly StrategyDefinition[] = [
   buffer,
@@ -21,6 +22,10 @@ export const builtinStrategies: readonly StrategyDefinition[] = [
   bm25,
   hybrid,
 ];
+
+// The light list the CLI describes its flags with (strategies/names.ts) must name these, in this order.
+if (builtinStrategies.map((definition) => definition.name).join() !== BUILTIN_STRATEGY_NAMES.join())
+  throw new Error('strategies/names.ts does not list the built-in strategies of strategies/index.ts in order');
 
 export function findStrategy(name: string): StrategyDefinition | undefined {
   return builtinStrategies.find((definition) => definition.name === name);

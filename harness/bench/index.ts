@@ -21,33 +21,27 @@ import { benchProtocol, type ProtocolBenchResult } from './protocol.js';
 import { evaluateTargets, type Target } from './targets.js';
 import { benchVectorScale, type VectorScaleResult } from './vector-scale.js';
 import { benchVersusLangChain, type VersusResult } from './versus-langchain.js';
+import {
+  BENCH_SECTIONS,
+  DATASET_QUESTIONS,
+  DEFAULT_SIZES,
+  PROTOCOL_QUESTIONS,
+  QUICK_DATASET_QUESTIONS,
+  QUICK_PROTOCOL_QUESTIONS,
+  QUICK_SIZES,
+  type BenchSection,
+} from './sections.js';
 
-/** The sections `--only` selects. */
-export const BENCH_SECTIONS = [
-  'floors',
-  'save-load',
-  'recovery',
-  'langchain',
-  'vector',
-  'suite',
-  'dataset',
-  'hostile',
-  'aa',
-  'protocol',
-] as const;
-
-/** Questions of the "protocol" section's LongMemEval_S-shaped file, and in quick mode. */
-export const PROTOCOL_QUESTIONS = 50;
-export const QUICK_PROTOCOL_QUESTIONS = 5;
-
-/** Questions of the "dataset scale" section's LongMemEval_S-shaped file (`--questions`), and in quick mode. */
-export const DATASET_QUESTIONS = 50;
-export const QUICK_DATASET_QUESTIONS = 5;
-export type BenchSection = (typeof BENCH_SECTIONS)[number];
-
-/** History lengths measured by default (`--sizes`), and in quick mode. */
-export const DEFAULT_SIZES = [10, 100, 1000, 10_000];
-export const QUICK_SIZES = [10, 100, 1000];
+export {
+  BENCH_SECTIONS,
+  DATASET_QUESTIONS,
+  DEFAULT_SIZES,
+  PROTOCOL_QUESTIONS,
+  QUICK_DATASET_QUESTIONS,
+  QUICK_PROTOCOL_QUESTIONS,
+  QUICK_SIZES,
+  type BenchSection,
+};
 
 /** What to run. */
 export interface BenchOptions {

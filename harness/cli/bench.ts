@@ -6,14 +6,10 @@ import {
   DEFAULT_SIZES,
   QUICK_DATASET_QUESTIONS,
   QUICK_SIZES,
-  measureMembench,
   type BenchSection,
-} from '../bench/index.js';
-import { renderBenchJson, renderBenchReport } from '../bench/render.js';
+} from '../bench/sections.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
-import { parseNumberFlag } from '../core/numbers.js';
-import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'bench';
 export const describe =
@@ -86,6 +82,14 @@ export function parseSizes(value: string | undefined): number[] | undefined {
 }
 
 export const handler = handled(async (argv: BenchArgs) => {
+  // The sections' code (tiktoken, SQLite, hnswlib among it) loads here, never for --help or an argument error.
+  const [{ measureMembench }, { renderBenchJson, renderBenchReport }, { parseNumberFlag }, { RUN_LIMITS }] =
+    await Promise.all([
+      import('../bench/index.js'),
+      import('../bench/render.js'),
+      import('../core/numbers.js'),
+      import('../run/limits.js'),
+    ]);
   const report = await measureMembench({
     quick: argv.quick,
     only: parseSections(argv.only),

@@ -1,10 +1,8 @@
 /** `membench compare BASE HEAD`: exit 1 when head regressed against base, 0 when not, 2 on bad input. */
 import type { Argv } from 'yargs';
-import { compareRuns, DEFAULT_THRESHOLDS, hasRegression, renderComparison } from '../../reports/compare.js';
-import { appendStepSummary, renderComparisonMarkdown } from '../../reports/github-summary.js';
-import { readResults } from '../results/read.js';
+import { DEFAULT_THRESHOLDS } from '../../reports/compare-types.js';
+import type { parseNumberFlag } from '../core/numbers.js';
 import { handled } from './errors.js';
-import { parseNumberFlag } from '../core/numbers.js';
 import { MembenchError } from '../core/errors.js';
 
 export const command = 'compare <base> <head>';
@@ -76,13 +74,13 @@ export function builder(yargs: Argv) {
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 /** A threshold flag (each has a yargs default, so it is never absent). */
-function threshold(name: string, value: string | number, minimum: number): number {
-  return parseNumberFlag(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER }) as number;
+function threshold(parse: typeof parseNumberFlag, name: string, value: string | number, minimum: number): number {
+  return parse(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER }) as number;
 }
 
 /** `--latency-false-alarm`: a share strictly between 0 and 1. */
-function falseAlarm(value: string | number): number {
-  const share = threshold('latency-false-alarm', value, 0);
+function falseAlarm(parse: typeof parseNumberFlag, value: string | number): number {
+  const share = threshold(parse, 'latency-false-alarm', value, 0);
   if (share <= 0 || share >= 1)
     throw new MembenchError(
       'INVALID_ARGUMENT',
@@ -92,12 +90,19 @@ function falseAlarm(value: string | number): number {
 }
 
 export const handler = handled(async (argv: CompareArgs) => {
+  const [{ compareRuns, hasRegression, renderComparison }, summary, { readResults }, { parseNumberFlag: parse }] =
+    await Promise.all([
+      import('../../reports/compare.js'),
+      import('../../reports/github-summary.js'),
+      import('../results/read.js'),
+      import('../core/numbers.js'),
+    ]);
   const thresholds = {
-    maxRecallDrop: threshold('max-recall-drop', argv['max-recall-drop'], 0),
-    maxTokenIncrease: threshold('max-token-increase', argv['max-token-increase'], 0),
-    maxLatencyRatio: threshold('max-latency-ratio', argv['max-latency-ratio'], 1),
-    minLatencyMs: threshold('min-latency-ms', argv['min-latency-ms'], 0),
-    latencyFalseAlarm: falseAlarm(argv['latency-false-alarm']),
+    maxRecallDrop: threshold(parse, 'max-recall-drop', argv['max-recall-drop'], 0),
+    maxTokenIncrease: threshold(parse, 'max-token-increase', argv['max-token-increase'], 0),
+    maxLatencyRatio: threshold(parse, 'max-latency-ratio', argv['max-latency-ratio'], 1),
+    minLatencyMs: threshold(parse, 'min-latency-ms', argv['min-latency-ms'], 0),
+    latencyFalseAlarm: falseAlarm(parse, argv['latency-false-alarm']),
     latency: argv.latency ?? DEFAULT_THRESHOLDS.latency,
     allowMissing: argv['allow-missing'],
   };
@@ -106,7 +111,9 @@ export const handler = handled(async (argv: CompareArgs) => {
   const comparison = compareRuns(base.result, head.result, thresholds, { base: base.file, head: head.file });
   process.stdout.write(`membench compare: base ${base.file} → head ${head.file}\n${renderComparison(comparison)}\n`);
   if (argv['github-summary']) {
-    const wrote = await appendStepSummary(renderComparisonMarkdown(comparison, { base: base.file, head: head.file }));
+    const wrote = await summary.appendStepSummary(
+      summary.renderComparisonMarkdown(comparison, { base: base.file, head: head.file }),
+    );
     if (!wrote)
       process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
   }

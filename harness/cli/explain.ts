@@ -2,8 +2,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { renderExplainMarkdown, type Language } from '../../reports/explain.js';
-import { assertReportable, readResults } from '../results/read.js';
+import type { Language } from '../../reports/explain.js';
 import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
@@ -45,6 +44,10 @@ async function newestRun(base = '.membench'): Promise<string> {
 }
 
 export const handler = handled(async (argv: ExplainArgs) => {
+  const [{ renderExplainMarkdown }, { assertReportable, readResults }] = await Promise.all([
+    import('../../reports/explain.js'),
+    import('../results/read.js'),
+  ]);
   const { result, file } = await readResults(argv.run ?? (await newestRun()));
   assertReportable(result, file);
   const languages: Language[] = argv.lang === 'both' ? ['en', 'zh'] : [argv.lang];

@@ -1,8 +1,6 @@
 /** `membench generate SPEC --out DIR`: the scenario files of a generated workload (a spec file, or a built-in suite by name). */
 import type { Argv } from 'yargs';
-import { generateToDir } from '../commands/scenario-files.js';
-import { parseNumberFlag, SEED_RANGE } from '../core/numbers.js';
-import { builtinSuiteNames } from '../scenarios/builtins.js';
+import { builtinSuiteNames } from '../scenarios/builtin-names.js';
 import type { GeneratedScenario } from '../scenarios/generator.js';
 import { handled } from './errors.js';
 
@@ -57,6 +55,10 @@ function summary(generated: GeneratedScenario): string {
 }
 
 export const handler = handled(async (argv: GenerateArgs) => {
+  const [{ generateToDir }, { parseNumberFlag, SEED_RANGE }] = await Promise.all([
+    import('../commands/scenario-files.js'),
+    import('../core/numbers.js'),
+  ]);
   const { out, generated } = await generateToDir({
     spec: argv.spec,
     out: argv.out,

@@ -1,9 +1,6 @@
 /** `membench import locomo|longmemeval FILE`: one scenario YAML per conversation / question, then a summary of what was repaired or skipped. */
 import type { Argv } from 'yargs';
-import { importToDir } from '../commands/scenario-files.js';
-import { parseNumberFlag } from '../core/numbers.js';
-import { RUN_LIMITS } from '../run/limits.js';
-import { DATASET_NAMES, formatImportReport, type DatasetName } from '../scenarios/importers/index.js';
+import { DATASET_NAMES, type DatasetName } from '../scenarios/importers/shared.js';
 import { handled } from './errors.js';
 
 export const command = 'import <dataset> <file>';
@@ -53,6 +50,12 @@ export function builder(yargs: Argv) {
 type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ImportArgs) => {
+  const [{ importToDir }, { parseNumberFlag }, { RUN_LIMITS }, { formatImportReport }] = await Promise.all([
+    import('../commands/scenario-files.js'),
+    import('../core/numbers.js'),
+    import('../run/limits.js'),
+    import('../scenarios/importers/index.js'),
+  ]);
   const { out, written, removed, report } = await importToDir({
     dataset: argv.dataset as DatasetName,
     file: argv.file,

@@ -1,17 +1,16 @@
 /** `membench judge RUN`: judges a finished run's answers (stored in its results.json) without replaying it, then re-renders its reports. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { renderJudgingConsole } from '../../reports/console.js';
-import { judgeRunFile, type JudgingWatch } from '../commands/judge-run.js';
-import { flagValues, settingFlags } from '../run/setting-sources.js';
-import { reportJudgeGate } from './common.js';
+import type { JudgingWatch } from '../commands/judge-run.js';
 import { handled } from './errors.js';
 
 export const command = 'judge <results>';
 export const describe =
   "Judge a finished run's answers (offline rules or an LLM judge) without replaying it, and re-render its reports";
 
-export function builder(yargs: Argv) {
+/** The flags come from the settings table, loaded once a command is named: `--version` and `--help` never load it. */
+export async function builder(yargs: Argv) {
+  const { settingFlags } = await import('../run/setting-sources.js');
   return settingFlags(
     yargs.positional('results', { type: 'string', demandOption: true, describe: 'a run dir or its results.json' }),
     'judge',
@@ -23,9 +22,15 @@ export function builder(yargs: Argv) {
     );
 }
 
-type JudgeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+type JudgeArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: JudgeArgs) => {
+  const [{ renderJudgingConsole }, { judgeRunFile }, { flagValues }, { reportJudgeGate }] = await Promise.all([
+    import('../../reports/console.js'),
+    import('../commands/judge-run.js'),
+    import('../run/setting-sources.js'),
+    import('./common.js'),
+  ]);
   const outcome = await judgeRunFile({
     results: argv.results,
     flags: flagValues(argv, 'judge'),

@@ -1,8 +1,5 @@
 /** `membench list strategies|scenarios`: what can be named on the command line. */
 import type { Argv } from 'yargs';
-import { builtinStrategies } from '../../strategies/index.js';
-import { builtinScenarioNames, builtinSuiteNames, loadScenarios } from '../scenarios/builtins.js';
-import { userTurns } from '../scenarios/filler.js';
 import { handled } from './errors.js';
 
 export const command = 'list <what>';
@@ -30,6 +27,7 @@ function knobs(shape: Record<string, { def?: { defaultValue?: unknown } }>): str
 
 export const handler = handled(async (argv: ListArgs) => {
   if (argv.what === 'strategies') {
+    const { builtinStrategies } = await import('../../strategies/index.js');
     for (const definition of builtinStrategies) {
       const shape =
         (definition.options as unknown as { shape?: Record<string, { def?: { defaultValue?: unknown } }> }).shape ?? {};
@@ -39,6 +37,10 @@ export const handler = handled(async (argv: ListArgs) => {
     }
     return;
   }
+  const [{ builtinScenarioNames, builtinSuiteNames, loadScenarios }, { userTurns }] = await Promise.all([
+    import('../scenarios/builtins.js'),
+    import('../scenarios/filler.js'),
+  ]);
   const suites = builtinSuiteNames();
   const { scenarios } = await loadScenarios(builtinScenarioNames().filter((name) => !suites.includes(name)));
   for (const scenario of scenarios) {

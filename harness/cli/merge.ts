@@ -1,21 +1,7 @@
 /** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import {
-  assertWritableOutDir,
-  defaultOutDir,
-  renderConsoleSummary,
-  tableWidth,
-  REPORT_FILES_WITHOUT_MANIFEST,
-  writeRunOutput,
-} from '../../reports/index.js';
-import { mergeShards } from '../../reports/merge.js';
-import { readResults } from '../results/read.js';
-import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { handled } from './errors.js';
-import { withOutDirLock } from '../run/out-lock.js';
-import { parseNumberFlag } from '../core/numbers.js';
-import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'merge <shards..>';
 export const describe = 'Join the shards of one run (membench run --shard i/n) into one run dir with every report';
@@ -40,6 +26,33 @@ export function builder(yargs: Argv) {
 type MergeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: MergeArgs) => {
+  const [
+    reports,
+    { mergeShards },
+    { readResults },
+    { warnOverwriteWithoutManifest },
+    { withOutDirLock },
+    numbers,
+    limits,
+  ] = await Promise.all([
+    import('../../reports/index.js'),
+    import('../../reports/merge.js'),
+    import('../results/read.js'),
+    import('../core/manifest.js'),
+    import('../run/out-lock.js'),
+    import('../core/numbers.js'),
+    import('../run/limits.js'),
+  ]);
+  const {
+    assertWritableOutDir,
+    defaultOutDir,
+    renderConsoleSummary,
+    tableWidth,
+    REPORT_FILES_WITHOUT_MANIFEST,
+    writeRunOutput,
+  } = reports;
+  const { parseNumberFlag } = numbers;
+  const { RUN_LIMITS } = limits;
   const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, argv.overwrite);

@@ -1,14 +1,7 @@
 /** `membench report RESULTS.json`: re-renders every report (md, html, junit, charts) from a results file. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } from '../../reports/index.js';
-import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
-import { assertReportable, readResults } from '../results/read.js';
-import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { handled } from './errors.js';
-import { withOutDirLock } from '../run/out-lock.js';
-import { parseNumberFlag } from '../core/numbers.js';
-import { RUN_LIMITS } from '../run/limits.js';
 
 export const command = 'report <results>';
 export const describe = 'Re-render every report of a run from its results.json';
@@ -38,6 +31,21 @@ export function builder(yargs: Argv) {
 type ReportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ReportArgs) => {
+  const [reports, summary, { assertReportable, readResults }, { warnOverwriteWithoutManifest }, lock, numbers, limits] =
+    await Promise.all([
+      import('../../reports/index.js'),
+      import('../../reports/github-summary.js'),
+      import('../results/read.js'),
+      import('../core/manifest.js'),
+      import('../run/out-lock.js'),
+      import('../core/numbers.js'),
+      import('../run/limits.js'),
+    ]);
+  const { REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } = reports;
+  const { appendStepSummary, renderRunStepSummary } = summary;
+  const { withOutDirLock } = lock;
+  const { parseNumberFlag } = numbers;
+  const { RUN_LIMITS } = limits;
   const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
   const { result, file } = await readResults(argv.results);
   assertReportable(result, file);

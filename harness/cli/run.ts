@@ -1,18 +1,15 @@
 /** `membench run`: flags over the config file → runToDir (resumable, sharded, in worker processes, judged, reported) → what it wrote and its verdicts. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { renderConsoleSummary, tableWidth } from '../../reports/index.js';
-import { renderProfile } from '../../reports/profile.js';
-import { runToDir, type RunToDirFinished } from '../commands/run-to-dir.js';
-import { resolveSettings } from '../run/layers.js';
-import { flagValues, settingFlags } from '../run/setting-sources.js';
-import { interruptOnSignals, progressReporter, reportJudgeGate } from './common.js';
+import type { RunToDirFinished } from '../commands/run-to-dir.js';
 import { handled } from './errors.js';
 
 export const command = 'run';
 export const describe = 'Replay scenarios against memory strategies and report tokens, latency and recall';
 
-export function builder(yargs: Argv) {
+/** The flags come from the settings table, loaded once a command is named: `--version` and `--help` never load it. */
+export async function builder(yargs: Argv) {
+  const { settingFlags } = await import('../run/setting-sources.js');
   return settingFlags(yargs, 'run')
     .example('$0 run', 'every built-in strategy on every built-in scenario, offline, one worker process per core')
     .example(
@@ -40,9 +37,23 @@ export function builder(yargs: Argv) {
     );
 }
 
-type RunArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+type RunArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: RunArgs) => {
+  // The run's code loads here, never for --help or an argument error.
+  const [
+    { renderConsoleSummary, tableWidth },
+    { runToDir },
+    { resolveSettings },
+    { flagValues },
+    { interruptOnSignals, progressReporter },
+  ] = await Promise.all([
+    import('../../reports/index.js'),
+    import('../commands/run-to-dir.js'),
+    import('../run/layers.js'),
+    import('../run/setting-sources.js'),
+    import('./common.js'),
+  ]);
   const flags = flagValues(argv, 'run');
   const settings = await resolveSettings(flags);
   let interrupt: ReturnType<typeof interruptOnSignals> | undefined;
@@ -81,9 +92,12 @@ export const handler = handled(async (argv: RunArgs) => {
 });
 
 /** What a finished run prints beside its reports: the files written, the failed cells, the cells in error, the judges' gate; the exit code. */
-function report(outcome: RunToDirFinished): number {
+async function report(outcome: RunToDirFinished): Promise<number> {
   const { out, files, failed, errored } = outcome;
-  if (outcome.phases) process.stderr.write(`\n${renderProfile(outcome.result, outcome.phases)}`);
+  if (outcome.phases) {
+    const { renderProfile } = await import('../../reports/profile.js');
+    process.stderr.write(`\n${renderProfile(outcome.result, outcome.phases)}`);
+  }
   // Reports by name, charts counted: one line that fits a terminal however many charts the run drew.
   const charts = files.filter((file) => file.endsWith('.png'));
   const reports = files.filter((file) => !file.endsWith('.png')).map((file) => path.basename(file));
@@ -97,6 +111,7 @@ function report(outcome: RunToDirFinished): number {
     process.stderr.write(
       `membench: ${errored} cell${errored === 1 ? '' : 's'} in error: rerun only ${errored === 1 ? 'it' : 'them'} with membench run --resume ${out}\n`,
     );
-  const judgeFailed = outcome.judgeGate !== undefined && reportJudgeGate(outcome.judgeGate);
+  const judgeFailed =
+    outcome.judgeGate !== undefined && (await import('./common.js')).reportJudgeGate(outcome.judgeGate);
   return failed.length > 0 || judgeFailed ? 1 : 0;
 }

@@ -1,11 +1,7 @@
 /** `membench serve`: the offline reference model and the hashed embedder as a local OpenAI-compatible endpoint. */
 import type { Argv } from 'yargs';
 import { MembenchError } from '../core/errors.js';
-import { createEmbedder, OfflineModel } from '../models/index.js';
-import { startModelServer } from '../models/server.js';
 import { handled } from './errors.js';
-import { interruptOnSignals } from './common.js';
-import { parseNumberFlag } from '../core/numbers.js';
 
 export const command = 'serve';
 export const describe =
@@ -21,6 +17,13 @@ export function builder(yargs: Argv) {
 type ServeArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ServeArgs) => {
+  const [{ createEmbedder, OfflineModel }, { startModelServer }, { interruptOnSignals }, { parseNumberFlag }] =
+    await Promise.all([
+      import('../models/index.js'),
+      import('../models/server.js'),
+      import('./common.js'),
+      import('../core/numbers.js'),
+    ]);
   const port = parseNumberFlag('--port', argv.port, { whole: true, min: 0, max: 65_535 }) ?? 0;
   if (!/^hashed(?::\d+)?$/u.test(argv.embedder))
     throw new MembenchError(

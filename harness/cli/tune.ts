@@ -1,19 +1,15 @@
 /** `membench tune`: the cheapest value of a numeric knob that meets a recall target; exit 1 when none does. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { tuneToDir } from '../commands/tune-to-dir.js';
-import { parseNumberFlag } from '../core/numbers.js';
-import { resolveSettings } from '../run/layers.js';
-import { RUN_LIMITS } from '../run/limits.js';
-import { flagValues, settingFlags } from '../run/setting-sources.js';
-import { parseValues, renderTune, TUNE_METRICS } from '../run/tune.js';
-import { interruptOnSignals, progressReporter } from './common.js';
+import { TUNE_METRICS } from '../run/tune-metrics.js';
 import { handled } from './errors.js';
 
 export const command = 'tune';
 export const describe = 'Sweep a numeric knob of a strategy and report the cheapest setting that meets a recall target';
 
-export function builder(yargs: Argv) {
+/** The flags come from the settings table, loaded once a command is named: `--version` and `--help` never load it. */
+export async function builder(yargs: Argv) {
+  const { settingFlags } = await import('../run/setting-sources.js');
   const sweep = yargs
     .option('strategy', {
       alias: 's',
@@ -53,9 +49,21 @@ export function builder(yargs: Argv) {
     );
 }
 
-type TuneArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+type TuneArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: TuneArgs) => {
+  const [tune, { tuneToDir }, { parseNumberFlag }, { resolveSettings }, { RUN_LIMITS }, { flagValues }, common] =
+    await Promise.all([
+      import('../run/tune.js'),
+      import('../commands/tune-to-dir.js'),
+      import('../core/numbers.js'),
+      import('../run/layers.js'),
+      import('../run/limits.js'),
+      import('../run/setting-sources.js'),
+      import('./common.js'),
+    ]);
+  const { parseValues, renderTune } = tune;
+  const { interruptOnSignals, progressReporter } = common;
   const values = parseValues(argv.values);
   const settings = await resolveSettings(flagValues(argv, 'tune'));
   // demandOption: yargs has refused a missing --target-recall already.

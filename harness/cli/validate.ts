@@ -1,13 +1,13 @@
 /** `membench validate FILE...`: every problem located as file:line:col: path: message; exit 2 if any file is invalid. */
 import type { Argv } from 'yargs';
-import { checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES } from '../scenarios/load.js';
 import { handled } from './errors.js';
-import { parseNumberFlag } from '../core/numbers.js';
 
 export const command = 'validate <files..>';
 export const describe = 'Check scenario files without running them';
 
-export function builder(yargs: Argv) {
+/** The scenario loader (YAML, the schema) loads once `validate` is named: `--version` and `--help` never load it. */
+export async function builder(yargs: Argv) {
+  const { MAX_SCENARIO_BYTES } = await import('../scenarios/load.js');
   return yargs
     .positional('files', {
       type: 'string',
@@ -18,9 +18,13 @@ export function builder(yargs: Argv) {
     .option('max-bytes', { type: 'string', default: MAX_SCENARIO_BYTES, describe: 'refuse files larger than this' });
 }
 
-type ValidateArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
+type ValidateArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ValidateArgs) => {
+  const [{ checkScenarioFile, formatProblem, MAX_SCENARIO_BYTES }, { parseNumberFlag }] = await Promise.all([
+    import('../scenarios/load.js'),
+    import('../core/numbers.js'),
+  ]);
   let invalid = 0;
   const maxBytes =
     parseNumberFlag('--max-bytes', argv['max-bytes'], { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER }) ??

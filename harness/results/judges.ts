@@ -12,6 +12,7 @@ import { offlineVerdict, type JudgeItem } from './judge-rules.js';
 import { TokenCounter } from '../core/tokens.js';
 import { createModel, isLiveProvider, ResponseCache, type ChatModel, type ProviderOptions } from '../models/index.js';
 import { judgedAccuracy, judgeLabel } from './agreement.js';
+import { MAX_UNPARSED_SHARE } from './judge-limits.js';
 import { okCells } from './cells.js';
 import { fillPrompt, judgeItem, MEMBENCH_PROMPT_SET, type PromptSet } from './judge-prompts.js';
 import type { JudgeRun, JudgeVerdict, Judgement, ProbeRecord, RunResult } from './schema.js';
@@ -179,8 +180,7 @@ export async function judgeRun(
   return judged;
 }
 
-/** The share of a judge's replies that may be unreadable (neither yes nor no) before its accuracy stops being a measurement. */
-export const MAX_UNPARSED_SHARE = 0.2;
+export { MAX_UNPARSED_SHARE };
 
 /** What a judging says beyond its figures: warnings for stderr, and the failures of the judge gate (`--judge-threshold`). */
 export interface JudgeGate {

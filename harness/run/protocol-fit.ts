@@ -6,12 +6,13 @@
  * strategy gets a warning: it would print no table at all.
  */
 import { MembenchError } from '../core/errors.js';
-import { PROTOCOL_KNOBS, PROTOCOLS, type Protocol } from '../results/protocols.js';
+import { PROTOCOL_KNOBS, type Protocol } from '../results/protocols.js';
 import type { Scenario } from '../scenarios/format.js';
 import { parseDatasetArg } from '../scenarios/importers/index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { parseParamFlag } from './params.js';
+import { checkProtocolOption } from './setting-values.js';
 
 /** What each protocol scores, in words, and the dataset it is that paper's. */
 const PAPER: Readonly<Record<Protocol, { name: string; scores: string }>> = {
@@ -30,20 +31,7 @@ const KNOB_REASONS: Readonly<Record<Protocol, Readonly<Record<string, string>>>>
   },
 };
 
-/** A protocol the library was handed (one of PROTOCOLS, one value), or a refusal naming what was given. */
-export function checkProtocolOption(protocol: unknown): asserts protocol is Protocol | undefined {
-  if (protocol === undefined) return;
-  if (Array.isArray(protocol))
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--protocol is given ${protocol.length} times (${protocol.join(', ')}): give one; each paper's protocol scores its own dataset, so run once per protocol`,
-    );
-  if (!(PROTOCOLS as readonly unknown[]).includes(protocol))
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--protocol ${String(protocol)}: expected one of ${PROTOCOLS.join(', ')}`,
-    );
-}
+export { checkProtocolOption };
 
 /**
  * Refuses a `--param` giving a knob the protocol sets a value outside the protocol's

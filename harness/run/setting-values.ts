@@ -2,9 +2,8 @@
 import os from 'node:os';
 import { MembenchError } from '../core/errors.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
-import type { Protocol } from '../results/protocols.js';
+import { PROTOCOLS, type Protocol } from '../results/schema.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
-import { checkProtocolOption } from './protocol-fit.js';
 
 /**
  * One worker more than the cores: a cell in mode sync spends much of its time waiting on fsync
@@ -64,4 +63,19 @@ export function judgeFlag(values: readonly string[] | undefined): string[] | und
       '--judge needs a value: offline (deterministic rules) or openai:NAME (an LLM judge)',
     );
   return [...values];
+}
+
+/** A protocol the library was handed (one of PROTOCOLS, one value), or a refusal naming what was given. */
+export function checkProtocolOption(protocol: unknown): asserts protocol is Protocol | undefined {
+  if (protocol === undefined) return;
+  if (Array.isArray(protocol))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--protocol is given ${protocol.length} times (${protocol.join(', ')}): give one; each paper's protocol scores its own dataset, so run once per protocol`,
+    );
+  if (!(PROTOCOLS as readonly unknown[]).includes(protocol))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--protocol ${String(protocol)}: expected one of ${PROTOCOLS.join(', ')}`,
+    );
 }

@@ -10,12 +10,12 @@ import { ENDPOINT_DEFAULTS } from '../models/endpoint.js';
 import { z } from 'zod';
 import { rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
-import { MAX_UNPARSED_SHARE } from '../results/judges.js';
+import { MAX_UNPARSED_SHARE } from '../results/judge-limits.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import { PROTOCOLS } from '../results/schema.js';
 import { parseShard } from '../results/shard.js';
-import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtins.js';
-import { builtinStrategies } from '../../strategies/index.js';
+import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtin-names.js';
+import { BUILTIN_STRATEGY_NAMES } from '../../strategies/names.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 import { setting, type SettingSpec } from './setting-spec.js';
 import { defaultWorkers, judgeFlag, oneProtocol, parseDurabilities, parseRetrievalK } from './setting-values.js';
@@ -65,7 +65,7 @@ export const SETTINGS = {
   strategies: setting(list, {
     group: 'matrix',
     describe: () =>
-      `strategies to run (default: all built-ins): ${builtinStrategies.map((item) => item.name).join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path`,
+      `strategies to run (default: all built-ins): ${BUILTIN_STRATEGY_NAMES.join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path`,
     defaultText: 'every built-in',
     flag: { name: 'strategy', alias: 's', commands: ['run'], yargs: { type: 'string', array: true } },
     config: true,

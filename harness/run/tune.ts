@@ -8,21 +8,13 @@ import { checkNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
 import type { Rate } from '../core/metrics.js';
 import { cellsByStatus } from '../results/cells.js';
-import type { CellResult, CellTokens, OkCell, RunResult } from '../results/schema.js';
+import type { CellResult, OkCell, RunResult } from '../results/schema.js';
 import { wilsonInterval, type Interval } from '../results/stats.js';
 import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
+import { TUNE_METRICS, type TuneMetric } from './tune-metrics.js';
 
-/** Token figures a setting's cost can be measured in (summed over scenarios, averaged over trials). */
-export const TUNE_METRICS = [
-  'contextTotal',
-  'contextMeanPerTurn',
-  'contextMax',
-  'maintenance',
-  'answer',
-  'reply',
-] as const satisfies readonly (keyof CellTokens)[];
-export type TuneMetric = (typeof TUNE_METRICS)[number];
+export { TUNE_METRICS, type TuneMetric };
 
 /** More values than this is a typo (`1..100000`), not a sweep. */
 export const MAX_TUNE_VALUES = 200;

@@ -3,36 +3,17 @@
  * specs in `scenarios/suites/` (expanded into their scenarios, in memory, when named); a name on
  * the CLI resolves here, a path is read as given.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
 import { checkScenarioFile, formatProblem, type CheckOptions, type ScenarioCheck } from './load.js';
 import { generateWorkload } from './generator.js';
 import { checkSpecFile } from './generator-spec.js';
 import { BUILTIN_SCENARIO_DIR } from '../core/package-info.js';
+import { builtinScenarioNames, builtinSuiteNames, dataFiles, SCENARIO_FILE, SUITE_DIR } from './builtin-names.js';
 import type { Scenario } from './format.js';
 
-const SCENARIO_FILE = /\.(ya?ml|json)$/iu;
-const SUITE_DIR = path.join(BUILTIN_SCENARIO_DIR, 'suites');
-
-/** Data files of a dir by name (file name without extension), sorted. */
-function dataFiles(dir: string): Map<string, string> {
-  if (!existsSync(dir)) return new Map();
-  const files = readdirSync(dir)
-    .filter((file) => SCENARIO_FILE.test(file))
-    .sort();
-  return new Map(files.map((file) => [file.replace(SCENARIO_FILE, ''), path.join(dir, file)]));
-}
-
-/** Names of the built-in generated suites (`scenarios/suites/NAME.yaml`), sorted. */
-export function builtinSuiteNames(): string[] {
-  return [...dataFiles(SUITE_DIR).keys()];
-}
-
-/** Names of the built-in scenarios (file names without extension, sorted), then of the built-in suites: what a run without `-c` runs. */
-export function builtinScenarioNames(): string[] {
-  return [...dataFiles(BUILTIN_SCENARIO_DIR).keys(), ...builtinSuiteNames()];
-}
+export { builtinScenarioNames, builtinSuiteNames };
 
 /** The nameOrPath file of a built-in suite name; undefined for a path or a scenario name. */
 export function builtinSuiteFile(nameOrPath: string): string | undefined {
