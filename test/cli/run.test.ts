@@ -135,9 +135,11 @@ describe('membench run', () => {
       await builtModule<typeof import('../../harness/run/layers.js')>('harness/run/layers.js');
     const { planRun } = await builtModule<typeof import('../../harness/run/plan.js')>('harness/run/plan.js');
     const warnings = async (tokenizer: string): Promise<string[]> => {
-      const argv = await run
-        .builder(yargs(['-c', 'recipes-en', '-s', 'buffer', '--tokenizer', tokenizer]).strict().exitProcess(false))
-        .parseAsync();
+      const argv = await (
+        await run.builder(
+          yargs(['-c', 'recipes-en', '-s', 'buffer', '--tokenizer', tokenizer]).strict().exitProcess(false),
+        )
+      ).parseAsync();
       const { options } = await resolveSettings(flagValues(argv, 'run'));
       const said: string[] = [];
       await planRun({ ...options, onWarning: (warning) => said.push(warning) });
