@@ -32,16 +32,8 @@ import {
   type BenchSection,
 } from './sections.js';
 
-export {
-  BENCH_SECTIONS,
-  DATASET_QUESTIONS,
-  DEFAULT_SIZES,
-  PROTOCOL_QUESTIONS,
-  QUICK_DATASET_QUESTIONS,
-  QUICK_PROTOCOL_QUESTIONS,
-  QUICK_SIZES,
-  type BenchSection,
-};
+// The sections and their sizes live in a light module (the CLI's flags read them without loading the bench).
+export * from './sections.js';
 
 /** What to run. */
 export interface BenchOptions {

@@ -130,16 +130,8 @@ describe('membench import', () => {
     await rm(path.join(out, MANIFEST_FILE));
     await mkdir(path.join(out, 'sub'));
     await writeFile(path.join(out, 'sub', 'x.txt'), 'mine\n');
-    const result = await membenchInProcess([
-      'import',
-      'longmemeval',
-      LONGMEMEVAL,
-      '--limit',
-      '1',
-      '-o',
-      out,
-      '--overwrite',
-    ]);
+    const overwrite = ['import', 'longmemeval', LONGMEMEVAL, '--limit', '1', '-o', out, '--overwrite'];
+    const result = await membenchInProcess(overwrite);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe(
       `warning: ${out} has no ${MANIFEST_FILE} (written by an older membench, or not by membench), so --overwrite removes nothing there: ` +
@@ -147,16 +139,7 @@ describe('membench import', () => {
     );
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['locomo-conv-a.yaml', 'locomo-conv-b.yaml']));
     // With the manifest this import wrote, the next --overwrite says nothing.
-    const again = await membenchInProcess([
-      'import',
-      'longmemeval',
-      LONGMEMEVAL,
-      '--limit',
-      '1',
-      '-o',
-      out,
-      '--overwrite',
-    ]);
+    const again = await membenchInProcess(overwrite);
     expect(again.stderr).toBe('');
   });
 

@@ -40,6 +40,21 @@ function filesHolding(dir: string, needle: string): { read: string[]; holding: s
   return { read, holding: read.filter((name) => readFileSync(path.join(dir, name)).includes(needle)) };
 }
 
+/** `run` of the small scenario against a live endpoint at `baseUrl`, with the given strategies and further flags. */
+function liveRunArgs(baseUrl: string, strategies: readonly string[], ...more: string[]): string[] {
+  return [
+    'run',
+    '-c',
+    scenario,
+    ...strategies.flatMap((strategy) => ['-s', strategy]),
+    '--model',
+    'openai:test-model',
+    '--base-url',
+    baseUrl,
+    ...more,
+  ];
+}
+
 let server: FakeOpenAIServer;
 /** Two exchanges (the pork belly, the rice) and a probe: summary folds twice, the probe is answered, and "pork" is in the data. */
 let scenario: string;
@@ -59,24 +74,7 @@ describe('--api-key in a live run', () => {
     const seen = server.requests.length;
     server.enqueue({ kind: 'hang' });
     const run = startMembench(
-      [
-        'run',
-        '-c',
-        scenario,
-        '-s',
-        'summary',
-        '--model',
-        'openai:test-model',
-        '--base-url',
-        server.baseUrl,
-        '--api-key',
-        KEY,
-        '--no-cache',
-        '-w',
-        '1',
-        '-o',
-        out,
-      ],
+      liveRunArgs(server.baseUrl, ['summary'], '--api-key', KEY, '--no-cache', '-w', '1', '-o', out),
       { env },
     );
     // The event: the run's first model request reached the server (and hangs there), so the plan is written.
@@ -114,15 +112,9 @@ describe('the key in a finished live run', () => {
         const { args, env: runEnv } = given(KEY);
         const liveRun = (strategies: string[], out: string) =>
           membench(
-            [
-              'run',
-              '-c',
-              scenario,
-              ...strategies.flatMap((strategy) => ['-s', strategy]),
-              '--model',
-              'openai:test-model',
-              '--base-url',
+            liveRunArgs(
               endpoint.baseUrl,
+              strategies,
               ...args,
               '--cache',
               path.join(dir, 'cache.sqlite'),
@@ -130,7 +122,7 @@ describe('the key in a finished live run', () => {
               '1',
               '-o',
               path.join(dir, out),
-            ],
+            ),
             { env: runEnv },
           );
         const run = await liveRun(['buffer', 'summary'], 'run');
@@ -225,24 +217,9 @@ describe('a key that is not a secret to find', () => {
       const out = path.join(await tempDir('membench-secrets-short-'), 'run');
       const seen = server.requests.length;
       const { args, env: runEnv } = given(key);
-      const run = await membench(
-        [
-          'run',
-          '-c',
-          scenario,
-          '-s',
-          'summary',
-          '--model',
-          'openai:test-model',
-          '--base-url',
-          server.baseUrl,
-          ...args,
-          '--no-cache',
-          '-o',
-          out,
-        ],
-        { env: runEnv },
-      );
+      const run = await membench(liveRunArgs(server.baseUrl, ['summary'], ...args, '--no-cache', '-o', out), {
+        env: runEnv,
+      });
       expect(run.code).toBe(2);
       expect(run.stderr).toContain(
         `${source} is 4 characters long: a live endpoint needs a key of at least 8 characters`,

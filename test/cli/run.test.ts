@@ -41,6 +41,14 @@ const earlierRun = async (): Promise<string> => {
   return out;
 };
 
+/** A refusal as the user sees it: exit 2, the message, no stack trace, and `out` never written. */
+function expectRefused(result: { code: number; stderr: string }, message: string, out: string): void {
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain(message);
+  expect(result.stderr).not.toMatch(/\n\s+at /u);
+  expect(existsSync(out)).toBe(false);
+}
+
 describe('membench run', () => {
   it('runs, prints the summary table and writes results.json and report.md', async () => {
     const { result, out } = await firstRun();
@@ -252,10 +260,7 @@ describe('membench run', () => {
     // The command's own module in this process; the CLI process's side (exit code, no stack trace) below.
     const out = path.join(await tempDir(), 'never-written');
     const result = await membenchInProcess([...args, ...(args[0] === 'run' ? ['-o', out] : [])]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(message);
-    expect(result.stderr).not.toMatch(/\n\s+at /u);
-    expect(existsSync(out)).toBe(false);
+    expectRefused(result, message, out);
   });
 
   it.each([
@@ -265,10 +270,7 @@ describe('membench run', () => {
   ])('the CLI process exits 2 with a clear message for %j, no stack trace, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'never-written');
     const result = await membench([...args, ...(args[0] === 'run' ? ['-o', out] : [])]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(message);
-    expect(result.stderr).not.toMatch(/\n\s+at /u);
-    expect(existsSync(out)).toBe(false);
+    expectRefused(result, message, out);
   });
 });
 
