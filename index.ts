@@ -21,8 +21,8 @@ export {
   type TuneOptions,
   type TuneResult,
   type TuneRow,
-  type TuneMetric,
 } from './harness/run/tune.js';
+export type { TuneMetric } from './harness/run/tune-metrics.js';
 export { loadConfig, findConfigFile, type MembenchConfig } from './harness/run/config.js';
 export { resolveSettings, type ResolvedSettings } from './harness/run/layers.js';
 export { SETTINGS, type SettingValues } from './harness/run/settings.js';

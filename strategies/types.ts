@@ -254,3 +254,22 @@ export function defineStrategy<Options extends z.ZodType>(
 ): StrategyDefinition<Options> {
   return definition;
 }
+
+/** One knob of a strategy: its name, and its default when the schema gives one. */
+export interface StrategyKnob {
+  name: string;
+  default?: unknown;
+}
+
+/**
+ * The knobs a definition's options schema declares (the keys of an object schema; none for any
+ * other schema), each with the value its schema gives when the knob is left out.
+ */
+export function strategyKnobs(definition: StrategyDefinition): StrategyKnob[] {
+  const shape = (definition.options as { shape?: Record<string, z.ZodType> }).shape;
+  if (shape === undefined || typeof shape !== 'object') return [];
+  return Object.entries(shape).map(([name, schema]) => {
+    const fallback = schema.safeParse(undefined);
+    return fallback.success && fallback.data !== undefined ? { name, default: fallback.data } : { name };
+  });
+}

@@ -1,6 +1,7 @@
 /** `membench list strategies|scenarios`: what can be named on the command line. */
 import type { Argv } from 'yargs';
 import { handled } from './errors.js';
+import { strategyKnobs, type StrategyDefinition } from '../../strategies/types.js';
 
 export const command = 'list <what>';
 export const describe = 'List built-in strategies, or scenarios and generated suites';
@@ -15,12 +16,11 @@ export function builder(yargs: Argv) {
 
 type ListArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
-function knobs(shape: Record<string, { def?: { defaultValue?: unknown } }>): string {
-  const parts = Object.entries(shape).map(([key, schema]) => {
-    const fallback = schema.def?.defaultValue;
-    if (fallback === undefined) return key;
-    const shown = String(fallback);
-    return `${key}=${shown.length > 24 ? `${shown.slice(0, 21)}…` : shown}`;
+function knobs(definition: StrategyDefinition): string {
+  const parts = strategyKnobs(definition).map(({ name, default: fallback }) => {
+    if (fallback === undefined) return name;
+    const shown = typeof fallback === 'object' ? JSON.stringify(fallback) : String(fallback);
+    return `${name}=${shown.length > 24 ? `${shown.slice(0, 21)}…` : shown}`;
   });
   return parts.length ? parts.join(', ') : '—';
 }
@@ -29,10 +29,8 @@ export const handler = handled(async (argv: ListArgs) => {
   if (argv.what === 'strategies') {
     const { builtinStrategies } = await import('../../strategies/index.js');
     for (const definition of builtinStrategies) {
-      const shape =
-        (definition.options as unknown as { shape?: Record<string, { def?: { defaultValue?: unknown } }> }).shape ?? {};
       process.stdout.write(
-        `${definition.name.padEnd(16)} ${definition.description}\n${''.padEnd(16)} knobs: ${knobs(shape)}; durability=${definition.defaultDurability}\n`,
+        `${definition.name.padEnd(16)} ${definition.description}\n${''.padEnd(16)} knobs: ${knobs(definition)}; durability=${definition.defaultDurability}\n`,
       );
     }
     return;

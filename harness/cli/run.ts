@@ -46,7 +46,7 @@ export const handler = handled(async (argv: RunArgs) => {
     { runToDir },
     { resolveSettings },
     { flagValues },
-    { interruptOnSignals, progressReporter },
+    { interruptOnSignals, progressReporter, reportJudgeGate },
   ] = await Promise.all([
     import('../../reports/index.js'),
     import('../commands/run-to-dir.js'),
@@ -88,11 +88,14 @@ export const handler = handled(async (argv: RunArgs) => {
     // Anything still settling (a worker's exit, a cell abandoned mid-write) would keep it alive: leave now.
     process.exit(interrupt?.exitCode() ?? 130);
   }
-  return report(outcome);
+  return report(outcome, reportJudgeGate);
 });
 
 /** What a finished run prints beside its reports: the files written, the failed cells, the cells in error, the judges' gate; the exit code. */
-async function report(outcome: RunToDirFinished): Promise<number> {
+async function report(
+  outcome: RunToDirFinished,
+  reportJudgeGate: typeof import('./common.js').reportJudgeGate,
+): Promise<number> {
   const { out, files, failed, errored } = outcome;
   if (outcome.phases) {
     const { renderProfile } = await import('../../reports/profile.js');
@@ -111,7 +114,6 @@ async function report(outcome: RunToDirFinished): Promise<number> {
     process.stderr.write(
       `membench: ${errored} cell${errored === 1 ? '' : 's'} in error: rerun only ${errored === 1 ? 'it' : 'them'} with membench run --resume ${out}\n`,
     );
-  const judgeFailed =
-    outcome.judgeGate !== undefined && (await import('./common.js')).reportJudgeGate(outcome.judgeGate);
+  const judgeFailed = outcome.judgeGate !== undefined && reportJudgeGate(outcome.judgeGate);
   return failed.length > 0 || judgeFailed ? 1 : 0;
 }

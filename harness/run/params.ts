@@ -2,7 +2,13 @@
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import type { StrategyTraits } from '../core/strategy-traits.js';
-import { DURABILITY_MODES, traitsOf, type DurabilityMode, type StrategyDefinition } from '../../strategies/types.js';
+import {
+  DURABILITY_MODES,
+  strategyKnobs,
+  traitsOf,
+  type DurabilityMode,
+  type StrategyDefinition,
+} from '../../strategies/types.js';
 
 /** One strategy with one parameter set: a column of the run matrix. */
 export interface StrategySetting {
@@ -67,9 +73,9 @@ export function expandStrategies(
         `--param ${flag}: strategy "${strategy}" is not selected (selected: ${definitions.map((item) => item.name).join(', ')})`,
       );
     }
-    const shape = (definition.options as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-    if (key !== 'durability' && !(key in shape)) {
-      const known = [...Object.keys(shape), 'durability'];
+    const knobs = strategyKnobs(definition).map(({ name }) => name);
+    if (key !== 'durability' && !knobs.includes(key)) {
+      const known = [...knobs, 'durability'];
       throw new MembenchError(
         'INVALID_ARGUMENT',
         `--param ${flag}: strategy "${strategy}" has no knob "${key}" (knobs: ${known.join(', ')})`,

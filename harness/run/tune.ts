@@ -12,9 +12,8 @@ import type { CellResult, OkCell, RunResult } from '../results/schema.js';
 import { wilsonInterval, type Interval } from '../results/stats.js';
 import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
-import { TUNE_METRICS, type TuneMetric } from './tune-metrics.js';
+import type { TuneMetric } from './tune-metrics.js';
 
-export { TUNE_METRICS, type TuneMetric };
 
 /** More values than this is a typo (`1..100000`), not a sweep. */
 export const MAX_TUNE_VALUES = 200;

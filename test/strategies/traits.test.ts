@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runBenchmark } from '../../harness/run/runner.js';
 import { builtinStrategies } from '../../strategies/index.js';
-import { defineStrategy, traitsOf } from '../../strategies/types.js';
+import { defineStrategy, strategyKnobs, traitsOf } from '../../strategies/types.js';
 import { fileIndex } from '../../strategies/file-index.js';
 import { summary } from '../../strategies/summary.js';
 import { flatExempt, heldNearFloor } from '../../harness/bench/targets.js';
@@ -50,5 +50,32 @@ describe('strategy traits', () => {
     expect(
       builtinStrategies.filter((definition) => flatExempt(definition.name)).map((definition) => definition.name),
     ).toEqual(['buffer']);
+  });
+
+  it('lists a definition its knobs with the defaults its schema gives, and none for a schema that is not an object', () => {
+    const knobbed = defineStrategy({
+      name: 'knobbed',
+      description: 'two knobs',
+      options: z.object({
+        k: z.number().int().default(2),
+        cap: z.number().optional(),
+        tags: z.array(z.string()).default([]),
+      }),
+      defaultDurability: 'sync',
+      create: () => {
+        throw new Error('not created');
+      },
+    });
+    expect(strategyKnobs(knobbed)).toEqual([{ name: 'k', default: 2 }, { name: 'cap' }, { name: 'tags', default: [] }]);
+    const opaque = defineStrategy({
+      name: 'opaque',
+      description: 'no object schema',
+      options: z.unknown(),
+      defaultDurability: 'sync',
+      create: () => {
+        throw new Error('not created');
+      },
+    });
+    expect(strategyKnobs(opaque)).toEqual([]);
   });
 });

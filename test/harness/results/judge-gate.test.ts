@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkJudged, judgeRun, type Judge, MAX_UNPARSED_SHARE } from '../../../harness/results/judges.js';
+import { checkJudged, judgeRun, type Judge } from '../../../harness/results/judges.js';
+import { MAX_UNPARSED_SHARE } from '../../../harness/results/judge-limits.js';
 import { type OkRun, smallRun } from '../../reports/fixture.js';
 
 /** A judge answering from a list of replies, in turn: the real judgeRun files them as a live judge's. */
