@@ -206,7 +206,9 @@ function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>
       ...new Set(
         cells.flatMap((cell) =>
           cell.probes.flatMap((probe) =>
-            probe.label === undefined || probe.contextRecall === undefined ? [] : [probe.label],
+            probe.label === undefined || probe.contextRecall === undefined || probe.answerRecall === undefined
+              ? []
+              : [probe.label],
           ),
         ),
       ),
@@ -219,7 +221,10 @@ function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>
       return {
         label: setting,
         data: labels.map((label) => {
-          const answered = probes.filter((probe) => probe.label === label && probe.contextRecall !== undefined);
+          // A probe without answer recall (a ranking-only cell's: not measured) is left out, not counted as 0; null (a gold without content words) scores by context recall.
+          const answered = probes.filter(
+            (probe) => probe.label === label && probe.contextRecall !== undefined && probe.answerRecall !== undefined,
+          );
           const scores = answered.map((probe) => probe.answerRecall ?? (probe.contextRecall ? 1 : 0));
           return scores.length ? scores.reduce((sum, value) => sum + value, 0) / scores.length : null;
         }) as number[],

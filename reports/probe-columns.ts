@@ -45,7 +45,11 @@ export const PROBE_COLUMNS: readonly ProbeColumn[] = [
             : 'yes (stale last)'
         : 'no',
   },
-  { title: 'ctx tokens', text: (_, probe) => String(probe.contextTokens), sort: (probe) => probe.contextTokens },
+  {
+    title: 'ctx tokens',
+    text: (_, probe) => (probe.contextTokens === undefined ? '–' : String(probe.contextTokens)),
+    sort: (probe) => probe.contextTokens ?? null,
+  },
   { title: 'load ms', text: (_, probe) => formatMs(probe.loadMs), sort: (probe) => probe.loadMs, htmlOnly: true },
   { title: 'answer', text: (_, probe) => probe.answer ?? '–' },
 ];

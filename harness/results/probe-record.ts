@@ -40,6 +40,12 @@ export interface ProbeScoringInput {
   unit?: RankedUnit | undefined;
   /** false: records carry no `distance` (it counts the tokens of the whole conversation; a ranking-only cell skips it). */
   distances?: boolean | undefined;
+  /**
+   * false: records carry no context figures read word by word from the loaded context (`contextTokens`,
+   * `answerRecall`, `evidenceCoverage`: a token count and a segmentation of everything loaded, which
+   * the rankings do not need; a ranking-only cell skips them).
+   */
+  contextFigures?: boolean | undefined;
 }
 
 /** Ranked items a probe record keeps unless asked for them all (`--keep-rankings`): the deepest k of either protocol. */
@@ -109,7 +115,7 @@ export class ProbeScoring {
     return this.distances.get(index);
   }
 
-  /** The probe's record: judgement, evidence, retrieval (and the protocol's), distance. */
+  /** The probe's record: judgement, evidence, retrieval (and the protocol's), distance, and (unless `contextFigures` is false) its context figures. */
   record(seen: ProbeObservation): ProbeRecord {
     const { step, answer } = seen;
     const evidence = this.evidence(seen.index);
@@ -118,27 +124,23 @@ export class ProbeScoring {
     const verdict = judgeContext(normalized, step.expect, step.forbid);
     const found = evidence.cited.length > 0 ? evidenceRecall(evidence, messages, !seen.keepsVerbatim) : undefined;
     const score = answer === undefined ? undefined : datasetScore(step.scoring, answer, step.expect);
+    const figures =
+      this.input.contextFigures === false ? undefined : this.contextFigures(seen, evidence, messages, normalized);
     const judged: ProbeRecord = {
       step: seen.index,
       turn: seen.turn,
       ...(step.id !== undefined ? { id: step.id } : {}),
       category: step.category,
       question: step.probe,
-      contextTokens: this.tokens.countMessages(seen.context.messages),
+      ...(figures ? { contextTokens: figures.contextTokens } : {}),
       contextRecall: verdict.contextRecall,
       staleExposure: verdict.staleExposure,
       ...(answer !== undefined ? { answer, answerCorrect: judgeAnswer(answer, step.expect, step.forbid) } : {}),
-      evidenceCoverage:
-        evidence.cited.length > 0
-          ? evidenceCoverage(
-              evidence.cited.map((texts) => texts.join('\n')),
-              normalized,
-            ).value
-          : null,
+      ...(figures ? { evidenceCoverage: figures.evidenceCoverage } : {}),
       loadMs: seen.loadMs,
       conflictExposure: verdict.conflictExposure,
       ...(verdict.currentAfterStale !== undefined ? { currentAfterStale: verdict.currentAfterStale } : {}),
-      answerRecall: answerRecall(step.expect, messages),
+      ...(figures ? { answerRecall: figures.answerRecall } : {}),
       evidenceRecall: found?.value ?? null,
       ...(found ? { evidenceFindings: found.findings } : {}),
       ...(step.label !== undefined ? { label: step.label } : {}),
@@ -157,6 +159,26 @@ export class ProbeScoring {
     const kept = this.keptRanking(ranked!);
     const distance = this.input.distances === false ? undefined : this.distance(seen.index);
     return distance ? { ...kept, distance } : kept;
+  }
+
+  /** What the probe's loaded context holds, counted and segmented: its tokens, the answer's words, the evidence's words. */
+  private contextFigures(
+    seen: ProbeObservation,
+    evidence: ProbeEvidence,
+    messages: readonly string[],
+    normalized: string,
+  ): Pick<ProbeRecord, 'contextTokens' | 'answerRecall' | 'evidenceCoverage'> {
+    return {
+      contextTokens: this.tokens.countMessages(seen.context.messages),
+      answerRecall: answerRecall(seen.step.expect, messages),
+      evidenceCoverage:
+        evidence.cited.length > 0
+          ? evidenceCoverage(
+              evidence.cited.map((texts) => texts.join('\n')),
+              normalized,
+            ).value
+          : null,
+    };
   }
 
   /**

@@ -22,17 +22,20 @@ import type { ErrataReport } from '../scenarios/importers/shared.js';
  * has_answer turns find a gold session and are relevant in NDCG), its questions without a
  * has_answer user turn are recorded (`noTarget`), and a cell's protocol figures carry both
  * averagings (`summary` may be absent); 6: a cell is a union on `status`: an `error` cell holds its error
- * and phase and no figures (it held zeroed or partial ones that every reader had to leave out).
+ * and phase and no figures (it held zeroed or partial ones that every reader had to leave out); 7: a
+ * probe's `contextTokens`, `answerRecall` and `evidenceCoverage` may be absent (a ranking-only cell
+ * does not measure them: its `skipped` holds `context figures`).
  */
-export const RESULTS_SCHEMA_VERSION = 6;
+export const RESULTS_SCHEMA_VERSION = 7;
 /**
  * Versions `readResults` still reads: 2 and 3 have the same figures under the older names (read.ts
  * renames them on reading; version 2's evidence figures followed the older rule); 4 has the same
  * shape (its LongMemEval turn→session figures followed the older rule: any user turn of a gold
  * session counted); 2 to 5 gave an errored cell the figures of whatever it had recorded (read.ts
- * drops them on reading and writes an older file's error cells back with zeroed ones).
+ * drops them on reading and writes an older file's error cells back with zeroed ones); 6 has the
+ * same shape, every probe with its context figures.
  */
-export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, 4, 5, RESULTS_SCHEMA_VERSION];
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, 4, 5, 6, RESULTS_SCHEMA_VERSION];
 
 /** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
 export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
@@ -178,21 +181,22 @@ export const probeRecordSchema = z.object({
   id: z.string().optional(),
   category: probeCategory,
   question: z.string(),
-  contextTokens: count,
+  /** Tokens of the context the strategy loaded for the question; absent when not counted (a ranking-only cell: `skipped` holds `context figures`). */
+  contextTokens: count.optional(),
   contextRecall: z.boolean().optional(),
   staleExposure: z.boolean(),
   /** The model's answer; absent when no answer was generated (a ranking-only cell: `skipped` holds `answers`). */
   answer: z.string().optional(),
   answerCorrect: z.boolean().optional(),
-  /** Share of the evidence steps' content words present in the context (null without evidence). */
-  evidenceCoverage: share.nullable(),
+  /** Share of the evidence steps' content words present in the context (null without evidence; absent when not measured, as contextTokens). */
+  evidenceCoverage: share.nullable().optional(),
   loadMs: ms,
   /** A forbid string is in the context, with or without the current value. */
   conflictExposure: z.boolean(),
   /** Both current and stale values present: the current one is mentioned last. */
   currentAfterStale: z.boolean().optional(),
-  /** Share of the gold answer's content words within one context message (null: no expect, or no content words). */
-  answerRecall: share.nullable(),
+  /** Share of the gold answer's content words within one context message (null: no expect, or no content words; absent when not measured, as contextTokens). */
+  answerRecall: share.nullable().optional(),
   /** Share of the evidence steps the context holds (null without evidence). */
   evidenceRecall: share.nullable(),
   /** Per cited message, in order: quoted by a context message, covered by one (strategies that transform what they keep), or missing. */
@@ -394,7 +398,14 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.union([z.literal(2), z.literal(3), z.literal(4), z.literal(5), z.literal(RESULTS_SCHEMA_VERSION)]),
+  schemaVersion: z.union([
+    z.literal(2),
+    z.literal(3),
+    z.literal(4),
+    z.literal(5),
+    z.literal(6),
+    z.literal(RESULTS_SCHEMA_VERSION),
+  ]),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
@@ -496,6 +507,8 @@ export const SKIPPED_WORK = {
   turns: 'turns not recorded (no context tokens, no save latency)',
   durability: 'durability not exercised (stores kept in memory: no commit, no fsync)',
   distance: "evidence distance not measured (it counts the whole conversation's tokens)",
+  'context figures':
+    'context figures not measured (no context tokens, answer recall or evidence coverage per question)',
 } as const;
 export type SkippedWork = keyof typeof SKIPPED_WORK;
 const SKIPPED_KEYS = Object.keys(SKIPPED_WORK) as [SkippedWork, ...SkippedWork[]];

@@ -3,8 +3,10 @@
  * protocol's figures are the rankings a strategy returns at each question, so a cell that only
  * feeds them replays the scenario's messages into the strategy with its stores in memory (mode
  * `none`: no commit, no fsync), never assembles the context of a scripted turn (and records no
- * turn: no context tokens, no save latency), asks no model for an answer and does not count the
- * conversation's tokens for the evidence's distance. At each
+ * turn: no context tokens, no save latency), asks no model for an answer, does not count the
+ * conversation's tokens for the evidence's distance, and leaves out the question's context figures
+ * (the context's tokens, answer recall, evidence coverage: a token count and a segmentation of
+ * everything loaded). At each
  * question it loads exactly as the full cell does (same query, same turn, same rank depth), so the
  * rankings, and every retrieval figure scored on them, are the full cell's.
  *
@@ -56,7 +58,13 @@ export interface RankOnlyProviders {
 }
 
 /** What a ranking-only cell leaves out, as its result says (`skipped`). */
-export const RANK_ONLY_SKIPS: readonly SkippedWork[] = ['answers', 'turns', 'durability', 'distance'];
+export const RANK_ONLY_SKIPS: readonly SkippedWork[] = [
+  'answers',
+  'turns',
+  'durability',
+  'distance',
+  'context figures',
+];
 
 /** A step the ranking-only replay can take: a scripted message, a session boundary or a question. */
 function replayable(step: Step): boolean {
@@ -100,7 +108,7 @@ export async function runRankOnly(
   const { definition } = plan;
   const phases = emptyPhases();
   const probes: ProbeRecord[] = [];
-  const scorer = new ProbeScoring({ ...scoring, distances: false }, tokens);
+  const scorer = new ProbeScoring({ ...scoring, distances: false, contextFigures: false }, tokens);
   let strategy: MemoryStrategy | undefined;
   let error: string | undefined;
   let peakRss = 0;

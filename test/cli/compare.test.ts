@@ -173,7 +173,7 @@ describe('membench compare', () => {
     (head.header as { schemaVersion: number }).schemaVersion = 1;
     const result = await membenchInProcess(['compare', BASELINE, await writeResults(head)]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/results schema version 1, but this membench reads versions 2, 3, 4, 5 and 6/u);
+    expect(result.stderr).toMatch(/results schema version 1, but this membench reads versions 2, 3, 4, 5, 6 and 7/u);
     expect(result.stderr).not.toMatch(/\n\s+at /u);
   });
 });

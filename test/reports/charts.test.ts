@@ -60,6 +60,24 @@ describe('chart data', () => {
     expect(chartSpecs(result).length).toBeLessThanOrEqual(12);
   });
 
+  it('leaves a setting whose probes measured no answer recall (ranking-only cells) out of recall by category, never at 0', () => {
+    const result = smallRun();
+    for (const cell of result.cells) {
+      Object.assign(cell, { group: 'longmemeval:s.json' });
+      for (const probe of cell.probes) {
+        probe.label = 'single-session-user';
+        if (cell.setting !== 'buffer') continue;
+        // As a ranking-only cell records them: answer recall not measured, nothing in context.
+        delete probe.answerRecall;
+        if (probe.contextRecall !== undefined) probe.contextRecall = false;
+      }
+    }
+    const categories = chartSpecs(result).find((spec) => spec.id.startsWith('categories-group-'))!;
+    const sets = categories.config.data.datasets as { label: string; data: (number | null)[] }[];
+    expect(sets.find((set) => set.label === 'buffer')?.data).toEqual([null]);
+    expect(sets.find((set) => set.label === 'window(k=2)')?.data[0]).toBeGreaterThan(0);
+  });
+
   it("shows window's cliff in recall by distance: held within K exchanges, lost beyond", () => {
     const spec = chartSpecs(smallRun()).find((item) => item.id === 'recall-by-distance-exchanges')!;
     const labels = spec.config.data.labels as string[];

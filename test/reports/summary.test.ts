@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { interleavingNote, modelDependenceNote, recallColumns, summaryRow } from '../../reports/summary.js';
 import { renderConsoleSummary } from '../../reports/console.js';
 import { renderMarkdown } from '../../reports/markdown.js';
+import { PROBE_COLUMNS } from '../../reports/probe-columns.js';
 import { cellOf, smallRun } from './fixture.js';
 
 describe('report summaries', () => {
@@ -23,6 +24,17 @@ describe('report summaries', () => {
       `${cell.recall.conflictExposure.value!.toFixed(2)} (${cell.recall.conflictExposure.hits}/${cell.recall.conflictExposure.n})`,
     );
     expect(row.evidence).toMatch(/^\d\.\d\d \(n=\d+\)$/u);
+  });
+
+  it("shows a probe's context tokens, or – when they were not measured (a ranking-only cell), never a number", () => {
+    const cell = cellOf(smallRun(), 'preference-corrections/buffer');
+    const column = PROBE_COLUMNS.find((each) => each.title === 'ctx tokens')!;
+    const [measured] = cell.probes;
+    expect(column.text(cell, measured!)).toBe(String(measured!.contextTokens));
+    const { contextTokens, ...unmeasured } = measured!;
+    expect(contextTokens).toBeGreaterThan(0);
+    expect(column.text(cell, unmeasured)).toBe('–');
+    expect(column.sort?.(unmeasured)).toBeNull();
   });
 
   it('says which figures depend on the model, in every text report', () => {

@@ -90,7 +90,7 @@ describe('reading results back', () => {
     ],
     [
       '{"header": {"schemaVersion": 99}, "cells": []}',
-      'x.json: results schema version 99, but this membench reads versions 2, 3, 4, 5 and 6',
+      'x.json: results schema version 99, but this membench reads versions 2, 3, 4, 5, 6 and 7',
     ],
   ])('refuses %s with a clear message', (text, message) => {
     expect(() => parseResults(text, 'x.json')).toThrow(message);

@@ -87,7 +87,7 @@ async function replay(
   return { session, contexts };
 }
 
-const mean = (values: readonly (number | null)[]): number =>
+const mean = (values: readonly (number | null | undefined)[]): number =>
   values.reduce<number>((sum, value) => sum + (value ?? 0), 0) / values.length;
 
 describe('evidence held means held', () => {

@@ -90,6 +90,27 @@ describe('cellResult', () => {
     expect(result.phases).toBeUndefined();
   });
 
+  it('pools only the probes that measured their context figures: a ranking-only probe is left out, not averaged as 0', () => {
+    const unmeasured = new ProbeScoring({ steps, retrievalK: [1], contextFigures: false }, tokens).record({
+      index: 2,
+      step: probe,
+      turn: 2,
+      context,
+      loadMs: 1,
+      keepsVerbatim: true,
+    });
+    const measured = ok(cellResult(cell, records, 5));
+    const mixed = ok(cellResult(cell, { ...records, probes: [...probes, unmeasured, unmeasured] }, 5));
+    expect(measured.recall.answerRecall.n).toBe(2);
+    expect(mixed.recall.answerRecall).toEqual(measured.recall.answerRecall);
+    expect(mixed.recall.evidenceCoverage).toEqual(measured.recall.evidenceCoverage);
+    // The figures it did measure are pooled with the others'.
+    expect(mixed.recall.contextRecall.n).toBe(4);
+    const none = ok(cellResult(cell, { ...records, probes: [unmeasured] }, 5));
+    expect(none.recall.answerRecall).toEqual({ n: 0, mean: null });
+    expect(none.recall.evidenceCoverage).toEqual({ n: 0, mean: null });
+  });
+
   it('makes a cell that stopped on an error an error cell: its error and phases, no figure of what it recorded', () => {
     const result = cellResult(cell, { ...records, error: 'boom' }, 5, true);
     expect(cellResultSchema.parse(result)).toEqual(result);

@@ -15,7 +15,7 @@ describe('a version 3 results file', () => {
     const text = readFileSync(V3, 'utf8');
     expect(text).toContain('"faults"');
     const result = parseResults(text, V3);
-    expect(RESULTS_SCHEMA_VERSION).toBe(6);
+    expect(RESULTS_SCHEMA_VERSION).toBe(7);
     expect(result.header.schemaVersion).toBe(3);
     expect(result.header.strategies.map((strategy) => strategy.setting)).toEqual(['buffer', 'window(k=2)']);
     const crashed = ok(result.cells.find((cell) => cell.id === 'crash-mid-tool-call/buffer'));
@@ -34,6 +34,14 @@ describe('a version 3 results file', () => {
     const result = parseResults(JSON.stringify(v4), 'v4.json');
     expect(result.header.schemaVersion).toBe(4);
     expect(result.cells.length).toBe(v4.cells.length);
+  });
+
+  it('reads as version 6 too (same shape, every probe with its context figures)', () => {
+    const v6 = parseResults(readFileSync(V3, 'utf8'), V3);
+    v6.header.schemaVersion = 6;
+    const result = parseResults(JSON.stringify(v6), 'v6.json');
+    expect(result.header.schemaVersion).toBe(6);
+    expect(result.cells).toEqual(v6.cells);
   });
 
   it('is taken by report, explain and compare', async () => {

@@ -62,6 +62,16 @@ describe('ProbeScoring.record', () => {
     expect(record.contextTokens).toBe(tokens.countMessages(context.messages));
   });
 
+  it('leaves out the context figures when asked (a ranking-only cell), every other figure as it was', () => {
+    const seen = { index: 3, step: probe, turn: 3, context, loadMs: 1, keepsVerbatim: true };
+    const full = new ProbeScoring({ steps, retrievalK: [1, 2] }, tokens).record(seen);
+    const ranking = new ProbeScoring({ steps, retrievalK: [1, 2], contextFigures: false }, tokens).record(seen);
+    expect(full).toMatchObject({ answerRecall: 1, evidenceCoverage: 1 });
+    expect(full.contextTokens).toBeGreaterThan(0);
+    const { contextTokens, answerRecall, evidenceCoverage, ...rest } = full;
+    expect(ranking).toEqual(rest);
+  });
+
   it('scores a probe outside the scenario (a concurrent session) without evidence, figures or distance, its ranking still mapped', () => {
     const record = new ProbeScoring({ steps }, tokens).record({
       index: 30_000,

@@ -108,7 +108,7 @@ describe('ranking-only protocol cells', () => {
   it('say what they skipped and leave answer figures empty, not zero', async () => {
     const { fast, full } = await sampleBothPaths();
     for (const cell of fast) {
-      expect(cell.skipped).toEqual(['answers', 'turns', 'durability', 'distance']);
+      expect(cell.skipped).toEqual(['answers', 'turns', 'durability', 'distance', 'context figures']);
       expect(cell.recall.answerAccuracy).toEqual({ n: 0, hits: 0, value: null });
       expect(cell.recall.abstention).toEqual({ n: 0, hits: 0, value: null });
       expect(cell.recall.answerF1.mean).toBeNull();
@@ -117,13 +117,32 @@ describe('ranking-only protocol cells', () => {
         expect(probe).not.toHaveProperty('answer');
         expect(probe).not.toHaveProperty('answerCorrect');
         expect(probe).not.toHaveProperty('distance');
+        // No context figures: the loaded context is neither counted in tokens nor segmented.
+        expect(probe).not.toHaveProperty('contextTokens');
+        expect(probe).not.toHaveProperty('answerRecall');
+        expect(probe).not.toHaveProperty('evidenceCoverage');
       }
+      // Pooled, they are empty (n 0), not zero.
+      expect(cell.recall.answerRecall).toEqual({ n: 0, mean: null });
+      expect(cell.recall.evidenceCoverage).toEqual({ n: 0, mean: null });
       // No turn recorded: no context tokens, no save latency.
       expect(cell.turns).toEqual([]);
       expect(cell.latency.saveMs.n).toBe(0);
     }
     // The reports say it under their tables; a run of full cells says nothing of the kind.
-    expect(rankingOnlyNote(fast)).toMatch(/^Every cell ranked only .*answers not generated.*durability not exercised/u);
+    expect(rankingOnlyNote(fast)).toMatch(
+      /^Every cell ranked only .*answers not generated.*durability not exercised.*context figures not measured/u,
+    );
+    // The full cells measured them, and the figures a ranking-only cell keeps from its context are theirs.
+    const fullProbes = full.flatMap((cell) => cell.probes);
+    expect(fullProbes.every((probe) => typeof probe.contextTokens === 'number' && probe.contextTokens > 0)).toBe(true);
+    expect(fullProbes.filter((probe) => typeof probe.answerRecall === 'number').length).toBeGreaterThan(0);
+    expect(fullProbes.filter((probe) => typeof probe.evidenceCoverage === 'number').length).toBeGreaterThan(0);
+    const kept = (cells: OkCell[]): unknown =>
+      cells.flatMap((cell) =>
+        cell.probes.map((probe) => [probe.contextRecall, probe.evidenceRecall, probe.staleExposure]),
+      );
+    expect(kept(fast)).toEqual(kept(full));
     expect(rankingOnlyNote([...fast, ...full])).toMatch(/^\d+ of \d+ cells ranked only/u);
     expect(rankingOnlyNote(full)).toBeUndefined();
     expect(full.every((cell) => cell.skipped === undefined)).toBe(true);
