@@ -58,7 +58,7 @@ const PROCESS = [
 ];
 
 /** JavaScript modules under a test file's temp dir (test/helpers/temp-sandbox.ts). */
-const USER_JS_MODULES = /\/membench-test-[^/]+\/.+\.[cm]?js$/u;
+const USER_JS_MODULES = /\/membench-test-[^/]+\/.+\.[cm]?js(?:\?load=\d+)?$/u;
 
 /** What every project shares (vitest.mutate.config.ts starts from it too). */
 export const shared = {

@@ -120,12 +120,20 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
   return definition as StrategyDefinition;
 }
 
-/** The module's namespace: JavaScript from Node itself, else (or when Node cannot resolve its imports) through tsx. */
+/** Loads of JavaScript modules by this process: each load is a module instance of its own, as tsx's are. */
+let nodeLoads = 0;
+
+/**
+ * The module's namespace: JavaScript from Node itself, else (or when Node cannot resolve its imports)
+ * through tsx. Each load evaluates an ES module again (a query of its own defeats Node's module cache;
+ * CommonJS stays in require's cache), so what it keeps at module level is never shared by the cells a
+ * process runs one after another.
+ */
 async function importModule(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
   if (NODE_LOADS.test(file)) {
     try {
-      return (await import(/* @vite-ignore */ url)) as Record<string, unknown>;
+      return (await import(/* @vite-ignore */ `${url}?load=${++nodeLoads}`)) as Record<string, unknown>;
     } catch (error) {
       if (!TSX_MAY_RESOLVE.has(String((error as { code?: unknown }).code))) throw error;
     }

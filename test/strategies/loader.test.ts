@@ -99,13 +99,29 @@ describe('loadStrategyDefinition', () => {
       valid(name).replace("description: 'x'", 'description: import.meta.url ?? String(module.id)');
     for (const file of ['esm.mjs', 'esm.js']) {
       const definition = await load(await write(file, reportsUrl(file.replace('.', '-'))));
-      expect(definition.description).toBe(pathToFileURL(path.join(dir, file)).href);
+      expect(definition.description).toMatch(/\?load=\d+$/u); // Node's URL, no tsx namespace
+      expect(definition.description.split('?')[0]).toBe(pathToFileURL(path.join(dir, file)).href);
     }
     const commonJs = await load(
       await write('common.cjs', valid('common-cjs').replace('export default', 'module.exports =')),
     );
     expect(commonJs.name).toBe('common-cjs');
     expect((await load(await write('typed.ts', reportsUrl('typed-ts')))).description).toMatch(/\?tsx-namespace=/u);
+  });
+
+  it('evaluates a JavaScript module again at each load, as tsx does: module-level state is not shared by two loads', async () => {
+    const spec = await write(
+      'counts-loads.mjs',
+      `globalThis.membenchTestLoads = (globalThis.membenchTestLoads ?? 0) + 1;\n${valid('counts-loads')}`,
+    );
+    const loads = globalThis as { membenchTestLoads?: number };
+    try {
+      await load(spec);
+      await load(spec);
+      expect(loads.membenchTestLoads).toBe(2);
+    } finally {
+      delete loads.membenchTestLoads;
+    }
   });
 
   it('imports a JavaScript module whose imports only tsx resolves (an extensionless .ts) through tsx', async () => {
