@@ -57,6 +57,9 @@ const PROCESS = [
   ...FORKING_TESTS,
 ];
 
+/** JavaScript modules under a test file's temp dir (test/helpers/temp-sandbox.ts). */
+const USER_JS_MODULES = /\/membench-test-[^/]+\/.+\.[cm]?js(?:\?load=\d+)?$/u;
+
 /** What every project shares (vitest.mutate.config.ts starts from it too). */
 export const shared = {
   testTimeout: 60_000,
@@ -83,6 +86,9 @@ export default defineConfig({
           isolate: false,
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...CLI, ...PROCESS, ...MOCKING_TESTS],
+          // JavaScript a test writes to its temp dir (a user's strategy module) is imported by Node, as
+          // the loader imports it outside the tests, not transformed by vitest.
+          server: { deps: { external: [USER_JS_MODULES] } },
         },
       },
       { extends: true, test: { name: 'unit-isolated', include: MOCKING_TESTS } },

@@ -1,6 +1,7 @@
 /**
  * Resolves a `--strategy` value that is not a plain built-in name: a module path (a user's own
- * strategy, TypeScript loaded through tsx) or `langchain:NAME` (LangChain's classic memories).
+ * strategy: JavaScript imported by Node, TypeScript through tsx) or `langchain:NAME` (LangChain's
+ * classic memories).
  * Every failure is a MembenchError naming the file and the reason, never a stack trace.
  */
 import { stat } from 'node:fs/promises';
@@ -23,6 +24,13 @@ export { PEER_NAMES };
 /** Names end up in `--param NAME.KEY=V` and in reports: no dots, `=` or spaces. */
 const STRATEGY_NAME = /^[a-z0-9][a-z0-9_:-]*$/iu;
 const MODULE_EXTENSION = /\.(?:[cm]?[jt]s|tsx|jsx)$/iu;
+/** Files Node imports itself; the rest (TypeScript, JSX) go through tsx, whose loader costs a process about half a second of CPU. */
+const NODE_LOADS = /\.[cm]?js$/iu;
+/**
+ * Node's refusals of a JavaScript module's imports, raised before the module runs, that tsx may
+ * still resolve (an extensionless path, a `.ts` file): such a module is imported again through tsx.
+ */
+const TSX_MAY_RESOLVE = new Set(['ERR_MODULE_NOT_FOUND', 'ERR_UNKNOWN_FILE_EXTENSION', 'ERR_UNSUPPORTED_DIR_IMPORT']);
 
 /** True when a `--strategy` value names a file rather than a strategy. */
 export function isModuleSource(source: string): boolean {
@@ -73,9 +81,7 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
 
   let namespace: Record<string, unknown>;
   try {
-    // tsx loads .ts (and plain .js/.mjs) in a scoped namespace: no global loader is registered.
-    const { tsImport } = await import('tsx/esm/api');
-    namespace = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
+    namespace = await importModule(file);
   } catch (error) {
     throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} could not be loaded: ${loadFailure(error)}`);
   }
@@ -112,6 +118,29 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
     );
   }
   return definition as StrategyDefinition;
+}
+
+/** Loads of JavaScript modules by this process: each load is a module instance of its own, as tsx's are. */
+let nodeLoads = 0;
+
+/**
+ * The module's namespace: JavaScript from Node itself, else (or when Node cannot resolve its imports)
+ * through tsx. Each load evaluates an ES module again (a query of its own defeats Node's module cache;
+ * CommonJS stays in require's cache), so what it keeps at module level is never shared by the cells a
+ * process runs one after another.
+ */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  if (NODE_LOADS.test(file)) {
+    try {
+      return (await import(/* @vite-ignore */ `${url}?load=${++nodeLoads}`)) as Record<string, unknown>;
+    } catch (error) {
+      if (!TSX_MAY_RESOLVE.has(String((error as { code?: unknown }).code))) throw error;
+    }
+  }
+  // tsx loads the module in a scoped namespace: no global loader is registered.
+  const { tsImport } = await import('tsx/esm/api');
+  return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
 }
 
 /** The default export, else the `strategy` export; unwraps the CommonJS shape tsx gives non-ESM files. */

@@ -4,7 +4,7 @@
  * flags between two runs of the same code is a false alarm (target 0). Beside it, a planted
  * regression the gate must catch: a window strategy made forgetful (k=1 where base had k=2) and its
  * save five times slower between the two runs, under one setting name
- * (fixtures/strategies/planted.ts, steered by environment variables; a repository checkout only).
+ * (fixtures/strategies/planted.mjs, steered by environment variables; a repository checkout only).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -21,7 +21,7 @@ export const QUICK_AA_MATRIX = [
   ...['buffer', 'window', 'bm25'].flatMap((strategy) => ['-s', strategy]),
   ...['remember-then-crash', 'concurrent-edits', 'recipes-en'].flatMap((scenario) => ['-c', scenario]),
 ];
-const PLANTED = path.join(PACKAGE_ROOT, 'fixtures', 'strategies', 'planted.ts');
+const PLANTED = path.join(PACKAGE_ROOT, 'fixtures', 'strategies', 'planted.mjs');
 /** The planted cell: a scripted scenario stretched so its saves are numerous enough to judge. */
 const PLANTED_MATRIX = ['-s', PLANTED, '-c', 'recipes-en', '--stretch', '60'];
 

@@ -1,7 +1,7 @@
 /**
  * The gate checked as a CI maintainer would: the same code run twice must pass `compare` (an A/A
  * test), and regressions planted between two runs under the same setting name must fail it, named.
- * The plants come from fixtures/strategies/planted.ts, steered by environment variables so its
+ * The plants come from fixtures/strategies/planted.mjs, steered by environment variables so its
  * cells keep their ids: a window keeping one exchange where base kept two, a save five times slower.
  *
  * The A/A matrix is the smallest whose latency the gate judges: three scripted cells with durable
@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membench } from './helpers.js';
 import { membenchInProcess } from '../helpers/cli-in-process.js';
 
-const PLANTED = './fixtures/strategies/planted.ts';
+const PLANTED = './fixtures/strategies/planted.mjs';
 /** Two built-ins and the planted window on a scripted scenario: every cell's saves judged. */
 const MATRIX = [...['buffer', 'window', PLANTED].flatMap((strategy) => ['-s', strategy]), '-c', 'recipes-en', '-q'];
 /** The planted window alone, stretched to 60 user turns: enough saves for an interval that a shared machine's noise does not blur. */

@@ -19,8 +19,8 @@ const tempDir = () => newTempDir('membench-failures-');
 const scenarioDir = await tempDir();
 const PANTRY = writeSmallScenario(scenarioDir, 'pantry');
 const CELLAR = writeSmallScenario(scenarioDir, 'cellar', 'bottom shelf');
-const HANGS = './fixtures/strategies/hangs.ts';
-const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.ts';
+const HANGS = './fixtures/strategies/hangs.mjs';
+const EXITS_ON_SAVE = './fixtures/strategies/exits-on-save.mjs';
 
 describe('a hung or dying strategy', () => {
   it('under -w 1: the hung cell is stopped at --cell-timeout and named with its phase, the run exits 1 and writes every result', async () => {

@@ -13,6 +13,7 @@ import { parseResults } from '../../harness/results/read.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { LOCK_FILE } from '../../harness/run/out-lock.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { allOk } from '../helpers/cells.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -81,7 +82,7 @@ describe('membench judge', () => {
 
     const cache = path.join(dir, 'cache.sqlite');
     const args = ['judge', out, '--judge', 'openai:judge-model', '--base-url', server.baseUrl, '--cache', cache];
-    const judged = await membench(args, { env });
+    const judged = await membenchInProcess(args, { env });
     expect(judged.code, judged.stderr).toBe(0);
     expect(server.requests.length).toBe(probes.length);
     const second = results(out);
@@ -99,7 +100,7 @@ describe('membench judge', () => {
     expect(html).toMatch(/<details><summary>\d+ answers on which offline judge and openai:judge-model judge disagree/u);
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('### Judge agreement');
 
-    const again = await membench(args, { env });
+    const again = await membenchInProcess(args, { env });
     expect(again.code, again.stderr).toBe(0);
     expect(server.requests.length).toBe(probes.length);
     expect(results(out).judges!.find((entry) => entry.judge === 'openai:judge-model')).toMatchObject({
@@ -158,7 +159,7 @@ describe('membench judge', () => {
 
   it('refuses a bad judge spec and a bad prompts file with a located error, exit 2, before judging', async () => {
     const out = path.join(dir, 'run');
-    const bad = await membench(['judge', out, '--judge', 'gpt-4o'], { env });
+    const bad = await membenchInProcess(['judge', out, '--judge', 'gpt-4o'], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--judge gpt-4o: expected "offline" or "openai:NAME"');
     const prompts = path.join(dir, 'prompts.yaml');
@@ -205,7 +206,7 @@ describe('gates on an empty measurement', () => {
       cpSync(await plainRun(), out, { recursive: true });
       const n = results(out).cells.flatMap((cell) => cell.probes).length;
       const judge = ['judge', out, '--judge', 'openai:garbled', '--base-url', garbled.baseUrl, '--no-cache'];
-      const warned = await membench(judge, { env });
+      const warned = await membenchInProcess(judge, { env });
       expect(warned.code, warned.stderr).toBe(0);
       expect(warned.stderr).toContain(
         `warning: openai:garbled judge could not read ${n} of its ${n} replies as yes or no (100 %, more than 20 %): its accuracy is not a measurement`,
@@ -213,20 +214,22 @@ describe('gates on an empty measurement', () => {
       const report = readFileSync(path.join(out, 'report.md'), 'utf8');
       expect(report).toContain('openai:garbled judge');
       expect(report).not.toContain('offline judge');
-      const gated = await membench([...judge, '--judge-threshold', '0.5'], { env });
+      const gated = await membenchInProcess([...judge, '--judge-threshold', '0.5'], { env });
       expect(gated.code).toBe(1);
       expect(gated.stderr).toMatch(
         /FAILED judge: openai:garbled judge could not read .*--judge-threshold 0\.5 cannot pass on it/u,
       );
       // A judge that read its replies passes a threshold it meets, and fails one it does not.
-      expect((await membench(['judge', out, '--judge', 'offline', '--judge-threshold', '0'], { env })).code).toBe(0);
-      const strict = await membench(['judge', out, '--judge', 'offline', '--judge-threshold', '1'], { env });
+      expect(
+        (await membenchInProcess(['judge', out, '--judge', 'offline', '--judge-threshold', '0'], { env })).code,
+      ).toBe(0);
+      const strict = await membenchInProcess(['judge', out, '--judge', 'offline', '--judge-threshold', '1'], { env });
       expect(strict.code).toBe(1);
       expect(strict.stderr).toMatch(
         /FAILED judge: offline judge: answer accuracy 0\.\d\d \(\d+\/\d+\) is below --judge-threshold 1/u,
       );
       // Without a judge the threshold gates nothing: refused.
-      const alone = await membench(
+      const alone = await membenchInProcess(
         [
           'run',
           '--dataset',
@@ -291,7 +294,7 @@ describe('membench judge and the dir lock', () => {
       ['judge', out],
       ['run', '-c', 'recipes-en', '-s', 'window', '-q', '-o', out, '--overwrite'],
     ]) {
-      const refused = await membench(args, { env });
+      const refused = await membenchInProcess(args, { env });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toBe(
         `membench: ${lock} is a directory, not membench's lock file (membench writes a small JSON file there): move it away, then run again\n`,

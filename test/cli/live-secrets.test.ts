@@ -10,6 +10,7 @@ import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-op
 import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { membench, startMembench, until } from './helpers.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
 
@@ -155,7 +156,7 @@ describe('the key in a finished live run', () => {
         if (!echoAuthorization) return;
         // The masked results are still a run: the compare reader takes them.
         const resultsFile = path.join(dir, 'run', 'results.json');
-        expect((await membench(['compare', resultsFile, resultsFile], { env })).code).toBe(0);
+        expect((await membenchInProcess(['compare', resultsFile, resultsFile], { env })).code).toBe(0);
         // Replayed from the cache: still masked.
         const again = await liveRun(['summary'], 'again');
         expect(again.code, again.stderr).toBe(0);
@@ -198,8 +199,8 @@ describe('a key that is not a secret to find', () => {
     });
     // Equal to the plain run's but for timing, and no mask anywhere: the readers take them as they take it.
     // compare first: report rewrites the dir it reads.
-    const compared = await membench(['compare', plainDir, path.join(dir, 'none'), '--no-latency'], { env });
-    const report = await membench(['report', path.join(dir, 'none')], { env });
+    const compared = await membenchInProcess(['compare', plainDir, path.join(dir, 'none'), '--no-latency'], { env });
+    const report = await membenchInProcess(['report', path.join(dir, 'none')], { env });
     expect(report.code, report.stderr).toBe(0);
     expect(compared.code, compared.stdout).toBe(0);
   });
@@ -217,7 +218,7 @@ describe('a key that is not a secret to find', () => {
       const out = path.join(await tempDir('membench-secrets-short-'), 'run');
       const seen = server.requests.length;
       const { args, env: runEnv } = given(key);
-      const run = await membench(liveRunArgs(server.baseUrl, ['summary'], ...args, '--no-cache', '-o', out), {
+      const run = await membenchInProcess(liveRunArgs(server.baseUrl, ['summary'], ...args, '--no-cache', '-o', out), {
         env: runEnv,
       });
       expect(run.code).toBe(2);

@@ -46,7 +46,7 @@ beforeAll(async () => {
  * it. Cells run costliest scenario first, each scenario's in plan order: a worker that reaches a
  * gated cell waits there, so under -w 2 the cells of the third scenario never start.
  */
-const GATED = path.join(ROOT, 'fixtures/strategies/gated.ts');
+const GATED = path.join(ROOT, 'fixtures/strategies/gated.mjs');
 const STRATEGIES = ['buffer', 'window', GATED];
 const matrix = (): string[] => [
   ...[scenarios.a, scenarios.b, scenarios.c].flatMap((file) => ['-c', file]),

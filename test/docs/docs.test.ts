@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import * as library from '../../index.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import { currentConfigReference, renderConfigReference } from '../../harness/run/settings-reference.js';
-// @ts-expect-error a plain .mjs script without types: the same generator `node scripts/cli-reference.mjs` runs
+// A plain .mjs script (its types inferred, allowJs): the same generator `node scripts/cli-reference.mjs` runs
 import { currentReference, referenceDrift, renderReference } from '../../scripts/cli-reference.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -1,4 +1,4 @@
-/** `--strategy` values beyond the built-ins: user modules (TypeScript via tsx) and `langchain:NAME`. */
+/** `--strategy` values beyond the built-ins: user modules (JavaScript imported by Node, TypeScript via tsx) and `langchain:NAME`. */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -93,6 +93,46 @@ describe('loadStrategyDefinition', () => {
     expect((await load(await write('plain.ts', valid('plain-ts')))).name).toBe('plain-ts'); // no package.json here: tsx compiles it as CommonJS
   });
 
+  it('imports JavaScript through Node itself and TypeScript through tsx', async () => {
+    // tsx marks the URL of each module it loads with its namespace; Node's own import does not.
+    const reportsUrl = (name: string) =>
+      valid(name).replace("description: 'x'", 'description: import.meta.url ?? String(module.id)');
+    for (const file of ['esm.mjs', 'esm.js']) {
+      const definition = await load(await write(file, reportsUrl(file.replace('.', '-'))));
+      expect(definition.description).toMatch(/\?load=\d+$/u); // Node's URL, no tsx namespace
+      expect(definition.description.split('?')[0]).toBe(pathToFileURL(path.join(dir, file)).href);
+    }
+    const commonJs = await load(
+      await write('common.cjs', valid('common-cjs').replace('export default', 'module.exports =')),
+    );
+    expect(commonJs.name).toBe('common-cjs');
+    expect((await load(await write('typed.ts', reportsUrl('typed-ts')))).description).toMatch(/\?tsx-namespace=/u);
+  });
+
+  it('evaluates a JavaScript module again at each load, as tsx does: module-level state is not shared by two loads', async () => {
+    const spec = await write(
+      'counts-loads.mjs',
+      `globalThis.membenchTestLoads = (globalThis.membenchTestLoads ?? 0) + 1;\n${valid('counts-loads')}`,
+    );
+    const loads = globalThis as { membenchTestLoads?: number };
+    try {
+      await load(spec);
+      await load(spec);
+      expect(loads.membenchTestLoads).toBe(2);
+    } finally {
+      delete loads.membenchTestLoads;
+    }
+  });
+
+  it('imports a JavaScript module whose imports only tsx resolves (an extensionless .ts) through tsx', async () => {
+    await write('helper.ts', 'export const helperName: string = "helped";\n');
+    const spec = await write(
+      'uses-helper.mjs',
+      `import { helperName } from './helper';\n${valid('x').replace('"x"', 'helperName')}`,
+    );
+    expect((await load(spec)).name).toBe('helped');
+  });
+
   it('names the file when it does not exist', async () => {
     const error = await rejection(load('./nope.ts'));
     expect(error.code).toBe('UNKNOWN_STRATEGY');
@@ -134,6 +174,12 @@ describe('loadStrategyDefinition', () => {
       load(await write('dependency.ts', 'import "no-such-package-xyz";\nexport default {};\n')),
     );
     expect(error.message).toMatch(/dependency\.ts\) could not be loaded: Cannot find module 'no-such-package-xyz'$/u);
+    const fromJs = await rejection(
+      load(await write('dependency.mjs', 'import "no-such-package-xyz";\nexport default {};\n')),
+    );
+    expect(fromJs.message).toMatch(
+      /dependency\.mjs\) could not be loaded: Cannot find package 'no-such-package-xyz' imported from /u,
+    );
   });
 
   it('reports a module without a strategy export, listing what it exports', async () => {

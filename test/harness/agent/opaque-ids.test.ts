@@ -65,7 +65,7 @@ describe('ids a memory cannot read', () => {
     beforeAll(async () => {
       result = await runBenchmark({
         datasets: [`longmemeval:${file}`],
-        strategies: ['./fixtures/strategies/answer-peeker.ts'],
+        strategies: ['./fixtures/strategies/answer-peeker.mjs'],
         params: ['answer-peeker.rank=peek,newest'],
         retrievalK: [1, 3],
       });

@@ -69,7 +69,7 @@ describe('one cell session for both ways a cell runs', () => {
     );
     const { plans } = await planRun({
       scenarios: [file],
-      strategies: [path.join(ROOT, 'fixtures/strategies/clock-reader.ts')],
+      strategies: [path.join(ROOT, 'fixtures/strategies/clock-reader.mjs')],
     });
     const { inline, isolated } = await bothWays(plans[0]!);
     expect(ok(inline.result).probes[0]?.contextRecall).toBe(true);

@@ -162,7 +162,7 @@ describe('background work across a crash (invariants 4 and 6)', () => {
     const file = await scenarioFile(
       'name: queued\nsteps:\n  - user: Note the blue paper.\n    assistant: OK.\n  - user: Note the forty guests.\n    assistant: OK.\n  - crash: before_model_call\n  - user: And the green ink.\n    assistant: OK.\n  - probe: Which paper?\n    expect: ["blue paper"]\n',
     );
-    const strategy = path.resolve('fixtures/strategies/queues-notes.ts');
+    const strategy = path.resolve('fixtures/strategies/queues-notes.mjs');
     const result = await runBenchmark({
       scenarios: [file],
       strategies: [strategy],
@@ -226,7 +226,7 @@ describe('unexpected exits', () => {
     const file = await scenarioFile(
       'name: dies\nsteps:\n  - user: hello\n    assistant: hi\n  - user: please EXIT now\n    assistant: ok\n',
     );
-    const strategy = path.resolve('fixtures/strategies/exits-on-save.ts');
+    const strategy = path.resolve('fixtures/strategies/exits-on-save.mjs');
     const result = await runBenchmark({ scenarios: [file], strategies: [strategy], agentProcesses: true });
     const [only] = result.cells;
     expect(only).toMatchObject({

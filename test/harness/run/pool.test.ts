@@ -40,9 +40,9 @@ steps:
     expect: ["4711"]
     evidence: [r1]
 `;
-const EXITS_ON_SAVE = path.join(ROOT, 'fixtures/strategies/exits-on-save.ts');
-const HANGS = path.join(ROOT, 'fixtures/strategies/hangs.ts');
-const SLOW_TO_LOAD = path.join(ROOT, 'fixtures/strategies/slow-to-load.ts');
+const EXITS_ON_SAVE = path.join(ROOT, 'fixtures/strategies/exits-on-save.mjs');
+const HANGS = path.join(ROOT, 'fixtures/strategies/hangs.mjs');
+const SLOW_TO_LOAD = path.join(ROOT, 'fixtures/strategies/slow-to-load.mjs');
 
 describe('runBenchmark with worker processes', () => {
   it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', {
