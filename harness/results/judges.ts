@@ -180,7 +180,6 @@ export async function judgeRun(
   return judged;
 }
 
-
 /** What a judging says beyond its figures: warnings for stderr, and the failures of the judge gate (`--judge-threshold`). */
 export interface JudgeGate {
   warnings: string[];

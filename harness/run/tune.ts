@@ -14,7 +14,6 @@ import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { TuneMetric } from './tune-metrics.js';
 
-
 /** More values than this is a typo (`1..100000`), not a sweep. */
 export const MAX_TUNE_VALUES = 200;
 
