@@ -12,7 +12,7 @@
 // bundle, Node saves the heap): agent processes start from it, with no module to evaluate, when it
 // was built by the Node that runs them (agent-entry.snapshot.json says which, and for which bundle).
 import { execFileSync } from 'node:child_process';
-import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -94,6 +94,43 @@ const sqliteAddon = {
   },
 };
 
+// zod's locales: every language's error messages, re-exported as `z.locales` and `z.core.locales`.
+// An agent process never switches language (zod registers English itself), yet each one would
+// deserialize all of them from its snapshot: the bundle's locales index exports English only.
+const ZOD_LOCALES = /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/;
+const englishZod = {
+  name: 'zod-english-only',
+  setup(builder) {
+    builder.onLoad({ filter: ZOD_LOCALES }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      if (!/^export \{ default as en \} from "\.\/en\.js";$/mu.test(source))
+        throw new Error(`${args.path}: its English locale was not found (has zod changed its locales?)`);
+      return {
+        contents: 'export { default as en } from "./en.js";\n',
+        loader: 'js',
+        resolveDir: path.dirname(args.path),
+      };
+    });
+  },
+};
+
+/**
+ * The bundle's text with every character outside ASCII written as a \u escape. esbuild escapes
+ * string literals but leaves comments and regular expressions as they are, and one character past
+ * Latin-1 (a Chinese pattern, a dash in a comment) makes V8 hold the whole source as a two-byte
+ * string, which the startup snapshot keeps (functions compile lazily from it) and every agent
+ * process deserializes: 1.5 MB more at each start. In a regular expression, with or without the
+ * `u` flag, \uXXXX (a surrogate pair of them outside the BMP) means the character itself; a
+ * backslash before such a character (an identity escape) would not survive, so it is refused.
+ */
+function asciiOnly(source) {
+  if (/\\[^\x00-\x7f]/u.test(source))
+    throw new Error('bundle-agent: a backslash before a non-ASCII character: it cannot be escaped as \\uXXXX');
+  return source.replace(/[^\x00-\x7f]/gu, (char) =>
+    Array.from({ length: char.length }, (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+  );
+}
+
 const dir = 'dist/harness/process';
 const bundle = path.join(dir, 'agent-entry.bundle.cjs');
 
@@ -107,9 +144,10 @@ await build({
   banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
   outfile: bundle,
   logLevel: 'warning',
-  plugins: [withoutTransformers, sqliteAddon, staticYaml],
+  plugins: [withoutTransformers, sqliteAddon, staticYaml, englishZod],
   metafile: true,
 }).then((result) => {
+  writeFileSync(bundle, asciiOnly(readFileSync(bundle, 'utf8')));
   if (process.env.MEMBENCH_BUNDLE_META)
     return import('node:fs').then((fs) =>
       fs.writeFileSync(process.env.MEMBENCH_BUNDLE_META, JSON.stringify(result.metafile)),

@@ -376,7 +376,9 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
         ],
         [
           'CPU (user + system, whole process tree)',
-          suite.cpuMs === null ? '– (not measured on this OS)' : `${(suite.cpuMs / 1000).toFixed(1)} s`,
+          suite.cpuMs === null
+            ? '– (not measured on this OS)'
+            : `${(suite.cpuMs / 1000).toFixed(1)} s${suite.cpuFloorRatio === null ? '' : ` = ${suite.cpuFloorRatio.toFixed(0)}× the floor's CPU of ${suite.forkFloorCpuMs!.toFixed(0)} ms a fork (a reading beside the judged wall ratio: load inflates a lone fork's wall time more than its CPU)`}`,
         ],
         ['throughput', `${suite.turnsPerSec.toFixed(0)} turns/s`],
         [

@@ -19,6 +19,7 @@ import { MembenchError } from '../core/errors.js';
 import { phaseTotals, type PhaseTotals } from '../../reports/profile.js';
 import type { RunResult } from '../results/schema.js';
 import { measureForkFloor } from './floors.js';
+import type { Timing } from './measure.js';
 import { snapshotUnusable } from '../process/agent-process.js';
 
 /** What to run: defaults to the built-in offline suite. */
@@ -65,6 +66,17 @@ export interface SuiteResult {
   forkFloorMs: number;
   /** The run's wall time in floors: what the target judges, so it holds on any machine. */
   floorRatio: number;
+  /**
+   * CPU (user + system) of one fork + SIGKILL + reopen, the child's and this process's, averaged
+   * over the floor's forks before and after the run; null where the OS does not say (not Linux).
+   */
+  forkFloorCpuMs: number | null;
+  /**
+   * The run's process-tree CPU in floor CPUs: a reading beside `floorRatio`, not the target. On a
+   * busy machine a lone fork's wall time waits for a core while the run's many processes keep both
+   * busy, so the wall ratio moves with the load; CPU time moves less.
+   */
+  cpuFloorRatio: number | null;
   turnsPerSec: number;
   /** Sum of every turn's save + load time (in the agent, wherever it ran). */
   strategyMs: number;
@@ -129,6 +141,27 @@ async function childrenCpuMs(): Promise<number | null> {
 /** USER_HZ: 100 on every Linux build Node supports. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
+/**
+ * The fork floor (`measureForkFloor`: one unmeasured fork, then at least `forks`) and its CPU per
+ * fork: the forked children's (reaped, so in this process's children times) plus this process's
+ * own (forking, waiting, reopening the store).
+ */
+async function forkFloorWithCpu(forks: number): Promise<{ timing: Timing; cpuMs: number | null }> {
+  const childrenBefore = await childrenCpuMs();
+  const ownBefore = process.cpuUsage();
+  const timing = await measureForkFloor({ quick: false, iterations: forks });
+  const own = process.cpuUsage(ownBefore);
+  const childrenAfter = await childrenCpuMs();
+  if (childrenBefore === null || childrenAfter === null) return { timing, cpuMs: null };
+  const calls = timing.samples + 1;
+  return { timing, cpuMs: (childrenAfter - childrenBefore + (own.user + own.system) / 1000) / calls };
+}
+
+/** The run's CPU over the floor's, or null when either was not measured. */
+export function cpuFloorRatio(runCpuMs: number | null, floorCpuMs: number | null): number | null {
+  return runCpuMs === null || floorCpuMs === null || floorCpuMs <= 0 ? null : runCpuMs / floorCpuMs;
+}
+
 /** The `membench run` arguments of a suite run (`--out` added by the caller). */
 export function suiteArguments(options: SuiteOptions): string[] {
   return [
@@ -157,7 +190,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
   try {
     const args = [path.join(PACKAGE_ROOT, 'bin', 'membench.js'), ...suiteArguments(options), '--out', out];
     const floorForks = options.floorForks ?? 8;
-    const floorBefore = await measureForkFloor({ quick: false, iterations: floorForks });
+    const floorBefore = await forkFloorWithCpu(floorForks);
     const cpuBefore = await childrenCpuMs();
     const started = performance.now();
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
@@ -171,8 +204,10 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     });
     const wallMs = performance.now() - started;
     const cpuAfter = await childrenCpuMs();
-    const floorAfter = await measureForkFloor({ quick: false, iterations: floorForks });
-    const forkFloorMs = (floorBefore.p50Ms + floorAfter.p50Ms) / 2;
+    const floorAfter = await forkFloorWithCpu(floorForks);
+    const forkFloorMs = (floorBefore.timing.p50Ms + floorAfter.timing.p50Ms) / 2;
+    const forkFloorCpuMs =
+      floorBefore.cpuMs !== null && floorAfter.cpuMs !== null ? (floorBefore.cpuMs + floorAfter.cpuMs) / 2 : null;
     // Exit 1 is failed cells (counted below from results.json); anything else left no results to read.
     if (code !== 0 && code !== 1) {
       const message = `bench suite: membench ${suiteArguments(options).join(' ')} exited with code ${code}: ${stderr.trim().split('\n').slice(-5).join(' | ')}`;
@@ -186,6 +221,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
       cpuMs: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null,
       workers: options.workers ?? null,
       forkFloorMs,
+      forkFloorCpuMs,
     });
   } finally {
     await rm(out, { recursive: true, force: true });
@@ -202,6 +238,7 @@ function summarize(
     cpuMs: number | null;
     workers: number | null;
     forkFloorMs: number;
+    forkFloorCpuMs: number | null;
   },
 ): SuiteResult {
   const { names, inProcesses, wallMs } = run;
@@ -236,6 +273,8 @@ function summarize(
     cpuMs: run.cpuMs,
     forkFloorMs: run.forkFloorMs,
     floorRatio: wallMs / run.forkFloorMs,
+    forkFloorCpuMs: run.forkFloorCpuMs,
+    cpuFloorRatio: cpuFloorRatio(run.cpuMs, run.forkFloorCpuMs),
     turnsPerSec: wallMs > 0 ? turns / (wallMs / 1000) : 0,
     strategyMs,
     crashes: result.cells.reduce((sum, cell) => sum + (cell.durabilityOutcome?.crashes.length ?? 0), 0),

@@ -14,7 +14,13 @@ import { renderBenchJson, renderBenchReport } from '../../../harness/bench/rende
 import { benchSaveLoad, type SaveLoadResult, type SaveLoadRow } from '../../../harness/bench/save-load.js';
 import type * as Recovery from '../../../harness/bench/recovery.js';
 import type { RecoveryResult } from '../../../harness/bench/recovery.js';
-import { benchSuite, offlineSuiteScenarios, suiteArguments, suiteSnapshot } from '../../../harness/bench/suite.js';
+import {
+  benchSuite,
+  cpuFloorRatio,
+  offlineSuiteScenarios,
+  suiteArguments,
+  suiteSnapshot,
+} from '../../../harness/bench/suite.js';
 import { phaseTotals } from '../../../reports/profile.js';
 import type { RunResult } from '../../../harness/results/schema.js';
 import { evaluateTargets, flatRatio, missBy } from '../../../harness/bench/targets.js';
@@ -297,6 +303,15 @@ describe('suite throughput', () => {
     // The ratio the target judges: the run over the fork floor measured in the same section.
     expect(suite.forkFloorMs).toBeGreaterThan(0);
     expect(suite.floorRatio).toBeCloseTo(suite.wallMs / suite.forkFloorMs);
+    // The CPU view beside it: a fork's CPU (the child's and this process's), the tree's CPU over it.
+    expect(suite.forkFloorCpuMs).toBeGreaterThan(0);
+    expect(suite.cpuFloorRatio).toBeCloseTo(suite.cpuMs! / suite.forkFloorCpuMs!);
+    expect([
+      cpuFloorRatio(null, 80),
+      cpuFloorRatio(8000, null),
+      cpuFloorRatio(8000, 0),
+      cpuFloorRatio(8000, 80),
+    ]).toEqual([null, null, null, 100]);
     expect(
       evaluateTargets({ suite: { ...suite, complete: true } }).find((item) => item.id === 'suite:floor-ratio'),
     ).toMatchObject({

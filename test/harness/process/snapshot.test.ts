@@ -93,6 +93,18 @@ describe('the agent startup snapshot', () => {
     }
   });
 
+  it("is built from an ASCII-only bundle holding zod's English locale alone: less heap for every process to deserialize", () => {
+    const source = readFileSync(path.join(DIST, 'agent-entry.bundle.cjs'));
+    // One byte past ASCII and V8 keeps the whole source, which the snapshot holds, two bytes a character.
+    expect(source.findIndex((byte) => byte > 0x7f)).toBe(-1);
+    const text = source.toString('latin1');
+    expect(text).toContain('// node_modules/zod/v4/locales/en.js');
+    expect(text.match(/\/\/ node_modules\/zod\/v4\/locales\/[a-z-]+\.js/gu)).toEqual([
+      '// node_modules/zod/v4/locales/index.js',
+      '// node_modules/zod/v4/locales/en.js',
+    ]);
+  });
+
   it('is tried once before it is used: one that V8 refuses (here a damaged copy) is not used', async () => {
     const { snapshotLoads } = await built<ProcessModule>('harness/process/agent-process.js');
     const bundle = path.join(DIST, 'agent-entry.bundle.cjs');
