@@ -67,6 +67,9 @@ export class RunInterrupted extends Error {
 /** A worker that dies this many times before saying it is ready means the pool itself is broken. */
 const MAX_START_FAILURES = 3;
 
+/** Node flags of every worker: `gc()`, for the full collections it runs between cells (pool-entry.ts). */
+const WORKER_FLAGS = ['--expose-gc'];
+
 /**
  * The worker entry: under dist, the bundled one (dist/cli/pool-entry.mjs, from scripts/bundle-cli.mjs:
  * a few files to load instead of hundreds of modules) when it was built, else the compiled JS; the TS
@@ -74,10 +77,13 @@ const MAX_START_FAILURES = 3;
  */
 function workerEntry(): WorkerEntry {
   const bundled = fileURLToPath(new URL('../../cli/pool-entry.mjs', import.meta.url));
-  if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: [] };
+  if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: WORKER_FLAGS };
   const js = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
-  if (existsSync(js)) return { file: js, execArgv: [] };
-  return { file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };
+  if (existsSync(js)) return { file: js, execArgv: WORKER_FLAGS };
+  return {
+    file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)),
+    execArgv: [...WORKER_FLAGS, '--import', 'tsx'],
+  };
 }
 
 /** One cell to run, by its index in the caller's list. */
