@@ -163,8 +163,8 @@ describe('runBenchmark with worker processes', () => {
   }, async () => {
     const scenario = await scenarioFile('tiny.yaml', TINY);
     const log = path.join(path.dirname(scenario), 'opens.log');
-    // One worker and ten times the warm-up's cells after its first: the least run that warms up.
-    const options = { scenarios: [scenario], strategies: [LOGS_OPENS], trials: WARM_UP_CELLS * 10 + 1, seed: 5 };
+    // One worker and more than ten times the warm-up's cells behind its first and its second cell: only the first is warmed up.
+    const options = { scenarios: [scenario], strategies: [LOGS_OPENS], trials: WARM_UP_CELLS * 10 + 10, seed: 5 };
     process.env.MEMBENCH_TEST_OPEN_LOG = log;
     let pooled: Awaited<ReturnType<typeof runBenchmark>>;
     try {
@@ -179,8 +179,8 @@ describe('runBenchmark with worker processes', () => {
     const opened = lines.map((line) => positionOf(line.split(' ').slice(2).join(' ')));
     // The worker may collect between cells (--expose-gc).
     expect(new Set(lines.map((line) => line.split(' ')[1]))).toEqual(new Set(['function']));
-    // The warm-up replays cells 6, 16, ... 76 (spread over the 80 cells queued behind the first), then every cell runs once, in order.
-    const spread = Array.from({ length: WARM_UP_CELLS }, (_, slot) => 1 + Math.floor(((slot + 0.5) * 80) / 8));
+    // The warm-up replays 8 cells spread over the 89 queued behind the first, then every cell runs once, in order.
+    const spread = Array.from({ length: WARM_UP_CELLS }, (_, slot) => 1 + Math.floor(((slot + 0.5) * 89) / 8));
     expect(opened).toEqual([...spread, ...plans.map((_, position) => position)]);
     expect(withoutTiming(pooled)).toEqual(withoutTiming(await runBenchmark(options)));
     expect(pooled.cells.every((cell) => cell.status === 'ok' && cell.cpuMs !== undefined && cell.cpuMs > 0)).toBe(true);
