@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 /** Keys that hold timings, memory peaks or provenance: never compared. */
 const TIMING = new Set([
   'durationMs',
+  'cpuMs',
   'latency',
   'loadMs',
   'saveMs',

@@ -555,7 +555,10 @@ export const okCellSchema = cellIdentity.extend({
   peakRssMb: finite,
   turns: z.array(turnRecordSchema),
   probes: z.array(probeRecordSchema),
+  /** Wall time of the cell in the process that ran it: its temp dir, open, replay, close and pooling its figures; not the strategy module's import, nor the scenario's transport to a pool worker. */
   durationMs: ms,
+  /** CPU (user + system, every thread) of the process that ran the cell over the same span as `durationMs`. Absent in older files. */
+  cpuMs: ms.optional(),
   /** Strategies that retrieve: retrieval figures pooled over the cell's probes, and by probe category. */
   retrieval: retrievalSummarySchema.optional(),
   retrievalByCategory: z.partialRecord(probeCategory, retrievalSummarySchema).optional(),
@@ -608,6 +611,7 @@ export const errorCellSchema = cellIdentity.extend({
   /** The crashes it reached and the losses their checks found before the cell stopped (cells run in agent processes). */
   durabilityOutcome: durabilityOutcomeSchema.optional(),
   durationMs: ms,
+  cpuMs: ms.optional(),
   /** Stored items the strategy found but could not read and left out. */
   unreadable: z.array(z.string()).optional(),
   /** Where the cell's time went until it stopped, with `--profile`. */
@@ -665,6 +669,7 @@ export type RunResult = z.infer<typeof runResultSchema>;
 export const TIMING_KEYS: ReadonlySet<string> = new Set([
   'startedAt',
   'durationMs',
+  'cpuMs',
   'loadMs',
   'saveMs',
   'latency',

@@ -12,10 +12,17 @@ import type { CellResult } from '../results/schema.js';
 /** The phase a worker reports while it imports the cell's strategy module. */
 export const LOADING = 'loading the strategy';
 
+/** The phase a fresh worker reports while it replays its warm-up cells (pool.ts warmUpTasks), before its first cell. */
+export const WARMING = 'warming up the worker';
+
+/** Phases before a cell starts, under the loading limit (loadLimitMs) rather than the cell's own. */
+export const UNTIMED_PHASES: ReadonlySet<string> = new Set([LOADING, WARMING]);
+
 /**
- * Importing a strategy module has its own limit, at least a minute: a TypeScript strategy is compiled
- * on a worker's first import, which on a loaded machine can take longer than a short `--cell-timeout`
- * meant for the strategy's work. A module that never finishes loading is still stopped.
+ * Importing a strategy module (and a fresh worker's warm-up) has its own limit, at least a minute: a
+ * TypeScript strategy is compiled on a worker's first import, which on a loaded machine can take
+ * longer than a short `--cell-timeout` meant for the strategy's work. A module that never finishes
+ * loading is still stopped.
  */
 export const loadLimitMs = (cellTimeoutMs: number): number => Math.max(cellTimeoutMs, 60_000);
 
@@ -24,6 +31,7 @@ function suspect(phase: string): string {
   if (phase === 'open') return 'a strategy that never finishes open()';
   if (phase === 'close') return 'a strategy that never finishes flush() or close()';
   if (phase.startsWith('step ')) return 'a strategy that never finishes this step';
+  if (phase === WARMING) return "a strategy that never finishes one of the worker's warm-up cells";
   return 'a strategy module that is slow to load';
 }
 

@@ -271,6 +271,7 @@ export async function runCell(
   onPhase: PhaseListener = () => undefined,
 ): Promise<CellResult> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
@@ -282,5 +283,7 @@ export async function runCell(
   } finally {
     if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
-  return cellResult(plan, records, performance.now() - started, providers.profile, providers.protocol);
+  const result = cellResult(plan, records, performance.now() - started, providers.profile, providers.protocol);
+  const used = process.cpuUsage(cpu);
+  return { ...result, cpuMs: (used.user + used.system) / 1000 };
 }

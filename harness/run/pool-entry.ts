@@ -3,19 +3,39 @@
  * Cells that need agent processes fork their own from here. The worker exits when the pool
  * disconnects (or is SIGKILLed with its whole process group by an interrupted run).
  */
-import { failedCell, openProviders, runCell, type Providers } from './cell.js';
+import { failedCell, needsProcesses, openProviders, runCell, type CellTask, type Providers } from './cell.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
-import { LOADING } from './cell-timeout.js';
+import { LOADING, WARMING } from './cell-timeout.js';
 import type { FromPoolEntry, RunCellRequest } from './pool.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;
+
+/**
+ * Replays the warm-up cells (pool.ts warmUpTasks) and discards them; their dirs are never kept.
+ * A cell that needs agent processes would warm those, not this process: skipped.
+ */
+async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise<void> {
+  for (const task of tasks) {
+    if (needsProcesses(task.scenario, providers)) continue;
+    try {
+      const definition = await loadStrategyDefinition(task.strategy.source);
+      await runCell({ ...task, definition }, { ...providers, keepCellDirs: false });
+    } catch {
+      // A warm-up cell that fails fails again in its own run, where it is recorded.
+    }
+  }
+}
 
 async function run(message: RunCellRequest): Promise<CellResult> {
   try {
     opened ??= openProviders(message.settings);
     send({ type: 'phase', index: message.index, phase: LOADING });
     const definition = await loadStrategyDefinition(message.task.strategy.source);
+    if (message.warmUp) {
+      send({ type: 'phase', index: message.index, phase: WARMING });
+      await warmUp(message.warmUp, opened.providers);
+    }
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
     return await runCell({ ...message.task, definition }, opened.providers, (phase) =>
       send({ type: 'phase', index: message.index, phase }),
@@ -30,9 +50,31 @@ function send(message: FromPoolEntry): void {
   if (process.connected) process.send?.(message, undefined, {}, () => undefined);
 }
 
+/** Growth of the heap in use past which a worker collects between cells. */
+const COLLECT_AFTER_BYTES = 64 * 1024 * 1024;
+/** The heap in use after this worker's last full collection between cells. */
+let settledHeap = 0;
+
+/**
+ * A full collection between cells, outside every cell's time, once the heap grew by half (or 64 MiB)
+ * since the last: otherwise V8 starts one in the middle of whichever cell meets its limit, and its
+ * marking (on helper threads too) costs that cell several times a median cell's CPU for garbage a
+ * hundred cells left. Only where the pool started the worker with `--expose-gc`.
+ */
+function collectBetweenCells(): void {
+  if (typeof globalThis.gc !== 'function') return;
+  const used = process.memoryUsage().heapUsed;
+  if (used < settledHeap + Math.max(COLLECT_AFTER_BYTES, settledHeap / 2)) return;
+  globalThis.gc();
+  settledHeap = process.memoryUsage().heapUsed;
+}
+
 let queue = Promise.resolve();
 process.on('message', (message: RunCellRequest) => {
-  queue = queue.then(async () => send({ type: 'result', index: message.index, result: await run(message) }));
+  queue = queue.then(async () => {
+    send({ type: 'result', index: message.index, result: await run(message) });
+    collectBetweenCells();
+  });
 });
 process.on('disconnect', () => {
   opened?.close();

@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
-import { LOADING, loadLimitMs, timeoutMessage } from './cell-timeout.js';
+import { loadLimitMs, timeoutMessage, UNTIMED_PHASES } from './cell-timeout.js';
+import { isLiveProvider } from '../models/index.js';
 import type { CellResult } from '../results/schema.js';
 import { ForkedWorker, type WorkerEntry } from '../process/worker.js';
 
@@ -17,6 +18,36 @@ export interface RunCellRequest {
   index: number;
   task: CellTask;
   settings: ProviderSettings;
+  /** A fresh worker's first cell only: cells it replays first, untimed and discarded (warmUpTasks). */
+  warmUp?: CellTask[];
+}
+
+/** How many cells a fresh worker replays before its first timed cell. */
+export const WARM_UP_CELLS = 8;
+
+/**
+ * The cells a fresh worker replays, untimed and discarded, before its first cell. A fresh worker is
+ * cold: V8 has not optimised its code, its memos of words, normal forms and token counts are empty,
+ * its heaps and SQLite's page caches are still growing, and its first cell loads what every cell
+ * uses (the tokenizer's ranks, better-sqlite3, a segmenter's dictionary). On a LongMemEval_S-shaped
+ * file that made a worker's first cells take up to 8× the median cell, and its first twenty cells
+ * twice it. The replays are cells spread over what is left of the run (its own text and
+ * strategies, not one cell again: a replay of the very cell it then times would find its own words
+ * in the memos). They are run only where a replay costs nothing but CPU (no live model or
+ * embedder: an agent-process cell is skipped by the worker itself) and only when the run leaves
+ * each worker ten times as many cells, so that they add at most a tenth to its cells.
+ */
+export function warmUpTasks(
+  pending: readonly PoolTask[],
+  workers: number,
+  settings: Pick<ProviderSettings, 'modelProvider' | 'embedderProvider'>,
+): CellTask[] {
+  if (isLiveProvider(settings.modelProvider) || isLiveProvider(settings.embedderProvider)) return [];
+  if (pending.length < WARM_UP_CELLS * 10 * workers) return [];
+  return Array.from(
+    { length: WARM_UP_CELLS },
+    (_, slot) => pending[Math.floor(((slot + 0.5) * pending.length) / WARM_UP_CELLS)]!.task,
+  );
 }
 
 /** Worker → pool: `ready` once it listens, then the phases of each cell as it goes, then one `result` per cell. */
@@ -36,6 +67,9 @@ export class RunInterrupted extends Error {
 /** A worker that dies this many times before saying it is ready means the pool itself is broken. */
 const MAX_START_FAILURES = 3;
 
+/** Node flags of every worker: `gc()`, for the full collections it runs between cells (pool-entry.ts). */
+const WORKER_FLAGS = ['--expose-gc'];
+
 /**
  * The worker entry: under dist, the bundled one (dist/cli/pool-entry.mjs, from scripts/bundle-cli.mjs:
  * a few files to load instead of hundreds of modules) when it was built, else the compiled JS; the TS
@@ -43,10 +77,13 @@ const MAX_START_FAILURES = 3;
  */
 function workerEntry(): WorkerEntry {
   const bundled = fileURLToPath(new URL('../../cli/pool-entry.mjs', import.meta.url));
-  if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: [] };
+  if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: WORKER_FLAGS };
   const js = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
-  if (existsSync(js)) return { file: js, execArgv: [] };
-  return { file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)), execArgv: ['--import', 'tsx'] };
+  if (existsSync(js)) return { file: js, execArgv: WORKER_FLAGS };
+  return {
+    file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)),
+    execArgv: [...WORKER_FLAGS, '--import', 'tsx'],
+  };
 }
 
 /** One cell to run, by its index in the caller's list. */
@@ -68,6 +105,8 @@ export interface PoolOptions {
 
 interface Slot {
   worker: ForkedWorker<RunCellRequest, FromPoolEntry>;
+  /** Whether it was sent a cell yet (its first cell carries the warm-up). */
+  used?: boolean;
   busy?: PoolTask;
   /** Where the busy cell is, as its worker last said. */
   phase?: string;
@@ -117,7 +156,15 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       slot.busy = next;
       slot.phase = undefined;
       if (!next) return slot.worker.disconnect();
-      const message: RunCellRequest = { type: 'run', index: next.index, task: next.task, settings: options.settings };
+      const warmUp = slot.used ? [] : warmUpTasks(pending, options.workers, options.settings);
+      slot.used = true;
+      const message: RunCellRequest = {
+        type: 'run',
+        index: next.index,
+        task: next.task,
+        settings: options.settings,
+        ...(warmUp.length > 0 ? { warmUp } : {}),
+      };
       slot.worker.busy();
       slot.worker.send(message);
       slot.started = performance.now();
@@ -156,8 +203,9 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
         if (finished) return;
         if (message.type === 'ready') return dispatch(slot);
         if (message.type === 'phase' && slot.busy?.index === message.index) {
-          // The cell's own limit starts once its strategy is loaded (see loadLimitMs).
-          if (slot.phase === LOADING && message.phase !== LOADING) arm(slot, slot.busy, options.cellTimeoutMs);
+          // The cell's own limit starts once its strategy is loaded and the worker warmed up (see loadLimitMs).
+          if (UNTIMED_PHASES.has(slot.phase ?? '') && !UNTIMED_PHASES.has(message.phase))
+            arm(slot, slot.busy, options.cellTimeoutMs);
           slot.phase = message.phase;
           return;
         }

@@ -2,33 +2,37 @@ import { describe, expect, it } from 'vitest';
 import { boundedMemo } from '../../../harness/core/memo.js';
 
 describe('boundedMemo', () => {
-  it('computes each key once, and keeps at most its budget of characters (cleared when full, then computed again)', () => {
+  it('computes each key once, in two generations of half its budget: a key used in the older one is kept, one unused for a generation goes', () => {
     const calls: string[] = [];
-    const length = boundedMemo(6, (key) => (calls.push(key), key.length));
+    const length = boundedMemo(8, (key) => (calls.push(key), key.length));
     expect([length('a'), length('bb'), length('a'), length('bb')]).toEqual([1, 2, 1, 2]);
     expect(calls).toEqual(['a', 'bb']);
-    length('ccc'); // 1 + 2 + 3 characters: full
-    expect(length('a')).toBe(1);
+    length('ccc'); // 3 + 3 characters: over half the budget, 'a' and 'bb' become the older generation
+    expect(length('a')).toBe(1); // found in the older generation, kept again in the recent one
     expect(calls).toEqual(['a', 'bb', 'ccc']);
-    length('dddd'); // over the budget: cleared first
-    expect(length('a')).toBe(1);
-    expect(calls).toEqual(['a', 'bb', 'ccc', 'dddd', 'a']);
+    length('dddd'); // the recent generation is full: 'ccc' and 'a' become the older one, 'bb' goes
+    expect([length('a'), length('bb')]).toEqual([1, 2]);
+    expect(calls).toEqual(['a', 'bb', 'ccc', 'dddd', 'bb']);
   });
 
   it('counts characters, not entries: two long keys do not fit where two short ones would', () => {
     const calls: string[] = [];
-    const upper = boundedMemo(10, (key) => (calls.push(key), key.toUpperCase()));
+    const upper = boundedMemo(20, (key) => (calls.push(key), key.toUpperCase()));
     upper('aaaaaa');
-    upper('bbbbbb'); // 12 characters: the first key is gone
+    upper('bbbbbb'); // 12 characters: a generation is full, the first key is in the older one
+    upper('cccccc'); // and now gone
     upper('aaaaaa');
-    expect(calls).toEqual(['aaaaaa', 'bbbbbb', 'aaaaaa']);
+    expect(calls).toEqual(['aaaaaa', 'bbbbbb', 'cccccc', 'aaaaaa']);
+    const short = boundedMemo(20, (key) => (calls.push(key), key.toUpperCase()));
+    for (const key of ['aa', 'bb', 'cc', 'aa']) short(key);
+    expect(calls.slice(4)).toEqual(['aa', 'bb', 'cc']);
   });
 
-  it('computes a key longer than the whole budget every time, and keeps what it holds', () => {
+  it('computes a key longer than half the budget every time, and keeps what it holds', () => {
     const calls: string[] = [];
-    const length = boundedMemo(4, (key) => (calls.push(key), key.length));
+    const length = boundedMemo(8, (key) => (calls.push(key), key.length));
     length('ab');
-    expect([length('abcdefgh'), length('abcdefgh'), length('ab')]).toEqual([8, 8, 2]);
-    expect(calls).toEqual(['ab', 'abcdefgh', 'abcdefgh']);
+    expect([length('abcde'), length('abcde'), length('ab')]).toEqual([5, 5, 2]);
+    expect(calls).toEqual(['ab', 'abcde', 'abcde']);
   });
 });

@@ -2,13 +2,15 @@
  * The pool of worker processes, run as built (test/helpers/built.ts): its workers start from the
  * bundled pool entry and their agent processes from the agent bundle, as a user's do.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type * as Cells from '../../../harness/results/cells.js';
 import type * as CellTimeout from '../../../harness/run/cell-timeout.js';
+import type * as Pool from '../../../harness/run/pool.js';
 import type * as Runner from '../../../harness/run/runner.js';
+import type * as TempDirs from '../../../harness/run/temp-dirs.js';
 import { ROOT } from '../../cli/helpers.js';
 import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
@@ -17,6 +19,8 @@ import { withoutTiming } from '../../helpers/same-seed.js';
 const { planRun, runBenchmark, RunInterrupted } = await builtModule<typeof Runner>('harness/run/runner.js');
 const { loadLimitMs, timeoutMessage } = await builtModule<typeof CellTimeout>('harness/run/cell-timeout.js');
 const { errorCells } = await builtModule<typeof Cells>('harness/results/cells.js');
+const { WARM_UP_CELLS, warmUpTasks } = await builtModule<typeof Pool>('harness/run/pool.js');
+const { cellDirPrefix } = await builtModule<typeof TempDirs>('harness/run/temp-dirs.js');
 
 /** The temp dirs of the scenario files written, removed after the tests. */
 const made: string[] = [];
@@ -43,6 +47,17 @@ steps:
 const EXITS_ON_SAVE = path.join(ROOT, 'fixtures/strategies/exits-on-save.mjs');
 const HANGS = path.join(ROOT, 'fixtures/strategies/hangs.mjs');
 const SLOW_TO_LOAD = path.join(ROOT, 'fixtures/strategies/slow-to-load.mjs');
+const LOGS_OPENS = path.join(ROOT, 'fixtures/strategies/logs-opens.mjs');
+
+const TINY = `name: tiny
+steps:
+  - id: u1
+    user: My locker code is 4711.
+    assistant: Noted.
+  - probe: What is my locker code?
+    expect: ["4711"]
+    evidence: [u1]
+`;
 
 describe('runBenchmark with worker processes', () => {
   it('gives the results of an in-process run, in plan order, also for cells that fork agent processes', {
@@ -141,6 +156,48 @@ describe('runBenchmark with worker processes', () => {
     ]);
     expect(loadLimitMs(2000)).toBe(60_000);
     expect(loadLimitMs(90_000)).toBe(90_000);
+  });
+
+  it('warms a fresh worker up on cells spread over the run before its first cell, and the results stay the same', {
+    timeout: 180_000,
+  }, async () => {
+    const scenario = await scenarioFile('tiny.yaml', TINY);
+    const log = path.join(path.dirname(scenario), 'opens.log');
+    // One worker and more than ten times the warm-up's cells behind its first and its second cell: only the first is warmed up.
+    const options = { scenarios: [scenario], strategies: [LOGS_OPENS], trials: WARM_UP_CELLS * 10 + 10, seed: 5 };
+    process.env.MEMBENCH_TEST_OPEN_LOG = log;
+    let pooled: Awaited<ReturnType<typeof runBenchmark>>;
+    try {
+      pooled = await runBenchmark({ ...options, workers: 1, workerProcesses: true });
+    } finally {
+      delete process.env.MEMBENCH_TEST_OPEN_LOG;
+    }
+    const { plans } = await planRun(options);
+    const positionOf = (dir: string): number =>
+      plans.findIndex((plan) => dir.split(path.sep).some((part) => part.startsWith(cellDirPrefix(plan.id))));
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    const opened = lines.map((line) => positionOf(line.split(' ').slice(2).join(' ')));
+    // The worker may collect between cells (--expose-gc).
+    expect(new Set(lines.map((line) => line.split(' ')[1]))).toEqual(new Set(['function']));
+    // The warm-up replays 8 cells spread over the 89 queued behind the first, then every cell runs once, in order.
+    const spread = Array.from({ length: WARM_UP_CELLS }, (_, slot) => 1 + Math.floor(((slot + 0.5) * 89) / 8));
+    expect(opened).toEqual([...spread, ...plans.map((_, position) => position)]);
+    expect(withoutTiming(pooled)).toEqual(withoutTiming(await runBenchmark(options)));
+    expect(pooled.cells.every((cell) => cell.status === 'ok' && cell.cpuMs !== undefined && cell.cpuMs > 0)).toBe(true);
+  });
+
+  it('warms up only runs of ten times its cells per worker, and never with a live model or embedder', () => {
+    const offline = { modelProvider: 'offline', embedderProvider: 'hashed' };
+    const pending = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({ index, task: { id: `cell ${index}` } as never }));
+    expect(warmUpTasks(pending(WARM_UP_CELLS * 10 * 2 - 1), 2, offline)).toEqual([]);
+    expect(warmUpTasks(pending(WARM_UP_CELLS * 10 * 2), 2, offline).map((task) => (task as { id: string }).id)).toEqual(
+      [10, 30, 50, 70, 90, 110, 130, 150].map((index) => `cell ${index}`),
+    );
+    expect(warmUpTasks(pending(1000), 2, { ...offline, modelProvider: 'openai:gpt-4o-mini' })).toEqual([]);
+    expect(warmUpTasks(pending(1000), 2, { ...offline, embedderProvider: 'openai:text-embedding-3-small' })).toEqual(
+      [],
+    );
   });
 
   it('stops when the signal fires and rejects with RunInterrupted', async () => {
