@@ -1,6 +1,6 @@
 /**
  * `membench validate` end to end: spawns the built CLI (`npm test` builds it first through
- * `pretest`) on the committed fixtures and checks exit codes and the exact lines printed.
+ * the `cli` project's setup) on the committed fixtures and checks exit codes and the exact lines printed.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -33,7 +33,7 @@ const lines = (text: string): string[] => text.split('\n').filter((line) => line
 
 beforeAll(() => {
   if (!existsSync('dist/harness/cli/main.js'))
-    throw new Error('the CLI is not built: run "npm run build" (npm test does it through pretest)');
+    throw new Error('the CLI is not built: run "npm run build" (npm test does it when dist/ is older than the sources)');
 });
 
 describe('membench validate', () => {
