@@ -33,7 +33,9 @@ const lines = (text: string): string[] => text.split('\n').filter((line) => line
 
 beforeAll(() => {
   if (!existsSync('dist/harness/cli/main.js'))
-    throw new Error('the CLI is not built: run "npm run build" (npm test does it when dist/ is older than the sources)');
+    throw new Error(
+      'the CLI is not built: run "npm run build" (npm test does it when dist/ is older than the sources)',
+    );
 });
 
 describe('membench validate', () => {
