@@ -5,6 +5,8 @@
 import { findConfigFile, loadConfig, type MembenchConfig } from './config.js';
 import type { RunOptions } from './options.js';
 import { defaultWorkers } from './setting-values.js';
+import { findStrategy } from '../../strategies/index.js';
+import { DURABILITY_MODES } from '../../strategies/types.js';
 import { optionTarget, settingEntries, type SettingKey, type Settings, type SettingValues } from './settings.js';
 
 /** The settings that plan the matrix and have one fixed default: what a resolved run (and a resumed one's comparison) fills in. */
@@ -49,7 +51,7 @@ export interface ResolvedSettings {
   config: MembenchConfig;
   /** Every setting the flags or the config file set, the flags winning: `out`, `recallThreshold`, `judgeThreshold`... */
   values: SettingValues;
-  /** Worker processes: flags, config file, else one more than the cores. */
+  /** Worker processes: flags, config file, else one more than the cores (as many as the cores for a run that ranks only). */
   workers: number;
 }
 
@@ -68,5 +70,27 @@ export async function resolveSettings(flags: SettingValues, cwd = process.cwd())
     live: { ...fromConfig.live, ...fromFlags.live },
   };
   const values: SettingValues = { ...config, ...flags };
-  return { options, config, values, workers: values.workers ?? defaultWorkers() };
+  return { options, config, values, workers: values.workers ?? defaultWorkers(ranksOnlyRun(options)) };
+}
+
+/**
+ * Whether, as far as its options tell, every cell of a run takes the ranking-only path
+ * (rank-only.ts decides cell by cell): a retrieval protocol over datasets alone, not forced whole,
+ * no crash fuzzing or isolation, every strategy named and a built-in that ranks in memory.
+ */
+export function ranksOnlyRun(options: RunOptions): boolean {
+  const strategies = options.strategies ?? [];
+  return (
+    options.protocol !== undefined &&
+    options.protocolFull !== true &&
+    options.agentProcesses !== true &&
+    (options.crashFuzz ?? 0) === 0 &&
+    (options.datasets ?? []).length > 0 &&
+    (options.scenarios ?? []).length === 0 &&
+    strategies.length > 0 &&
+    strategies.every((name) => {
+      const definition = findStrategy(name);
+      return definition?.ranks !== undefined && (definition.durabilityModes ?? DURABILITY_MODES).includes('none');
+    })
+  );
 }

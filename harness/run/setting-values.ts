@@ -8,10 +8,12 @@ import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js
 /**
  * One worker more than the cores: a cell in mode sync spends much of its time waiting on fsync
  * (one per acknowledged message), and the extra worker keeps the cores busy meanwhile
- * (docs/default-run.md has the measurement).
+ * (docs/default-run.md has the measurement). A run whose cells all rank only (`rankingOnly`: a
+ * retrieval protocol's in-memory cells, which wait on nothing) gets as many workers as cores: an
+ * extra one would only make two cells share a core and stretch each one's wall time.
  */
-export function defaultWorkers(): number {
-  return os.availableParallelism() + 1;
+export function defaultWorkers(rankingOnly = false): number {
+  return os.availableParallelism() + (rankingOnly ? 0 : 1);
 }
 
 /** `sync,exit` → ['sync', 'exit'], refusing unknown modes. */

@@ -111,9 +111,10 @@ export const SETTINGS = {
   workers: setting(bounded(whole(1, 1024)), {
     group: 'execution',
     describe: (where) =>
-      `cells run at once, each in a worker process (default: one more than the core count${where === 'help' ? `, here ${defaultWorkers()}` : ''}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
+      `cells run at once, each in a worker process (default: the core count when every cell ranks only under --protocol, else one more than it${where === 'help' ? `, here ${defaultWorkers()}` : ''}; 1 runs them one after another in one worker; strategy code never runs in this process)`,
     bounds: whole(1, 1024),
-    defaultText: 'one more than the core count (the library: 1, in its own process)',
+    defaultText:
+      'one more than the core count; the core count when every cell ranks only (the library: 1, in its own process)',
     flag: { name: 'workers', alias: 'w', commands: RUN_TUNE, yargs: { type: 'string' } },
     config: true,
   }),

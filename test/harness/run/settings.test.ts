@@ -136,3 +136,29 @@ describe('judgeThreshold', () => {
     }
   });
 });
+
+describe('the default worker count', () => {
+  it('is the core count when every cell ranks only, one more otherwise, and a given count wins', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-workers-'));
+    try {
+      const cores = os.availableParallelism();
+      const workers = async (flags: Parameters<typeof resolveSettings>[0]): Promise<number> =>
+        (await resolveSettings(flags, dir)).workers;
+      const ranking = {
+        datasets: ['longmemeval:q.json'],
+        protocol: 'longmemeval' as const,
+        strategies: ['bm25', 'hybrid'],
+      };
+      expect(await workers(ranking)).toBe(cores);
+      expect(await workers({ ...ranking, workers: 5 })).toBe(5);
+      expect(await workers({ ...ranking, protocolFull: true })).toBe(cores + 1);
+      expect(await workers({ ...ranking, isolate: true })).toBe(cores + 1);
+      expect(await workers({ ...ranking, strategies: ['bm25', 'buffer'] })).toBe(cores + 1);
+      expect(await workers({ ...ranking, strategies: undefined })).toBe(cores + 1);
+      expect(await workers({ ...ranking, scenarios: ['recipes-en'] })).toBe(cores + 1);
+      expect(await workers({ ...ranking, protocol: undefined })).toBe(cores + 1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
