@@ -6,7 +6,7 @@ import { findConfigFile, loadConfig, type MembenchConfig } from './config.js';
 import type { RunOptions } from './options.js';
 import { defaultWorkers } from './setting-values.js';
 import { findStrategy } from '../../strategies/index.js';
-import { DURABILITY_MODES } from '../../strategies/types.js';
+import { rankOnlySettings, ranksInMemory } from './rank-only.js';
 import { optionTarget, settingEntries, type SettingKey, type Settings, type SettingValues } from './settings.js';
 
 /** The settings that plan the matrix and have one fixed default: what a resolved run (and a resumed one's comparison) fills in. */
@@ -81,16 +81,13 @@ export async function resolveSettings(flags: SettingValues, cwd = process.cwd())
 export function ranksOnlyRun(options: RunOptions): boolean {
   const strategies = options.strategies ?? [];
   return (
-    options.protocol !== undefined &&
-    options.protocolFull !== true &&
-    options.agentProcesses !== true &&
-    (options.crashFuzz ?? 0) === 0 &&
+    rankOnlySettings({ ...options, isolate: options.agentProcesses === true }) &&
     (options.datasets ?? []).length > 0 &&
     (options.scenarios ?? []).length === 0 &&
     strategies.length > 0 &&
     strategies.every((name) => {
       const definition = findStrategy(name);
-      return definition?.ranks !== undefined && (definition.durabilityModes ?? DURABILITY_MODES).includes('none');
+      return definition !== undefined && ranksInMemory(definition);
     })
   );
 }

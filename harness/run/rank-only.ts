@@ -80,18 +80,24 @@ function replayable(step: Step): boolean {
   }
 }
 
-/** Whether the cell takes the ranking-only path (see the module comment). */
-export function ranksOnly(plan: Pick<RankOnlyPlan, 'definition' | 'scenario'>, settings: RankOnlySettings): boolean {
-  const { definition } = plan;
+/** Whether the run's settings let a cell rank only: a protocol, not forced whole, no isolation, no crash fuzzing. */
+export function rankOnlySettings(settings: RankOnlySettings): boolean {
   return (
     settings.protocol !== undefined &&
     settings.protocolFull !== true &&
     !settings.isolate &&
-    (settings.crashFuzz ?? 0) === 0 &&
-    definition.ranks !== undefined &&
-    (definition.durabilityModes ?? DURABILITY_MODES).includes('none') &&
-    plan.scenario.steps.every(replayable)
+    (settings.crashFuzz ?? 0) === 0
   );
+}
+
+/** Whether a strategy can rank only: it ranks, and keeps its stores in memory (mode `none`). */
+export function ranksInMemory(definition: Pick<StrategyDefinition, 'ranks' | 'durabilityModes'>): boolean {
+  return definition.ranks !== undefined && (definition.durabilityModes ?? DURABILITY_MODES).includes('none');
+}
+
+/** Whether the cell takes the ranking-only path (see the module comment). */
+export function ranksOnly(plan: Pick<RankOnlyPlan, 'definition' | 'scenario'>, settings: RankOnlySettings): boolean {
+  return rankOnlySettings(settings) && ranksInMemory(plan.definition) && plan.scenario.steps.every(replayable);
 }
 
 /** Replays the scenario's messages into the strategy (mode `none`) and scores each question's ranking; no model is called. */
