@@ -26,7 +26,7 @@ import type { ErrataReport } from '../scenarios/importers/shared.js';
  * probe's `contextTokens`, `answerRecall` and `evidenceCoverage` may be absent (a ranking-only cell
  * does not measure them: its `skipped` holds `context figures`).
  */
-export const RESULTS_SCHEMA_VERSION = 7;
+export const RESULTS_SCHEMA_VERSION = 7 as const;
 /**
  * Versions `readResults` still reads: 2 and 3 have the same figures under the older names (read.ts
  * renames them on reading; version 2's evidence figures followed the older rule); 4 has the same
@@ -35,7 +35,8 @@ export const RESULTS_SCHEMA_VERSION = 7;
  * drops them on reading and writes an older file's error cells back with zeroed ones); 6 has the
  * same shape, every probe with its context figures.
  */
-export const READABLE_SCHEMA_VERSIONS: readonly number[] = [2, 3, 4, 5, 6, RESULTS_SCHEMA_VERSION];
+const READABLE_VERSIONS = [2, 3, 4, 5, 6, RESULTS_SCHEMA_VERSION] as const;
+export const READABLE_SCHEMA_VERSIONS: readonly number[] = READABLE_VERSIONS;
 
 /** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
 export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
@@ -398,14 +399,7 @@ export const shardHeaderSchema = z.object({
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
 export const runHeaderSchema = z.object({
-  schemaVersion: z.union([
-    z.literal(2),
-    z.literal(3),
-    z.literal(4),
-    z.literal(5),
-    z.literal(6),
-    z.literal(RESULTS_SCHEMA_VERSION),
-  ]),
+  schemaVersion: z.literal(READABLE_VERSIONS),
   membenchVersion: z.string(),
   gitCommit: z.string().nullable(),
   nodeVersion: z.string(),
