@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { median } from 'simple-statistics';
 
 const [target, slowestArg = '5'] = process.argv.slice(2);
 if (target === undefined || !existsSync(target) || !/^\d+$/u.test(slowestArg)) {
@@ -16,11 +17,6 @@ if (target === undefined || !existsSync(target) || !/^\d+$/u.test(slowestArg)) {
 }
 const file = statSync(target).isDirectory() ? path.join(target, 'results.json') : target;
 const { cells } = JSON.parse(readFileSync(file, 'utf8'));
-
-const median = (sorted) => {
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 for (const field of ['durationMs', 'cpuMs']) {
   const timed = cells.filter((cell) => typeof cell[field] === 'number');
