@@ -6,6 +6,7 @@ import {
   type ModePrice,
   type RunResult,
 } from '../harness/results/schema.js';
+import { median } from '../harness/core/calibration.js';
 import { formatMs } from './summary.js';
 
 export const MATRIX_COLUMNS = [
@@ -103,15 +104,6 @@ export const MODE_COLUMNS = [
   'msgs lost',
   'lost by',
 ] as const;
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length
-    ? sorted.length % 2
-      ? sorted[(sorted.length - 1) / 2]!
-      : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2
-    : 0;
-};
 
 /** One row per durability mode over every strategy priced in it: "when must memory be written synchronously?" in numbers. */
 export function modeRows(result: RunResult): string[][] {

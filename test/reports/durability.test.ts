@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { durabilityMatrix, invariantGrid, modePrices } from '../../harness/results/durability-matrix.js';
 import { type CellResult, emptyDurabilityCounts, type RunResult } from '../../harness/results/schema.js';
 import { renderConsoleSummary, renderHtml, renderMarkdown } from '../../reports/index.js';
-import { priceRows } from '../../reports/durability.js';
+import { modeRows, priceRows } from '../../reports/durability.js';
+import { formatMs } from '../../reports/summary.js';
 import { cellOf, durability, smallRun } from './fixture.js';
 
 const COUNTS = emptyDurabilityCounts();
@@ -46,5 +47,18 @@ describe('durability tables', () => {
       /\| acks lost \| compressed away \|[^\n]*\n[^\n]*\n\| window \| sync \| on \| [\d.]+ \| [\d.]+ \| 2 \| 0 \| 3 \|/u,
     );
     expect(renderHtml(result)).toMatch(/<th[^>]*>compressed away<\/th>/u);
+  });
+
+  it("price each mode at the median of its strategies' save times (the mean of the middle two for an even count)", () => {
+    const result = withFaults();
+    const [price] = result.durabilityPrices;
+    const priced = (strategy: string, saveP50: number, saveP95: number) => ({ ...price!, strategy, saveP50, saveP95 });
+    const prices = [priced('a', 10, 100), priced('b', 30, 300), priced('c', 50, 500), priced('d', 1000, 9000)];
+    const [row] = modeRows({ ...result, durabilityPrices: prices });
+    expect(row!.slice(0, 4)).toEqual(['sync', '4', formatMs(40), formatMs(400)]);
+    expect(modeRows({ ...result, durabilityPrices: prices.slice(0, 3) })[0]!.slice(2, 4)).toEqual([
+      formatMs(30),
+      formatMs(300),
+    ]);
   });
 });
