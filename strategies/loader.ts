@@ -4,6 +4,7 @@
  * classic memories).
  * Every failure is a MembenchError naming the file and the reason, never a stack trace.
  */
+import { createRequire } from 'node:module';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -122,16 +123,18 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
 
 /** Loads of JavaScript modules by this process: each load is a module instance of its own, as tsx's are. */
 let nodeLoads = 0;
+const requireHere = createRequire(import.meta.url);
 
 /**
  * The module's namespace: JavaScript from Node itself, else (or when Node cannot resolve its imports)
- * through tsx. Each load evaluates an ES module again (a query of its own defeats Node's module cache;
- * CommonJS stays in require's cache), so what it keeps at module level is never shared by the cells a
- * process runs one after another.
+ * through tsx. Each load evaluates the module again (a query of its own defeats Node's ES module cache;
+ * a CommonJS file leaves require's cache first), so what it keeps at module level is never shared by
+ * the cells a process runs one after another.
  */
 async function importModule(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
   if (NODE_LOADS.test(file)) {
+    delete requireHere.cache[requireHere.resolve(file)];
     try {
       return (await import(/* @vite-ignore */ `${url}?load=${++nodeLoads}`)) as Record<string, unknown>;
     } catch (error) {

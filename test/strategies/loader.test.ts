@@ -109,20 +109,26 @@ describe('loadStrategyDefinition', () => {
     expect((await load(await write('typed.ts', reportsUrl('typed-ts')))).description).toMatch(/\?tsx-namespace=/u);
   });
 
-  it('evaluates a JavaScript module again at each load, as tsx does: module-level state is not shared by two loads', async () => {
-    const spec = await write(
-      'counts-loads.mjs',
-      `globalThis.membenchTestLoads = (globalThis.membenchTestLoads ?? 0) + 1;\n${valid('counts-loads')}`,
-    );
-    const loads = globalThis as { membenchTestLoads?: number };
-    try {
-      await load(spec);
-      await load(spec);
-      expect(loads.membenchTestLoads).toBe(2);
-    } finally {
-      delete loads.membenchTestLoads;
-    }
-  });
+  it.each([
+    ['counts-loads.mjs', (name: string) => valid(name)],
+    ['counts-loads.cjs', (name: string) => valid(name).replace('export default', 'module.exports =')],
+  ])(
+    'evaluates %s again at each load, as tsx does: module-level state is not shared by two loads',
+    async (file, source) => {
+      const spec = await write(
+        file,
+        `globalThis.membenchTestLoads = (globalThis.membenchTestLoads ?? 0) + 1;\n${source('counts-loads')}`,
+      );
+      const loads = globalThis as { membenchTestLoads?: number };
+      try {
+        expect((await load(spec)).name).toBe('counts-loads');
+        await load(spec);
+        expect(loads.membenchTestLoads).toBe(2);
+      } finally {
+        delete loads.membenchTestLoads;
+      }
+    },
+  );
 
   it('imports a JavaScript module whose imports only tsx resolves (an extensionless .ts) through tsx', async () => {
     await write('helper.ts', 'export const helperName: string = "helped";\n');
