@@ -3,6 +3,7 @@
  * Cells that need agent processes fork their own from here. The worker exits when the pool
  * disconnects (or is SIGKILLed with its whole process group by an interrupted run).
  */
+import { getHeapStatistics } from 'node:v8';
 import { failedCell, needsProcesses, openProviders, runCell, type CellTask, type Providers } from './cell.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
@@ -63,10 +64,11 @@ let settledHeap = 0;
  */
 function collectBetweenCells(): void {
   if (typeof globalThis.gc !== 'function') return;
-  const used = process.memoryUsage().heapUsed;
+  // V8's own figure: process.memoryUsage() also reads the resident set from /proc at every call.
+  const used = getHeapStatistics().used_heap_size;
   if (used < settledHeap + Math.max(COLLECT_AFTER_BYTES, settledHeap / 2)) return;
   globalThis.gc();
-  settledHeap = process.memoryUsage().heapUsed;
+  settledHeap = getHeapStatistics().used_heap_size;
 }
 
 let queue = Promise.resolve();
