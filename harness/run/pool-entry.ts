@@ -28,21 +28,28 @@ async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise
   }
 }
 
+/** The scenario of the last cell: the pool sends a scenario only when it changes (pool.ts RunCellRequest). */
+let heldScenario: CellTask['scenario'] | undefined;
+
 async function run(message: RunCellRequest): Promise<CellResult> {
+  heldScenario = message.scenario ?? heldScenario;
+  // The pool sends a fresh worker's first cell with its scenario: a worker that holds none is a pool bug.
+  if (heldScenario === undefined) throw new Error(`cell ${message.task.id} came without its scenario`);
+  const cell: CellTask = { ...message.task, scenario: heldScenario };
   try {
     opened ??= openProviders(message.settings);
     send({ type: 'phase', index: message.index, phase: LOADING });
-    const definition = await loadStrategyDefinition(message.task.strategy.source);
+    const definition = await loadStrategyDefinition(cell.strategy.source);
     if (message.warmUp) {
       send({ type: 'phase', index: message.index, phase: WARMING });
       await warmUp(message.warmUp, opened.providers);
     }
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
-    return await runCell({ ...message.task, definition }, opened.providers, (phase) =>
+    return await runCell({ ...cell, definition }, opened.providers, (phase) =>
       send({ type: 'phase', index: message.index, phase }),
     );
   } catch (error) {
-    return failedCell(message.task, error instanceof Error ? error.message : String(error));
+    return failedCell(cell, error instanceof Error ? error.message : String(error));
   }
 }
 
