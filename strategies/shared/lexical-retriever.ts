@@ -19,7 +19,7 @@ import {
 } from './exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
 import { LexicalIndex } from '../stores/lexical-index.js';
-import { segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
+import { joinedSegmenterFor, segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
 
 /** The knobs of lexical retrieval. */
 export interface LexicalRetrieverOptions {
@@ -41,10 +41,10 @@ const processTerms = new Map<LexicalTokenizer, (text: string) => string>();
 function termsMemo(tokenizer: LexicalTokenizer): (text: string) => string {
   let memo = processTerms.get(tokenizer);
   if (!memo) {
-    const segment = segmenterFor(tokenizer);
+    const segment = joinedSegmenterFor(tokenizer);
     memo = boundedMemo(MEMO_CHARS.messages, (text) => {
       charsSegmented += text.length;
-      return segment(text).join(' ');
+      return segment(text);
     });
     processTerms.set(tokenizer, memo);
   }
