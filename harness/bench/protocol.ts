@@ -17,6 +17,8 @@ import { LexicalIndex } from '../../strategies/stores/lexical-index.js';
 import { descendingOrder, okapiDocument, okapiScores, paperTokens } from '../../strategies/shared/okapi-paper.js';
 import { segmenterFor } from '../../strategies/shared/segmenters.js';
 import { runBenchmark } from '../run/runner.js';
+import { poolStats } from '../run/pool.js';
+import type { CellResult } from '../results/schema.js';
 import { writeSyntheticLongMemEval } from './synthetic-longmemeval.js';
 
 /** The protocol run within this multiple of its floor (CPU per question). */
@@ -37,11 +39,37 @@ export interface ProtocolBenchResult {
   rankingOnly: number;
   /** The run: CPU and wall ms per question, and the slowest cell against the median cell (wall). */
   run: { cpuMsPerQuestion: number; wallMsPerQuestion: number; medianCellMs: number; maxCellMs: number };
+  /**
+   * The same run through the pool of worker processes, as `membench run` runs it: how many copies of
+   * a question its workers were sent (one per question and worker, not one per cell), and how its
+   * cells spread in CPU and in wall time (median, slowest, how many above 5× the median).
+   */
+  pooled: { workers: number; cells: number; scenariosSent: number; cpu: CellSpread; wall: CellSpread };
   /** Read + tokenize + index + rank, CPU ms per question. */
   floor: { cpuMsPerQuestion: number };
   /** run.cpuMsPerQuestion / floor.cpuMsPerQuestion. */
   ratio: number;
 }
+
+/** How a run's cells spread in one of their timings (ms). */
+export interface CellSpread {
+  medianMs: number;
+  maxMs: number;
+  /** Cells above 5× the median. */
+  above5x: number;
+}
+
+/** The spread of `cells` in `field` (cells that lack it are left out). */
+export function cellSpread(cells: readonly CellResult[], field: 'durationMs' | 'cpuMs'): CellSpread {
+  const values = cells.flatMap((cell) => (typeof cell[field] === 'number' ? [cell[field]] : [])).sort((a, b) => a - b);
+  const middle = values.length >> 1;
+  const medianMs =
+    values.length === 0 ? 0 : values.length % 2 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2;
+  return { medianMs, maxMs: values.at(-1) ?? 0, above5x: values.filter((value) => value > 5 * medianMs).length };
+}
+
+/** Pool workers of the bench's pooled run: two, the cores of the machine the targets were set on. */
+const POOLED_WORKERS = 2;
 
 type Question = { question: string; haystack_sessions: { role: string; content: string }[][] };
 
@@ -115,6 +143,20 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
       maxCellMs: durations.at(-1) ?? 0,
     };
     const floor = { cpuMsPerQuestion: floorCpu / count };
+    const sentBefore = poolStats.scenariosSent;
+    const pooledResult = await runBenchmark({
+      datasets: [`longmemeval:${file}`],
+      protocol: 'longmemeval',
+      strategies: ['bm25'],
+      workers: POOLED_WORKERS,
+    });
+    const pooled = {
+      workers: POOLED_WORKERS,
+      cells: pooledResult.cells.length,
+      scenariosSent: poolStats.scenariosSent - sentBefore,
+      cpu: cellSpread(pooledResult.cells, 'cpuMs'),
+      wall: cellSpread(pooledResult.cells, 'durationMs'),
+    };
     options.onProgress?.(
       `protocol: run ${run.cpuMsPerQuestion.toFixed(1)} ms CPU a question, ${result.cells.length} cells`,
     );
@@ -124,6 +166,7 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
       errors: result.cells.filter((cell) => cell.status === 'error').length,
       rankingOnly: okCells(result.cells).filter((cell) => cell.skipped?.length).length,
       run,
+      pooled,
       floor,
       ratio: floor.cpuMsPerQuestion > 0 ? run.cpuMsPerQuestion / floor.cpuMsPerQuestion : 0,
     };

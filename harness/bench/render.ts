@@ -26,7 +26,7 @@ import type { SuiteResult } from './suite.js';
 import { renderAa } from './aa.js';
 import type { DatasetScaleResult } from './dataset-scale.js';
 import { HOSTILE_TARGET_RATIO, type HostileTextResult } from './hostile-text.js';
-import { PROTOCOL_TARGET_RATIO, type ProtocolBenchResult } from './protocol.js';
+import { PROTOCOL_TARGET_RATIO, type CellSpread, type ProtocolBenchResult } from './protocol.js';
 import type { VectorScaleResult } from './vector-scale.js';
 
 /** Milliseconds with the precision that matters at their size. */
@@ -467,6 +467,10 @@ function renderHostile(hostile: HostileTextResult): string {
   ].join('\n');
 }
 
+/** The slowest cell against the median cell. */
+const spreadRatio = (spread: CellSpread): string =>
+  spread.medianMs > 0 ? `${times(spread.maxMs / spread.medianMs)} the median` : 'no median';
+
 function renderProtocol(protocol: ProtocolBenchResult): string {
   return [
     `## Protocol run (${count(protocol.questions)} LongMemEval_S-shaped questions)`,
@@ -490,6 +494,11 @@ function renderProtocol(protocol: ProtocolBenchResult): string {
     ),
     '',
     `The run takes ${times(protocol.ratio)} its floor's CPU (target ≤ ${PROTOCOL_TARGET_RATIO}×).`,
+    '',
+    `Through the pool (${protocol.pooled.workers} worker processes, as \`membench run\` runs it): ${count(protocol.pooled.cells)} cells, ` +
+      `${count(protocol.pooled.scenariosSent)} copies of a question sent to the workers (one per question and worker, not one per cell); ` +
+      `cell CPU median ${formatMs(protocol.pooled.cpu.medianMs)}, slowest ${formatMs(protocol.pooled.cpu.maxMs)} (${spreadRatio(protocol.pooled.cpu)}, ${count(protocol.pooled.cpu.above5x)} above 5×); ` +
+      `cell wall median ${formatMs(protocol.pooled.wall.medianMs)}, slowest ${formatMs(protocol.pooled.wall.maxMs)} (${spreadRatio(protocol.pooled.wall)}, ${count(protocol.pooled.wall.above5x)} above 5×).`,
   ].join('\n');
 }
 

@@ -115,6 +115,19 @@ export function segmentWindows(text: string): number[] {
   return ends;
 }
 
+/**
+ * NO_WORDS: text with no word in it by ICU's rules: pictographs (emoji), their modifiers, joiners and
+ * variation selector, and white space, none of them a letter or a digit. ICU calls none of their
+ * segments word-like (a test checks every such character), and cutting 100,000 characters of emoji
+ * into segments only to drop them all cost more than the rest of a message's indexing.
+ */
+const MAY_BE_WORD = /[\p{L}\p{N}\p{Alphabetic}]|[^\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f\s]/u;
+
+/** Whether `text` holds none of the characters a word-like segment can have (NO_WORDS above: one scan, no backtracking). */
+export function holdsNoWords(text: string): boolean {
+  return !MAY_BE_WORD.test(text);
+}
+
 /** Word-like segments by Intl.Segmenter (ICU's dictionary for CJK): any text, window by window (segmentWindows). */
 export function icuWords(normalized: string): string[] {
   const out: string[] = [];
@@ -122,8 +135,9 @@ export function icuWords(normalized: string): string[] {
   let start = 0;
   for (const end of segmentWindows(normalized)) {
     const window = start === 0 && end === normalized.length ? normalized : normalized.slice(start, end);
-    for (const segment of segmenter.segment(window)) if (segment.isWordLike) out.push(segment.segment);
     start = end;
+    if (holdsNoWords(window)) continue;
+    for (const segment of segmenter.segment(window)) if (segment.isWordLike) out.push(segment.segment);
   }
   return out;
 }
@@ -151,9 +165,17 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/**
+ * The first UTF-16 unit of each stop word, flagged: a word starting with any other unit is none,
+ * found without hashing it. jieba hands over about one term per character of unspaced Chinese, and
+ * the set's lookup of those strings was most of the time spent filtering them.
+ */
+const STOPWORD_FIRST_UNITS = new Uint8Array(0x10000);
+for (const word of STOPWORDS) STOPWORD_FIRST_UNITS[word.charCodeAt(0)] = 1;
+
 /** Whether `word` is one of the stop words (English and Chinese) that `isContentWord` drops. */
 export function isStopWord(word: string): boolean {
-  return STOPWORDS.has(word);
+  return STOPWORD_FIRST_UNITS[word.charCodeAt(0)] === 1 && STOPWORDS.has(word);
 }
 
 /** False for stop words and single Latin letters or digits: words that say nothing on their own. */

@@ -3,6 +3,7 @@
  * Cells that need agent processes fork their own from here. The worker exits when the pool
  * disconnects (or is SIGKILLed with its whole process group by an interrupted run).
  */
+import { getHeapStatistics } from 'node:v8';
 import { failedCell, needsProcesses, openProviders, runCell, type CellTask, type Providers } from './cell.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
@@ -27,21 +28,28 @@ async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise
   }
 }
 
+/** The scenario of the last cell: the pool sends a scenario only when it changes (pool.ts RunCellRequest). */
+let heldScenario: CellTask['scenario'] | undefined;
+
 async function run(message: RunCellRequest): Promise<CellResult> {
+  heldScenario = message.scenario ?? heldScenario;
+  // The pool sends a fresh worker's first cell with its scenario: a worker that holds none is a pool bug.
+  if (heldScenario === undefined) throw new Error(`cell ${message.task.id} came without its scenario`);
+  const cell: CellTask = { ...message.task, scenario: heldScenario };
   try {
     opened ??= openProviders(message.settings);
     send({ type: 'phase', index: message.index, phase: LOADING });
-    const definition = await loadStrategyDefinition(message.task.strategy.source);
+    const definition = await loadStrategyDefinition(cell.strategy.source);
     if (message.warmUp) {
       send({ type: 'phase', index: message.index, phase: WARMING });
       await warmUp(message.warmUp, opened.providers);
     }
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
-    return await runCell({ ...message.task, definition }, opened.providers, (phase) =>
+    return await runCell({ ...cell, definition }, opened.providers, (phase) =>
       send({ type: 'phase', index: message.index, phase }),
     );
   } catch (error) {
-    return failedCell(message.task, error instanceof Error ? error.message : String(error));
+    return failedCell(cell, error instanceof Error ? error.message : String(error));
   }
 }
 
@@ -63,10 +71,11 @@ let settledHeap = 0;
  */
 function collectBetweenCells(): void {
   if (typeof globalThis.gc !== 'function') return;
-  const used = process.memoryUsage().heapUsed;
+  // V8's own figure: process.memoryUsage() also reads the resident set from /proc at every call.
+  const used = getHeapStatistics().used_heap_size;
   if (used < settledHeap + Math.max(COLLECT_AFTER_BYTES, settledHeap / 2)) return;
   globalThis.gc();
-  settledHeap = process.memoryUsage().heapUsed;
+  settledHeap = getHeapStatistics().used_heap_size;
 }
 
 let queue = Promise.resolve();

@@ -12,14 +12,41 @@ import { isLiveProvider } from '../models/index.js';
 import type { CellResult } from '../results/schema.js';
 import { ForkedWorker, type WorkerEntry } from '../process/worker.js';
 
-/** The pool → worker message: one cell and the providers' settings (the same for every cell of a run). */
+/**
+ * The pool → worker message: one cell and the providers' settings (the same for every cell of a
+ * run). The cell's scenario travels apart, and only when it is not the one the worker was sent last:
+ * a dataset's question (~0.6 MB of text) is run by several cells (both units, both rankers) and
+ * the pool gives them to the worker that holds it (`nextTask`), so it is copied once, not per cell.
+ */
 export interface RunCellRequest {
   type: 'run';
   index: number;
-  task: CellTask;
+  task: Omit<CellTask, 'scenario'>;
+  /** The cell's scenario; absent: the scenario of the worker's previous cell. */
+  scenario?: CellTask['scenario'];
   settings: ProviderSettings;
   /** A fresh worker's first cell only: cells it replays first, untimed and discarded (warmUpTasks). */
   warmUp?: CellTask[];
+}
+
+/** Scenarios the pool sent to its workers (tests count them: one per question and worker, not per cell). */
+export const poolStats = { scenariosSent: 0 };
+
+/**
+ * Which pending task a worker holding scenario `held` takes next: a cell of that scenario (no copy
+ * to send); else the first cell of a scenario no other worker holds, so that the cells of a
+ * question a worker has begun are left to it; else the first.
+ */
+export function nextTask(
+  pending: readonly PoolTask[],
+  held: CellTask['scenario'] | undefined,
+  heldElsewhere: ReadonlySet<CellTask['scenario']>,
+): number {
+  if (pending.length === 0) return -1;
+  const same = held === undefined ? -1 : pending.findIndex((item) => item.task.scenario === held);
+  if (same >= 0) return same;
+  const free = pending.findIndex((item) => !heldElsewhere.has(item.task.scenario));
+  return free >= 0 ? free : 0;
 }
 
 /** How many cells a fresh worker replays before its first timed cell. */
@@ -107,6 +134,8 @@ interface Slot {
   worker: ForkedWorker<RunCellRequest, FromPoolEntry>;
   /** Whether it was sent a cell yet (its first cell carries the warm-up). */
   used?: boolean;
+  /** The scenario it was sent last (it keeps it for the next cell that runs it). */
+  held?: CellTask['scenario'];
   busy?: PoolTask;
   /** Where the busy cell is, as its worker last said. */
   phase?: string;
@@ -152,16 +181,24 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
     };
 
     const dispatch = (slot: Slot): void => {
-      const next = pending.shift();
+      const heldElsewhere = new Set<CellTask['scenario']>();
+      for (const other of slots) if (other !== slot && other.held !== undefined) heldElsewhere.add(other.held);
+      const at = nextTask(pending, slot.held, heldElsewhere);
+      const next = at < 0 ? undefined : pending.splice(at, 1)[0];
       slot.busy = next;
       slot.phase = undefined;
       if (!next) return slot.worker.disconnect();
       const warmUp = slot.used ? [] : warmUpTasks(pending, options.workers, options.settings);
       slot.used = true;
+      const { scenario, ...task } = next.task;
+      const send = scenario !== slot.held;
+      if (send) poolStats.scenariosSent++;
+      slot.held = scenario;
       const message: RunCellRequest = {
         type: 'run',
         index: next.index,
-        task: next.task,
+        task,
+        ...(send ? { scenario } : {}),
         settings: options.settings,
         ...(warmUp.length > 0 ? { warmUp } : {}),
       };

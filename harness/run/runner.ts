@@ -18,7 +18,7 @@ import { makeRunTempDir } from './temp-dirs.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
 import { inShard, type ShardedRunHeader } from '../results/shard.js';
 import { TokenCounter } from '../core/tokens.js';
-import { estimatedCost, planDigest, planRun } from './plan.js';
+import { costliestFirst, planDigest, planRun } from './plan.js';
 import { providerSettings } from './provider-settings.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, SETTINGS } from './settings.js';
@@ -28,7 +28,15 @@ export { RunInterrupted } from './pool.js';
 export type { CellStore, IdempotencyChoice, ProgressEvent, RunOptions } from './options.js';
 export { DEFAULT_CACHE_FILE, DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED } from './settings.js';
 export { retrievalKs } from './setting-values.js';
-export { CONTRAST_STRATEGY, DEFAULT_PRICED_SCENARIOS, cellSeed, estimatedCost, planDigest, planRun } from './plan.js';
+export {
+  CONTRAST_STRATEGY,
+  DEFAULT_PRICED_SCENARIOS,
+  cellSeed,
+  costliestFirst,
+  estimatedCost,
+  planDigest,
+  planRun,
+} from './plan.js';
 export { providerSettings } from './provider-settings.js';
 
 function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
@@ -89,10 +97,10 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.workerProcesses) && todo.length > 0) {
-      const byCost = [...todo].sort(
-        (a, b) => estimatedCost(plans[b]!.scenario) - estimatedCost(plans[a]!.scenario) || a - b,
-      );
-      const tasks = byCost.map((position) => ({ index: position, task: toTask(plans[position]!) }));
+      const tasks = costliestFirst(todo, plans).map((position) => ({
+        index: position,
+        task: toTask(plans[position]!),
+      }));
       await runInPool(tasks, {
         workers,
         cellTimeoutMs,

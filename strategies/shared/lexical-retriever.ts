@@ -19,7 +19,7 @@ import {
 } from './exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from '../stores/exchange-store.js';
 import { LexicalIndex } from '../stores/lexical-index.js';
-import { segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
+import { joinedSegmenterFor, segmenterFor, type LexicalTokenizer, type Segmenter } from './segmenters.js';
 
 /** The knobs of lexical retrieval. */
 export interface LexicalRetrieverOptions {
@@ -41,10 +41,10 @@ const processTerms = new Map<LexicalTokenizer, (text: string) => string>();
 function termsMemo(tokenizer: LexicalTokenizer): (text: string) => string {
   let memo = processTerms.get(tokenizer);
   if (!memo) {
-    const segment = segmenterFor(tokenizer);
+    const segment = joinedSegmenterFor(tokenizer);
     memo = boundedMemo(MEMO_CHARS.messages, (text) => {
       charsSegmented += text.length;
-      return segment(text).join(' ');
+      return segment(text);
     });
     processTerms.set(tokenizer, memo);
   }
@@ -117,8 +117,10 @@ export class LexicalRetriever implements ExchangeRetriever {
    * documents instead (`unit: 'session'` or `'message'`) never fills it.
    */
   private indexAdded(): void {
-    for (const [key, terms] of this.unindexed) this.index!.add(key, terms);
+    const index = this.index!;
+    const unindexed = this.unindexed;
     this.unindexed = [];
+    if (unindexed.length > 0) index.batch(() => unindexed.forEach(([key, terms]) => index.add(key, terms)));
   }
 
   settle(heldKey: number, id: number | undefined): void {
@@ -154,18 +156,20 @@ export class LexicalRetriever implements ExchangeRetriever {
   async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
     const own = (this.documents ??= { index: LexicalIndex.inMemory(), texts: new Map() });
     const wanted = new Set(documents.map(({ key }) => key));
-    for (const key of own.texts.keys()) {
-      if (wanted.has(key)) continue;
-      own.index.remove(key);
-      own.texts.delete(key);
-    }
-    for (const { key, text, parts } of documents) {
-      // An unchanged document is the same string: compared by identity, not read.
-      if (own.texts.get(key) === text) continue;
-      if (own.texts.has(key)) own.index.remove(key);
-      own.index.add(key, parts ? parts.map(this.termsOf).join(' ') : this.termsOf(text));
-      own.texts.set(key, text);
-    }
+    own.index.batch(() => {
+      for (const key of own.texts.keys()) {
+        if (wanted.has(key)) continue;
+        own.index.remove(key);
+        own.texts.delete(key);
+      }
+      for (const { key, text, parts } of documents) {
+        // An unchanged document is the same string: compared by identity, not read.
+        if (own.texts.get(key) === text) continue;
+        if (own.texts.has(key)) own.index.remove(key);
+        own.index.add(key, parts ? parts.map(this.termsOf).join(' ') : this.termsOf(text));
+        own.texts.set(key, text);
+      }
+    });
     return own.index.search(this.segment(query), n);
   }
 

@@ -1,6 +1,7 @@
 /** The bench's "protocol" section: the protocol run of a small LongMemEval_S-shaped file against its floor, counted, not timed. */
 import { describe, expect, it } from 'vitest';
-import { benchProtocol } from '../../../harness/bench/protocol.js';
+import { benchProtocol, cellSpread } from '../../../harness/bench/protocol.js';
+import type { CellResult } from '../../../harness/results/schema.js';
 import { renderBenchReport } from '../../../harness/bench/render.js';
 import { evaluateTargets } from '../../../harness/bench/targets.js';
 import { benchHeader } from '../../helpers/bench-header.js';
@@ -10,6 +11,10 @@ describe('bench: protocol section', () => {
     const protocol = await benchProtocol({ questions: 2 });
     expect(protocol).toMatchObject({ questions: 2, cells: 8, rankingOnly: 8, errors: 0 });
     expect(protocol.floor.cpuMsPerQuestion).toBeGreaterThan(0);
+    // Through the pool: a question goes to a worker once for its four cells (at most once more per worker at the end).
+    expect(protocol.pooled).toMatchObject({ workers: 2, cells: 8 });
+    expect(protocol.pooled.scenariosSent).toBeGreaterThanOrEqual(2);
+    expect(protocol.pooled.scenariosSent).toBeLessThanOrEqual(2 + 2);
     expect(protocol.ratio).toBeCloseTo(protocol.run.cpuMsPerQuestion / protocol.floor.cpuMsPerQuestion, 6);
     const [target] = evaluateTargets({ protocol });
     expect(target).toMatchObject({ id: 'protocol:floor', limit: 3, pass: null });
@@ -22,5 +27,12 @@ describe('bench: protocol section', () => {
     });
     expect(text).toContain('## Protocol run (2 LongMemEval_S-shaped questions)');
     expect(text).toContain('8 cells, 8 ranking only, 0 errors');
+    expect(text).toContain(`8 cells, ${protocol.pooled.scenariosSent} copies of a question sent to the workers`);
+  });
+
+  it('spreads cells by one timing: median, slowest, and cells strictly above 5x the median', () => {
+    const cells = [4, 10, 10, 50, 51, 2].map((durationMs) => ({ durationMs }) as CellResult);
+    expect(cellSpread(cells, 'durationMs')).toEqual({ medianMs: 10, maxMs: 51, above5x: 1 });
+    expect(cellSpread(cells, 'cpuMs')).toEqual({ medianMs: 0, maxMs: 0, above5x: 0 });
   });
 });

@@ -2,6 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   icuWords,
+  holdsNoWords,
   normalizeText,
   SEGMENT_WINDOW_CHARS,
   segmentWindows,
@@ -72,6 +73,44 @@ describe('wordsOfNormalized', async () => {
   });
 });
 
+describe('text without words', () => {
+  const wordLike = (text: string): string[] =>
+    [...new Intl.Segmenter('und', { granularity: 'word' }).segment(text)]
+      .filter((segment) => segment.isWordLike)
+      .map((segment) => segment.segment);
+
+  it('is only what ICU finds no word-like segment in: every character it admits, alone and in emoji sequences', () => {
+    const admitted: string[] = [];
+    for (let code = 0; code <= 0x10ffff; code++) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const char = String.fromCodePoint(code);
+      if (holdsNoWords(char)) admitted.push(char);
+    }
+    expect(admitted.length).toBeGreaterThan(2500);
+    expect(admitted.filter((char) => wordLike(char).length > 0)).toEqual([]);
+    expect(wordLike(admitted.join(''))).toEqual([]);
+    for (const text of ['👍🏽', '👨\u200d👩\u200d👧', '❤\ufe0f', '😀 🎉\n👍🏽']) {
+      expect(holdsNoWords(text)).toBe(true);
+      expect(wordLike(text)).toEqual([]);
+    }
+    for (const text of ['😀a', '1️⃣', '🇫🇷', '_', '😀中']) expect(holdsNoWords(text)).toBe(false);
+  });
+
+  it('in windows of a longer text skips ICU there and keeps the words elsewhere', () => {
+    const text = `${'word '.repeat(1000)}${'😀🎉👍🏽'.repeat(10_000)} tail words`;
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+    try {
+      const words = icuWords(text);
+      const handed = segment.mock.calls.reduce((sum, [input]) => sum + input.length, 0);
+      expect(handed).toBeLessThanOrEqual(5000 + 2 * SEGMENT_WINDOW_CHARS);
+      segment.mockRestore();
+      expect(words).toEqual([...Array.from({ length: 1000 }, () => 'word'), 'tail', 'words']);
+    } finally {
+      segment.mockRestore();
+    }
+  });
+});
+
 describe('icuWords on long texts', () => {
   /** Whole-text Intl.Segmenter words: what the windows must reproduce. */
   const wholeWords = (text: string): string[] =>
@@ -126,7 +165,8 @@ describe('icuWords on long texts', () => {
       for (const text of [unspaced, emoji, `${'word '.repeat(20_000)}`]) icuWords(text);
       const inputs = segment.mock.calls.map(([input]) => input.length);
       expect(Math.max(...inputs)).toBeLessThanOrEqual(SEGMENT_WINDOW_CHARS);
-      expect(inputs.reduce((sum, length) => sum + length, 0)).toBe(45_000 + 80_000 + 100_000);
+      // Emoji alone hold no word: they never reach ICU.
+      expect(inputs.reduce((sum, length) => sum + length, 0)).toBe(45_000 + 100_000);
     } finally {
       segment.mockRestore();
     }

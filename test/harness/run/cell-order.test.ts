@@ -7,7 +7,7 @@ import type * as Runner from '../../../harness/run/runner.js';
 import type * as Builtins from '../../../harness/scenarios/builtins.js';
 import { builtModule } from '../../helpers/built.js';
 
-const { estimatedCost, runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
+const { costliestFirst, estimatedCost, runBenchmark } = await builtModule<typeof Runner>('harness/run/runner.js');
 const { killSpares } = await builtModule<typeof Spares>('harness/process/spares.js');
 const { loadScenarios } = await builtModule<typeof Builtins>('harness/scenarios/builtins.js');
 
@@ -17,6 +17,27 @@ describe('cell order', () => {
     const [plain, crashes] = scenarios;
     expect(plain!.steps.length).toBeGreaterThan(crashes!.steps.length);
     expect(estimatedCost(crashes!)).toBeGreaterThan(estimatedCost(plain!));
+  });
+
+  it('orders by cost, then position, counting each scenario once however many cells share it', async () => {
+    const { scenarios } = await loadScenarios(['recipes-en', 'remember-then-crash']);
+    let reads = 0;
+    // Each scenario is read through a counting view of its steps: one read is one cost counted.
+    const counted = scenarios.map((scenario) => {
+      const view = { ...scenario };
+      Object.defineProperty(view, 'steps', { get: () => (reads++, scenario.steps) });
+      return view;
+    });
+    const plans = Array.from({ length: 40 }, (_, position) => ({ scenario: counted[position % 2]! }));
+    const order = costliestFirst(
+      plans.map((_, position) => position),
+      plans,
+    );
+    expect(order).toEqual([
+      ...plans.flatMap((_, position) => (position % 2 === 1 ? [position] : [])),
+      ...plans.flatMap((_, position) => (position % 2 === 0 ? [position] : [])),
+    ]);
+    expect(reads).toBe(2);
   });
 
   it('the pool runs the costliest first; results.json keeps the plan order', async () => {

@@ -11,6 +11,7 @@ import type * as CellTimeout from '../../../harness/run/cell-timeout.js';
 import type * as Pool from '../../../harness/run/pool.js';
 import type * as Runner from '../../../harness/run/runner.js';
 import type * as TempDirs from '../../../harness/run/temp-dirs.js';
+import type { Scenario } from '../../../harness/scenarios/format.js';
 import { ROOT } from '../../cli/helpers.js';
 import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
@@ -19,7 +20,7 @@ import { withoutTiming } from '../../helpers/same-seed.js';
 const { planRun, runBenchmark, RunInterrupted } = await builtModule<typeof Runner>('harness/run/runner.js');
 const { loadLimitMs, timeoutMessage } = await builtModule<typeof CellTimeout>('harness/run/cell-timeout.js');
 const { errorCells } = await builtModule<typeof Cells>('harness/results/cells.js');
-const { WARM_UP_CELLS, warmUpTasks } = await builtModule<typeof Pool>('harness/run/pool.js');
+const { WARM_UP_CELLS, nextTask, poolStats, warmUpTasks } = await builtModule<typeof Pool>('harness/run/pool.js');
 const { cellDirPrefix } = await builtModule<typeof TempDirs>('harness/run/temp-dirs.js');
 
 /** The temp dirs of the scenario files written, removed after the tests. */
@@ -184,6 +185,33 @@ describe('runBenchmark with worker processes', () => {
     expect(opened).toEqual([...spread, ...plans.map((_, position) => position)]);
     expect(withoutTiming(pooled)).toEqual(withoutTiming(await runBenchmark(options)));
     expect(pooled.cells.every((cell) => cell.status === 'ok' && cell.cpuMs !== undefined && cell.cpuMs > 0)).toBe(true);
+  });
+
+  it('sends a scenario to a worker once for the cells it runs of it, not once per cell; results as in one process', {
+    timeout: 180_000,
+  }, async () => {
+    const options = {
+      scenarios: ['recipes-en', 'recipes-zh', 'preference-corrections'],
+      strategies: ['buffer', 'window', 'bm25', 'summary'],
+      seed: 7,
+    };
+    const before = poolStats.scenariosSent;
+    const pooled = await runBenchmark({ ...options, workers: 2 });
+    const sent = poolStats.scenariosSent - before;
+    // 12 cells of 3 scenarios: each worker is sent a scenario when it starts one, at most once more at the end.
+    expect(pooled.cells).toHaveLength(12);
+    expect(sent).toBeLessThanOrEqual(3 + 2);
+    expect(withoutTiming(pooled)).toEqual(withoutTiming(await runBenchmark({ ...options, workers: 1 })));
+  });
+
+  it('a worker takes a cell of the scenario it holds, else one of a scenario no other worker holds, else the first', () => {
+    const [a, b, c] = [{ name: 'a' }, { name: 'b' }, { name: 'c' }] as unknown as [Scenario, Scenario, Scenario];
+    const pending = [a, a, b, c, b].map((scenario, index) => ({ index, task: { scenario } as never }));
+    expect(nextTask(pending, b, new Set([a]))).toBe(2);
+    expect(nextTask(pending, undefined, new Set([a]))).toBe(2);
+    expect(nextTask(pending, c, new Set())).toBe(3);
+    expect(nextTask(pending, undefined, new Set([a, b, c]))).toBe(0);
+    expect(nextTask([], a, new Set())).toBe(-1);
   });
 
   it('warms up only runs of ten times its cells per worker, and never with a live model or embedder', () => {

@@ -2,13 +2,20 @@
  * The jieba segmenter's terms, against the rule it documents spelled out here: Han runs cut by
  * jieba's search mode, the text between them cut at word boundaries, and a term kept when it is
  * word-like and a content word (or a lone digit). Its fast path for Han terms must give the same
- * terms, stop words and the Han script's non-letters included.
+ * terms, stop words and the Han script's non-letters included. A Han run longer than
+ * HAN_PIECE_CHARS reaches jieba in pieces; ordinary text has no such run.
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../../harness/core/random.js';
 import { isContentWord, normalizeText, wordsOfNormalized } from '../../../harness/core/text.js';
-import { segmenterFor } from '../../../strategies/shared/segmenters.js';
+import {
+  HAN_PIECE_CHARS,
+  hanPieces,
+  jiebaCalls,
+  joinedSegmenterFor,
+  segmenterFor,
+} from '../../../strategies/shared/segmenters.js';
 
 const require = createRequire(import.meta.url);
 const { Jieba } = require('@node-rs/jieba') as {
@@ -26,7 +33,9 @@ function expected(text: string): string[] {
   let from = 0;
   for (const run of normalized.matchAll(/\p{Script=Han}+/gu)) {
     out.push(...wordsOfNormalized(normalized.slice(from, run.index)).filter(keepRule));
-    out.push(...jieba.cutForSearch(run[0], true).filter(keepRule));
+    // A run longer than HAN_PIECE_CHARS goes to jieba in consecutive pieces of that length (no surrogate pair here).
+    for (let at = 0; at < run[0].length; at += HAN_PIECE_CHARS)
+      out.push(...jieba.cutForSearch(run[0].slice(at, at + HAN_PIECE_CHARS), true).filter(keepRule));
     from = run.index + run[0].length;
   }
   return [...out, ...wordsOfNormalized(normalized.slice(from)).filter(keepRule)];
@@ -51,5 +60,42 @@ describe('jieba terms', () => {
     const terms = segmenterFor('jieba')(text);
     expect(terms).toEqual(expected(text));
     expect(terms).not.toContain('的');
+  });
+});
+
+describe('long Han runs', () => {
+  const unspaced = (seed: number, chars: number): string => {
+    const next = seededRandom(seed);
+    return Array.from({ length: chars }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 3000))).join('');
+  };
+
+  it('reach jieba in pieces of at most HAN_PIECE_CHARS, and give the rule’s terms', () => {
+    const text = unspaced(4, 100_000);
+    const before = { ...jiebaCalls };
+    jiebaCalls.longestChars = 0;
+    const terms = segmenterFor('jieba')(text);
+    expect(jiebaCalls.calls - before.calls).toBe(Math.ceil(100_000 / HAN_PIECE_CHARS));
+    expect(jiebaCalls.longestChars).toBe(HAN_PIECE_CHARS);
+    expect(terms).toEqual(expected(text));
+  });
+
+  it('are never cut between the halves of a surrogate pair', () => {
+    // One BMP character, then characters of CJK Extension B (two UTF-16 units each): a cut every HAN_PIECE_CHARS units falls inside a pair.
+    const run = `中${'𠀀𠀁𠀂'.repeat(HAN_PIECE_CHARS)}`;
+    const pieces = hanPieces(run);
+    expect(pieces.join('')).toBe(run);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const piece of pieces) {
+      expect(piece.length).toBeLessThanOrEqual(HAN_PIECE_CHARS);
+      expect(piece).not.toMatch(/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/u);
+    }
+  });
+
+  it('are joined by single spaces for the index, a piece with no kept term leaving no gap', () => {
+    for (const text of ['kayak 的 7', '的了', `${unspaced(5, 3000)}，的，Tacoma 公园`, chinese(6, 5000)]) {
+      const joined = joinedSegmenterFor('jieba')(text);
+      expect(joined).toBe(segmenterFor('jieba')(text).join(' '));
+      expect(joined).toBe(expected(text).join(' '));
+    }
   });
 });

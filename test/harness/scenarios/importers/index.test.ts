@@ -10,7 +10,10 @@ import {
   importDataset,
   ImportLog,
   parseDatasetArg,
+  yamlBytes,
 } from '../../../../harness/scenarios/importers/index.js';
+import { MAX_SCENARIO_BYTES } from '../../../../harness/scenarios/load.js';
+import type { ScenarioDocument } from '../../../../harness/scenarios/importers/shared.js';
 import { JsonNumberText, readJsonList } from '../../../../harness/scenarios/importers/json-stream.js';
 import { MembenchError } from '../../../../harness/core/errors.js';
 import { tempDirSync } from '../../../helpers/temp-dir.js';
@@ -203,4 +206,26 @@ test('formatImportReport groups issues by kind with at most three examples each'
     '  question-missing (1):',
     '    c qa[5]: no question',
   ]);
+});
+
+describe('yamlBytes (the size check of an imported scenario)', () => {
+  const documentOf = (text: string): ScenarioDocument =>
+    ({ name: 'size', steps: [{ user: text, assistant: 'ok' }] }) as unknown as ScenarioDocument;
+
+  test('a document far under the limit is not written as YAML, and its bound is not under its JSON bytes', () => {
+    let written = 0;
+    const document = documentOf('plain words and 中文 '.repeat(2000));
+    const bytes = yamlBytes(document, () => (written++, ''));
+    expect(written).toBe(0);
+    expect(bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(document)));
+  });
+
+  test('text of 3-byte characters whose UTF-16 length is under half the limit but whose bytes are over it is measured as YAML', () => {
+    // Under half the limit in UTF-16 units, over the whole limit in UTF-8 bytes (3 per Han character).
+    const document = documentOf('中'.repeat(MAX_SCENARIO_BYTES / 2 - 1000));
+    let written = 0;
+    const yaml = 'x'.repeat(MAX_SCENARIO_BYTES + 1);
+    expect(yamlBytes(document, () => (written++, yaml))).toBe(MAX_SCENARIO_BYTES + 1);
+    expect(written).toBe(1);
+  });
 });
