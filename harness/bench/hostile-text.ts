@@ -14,6 +14,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { median } from '../core/calibration.js';
 import { seededRandom } from '../core/random.js';
 import { runBenchmark } from '../run/runner.js';
 import { syntheticLongMemEval } from './synthetic-longmemeval.js';
@@ -72,11 +73,6 @@ export interface HostileTextResult {
   cpuRatio: number;
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-};
-
 /** Writes the file and times its cells. */
 export async function benchHostileText(
   options: { onProgress?: (line: string) => void } = {},
@@ -132,8 +128,8 @@ export async function benchHostileText(
       cellCpuMs: Math.max(...cpu),
     }));
     const plain = byKind.get(PLAIN) ?? { wall: [], cpu: [] };
-    const medianCellMs = median(plain.wall);
-    const medianCellCpuMs = median(plain.cpu);
+    const medianCellMs = plain.wall.length ? median(plain.wall) : 0;
+    const medianCellCpuMs = plain.cpu.length ? median(plain.cpu) : 0;
     const worst = rows.reduce((a, b) => (b.cellMs > a.cellMs ? b : a));
     const worstCpu = Math.max(...rows.map((row) => row.cellCpuMs));
     return {
