@@ -28,4 +28,26 @@ describe('cell-times.mjs', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("also sums each scenario's cells, so a question whose first cell did the shared work is not taken for a slow one", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-cell-times-'));
+    try {
+      // Three questions whose first cell segments for the others (40 + 10s), one pathological (4 x 100).
+      const costs = { q1: [40, 10, 10, 10], q2: [40, 10, 10, 10], q3: [40, 10, 10, 10], q4: [100, 100, 100, 100] };
+      const cells = Object.entries(costs).flatMap(([scenario, times]) =>
+        times.map((durationMs, index) => ({ id: `${scenario}/${index}`, scenario, durationMs })),
+      );
+      await writeFile(path.join(dir, 'results.json'), JSON.stringify({ cells }));
+      const lines = execFileSync(process.execPath, [SCRIPT, dir, '1'], { encoding: 'utf8' }).trim().split('\n');
+      expect(lines).toEqual([
+        'durationMs: 16 cells, median 10.0 ms, max 100.0 ms (10.0x), 4 above 5x the median',
+        '  100.0 ms (10.0x)  q4/0',
+        'durationMs by scenario: 4 scenarios, median 70.0 ms, max 400.0 ms (5.7x), 1 above 5x the median',
+        '  400.0 ms (5.7x)  q4',
+        'cpuMs: no cell records it',
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
