@@ -51,6 +51,12 @@ function termsMemo(tokenizer: LexicalTokenizer): (text: string) => string {
   return memo;
 }
 
+/** Ranked documents' own in-memory index, and the text each one was indexed with. */
+interface DocumentIndex {
+  index: LexicalIndex;
+  texts: Map<number, string>;
+}
+
 /** Ranks exchanges by FTS5's bm25() over the terms of the query. */
 export class LexicalRetriever implements ExchangeRetriever {
   readonly needs = { vectors: false, terms: true };
@@ -60,7 +66,7 @@ export class LexicalRetriever implements ExchangeRetriever {
   /** Keys in the in-memory index (undefined when the file's index is searched). */
   private inMemory: Set<number> | undefined;
   /** Ranked documents (`unit: 'session'`): their own in-memory index, and the text each one was indexed with. */
-  private documents: { index: LexicalIndex; texts: Map<number, string> } | undefined;
+  private documents: DocumentIndex | undefined;
   /**
    * The index terms of a text, joined by spaces: an exchange is segmented once, when it is saved,
    * and a session's document reuses its exchanges' terms (segmenting a text by its lines gives the
@@ -120,7 +126,14 @@ export class LexicalRetriever implements ExchangeRetriever {
     const index = this.index!;
     const unindexed = this.unindexed;
     this.unindexed = [];
-    if (unindexed.length > 0) index.batch(() => unindexed.forEach(([key, terms]) => index.add(key, terms)));
+    if (unindexed.length === 0) return;
+    try {
+      index.batch(() => unindexed.forEach(([key, terms]) => index.add(key, terms)));
+    } catch (error) {
+      // The transaction rolled back: every one of them is unindexed still.
+      this.unindexed = [...unindexed, ...this.unindexed];
+      throw error;
+    }
   }
 
   settle(heldKey: number, id: number | undefined): void {
@@ -155,22 +168,32 @@ export class LexicalRetriever implements ExchangeRetriever {
 
   async rankDocuments(query: string, documents: readonly RankedDocument[], n: number): Promise<RankedKey[]> {
     const own = (this.documents ??= { index: LexicalIndex.inMemory(), texts: new Map() });
-    const wanted = new Set(documents.map(({ key }) => key));
-    own.index.batch(() => {
-      for (const key of own.texts.keys()) {
-        if (wanted.has(key)) continue;
-        own.index.remove(key);
-        own.texts.delete(key);
-      }
-      for (const { key, text, parts } of documents) {
-        // An unchanged document is the same string: compared by identity, not read.
-        if (own.texts.get(key) === text) continue;
-        if (own.texts.has(key)) own.index.remove(key);
-        own.index.add(key, parts ? parts.map(this.termsOf).join(' ') : this.termsOf(text));
-        own.texts.set(key, text);
-      }
-    });
+    try {
+      own.index.batch(() => this.syncDocuments(own, documents));
+    } catch (error) {
+      // The transaction rolled back, and `texts` no longer says what the index holds: start over next time.
+      own.index.close();
+      this.documents = undefined;
+      throw error;
+    }
     return own.index.search(this.segment(query), n);
+  }
+
+  /** Makes the documents' index hold exactly `documents` (inside a transaction). */
+  private syncDocuments(own: DocumentIndex, documents: readonly RankedDocument[]): void {
+    const wanted = new Set(documents.map(({ key }) => key));
+    for (const key of own.texts.keys()) {
+      if (wanted.has(key)) continue;
+      own.index.remove(key);
+      own.texts.delete(key);
+    }
+    for (const { key, text, parts } of documents) {
+      // An unchanged document is the same string: compared by identity, not read.
+      if (own.texts.get(key) === text) continue;
+      if (own.texts.has(key)) own.index.remove(key);
+      own.index.add(key, parts ? parts.map(this.termsOf).join(' ') : this.termsOf(text));
+      own.texts.set(key, text);
+    }
   }
 
   flush(): void {

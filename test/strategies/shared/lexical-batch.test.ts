@@ -74,4 +74,53 @@ describe('in-memory lexical index', () => {
     alone.close();
     retriever.close();
   });
+
+  it('forgets the documents of an update that failed and rolled back: the next ranking indexes them again', async () => {
+    const documents = TEXTS.map((text, index) => ({ key: index + 1, text }));
+    const retriever = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
+    const add = LexicalIndex.prototype.add;
+    vi.spyOn(LexicalIndex.prototype, 'add').mockImplementation(function (this: LexicalIndex, key, terms) {
+      if (key === 30) throw new Error('disk full');
+      add.call(this, key, terms);
+    });
+    await expect(retriever.rankDocuments('番茄 savings', documents, 10)).rejects.toThrow('disk full');
+    vi.restoreAllMocks();
+    const fresh = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
+    expect(await retriever.rankDocuments('番茄 savings', documents, 10)).toEqual(
+      await fresh.rankDocuments('番茄 savings', documents, 10),
+    );
+    fresh.close();
+    retriever.close();
+  });
+
+  it('keeps the exchanges of an indexing that failed and rolled back unindexed: the next ranking indexes them', async () => {
+    const keys = TEXTS.map((_, index) => index + 1);
+    const request = {
+      query: '番茄',
+      n: 3,
+      turn: 41,
+      below: Infinity,
+      keys,
+      searchable: keys.length,
+      turnOf: (key: number) => key,
+    };
+    const opened = async (name: string) => {
+      const retriever = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
+      retriever.open(new ExchangeStore(dir, 'none', { file: name, vectors: false, terms: true }));
+      (await retriever.features(TEXTS)).forEach((feature, index) => retriever.add(index + 1, feature));
+      return retriever;
+    };
+    const retriever = await opened('store.sqlite');
+    const add = LexicalIndex.prototype.add;
+    vi.spyOn(LexicalIndex.prototype, 'add').mockImplementation(function (this: LexicalIndex, key, terms) {
+      if (key === 30) throw new Error('disk full');
+      add.call(this, key, terms);
+    });
+    await expect(retriever.rank(request)).rejects.toThrow('disk full');
+    vi.restoreAllMocks();
+    const fresh = await opened('fresh.sqlite');
+    expect(await retriever.rank(request)).toEqual(await fresh.rank(request));
+    fresh.close();
+    retriever.close();
+  });
 });
