@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { LexicalIndex } from '../../strategies/stores/lexical-index.js';
 import { descendingOrder, okapiDocument, okapiScores, paperTokens } from '../../strategies/shared/okapi-paper.js';
 import { segmenterFor } from '../../strategies/shared/segmenters.js';
+import { median } from '../core/calibration.js';
 import { runBenchmark } from '../run/runner.js';
 import { poolStats } from '../run/pool.js';
 import type { CellResult } from '../results/schema.js';
@@ -61,11 +62,13 @@ export interface CellSpread {
 
 /** The spread of `cells` in `field` (cells that lack it are left out). */
 export function cellSpread(cells: readonly CellResult[], field: 'durationMs' | 'cpuMs'): CellSpread {
-  const values = cells.flatMap((cell) => (typeof cell[field] === 'number' ? [cell[field]] : [])).sort((a, b) => a - b);
-  const middle = values.length >> 1;
-  const medianMs =
-    values.length === 0 ? 0 : values.length % 2 ? values[middle]! : (values[middle - 1]! + values[middle]!) / 2;
-  return { medianMs, maxMs: values.at(-1) ?? 0, above5x: values.filter((value) => value > 5 * medianMs).length };
+  const values = cells.flatMap((cell) => (typeof cell[field] === 'number' ? [cell[field]] : []));
+  const medianMs = values.length === 0 ? 0 : median(values);
+  return {
+    medianMs,
+    maxMs: values.reduce((max, value) => Math.max(max, value), 0),
+    above5x: values.filter((value) => value > 5 * medianMs).length,
+  };
 }
 
 /** Pool workers of the bench's pooled run: two, the cores of the machine the targets were set on. */
@@ -135,12 +138,12 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
     });
     const wallMs = performance.now() - started;
     const runCpu = cpuMs(since);
-    const durations = result.cells.map((cell) => cell.durationMs).sort((a, b) => a - b);
+    const cells = cellSpread(result.cells, 'durationMs');
     const run = {
       cpuMsPerQuestion: runCpu / count,
       wallMsPerQuestion: wallMs / count,
-      medianCellMs: durations[durations.length >> 1] ?? 0,
-      maxCellMs: durations.at(-1) ?? 0,
+      medianCellMs: cells.medianMs,
+      maxCellMs: cells.maxMs,
     };
     const floor = { cpuMsPerQuestion: floorCpu / count };
     const sentBefore = poolStats.scenariosSent;

@@ -116,14 +116,15 @@ export function segmentWindows(text: string): number[] {
 }
 
 /**
- * NO_WORDS: text with no word in it by ICU's rules: pictographs (emoji), their modifiers, joiners and
- * variation selector, and white space, none of them a letter or a digit. ICU calls none of their
- * segments word-like (a test checks every such character), and cutting 100,000 characters of emoji
- * into segments only to drop them all cost more than the rest of a message's indexing.
+ * A character that may belong to a word by ICU's rules: anything but pictographs (emoji), their
+ * modifiers, joiners, the variation selector and white space, or any letter, digit or alphabetic
+ * symbol among them. ICU calls no segment of the other characters word-like (a test checks every
+ * one), and cutting 100,000 characters of emoji into segments only to drop them all cost more than
+ * the rest of a message's indexing.
  */
 const MAY_BE_WORD = /[\p{L}\p{N}\p{Alphabetic}]|[^\p{Extended_Pictographic}\p{Emoji_Modifier}\u200d\ufe0f\s]/u;
 
-/** Whether `text` holds none of the characters a word-like segment can have (NO_WORDS above: one scan, no backtracking). */
+/** Whether `text` holds none of the characters a word-like segment can have (MAY_BE_WORD: one scan, no backtracking). */
 export function holdsNoWords(text: string): boolean {
   return !MAY_BE_WORD.test(text);
 }

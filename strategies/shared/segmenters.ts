@@ -157,9 +157,14 @@ export function segmenterFor(tokenizer: LexicalTokenizer): Segmenter {
   return SEGMENTERS[tokenizer];
 }
 
+/** Each segmenter's terms joined by spaces, what an index stores (jieba's built piece by piece: jiebaJoined). */
+const JOINED: Record<LexicalTokenizer, (text: string) => string> = {
+  jieba: jiebaJoined,
+  bigram: (text) => bigramTerms(text).join(' '),
+  intl: (text) => intlTerms(text).join(' '),
+};
+
 /** The segmenter a `tokenizer` knob names, its terms joined by spaces: what an index stores. */
 export function joinedSegmenterFor(tokenizer: LexicalTokenizer): (text: string) => string {
-  if (tokenizer === 'jieba') return jiebaJoined;
-  const segment = SEGMENTERS[tokenizer];
-  return (text) => segment(text).join(' ');
+  return JOINED[tokenizer];
 }

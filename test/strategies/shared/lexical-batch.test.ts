@@ -24,103 +24,100 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Each LexicalIndex.add: `before` sees it first (it may throw), then the row is added. */
+function onAdd(before: (index: LexicalIndex, key: number) => void): void {
+  const add = LexicalIndex.prototype.add;
+  vi.spyOn(LexicalIndex.prototype, 'add').mockImplementation(function (this: LexicalIndex, key, terms) {
+    before(this, key);
+    add.call(this, key, terms);
+  });
+}
+
 /** Whether each LexicalIndex.add ran inside a transaction, in call order. */
 function watchAdds(): boolean[] {
   const inside: boolean[] = [];
-  const add = LexicalIndex.prototype.add;
-  vi.spyOn(LexicalIndex.prototype, 'add').mockImplementation(function (this: LexicalIndex, key, terms) {
-    inside.push(this.inTransaction);
-    add.call(this, key, terms);
-  });
+  onAdd((index) => inside.push(index.inTransaction));
   return inside;
+}
+
+/** Makes the add of row `failing` throw, as a full disk would. */
+function failAdd(failing: number): void {
+  onAdd((_, key) => {
+    if (key === failing) throw new Error('disk full');
+  });
+}
+
+const KEYS = TEXTS.map((_, index) => index + 1);
+/** A ranking at turn 41 over every exchange, no recency. */
+const REQUEST = {
+  query: '番茄',
+  n: 3,
+  turn: 41,
+  below: Infinity,
+  keys: KEYS,
+  searchable: KEYS.length,
+  turnOf: (key: number) => key,
+};
+const DOCUMENTS = TEXTS.map((text, index) => ({ key: index + 1, text }));
+
+const retriever = () => new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
+
+/** A retriever over an in-memory (mode `none`) store in `file` holding every text as an exchange. */
+async function withExchanges(file: string): Promise<LexicalRetriever> {
+  const opened = retriever();
+  opened.open(new ExchangeStore(dir, 'none', { file, vectors: false, terms: true }));
+  (await opened.features(TEXTS)).forEach((feature, index) => opened.add(index + 1, feature));
+  return opened;
 }
 
 describe('in-memory lexical index', () => {
   it('indexes the exchanges a ranking finds unindexed in one transaction', async () => {
-    const retriever = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
-    retriever.open(new ExchangeStore(dir, 'none', { file: 'store.sqlite', vectors: false, terms: true }));
-    const features = await retriever.features(TEXTS);
-    features.forEach((feature, index) => retriever.add(index + 1, feature));
+    const opened = await withExchanges('store.sqlite');
     const inside = watchAdds();
-    const keys = TEXTS.map((_, index) => index + 1);
-    const ranked = await retriever.rank({
-      query: '番茄',
-      n: 3,
-      turn: 41,
-      below: Infinity,
-      keys,
-      searchable: keys.length,
-      turnOf: (key) => key,
-    });
+    const ranked = await opened.rank(REQUEST);
     expect(inside).toEqual(TEXTS.map(() => true));
     expect(ranked.map(({ key }) => key)).toEqual([37, 33, 29]);
-    retriever.close();
+    opened.close();
   });
 
   it('indexes session documents in one transaction, and ranks them as row-by-row commits do', async () => {
-    const documents = TEXTS.map((text, index) => ({ key: index + 1, text }));
-    const retriever = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
+    const ranking = retriever();
     const inside = watchAdds();
-    const ranked = await retriever.rankDocuments('番茄 savings', documents, 10);
+    const ranked = await ranking.rankDocuments('番茄 savings', DOCUMENTS, 10);
     expect(inside).toEqual(TEXTS.map(() => true));
     vi.restoreAllMocks();
 
     const alone = LexicalIndex.inMemory();
-    const [features] = await Promise.all([retriever.features(TEXTS)]);
+    const features = await ranking.features(TEXTS);
     features.forEach((feature, index) => alone.add(index + 1, feature.terms ?? ''));
     expect(alone.inTransaction).toBe(false);
-    const query = (await retriever.features(['番茄 savings']))[0]!.terms!.split(' ');
+    const query = (await ranking.features(['番茄 savings']))[0]!.terms!.split(' ');
     expect(ranked).toEqual(alone.search(query, 10));
     alone.close();
-    retriever.close();
+    ranking.close();
   });
 
   it('forgets the documents of an update that failed and rolled back: the next ranking indexes them again', async () => {
-    const documents = TEXTS.map((text, index) => ({ key: index + 1, text }));
-    const retriever = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
-    const add = LexicalIndex.prototype.add;
-    vi.spyOn(LexicalIndex.prototype, 'add').mockImplementation(function (this: LexicalIndex, key, terms) {
-      if (key === 30) throw new Error('disk full');
-      add.call(this, key, terms);
-    });
-    await expect(retriever.rankDocuments('番茄 savings', documents, 10)).rejects.toThrow('disk full');
+    const ranking = retriever();
+    failAdd(30);
+    await expect(ranking.rankDocuments('番茄 savings', DOCUMENTS, 10)).rejects.toThrow('disk full');
     vi.restoreAllMocks();
-    const fresh = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
-    expect(await retriever.rankDocuments('番茄 savings', documents, 10)).toEqual(
-      await fresh.rankDocuments('番茄 savings', documents, 10),
+    const fresh = retriever();
+    expect(await ranking.rankDocuments('番茄 savings', DOCUMENTS, 10)).toEqual(
+      await fresh.rankDocuments('番茄 savings', DOCUMENTS, 10),
     );
     fresh.close();
-    retriever.close();
+    ranking.close();
   });
 
   it('keeps the exchanges of an indexing that failed and rolled back unindexed: the next ranking indexes them', async () => {
-    const keys = TEXTS.map((_, index) => index + 1);
-    const request = {
-      query: '番茄',
-      n: 3,
-      turn: 41,
-      below: Infinity,
-      keys,
-      searchable: keys.length,
-      turnOf: (key: number) => key,
-    };
-    const opened = async (name: string) => {
-      const retriever = new LexicalRetriever({ tokenizer: 'jieba', recencyWeight: 0, halfLife: 20 });
-      retriever.open(new ExchangeStore(dir, 'none', { file: name, vectors: false, terms: true }));
-      (await retriever.features(TEXTS)).forEach((feature, index) => retriever.add(index + 1, feature));
-      return retriever;
-    };
-    const retriever = await opened('store.sqlite');
-    const add = LexicalIndex.prototype.add;
-    vi.spyOn(LexicalIndex.prototype, 'add').mockImplementation(function (this: LexicalIndex, key, terms) {
-      if (key === 30) throw new Error('disk full');
-      add.call(this, key, terms);
-    });
-    await expect(retriever.rank(request)).rejects.toThrow('disk full');
+    const opened = await withExchanges('store.sqlite');
+    failAdd(30);
+    await expect(opened.rank(REQUEST)).rejects.toThrow('disk full');
     vi.restoreAllMocks();
-    const fresh = await opened('fresh.sqlite');
-    expect(await retriever.rank(request)).toEqual(await fresh.rank(request));
+    const fresh = await withExchanges('fresh.sqlite');
+    expect(await opened.rank(REQUEST)).toEqual(await fresh.rank(REQUEST));
     fresh.close();
-    retriever.close();
+    opened.close();
   });
 });
