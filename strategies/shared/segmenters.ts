@@ -160,8 +160,8 @@ export function segmenterFor(tokenizer: LexicalTokenizer): Segmenter {
 /** Each segmenter's terms joined by spaces, what an index stores (jieba's built piece by piece: jiebaJoined). */
 const JOINED: Record<LexicalTokenizer, (text: string) => string> = {
   jieba: jiebaJoined,
-  bigram: (text) => bigramTerms(text).join(' '),
-  intl: (text) => intlTerms(text).join(' '),
+  bigram: (text) => SEGMENTERS.bigram(text).join(' '),
+  intl: (text) => SEGMENTERS.intl(text).join(' '),
 };
 
 /** The segmenter a `tokenizer` knob names, its terms joined by spaces: what an index stores. */

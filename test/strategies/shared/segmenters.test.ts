@@ -14,6 +14,7 @@ import {
   hanPieces,
   jiebaCalls,
   joinedSegmenterFor,
+  LEXICAL_TOKENIZERS,
   segmenterFor,
 } from '../../../strategies/shared/segmenters.js';
 
@@ -97,5 +98,11 @@ describe('long Han runs', () => {
       expect(joined).toBe(segmenterFor('jieba')(text).join(' '));
       expect(joined).toBe(expected(text).join(' '));
     }
+  });
+
+  it("of every tokenizer are its segmenter's terms joined by single spaces", () => {
+    const text = `kayak 的 7 ${unspaced(5, 300)}，Tacoma 公园 savings`;
+    for (const tokenizer of LEXICAL_TOKENIZERS)
+      expect(joinedSegmenterFor(tokenizer)(text)).toBe(segmenterFor(tokenizer)(text).join(' '));
   });
 });
