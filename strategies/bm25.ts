@@ -20,7 +20,7 @@ import { ExchangeMemory } from './shared/exchange-memory.js';
 import { LexicalRetriever } from './shared/lexical-retriever.js';
 import { retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
 import { OkapiPaperRetriever } from './shared/okapi-paper.js';
-import { preloadJieba } from './shared/segmenters.js';
+import { jiebaCutsOf, preloadJieba } from './shared/segmenters.js';
 import { defineStrategy } from './types.js';
 
 /** Which BM25 ranks: `fts5`, SQLite FTS5's bm25() over segmented, stemmed terms; `okapi-paper`, the LongMemEval paper's BM25Okapi over space-split text. */
@@ -44,6 +44,7 @@ export const bm25 = defineStrategy({
   keepsVerbatim: true,
   crashPoints: ['mid_memory_write'],
   preload: preloadJieba,
+  preloadShared: jiebaCutsOf,
   create: (context, options) =>
     new ExchangeMemory(
       context,

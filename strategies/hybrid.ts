@@ -17,7 +17,7 @@ import {
 } from './shared/exchange-memory.js';
 import type { ExchangeFeatures, ExchangeStore, StoreIdentity } from './stores/exchange-store.js';
 import { LexicalRetriever } from './shared/lexical-retriever.js';
-import { preloadJieba } from './shared/segmenters.js';
+import { jiebaCutsOf, preloadJieba } from './shared/segmenters.js';
 import { loadHnswlib } from './stores/vector-index.js';
 import { VectorRetriever } from './shared/vector-retriever.js';
 import { embeddingKnobs, retrievalKnobs, tokenizerKnob } from './shared/knobs.js';
@@ -137,6 +137,7 @@ export const hybrid = defineStrategy({
     loadHnswlib();
     preloadJieba(hint);
   },
+  preloadShared: jiebaCutsOf,
   create: (context, options) =>
     new ExchangeMemory(
       context,

@@ -227,6 +227,14 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
    * loads only what that text will need.
    */
   preload?(hint: PreloadHint): void;
+  /**
+   * What `preload` can be handed beyond `cjk`, computed once per cell in the process that runs it
+   * from the texts its agent processes will be given (user and assistant messages, memories, probe
+   * questions; never expected answers): the lexical strategies cut the Chinese in them with jieba
+   * there, so an agent process whose Chinese is all among them never loads the dictionary itself.
+   * Only for cells whose scenario has CJK text.
+   */
+  preloadShared?(texts: readonly string[]): Partial<PreloadHint>;
   create(context: StrategyContext, options: z.output<Options>): MemoryStrategy;
 }
 
@@ -234,7 +242,12 @@ export interface StrategyDefinition<Options extends z.ZodType = z.ZodType> {
 export interface PreloadHint {
   /** The scenario has CJK text (a Chinese segmenter's dictionary will be needed). */
   cjk: boolean;
+  /** Han text already cut by jieba where the cell runs (the definition's `preloadShared`). */
+  jiebaCuts?: readonly JiebaCut[];
 }
+
+/** A piece of Han text and jieba's search-mode terms for it (strategies/shared/segmenters.ts). */
+export type JiebaCut = readonly [piece: string, terms: readonly string[]];
 
 /** The traits results.json records for a definition (absent when it declares no kind). */
 export function traitsOf(definition: StrategyDefinition): StrategyTraits | undefined {

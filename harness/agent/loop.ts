@@ -9,10 +9,11 @@ import type { ChatModel } from '../models/types.js';
 import { answerPrompt, replyPrompt } from '../core/prompts.js';
 import { chosenAnswer } from '../results/scoring.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
-import { datedText, hasCjk, withoutLeadingNote } from '../core/text.js';
+import { datedText, withoutLeadingNote } from '../core/text.js';
 import type { TokenCounter } from '../core/tokens.js';
 import type { CrashPoint, ProbeStep, RememberStep, Step } from '../scenarios/format.js';
 import { isMembenchError } from '../core/errors.js';
+import { forgetExchange, rememberExchange } from './agent-texts.js';
 import { Journal } from './journal.js';
 import type { Ledger } from './ledger.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
@@ -377,15 +378,8 @@ export class AgentSession {
         return;
       }
     } else {
-      const zh = hasCjk(content);
-      const ack = zh ? '好的，我记住了。' : "OK, I'll remember that.";
-      await this.exchange(
-        index,
-        'remember',
-        new HumanMessage(zh ? `请记住：${content}` : `Please remember: ${content}`),
-        ack,
-        stepId,
-      );
+      const { user, ack } = rememberExchange(content);
+      await this.exchange(index, 'remember', new HumanMessage(user), ack, stepId);
     }
     // The acknowledgement: given only once save()/remember() resolved, i.e. durable per the mode.
     await this.deps.onAck?.({
@@ -404,15 +398,8 @@ export class AgentSession {
       this.turns.push({ step: index, turn: this.turn, kind: 'forget', contextTokens: null, loadMs: null, saveMs });
       return;
     }
-    const zh = hasCjk(target);
-    const ack = zh ? '好的，已经忘掉了。' : 'OK, forgotten.';
-    return this.exchange(
-      index,
-      'forget',
-      new HumanMessage(zh ? `请忘掉：${target}` : `Please forget: ${target}`),
-      ack,
-      stepId,
-    );
+    const { user, ack } = forgetExchange(target);
+    return this.exchange(index, 'forget', new HumanMessage(user), ack, stepId);
   }
 
   /**

@@ -42,6 +42,8 @@ export interface ProcessCellOptions {
   fuzzKills?: number;
   /** The strategy's own crash points (its definition's `crashPoints`), for the fuzzer. */
   strategyCrashPoints?: readonly CrashPoint[];
+  /** What the strategy prepared for its processes' `preload` from the scenario's texts (its definition's `preloadShared`). */
+  preloadShared?: Partial<PreloadHint>;
   /** Told as each scenario step starts (a cell that hangs is reported with its step). */
   onStep?: (index: number, step: Step) => void;
   /** Told as a replayed dataset's batch of saved turns (steps `first`…`last`) starts, instead of each step. */
@@ -113,12 +115,17 @@ class ProcessCellRun {
   }
 
   private hintAt(index: number): { strategy: string; hint: PreloadHint } {
-    return { strategy: this.cell.strategy, hint: { cjk: this.cjkAt[index]! } };
+    return { strategy: this.cell.strategy, hint: this.cjkAt[index] ? this.cjkHint() : { cjk: false } };
+  }
+
+  /** The hint of a step with CJK text: with the cuts the strategy prepared for it, if any. */
+  private cjkHint(): PreloadHint {
+    return { ...this.options.preloadShared, cjk: true };
   }
 
   private async prepareFor(agent: AgentProcess, index: number): Promise<void> {
     if (this.cjkAt[index])
-      await timedPhase(this.phases, 'openMs', () => agent.prepare(this.cell.strategy, { cjk: true }));
+      await timedPhase(this.phases, 'openMs', () => agent.prepare(this.cell.strategy, this.cjkHint()));
   }
 
   private violate(id: InvariantId, count: number, detail: string): void {
@@ -447,7 +454,7 @@ class ProcessCellRun {
       const worker = await this.startProcess(this.turnAt[index]!, `${this.cell.sessionId}-c${index}-${sessionIndex}`);
       agents.push(worker);
       if (hasCjkIn(sessionSteps))
-        await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, { cjk: true }));
+        await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, this.cjkHint()));
     }
     // Replies are kept per session and recorded in session order once all are done, so the
     // records come out in one canonical order whatever the interleaving was.

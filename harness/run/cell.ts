@@ -17,6 +17,7 @@ import { createEmbedder, createModel, ResponseCache, type ChatModel, type Embedd
 import type { StrategySetting } from './params.js';
 import { emptyPhases, type CellResult, type ErrorCell } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
+import { agentTexts } from '../agent/agent-texts.js';
 import { cellPaths } from '../process/protocol.js';
 import { batchEnd, openCellSession, replayRun } from '../process/cell-session.js';
 import { cellDirPrefix } from './temp-dirs.js';
@@ -214,6 +215,9 @@ async function runInProcesses(
     scenario: plan.scenario,
     fuzzKills: providers.crashFuzz,
     strategyCrashPoints: plan.definition.crashPoints,
+    ...(plan.definition.preloadShared && hasCjkIn(plan.scenario.steps)
+      ? { preloadShared: plan.definition.preloadShared(agentTexts(plan.scenario.steps)) }
+      : {}),
     cell: {
       cellId: plan.id,
       strategy: plan.strategy.source,

@@ -10,7 +10,9 @@
  *   between them (Latin, digits, kana, Hangul) cut at Unicode word boundaries like `intl`. A run
  *   longer than HAN_PIECE_CHARS is segmented in pieces of that length. The
  *   dictionary is loaded once per process, on the first Han character: about 0.2 s of CPU that an
- *   English-only store never pays (a crash cell starts a process per crash).
+ *   English-only store never pays; a crash cell's agent processes (one per crash) are handed
+ *   jieba's cuts of the scenario's text instead (`jiebaCutsOf`, `preloadJieba`) and load it only
+ *   for a piece outside them.
  * - `bigram`: overlapping CJK character bigrams (no dictionary at all) plus Intl.Segmenter words
  *   for other scripts.
  * - `intl`: Intl.Segmenter words for every script (ICU's dictionary), as the rest of membench
@@ -27,7 +29,7 @@ import {
   words,
   wordsOfNormalized,
 } from '../../harness/core/text.js';
-import type { PreloadHint } from '../types.js';
+import type { JiebaCut, PreloadHint } from '../types.js';
 
 /** The `tokenizer` knob's values. */
 export const LEXICAL_TOKENIZERS = ['jieba', 'bigram', 'intl'] as const;
@@ -59,11 +61,43 @@ function loadJieba(): JiebaInstance {
 }
 
 /**
- * Loads jieba and its dictionary now (once) when the cell has Chinese text: the lexical
- * strategies' `preload`, so a spare waiting for a crash has it ready.
+ * Han pieces cut elsewhere, handed over in a preload hint (jiebaCutsOf in the process that runs
+ * the cell): a piece found here is not cut again, so a process whose Chinese is all here never
+ * loads the dictionary. Only handed-over pieces are kept (a long replay's own cuts are not).
+ */
+const handedCuts = new Map<string, readonly string[]>();
+
+/**
+ * Readies jieba for the cell's Chinese text: the lexical strategies' `preload`, so a spare waiting
+ * for a crash has it ready. Given the cell's cuts (`jiebaCuts`), it keeps them instead of loading
+ * the dictionary (~0.17 s of CPU a process); a piece outside them still loads it, on first use.
  */
 export function preloadJieba(hint: PreloadHint): void {
-  if (hint.cjk) loadJieba();
+  if (hint.jiebaCuts) for (const [piece, terms] of hint.jiebaCuts) handedCuts.set(piece, terms);
+  else if (hint.cjk) loadJieba();
+}
+
+/** Texts whose Han characters, all told, are past this are not cut ahead (the hint would outweigh the dictionary). */
+export const MAX_HANDED_CUT_CHARS = 100_000;
+
+/**
+ * jieba's cuts of every Han piece of `texts`, normalised as the segmenter normalises them (for
+ * `preloadShared`): `{ jiebaCuts }`, or nothing when the texts hold no Han text or more than
+ * MAX_HANDED_CUT_CHARS of it. Loads the dictionary in this process.
+ */
+export function jiebaCutsOf(texts: readonly string[]): { jiebaCuts?: JiebaCut[] } {
+  const pieces = new Set<string>();
+  let chars = 0;
+  for (const text of texts)
+    for (const run of normalizeText(text).matchAll(HAN_RUN))
+      for (const piece of hanPieces(run[0])) {
+        if (pieces.has(piece)) continue;
+        chars += piece.length;
+        if (chars > MAX_HANDED_CUT_CHARS) return {};
+        pieces.add(piece);
+      }
+  if (pieces.size === 0) return {};
+  return { jiebaCuts: [...pieces].map((piece): JiebaCut => [piece, loadJieba().cutForSearch(piece, true)]) };
 }
 
 /** Word-like and not a stop word; a lone digit stays ("locker 7"), a lone Latin letter goes. */
@@ -109,7 +143,9 @@ export function hanPieces(run: string): string[] {
 /** Calls into jieba this process made and the longest text one was given, in UTF-16 units: tests read them to prove a long run is cut into pieces. */
 export const jiebaCalls = { calls: 0, longestChars: 0 };
 
-function cutHan(piece: string): string[] {
+function cutHan(piece: string): readonly string[] {
+  const handed = handedCuts.get(piece);
+  if (handed) return handed;
   jiebaCalls.calls++;
   jiebaCalls.longestChars = Math.max(jiebaCalls.longestChars, piece.length);
   return loadJieba().cutForSearch(piece, true);

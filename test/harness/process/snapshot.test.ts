@@ -28,7 +28,7 @@ describe('the agent startup snapshot', () => {
     expect(agentSnapshot()).toBe(path.join(DIST, 'agent-entry.snapshot.blob'));
     const { runBenchmark } = await built<RunnerModule>('harness/run/runner.js');
     const before = { ...agentProcessStats.booted };
-    // Two kills and a Chinese memory (remember-then-crash's first two kills): the crash path and jieba in the restarted processes.
+    // Two kills and a Chinese memory (remember-then-crash's first two kills): the crash path, and bm25's Chinese terms in the restarted processes (cut from the jieba cuts the cell hands them; agent-process.test.ts loads jieba itself in a deserialized process).
     const result = await runBenchmark({
       scenarios: [await oneChineseMemory()],
       strategies: ['buffer', 'bm25'],
@@ -37,7 +37,7 @@ describe('the agent startup snapshot', () => {
     });
     for (const cell of allOk(result).cells) {
       expect(cell.status).toBe('ok');
-      expect(cell.recall.contextRecall.hits).toBe(1); // the Chinese memory: jieba and SQLite load in a deserialized process
+      expect(cell.recall.contextRecall.hits).toBe(1); // the Chinese memory: SQLite and the handed jieba cuts in a deserialized process
       expect(cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length).toBeGreaterThan(0);
     }
     // Every process a cell ran in booted from the snapshot: one after each crash, and a first one (a

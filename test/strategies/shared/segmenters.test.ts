@@ -13,8 +13,11 @@ import {
   HAN_PIECE_CHARS,
   hanPieces,
   jiebaCalls,
+  jiebaCutsOf,
   joinedSegmenterFor,
   LEXICAL_TOKENIZERS,
+  MAX_HANDED_CUT_CHARS,
+  preloadJieba,
   segmenterFor,
 } from '../../../strategies/shared/segmenters.js';
 
@@ -104,5 +107,35 @@ describe('long Han runs', () => {
     const text = `kayak 的 7 ${unspaced(5, 300)}，Tacoma 公园 savings`;
     for (const tokenizer of LEXICAL_TOKENIZERS)
       expect(joinedSegmenterFor(tokenizer)(text)).toBe(segmenterFor(tokenizer)(text).join(' '));
+  });
+});
+
+describe('cuts handed over in a preload hint', () => {
+  it("are jieba's own cuts of each Han piece once, normalised as the segmenter normalises; none for text without Han characters or past the bound", () => {
+    const { jiebaCuts } = jiebaCutsOf([
+      '我家只有一口铸铁锅。',
+      'Dinner at 7, 我家只有一口铸铁锅',
+      'ＡＢＣ 晚饭七点'.normalize('NFKC'),
+    ]);
+    expect(jiebaCuts!.map(([piece]) => piece)).toEqual(['我家只有一口铸铁锅', '晚饭七点']);
+    for (const [piece, terms] of jiebaCuts!) expect(terms).toEqual(jieba.cutForSearch(piece, true));
+    expect(jiebaCutsOf(['plain English only'])).toEqual({});
+    // Distinct pieces of HAN_PIECE_CHARS each, one more than the bound holds.
+    const pieces = Math.floor(MAX_HANDED_CUT_CHARS / HAN_PIECE_CHARS) + 1;
+    const past = Array.from({ length: pieces }, (_, i) => String.fromCharCode(0x4e00 + i).repeat(HAN_PIECE_CHARS));
+    expect(jiebaCutsOf(past)).toEqual({});
+    expect(jiebaCutsOf(past.slice(1)).jiebaCuts).toHaveLength(pieces - 1);
+  });
+
+  it('are used instead of jieba for the pieces they hold, with the same terms; a piece outside them still reaches jieba', () => {
+    const covered = '我舅舅的航班是星期二早上';
+    const text = `Remember: ${covered}，thanks`;
+    const alone = expected(text);
+    preloadJieba({ cjk: true, ...jiebaCutsOf([text]) });
+    const before = jiebaCalls.calls;
+    expect(segmenterFor('jieba')(text)).toEqual(alone);
+    expect(jiebaCalls.calls).toBe(before);
+    expect(segmenterFor('jieba')('我奶奶住在杭州西湖边')).toEqual(expected('我奶奶住在杭州西湖边'));
+    expect(jiebaCalls.calls).toBe(before + 1);
   });
 });
