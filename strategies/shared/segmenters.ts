@@ -73,8 +73,11 @@ const handedCuts = new Map<string, readonly string[]>();
  * the dictionary (~0.17 s of CPU a process); a piece outside them still loads it, on first use.
  */
 export function preloadJieba(hint: PreloadHint): void {
-  if (hint.jiebaCuts) for (const [piece, terms] of hint.jiebaCuts) handedCuts.set(piece, terms);
-  else if (hint.cjk) loadJieba();
+  if (hint.jiebaCuts) {
+    // A reused process serves cells one after another: it keeps only the cuts of the cell at hand.
+    handedCuts.clear();
+    for (const [piece, terms] of hint.jiebaCuts) handedCuts.set(piece, terms);
+  } else if (hint.cjk) loadJieba();
 }
 
 /** Texts whose Han characters, all told, are past this are not cut ahead (the hint would outweigh the dictionary). */

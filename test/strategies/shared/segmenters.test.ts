@@ -138,4 +138,14 @@ describe('cuts handed over in a preload hint', () => {
     expect(segmenterFor('jieba')('我奶奶住在杭州西湖边')).toEqual(expected('我奶奶住在杭州西湖边'));
     expect(jiebaCalls.calls).toBe(before + 1);
   });
+
+  it("are the cell's at hand only: a later hint's cuts replace an earlier one's (a reused process serves another cell)", () => {
+    preloadJieba({ cjk: true, ...jiebaCutsOf(['我舅舅的车是蓝色的']) });
+    preloadJieba({ cjk: true, ...jiebaCutsOf(['我姑姑家的狗叫豆豆']) });
+    const before = jiebaCalls.calls;
+    segmenterFor('jieba')('我姑姑家的狗叫豆豆');
+    expect(jiebaCalls.calls).toBe(before);
+    segmenterFor('jieba')('我舅舅的车是蓝色的');
+    expect(jiebaCalls.calls).toBe(before + 1);
+  });
 });
