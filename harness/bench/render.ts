@@ -477,7 +477,8 @@ function renderProtocol(protocol: ProtocolBenchResult): string {
     '',
     '`membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25` in this process (both units, both rankers: ' +
       `${count(protocol.cells)} cells, ${count(protocol.rankingOnly)} ranking only, ${count(protocol.errors)} errors), against its floor in the same process: ` +
-      'read the file, then per question and setting tokenize the user turns with the same ranker, index them and rank every document.',
+      'read the file, then per question and setting tokenize the user turns with the same ranker, index them and rank every document. ' +
+      `Both are measured warm: the run after a one-question run (not counted; ${formatMs(protocol.run.warmUpCpuMs)} of CPU, what a process loads and compiles once), the floor after a warm-up question.`,
     '',
     markdownTable(
       ['', 'CPU / question', 'wall / question', 'median cell', 'slowest cell'],

@@ -11,6 +11,8 @@ describe('bench: protocol section', () => {
     const protocol = await benchProtocol({ questions: 2 });
     expect(protocol).toMatchObject({ questions: 2, cells: 8, rankingOnly: 8, errors: 0 });
     expect(protocol.floor.cpuMsPerQuestion).toBeGreaterThan(0);
+    // Measured warm, as the floor is: a one-question run before it, whose cells are not among the run's.
+    expect(protocol.run.warmUpCpuMs).toBeGreaterThan(0);
     // Through the pool: a question goes to a worker once for its four cells (at most once more per worker at the end).
     expect(protocol.pooled).toMatchObject({ workers: 2, cells: 8 });
     expect(protocol.pooled.scenariosSent).toBeGreaterThanOrEqual(2);
@@ -27,6 +29,7 @@ describe('bench: protocol section', () => {
     });
     expect(text).toContain('## Protocol run (2 LongMemEval_S-shaped questions)');
     expect(text).toContain('8 cells, 8 ranking only, 0 errors');
+    expect(text).toContain('the run after a one-question run (not counted;');
     expect(text).toContain(`8 cells, ${protocol.pooled.scenariosSent} copies of a question sent to the workers`);
   });
 
