@@ -21,6 +21,9 @@ export function loadHnswlib(): typeof hnswlib {
   hnswModule ??= createRequire(import.meta.url)('hnswlib-node') as typeof hnswlib;
   return hnswModule;
 }
+/** Empty HNSW graphs this process initialized (initIndex): tests read it to prove an index makes one only when it needs it. */
+export const hnswStats = { initialized: 0 };
+
 function newHnsw(...args: ConstructorParameters<typeof hnswlib.HierarchicalNSW>): Hnsw {
   return new (loadHnswlib().HierarchicalNSW)(...args);
 }
@@ -88,7 +91,8 @@ const byHit = (a: VectorHit, b: VectorHit): number => b.similarity - a.similarit
 
 /** An HNSW index with an exact fast path for small stores. */
 export class VectorIndex {
-  private hnsw: Hnsw;
+  /** The graph, made on first use: hnswlib's initIndex costs ~6.5 ms of CPU whatever the capacity (65,536 label locks), and an index opened to be loaded or searched exactly never needs an empty one. */
+  private graph: Hnsw | undefined;
   /** Every label, ascending. */
   private labels: number[] = [];
   /** Unit vectors by label, kept only while the store is below `exactBelow`. */
@@ -98,7 +102,6 @@ export class VectorIndex {
   private savedCount = 0;
 
   constructor(private readonly options: VectorIndexOptions) {
-    this.hnsw = this.emptyHnsw(INITIAL_CAPACITY);
     this.exactVectors = options.exactBelow > 0 ? new Map() : undefined;
   }
 
@@ -138,7 +141,8 @@ export class VectorIndex {
   ): number {
     if (file) removeStaleTemps(file);
     const fromFile = file && stored.length > 0 ? this.readFile(file, stored) : new Set<number>();
-    if (fromFile.size === 0) this.hnsw = this.emptyHnsw(Math.max(INITIAL_CAPACITY, stored.length));
+    if (fromFile.size === 0)
+      this.graph = stored.length > 0 ? this.emptyHnsw(Math.max(INITIAL_CAPACITY, stored.length)) : undefined;
     const missing = stored.filter((label) => !fromFile.has(label));
     let added = 0;
     for (const [label, vector] of vectorsOf(missing)) {
@@ -246,6 +250,7 @@ export class VectorIndex {
   }
 
   private emptyHnsw(capacity: number): Hnsw {
+    hnswStats.initialized++;
     const hnsw = newHnsw('cosine', this.options.dimensions);
     hnsw.initIndex({
       maxElements: capacity,
@@ -269,8 +274,13 @@ export class VectorIndex {
     const storedLabels = new Set(stored);
     const newest = stored.at(-1) ?? -1;
     for (const label of labels) if (label <= newest && !storedLabels.has(label)) return new Set(); // written for other data: rebuild
-    this.hnsw = hnsw;
+    this.graph = hnsw;
     return labels;
+  }
+
+  private get hnsw(): Hnsw {
+    this.graph ??= this.emptyHnsw(INITIAL_CAPACITY);
+    return this.graph;
   }
 
   private addToHnsw(vector: Float32Array, label: number): void {

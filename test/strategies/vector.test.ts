@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../harness/core/errors.js';
 import { HashedEmbedder, MeteredModel, OfflineModel, type Embedder } from '../../harness/models/index.js';
 import { TokenCounter } from '../../harness/core/tokens.js';
-import { VectorIndex } from '../../strategies/stores/vector-index.js';
+import { hnswStats, VectorIndex } from '../../strategies/stores/vector-index.js';
 import type { DurabilityMode, MemoryStrategy } from '../../strategies/types.js';
 import { vector, withoutOrphanTools } from '../../strategies/vector.js';
 import { window } from '../../strategies/window.js';
@@ -595,6 +595,24 @@ describe('VectorIndex', () => {
       approx.forEach((hit, i) => expect(hit.similarity).toBeCloseTo(exact[i]!.similarity, 5));
     }
     expect(index.searchHnsw(vectors[10]!, 3, 10).every((hit) => hit.label < 10)).toBe(true);
+  });
+
+  it('makes its HNSW graph only when it needs one (initIndex costs the same at any capacity): none when opened, restored from its file or from no vectors', () => {
+    const file = path.join(dir, 'lazy.hnsw');
+    const vectors = randomVectors(5, 8, 9);
+    const writer = new VectorIndex({ dimensions: 8, exactBelow: 0, efSearch: 64, seed: 7 });
+    vectors.forEach((vector, label) => writer.add(vector, label));
+    writer.save(file);
+    const before = hnswStats.initialized;
+    const fresh = new VectorIndex({ dimensions: 8, exactBelow: 0, efSearch: 64, seed: 7 });
+    const restored = new VectorIndex({ dimensions: 8, exactBelow: 0, efSearch: 64, seed: 7 });
+    restored.restore(file, [0, 1, 2, 3, 4], () => []);
+    new VectorIndex({ dimensions: 8, exactBelow: 0, efSearch: 64, seed: 7 }).restore(undefined, [], () => []);
+    expect(hnswStats.initialized).toBe(before);
+    expect(restored.search(vectors[3]!, 1)[0]).toMatchObject({ label: 3 });
+    fresh.add(vectors[0]!, 0);
+    expect(hnswStats.initialized).toBe(before + 1);
+    expect(fresh.search(vectors[0]!, 1)[0]).toMatchObject({ label: 0 });
   });
 
   it('switches to HNSW at exactBelow and grows past its initial capacity', () => {
