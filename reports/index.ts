@@ -5,7 +5,7 @@ import { MembenchError } from '../harness/core/errors.js';
 import { writeFileAtomic } from '../harness/core/fs.js';
 import { removeOwnFiles, writeManifest } from '../harness/core/manifest.js';
 import type { RunResult } from '../harness/results/schema.js';
-import { renderCharts } from './charts.js';
+import { renderChartsInParallel } from './charts.js';
 import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
 import { renderHtml } from './html.js';
 import { renderJsonChunks } from './json.js';
@@ -80,7 +80,7 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
   phaseDone('reports');
   const outputs = [
     ...reports,
-    ...renderCharts(result).map(([name, png]): [string, Uint8Array | Iterable<string>] => [
+    ...(await renderChartsInParallel(result)).map(([name, png]): [string, Uint8Array | Iterable<string>] => [
       path.join(CHARTS_DIR, name),
       png,
     ]),

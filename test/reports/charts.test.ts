@@ -4,7 +4,13 @@ import { invariantGrid } from '../../harness/results/durability-matrix.js';
 import { paretoFront, summarizeSettings } from '../../reports/chart-data.js';
 import { logAxisBounds, logTickLabel, SETTING_COLORS, seriesStyles, slug } from '../../reports/chart-style.js';
 import { chartSpecs } from '../../reports/chart-specs.js';
-import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
+import {
+  CHART_FONT_FAMILY,
+  prepareCharts,
+  renderChartPng,
+  renderCharts,
+  renderChartsInParallel,
+} from '../../reports/charts.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -284,6 +290,17 @@ describe('PNG charts', () => {
     // Missing glyphs all render as the same box: distinct characters must differ.
     expect(eat.equals(spectrum)).toBe(false);
     expect(spectrum.equals(other)).toBe(false);
+  });
+
+  it('renders the same PNG bytes when each chart is encoded on the thread pool while the next is drawn (what membench run writes)', async () => {
+    const result = smallRun();
+    const inParallel = await renderChartsInParallel(result);
+    const one = renderCharts(result);
+    expect(inParallel.map(([name]) => name)).toEqual(one.map(([name]) => name));
+    for (const [index, [name, png]] of inParallel.entries()) {
+      expect(png.equals(one[index]![1]), name).toBe(true);
+      expect((await inkOf(png)).ink, `${name} has ink`).toBeGreaterThan(0.01);
+    }
   });
 
   it('renders a chart whose only data is empty without throwing', () => {
