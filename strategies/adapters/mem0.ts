@@ -64,6 +64,12 @@ export interface Mem0Memory {
   search(query: string, config: { filters: { user_id: string }; topK?: number }): Promise<{ results: Mem0SearchHit[] }>;
   getAll(config: { filters: { user_id: string }; topK?: number }): Promise<{ results: Mem0SearchHit[] }>;
   delete(memoryId: string): Promise<unknown>;
+  /**
+   * mem0 2.x's own initialization, started by its constructor and not awaited there: it creates the
+   * vector store and writes an anonymous id to `MEM0_DIR/config.json` (an internal field, read only
+   * to wait on it).
+   */
+  _initPromise?: Promise<unknown>;
 }
 type Mem0Constructor = new (config: Record<string, unknown>) => Mem0Memory;
 
@@ -133,6 +139,9 @@ export class Mem0Strategy implements MemoryStrategy {
       },
       historyStore: { provider: 'sqlite', config: { historyDbPath: path.join(dir, 'history.db') } },
     });
+    // Opened means ready: left running, mem0's initialization would write its files after a close
+    // (a store closed at once, its dir removed: they would recreate the dir).
+    await this.memory._initPromise;
     this.pending = new ExchangeInFlight();
     this.recent = [];
   }

@@ -53,6 +53,19 @@ describe('mem0 adapter', () => {
     expect(await strategy.snapshot!()).toEqual(['My sister Lin lives in Hangzhou.']);
   });
 
+  it("is ready when open resolves: mem0's own initialization (vector store, its config.json) has run, so nothing of it writes into a dir after a close", async () => {
+    const fresh = await makeHarness(mem0, { recentTokens: 0 });
+    const opened = fresh.create();
+    try {
+      await opened.open();
+      for (const file of ['vector_store.db', 'config.json'])
+        expect(existsSync(path.join(fresh.dir, file)), file).toBe(true);
+    } finally {
+      await opened.close();
+      await rm(fresh.dir, { recursive: true, force: true });
+    }
+  });
+
   it("sends mem0's extraction through the harness's meter: one maintenance call per exchange, mem0's own prompt counted", async () => {
     const usage = (
       harness.context().model as unknown as { usage: { maintenanceCalls: number; maintenanceTokens: number } }
