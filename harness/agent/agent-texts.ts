@@ -3,6 +3,7 @@
  * work a strategy prepares ahead of a cell (`preloadShared`).
  */
 import { hasCjk } from '../core/text.js';
+import { stepMessages } from '../scenarios/evidence.js';
 import type { Step } from '../scenarios/format.js';
 
 /** The exchange a `remember` step without a memory tool becomes: the user's request and the acknowledgement, in the memory's language. */
@@ -20,49 +21,30 @@ export function forgetExchange(target: string): { user: string; ack: string } {
 }
 
 /**
- * The texts of `steps` that an agent process is given (messages, memories, tool calls and results,
- * probe questions and choices; concurrent sessions' steps included), never what a probe expects or
- * cites as evidence: what a strategy's `preloadShared` may prepare ahead of the cell.
+ * The texts of `steps` that an agent process is given: the messages each step puts into the
+ * conversation (stepMessages), the exchanges the loop wraps memories in, the texts a strategy
+ * indexes in their place, probe questions and choices, concurrent sessions' steps included; never
+ * what a probe expects or cites as evidence. What a strategy's `preloadShared` may prepare ahead of the cell.
  */
 export function agentTexts(steps: readonly Step[]): string[] {
   const texts: string[] = [];
-  const add = (...values: (string | undefined)[]): void => {
-    for (const value of values) if (value) texts.push(value);
-  };
   for (const step of steps) {
-    switch (step.kind) {
-      case 'user':
-        add(step.user, step.assistant, step.indexText, step.replyIndexText);
-        break;
-      case 'assistant':
-        add(step.assistant, step.indexText);
-        break;
-      case 'tool':
-        add(
-          step.tool,
-          JSON.stringify(step.args),
-          typeof step.result === 'string' ? step.result : JSON.stringify(step.result),
-        );
-        break;
-      case 'remember': {
-        const exchange = rememberExchange(step.remember);
-        add(step.remember, step.name, step.description, exchange.user, exchange.ack);
-        break;
-      }
-      case 'forget': {
-        const exchange = forgetExchange(step.forget);
-        add(step.forget, exchange.user, exchange.ack);
-        break;
-      }
-      case 'probe':
-        add(step.probe, step.ask, ...(step.choices ?? []));
-        break;
-      case 'concurrent':
-        for (const session of step.concurrent) texts.push(...agentTexts(session));
-        break;
-      default:
-        break;
-    }
+    texts.push(...stepMessages(step));
+    const extra =
+      step.kind === 'user'
+        ? [step.indexText, step.replyIndexText]
+        : step.kind === 'assistant'
+          ? [step.indexText]
+          : step.kind === 'remember'
+            ? [step.name, step.description, ...Object.values(rememberExchange(step.remember))]
+            : step.kind === 'forget'
+              ? Object.values(forgetExchange(step.forget))
+              : step.kind === 'probe'
+                ? [step.probe, step.ask, ...(step.choices ?? [])]
+                : step.kind === 'concurrent'
+                  ? step.concurrent.flatMap((session) => agentTexts(session))
+                  : [];
+    for (const text of extra) if (text) texts.push(text);
   }
   return texts;
 }

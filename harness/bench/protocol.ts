@@ -135,26 +135,17 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
       `protocol: floor ${(floorCpu / count).toFixed(1)} ms CPU a question (${ranked} documents ranked)`,
     );
 
+    // `membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25`, run three ways below.
+    const protocolRun = { datasets: [`longmemeval:${file}`], protocol: 'longmemeval', strategies: ['bm25'] } as const;
     // As the floor is measured warm, so is the run: a one-question run first (not counted) loads and
     // compiles what a process loads once. Its CPU is printed as the run's fixed cost.
     since = process.cpuUsage();
-    await runBenchmark({
-      datasets: [`longmemeval:${file}`],
-      protocol: 'longmemeval',
-      strategies: ['bm25'],
-      workers: 1,
-      datasetLimit: 1,
-    });
+    await runBenchmark({ ...protocolRun, workers: 1, datasetLimit: 1 });
     const warmUpCpuMs = cpuMs(since);
 
     since = process.cpuUsage();
     const started = performance.now();
-    const result = await runBenchmark({
-      datasets: [`longmemeval:${file}`],
-      protocol: 'longmemeval',
-      strategies: ['bm25'],
-      workers: 1,
-    });
+    const result = await runBenchmark({ ...protocolRun, workers: 1 });
     const wallMs = performance.now() - started;
     const runCpu = cpuMs(since);
     const cells = cellSpread(result.cells, 'durationMs');
@@ -167,12 +158,7 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
     };
     const floor = { cpuMsPerQuestion: floorCpu / count };
     const sentBefore = poolStats.scenariosSent;
-    const pooledResult = await runBenchmark({
-      datasets: [`longmemeval:${file}`],
-      protocol: 'longmemeval',
-      strategies: ['bm25'],
-      workers: POOLED_WORKERS,
-    });
+    const pooledResult = await runBenchmark({ ...protocolRun, workers: POOLED_WORKERS });
     const pooled = {
       workers: POOLED_WORKERS,
       cells: pooledResult.cells.length,

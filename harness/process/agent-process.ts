@@ -153,6 +153,15 @@ function workerEntry(bundled: boolean): WorkerEntry {
 
 export const DEFAULT_STEP_TIMEOUT_MS = 60_000;
 
+/**
+ * Whether a process prepared with `prepared` needs nothing more for `hint`: what was loaded stays
+ * loaded (a preload with the dictionary covers one without it), but a cell's handed jieba cuts are
+ * its own (a spare or a reused process prepared for another cell gets this cell's).
+ */
+function covers(prepared: PreloadHint, hint: PreloadHint): boolean {
+  return (!hint.cjk || prepared.cjk) && (hint.jiebaCuts === undefined || hint.jiebaCuts === prepared.jiebaCuts);
+}
+
 /** Agent processes forked by this process so far: tests count them (a crash costs one, a warm spare is never wasted). */
 export const agentProcessStats = {
   spawned: 0,
@@ -191,7 +200,7 @@ export class AgentProcess {
   /** Set once ready: what its start cost. */
   boot: AgentBoot | undefined;
   /** What it was told to preload, by strategy (with or without the Chinese dictionary): a spare waiting for a crash of that strategy's cell. */
-  private readonly preparations = new Map<string, { cjk: boolean; done: Promise<unknown> }>();
+  private readonly preparations = new Map<string, { hint: PreloadHint; done: Promise<unknown> }>();
   /** Whether the last preload asked of it is done. */
   prepared = false;
   /** The last preload request sent: every request before it is done when it is (they go one at a time). */
@@ -270,13 +279,12 @@ export class AgentProcess {
    */
   prepare(strategy: string, hint: PreloadHint): Promise<unknown> {
     let preparation = this.preparations.get(strategy);
-    // What was loaded stays loaded: a preload with the dictionary covers one without it.
-    if (!preparation || (hint.cjk && !preparation.cjk)) {
+    if (!preparation || !covers(preparation.hint, hint)) {
       // One request at a time: after the process is up and after any preload asked before this one.
       const done: Promise<unknown> = Promise.all([this.ready, this.preparing]).then(([boot]) =>
         isExit(boot) ? boot : this.request({ type: 'prepare', strategy, hint }, 'prepared'),
       );
-      preparation = { cjk: hint.cjk, done };
+      preparation = { hint: { ...hint, cjk: hint.cjk || (preparation?.hint.cjk ?? false) }, done };
       this.preparations.set(strategy, preparation);
       this.preparing = done;
     }

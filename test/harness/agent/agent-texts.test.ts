@@ -48,7 +48,7 @@ describe('agentTexts', () => {
       rememberExchange('Dinner is at 7 pm.').user,
       forgetExchange('旧的地址').user,
       forgetExchange('旧的地址').ack,
-      'calendar.add',
+      'calendar.add\n{"title":"西湖散步"}', // the tool call as stepMessages puts it into the conversation
       '已添加',
       '本的生日是五月三日。',
       'Ben plays football.',

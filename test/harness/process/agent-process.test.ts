@@ -4,7 +4,7 @@
  * The processes are the built ones (test/helpers/built.ts): they start from the agent bundle, as a user's do.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type * as Agents from '../../../harness/process/agent-process.js';
 import type * as Spares from '../../../harness/process/spares.js';
 import { builtModule } from '../../helpers/built.js';
@@ -25,6 +25,28 @@ describe('AgentProcess.prepare', () => {
       expect(jiebaLoaded).toBe(true); // a cell's next request cannot cross the dictionary's reply
       expect(agent.prepared).toBe(true);
     } finally {
+      await agent.kill();
+    }
+  });
+});
+
+describe('AgentProcess.prepare with handed jieba cuts', () => {
+  it("sends a cell's cuts once, and another cell's cuts again (a spare or reused process prepared for another cell)", async () => {
+    const agent = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true });
+    const request = vi.spyOn(agent, 'request');
+    const prepares = (): number => request.mock.calls.filter(([message]) => message.type === 'prepare').length;
+    try {
+      const cellA = [['我家只有一口铸铁锅', ['我家', '只有', '一口', '铸铁', '铸铁锅']]] as const;
+      const cellB = [['奶奶住在杭州', ['奶奶', '住', '在', '杭州']]] as const;
+      await agent.prepare('bm25', { cjk: true, jiebaCuts: cellA });
+      await agent.prepare('bm25', { cjk: true, jiebaCuts: cellA });
+      await agent.prepare('bm25', { cjk: false });
+      expect(prepares()).toBe(1);
+      await agent.prepare('bm25', { cjk: true, jiebaCuts: cellB });
+      expect(prepares()).toBe(2);
+      await agent.settled();
+    } finally {
+      request.mockRestore();
       await agent.kill();
     }
   });
