@@ -6,10 +6,13 @@
  * questions hold none. Each cell is `--protocol longmemeval -s bm25` (both units, both rankers),
  * run in this process one at a time, after a warm-up question (not counted) that makes the process
  * load once what every process loads once (jieba's dictionary, the tokenizer's ranks, ICU's
- * segmenter). The figure is the worst cell against the median cell of the questions without a
- * hostile message, in wall time and in CPU time (the CPU this process spent between the cell's
- * start and its end: on a loaded machine, wall time measures the other jobs too). It stays near 1
- * when every per-message cost is linear in the message's length.
+ * segmenter). The judged figure is per question: the worst question's cells (summed) against the
+ * median question without a hostile message, in wall time and in CPU time (the CPU this process
+ * spent between a cell's start and its end: on a loaded machine, wall time measures the other jobs
+ * too). It stays near 1 when every per-message cost is linear in the message's length. The cells of
+ * a question share its segmenting (its first cell of a tokenizer segments, the others find the
+ * terms), so a plain question's own first cell is 2–2.5× the median cell: the worst cell against
+ * the median cell, printed beside, measures that sharing as much as the hostile message.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -23,16 +26,27 @@ import { syntheticLongMemEval } from './synthetic-longmemeval.js';
 export const HOSTILE_CHARS = 100_000;
 /** Questions of the file without a hostile message: the median's baseline. */
 const PLAIN_QUESTIONS = 5;
+/**
+ * Questions of each hostile kind, each with a text of its own (a text seen before would find its
+ * terms kept): a kind's figure is the median of its questions, so one cell that met another job
+ * on the machine or a collection does not make the kind's figure.
+ */
+export const HOSTILE_REPEATS = 3;
 /** The warm-up question's sample of each hostile kind, in characters. */
 const WARM_UP_CHARS = 2_000;
 
-/** The worst cell over the median cell this section aims under. */
+/** The worst kind's question over the median question without a hostile message: what this section aims under. */
 export const HOSTILE_TARGET_RATIO = 3;
 
-/** Texts of `HOSTILE_CHARS` characters of each kind, seeded. */
-export function hostileTexts(seed = 7): Record<string, string> {
-  const next = seededRandom(seed);
-  const fill = (unit: string): string => unit.repeat(Math.ceil(HOSTILE_CHARS / unit.length)).slice(0, HOSTILE_CHARS);
+/**
+ * Texts of `HOSTILE_CHARS` characters of each kind, seeded; another `variant` gives other texts of
+ * the same kinds (the repeated units start `2 × variant` UTF-16 units later: never inside a
+ * surrogate pair).
+ */
+export function hostileTexts(seed = 7, variant = 0): Record<string, string> {
+  const next = seededRandom(seed + variant);
+  const fill = (unit: string): string =>
+    unit.repeat(Math.ceil(HOSTILE_CHARS / unit.length) + 1).slice(2 * variant, 2 * variant + HOSTILE_CHARS);
   const drawn = (from: number, span: number): string =>
     Array.from({ length: HOSTILE_CHARS }, () => String.fromCharCode(from + Math.floor(next() * span))).join('');
   const bytes = Uint8Array.from({ length: (HOSTILE_CHARS * 3) / 4 }, () => Math.floor(next() * 256));
@@ -49,28 +63,105 @@ export function hostileTexts(seed = 7): Record<string, string> {
   };
 }
 
-/** One question's cells. */
+/** One kind's questions: the median of each figure over them. */
 export interface HostileRow {
   kind: string;
-  /** The slowest of its cells (one per unit and ranker), wall ms. */
+  /** Questions of this kind. */
+  questions: number;
+  /** A question's cells (one per unit and ranker) summed, wall ms. */
+  questionMs: number;
+  /** The CPU of a question's cells summed, ms. */
+  questionCpuMs: number;
+  /** A question's slowest cell, wall ms. */
   cellMs: number;
-  /** The most CPU one of its cells took, ms. */
+  /** The most CPU one of a question's cells took, ms. */
   cellCpuMs: number;
 }
 
 export interface HostileTextResult {
   chars: number;
+  /** One per kind, the questions without a hostile message (PLAIN) last. */
   rows: HostileRow[];
+  /** The median question without a hostile message (its cells summed), wall ms. */
+  medianQuestionMs: number;
+  /** The median CPU of such a question, ms. */
+  medianQuestionCpuMs: number;
   /** The median cell of the questions without a hostile message, wall ms. */
   medianCellMs: number;
   /** The median CPU of a cell of those questions, ms. */
   medianCellCpuMs: number;
-  /** The row of the slowest cell (wall). */
+  /** The row of the slowest kind (wall). */
   worst: HostileRow;
-  /** worst.cellMs / medianCellMs. */
+  /** worst.questionMs / medianQuestionMs: the judged figure. */
   ratio: number;
-  /** The most CPU a cell took over the median cell's CPU. */
+  /** The costliest kind's question CPU over the median question's CPU. */
   cpuRatio: number;
+  /** The slowest kind's slowest cell over the median cell (wall). */
+  cellRatio: number;
+  /** The costliest kind's most CPU in a cell over the median cell's CPU. */
+  cellCpuRatio: number;
+}
+
+/** One timed cell of the file: its question, that question's kind (PLAIN for none), its wall and CPU ms. */
+export interface HostileCell {
+  question: string;
+  kind: string;
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** The section's figures from its timed cells (the warm-up question's left out). */
+export function hostileFigures(cells: readonly HostileCell[], chars = HOSTILE_CHARS): HostileTextResult {
+  const questions = new Map<string, { kind: string; wall: number[]; cpu: number[] }>();
+  for (const cell of cells) {
+    const entry = questions.get(cell.question) ?? { kind: cell.kind, wall: [], cpu: [] };
+    entry.wall.push(cell.wallMs);
+    entry.cpu.push(cell.cpuMs);
+    questions.set(cell.question, entry);
+  }
+  const sum = (values: readonly number[]): number => values.reduce((total, value) => total + value, 0);
+  const kinds = new Map<string, { wall: number[]; cpu: number[] }[]>();
+  for (const { kind, ...timed } of questions.values()) kinds.set(kind, [...(kinds.get(kind) ?? []), timed]);
+  const medianOf = (values: number[]): number => (values.length ? median(values) : 0);
+  const rows: HostileRow[] = [...kinds]
+    .sort(([a], [b]) => Number(a === PLAIN) - Number(b === PLAIN))
+    .map(([kind, timed]) => ({
+      kind,
+      questions: timed.length,
+      questionMs: medianOf(timed.map(({ wall }) => sum(wall))),
+      questionCpuMs: medianOf(timed.map(({ cpu }) => sum(cpu))),
+      cellMs: medianOf(timed.map(({ wall }) => Math.max(...wall))),
+      cellCpuMs: medianOf(timed.map(({ cpu }) => Math.max(...cpu))),
+    }));
+  const plain = rows.find((row) => row.kind === PLAIN);
+  const plainCells = kinds.get(PLAIN) ?? [];
+  const medianCellMs = medianOf(plainCells.flatMap(({ wall }) => wall));
+  const medianCellCpuMs = medianOf(plainCells.flatMap(({ cpu }) => cpu));
+  const worst = rows.reduce((a, b) => (b.questionMs > a.questionMs ? b : a));
+  const ratio = (value: number, base: number): number => (base > 0 ? value / base : 0);
+  const most = (pick: (row: HostileRow) => number): number => Math.max(...rows.map(pick));
+  return {
+    chars,
+    rows,
+    medianQuestionMs: plain?.questionMs ?? 0,
+    medianQuestionCpuMs: plain?.questionCpuMs ?? 0,
+    medianCellMs,
+    medianCellCpuMs,
+    worst,
+    ratio: ratio(worst.questionMs, plain?.questionMs ?? 0),
+    cpuRatio: ratio(
+      most((row) => row.questionCpuMs),
+      plain?.questionCpuMs ?? 0,
+    ),
+    cellRatio: ratio(
+      most((row) => row.cellMs),
+      medianCellMs,
+    ),
+    cellCpuRatio: ratio(
+      most((row) => row.cellCpuMs),
+      medianCellCpuMs,
+    ),
+  };
 }
 
 /** Writes the file and times its cells. */
@@ -79,14 +170,15 @@ export async function benchHostileText(
 ): Promise<HostileTextResult> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-hostile-'));
   try {
-    const texts = Object.entries(hostileTexts());
+    const variants = Array.from({ length: HOSTILE_REPEATS }, (_, variant) => Object.entries(hostileTexts(7, variant)));
+    const texts = variants.flat();
     const questions = [...syntheticLongMemEval({ questions: 1 + texts.length + PLAIN_QUESTIONS, seed: 31 })] as {
       question_id: string;
       haystack_sessions: { role: string; content: string }[][];
     }[];
     const kindOf = new Map<string, string>();
     const [warmUp, ...measured] = questions;
-    warmUp!.haystack_sessions[1]![0]!.content = texts.map(([, text]) => text.slice(0, WARM_UP_CHARS)).join('\n');
+    warmUp!.haystack_sessions[1]![0]!.content = variants[0]!.map(([, text]) => text.slice(0, WARM_UP_CHARS)).join('\n');
     kindOf.set(warmUp!.question_id, WARM_UP);
     texts.forEach(([kind, text], index) => {
       const question = measured[index]!;
@@ -97,7 +189,7 @@ export async function benchHostileText(
     const file = path.join(dir, 'hostile-longmemeval.json');
     await writeFile(file, JSON.stringify(questions));
     options.onProgress?.(
-      `hostile text: ${measured.length} questions, ${texts.length} with a ${HOSTILE_CHARS}-character message, after a warm-up question`,
+      `hostile text: ${measured.length} questions, ${texts.length} with a ${HOSTILE_CHARS}-character message (${HOSTILE_REPEATS} of each kind), after a warm-up question`,
     );
     // Cells run in this process one after another (one worker): the CPU between two cells' ends is the later one's.
     const cpuOf = new Map<string, number>();
@@ -113,38 +205,19 @@ export async function benchHostileText(
         last = now;
       },
     });
-    const byKind = new Map<string, { wall: number[]; cpu: number[] }>();
+    const cells: HostileCell[] = [];
     for (const cell of result.cells) {
-      const kind = kindOf.get(cell.scenario.replace(/^longmemeval-/u, '')) ?? cell.scenario;
+      const question = cell.scenario.replace(/^longmemeval-/u, '');
+      const kind = kindOf.get(question) ?? cell.scenario;
       if (kind === WARM_UP) continue;
-      const entry = byKind.get(kind) ?? { wall: [], cpu: [] };
-      entry.wall.push(cell.durationMs);
-      entry.cpu.push(cpuOf.get(cell.id) ?? 0);
-      byKind.set(kind, entry);
+      cells.push({ question, kind, wallMs: cell.durationMs, cpuMs: cpuOf.get(cell.id) ?? 0 });
     }
-    const rows = [...byKind].map(([kind, { wall, cpu }]) => ({
-      kind,
-      cellMs: Math.max(...wall),
-      cellCpuMs: Math.max(...cpu),
-    }));
-    const plain = byKind.get(PLAIN) ?? { wall: [], cpu: [] };
-    const medianCellMs = plain.wall.length ? median(plain.wall) : 0;
-    const medianCellCpuMs = plain.cpu.length ? median(plain.cpu) : 0;
-    const worst = rows.reduce((a, b) => (b.cellMs > a.cellMs ? b : a));
-    const worstCpu = Math.max(...rows.map((row) => row.cellCpuMs));
-    return {
-      chars: HOSTILE_CHARS,
-      rows,
-      medianCellMs,
-      medianCellCpuMs,
-      worst,
-      ratio: medianCellMs > 0 ? worst.cellMs / medianCellMs : 0,
-      cpuRatio: medianCellCpuMs > 0 ? worstCpu / medianCellCpuMs : 0,
-    };
+    return hostileFigures(cells);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 const WARM_UP = 'warm-up';
-const PLAIN = 'plain';
+/** The kind of a question without a hostile message. */
+export const PLAIN = 'plain';

@@ -75,7 +75,7 @@ export interface BenchReport {
   vector?: VectorScaleResult;
   suite?: SuiteResult & { complete: boolean };
   dataset?: DatasetScaleResult;
-  /** The "hostile text" section: the worst cell of a file with 100,000-character messages against its median cell. */
+  /** The "hostile text" section: the worst kind of question of a file with 100,000-character messages against its median plain question. */
   hostile?: HostileTextResult;
   /** The compare gate on two runs of the same code, and on a planted regression. */
   aa?: AaResult;
