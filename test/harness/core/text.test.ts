@@ -73,6 +73,72 @@ describe('wordsOfNormalized', async () => {
   });
 });
 
+describe('wordsOfNormalized on mixed text', () => {
+  // Latin words and marks beside what is off the fast path: symbols, emoji sequences, other scripts, marks that attach, white space ICU knows and \s does not.
+  const pieces = [
+    ...['abc', 'Hello', "don't", '3.14', '1,000', 'e.g.', 'café', 'x', '7', '_', '.', ',', ':', '’', '“', '—', '#'],
+    ...[' ', '  ', '\n', '\u0085', '\u00a0'],
+    ...['•', '€', '×', '·', '½', '²', '™', '…', 'ﬁ', '\u200b', '\u200d', '\ufe0f', '\u0301', 'a\u0308', 'e\u0301'],
+    ...[
+      '😀',
+      '👍🏽',
+      '🏽',
+      '👨\u200d👩\u200d👧',
+      '🇫🇷',
+      '1️⃣',
+      'ł',
+      'Łódź',
+      'и',
+      'мир',
+      'Ω',
+      '红烧肉',
+      '素食',
+      'ไทย',
+      '한국어',
+      'ｶﾀｶﾅ',
+    ],
+  ];
+  let seed = 9;
+  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const randomMixed = (pieceCount: number): string => {
+    let text = '';
+    for (let index = 0; index < pieceCount; index++)
+      text += pieces[Math.floor(next() * pieces.length)]! + (next() < 0.3 ? ' ' : '');
+    return normalizeText(text);
+  };
+
+  it('equals what ICU gave the whole text: 20,000 random short texts, long ones, and cut-free stretches longer than a window', () => {
+    const texts = [
+      ...Array.from({ length: 20_000 }, () => randomMixed(1 + Math.floor(next() * 12))),
+      ...Array.from({ length: 40 }, () => randomMixed(1500)),
+      // A Latin word longer than a window beside a symbol: icuWords cuts it inside, as the whole text always was.
+      `${'x'.repeat(3000)} • end`,
+      `start • ${'ab'.repeat(1500)}`,
+      `${'红烧肉'.repeat(1000)} word ł`,
+      'cafeł naïve Łódź,mir',
+    ];
+    const mismatches = texts
+      .filter((text) => wordsOfNormalized(text).join('\u0001') !== icuWords(text).join('\u0001'))
+      .slice(0, 3);
+    expect(mismatches).toEqual([]);
+    expect(wordsOfNormalized('• cafeł and 5€ 😀 x')).toEqual(['cafeł', 'and', '5', 'x']);
+  });
+
+  it('hands ICU only the stretches around what is off the fast path', () => {
+    const english = 'My sister planted tomatoes in the raised beds, and I moved my savings. '.repeat(30);
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+    try {
+      const words = wordsOfNormalized(normalizeText(`• ${english}it cost 5€ 😀 ${english}`));
+      const handed = segment.mock.calls.map(([input]) => input);
+      // Characters off the fast path close together go in one call.
+      expect(handed).toEqual(['• ', '5€ 😀 ']);
+      expect(words).toHaveLength(2 * 13 * 30 + 3);
+    } finally {
+      segment.mockRestore();
+    }
+  });
+});
+
 describe('text without words', () => {
   const wordLike = (text: string): string[] =>
     [...new Intl.Segmenter('und', { granularity: 'word' }).segment(text)]
