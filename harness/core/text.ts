@@ -42,7 +42,15 @@ const LATIN1_LETTER = '\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u00ff';
 const LATIN_LETTER = `a-zA-Z${LATIN1_LETTER}`;
 /** ’ and ‘ join as `'` does (MidNumLet); dashes, curly double quotes, → and ° separate (Other). */
 const JOINING_QUOTES = '\u2018\u2019';
-const SEPARATORS = '\u2013\u2014\u201c\u201d\u2192\u00b0';
+/**
+ * Characters that separate (Word_Break Other) and are common in chat text: dashes, curly double
+ * quotes, → and °; Latin-1's symbols that NFKC keeps (¡¢£¤¥¦§©«¬®±¶»¿×÷; not the middle dot ·,
+ * which joins letters, nor the soft hyphen, which attaches); bullets, daggers, per mille, low and
+ * angle quotes, prime, arrows, euro, check mark.
+ */
+const SEPARATORS =
+  '\u2013\u2014\u201c\u201d\u2192\u00b0\u00a1-\u00a7\u00a9\u00ab\u00ac\u00ae\u00b1\u00b6\u00bb\u00bf\u00d7\u00f7' +
+  '\u2022\u2020\u2021\u2030\u201a\u201e\u2039\u203a\u2032\u2190\u2191\u2193\u20ac\u2713';
 
 /** Text the fast path segments: ASCII, Latin-1 letters, the quotes and separators above. */
 const LATIN_TEXT = new RegExp(`^[\\x00-\\x7f${LATIN1_LETTER}${JOINING_QUOTES}${SEPARATORS}]*$`, 'u');
