@@ -91,9 +91,8 @@ function latinWords(text: string): string[] {
  */
 export function wordsOfNormalized(normalized: string): string[] {
   if (LATIN_TEXT.test(normalized)) return latinWords(normalized);
-  // Chinese, Japanese and Korean are ICU's anyway (its dictionaries), and a stretch of more than a
-  // window without a cut is cut inside by icuWords (segmentWindows): the whole text goes there, as it did.
-  if (hasCjk(normalized) || longestUncut(normalized) > SEGMENT_WINDOW_CHARS) return icuWords(normalized);
+  // Chinese, Japanese and Korean are ICU's anyway (its dictionaries): the whole text goes there, as it did.
+  if (hasCjk(normalized)) return icuWords(normalized);
   const out: string[] = [];
   /** Where the text not yet segmented starts: 0, or a cut. */
   let done = 0;
@@ -109,11 +108,19 @@ export function wordsOfNormalized(normalized: string): string[] {
       NOT_LATIN.lastIndex = end;
       found = NOT_LATIN.exec(normalized);
     } while (found && found.index - end < ICU_CALL_CHARS);
-    if (start > done) out.push(...latinWords(normalized.slice(done, start)));
-    out.push(...icuWords(normalized.slice(start, end)));
+    const latin = normalized.slice(done, start);
+    const other = normalized.slice(start, end);
+    // Latin text of more than a window without a cut was cut inside by icuWords (segmentWindows): the
+    // whole text goes there, as it did. ICU's own stretches need no such check: whether it is handed
+    // the whole text or a stretch, a window ends at the cut that starts a run without cuts, so the
+    // run is cut at the same places.
+    if (mayHoldLongUncut(latin)) return icuWords(normalized);
+    out.push(...latinWords(latin), ...icuWords(other));
     done = end;
   }
-  if (done < normalized.length) out.push(...latinWords(done === 0 ? normalized : normalized.slice(done)));
+  const rest = done === 0 ? normalized : normalized.slice(done);
+  if (mayHoldLongUncut(rest)) return icuWords(normalized);
+  out.push(...latinWords(rest));
   return out;
 }
 
@@ -123,6 +130,20 @@ export function wordsOfNormalized(normalized: string): string[] {
  * this size, a fraction of a second), so longer texts are segmented window by window.
  */
 export const SEGMENT_WINDOW_CHARS = 2048;
+
+/**
+ * Whether Latin text (LATIN_TEXT's characters: no mark or other character that attaches) may hold
+ * a stretch of more than a window between two cuts: such a stretch is a run of non-white space and
+ * the white space after it, so one of the two is more than half a window. One search, no false
+ * "no" (a "yes" only sends the text to ICU, as before).
+ */
+function mayHoldLongUncut(latin: string): boolean {
+  return latin.length > SEGMENT_WINDOW_CHARS && LONG_LATIN_RUN.test(latin);
+}
+
+/** A run of half a window of ASCII white space, or of anything else (LATIN_TEXT's characters are one UTF-16 unit each). */
+const LONG_LATIN_RUN = new RegExp(`[\\t-\\r ]{${SEGMENT_WINDOW_CHARS / 2}}|[^\\t-\\r ]{${SEGMENT_WINDOW_CHARS / 2}}`);
+
 /** White space (Unicode's White_Space: U+FEFF is a format character, which joins what surrounds it). */
 const WHITE_SPACE = /\p{White_Space}/u;
 /** Characters that attach to the one before: a mark, a format character such as ZWJ, an emoji modifier (sticky: tested at one position). */
@@ -152,18 +173,6 @@ function nextCut(text: string, from: number): number {
     if (at >= from && at < text.length && isCut(text, at)) return at;
   }
   return text.length;
-}
-
-/** The longest stretch of `text` between two cuts (its ends count as cuts). */
-function longestUncut(text: string): number {
-  if (text.length <= SEGMENT_WINDOW_CHARS) return text.length;
-  let longest = 0;
-  let last = 0;
-  for (let cut = nextCut(text, 1); ; cut = nextCut(text, cut + 1)) {
-    longest = Math.max(longest, cut - last);
-    if (cut >= text.length) return longest;
-    last = cut;
-  }
 }
 
 /**

@@ -113,6 +113,9 @@ describe('wordsOfNormalized on mixed text', () => {
       ...Array.from({ length: 40 }, () => randomMixed(1500)),
       // A Latin word longer than a window beside a symbol: icuWords cuts it inside, as the whole text always was.
       `${'x'.repeat(3000)} Ω end`,
+      `word ${'ω'.repeat(3000)} end`,
+      `${'abc '.repeat(10)}${'ωa'.repeat(1500)} x`,
+      `${'abc '.repeat(600)}ωω ${'ω'.repeat(3000)} end ${'ωe\u0301'.repeat(1000)} ł`,
       `start ł ${'ab'.repeat(1500)}`,
       `${'红烧肉'.repeat(1000)} word ł`,
       'cafeł naïve Łódź,mir',
