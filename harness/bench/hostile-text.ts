@@ -38,12 +38,15 @@ const WARM_UP_CHARS = 2_000;
 /** The worst kind's question over the median question without a hostile message: what this section aims under. */
 export const HOSTILE_TARGET_RATIO = 3;
 
+/** The seed of the section's texts. */
+const HOSTILE_SEED = 7;
+
 /**
  * Texts of `HOSTILE_CHARS` characters of each kind, seeded; another `variant` gives other texts of
  * the same kinds (the repeated units start `2 × variant` UTF-16 units later: never inside a
  * surrogate pair).
  */
-export function hostileTexts(seed = 7, variant = 0): Record<string, string> {
+export function hostileTexts(seed = HOSTILE_SEED, variant = 0): Record<string, string> {
   const next = seededRandom(seed + variant);
   const fill = (unit: string): string =>
     unit.repeat(Math.ceil(HOSTILE_CHARS / unit.length) + 1).slice(2 * variant, 2 * variant + HOSTILE_CHARS);
@@ -170,7 +173,9 @@ export async function benchHostileText(
 ): Promise<HostileTextResult> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-hostile-'));
   try {
-    const variants = Array.from({ length: HOSTILE_REPEATS }, (_, variant) => Object.entries(hostileTexts(7, variant)));
+    const variants = Array.from({ length: HOSTILE_REPEATS }, (_, variant) =>
+      Object.entries(hostileTexts(HOSTILE_SEED, variant)),
+    );
     const texts = variants.flat();
     const questions = [...syntheticLongMemEval({ questions: 1 + texts.length + PLAIN_QUESTIONS, seed: 31 })] as {
       question_id: string;

@@ -52,8 +52,10 @@ const SEPARATORS =
   '\u2013\u2014\u201c\u201d\u2192\u00b0\u00a1-\u00a7\u00a9\u00ab\u00ac\u00ae\u00b1\u00b6\u00bb\u00bf\u00d7\u00f7' +
   '\u2022\u2020\u2021\u2030\u201a\u201e\u2039\u203a\u2032\u2190\u2191\u2193\u20ac\u2713';
 
-/** Text the fast path segments: ASCII, Latin-1 letters, the quotes and separators above. */
-const LATIN_TEXT = new RegExp(`^[\\x00-\\x7f${LATIN1_LETTER}${JOINING_QUOTES}${SEPARATORS}]*$`, 'u');
+/** The characters the fast path segments: ASCII, Latin-1 letters, the quotes and separators above (a regular expression class's body). */
+const LATIN_CHARS = `\\x00-\\x7f${LATIN1_LETTER}${JOINING_QUOTES}${SEPARATORS}`;
+/** Text the fast path segments. */
+const LATIN_TEXT = new RegExp(`^[${LATIN_CHARS}]*$`, 'u');
 
 /**
  * Unicode's word boundaries (UAX #29) as they fall in that text: letters, digits and `_` join;
@@ -70,8 +72,8 @@ const LATIN_WORD = new RegExp(
 /** Latin text shorter than this between two characters off the fast path goes to ICU with them: one call fewer costs less than its characters. */
 const ICU_CALL_CHARS = 32;
 
-/** A character off the fast path: LATIN_TEXT's complement. */
-const NOT_LATIN = new RegExp(`[^\\x00-\\x7f${LATIN1_LETTER}${JOINING_QUOTES}${SEPARATORS}]`, 'gu');
+/** A character off the fast path. */
+const NOT_LATIN = new RegExp(`[^${LATIN_CHARS}]`, 'gu');
 
 /** The fast path's words of Latin text. */
 function latinWords(text: string): string[] {
@@ -101,7 +103,7 @@ export function wordsOfNormalized(normalized: string): string[] {
   while (found) {
     let start = found.index;
     while (start > done && !isCut(normalized, start)) start--;
-    let end = done;
+    let end: number;
     // Characters off the fast path close to one another share one call (a call costs ICU about what 20 characters do).
     do {
       end = nextCut(normalized, found.index + found[0].length);
@@ -115,13 +117,19 @@ export function wordsOfNormalized(normalized: string): string[] {
     // the whole text or a stretch, a window ends at the cut that starts a run without cuts, so the
     // run is cut at the same places.
     if (mayHoldLongUncut(latin)) return icuWords(normalized);
-    out.push(...latinWords(latin), ...icuWords(other));
+    append(out, latinWords(latin));
+    append(out, icuWords(other));
     done = end;
   }
   const rest = done === 0 ? normalized : normalized.slice(done);
   if (mayHoldLongUncut(rest)) return icuWords(normalized);
-  out.push(...latinWords(rest));
+  append(out, latinWords(rest));
   return out;
+}
+
+/** Appends `words` to `out` one by one: `out.push(...words)` passes each as an argument, and a long text's hundred thousand words overflow the stack. */
+function append(out: string[], words: readonly string[]): void {
+  for (const word of words) out.push(word);
 }
 
 /**

@@ -9,7 +9,13 @@ import {
   wordsOfNormalized,
 } from '../../../harness/core/text.js';
 import { builtinScenarioNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
+import { seededRandom } from '../../../harness/core/random.js';
 import { strings } from '../../helpers/strings.js';
+
+/** One of `pieces`, drawn by `next`, followed by a space three times in ten. */
+function drawPiece(pieces: readonly string[], next: () => number): string {
+  return pieces[Math.floor(next() * pieces.length)]! + (next() < 0.3 ? ' ' : '');
+}
 
 /** Seeded random Latin text: every code point 0–127, Latin-1's letters, the curly quotes, the separators of the fast path; letters, digits and the joining marks weighted up. */
 function randomLatin(count: number): string[] {
@@ -98,14 +104,9 @@ describe('wordsOfNormalized on mixed text', () => {
       'ｶﾀｶﾅ',
     ],
   ];
-  let seed = 9;
-  const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-  const randomMixed = (pieceCount: number): string => {
-    let text = '';
-    for (let index = 0; index < pieceCount; index++)
-      text += pieces[Math.floor(next() * pieces.length)]! + (next() < 0.3 ? ' ' : '');
-    return normalizeText(text);
-  };
+  const next = seededRandom(9);
+  const randomMixed = (pieceCount: number): string =>
+    normalizeText(Array.from({ length: pieceCount }, () => drawPiece(pieces, next)).join(''));
 
   it('equals what ICU gave the whole text: 20,000 random short texts, long ones, and cut-free stretches longer than a window', () => {
     const texts = [
@@ -127,6 +128,8 @@ describe('wordsOfNormalized on mixed text', () => {
     expect(wordsOfNormalized('• cafeł and 5€ 😀 x')).toEqual(['cafeł', 'and', '5', 'x']);
     // A word longer than a window in Latin text is whole, as it always was there (ICU's windows cut it).
     expect(wordsOfNormalized(`${'x'.repeat(3000)} • end`)).toEqual(['x'.repeat(3000), 'end']);
+    // A hundred thousand words and more beside one emoji: appended one by one (a spread of them overflowed the stack).
+    expect(wordsOfNormalized(`${'a '.repeat(150_000)}😀`)).toHaveLength(150_000);
   });
 
   it('hands ICU only the stretches around what is off the fast path', () => {
@@ -221,8 +224,7 @@ describe('icuWords on long texts', () => {
   it("segments a text with white space window by window into exactly the whole text's words", () => {
     for (let trial = 0; trial < 6; trial++) {
       let text = '';
-      while (text.length < 3 * SEGMENT_WINDOW_CHARS)
-        text += pieces[Math.floor(next() * pieces.length)]! + (next() < 0.3 ? ' ' : '');
+      while (text.length < 3 * SEGMENT_WINDOW_CHARS) text += drawPiece(pieces, next);
       expect(segmentWindows(text).length).toBeGreaterThan(2);
       expect(icuWords(text)).toEqual(wholeWords(text));
     }
