@@ -328,7 +328,10 @@ export function estimatedCost(scenario: Scenario): number {
  * scenario's cost is counted once (its cells share the scenario object), not at each comparison:
  * sorting a 500-question run's 2,000 cells compares them some 20,000 times.
  */
-export function costliestFirst(positions: readonly number[], plans: readonly Pick<CellPlan, 'scenario'>[]): number[] {
+export function costliestFirst(
+  positions: readonly number[],
+  plans: readonly (Pick<CellPlan, 'scenario'> | undefined)[],
+): number[] {
   const costs = new Map<Scenario, number>();
   const cost = (position: number): number => {
     const { scenario } = plans[position]!;

@@ -147,9 +147,11 @@ interface Slot {
 
 /** Runs every task in the pool; rejects with RunInterrupted (after killing the workers) when the signal fires. */
 export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Promise<void> {
+  // `tasks` is read here only, never by a closure: a dispatched task (and its scenario) is let go once its cell is over.
   const pending = [...tasks];
+  const count = tasks.length;
   const slots = new Set<Slot>();
-  let remaining = tasks.length;
+  let remaining = count;
   let startFailures = 0;
   let finished = false;
   let delivered = Promise.resolve();
@@ -276,7 +278,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       });
     };
 
-    if (tasks.length === 0) return void settle();
-    for (let i = 0; i < Math.max(1, Math.min(options.workers, tasks.length)); i++) spawn();
+    if (count === 0) return void settle();
+    for (let i = 0; i < Math.max(1, Math.min(options.workers, count)); i++) spawn();
   });
 }

@@ -7,18 +7,20 @@
  */
 import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { openProviders, runCell, type CellPlan, type CellTask } from './cell.js';
+import { openProviders, runCell, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
 import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { machineId } from '../core/machine.js';
 import { startCalibration, type Calibration } from '../core/calibration.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
-import { runInPool, RunInterrupted } from './pool.js';
+import { runInPool, RunInterrupted, type PoolTask } from './pool.js';
 import { withinTimeLimit } from './cell-timeout.js';
 import { makeRunTempDir } from './temp-dirs.js';
-import { RESULTS_SCHEMA_VERSION, type CellResult, type RunResult } from '../results/schema.js';
+import { RESULTS_SCHEMA_VERSION, type CellResult, type RunHeader, type RunResult } from '../results/schema.js';
 import { inShard, type ShardedRunHeader } from '../results/shard.js';
 import { TokenCounter } from '../core/tokens.js';
 import { costliestFirst, planDigest, planRun } from './plan.js';
+import type { StrategySetting } from './params.js';
+import type { ErrataReport } from '../scenarios/importers/index.js';
 import { providerSettings } from './provider-settings.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, SETTINGS } from './settings.js';
@@ -43,6 +45,41 @@ function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
   return task;
 }
 
+/** The pool's task for a planned cell (by its position). */
+const toPoolTask =
+  (plans: readonly (CellPlan | undefined)[]) =>
+  (position: number): PoolTask => ({ index: position, task: toTask(plans[position]!) });
+
+/**
+ * The run's plan with what the header and the digest need of its scenarios taken now: the
+ * scenarios themselves (a dataset's text, most of a long run's memory) are then held only by the
+ * plans of cells not yet recorded, and each goes with its last cell.
+ */
+async function planned(
+  options: RunOptions,
+  settings: ProviderSettings,
+): Promise<{
+  plans: (CellPlan | undefined)[];
+  scenarioHeaders: RunHeader['scenarios'];
+  digest: string;
+  strategies: StrategySetting[];
+  errata: ErrataReport[];
+}> {
+  const { plans, scenarios, strategies, errata } = await planRun(options);
+  return {
+    plans,
+    scenarioHeaders: scenarios.map((scenario) => ({
+      name: scenario.name,
+      source: scenario.source,
+      steps: scenario.steps.length,
+      ...(scenario.group !== undefined ? { group: scenario.group } : {}),
+    })),
+    digest: planDigest(plans, scenarios, settings),
+    strategies,
+    errata,
+  };
+}
+
 /** Settles with the promise, or rejects with RunInterrupted as soon as the signal fires. */
 function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
@@ -59,15 +96,15 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
-  const { plans, scenarios, strategies, errata } = await planRun(options);
   const workers = options.workers ?? 1;
   const settings = providerSettings(options);
-  const digest = planDigest(plans, scenarios, settings);
+  const { plans, scenarioHeaders, digest, strategies, errata } = await planned(options, settings);
   const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));
   const results = new Map<number, CellResult>();
   const record = async (position: number, result: CellResult): Promise<void> => {
     await options.store?.save(position, result);
     results.set(position, result);
+    plans[position] = undefined;
     const empty = result.status === 'ok' ? (result.usage.emptyAnswers ?? 0) : 0;
     if (empty > 0)
       options.onWarning?.(
@@ -86,7 +123,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     tempRoot = await makeRunTempDir(settings.keepCellDirs);
     providers.tempRoot = tempRoot;
     const earlier =
-      (await options.store?.open({ digest, ids: plans.map((plan) => plan.id) })) ?? new Map<number, CellResult>();
+      (await options.store?.open({ digest, ids: plans.map((plan) => plan!.id) })) ?? new Map<number, CellResult>();
     for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
     const todo = positions.filter((position) => !results.has(position));
     const units = positions.map((position) => ({
@@ -95,13 +132,15 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
       done: results.has(position),
     }));
     options.onProgress?.({ type: 'start', cells: positions.length, finished: results.size, units });
+    // Cells of other shards and those an earlier attempt finished need their scenarios no more.
+    const running = new Set(todo);
+    plans.forEach((_, position) => {
+      if (!running.has(position)) plans[position] = undefined;
+    });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.workerProcesses) && todo.length > 0) {
-      const tasks = costliestFirst(todo, plans).map((position) => ({
-        index: position,
-        task: toTask(plans[position]!),
-      }));
-      await runInPool(tasks, {
+      // Not kept here: the pool lets go of a task once its cell is sent.
+      await runInPool(costliestFirst(todo, plans).map(toPoolTask(plans)), {
         workers,
         cellTimeoutMs,
         settings: { ...settings, tempRoot },
@@ -151,12 +190,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
       durability: strategy.durability,
       ...(strategy.traits ? { traits: strategy.traits } : {}),
     })),
-    scenarios: scenarios.map((scenario) => ({
-      name: scenario.name,
-      source: scenario.source,
-      steps: scenario.steps.length,
-      ...(scenario.group !== undefined ? { group: scenario.group } : {}),
-    })),
+    scenarios: scenarioHeaders,
     ...(options.shard ? { shard: { ...options.shard, planned: plans.length, digest } } : {}),
     startedAt: startedAt.toISOString(),
     durationMs: performance.now() - started,

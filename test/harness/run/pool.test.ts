@@ -5,6 +5,8 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import type * as Cells from '../../../harness/results/cells.js';
 import type * as CellTimeout from '../../../harness/run/cell-timeout.js';
@@ -226,6 +228,42 @@ describe('runBenchmark with worker processes', () => {
     expect(warmUpTasks(pending(1000), 2, { ...offline, embedderProvider: 'openai:text-embedding-3-small' })).toEqual(
       [],
     );
+  });
+
+  it("lets a scenario go once its last cell is recorded: a dataset's text does not stay for the whole run", {
+    timeout: 120_000,
+  }, async () => {
+    // Three scenarios of one ~1.5 MB message each, run one after another by one worker: when the
+    // third cell is saved, the first two scenarios are held by nothing here (the worker holds the third).
+    const chars = 1_500_000;
+    const files = await Promise.all(
+      [0, 1, 2].map((k) => {
+        const words = Array.from({ length: chars / 10 }, (_, i) => `s${k}w${String(i % 10_000).padStart(5, '0')} `);
+        return scenarioFile(
+          `big-${k}.yaml`,
+          `name: big-${k}\nsteps:\n  - id: u1\n    user: ${JSON.stringify(words.join(''))}\n    assistant: Noted.\n  - probe: What did I say?\n    expect: ["s${k}w00001"]\n    evidence: [u1]\n`,
+        );
+      }),
+    );
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapAtSave: number[] = [];
+    const run = await runBenchmark({
+      scenarios: files,
+      strategies: ['buffer'],
+      workers: 1,
+      workerProcesses: true,
+      store: {
+        open: async () => new Map(),
+        save: async () => {
+          gc();
+          heapAtSave.push(process.memoryUsage().heapUsed);
+        },
+      },
+    });
+    expect(run.cells.map((cell) => cell.status)).toEqual(['ok', 'ok', 'ok']);
+    // Two scenarios of 1.5 MB of one-byte text (3 MB) gone between the first save and the last.
+    expect(heapAtSave[0]! - heapAtSave[2]!).toBeGreaterThan(2_000_000);
   });
 
   it('stops when the signal fires and rejects with RunInterrupted', async () => {
