@@ -6,10 +6,12 @@
 import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   checkScenarioFile,
   checkScenarioText,
+  checkScenarioValue,
   formatProblem,
   MAX_SCENARIO_BYTES,
   type CheckOptions,
@@ -283,5 +285,25 @@ describe('loader edge cases found in review', () => {
 
   test('derives a valid name from an unusual file name', async () => {
     expect(checkScenarioText('steps:\n  - user: hi\n', 'dir/My File (2).yaml').scenario?.name).toBe('my-file-2-');
+  });
+});
+
+describe('memory of loaded steps', () => {
+  test('steps of one shape share one hidden class (a dataset question holds hundreds of them)', () => {
+    // V8's own check, compiled after the flag is set; Node 20's V8 gives an object built by
+    // `{ ...data, kind }` a hidden class of its own once the spread is warm (~120 bytes a step).
+    setFlagsFromString('--allow-natives-syntax');
+    const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+    const steps = Array.from({ length: 200 }, (_, i) => ({
+      id: `t${i}`,
+      user: `message ${i}`,
+      assistant: 'Noted.',
+      replyId: `r${i}`,
+      at: '2023-05-20T02:21:00Z',
+    }));
+    const { scenario } = checkScenarioValue({ name: 'shapes', steps }, 'shapes.yaml');
+    const loaded = scenario!.steps;
+    expect(loaded).toHaveLength(200);
+    expect(loaded.filter((step) => !haveSameMap(step, loaded[0]!))).toEqual([]);
   });
 });
