@@ -18,6 +18,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { median } from '../core/calibration.js';
+import { sum } from 'simple-statistics';
 import { seededRandom } from '../core/random.js';
 import { runBenchmark } from '../run/runner.js';
 import { syntheticLongMemEval } from './synthetic-longmemeval.js';
@@ -122,9 +123,12 @@ export function hostileFigures(cells: readonly HostileCell[], chars = HOSTILE_CH
     entry.cpu.push(cell.cpuMs);
     questions.set(cell.question, entry);
   }
-  const sum = (values: readonly number[]): number => values.reduce((total, value) => total + value, 0);
   const kinds = new Map<string, { wall: number[]; cpu: number[] }[]>();
-  for (const { kind, ...timed } of questions.values()) kinds.set(kind, [...(kinds.get(kind) ?? []), timed]);
+  for (const { kind, ...timed } of questions.values()) {
+    const ofKind = kinds.get(kind) ?? [];
+    ofKind.push(timed);
+    kinds.set(kind, ofKind);
+  }
   const medianOf = (values: number[]): number => (values.length ? median(values) : 0);
   const rows: HostileRow[] = [...kinds]
     .sort(([a], [b]) => Number(a === PLAIN) - Number(b === PLAIN))

@@ -25,7 +25,7 @@ import type { VersusResult, VersusRun } from './versus-langchain.js';
 import type { SuiteResult } from './suite.js';
 import { renderAa } from './aa.js';
 import type { DatasetScaleResult } from './dataset-scale.js';
-import { HOSTILE_TARGET_RATIO, type HostileTextResult } from './hostile-text.js';
+import { HOSTILE_TARGET_RATIO, PLAIN, type HostileTextResult } from './hostile-text.js';
 import { PROTOCOL_TARGET_RATIO, type CellSpread, type ProtocolBenchResult } from './protocol.js';
 import type { VectorScaleResult } from './vector-scale.js';
 
@@ -447,11 +447,13 @@ function renderDataset(dataset: DatasetScaleResult): string {
 
 function renderHostile(hostile: HostileTextResult): string {
   const { worst } = hostile;
+  const perKind = hostile.rows.find((row) => row.kind !== PLAIN)?.questions ?? 0;
+  const plainQuestions = hostile.rows.find((row) => row.kind === PLAIN)?.questions ?? 0;
   return [
     `## Hostile text (one ${count(hostile.chars)}-character message per question)`,
     '',
     '`membench run --dataset longmemeval:FILE --protocol longmemeval -s bm25` in this process, one cell at a time, after a warm-up question (not counted) that loads what a process loads once; ' +
-      `each row is the median over a kind's ${hostile.rows[0]?.questions ?? 0} questions (each with a text of its own) of a question's four cells (both units, both rankers) summed, and of its slowest cell. ` +
+      `each row is the median over a kind's ${perKind} questions (each with a text of its own; ${plainQuestions} without a hostile message) of a question's four cells (both units, both rankers) summed, and of its slowest cell. ` +
       `Worst question ${formatMs(worst.questionMs)} (${worst.kind}) against the median question without a hostile message, ${formatMs(hostile.medianQuestionMs)}: ` +
       `${times(hostile.ratio)} (target ≤ ${HOSTILE_TARGET_RATIO}×); in CPU ${times(hostile.cpuRatio)} (median question ${formatMs(hostile.medianQuestionCpuMs)} of CPU). ` +
       `Per cell: the slowest ${times(hostile.cellRatio)} the median cell (${formatMs(hostile.medianCellMs)}), in CPU ${times(hostile.cellCpuRatio)}; ` +

@@ -139,7 +139,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     });
     const cellTimeoutMs = options.cellTimeoutMs ?? DEFAULT_CELL_TIMEOUT_MS;
     if ((workers > 1 || options.workerProcesses) && todo.length > 0) {
-      // Not kept here: the pool lets go of a task once its cell is sent.
+      // Not kept here: the pool lets go of a task once its cell is over.
       await runInPool(costliestFirst(todo, plans).map(toPoolTask(plans)), {
         workers,
         cellTimeoutMs,

@@ -54,5 +54,13 @@ describe('bench: hostile text', () => {
     expect(text).toContain('Worst question 90.00 ms (chinese unspaced)');
     expect(text).toContain('1.80× (target ≤ 3×)');
     expect(text).toContain('Per cell: the slowest 6.00× the median cell');
+    // The question counts are the rows' own: a hostile kind's, and the plain questions' (two here, not the kinds' three).
+    expect(
+      renderBenchReport({
+        header: benchHeader({ sections: ['hostile'] }),
+        hostile: hostileFigures(cells.filter((cell) => cell.question !== 'p-2')),
+        targets: [],
+      }),
+    ).toContain("median over a kind's 3 questions (each with a text of its own; 2 without a hostile message)");
   });
 });
