@@ -17,6 +17,7 @@ import { withinTimeLimit } from './cell-timeout.js';
 import { makeRunTempDir } from './temp-dirs.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunHeader, type RunResult } from '../results/schema.js';
 import { inShard, type ShardedRunHeader } from '../results/shard.js';
+import { shareRankings } from '../results/shared-rankings.js';
 import { TokenCounter } from '../core/tokens.js';
 import { costliestFirst, planDigest, planRun } from './plan.js';
 import type { StrategySetting } from './params.js';
@@ -103,7 +104,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const results = new Map<number, CellResult>();
   const record = async (position: number, result: CellResult): Promise<void> => {
     await options.store?.save(position, result);
-    results.set(position, result);
+    // Held to the end of the run: its ranking entries become the process's shared ones.
+    results.set(position, shareRankings(result));
     plans[position] = undefined;
     const empty = result.status === 'ok' ? (result.usage.emptyAnswers ?? 0) : 0;
     if (empty > 0)
@@ -124,7 +126,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     providers.tempRoot = tempRoot;
     const earlier =
       (await options.store?.open({ digest, ids: plans.map((plan) => plan!.id) })) ?? new Map<number, CellResult>();
-    for (const position of positions) if (earlier.has(position)) results.set(position, earlier.get(position)!);
+    for (const position of positions)
+      if (earlier.has(position)) results.set(position, shareRankings(earlier.get(position)!));
     const todo = positions.filter((position) => !results.has(position));
     const units = positions.map((position) => ({
       setting: plans[position]!.strategy.setting,
