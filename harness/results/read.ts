@@ -9,6 +9,7 @@ import { distribution } from '../core/metrics.js';
 import { emptyUsage } from '../models/index.js';
 import { summarizeRecall } from './recall.js';
 import { READABLE_SCHEMA_VERSIONS, runResultSchema, type ErrorCell, type RunResult } from './schema.js';
+import { takeRankings } from './shared-rankings.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
@@ -51,6 +52,8 @@ export function parseResults(text: string, source: string): RunResult {
     );
   }
   const upgraded = version < 4 ? renamedFromVersion3(data as Record<string, unknown>) : data;
+  // Well-formed rankings skip the schema's copy and come back shared, as a run keeps them (shared-rankings.ts).
+  const restoreRankings = takeRankings(upgraded as { cells: unknown[] });
   const parsed = runResultSchema.safeParse(version < 6 ? withErrorMessages(upgraded) : upgraded);
   if (!parsed.success) {
     const problems = parsed.error.issues
@@ -62,6 +65,7 @@ export function parseResults(text: string, source: string): RunResult {
       problems,
     );
   }
+  restoreRankings(parsed.data);
   return parsed.data;
 }
 

@@ -8,7 +8,7 @@
  * ~100 MB; the top-50 rankings of a plain protocol run shrink the same way.
  */
 import { boundedMemo, MEMO_CHARS } from '../core/memo.js';
-import type { CellResult } from './schema.js';
+import type { CellResult, RunResult } from './schema.js';
 
 /**
  * The shared, frozen array for an entry, by a key that cannot collide between shapes: `1` and the
@@ -38,4 +38,41 @@ export function shareRankings(result: CellResult): CellResult {
     for (let i = 0; i < ranking.length; i++) ranking[i] = sharedEntry(entryKey(ranking[i]!)) as string[];
   }
   return result;
+}
+
+/** Whether a raw value is a ranking: a list of lists of ids. */
+function isRanking(value: unknown): value is string[][] {
+  return (
+    Array.isArray(value) && value.every((entry) => Array.isArray(entry) && entry.every((id) => typeof id === 'string'))
+  );
+}
+
+/**
+ * Takes every well-formed probe `retrieved` out of results as read (`JSON.parse`'s output, before
+ * the schema checks it) and leaves an empty list in its place: the schema would copy and check
+ * millions of entries one by one (a LoCoMo protocol run kept with `--keep-rankings` holds 5.6
+ * million), and the run read back would hold an array and a string per entry. A malformed one is
+ * left where it is, for the schema to refuse with its path. `restore` puts them back, shared, into
+ * the checked results (same cell and probe order; the key keeps its place).
+ */
+export function takeRankings(data: { cells: unknown[] }): (checked: RunResult) => void {
+  const taken: { cell: number; probe: number; ranking: string[][] }[] = [];
+  data.cells.forEach((cell, c) => {
+    const probes = typeof cell === 'object' && cell !== null ? (cell as { probes?: unknown }).probes : undefined;
+    if (!Array.isArray(probes)) return;
+    probes.forEach((probe: unknown, p) => {
+      if (typeof probe !== 'object' || probe === null) return;
+      const ranking = (probe as { retrieved?: unknown }).retrieved;
+      if (!isRanking(ranking)) return;
+      taken.push({ cell: c, probe: p, ranking });
+      (probe as { retrieved: unknown }).retrieved = [];
+    });
+  });
+  return (checked) => {
+    for (const { cell, probe, ranking } of taken) {
+      const result = checked.cells[cell];
+      const record = result?.status === 'ok' ? result.probes[probe] : undefined;
+      if (record) record.retrieved = ranking.map((entry) => sharedEntry(entryKey(entry)) as string[]);
+    }
+  };
 }

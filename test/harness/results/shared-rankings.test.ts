@@ -1,8 +1,10 @@
 /** A run holds one array per distinct ranking entry: the cells that rank one conversation share them. */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../harness/run/runner.js';
+import { parseResults } from '../../../harness/results/read.js';
 import { shareRankings } from '../../../harness/results/shared-rankings.js';
-import type { CellResult } from '../../../harness/results/schema.js';
+import type { CellResult, RunResult } from '../../../harness/results/schema.js';
+import { renderJson } from '../../../reports/index.js';
 
 const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
 
@@ -27,14 +29,18 @@ describe('shared ranking entries', () => {
     expect(entries(c)).toEqual([['["D2:1","D2:2"]']]);
   });
 
-  it('is what the runner keeps: cells ranking one conversation, run in worker processes, share their entries', async () => {
-    const result = await runBenchmark({
+  let result: RunResult;
+  beforeAll(async () => {
+    result = await runBenchmark({
       strategies: ['bm25', 'vector'],
       datasets: [LOCOMO],
       protocol: 'locomo',
       questions: ['conv-a'],
       workers: 2,
     });
+  });
+
+  it('is what the runner keeps: cells ranking one conversation, run in worker processes, share their entries', () => {
     const dialog = result.cells.filter((cell) => cell.scenario === 'locomo-conv-a' && cell.status === 'ok');
     expect(dialog.length).toBeGreaterThanOrEqual(2);
     const [first, second] = dialog.map(entries);
@@ -44,5 +50,37 @@ describe('shared ranking entries', () => {
     expect(common.length).toBeGreaterThan(0);
     // Each cell came over its own IPC message: equal entries are one array only if the runner shared them.
     for (const entry of common) expect(entry).toBe(byId.get(entry.join(' ')));
+  });
+
+  it('is what a run read back holds: the same rankings, shared', () => {
+    const text = renderJson(result);
+    const read = parseResults(text, 'results.json');
+    expect(read.cells.map(entries)).toEqual(result.cells.map(entries));
+    const [first, second] = read.cells.filter((cell) => cell.scenario === 'locomo-conv-a').map(entries);
+    const byId = new Map(first!.map((entry) => [entry.join(' '), entry]));
+    const common = second!.filter((entry) => byId.has(entry.join(' ')));
+    expect(common.length).toBeGreaterThan(0);
+    for (const entry of common) expect(entry).toBe(byId.get(entry.join(' ')));
+    // Re-rendered, the file is the same bytes: the rankings went back where they were.
+    expect(renderJson(read)).toBe(text);
+  });
+
+  it('leaves a malformed ranking to the schema, which refuses it naming where it is', () => {
+    const data = JSON.parse(renderJson(result)) as { cells: { probes?: { retrieved?: unknown[] }[] }[] };
+    const cell = data.cells.findIndex((item) => item.probes?.some((probe) => (probe.retrieved?.length ?? 0) > 1));
+    const probe = data.cells[cell]!.probes!.findIndex((item) => (item.retrieved?.length ?? 0) > 1);
+    data.cells[cell]!.probes![probe]!.retrieved![1] = ['D1:1', 7];
+    expect(() => parseResults(JSON.stringify(data), 'bad.json')).toThrow(
+      expect.objectContaining({
+        message: expect.stringContaining('bad.json: not a valid membench results file'),
+        details: [`  cells.${cell}.probes.${probe}.retrieved.1.1: Invalid input: expected string, received number`],
+      }),
+    );
+    data.cells[cell]!.probes![probe]!.retrieved = 'D1:1' as unknown as unknown[];
+    expect(() => parseResults(JSON.stringify(data), 'bad.json')).toThrow(
+      expect.objectContaining({
+        details: [`  cells.${cell}.probes.${probe}.retrieved: Invalid input: expected array, received string`],
+      }),
+    );
   });
 });
