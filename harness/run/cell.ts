@@ -162,10 +162,7 @@ async function runInline(
   };
   try {
     onPhase('open');
-    await timed('openMs', async () => {
-      definition.preload?.(preloadHint(plan.scenario));
-      await session.start();
-    });
+    await timed('openMs', () => session.start());
     const steps = plan.scenario.steps;
     // A replayed dataset's saved turns and session boundaries share one fsync per file per run of them, up to the next probe, and one commit per session.
     await timed('replayMs', async () => {
@@ -274,6 +271,11 @@ export async function runCell(
   providers: Providers,
   onPhase: PhaseListener = () => undefined,
 ): Promise<CellResult> {
+  // What the process loads once for every cell after it (jieba's dictionary, hnswlib) is loaded
+  // before the cell's clock starts, as its modules are: else whichever cell of a worker first
+  // meets a Han character pays ~0.2 s for all of them (a LongMemEval_S question with one in a
+  // pasted article took 25x the median cell).
+  plan.definition.preload?.(preloadHint(plan.scenario));
   const started = performance.now();
   const cpu = process.cpuUsage();
   const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
