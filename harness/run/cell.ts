@@ -23,6 +23,7 @@ import { batchEnd, openCellSession, replayRun } from '../process/cell-session.js
 import { cellDirPrefix } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
+import { memoLast } from '../core/memo.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 import { ranksOnly, runRankOnly } from './rank-only.js';
 
@@ -125,9 +126,16 @@ export const stepPhase = (index: number, step: Scenario['steps'][number]): strin
 /** The phase of a replayed dataset's run of saved turns and session boundaries, announced once: `steps 3–250 (saved turns)`. */
 export const batchPhase = (first: number, last: number): string => `steps ${first}–${last} (saved turns)`;
 
+/**
+ * Whether a scenario's steps hold CJK text, for the scenario a process ran last: a worker runs a
+ * question's cells back to back on one scenario object, and the check reads all of its text
+ * (~3 ms a LongMemEval_S question, once per cell it was: ~6 s of CPU over a 2,000-cell protocol run).
+ */
+const stepsHoldCjk = memoLast((steps: Scenario['steps']) => hasCjkIn(steps));
+
 /** What the scenario's text will need a strategy to load (fillers are expanded by now): a Chinese dictionary only where there is Chinese. */
 function preloadHint(scenario: Scenario): PreloadHint {
-  return { cjk: hasCjkIn(scenario.steps) };
+  return { cjk: stepsHoldCjk(scenario.steps) };
 }
 
 /** Replays the scenario in this process (no faults): the fast path for plain cells. */
@@ -212,7 +220,7 @@ async function runInProcesses(
     scenario: plan.scenario,
     fuzzKills: providers.crashFuzz,
     strategyCrashPoints: plan.definition.crashPoints,
-    ...(plan.definition.preloadShared && hasCjkIn(plan.scenario.steps)
+    ...(plan.definition.preloadShared && stepsHoldCjk(plan.scenario.steps)
       ? { preloadShared: plan.definition.preloadShared(agentTexts(plan.scenario.steps)) }
       : {}),
     cell: {
