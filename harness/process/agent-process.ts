@@ -3,7 +3,7 @@
  * unexpected exit turned into a recorded outcome (code, signal) instead of a harness crash.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -102,6 +102,7 @@ export function agentEnv(offline: boolean, env: NodeJS.ProcessEnv = process.env)
  * flag, a changed binary); a refused snapshot makes every process exit at once, so it is tried first.
  */
 export function snapshotLoads(blob: string, bundle: string): boolean {
+  agentProcessStats.snapshotChecks++;
   const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], {
     stdio: 'ignore',
     timeout: 30_000,
@@ -122,12 +123,61 @@ export function snapshotUnusable(dir: string): string | null {
     : `V8 refused the snapshot ${status.blob} (damaged, or another V8 flag): run npm run build here`;
 }
 
-/** The agent's startup snapshot beside this module, when it is current and loads (checked once per process), or null. */
+/** Beside a blob: what its last passed load check was for (`verifiedFor`). */
+const VERIFIED_FILE = 'agent-entry.snapshot.verified.json';
+
+/** What a load check of `blob` holds for: this Node binary (path, size, mtime), the blob (size, mtime) and the V8 flags agents inherit. */
+function verifiedFor(blob: string, nodeOptions: string): string {
+  const node = statSync(process.execPath);
+  const file = statSync(blob);
+  return JSON.stringify({
+    node: process.execPath,
+    version: process.version,
+    nodeBytes: node.size,
+    nodeMtimeMs: node.mtimeMs,
+    blobBytes: file.size,
+    blobMtimeMs: file.mtimeMs,
+    nodeOptions,
+  });
+}
+
+/**
+ * snapshotLoads, once per Node binary, blob and V8 flags rather than once per process: a passed
+ * check is recorded beside the blob, and a process that finds it recorded for what it would check
+ * skips the check (a process started and deserialized, ~0.2 s of CPU, which each pool worker made
+ * before its first agent process). A failed check is not recorded; where the dir cannot be
+ * written, every process checks, as before.
+ */
+export function snapshotLoadsOnce(blob: string, bundle: string, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
+  const record = path.join(path.dirname(blob), VERIFIED_FILE);
+  let key: string;
+  try {
+    key = verifiedFor(blob, nodeOptions);
+  } catch {
+    return snapshotLoads(blob, bundle);
+  }
+  try {
+    if (readFileSync(record, 'utf8') === key) return true;
+  } catch {
+    // not checked here yet
+  }
+  if (!snapshotLoads(blob, bundle)) return false;
+  try {
+    const temp = `${record}.${process.pid}.tmp`;
+    writeFileSync(temp, key);
+    renameSync(temp, record);
+  } catch {
+    // a read-only install: the next process checks again
+  }
+  return true;
+}
+
+/** The agent's startup snapshot beside this module, when it is current and loads (checked once per binary, blob and flags), or null. */
 export function agentSnapshot(): string | null {
   if (snapshotBlob === undefined) {
     const bundle = here('./agent-entry.bundle.cjs');
     const blob = snapshotIn(path.dirname(bundle));
-    snapshotBlob = blob && snapshotLoads(blob, bundle) ? blob : null;
+    snapshotBlob = blob && snapshotLoadsOnce(blob, bundle) ? blob : null;
   }
   return snapshotBlob;
 }
@@ -165,6 +215,8 @@ function covers(prepared: PreloadHint, hint: PreloadHint): boolean {
 /** Agent processes forked by this process so far: tests count them (a crash costs one, a warm spare is never wasted). */
 export const agentProcessStats = {
   spawned: 0,
+  /** Startup snapshot load checks run (snapshotLoads): a process started from the blob and stopped. */
+  snapshotChecks: 0,
   booted: { snapshot: 0, bundle: 0, modules: 0 } satisfies Record<AgentBoot['from'], number>,
 };
 

@@ -4,7 +4,7 @@
  * cells as the bundle does, and fall back to the bundle when the snapshot is not for this Node or
  * this bundle file.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,6 +115,36 @@ describe('the agent startup snapshot', () => {
       const damaged = path.join(dir, 'damaged.blob');
       writeFileSync(damaged, readFileSync(blob).subarray(0, 4096));
       expect(snapshotLoads(damaged, bundle)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is tried once per Node binary, blob and V8 flags: a passed check is recorded beside the blob', async () => {
+    const { snapshotLoadsOnce, agentProcessStats } = await built<ProcessModule>('harness/process/agent-process.js');
+    const bundle = path.join(DIST, 'agent-entry.bundle.cjs');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-snapshot-once-'));
+    try {
+      const blob = path.join(dir, 'agent-entry.snapshot.blob');
+      copyFileSync(path.join(DIST, 'agent-entry.snapshot.blob'), blob);
+      const checks = (): number => agentProcessStats.snapshotChecks;
+      const start = checks();
+      expect(snapshotLoadsOnce(blob, bundle, '')).toBe(true);
+      expect(checks() - start).toBe(1);
+      // Another process (a pool worker) finds the record: no check.
+      expect(snapshotLoadsOnce(blob, bundle, '')).toBe(true);
+      expect(checks() - start).toBe(1);
+      // Other V8 flags, or a blob written again since: checked again.
+      snapshotLoadsOnce(blob, bundle, '--stack-size=2000');
+      expect(checks() - start).toBe(2);
+      utimesSync(blob, new Date(), new Date(Date.now() + 5_000));
+      expect(snapshotLoadsOnce(blob, bundle, '')).toBe(true);
+      expect(checks() - start).toBe(3);
+      // A blob V8 refuses is never recorded as passed: every process tries it (and falls back).
+      writeFileSync(blob, readFileSync(path.join(DIST, 'agent-entry.snapshot.blob')).subarray(0, 4096));
+      expect(snapshotLoadsOnce(blob, bundle, '')).toBe(false);
+      expect(snapshotLoadsOnce(blob, bundle, '')).toBe(false);
+      expect(checks() - start).toBe(5);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
