@@ -283,7 +283,11 @@ export async function runCell(
   // before the cell's clock starts, as its modules are: else whichever cell of a worker first
   // meets a Han character pays ~0.2 s for all of them (a LongMemEval_S question with one in a
   // pasted article took 25x the median cell).
-  plan.definition.preload?.(preloadHint(plan.scenario));
+  try {
+    plan.definition.preload?.(preloadHint(plan.scenario));
+  } catch {
+    // Loaded again on first use, inside the cell: a failure there is the cell's error, recorded as such.
+  }
   const started = performance.now();
   const cpu = process.cpuUsage();
   const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));

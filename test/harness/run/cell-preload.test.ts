@@ -39,4 +39,17 @@ describe('a strategy preload', () => {
       expect(cell.cpuMs).toBeLessThan(1_500);
     },
   );
+
+  it('that throws is no failure of its own: the strategy loads on first use, where a failure is the cell error', async () => {
+    const { plans } = await planRun({ strategies: ['bm25'], scenarios: ['recipes-zh'] });
+    const plan = plans[0]!;
+    const failing = {
+      ...plan.definition,
+      preload: () => {
+        throw new Error('the addon is missing');
+      },
+    };
+    const cell = await runCell({ ...plan, definition: failing }, offlineProviders());
+    expect(cell.status).toBe('ok');
+  });
 });
