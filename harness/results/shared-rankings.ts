@@ -25,18 +25,18 @@ function entryKey(entry: readonly string[]): string {
   return entry.length === 1 ? `1${entry[0]}` : `n${JSON.stringify(entry)}`;
 }
 
+/** Replaces, in place, each entry of `ranking` with the process's shared array for it (equal ids, frozen: a change to one would be a change to all, so none is allowed). */
+function shareEntries(ranking: string[][]): void {
+  for (let i = 0; i < ranking.length; i++) ranking[i] = sharedEntry(entryKey(ranking[i]!)) as string[];
+}
+
 /**
- * Replaces, in place, every ranking entry of `result`'s probes with the process's shared array for
- * it (equal ids, frozen: a change to one would be a change to all, so none is allowed), and
- * returns `result`. Call it where a result enters a long-lived list: the runner's results.
+ * Shares every ranking entry of `result`'s probes (`shareEntries`) and returns `result`. Call it
+ * where a result enters a long-lived list: the runner's results.
  */
 export function shareRankings(result: CellResult): CellResult {
   if (result.status !== 'ok') return result;
-  for (const probe of result.probes) {
-    const ranking = probe.retrieved;
-    if (!ranking) continue;
-    for (let i = 0; i < ranking.length; i++) ranking[i] = sharedEntry(entryKey(ranking[i]!)) as string[];
-  }
+  for (const probe of result.probes) if (probe.retrieved) shareEntries(probe.retrieved);
   return result;
 }
 
@@ -72,7 +72,9 @@ export function takeRankings(data: { cells: unknown[] }): (checked: RunResult) =
     for (const { cell, probe, ranking } of taken) {
       const result = checked.cells[cell];
       const record = result?.status === 'ok' ? result.probes[probe] : undefined;
-      if (record) record.retrieved = ranking.map((entry) => sharedEntry(entryKey(entry)) as string[]);
+      if (!record) continue;
+      shareEntries(ranking);
+      record.retrieved = ranking;
     }
   };
 }
