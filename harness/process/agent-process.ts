@@ -3,10 +3,11 @@
  * unexpected exit turned into a recorded outcome (code, signal) instead of a harness crash.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { replaceFileSync } from '../core/fs.js';
 import type { Ack } from '../agent/loop.js';
 import { SNAPSHOT_CHECK, type AgentBoot, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
 import type { PreloadHint } from '../../strategies/types.js';
@@ -163,9 +164,7 @@ export function snapshotLoadsOnce(blob: string, bundle: string, nodeOptions = pr
   }
   if (!snapshotLoads(blob, bundle)) return false;
   try {
-    const temp = `${record}.${process.pid}.tmp`;
-    writeFileSync(temp, key);
-    renameSync(temp, record);
+    replaceFileSync(record, key);
   } catch {
     // a read-only install: the next process checks again
   }
