@@ -1,11 +1,15 @@
 /** Word segmentation: the fast path for Latin text gives exactly the segments Intl.Segmenter (ICU) gives. */
 import { describe, expect, it, vi } from 'vitest';
 import {
+  datedText,
+  hasCjk,
+  hasCjkIn,
   icuWords,
   holdsNoWords,
   normalizeText,
   SEGMENT_WINDOW_CHARS,
   segmentWindows,
+  undatedText,
   wordsOfNormalized,
 } from '../../../harness/core/text.js';
 import { builtinScenarioNames, loadScenarios } from '../../../harness/scenarios/builtins.js';
@@ -246,5 +250,41 @@ describe('icuWords on long texts', () => {
     // A cut without white space never splits a surrogate pair or an emoji from its modifier.
     for (const end of segmentWindows('😀🎉👍🏽'.repeat(10_000)))
       expect(['😀', '🎉', '👍', undefined]).toContain([...'😀🎉👍🏽'.repeat(10_000).slice(end)][0]);
+  });
+});
+
+describe('CJK text inside a value', () => {
+  it("finds it in any string or key of a scenario's steps, as a test of their JSON text would", async () => {
+    const { scenarios } = await loadScenarios(builtinScenarioNames());
+    const asJson = (value: unknown): boolean => hasCjk(JSON.stringify(value) ?? '');
+    for (const { steps } of scenarios) {
+      expect(hasCjkIn(steps)).toBe(asJson(steps));
+      for (const step of steps) expect(hasCjkIn(step)).toBe(asJson(step));
+    }
+    expect(scenarios.some(({ steps }) => hasCjkIn(steps))).toBe(true);
+    expect(scenarios.some(({ steps }) => !hasCjkIn(steps))).toBe(true);
+    const nested = { kind: 'user', text: 'plain', meta: [{ notes: ['still plain', { deep: '我家只有一口锅' }] }] };
+    expect(hasCjkIn(nested)).toBe(true);
+    expect(hasCjkIn({ kind: 'user', labels: { 偏好: 1 } })).toBe(true);
+    for (const plain of [null, undefined, 42, true, 'plain', [], {}, { at: new Date(0) }, ['a', { b: 'c' }]])
+      expect(hasCjkIn(plain)).toBe(false);
+  });
+});
+
+describe('dated messages', () => {
+  it('note each instant as its own, whatever instant came before, and undate back to the text', () => {
+    const instants = ['2023-05-08T13:56:00Z', '2023-05-08', 'not a date', '2024-02-29T00:05:00Z'];
+    const noted = ['[8 May 2023, 13:56] hi', '[8 May 2023] hi', 'hi', '[29 February 2024, 00:05] hi'];
+    // In order, reversed and repeated: a note kept from the instant before must never leak into the next.
+    for (const order of [
+      [0, 1, 2, 3],
+      [3, 2, 1, 0],
+      [0, 0, 2, 2, 1, 3, 3, 0],
+    ])
+      for (const at of order) {
+        expect(datedText('hi', instants[at])).toBe(noted[at]);
+        expect(undatedText(noted[at]!, instants[at])).toBe('hi');
+      }
+    expect(datedText('hi', undefined)).toBe('hi');
   });
 });
