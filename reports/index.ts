@@ -58,6 +58,13 @@ export interface WriteRunOptions extends VerdictOptions {
   stepSummary?: string | null;
   /** Told how long rendering the reports, rendering the charts and writing the files took (`--profile`). */
   onPhase?: (phase: 'reports' | 'charts' | 'writing', ms: number) => void;
+  /**
+   * The results file `result` was read from and its bytes as read (`membench report`): results.json
+   * is written as those bytes, not rendered again, and left untouched where it is that file. A
+   * render would give the same text for a file membench wrote, at a cost (a 131 MB file: ~8 s and
+   * gigabytes of garbage), and drop what this version does not know.
+   */
+  resultsRead?: { file: string; bytes: Uint8Array };
 }
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
@@ -70,9 +77,13 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
     options.onPhase?.(phase, performance.now() - phaseStart);
     phaseStart = performance.now();
   };
+  const read = options.resultsRead;
+  const resultsInPlace = read !== undefined && path.resolve(read.file) === path.resolve(dir, 'results.json');
   const reports: [string, string | Uint8Array | Iterable<string>][] = [
     // Rendered as it is written, a cell at a time.
-    ['results.json', renderJsonChunks(result)],
+    ...(resultsInPlace
+      ? []
+      : [['results.json', read?.bytes ?? renderJsonChunks(result)] as [string, Uint8Array | Iterable<string>]]),
     ['report.md', renderMarkdown(result)],
     ['report.html', renderHtml(result)],
     ['junit.xml', renderJunit(result, verdict)],
@@ -94,7 +105,7 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
   }
   // The previous run's files this one did not write again (a dropped scenario's chart) would
   // mislead: removed, as its manifest lists them; anything else in the dir is not membench's.
-  const names = written.map((file) => path.relative(dir, file));
+  const names = [...(resultsInPlace ? ['results.json'] : []), ...written.map((file) => path.relative(dir, file))];
   if (options.overwrite) await removeOwnFiles(dir, REPORT_FILES_WITHOUT_MANIFEST, new Set(names));
   await writeManifest(dir, options.command ?? 'membench', names);
   const summaryFile = options.stepSummary === undefined ? process.env.GITHUB_STEP_SUMMARY : options.stepSummary;

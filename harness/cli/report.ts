@@ -31,23 +31,30 @@ export function builder(yargs: Argv) {
 type ReportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ReportArgs) => {
-  const [reports, summary, { assertReportable, readResults }, { warnOverwriteWithoutManifest }, lock, numbers, limits] =
-    await Promise.all([
-      import('../../reports/index.js'),
-      import('../../reports/github-summary.js'),
-      import('../results/read.js'),
-      import('../core/manifest.js'),
-      import('../run/out-lock.js'),
-      import('../core/numbers.js'),
-      import('../run/limits.js'),
-    ]);
+  const [
+    reports,
+    summary,
+    { assertReportable, readResultsAndBytes },
+    { warnOverwriteWithoutManifest },
+    lock,
+    numbers,
+    limits,
+  ] = await Promise.all([
+    import('../../reports/index.js'),
+    import('../../reports/github-summary.js'),
+    import('../results/read.js'),
+    import('../core/manifest.js'),
+    import('../run/out-lock.js'),
+    import('../core/numbers.js'),
+    import('../run/limits.js'),
+  ]);
   const { REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } = reports;
   const { appendStepSummary, renderRunStepSummary } = summary;
   const { withOutDirLock } = lock;
   const { parseNumberFlag } = numbers;
   const { RUN_LIMITS } = limits;
   const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
-  const { result, file } = await readResults(argv.results);
+  const { result, file, bytes } = await readResultsAndBytes(argv.results);
   assertReportable(result, file);
   const sourceDir = path.dirname(file);
   const inPlace = path.basename(file) === 'results.json';
@@ -62,6 +69,7 @@ export const handler = handled(async (argv: ReportArgs) => {
       overwrite: argv.overwrite || ownDir,
       command: 'membench report',
       stepSummary: null,
+      resultsRead: { file, bytes },
       ...(threshold !== undefined ? { recallThreshold: threshold } : {}),
     }),
   );

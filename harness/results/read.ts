@@ -180,17 +180,27 @@ export function asWrittenInItsVersion<T extends { header: { schemaVersion: numbe
 
 /** Reads a results file or run dir; returns the results and the file actually read. */
 export async function readResults(target: string): Promise<{ result: RunResult; file: string }> {
+  const { result, file } = await readResultsAndBytes(target);
+  return { result, file };
+}
+
+/**
+ * `readResults`, and the file's bytes as read: `membench report` writes results.json as these
+ * bytes instead of rendering the results again (only it holds on to them: a merge of many shards
+ * would hold every shard's).
+ */
+export async function readResultsAndBytes(target: string): Promise<{ result: RunResult; file: string; bytes: Buffer }> {
   const file = await resolveResultsPath(target);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  return { result: parseResults(text, file), file };
+  return { result: parseResults(bytes.toString('utf8'), file), file, bytes };
 }
 
 /** A cell id that `run` holds twice (two scenarios with one name?): its cells cannot be matched nor reported apart. */

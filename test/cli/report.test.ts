@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +49,25 @@ describe('membench report', () => {
     expect(readFileSync(path.join(dir, 'junit.xml'), 'utf8')).toContain('<testsuite name="recipes-zh"');
     expect(readFileSync(results, 'utf8')).toBe(readFileSync(baseline, 'utf8'));
     expect((await membenchInProcess(['report', dir])).code).toBe(0);
+  });
+
+  it('leaves results.json as it was read: untouched in place, copied byte for byte to --out', async () => {
+    const dir = await tempDir();
+    const results = path.join(dir, 'results.json');
+    // Indented differently from any membench: a render would change its bytes.
+    const text = JSON.stringify(JSON.parse(readFileSync(baseline, 'utf8')), null, 1);
+    await writeFile(results, text);
+    const past = new Date('2026-01-01T00:00:00Z');
+    utimesSync(results, past, past);
+    expect((await membenchInProcess(['report', results])).code).toBe(0);
+    expect(readFileSync(results, 'utf8')).toBe(text);
+    expect(statSync(results).mtime).toEqual(past);
+    // Still the run's own file: a later --overwrite keeps it.
+    expect(JSON.parse(readFileSync(path.join(dir, '.membench-files.json'), 'utf8')).files).toContain('results.json');
+    const out = path.join(dir, 'copy');
+    expect((await membenchInProcess(['report', results, '--out', out])).code).toBe(0);
+    expect(readFileSync(path.join(out, 'results.json'), 'utf8')).toBe(text);
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toBe(readFileSync(path.join(dir, 'report.md'), 'utf8'));
   });
 
   it('writes into --out, refuses an existing run there unless --overwrite, and applies --recall-threshold', async () => {
