@@ -74,6 +74,14 @@ describe('readJsonList', () => {
       },
     ]);
     expect((values[0] as { big: unknown }).big).toBeInstanceOf(JsonNumberText);
+    // Strings are skipped whole, to their unescaped closing quote: an escaped quote or backslash
+    // (even and odd runs) never ends one early, and a string's digits are never a number.
+    const raw = String.raw`[{"a": "x\\", "b": 12345678901234567890, "c": "y\"z 12345678901234567890", "d": "\\\"1e400\\", "e": -1e400, "f": "e960 \\\\"}]`;
+    const [plain] = JSON.parse(raw) as [Record<string, unknown>];
+    expect(plain.c).toBe('y"z 12345678901234567890');
+    expect(await readAll(temp(raw))).toEqual([
+      { ...plain, b: new JsonNumberText('12345678901234567890'), e: new JsonNumberText('-1e400') },
+    ]);
   });
 
   test('an element larger than one read chunk, with multi-byte characters across chunk borders', async () => {
