@@ -53,13 +53,14 @@ export function boundedMemo<T>(maxChars: number, compute: (key: string) => T): (
 }
 
 /**
- * `compute` memoised for the last argument it was called with (by identity), for what is derived
- * from a whole scenario's steps (its sessions, its evidence): a run in one process plays a
- * scenario's cells one after another on the same steps, so each derives it once, and only one
- * scenario's is kept at a time (a run of 500 questions would otherwise hold all of theirs). The
- * argument must not change after the first call.
+ * `compute` memoised for the last argument it was called with (by `===`: an object by identity, a
+ * string by value), for what is derived from a whole scenario's steps (its sessions, its evidence):
+ * a run in one process plays a scenario's cells one after another on the same steps, so each
+ * derives it once, and only one scenario's is kept at a time (a run of 500 questions would
+ * otherwise hold all of theirs); and for what consecutive calls share (a session's date note). An
+ * object argument must not change after the first call.
  */
-export function memoLast<K extends object, T>(compute: (key: K) => T): (key: K) => T {
+export function memoLast<K, T>(compute: (key: K) => T): (key: K) => T {
   let last: { key: K; value: T } | undefined;
   return (key) => {
     if (last?.key !== key) last = { key, value: compute(key) };

@@ -1,5 +1,5 @@
 /** Text helpers shared by recall metrics, the offline model and the hashed embedder. */
-import { boundedMemo, MEMO_CHARS } from './memo.js';
+import { boundedMemo, MEMO_CHARS, memoLast } from './memo.js';
 
 /** Texts up to this long are memoised by normalizeText (sentences, messages: the ones hot paths repeat); longer ones (whole contexts) are not kept. */
 const NORMALIZE_MEMO_CHARS = 2048;
@@ -397,24 +397,16 @@ export function datedText(text: string, at: string | undefined): string {
   return note === '' ? text : note + text;
 }
 
-/** The last date note made, by its instant: a session's messages share one (a replayed dataset dates ~250 a question, in every cell). */
-let lastNote: { at: string; note: string } | undefined;
-
-/** `[8 May 2023, 13:56] ` for `at`, or '' when it is no date. */
-function dateNote(at: string): string {
-  if (lastNote?.at === at) return lastNote.note;
+/** `[8 May 2023, 13:56] ` for `at`, or '' when it is no date; kept for the last instant (a session's messages share one: a replayed dataset dates ~250 a question, in every cell). */
+const dateNote = memoLast((at: string): string => {
   const date = new Date(at);
-  let note = '';
-  if (!Number.isNaN(date.getTime())) {
-    const day = `${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
-    const time = /T\d{2}:\d{2}/u.test(at)
-      ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}`
-      : '';
-    note = `[${day}${time}] `;
-  }
-  lastNote = { at, note };
-  return note;
-}
+  if (Number.isNaN(date.getTime())) return '';
+  const day = `${date.getUTCDate()} ${MONTH_NAMES[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+  const time = /T\d{2}:\d{2}/u.test(at)
+    ? `, ${String(date.getUTCHours()).padStart(2, '0')}:${String(date.getUTCMinutes()).padStart(2, '0')}`
+    : '';
+  return `[${day}${time}] `;
+});
 
 /** The text `datedText(text, at)` was made from: its exact date note removed (nothing else, and nothing when `at` gives none). */
 export function undatedText(dated: string, at: string | undefined): string {

@@ -129,7 +129,7 @@ export const batchPhase = (first: number, last: number): string => `steps ${firs
 /**
  * Whether a scenario's steps hold CJK text, for the scenario a process ran last: a worker runs a
  * question's cells back to back on one scenario object, and the check reads all of its text
- * (~3 ms a LongMemEval_S question, once per cell it was: ~6 s of CPU over a 2,000-cell protocol run).
+ * (~0.2 ms a LongMemEval_S question, asked up to twice a cell).
  */
 const stepsHoldCjk = memoLast((steps: Scenario['steps']) => hasCjkIn(steps));
 
