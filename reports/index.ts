@@ -80,14 +80,12 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
   const read = options.resultsRead;
   const resultsInPlace = read !== undefined && path.resolve(read.file) === path.resolve(dir, 'results.json');
   const reports: [string, string | Uint8Array | Iterable<string>][] = [
-    // Rendered as it is written, a cell at a time.
-    ...(resultsInPlace
-      ? []
-      : [['results.json', read?.bytes ?? renderJsonChunks(result)] as [string, Uint8Array | Iterable<string>]]),
     ['report.md', renderMarkdown(result)],
     ['report.html', renderHtml(result)],
     ['junit.xml', renderJunit(result, verdict)],
   ];
+  // Rendered as it is written, a cell at a time; or the bytes read, as read.
+  if (!resultsInPlace) reports.unshift(['results.json', read?.bytes ?? renderJsonChunks(result)]);
   phaseDone('reports');
   const outputs = [
     ...reports,
