@@ -208,8 +208,12 @@ class RankTable {
   }
 }
 
+/** Rank tables this process has read from disk (an agent process finds its default one in its startup snapshot). */
+export const bpeStats = { ranksRead: 0 };
+
 /** The ranks, from the binary copy (written from tiktoken's file when missing or unreadable). */
 function loadRanks(encoding: BpeEncoding): RankTable {
+  bpeStats.ranksRead++;
   const source = encoderFile(encoding);
   const binary = path.join(path.dirname(source), `.${encoding}.membench.bin`);
   try {

@@ -74,8 +74,10 @@ export interface AgentBoot {
   bootMs: number;
   /** Importing the agent's modules (about 0 from a snapshot: they were evaluated when it was built). */
   modulesMs: number;
-  /** Warming the tokenizer (it reads its ranks once per process). */
+  /** Warming the tokenizer (it reads its ranks once per process, unless its snapshot holds them). */
   warmUpMs: number;
+  /** Rank tables the warm-up read from disk: 0 where the startup snapshot holds the model's encoding. */
+  ranksRead: number;
   /** CPU (user + system) the process had used by then. */
   cpuMs: number;
 }

@@ -52,6 +52,20 @@ describe('AgentProcess.prepare with handed jieba cuts', () => {
   });
 });
 
+describe('an agent process started from its snapshot', () => {
+  it("finds the default encoding's ranks in the snapshot and reads only another encoding's from disk", async () => {
+    const byDefault = AgentProcess.spawn({ tokenizerModel: 'offline', builtinOnly: true, offline: true });
+    const other = AgentProcess.spawn({ tokenizerModel: 'gpt-4o', builtinOnly: true, offline: true }); // o200k_base
+    try {
+      const [first, second] = await Promise.all([byDefault.ready, other.ready]);
+      expect(first).toMatchObject({ from: 'snapshot', ranksRead: 0 });
+      expect(second).toMatchObject({ from: 'snapshot', ranksRead: 1 });
+    } finally {
+      await Promise.all([byDefault.kill(), other.kill()]);
+    }
+  });
+});
+
 describe('an agent process environment', () => {
   /** The environment the process was started with, as the kernel holds it (Linux). */
   const environOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
