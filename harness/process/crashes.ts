@@ -138,14 +138,15 @@ class ProcessCellRun {
     }
   }
 
-  /** Takes a warm spare (a new one is forked behind it) and opens the cell in it. */
+  /** Takes a warm spare (a new one is forked behind it, unless this is a concurrent session's: `returning`) and opens the cell in it. */
   private async startProcess(
     resumeAt: { turn: number; session: number },
     sessionId = this.cell.sessionId,
     sink: Ack[] = this.acks,
+    returning = false,
   ): Promise<AgentProcess> {
     const { phases, counts } = this;
-    const agent = takeSpare(this.spares);
+    const agent = takeSpare(this.spares, returning);
     phases.processes++;
     const waited = performance.now();
     await agent.settled();
@@ -451,7 +452,12 @@ class ProcessCellRun {
     const agents: AgentProcess[] = [];
     // The barrier: every process has opened the store before any session starts.
     for (const [sessionIndex, sessionSteps] of sessions.entries()) {
-      const worker = await this.startProcess(this.turnAt[index]!, `${this.cell.sessionId}-c${index}-${sessionIndex}`);
+      const worker = await this.startProcess(
+        this.turnAt[index]!,
+        `${this.cell.sessionId}-c${index}-${sessionIndex}`,
+        this.acks,
+        true,
+      );
       agents.push(worker);
       if (hasCjkIn(sessionSteps))
         await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, this.cjkHint()));

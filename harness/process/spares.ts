@@ -50,11 +50,11 @@ const kindKey = (kind: SpareKind): string =>
 /** Idle spares of this process, by kind. */
 const idle = new Map<string, AgentProcess[]>();
 
-/** Keeps `SPARES_AHEAD` live spares of `kind` waiting. */
-function refill(kind: SpareKind): AgentProcess[] {
+/** Keeps `ahead` live spares of `kind` waiting (`SPARES_AHEAD` unless told fewer). */
+function refill(kind: SpareKind, ahead = SPARES_AHEAD): AgentProcess[] {
   const key = kindKey(kind);
   const spares = (idle.get(key) ?? []).filter((spare) => spare.alive);
-  while (spares.length < SPARES_AHEAD) {
+  while (spares.length < ahead) {
     const spare = AgentProcess.spawn({
       tokenizerModel: kind.tokenizerModel,
       builtinOnly: kind.builtin,
@@ -69,11 +69,13 @@ function refill(kind: SpareKind): AgentProcess[] {
 
 /**
  * A spare of `kind` (the oldest, so the likeliest to be ready), and a new one forked in its
- * place. The caller owns the process: it opens a cell in it, closes or kills it.
+ * place, unless the caller will hand it back (`returning`: a concurrent step's session, which
+ * closes cleanly and serves on through returnSpare; a replacement forked for each would be killed
+ * as surplus when they come back). The caller owns the process: it opens a cell in it, closes or kills it.
  */
-export function takeSpare(kind: SpareKind): AgentProcess {
-  const spare = refill(kind).shift()!;
-  refill(kind);
+export function takeSpare(kind: SpareKind, returning = false): AgentProcess {
+  const spare = refill(kind, 1).shift()!;
+  if (!returning) refill(kind);
   spare.hold(true);
   return spare;
 }
@@ -120,9 +122,10 @@ export async function returnSpare(kind: SpareKind, agent: AgentProcess): Promise
   await Promise.all(surplus.map((spare) => spare.kill()));
 }
 
-/** Kills every idle spare (tests, and programs that want no child left behind). */
-export async function killSpares(): Promise<void> {
+/** Kills every idle spare (tests, and programs that want no child left behind); resolves with how many it killed. */
+export async function killSpares(): Promise<number> {
   const spares = [...idle.values()].flat();
   idle.clear();
   await Promise.all(spares.map((spare) => spare.kill()));
+  return spares.length;
 }

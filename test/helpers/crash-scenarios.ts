@@ -39,3 +39,17 @@ export function oneChineseMemory(): Promise<string> {
     '  expect: [铸铁锅]',
   ]);
 }
+
+/** Three sessions writing side by side (a concurrent step), then a probe: five processes opened, three of them the sessions'. */
+export function smallConcurrentScenario(): Promise<string> {
+  return scenarioFile('small-concurrent', [
+    '- user: We share this assistant.',
+    '  assistant: Noted.',
+    '- concurrent:',
+    '    - - remember: Anna prefers oat milk.',
+    '    - - remember: Ben plays football on Thursdays.',
+    '    - - remember: Grandma lives in Hangzhou.',
+    '- probe: Where does Grandma live?',
+    '  expect: [Hangzhou]',
+  ]);
+}

@@ -9,7 +9,7 @@ import type * as Spares from '../../../harness/process/spares.js';
 import type * as Runner from '../../../harness/run/runner.js';
 import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
-import { smallCrashScenario } from '../../helpers/crash-scenarios.js';
+import { smallConcurrentScenario, smallCrashScenario } from '../../helpers/crash-scenarios.js';
 
 const { agentProcessStats } = await builtModule<typeof Agents>('harness/process/agent-process.js');
 const { killSpares, SPARES_AHEAD } = await builtModule<typeof Spares>('harness/process/spares.js');
@@ -43,5 +43,25 @@ describe('warm spare agent processes', PROCESS_TIMEOUT, () => {
     expect(second.cells[0]!.phases!.processes).toBe(cell!.phases!.processes);
     // The next cell opens in the process the first one closed cleanly: only its crash costs a process.
     expect(agentProcessStats.spawned - between).toBe(reached.length);
+  });
+
+  it("a concurrent step's sessions fork no spares behind them: they come back when they close", async () => {
+    const before = agentProcessStats.spawned;
+    const result = await runBenchmark({
+      scenarios: [await smallConcurrentScenario()],
+      strategies: ['buffer'],
+      priceDurability: [],
+      profile: true,
+    });
+    const cell = ok(result.cells[0]);
+    expect(cell.status).toBe('ok');
+    expect(cell!.recall.contextRecall.hits).toBe(1);
+    // The first session's process, the three sessions' (one of them the first one handed back), the checker's (handed back).
+    expect(cell!.phases!.processes).toBe(5);
+    // No crash: the first process and the spares kept ahead of it serve every session and the
+    // checker, and are all handed back at the end. A replacement forked behind each session's
+    // process would have been killed as surplus when the sessions came back (7 forked, 2 killed).
+    expect(agentProcessStats.spawned - before).toBe(1 + SPARES_AHEAD);
+    expect(await killSpares()).toBe(1 + SPARES_AHEAD);
   });
 });
