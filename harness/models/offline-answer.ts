@@ -4,6 +4,7 @@
  * DECLINE_BELOW. It sees only the request's messages.
  */
 import type { BaseMessage } from '@langchain/core/messages';
+import { boundedMemo, MEMO_CHARS } from '../core/memo.js';
 import { contentWords, hasCjk, normalizeText, sentences, termSet, withoutLeadingNote } from '../core/text.js';
 import { messageText, roleOf } from '../core/tokens.js';
 import { SPEAKER_PREFIX, speakerLines, statementOf } from './offline-statements.js';
@@ -24,11 +25,43 @@ export const DECLINE_BELOW = 0.2;
  */
 export const RECENT_WITHIN = 0.75;
 
-/** The share of the question's weighted terms a sentence holds (0..1); questions answer nothing. */
-function answerScore(questionTerms: ReadonlySet<string>, questionWeight: number, sentence: string): number {
-  if (/[?？]\s*$/u.test(sentence) || questionWeight === 0) return 0;
+/** Context lines the answerer cut into statements (tests count them: once per line, not once per question). */
+export const answererStats = { linesCut: 0 };
+
+/** A statement of a context line the answerer can quote, with its terms. */
+interface Statement {
+  sentence: string;
+  terms: ReadonlySet<string>;
+}
+
+/**
+ * The statements of a context line (a message's text), questions left out: what the answerer
+ * scores against every question. A probe's context holds mostly the lines the probe before held,
+ * so each line is cut into sentences and statements once, not once per probe.
+ */
+const lineStatements = boundedMemo(MEMO_CHARS.messages, (line: string): readonly Statement[] => {
+  answererStats.linesCut++;
+  const statements: Statement[] = [];
+  for (const raw of sentences(line)) {
+    const sentence = statementOf(raw.replace(SPEAKER_PREFIX, '')) ?? '';
+    if (sentence && !/[?？]\s*$/u.test(sentence)) statements.push({ sentence, terms: termSet(sentence) });
+  }
+  return statements;
+});
+
+/**
+ * The share of the question's weighted terms a statement holds (0..1). The weights are multiples
+ * of 1/8, so the sum is exact in any order: the question's few terms are looked up in the
+ * statement's set rather than the other way round.
+ */
+function answerScore(
+  question: readonly (readonly [string, number])[],
+  questionWeight: number,
+  terms: ReadonlySet<string>,
+): number {
+  if (questionWeight === 0) return 0;
   let shared = 0;
-  for (const term of termSet(sentence)) if (questionTerms.has(term)) shared += termWeight(term);
+  for (const [term, weight] of question) if (terms.has(term)) shared += weight;
   return shared / questionWeight;
 }
 
@@ -43,15 +76,14 @@ export function answerQuestion(messages: readonly BaseMessage[]): string {
   const question = messages.at(-1);
   if (!question) return '';
   const asked = readQuestion(withoutLeadingNote(messageText(question)));
-  const questionTerms = termSet(asked.question);
+  const questionTerms = [...termSet(asked.question)].map((term) => [term, termWeight(term)] as const);
   let questionWeight = 0;
-  for (const term of questionTerms) questionWeight += termWeight(term);
+  for (const [, weight] of questionTerms) questionWeight += weight;
   const context = messages.slice(0, -1).filter((message) => roleOf(message) !== 'system' || !isInstruction(message));
   const scored: { sentence: string; score: number }[] = [];
   for (const line of speakerLines(context)) {
-    for (const raw of sentences(line)) {
-      const sentence = statementOf(raw.replace(SPEAKER_PREFIX, '')) ?? '';
-      const score = sentence ? answerScore(questionTerms, questionWeight, sentence) : 0;
+    for (const { sentence, terms } of lineStatements(line)) {
+      const score = answerScore(questionTerms, questionWeight, terms);
       if (score > 0) scored.push({ sentence, score });
     }
   }

@@ -5,6 +5,7 @@ import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { parse, stringify } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
+import { answererStats } from '../../../harness/models/offline-answer.js';
 import { answerPrompt, summarizePrompt } from '../../../harness/core/prompts.js';
 import { runBenchmark } from '../../../harness/run/runner.js';
 import { BUILTIN_SCENARIO_DIR } from '../../../harness/core/package-info.js';
@@ -22,6 +23,20 @@ describe('OfflineModel', () => {
     expect(model.respond({ task: 'answer', messages: answerPrompt(context, 'When is my flight?') })).toContain(
       'Thursday',
     );
+  });
+
+  it('cuts a context line into statements once, whatever number of questions are asked over it', () => {
+    const places = ['Oslo', 'Lima', 'Quito', 'Hanoi', 'Accra', 'Dakar', 'Porto', 'Tartu', 'Cusco', 'Bergen'];
+    const line = (place: string): string => `My cousin keeps bees in ${place}.`;
+    const context = places.flatMap((place) => [new HumanMessage(line(place)), new AIMessage(`Noted, ${place}.`)]);
+    const before = answererStats.linesCut;
+    const asked = ['Lima', 'Tartu', 'Bergen'];
+    const answers = asked.map((place) =>
+      model.respond({ task: 'answer', messages: answerPrompt(context, `Who keeps bees in ${place}?`) }),
+    );
+    expect(answers).toEqual(asked.map(line));
+    // 20 lines (none seen before in this process), each cut once for the three questions, not three times.
+    expect(answererStats.linesCut - before).toBe(20);
   });
 
   it('answers Chinese questions from Chinese context and declines when nothing matches', () => {
