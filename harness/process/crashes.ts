@@ -138,12 +138,13 @@ class ProcessCellRun {
     }
   }
 
-  /** Takes a warm spare (a new one is forked behind it, unless this is a concurrent session's: `returning`) and opens the cell in it. */
+  /**
+   * Takes a warm spare (a new one is forked behind it, unless the process will be handed back:
+   * a concurrent step's session, `returning`) and opens the cell in it, as `sessionId`.
+   */
   private async startProcess(
     resumeAt: { turn: number; session: number },
-    sessionId = this.cell.sessionId,
-    sink: Ack[] = this.acks,
-    returning = false,
+    { sessionId = this.cell.sessionId, returning = false }: { sessionId?: string; returning?: boolean } = {},
   ): Promise<AgentProcess> {
     const { phases, counts } = this;
     const agent = takeSpare(this.spares, returning);
@@ -152,7 +153,7 @@ class ProcessCellRun {
     await agent.settled();
     phases.spareWaitMs += performance.now() - waited;
     const opened = await timedPhase(phases, 'openMs', () =>
-      agent.open({ ...this.cell, sessionId }, resumeAt, (ack) => sink.push(ack)),
+      agent.open({ ...this.cell, sessionId }, resumeAt, (ack) => this.acks.push(ack)),
     );
     // A process reused from an earlier cell or session started before it: its start is not this open's.
     if (agent.boot && agent.opens === 1) {
@@ -452,12 +453,10 @@ class ProcessCellRun {
     const agents: AgentProcess[] = [];
     // The barrier: every process has opened the store before any session starts.
     for (const [sessionIndex, sessionSteps] of sessions.entries()) {
-      const worker = await this.startProcess(
-        this.turnAt[index]!,
-        `${this.cell.sessionId}-c${index}-${sessionIndex}`,
-        this.acks,
-        true,
-      );
+      const worker = await this.startProcess(this.turnAt[index]!, {
+        sessionId: `${this.cell.sessionId}-c${index}-${sessionIndex}`,
+        returning: true,
+      });
       agents.push(worker);
       if (hasCjkIn(sessionSteps))
         await timedPhase(phases, 'openMs', () => worker.prepare(this.cell.strategy, this.cjkHint()));
