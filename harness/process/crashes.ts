@@ -455,7 +455,8 @@ class ProcessCellRun {
     for (const [sessionIndex, sessionSteps] of sessions.entries()) {
       const worker = await this.startProcess(this.turnAt[index]!, {
         sessionId: `${this.cell.sessionId}-c${index}-${sessionIndex}`,
-        returning: true,
+        // A built-in strategy's session process comes back when it closes (returnSpare); a user's is killed then.
+        returning: this.spares.builtin,
       });
       agents.push(worker);
       if (hasCjkIn(sessionSteps))
