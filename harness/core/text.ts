@@ -410,7 +410,7 @@ const dateNote = memoLast((at: string): string => {
 
 /** The text `datedText(text, at)` was made from: its exact date note removed (nothing else, and nothing when `at` gives none). */
 export function undatedText(dated: string, at: string | undefined): string {
-  const note = datedText('', at);
+  const note = at === undefined ? '' : dateNote(at);
   return note !== '' && dated.startsWith(note) ? dated.slice(note.length) : dated;
 }
 

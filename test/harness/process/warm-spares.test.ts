@@ -55,9 +55,9 @@ describe('warm spare agent processes', PROCESS_TIMEOUT, () => {
     });
     const cell = ok(result.cells[0]);
     expect(cell.status).toBe('ok');
-    expect(cell!.recall.contextRecall.hits).toBe(1);
+    expect(cell.recall.contextRecall.hits).toBe(1);
     // The first session's process, the three sessions' (one of them the first one handed back), the checker's (handed back).
-    expect(cell!.phases!.processes).toBe(5);
+    expect(cell.phases!.processes).toBe(5);
     // No crash: the first process and the spares kept ahead of it serve every session and the
     // checker, and are all handed back at the end. A replacement forked behind each session's
     // process would have been killed as surplus when the sessions came back (7 forked, 2 killed).
