@@ -387,8 +387,8 @@ function renderSuite(suite: SuiteResult & { complete: boolean }): string {
         ],
         ['agent processes killed at crash points', count(suite.crashes)],
         [
-          'agent processes started / opens',
-          `${count(started)} / ${count(phases.processes)} for ${count(phases.processCells)} cells (a cleanly closed process serves the next open)`,
+          'agent processes forked / started / opens',
+          `${count(phases.forked)} / ${count(started)} / ${count(phases.processes)} for ${count(phases.processCells)} cells (a cleanly closed process serves the next open; forked and never started: warm spares no cell opened)`,
         ],
         [
           '… started from the startup snapshot',

@@ -18,7 +18,7 @@ import {
   type TurnRecord,
 } from '../results/schema.js';
 import { concurrentStepIndex } from '../scenarios/step-ids.js';
-import { isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
+import { agentProcessStats, isExit, type AgentProcess, type ProcessExit } from './agent-process.js';
 import { returnSpare, spareKind, spareReady, takeSpare, type SpareKind } from './spares.js';
 import { Ledger } from '../agent/ledger.js';
 import { addUsage, emptyUsage } from '../models/index.js';
@@ -52,10 +52,14 @@ export interface ProcessCellOptions {
 
 /** Runs one cell through agent processes, injecting the scenario's crashes (and fuzzed ones). */
 export async function runCellInProcesses(options: ProcessCellOptions): Promise<ProcessCellOutcome> {
+  const forked = agentProcessStats.spawned;
   const run = new ProcessCellRun(options);
   await run.replay();
   run.verifyAfterReplay();
-  return run.collect();
+  const outcome = run.collect();
+  // A process runs one cell at a time: every fork meanwhile is this cell's (its spares' included).
+  outcome.phases.forked = agentProcessStats.spawned - forked;
+  return outcome;
 }
 
 /** An armed crash point and who armed it. */
@@ -94,6 +98,8 @@ class ProcessCellRun {
    * recovery re-runs such a step — so a process that never meets Chinese never loads it.
    */
   private readonly cjkAt: boolean[];
+  /** Kills armed from step i on (a scenario's crash steps and the fuzzer's points), at index i: how many processes the cell may still start. */
+  private readonly killsFrom: number[];
   private error: string | undefined;
   private lastPending: number | null = null;
   /** Jobs the last report before a process died said were pending: what the next open must still find (invariant 6). */
@@ -112,6 +118,12 @@ class ProcessCellRun {
       : new Map<number, CrashPoint[]>();
     this.spares = spareKind(this.cell);
     this.cjkAt = this.steps.map((step) => hasCjkIn(step));
+    this.killsFrom = new Array<number>(this.steps.length + 1).fill(0);
+    for (let index = this.steps.length - 1; index >= 0; index--)
+      this.killsFrom[index] =
+        this.killsFrom[index + 1]! +
+        (this.steps[index]!.kind === 'crash' ? 1 : 0) +
+        (this.fuzz.get(index)?.length ?? 0);
   }
 
   private hintAt(index: number): { strategy: string; hint: PreloadHint } {
@@ -139,15 +151,20 @@ class ProcessCellRun {
   }
 
   /**
-   * Takes a warm spare (a new one is forked behind it, unless the process will be handed back:
-   * a concurrent step's session, `returning`) and opens the cell in it, as `sessionId`.
+   * Takes a warm spare (new ones are forked behind it for the `need` more processes the cell may
+   * start, unless the process will be handed back: a concurrent step's session, `returning`) and
+   * opens the cell in it, as `sessionId`.
    */
   private async startProcess(
     resumeAt: { turn: number; session: number },
-    { sessionId = this.cell.sessionId, returning = false }: { sessionId?: string; returning?: boolean } = {},
+    {
+      sessionId = this.cell.sessionId,
+      returning = false,
+      need,
+    }: { sessionId?: string; returning?: boolean; need: number },
   ): Promise<AgentProcess> {
     const { phases, counts } = this;
-    const agent = takeSpare(this.spares, returning);
+    const agent = takeSpare(this.spares, { returning, need });
     phases.processes++;
     const waited = performance.now();
     await agent.settled();
@@ -254,7 +271,7 @@ class ProcessCellRun {
   /** Drives every step through agent processes; a failure ends the cell with its message recorded. */
   async replay(): Promise<void> {
     try {
-      this.agent = await this.startProcess({ turn: 0, session: 0 });
+      this.agent = await this.startProcess({ turn: 0, session: 0 }, { need: this.killsFrom[0]! });
       let scenarioArm: CrashPoint | undefined;
       for (let index = 0; index < this.steps.length; index++) {
         const step = this.steps[index]!;
@@ -277,7 +294,11 @@ class ProcessCellRun {
           await this.closeForReuse(this.agent);
           this.lastPending = null; // a clean close finishes background work: only a crash can lose it (invariant 6)
           const at = this.turnAt[index]!;
-          this.agent = await this.startProcess({ turn: at.turn, session: at.session + 1 }); // the new session's process
+          // The new session's process.
+          this.agent = await this.startProcess(
+            { turn: at.turn, session: at.session + 1 },
+            { need: this.killsFrom[index + 1]! },
+          );
           continue;
         }
         if (step.kind === 'concurrent') {
@@ -321,7 +342,9 @@ class ProcessCellRun {
       const agent = this.agent!;
       const arm = arms.shift();
       // A crash is armed only once a warm spare waits for it: the recovery never waits for a process to start.
-      if (arm) phases.spareWaitMs += await spareReady(this.spares, this.hintAt(index));
+      // Needed from here on: this arm's recovery, the step's other arms, the kills of later steps.
+      const need = 1 + arms.length + this.killsFrom[index + 1]!;
+      if (arm) phases.spareWaitMs += await spareReady(this.spares, this.hintAt(index), need);
       await this.prepareFor(agent, index);
       if (arm) agent.post({ type: 'arm', point: arm.point });
       const sent = performance.now();
@@ -358,19 +381,20 @@ class ProcessCellRun {
         throw new Error(
           `step ${index} kept killing the agent process (last exit: code ${exit.code}, signal ${exit.signal})`,
         );
-      await this.recover(index, step, arm, crash, sent);
+      await this.recover(index, step, arm, crash, sent, arms.length + this.killsFrom[index + 1]!);
     }
   }
 
-  /** After a process died in step `index`: a fresh process on the same dir, and what survived checked. */
+  /** After a process died in step `index`: a fresh process on the same dir (`need`: kills still armed after), and what survived checked. */
   private async recover(
     index: number,
     step: Step,
     arm: Arm | undefined,
     crash: CrashRecord | undefined,
     sent: number,
+    need: number,
   ): Promise<void> {
-    const agent = await this.startProcess(this.turnAt[index]!);
+    const agent = await this.startProcess(this.turnAt[index]!, { need });
     this.agent = agent;
     this.phases.recoveryMs += performance.now() - sent;
     const userTexts = step.kind === 'user' && arm?.point === 'before_model_call' ? [step.user] : [];
@@ -457,6 +481,7 @@ class ProcessCellRun {
         sessionId: `${this.cell.sessionId}-c${index}-${sessionIndex}`,
         // A built-in strategy's session process comes back when it closes (returnSpare); a user's is killed then.
         returning: this.spares.builtin,
+        need: this.killsFrom[index + 1]!,
       });
       agents.push(worker);
       if (hasCjkIn(sessionSteps))
@@ -494,7 +519,7 @@ class ProcessCellRun {
     }
     for (const worker of agents) await this.closeForReuse(worker);
     this.lastPending = null; // the sessions closed cleanly, finishing their work
-    this.agent = await this.startProcess(this.turnAt[index]!);
+    this.agent = await this.startProcess(this.turnAt[index]!, { need: this.killsFrom[index + 1]! });
     const report = await this.check(this.agent, [], `after concurrent step ${index}`);
     if (report) {
       counts.lostUpdates += report.lostAcks.length;

@@ -50,6 +50,27 @@ const kindKey = (kind: SpareKind): string =>
 /** Idle spares of this process, by kind. */
 const idle = new Map<string, AgentProcess[]>();
 
+/**
+ * Cells needing agent processes that the pool has not handed to any worker yet, as it last said
+ * (setQueuedAgentCells); undefined where no pool says (a run in one process, a test): more may come.
+ */
+let queuedAgentCells: number | undefined;
+
+/** The pool's count of cells needing agent processes that no worker has been handed yet (undefined: unknown). */
+export function setQueuedAgentCells(count: number | undefined): void {
+  queuedAgentCells = count;
+}
+
+/**
+ * Spares to keep ahead for a cell that may still start `need` processes after the one it runs in:
+ * SPARES_AHEAD, but no more than that need plus one for each cell still queued (any of them may
+ * come to this worker). Near a run's end this stops forking spares no cell will open: each of three
+ * workers used to end the run with four idle ones.
+ */
+function aheadFor(need: number): number {
+  return Math.min(SPARES_AHEAD, need + (queuedAgentCells ?? SPARES_AHEAD));
+}
+
 /** Keeps `ahead` live spares of `kind` waiting (`SPARES_AHEAD` unless told fewer). */
 function refill(kind: SpareKind, ahead = SPARES_AHEAD): AgentProcess[] {
   const key = kindKey(kind);
@@ -68,14 +89,19 @@ function refill(kind: SpareKind, ahead = SPARES_AHEAD): AgentProcess[] {
 }
 
 /**
- * A spare of `kind` (the oldest, so the likeliest to be ready), and a new one forked in its
- * place, unless the caller will hand it back (`returning`: a concurrent step's session, which
- * closes cleanly and serves on through returnSpare; a replacement forked for each would be killed
- * as surplus when they come back). The caller owns the process: it opens a cell in it, closes or kills it.
+ * A spare of `kind` (the oldest, so the likeliest to be ready), and new ones forked behind it up to
+ * what is kept ahead (aheadFor the cell's `need`: how many more processes it may start, one per kill
+ * still armed; unknown, as many as ever), unless the caller will hand it back (`returning`: a
+ * concurrent step's session, which closes cleanly and serves on through returnSpare; a replacement
+ * forked for each would be killed as surplus when they come back). The caller owns the process:
+ * it opens a cell in it, closes or kills it.
  */
-export function takeSpare(kind: SpareKind, returning = false): AgentProcess {
+export function takeSpare(
+  kind: SpareKind,
+  { returning = false, need = Number.POSITIVE_INFINITY }: { returning?: boolean; need?: number } = {},
+): AgentProcess {
   const spare = refill(kind, 1).shift()!;
-  if (!returning) refill(kind);
+  if (!returning) refill(kind, aheadFor(need));
   spare.hold(true);
   return spare;
 }
@@ -84,10 +110,15 @@ export function takeSpare(kind: SpareKind, returning = false): AgentProcess {
  * Waits until the next spare of `kind` is ready (a crash armed after this recovers in a warm
  * process) and has preloaded what the strategy loads lazily for the cell's text; every idle spare
  * of the kind is told to preload it too, so the ones behind are ready for the next crashes.
+ * `need`: the processes the cell may still start, this crash's recovery included (see takeSpare).
  * Resolves with how long the wait took, 0 when the spare was ready already.
  */
-export async function spareReady(kind: SpareKind, preload?: { strategy: string; hint: PreloadHint }): Promise<number> {
-  const spares = refill(kind);
+export async function spareReady(
+  kind: SpareKind,
+  preload?: { strategy: string; hint: PreloadHint },
+  need = Number.POSITIVE_INFINITY,
+): Promise<number> {
+  const spares = refill(kind, Math.max(1, aheadFor(need)));
   // What the strategy always loads (an addon), every idle spare loads; what this crash's text needs
   // (a dictionary) only the spare that will recover it: the next crash may need none.
   if (preload)

@@ -466,6 +466,11 @@ export const cellPhasesSchema = z.object({
   snapshotStarts: count.default(0),
   /** Of the processes the cell started, those that evaluated their modules instead (bundle or module by module: slower). */
   otherStarts: count.default(0),
+  /**
+   * Agent processes forked while the cell ran, the warm spares kept ahead of need included: a spare
+   * may serve a later cell, so over a run the forks less the starts are spares no cell opened.
+   */
+  forked: count.default(0),
   /** Node's own start in those processes, up to its bootstrap. */
   processStartMs: ms,
   /** Importing the agent's modules and warming its tokenizer. */

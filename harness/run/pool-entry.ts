@@ -8,7 +8,8 @@ import { failedCell, needsProcesses, openProviders, runCell, type CellTask, type
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
 import { LOADING, WARMING } from './cell-timeout.js';
-import type { FromPoolEntry, RunCellRequest } from './pool.js';
+import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool.js';
+import { setQueuedAgentCells } from '../process/spares.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;
 
@@ -79,7 +80,10 @@ function collectBetweenCells(): void {
 }
 
 let queue = Promise.resolve();
-process.on('message', (message: RunCellRequest) => {
+process.on('message', (message: ToPoolEntry) => {
+  // The pool's count of cells left that need agent processes applies at once, to the cell running now too.
+  if (message.queuedAgentCells !== undefined) setQueuedAgentCells(message.queuedAgentCells);
+  if (message.type === 'demand') return;
   queue = queue.then(async () => {
     send({ type: 'result', index: message.index, result: await run(message) });
     collectBetweenCells();

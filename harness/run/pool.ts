@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { failedCell, type CellTask, type ProviderSettings } from './cell.js';
+import { failedCell, needsProcesses, type CellTask, type ProviderSettings } from './cell.js';
 import { loadLimitMs, timeoutMessage, UNTIMED_PHASES } from './cell-timeout.js';
 import { isLiveProvider } from '../models/index.js';
 import type { CellResult } from '../results/schema.js';
@@ -27,10 +27,28 @@ export interface RunCellRequest {
   settings: ProviderSettings;
   /** A fresh worker's first cell only: cells it replays first, untimed and discarded (warmUpTasks). */
   warmUp?: CellTask[];
+  /** Where the run has cells that need agent processes: how many no worker has yet (AgentDemand). */
+  queuedAgentCells?: number;
 }
 
-/** Scenarios the pool sent to its workers (tests count them: one per question and worker, not per cell). */
-export const poolStats = { scenariosSent: 0 };
+/**
+ * Pool → every worker, each time a cell that needs agent processes is handed out: how many such
+ * cells no worker has yet, so a worker forks no more warm spares than the cells left could open
+ * (spares.ts setQueuedAgentCells). A worker that starts later learns it with its first cell.
+ */
+export interface AgentDemand {
+  type: 'demand';
+  queuedAgentCells: number;
+}
+
+/** Pool → worker. */
+export type ToPoolEntry = RunCellRequest | AgentDemand;
+
+/**
+ * Scenarios the pool sent to its workers (tests count them: one per question and worker, not per
+ * cell), and AgentDemand messages (one to each other worker that has a cell, per cell needing agent processes handed out).
+ */
+export const poolStats = { scenariosSent: 0, demandsSent: 0 };
 
 /**
  * Which pending task a worker holding scenario `held` takes next: a cell of that scenario (no copy
@@ -131,7 +149,7 @@ export interface PoolOptions {
 }
 
 interface Slot {
-  worker: ForkedWorker<RunCellRequest, FromPoolEntry>;
+  worker: ForkedWorker<ToPoolEntry, FromPoolEntry>;
   /** Whether it was sent a cell yet (its first cell carries the warm-up). */
   used?: boolean;
   /** The scenario it was sent last (it keeps it for the next cell that runs it). */
@@ -150,6 +168,17 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
   // `tasks` is read here only, never by a closure: a dispatched task (and its scenario) is let go once its cell is over.
   const pending = [...tasks];
   const count = tasks.length;
+  // The cells that need agent processes, by index (one check per scenario, remembered weakly: the
+  // pool lets a scenario go with its last cell), and how many of them no worker has yet.
+  const checked = new WeakMap<CellTask['scenario'], boolean>();
+  const needsAgents = (task: CellTask): boolean => {
+    let need = checked.get(task.scenario);
+    if (need === undefined) checked.set(task.scenario, (need = needsProcesses(task.scenario, options.settings)));
+    return need;
+  };
+  const agentTasks = new Set(pending.filter((item) => needsAgents(item.task)).map((item) => item.index));
+  let queuedAgentCells = agentTasks.size;
+  const agentCells = queuedAgentCells > 0;
   const slots = new Set<Slot>();
   let remaining = count;
   let startFailures = 0;
@@ -192,6 +221,14 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       if (!next) return slot.worker.disconnect();
       const warmUp = slot.used ? [] : warmUpTasks(pending, options.workers, options.settings);
       slot.used = true;
+      if (agentTasks.has(next.index)) {
+        queuedAgentCells--;
+        for (const other of slots)
+          if (other !== slot && other.used) {
+            other.worker.send({ type: 'demand', queuedAgentCells });
+            poolStats.demandsSent++;
+          }
+      }
       const { scenario, ...task } = next.task;
       const send = scenario !== slot.held;
       if (send) poolStats.scenariosSent++;
@@ -203,6 +240,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
         ...(send ? { scenario } : {}),
         settings: options.settings,
         ...(warmUp.length > 0 ? { warmUp } : {}),
+        ...(agentCells ? { queuedAgentCells } : {}),
       };
       slot.worker.busy();
       slot.worker.send(message);
@@ -231,7 +269,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
 
     const spawn = (): void => {
       // Its own process group: a terminal's Ctrl-C reaches only the harness, which kills the group.
-      const worker = new ForkedWorker<RunCellRequest, FromPoolEntry>({
+      const worker = new ForkedWorker<ToPoolEntry, FromPoolEntry>({
         entry,
         detached: true,
         isReady: (message) => message.type === 'ready',
