@@ -26,6 +26,7 @@ import { hasCjkIn } from '../core/text.js';
 import { memoLast } from '../core/memo.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 import { ranksOnly, runRankOnly } from './rank-only.js';
+import { startCellSchedule } from './cell-sched.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
 export interface CellTask {
@@ -58,6 +59,8 @@ export interface ProviderSettings {
   isolate: boolean;
   tokenizerModel: string;
   keepCellDirs: boolean;
+  /** A worker's warm-up replay (pool.ts warmUpTasks): discarded, so its time is recorded nowhere. */
+  warmUp?: boolean;
   /** Where cell temp dirs are made (default: the OS temp dir). */
   tempRoot?: string;
   /** The k of retrieval metrics, ascending (probes rank to the deepest). */
@@ -290,6 +293,7 @@ export async function runCell(
   }
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const schedule = providers.warmUp ? undefined : startCellSchedule();
   const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
@@ -303,5 +307,7 @@ export async function runCell(
   }
   const result = cellResult(plan, records, performance.now() - started, providers.profile, providers.protocol);
   const used = process.cpuUsage(cpu);
-  return { ...result, cpuMs: (used.user + used.system) / 1000 };
+  const cpuMs = (used.user + used.system) / 1000;
+  await schedule?.(plan.id, result.durationMs, cpuMs);
+  return { ...result, cpuMs };
 }

@@ -22,7 +22,7 @@ async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise
     if (needsProcesses(task.scenario, providers)) continue;
     try {
       const definition = await loadStrategyDefinition(task.strategy.source);
-      await runCell({ ...task, definition }, { ...providers, keepCellDirs: false });
+      await runCell({ ...task, definition }, { ...providers, keepCellDirs: false, warmUp: true });
     } catch {
       // A warm-up cell that fails fails again in its own run, where it is recorded.
     }
