@@ -64,8 +64,8 @@ export function setQueuedAgentCells(count: number | undefined): void {
 /**
  * Spares to keep ahead for a cell that may still start `need` processes after the one it runs in:
  * SPARES_AHEAD, but no more than that need plus one for each cell still queued (any of them may
- * come to this worker). Near a run's end this stops forking spares no cell will open: each of three
- * workers used to end the run with four idle ones.
+ * come to this worker). Near a run's end this stops forking spares no cell will open: each worker
+ * used to end the run with its last three never opened.
  */
 function aheadFor(need: number): number {
   return Math.min(SPARES_AHEAD, need + (queuedAgentCells ?? SPARES_AHEAD));

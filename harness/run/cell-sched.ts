@@ -72,7 +72,6 @@ export function startCellSchedule(
   if (!before) return undefined;
   const seen = observePauses();
   const started = performance.now();
-  const from = seen.length;
   return async (id, wallMs, cpuMs) => {
     const after = threadSchedule();
     // The observer hears of a pause later (Node queues the entry, then the observer's call, each
@@ -81,12 +80,12 @@ export function startCellSchedule(
     await new Promise((resolve) => setTimeout(resolve, 0));
     const gc: Record<string, number> = {};
     let gcMs = 0;
-    for (const [at, duration, kind] of seen.slice(from)) {
+    for (const [at, duration, kind] of seen) {
       if (at < started) continue;
       gc[kind] = (gc[kind] ?? 0) + duration;
       gcMs += duration;
     }
-    seen.splice(0, seen.length); // a cell's pauses are read once: the list does not grow over a run
+    seen.length = 0; // a process runs one cell at a time: its pauses are read once, and the list does not grow over a run
     if (!after) return;
     const line: CellSchedule = {
       id,

@@ -171,12 +171,12 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
   // The cells that need agent processes, by index (one check per scenario, remembered weakly: the
   // pool lets a scenario go with its last cell), and how many of them no worker has yet.
   const checked = new WeakMap<CellTask['scenario'], boolean>();
-  const needsAgents = (task: CellTask): boolean => {
+  const agentTasks = new Set<number>();
+  for (const { index, task } of pending) {
     let need = checked.get(task.scenario);
     if (need === undefined) checked.set(task.scenario, (need = needsProcesses(task.scenario, options.settings)));
-    return need;
-  };
-  const agentTasks = new Set(pending.filter((item) => needsAgents(item.task)).map((item) => item.index));
+    if (need) agentTasks.add(index);
+  }
   let queuedAgentCells = agentTasks.size;
   const agentCells = queuedAgentCells > 0;
   const slots = new Set<Slot>();
