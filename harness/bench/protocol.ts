@@ -21,6 +21,7 @@ import { runBenchmark } from '../run/runner.js';
 import { poolStats } from '../run/pool.js';
 import type { CellResult } from '../results/schema.js';
 import { writeSyntheticLongMemEval } from './synthetic-longmemeval.js';
+import { readCellSchedules, type CellSchedule } from '../run/cell-sched.js';
 
 /** The protocol run within this multiple of its floor (CPU per question). */
 export const PROTOCOL_TARGET_RATIO = 3;
@@ -52,7 +53,19 @@ export interface ProtocolBenchResult {
    * a question its workers were sent (one per question and worker, not one per cell), and how its
    * cells spread in CPU and in wall time (median, slowest, how many above 5× the median).
    */
-  pooled: { workers: number; cells: number; scenariosSent: number; cpu: CellSpread; wall: CellSpread };
+  pooled: {
+    workers: number;
+    cells: number;
+    scenariosSent: number;
+    cpu: CellSpread;
+    wall: CellSpread;
+    /**
+     * Where the kernel says (MEMBENCH_CELL_SCHED, harness/run/cell-sched.ts): the spread of each
+     * cell's own thread's time on a CPU, and how many of the cells above 5× the median in wall time
+     * were not above it in thread time (they waited for a CPU); null elsewhere.
+     */
+    thread: (CellSpread & { waitedAbove5x: number }) | null;
+  };
   /** Read + tokenize + index + rank, CPU ms per question. */
   floor: { cpuMsPerQuestion: number };
   /** run.cpuMsPerQuestion / floor.cpuMsPerQuestion. */
@@ -69,7 +82,21 @@ export interface CellSpread {
 
 /** The spread of `cells` in `field` (cells that lack it are left out). */
 export function cellSpread(cells: readonly CellResult[], field: 'durationMs' | 'cpuMs'): CellSpread {
-  const values = cells.flatMap((cell) => (typeof cell[field] === 'number' ? [cell[field]] : []));
+  return spreadOf(cells.flatMap((cell) => (typeof cell[field] === 'number' ? [cell[field]] : [])));
+}
+
+/** The thread-time spread of a run's schedule lines, and the cells above 5× in wall time but not in thread time. */
+export function threadSpread(lines: readonly CellSchedule[]): (CellSpread & { waitedAbove5x: number }) | null {
+  if (lines.length === 0) return null;
+  const thread = spreadOf(lines.map((line) => line.threadMs));
+  const wall = spreadOf(lines.map((line) => line.wallMs));
+  const waitedAbove5x = lines.filter(
+    (line) => line.wallMs > 5 * wall.medianMs && line.threadMs <= 5 * thread.medianMs,
+  ).length;
+  return { ...thread, waitedAbove5x };
+}
+
+function spreadOf(values: readonly number[]): CellSpread {
   const medianMs = values.length === 0 ? 0 : median(values);
   return {
     medianMs,
@@ -158,13 +185,24 @@ export async function benchProtocol(options: ProtocolBenchOptions): Promise<Prot
     };
     const floor = { cpuMsPerQuestion: floorCpu / count };
     const sentBefore = poolStats.scenariosSent;
-    const pooledResult = await runBenchmark({ ...protocolRun, workers: POOLED_WORKERS });
+    // The workers inherit the switch (it is read where each cell runs) and write each cell's thread time.
+    const schedules = path.join(dir, 'cells.jsonl');
+    const switchBefore = process.env.MEMBENCH_CELL_SCHED;
+    process.env.MEMBENCH_CELL_SCHED = schedules;
+    let pooledResult: Awaited<ReturnType<typeof runBenchmark>>;
+    try {
+      pooledResult = await runBenchmark({ ...protocolRun, workers: POOLED_WORKERS });
+    } finally {
+      if (switchBefore === undefined) delete process.env.MEMBENCH_CELL_SCHED;
+      else process.env.MEMBENCH_CELL_SCHED = switchBefore;
+    }
     const pooled = {
       workers: POOLED_WORKERS,
       cells: pooledResult.cells.length,
       scenariosSent: poolStats.scenariosSent - sentBefore,
       cpu: cellSpread(pooledResult.cells, 'cpuMs'),
       wall: cellSpread(pooledResult.cells, 'durationMs'),
+      thread: threadSpread(readCellSchedules(schedules)),
     };
     options.onProgress?.(
       `protocol: run ${run.cpuMsPerQuestion.toFixed(1)} ms CPU a question, ${result.cells.length} cells`,

@@ -506,7 +506,10 @@ function renderProtocol(protocol: ProtocolBenchResult): string {
     `Through the pool (${protocol.pooled.workers} worker processes, as \`membench run\` runs it): ${count(protocol.pooled.cells)} cells, ` +
       `${count(protocol.pooled.scenariosSent)} copies of a question sent to the workers (one per question and worker, not one per cell); ` +
       `cell CPU median ${formatMs(protocol.pooled.cpu.medianMs)}, slowest ${formatMs(protocol.pooled.cpu.maxMs)} (${spreadRatio(protocol.pooled.cpu)}, ${count(protocol.pooled.cpu.above5x)} above 5×); ` +
-      `cell wall median ${formatMs(protocol.pooled.wall.medianMs)}, slowest ${formatMs(protocol.pooled.wall.maxMs)} (${spreadRatio(protocol.pooled.wall)}, ${count(protocol.pooled.wall.above5x)} above 5×).`,
+      `cell wall median ${formatMs(protocol.pooled.wall.medianMs)}, slowest ${formatMs(protocol.pooled.wall.maxMs)} (${spreadRatio(protocol.pooled.wall)}, ${count(protocol.pooled.wall.above5x)} above 5×)` +
+      (protocol.pooled.thread
+        ? `; each cell's own thread on a CPU: median ${formatMs(protocol.pooled.thread.medianMs)}, slowest ${formatMs(protocol.pooled.thread.maxMs)} (${spreadRatio(protocol.pooled.thread)}, ${count(protocol.pooled.thread.above5x)} above 5×), so ${count(protocol.pooled.thread.waitedAbove5x)} of the cells above 5× in wall time waited for a CPU rather than worked.`
+        : '.'),
   ].join('\n');
 }
 

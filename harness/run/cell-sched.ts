@@ -34,6 +34,20 @@ const GC_KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak-callbacks',
 };
 
+/** The lines a run wrote to `file` (none when it wrote nothing: the switch writes only where the kernel says). */
+export function readCellSchedules(file: string): CellSchedule[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as CellSchedule);
+}
+
 /** The calling thread's time on a CPU and waiting for one (ns), or undefined where the kernel does not say. */
 function threadSchedule(): [number, number] | undefined {
   try {
