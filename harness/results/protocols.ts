@@ -34,7 +34,7 @@ import type { ProbeCategory, Scenario, Step } from '../scenarios/format.js';
 import { scoreRanking, sessionsOfSteps } from './retrieval.js';
 import type { Protocol, ProtocolFigures, RetrievalAtK, RetrievalFigures } from './schema.js';
 
-export { PROTOCOLS, type Protocol } from './schema.js';
+export { PROTOCOLS, type Protocol } from './protocol-names.js';
 
 /** The k each paper reports. */
 export const PROTOCOL_K: Readonly<Record<Protocol, readonly number[]>> = {

@@ -10,6 +10,7 @@ import type { Distribution, Rate } from '../core/metrics.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, DERIVED_DOCUMENTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 import type { ErrataReport } from '../scenarios/importers/shared.js';
+import { PROTOCOLS } from './protocol-names.js';
 
 /**
  * Bumped whenever a field changes meaning or disappears (2: answer accuracy leaves out abstention
@@ -38,9 +39,7 @@ export const RESULTS_SCHEMA_VERSION = 7 as const;
 const READABLE_VERSIONS = [2, 3, 4, 5, 6, RESULTS_SCHEMA_VERSION] as const;
 export const READABLE_SCHEMA_VERSIONS: readonly number[] = READABLE_VERSIONS;
 
-/** The papers' retrieval protocols `--protocol` reproduces (harness/results/protocols.ts). */
-export const PROTOCOLS = ['longmemeval', 'locomo'] as const;
-export type Protocol = (typeof PROTOCOLS)[number];
+export { PROTOCOLS, type Protocol } from './protocol-names.js';
 
 /**
  * The numbers results.json holds, named for what they are. Each is a finite number: the names say

@@ -105,6 +105,13 @@ describe('the agent startup snapshot', () => {
     ]);
   });
 
+  it('is built from a bundle without the results and scenario schemas: an agent validates neither, and every process would deserialize their ~380 zod schemas', () => {
+    const text = readFileSync(path.join(DIST, 'agent-entry.bundle.cjs'), 'latin1');
+    expect(text).toContain('// dist/harness/results/protocols.js');
+    expect(text).not.toContain('// dist/harness/results/schema.js');
+    expect(text).not.toContain('// dist/harness/scenarios/format.js');
+  });
+
   it('is tried once before it is used: one that V8 refuses (here a damaged copy) is not used', async () => {
     const { snapshotLoads } = await built<ProcessModule>('harness/process/agent-process.js');
     const bundle = path.join(DIST, 'agent-entry.bundle.cjs');
