@@ -295,6 +295,15 @@ describe('suite throughput', () => {
     expect(suite.byScenario.map((phase) => phase.name)).toEqual(['recipes-en']);
     expect([suite.phases.cells, suite.phases.processes]).toEqual([2, 0]); // phases recorded; no agent process for in-process cells
     expect(suite.snapshot).toEqual({ starts: 0, otherStarts: 0, warning: null });
+    // Agent processes as the table counts them: forked (spares no cell opened included), started, opened.
+    const counted = { ...suite.phases, forked: 9, snapshotStarts: 7, otherStarts: 0, processes: 12, processCells: 3 };
+    expect(
+      renderBenchReport({
+        header: benchHeader({ sections: ['suite'] }),
+        suite: { ...suite, phases: counted, snapshot: { starts: 7, otherStarts: 0, warning: null }, complete: true },
+        targets: [],
+      }),
+    ).toMatch(/\| agent processes forked \/ started \/ opens +\| 9 \/ 7 \/ 12 for 3 cells /u);
     // The whole command was timed: its cells are part of its wall time, its process tree's CPU counted.
     expect(suite.command).toBe('membench run');
     expect(suite.cellsMs).toBeGreaterThan(0);
