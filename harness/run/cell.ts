@@ -20,12 +20,12 @@ import type { Scenario } from '../scenarios/format.js';
 import { agentTexts } from '../agent/agent-texts.js';
 import { cellPaths } from '../process/protocol.js';
 import { batchEnd, openCellSession, replayRun } from '../process/cell-session.js';
-import { cellDirPrefix } from './temp-dirs.js';
+import { cellDirPrefix, returnScratchDir, takeScratchDir } from './temp-dirs.js';
 import type { PreloadHint, StrategyDefinition } from '../../strategies/types.js';
 import { hasCjkIn } from '../core/text.js';
 import { memoLast } from '../core/memo.js';
 import type { LiveProviderSettings } from '../models/openai.js';
-import { ranksOnly, runRankOnly } from './rank-only.js';
+import { RANK_ONLY_DIRS, ranksOnly, runRankOnly } from './rank-only.js';
 import { startCellSchedule } from './cell-sched.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
@@ -294,16 +294,23 @@ export async function runCell(
   const started = performance.now();
   const cpu = process.cpuUsage();
   const schedule = providers.warmUp ? undefined : startCellSchedule();
-  const dir = await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
+  const rankOnly = ranksOnly(plan, providers);
+  // A ranking-only cell's dir stays as it made it (its stores are in memory): reused by the next one.
+  const root = rankOnly && !providers.keepCellDirs ? providers.tempRoot : undefined;
+  const dir =
+    root !== undefined
+      ? await takeScratchDir(root)
+      : await mkdtemp(path.join(providers.tempRoot ?? os.tmpdir(), cellDirPrefix(plan.id)));
   let records: CellRecords;
   try {
-    records = ranksOnly(plan, providers)
+    records = rankOnly
       ? await runRankOnly(plan, providers, dir, probeScoringOf(plan, providers), onPhase)
       : needsProcesses(plan.scenario, providers)
         ? await runInProcesses(plan, providers, dir, onPhase)
         : await runInline(plan, providers, dir, onPhase);
   } finally {
-    if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
+    if (root !== undefined) await returnScratchDir(root, dir, RANK_ONLY_DIRS);
+    else if (!providers.keepCellDirs) await rm(dir, { recursive: true, force: true });
   }
   const result = cellResult(plan, records, performance.now() - started, providers.profile, providers.protocol);
   const used = process.cpuUsage(cpu);

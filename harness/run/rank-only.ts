@@ -18,6 +18,7 @@
  */
 import { cellClock } from '../process/cell-session.js';
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { DURABILITY_MODES } from '../core/durability-mode.js';
@@ -94,6 +95,9 @@ export function rankOnlySettings(settings: RankOnlySettings): boolean {
 export function ranksInMemory(definition: Pick<StrategyDefinition, 'ranks' | 'durabilityModes'>): boolean {
   return definition.ranks !== undefined && (definition.durabilityModes ?? DURABILITY_MODES).includes('none');
 }
+
+/** What a ranking-only cell makes in its cell dir (relative to it): its strategy's dir, which its in-memory stores leave empty. */
+export const RANK_ONLY_DIRS: readonly string[] = [path.relative('.', cellPaths('.').strategyDir)];
 
 /** Whether the cell takes the ranking-only path (see the module comment). */
 export function ranksOnly(plan: Pick<RankOnlyPlan, 'definition' | 'scenario'>, settings: RankOnlySettings): boolean {

@@ -3,6 +3,7 @@
  * figures without answers, sampled contexts or durable stores: checked cell by cell against the
  * full path (`protocolFull`) on LongMemEval- and LoCoMo-shaped files, with every strategy that ranks.
  */
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,6 +176,40 @@ describe('ranking-only protocol cells', () => {
     // Only the full cell opened store files (the strategy's, the ledger): the ranking-only one opened none.
     expect(await files(fullRoot)).toEqual(['bm25.sqlite', 'ledger.sqlite']);
     expect(await files(fastRoot)).toEqual([]);
+  });
+
+  it('share one dir in a process while each leaves it as it made it; one that leaves a file gets its dir removed', async () => {
+    const root = await mkdtemp(path.join(dir, 'scratch-'));
+    const { plans } = await planRun({
+      datasets: [`longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`],
+      datasetLimit: 2,
+      protocol: 'longmemeval',
+      strategies: ['bm25'],
+    });
+    expect(plans.length).toBeGreaterThanOrEqual(4);
+    const settings = providers('longmemeval', new CountingModel(), { keepCellDirs: false, tempRoot: root });
+    const held = new Set<string>();
+    for (const plan of plans.slice(0, 3)) {
+      ok(await runCell(plan, settings));
+      const names = await readdir(root);
+      expect(names).toHaveLength(1);
+      held.add(names[0]!);
+    }
+    const [first] = held;
+    expect([...held]).toEqual([expect.stringMatching(/^ranking-only-/u)]);
+    expect(await readdir(path.join(root, first!), { recursive: true })).toEqual(['strategy']);
+    // A strategy that writes in mode `none` after all: its dir is not handed to the next cell.
+    ok(
+      await runCell(plans[3]!, settings, (phase) => {
+        if (phase === 'close') writeFileSync(path.join(root, first!, 'strategy', 'left-behind'), 'x');
+      }),
+    );
+    expect(await readdir(root)).toEqual([]);
+    ok(await runCell(plans[0]!, settings));
+    const [fresh, ...more] = await readdir(root);
+    expect(more).toEqual([]);
+    expect(fresh).not.toBe(first);
+    expect(await readdir(path.join(root, fresh!), { recursive: true })).toEqual(['strategy']);
   });
 
   it('take only strategies that rank: buffer under a protocol, or --protocol-full, runs the full cell', async () => {
