@@ -28,6 +28,7 @@ import { builtinStrategies } from '../../strategies/index.js';
 import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type StrategyDefinition } from '../../strategies/types.js';
 import { fnv1aCodePoints, JsonHash } from '../core/hash.js';
+import { contentDigestOf } from '../scenarios/content-digest.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_SEED, SETTINGS } from './settings.js';
 
@@ -293,11 +294,19 @@ export function planDigest(
   ]);
   // The hash of JSON.stringify({ ...head, scenarios, cells }), fed value by value (JsonHash): the whole
   // string of 500 LongMemEval_S questions is ~300 MB, and writing each question's JSON costs more than
-  // hashing its bytes.
+  // hashing its bytes. An imported question is fed as the digest of the JSON its import already wrote
+  // (scenarios/content-digest.ts), not walked again.
   const hash = new JsonHash(createHash('sha256')).text(JSON.stringify(head).slice(0, -1)).text(',"scenarios":[');
   // Scenario content, not where it was read from: a resume from another checkout still matches.
-  for (const [index, { source: _source, ...scenario }] of scenarios.entries())
-    hash.text(index > 0 ? ',' : '').json(scenario);
+  for (const [index, scenario] of scenarios.entries()) {
+    hash.text(index > 0 ? ',' : '');
+    const known = contentDigestOf(scenario);
+    if (known !== undefined) hash.text(`"${known}"`);
+    else {
+      const { source: _source, ...content } = scenario;
+      hash.json(content);
+    }
+  }
   return hash
     .text(`],"cells":${JSON.stringify(cells)}}`)
     .flush()

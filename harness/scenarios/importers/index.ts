@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { MembenchError } from '../../core/errors.js';
 import { checkScenarioValue, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
 import type { Scenario } from '../format.js';
+import { noteContentDigest } from '../content-digest.js';
 import { readJsonList } from './json-stream.js';
 import { Errata } from './errata.js';
 import { loadQuestionPrompts, type QuestionPrompts } from './question-prompts.js';
@@ -60,8 +61,8 @@ export interface ImportedScenario {
  * text costs. The JSON's bytes are bounded by 3 per UTF-16 unit (UTF-8 spends at most 3 bytes on one,
  * 4 on a surrogate pair) instead of counted: counting them took as long as writing the JSON.
  */
-export function yamlBytes(document: ScenarioDocument, yaml: () => string): number {
-  const jsonBound = JSON.stringify(document).length * 3;
+export function yamlBytes(json: string, yaml: () => string): number {
+  const jsonBound = json.length * 3;
   return jsonBound * 2 <= MAX_SCENARIO_BYTES ? jsonBound : Buffer.byteLength(yaml());
 }
 
@@ -159,7 +160,8 @@ function finish(
   let text: string | undefined;
   const yaml = (): string => (text ??= toYaml(document));
   const source = `${dataset}:${file}#${name}`;
-  const bytes = yamlBytes(document, yaml);
+  const json = JSON.stringify(document);
+  const bytes = yamlBytes(json, yaml);
   // Validated as data by the loader's own checks: the same Scenario its YAML would load as (test/harness/scenarios/importers/longmemeval.test.ts).
   const check =
     bytes > MAX_SCENARIO_BYTES ? undefined : checkScenarioValue(document as unknown as Record<string, unknown>, source);
@@ -177,7 +179,9 @@ function finish(
   }
   // The import summary counts the dialog: a derived corpus replays the same conversation's questions.
   if (counted) log.scenario(document);
-  return { document, yaml, scenario: { ...check.scenario, source } };
+  const scenario = { ...check.scenario, source };
+  noteContentDigest(scenario, json);
+  return { document, yaml, scenario };
 }
 
 /** Whether a scenario was imported from a dataset file by `run --dataset` (its source is `DATASET:FILE#NAME`). */

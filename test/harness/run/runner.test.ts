@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { CALIBRATION_SAMPLES } from '../../../harness/core/calibration.js';
+import { JsonHash } from '../../../harness/core/hash.js';
+import { writeSyntheticLongMemEval } from '../../../harness/bench/synthetic-longmemeval.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
@@ -150,6 +152,45 @@ describe('runBenchmark', () => {
       );
     } finally {
       stringify.mockRestore();
+    }
+  });
+
+  it("feeds an imported question's digest, made from the JSON its import wrote, instead of walking the question again", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-runner-'));
+    made.push(dir);
+    const file = path.join(dir, 'longmemeval.json');
+    await writeSyntheticLongMemEval(file, { questions: 3, sessions: [2, 3], messages: [2, 4], seed: 5 });
+    const settings = {
+      modelProvider: 'offline',
+      embedderProvider: 'hashed',
+      tokenizerModel: 'offline',
+      isolate: false,
+      retrievalK: [1, 5],
+      live: {},
+      keepCellDirs: false,
+    };
+    const digestOf = async (options: Parameters<typeof planRun>[0]): Promise<string> => {
+      const { plans, scenarios } = await planRun(options);
+      return planDigest(plans, scenarios, settings);
+    };
+    const options = { datasets: [`longmemeval:${file}`], strategies: ['bm25'] };
+    const walked = vi.spyOn(JsonHash.prototype, 'json');
+    try {
+      const digest = await digestOf(options);
+      expect(walked).not.toHaveBeenCalled();
+      expect(await digestOf(options)).toBe(digest);
+      // Copied after the import (stretched): walked as any other scenario, and a digest of its own.
+      const stretched = await digestOf({ ...options, stretch: 40 });
+      expect(walked).toHaveBeenCalledTimes(3);
+      expect(stretched).not.toBe(digest);
+      // One word changed in one message of the file: another digest.
+      const text = await readFile(file, 'utf8');
+      const changed = text.replace(/"content": ?"/u, '"content": "Changed: ');
+      expect(changed).not.toBe(text);
+      await writeFile(file, changed);
+      expect(await digestOf(options)).not.toBe(digest);
+    } finally {
+      walked.mockRestore();
     }
   });
 
