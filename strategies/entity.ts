@@ -13,6 +13,7 @@ import { EntityStore, entityKey, type EntityDraft, type EntityJob, type EntityRe
 import { SqliteChatMessageHistory } from './stores/history.js';
 import { summarizePrompt } from '../harness/core/prompts.js';
 import { messageText } from '../harness/core/tokens.js';
+import { collapseWhitespace } from '../harness/core/text.js';
 import { windowStart } from './shared/trimming.js';
 import {
   defineStrategy,
@@ -79,7 +80,7 @@ const isFinalReply = (message: BaseMessage): boolean => message.getType() === 'a
 
 /** One transcript line per message, as the extraction and summary prompts show them ('' for an empty message). */
 function transcriptLine(message: BaseMessage): string {
-  const text = messageText(message).replace(/\s+/gu, ' ').trim();
+  const text = collapseWhitespace(messageText(message));
   const calls = toolCallsOf(message).map((call) => `[calls ${call.name} ${JSON.stringify(call.args ?? {})}]`);
   const body = [message.getType() === 'tool' && text ? `${message.name ?? 'tool'} returned ${text}` : text, ...calls]
     .filter(Boolean)

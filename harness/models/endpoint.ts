@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
 import { MembenchError } from '../core/errors.js';
+import { collapseWhitespace } from '../core/text.js';
 import { checkSecretLength, maskSecrets, registerSecret } from '../core/secrets.js';
 
 type Sdk = typeof import('openai');
@@ -165,7 +166,7 @@ function statusReason(error: APIError, status: number): string {
   }
   // An HTML error page from a proxy says less than the status line.
   if (detail !== undefined && /^\s*</u.test(detail)) detail = undefined;
-  detail = (detail ?? statusText(status) ?? 'error').replace(/\s+/gu, ' ').trim();
+  detail = collapseWhitespace(detail ?? statusText(status) ?? 'error');
   return `${status} ${detail.length > 200 ? `${detail.slice(0, 200)}...` : detail}`;
 }
 

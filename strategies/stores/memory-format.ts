@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../../harness/core/errors.js';
-import { normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
+import { collapseWhitespace, normalizeText, sentences, shortenText, slugify } from '../../harness/core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from '../../harness/scenarios/memory-name.js';
 
 /** Front matter vocabularies (docs/design.md §3): what a memory is about, where it applies, how eagerly it is loaded. */
@@ -97,7 +97,7 @@ export function deriveMemoryName(content: string): string {
 /** The index description of content the caller did not describe: its first sentence, shortened. */
 export function deriveDescription(content: string): string {
   const first = sentences(content)[0] ?? content;
-  return shortenText(first.replace(/\s+/gu, ' ').trim(), MAX_DESCRIPTION_CHARS);
+  return shortenText(collapseWhitespace(first), MAX_DESCRIPTION_CHARS);
 }
 
 /** Validates a draft and turns it into the record to write: size budget, description, expiry, version. */
@@ -115,7 +115,7 @@ export function prepareMemory(
     throw refuse(
       `memory "${name}" refused: its content is ${bytes} bytes; the limit is ${maxMemoryBytes} (maxMemoryBytes)`,
     );
-  const given = draft.description?.replace(/\s+/gu, ' ').trim();
+  const given = draft.description && collapseWhitespace(draft.description);
   if (given && codePoints(given) > MAX_DESCRIPTION_CHARS) {
     throw refuse(
       `memory "${name}" refused: its description is ${codePoints(given)} characters; the limit is ${MAX_DESCRIPTION_CHARS}`,
@@ -182,7 +182,7 @@ export function parseMemoryFile(text: string, name: string, scope: MemoryScope):
     ...rest,
     ...(expires !== undefined ? { expires } : {}),
     ...(sources?.length ? { sources } : {}),
-    description: description?.replace(/\s+/gu, ' ').trim() || deriveDescription(body),
+    description: (description && collapseWhitespace(description)) || deriveDescription(body),
     body,
   };
 }
@@ -319,7 +319,7 @@ export function parseExtractedMemories(text: string, maxMemoryBytes: number, max
     if (typeof content !== 'string' || !content.trim() || Buffer.byteLength(content.trim()) > maxMemoryBytes) continue;
     const raw = typeof name === 'string' ? name.normalize('NFC').trim().toLowerCase() : '';
     const safe = raw && !memoryNameProblem(raw) ? raw : (slugifyName(raw) ?? deriveMemoryName(content));
-    const oneLine = typeof description === 'string' ? description.replace(/\s+/gu, ' ').trim() : '';
+    const oneLine = typeof description === 'string' ? collapseWhitespace(description) : '';
     out.set(safe, {
       name: safe,
       description: oneLine ? shortenText(oneLine, MAX_DESCRIPTION_CHARS) : deriveDescription(content),

@@ -1,6 +1,7 @@
 /** Word segmentation: the fast path for Latin text gives exactly the segments Intl.Segmenter (ICU) gives. */
 import { describe, expect, it, vi } from 'vitest';
 import {
+  collapseWhitespace,
   datedText,
   hasCjk,
   hasCjkIn,
@@ -286,5 +287,44 @@ describe('dated messages', () => {
         expect(undatedText(noted[at]!, instants[at])).toBe('hi');
       }
     expect(datedText('hi', undefined)).toBe('hi');
+  });
+});
+
+describe('normal form', () => {
+  /** Whitespace of every kind (Unicode's \s: spaces, line breaks, no-break spaces, the BOM), and text between. */
+  const PIECES = [
+    ' ',
+    '  ',
+    '\t',
+    '\n',
+    '\r\n',
+    '\u00a0',
+    '\u3000',
+    '\u2028',
+    '\ufeff',
+    '\u200b',
+    'a',
+    'Σ',
+    'İ',
+    'ﬁ',
+    'Ａ',
+    '中',
+    'é',
+  ];
+
+  it('collapses every run of whitespace to one space and trims, as replace(/\\s+/gu) and trim() do', () => {
+    const next = seededRandom(17);
+    for (let i = 0; i < 20_000; i++) {
+      const text = Array.from(
+        { length: Math.floor(next() * 10) },
+        () => PIECES[Math.floor(next() * PIECES.length)],
+      ).join('');
+      expect(collapseWhitespace(text)).toBe(text.replace(/\s+/gu, ' ').trim());
+      // The root locale's lower case (final sigma, dotted capital I), NFKC (ligatures, full-width letters).
+      expect(normalizeText(text)).toBe(text.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim());
+    }
+    const long = `${PIECES.join('ΑΣ ').repeat(200)} `;
+    expect(long.length).toBeGreaterThan(2048); // past normalizeText's memo: the same form
+    expect(normalizeText(long)).toBe(long.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim());
   });
 });
