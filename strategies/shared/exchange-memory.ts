@@ -223,9 +223,12 @@ function splitExchanges(messages: readonly PendingMessage[]): PendingMessage[][]
   return groups;
 }
 
-const stepIdsOf = (group: readonly PendingMessage[]): string[] => [
-  ...new Set(group.flatMap((entry) => (entry.stepId !== undefined ? [entry.stepId] : []))),
-];
+/** The step ids of an exchange's messages, each once, in order (an exchange holds a few: a loop, not a Set). */
+function stepIdsOf(group: readonly PendingMessage[]): string[] {
+  const ids: string[] = [];
+  for (const { stepId } of group) if (stepId !== undefined && !ids.includes(stepId)) ids.push(stepId);
+  return ids;
+}
 const recordOf = (row: StoredExchange): ExchangeRecord => ({
   turn: row.turn,
   stepIds: row.stepIds,
@@ -666,10 +669,13 @@ export class ExchangeMemory implements MemoryStrategy {
           ? { paperTexts: group.map((entry) => entry.indexText) }
           : {}),
       };
-      const row = { ...record, text: record.text!, messages, ...features[i]! };
       if (!this.persistent) {
         this.addExchange(this.nextLocal++, record, features[i]!);
-      } else if (this.store.deferred) {
+        continue;
+      }
+      // The row a store writes: built only where there is a store to write it.
+      const row = { ...record, text: record.text!, messages, ...features[i]! };
+      if (this.store.deferred) {
         const key = HELD_BASE + this.nextLocal++;
         this.retriever.add(key, features[i]!);
         this.records.set(key, { ...record, features: features[i]! });
