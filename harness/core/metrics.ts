@@ -67,11 +67,6 @@ export function judgeContext(
   };
 }
 
-/** Whether one normalised context message holds `word` (a term of `termSet`, or a CJK word the segmenter cut otherwise). */
-function messageHolds(message: string, terms: ReadonlySet<string>, word: string): boolean {
-  return terms.has(word) || (hasCjk(word) && message.includes(word));
-}
-
 /**
  * Answer recall, for free-form gold answers ("7 May 2023", "Adoption agencies"): the share of the
  * gold answer's content words found within one context message, the best message counting (and
@@ -88,10 +83,12 @@ export function answerRecall(
     if (words.length === 0) continue;
     let found = 0;
     for (const message of normalizedMessages) {
-      // A term of a message is a piece of its text: a message holding none of the words as text is not segmented.
+      // A term of a message is a piece of its text: a message holding none of the words as text is
+      // not segmented. A word is held as a term of the message, or as text when it is CJK (which
+      // the segmenter may have cut otherwise): a CJK word found as text needs no segmenting either.
       let terms: ReadonlySet<string> | undefined;
       const held = words.filter(
-        (word) => message.includes(word) && messageHolds(message, (terms ??= termSet(message)), word),
+        (word) => message.includes(word) && (hasCjk(word) || (terms ??= termSet(message)).has(word)),
       );
       found = Math.max(found, held.length);
       if (found === words.length) break;

@@ -367,6 +367,18 @@ export const termSet: (text: string) => ReadonlySet<string> = boundedMemo(
   (text) => new Set(matchTerms(text)),
 );
 
+/** Whether a text is its own normal form (most are: a normalised context message; not always, e.g. İ before a combining mark). */
+const isOwnNormalForm = boundedMemo(MEMO_CHARS.messages, (text: string) => normalizeText(text) === text);
+
+/**
+ * Whether `term` may be in `termSet(text)`: every term of it is a piece of the text's normal form,
+ * so one that is not there as text is not, and the text need not be segmented to say so (segmenting
+ * a Chinese context message costs ICU's dictionary walk over all of it).
+ */
+export function mayHoldTerm(text: string, term: string): boolean {
+  return text.includes(term) || (!isOwnNormalForm(text) && normalizeText(text).includes(term));
+}
+
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 
 /**

@@ -12,7 +12,16 @@
  * them as a substring, since CJK has no word boundaries and the segmenter may cut the same
  * phrase differently in a longer context. Everything is compared in `normalizeText` form.
  */
-import { cjkBigrams, containsTerm, contentWords, hasCjk, normalizeText, sentences, termSet } from '../core/text.js';
+import {
+  cjkBigrams,
+  containsTerm,
+  contentWords,
+  hasCjk,
+  mayHoldTerm,
+  normalizeText,
+  sentences,
+  termSet,
+} from '../core/text.js';
 import type { Step } from './format.js';
 
 /** The messages a step puts into the conversation (its user message and scripted reply, a tool call and result...). */
@@ -196,11 +205,14 @@ export interface ProbeEvidence {
 function rareShare(terms: readonly string[], rarity: Readonly<Record<string, number>>, message: string): number {
   let total = 0;
   let found = 0;
-  const held = termSet(message);
+  // Segmented only for a term that may be a whole word of it (a CJK term is held as text).
+  let held: ReadonlySet<string> | undefined;
   for (const term of terms) {
     const weight = rarity[term] ?? 0;
     total += weight;
-    if (weight > 0 && (held.has(term) || (hasCjk(term) && message.includes(term)))) found += weight;
+    if (weight <= 0) continue;
+    if (hasCjk(term) && message.includes(term)) found += weight;
+    else if (mayHoldTerm(message, term) && (held ??= termSet(message)).has(term)) found += weight;
   }
   return total === 0 ? 0 : found / total;
 }

@@ -7,8 +7,10 @@ import {
   hasCjkIn,
   icuWords,
   holdsNoWords,
+  mayHoldTerm,
   normalizeText,
   SEGMENT_WINDOW_CHARS,
+  termSet,
   segmentWindows,
   undatedText,
   wordsOfNormalized,
@@ -326,5 +328,31 @@ describe('normal form', () => {
     const long = `${PIECES.join('ΑΣ ').repeat(200)} `;
     expect(long.length).toBeGreaterThan(2048); // past normalizeText's memo: the same form
     expect(normalizeText(long)).toBe(long.normalize('NFKC').toLocaleLowerCase('und').replace(/\s+/gu, ' ').trim());
+  });
+
+  it('mayHoldTerm says yes to every term of a text, its normal form a piece of it or not', () => {
+    const next = seededRandom(23);
+    const kinds = [...PIECES, 'İ\u0316', '红烧肉', '素食', 'Hello', '4711', 'ΑΣ', 'ﬁsh', 'e\u0301', '\u0345'];
+    let holds = 0;
+    let notOwnForm = 0;
+    for (let i = 0; i < 5000; i++) {
+      const text = Array.from(
+        { length: 1 + Math.floor(next() * 14) },
+        () => kinds[Math.floor(next() * kinds.length)],
+      ).join(' ');
+      if (normalizeText(text) !== text) notOwnForm++;
+      for (const term of termSet(text)) {
+        expect(mayHoldTerm(text, term)).toBe(true);
+        holds++;
+      }
+      expect(mayHoldTerm(text, 'zzqx')).toBe(false);
+    }
+    expect(holds).toBeGreaterThan(5000);
+    expect(notOwnForm).toBeGreaterThan(100);
+    // A text that is not its own normal form holds terms that are not pieces of it as it stands.
+    const odd = 'İ\u0316 word';
+    const missing = [...termSet(odd)].filter((term) => !odd.includes(term));
+    expect(missing.length).toBeGreaterThan(0);
+    for (const term of missing) expect(mayHoldTerm(odd, term)).toBe(true);
   });
 });
