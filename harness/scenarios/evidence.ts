@@ -23,6 +23,7 @@ import {
   termSet,
 } from '../core/text.js';
 import type { Step } from './format.js';
+import { boundedMemo, MEMO_CHARS } from '../core/memo.js';
 
 /** The messages a step puts into the conversation (its user message and scripted reply, a tool call and result...). */
 export function stepMessages(step: Step): string[] {
@@ -136,12 +137,15 @@ export function probeEvidence(step: Step, table: EvidenceTable): ProbeEvidence |
   return { cited, rarity };
 }
 
-/** Distinct terms of one evidence text: content words, plus CJK bigrams when it has CJK. */
-export function evidenceTerms(text: string): string[] {
+/**
+ * Distinct terms of one evidence text: content words, plus CJK bigrams when it has CJK. Memoised:
+ * every cell of a scenario scores the same evidence texts at each of its probes.
+ */
+export const evidenceTerms: (text: string) => readonly string[] = boundedMemo(MEMO_CHARS.messages, (text) => {
   const terms = new Set(contentWords(text));
   if (hasCjk(text)) for (const bigram of cjkBigrams(text)) terms.add(bigram);
   return [...terms];
-}
+});
 
 /** Coverage of one probe: the mean over its evidence steps, with each step's own share. */
 export interface EvidenceCoverage {
