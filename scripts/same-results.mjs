@@ -4,8 +4,11 @@
  * speed change may alter (timings, peak memory, where the time went) and, where its method
  * changed, the context tokens per turn (measured on a seeded sample of scripted turns in newer
  * versions). Everything else (recall, evidence, retrieval, answers, maintenance tokens, turns and probes
- * step by step) must be equal. Prints the first differences and how far context tokens moved;
- * exits 1 when anything else differs.
+ * step by step) must be equal. A cell that ran concurrent sessions (`interleaved`) is compared on its
+ * status and error only: its figures depend on how the scheduler interleaved its sessions, so two
+ * runs of the same code differ there (as `membench compare` gates only its errors, invariants and
+ * losses). Prints the first differences and how far context tokens moved; exits 1 when anything
+ * else differs.
  *
  *   node scripts/same-results.mjs OLD/results.json NEW/results.json
  */
@@ -64,14 +67,22 @@ const [before, after] = [oldFile, newFile].map((file) => JSON.parse(readFileSync
 const found = [];
 const byId = (result) => new Map(result.cells.map((cell) => [cell.id, cell]));
 const [oldCells, newCells] = [byId(before), byId(after)];
-for (const id of new Set([...oldCells.keys(), ...newCells.keys()]))
-  differences(strip(oldCells.get(id), {}), strip(newCells.get(id), {}), id, found);
+/** What is compared of a cell whose figures depend on how its concurrent sessions interleaved. */
+const outcome = ({ id, status, error }) => ({ id, status, error });
+let interleaved = 0;
+for (const id of new Set([...oldCells.keys(), ...newCells.keys()])) {
+  const [a, b] = [oldCells.get(id), newCells.get(id)];
+  if (a?.interleaved && b?.interleaved) {
+    interleaved++;
+    differences(outcome(a), outcome(b), id, found);
+  } else differences(strip(a, {}), strip(b, {}), id, found);
+}
 differences(strip(before.durabilityMatrix, {}), strip(after.durabilityMatrix, {}), 'durabilityMatrix', found);
 
 const moved = [];
 for (const [id, cell] of oldCells) {
   const other = newCells.get(id);
-  if (!other || cell.tokens.contextMeanPerTurn === 0) continue;
+  if (!other || cell.interleaved || !cell.tokens || cell.tokens.contextMeanPerTurn === 0) continue;
   moved.push({
     id,
     ratio: other.tokens.contextMeanPerTurn / cell.tokens.contextMeanPerTurn,
@@ -80,7 +91,7 @@ for (const [id, cell] of oldCells) {
   });
 }
 process.stdout.write(
-  `${oldCells.size} cells compared: ${found.length === 0 ? 'identical apart from timings and context tokens' : `${found.length}${found.length >= 20 ? '+' : ''} differences`}\n`,
+  `${oldCells.size} cells compared: ${found.length === 0 ? 'identical apart from timings and context tokens' : `${found.length}${found.length >= 20 ? '+' : ''} differences`}${interleaved > 0 ? ` (${interleaved} with concurrent sessions on their status and error only)` : ''}\n`,
 );
 for (const line of found) process.stdout.write(`  ${line}\n`);
 for (const { id, ratio, total, sample } of moved) {
