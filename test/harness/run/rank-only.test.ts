@@ -156,7 +156,7 @@ describe('ranking-only protocol cells', () => {
     const fastRoot = await mkdtemp(path.join(dir, 'fast-'));
     const fullRoot = await mkdtemp(path.join(dir, 'full-'));
     const { plans } = await planRun({
-      datasets: [`longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`],
+      datasets: [SAMPLE],
       datasetLimit: 1,
       protocol: 'longmemeval',
       strategies: ['bm25'],
@@ -181,7 +181,7 @@ describe('ranking-only protocol cells', () => {
   it('share one dir in a process while each leaves it as it made it; one that leaves a file gets its dir removed', async () => {
     const root = await mkdtemp(path.join(dir, 'scratch-'));
     const { plans } = await planRun({
-      datasets: [`longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`],
+      datasets: [SAMPLE],
       datasetLimit: 2,
       protocol: 'longmemeval',
       strategies: ['bm25'],

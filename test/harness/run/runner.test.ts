@@ -30,6 +30,17 @@ async function scenarioFile(yaml: string): Promise<string> {
   return file;
 }
 
+/** The provider settings the plan-digest tests hash with. */
+const DIGEST_SETTINGS = {
+  modelProvider: 'offline',
+  embedderProvider: 'hashed',
+  tokenizerModel: 'offline',
+  isolate: false,
+  retrievalK: [1, 5],
+  live: {},
+  keepCellDirs: false,
+};
+
 describe('runBenchmark', () => {
   it('shows window k=2 forgetting the early recipe fact that buffer keeps, at fewer tokens', async () => {
     const result = allOk(
@@ -117,15 +128,6 @@ describe('runBenchmark', () => {
       strategies: ['window', 'bm25'],
       scenarios: ['recipes-en', 'recipes-zh'],
     });
-    const settings = {
-      modelProvider: 'offline',
-      embedderProvider: 'hashed',
-      tokenizerModel: 'offline',
-      isolate: false,
-      retrievalK: [1, 5],
-      live: {},
-      keepCellDirs: false,
-    };
     const whole = JSON.stringify({
       membench: MEMBENCH_VERSION,
       providers: ['offline', 'hashed', 'offline', 0, false, [1, 5]],
@@ -143,7 +145,7 @@ describe('runBenchmark', () => {
     });
     const stringify = vi.spyOn(JSON, 'stringify');
     try {
-      expect(planDigest(plans, scenarios, settings)).toBe(
+      expect(planDigest(plans, scenarios, DIGEST_SETTINGS)).toBe(
         createHash('sha256').update(whole).digest('hex').slice(0, 16),
       );
       // No scenario's JSON is written: only strings with something to escape go through JSON.stringify.
@@ -160,18 +162,9 @@ describe('runBenchmark', () => {
     made.push(dir);
     const file = path.join(dir, 'longmemeval.json');
     await writeSyntheticLongMemEval(file, { questions: 3, sessions: [2, 3], messages: [2, 4], seed: 5 });
-    const settings = {
-      modelProvider: 'offline',
-      embedderProvider: 'hashed',
-      tokenizerModel: 'offline',
-      isolate: false,
-      retrievalK: [1, 5],
-      live: {},
-      keepCellDirs: false,
-    };
     const digestOf = async (options: Parameters<typeof planRun>[0]): Promise<string> => {
       const { plans, scenarios } = await planRun(options);
-      return planDigest(plans, scenarios, settings);
+      return planDigest(plans, scenarios, DIGEST_SETTINGS);
     };
     const options = { datasets: [`longmemeval:${file}`], strategies: ['bm25'] };
     const walked = vi.spyOn(JsonHash.prototype, 'json');
