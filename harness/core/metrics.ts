@@ -3,7 +3,7 @@ import { quantileSorted } from 'simple-statistics';
 import type { BaseMessage } from '@langchain/core/messages';
 import { messageText } from './tokens.js';
 import { boundedMemo, MEMO_CHARS } from './memo.js';
-import { contentWords, hasCjk, normalizeText, termSet } from './text.js';
+import { contentWords, holdsTerm, normalizeText } from './text.js';
 
 /** normalizeText of context messages, memoised (see contextMessages). */
 const normalizedMessage = boundedMemo(MEMO_CHARS.messages, normalizeText);
@@ -83,13 +83,7 @@ export function answerRecall(
     if (words.length === 0) continue;
     let found = 0;
     for (const message of normalizedMessages) {
-      // A term of a message is a piece of its text: a message holding none of the words as text is
-      // not segmented. A word is held as a term of the message, or as text when it is CJK (which
-      // the segmenter may have cut otherwise): a CJK word found as text needs no segmenting either.
-      let terms: ReadonlySet<string> | undefined;
-      const held = words.filter(
-        (word) => message.includes(word) && (hasCjk(word) || (terms ??= termSet(message)).has(word)),
-      );
+      const held = words.filter((word) => holdsTerm(message, word));
       found = Math.max(found, held.length);
       if (found === words.length) break;
     }

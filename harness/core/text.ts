@@ -379,6 +379,16 @@ export function mayHoldTerm(text: string, term: string): boolean {
   return text.includes(term) || (!isOwnNormalForm(text) && normalizeText(text).includes(term));
 }
 
+/**
+ * Whether a normalised message holds `term` (the recall metrics' rule): as one of its terms
+ * (`termSet`), or as text when the term is CJK, which the segmenter may have cut otherwise. The
+ * message is segmented only where that can change the answer (mayHoldTerm).
+ */
+export function holdsTerm(text: string, term: string): boolean {
+  if (hasCjk(term) && text.includes(term)) return true;
+  return mayHoldTerm(text, term) && termSet(text).has(term);
+}
+
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 
 /**

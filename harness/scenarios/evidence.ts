@@ -17,7 +17,7 @@ import {
   containsTerm,
   contentWords,
   hasCjk,
-  mayHoldTerm,
+  holdsTerm,
   normalizeText,
   sentences,
   termSet,
@@ -209,14 +209,10 @@ export interface ProbeEvidence {
 function rareShare(terms: readonly string[], rarity: Readonly<Record<string, number>>, message: string): number {
   let total = 0;
   let found = 0;
-  // Segmented only for a term that may be a whole word of it (a CJK term is held as text).
-  let held: ReadonlySet<string> | undefined;
   for (const term of terms) {
     const weight = rarity[term] ?? 0;
     total += weight;
-    if (weight <= 0) continue;
-    if (hasCjk(term) && message.includes(term)) found += weight;
-    else if (mayHoldTerm(message, term) && (held ??= termSet(message)).has(term)) found += weight;
+    if (weight > 0 && holdsTerm(message, term)) found += weight;
   }
   return total === 0 ? 0 : found / total;
 }

@@ -5,6 +5,7 @@ import {
   datedText,
   hasCjk,
   hasCjkIn,
+  holdsTerm,
   icuWords,
   holdsNoWords,
   mayHoldTerm,
@@ -354,5 +355,40 @@ describe('normal form', () => {
     const missing = [...termSet(odd)].filter((term) => !odd.includes(term));
     expect(missing.length).toBeGreaterThan(0);
     for (const term of missing) expect(mayHoldTerm(odd, term)).toBe(true);
+  });
+
+  it('holdsTerm answers as a term of the text, or as CJK text, without segmenting where it cannot change that', () => {
+    const next = seededRandom(29);
+    // A CJK compatibility ideograph (U+F900) is another character in normal form.
+    const kinds = [...PIECES, 'İ\u0316', '红烧肉', '素食', '\uf900肉', 'Hello', '4711', 'ΑΣ', 'ﬁsh', 'e\u0301'];
+    const candidates = [
+      '红烧',
+      '烧肉',
+      '素食',
+      '肉',
+      '\u8c48肉',
+      'hello',
+      'fish',
+      'ﬁsh',
+      '4711',
+      'ας',
+      'i\u0307\u0316',
+      'zzqx',
+    ];
+    let held = 0;
+    for (let i = 0; i < 3000; i++) {
+      const raw = Array.from(
+        { length: 1 + Math.floor(next() * 10) },
+        () => kinds[Math.floor(next() * kinds.length)],
+      ).join(' ');
+      // Normalised, as the recall metrics' messages are, and as it came.
+      const text = i % 2 === 0 ? normalizeText(raw) : raw;
+      for (const term of [...termSet(text), ...candidates]) {
+        const expected = termSet(text).has(term) || (hasCjk(term) && text.includes(term));
+        expect(holdsTerm(text, term)).toBe(expected);
+        if (expected) held++;
+      }
+    }
+    expect(held).toBeGreaterThan(3000);
   });
 });
