@@ -35,6 +35,7 @@ export const DIST_TESTS = [
   'test/harness/run/concurrent-cells.test.ts',
   'test/strategies/vector.test.ts',
   'test/strategies/stores/memory-files.test.ts',
+  'test/reports/chart-worker.test.ts',
 ];
 
 /** Test files outside harness/process, run and bench that start child processes (a writer, a crasher, a browser). */

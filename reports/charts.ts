@@ -4,6 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { createCanvas, GlobalFonts, type Canvas } from '@napi-rs/canvas';
 import { BasicPlatform, Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
 import { PACKAGE_ROOT } from '../harness/core/package-info.js';
@@ -87,15 +89,76 @@ export function renderCharts(result: RunResult): [string, Buffer][] {
   return chartSpecs(result).map((spec) => [`${spec.id}.png`, renderChartPng(spec)]);
 }
 
-/**
- * renderCharts's files, the same bytes, with each PNG encoded on libuv's thread pool while the
- * next chart is drawn (`canvas.encode`): encoding is most of a chart's time (~26 ms of a
- * 1,200 × 700 chart's ~40), and a run's output is written after every cell, with the other cores
- * idle. What `membench run` writes.
- */
-export async function renderChartsInParallel(result: RunResult): Promise<[string, Buffer][]> {
-  const encoded = chartSpecs(result).map((spec) =>
-    drawnChart(spec, (canvas) => canvas.encode('png').then((png: Buffer): [string, Buffer] => [`${spec.id}.png`, png])),
+/** The specs' charts as `[file name, PNG]`, each PNG encoded on libuv's thread pool while the next chart is drawn. */
+export function encodeCharts(specs: readonly ChartSpec[]): Promise<[string, Buffer][]> {
+  return Promise.all(
+    specs.map((spec) =>
+      drawnChart(spec, (canvas) =>
+        canvas.encode('png').then((png: Buffer): [string, Buffer] => [`${spec.id}.png`, png]),
+      ),
+    ),
   );
-  return Promise.all(encoded);
+}
+
+/** How many chart worker threads this process started (the tests' view of where charts were drawn). */
+export const chartWorkerStats = { started: 0 };
+
+/**
+ * The chart worker's entry: under dist, the bundled one (dist/cli/chart-worker.mjs, from
+ * scripts/bundle-cli.mjs) when it was built, else the compiled JS; none for the TS sources (a
+ * worker thread does not take tsx's loader in Node 20): the test runner draws in its own thread.
+ */
+export function chartWorkerEntry(): string | null {
+  if (!import.meta.url.endsWith('.js')) return null;
+  const bundled = fileURLToPath(new URL('../cli/chart-worker.mjs', import.meta.url));
+  if (existsSync(bundled)) return bundled;
+  const js = fileURLToPath(new URL('./chart-worker.js', import.meta.url));
+  return existsSync(js) ? js : null;
+}
+
+/** What the chart worker answers: the PNGs, or why it could not draw them. */
+export type ChartWorkerReply = { pngs: [string, Uint8Array][] } | { error: string };
+
+/**
+ * renderCharts's files, the same bytes, drawn in a worker thread (encodeCharts there): drawing is
+ * chart.js laying out and painting on the JavaScript thread, ~70 ms a chart, and a run's other
+ * reports and its console summary are rendered meanwhile on the main thread, with the other core
+ * idle at the end of a run. Where no worker entry is built, drawn here. What `membench run` writes.
+ */
+export function renderChartsInParallel(result: RunResult): Promise<[string, Buffer][]> {
+  return encodeChartsInWorker(chartSpecs(result));
+}
+
+/** encodeCharts in a worker thread when there is a worker entry (chartWorkerEntry), else here. */
+export function encodeChartsInWorker(specs: readonly ChartSpec[]): Promise<[string, Buffer][]> {
+  const entry = chartWorkerEntry();
+  if (entry === null || specs.length === 0) return encodeCharts(specs);
+  chartWorkerStats.started++;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(entry);
+    let settled = false;
+    const settle = (done: () => void): void => {
+      if (settled) return;
+      settled = true;
+      done();
+      void worker.terminate();
+    };
+    worker.once('message', (reply: ChartWorkerReply) =>
+      settle(() =>
+        'error' in reply
+          ? reject(new Error(`drawing the charts failed: ${reply.error}`))
+          : resolve(
+              reply.pngs.map(([name, png]): [string, Buffer] => [
+                name,
+                Buffer.from(png.buffer, png.byteOffset, png.byteLength),
+              ]),
+            ),
+      ),
+    );
+    worker.once('error', (error) => settle(() => reject(new Error(`drawing the charts failed: ${error.message}`))));
+    worker.once('exit', (code) =>
+      settle(() => reject(new Error(`the chart worker exited (code ${code}) before answering`))),
+    );
+    worker.postMessage(specs);
+  });
 }

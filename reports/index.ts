@@ -65,6 +65,8 @@ export interface WriteRunOptions extends VerdictOptions {
    * gigabytes of garbage), and drop what this version does not know.
    */
   resultsRead?: { file: string; bytes: Uint8Array };
+  /** The charts, when the caller started drawing them already (renderChartsInParallel), e.g. before printing its summary. */
+  charts?: Promise<[string, Buffer][]>;
 }
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
@@ -77,6 +79,9 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
     options.onPhase?.(phase, performance.now() - phaseStart);
     phaseStart = performance.now();
   };
+  // Drawn in a worker thread while the other reports are rendered here; a failure here first still leaves no rejection unheard.
+  const charts = options.charts ?? renderChartsInParallel(result);
+  charts.catch(() => undefined);
   const read = options.resultsRead;
   const resultsInPlace = read !== undefined && path.resolve(read.file) === path.resolve(dir, 'results.json');
   const reports: [string, string | Uint8Array | Iterable<string>][] = [
@@ -89,10 +94,7 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
   phaseDone('reports');
   const outputs = [
     ...reports,
-    ...(await renderChartsInParallel(result)).map(([name, png]): [string, Uint8Array | Iterable<string>] => [
-      path.join(CHARTS_DIR, name),
-      png,
-    ]),
+    ...(await charts).map(([name, png]): [string, Uint8Array | Iterable<string>] => [path.join(CHARTS_DIR, name), png]),
   ];
   phaseDone('charts');
   const written: string[] = [];

@@ -1,5 +1,5 @@
-// Bundles the CLI (dist/harness/cli/main.js) and the pool worker's entry (dist/harness/run/pool-entry.js)
-// into dist/cli/: one ES module graph with shared chunks, so `membench run` and each pool worker resolve
+// Bundles the CLI (dist/harness/cli/main.js), the pool worker's entry (dist/harness/run/pool-entry.js)
+// and the chart worker thread's (dist/reports/chart-worker.js) into dist/cli/: one ES module graph with shared chunks, so `membench run` and each pool worker resolve
 // and evaluate a few files instead of ~900 modules (the CLI's start fell from ~1.0 s to ~0.5 s of CPU).
 // What only some commands need stays behind a dynamic import() and becomes a chunk of its own, loaded
 // when asked for (the OpenAI client, the peer adapters, LangChain's classic memories). Native addons
@@ -33,7 +33,11 @@ const ownImportMetaUrl = {
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: 'dist/harness/cli/main.js', 'pool-entry': 'dist/harness/run/pool-entry.js' },
+  entryPoints: {
+    main: 'dist/harness/cli/main.js',
+    'pool-entry': 'dist/harness/run/pool-entry.js',
+    'chart-worker': 'dist/reports/chart-worker.js',
+  },
   bundle: true,
   splitting: true,
   platform: 'node',

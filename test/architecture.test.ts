@@ -204,6 +204,7 @@ describe('entry files of child processes', () => {
     'harness/process/agent-snapshot.cts',
     'harness/run/pool-entry.ts',
     'harness/models/server-worker.ts',
+    'reports/chart-worker.ts',
   ];
 
   it.each(ENTRIES)('%s exports nothing and no other file imports it', (entry) => {

@@ -12,6 +12,7 @@ import {
   REPORT_FILES_WITHOUT_MANIFEST,
   writeRunOutput,
 } from '../../reports/index.js';
+import { renderChartsInParallel } from '../../reports/charts.js';
 import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
@@ -211,6 +212,9 @@ async function runLocked(options: RunToDirOptions, out: string, judging: JudgeSe
   }
   // The answers are in: judge them before anything is printed or written (a failing judge keeps the finished cells for --resume).
   if (judging.judges.length > 0) result = await judgeResults(result, { ...judging, live: run.live, cache: run.cache });
+  // Drawn in a worker thread while the summary is printed and the other reports rendered.
+  const charts = renderChartsInParallel(result);
+  charts.catch(() => undefined);
   options.onResult?.(result);
   const recallThreshold = settings.values.recallThreshold;
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
@@ -224,6 +228,7 @@ async function runLocked(options: RunToDirOptions, out: string, judging: JudgeSe
       command: 'membench run',
       ...verdictOptions,
       onPhase,
+      charts,
     });
     // Cells in error keep the plan and the finished cells beside the reports: --resume reruns only those.
     if (!result.cells.some((cell) => cell.status === 'error')) await clearRunState(out);

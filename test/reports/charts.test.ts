@@ -292,7 +292,7 @@ describe('PNG charts', () => {
     expect(spectrum.equals(other)).toBe(false);
   });
 
-  it('renders the same PNG bytes when each chart is encoded on the thread pool while the next is drawn (what membench run writes)', async () => {
+  it('renders the same PNG bytes when each chart is encoded on the thread pool while the next is drawn (in this thread where no worker entry is built)', async () => {
     const result = smallRun();
     const inParallel = await renderChartsInParallel(result);
     const one = renderCharts(result);

@@ -1,0 +1,16 @@
+/**
+ * The chart worker thread (renderChartsInParallel): draws and encodes the chart specs it is sent,
+ * answers with the PNGs (or the error) and is done.
+ */
+import { parentPort } from 'node:worker_threads';
+import type { ChartSpec } from './chart-style.js';
+import { encodeCharts, type ChartWorkerReply } from './charts.js';
+
+const port = parentPort!;
+port.once('message', (specs: ChartSpec[]) => {
+  encodeCharts(specs).then(
+    (pngs) => port.postMessage({ pngs } satisfies ChartWorkerReply),
+    (error: unknown) =>
+      port.postMessage({ error: error instanceof Error ? error.message : String(error) } satisfies ChartWorkerReply),
+  );
+});
