@@ -182,7 +182,7 @@ export const SETTINGS = {
   questions: setting(z.array(z.string()), {
     group: 'matrix',
     describe:
-      "with --dataset: only this question (LongMemEval's question_id) or conversation (LoCoMo's sample_id), as reports name it (longmemeval-ID or ID); repeatable",
+      "with --dataset: only this question (LongMemEval's question_id) or conversation (LoCoMo's sample_id), its id exactly as the file writes it or its scenario name in reports (longmemeval-ID); repeatable",
     flag: {
       name: 'question',
       commands: RUN_TUNE,

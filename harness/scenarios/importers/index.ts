@@ -100,17 +100,26 @@ export async function* importScenarios(
       ...(options.questions ? { questions: options.questions } : {}),
     });
     index++;
-    if (converted && options.only && !options.only.take(converted.document.name, dataset)) continue;
     if (converted) {
+      // Named for every element, selected or not: a question's scenario name is the one a whole import gives it.
+      const name = names.take(converted.document.name);
+      if (options.only && !options.only.take(converted.id, name)) continue;
       if (options.errata)
         converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
-      const imported = finish(converted, dataset, file, names, log);
+      const imported = finish(converted, dataset, file, name, log);
       if (imported) yield imported;
       // A derived corpus (observations, session summaries) is asked the dialog's questions, as corrected.
       const probes = converted.document.steps.filter((step) => 'probe' in step);
       for (const document of imported ? (converted.derived ?? []) : []) {
         document.steps.push(...probes);
-        const replay = finish({ document, items: converted.items }, dataset, file, names, log, false);
+        const replay = finish(
+          { document, items: converted.items, id: converted.id },
+          dataset,
+          file,
+          names.take(document.name),
+          log,
+          false,
+        );
         if (replay) yield replay;
       }
     }
@@ -120,36 +129,40 @@ export async function* importScenarios(
 }
 
 /**
- * `--question ID`: the questions (LongMemEval) or conversations (LoCoMo) to import, by the id
- * reports show (the scenario name, `longmemeval-ID` / `locomo-ID`) or the file's own id
- * (`question_id`, `sample_id`); records which ids matched and every id seen, for the error naming
- * an unknown one.
+ * `--question ID`: the questions (LongMemEval) or conversations (LoCoMo) to import, by the file's
+ * own id exactly as written (`question_id`, `sample_id`: `ABC` and `abc` are two ids) or by the
+ * scenario name reports show (`longmemeval-abc`, `longmemeval-abc-2` for a second element whose
+ * name would be the same); records which ids matched and every id seen, for the error naming an
+ * unknown one.
  */
 export class QuestionFilter {
   readonly matched = new Set<string>();
   readonly seen: string[] = [];
   constructor(readonly ids: readonly string[]) {}
 
-  /** Whether the unit named `name` (its scenario name, before renaming) is selected. */
-  take(name: string, dataset: DatasetName): boolean {
-    const own = name.startsWith(`${dataset}-`) ? name.slice(dataset.length + 1) : name;
-    this.seen.push(own);
-    const hit = this.ids.find((id) => id === own || id === name);
-    if (hit !== undefined) this.matched.add(hit);
-    return hit !== undefined;
+  /** Whether the element whose own id is `id` and whose scenario is named `name` is selected. */
+  take(id: string, name: string): boolean {
+    this.seen.push(id);
+    let taken = false;
+    for (const wanted of this.ids) {
+      if (wanted !== id && wanted !== name) continue;
+      this.matched.add(wanted);
+      taken = true;
+    }
+    return taken;
   }
 }
 
+/** A converted element as an imported scenario named `name` (from the import's IdAllocator), or undefined when it cannot be one (logged). */
 function finish(
   converted: Converted,
   dataset: DatasetName,
   file: string,
-  names: IdAllocator,
+  name: string,
   log: ImportLog,
   counted = true,
 ): ImportedScenario | undefined {
   const { document, items } = converted;
-  const name = names.take(document.name);
   if (name !== document.name)
     log.repair(
       document.name,

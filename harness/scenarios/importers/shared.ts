@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import type { z } from 'zod';
+import { fnv1a } from '../../core/hash.js';
 import { JsonNumberText } from './json-stream.js';
 import type { DerivedDocuments } from '../format.js';
 import type { QuestionPrompts } from './question-prompts.js';
@@ -171,6 +172,8 @@ export interface ScenarioDocument {
 export interface Converted {
   document: ScenarioDocument;
   items: string[];
+  /** The element's own id as the file writes it (`question_id`, `sample_id`): what `--question` matches first. */
+  id: string;
   /**
    * When asked for (`documents`): scenarios replaying the element's derived documents (LoCoMo's
    * observations, session summaries) in place of its dialog, without probes: the import adds the
@@ -240,14 +243,25 @@ export function toStepId(raw: string): string {
   return id.length > 0 ? id : '_';
 }
 
-/** A dataset id made into a scenario name (lower-case letters, digits, `.`, `_`, `-`). */
+/** Scenario names longer than this are cut, with a hash of the whole id: a name becomes file names (an import's YAML, a cell's dir). */
+export const MAX_SCENARIO_NAME_CHARS = 96;
+
+/**
+ * `PREFIX-slug` for a dataset's id: lower case, runs of other characters than a-z 0-9 . _ - as one
+ * dash. An id whose slug would be longer than MAX_SCENARIO_NAME_CHARS keeps its start and gets a
+ * hash of the whole id (two long ids that share their start stay two names).
+ */
 export function toScenarioName(prefix: string, raw: string): string {
   const slug = raw
     .toLowerCase()
     .replace(/[^a-z0-9._-]+/gu, '-')
     .replace(/^[^a-z0-9]+/u, '')
     .replace(/-+$/u, '');
-  return slug.length > 0 ? `${prefix}-${slug}` : prefix;
+  if (slug.length === 0) return prefix;
+  const name = `${prefix}-${slug}`;
+  if (name.length <= MAX_SCENARIO_NAME_CHARS) return name;
+  const hash = fnv1a(raw).toString(16).padStart(8, '0');
+  return `${name.slice(0, MAX_SCENARIO_NAME_CHARS - hash.length - 1).replace(/[._-]+$/u, '')}-${hash}`;
 }
 
 /** Hands out unique ids: a taken id gets `.2`, `.3`... (or `-2`, `-3`... with `separator: '-'`) appended. */
@@ -284,6 +298,7 @@ export function converted(
       steps,
     },
     items,
+    id,
   };
 }
 

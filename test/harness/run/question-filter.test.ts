@@ -1,7 +1,11 @@
 /** `--question ID` with `--dataset`: only the named questions (LongMemEval) or conversations (LoCoMo) are planned; an unknown id is refused naming the closest. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
 import { planRun } from '../../../harness/run/runner.js';
+import { MAX_SCENARIO_NAME_CHARS } from '../../../harness/scenarios/importers/shared.js';
+import { tempDirSync } from '../../helpers/temp-dir.js';
 
 const LONGMEMEVAL = 'longmemeval:fixtures/datasets/longmemeval-sample.json';
 const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
@@ -33,6 +37,48 @@ describe('--question', () => {
       /--question b46e15ec: no such question in .*longmemeval-sample\.json \(closest: b46e15ed\)/u,
     );
     await planned.catch((error: unknown) => expect(isMembenchError(error) && error.exitCode).toBe(2));
+  });
+
+  describe('ids a slug does not keep', () => {
+    /** The sample's first question three times over, as `ids`, in a file of its own. */
+    const fileWith = (ids: readonly string[]): string => {
+      const [first] = JSON.parse(readFileSync('fixtures/datasets/longmemeval-sample.json', 'utf8')) as Record<
+        string,
+        unknown
+      >[];
+      const file = path.join(tempDirSync('membench-question-ids-'), 'ids.json');
+      writeFileSync(file, JSON.stringify(ids.map((id) => ({ ...first, question_id: id }))));
+      return `longmemeval:${file}`;
+    };
+    const planned = async (dataset: string, questions: string[]): Promise<string[]> =>
+      (await planRun({ strategies: ['bm25'], datasets: [dataset], questions })).scenarios.map((s) => s.name);
+
+    it('matches the file own id exactly: ABC and abc are two questions, each picked alone', async () => {
+      const dataset = fileWith(['ABC', 'abc', '问题一']);
+      // ABC and abc slug alike: the second is renamed, and each id still picks its own question.
+      expect(await planned(dataset, ['ABC'])).toEqual(['longmemeval-abc']);
+      expect(await planned(dataset, ['abc'])).toEqual(['longmemeval-abc-2']);
+      expect(await planned(dataset, ['问题一'])).toEqual(['longmemeval']);
+      // The scenario names reports show pick them too, the renamed one included.
+      expect(await planned(dataset, ['longmemeval-abc-2', 'longmemeval-abc'])).toEqual([
+        'longmemeval-abc',
+        'longmemeval-abc-2',
+      ]);
+      await expect(planned(dataset, ['Abc'])).rejects.toThrow(
+        /--question Abc: no such question .*\(closest: (?:abc|ABC)\)/u,
+      );
+    });
+
+    it('names a question with a very long id within the limit, keeping two long ids with one start apart', async () => {
+      const long = 'q'.repeat(5000);
+      const names = await planned(fileWith([`${long}1`, `${long}2`]), [`${long}2`, `${long}1`]);
+      expect(names).toHaveLength(2);
+      expect(new Set(names).size).toBe(2);
+      for (const name of names) {
+        expect(name.length).toBeLessThanOrEqual(MAX_SCENARIO_NAME_CHARS);
+        expect(name).toMatch(/^longmemeval-q+-[0-9a-f]{8}$/u);
+      }
+    });
   });
 
   it('needs a dataset', async () => {
