@@ -13,8 +13,13 @@ import { checkSecretLength, maskSecrets, registerSecret } from '../core/secrets.
 
 type Sdk = typeof import('openai');
 let sdkLoading: Promise<Sdk> | undefined;
-/** The SDK loads on the first live call: offline runs, and every agent process start, never pay for it. */
-const loadSdk = (): Promise<Sdk> => (sdkLoading ??= import('openai'));
+/**
+ * The SDK loads on the first live call: offline runs, and every agent process start, never pay for
+ * it. By require(), not import(): an agent process runs its bundle from a startup snapshot or a
+ * vm.Script, where Node 20 has no dynamic import ("A dynamic import callback was not specified").
+ */
+const loadSdk = (): Promise<Sdk> =>
+  (sdkLoading ??= Promise.resolve().then(() => createRequire(import.meta.url)('openai') as Sdk));
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
