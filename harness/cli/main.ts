@@ -66,7 +66,19 @@ function withoutHelpCache<T extends object>(parser: T): T {
   return parser;
 }
 
+/**
+ * A reader that stops early (`membench run | head -1`) closes stdout: the next write fails with
+ * EPIPE, which Node raises as an unhandled 'error' event (a stack trace, exit code 1). What it did
+ * not read is let go: the command goes on (a run still writes its reports), and its own exit code stands.
+ */
+function ignoreClosedStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  ignoreClosedStdout();
   await withoutHelpCache(yargs(joinSignedValues(argv)))
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
