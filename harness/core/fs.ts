@@ -1,9 +1,34 @@
 /** Atomic file writes: durable (temp file + fsync + rename + fsync of the directory), or atomic only (temp + rename) for derived files. */
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { deferFsync, inDurableBatch, onDurableBatch, type BatchHooks } from './durable-batch.js';
+
+/**
+ * `mkdir -p`, one level at a time: the first dir it created, if any (what mkdir's `recursive`
+ * returns). Node's recursive mkdir retries for ever where the kernel answers ENOENT under a parent
+ * that exists (a path under /proc); here that answer is the error, and a level's error is its own
+ * (EACCES, EROFS), never an ENOENT for the whole path.
+ */
+export function makeDirs(dir: string): string | undefined {
+  const missing: string[] = [];
+  for (let at = path.resolve(dir); !existsSync(at); at = path.dirname(at)) {
+    missing.unshift(at);
+    if (path.dirname(at) === at) break;
+  }
+  for (const level of missing) {
+    try {
+      mkdirSync(level);
+    } catch (error) {
+      // Made meanwhile by another process: as good as made here.
+      const made =
+        (error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(level, { throwIfNoEntry: false })?.isDirectory();
+      if (!made) throw error;
+    }
+  }
+  return missing[0];
+}
 
 /** fsyncs this process issued through writeFileAtomic and syncDirectory: counted, so tests and the bench can check them without a clock. */
 export const fsyncStats = { fsyncs: 0 };

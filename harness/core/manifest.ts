@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from './fs.js';
+import { makeDirs, writeFileAtomic } from './fs.js';
 
 /** The manifest's name in an output dir (a dot file: scenario globs and `-c DIR` never see it). */
 export const MANIFEST_FILE = '.membench-files.json';
@@ -184,7 +184,7 @@ export class StagedDir {
   /** A staging dir beside `dir` (same file system, so the moves are renames). */
   static async begin(dir: string): Promise<StagedDir> {
     const parent = path.dirname(path.resolve(dir));
-    const createdParent = await mkdir(parent, { recursive: true });
+    const createdParent = makeDirs(parent);
     const staging = path.join(
       parent,
       `.${path.basename(path.resolve(dir))}.staging-${process.pid}-${randomBytes(4).toString('hex')}`,

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { makeDirs } from '../core/fs.js';
 import path from 'node:path';
 import { maskSecrets } from '../core/secrets.js';
 import { openDatabase, type SqliteDatabase } from '../core/sqlite.js';
@@ -62,7 +62,7 @@ export class ResponseCache {
 
   /** Opens (or creates, with its folder) the cache file. */
   static open(file: string): ResponseCache {
-    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    makeDirs(path.dirname(path.resolve(file)));
     // Losing the last writes on a power cut only costs a repeated call, so no fsync per write.
     return new ResponseCache(openDatabase(file, 'async'));
   }

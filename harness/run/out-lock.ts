@@ -5,22 +5,11 @@
  * process (a SIGKILLed run) is taken over. The file is created whole (temp file + hard link), so
  * nobody ever reads a half-written lock.
  */
-import {
-  existsSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  rmSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { linkSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
+import { makeDirs } from '../core/fs.js';
 import { processAlive } from '../core/processes.js';
 
 /** The lock file inside an output dir. */
@@ -52,31 +41,22 @@ function readHolder(file: string): LockHolder | undefined {
 }
 
 /**
- * Node's recursive mkdir reports ENOENT when the parent cannot be written (a read-only file
- * system, no permission): creating the first missing folder alone gives the real errno.
+ * Creates `dir` (with plain messages for a path that is a file, or not creatable); returns the
+ * first dir it created, if any. The file system's root and the home dir are refused: a run writes
+ * its reports and a charts dir there, and `--overwrite` removes what an earlier run wrote.
  */
-function realMkdirError(dir: string): NodeJS.ErrnoException | undefined {
-  let missing = path.resolve(dir);
-  while (!existsSync(path.dirname(missing)) && path.dirname(missing) !== missing) missing = path.dirname(missing);
-  try {
-    mkdirSync(missing);
-    rmdirSync(missing);
-    return undefined;
-  } catch (error) {
-    return isFileSystemError(error) ? error : undefined;
-  }
-}
-
-/** Creates `dir` (with plain messages for a path that is a file, or not creatable); returns the first dir it created, if any. */
 export function ensureOutDir(dir: string, flag: string | null = '--out'): string | undefined {
   const refuse = (why: string): MembenchError =>
     new MembenchError('BAD_PATH', flag === null ? `${dir}: ${why}` : `${flag} ${dir}: ${why}: choose another ${flag}`);
+  const resolved = path.resolve(dir);
+  if (path.parse(resolved).root === resolved) throw refuse('the root of the file system, not a dir of its own');
+  if (resolved === path.resolve(os.homedir())) throw refuse('the home dir, not a dir of its own');
   let created: string | undefined;
   try {
-    created = mkdirSync(dir, { recursive: true });
-  } catch (caught) {
-    if (!isFileSystemError(caught)) throw caught;
-    const error = caught.code === 'ENOENT' ? (realMkdirError(dir) ?? caught) : caught;
+    created = makeDirs(dir);
+  } catch (error) {
+    if (!isFileSystemError(error)) throw error;
+    if (error.code === 'ENOENT') throw refuse('cannot create it (no such file or directory)');
     if (error.code === 'EEXIST') throw refuse('a file of that name exists, not a directory');
     if (error.code === 'ENOTDIR') throw refuse('a part of the path is a file, not a directory');
     if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
