@@ -67,6 +67,16 @@ describe('membench tune', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('exits 2 on a second strategy or knob, naming the flag and its values, and writes nothing', async () => {
+    const { result, out } = await tuneWindowK(['-s', 'buffer', '--values', '1,2'], '0.9', membenchInProcess);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'membench: --strategy given 2 times (window, buffer): tune sweeps one knob of one strategy',
+    );
+    expect(result.stderr).not.toMatch(/internal error|\n\s+at /u);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('elsewhere leaves a value like -1,2 as unknown flags, and says how to pass it', async () => {
     const workers = await membench(['run', '-w', '-1,2', '-o', path.join(await tempDir(), 'workers')]);
     expect(workers.code).toBe(2);
