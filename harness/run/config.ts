@@ -86,7 +86,12 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
   let value: unknown;
   if (problems.length === 0) {
     const converted = documentValue(doc);
-    if ('problem' in converted) fail({ line: 1, col: 1 }, [], converted.problem);
+    if ('problem' in converted)
+      fail(
+        converted.offset === undefined ? { line: 1, col: 1 } : lines.linePos(converted.offset),
+        [],
+        converted.problem,
+      );
     // An empty file is a mistake (a truncated commit, the wrong file), not "the default matrix".
     else if (converted.value === null || converted.value === undefined)
       fail(

@@ -182,18 +182,31 @@ export const STEP_SCHEMAS = {
   concurrent: z.object({
     id: stepId,
     concurrent: z
-      .array(z.array(z.unknown(), { error: 'expected a list of steps per session' }), {
-        error: 'expected a list of sessions, each a list of steps',
-      })
+      .array(
+        z
+          .array(z.unknown(), { error: 'expected a list of steps per session' })
+          .min(1, 'expected at least one step: an empty session runs nothing'),
+        { error: 'expected a list of sessions, each a list of steps' },
+      )
       .min(2, 'expected at least two sessions'),
   }),
   filler: fillerStep,
 } satisfies Record<StepKind, z.ZodType>;
 
+/**
+ * The longest scenario name: a name becomes file names (a chart's `tokens-NAME.png`, a cell's dir,
+ * an import's YAML), which the file system caps at 255 bytes. Importers cut a longer dataset id to it.
+ */
+export const MAX_SCENARIO_NAME_CHARS = 96;
+
 export const scenarioHeader = z.object({
   name: z
     .string({ error: 'expected a scenario name' })
-    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"'),
+    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"')
+    .max(MAX_SCENARIO_NAME_CHARS, {
+      error: (issue) =>
+        `use at most ${MAX_SCENARIO_NAME_CHARS} characters (a scenario name becomes file names), got ${String(issue.input).length}`,
+    }),
   description: z.string().optional(),
   language: z.string().optional(),
   tags: z.array(z.string()).optional(),

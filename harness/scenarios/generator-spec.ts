@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
+import { MAX_SCENARIO_NAME_CHARS } from './format.js';
 import {
   describeIssue,
   formatPath,
@@ -111,11 +112,18 @@ const fillerSchema = z.strictObject({
   language: z.enum(['same', 'en', 'zh', 'mixed'], { error: 'expected one of same, en, zh, mixed' }).default('same'),
 });
 
+/** A spec's name leaves room for its scenarios' `-en` / `-zh` within a scenario name's limit. */
+const SPEC_NAME_CHARS = MAX_SCENARIO_NAME_CHARS - 3;
+
 const specSchema = z.strictObject({
   /** Names the scenarios: NAME-en, NAME-zh. */
   name: z
     .string({ error: 'expected a name' })
-    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"'),
+    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"')
+    .max(SPEC_NAME_CHARS, {
+      error: (issue) =>
+        `use at most ${SPEC_NAME_CHARS} characters (its scenarios are NAME-en and NAME-zh, whose names become file names), got ${String(issue.input).length}`,
+    }),
   description: z.string({ error: 'expected a one-line description' }).optional(),
   /** The scenarios' `group` (default: the name), under which reports pool them. */
   group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),

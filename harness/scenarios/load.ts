@@ -4,9 +4,20 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import {
+  isAlias,
+  isCollection,
+  isMap,
+  isNode,
+  isPair,
+  isScalar,
+  LineCounter,
+  parseDocument,
+  type Document,
+} from 'yaml';
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
+import { stepMessages } from './evidence.js';
 import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
 
 /** Scenario files larger than this are refused before they are read. */
@@ -118,20 +129,97 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
 }
 
 /**
- * The document as plain data, or why it cannot be: nesting too deep for the stack, or aliases
- * expanding past 100 (a "billion laughs" file), refused instead of thrown (also used by the config loader).
+ * Anchors and aliases a document may hold together. The yaml package looks each alias up among the
+ * anchors and aliases before it, so their number squared is its work: ~0.25 s at this limit.
  */
-export function documentValue(doc: Document.Parsed): { value: unknown } | { problem: string } {
+export const MAX_ANCHORS_AND_ALIASES = 5_000;
+
+/** Why aliases stop a document: a limit crossed, or a cycle, at the alias (or anchor) `offset`. */
+interface AliasProblem {
+  problem: string;
+  offset: number;
+}
+
+/**
+ * What the document's aliases would make of it written out, walked in document order (aliases
+ * resolve to the last anchor of their name before them): the first alias that takes the expanded
+ * text past `maxChars` (a "billion laughs" file), the node past MAX_ANCHORS_AND_ALIASES, an alias
+ * inside the value it names, or one with no anchor before it.
+ */
+function aliasProblem(doc: Document.Parsed, maxChars: number): AliasProblem | undefined {
+  const length = (node: { range?: readonly number[] | null }): number =>
+    node.range ? node.range[1]! - node.range[0]! : 0;
+  const latest = new Map<string, object>();
+  // Characters an anchored value's own aliases add to it, once the walk has left it.
+  const growth = new Map<object, number>();
+  let marks = 0;
+  let expanded = doc.range[2];
+  let found: AliasProblem | undefined;
+  const tooMany = (offset: number): boolean => {
+    if (++marks <= MAX_ANCHORS_AND_ALIASES) return false;
+    found = {
+      problem: `invalid YAML: more than ${MAX_ANCHORS_AND_ALIASES} anchors and aliases (each alias is looked up among all of them): write some values out`,
+      offset,
+    };
+    return true;
+  };
+  // Characters the aliases inside `node` add to it (0 once a problem is found: the walk stops).
+  const walk = (node: unknown): number => {
+    if (found) return 0;
+    if (isAlias(node)) {
+      const offset = node.range?.[0] ?? 0;
+      if (tooMany(offset)) return 0;
+      const target = latest.get(node.source);
+      const inner = target === undefined ? undefined : growth.get(target);
+      if (target === undefined || inner === undefined) {
+        found = {
+          problem:
+            target === undefined
+              ? `invalid YAML: alias *${node.source} names no anchor: set &${node.source} on a value before it`
+              : `invalid YAML: alias *${node.source} is inside the value it names (&${node.source}): it would repeat without end`,
+          offset,
+        };
+        return 0;
+      }
+      const added = length(target) + inner - length(node);
+      expanded += added;
+      if (expanded > maxChars)
+        found = {
+          problem: `invalid YAML: alias *${node.source} expands the document past ${maxChars} characters, the size limit of a file (a YAML alias bomb?)`,
+          offset,
+        };
+      return added;
+    }
+    if (!isNode(node)) return 0;
+    if (node.anchor) {
+      if (tooMany(node.range?.[0] ?? 0)) return 0;
+      latest.set(node.anchor, node);
+    }
+    let added = 0;
+    if (isCollection(node))
+      for (const item of node.items) added += isPair(item) ? walk(item.key) + walk(item.value) : walk(item);
+    if (node.anchor) growth.set(node, added);
+    return added;
+  };
+  walk(doc.contents);
+  return found;
+}
+
+/**
+ * The document as plain data, or why it cannot be: nesting too deep for the stack, or aliases
+ * (aliasProblem) expanding it past MAX_SCENARIO_BYTES characters (what a file may hold written
+ * out), past MAX_ANCHORS_AND_ALIASES or without end, refused with the alias's `offset` instead of
+ * thrown (also used by the config loader).
+ */
+export function documentValue(doc: Document.Parsed): { value: unknown } | { problem: string; offset?: number } {
   try {
-    return { value: doc.toJS({ maxAliasCount: 100 }) };
+    const aliases = aliasProblem(doc, MAX_SCENARIO_BYTES);
+    if (aliases) return aliases;
+    // aliasProblem has bounded the expansion: the library's own count (100 copies of one anchor) is off.
+    return { value: doc.toJS({ maxAliasCount: -1 }) };
   } catch (error) {
     if (error instanceof RangeError) return { problem: `nested too deeply to parse (more than ${MAX_NESTING} levels)` };
-    const message = (error as Error).message.split('\n')[0]!;
-    return {
-      problem: /alias count/iu.test(message)
-        ? 'invalid YAML: aliases expand past 100 copies (a YAML alias bomb?): write the values out'
-        : `invalid YAML: ${message}`,
-    };
+    return { problem: `invalid YAML: ${(error as Error).message.split('\n')[0]!}` };
   }
 }
 
@@ -166,6 +254,15 @@ function checkCrashTargets(
       );
   });
 }
+
+/** What the steps that put no message into the conversation are, for evidence that cites one. */
+const NOT_A_MESSAGE: Partial<Record<StepKind, string>> = {
+  probe: 'a probe',
+  session: 'a session boundary',
+  crash: 'a crash point',
+  filler: 'a filler step (its generated turns have no ids)',
+  concurrent: 'a concurrent block (cite the steps of its sessions)',
+};
 
 /** What a kind of document is called in messages: `a scenario`, holding `` `name` and `steps` ``. */
 export interface DocumentKind {
@@ -234,7 +331,12 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
 
   const locate = new Locator(doc, lines);
   const converted = documentValue(doc);
-  if ('problem' in converted) return fail({ line: 1, col: 1 }, [], converted.problem);
+  if ('problem' in converted)
+    return fail(
+      converted.offset === undefined ? { line: 1, col: 1 } : lines.linePos(converted.offset),
+      [],
+      converted.problem,
+    );
   const value = converted.value;
   const deep = nestingPath(value, MAX_NESTING);
   if (deep)
@@ -302,15 +404,22 @@ export function checkScenarioValue(
 
   const header = scenarioHeader.safeParse(record, { reportInput: true });
   if (!header.success) {
-    for (const issue of header.error.issues) error(issue.path as PathSegment[], describeIssue(issue));
+    for (const issue of header.error.issues) {
+      const fromFileName = issue.path[0] === 'name' && value.name === undefined;
+      error(
+        issue.path as PathSegment[],
+        describeIssue(issue) + (fromFileName ? ' (the name comes from the file name: give the scenario a `name`)' : ''),
+      );
+    }
     return { problems };
   }
   warnUnknownKeys(value, Object.keys(scenarioHeader.shape), []);
 
-  const ids = new Map<string, string>();
+  // Each id: where it is first used, and the step it names (a replyId: its user step).
+  const ids = new Map<string, { at: string; step: Step }>();
   // Ids a derived document cites (`cites`): evidence may name them though no step has them.
   const cited = new Set<string>();
-  const probes: { evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
+  const probes: { step: Step; evidence: string[]; at: PathSegment[]; known: ReadonlySet<string> }[] = [];
   /** `inSession`: the steps of one concurrent session, where crashes and nested concurrency have no meaning. */
   const parseSteps = (raw: readonly unknown[], at: readonly PathSegment[], inSession = false): Step[] => {
     const steps: Step[] = [];
@@ -365,14 +474,15 @@ export function checkScenarioValue(
       ] as const) {
         if (id === undefined) continue;
         const first = ids.get(id);
-        if (first) error([...segments, key], `duplicate id "${id}" (first used at ${first})`);
-        else ids.set(id, formatPath(segments));
+        if (first) error([...segments, key], `duplicate id "${id}" (first used at ${first.at})`);
+        else ids.set(id, { at: formatPath(segments), step });
       }
       if (step.kind === 'user' && step.replyId !== undefined && step.assistant === undefined)
         error([...segments, 'replyId'], 'a replyId names the scripted reply: this step has no `assistant`');
       if (step.kind === 'user') for (const id of step.cites ?? []) cited.add(id);
       if (step.kind === 'probe')
         probes.push({
+          step,
           evidence: step.evidence,
           at: [...segments, 'evidence'],
           known: new Set([...ids.keys(), ...cited]),
@@ -389,10 +499,19 @@ export function checkScenarioValue(
   };
   const steps = parseSteps(header.data.steps, ['steps']);
   checkCrashTargets(steps, error);
-  // A derived corpus's questions cite its dialog's messages, which it replays only through `cites` (or not at all).
-  for (const probe of header.data.documents === undefined ? probes : []) {
+  for (const probe of probes) {
     probe.evidence.forEach((id, index) => {
-      if (!ids.has(id) && !cited.has(id)) error([...probe.at, index], `no step has id "${id}"`);
+      const named = ids.get(id)?.step;
+      // Evidence recall holds what a step puts into the conversation (evidence.ts stepMessages): a
+      // step with no message could never be held, and its probe would score 0 whatever the strategy.
+      if (named !== undefined && !cited.has(id) && stepMessages(named).length === 0)
+        error(
+          [...probe.at, index],
+          `step "${id}" is ${named === probe.step ? 'this probe itself' : (NOT_A_MESSAGE[named.kind] ?? `a ${named.kind} step`)}, not a message of the conversation: cite the user, assistant, tool, remember or forget step that holds the answer`,
+        );
+      // A derived corpus's questions cite its dialog's messages, which it replays only through `cites` (or not at all).
+      else if (header.data.documents !== undefined) return;
+      else if (named === undefined && !cited.has(id)) error([...probe.at, index], `no step has id "${id}"`);
       else if (!probe.known.has(id))
         error([...probe.at, index], `step "${id}" comes after this probe: evidence must precede the question`);
     });

@@ -59,8 +59,9 @@ import {
   type ConvertOptions,
   IdAllocator,
   numberText,
-  shownValue,
+  badField,
   toStepId,
+  utcInstant,
   type Converted,
   type DatasetConverter,
   type ImportLog,
@@ -97,9 +98,7 @@ export function parseLocomoDate(text: string): string | undefined {
   const year = Number(yearText);
   if (month < 0 || hour12 < 1 || hour12 > 12 || minute > 59) return undefined;
   const hour = (hour12 % 12) + (half!.toLowerCase() === 'p' ? 12 : 0);
-  const date = new Date(Date.UTC(year, month, day, hour, minute));
-  if (date.getUTCDate() !== day || date.getUTCMonth() !== month) return undefined;
-  return date.toISOString().replace('.000Z', 'Z');
+  return utcInstant(year, month + 1, day, hour, minute);
 }
 
 interface Utterance {
@@ -118,11 +117,25 @@ interface Session {
 function readSessions(conversation: Record<string, unknown>, label: string, log: ImportLog): Session[] {
   const lists = new Map<number, unknown>();
   const dates = new Map<number, unknown>();
+  // session_1 and session_01 name one number: the first key in the file keeps it, a later one is said and ignored.
+  const keys = new Map<string, string>();
+  const keep = (into: Map<number, unknown>, kind: string, number: number, key: string, value: unknown): void => {
+    const first = keys.get(`${kind}${number}`);
+    if (first === undefined) {
+      keys.set(`${kind}${number}`, key);
+      into.set(number, value);
+    } else
+      log.repair(
+        `${label} ${key}`,
+        'session-key-duplicate',
+        `names the same session as ${first}: ignored, ${first} kept`,
+      );
+  };
   for (const [key, value] of Object.entries(conversation)) {
     const session = /^session_(\d+)$/u.exec(key);
     const date = /^session_(\d+)_date_time$/u.exec(key);
-    if (session) lists.set(Number(session[1]), value);
-    else if (date) dates.set(Number(date[1]), value);
+    if (session) keep(lists, 'session', Number(session[1]), key, value);
+    else if (date) keep(dates, 'date', Number(date[1]), key, value);
   }
   for (const number of [...dates.keys()].sort((a, b) => a - b)) {
     if (!lists.has(number))
@@ -344,7 +357,7 @@ function readProbe(
   const question = cleanText(qa.question);
   if (question === undefined) return skip('question-missing', 'no question');
   const category = readCategory(qa.category);
-  if (category === undefined) return skip('category-unknown', `category ${shownValue(qa.category)} is not one of 1-5`);
+  if (category === undefined) return skip('category-unknown', badField('category', qa.category, 'one of 1-5'));
   if (typeof qa.category === 'string')
     log.repair(where, 'category-string', `category "${qa.category}" is a string: read as ${category}`, item);
   const probe: Record<string, unknown> = { id: `qa${index}-cat${category}`, probe: question };

@@ -45,8 +45,9 @@ import {
   converted,
   IdAllocator,
   numberText,
-  shownValue,
+  badField,
   toStepId,
+  utcInstant,
   type Converted,
   type DatasetConverter,
   type ImportLog,
@@ -59,15 +60,7 @@ export function parseLongMemEvalDate(text: string): string | undefined {
   const match = /^\s*(\d{4})\/(\d{1,2})\/(\d{1,2})(?:\s*\([A-Za-z]{3}\))?(?:\s+(\d{1,2}):(\d{2}))?\s*$/u.exec(text);
   if (!match) return undefined;
   const [, year, month, day, hour = '0', minute = '0'] = match;
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute)));
-  if (
-    date.getUTCDate() !== Number(day) ||
-    date.getUTCMonth() !== Number(month) - 1 ||
-    Number(hour) > 23 ||
-    Number(minute) > 59
-  )
-    return undefined;
-  return date.toISOString().replace('.000Z', 'Z');
+  return utcInstant(Number(year), Number(month), Number(day), Number(hour), Number(minute));
 }
 
 interface Exchange {
@@ -108,9 +101,7 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
       log.repair(
         at,
         'turn-dropped',
-        isRecord(turn)
-          ? `role ${JSON.stringify(turn.role)} is neither user nor assistant: dropped`
-          : 'not a turn object: dropped',
+        isRecord(turn) ? `${badField('role', turn.role, 'user or assistant')}: dropped` : 'not a turn object: dropped',
         item,
       );
       return;
@@ -232,7 +223,7 @@ export const longmemeval: DatasetConverter = {
     if (typeCategory === undefined)
       return skip(
         'question-type-unknown',
-        `question_type ${shownValue(raw.question_type)} is not one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`,
+        badField('question_type', raw.question_type, `one of ${Object.keys(LONGMEMEVAL_TYPES).join(', ')}`),
       );
     const abstention = questionId.endsWith('_abs');
     const question = cleanText(raw.question);
@@ -320,7 +311,7 @@ export const longmemeval: DatasetConverter = {
       log.repair(
         `${item} question_date`,
         'date-unparsed',
-        `question_date ${JSON.stringify(raw.question_date)} is not a date like "2023/05/30 (Tue) 23:40": asked without the current date`,
+        `${badField('question_date', raw.question_date, 'a date like "2023/05/30 (Tue) 23:40"')}: asked without the current date`,
         item,
       );
     steps.push({

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { fnv1a } from '../../core/hash.js';
 import { JsonNumberText } from './json-stream.js';
-import type { DerivedDocuments } from '../format.js';
+import { type DerivedDocuments, MAX_SCENARIO_NAME_CHARS } from '../format.js';
 import type { QuestionPrompts } from './question-prompts.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
@@ -224,7 +224,13 @@ export function numberText(value: unknown): string | undefined {
 
 /** A field's value as a message shows it: JSON, and a number as the file wrote it (`1e400`, not `null`). */
 export function shownValue(value: unknown): string {
+  if (value === undefined) return '(missing)';
   return value instanceof JsonNumberText ? value.text : JSON.stringify(value);
+}
+
+/** `FIELD VALUE is not EXPECTED`, or `no FIELD (expected EXPECTED)` where the element has none. */
+export function badField(field: string, value: unknown, expected: string): string {
+  return value === undefined ? `no ${field} (expected ${expected})` : `${field} ${shownValue(value)} is not ${expected}`;
 }
 
 export function cleanText(value: unknown): string | undefined {
@@ -237,14 +243,27 @@ export function cleanText(value: unknown): string | undefined {
   return text.length > 0 ? text : undefined;
 }
 
+/**
+ * A dataset's date and time as an ISO instant in UTC (the datasets name no time zone), or
+ * undefined when a field is out of range (a 30 February, an hour 24). Years 0-99 stay those years:
+ * Date.UTC would read them as 1900-1999.
+ */
+export function utcInstant(year: number, month: number, day: number, hour = 0, minute = 0): string | undefined {
+  if (hour > 23 || minute > 59) return undefined;
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute));
+  date.setUTCFullYear(year, month - 1, day);
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
+  return date.toISOString().replace('.000Z', 'Z');
+}
+
 /** A dataset id made into a step id (letters, digits, `_`, `.`, `:`, `-`). */
 export function toStepId(raw: string): string {
   const id = raw.replace(/[^\p{L}\p{N}_.:-]+/gu, '_');
   return id.length > 0 ? id : '_';
 }
 
-/** Scenario names longer than this are cut, with a hash of the whole id: a name becomes file names (an import's YAML, a cell's dir). */
-export const MAX_SCENARIO_NAME_CHARS = 96;
+// The format's limit on a scenario name (format.ts), re-exported beside toScenarioName, which cuts names to it.
+export { MAX_SCENARIO_NAME_CHARS } from '../format.js';
 
 /**
  * `PREFIX-slug` for a dataset's id: lower case, runs of other characters than a-z 0-9 . _ - as one

@@ -52,6 +52,13 @@ describe('checkSpecText', () => {
     expect(factDistances({ distances: DEFAULT_DISTANCES, spread: false }, 5)).toEqual(DEFAULT_DISTANCES);
   });
 
+  test('a name leaves room for -en and -zh within a scenario name: 93 characters, not 94', () => {
+    expect(lines(`name: ${'a'.repeat(93)}\n`)).toEqual([]);
+    expect(lines(`name: ${'a'.repeat(94)}\n`)).toEqual([
+      'spec.yaml:1:7: name: use at most 93 characters (its scenarios are NAME-en and NAME-zh, whose names become file names), got 94',
+    ]);
+  });
+
   test('distances are sorted, a distance listed twice is refused; a single number is a range of one', () => {
     const { spec } = checkSpecText('distances: [8, 1, 2]\nupdates:\n  chain: 2\n', 'a.yaml');
     expect(spec!.distances).toEqual([1, 2, 8]);

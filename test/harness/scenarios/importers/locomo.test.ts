@@ -2,7 +2,7 @@
  * The LoCoMo importer on fixtures/datasets/locomo10-sample.json (the published layout, with
  * the quirks of the real file) and on inline samples for shapes the real file never has.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
@@ -12,6 +12,7 @@ import {
   type ImportReport,
 } from '../../../../harness/scenarios/importers/index.js';
 import { parseLocomoDate } from '../../../../harness/scenarios/importers/locomo.js';
+import { parseLongMemEvalDate } from '../../../../harness/scenarios/importers/longmemeval.js';
 import { canonicalDiaId } from '../../../../harness/scenarios/importers/locomo-format.js';
 import { checkScenarioText } from '../../../../harness/scenarios/load.js';
 import type { ProbeStep, Step } from '../../../../harness/scenarios/format.js';
@@ -158,6 +159,20 @@ describe('LoCoMo fixture', async () => {
     expect(issues(report, 'conv-a qa[19]')).toEqual(['question-missing']);
     expect(issues(report, 'conv-a qa[20]')).toEqual(['answer-missing']);
     expect([...probesA.keys()].some((id) => /^qa(18|19|20)-/u.test(id))).toBe(false);
+  });
+
+  test('session_01 beside session_1 names the same session: the first key in the file is kept, the other said and ignored', async () => {
+    const [sample] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { conversation: Record<string, unknown> }[];
+    const conversation = { ...sample!.conversation };
+    const session1 = conversation.session_1 as { text: string }[];
+    conversation.session_01 = [{ speaker: 'Maya', dia_id: 'D9:1', text: 'I secretly own a llama named Gus.' }];
+    conversation.session_01_date_time = '1:56 pm on 8 May, 2023';
+    const { scenarios: imported, report: twice } = await importFile(writeTemp([{ ...sample, conversation }]));
+    expect(issues(twice, 'conv-a session_01')).toEqual(['session-key-duplicate']);
+    expect(issues(twice, 'conv-a session_01_date_time')).toEqual(['session-key-duplicate']);
+    const said = JSON.stringify(imported[0]!.scenario.steps);
+    expect(said).toContain(session1[0]!.text);
+    expect(said).not.toContain('llama');
   });
 
   test('sessions without a date, dates without a session and empty sessions are handled with reasons', () => {
@@ -440,6 +455,12 @@ describe('LoCoMo helpers', () => {
     expect(parseLocomoDate('1:56 pm on 31 June, 2023')).toBeUndefined();
     expect(parseLocomoDate('13:56 pm on 8 May, 2023')).toBeUndefined();
     expect(parseLocomoDate('8 May 2023')).toBeUndefined();
+    // A year below 100 is that year (Date.UTC alone reads 0023 as 1923), in both datasets' formats.
+    expect(parseLocomoDate('1:56 pm on 8 May, 0023')).toBe('0023-05-08T13:56:00Z');
+    expect(parseLongMemEvalDate('0023/05/20 (Sat) 02:21')).toBe('0023-05-20T02:21:00Z');
+    expect(parseLongMemEvalDate('2024/02/29 (Thu) 23:59')).toBe('2024-02-29T23:59:00Z');
+    expect(parseLongMemEvalDate('2023/02/29 (Wed) 10:00')).toBeUndefined();
+    expect(parseLongMemEvalDate('2023/05/20 (Sat) 24:00')).toBeUndefined();
   });
 
   test('canonicalDiaId', () => {

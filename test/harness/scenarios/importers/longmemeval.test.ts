@@ -1,5 +1,5 @@
 /** The LongMemEval importer on fixtures/datasets/longmemeval-sample.json (published layout and quirks). */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
@@ -160,6 +160,28 @@ describe('LongMemEval fixture', async () => {
     expect(codes(report, 'a1b2c3d4')).toEqual(['answer-missing']);
     expect(codes(report, '7f3a91c2 (question[12])')).toEqual(['question-duplicate']);
     expect(scenarios.has('longmemeval-f9e8d7c6')).toBe(false);
+  });
+
+  test('a field the question lacks is said as missing, never as "undefined"', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const { question_type: _type, ...untyped } = first!;
+    const { question_date: _date, ...undated } = first!;
+    const sessions = first!.haystack_sessions as Record<string, unknown>[][];
+    const roleless = {
+      ...first!,
+      question_id: 'roleless',
+      haystack_sessions: [[{ content: 'who said this?' }, ...sessions[0]!], ...sessions.slice(1)],
+    };
+    const { report: missing } = await importText(
+      JSON.stringify([untyped, { ...undated, question_id: 'undated' }, roleless]),
+    );
+    const messages = [...missing.skipped, ...missing.repaired].map((issue) => issue.message);
+    expect(messages).toContainEqual(expect.stringMatching(/^no question_type \(expected one of single-session-user, /u));
+    expect(messages).toContain(
+      'no question_date (expected a date like "2023/05/30 (Tue) 23:40"): asked without the current date',
+    );
+    expect(messages).toContain('no role (expected user or assistant): dropped');
+    expect(messages.join('\n')).not.toContain('undefined');
   });
 
   test('--limit N imports the first N questions', async () => {
