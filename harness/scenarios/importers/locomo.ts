@@ -60,6 +60,7 @@ import {
   IdAllocator,
   numberText,
   badField,
+  shownValue,
   toStepId,
   utcInstant,
   type Converted,
@@ -176,6 +177,8 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
       if (!isRecord(turn)) return log.repair(at, 'turn-dropped', 'not a turn object: dropped');
       const text = cleanText(turn.text) ?? numberText(turn.text);
       if (text === undefined) return log.repair(at, 'turn-dropped', 'a turn without text: dropped');
+      if (typeof turn.text !== 'string')
+        log.repair(at, 'text-number', `text ${shownValue(turn.text)} is a number: read as the text "${text}"`);
       const speaker = cleanText(turn.speaker);
       if (speaker === undefined) log.repair(at, 'speaker-missing', 'a turn without a speaker: kept without a name');
       const caption = cleanText(turn.blip_caption);

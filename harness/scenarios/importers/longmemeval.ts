@@ -46,6 +46,7 @@ import {
   IdAllocator,
   numberText,
   badField,
+  shownValue,
   toStepId,
   utcInstant,
   type Converted,
@@ -93,6 +94,26 @@ interface Session {
  * (`reply: false`), and an assistant turn with no user turn before it (a session opening with
  * the assistant, or two assistant turns in a row) is saved on its own.
  */
+/**
+ * A turn's `has_answer` (a boolean in the published file; absent: false). `"true"` / `"false"`
+ * and 1 / 0 are read as the boolean they spell, said as a repair; anything else is said and read
+ * as false, where it was dropped silently (a turn marked `"true"` lost its evidence).
+ */
+function readHasAnswer(value: unknown, at: string, item: string, log: ImportLog): boolean {
+  if (value === undefined || typeof value === 'boolean') return value === true;
+  const shown = shownValue(value);
+  const spelled = shown === '"true"' || shown === '1' ? true : shown === '"false"' || shown === '0' ? false : undefined;
+  log.repair(
+    `${at} has_answer`,
+    'has-answer-not-boolean',
+    spelled === undefined
+      ? `has_answer ${shown} is not true or false: read as false`
+      : `has_answer ${shown} is not a boolean: read as ${spelled}`,
+    item,
+  );
+  return spelled ?? false;
+}
+
 function readExchanges(turns: unknown[], where: string, item: string, log: ImportLog): Exchange[] {
   const exchanges: Exchange[] = [];
   turns.forEach((turn: unknown, index) => {
@@ -111,7 +132,14 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
       log.repair(at, 'turn-empty', `an ${turn.role} turn without content: dropped`, item);
       return;
     }
-    const hasAnswer = turn.has_answer === true;
+    if (typeof turn.content !== 'string')
+      log.repair(
+        at,
+        'content-number',
+        `content ${shownValue(turn.content)} is a number: read as the text "${content}"`,
+        item,
+      );
+    const hasAnswer = readHasAnswer(turn.has_answer, at, item, log);
     const current = exchanges.at(-1);
     const raw = typeof turn.content === 'string' && turn.content !== content ? turn.content : undefined;
     if (turn.role === 'user')

@@ -176,12 +176,34 @@ describe('LongMemEval fixture', async () => {
       JSON.stringify([untyped, { ...undated, question_id: 'undated' }, roleless]),
     );
     const messages = [...missing.skipped, ...missing.repaired].map((issue) => issue.message);
-    expect(messages).toContainEqual(expect.stringMatching(/^no question_type \(expected one of single-session-user, /u));
+    expect(messages).toContainEqual(
+      expect.stringMatching(/^no question_type \(expected one of single-session-user, /u),
+    );
     expect(messages).toContain(
       'no question_date (expected a date like "2023/05/30 (Tue) 23:40"): asked without the current date',
     );
     expect(messages).toContain('no role (expected user or assistant): dropped');
     expect(messages.join('\n')).not.toContain('undefined');
+  });
+
+  test('has_answer spelled "true" or 1 marks the turn, said as a repair; a number as content is said too', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const sessions = (first!.haystack_sessions as Record<string, unknown>[][]).map((session) =>
+      session.map((turn): Record<string, unknown> => ({ ...turn, has_answer: undefined })),
+    );
+    const last = sessions.length - 1;
+    sessions[last]![0] = { ...sessions[last]![0], has_answer: 'true' };
+    sessions[0]![0] = { ...sessions[0]![0], content: 7, has_answer: 'maybe' };
+    const { scenarios: marked, report: said } = await importText(
+      JSON.stringify([{ ...first, haystack_sessions: sessions }]),
+    );
+    const evidence = probeOf([...marked.values()][0]).evidence;
+    expect(evidence).toHaveLength(1);
+    expect(evidence[0]).toMatch(/\.t0$/u);
+    const messages = said.repaired.map((issue) => `${issue.code}: ${issue.message}`);
+    expect(messages).toContain('has-answer-not-boolean: has_answer "true" is not a boolean: read as true');
+    expect(messages).toContain('has-answer-not-boolean: has_answer "maybe" is not true or false: read as false');
+    expect(messages).toContain('content-number: content 7 is a number: read as the text "7"');
   });
 
   test('--limit N imports the first N questions', async () => {
