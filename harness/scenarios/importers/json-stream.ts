@@ -105,6 +105,45 @@ function foundInstead(text: string, at: number): string {
   return ['true', 'false', 'null'].includes(word) ? `JSON ${word}` : `"${word}"`;
 }
 
+/** The length of the longest prefix of `bytes` that is UTF-8 (a character cut at its end counts as UTF-8). */
+function utf8PrefixLength(bytes: Uint8Array): number {
+  const valid = (length: number): boolean => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let low = 0;
+  let high = bytes.length;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (valid(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+/** Characters V8's JSON.parse message quotes on each side of the error when it quotes part of the text. */
+const CONTEXT_CHARS = 10;
+
+/**
+ * Where in `text` V8's message puts the error when it names no offset (Node 20's: `Unexpected
+ * token 'N', ..."b": NaN, "c"... is not valid JSON`, ten characters either side): the quoted
+ * context found in the text. Undefined where the message quotes the whole text, or the context is
+ * not found.
+ */
+function offsetFromContext(message: string, text: string): number | undefined {
+  const quoted = /^Unexpected token [^,]*, (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/u.exec(message);
+  if (!quoted) return undefined;
+  const [, before, context, after] = quoted;
+  if (!before && !after) return undefined;
+  const at = text.indexOf(context!);
+  if (at < 0) return undefined;
+  return before ? at + CONTEXT_CHARS : at + context!.length - CONTEXT_CHARS;
+}
+
 /** The characters inside a JSON string that the list scanner looks at: its end, an escape, a line break (for the line count). */
 const STRING_STOP = /["\\\n]/gu;
 
@@ -158,7 +197,8 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
     } catch (error) {
       // V8 names the offset in some versions ("at position N", "(line L column C)"), not in others.
       const message = (error as Error).message;
-      const offset = /position (\d+)/u.exec(message);
+      const position = /position (\d+)/u.exec(message)?.[1];
+      const offset = position === undefined ? offsetFromContext(message, text) : Number(position);
       const lineCol = /\(line (\d+) column (\d+)\)/u.exec(message);
       let at = itemStart;
       if (lineCol) {
@@ -167,8 +207,8 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
           line: itemStart.line + relativeLine - 1,
           col: relativeLine === 1 ? itemStart.col + Number(lineCol[2]) - 1 : Number(lineCol[2]),
         };
-      } else if (offset) {
-        const lines = text.slice(0, Number(offset[1])).split('\n');
+      } else if (offset !== undefined) {
+        const lines = text.slice(0, offset).split('\n');
         at =
           lines.length === 1
             ? { line: itemStart.line, col: itemStart.col + lines[0]!.length }
@@ -176,7 +216,7 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
       }
       const reason = message
         .split('\n')[0]!
-        .replace(/, ".*$/u, '')
+        .replace(/, (?:\.\.\.)?".*$/u, '')
         .replace(/ in JSON at position \d+.*$| \(line \d+ column \d+\)$/u, '');
       throw bad(`${where(at)}: ${units}[${index}]: invalid JSON: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}`);
     }
@@ -187,7 +227,16 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
     try {
       text = decoder.decode(chunk as Buffer, { stream: true });
     } catch {
-      throw bad(`${where()}: not UTF-8 text: the dataset file is JSON`);
+      // At the first byte that is not UTF-8: the text before it counted in lines and columns.
+      const before = new TextDecoder('utf-8').decode((chunk as Buffer).subarray(0, utf8PrefixLength(chunk as Buffer)), {
+        stream: true, // a character the bad byte cuts short is not text before it
+      });
+      const lineBreaks = before.split('\n');
+      const at =
+        lineBreaks.length === 1
+          ? { line, col: col + before.length + 1 }
+          : { line: line + lineBreaks.length - 1, col: lineBreaks.at(-1)!.length + 1 };
+      throw bad(`${where(at)}: not UTF-8 text: the dataset file is JSON`);
     }
     let sliceStart = state === 'item' ? 0 : -1;
     for (let i = 0; i < text.length; i++) {
@@ -266,9 +315,12 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
   try {
     decoder.decode();
   } catch {
-    throw bad(`${where()}: not UTF-8 text: the file ends inside a character`);
+    throw bad(`${where({ line, col: Math.max(col, 1) })}: not UTF-8 text: the file ends inside a character`);
   }
   const last: ScanState = state;
   if (last === 'start') throw bad(`${file}: the file is empty: expected a JSON list of ${units}`);
-  if (last !== 'end') throw bad(`${where()}: the file ends inside the list, in ${units}[${index}] (truncated?)`);
+  if (last !== 'end')
+    throw bad(
+      `${where({ line, col: Math.max(col, 1) })}: the file ends inside the list, in ${units}[${index}] (truncated?)`,
+    );
 }

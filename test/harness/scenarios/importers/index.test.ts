@@ -116,15 +116,36 @@ describe('readJsonList', () => {
     const after = temp('[1]\n[2]');
     expect((await failure(after)).message).toBe(`${after}:2:1: unexpected text after the end of the list`);
     const binary = temp(Buffer.from([0x5b, 0x22, 0xff, 0xfe, 0x22, 0x5d]));
-    expect((await failure(binary)).message).toMatch(/: not UTF-8 text/u);
+    expect((await failure(binary)).message).toBe(`${binary}:1:3: not UTF-8 text: the dataset file is JSON`);
+    // Located at the bad byte, lines and columns counted through the text before it.
+    const lateBinary = temp(
+      Buffer.concat([Buffer.from('[\n  "é",\n  "ab'), Buffer.from([0xc3, 0x28]), Buffer.from('"\n]')]),
+    );
+    expect((await failure(lateBinary)).message).toBe(`${lateBinary}:3:6: not UTF-8 text: the dataset file is JSON`);
+    const endsAfterBreak = temp('[\n  {"a": 1},\n');
+    expect((await failure(endsAfterBreak)).message).toBe(
+      `${endsAfterBreak}:3:1: the file ends inside the list, in samples[1] (truncated?)`,
+    );
   });
 
   test('invalid JSON inside an element is located at the element (or the exact place, when V8 tells it)', async () => {
     const file = temp('[\n  {"ok": true},\n  {\n    "question": "x",\n    "answer": oops\n  }\n]');
     const { message } = await failure(file);
     expect(message.startsWith(`${file}:`)).toBe(true);
-    expect(message.slice(file.length)).toMatch(/^:(3:3|5:15): samples\[1\]: invalid JSON: unexpected token/u);
+    expect(message.slice(file.length)).toBe(":5:15: samples[1]: invalid JSON: unexpected token 'o'");
     expect(message).not.toContain('\n');
+  });
+
+  test('where V8 names no offset, the place it quotes is found in the element: NaN on line 6, a bare word on line 4', async () => {
+    const nan = temp(
+      '[\n  {\n    "question_id": "q1",\n    "question": "How many?",\n    "x": 1,\n    "answer": NaN,\n    "y": 2\n  }\n]',
+    );
+    expect((await failure(nan)).message).toBe(`${nan}:6:15: samples[0]: invalid JSON: unexpected token 'N'`);
+    const word = temp('[\n  {"a": 1},\n  {\n    "question_type": knowledge-update\n  }\n]');
+    expect((await failure(word)).message).toBe(`${word}:4:22: samples[1]: invalid JSON: unexpected token 'k'`);
+    // A short element is quoted whole: no place to find, so the element's start.
+    const short = temp('[\n  [1,2,]\n]');
+    expect((await failure(short)).message).toBe(`${short}:2:3: samples[0]: invalid JSON: unexpected token ']'`);
   });
 
   test('columns and lines are counted through long strings, escapes and chunk borders', async () => {
