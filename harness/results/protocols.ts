@@ -124,6 +124,15 @@ function turnToSession(
 }
 
 /**
+ * Each id once, where it first comes: the paper ranks corpus items, each at most once, while a
+ * strategy's items (an entity summary, a memory file) can map to a turn or session already ranked;
+ * counted again, it would be found twice and push NDCG past 1.
+ */
+function firstOfEach(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
+}
+
+/**
  * LongMemEval's figures of one probe: turn level, and session level by the turn-to-session mapping;
  * or, when each ranked item is a session document (`unit` session), session level alone (`turn` empty).
  * A probe whose evidence holds no user turn has no gold here: it scores recall_any 0, recall_all 1
@@ -140,17 +149,19 @@ export function longMemEvalFigures(
   if (unit === 'session') {
     const sessionName = (id: string): string => String(corpus.sessionOf.get(id) ?? 0);
     // A session document holds its session's ids: the session of its first user turn names it.
-    const sessions = ranking.flatMap((ids) =>
-      ids
-        .filter((id) => corpus.userTurns.has(id))
-        .slice(0, 1)
-        .map((id) => [sessionName(id)]),
-    );
+    const sessions = firstOfEach(
+      ranking.flatMap((ids) =>
+        ids
+          .filter((id) => corpus.userTurns.has(id))
+          .slice(0, 1)
+          .map(sessionName),
+      ),
+    ).map((name) => [name]);
     const gold = [...new Set([...goldTurns].map(sessionName))];
     return { turn: [], session: ks.map((k) => scoreRanking(sessions, gold, k, gold.length, LONGMEMEVAL_RULES)) };
   }
   // One corpus id per ranked item: its user turn (items holding none are not in the paper's corpus).
-  const turns = ranking.flatMap((ids) => ids.filter((id) => corpus.userTurns.has(id)).slice(0, 1));
+  const turns = firstOfEach(ranking.flatMap((ids) => ids.filter((id) => corpus.userTurns.has(id)).slice(0, 1)));
   return {
     turn: ks.map((k) =>
       scoreRanking(

@@ -42,29 +42,49 @@ export const READABLE_SCHEMA_VERSIONS: readonly number[] = READABLE_VERSIONS;
 export { PROTOCOLS, type Protocol } from './protocol-names.js';
 
 /**
- * The numbers results.json holds, named for what they are. Each is a finite number: the names say
- * what a field measures, the check is the same.
+ * The numbers results.json holds, named for what they are, each checked for what it can be: a
+ * figure no run can produce (99 hits of 1, a recall of 2, -5 tokens) is refused where the file is
+ * read, naming the field, never shown. Each message names the value found.
  */
 const finite = z.number().finite();
-/** Something counted: probes, hits, tokens, calls, steps, crashes, losses. */
-const count = finite;
-/** Measured time in milliseconds. */
-const ms = finite;
+/** The message of a number outside what its field can hold: `expected 0 or more, got -5`. */
+const outside = (expected: string) => ({
+  error: (issue: { input?: unknown }) => `expected ${expected}, got ${String(issue.input)}`,
+});
+/** Something counted: probes, hits, tokens, calls, steps, crashes, losses (tokenizer counts and tallies: whole numbers). */
+const count = finite.refine((value) => Number.isInteger(value) && value >= 0, outside('a whole number, 0 or more'));
+/** Measured time in milliseconds (differences of a monotonic clock, or CPU time). */
+const ms = finite.min(0, outside('a time of 0 ms or more'));
+/** Something measured that is not whole: a mean of counts (tokens per turn), a size in MiB. */
+const amount = finite.min(0, outside('0 or more'));
 /** A share of a whole (0 to 1), or the mean of such shares: recall, NDCG, coverage, F1. */
-const share = finite;
+const share = finite.min(0, outside('a share from 0 to 1')).max(1, outside('a share from 0 to 1'));
 const durabilityMode = z.enum(DURABILITY_MODES);
 const probeCategory = z.enum(PROBE_CATEGORIES);
 const crashPoint = z.enum(CRASH_POINTS);
 
+/** A cell's latencies (load, save, model calls: the only distributions results hold), so times of 0 ms or more. */
 export const distributionSchema = z.object({
   n: count,
-  mean: finite,
-  p50: finite,
-  p95: finite,
-  p99: finite,
-  max: finite,
+  mean: ms,
+  p50: ms,
+  p95: ms,
+  p99: ms,
+  max: ms,
 }) satisfies z.ZodType<Distribution>;
-export const rateSchema = z.object({ n: count, hits: count, value: share.nullable() }) satisfies z.ZodType<Rate>;
+/** How far a stored share may sit from hits / n (harness/core/metrics.ts `rate` writes exactly that). */
+const RATE_TOLERANCE = 1e-9;
+/** A share with its count (harness/core/metrics.ts `rate`): hits of n probes, and `value` hits / n, null when n is 0. */
+export const rateSchema = z
+  .object({ n: count, hits: count, value: share.nullable() })
+  .superRefine(({ n, hits, value }, context) => {
+    if (hits > n)
+      context.addIssue({ code: 'custom', path: ['hits'], message: `${hits} ${hits === 1 ? 'hit' : 'hits'} of ${n}` });
+    else if (n === 0 && value !== null)
+      context.addIssue({ code: 'custom', path: ['value'], message: `expected null (n is 0), got ${value}` });
+    else if (n > 0 && (value === null || (value >= 0 && value <= 1 && Math.abs(value - hits / n) > RATE_TOLERANCE)))
+      context.addIssue({ code: 'custom', path: ['value'], message: `expected hits / n = ${hits}/${n}, got ${value}` });
+  }) satisfies z.ZodType<Rate>;
 export const usageSchema = z.object({
   maintenanceCalls: count,
   maintenanceTokens: count,
@@ -75,8 +95,15 @@ export const usageSchema = z.object({
   emptyAnswers: count.optional(),
 }) satisfies z.ZodType<ModelUsage>;
 
-/** A mean with the number of probes behind it (`mean` null when n is 0). */
-export const meanSchema = z.object({ n: count, mean: share.nullable() });
+/** A mean with the number of probes behind it (harness/results/recall.ts `meanOf`: `mean` null when n is 0, and only then). */
+export const meanSchema = z.object({ n: count, mean: share.nullable() }).superRefine(({ n, mean }, context) => {
+  if ((n === 0) !== (mean === null))
+    context.addIssue({
+      code: 'custom',
+      path: ['mean'],
+      message: n === 0 ? `expected null (n is 0), got ${mean}` : `expected the mean of ${n} shares, got null`,
+    });
+});
 export type Mean = z.infer<typeof meanSchema>;
 
 export const recallSummarySchema = z.object({
@@ -119,8 +146,19 @@ export const retrievalFiguresSchema = z.object({
 });
 export type RetrievalFigures = z.infer<typeof retrievalFiguresSchema>;
 
+/**
+ * Retrieval at one k under `--protocol`: as above, but NDCG is only checked to be 0 or more. Under
+ * LongMemEval's rules (protocols.ts `longMemEvalFigures`) a ranked item counts as its first user
+ * turn, and a strategy whose items share turns (entity's summaries cite the same exchanges) ranked
+ * one turn several times, each copy counted relevant: NDCG above 1 in files membench wrote before
+ * it ranked each turn once. Such files still read.
+ */
+const protocolAtKSchema = retrievalAtKSchema.extend({ ndcg: amount });
+
 /** A probe's figures under `--protocol`. */
-export const protocolFiguresSchema = retrievalFiguresSchema.extend({
+export const protocolFiguresSchema = z.object({
+  turn: z.array(protocolAtKSchema),
+  session: z.array(protocolAtKSchema).optional(),
   /**
    * LongMemEval: the question has no has_answer user turn, so no gold in the paper's corpus; scored
    * as its code scores it (recall_any 0, recall_all 1, NDCG 0) and averaged only in the cell's
@@ -140,6 +178,10 @@ export const retrievalSummarySchema = z.object({
   session: retrievalLevelSchema.optional(),
 });
 export type RetrievalSummary = z.infer<typeof retrievalSummarySchema>;
+
+/** The same pooled under `--protocol` (NDCG as protocolAtKSchema checks it). */
+const protocolLevelSchema = z.object({ n: count, atK: z.array(protocolAtKSchema) });
+const protocolSummarySchema = z.object({ turn: protocolLevelSchema, session: protocolLevelSchema.optional() });
 
 /** One conversational step: what was loaded and how long load and save took. */
 export const turnRecordSchema = z.object({
@@ -438,7 +480,7 @@ export type RunHeader = z.infer<typeof runHeaderSchema>;
 export const cellTokensSchema = z.object({
   /** Sum over turns of what the strategy loaded for each model call. */
   contextTotal: count,
-  contextMeanPerTurn: finite,
+  contextMeanPerTurn: amount,
   contextMax: count,
   maintenance: count,
   maintenanceCalls: count,
@@ -550,7 +592,7 @@ export const okCellSchema = cellIdentity.extend({
   /** Crashes, recoveries and invariants, for cells run in agent processes. */
   durabilityOutcome: durabilityOutcomeSchema.optional(),
   /** Peak resident set (MiB) while this cell ran: sampled after every step in the process that replayed it, or its agent processes' peak. */
-  peakRssMb: finite,
+  peakRssMb: amount,
   turns: z.array(turnRecordSchema),
   probes: z.array(probeRecordSchema),
   /** Wall time of the cell in the process that ran it: its temp dir, open, replay, close and pooling its figures; not the strategy module's import, nor the scenario's transport to a pool worker. */
@@ -572,13 +614,13 @@ export const okCellSchema = cellIdentity.extend({
        * Means over the questions the protocol scores (LongMemEval: as the current run_retrieval.py
        * averages, questions without a has_answer user turn left out). Absent when the cell has none.
        */
-      summary: retrievalSummarySchema.optional(),
+      summary: protocolSummarySchema.optional(),
       /**
        * LongMemEval only: means over every non-abstention question, those without a has_answer user
        * turn scoring recall_any 0, recall_all 1, NDCG 0 (src/evaluation/print_retrieval_metrics.py
        * and the first run_retrieval.py). Absent in older files.
        */
-      nonAbstentionSummary: retrievalSummarySchema.optional(),
+      nonAbstentionSummary: protocolSummarySchema.optional(),
     })
     .optional(),
   /** Steps the strategy refused (turns with `refused`): explicit memories never acknowledged. Absent in older files. */

@@ -257,6 +257,35 @@ describe('the LongMemEval protocol', () => {
     expect(at(figures.session!, 3)).toMatchObject({ recallAny: 1, recallAll: 1 });
     expect(at(figures.session!, 3).ndcg).toBeCloseTo(1 / Math.log2(3), 10);
   });
+
+  it('a turn or session ranked again (items that share exchanges, as entity summaries do) counts once, where it first comes', () => {
+    const scored = (retrieved: string[][], unit: 'turn' | 'session') =>
+      withProtocol([{ step: 9, category: 'extraction' as const, retrieved }], { steps }, 'longmemeval', unit)[0]!
+        .protocolRetrieval!;
+    // b0 (gold) three times at the top, then a1: as if ranked b0, a1.
+    const repeated = scored([['b0'], ['b0', 'b0r'], ['b0r', 'b0'], ['a1']], 'turn');
+    expect(repeated).toEqual(scored([['b0'], ['a1']], 'turn'));
+    expect(at(repeated.turn, 3)).toEqual({ k: 3, recallAny: 1, recallAll: 1, ndcg: 1 });
+    for (const atK of [...repeated.turn, ...repeated.session!]) expect(atK.ndcg).toBeLessThanOrEqual(1);
+    const sessions = scored(
+      [
+        ['b0', 'b1'],
+        ['b1', 'b0'],
+        ['a0', 'a1'],
+      ],
+      'session',
+    );
+    expect(sessions).toEqual(
+      scored(
+        [
+          ['b0', 'b1'],
+          ['a0', 'a1'],
+        ],
+        'session',
+      ),
+    );
+    expect(at(sessions.session!, 3).ndcg).toBe(1);
+  });
 });
 
 describe('the LoCoMo protocol', () => {
