@@ -230,7 +230,9 @@ export function shownValue(value: unknown): string {
 
 /** `FIELD VALUE is not EXPECTED`, or `no FIELD (expected EXPECTED)` where the element has none. */
 export function badField(field: string, value: unknown, expected: string): string {
-  return value === undefined ? `no ${field} (expected ${expected})` : `${field} ${shownValue(value)} is not ${expected}`;
+  return value === undefined
+    ? `no ${field} (expected ${expected})`
+    : `${field} ${shownValue(value)} is not ${expected}`;
 }
 
 export function cleanText(value: unknown): string | undefined {
