@@ -4,6 +4,9 @@
  * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
+import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
+
+export { MAX_SCENARIO_NAME_CHARS };
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 
 export const STEP_KINDS = [
@@ -192,12 +195,6 @@ export const STEP_SCHEMAS = {
   }),
   filler: fillerStep,
 } satisfies Record<StepKind, z.ZodType>;
-
-/**
- * The longest scenario name: a name becomes file names (a chart's `tokens-NAME.png`, a cell's dir,
- * an import's YAML), which the file system caps at 255 bytes. Importers cut a longer dataset id to it.
- */
-export const MAX_SCENARIO_NAME_CHARS = 96;
 
 export const scenarioHeader = z.object({
   name: z

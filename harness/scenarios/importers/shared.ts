@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { fnv1a } from '../../core/hash.js';
 import { JsonNumberText } from './json-stream.js';
-import { type DerivedDocuments, MAX_SCENARIO_NAME_CHARS } from '../format.js';
+import type { DerivedDocuments } from '../format.js';
+import { MAX_SCENARIO_NAME_CHARS } from '../scenario-name.js';
 import type { QuestionPrompts } from './question-prompts.js';
 
 /** The datasets `membench import` and `run --dataset` understand. */
@@ -264,8 +265,8 @@ export function toStepId(raw: string): string {
   return id.length > 0 ? id : '_';
 }
 
-// The format's limit on a scenario name (format.ts), re-exported beside toScenarioName, which cuts names to it.
-export { MAX_SCENARIO_NAME_CHARS } from '../format.js';
+// The limit on a scenario name (scenario-name.ts), re-exported beside toScenarioName, which cuts names to it.
+export { MAX_SCENARIO_NAME_CHARS } from '../scenario-name.js';
 
 /**
  * `PREFIX-slug` for a dataset's id: lower case, runs of other characters than a-z 0-9 . _ - as one
