@@ -4,10 +4,10 @@
  * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
+import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
 
 export { MAX_SCENARIO_NAME_CHARS };
-import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 
 export const STEP_KINDS = [
   'user',
