@@ -1,4 +1,5 @@
 /** What `run`, `tune` and `judge` share around their library call: progress output, Ctrl-C handling, the out dir's warnings, the judge gate's words. */
+import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { formatMs } from '../../reports/summary.js';
 import type { ProgressEvent } from '../run/options.js';
@@ -41,6 +42,19 @@ export class GroupProgress {
     const eta = left > 0 ? `, ETA ${formatDuration(((unit.ms / unit.ran) * left) / this.workers)}` : ', done';
     return `${named ? key : cell.group} ${unit.done}/${unit.total} questions${eta}`;
   }
+}
+
+/**
+ * What a command wrote into a run's dir, on one line that fits a terminal however many charts it
+ * drew: `OUT/ (results.json, report.md, report.html, junit.xml and 7 charts in charts/)`.
+ */
+export function writtenFiles(out: string, files: readonly string[]): string {
+  const charts = files.filter((file) => file.endsWith('.png'));
+  const reports = files.filter((file) => !file.endsWith('.png')).map((file) => path.relative(out, file) || file);
+  const chartWord = charts.length
+    ? ` and ${charts.length} chart${charts.length === 1 ? '' : 's'} in ${path.relative(out, path.dirname(charts[0]!)) || '.'}/`
+    : '';
+  return `${path.relative(process.cwd(), out) || '.'}/ (${reports.join(', ')}${chartWord})`;
 }
 
 /** 75 s → "1m15s". */

@@ -1,5 +1,4 @@
 /** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
-import path from 'node:path';
 import type { Argv } from 'yargs';
 import { handled } from './errors.js';
 
@@ -34,6 +33,7 @@ export const handler = handled(async (argv: MergeArgs) => {
     { withOutDirLock },
     numbers,
     limits,
+    { writtenFiles },
   ] = await Promise.all([
     import('../../reports/index.js'),
     import('../../reports/merge.js'),
@@ -42,6 +42,7 @@ export const handler = handled(async (argv: MergeArgs) => {
     import('../run/out-lock.js'),
     import('../core/numbers.js'),
     import('../run/limits.js'),
+    import('./common.js'),
   ]);
   const {
     assertWritableOutDir,
@@ -73,7 +74,7 @@ export const handler = handled(async (argv: MergeArgs) => {
     `${renderConsoleSummary(result, { color: Boolean(process.stdout.isTTY), width: tableWidth(process.stdout) })}\n`,
   );
   process.stdout.write(
-    `merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})\n`,
+    `merged ${inputs.length} shard${inputs.length === 1 ? '' : 's'} (${result.cells.length} cells) into ${writtenFiles(out, files)}\n`,
   );
   return 0;
 });

@@ -39,6 +39,7 @@ export const handler = handled(async (argv: ReportArgs) => {
     lock,
     numbers,
     limits,
+    { writtenFiles },
   ] = await Promise.all([
     import('../../reports/index.js'),
     import('../../reports/github-summary.js'),
@@ -47,6 +48,7 @@ export const handler = handled(async (argv: ReportArgs) => {
     import('../run/out-lock.js'),
     import('../core/numbers.js'),
     import('../run/limits.js'),
+    import('./common.js'),
   ]);
   const { REPORT_FILES_WITHOUT_MANIFEST, writeRunOutput } = reports;
   const { appendStepSummary, renderRunStepSummary } = summary;
@@ -80,8 +82,6 @@ export const handler = handled(async (argv: ReportArgs) => {
     if (!wrote)
       process.stderr.write('membench: --github-summary: GITHUB_STEP_SUMMARY is not set, no summary written\n');
   }
-  process.stdout.write(
-    `wrote ${files.map((written) => path.relative(process.cwd(), written) || written).join(', ')}\n`,
-  );
+  process.stdout.write(`wrote ${writtenFiles(out, files)}\n`);
   return 0;
 });

@@ -1,5 +1,4 @@
 /** `membench run`: flags over the config file → runToDir (resumable, sharded, in worker processes, judged, reported) → what it wrote and its verdicts. */
-import path from 'node:path';
 import type { Argv } from 'yargs';
 import type { RunToDirFinished } from '../commands/run-to-dir.js';
 import { handled } from './errors.js';
@@ -46,7 +45,7 @@ export const handler = handled(async (argv: RunArgs) => {
     { runToDir },
     { resolveSettings },
     { flagValues },
-    { interruptOnSignals, progressReporter, reportJudgeGate },
+    { interruptOnSignals, progressReporter, reportJudgeGate, writtenFiles },
   ] = await Promise.all([
     import('../../reports/index.js'),
     import('../commands/run-to-dir.js'),
@@ -88,26 +87,20 @@ export const handler = handled(async (argv: RunArgs) => {
     // Anything still settling (a worker's exit, a cell abandoned mid-write) would keep it alive: leave now.
     process.exit(interrupt?.exitCode() ?? 130);
   }
-  return report(outcome, reportJudgeGate);
+  return report(outcome, { reportJudgeGate, writtenFiles });
 });
 
 /** What a finished run prints beside its reports: the files written, the failed cells, the cells in error, the judges' gate; the exit code. */
 async function report(
   outcome: RunToDirFinished,
-  reportJudgeGate: typeof import('./common.js').reportJudgeGate,
+  { reportJudgeGate, writtenFiles }: Pick<typeof import('./common.js'), 'reportJudgeGate' | 'writtenFiles'>,
 ): Promise<number> {
   const { out, files, failed, errored } = outcome;
   if (outcome.phases) {
     const { renderProfile } = await import('../../reports/profile.js');
     process.stderr.write(`\n${renderProfile(outcome.result, outcome.phases)}`);
   }
-  // Reports by name, charts counted: one line that fits a terminal however many charts the run drew.
-  const charts = files.filter((file) => file.endsWith('.png'));
-  const reports = files.filter((file) => !file.endsWith('.png')).map((file) => path.basename(file));
-  const chartWord = charts.length
-    ? ` and ${charts.length} chart${charts.length === 1 ? '' : 's'} in ${path.relative(out, path.dirname(charts[0]!)) || '.'}/`
-    : '';
-  process.stdout.write(`wrote ${path.relative(process.cwd(), out) || '.'}/ (${reports.join(', ')}${chartWord})\n`);
+  process.stdout.write(`wrote ${writtenFiles(out, files)}\n`);
   for (const { cell, verdict } of failed)
     process.stderr.write(`FAILED ${cell.id}: ${[verdict.error, ...verdict.failures].filter(Boolean).join('; ')}\n`);
   if (errored > 0)

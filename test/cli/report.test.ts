@@ -45,6 +45,10 @@ describe('membench report', () => {
     const result = await membenchInProcess(['report', results]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
+    // One line however many charts, as membench run says it (results.json was read in place, not written).
+    expect(result.stdout).toMatch(
+      /^wrote \S+\/ \(report\.md, report\.html, junit\.xml and \d+ charts in charts\/\)\n$/u,
+    );
     expect(readFileSync(path.join(dir, 'report.html'), 'utf8')).toContain('<canvas id="chart-recall-vs-tokens"');
     expect(readFileSync(path.join(dir, 'junit.xml'), 'utf8')).toContain('<testsuite name="recipes-zh"');
     expect(readFileSync(results, 'utf8')).toBe(readFileSync(baseline, 'utf8'));
