@@ -38,8 +38,10 @@ import {
   protocolTables,
   retrievalKs,
   retrievalRows,
+  unscoredProtocol,
 } from './retrieval.js';
 import { judgingTables } from './judging.js';
+import { importLine, runImports } from './imports.js';
 
 /** The console keeps to the columns that fit a terminal; report.md has them all. */
 const CONSOLE_COLUMNS: readonly [keyof SummaryRow, string][] = [
@@ -142,6 +144,8 @@ export function renderConsoleSummary(
     for (const { caption, head, body } of protocolTables(rows))
       extra.push(...(caption !== undefined ? [caption] : []), fitted(head, body, 4));
   }
+  const unscored = unscoredProtocol(result);
+  if (unscored) extra.push('', `--protocol ${unscored.protocol}: ${unscored.note}`);
   const failed = errorCells(result.cells).map((cell) => `FAILED ${cell.id}: ${errorText(cell)}`);
   extra.push(...summaryNotes(result));
   const { header } = result;
@@ -165,6 +169,7 @@ export function renderConsoleSummary(
         : []),
       ...extra,
       ...failed,
+      ...runImports(result).map((summary) => `import: ${importLine(summary)}`),
       ...(interleavingNote(result) ? [interleavingNote(result)!] : []),
       'recall = context recall, evidence = evidence recall (mean share of evidence steps held, n probes), stale = stale exposure (outdated value without the current one), conflict = conflict exposure (outdated value at all), answer = answer accuracy (hits/n); latencies in ms per turn',
       `model: ${header.model} · tokenizer: ${header.tokenizer.encoding} (${header.tokenizer.model}) · seed: ${header.seed} · cells: ${result.cells.length}`,

@@ -34,6 +34,7 @@ import {
 } from './verdict.js';
 import { interleavingNote, modelDependenceNote, modelNote, recallColumns } from './summary.js';
 import { judgeDisagreements, judgingTables } from './judging.js';
+import { IMPORT_NOTE, importExamples, importLine, runImports } from './imports.js';
 import { formatFigure, metricTitles, metricValues, RETRIEVAL_NOTE, retrievalKs, retrievalRows } from './retrieval.js';
 
 function categoryTable(result: RunResult): string {
@@ -254,6 +255,21 @@ function judgingSection(result: RunResult): string {
   return `<section id="judging">\n<h2>Judging</h2>\n${parts.join('\n')}\n</section>`;
 }
 
+/** The dataset files imported: a line each, the examples of what was skipped and repaired collapsed under it. */
+function importSection(result: RunResult): string {
+  const imports = runImports(result);
+  if (imports.length === 0) return '';
+  const items = imports.map((summary) => {
+    const examples = importExamples(summary);
+    return `<li>${escapeHtml(importLine(summary))}${
+      examples.length > 0
+        ? `<details><summary>examples</summary><ul>${examples.map((line) => `<li>${escapeHtml(line)}</li>`).join('')}</ul></details>`
+        : ''
+    }</li>`;
+  });
+  return `<section id="import">\n<h2>Import</h2>\n<p class="note">${escapeHtml(IMPORT_NOTE)}</p>\n<ul>${items.join('\n')}</ul>\n</section>`;
+}
+
 /** The whole report as one HTML string (pure apart from reading chart.js once). */
 export function renderHtml(result: RunResult): string {
   const specs = chartSpecs(result);
@@ -274,6 +290,7 @@ export function renderHtml(result: RunResult): string {
 <main>
 ${verdictSection(result, specs)}
 ${judgingSection(result)}
+${importSection(result)}
 ${distanceSection(result, specs)}
 <section id="charts">
 <h2>More charts</h2>

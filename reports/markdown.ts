@@ -14,6 +14,7 @@ import {
 import { renderExplainMarkdown } from './explain.js';
 import { MARKDOWN_PROBE_COLUMNS } from './probe-columns.js';
 import { judgeDisagreements, judgingTables } from './judging.js';
+import { IMPORT_NOTE, importExamples, importLine, runImports } from './imports.js';
 import {
   COMPRESSED_AWAY_NOTE,
   idempotencyNote,
@@ -50,6 +51,7 @@ import {
   RETRIEVAL_NOTE,
   retrievalKs,
   retrievalRows,
+  unscoredProtocol,
 } from './retrieval.js';
 
 const table = markdownTable;
@@ -135,6 +137,8 @@ function verdictSection(result: RunResult): string[] {
 /** One table per `--protocol`, in the paper's layout (unit × k). */
 function protocolSection(result: RunResult): string[] {
   const rows = protocolRows(result);
+  const unscored = unscoredProtocol(result);
+  if (unscored) return [`## Retrieval by the ${unscored.protocol} protocol`, '', `${unscored.note}.`, ''];
   return [...new Set(rows.map((row) => row.protocol))].flatMap((protocol) => {
     return [
       `## Retrieval by the ${protocol} protocol`,
@@ -163,6 +167,23 @@ function judgingSection(result: RunResult): string[] {
       '',
     );
   return lines;
+}
+
+/** The dataset files imported: a line each, with examples of what was skipped and repaired. */
+function importSection(result: RunResult): string[] {
+  const imports = runImports(result);
+  if (imports.length === 0) return [];
+  return [
+    '## Import',
+    '',
+    IMPORT_NOTE,
+    '',
+    ...imports.flatMap((summary) => [
+      `- ${importLine(summary)}`,
+      ...importExamples(summary).map((line) => `  - ${line}`),
+    ]),
+    '',
+  ];
 }
 
 function retrievalSection(result: RunResult): string[] {
@@ -227,6 +248,7 @@ export function renderMarkdown(result: RunResult): string {
     '',
     ...verdictSection(result),
     ...judgingSection(result),
+    ...importSection(result),
     '## Summary',
     '',
     'Context tokens are what each strategy loaded for the model calls of the run (with chat overhead). ' +

@@ -282,3 +282,44 @@ export const PROTOCOL_NOTES: Readonly<Record<string, string>> = {
     'abstention (adversarial) questions and questions without evidence left out. See docs/protocols.md. ' +
     BM25_RANKERS_NOTE,
 };
+
+/** The papers' names, for sentences. */
+const PROTOCOL_TITLES: Readonly<Record<string, string>> = { longmemeval: 'LongMemEval', locomo: 'LoCoMo' };
+
+/**
+ * The run's `--protocol` when it scored no question (its tables would be empty), with why: said where
+ * the tables would be, so an abstention-only file does not pass as a protocol run with nothing to show.
+ */
+export function unscoredProtocol(result: RunResult): { protocol: string; note: string } | undefined {
+  const protocol = result.header.protocol;
+  if (protocol === undefined || protocolRows(result).some((row) => row.protocol === protocol)) return undefined;
+  const cells = okCells(result.cells);
+  const questions = new Map<string, { abstention: boolean; ranked: boolean }>();
+  for (const cell of cells)
+    for (const probe of cell.probes) {
+      const key = `${cell.scenario}\u0000${probe.step}`;
+      const seen = questions.get(key);
+      questions.set(key, {
+        abstention: probe.category === 'abstention',
+        ranked: (seen?.ranked ?? false) || probe.retrieved !== undefined,
+      });
+    }
+  const all = [...questions.values()];
+  const abstention = all.filter((question) => question.abstention).length;
+  const why =
+    cells.length === 0
+      ? 'no cell ran to its end'
+      : all.length === 0
+        ? 'the run holds no question'
+        : abstention === all.length
+          ? all.length === 1
+            ? 'its only question is an abstention question, which it leaves out'
+            : `all ${all.length} are abstention questions, which it leaves out`
+          : !all.some((question) => question.ranked && !question.abstention)
+            ? 'no strategy of the run ranked what it stored (the protocol scores rankings: vector, bm25, hybrid)'
+            : `of its ${all.length} questions, ${abstention} are abstention questions and the other ${all.length - abstention} ${protocol === 'locomo' ? 'cite no evidence' : 'have no ranking'}, which it leaves out`;
+  return {
+    protocol,
+    note: `no question was scored under the ${PROTOCOL_TITLES[protocol] ?? protocol} protocol: ${why}`,
+  };
+}

@@ -5,11 +5,12 @@
  * Every failure is a MembenchError naming the file and the reason, never a stack trace.
  */
 import { createRequire } from 'node:module';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
 import { PEER_NAMES, type PeerName } from '../harness/core/peers.js';
+import { didYouMean } from '../harness/core/text.js';
 import { builtinStrategies, findStrategy } from './index.js';
 import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
@@ -60,10 +61,12 @@ export async function loadStrategyDefinition(
   if (source.startsWith(LANGCHAIN_PREFIX))
     return (await langchain()).langchainDefinition(source.slice(LANGCHAIN_PREFIX.length));
   if (!isModuleSource(source)) {
+    const builtins = builtinStrategies.map((item) => item.name);
+    const memories = (await langchain()).LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name);
     throw new MembenchError(
       'UNKNOWN_STRATEGY',
-      `unknown strategy "${source}": built-ins are ${builtinStrategies.map((item) => item.name).join(', ')}; peers are ${PEER_NAMES.join(', ')}; ` +
-        `LangChain memories are ${(await langchain()).LANGCHAIN_MEMORY_NAMES.map((name) => LANGCHAIN_PREFIX + name).join(', ')}; ` +
+      `unknown strategy "${source}"${didYouMean(source, [...builtins, ...PEER_NAMES, ...memories])}: built-ins are ${builtins.join(', ')}; peers are ${PEER_NAMES.join(', ')}; ` +
+        `LangChain memories are ${memories.join(', ')}; ` +
         'or give the path of a module, e.g. ./my-memory.ts',
     );
   }
@@ -79,6 +82,12 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
   );
   if (kind === 'missing') throw new MembenchError('UNKNOWN_STRATEGY', `strategy module ${where} not found`);
   if (kind === 'other') throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} is not a file`);
+  const extension = path.extname(file);
+  if (extension !== '' && !MODULE_EXTENSION.test(file))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `strategy module ${where} is a ${extension} file: a strategy module is a .js, .mjs, .cjs or .ts file (or .mts, .cts, .jsx, .tsx)${await scenarioHint(file)}`,
+    );
 
   let namespace: Record<string, unknown>;
   try {
@@ -119,6 +128,17 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
     );
   }
   return definition as StrategyDefinition;
+}
+
+/**
+ * `-s scenario.yaml` is a slip for `-c`: the hint when the file looks like a scenario (a `steps`
+ * key), else nothing. Not validated here: the scenario loader and its schemas stay out of the agent
+ * bundle, which holds this module.
+ */
+async function scenarioHint(file: string): Promise<string> {
+  if (!/\.(?:ya?ml|json)$/iu.test(file)) return '';
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return /^steps\s*:|"steps"\s*:/mu.test(text) ? '; it looks like a scenario file: give it with -c (--scenario)' : '';
 }
 
 /** Loads of JavaScript modules by this process: each load is a module instance of its own, as tsx's are. */

@@ -32,7 +32,7 @@ import {
   plannedOptions,
   RunDir,
 } from '../run/run-dir.js';
-import { runBenchmark, RunInterrupted } from '../run/runner.js';
+import { checkDeveloperSwitches, runBenchmark, RunInterrupted } from '../run/runner.js';
 import type { SettingValues } from '../run/settings.js';
 
 /** What a run into a dir needs: its settings resolved, where it writes, and the caller's hooks. */
@@ -117,6 +117,8 @@ export async function runToDir(options: RunToDirOptions): Promise<RunToDirOutcom
     );
   const out = resume ?? settings.values.out ?? defaultOutDir(new Date());
   checkOutFlag(out);
+  // Before the out dir is touched (runBenchmark checks them too, for the library's callers).
+  checkDeveloperSwitches();
   // One run per dir, from before its state is read until its reports are written.
   const [command, flag] = resume !== undefined ? ['membench run --resume', '--resume'] : ['membench run', '--out'];
   return withOutDirLock(out, command, () => runLocked(options, out, judging), flag);

@@ -12,7 +12,7 @@ import {
 import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import type { ResolvedSettings } from '../run/layers.js';
 import { withOutDirLock } from '../run/out-lock.js';
-import { RunInterrupted } from '../run/runner.js';
+import { checkDeveloperSwitches, RunInterrupted } from '../run/runner.js';
 import { tune, type TuneOptions, type TuneResult } from '../run/tune.js';
 import { checkRunEndpoint, type CellWatch } from './run-to-dir.js';
 
@@ -39,6 +39,7 @@ export async function tuneToDir(options: TuneToDirOptions): Promise<TuneToDirOut
   const { settings } = options;
   const overwrite = options.overwrite ?? false;
   checkRunEndpoint(settings.options);
+  checkDeveloperSwitches();
   const out = settings.values.out ?? defaultOutDir(new Date());
   assertWritableOutDir(out, overwrite);
   await warnOverwriteWithoutManifest(out, overwrite, REPORT_FILES_WITHOUT_MANIFEST, options.onWarning);

@@ -28,10 +28,27 @@ export function parseNumberFlag(
   const text = String(raw).trim();
   if (text === '')
     throw new MembenchError('INVALID_ARGUMENT', `${flag} needs a value: expected ${describeRange(range)}`);
-  const value = Number(text);
+  // Number() also reads 0x2, 0b10 and 0o7 (as 2, 2, 7): a flag's value is a number written in decimal.
+  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (!inRange(value, range))
-    throw new MembenchError('INVALID_ARGUMENT', `${flag} ${text}: expected ${describeRange(range)}`);
+    throw new MembenchError('INVALID_ARGUMENT', `${flag} ${text}: ${outsideRange(value, range)}`);
   return value;
+}
+
+/** A range with no top but the largest exact number, which its words (`>= 1`) do not name. */
+const openEnded = (range: NumberRange): boolean => range.max === Number.MAX_SAFE_INTEGER && range.words === undefined;
+
+/** A number in decimal notation (`12`, `-0.5`, `.5`, `1e3`), as a flag's value is typed. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/iu;
+
+/**
+ * Why a number is refused: `expected a whole number from 1 to 10`; above an open-ended range (`>= 1`,
+ * whose words would not say it has a top), that it is too large and the largest accepted.
+ */
+function outsideRange(value: unknown, range: NumberRange): string {
+  return typeof value === 'number' && Number.isFinite(value) && value > range.max && openEnded(range)
+    ? `too large: the largest accepted is ${range.max}`
+    : `expected ${describeRange(range)}`;
 }
 
 /**
@@ -74,12 +91,27 @@ export function checkNumber(name: string, value: unknown, range: NumberRange): n
       : Number.isNaN(value)
         ? ' is not a number'
         : ' is not finite';
-  throw new MembenchError('INVALID_ARGUMENT', `${name}${shown}: expected ${describeRange(range)}`);
+  throw new MembenchError('INVALID_ARGUMENT', `${name}${shown}: ${outsideRange(value, range)}`);
+}
+
+/**
+ * Why `text` is not a number a numeric option accepts, for options whose range is their own schema's
+ * (a strategy's knobs): `expected a number, got "a"`, or `expected a finite number` for `1e309`
+ * (which `Number` reads as Infinity).
+ */
+export function notANumber(text: string): string {
+  const value = Number(text.trim());
+  return Number.isNaN(value) || text.trim() === ''
+    ? `expected a number, got ${JSON.stringify(text)}`
+    : 'expected a finite number';
 }
 
 /** The same range as a zod schema, for config files (the loader locates the failing key). */
 export function rangeSchema(range: NumberRange): z.ZodNumber {
   const message = `expected ${describeRange(range)}`;
-  const number = z.number({ error: message }).min(range.min, message).max(range.max, message);
+  const number = z
+    .number({ error: message })
+    .min(range.min, message)
+    .max(range.max, openEnded(range) ? `too large: the largest accepted is ${range.max}` : message);
   return range.whole ? number.int(message) : number;
 }

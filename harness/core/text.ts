@@ -483,3 +483,30 @@ export function closestString(target: string, candidates: Iterable<string>): str
   }
   return best;
 }
+
+/** ` (did you mean buffer?)` for a name a typo away from one of `candidates`, else '': a refusal listing every valid name also points at one. */
+export function didYouMean(target: string, candidates: Iterable<string>): string {
+  const near = typoOf(target, candidates);
+  return near === undefined ? '' : ` (did you mean ${near}?)`;
+}
+
+/**
+ * The candidate a typo away from `target`, if any (not `target` itself): an edit per three characters,
+ * at least two past three characters (two letters swapped, `stpes`, are two edits), one below.
+ */
+export function typoOf(target: string, candidates: Iterable<string>): string | undefined {
+  const closest = closestString(target, candidates);
+  const allowed = target.length <= 3 ? 1 : Math.max(2, Math.floor(target.length / 3));
+  return closest !== undefined && closest !== target && editDistance(target, closest, allowed + 1) <= allowed
+    ? closest
+    : undefined;
+}
+
+/** A value read from a file, as messages show it: `"abc"`, `5`, `a list`, `a mapping` (long strings cut at 40 characters). */
+export function describeInput(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  if (typeof input === 'object') return 'a mapping';
+  if (typeof input === 'string') return `"${input.length > 40 ? `${input.slice(0, 40)}…` : input}"`;
+  return String(input);
+}

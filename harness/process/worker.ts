@@ -10,6 +10,9 @@
  * exit is recorded with its code and signal, never thrown.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { MembenchError } from '../core/errors.js';
+import { makeDirs } from '../core/fs.js';
 
 /** Where a worker is in its life. */
 export type WorkerState = 'starting' | 'ready' | 'busy' | 'closing' | 'closed' | 'crashed';
@@ -79,6 +82,31 @@ export function withMallocTunables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 function profileFlags(): string[] {
   const dir = process.env.MEMBENCH_CPU_PROF;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/**
+ * Refuses a MEMBENCH_CPU_PROF no child could write its profile into (a regular file, a path through
+ * one, no permission), once before a run, naming the variable: else each process prints Node's
+ * ENOTDIR line as it exits. The directory is made here, as each child would make it.
+ */
+export function checkProfileDir(dir = process.env.MEMBENCH_CPU_PROF): void {
+  if (!dir) return;
+  try {
+    makeDirs(dir);
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is a file`), { code: 'ENOTDIR' });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? 'not a directory (or a part of the path is a file)'
+        : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+          ? 'cannot be made or written (permission denied)'
+          : `cannot be made (${code ?? (error as Error).message})`;
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `MEMBENCH_CPU_PROF=${dir}: ${why}: every forked process writes its CPU profile into this directory; give a directory, or unset the variable`,
+    );
+  }
 }
 
 /** A forked child process with explicit states; `ToChild` and `FromChild` are its IPC messages. */

@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
 import { distribution } from '../core/metrics.js';
+import { jsonErrorAt } from '../core/json-errors.js';
 import { emptyUsage } from '../models/index.js';
 import { summarizeRecall } from './recall.js';
 import { READABLE_SCHEMA_VERSIONS, runResultSchema, type ErrorCell, type RunResult } from './schema.js';
@@ -31,9 +32,10 @@ export function parseResults(text: string, source: string): RunResult {
   try {
     data = JSON.parse(text);
   } catch (error) {
+    const { line, col, reason } = jsonErrorAt(error, text);
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${source}: not a membench results file: not JSON (${error instanceof Error ? error.message : String(error)})`,
+      `${source}:${line}:${col}: not a membench results file: not JSON (${reason})`,
     );
   }
   const header = typeof data === 'object' && data !== null ? (data as { header?: unknown }).header : undefined;

@@ -439,6 +439,38 @@ export const shardHeaderSchema = z.object({
 });
 export type ShardHeader = z.infer<typeof shardHeaderSchema>;
 
+/** One kind of issue an import logged (a repair or a skip): how many, and the first few as the import said them. */
+export const importIssuesSchema = z.object({
+  /** The importer's stable code (`answer-missing`, `turn-empty`). */
+  code: z.string(),
+  count,
+  /** At most IMPORT_EXAMPLES of them, each shortened to IMPORT_EXAMPLE_CHARS (harness/results/import-summary.ts). */
+  examples: z.array(z.object({ where: z.string(), message: z.string() })),
+});
+export type ImportIssues = z.infer<typeof importIssuesSchema>;
+
+/**
+ * A dataset file `run --dataset` imported: what it read and imported, and what it repaired and
+ * skipped by code with a few examples (the report `membench import` prints, bounded), so a run
+ * holding fewer questions than its file says why.
+ */
+export const importSummarySchema = z.object({
+  /** `DATASET:FILE` as given to --dataset. */
+  source: z.string(),
+  /** What the file's list holds and how many were read (`questions`, `conversations`), as the importer names them. */
+  unitsName: z.string(),
+  units: count,
+  scenarios: count,
+  /** The probe-bearing items (`questions`, `QA items`): read = imported as is + repaired + skipped. */
+  itemsName: z.string(),
+  items: count,
+  repairedItems: count,
+  skippedItems: count,
+  repaired: z.array(importIssuesSchema),
+  skipped: z.array(importIssuesSchema),
+});
+export type ImportSummary = z.infer<typeof importSummarySchema>;
+
 export const runHeaderSchema = z.object({
   schemaVersion: z.literal(READABLE_VERSIONS),
   membenchVersion: z.string(),
@@ -474,6 +506,10 @@ export const runHeaderSchema = z.object({
    * divides latencies by it. Absent in older files, where latency is compared unnormalised.
    */
   calibration: z.object({ cpuMs: ms, commitMs: ms, samples: count }).optional(),
+  /** The run's `--protocol` (absent without one, and in older files): a report says when it scored no question. */
+  protocol: z.enum(PROTOCOLS).optional(),
+  /** Each dataset file imported (`--dataset`), with what it repaired and skipped (absent without one, and in older files). */
+  imports: z.array(importSummarySchema).optional(),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 

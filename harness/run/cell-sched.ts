@@ -8,7 +8,9 @@
  * but waiting for one) do, and V8's pauses on that thread say how much of it was garbage collection.
  * Linux only; elsewhere (no such file) the switch writes nothing.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { accessSync, appendFileSync, constants as fsConstants, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { MembenchError } from '../core/errors.js';
 import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks';
 
 /** One cell's line. Times in ms. */
@@ -33,6 +35,42 @@ const GC_KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak-callbacks',
 };
+
+/**
+ * Refuses a MEMBENCH_CELL_SCHED the cells could not append to (a missing directory, a directory, no
+ * write permission), once before the run, naming the variable: else every cell fails on it.
+ */
+export function checkCellScheduleFile(file = process.env.MEMBENCH_CELL_SCHED): void {
+  if (!file) return;
+  const refuse = (why: string): never => {
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `MEMBENCH_CELL_SCHED=${file}: ${why}: each cell appends a line to this file; give a file in a writable directory, or unset the variable`,
+    );
+  };
+  const info = statOf(file);
+  if (info?.isDirectory()) refuse('is a directory');
+  const dir = path.dirname(path.resolve(file));
+  if (!info) {
+    const dirInfo = statOf(dir);
+    if (!dirInfo) refuse(`its directory ${dir} does not exist`);
+    if (!dirInfo!.isDirectory()) refuse(`${dir} is not a directory`);
+  }
+  try {
+    accessSync(info ? file : dir, fsConstants.W_OK);
+  } catch {
+    refuse(info ? 'not writable' : `its directory ${dir} is not writable`);
+  }
+}
+
+/** The file's stat, or undefined when there is none (or a part of its path is not a directory). */
+function statOf(file: string): ReturnType<typeof statSync> | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The lines a run wrote to `file` (none when it wrote nothing: the switch writes only where the kernel says). */
 export function readCellSchedules(file: string): CellSchedule[] {

@@ -9,14 +9,16 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
+import { jsonErrorAt, positionOf } from '../core/json-errors.js';
 import {
   describeIssue,
   documentValue,
   formatPath,
   formatProblem,
   Locator,
-  positionOf,
   readDocumentFile,
+  yamlErrorMessage,
+  yamlLineBreaks,
   type Problem,
 } from '../scenarios/load.js';
 import { Errata, parseDatasetArg } from '../scenarios/importers/index.js';
@@ -62,13 +64,13 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
       'INVALID_ARGUMENT',
       formatProblem({ ...read.problems[0]!, file: shown }).replace(': cannot read:', ': cannot read the config file:'),
     );
-  const { text } = read;
+  const text = yamlLineBreaks(read.text.replace(/^\uFEFF/u, ''));
   const problems: Problem[] = [];
   const fail = (where: { line: number; col: number }, at: readonly (string | number)[], message: string): void => {
     problems.push({ file: shown, ...where, path: formatPath(at), message, severity: 'error' });
   };
   const lines = new LineCounter();
-  const doc = parseDocument(text.replace(/^\uFEFF/u, ''), {
+  const doc = parseDocument(text, {
     lineCounter: lines,
     prettyErrors: false,
     uniqueKeys: true,
@@ -78,9 +80,9 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
   else
     for (const error of doc.errors)
       fail(
-        error.linePos?.[0] ?? { line: 1, col: 1 },
+        error.linePos?.[0] ?? positionOf(text, error.pos[0]),
         [],
-        `invalid YAML: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '')}`,
+        `invalid YAML: ${yamlErrorMessage(error, text, CONFIG_DOCUMENT)}`,
       );
   const locate = new Locator(doc, lines);
   let value: unknown;
@@ -260,9 +262,8 @@ function jsonSyntaxError(text: string): { where: { line: number; col: number }; 
     JSON.parse(text);
     return undefined;
   } catch (error) {
-    const message = (error as Error).message;
-    const offset = Number(/at position (\d+)/u.exec(message)?.[1] ?? 0);
-    return { where: positionOf(text, offset), message: message.replace(/ in JSON at position \d+.*$/u, '') };
+    const { line, col, reason } = jsonErrorAt(error, text);
+    return { where: { line, col }, message: reason };
   }
 }
 

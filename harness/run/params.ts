@@ -1,6 +1,7 @@
 /** `--param S.K=V1,V2` parsing and the strategy columns of the matrix (cartesian product per strategy). */
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
+import { notANumber } from '../core/numbers.js';
 import type { StrategyTraits } from '../core/strategy-traits.js';
 import {
   DURABILITY_MODES,
@@ -86,9 +87,11 @@ export function expandStrategies(
     axesByStrategy.set(strategy, axes);
   }
 
+  // Every bad value is said, not only the first setting's (`window.k=a,b` names both).
+  const refusals = new Map<string, string>();
   const settings = definitions.flatMap((definition) => {
     const axes = [...(axesByStrategy.get(definition.name) ?? new Map<string, string[]>())];
-    return cartesian(axes).map((set) => {
+    return cartesian(axes).flatMap((set): StrategySetting[] => {
       const { durability = definition.defaultDurability, ...raw } = set;
       if (!DURABILITY_MODES.includes(durability as DurabilityMode)) {
         throw new MembenchError(
@@ -105,16 +108,16 @@ export function expandStrategies(
       }
       const parsed = (definition.options as z.ZodType).safeParse(raw);
       if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        const key = issue.path.join('.');
-        throw new MembenchError(
-          'INVALID_ARGUMENT',
-          `--param ${definition.name}.${key}=${String(raw[key] ?? '')}: ${issue.message}`,
-        );
+        for (const issue of parsed.error.issues) {
+          const key = issue.path.join('.');
+          const value = String(raw[key] ?? '');
+          refusals.set(`${definition.name}.${key}=${value}`, describeKnobIssue(issue, value));
+        }
+        return [];
       }
       const options = parsed.data as Record<string, unknown>;
       const traits = traitsOf(definition);
-      return {
+      const setting: StrategySetting = {
         name: definition.name,
         source: sources.get(definition.name) ?? definition.name,
         options,
@@ -128,8 +131,14 @@ export function expandStrategies(
         ),
         ...(traits ? { traits } : {}),
       };
+      return [setting];
     });
   });
+  if (refusals.size > 0)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      [...refusals].map(([param, reason]) => `--param ${param}: ${reason}`).join('; '),
+    );
   // The same setting twice (`window.k=2,2`, or 2 and 2.0) would run identical cells under one id.
   const seen = new Set<string>();
   for (const strategy of settings) {
@@ -145,4 +154,10 @@ export function expandStrategies(
     seen.add(strategy.setting);
   }
   return settings;
+}
+
+/** A knob's schema refusal in words: a value that is not a number is quoted (zod would say "received NaN"). */
+function describeKnobIssue(issue: z.core.$ZodIssue, value: string): string {
+  if (issue.code === 'invalid_type' && issue.expected === 'number') return notANumber(value);
+  return issue.message;
 }

@@ -15,6 +15,8 @@ import { MEMBENCH_VERSION } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
 import { PROTOCOL_KNOBS } from '../results/protocols.js';
+import { importSummary } from '../results/import-summary.js';
+import type { ImportSummary } from '../results/schema.js';
 import {
   checkProtocolDatasets,
   checkProtocolOption,
@@ -106,9 +108,13 @@ function protocolParams(
 }
 
 /** Validates everything (scenarios, strategies, params) before the first cell runs. */
-export async function planRun(
-  options: RunOptions,
-): Promise<{ plans: CellPlan[]; scenarios: Scenario[]; strategies: StrategySetting[]; errata: ErrataReport[] }> {
+export async function planRun(options: RunOptions): Promise<{
+  plans: CellPlan[];
+  scenarios: Scenario[];
+  strategies: StrategySetting[];
+  errata: ErrataReport[];
+  imports: ImportSummary[];
+}> {
   checkRunNumbers(options);
   checkProtocolOption(options.protocol);
   if (options.protocolFull && options.protocol === undefined)
@@ -172,6 +178,7 @@ export async function planRun(
       `--question-prompts ${options.questionPrompts}: the templates word a dataset's questions at import: name the dataset with --dataset`,
     );
   const errata: ErrataReport[] = [];
+  const imports: ImportSummary[] = [];
   if (options.questions?.length && !options.datasets?.length)
     throw new MembenchError('INVALID_ARGUMENT', '--question picks questions of a dataset: name it with --dataset');
   const questions = options.questions?.length ? new QuestionFilter(options.questions) : undefined;
@@ -188,6 +195,7 @@ export async function planRun(
     if (report.repaired.length + report.skipped.length + (report.errata?.unused ?? 0) > 0)
       options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
+    imports.push(importSummary(arg, report));
     selected.push(...imported);
   }
   const unknown = options.questions?.find((id) => !questions?.matched.has(id));
@@ -260,7 +268,7 @@ export async function planRun(
       }
     }
   }
-  return { plans, scenarios, strategies: settings, errata };
+  return { plans, scenarios, strategies: settings, errata, imports };
 }
 
 /** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */

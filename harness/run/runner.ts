@@ -14,8 +14,16 @@ import { startCalibration, type Calibration } from '../core/calibration.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
 import { runInPool, RunInterrupted, type PoolTask } from './pool.js';
 import { withinTimeLimit } from './cell-timeout.js';
+import { checkCellScheduleFile } from './cell-sched.js';
+import { checkProfileDir } from '../process/worker.js';
 import { makeRunTempDir } from './temp-dirs.js';
-import { RESULTS_SCHEMA_VERSION, type CellResult, type RunHeader, type RunResult } from '../results/schema.js';
+import {
+  RESULTS_SCHEMA_VERSION,
+  type CellResult,
+  type ImportSummary,
+  type RunHeader,
+  type RunResult,
+} from '../results/schema.js';
 import { inShard, type ShardedRunHeader } from '../results/shard.js';
 import { shareRankings } from '../results/shared-rankings.js';
 import { TokenCounter } from '../core/tokens.js';
@@ -65,8 +73,9 @@ async function planned(
   digest: string;
   strategies: StrategySetting[];
   errata: ErrataReport[];
+  imports: ImportSummary[];
 }> {
-  const { plans, scenarios, strategies, errata } = await planRun(options);
+  const { plans, scenarios, strategies, errata, imports } = await planRun(options);
   return {
     plans,
     scenarioHeaders: scenarios.map((scenario) => ({
@@ -78,6 +87,7 @@ async function planned(
     digest: planDigest(plans, scenarios, settings),
     strategies,
     errata,
+    imports,
   };
 }
 
@@ -92,14 +102,24 @@ function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined):
   });
 }
 
+/**
+ * The developer switches (docs/development.md) a cell or a child process would trip on, each in its
+ * own way (every cell failing, a line per process): refused before the run, naming the variable.
+ */
+export function checkDeveloperSwitches(): void {
+  checkCellScheduleFile();
+  checkProfileDir();
+}
+
 /** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
+  checkDeveloperSwitches();
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
   const workers = options.workers ?? 1;
   const settings = providerSettings(options);
-  const { plans, scenarioHeaders, digest, strategies, errata } = await planned(options, settings);
+  const { plans, scenarioHeaders, digest, strategies, errata, imports } = await planned(options, settings);
   const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));
   const results = new Map<number, CellResult>();
   const record = async (position: number, result: CellResult): Promise<void> => {
@@ -199,6 +219,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     durationMs: performance.now() - started,
     machine: machineId(),
     ...(calibration ? { calibration } : {}),
+    ...(options.protocol !== undefined ? { protocol: options.protocol } : {}),
+    ...(imports.length > 0 ? { imports } : {}),
   };
   return {
     header,

@@ -10,6 +10,7 @@ import { ENDPOINT_DEFAULTS } from '../models/endpoint.js';
 import { z } from 'zod';
 import { rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
+import { describeInput } from '../core/text.js';
 import { MAX_UNPARSED_SHARE } from '../results/judge-limits.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import { PROTOCOLS } from '../results/schema.js';
@@ -32,14 +33,38 @@ export {
 const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER): NumberRange => ({ whole: true, min, max });
 const SHARE: NumberRange = { whole: false, min: 0, max: 1, words: 'a share between 0 and 1' };
 
-/** A string or a list of them, read as a list (`strategies: x` is `strategies: [x]`). */
-const list = z
-  .union([z.string(), z.array(z.string())])
-  .transform((value) => (typeof value === 'string' ? [value] : value));
+/** A string or a list of them, read as a list (`strategies: x` is `strategies: [x]`); `example` shows one in a refusal. */
+const listOf = (example: string) =>
+  z
+    .union([z.string(), z.array(z.string())], {
+      error: (issue) => `expected a name or a list of names, like ${example}; got ${listItemShown(issue.input)}`,
+    })
+    .transform((value) => (typeof value === 'string' ? [value] : value));
+/** What a list setting holds instead of strings: the value, or its first item that is not a string. */
+const listItemShown = (input: unknown): string => {
+  const item = Array.isArray(input) ? input.find((value) => typeof value !== 'string') : undefined;
+  return item === undefined ? describeInput(input) : `${describeInput(item)} in the list`;
+};
 const knobValue = z.union([z.string(), z.number(), z.boolean()]);
+const knobValues = z.union([knobValue, z.array(knobValue)]);
+const PARAMS_FORM = 'expected a mapping of STRATEGY.KNOB to values, like window.k: [2, 4], or a list of -p values';
+/** Why `params` is refused: the usual mistake is a strategy's knobs nested under its name (`window: {k: 2}`). */
+const paramsRefusal = (input: unknown): string => {
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    return `${PARAMS_FORM}; got ${listItemShown(input)}`;
+  const [strategy, nested] = Object.entries(input).find(([, value]) => !knobValues.safeParse(value).success) ?? [];
+  if (strategy === undefined) return PARAMS_FORM;
+  const [knob, value] =
+    nested !== null && typeof nested === 'object' && !Array.isArray(nested) ? (Object.entries(nested)[0] ?? []) : [];
+  return knob === undefined
+    ? `${PARAMS_FORM}; "${strategy}" holds ${describeInput(nested)}`
+    : `${PARAMS_FORM}; "${strategy}" holds a mapping: write its knobs as ${strategy}.${knob}: ${JSON.stringify(value)}`;
+};
 /** `["window.k=2,4,8"]`, one such string, or `{ window.k: [2, 4, 8] }`: always the `-p` strings. */
 const params = z
-  .union([list, z.record(z.string(), z.union([knobValue, z.array(knobValue)]))])
+  .union([listOf('[window.k=2, "bm25.k=4,8"]'), z.record(z.string(), knobValues)], {
+    error: (issue) => paramsRefusal(issue.input),
+  })
   .transform((value) =>
     Array.isArray(value)
       ? value
@@ -62,7 +87,7 @@ const RUN_JUDGE = ['run', 'judge'] as const;
  * `option` or `live` says otherwise; a config key is always the table's key.
  */
 export const SETTINGS = {
-  strategies: setting(list, {
+  strategies: setting(listOf('[buffer, window]'), {
     group: 'matrix',
     describe: () =>
       `strategies to run (default: all built-ins): ${BUILTIN_STRATEGY_NAMES.join(', ')}; peers ${PEER_NAMES.join(', ')}; langchain:NAME; or a module path`,
@@ -84,7 +109,7 @@ export const SETTINGS = {
       'config file with the matrix and settings (default: membench.config.yaml, .yml or .json in the working dir, if there is one)',
     flag: { name: 'config', commands: RUN_TUNE, yargs: { type: 'string' } },
   }),
-  scenarios: setting(list, {
+  scenarios: setting(listOf('[recipes-en, ./my-scenario.yaml]'), {
     group: 'matrix',
     describe: () =>
       `built-in scenario or suite names, or .yaml/.json paths (default: every built-in but the long ones: ${builtinScenarioNames()
@@ -95,13 +120,18 @@ export const SETTINGS = {
     config: true,
     planned: true,
   }),
-  out: setting(z.string(), {
-    group: 'output',
-    describe: 'output dir (default: a fresh .membench/run-<timestamp>)',
-    defaultText: 'a fresh .membench/run-<timestamp>',
-    flag: { name: 'out', alias: 'o', commands: RUN_TUNE, yargs: { type: 'string' } },
-    config: true,
-  }),
+  out: setting(
+    z.string().refine((out) => out.trim() !== '', {
+      error: 'is empty: give the output dir, or remove `out` for the default',
+    }),
+    {
+      group: 'output',
+      describe: 'output dir (default: a fresh .membench/run-<timestamp>)',
+      defaultText: 'a fresh .membench/run-<timestamp>',
+      flag: { name: 'out', alias: 'o', commands: RUN_TUNE, yargs: { type: 'string' } },
+      config: true,
+    },
+  ),
   overwrite: setting(flagOnly<boolean>(), {
     group: 'output',
     describe: 'replace the files of an earlier run in --out',
@@ -163,7 +193,7 @@ export const SETTINGS = {
     config: true,
     planned: true,
   }),
-  datasets: setting(list, {
+  datasets: setting(listOf('[locomo:data/locomo.json]'), {
     group: 'matrix',
     describe: 'import and run a dataset file directly: locomo:FILE or longmemeval:FILE',
     flag: { name: 'dataset', commands: RUN_TUNE, yargs: { type: 'string', array: true } },
@@ -235,7 +265,7 @@ export const SETTINGS = {
       planned: true,
     },
   ),
-  priceDurability: setting(list, {
+  priceDurability: setting(listOf('[remember-then-crash]'), {
     group: 'matrix',
     describe:
       "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)",

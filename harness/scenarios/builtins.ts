@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
+import { didYouMean } from '../core/text.js';
 import { checkScenarioFile, formatProblem, type CheckOptions, type ScenarioCheck } from './load.js';
 import { generateWorkload } from './generator.js';
 import { checkSpecFile } from './generator-spec.js';
@@ -33,7 +34,7 @@ export function resolveScenarioFile(nameOrPath: string): string {
   if (!file) {
     throw new MembenchError(
       'UNKNOWN_SCENARIO',
-      `unknown scenario "${nameOrPath}": built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`,
+      `unknown scenario "${nameOrPath}"${didYouMean(nameOrPath, builtinScenarioNames())}: built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`,
     );
   }
   return file;

@@ -12,11 +12,15 @@ import {
   isPair,
   isScalar,
   LineCounter,
+  parseAllDocuments,
   parseDocument,
   type Document,
+  type YAMLError,
 } from 'yaml';
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
+import { positionOf } from '../core/json-errors.js';
+import { describeInput, typoOf } from '../core/text.js';
 import { stepMessages } from './evidence.js';
 import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
 
@@ -87,14 +91,6 @@ export class Locator {
     }
     return this.value(segments);
   }
-}
-
-function describeInput(input: unknown): string {
-  if (input === null) return 'null';
-  if (Array.isArray(input)) return 'a list';
-  if (typeof input === 'object') return 'a mapping';
-  if (typeof input === 'string') return `"${input.length > 40 ? `${input.slice(0, 40)}…` : input}"`;
-  return String(input);
 }
 
 /** Turns zod's issue into a short sentence a user can act on. */
@@ -223,13 +219,6 @@ export function documentValue(doc: Document.Parsed): { value: unknown } | { prob
   }
 }
 
-/** Line and column (1-based) of a character offset. */
-export function positionOf(text: string, offset: number): { line: number; col: number } {
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  return { line, col: offset - before.lastIndexOf('\n') };
-}
-
 /**
  * A `crash` arms its point for the next step that runs in the agent (session boundaries and
  * concurrent blocks pass it on): with no such step it has nothing left to crash into, and one
@@ -272,6 +261,32 @@ export interface DocumentKind {
 
 const SCENARIO_DOCUMENT: DocumentKind = { noun: 'scenario', holds: '`name` and `steps`' };
 
+/**
+ * YAML text with each lone CR (classic Mac line ends) made a LF: YAML 1.2 reads a lone CR as a line
+ * break, the yaml package and its LineCounter do not (every line would be line 1). Same length, so
+ * offsets into the text stay valid.
+ */
+export function yamlLineBreaks(text: string): string {
+  return text.includes('\r') ? text.replace(/\r(?!\n)/gu, '\n') : text;
+}
+
+/**
+ * The yaml package's complaint in a line: a second document counted and said as the file kind's
+ * mistake (the package says "please use YAML.parseAllDocuments()"), the position suffix dropped.
+ */
+export function yamlErrorMessage(error: YAMLError, text: string, kind: DocumentKind): string {
+  if (error.code === 'MULTIPLE_DOCS') {
+    let count: number | undefined;
+    try {
+      count = parseAllDocuments(text).length;
+    } catch {
+      count = undefined;
+    }
+    return `the file holds ${count && count > 1 ? count : 'more than one'} YAML documents (a line with --- starts one): a ${kind.noun} is one YAML document`;
+  }
+  return error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
+}
+
 /** A parsed mapping and the locator of its nodes, or the located problems that stopped parsing. */
 export type ParsedMapping =
   | { value: Record<string, unknown>; locate: Locator; problems: Problem[] }
@@ -294,6 +309,7 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
   };
 
   if (text.startsWith('\uFEFF')) text = text.slice(1);
+  text = yamlLineBreaks(text);
   if (text.trim().length === 0)
     return fail({ line: 1, col: 1 }, [], `file is empty: expected a ${kind.noun} with ${kind.holds}`);
   const nul = text.indexOf('\u0000');
@@ -321,11 +337,13 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
     // Later errors at the same place are cascades of the first.
     if (seen.has(`${where.line}:${where.col}`)) continue;
     seen.add(`${where.line}:${where.col}`);
-    const message =
-      error.code === 'MULTIPLE_DOCS'
-        ? `a ${kind.noun} file holds one YAML document, found a second (a line with ---)`
-        : error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
-    problems.push({ file, ...where, path: '(document)', message: `invalid YAML: ${message}`, severity: 'error' });
+    problems.push({
+      file,
+      ...where,
+      path: '(document)',
+      message: `invalid YAML: ${yamlErrorMessage(error, text, kind)}`,
+      severity: 'error',
+    });
   }
   if (problems.length > 0) return { problems };
 
@@ -404,8 +422,23 @@ export function checkScenarioValue(
 
   const header = scenarioHeader.safeParse(record, { reportInput: true });
   if (!header.success) {
+    const unknownKeys = Object.keys(value).filter((key) => !(key in scenarioHeader.shape));
     for (const issue of header.error.issues) {
       const fromFileName = issue.path[0] === 'name' && value.name === undefined;
+      // A required key missing beside an unknown key a typo away (`stpes:`): the warning about the
+      // unknown key is never shown when the file fails, so the error says it.
+      const missing = issue.path.length === 1 && !(String(issue.path[0]) in value) ? String(issue.path[0]) : undefined;
+      const typo = missing === undefined ? undefined : typoOf(missing, unknownKeys);
+      if (typo !== undefined) {
+        problems.push({
+          file,
+          ...locate.key([typo]),
+          path: formatPath(issue.path as PathSegment[]),
+          message: `${describeIssue(issue)} (found "${typo}": a typo?)`,
+          severity: 'error',
+        });
+        continue;
+      }
       error(
         issue.path as PathSegment[],
         describeIssue(issue) + (fromFileName ? ' (the name comes from the file name: give the scenario a `name`)' : ''),

@@ -154,7 +154,7 @@ describe('membench compare', () => {
       ['compare', 'package.json', 'baselines/offline.json'],
       'package.json: not a membench results file (expected a "header"',
     ],
-    [['compare', 'README.md', 'baselines/offline.json'], 'README.md: not a membench results file: not JSON'],
+    [['compare', 'README.md', 'baselines/offline.json'], 'README.md:1:1: not a membench results file: not JSON'],
     [['compare', 'fixtures', 'baselines/offline.json'], 'fixtures: a directory without results.json'],
     [
       ['compare', 'baselines/offline.json', 'baselines/offline.json', '--max-latency-ratio', '0.5'],

@@ -83,7 +83,7 @@ describe('reading results back', () => {
   });
 
   it.each([
-    ['not json', 'x.json: not a membench results file: not JSON'],
+    ['nil', 'x.json:1:2: not a membench results file: not JSON'],
     [
       '{"cells": []}',
       'x.json: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)',
@@ -94,6 +94,23 @@ describe('reading results back', () => {
     ],
   ])('refuses %s with a clear message', (text, message) => {
     expect(() => parseResults(text, 'x.json')).toThrow(message);
+  });
+
+  it('locates where JSON stops, by line and column: a truncated file at its end, a bad token where it is', () => {
+    const truncated = `{\n  "header": {"schemaVersion": 7},\n  "cells": [\n    {"id": "a"`;
+    expect(() => parseResults(truncated, 'x.json')).toThrow(
+      /^x\.json:4:15: not a membench results file: not JSON \(Expected ',' or '\}' after property value\)$/u,
+    );
+    expect(() => parseResults('{\n  "header": {\n', 'x.json')).toThrow(
+      /^x\.json:3:1: not a membench results file: not JSON \(/u,
+    );
+    // V8 names no position when the text ends inside a value: the end of the text is where it stopped.
+    expect(() => parseResults('{\n  "header": tr', 'x.json')).toThrow(
+      /^x\.json:2:15: not a membench results file: not JSON \(Unexpected end of JSON input\)$/u,
+    );
+    expect(() => parseResults('{\n  "header": 1,\n  "cells": [1,, 2]\n}', 'x.json')).toThrow(
+      /^x\.json:3:15: not a membench results file: not JSON \(/u,
+    );
   });
 
   it('names the bad field of a damaged results file', () => {

@@ -153,6 +153,32 @@ describe('loadStrategyDefinition', () => {
     );
   });
 
+  it('points at the built-in a typo away from an unknown name, and at none when no name is close', async () => {
+    expect((await rejection(load('bufer'))).message).toMatch(
+      /^unknown strategy "bufer" \(did you mean buffer\?\): built-ins are /u,
+    );
+    expect((await rejection(load('sumary-bufer'))).message).toMatch(
+      /^unknown strategy "sumary-bufer" \(did you mean summary-buffer\?\): /u,
+    );
+    expect((await rejection(load('nope'))).message).not.toMatch(/did you mean/u);
+  });
+
+  it('refuses a file that is not a module by its extension, and points a scenario file at -c', async () => {
+    const scenario = await write('small.yaml', 'name: small\nsteps:\n  - user: hi\n    assistant: hello\n');
+    const error = await rejection(load(scenario));
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toBe(
+      `strategy module ./small.yaml (${path.join(dir, 'small.yaml')}) is a .yaml file: a strategy module is a .js, .mjs, .cjs or .ts file (or .mts, .cts, .jsx, .tsx); it looks like a scenario file: give it with -c (--scenario)`,
+    );
+    const notes = await write('notes.txt', 'hello\n');
+    expect((await rejection(load(notes))).message).toBe(
+      `strategy module ./notes.txt (${path.join(dir, 'notes.txt')}) is a .txt file: a strategy module is a .js, .mjs, .cjs or .ts file (or .mts, .cts, .jsx, .tsx)`,
+    );
+    // YAML that is no scenario gets no hint.
+    const other = await write('other.yml', 'seed: 1\n');
+    expect((await rejection(load(other))).message).toMatch(/is a \.yml file: a strategy module is .*\.tsx\)$/u);
+  });
+
   it('reports a syntax error with its line and column, without a stack', async () => {
     const spec = await write('syntax.ts', 'export default {\n  name: "x",\n  create( => 1,\n};\n');
     const error = await rejection(load(spec));

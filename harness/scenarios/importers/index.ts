@@ -9,6 +9,7 @@
  */
 import { stringify } from 'yaml';
 import { MembenchError } from '../../core/errors.js';
+import { counted } from '../../core/plural.js';
 import { checkScenarioValue, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
 import type { Scenario } from '../format.js';
 import { noteContentDigest } from '../content-digest.js';
@@ -254,7 +255,9 @@ export function nothingImported(report: ImportReport): MembenchError {
   const what =
     report.units === 0
       ? `the list holds no ${converter.units}`
-      : `none of its ${report.units} ${converter.units} could be imported`;
+      : report.units === 1
+        ? `its only ${converter.units.replace(/s$/u, '')} could not be imported`
+        : `none of its ${report.units} ${converter.units} could be imported`;
   return new MembenchError(
     'INVALID_ARGUMENT',
     `${report.file}: nothing to import: ${what}`,
@@ -284,9 +287,9 @@ function group(issues: readonly ImportIssue[]): string[] {
 export function formatImportReport(report: ImportReport): string {
   const converter = CONVERTERS[report.dataset];
   const lines = [
-    `${report.dataset}: ${report.units} ${converter.units} read from ${report.file}, ${report.scenarios} scenario${report.scenarios === 1 ? '' : 's'} imported`,
+    `${report.dataset}: ${counted(report.units, converter.units)} read from ${report.file}, ${counted(report.scenarios, 'scenarios')} imported`,
     `${converter.itemsName}: ${report.items} read: ${report.imported} imported as is, ${report.repairedItems} repaired, ${report.skippedItems} skipped`,
-    `${report.sessions} sessions, ${report.turns} turns (both speakers' messages, none written by a model); probes by category: ${
+    `${counted(report.sessions, 'sessions')}, ${counted(report.turns, 'turns')} (both speakers' messages, none written by a model); probes by category: ${
       Object.entries(report.probesByLabel)
         .map(([label, n]) => `${label} ${n}`)
         .join(', ') || 'none'

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { MembenchError } from '../../core/errors.js';
+import { offsetFromContext } from '../../core/json-errors.js';
 
 const bad = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 
@@ -123,25 +124,6 @@ function utf8PrefixLength(bytes: Uint8Array): number {
     else high = mid - 1;
   }
   return low;
-}
-
-/** Characters V8's JSON.parse message quotes on each side of the error when it quotes part of the text. */
-const CONTEXT_CHARS = 10;
-
-/**
- * Where in `text` V8's message puts the error when it names no offset (Node 20's: `Unexpected
- * token 'N', ..."b": NaN, "c"... is not valid JSON`, ten characters either side): the quoted
- * context found in the text. Undefined where the message quotes the whole text, or the context is
- * not found.
- */
-function offsetFromContext(message: string, text: string): number | undefined {
-  const quoted = /^Unexpected token [^,]*, (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/u.exec(message);
-  if (!quoted) return undefined;
-  const [, before, context, after] = quoted;
-  if (!before && !after) return undefined;
-  const at = text.indexOf(context!);
-  if (at < 0) return undefined;
-  return before ? at + CONTEXT_CHARS : at + context!.length - CONTEXT_CHARS;
 }
 
 /** The characters inside a JSON string that the list scanner looks at: its end, an escape, a line break (for the line count). */

@@ -54,6 +54,7 @@ import {
   type ImportLog,
 } from './shared.js';
 import { isRecord } from '../../core/guards.js';
+import { counted } from '../../core/plural.js';
 import { LONGMEMEVAL_FORMAT, LONGMEMEVAL_TYPES } from './longmemeval-format.js';
 
 /** "2023/05/30 (Tue) 23:40" → "2023-05-30T23:40:00Z" (no time zone in the dataset: read as UTC). */
@@ -176,14 +177,14 @@ function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog
     log.repair(
       `${item} haystack_session_ids`,
       'session-ids-mismatch',
-      `${ids.length} session ids for ${lists.length} sessions: missing ones numbered`,
+      `${counted(ids.length, 'session ids')} for ${counted(lists.length, 'sessions')}: missing ones numbered`,
       item,
     );
   if (dates.length !== lists.length)
     log.repair(
       `${item} haystack_dates`,
       'dates-mismatch',
-      `${dates.length} dates for ${lists.length} sessions: sessions without one have no timestamp`,
+      `${counted(dates.length, 'dates')} for ${counted(lists.length, 'sessions')}: sessions without one have no timestamp`,
       item,
     );
   const sessions = lists.map((turns: unknown, position): Session => {

@@ -181,7 +181,8 @@ describe('membench.config.yaml', () => {
 
   it('reports broken YAML and JSON at the place the parser stopped', async () => {
     expect(await problems(await configFile('c.yaml', 'seed: [1\n'))).toEqual([
-      expect.stringMatching(/c\.yaml:1:1: \(document\): invalid YAML: /u),
+      // The parser stops at the end of the file, where the ] is still missing (the scenario loader says the same).
+      expect.stringMatching(/c\.yaml:2:1: \(document\): invalid YAML: Flow sequence/u),
     ]);
     expect(await problems(await configFile('c.json', '{\n  "seed": 1,\n  "model" 3\n}'))).toEqual([
       expect.stringMatching(/c\.json:3:\d+: \(document\): invalid JSON: /u),
@@ -200,6 +201,42 @@ describe('membench.config.yaml', () => {
         /c\.yaml:\d+:\d+: \(document\): invalid YAML: alias \*[a-g] expands the document past 16777216 characters, the size limit of a file \(a YAML alias bomb\?\)$/u,
       ),
     ]);
+  });
+
+  it('says what a setting of the wrong shape should be, not "Invalid input"', async () => {
+    const located = async (text: string): Promise<string[]> =>
+      (await problems(await configFile('membench.config.yaml', text))).map((line) =>
+        line.replace(/^.*membench\.config\.yaml/u, 'membench.config.yaml'),
+      );
+    expect(await located('params: 5\n')).toEqual([
+      'membench.config.yaml:1:9: params: expected a mapping of STRATEGY.KNOB to values, like window.k: [2, 4], or a list of -p values; got 5',
+    ]);
+    expect(await located('params:\n  window: {k: 2}\n')).toEqual([
+      'membench.config.yaml:2:3: params: expected a mapping of STRATEGY.KNOB to values, like window.k: [2, 4], or a list of -p values; "window" holds a mapping: write its knobs as window.k: 2',
+    ]);
+    expect(await located('strategies: 5\n')).toEqual([
+      'membench.config.yaml:1:13: strategies: expected a name or a list of names, like [buffer, window]; got 5',
+    ]);
+    expect(await located('scenarios: [recipes-en, {a: 1}]\n')).toEqual([
+      'membench.config.yaml:1:12: scenarios: expected a name or a list of names, like [recipes-en, ./my-scenario.yaml]; got a mapping in the list',
+    ]);
+    // An empty out would write into the working dir: refused where it is written, not as the flag.
+    expect(await located('strategies: [buffer]\nout: ""\n')).toEqual([
+      'membench.config.yaml:2:6: out: is empty: give the output dir, or remove `out` for the default',
+    ]);
+  });
+
+  it('counts the YAML documents of a file holding several, at the --- that starts the second', async () => {
+    expect(await problems(await configFile('c.yaml', 'strategies: [buffer]\n---\nseed: 1\n'))).toEqual([
+      expect.stringMatching(
+        /c\.yaml:2:1: \(document\): invalid YAML: the file holds 2 YAML documents \(a line with --- starts one\): a config file is one YAML document$/u,
+      ),
+    ]);
+  });
+
+  it('reads a lone CR (classic Mac line ends) as a line break: problems on their own lines', async () => {
+    const file = await configFile('c.yaml', 'strategies: [buffer]\rseed: seven\rworkers: 2\r');
+    expect(await problems(file)).toEqual([expect.stringMatching(/c\.yaml:2:7: seed: expected a whole number/u)]);
   });
 
   it('is found in the working dir; two at once is an error', async () => {

@@ -231,8 +231,31 @@ describe('loader edge cases found in review', () => {
   test('reports a second YAML document in plain words', async () => {
     const check = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n', 'two.yaml');
     expect(check.problems.map(formatProblem)).toEqual([
-      'two.yaml:4:1: (document): invalid YAML: a scenario file holds one YAML document, found a second (a line with ---)',
+      'two.yaml:4:1: (document): invalid YAML: the file holds 2 YAML documents (a line with --- starts one): a scenario is one YAML document',
     ]);
+    const three = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n---\n', 'three.yaml');
+    expect(three.problems.map(formatProblem)).toEqual([
+      'three.yaml:4:1: (document): invalid YAML: the file holds 3 YAML documents (a line with --- starts one): a scenario is one YAML document',
+    ]);
+  });
+
+  test('says a required key is missing beside an unknown key a typo away from it (its warning is not shown for a failing file)', () => {
+    const check = checkScenarioText('name: x\nstpes:\n  - user: hi\n', 'typo.yaml');
+    expect(check.problems.map(formatProblem)).toEqual([
+      'typo.yaml:2:1: steps: required: expected a list of steps (found "stpes": a typo?)',
+    ]);
+    const far = checkScenarioText('name: x\nturns:\n  - user: hi\n', 'far.yaml');
+    expect(far.problems.map(formatProblem)).toEqual([
+      expect.stringMatching(/^far\.yaml:1:1: steps: required: expected a list of steps$/u),
+    ]);
+  });
+
+  test('reads a lone CR (classic Mac line ends) as a line break, as YAML 1.2 does: lines located as in the file', () => {
+    const valid = checkScenarioText('name: cr\rsteps:\r  - user: hi\r    assistant: hello\r', 'cr.yaml');
+    expect(valid.problems).toEqual([]);
+    expect(valid.scenario?.steps).toHaveLength(1);
+    const bad = checkScenarioText('name: cr\rsteps:\r  - user: hi\r  - nosuch: x\r', 'bad.yaml');
+    expect(bad.problems.filter((problem) => problem.severity === 'error').map((problem) => problem.line)).toEqual([4]);
   });
 
   test('reports 100,000 levels of nesting once, as nesting', async () => {

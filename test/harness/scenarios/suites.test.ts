@@ -10,6 +10,7 @@ import {
   builtinSuiteFile,
   builtinSuiteNames,
   loadScenarios,
+  resolveScenarioFile,
 } from '../../../harness/scenarios/builtins.js';
 
 describe('built-in suites', () => {
@@ -22,6 +23,16 @@ describe('built-in suites', () => {
     expect(builtinSuiteFile('generated')).toMatch(/scenarios\/suites\/generated\.yaml$/u);
     expect(builtinSuiteFile('recipes-en')).toBeUndefined();
     expect(builtinSuiteFile('./generated.yaml')).toBeUndefined();
+  });
+
+  test('an unknown name is refused with the built-in a typo away, if one is', () => {
+    expect(() => resolveScenarioFile('recipes-ch')).toThrow(
+      /^unknown scenario "recipes-ch" \(did you mean recipes-zh\?\): built-ins are /u,
+    );
+    expect(() => resolveScenarioFile('generatd')).toThrow(
+      /^unknown scenario "generatd" \(did you mean generated\?\): /u,
+    );
+    expect(() => resolveScenarioFile('zzzz')).toThrow(/^unknown scenario "zzzz": built-ins are /u);
   });
 
   test('a suite name expands, in place, into its generated scenarios', async () => {

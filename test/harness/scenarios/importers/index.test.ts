@@ -185,7 +185,7 @@ describe('importDataset (run --dataset)', () => {
       () => undefined,
       (caught: unknown) => caught as MembenchError,
     );
-    expect(error?.message).toBe(`${nothing}: nothing to import: none of its 1 conversations could be imported`);
+    expect(error?.message).toBe(`${nothing}: nothing to import: its only conversation could not be imported`);
     expect(error?.details).toEqual([
       'skipped (1):',
       '  conversation-missing (1):',
@@ -222,9 +222,9 @@ test('formatImportReport groups issues by kind with at most three examples each'
   log.skip('c qa[5]', 'question-missing', 'no question', 'c qa[5]');
   log.item('c qa[6]');
   expect(formatImportReport(log.report()).split('\n')).toEqual([
-    'locomo: 1 conversations read from locomo10.json, 1 scenario imported',
+    'locomo: 1 conversation read from locomo10.json, 1 scenario imported',
     'QA items: 7 read: 1 imported as is, 5 repaired, 1 skipped',
-    "1 sessions, 3 turns (both speakers' messages, none written by a model); probes by category: single-hop 2, temporal 1",
+    "1 session, 3 turns (both speakers' messages, none written by a model); probes by category: single-hop 2, temporal 1",
     'repaired (5):',
     '  answer-number (5):',
     '    c qa[0]: answer 0 is a number',

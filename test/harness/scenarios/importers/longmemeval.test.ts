@@ -206,6 +206,16 @@ describe('LongMemEval fixture', async () => {
     expect(messages).toContain('content-number: content 7 is a number: read as the text "7"');
   });
 
+  test('session ids and dates that do not match the sessions are counted in the number they take', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const { report: said } = await importText(
+      JSON.stringify([{ ...first, haystack_session_ids: ['only'], haystack_dates: ['2023/05/20 (Sat) 02:21'] }]),
+    );
+    const messages = said.repaired.map((issue) => issue.message);
+    expect(messages).toContain('1 session id for 3 sessions: missing ones numbered');
+    expect(messages).toContain('1 date for 3 sessions: sessions without one have no timestamp');
+  });
+
   test('--limit N imports the first N questions', async () => {
     const limited = await importFile(2);
     expect([...limited.scenarios.keys()]).toEqual(['longmemeval-7f3a91c2', 'longmemeval-gpt4_2655b836']);
