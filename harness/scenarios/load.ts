@@ -5,11 +5,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  isAlias,
-  isCollection,
   isMap,
   isNode,
-  isPair,
   isScalar,
   LineCounter,
   parseAllDocuments,
@@ -22,6 +19,7 @@ import { MembenchError } from '../core/errors.js';
 import { positionOf } from '../core/json-errors.js';
 import { describeInput, typoOf } from '../core/text.js';
 import { stepMessages } from './evidence.js';
+import { yamlNodeProblem } from './yaml-nodes.js';
 import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
 
 /** Scenario files larger than this are refused before they are read. */
@@ -125,93 +123,16 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
 }
 
 /**
- * Anchors and aliases a document may hold together. The yaml package looks each alias up among the
- * anchors and aliases before it, so their number squared is its work: ~0.25 s at this limit.
- */
-export const MAX_ANCHORS_AND_ALIASES = 5_000;
-
-/** Why aliases stop a document: a limit crossed, or a cycle, at the alias (or anchor) `offset`. */
-interface AliasProblem {
-  problem: string;
-  offset: number;
-}
-
-/**
- * What the document's aliases would make of it written out, walked in document order (aliases
- * resolve to the last anchor of their name before them): the first alias that takes the expanded
- * text past `maxChars` (a "billion laughs" file), the node past MAX_ANCHORS_AND_ALIASES, an alias
- * inside the value it names, or one with no anchor before it.
- */
-function aliasProblem(doc: Document.Parsed, maxChars: number): AliasProblem | undefined {
-  const length = (node: { range?: readonly number[] | null }): number =>
-    node.range ? node.range[1]! - node.range[0]! : 0;
-  const latest = new Map<string, object>();
-  // Characters an anchored value's own aliases add to it, once the walk has left it.
-  const growth = new Map<object, number>();
-  let marks = 0;
-  let expanded = doc.range[2];
-  let found: AliasProblem | undefined;
-  const tooMany = (offset: number): boolean => {
-    if (++marks <= MAX_ANCHORS_AND_ALIASES) return false;
-    found = {
-      problem: `invalid YAML: more than ${MAX_ANCHORS_AND_ALIASES} anchors and aliases (each alias is looked up among all of them): write some values out`,
-      offset,
-    };
-    return true;
-  };
-  // Characters the aliases inside `node` add to it (0 once a problem is found: the walk stops).
-  const walk = (node: unknown): number => {
-    if (found) return 0;
-    if (isAlias(node)) {
-      const offset = node.range?.[0] ?? 0;
-      if (tooMany(offset)) return 0;
-      const target = latest.get(node.source);
-      const inner = target === undefined ? undefined : growth.get(target);
-      if (target === undefined || inner === undefined) {
-        found = {
-          problem:
-            target === undefined
-              ? `invalid YAML: alias *${node.source} names no anchor: set &${node.source} on a value before it`
-              : `invalid YAML: alias *${node.source} is inside the value it names (&${node.source}): it would repeat without end`,
-          offset,
-        };
-        return 0;
-      }
-      const added = length(target) + inner - length(node);
-      expanded += added;
-      if (expanded > maxChars)
-        found = {
-          problem: `invalid YAML: alias *${node.source} expands the document past ${maxChars} characters, the size limit of a file (a YAML alias bomb?)`,
-          offset,
-        };
-      return added;
-    }
-    if (!isNode(node)) return 0;
-    if (node.anchor) {
-      if (tooMany(node.range?.[0] ?? 0)) return 0;
-      latest.set(node.anchor, node);
-    }
-    let added = 0;
-    if (isCollection(node))
-      for (const item of node.items) added += isPair(item) ? walk(item.key) + walk(item.value) : walk(item);
-    if (node.anchor) growth.set(node, added);
-    return added;
-  };
-  walk(doc.contents);
-  return found;
-}
-
-/**
- * The document as plain data, or why it cannot be: nesting too deep for the stack, or aliases
- * (aliasProblem) expanding it past MAX_SCENARIO_BYTES characters (what a file may hold written
- * out), past MAX_ANCHORS_AND_ALIASES or without end, refused with the alias's `offset` instead of
- * thrown (also used by the config loader).
+ * The document as plain data, or why it cannot be: nesting too deep for the stack, a tag, or
+ * aliases (yamlNodeProblem) expanding it past MAX_SCENARIO_BYTES characters (what a file may hold
+ * written out), past MAX_ANCHORS_AND_ALIASES or without end, refused with the node's `offset`
+ * instead of thrown (also used by the config loader).
  */
 export function documentValue(doc: Document.Parsed): { value: unknown } | { problem: string; offset?: number } {
   try {
-    const aliases = aliasProblem(doc, MAX_SCENARIO_BYTES);
-    if (aliases) return aliases;
-    // aliasProblem has bounded the expansion: the library's own count (100 copies of one anchor) is off.
+    const problem = yamlNodeProblem(doc, MAX_SCENARIO_BYTES);
+    if (problem) return problem;
+    // yamlNodeProblem has bounded the expansion: the library's own count (100 copies of one anchor) is off.
     return { value: doc.toJS({ maxAliasCount: -1 }) };
   } catch (error) {
     if (error instanceof RangeError) return { problem: `nested too deeply to parse (more than ${MAX_NESTING} levels)` };

@@ -13,9 +13,9 @@ import {
   checkScenarioValue,
   documentValue,
   formatProblem,
-  MAX_ANCHORS_AND_ALIASES,
   MAX_SCENARIO_BYTES,
 } from '../../../harness/scenarios/load.js';
+import { MAX_ANCHORS_AND_ALIASES } from '../../../harness/scenarios/yaml-nodes.js';
 
 /** The located lines a text gets, and whether it loads. */
 function check(text: string, file = 's.yaml'): { ok: boolean; lines: string[] } {
@@ -209,5 +209,23 @@ describe('YAML aliases are judged by what they expand to', () => {
     expect(check('name: x\nsteps:\n  - user: hi\n  - *u\n  - &u {user: hi}\n').lines).toEqual([
       's.yaml:4:5: (document): invalid YAML: alias *u names no anchor: set &u on a value before it',
     ]);
+  });
+});
+
+describe('YAML tags', () => {
+  test('a tag beyond the core types is refused at the tagged value, where it was read as a string or misdescribed', () => {
+    for (const [tag, shown] of [
+      ['!!js/function', '!!js/function'],
+      ['!foo', '!foo'],
+      ['!!binary', '!!binary'],
+    ])
+      expect(check(`name: x\nsteps:\n  - user: ${tag} aGVsbG8=\n    assistant: ok\n`).lines).toEqual([
+        // Located at the tagged value, after its tag.
+        `s.yaml:3:${11 + tag.length + 1}: (document): invalid YAML: the tag ${shown} is not read here (YAML's core types only: strings, numbers, booleans, null, lists, mappings): write the value without it`,
+      ]);
+  });
+
+  test('the core tags read as they say', () => {
+    expect(check('name: x\nsteps:\n  - user: !!str 42\n    assistant: ok\n').ok).toBe(true);
   });
 });
