@@ -4,7 +4,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { ChartSpec } from './chart-style.js';
-import { encodeCharts, type ChartWorkerReply } from './charts.js';
+import { encodeCharts } from './chart-draw.js';
+import type { ChartWorkerReply } from './charts.js';
 
 const port = parentPort!;
 port.once('message', (specs: ChartSpec[]) => {
