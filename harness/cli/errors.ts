@@ -39,3 +39,26 @@ export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv:
     }
   };
 }
+
+/** What yargs says of the options it parsed (not in its types): which hold one value, which a list. */
+interface ParsedOptions {
+  getOptions?: () => { string?: string[]; number?: string[]; array?: string[] };
+}
+
+/**
+ * yargs makes an option given twice (`-o a -o b`) an array, which a command reading one value then
+ * trips on (`out.trim is not a function`: an internal error). The refusal for the first such option
+ * (`--out given 2 times (a, b): …`), or undefined; `parser` is the yargs instance a middleware gets.
+ */
+export function repeatedOption(argv: Record<string, unknown>, parser: unknown): string | undefined {
+  const options = (parser as ParsedOptions).getOptions?.();
+  if (!options) return undefined;
+  const lists = new Set(options.array ?? []);
+  for (const name of [...(options.string ?? []), ...(options.number ?? [])]) {
+    const value = argv[name];
+    // Aliases hold the same array: the long name says it.
+    if (lists.has(name) || !Array.isArray(value) || name.length === 1) continue;
+    return `--${name} given ${value.length} times (${value.join(', ')}): it takes one value; give it once`;
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 /** The `membench` command line: one module per command, each a thin layer over the library. */
-import yargs from 'yargs';
+import yargs, { type MiddlewareFunction } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { MEMBENCH_VERSION } from '../core/package-info.js';
 import * as importDataset from './import.js';
@@ -15,6 +15,7 @@ import * as run from './run.js';
 import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
+import { repeatedOption } from './errors.js';
 
 /**
  * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
@@ -95,6 +96,15 @@ export async function main(argv: string[]): Promise<void> {
     .command(generate)
     .command(bench)
     .command(serve)
+    .middleware(
+      ((parsed: Record<string, unknown>, parser: unknown) => {
+        const repeated = repeatedOption(parsed, parser);
+        if (repeated === undefined) return;
+        process.stderr.write(`membench: ${repeated}\nRun "membench --help" for usage.\n`);
+        process.exit(2);
+      }) as unknown as MiddlewareFunction,
+      true,
+    )
     .demandCommand(1, 'name a command: run, validate or list (see --help)')
     .strict()
     .version(MEMBENCH_VERSION)

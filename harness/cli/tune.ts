@@ -1,7 +1,6 @@
 /** `membench tune`: the cheapest value of a numeric knob that meets a recall target; exit 1 when none does. */
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { MembenchError } from '../core/errors.js';
 import { TUNE_METRICS } from '../run/tune-metrics.js';
 import { handled } from './errors.js';
 
@@ -64,18 +63,6 @@ export const handler = handled(async (argv: TuneArgs) => {
       import('./common.js'),
     ]);
   const { parseValues, renderTune } = tune;
-  // yargs makes a repeated string option an array: a sweep has one strategy, one knob, one list of values.
-  for (const [flag, value] of [
-    ['--strategy', argv.strategy],
-    ['--param', argv.param],
-    ['--values', argv.values],
-    ['--target-recall', argv['target-recall']],
-  ] as const)
-    if (Array.isArray(value))
-      throw new MembenchError(
-        'INVALID_ARGUMENT',
-        `${flag} given ${value.length} times (${value.join(', ')}): tune sweeps one knob of one strategy; run tune once for each`,
-      );
   const { interruptOnSignals, progressReporter } = common;
   const values = parseValues(argv.values);
   const settings = await resolveSettings(flagValues(argv, 'tune'));

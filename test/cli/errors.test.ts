@@ -50,6 +50,25 @@ describe('a command whose work never settles', () => {
   });
 });
 
+describe('an option that takes one value, given twice', () => {
+  it('is refused for every command before it runs, naming the option and both values (-o twice was an internal error)', async () => {
+    const dir = tempDirSync('membench-repeated-');
+    const [first, second] = [path.join(dir, 'a'), path.join(dir, 'b')];
+    const run = await membenchInProcess(['run', '-c', 'recipes-en', '-s', 'buffer', '-o', first, '-o', second]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`membench: --out given 2 times (${first}, ${second}): it takes one value; give it once\n`);
+    expect(existsSync(first) || existsSync(second)).toBe(false);
+    // Arguments that take a list (validate's files) stay lists.
+    const listed = await membenchInProcess(['validate', 'scenarios/recipes-en.yaml', 'scenarios/recipes-zh.yaml']);
+    expect(listed.code).toBe(0);
+    // The CLI process: the same refusal, exit 2, no stack trace.
+    const cli = await membench(['compare', 'a.json', 'b.json', '--max-recall-drop', '0.1', '--max-recall-drop', '0.2']);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toContain('membench: --max-recall-drop given 2 times (0.1, 0.2): it takes one value');
+    expect(cli.stderr).not.toMatch(/\n\s+at /u);
+  });
+});
+
 describe('a numeric flag with a bad value', () => {
   // run's and tune's shared flags, parsed in this process: the message names the flag and the text typed.
   it.each([

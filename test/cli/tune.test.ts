@@ -71,7 +71,7 @@ describe('membench tune', () => {
     const { result, out } = await tuneWindowK(['-s', 'buffer', '--values', '1,2'], '0.9', membenchInProcess);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(
-      'membench: --strategy given 2 times (window, buffer): tune sweeps one knob of one strategy',
+      'membench: --strategy given 2 times (window, buffer): it takes one value; give it once',
     );
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /u);
     expect(existsSync(out)).toBe(false);

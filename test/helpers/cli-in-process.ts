@@ -10,8 +10,9 @@
  * Tests of a file run one at a time, so swapping process.stdout.write and process.stderr.write for
  * the length of a command captures only its output.
  */
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import yargs from 'yargs';
+import { repeatedOption } from '../../harness/cli/errors.js';
 import type { CliResult } from '../cli/helpers.js';
 import { builtModule } from './built.js';
 
@@ -43,6 +44,13 @@ export async function membenchInProcess(
         .scriptName('membench')
         .command(command)
         .strict()
+        .middleware(
+          ((parsed: Record<string, unknown>, parser: unknown) => {
+            const repeated = repeatedOption(parsed, parser);
+            if (repeated !== undefined) throw new UsageFailure(repeated);
+          }) as unknown as MiddlewareFunction,
+          true,
+        )
         .exitProcess(false)
         .fail((message, error) => {
           throw error ?? new UsageFailure(message);
