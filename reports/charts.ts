@@ -43,7 +43,10 @@ export type ChartWorkerReply = { pngs: [string, Uint8Array][] } | { error: strin
  * idle at the end of a run. Where no worker entry is built, drawn here. What `membench run` writes.
  */
 export function renderChartsInParallel(result: RunResult): Promise<[string, Buffer][]> {
-  return encodeChartsInWorker(chartSpecs(result));
+  const drawn = encodeChartsInWorker(chartSpecs(result));
+  // Started before other work that may fail first: a failure here is the awaiting caller's, never an unhandled rejection.
+  drawn.catch(() => undefined);
+  return drawn;
 }
 
 /** encodeCharts in a worker thread when there is a worker entry (chartWorkerEntry), else here. */

@@ -79,9 +79,8 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
     options.onPhase?.(phase, performance.now() - phaseStart);
     phaseStart = performance.now();
   };
-  // Drawn in a worker thread while the other reports are rendered here; a failure here first still leaves no rejection unheard.
+  // Drawn in a worker thread while the other reports are rendered here.
   const charts = options.charts ?? renderChartsInParallel(result);
-  charts.catch(() => undefined);
   const read = options.resultsRead;
   const resultsInPlace = read !== undefined && path.resolve(read.file) === path.resolve(dir, 'results.json');
   const reports: [string, string | Uint8Array | Iterable<string>][] = [

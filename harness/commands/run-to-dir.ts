@@ -216,7 +216,6 @@ async function runLocked(options: RunToDirOptions, out: string, judging: JudgeSe
   if (judging.judges.length > 0) result = await judgeResults(result, { ...judging, live: run.live, cache: run.cache });
   // Drawn in a worker thread while the summary is printed and the other reports rendered.
   const charts = renderChartsInParallel(result);
-  charts.catch(() => undefined);
   options.onResult?.(result);
   const recallThreshold = settings.values.recallThreshold;
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };

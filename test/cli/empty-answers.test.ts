@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
-import { membench } from './helpers.js';
+import { liveRunArgs, membench } from './helpers.js';
 import type { OkRun } from '../helpers/cells.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -28,16 +28,10 @@ describe('answers with content: null', () => {
     const out = path.join(dir, 'run');
     const env = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
     const run = await membench(
-      [
-        'run',
-        '-c',
-        writeSmallScenario(dir, 'pantry'),
-        '-s',
-        'buffer',
-        '--model',
-        'openai:test-model',
-        '--base-url',
+      liveRunArgs(
         server.baseUrl,
+        writeSmallScenario(dir, 'pantry'),
+        ['buffer'],
         '--api-key',
         'local-test-key',
         '--no-cache',
@@ -46,7 +40,7 @@ describe('answers with content: null', () => {
         '-o',
         out,
         '-q',
-      ],
+      ),
       { env },
     );
     expect(run.code, run.stderr).toBe(0);

@@ -65,3 +65,23 @@ export function startMembench(args: readonly string[], options: { env?: NodeJS.P
 export async function until(happened: () => boolean, running: RunningCli): Promise<void> {
   while (!happened() && !running.hasExited()) await sleep(20);
 }
+
+/** `run` of `scenario` with `strategies` against a live endpoint at `baseUrl` speaking the OpenAI wire format (model `openai:test-model`), then `more` flags. */
+export function liveRunArgs(
+  baseUrl: string,
+  scenario: string,
+  strategies: readonly string[],
+  ...more: string[]
+): string[] {
+  return [
+    'run',
+    '-c',
+    scenario,
+    ...strategies.flatMap((strategy) => ['-s', strategy]),
+    '--model',
+    'openai:test-model',
+    '--base-url',
+    baseUrl,
+    ...more,
+  ];
+}

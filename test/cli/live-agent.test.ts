@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { membench } from './helpers.js';
+import { liveRunArgs, membench } from './helpers.js';
 
 let server: FakeOpenAIServer;
 beforeAll(async () => {
@@ -21,21 +21,7 @@ describe('a live model in agent processes', () => {
   it('answers the crash scenario through the endpoint, from processes started from the snapshot', async () => {
     const out = path.join(await tempDir('membench-live-agent-'), 'run');
     const run = await membench(
-      [
-        'run',
-        '-c',
-        'remember-then-crash',
-        '-s',
-        'buffer',
-        '--model',
-        'openai:test-model',
-        '--base-url',
-        server.baseUrl,
-        '--no-cache',
-        '-q',
-        '-o',
-        out,
-      ],
+      liveRunArgs(server.baseUrl, 'remember-then-crash', ['buffer'], '--no-cache', '-q', '-o', out),
       { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } },
     );
     expect(run.stderr).not.toMatch(/dynamic import/u);

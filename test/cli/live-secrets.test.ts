@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAIServer, type FakeOpenAIServer } from '../helpers/fake-openai-server.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { withoutTiming } from '../helpers/same-seed.js';
-import { membench, startMembench, until } from './helpers.js';
+import { liveRunArgs, membench, startMembench, until } from './helpers.js';
 import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
@@ -42,19 +42,8 @@ function filesHolding(dir: string, needle: string): { read: string[]; holding: s
 }
 
 /** `run` of the small scenario against a live endpoint at `baseUrl`, with the given strategies and further flags. */
-function liveRunArgs(baseUrl: string, strategies: readonly string[], ...more: string[]): string[] {
-  return [
-    'run',
-    '-c',
-    scenario,
-    ...strategies.flatMap((strategy) => ['-s', strategy]),
-    '--model',
-    'openai:test-model',
-    '--base-url',
-    baseUrl,
-    ...more,
-  ];
-}
+const smallLiveRun = (baseUrl: string, strategies: readonly string[], ...more: string[]): string[] =>
+  liveRunArgs(baseUrl, scenario, strategies, ...more);
 
 let server: FakeOpenAIServer;
 /** Two exchanges (the pork belly, the rice) and a probe: summary folds twice, the probe is answered, and "pork" is in the data. */
@@ -75,7 +64,7 @@ describe('--api-key in a live run', () => {
     const seen = server.requests.length;
     server.enqueue({ kind: 'hang' });
     const run = startMembench(
-      liveRunArgs(server.baseUrl, ['summary'], '--api-key', KEY, '--no-cache', '-w', '1', '-o', out),
+      smallLiveRun(server.baseUrl, ['summary'], '--api-key', KEY, '--no-cache', '-w', '1', '-o', out),
       { env },
     );
     // The event: the run's first model request reached the server (and hangs there), so the plan is written.
@@ -113,7 +102,7 @@ describe('the key in a finished live run', () => {
         const { args, env: runEnv } = given(KEY);
         const liveRun = (strategies: string[], out: string) =>
           membench(
-            liveRunArgs(
+            smallLiveRun(
               endpoint.baseUrl,
               strategies,
               ...args,
@@ -218,7 +207,7 @@ describe('a key that is not a secret to find', () => {
       const out = path.join(await tempDir('membench-secrets-short-'), 'run');
       const seen = server.requests.length;
       const { args, env: runEnv } = given(key);
-      const run = await membenchInProcess(liveRunArgs(server.baseUrl, ['summary'], ...args, '--no-cache', '-o', out), {
+      const run = await membenchInProcess(smallLiveRun(server.baseUrl, ['summary'], ...args, '--no-cache', '-o', out), {
         env: runEnv,
       });
       expect(run.code).toBe(2);

@@ -12,19 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { namingFile, openDatabase, storageProblem } from '../../../harness/core/sqlite.js';
 import { ensureOutDir } from '../../../harness/run/out-lock.js';
+import { thrown } from '../../helpers/thrown.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'membench-storage-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** The error `work` throws. */
-function thrown(work: () => unknown): unknown {
-  try {
-    work();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
 
 describe('SQLite storage errors', () => {
   it('"database or disk is full" names the store and, under TMPDIR, says how to move the cells there', () => {

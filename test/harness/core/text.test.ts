@@ -40,6 +40,10 @@ function randomLatin(count: number): string[] {
   );
 }
 
+/** One to `most` of `kinds`, drawn by `next`, joined by spaces: a random text of chosen pieces. */
+const wordsOf = (next: () => number, kinds: readonly string[], most: number): string =>
+  Array.from({ length: 1 + Math.floor(next() * most) }, () => kinds[Math.floor(next() * kinds.length)]).join(' ');
+
 describe('wordsOfNormalized', async () => {
   const { scenarios } = await loadScenarios(builtinScenarioNames());
   const builtin = scenarios.flatMap((scenario) => strings(scenario.steps, [])).map(normalizeText);
@@ -339,10 +343,7 @@ describe('normal form', () => {
     let holds = 0;
     let notOwnForm = 0;
     for (let i = 0; i < 5000; i++) {
-      const text = Array.from(
-        { length: 1 + Math.floor(next() * 14) },
-        () => kinds[Math.floor(next() * kinds.length)],
-      ).join(' ');
+      const text = wordsOf(next, kinds, 14);
       if (normalizeText(text) !== text) notOwnForm++;
       for (const term of termSet(text)) {
         expect(mayHoldTerm(text, term)).toBe(true);
@@ -379,10 +380,7 @@ describe('normal form', () => {
     ];
     let held = 0;
     for (let i = 0; i < 3000; i++) {
-      const raw = Array.from(
-        { length: 1 + Math.floor(next() * 10) },
-        () => kinds[Math.floor(next() * kinds.length)],
-      ).join(' ');
+      const raw = wordsOf(next, kinds, 10);
       // Normalised, as the recall metrics' messages are, and as it came.
       const text = i % 2 === 0 ? normalizeText(raw) : raw;
       for (const term of [...termSet(text), ...candidates]) {

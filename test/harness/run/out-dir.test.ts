@@ -7,16 +7,7 @@ import { makeDirs } from '../../../harness/core/fs.js';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { ensureOutDir } from '../../../harness/run/out-lock.js';
 import { tempDirSync } from '../../helpers/temp-dir.js';
-
-/** What `work` threw. */
-function thrown(work: () => unknown): unknown {
-  try {
-    work();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('nothing was thrown');
-}
+import { thrown } from '../../helpers/thrown.js';
 
 describe('makeDirs', () => {
   it('makes every missing level and returns the first it made, as mkdir -p', () => {
