@@ -10,12 +10,14 @@
 //
 // Then it builds the agent's startup snapshot (dist/harness/process/agent-snapshot.cjs evaluates the
 // bundle, Node saves the heap): agent processes start from it, with no module to evaluate, when it
-// was built by the Node that runs them (agent-entry.snapshot.json says which, and for which bundle).
+// was built by the Node that runs them (agent-entry.snapshot.json says which, and for which bundle),
+// under the V8 flags they start with (SNAPSHOT_V8_FLAGS, harness/process/protocol.ts).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { SNAPSHOT_V8_FLAGS } from '../dist/harness/process/protocol.js';
 
 const MESSAGES_INDEX = /[\\/]@langchain[\\/]core[\\/]dist[\\/]messages[\\/]index\.js$/; // esbuild takes Go regexps: no flags
 const TRANSFORMERS = ['defaultTextSplitter', 'filterMessages', 'mergeMessageRuns', 'trimMessages'];
@@ -170,14 +172,21 @@ rmSync(sidecar, { force: true });
 try {
   execFileSync(
     process.execPath,
-    ['--no-warnings', '--snapshot-blob', `${blob}.tmp`, '--build-snapshot', path.join(dir, 'agent-snapshot.cjs')],
+    [
+      '--no-warnings',
+      ...SNAPSHOT_V8_FLAGS,
+      '--snapshot-blob',
+      `${blob}.tmp`,
+      '--build-snapshot',
+      path.join(dir, 'agent-snapshot.cjs'),
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   renameSync(`${blob}.tmp`, blob);
   const { size, mtimeMs } = statSync(bundle);
   writeFileSync(
     sidecar,
-    `${JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: process.env.NODE_OPTIONS ?? '', bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs }, null, 2)}\n`,
+    `${JSON.stringify({ node: process.version, arch: process.arch, nodeOptions: process.env.NODE_OPTIONS ?? '', bundle: path.resolve(bundle), bundleBytes: size, bundleMtimeMs: mtimeMs, v8Flags: SNAPSHOT_V8_FLAGS }, null, 2)}\n`,
   );
 } catch (error) {
   // Agent processes still start, from the bundle and V8's code cache, only slower.

@@ -9,7 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { replaceFileSync } from '../core/fs.js';
 import type { Ack } from '../agent/loop.js';
-import { SNAPSHOT_CHECK, type AgentBoot, type FromAgent, type ToAgent, type AgentCell } from './protocol.js';
+import {
+  SNAPSHOT_CHECK,
+  SNAPSHOT_V8_FLAGS,
+  type AgentBoot,
+  type FromAgent,
+  type ToAgent,
+  type AgentCell,
+} from './protocol.js';
 import type { PreloadHint } from '../../strategies/types.js';
 import { isExit, ForkedWorker, type ProcessExit, type WorkerEntry, type WorkerState } from './worker.js';
 
@@ -25,6 +32,8 @@ const snapshotRecord = z.object({
   bundle: z.string(),
   bundleBytes: z.number(),
   bundleMtimeMs: z.number(),
+  /** The V8 flags it was built with (SNAPSHOT_V8_FLAGS then); a record without them is from a build before they were set. */
+  v8Flags: z.array(z.string()).optional(),
 });
 
 /** Whether the startup snapshot in a directory is usable: its blob, or why not (a user is told, never left with a silently slower start). */
@@ -57,6 +66,11 @@ export function snapshotStatus(dir: string, nodeOptions = process.env.NODE_OPTIO
       blob: null,
       reason: `NODE_OPTIONS is "${nodeOptions}", the snapshot was built under "${record.nodeOptions}" (V8 refuses it under other flags)`,
     };
+  const flags = record.v8Flags ?? [];
+  if (flags.join(' ') !== SNAPSHOT_V8_FLAGS.join(' '))
+    return stale(
+      `the snapshot was built under the V8 flags "${flags.join(' ')}", agent processes start under "${SNAPSHOT_V8_FLAGS.join(' ')}"`,
+    );
   if (record.bundle !== bundle)
     return stale(
       `the snapshot records the bundle ${record.bundle}, not ${bundle}: dist/ was copied from another checkout`,
@@ -104,7 +118,7 @@ export function agentEnv(offline: boolean, env: NodeJS.ProcessEnv = process.env)
  */
 export function snapshotLoads(blob: string, bundle: string): boolean {
   agentProcessStats.snapshotChecks++;
-  const check = spawnSync(process.execPath, ['--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], {
+  const check = spawnSync(process.execPath, [...SNAPSHOT_V8_FLAGS, '--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], {
     stdio: 'ignore',
     timeout: 30_000,
     env: agentEnv(true),
@@ -139,6 +153,7 @@ function verifiedFor(blob: string, nodeOptions: string): string {
     blobBytes: file.size,
     blobMtimeMs: file.mtimeMs,
     nodeOptions,
+    v8Flags: SNAPSHOT_V8_FLAGS,
   });
 }
 
@@ -193,7 +208,9 @@ function workerEntry(bundled: boolean): WorkerEntry {
   const bundle = here('./agent-entry.bundle.cjs');
   if (bundled && existsSync(boot) && existsSync(bundle)) {
     const blob = agentSnapshot();
-    return blob ? { file: bundle, execArgv: ['--snapshot-blob', blob] } : { file: boot, execArgv: [] };
+    return blob
+      ? { file: bundle, execArgv: [...SNAPSHOT_V8_FLAGS, '--snapshot-blob', blob] }
+      : { file: boot, execArgv: [] };
   }
   const js = fileURLToPath(new URL('./agent-entry.js', import.meta.url));
   if (existsSync(js)) return { file: js, execArgv: [] };

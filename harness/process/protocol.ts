@@ -40,6 +40,17 @@ export interface AgentCell {
 /** The argument with which a process started from the agent's snapshot exits as soon as it is up (the harness checks a snapshot loads). */
 export const SNAPSHOT_CHECK = '--snapshot-check';
 
+/**
+ * The V8 flags the agent's startup snapshot is built with and every process started from it runs
+ * under (V8 refuses a snapshot under other flags). `--no-rehash-snapshot`: V8 otherwise draws a
+ * fresh hash seed at each start and rehashes every string and hash table of the snapshot to it,
+ * ~9 ms of the ~27 ms a process spends deserializing (measured with `--profile-deserialization`:
+ * isolate + context 27 → 18 ms), paid by every process a crash cell starts. Without it, the seed is
+ * the one drawn when `npm run build` made the snapshot, on this machine: a random one still, kept
+ * for processes that read scenario text, never network input.
+ */
+export const SNAPSHOT_V8_FLAGS: readonly string[] = ['--no-rehash-snapshot'];
+
 export type ToAgent =
   | { type: 'open'; cell: AgentCell; resumeTurn: number; resumeSession: number }
   | { type: 'arm'; point: CrashPoint }

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { membench } from '../../cli/helpers.js';
 import { allOk } from '../../helpers/cells.js';
 import { oneChineseMemory } from '../../helpers/crash-scenarios.js';
+import { SNAPSHOT_V8_FLAGS } from '../../../harness/process/protocol.js';
 
 const DIST = fileURLToPath(new URL('../../../dist/harness/process/', import.meta.url));
 type ProcessModule = typeof import('../../../harness/process/agent-process.js');
@@ -175,6 +176,7 @@ describe('the agent startup snapshot', () => {
             bundle,
             bundleBytes: size,
             bundleMtimeMs: mtimeMs,
+            v8Flags: SNAPSHOT_V8_FLAGS,
             ...changes,
           }),
         );
@@ -186,6 +188,12 @@ describe('the agent startup snapshot', () => {
       expect(snapshotIn(dir, '--max-old-space-size=4096')).toBeNull();
       // Each refusal says why (`membench bench` prints it rather than a silently slower figure).
       expect(snapshotStatus(dir, '--max-old-space-size=4096').reason).toContain('NODE_OPTIONS');
+      // Built under other V8 flags (or before they were recorded): V8 would refuse it under the agents' flags.
+      record({ v8Flags: undefined });
+      expect(snapshotIn(dir, '')).toBeNull();
+      expect(snapshotStatus(dir, '').reason).toContain('V8 flags ""');
+      record({ v8Flags: [] });
+      expect(snapshotStatus(dir, '').reason).toContain(`agent processes start under "${SNAPSHOT_V8_FLAGS.join(' ')}"`);
       record({ node: 'v18.0.0' });
       expect(snapshotIn(dir, '')).toBeNull();
       expect(snapshotStatus(dir, '').reason).toContain('Node v18.0.0');
