@@ -39,6 +39,17 @@ export async function builder(yargs: Argv) {
 type RunArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: RunArgs) => {
+  // A pool worker loads the run's modules while this process loads its own and plans the run.
+  const { prestartPoolWorker, releasePrestarted } = await import('../run/pool-workers.js');
+  prestartPoolWorker();
+  try {
+    return await runCommand(argv);
+  } finally {
+    releasePrestarted();
+  }
+});
+
+async function runCommand(argv: RunArgs): Promise<number | void> {
   // The run's code loads here, never for --help or an argument error.
   const [
     { renderConsoleSummary, tableWidth },
@@ -88,7 +99,7 @@ export const handler = handled(async (argv: RunArgs) => {
     process.exit(interrupt?.exitCode() ?? 130);
   }
   return report(outcome, { reportJudgeGate, writtenFiles });
-});
+}
 
 /** What a finished run prints beside its reports: the files written, the failed cells, the cells in error, the judges' gate; the exit code. */
 async function report(

@@ -8,7 +8,7 @@ import { failedCell, needsProcesses, openProviders, runCell, type CellTask, type
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
 import { LOADING, WARMING } from './cell-timeout.js';
-import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool.js';
+import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool-workers.js';
 import { setQueuedAgentCells } from '../process/spares.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;

@@ -3,46 +3,12 @@
  * as they finish (the caller orders them); a worker that dies mid-cell turns that cell into an
  * error result with its exit code and signal, and a fresh worker takes its place.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { failedCell, needsProcesses, type CellTask, type ProviderSettings } from './cell.js';
 import { loadLimitMs, timeoutMessage, UNTIMED_PHASES } from './cell-timeout.js';
 import { isLiveProvider } from '../models/index.js';
 import type { CellResult } from '../results/schema.js';
-import { ForkedWorker, type WorkerEntry } from '../process/worker.js';
-
-/**
- * The pool → worker message: one cell and the providers' settings (the same for every cell of a
- * run). The cell's scenario travels apart, and only when it is not the one the worker was sent last:
- * a dataset's question (~0.6 MB of text) is run by several cells (both units, both rankers) and
- * the pool gives them to the worker that holds it (`nextTask`), so it is copied once, not per cell.
- */
-export interface RunCellRequest {
-  type: 'run';
-  index: number;
-  task: Omit<CellTask, 'scenario'>;
-  /** The cell's scenario; absent: the scenario of the worker's previous cell. */
-  scenario?: CellTask['scenario'];
-  settings: ProviderSettings;
-  /** A fresh worker's first cell only: cells it replays first, untimed and discarded (warmUpTasks). */
-  warmUp?: CellTask[];
-  /** Where the run has cells that need agent processes: how many no worker has yet (AgentDemand). */
-  queuedAgentCells?: number;
-}
-
-/**
- * Pool → every worker, each time a cell that needs agent processes is handed out: how many such
- * cells no worker has yet, so a worker forks no more warm spares than the cells left could open
- * (spares.ts setQueuedAgentCells). A worker that starts later learns it with its first cell.
- */
-export interface AgentDemand {
-  type: 'demand';
-  queuedAgentCells: number;
-}
-
-/** Pool → worker. */
-export type ToPoolEntry = RunCellRequest | AgentDemand;
+import { forkPoolWorker, takePrestarted, type PoolWorker, type RunCellRequest } from './pool-workers.js';
 
 /**
  * Scenarios the pool sent to its workers (tests count them: one per question and worker, not per
@@ -95,12 +61,6 @@ export function warmUpTasks(
   );
 }
 
-/** Worker → pool: `ready` once it listens, then the phases of each cell as it goes, then one `result` per cell. */
-export type FromPoolEntry =
-  | { type: 'ready' }
-  | { type: 'phase'; index: number; phase: string }
-  | { type: 'result'; index: number; result: CellResult };
-
 /** Thrown by a run whose AbortSignal fired: finished cells are kept, nothing else is started. */
 export class RunInterrupted extends Error {
   constructor() {
@@ -111,25 +71,6 @@ export class RunInterrupted extends Error {
 
 /** A worker that dies this many times before saying it is ready means the pool itself is broken. */
 const MAX_START_FAILURES = 3;
-
-/** Node flags of every worker: `gc()`, for the full collections it runs between cells (pool-entry.ts). */
-const WORKER_FLAGS = ['--expose-gc'];
-
-/**
- * The worker entry: under dist, the bundled one (dist/cli/pool-entry.mjs, from scripts/bundle-cli.mjs:
- * a few files to load instead of hundreds of modules) when it was built, else the compiled JS; the TS
- * source (through tsx) under the test runner.
- */
-function workerEntry(): WorkerEntry {
-  const bundled = fileURLToPath(new URL('../../cli/pool-entry.mjs', import.meta.url));
-  if (import.meta.url.endsWith('.js') && existsSync(bundled)) return { file: bundled, execArgv: WORKER_FLAGS };
-  const js = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
-  if (existsSync(js)) return { file: js, execArgv: WORKER_FLAGS };
-  return {
-    file: fileURLToPath(new URL('./pool-entry.ts', import.meta.url)),
-    execArgv: [...WORKER_FLAGS, '--import', 'tsx'],
-  };
-}
 
 /** One cell to run, by its index in the caller's list. */
 export interface PoolTask {
@@ -149,7 +90,7 @@ export interface PoolOptions {
 }
 
 interface Slot {
-  worker: ForkedWorker<ToPoolEntry, FromPoolEntry>;
+  worker: PoolWorker;
   /** Whether it was sent a cell yet (its first cell carries the warm-up). */
   used?: boolean;
   /** The scenario it was sent last (it keeps it for the next cell that runs it). */
@@ -184,7 +125,6 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
   let startFailures = 0;
   let finished = false;
   let delivered = Promise.resolve();
-  const entry = workerEntry();
 
   return new Promise<void>((resolve, reject) => {
     const settle = async (error?: Error): Promise<void> => {
@@ -267,13 +207,8 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       slot.worker.idle();
     };
 
-    const spawn = (): void => {
-      // Its own process group: a terminal's Ctrl-C reaches only the harness, which kills the group.
-      const worker = new ForkedWorker<ToPoolEntry, FromPoolEntry>({
-        entry,
-        detached: true,
-        isReady: (message) => message.type === 'ready',
-      });
+    /** A worker into the pool: a fresh one, or one forked ahead of the run (which may have said it was ready already). */
+    const spawn = (worker: PoolWorker = forkPoolWorker()): void => {
       const slot: Slot = { worker };
       slots.add(slot);
       worker.onMessage((message) => {
@@ -314,9 +249,13 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           );
         if (!finished && pending.length > 0) spawn();
       });
+      if (worker.cameUp) dispatch(slot);
     };
 
     if (count === 0) return void settle();
-    for (let i = 0; i < Math.max(1, Math.min(options.workers, count)); i++) spawn();
+    const size = Math.max(1, Math.min(options.workers, count));
+    const ahead = takePrestarted();
+    if (ahead) spawn(ahead);
+    for (let i = ahead ? 1 : 0; i < size; i++) spawn();
   });
 }

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type * as Cells from '../../../harness/results/cells.js';
 import type * as CellTimeout from '../../../harness/run/cell-timeout.js';
 import type * as Pool from '../../../harness/run/pool.js';
+import type * as PoolWorkers from '../../../harness/run/pool-workers.js';
 import type * as Runner from '../../../harness/run/runner.js';
 import type * as TempDirs from '../../../harness/run/temp-dirs.js';
 import type { Scenario } from '../../../harness/scenarios/format.js';
@@ -23,6 +24,8 @@ const { planRun, runBenchmark, RunInterrupted } = await builtModule<typeof Runne
 const { loadLimitMs, timeoutMessage } = await builtModule<typeof CellTimeout>('harness/run/cell-timeout.js');
 const { errorCells } = await builtModule<typeof Cells>('harness/results/cells.js');
 const { WARM_UP_CELLS, nextTask, poolStats, warmUpTasks } = await builtModule<typeof Pool>('harness/run/pool.js');
+const { prestartPoolWorker, prestartStats, releasePrestarted } =
+  await builtModule<typeof PoolWorkers>('harness/run/pool-workers.js');
 const { cellDirPrefix } = await builtModule<typeof TempDirs>('harness/run/temp-dirs.js');
 
 /** The temp dirs of the scenario files written, removed after the tests. */
@@ -75,6 +78,48 @@ describe('runBenchmark with worker processes', () => {
     expect(pooled.cells.map((cell) => cell.id)).toEqual(plans.map((plan) => plan.id));
     expect(pooled.cells.some((cell) => cell.durabilityOutcome?.crashes.some((crash) => crash.reached))).toBe(true);
     expect(withoutTiming(pooled)).toEqual(withoutTiming(inline));
+  });
+
+  it('takes the worker forked ahead of the run (membench run forks one as it starts), also one that said it was ready before the pool listened; the same results', {
+    timeout: 60_000,
+  }, async () => {
+    const options = { scenarios: ['recipes-en'], strategies: ['buffer', 'window'], seed: 3 };
+    const inline = await runBenchmark({ ...options, workers: 1 });
+    try {
+      const ahead = prestartPoolWorker();
+      await new Promise<void>((resolve) => ahead.onMessage((message) => message.type === 'ready' && resolve()));
+      const taken = prestartStats.taken;
+      // One worker: the one ahead runs every cell (a pool that never gave it one would not finish).
+      const pooled = await runBenchmark({ ...options, workers: 1, workerProcesses: true });
+      expect(prestartStats.taken - taken).toBe(1);
+      expect(withoutTiming(pooled)).toEqual(withoutTiming(inline));
+      // A pool worker, disconnected at the end of the run: not the kill of one left over.
+      expect(await ahead.exited).toEqual({ exited: true, code: 0, signal: null });
+    } finally {
+      releasePrestarted();
+    }
+  });
+
+  it('kills a worker forked ahead under another environment (it would run the cells under it) and one no pool took', {
+    timeout: 180_000,
+  }, async () => {
+    const options = { scenarios: ['recipes-en'], strategies: ['buffer'], seed: 3 };
+    const inline = await runBenchmark({ ...options, workers: 1 });
+    const stale = prestartPoolWorker();
+    process.env.MEMBENCH_TEST_PRESTART = 'changed';
+    try {
+      const pooled = await runBenchmark({ ...options, workers: 1, workerProcesses: true });
+      expect(withoutTiming(pooled)).toEqual(withoutTiming(inline));
+    } finally {
+      delete process.env.MEMBENCH_TEST_PRESTART;
+      releasePrestarted();
+    }
+    expect((await stale.exited).signal).toBe('SIGKILL');
+    const unused = prestartPoolWorker();
+    const replaced = prestartPoolWorker(); // a second one ahead replaces the first
+    expect((await unused.exited).signal).toBe('SIGKILL');
+    releasePrestarted();
+    expect((await replaced.exited).signal).toBe('SIGKILL');
   });
 
   it('records a cell whose worker dies as an error with its exit code, and runs the rest', async () => {
