@@ -121,8 +121,8 @@ export {
   renderJson,
   renderHtml,
   renderJunit,
-  renderCharts,
 } from './reports/index.js';
+export { renderCharts } from './reports/charts.js';
 export {
   compareRuns,
   hasRegression,

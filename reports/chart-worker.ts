@@ -5,7 +5,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { ChartSpec } from './chart-style.js';
 import { encodeCharts } from './chart-draw.js';
-import type { ChartWorkerReply } from './charts.js';
+import type { ChartWorkerReply } from './chart-thread.js';
 
 const port = parentPort!;
 port.once('message', (specs: ChartSpec[]) => {

@@ -1,13 +1,9 @@
 /**
- * A run's PNG charts: its chart specs (chart-specs.ts) drawn by chart-draw.ts, in a worker thread
- * where one is built (chart-worker.ts), else here.
+ * A run's PNG charts drawn in this thread: its chart specs (chart-specs.ts) drawn by chart-draw.ts
+ * (what the library exports). A run draws them in a worker thread (chart-thread.ts).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { RunResult } from '../harness/results/schema.js';
-import { encodeCharts, renderChartPng } from './chart-draw.js';
-import type { ChartSpec } from './chart-style.js';
+import { renderChartPng } from './chart-draw.js';
 import { chartSpecs } from './chart-specs.js';
 
 export { CHART_FONT_FAMILY, CHART_FONT_FILE, encodeCharts, prepareCharts, renderChartPng } from './chart-draw.js';
@@ -15,70 +11,4 @@ export { CHART_FONT_FAMILY, CHART_FONT_FILE, encodeCharts, prepareCharts, render
 /** Every chart of a run as `[file name, PNG]`, file names `<chart id>.png`. */
 export function renderCharts(result: RunResult): [string, Buffer][] {
   return chartSpecs(result).map((spec) => [`${spec.id}.png`, renderChartPng(spec)]);
-}
-
-/** How many chart worker threads this process started (the tests' view of where charts were drawn). */
-export const chartWorkerStats = { started: 0 };
-
-/**
- * The chart worker's entry: under dist, the bundled one (dist/cli/chart-worker.mjs, from
- * scripts/bundle-cli.mjs) when it was built, else the compiled JS; none for the TS sources (a
- * worker thread does not take tsx's loader in Node 20): the test runner draws in its own thread.
- */
-export function chartWorkerEntry(): string | null {
-  if (!import.meta.url.endsWith('.js')) return null;
-  const bundled = fileURLToPath(new URL('../cli/chart-worker.mjs', import.meta.url));
-  if (existsSync(bundled)) return bundled;
-  const js = fileURLToPath(new URL('./chart-worker.js', import.meta.url));
-  return existsSync(js) ? js : null;
-}
-
-/** What the chart worker answers: the PNGs, or why it could not draw them. */
-export type ChartWorkerReply = { pngs: [string, Uint8Array][] } | { error: string };
-
-/**
- * renderCharts's files, the same bytes, drawn in a worker thread (encodeCharts there): drawing is
- * chart.js laying out and painting on the JavaScript thread, ~70 ms a chart, and a run's other
- * reports and its console summary are rendered meanwhile on the main thread, with the other core
- * idle at the end of a run. Where no worker entry is built, drawn here. What `membench run` writes.
- */
-export function renderChartsInParallel(result: RunResult): Promise<[string, Buffer][]> {
-  const drawn = encodeChartsInWorker(chartSpecs(result));
-  // Started before other work that may fail first: a failure here is the awaiting caller's, never an unhandled rejection.
-  drawn.catch(() => undefined);
-  return drawn;
-}
-
-/** encodeCharts in a worker thread when there is a worker entry (chartWorkerEntry), else here. */
-export function encodeChartsInWorker(specs: readonly ChartSpec[]): Promise<[string, Buffer][]> {
-  const entry = chartWorkerEntry();
-  if (entry === null || specs.length === 0) return encodeCharts(specs);
-  chartWorkerStats.started++;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(entry);
-    let settled = false;
-    const settle = (done: () => void): void => {
-      if (settled) return;
-      settled = true;
-      done();
-      void worker.terminate();
-    };
-    worker.once('message', (reply: ChartWorkerReply) =>
-      settle(() =>
-        'error' in reply
-          ? reject(new Error(`drawing the charts failed: ${reply.error}`))
-          : resolve(
-              reply.pngs.map(([name, png]): [string, Buffer] => [
-                name,
-                Buffer.from(png.buffer, png.byteOffset, png.byteLength),
-              ]),
-            ),
-      ),
-    );
-    worker.once('error', (error) => settle(() => reject(new Error(`drawing the charts failed: ${error.message}`))));
-    worker.once('exit', (code) =>
-      settle(() => reject(new Error(`the chart worker exited (code ${code}) before answering`))),
-    );
-    worker.postMessage(specs);
-  });
 }

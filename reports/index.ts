@@ -5,7 +5,7 @@ import { MembenchError } from '../harness/core/errors.js';
 import { writeFileAtomic } from '../harness/core/fs.js';
 import { removeOwnFiles, writeManifest } from '../harness/core/manifest.js';
 import type { RunResult } from '../harness/results/schema.js';
-import { renderChartsInParallel } from './charts.js';
+import { renderChartsInParallel } from './chart-thread.js';
 import { appendStepSummary, renderRunStepSummary } from './github-summary.js';
 import { renderHtml } from './html.js';
 import { renderJsonChunks } from './json.js';
@@ -18,7 +18,6 @@ export { renderMarkdown } from './markdown.js';
 export { renderJson, renderJsonChunks } from './json.js';
 export { renderHtml } from './html.js';
 export { renderJunit } from './junit.js';
-export { renderCharts } from './charts.js';
 
 /** The sub-dir holding the PNG charts. */
 export const CHARTS_DIR = 'charts';

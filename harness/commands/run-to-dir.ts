@@ -12,7 +12,7 @@ import {
   REPORT_FILES_WITHOUT_MANIFEST,
   writeRunOutput,
 } from '../../reports/index.js';
-import { renderChartsInParallel } from '../../reports/charts.js';
+import { renderChartsInParallel } from '../../reports/chart-thread.js';
 import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';

@@ -31,8 +31,13 @@ async function tempDir(prefix: string): Promise<string> {
   return dir;
 }
 
-/** Runs the CLI with its module loads logged; returns its result and the packages its own process (not its children) loaded. */
-async function loading(args: readonly string[]): Promise<CliResult & { packages: Set<string> }> {
+/**
+ * Runs the CLI with its module loads logged; returns its result, the packages its own process's
+ * main thread loaded (not its children's) and those its worker threads loaded (`threadPackages`).
+ */
+async function loading(
+  args: readonly string[],
+): Promise<CliResult & { packages: Set<string>; threadPackages: Set<string> }> {
   const log = path.join(await tempDir('membench-start-'), 'modules.log');
   const result = await membench(args, {
     env: {
@@ -43,16 +48,23 @@ async function loading(args: readonly string[]): Promise<CliResult & { packages:
   const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
   // The CLI's own process is the one that loaded bin/membench.js; a run's worker processes log too.
   const pid = lines.find((line) => line.endsWith('bin/membench.js'))!.split(' ')[0];
-  const loaded = lines.filter((line) => line.startsWith(`${pid} `)).map((line) => line.slice(pid!.length + 1));
-  const packages = new Set<string>();
-  for (const url of loaded) {
-    const external = /node_modules\/((?:@[^/]+\/)?[^/]+)\//u.exec(url);
-    if (external) packages.add(external[1]!);
-    if (!/\/dist\/cli\/[^/]+\.mjs$/u.test(url)) continue;
-    const chunk = await readFile(url.startsWith('file:') ? fileURLToPath(url) : url, 'utf8');
-    for (const [, name] of chunk.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gmu)) packages.add(name!);
-  }
-  return { ...result, packages };
+  const packagesOf = async (prefix: (line: string) => boolean): Promise<Set<string>> => {
+    const packages = new Set<string>();
+    for (const line of lines.filter(prefix)) {
+      const url = line.slice(line.indexOf(' ') + 1);
+      const external = /node_modules\/((?:@[^/]+\/)?[^/]+)\//u.exec(url);
+      if (external) packages.add(external[1]!);
+      if (!/\/dist\/cli\/[^/]+\.mjs$/u.test(url)) continue;
+      const chunk = await readFile(url.startsWith('file:') ? fileURLToPath(url) : url, 'utf8');
+      for (const [, name] of chunk.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gmu)) packages.add(name!);
+    }
+    return packages;
+  };
+  return {
+    ...result,
+    packages: await packagesOf((line) => line.startsWith(`${pid} `)),
+    threadPackages: await packagesOf((line) => line.startsWith(`${pid}:`)),
+  };
 }
 
 describe('what a membench process loads at start', () => {
@@ -84,12 +96,16 @@ describe('what a membench process loads at start', () => {
     }
   });
 
-  it('a real run still loads what it uses in its handler and writes its results; its own process loads no tiktoken and no hnswlib (bench only)', async () => {
+  it('a real run still loads what it uses in its handler and writes its results; its own thread loads no tiktoken, no hnswlib (bench only) and no chart drawing (its worker thread does)', async () => {
     const out = path.join(await tempDir('membench-start-run-'), 'run');
     const result = await loading(['run', '-c', 'recipes-en', '-s', 'buffer', '-w', '1', '-o', out, '-q']);
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(path.join(out, 'results.json'))).toBe(true);
-    expect(result.packages).toContain('chart.js'); // its charts, drawn in this process
-    for (const name of ['tiktoken', 'hnswlib-node']) expect(result.packages, name).not.toContain(name);
+    expect(result.packages).toContain('cli-table3'); // its console summary
+    for (const name of ['tiktoken', 'hnswlib-node', 'chart.js', '@napi-rs/canvas'])
+      expect(result.packages, name).not.toContain(name);
+    // Its charts, drawn in a worker thread.
+    expect(result.threadPackages).toContain('chart.js');
+    expect(result.threadPackages).toContain('@napi-rs/canvas');
   });
 });

@@ -4,13 +4,8 @@ import { invariantGrid } from '../../harness/results/durability-matrix.js';
 import { paretoFront, summarizeSettings } from '../../reports/chart-data.js';
 import { logAxisBounds, logTickLabel, SETTING_COLORS, seriesStyles, slug } from '../../reports/chart-style.js';
 import { chartSpecs } from '../../reports/chart-specs.js';
-import {
-  CHART_FONT_FAMILY,
-  prepareCharts,
-  renderChartPng,
-  renderCharts,
-  renderChartsInParallel,
-} from '../../reports/charts.js';
+import { CHART_FONT_FAMILY, prepareCharts, renderChartPng, renderCharts } from '../../reports/charts.js';
+import { renderChartsInParallel } from '../../reports/chart-thread.js';
 import { cellOf, durability, renameScenario, smallRun } from './fixture.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
