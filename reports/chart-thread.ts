@@ -30,13 +30,87 @@ export function chartWorkerEntry(): string | null {
 export type ChartWorkerReply = { pngs: [string, Uint8Array][] } | { error: string };
 
 /**
- * renderCharts's files (charts.ts), the same bytes, drawn in a worker thread (encodeCharts there): drawing is
- * chart.js laying out and painting on the JavaScript thread, ~70 ms a chart, and a run's other
- * reports and its console summary are rendered meanwhile on the main thread, with the other core
- * idle at the end of a run. Where no worker entry is built, drawn here. What `membench run` writes.
+ * A chart worker started ahead of the charts it will draw (`membench run` starts one when its run
+ * starts): the thread loads the drawing (chart.js, the canvas, the font: ~0.3 s) while the cells
+ * run, so at the end of the run it only draws. A short run's end waited for that load: the main
+ * thread had its reports written and sat idle. It keeps nothing alive until it is asked to draw,
+ * and draws once; `close` ends one that was not asked (a run that failed or was interrupted).
  */
-export function renderChartsInParallel(result: RunResult): Promise<[string, Buffer][]> {
-  const drawn = encodeChartsInWorker(chartSpecs(result));
+export class ChartDrawer {
+  /** Its thread (null where no worker entry is built: it draws in the caller's).  */
+  readonly worker: Worker | null;
+  private failure: Error | undefined;
+  private done = false;
+
+  constructor() {
+    const entry = chartWorkerEntry();
+    this.worker = entry === null ? null : new Worker(entry);
+    if (!this.worker) return;
+    chartWorkerStats.started++;
+    this.worker.unref();
+    // Before it is asked: kept, for the draw that follows.
+    this.worker.once('error', (error) => (this.failure ??= new Error(`drawing the charts failed: ${error.message}`)));
+    this.worker.once(
+      'exit',
+      (code) => (this.failure ??= new Error(`the chart worker exited (code ${code}) before answering`)),
+    );
+  }
+
+  /** encodeCharts's PNGs for `specs`, from the worker (here, where none is built); once per drawer. */
+  draw(specs: readonly ChartSpec[]): Promise<[string, Buffer][]> {
+    if (this.done) return Promise.reject(new Error('a chart drawer draws once'));
+    this.done = true;
+    const worker = this.worker;
+    if (worker === null || specs.length === 0) {
+      this.close();
+      return import('./chart-draw.js').then((draw) => draw.encodeCharts(specs));
+    }
+    if (this.failure) return Promise.reject(this.failure);
+    worker.ref();
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (done: () => void): void => {
+        if (settled) return;
+        settled = true;
+        done();
+        void worker.terminate();
+      };
+      worker.once('message', (reply: ChartWorkerReply) =>
+        settle(() =>
+          'error' in reply
+            ? reject(new Error(`drawing the charts failed: ${reply.error}`))
+            : resolve(
+                reply.pngs.map(([name, png]): [string, Buffer] => [
+                  name,
+                  Buffer.from(png.buffer, png.byteOffset, png.byteLength),
+                ]),
+              ),
+        ),
+      );
+      worker.once('error', (error) => settle(() => reject(new Error(`drawing the charts failed: ${error.message}`))));
+      worker.once('exit', (code) =>
+        settle(() => reject(new Error(`the chart worker exited (code ${code}) before answering`))),
+      );
+      worker.postMessage(specs);
+    });
+  }
+
+  /** Ends the worker: one never asked to draw (a run that failed), or one whose drawing nobody waits for any more. */
+  close(): void {
+    this.done = true;
+    if (this.worker) void this.worker.terminate();
+  }
+}
+
+/**
+ * renderCharts's files (charts.ts), the same bytes, drawn in a worker thread (encodeCharts there):
+ * drawing is chart.js laying out and painting on the JavaScript thread, ~70 ms a chart, and a run's
+ * other reports and its console summary are rendered meanwhile on the main thread, with the other
+ * core idle at the end of a run. In `drawer`'s worker when given (started ahead), else a new one;
+ * where no worker entry is built, drawn here. What `membench run` writes.
+ */
+export function renderChartsInParallel(result: RunResult, drawer = new ChartDrawer()): Promise<[string, Buffer][]> {
+  const drawn = drawer.draw(chartSpecs(result));
   // Started before other work that may fail first: a failure here is the awaiting caller's, never an unhandled rejection.
   drawn.catch(() => undefined);
   return drawn;
@@ -44,34 +118,5 @@ export function renderChartsInParallel(result: RunResult): Promise<[string, Buff
 
 /** encodeCharts in a worker thread when there is a worker entry (chartWorkerEntry), else here. */
 export function encodeChartsInWorker(specs: readonly ChartSpec[]): Promise<[string, Buffer][]> {
-  const entry = chartWorkerEntry();
-  if (entry === null || specs.length === 0) return import('./chart-draw.js').then((draw) => draw.encodeCharts(specs));
-  chartWorkerStats.started++;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(entry);
-    let settled = false;
-    const settle = (done: () => void): void => {
-      if (settled) return;
-      settled = true;
-      done();
-      void worker.terminate();
-    };
-    worker.once('message', (reply: ChartWorkerReply) =>
-      settle(() =>
-        'error' in reply
-          ? reject(new Error(`drawing the charts failed: ${reply.error}`))
-          : resolve(
-              reply.pngs.map(([name, png]): [string, Buffer] => [
-                name,
-                Buffer.from(png.buffer, png.byteOffset, png.byteLength),
-              ]),
-            ),
-      ),
-    );
-    worker.once('error', (error) => settle(() => reject(new Error(`drawing the charts failed: ${error.message}`))));
-    worker.once('exit', (code) =>
-      settle(() => reject(new Error(`the chart worker exited (code ${code}) before answering`))),
-    );
-    worker.postMessage(specs);
-  });
+  return new ChartDrawer().draw(specs);
 }

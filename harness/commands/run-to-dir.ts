@@ -12,7 +12,7 @@ import {
   REPORT_FILES_WITHOUT_MANIFEST,
   writeRunOutput,
 } from '../../reports/index.js';
-import { renderChartsInParallel } from '../../reports/chart-thread.js';
+import { ChartDrawer, renderChartsInParallel } from '../../reports/chart-thread.js';
 import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
 import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
@@ -182,8 +182,25 @@ async function openRunDir(options: RunToDirOptions, out: string): Promise<{ stor
 
 /** The run itself, with the out dir locked: resume or start, run the cells, judge, write the reports. */
 async function runLocked(options: RunToDirOptions, out: string, judging: JudgeSettings): Promise<RunToDirOutcome> {
-  const { settings } = options;
   const { store, run } = await openRunDir(options, out);
+  // Loads the chart drawing in a worker thread while the cells run: at the end it only draws.
+  const drawer = new ChartDrawer();
+  try {
+    return await runAndReport(options, out, judging, store, run, drawer);
+  } finally {
+    drawer.close();
+  }
+}
+
+async function runAndReport(
+  options: RunToDirOptions,
+  out: string,
+  judging: JudgeSettings,
+  store: RunDir,
+  run: RunOptions,
+  drawer: ChartDrawer,
+): Promise<RunToDirOutcome> {
+  const { settings } = options;
   // A full disk stops the run with its finished cells on disk: say how to go on.
   const resumable = (error: unknown): unknown =>
     isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
@@ -215,7 +232,7 @@ async function runLocked(options: RunToDirOptions, out: string, judging: JudgeSe
   // The answers are in: judge them before anything is printed or written (a failing judge keeps the finished cells for --resume).
   if (judging.judges.length > 0) result = await judgeResults(result, { ...judging, live: run.live, cache: run.cache });
   // Drawn in a worker thread while the summary is printed and the other reports rendered.
-  const charts = renderChartsInParallel(result);
+  const charts = renderChartsInParallel(result, drawer);
   options.onResult?.(result);
   const recallThreshold = settings.values.recallThreshold;
   const verdictOptions = recallThreshold === undefined ? {} : { recallThreshold };
