@@ -24,9 +24,7 @@ export function renderJson(result: RunResult): string {
  */
 export function* renderJsonChunks(result: RunResult): Generator<string> {
   const canonical = runResultSchema.safeParse({ ...result, cells: [] });
-  const skeleton = asWrittenInItsVersion(
-    structuredClone(canonical.success ? canonical.data : { ...result, cells: [] }),
-  );
+  const skeleton = asWrittenInItsVersion(canonical.success ? canonical.data : { ...result, cells: [] });
   const text = `${JSON.stringify({ ...skeleton, cells: CELLS_MARK })}\n`;
   const mark = JSON.stringify(CELLS_MARK);
   const at = text.indexOf(mark);
@@ -43,7 +41,7 @@ function renderCell(cell: CellResult, schemaVersion: number): string {
   const parsed = cellResultSchema.safeParse(cell);
   const { cells } = asWrittenInItsVersion({
     header: { schemaVersion },
-    cells: [structuredClone(parsed.success ? parsed.data : cell)],
+    cells: [parsed.success ? parsed.data : cell],
   });
   return JSON.stringify(cells[0]);
 }

@@ -166,17 +166,17 @@ function withZeroedFigures(cell: ErrorCell): Record<string, unknown> {
 /**
  * Results as their file holds them: an older file read back is written again under its own
  * version's names and with its error cells' zeroed figures (so `membench report` leaves a file an
- * older membench reads); `data` is a plain copy, changed in place.
+ * older membench reads), in a copy (`given` is left as it is); from version 6 on, `given` itself.
  */
-export function asWrittenInItsVersion<T extends { header: { schemaVersion: number } }>(data: T): T {
-  const version = data.header.schemaVersion;
-  if (version < 6) {
-    const { cells } = data as { cells?: unknown };
-    if (Array.isArray(cells))
-      cells.forEach((cell: { status?: unknown }, index) => {
-        if (cell?.status === 'error') cells[index] = withZeroedFigures(cell as ErrorCell);
-      });
-  }
+export function asWrittenInItsVersion<T extends { header: { schemaVersion: number } }>(given: T): T {
+  const version = given.header.schemaVersion;
+  if (version >= 6) return given;
+  const data = structuredClone(given);
+  const { cells } = data as { cells?: unknown };
+  if (Array.isArray(cells))
+    cells.forEach((cell: { status?: unknown }, index) => {
+      if (cell?.status === 'error') cells[index] = withZeroedFigures(cell as ErrorCell);
+    });
   return version < 4 ? renameVersion4Keys(data, 'back') : data;
 }
 

@@ -85,9 +85,22 @@ describe('a version 5 file with an error cell', () => {
     const cell = result.cells.find((item) => item.id === id)!;
     expect(cell.status).toBe('error');
     expect(cell.status === 'error' && cell.error.length).toBeGreaterThan(0);
-    const back = asWrittenInItsVersion(structuredClone(result)) as unknown as { cells: Record<string, unknown>[] };
+    const before = structuredClone(result);
+    const back = asWrittenInItsVersion(result) as unknown as { cells: Record<string, unknown>[] };
     const written = back.cells.find((item) => item.id === id)!;
     expect(written).toMatchObject({ status: 'error', probes: [], turns: [], peakRssMb: 0 });
     expect(written.recall).toBeDefined();
+    // A copy: the results read are left as read (report renders them again after results.json).
+    expect(result).toEqual(before);
+  });
+
+  it('writes a version 3 file back under its names in a copy, the results read left under the version 4 names', () => {
+    const result = parseResults(readFileSync(V3, 'utf8'), V3);
+    const before = structuredClone(result);
+    expect(JSON.stringify(asWrittenInItsVersion(result))).toContain('"faults"');
+    expect(result).toEqual(before);
+    // From version 6 on, nothing to rewrite: the results themselves.
+    const current = { ...result, header: { ...result.header, schemaVersion: 7 } };
+    expect(asWrittenInItsVersion(current)).toBe(current);
   });
 });
