@@ -28,6 +28,9 @@ const AGREED: [keyof RunHeader, string][] = [
   ['scenarios', 'scenarios'],
   ['membenchVersion', 'membench version'],
   ['gitCommit', 'membench commit'],
+  ['protocol', 'protocol'],
+  // Each shard imports the whole dataset file: another record is another file (or another version of it).
+  ['imports', 'dataset imports'],
 ];
 
 /** A run without a shard in its header covers the whole plan: shard 1 of 1. */
@@ -36,6 +39,7 @@ function shardOf({ result }: ShardInput): ShardHeader | undefined {
 }
 
 const show = (value: unknown): string => {
+  if (value === undefined) return 'absent';
   const text = JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };

@@ -96,7 +96,7 @@ describe('imports in reports', () => {
     expect(renderConsoleSummary(result)).not.toContain('import: ');
   });
 
-  it('merge keeps the imports and the protocol of the shards', () => {
+  it('merge keeps the imports and the protocol of the shards, and refuses shards that differ in them', () => {
     const whole = imported(SKIPS);
     whole.header.protocol = 'longmemeval';
     const shard = (index: number): RunResult => ({
@@ -110,6 +110,23 @@ describe('imports in reports', () => {
     ]);
     expect(merged.header.imports).toEqual([SKIPS]);
     expect(merged.header.protocol).toBe('longmemeval');
+    // Shards of runs that imported another file (or another version of it), or ran another protocol, are no shards of one run.
+    const other = shard(2);
+    other.header = { ...other.header, imports: [{ ...SKIPS, scenarios: SKIPS.scenarios - 1 }] };
+    expect(() =>
+      mergeShards([
+        { result: shard(1), file: 'a/results.json' },
+        { result: other, file: 'b/results.json' },
+      ]),
+    ).toThrow(/^merge: b\/results\.json and a\/results\.json differ in dataset imports \(/u);
+    const unscored = shard(2);
+    unscored.header = { ...unscored.header, protocol: undefined };
+    expect(() =>
+      mergeShards([
+        { result: shard(1), file: 'a/results.json' },
+        { result: unscored, file: 'b/results.json' },
+      ]),
+    ).toThrow(/^merge: b\/results\.json and a\/results\.json differ in protocol \(absent vs "longmemeval"\)/u);
   });
 });
 
