@@ -25,19 +25,26 @@ export async function builder(yargs: Argv) {
 type JudgeArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: JudgeArgs) => {
-  const [{ renderJudgingConsole }, { judgeRunFile }, { flagValues }, { reportJudgeGate }] = await Promise.all([
-    import('../../reports/console.js'),
-    import('../commands/judge-run.js'),
-    import('../run/setting-sources.js'),
-    import('./common.js'),
-  ]);
+  const [{ renderJudgingConsole }, { judgeRunFile }, { flagValues }, { reportJudgeGate, writtenFiles }] =
+    await Promise.all([
+      import('../../reports/console.js'),
+      import('../commands/judge-run.js'),
+      import('../run/setting-sources.js'),
+      import('./common.js'),
+    ]);
   const outcome = await judgeRunFile({
     results: argv.results,
     flags: flagValues(argv, 'judge'),
     onJudging: (file) => stopOnSignals(file),
   });
   process.stdout.write(`${renderJudgingConsole(outcome.judged).join('\n')}\n`);
-  process.stdout.write(`wrote ${outcome.files.map((item) => path.relative(process.cwd(), item) || item).join(', ')}\n`);
+  // A run dir: its reports re-rendered, said as run says them; a results file judged in place: that file.
+  const results = outcome.files.find((file) => path.basename(file) === 'results.json');
+  const wrote =
+    results !== undefined && outcome.files.length > 1
+      ? writtenFiles(path.dirname(results), outcome.files)
+      : outcome.files.map((item) => path.relative(process.cwd(), item) || item).join(', ');
+  process.stdout.write(`wrote ${wrote}\n`);
   return reportJudgeGate(outcome.gate) ? 1 : 0;
 });
 

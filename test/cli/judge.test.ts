@@ -96,6 +96,10 @@ describe('membench judge', () => {
     expect(judged.stdout).toContain('judge agreement: offline judge (A) vs openai:judge-model judge (B)');
     expect(judged.stdout).toMatch(/κ/u);
     for (const label of ['temporal-reasoning', 'knowledge-update', 'all']) expect(judged.stdout).toContain(label);
+    // What it wrote, on one line as run says it: the run dir, its reports, the charts counted.
+    expect(judged.stdout).toMatch(
+      /^wrote [^\n]*run\/ \(results\.json, report\.md, report\.html, junit\.xml and \d+ charts in charts\/\)$/mu,
+    );
     const html = readFileSync(path.join(out, 'report.html'), 'utf8');
     expect(html).toMatch(/<details><summary>\d+ answers on which offline judge and openai:judge-model judge disagree/u);
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toContain('### Judge agreement');
