@@ -19,7 +19,7 @@ import { MembenchError } from '../core/errors.js';
 import { positionOf } from '../core/json-errors.js';
 import { describeInput, typoOf } from '../core/text.js';
 import { stepMessages } from './evidence.js';
-import { yamlNodeProblem } from './yaml-nodes.js';
+import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
 import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
 
 /** Scenario files larger than this are refused before they are read. */
@@ -205,6 +205,9 @@ export function yamlErrorMessage(error: YAMLError, text: string, kind: DocumentK
     }
     return `the file holds ${count && count > 1 ? count : 'more than one'} YAML documents (a line with --- starts one): a ${kind.noun} is one YAML document`;
   }
+  // A tag the yaml package resolves and then rejects the value of (`!!timestamp notadate`): refused as a tag, as `!!timestamp 2024-01-01` is.
+  const tag = error.code === 'TAG_RESOLVE_FAILED' ? /^(!\S*)/u.exec(error.message)?.[1] : undefined;
+  if (tag !== undefined) return unreadTag(tag);
   return error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
 }
 

@@ -19,6 +19,11 @@ const CORE_TAGS = new Set(
 );
 
 /** Why a document is refused, at the node (alias, anchor, tagged value) `offset`. */
+/** Why a value tagged beyond YAML's core types is refused (`!!timestamp`, `!!binary`, `!foo`). */
+export function unreadTag(tag: string): string {
+  return `the tag ${tag} is not read here (YAML's core types only: strings, numbers, booleans, null, lists, mappings): write the value without it`;
+}
+
 export interface YamlNodeProblem {
   problem: string;
   offset: number;
@@ -78,7 +83,7 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
     if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
       const shown = node.tag.replace(/^tag:yaml\.org,2002:/u, '!!');
       found = {
-        problem: `invalid YAML: the tag ${shown} is not read here (YAML's core types only: strings, numbers, booleans, null, lists, mappings): write the value without it`,
+        problem: `invalid YAML: ${unreadTag(shown)}`,
         offset: node.range?.[0] ?? 0,
       };
       return 0;

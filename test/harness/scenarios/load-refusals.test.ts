@@ -221,6 +221,15 @@ describe('YAML tags', () => {
       ]);
   });
 
+  test('!!timestamp is refused as a tag whether or not its value is a date (the yaml package rejected a bad one in its own words)', () => {
+    const refusal = (col: number): string =>
+      `s.yaml:4:${col}: (document): invalid YAML: the tag !!timestamp is not read here (YAML's core types only: strings, numbers, booleans, null, lists, mappings): write the value without it`;
+    expect(check('name: x\nsteps:\n  - user: hi\n    assistant: !!timestamp 2024-01-01\n').lines).toEqual([
+      refusal(28),
+    ]);
+    expect(check('name: x\nsteps:\n  - user: hi\n    assistant: !!timestamp notadate\n').lines).toEqual([refusal(16)]);
+  });
+
   test('the core tags read as they say', () => {
     expect(check('name: x\nsteps:\n  - user: !!str 42\n    assistant: ok\n').ok).toBe(true);
   });
