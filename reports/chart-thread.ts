@@ -37,7 +37,7 @@ export type ChartWorkerReply = { pngs: [string, Uint8Array][] } | { error: strin
  * and draws once; `close` ends one that was not asked (a run that failed or was interrupted).
  */
 export class ChartDrawer {
-  /** Its thread (null where no worker entry is built: it draws in the caller's).  */
+  /** Its thread (null where no worker entry is built: it draws in the caller's). */
   readonly worker: Worker | null;
   private failure: Error | undefined;
   private done = false;
@@ -61,10 +61,11 @@ export class ChartDrawer {
     if (this.done) return Promise.reject(new Error('a chart drawer draws once'));
     this.done = true;
     const worker = this.worker;
-    if (worker === null || specs.length === 0) {
+    if (specs.length === 0) {
       this.close();
-      return import('./chart-draw.js').then((draw) => draw.encodeCharts(specs));
+      return Promise.resolve([]);
     }
+    if (worker === null) return import('./chart-draw.js').then((draw) => draw.encodeCharts(specs));
     if (this.failure) return Promise.reject(this.failure);
     worker.ref();
     return new Promise((resolve, reject) => {

@@ -61,6 +61,7 @@ describe('charts drawn in a worker thread', () => {
     await expect(drawer.draw([])).rejects.toThrow('a chart drawer draws once');
     await expect(closed.draw([])).rejects.toThrow('a chart drawer draws once');
     drawer.close(); // after it drew: harmless
+    expect(await new thread.ChartDrawer().draw([])).toEqual([]); // a run with no chart: nothing drawn, its worker ended
   });
 
   it('a drawer never asked to draw keeps no process alive: a program that made one exits, its worker up', async () => {
