@@ -4,6 +4,7 @@
  * The console and report.md lay their wide tables out through here.
  */
 import Table from 'cli-table3';
+import tableUtils from 'cli-table3/src/utils.js';
 
 /** The width tables lay out to when the output is not a terminal (a file, a pipe, CI logs). */
 export const DEFAULT_TABLE_WIDTH = 120;
@@ -27,17 +28,15 @@ export interface FitOptions {
 }
 
 /**
- * Each column's display width (CJK characters count two), as cli-table3 measures it: read from the
- * top border of the table rendered without colours, whose segments are one character per column.
+ * Each column's display width (CJK characters count two): its widest cell, head included, measured
+ * by cli-table3's own `strlen`, the measure it lays the table out with (rendering the table to read
+ * its top border cost as much as the table itself).
  */
 export function columnWidths(head: readonly string[], rows: readonly (readonly string[])[]): number[] {
-  const table = new Table({ head: [...head], style: { head: [], border: [], compact: true } });
-  for (const row of rows) table.push([...row]);
-  const top = table.toString().split('\n')[0] ?? '';
-  return top
-    .slice(1, -1)
-    .split('┬')
-    .map((segment) => [...segment].length - 2);
+  const widths = head.map((cell) => tableUtils.strlen(cell));
+  for (const row of rows)
+    for (const [index, cell] of row.entries()) widths[index] = Math.max(widths[index] ?? 0, tableUtils.strlen(cell));
+  return widths;
 }
 
 /** The width of a table of columns this wide, borders and one space of padding each side included (a Markdown row's too). */

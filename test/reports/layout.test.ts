@@ -19,6 +19,23 @@ describe('tables laid out to a width', () => {
     expect(columnWidths(['k', 'v'], [['窗口', 'abc']])).toEqual([4, 3]);
   });
 
+  it('measures each column as wide as cli-table3 lays it out: colour codes, lines, emoji, CJK, empty cells', () => {
+    const cells = [
+      ['setting', 'recall', 'note', ''],
+      ['\u001b[31mbuffer\u001b[39m', '0.50', 'two\nlines, the second longer', '🙂🙂'],
+      ['窗口(k=2)', '', '汉字 and text', 'x'],
+    ];
+    const [tableHead, ...tableRows] = cells;
+    const top = fittedTable(tableHead!, tableRows, { width: 1_000 }).split('\n')[0]!;
+    // The top border: one ─ per column of each cell, its padding (a space each side) included.
+    const rendered = top
+      .slice(1, -1)
+      .split('┬')
+      .map((segment) => [...segment].length - 2);
+    expect(columnWidths(tableHead!, tableRows)).toEqual(rendered);
+    expect(rendered).toEqual([9, 6, 24, 4]);
+  });
+
   it('moves the columns that do not fit to a further table, the key column repeated, in order, none lost', () => {
     const parts = fitColumns(head, rows, 120);
     expect(parts.map((part) => part.head)).toEqual([
