@@ -7,8 +7,6 @@ import { z } from 'zod';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
 
-export { MAX_SCENARIO_NAME_CHARS };
-
 export const STEP_KINDS = [
   'user',
   'assistant',

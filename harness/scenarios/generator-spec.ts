@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
-import { MAX_SCENARIO_NAME_CHARS } from './format.js';
+import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
 import {
   describeIssue,
   formatPath,

@@ -266,7 +266,6 @@ export function toStepId(raw: string): string {
 }
 
 // The limit on a scenario name (scenario-name.ts), re-exported beside toScenarioName, which cuts names to it.
-export { MAX_SCENARIO_NAME_CHARS } from '../scenario-name.js';
 
 /**
  * `PREFIX-slug` for a dataset's id: lower case, runs of other characters than a-z 0-9 . _ - as one

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
 import { planRun } from '../../../harness/run/runner.js';
-import { MAX_SCENARIO_NAME_CHARS } from '../../../harness/scenarios/importers/shared.js';
+import { MAX_SCENARIO_NAME_CHARS } from '../../../harness/scenarios/scenario-name.js';
 import { tempDirSync } from '../../helpers/temp-dir.js';
 
 const LONGMEMEVAL = 'longmemeval:fixtures/datasets/longmemeval-sample.json';

@@ -6,7 +6,8 @@
 import { parseDocument } from 'yaml';
 import { describe, expect, test } from 'vitest';
 import { evidenceIndex } from '../../../harness/scenarios/evidence.js';
-import { MAX_SCENARIO_NAME_CHARS, scenarioHeader } from '../../../harness/scenarios/format.js';
+import { scenarioHeader } from '../../../harness/scenarios/format.js';
+import { MAX_SCENARIO_NAME_CHARS } from '../../../harness/scenarios/scenario-name.js';
 import { toScenarioName } from '../../../harness/scenarios/importers/shared.js';
 import {
   checkScenarioText,
