@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
 import { PEER_NAMES, type PeerName } from '../harness/core/peers.js';
-import { didYouMean } from '../harness/core/text.js';
+import { didYouMean } from '../harness/core/user-input.js';
 import { builtinStrategies, findStrategy } from './index.js';
 import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 

@@ -10,7 +10,7 @@ import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import { formatImportReport, importDataset, QuestionFilter, type ErrataReport } from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
-import { closestString } from '../core/text.js';
+import { closestString } from '../core/user-input.js';
 import { MEMBENCH_VERSION } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';

@@ -10,7 +10,7 @@ import { ENDPOINT_DEFAULTS } from '../models/endpoint.js';
 import { z } from 'zod';
 import { rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
-import { describeInput } from '../core/text.js';
+import { describeInput } from '../core/user-input.js';
 import { MAX_UNPARSED_SHARE } from '../results/judge-limits.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import { PROTOCOLS } from '../results/schema.js';

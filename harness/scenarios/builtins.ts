@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
-import { didYouMean } from '../core/text.js';
+import { didYouMean } from '../core/user-input.js';
 import { checkScenarioFile, formatProblem, type CheckOptions, type ScenarioCheck } from './load.js';
 import { generateWorkload } from './generator.js';
 import { checkSpecFile } from './generator-spec.js';

@@ -17,7 +17,7 @@ import {
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { positionOf } from '../core/json-errors.js';
-import { describeInput, typoOf } from '../core/text.js';
+import { describeInput, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
 import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
 import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';

@@ -14,7 +14,7 @@
 import { z } from 'zod';
 import { MembenchError } from '../../core/errors.js';
 import { describeIssue, formatPath, formatProblem, parseMappingText, readBoundedText, type Problem } from '../load.js';
-import { closestString } from '../../core/text.js';
+import { closestString } from '../../core/user-input.js';
 import type { ErrataCounts, ErrataReport, ImportLog, UnusedErratum } from './shared.js';
 
 const entrySchema = z.union(

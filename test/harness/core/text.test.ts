@@ -3,7 +3,6 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   collapseWhitespace,
   datedText,
-  didYouMean,
   hasCjk,
   hasCjkIn,
   holdsTerm,
@@ -13,7 +12,6 @@ import {
   normalizeText,
   SEGMENT_WINDOW_CHARS,
   termSet,
-  typoOf,
   segmentWindows,
   undatedText,
   wordsOfNormalized,
@@ -390,20 +388,5 @@ describe('normal form', () => {
       }
     }
     expect(held).toBeGreaterThan(3000);
-  });
-});
-
-describe('didYouMean', () => {
-  it('points at a name a typo away: a letter missing, changed or two swapped', () => {
-    expect(didYouMean('bufer', ['buffer', 'window'])).toBe(' (did you mean buffer?)');
-    expect(didYouMean('recipes-ch', ['recipes-en', 'recipes-zh'])).toBe(' (did you mean recipes-zh?)');
-    expect(typoOf('steps', ['stpes', 'name'])).toBe('stpes');
-  });
-
-  it('points at nothing far off, nor at the name itself', () => {
-    expect(didYouMean('nope', ['buffer', 'window', 'mem0'])).toBe('');
-    expect(didYouMean('xyz', ['xab'])).toBe('');
-    expect(didYouMean('buffer', ['buffer'])).toBe('');
-    expect(didYouMean('buffer', [])).toBe('');
   });
 });
