@@ -1,9 +1,8 @@
 // Bundles the agent entry (dist/harness/process/agent-entry.js) into one CommonJS file, which
 // agent-boot.js runs with V8's code cache: a process started for every crash resolves no modules.
-// One substitution keeps the bundle to what an agent runs: @langchain/core's messages index also
-// re-exports its message transformers (trimMessages and co.), which import LangChain's runnables
-// and through them langsmith and zod 3, about 1 MB evaluated at every start and never used here;
-// the bundle reads the same index without them. And the LangChain adapter (`langchain:NAME`, about
+// One substitution keeps the bundle to what an agent runs: @langchain/core's messages index is read
+// without its message transformers (scripts/langchain-messages.mjs): about 1 MB evaluated at every
+// start and never used here. And the LangChain adapter (`langchain:NAME`, about
 // 1.2 MB with LangChain's models and tracers) stays out, as do the peer adapters (strategies/adapters/:
 // mem0, LangGraph, and the packages they import): bundled processes run built-in strategies only,
 // and the loader imports an adapter lazily from dist when asked.
@@ -17,10 +16,8 @@ import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { MESSAGES_INDEX, messagesIndexWithoutTransformers } from './langchain-messages.mjs';
 import { SNAPSHOT_V8_FLAGS } from '../dist/harness/process/protocol.js';
-
-const MESSAGES_INDEX = /[\\/]@langchain[\\/]core[\\/]dist[\\/]messages[\\/]index\.js$/; // esbuild takes Go regexps: no flags
-const TRANSFORMERS = ['defaultTextSplitter', 'filterMessages', 'mergeMessageRuns', 'trimMessages'];
 
 const withoutTransformers = {
   name: 'messages-without-transformers',
@@ -30,23 +27,7 @@ const withoutTransformers = {
         ? { path: `../../strategies/${args.path.slice(2)}`, external: true }
         : undefined,
     );
-    builder.onLoad({ filter: MESSAGES_INDEX }, async (args) => {
-      let source = await readFile(args.path, 'utf8');
-      source = source.replace(/^import \{[^}]*\} from "\.\/transformers\.js";\n/mu, '');
-      for (const name of TRANSFORMERS)
-        source = source
-          .replace(new RegExp(`\\b${name}: \\(\\) => ${name},?\\s*`, 'gu'), '')
-          .replace(new RegExp(`\\b${name}, `, 'gu'), '')
-          .replace(new RegExp(`, ${name}\\b`, 'gu'), '');
-      if (
-        /transformers\.js/u.test(source) ||
-        TRANSFORMERS.some((name) => new RegExp(`\\b${name}\\b`, 'u').test(source))
-      )
-        throw new Error(
-          `${args.path}: its transformers could not be left out (has @langchain/core changed its index?)`,
-        );
-      return { contents: source, loader: 'js', resolveDir: path.dirname(args.path) };
-    });
+    builder.onLoad({ filter: MESSAGES_INDEX }, (args) => messagesIndexWithoutTransformers(args.path));
   },
 };
 

@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { MESSAGES_INDEX, messagesIndexWithoutTransformers } from './langchain-messages.mjs';
 
 const outdir = path.resolve('dist/cli');
 const ownImportMetaUrl = {
@@ -28,6 +29,32 @@ const ownImportMetaUrl = {
         resolveDir: path.dirname(args.path),
       };
     });
+  },
+};
+
+// The messages index without its transformers (scripts/langchain-messages.mjs) for every module but
+// the LangGraph adapter, the one that calls trimMessages: it gets the whole index, as a module of its
+// own (the `?with-transformers` suffix), loaded only with the adapter's chunk; the message classes
+// both re-export are one module each, shared. Any other module importing a transformer would fail
+// the build (no such export).
+const FULL_INDEX = '?with-transformers';
+const messagesWithoutTransformers = {
+  name: 'messages-without-transformers',
+  setup(builder) {
+    builder.onResolve({ filter: /^@langchain\/core\/messages$/ }, async (args) => {
+      if (args.pluginData === FULL_INDEX || !/[\\/]strategies[\\/]adapters[\\/]langgraph\.js$/u.test(args.importer))
+        return undefined;
+      const resolved = await builder.resolve(args.path, {
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        kind: args.kind,
+        pluginData: FULL_INDEX,
+      });
+      return resolved.errors.length > 0 ? { errors: resolved.errors } : { path: resolved.path, suffix: FULL_INDEX };
+    });
+    builder.onLoad({ filter: MESSAGES_INDEX }, (args) =>
+      args.suffix === FULL_INDEX ? undefined : messagesIndexWithoutTransformers(args.path),
+    );
   },
 };
 
@@ -60,6 +87,6 @@ await build({
   banner: {
     js: "import { createRequire as __membenchCreateRequire } from 'node:module'; const require = __membenchCreateRequire(import.meta.url);",
   },
-  plugins: [ownImportMetaUrl],
+  plugins: [messagesWithoutTransformers, ownImportMetaUrl],
   logLevel: 'warning',
 });

@@ -102,10 +102,21 @@ describe('what a membench process loads at start', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(path.join(out, 'results.json'))).toBe(true);
     expect(result.packages).toContain('cli-table3'); // its console summary
-    for (const name of ['tiktoken', 'hnswlib-node', 'chart.js', '@napi-rs/canvas'])
+    // Nor LangChain's runnables and tracing (langsmith), which @langchain/core's messages index
+    // re-exports through its message transformers: the bundle reads the index without them.
+    expect(result.packages).toContain('@langchain/core');
+    for (const name of ['tiktoken', 'hnswlib-node', 'chart.js', '@napi-rs/canvas', 'langsmith'])
       expect(result.packages, name).not.toContain(name);
     // Its charts, drawn in a worker thread.
     expect(result.threadPackages).toContain('chart.js');
     expect(result.threadPackages).toContain('@napi-rs/canvas');
+  });
+
+  it('the LangGraph peer, which trims with trimMessages, still runs from the bundle: its chunk has the whole messages index', async () => {
+    const out = path.join(await tempDir('membench-start-langgraph-'), 'run');
+    const result = await membench(['run', '-c', 'recipes-en', '-s', 'langgraph', '-w', '1', '-o', out, '-q']);
+    expect(result.code, result.stderr).toBe(0);
+    const cells = JSON.parse(await readFile(path.join(out, 'results.json'), 'utf8')).cells as { status: string }[];
+    expect(cells.map((cell) => cell.status)).toEqual(['ok']);
   });
 });
