@@ -192,6 +192,7 @@ async function runLocked(options: RunToDirOptions, out: string, judging: JudgeSe
   }
 }
 
+/** runLocked's work once its run dir is open and its chart thread started: the cells, the judging, the reports. */
 async function runAndReport(
   options: RunToDirOptions,
   out: string,
