@@ -78,7 +78,8 @@ const drawer = new ChartDrawer();
 drawer.worker.once('online', () => { console.log('online', chartWorkerStats.started); clearInterval(hold); });
 drawer.worker.once('error', (error) => { console.log('error', error.message); clearInterval(hold); });`,
       );
-      const { stdout } = await promisify(execFile)(process.execPath, [program]);
+      // Bounded: a program an idle worker keeps alive fails the test and is killed, not left behind.
+      const { stdout } = await promisify(execFile)(process.execPath, [program], { timeout: 30_000 });
       expect(stdout.trim()).toBe('online 1');
     } finally {
       await rm(dir, { recursive: true, force: true });
