@@ -39,7 +39,10 @@ export type ChartWorkerReply = { pngs: [string, Uint8Array][] } | { error: strin
 export class ChartDrawer {
   /** Its thread (null where no worker entry is built: it draws in the caller's). */
   readonly worker: Worker | null;
+  /** Why it cannot draw: its thread failed or ended (before it was asked, or while it drew). */
   private failure: Error | undefined;
+  /** The draw waiting for the thread's answer. */
+  private waiting: ((error: Error) => void) | undefined;
   private done = false;
 
   constructor() {
@@ -48,12 +51,15 @@ export class ChartDrawer {
     if (!this.worker) return;
     chartWorkerStats.started++;
     this.worker.unref();
-    // Before it is asked: kept, for the draw that follows.
-    this.worker.once('error', (error) => (this.failure ??= new Error(`drawing the charts failed: ${error.message}`)));
-    this.worker.once(
-      'exit',
-      (code) => (this.failure ??= new Error(`the chart worker exited (code ${code}) before answering`)),
-    );
+    // Whenever they come, before the draw or during it: the draw, now or later, fails with them.
+    this.worker.once('error', (error) => this.fail(`drawing the charts failed: ${error.message}`));
+    this.worker.once('exit', (code) => this.fail(`the chart worker exited (code ${code}) before answering`));
+  }
+
+  private fail(message: string): void {
+    this.failure ??= new Error(message);
+    this.waiting?.(this.failure);
+    this.waiting = undefined;
   }
 
   /** encodeCharts's PNGs for `specs`, from the worker (here, where none is built); once per drawer. */
@@ -69,29 +75,18 @@ export class ChartDrawer {
     if (this.failure) return Promise.reject(this.failure);
     worker.ref();
     return new Promise((resolve, reject) => {
-      let settled = false;
-      const settle = (done: () => void): void => {
-        if (settled) return;
-        settled = true;
-        done();
+      this.waiting = reject;
+      worker.once('message', (reply: ChartWorkerReply) => {
+        this.waiting = undefined;
         void worker.terminate();
-      };
-      worker.once('message', (reply: ChartWorkerReply) =>
-        settle(() =>
-          'error' in reply
-            ? reject(new Error(`drawing the charts failed: ${reply.error}`))
-            : resolve(
-                reply.pngs.map(([name, png]): [string, Buffer] => [
-                  name,
-                  Buffer.from(png.buffer, png.byteOffset, png.byteLength),
-                ]),
-              ),
-        ),
-      );
-      worker.once('error', (error) => settle(() => reject(new Error(`drawing the charts failed: ${error.message}`))));
-      worker.once('exit', (code) =>
-        settle(() => reject(new Error(`the chart worker exited (code ${code}) before answering`))),
-      );
+        if ('error' in reply) return reject(new Error(`drawing the charts failed: ${reply.error}`));
+        resolve(
+          reply.pngs.map(([name, png]): [string, Buffer] => [
+            name,
+            Buffer.from(png.buffer, png.byteOffset, png.byteLength),
+          ]),
+        );
+      });
       worker.postMessage(specs);
     });
   }
@@ -115,9 +110,4 @@ export function renderChartsInParallel(result: RunResult, drawer = new ChartDraw
   // Started before other work that may fail first: a failure here is the awaiting caller's, never an unhandled rejection.
   drawn.catch(() => undefined);
   return drawn;
-}
-
-/** encodeCharts in a worker thread when there is a worker entry (chartWorkerEntry), else here. */
-export function encodeChartsInWorker(specs: readonly ChartSpec[]): Promise<[string, Buffer][]> {
-  return new ChartDrawer().draw(specs);
 }

@@ -111,6 +111,9 @@ export function agentEnv(offline: boolean, env: NodeJS.ProcessEnv = process.env)
   return kept;
 }
 
+/** The Node flags a process starts from the snapshot `blob` with: its V8 flags, then the blob. */
+const fromSnapshot = (blob: string): string[] => [...SNAPSHOT_V8_FLAGS, '--snapshot-blob', blob];
+
 /**
  * Whether a process starts from `blob` here: one process is started from it and must come up
  * and exit 0. V8 refuses a snapshot for more reasons than the record can foresee (another V8
@@ -118,7 +121,7 @@ export function agentEnv(offline: boolean, env: NodeJS.ProcessEnv = process.env)
  */
 export function snapshotLoads(blob: string, bundle: string): boolean {
   agentProcessStats.snapshotChecks++;
-  const check = spawnSync(process.execPath, [...SNAPSHOT_V8_FLAGS, '--snapshot-blob', blob, bundle, SNAPSHOT_CHECK], {
+  const check = spawnSync(process.execPath, [...fromSnapshot(blob), bundle, SNAPSHOT_CHECK], {
     stdio: 'ignore',
     timeout: 30_000,
     env: agentEnv(true),
@@ -208,9 +211,7 @@ function workerEntry(bundled: boolean): WorkerEntry {
   const bundle = here('./agent-entry.bundle.cjs');
   if (bundled && existsSync(boot) && existsSync(bundle)) {
     const blob = agentSnapshot();
-    return blob
-      ? { file: bundle, execArgv: [...SNAPSHOT_V8_FLAGS, '--snapshot-blob', blob] }
-      : { file: boot, execArgv: [] };
+    return blob ? { file: bundle, execArgv: fromSnapshot(blob) } : { file: boot, execArgv: [] };
   }
   const js = fileURLToPath(new URL('./agent-entry.js', import.meta.url));
   if (existsSync(js)) return { file: js, execArgv: [] };

@@ -85,8 +85,8 @@ export function forkPoolWorker(): PoolWorker {
 /** The worker forked ahead of a run and not yet taken, with the environment it was forked under. */
 let prestarted: { worker: PoolWorker; env: NodeJS.ProcessEnv } | undefined;
 
-/** How many workers this process forked ahead and how many a pool took (the tests' view). */
-export const prestartStats = { forked: 0, taken: 0 };
+/** How many workers forked ahead a pool took (the tests' view). */
+export const prestartStats = { taken: 0 };
 
 /**
  * Forks one pool worker now, for the pool of the run this process is about to make. One: a run's
@@ -101,7 +101,6 @@ export function prestartPoolWorker(): PoolWorker {
   releasePrestarted();
   const worker = forkPoolWorker();
   worker.hold(false);
-  prestartStats.forked++;
   prestarted = { worker, env: { ...process.env } };
   return worker;
 }

@@ -15,6 +15,15 @@ import { builtModule } from '../helpers/built.js';
 import { ROOT } from '../cli/helpers.js';
 import { smallRun } from './fixture.js';
 
+/** A canvas of no pixels: the PNG encoder refuses it. */
+const NO_PIXELS = {
+  id: 'empty',
+  title: 'empty',
+  width: 0,
+  height: 0,
+  config: { type: 'bar' as const, data: { labels: [], datasets: [] } },
+};
+
 describe('charts drawn in a worker thread', () => {
   it('starts one worker for a run and gets back the bytes renderCharts draws in this thread, in the same order', async () => {
     const thread = await builtModule<typeof ChartThread>('reports/chart-thread.js');
@@ -33,15 +42,9 @@ describe('charts drawn in a worker thread', () => {
 
   it('rejects with the drawing error, naming it, instead of hanging or exiting', async () => {
     const thread = await builtModule<typeof ChartThread>('reports/chart-thread.js');
-    // A canvas of no pixels: the PNG encoder refuses it.
-    const spec = {
-      id: 'empty',
-      title: 'empty',
-      width: 0,
-      height: 0,
-      config: { type: 'bar' as const, data: { labels: [], datasets: [] } },
-    };
-    await expect(thread.encodeChartsInWorker([spec])).rejects.toThrow(/^drawing the charts failed: .*no pixels/u);
+    await expect(new thread.ChartDrawer().draw([NO_PIXELS])).rejects.toThrow(
+      /^drawing the charts failed: .*no pixels/u,
+    );
   });
 
   it('a drawer started ahead draws once, in its own worker, the same bytes; asked again, or after close, it refuses', async () => {
@@ -62,6 +65,13 @@ describe('charts drawn in a worker thread', () => {
     await expect(closed.draw([])).rejects.toThrow('a chart drawer draws once');
     drawer.close(); // after it drew: harmless
     expect(await new thread.ChartDrawer().draw([])).toEqual([]); // a run with no chart: nothing drawn, its worker ended
+  });
+
+  it('a drawer whose thread ended before it was asked says so when asked, instead of waiting for ever', async () => {
+    const thread = await builtModule<typeof ChartThread>('reports/chart-thread.js');
+    const drawer = new thread.ChartDrawer();
+    await drawer.worker!.terminate();
+    await expect(drawer.draw([NO_PIXELS])).rejects.toThrow(/^the chart worker exited \(code \d+\) before answering$/u);
   });
 
   it('a drawer never asked to draw keeps no process alive: a program that made one exits, its worker up', async () => {
