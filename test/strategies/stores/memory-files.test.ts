@@ -288,6 +288,21 @@ describe('MemoryFileStore', () => {
     expect(reader.stats.fileReads).toBe(reads + 1);
   });
 
+  it('updates a memory it wrote last without reading its file, and re-reads one another store rewrote since', async () => {
+    const a = makeStore();
+    const b = makeStore();
+    await a.open();
+    await b.open();
+    await a.write(draft('counter', 'One.'));
+    const reads = a.stats.fileReads;
+    await a.write(draft('counter', 'Two.'));
+    expect((await a.write(draft('counter', 'Three.'))).version).toBe(3);
+    expect(a.stats.fileReads).toBe(reads);
+    expect((await b.write(draft('counter', 'Four.'))).version).toBe(4);
+    expect((await a.write(draft('counter', 'Five.'))).version).toBe(5);
+    expect(a.stats.fileReads).toBeGreaterThan(reads);
+  });
+
   it('repairs an index left stale by a crash and drops leftover temp files on open', async () => {
     const store = makeStore();
     await store.open();
