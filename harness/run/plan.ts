@@ -7,10 +7,16 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { needsProcesses, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
-import { formatImportReport, importDataset, QuestionFilter, type ErrataReport } from '../scenarios/importers/index.js';
+import {
+  formatImportReport,
+  importDataset,
+  QuestionFilter,
+  unimportedQuestion,
+  type ErrataReport,
+  type ImportReport,
+} from '../scenarios/importers/index.js';
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
-import { closestString } from '../core/user-input.js';
 import { MEMBENCH_VERSION } from '../core/package-info.js';
 import { checkRunNumbers } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
@@ -179,6 +185,7 @@ export async function planRun(options: RunOptions): Promise<{
     );
   const errata: ErrataReport[] = [];
   const imports: ImportSummary[] = [];
+  const reports: ImportReport[] = [];
   if (options.questions?.length && !options.datasets?.length)
     throw new MembenchError('INVALID_ARGUMENT', '--question picks questions of a dataset: name it with --dataset');
   const questions = options.questions?.length ? new QuestionFilter(options.questions) : undefined;
@@ -196,15 +203,12 @@ export async function planRun(options: RunOptions): Promise<{
       options.onWarning?.(formatImportReport(report));
     if (report.errata) errata.push(report.errata);
     imports.push(importSummary(arg, report));
+    reports.push(report);
     selected.push(...imported);
   }
-  const unknown = options.questions?.find((id) => !questions?.matched.has(id));
-  if (unknown !== undefined) {
-    const closest = closestString(unknown, questions?.seen ?? []);
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--question ${unknown}: no such question in ${(options.datasets ?? []).join(', ')}${closest !== undefined ? ` (closest: ${closest})` : ''}`,
-    );
+  for (const id of questions?.ids ?? []) {
+    const why = unimportedQuestion(id, questions!, reports, options.datasetLimit);
+    if (why !== undefined) throw new MembenchError('INVALID_ARGUMENT', why);
   }
   for (const warning of warnings) options.onWarning?.(warning);
   const unique = uniqueScenarios(selected);

@@ -10,6 +10,7 @@
 import { stringify } from 'yaml';
 import { MembenchError } from '../../core/errors.js';
 import { counted } from '../../core/plural.js';
+import { closestString } from '../../core/user-input.js';
 import { checkScenarioValue, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
 import type { Scenario } from '../format.js';
 import { noteContentDigest } from '../content-digest.js';
@@ -101,14 +102,17 @@ export async function* importScenarios(
       ...(options.questions ? { questions: options.questions } : {}),
     });
     index++;
-    if (converted) {
-      // Named for every element, selected or not: a question's scenario name is the one a whole import gives it.
-      const name = names.take(converted.document.name);
-      if (options.only && !options.only.take(converted.id, name)) continue;
+    // Named for every element, selected or not: a question's scenario name is the one a whole import gives it.
+    const name = converted ? names.take(converted.document.name) : undefined;
+    const wanted = converted && options.only ? options.only.take(converted.id, name!) : undefined;
+    if (converted && (wanted === undefined || wanted.length > 0)) {
       if (options.errata)
         converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
-      const imported = finish(converted, dataset, file, name, log);
-      if (imported) yield imported;
+      const imported = finish(converted, dataset, file, name!, log);
+      if (imported) {
+        for (const id of wanted ?? []) options.only!.imported.add(id);
+        yield imported;
+      }
       // A derived corpus (observations, session summaries) is asked the dialog's questions, as corrected.
       const probes = converted.document.steps.filter((step) => 'probe' in step);
       for (const document of imported ? (converted.derived ?? []) : []) {
@@ -137,21 +141,51 @@ export async function* importScenarios(
  * unknown one.
  */
 export class QuestionFilter {
+  /** Ids that named an element of the file (imported or not). */
   readonly matched = new Set<string>();
+  /** Ids whose element became a scenario (one too large for a scenario file is matched, not imported). */
+  readonly imported = new Set<string>();
+  /** The scenario name of each matched id's element: where the import report says why it was not imported. */
+  readonly names = new Map<string, string>();
   readonly seen: string[] = [];
   constructor(readonly ids: readonly string[]) {}
 
-  /** Whether the element whose own id is `id` and whose scenario is named `name` is selected. */
-  take(id: string, name: string): boolean {
+  /** The ids naming the element whose own id is `id` and whose scenario is named `name` (none: not selected). */
+  take(id: string, name: string): string[] {
     this.seen.push(id);
-    let taken = false;
-    for (const wanted of this.ids) {
-      if (wanted !== id && wanted !== name) continue;
+    const taken = this.ids.filter((wanted) => wanted === id || wanted === name);
+    for (const wanted of taken) {
       this.matched.add(wanted);
-      taken = true;
+      this.names.set(wanted, name);
     }
     return taken;
   }
+}
+
+/**
+ * Why `--question ID` ran nothing, once every dataset is imported, or undefined when its element
+ * became a scenario: skipped at import (the report's line for it: a question of an unknown type,
+ * one too large for a scenario file), or no element has that id (among the first N, under --limit).
+ */
+export function unimportedQuestion(
+  id: string,
+  filter: QuestionFilter,
+  reports: readonly ImportReport[],
+  limit?: number,
+): string | undefined {
+  if (filter.imported.has(id)) return undefined;
+  const name = filter.names.get(id);
+  for (const report of reports) {
+    const issue = report.skipped.find(
+      (skip) => (name !== undefined && skip.where === name) || skip.item === id || skip.where === id,
+    );
+    if (issue) return `--question ${id}: in ${report.file} but not imported: ${issue.where}: ${issue.message}`;
+  }
+  const units = [...new Set(reports.map((report) => CONVERTERS[report.dataset].units.replace(/s$/u, '')))].join(' or ');
+  const closest = closestString(id, filter.seen);
+  return `--question ${id}: no such ${units} in ${reports.map((report) => `${report.dataset}:${report.file}`).join(', ')}${
+    limit !== undefined ? ` among the first ${limit} (--limit ${limit})` : ''
+  }${closest !== undefined ? ` (closest: ${closest})` : ''}`;
 }
 
 /** A converted element as an imported scenario named `name` (from the import's IdAllocator), or undefined when it cannot be one (logged). */

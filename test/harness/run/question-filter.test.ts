@@ -39,6 +39,48 @@ describe('--question', () => {
     await planned.catch((error: unknown) => expect(isMembenchError(error) && error.exitCode).toBe(2));
   });
 
+  it('refuses a question the import skipped, with the reason, rather than running nothing', async () => {
+    // f9e8d7c6 is in the sample with a question_type LongMemEval does not have.
+    await expect(planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['f9e8d7c6'] })).rejects.toThrow(
+      /--question f9e8d7c6: in .*longmemeval-sample\.json but not imported: f9e8d7c6: question_type "single_hop" is not one of/u,
+    );
+    // One too large for a scenario file is matched, then skipped: refused (it ran 0 cells and exited 0).
+    const [first] = JSON.parse(readFileSync('fixtures/datasets/longmemeval-sample.json', 'utf8')) as Record<
+      string,
+      unknown
+    >[];
+    const sessions = first!.haystack_sessions as { role: string; content: string }[][];
+    const huge = structuredClone(sessions);
+    huge[0]![0]!.content = 'x'.repeat(17_000_000);
+    const file = path.join(tempDirSync('membench-question-huge-'), 'huge.json');
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { ...first, question_id: 'big', haystack_sessions: huge },
+        { ...first, question_id: 'small' },
+      ]),
+    );
+    const planned = planRun({ strategies: ['bm25'], datasets: [`longmemeval:${file}`], questions: ['big'] });
+    await expect(planned).rejects.toThrow(
+      /--question big: in .*huge\.json but not imported: longmemeval-big: the scenario would be \d+ bytes, over/u,
+    );
+    await planned.catch((error: unknown) => expect(isMembenchError(error) && error.exitCode).toBe(2));
+    expect(
+      (await planRun({ strategies: ['bm25'], datasets: [`longmemeval:${file}`], questions: ['small'] })).scenarios,
+    ).toHaveLength(1);
+  });
+
+  it('picks among the first N under --limit: a later question is not among them', async () => {
+    const { scenarios } = await planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['6a1eabeb'] });
+    expect(scenarios).toHaveLength(1);
+    await expect(
+      planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['6a1eabeb'], datasetLimit: 1 }),
+    ).rejects.toThrow(/--question 6a1eabeb: no such question in .* among the first 1 \(--limit 1\)/u);
+    await expect(planRun({ strategies: ['bm25'], datasets: [LOCOMO], questions: ['nope'] })).rejects.toThrow(
+      /--question nope: no such conversation in locomo:/u,
+    );
+  });
+
   describe('ids a slug does not keep', () => {
     /** The sample's first question three times over, as `ids`, in a file of its own. */
     const fileWith = (ids: readonly string[]): string => {
