@@ -133,10 +133,18 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
       );
   };
   for (const [key, value] of Object.entries(conversation)) {
-    const session = /^session_(\d+)$/u.exec(key);
-    const date = /^session_(\d+)_date_time$/u.exec(key);
+    // Up to nine digits: a longer number is no session LoCoMo has (and would not print as written).
+    const session = /^session_(\d{1,9})$/u.exec(key);
+    const date = /^session_(\d{1,9})_date_time$/u.exec(key);
     if (session) keep(lists, 'session', Number(session[1]), key, value);
     else if (date) keep(dates, 'date', Number(date[1]), key, value);
+    // A mistyped session key (`session3`, `Session_3`) would lose its turns without a word.
+    else if (/session/iu.test(key))
+      log.repair(
+        `${label} ${key}`,
+        'session-key-unknown',
+        "not a key LoCoMo's conversation has (session_N, session_N_date_time): ignored",
+      );
   }
   for (const number of [...dates.keys()].sort((a, b) => a - b)) {
     if (!lists.has(number))
@@ -182,6 +190,17 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
       const speaker = cleanText(turn.speaker);
       if (speaker === undefined) log.repair(at, 'speaker-missing', 'a turn without a speaker: kept without a name');
       const caption = cleanText(turn.blip_caption);
+      if (
+        caption === undefined &&
+        turn.blip_caption !== undefined &&
+        turn.blip_caption !== null &&
+        typeof turn.blip_caption !== 'string'
+      )
+        log.repair(
+          at,
+          'caption-dropped',
+          `${badField('blip_caption', turn.blip_caption, 'a string')}: the turn kept without it`,
+        );
       const content = `${speaker === undefined ? '' : `${speaker}: `}${text}${caption === undefined ? '' : ` [shares ${caption}]`}`;
       const rawId = typeof turn.dia_id === 'string' ? turn.dia_id : undefined;
       const diaId = rawId === undefined ? undefined : canonicalDiaId(rawId);
@@ -390,7 +409,13 @@ function readProbe(
     }
   } else {
     let answer = answerText(qa.answer, where, item, log);
-    if (answer === undefined) return skip('answer-missing', `a category-${category} item without an answer`);
+    if (answer === undefined)
+      return skip(
+        'answer-missing',
+        qa.answer === undefined || qa.answer === null || typeof qa.answer === 'string'
+          ? `a category-${category} item without an answer`
+          : `a category-${category} item whose ${badField('answer', qa.answer, 'a string or a number')}`,
+      );
     // evaluation.py scores only the part before ";" of an open-domain answer.
     if (category === 3 && answer.includes(';')) answer = answer.split(';')[0]!.trim() || answer;
     probe.expect = [answer];
@@ -414,11 +439,20 @@ export const locomo: DatasetConverter = {
       log.skip(`sample[${index}]`, 'sample-not-object', 'not a sample object: skipped');
       return undefined;
     }
-    let label = numberText(raw.sample_id) ?? cleanText(raw.sample_id);
-    if (label === undefined) {
-      label = `sample-${index + 1}`;
-      log.repair(`sample[${index}]`, 'sample-id-missing', `no sample_id: named ${label}`);
-    }
+    let id = numberText(raw.sample_id) ?? cleanText(raw.sample_id);
+    let label: string;
+    if (id === undefined) {
+      // A name no earlier sample has: `sample-3`, or `sample-3-2` after a sample_id "sample-3".
+      const base = `sample-${index + 1}`;
+      id = base;
+      for (let n = 2; !log.unitId(id); n++) id = `${base}-${n}`;
+      log.repair(`sample[${index}]`, 'sample-id-missing', `no sample_id: named ${id}`);
+      label = id;
+    } else if (!log.unitId(id)) {
+      // A sample_id an earlier sample has: imported too (its scenario renamed); its issues and QA
+      // items are told apart by its place in the list, so the counts add up.
+      label = `${id} (sample[${index}])`;
+    } else label = id;
     const qaList = Array.isArray(raw.qa) ? raw.qa : [];
     if (!Array.isArray(raw.qa))
       log.repair(
@@ -432,7 +466,7 @@ export const locomo: DatasetConverter = {
         log.item(item);
         log.skip(item, code, message, item);
       });
-      if (qaList.length === 0) log.skip(label!, code, message);
+      if (qaList.length === 0) log.skip(label, code, message);
       return undefined;
     };
     if (!isRecord(raw.conversation)) return skipAll('conversation-missing', 'the sample has no conversation object');
@@ -441,7 +475,7 @@ export const locomo: DatasetConverter = {
     const { steps, stepOf, turns } = sessionSteps(sessions, label, log);
     const items: string[] = [];
     qaList.forEach((qa, qaIndex) => {
-      const probe = readProbe(qa, qaIndex, label!, stepOf, log, options?.questions ?? MEMBENCH_QUESTION_PROMPT_SET);
+      const probe = readProbe(qa, qaIndex, label, stepOf, log, options?.questions ?? MEMBENCH_QUESTION_PROMPT_SET);
       if (probe) {
         steps.push(probe);
         items.push(`${label} qa[${qaIndex}]`);
@@ -454,13 +488,11 @@ export const locomo: DatasetConverter = {
     const dialog = converted(
       'locomo',
       file,
-      label,
-      `LoCoMo ${label}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`,
+      id,
+      `LoCoMo ${id}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`,
       steps,
       items,
     );
-    return options?.documents
-      ? { ...dialog, derived: derivedDocuments(raw, sessions, stepOf, label, file, log) }
-      : dialog;
+    return options?.documents ? { ...dialog, derived: derivedDocuments(raw, sessions, stepOf, id, file, log) } : dialog;
   },
 };

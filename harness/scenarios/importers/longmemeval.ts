@@ -130,7 +130,11 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
     }
     const content = cleanText(turn.content) ?? numberText(turn.content);
     if (content === undefined) {
-      log.repair(at, 'turn-empty', `an ${turn.role} turn without content: dropped`, item);
+      const why =
+        turn.content === undefined || turn.content === null || typeof turn.content === 'string'
+          ? `${turn.role === 'user' ? 'a user' : 'an assistant'} turn without content`
+          : `${turn.role === 'user' ? 'a user' : 'an assistant'} turn whose ${badField('content', turn.content, 'a string')}`;
+      log.repair(at, 'turn-empty', `${why}: dropped`, item);
       return;
     }
     if (typeof turn.content !== 'string')
@@ -246,7 +250,13 @@ export const longmemeval: DatasetConverter = {
       log.skip(item, code, message, item);
       return undefined;
     };
-    if (questionId === undefined) return skip('question-id-missing', 'no question_id');
+    /** `no FIELD`, or what the field holds where it is there but not text. */
+    const missing = (field: string, value: unknown, expected: string): string =>
+      value === undefined || value === null || typeof value === 'string'
+        ? `no ${field}`
+        : badField(field, value, expected);
+    if (questionId === undefined)
+      return skip('question-id-missing', missing('question_id', raw.question_id, 'a string or a number'));
     const type = cleanText(raw.question_type) ?? '';
     const typeCategory = LONGMEMEVAL_TYPES[type];
     if (typeCategory === undefined)
@@ -256,14 +266,15 @@ export const longmemeval: DatasetConverter = {
       );
     const abstention = questionId.endsWith('_abs');
     const question = cleanText(raw.question);
-    if (question === undefined) return skip('question-missing', 'no question');
+    if (question === undefined) return skip('question-missing', missing('question', raw.question, 'a string'));
     let answer = cleanText(raw.answer);
     const answerNumber = numberText(raw.answer);
     if (answerNumber !== undefined) {
       answer = answerNumber;
       log.repair(item, 'answer-number', `answer ${answerNumber} is a number: written as the string "${answer}"`, item);
     }
-    if (answer === undefined && !abstention) return skip('answer-missing', 'no answer');
+    if (answer === undefined && !abstention)
+      return skip('answer-missing', missing('answer', raw.answer, 'a string or a number'));
     const sessions = readSessions(raw, item, log);
     if (sessions === undefined) return skip('haystack-missing', 'haystack_sessions is not a list of sessions');
 

@@ -76,6 +76,7 @@ export class ImportLog {
   private readonly repairs: ImportIssue[] = [];
   private readonly skips: ImportIssue[] = [];
   private readonly items = new Set<string>();
+  private readonly unitIds = new Set<string>();
   private units = 0;
   private scenarios = 0;
   private sessions = 0;
@@ -98,6 +99,13 @@ export class ImportLog {
 
   unit(): void {
     this.units++;
+  }
+
+  /** Registers an element's own id (LoCoMo's sample_id, or the name given to a sample without one); false when an earlier element has it. */
+  unitId(id: string): boolean {
+    if (this.unitIds.has(id)) return false;
+    this.unitIds.add(id);
+    return true;
   }
 
   /** Counts an imported scenario: its sessions, its saved turns and its probes by label. */

@@ -43,6 +43,7 @@ function writeTemp(samples: unknown): string {
 
 const probes = (steps: readonly Step[]): Map<string, ProbeStep> =>
   new Map(steps.flatMap((step) => (step.kind === 'probe' ? [[step.id!, step] as const] : [])));
+const issuesOf = ({ report }: { report: ImportReport }): number => report.skippedItems;
 const issues = (report: ImportReport, where: string) =>
   [...report.repaired, ...report.skipped].filter((issue) => issue.where === where).map((issue) => issue.code);
 
@@ -173,6 +174,44 @@ describe('LoCoMo fixture', async () => {
     const said = JSON.stringify(imported[0]!.scenario.steps);
     expect(said).toContain(session1[0]!.text);
     expect(said).not.toContain('llama');
+  });
+
+  test('a mistyped session key, a session number past nine digits, a caption that is no text: each said, not dropped silently', async () => {
+    const [sample] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { conversation: Record<string, unknown> }[];
+    const conversation = { ...sample!.conversation };
+    conversation.session3 = [{ speaker: 'Maya', dia_id: 'D3:1', text: 'I secretly own a llama named Gus.' }];
+    conversation.Session_4 = conversation.session3;
+    conversation.session_99999999999999999999 = conversation.session3;
+    const session1 = (conversation.session_1 as Record<string, unknown>[]).map((turn) => ({ ...turn }));
+    session1[0]!.blip_caption = ['a photo', 'of a dog'];
+    conversation.session_1 = session1;
+    const { scenarios: imported, report: typos } = await importFile(writeTemp([{ ...sample, conversation }]));
+    for (const key of ['session3', 'Session_4', 'session_99999999999999999999'])
+      expect(issues(typos, `conv-a ${key}`)).toEqual(['session-key-unknown']);
+    expect(typos.repaired.find((issue) => issue.code === 'caption-dropped')?.message).toBe(
+      'blip_caption ["a photo","of a dog"] is not a string: the turn kept without it',
+    );
+    expect(JSON.stringify(imported[0]!.scenario.steps)).not.toContain('llama');
+  });
+
+  test('a sample_id used twice: both imported, the QA items told apart so the counts add up; an unnamed sample named past the ids taken', async () => {
+    const samples = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const first = samples[0]!;
+    const qa = (first.qa as unknown[]).length;
+    const { scenarios: imported, report: twice } = await importFile(writeTemp([first, first]));
+    expect(imported.map((item) => item.scenario.name)).toEqual(['locomo-conv-a', 'locomo-conv-a-2']);
+    expect(twice.items).toBe(2 * qa);
+    expect(twice.imported + twice.repairedItems + twice.skippedItems).toBe(twice.items);
+    expect(twice.skippedItems).toBe(2 * issuesOf(await importFile(writeTemp([first]))));
+    expect(twice.skipped.some((issue) => issue.where.startsWith('conv-a (sample[1]) qa['))).toBe(true);
+    // A sample without an id is named after its place, past an earlier sample's own id of that name.
+    const { scenarios: clash } = await importFile(
+      writeTemp([
+        { ...first, sample_id: 'sample-2' },
+        { ...first, sample_id: undefined },
+      ]),
+    );
+    expect(clash.map((item) => item.scenario.name)).toEqual(['locomo-sample-2', 'locomo-sample-2-2']);
   });
 
   test('sessions without a date, dates without a session and empty sessions are handled with reasons', () => {

@@ -162,6 +162,28 @@ describe('LongMemEval fixture', async () => {
     expect(scenarios.has('longmemeval-f9e8d7c6')).toBe(false);
   });
 
+  test('a field there with the wrong type is said as such, not as missing', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const sessions = structuredClone(first!.haystack_sessions) as { content: unknown }[][];
+    sessions[0]![0]!.content = ['a list'];
+    const { report: typed } = await importText(
+      JSON.stringify([
+        { ...first, question_id: 'q1', answer: true },
+        { ...first, question_id: 'q2', question: 42 },
+        { ...first, question_id: { a: 1 } },
+        { ...first, question_id: 'q4', haystack_sessions: sessions },
+        { ...first, question_id: 'q5', answer: '   ' },
+      ]),
+    );
+    const message = (where: string) =>
+      [...typed.repaired, ...typed.skipped].find((issue) => issue.where.startsWith(where))?.message;
+    expect(message('q1')).toBe('answer true is not a string or a number');
+    expect(message('q2')).toBe('question 42 is not a string');
+    expect(message('question[2]')).toBe('question_id {"a":1} is not a string or a number');
+    expect(message('q4 haystack_sessions')).toBe('a user turn whose content ["a list"] is not a string: dropped');
+    expect(message('q5')).toBe('no answer');
+  });
+
   test('a field the question lacks is said as missing, never as "undefined"', async () => {
     const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
     const { question_type: _type, ...untyped } = first!;
