@@ -1,6 +1,7 @@
 /** Where a run setting comes from: the flags of a command and the config file, both derived from the settings table. */
 import type { Argv, InferredOptionTypes, Options } from 'yargs';
 import { z } from 'zod';
+import { MembenchError } from '../core/errors.js';
 import { parseNumberFlag } from '../core/numbers.js';
 import { describeSetting, type Command, type SettingSpec } from './setting-spec.js';
 import { settingEntries, SETTINGS, type SettingKey, type Settings, type SettingValues } from './settings.js';
@@ -56,6 +57,10 @@ export function flagValues(
       : spec.bounds
         ? parseNumberFlag(flag, raw as string, spec.bounds)
         : raw;
+    // `-c` with nothing after it (`-c $UNSET`) reads as an empty list, which would mean the default:
+    // every scenario. A flag whose own reading says more about a missing value (--judge) has said it.
+    if (Array.isArray(raw) && raw.length === 0)
+      throw new MembenchError('INVALID_ARGUMENT', `${flag} needs a value (an unset variable?)`);
     if (value !== undefined) values[key] = value;
   }
   return values as SettingValues;

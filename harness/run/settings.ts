@@ -33,13 +33,20 @@ export {
 const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER): NumberRange => ({ whole: true, min, max });
 const SHARE: NumberRange = { whole: false, min: 0, max: 1, words: 'a share between 0 and 1' };
 
-/** A string or a list of them, read as a list (`strategies: x` is `strategies: [x]`); `example` shows one in a refusal. */
-const listOf = (example: string) =>
+/**
+ * A string or a list of them, read as a list (`strategies: x` is `strategies: [x]`); `example` shows
+ * one in a refusal. An empty list is refused unless it `mayBeEmpty` (a list that turns something
+ * off): `scenarios: []` meant nothing, and ran every default scenario.
+ */
+const listOf = (example: string, mayBeEmpty = false) =>
   z
     .union([z.string(), z.array(z.string())], {
       error: (issue) => `expected a name or a list of names, like ${example}; got ${listItemShown(issue.input)}`,
     })
-    .transform((value) => (typeof value === 'string' ? [value] : value));
+    .transform((value) => (typeof value === 'string' ? [value] : value))
+    .refine((list) => mayBeEmpty || list.length > 0, {
+      error: `expected at least one name, like ${example} (leave the key out for the default)`,
+    });
 /** What a list setting holds instead of strings: the value, or its first item that is not a string. */
 const listItemShown = (input: unknown): string => {
   const item = Array.isArray(input) ? input.find((value) => typeof value !== 'string') : undefined;
@@ -62,7 +69,7 @@ const paramsRefusal = (input: unknown): string => {
 };
 /** `["window.k=2,4,8"]`, one such string, or `{ window.k: [2, 4, 8] }`: always the `-p` strings. */
 const params = z
-  .union([listOf('[window.k=2, "bm25.k=4,8"]'), z.record(z.string(), knobValues)], {
+  .union([listOf('[window.k=2, "bm25.k=4,8"]', true), z.record(z.string(), knobValues)], {
     error: (issue) => paramsRefusal(issue.input),
   })
   .transform((value) =>
@@ -209,7 +216,7 @@ export const SETTINGS = {
     config: true,
     planned: true,
   }),
-  questions: setting(z.array(z.string()), {
+  questions: setting(z.array(z.string()).min(1, 'expected at least one id (leave the key out for every question)'), {
     group: 'matrix',
     describe:
       "with --dataset: only this question (LongMemEval's question_id) or conversation (LoCoMo's sample_id), its id exactly as the file writes it or its scenario name in reports (longmemeval-ID); repeatable",
@@ -265,7 +272,7 @@ export const SETTINGS = {
       planned: true,
     },
   ),
-  priceDurability: setting(listOf('[remember-then-crash]'), {
+  priceDurability: setting(listOf('[remember-then-crash]', true), {
     group: 'matrix',
     describe:
       "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)",

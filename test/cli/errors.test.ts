@@ -84,6 +84,10 @@ describe('a numeric flag with a bad value', () => {
     [{ timeout: '1m' }, '--timeout 1m: expected a number from 1 to 3600000'],
     [{ retries: 'three' }, '--retries three: expected a whole number from 0 to 100'],
     [{ 'retrieval-k': '5,x' }, '--retrieval-k 5,x: expected whole numbers >= 1'],
+    // `-c` with nothing after it (`-c $UNSET`): an empty list, which would have run every default scenario.
+    [{ scenario: [] }, '--scenario needs a value (an unset variable?)'],
+    [{ strategy: [] }, '--strategy needs a value'],
+    [{ question: [] }, '--question needs a value'],
   ])('run %j', (flags, message) => {
     expect(() => flagValues(flags, 'run')).toThrow(message);
   });
@@ -91,6 +95,7 @@ describe('a numeric flag with a bad value', () => {
   // One flag per command through its built command module: the same wording on stderr, exit 2.
   it.each([
     [['run', '--trials', 'abc'], '--trials abc: expected a whole number from 1 to 1000'],
+    [['run', '-c', '-s', 'buffer'], '--scenario needs a value (an unset variable?)'],
     [['run', '--recall-threshold', 'high'], '--recall-threshold high: expected a share between 0 and 1'],
     [['tune', '-s', 'window', '-p', 'k', '--values', '1,2', '--target-recall', 'abc'], '--target-recall abc:'],
     [['judge', 'results.json', '--retries', 'abc'], '--retries abc: expected a whole number from 0 to 100'],

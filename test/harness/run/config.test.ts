@@ -220,6 +220,19 @@ describe('membench.config.yaml', () => {
     expect(await located('scenarios: [recipes-en, {a: 1}]\n')).toEqual([
       'membench.config.yaml:1:12: scenarios: expected a name or a list of names, like [recipes-en, ./my-scenario.yaml]; got a mapping in the list',
     ]);
+    // An empty list would mean the default, every scenario or strategy: refused where it is written.
+    expect(await located('strategies: [buffer]\nscenarios: []\n')).toEqual([
+      'membench.config.yaml:2:12: scenarios: expected at least one name, like [recipes-en, ./my-scenario.yaml] (leave the key out for the default)',
+    ]);
+    expect(await located('strategies: []\nquestions: []\n')).toEqual([
+      'membench.config.yaml:1:13: strategies: expected at least one name, like [buffer, window] (leave the key out for the default)',
+      'membench.config.yaml:2:12: questions: expected at least one id (leave the key out for every question)',
+    ]);
+    // One that turns something off may be empty.
+    const off = await loadConfig(
+      await configFile('membench.config.yaml', 'strategies: [buffer]\npriceDurability: []\n'),
+    );
+    expect(off.priceDurability).toEqual([]);
     // An empty out would write into the working dir: refused where it is written, not as the flag.
     expect(await located('strategies: [buffer]\nout: ""\n')).toEqual([
       'membench.config.yaml:2:6: out: is empty: give the output dir, or remove `out` for the default',
