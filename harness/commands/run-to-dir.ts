@@ -15,7 +15,7 @@ import {
 import { ChartDrawer, renderChartsInParallel } from '../../reports/chart-thread.js';
 import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
-import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
+import { fileSystemProblem, isFileSystemError, isMembenchError, MembenchError } from '../core/errors.js';
 import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { checkJudged, type JudgeGate } from '../results/judges.js';
 import type { CellResult, RunResult } from '../results/schema.js';
@@ -231,7 +231,16 @@ async function runAndReport(
     watch.done?.();
   }
   // The answers are in: judge them before anything is printed or written (a failing judge keeps the finished cells for --resume).
-  if (judging.judges.length > 0) result = await judgeResults(result, { ...judging, live: run.live, cache: run.cache });
+  if (judging.judges.length > 0) {
+    try {
+      result = await judgeResults(result, { ...judging, live: run.live, cache: run.cache });
+    } catch (error) {
+      // The plan does not record the judges: a --resume without them would finish the run unjudged, without a word.
+      const hint = `the finished cells are kept in ${out}: judge them with membench run --resume ${out} ${judging.judges.map((judge) => `--judge ${judge}`).join(' ')} and the other judge flags you gave (the run dir does not keep them)`;
+      if (isMembenchError(error)) throw new MembenchError(error.code, error.message, [...error.details, hint]);
+      throw error;
+    }
+  }
   // Drawn in a worker thread while the summary is printed and the other reports rendered.
   const charts = renderChartsInParallel(result, drawer);
   options.onResult?.(result);

@@ -56,4 +56,28 @@ describe('runToDir refusals', () => {
   it('an empty out dir name', async () => {
     expect(await refusal({ out: ' ' })).toContain('--out is empty');
   });
+
+  it('a judge that fails after the cells keeps them and says how to judge them, the judges named again', async () => {
+    const out = path.join(cwd, 'judged');
+    const flags: SettingValues = {
+      out,
+      scenarios: ['recipes-en'],
+      strategies: ['buffer'],
+      judges: ['openai:x'],
+      baseUrl: 'http://127.0.0.1:1/v1',
+      retries: 0,
+      quiet: true,
+    };
+    const error = await runToDir({
+      settings: await resolveSettings(flags, cwd),
+      flags,
+      onWarning: () => undefined,
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MembenchError);
+    expect((error as MembenchError).details.at(-1)).toBe(
+      `the finished cells are kept in ${out}: judge them with membench run --resume ${out} --judge openai:x and the other judge flags you gave (the run dir does not keep them)`,
+    );
+    expect(existsSync(path.join(out, 'plan.json'))).toBe(true);
+    expect(existsSync(path.join(out, 'results.json'))).toBe(false);
+  });
 });
