@@ -116,6 +116,8 @@ export async function runToDir(options: RunToDirOptions): Promise<RunToDirOutcom
         : `judgeThreshold ${judgeGate} (the config file's): no judge runs; name one with --judge (offline or openai:NAME)`,
     );
   const out = resume ?? settings.values.out ?? defaultOutDir(new Date());
+  if (resume !== undefined && resume.trim() === '')
+    throw new MembenchError('INVALID_ARGUMENT', '--resume needs the run dir to finish (an unset variable?)');
   checkOutFlag(out);
   // Before the out dir is touched (runBenchmark checks them too, for the library's callers).
   checkDeveloperSwitches();

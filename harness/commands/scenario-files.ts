@@ -139,13 +139,23 @@ async function prepareScenarioDir({ out, overwrite = false, onWarning }: Scenari
 
 /** Refuses to write scenario files into a dir that already holds some (an earlier import or generate), unless `overwrite`. */
 async function refuseScenarioFiles(dir: string, overwrite: boolean): Promise<void> {
-  let existing: string[];
+  let names: string[];
   try {
-    existing = (await readdir(dir)).filter((name) => /\.ya?ml$/iu.test(name));
+    names = await readdir(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code === 'ENOTDIR')
+      throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: a file of that name (or on its path) exists, not a directory`);
     throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: cannot read: ${(error as Error).message}`);
   }
+  // A run's dir is for its reports (membench run and report refuse to write into another's): not for scenario files.
+  if (names.includes('results.json') || names.includes('plan.json'))
+    throw new MembenchError(
+      'OUTPUT_EXISTS',
+      `--out ${dir} is a membench run dir (it holds ${names.includes('results.json') ? 'results.json' : 'plan.json'}): choose another --out for scenario files`,
+    );
+  const existing = names.filter((name) => /\.ya?ml$/iu.test(name));
   if (existing.length > 0 && !overwrite) {
     throw new MembenchError(
       'OUTPUT_EXISTS',

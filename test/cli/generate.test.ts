@@ -6,7 +6,7 @@
  * (test/helpers/cli-in-process.ts); a CLI process makes one generation, one run and one refusal.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorkload } from '../../harness/scenarios/generator.js';
@@ -64,6 +64,24 @@ describe('membench generate', () => {
     expect(files.map((file) => readFileSync(file, 'utf8'))).toEqual(bytes);
     expect((await membenchInProcess(['generate', spec, '--out', out, '--overwrite', '--seed', '9'])).code).toBe(0);
     expect(files.map((file) => readFileSync(file, 'utf8'))).not.toEqual(bytes);
+  });
+
+  it('refuses an --out that is a file, or a run dir, before writing anything', async () => {
+    const { dir, spec } = await tinySpec();
+    const file = path.join(dir, 'a-file');
+    await writeFile(file, 'x');
+    const onFile = await membenchInProcess(['generate', spec, '--out', file]);
+    expect(onFile.code).toBe(2);
+    expect(onFile.stderr).toContain(`--out ${file}: a file of that name (or on its path) exists, not a directory`);
+    const run = path.join(dir, 'run');
+    await mkdir(run);
+    await writeFile(path.join(run, 'results.json'), '{}');
+    const intoRun = await membenchInProcess(['generate', spec, '--out', run, '--overwrite']);
+    expect(intoRun.code).toBe(2);
+    expect(intoRun.stderr).toContain(
+      `--out ${run} is a membench run dir (it holds results.json): choose another --out`,
+    );
+    expect(readdirSync(run)).toEqual(['results.json']);
   });
 
   it('the files run like any scenario: buffer, which keeps everything, finds every expect string', async () => {

@@ -55,6 +55,7 @@ describe('runToDir refusals', () => {
 
   it('an empty out dir name', async () => {
     expect(await refusal({ out: ' ' })).toContain('--out is empty');
+    expect(await refusal({}, { resume: '' })).toBe('--resume needs the run dir to finish (an unset variable?)');
   });
 
   it('a judge that fails after the cells keeps them and says how to judge them, the judges named again', async () => {
