@@ -68,18 +68,20 @@ function withoutHelpCache<T extends object>(parser: T): T {
 }
 
 /**
- * A reader that stops early (`membench run | head -1`) closes stdout: the next write fails with
- * EPIPE, which Node raises as an unhandled 'error' event (a stack trace, exit code 1). What it did
- * not read is let go: the command goes on (a run still writes its reports), and its own exit code stands.
+ * A reader that stops early (`membench run | head -1`, or `2>&1 | head -1`) closes stdout or
+ * stderr: the next write fails with EPIPE, which Node raises as an unhandled 'error' event (exit
+ * code 1, whatever the command's own). What it did not read is let go: the command goes on (a run
+ * still writes its reports), and its own exit code stands.
  */
-function ignoreClosedStdout(): void {
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
-  });
+function ignoreClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    });
 }
 
 export async function main(argv: string[]): Promise<void> {
-  ignoreClosedStdout();
+  ignoreClosedOutput();
   await withoutHelpCache(yargs(joinSignedValues(argv)))
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')

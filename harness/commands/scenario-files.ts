@@ -146,7 +146,10 @@ async function refuseScenarioFiles(dir: string, overwrite: boolean): Promise<voi
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
     if (code === 'ENOTDIR')
-      throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: a file of that name (or on its path) exists, not a directory`);
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--out ${dir}: a file of that name (or on its path) exists, not a directory`,
+      );
     throw new MembenchError('INVALID_ARGUMENT', `--out ${dir}: cannot read: ${(error as Error).message}`);
   }
   // A run's dir is for its reports (membench run and report refuse to write into another's): not for scenario files.

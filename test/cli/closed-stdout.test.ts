@@ -36,4 +36,19 @@ describe('stdout closed by its reader', () => {
     expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /u);
     expect(code).toBe(2);
   });
+
+  it('keeps exit code 2 with stderr closed too (2>&1 | head -1): the rest of its error written into a closed pipe', async () => {
+    const dir = await tempDir('membench-closed-stderr-');
+    const spec = path.join(dir, 'many.yaml');
+    writeFileSync(spec, 'name: g1\nfacts: {fact: 100000}\n'); // three problems, one line each
+    const code = await new Promise<number | null>((resolve) => {
+      const script = `"$0" "$1" generate "$2" -o "$3" 2>&1 | head -1 >/dev/null; exit \${PIPESTATUS[0]}`;
+      const child = spawn('bash', ['-c', script, process.execPath, BIN, spec, path.join(dir, 'out')], {
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
+      child.on('close', resolve);
+    });
+    expect(code).toBe(2);
+  });
 });
