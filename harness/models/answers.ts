@@ -17,6 +17,8 @@ import type { ChatModel, Embedder } from './types.js';
  * length.
  */
 export const MAX_UNSPACED_CHARS = 16_384;
+/** Texts one embeddings request may hold: the OpenAI API's limit (2,048 inputs a request). */
+export const MAX_EMBEDDING_INPUTS = 2048;
 const LONG_RUN = /[^\p{White_Space}]+|\p{White_Space}+/gu;
 
 /** Refuses a text holding a run without white space (or of white space) longer than MAX_UNSPACED_CHARS (one linear scan). */
@@ -274,6 +276,13 @@ export function createAnswerer(options: {
         'input',
       );
     }
+    // OpenAI's own limit per request: 200,000 inputs took ~8 s and answered 120 MB of JSON.
+    if (input.length > MAX_EMBEDDING_INPUTS)
+      throw new RequestError(
+        400,
+        `input: ${input.length} texts in one request, over ${MAX_EMBEDDING_INPUTS} (the OpenAI API's limit): send them in batches`,
+        'input',
+      );
     if (body.dimensions !== undefined && body.dimensions !== embedder.dimensions) {
       throw new RequestError(
         400,

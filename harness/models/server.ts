@@ -16,7 +16,7 @@ import { TokenCounter } from '../core/tokens.js';
 import { type AnswerRoute, createAnswerer, parseBody, refusal, RequestError } from './answers.js';
 import type { ChatModel, Embedder } from './types.js';
 
-export { MAX_UNSPACED_CHARS } from './answers.js';
+export { MAX_EMBEDDING_INPUTS, MAX_UNSPACED_CHARS } from './answers.js';
 
 /** A request body larger than this is refused (a peer's prompt is a few kB; a batch of embeddings well under this). */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;

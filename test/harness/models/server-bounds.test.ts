@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenCounter } from '../../../harness/core/tokens.js';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
 import {
+  MAX_EMBEDDING_INPUTS,
   MAX_UNSPACED_CHARS,
   OFFLOAD_FROM_BYTES,
   startModelServer,
@@ -35,6 +36,7 @@ afterAll(() => server.close());
 interface Reply {
   usage: { prompt_tokens: number };
   choices: { message: { content: string } }[];
+  data: { embedding: number[] }[];
   error: { message: string; param: string | null };
 }
 const json = async (response: Response): Promise<Reply> => (await response.json()) as Reply;
@@ -110,6 +112,23 @@ describe('membench serve under a huge request', () => {
     const { error } = await json(big);
     expect(error.message).toContain('messages[0].content: a run of 8388608 characters without white space');
     expect(error.param).toBe('messages[0].content');
+  });
+
+  it('refuses more texts in one embeddings request than the OpenAI API takes, and answers as many', async () => {
+    const over = await post('embeddings', {
+      model: 'hashed',
+      input: Array.from({ length: MAX_EMBEDDING_INPUTS + 1 }, () => 'a'),
+    });
+    expect(over.status).toBe(400);
+    expect((await json(over)).error.message).toBe(
+      `input: ${MAX_EMBEDDING_INPUTS + 1} texts in one request, over ${MAX_EMBEDDING_INPUTS} (the OpenAI API's limit): send them in batches`,
+    );
+    const full = await post('embeddings', {
+      model: 'hashed',
+      input: Array.from({ length: MAX_EMBEDDING_INPUTS }, () => 'a'),
+    });
+    expect(full.status).toBe(200);
+    expect((await json(full)).data).toHaveLength(MAX_EMBEDDING_INPUTS);
   });
 
   it('refuses such a run, or one of white space, in a small request too, and counts a long text of ordinary words', async () => {
