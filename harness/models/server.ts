@@ -43,7 +43,16 @@ export interface ModelServerOptions {
   offload?: { embedder: string; fromBytes?: number };
   /** Called when a large request is handed to the worker (tests wait on it instead of sleeping). */
   onOffload?: () => void;
+  /** How long a request may take to arrive, headers and body (default REQUEST_TIMEOUT_MS); then 408. */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * A request's headers and body arrive within this, or it is answered 408 and its connection closed:
+ * one whose body never came was held for Node's default, five minutes. A 16 MB body over the
+ * loopback takes milliseconds.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A running endpoint. */
 export interface ModelServer {
@@ -170,10 +179,11 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       const data = [model.id, embedder.id].map((id) => ({ id, object: 'model', created: 0, owned_by: 'membench' }));
       return { status: 200, kind: 'models', text: JSON.stringify({ object: 'list', data }) };
     }
-    if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/v1/embeddings')) {
+    const known = path === '/v1/chat/completions' || path === '/v1/embeddings';
+    if (request.method !== 'POST' || !known) {
       throw new RequestError(
-        404,
-        `no route ${request.method} ${path}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
+        known ? 405 : 404,
+        `${known ? 'method' : 'no route'} ${request.method} ${path || '/'}${known ? ' not allowed' : ''}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
       );
     }
     const route: AnswerRoute = path === '/v1/embeddings' ? 'embeddings' : 'chat';
@@ -205,7 +215,12 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     send(response, reply.status, reply.text);
   }
 
-  const server: Server = createServer((request, response) => void handle(request, response));
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const server: Server = createServer(
+    // Node checks the timeouts every connectionsCheckingInterval (30 s by default): a second at most.
+    { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout) },
+    (request, response) => void handle(request, response),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());

@@ -1,4 +1,5 @@
 /** The local OpenAI-compatible endpoint, driven by the `openai` client itself over real HTTP. */
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
@@ -132,6 +133,40 @@ describe('membench serve endpoint', () => {
     const answered = server.counts.chat ?? 0;
     expect(await rawChat(body)).toEqual({ status: 400, error: expect.objectContaining({ message, param }) });
     expect(server.counts.chat ?? 0).toBe(answered);
+  });
+
+  it('names an unknown route as asked (/ included) and a wrong method on a known one (405)', async () => {
+    const root = await fetch(server.baseUrl.replace(/\/v1$/u, '/'));
+    expect(root.status).toBe(404);
+    expect(((await root.json()) as { error: { message: string } }).error.message).toMatch(
+      /^no route GET \/: this endpoint serves/u,
+    );
+    const get = await fetch(`${server.baseUrl}/chat/completions`);
+    expect(get.status).toBe(405);
+    expect(((await get.json()) as { error: { message: string } }).error.message).toMatch(
+      /^method GET \/v1\/chat\/completions not allowed: this endpoint serves POST/u,
+    );
+  });
+
+  it('answers 408 to a request whose body never arrives, and closes it', async () => {
+    const quick = await startModelServer({ model: new OfflineModel(), embedder, requestTimeoutMs: 200 });
+    try {
+      const { port } = new URL(quick.baseUrl);
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.write(
+            'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+          ),
+        );
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString()));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(reply).toMatch(/^HTTP\/1\.1 408/u);
+    } finally {
+      await quick.close();
+    }
   });
 
   it('accepts n: 1 and well-formed tools (never calling them)', async () => {
