@@ -1,5 +1,6 @@
 /** Markdown for a GitHub Actions job page (GITHUB_STEP_SUMMARY): a run's outcome, or a comparison. */
 import { appendFile } from 'node:fs/promises';
+import { fileSystemProblem } from '../harness/core/errors.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { checkLine, comparisonHeadline, noiseChecks, thresholdsLine, ungatedChecks } from './compare-render.js';
 import type { Comparison, MetricCheck } from './compare-types.js';
@@ -155,6 +156,11 @@ export async function appendStepSummary(
   file: string | undefined = process.env.GITHUB_STEP_SUMMARY,
 ): Promise<boolean> {
   if (!file) return false;
-  await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
+  try {
+    await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
+  } catch (error) {
+    // Named as the variable that points there: the user gave no path of their own.
+    throw fileSystemProblem(error, `--github-summary appends to $GITHUB_STEP_SUMMARY (${file}): point it at a file`) ?? error;
+  }
   return true;
 }

@@ -1,5 +1,5 @@
 /** The `membench` command line: one module per command, each a thin layer over the library. */
-import yargs, { type MiddlewareFunction } from 'yargs';
+import yargs, { type CommandModule, type MiddlewareFunction } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { MEMBENCH_VERSION } from '../core/package-info.js';
 import * as importDataset from './import.js';
@@ -80,24 +80,33 @@ function ignoreClosedOutput(): void {
     });
 }
 
+/** The commands, in the order --help lists them. */
+const COMMANDS = [
+  run,
+  validate,
+  list,
+  compare,
+  report,
+  judge,
+  merge,
+  tune,
+  explain,
+  importDataset,
+  generate,
+  bench,
+  serve,
+];
+/** Their names as a bare `membench` lists them: `run, validate, … or serve`. */
+const COMMAND_NAMES = ((names: string[]) => `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`)(
+  COMMANDS.map((module) => module.command.split(' ')[0]!),
+);
+
 export async function main(argv: string[]): Promise<void> {
   ignoreClosedOutput();
   await withoutHelpCache(yargs(joinSignedValues(argv)))
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
-    .command(run)
-    .command(validate)
-    .command(list)
-    .command(compare)
-    .command(report)
-    .command(judge)
-    .command(merge)
-    .command(tune)
-    .command(explain)
-    .command(importDataset)
-    .command(generate)
-    .command(bench)
-    .command(serve)
+    .command(COMMANDS as unknown as CommandModule[])
     .middleware(
       ((parsed: Record<string, unknown>, parser: unknown) => {
         const repeated = repeatedOption(parsed, parser);
@@ -107,7 +116,7 @@ export async function main(argv: string[]): Promise<void> {
       }) as unknown as MiddlewareFunction,
       true,
     )
-    .demandCommand(1, 'name a command: run, validate or list (see --help)')
+    .demandCommand(1, `name a command: ${COMMAND_NAMES} (membench --help says what each does)`)
     .strict()
     .version(MEMBENCH_VERSION)
     .help()

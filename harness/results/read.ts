@@ -18,11 +18,15 @@ export async function resolveResultsPath(target: string): Promise<string> {
   if (!info) throw new MembenchError('INVALID_ARGUMENT', `${target}: no such file or directory`);
   if (!info.isDirectory()) return target;
   const file = path.join(target, 'results.json');
-  if (!(await stat(file).catch(() => null))?.isFile())
+  if (!(await stat(file).catch(() => null))?.isFile()) {
+    const unfinished = (await stat(path.join(target, 'plan.json')).catch(() => null))?.isFile();
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${target}: a directory without results.json (is it a membench run dir?)`,
+      unfinished
+        ? `${target}: a run that did not finish (its plan.json, no results.json): finish it with membench run --resume ${target}`
+        : `${target}: a directory without results.json (is it a membench run dir?)`,
     );
+  }
   return file;
 }
 
@@ -202,7 +206,14 @@ export async function readResultsAndBytes(target: string): Promise<{ result: Run
       `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  return { result: parseResults(bytes.toString('utf8'), file), file, bytes };
+  let text: string;
+  try {
+    // Refuses bytes that are not UTF-8 (read with U+FFFD in their place, they were taken in silence) and drops a byte-order mark.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new MembenchError('INVALID_ARGUMENT', `${file}: not UTF-8 text (binary data?): results.json is JSON text`);
+  }
+  return { result: parseResults(text, file), file, bytes };
 }
 
 /** A cell id that `run` holds twice (two scenarios with one name?): its cells cannot be matched nor reported apart. */

@@ -265,7 +265,10 @@ describe('membench run', () => {
 
   it.each([
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
-    [[], 'membench: name a command: run, validate or list'],
+    [
+      [],
+      'membench: name a command: run, validate, list, compare, report, judge, merge, tune, explain, import, generate, bench or serve (membench --help says what each does)',
+    ],
     [['run', '-c', 'missing.yaml', '-q'], 'missing.yaml:1:1: (document): cannot read: no such file'],
   ])('the CLI process exits 2 with a clear message for %j, no stack trace, nothing written', async (args, message) => {
     const out = path.join(await tempDir(), 'never-written');

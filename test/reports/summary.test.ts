@@ -1,5 +1,9 @@
 /** Shared report rows: the recall columns every breakdown shows, and the notes under the tables. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { appendStepSummary } from '../../reports/github-summary.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { interleavingNote, modelDependenceNote, recallColumns, summaryRow } from '../../reports/summary.js';
 import { renderConsoleSummary } from '../../reports/console.js';
 import { renderMarkdown } from '../../reports/markdown.js';
@@ -74,5 +78,19 @@ describe('report summaries', () => {
     expect(summaryRow(a).strategy).toBe('buffer ≈');
     expect(summaryRow(b).strategy).toBe('window(k=2)');
     expect(renderMarkdown(result)).toContain(note);
+  });
+});
+
+describe('appendStepSummary', () => {
+  it('appends to the file $GITHUB_STEP_SUMMARY names, and names the variable when it points at a directory', async () => {
+    const dir = await tempDir('membench-step-summary-');
+    const file = path.join(dir, 'summary.md');
+    expect(await appendStepSummary('# one', file)).toBe(true);
+    expect(await appendStepSummary('# two\n', file)).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe('# one\n# two\n');
+    expect(await appendStepSummary('# three', '')).toBe(false);
+    await expect(appendStepSummary('# four', dir)).rejects.toThrow(
+      `${dir} is a directory, not a file: --github-summary appends to $GITHUB_STEP_SUMMARY (${dir}): point it at a file`,
+    );
   });
 });

@@ -129,6 +129,26 @@ describe('reading results back', () => {
     const dir = await tempDir();
     await expect(readResults(path.join(dir, 'nope.json'))).rejects.toThrow('nope.json: no such file or directory');
     await expect(readResults(dir)).rejects.toThrow('a directory without results.json');
+    // A run stopped before its end: its plan, no results.
+    await writeFile(path.join(dir, 'plan.json'), '{}');
+    await expect(readResults(dir)).rejects.toThrow(
+      `${dir}: a run that did not finish (its plan.json, no results.json): finish it with membench run --resume ${dir}`,
+    );
+  });
+
+  it('reads a results.json with a byte-order mark, and refuses one that is not UTF-8', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, 'results.json');
+    const text = renderJson(smallRun());
+    await writeFile(file, `\ufeff${text}`);
+    expect((await readResults(file)).result.cells).toHaveLength(smallRun().cells.length);
+    await writeFile(
+      file,
+      Buffer.concat([Buffer.from(text.slice(0, 20)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(20))]),
+    );
+    await expect(readResults(file)).rejects.toThrow(
+      `${file}: not UTF-8 text (binary data?): results.json is JSON text`,
+    );
   });
 });
 
