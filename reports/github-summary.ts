@@ -160,7 +160,10 @@ export async function appendStepSummary(
     await appendFile(file, markdown.endsWith('\n') ? markdown : `${markdown}\n`, 'utf8');
   } catch (error) {
     // Named as the variable that points there: the user gave no path of their own.
-    throw fileSystemProblem(error, `--github-summary appends to $GITHUB_STEP_SUMMARY (${file}): point it at a file`) ?? error;
+    throw (
+      fileSystemProblem(error, `--github-summary appends to $GITHUB_STEP_SUMMARY (${file}): point it at a file`) ??
+      error
+    );
   }
   return true;
 }

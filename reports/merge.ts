@@ -44,6 +44,30 @@ const show = (value: unknown): string => {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };
 
+/**
+ * Where two header values first differ: the path to it (`[0].options.k`, empty for the values
+ * themselves) and the two values there. Two long lists of strategies cut at 80 characters looked
+ * the same; the difference is inside.
+ */
+export function firstDifference(a: unknown, b: unknown, at = ''): { at: string; a: unknown; b: unknown } | undefined {
+  if (isDeepStrictEqual(a, b)) return undefined;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let index = 0; index < Math.max(a.length, b.length); index++) {
+      const found = firstDifference(a[index], b[index], `${at}[${index}]`);
+      if (found) return found;
+    }
+  }
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (isObject(a) && isObject(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const found = firstDifference(a[key], b[key], `${at}.${key}`);
+      if (found) return found;
+    }
+  }
+  return { at, a, b };
+}
+
 /** Joins shards into one run: header of the first shard without `shard`, earliest start, longest duration; cells in plan order. */
 export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   if (inputs.length === 0)
@@ -51,10 +75,12 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
   const [first] = inputs as [ShardInput, ...ShardInput[]];
   for (const input of inputs.slice(1)) {
     for (const [key, name] of AGREED) {
-      if (!isDeepStrictEqual(input.result.header[key], first.result.header[key])) {
+      const difference = firstDifference(input.result.header[key], first.result.header[key]);
+      if (difference) {
+        const where = difference.at === '' ? '' : ` at ${difference.at.replace(/^\./u, '')}`;
         throw new MembenchError(
           'INVALID_ARGUMENT',
-          `merge: ${input.file} and ${first.file} differ in ${name} (${show(input.result.header[key])} vs ${show(first.result.header[key])}): they are not shards of one run`,
+          `merge: ${input.file} and ${first.file} differ in ${name}${where} (${show(difference.a)} vs ${show(difference.b)}): they are not shards of one run`,
         );
       }
     }

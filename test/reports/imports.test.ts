@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ImportSummary, RunResult } from '../../harness/results/schema.js';
 import { renderConsoleSummary, renderHtml, renderMarkdown } from '../../reports/index.js';
-import { mergeShards } from '../../reports/merge.js';
+import { firstDifference, mergeShards } from '../../reports/merge.js';
 import { cellOf, smallRun } from './fixture.js';
 
 const SKIPS: ImportSummary = {
@@ -118,7 +118,9 @@ describe('imports in reports', () => {
         { result: shard(1), file: 'a/results.json' },
         { result: other, file: 'b/results.json' },
       ]),
-    ).toThrow(/^merge: b\/results\.json and a\/results\.json differ in dataset imports \(/u);
+    ).toThrow(
+      `merge: b/results.json and a/results.json differ in dataset imports at [0].scenarios (${SKIPS.scenarios - 1} vs ${SKIPS.scenarios}): they are not shards of one run`,
+    );
     const unscored = shard(2);
     unscored.header = { ...unscored.header, protocol: undefined };
     expect(() =>
@@ -160,5 +162,22 @@ describe('a --protocol that scored no question', () => {
     delete result.header.protocol;
     expect(renderMarkdown(result)).not.toContain('no question was scored');
     expect(renderConsoleSummary(result)).not.toContain('no question was scored');
+  });
+});
+
+describe('firstDifference', () => {
+  it('finds where two header values first differ, past what an 80-character cut shows', () => {
+    const strategies = (k: number) => [
+      { name: 'buffer', setting: 'buffer', options: {}, durability: 'sync', traits: ['a long list of traits'] },
+      { name: 'window', setting: `window(k=${k})`, options: { k }, durability: 'sync' },
+    ];
+    expect(firstDifference(strategies(3), strategies(2))).toEqual({
+      at: '[1].setting',
+      a: 'window(k=3)',
+      b: 'window(k=2)',
+    });
+    expect(firstDifference([1], [1, 2])).toEqual({ at: '[1]', a: undefined, b: 2 });
+    expect(firstDifference({ a: 1 }, { a: 1 })).toBeUndefined();
+    expect(firstDifference('x', 5)).toEqual({ at: '', a: 'x', b: 5 });
   });
 });
