@@ -696,7 +696,12 @@ export const errorCellSchema = cellIdentity.extend({
 export type ErrorCell = z.infer<typeof errorCellSchema>;
 
 /** A cell's result: a union on `status`, so only `ok` cells carry figures (harness/results/cells.ts splits them once). */
-export const cellResultSchema = z.discriminatedUnion('status', [okCellSchema, errorCellSchema]);
+export const cellResultSchema = z.discriminatedUnion('status', [okCellSchema, errorCellSchema], {
+  error: (issue) =>
+    issue.code === 'invalid_union'
+      ? `expected "ok" or "error", got ${JSON.stringify((issue.input as { status?: unknown } | undefined)?.status) ?? 'none'}`
+      : undefined,
+});
 export type CellResult = z.infer<typeof cellResultSchema>;
 
 /** What one judge cost and how often it could not be read, apart from the memory's and the answerer's tokens. */

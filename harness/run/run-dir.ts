@@ -159,7 +159,7 @@ export class RunDir implements CellStore {
     if (!parsed.success)
       throw new MembenchError(
         'INVALID_ARGUMENT',
-        `${file}: not a membench run plan: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`,
+        `${file}: not a membench run plan: ${parsed.error.issues[0]!.path.join('.') || '(document)'}: ${parsed.error.issues[0]!.message}`,
       );
     const { version, commit } = parsed.data.membench;
     const current = membenchCommit();

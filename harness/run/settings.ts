@@ -362,20 +362,25 @@ export const SETTINGS = {
     config: true,
     planned: true,
   }),
-  cache: setting(z.union([z.string(), z.literal(false)]), {
-    group: 'providers',
-    describe: `response cache file for live models (default ${DEFAULT_CACHE_FILE}); --no-cache to disable`,
-    defaultText: `${DEFAULT_CACHE_FILE} (live models only)`,
-    flag: {
-      name: 'cache',
-      commands: EVERY,
-      yargs: { type: 'string' },
-      // yargs turns --no-cache into false.
-      parse: (raw: string | false) => raw,
+  cache: setting(
+    z.union([z.string(), z.literal(false)], {
+      error: (issue) => `expected a file path, or false for no cache; got ${describeInput(issue.input)}`,
+    }),
+    {
+      group: 'providers',
+      describe: `response cache file for live models (default ${DEFAULT_CACHE_FILE}); --no-cache to disable`,
+      defaultText: `${DEFAULT_CACHE_FILE} (live models only)`,
+      flag: {
+        name: 'cache',
+        commands: EVERY,
+        yargs: { type: 'string' },
+        // yargs turns --no-cache into false.
+        parse: (raw: string | false) => raw,
+      },
+      config: true,
+      planned: true,
     },
-    config: true,
-    planned: true,
-  }),
+  ),
   retrievalK: setting(
     z
       .union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())])

@@ -104,10 +104,15 @@ async function assertNumericKnob(options: TuneOptions): Promise<string> {
     const parsed = definition.options.safeParse({ [options.knob]: String(value) });
     const taken = parsed.success ? (parsed.data as Record<string, unknown>)[options.knob] : undefined;
     if (!parsed.success) {
-      const why = value < 0 ? `${options.knob} cannot be negative` : 'out of range';
+      const issue = parsed.error.issues[0]!;
+      // zod's own words for a fraction given a whole-number knob ("expected int, received number") say less.
+      const why =
+        issue.code === 'invalid_type' && issue.expected === 'int'
+          ? `${options.knob} takes whole numbers`
+          : `${value < 0 ? `${options.knob} cannot be negative` : 'out of range'}: ${issue.message.toLowerCase()}`;
       throw new MembenchError(
         'INVALID_ARGUMENT',
-        `--values ${options.values.join(',')}: ${definition.name}.${options.knob}=${value}: ${why}: ${parsed.error.issues[0]!.message.toLowerCase()}`,
+        `--values ${options.values.join(',')}: ${definition.name}.${options.knob}=${value}: ${why}`,
       );
     }
     if (typeof taken !== 'number')

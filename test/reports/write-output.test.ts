@@ -123,6 +123,16 @@ describe('reading results back', () => {
       expect(isMembenchError(error) && error.exitCode).toBe(2);
       expect((error as { details: string[] }).details[0]).toMatch(/^ {2}cells\.2\.tokens\.contextTotal: /u);
     }
+    const unknownStatus = smallRun() as unknown as { cells: { status: string }[] };
+    unknownStatus.cells[1]!.status = 'weird';
+    try {
+      parseResults(JSON.stringify(unknownStatus), 'x.json');
+      expect.unreachable();
+    } catch (error) {
+      expect((error as { details: string[] }).details[0]).toBe(
+        '  cells.1.status: expected "ok" or "error", got "weird"',
+      );
+    }
   });
 
   it('says what is missing for a path that is not there or a dir without results', async () => {

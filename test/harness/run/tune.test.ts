@@ -47,6 +47,9 @@ describe('tune', () => {
       tune({ strategy: 'window', knob: 'k', values: [-1, 2], targetRecall: 0.5, scenarios: ['recipes-en'] }),
     ).rejects.toThrow(/--values -1,2: window\.k=-1: k cannot be negative: too small/u);
     await expect(
+      tune({ strategy: 'window', knob: 'k', values: [1.5, 2.5], targetRecall: 0.5, scenarios: ['recipes-en'] }),
+    ).rejects.toThrow('--values 1.5,2.5: window.k=1.5: k takes whole numbers');
+    await expect(
       tune({ strategy: 'window', knob: 'k', values: [1], targetRecall: 1.5, scenarios: ['recipes-en'] }),
     ).rejects.toThrow(/--target-recall 1.5: expected a share between 0 and 1/u);
   });
