@@ -23,6 +23,7 @@ import {
   DATASET_NAMES,
   IdAllocator,
   ImportLog,
+  loneSurrogates,
   type Converted,
   type DatasetConverter,
   type DatasetName,
@@ -102,6 +103,15 @@ export async function* importScenarios(
       ...(options.questions ? { questions: options.questions } : {}),
     });
     index++;
+    const lone = converted ? loneSurrogates(raw) : undefined;
+    if (converted && lone && lone.count > 0)
+      log.repair(
+        converted.id,
+        'lone-surrogate',
+        `${lone.count === 1 ? 'a string holds' : `${lone.count} strings hold`} a lone UTF-16 surrogate (a \\ud800-\\udfff escape no text can hold), read as U+FFFD: ${lone.paths.join(', ')}${lone.count > lone.paths.length ? ', ...' : ''}`,
+        // A question's repair (LongMemEval's element is one question); a conversation's is no one QA item's.
+        converted.items.length === 1 ? converted.items[0] : undefined,
+      );
     // Named for every element, selected or not: a question's scenario name is the one a whole import gives it.
     const name = converted ? names.take(converted.document.name) : undefined;
     const wanted = converted && options.only ? options.only.take(converted.id, name!) : undefined;

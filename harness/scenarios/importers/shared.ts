@@ -244,13 +244,32 @@ export function badField(field: string, value: unknown, expected: string): strin
     : `${field} ${shownValue(value)} is not ${expected}`;
 }
 
+/** A lone UTF-16 surrogate (with the `u` flag a surrogate class matches only those: pairs are one code point). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Where the strings of a dataset element hold lone UTF-16 surrogates (`\ud800` escapes no text
+ * can hold, which cleanText reads as U+FFFD): the paths of the first few, and how many strings do.
+ * A gold answer changed that way was changed without a word.
+ */
+export function loneSurrogates(value: unknown, at = ''): { paths: string[]; count: number } {
+  const found = { paths: [] as string[], count: 0 };
+  const walk = (item: unknown, where: string): void => {
+    if (typeof item === 'string') {
+      if (!LONE_SURROGATE.test(item)) return;
+      found.count++;
+      if (found.paths.length < 3) found.paths.push(where || '(value)');
+    } else if (Array.isArray(item)) item.forEach((element, index) => walk(element, `${where}[${index}]`));
+    else if (typeof item === 'object' && item !== null)
+      for (const [key, element] of Object.entries(item)) walk(element, where ? `${where}.${key}` : key);
+  };
+  walk(value, at);
+  return found;
+}
+
 export function cleanText(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  // With the `u` flag a surrogate class matches only lone surrogates (pairs are one code point).
-  const text = value
-    .replace(/[\uD800-\uDFFF]/gu, '\uFFFD')
-    .replace(/\r\n?/gu, '\n')
-    .trim();
+  const text = value.replace(new RegExp(LONE_SURROGATE.source, 'gu'), '\uFFFD').replace(/\r\n?/gu, '\n').trim();
   return text.length > 0 ? text : undefined;
 }
 

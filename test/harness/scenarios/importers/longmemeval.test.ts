@@ -184,6 +184,22 @@ describe('LongMemEval fixture', async () => {
     expect(message('q5')).toBe('no answer');
   });
 
+  test('a lone UTF-16 surrogate, read as U+FFFD, is said where it was (a gold answer changed in silence before)', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const text = JSON.stringify([{ ...first, question_id: 'q1', answer: 'Business XAdministration' }]).replace(
+      'XAdmin',
+      '\\ud800Admin',
+    );
+    const { scenarios: imported, report: lone } = await importText(text);
+    expect(lone.repaired.find((issue) => issue.code === 'lone-surrogate')).toMatchObject({
+      where: 'q1',
+      message:
+        'a string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape no text can hold), read as U+FFFD: answer',
+      item: 'q1',
+    });
+    expect(probeOf(imported.get('longmemeval-q1')).expect).toEqual(['Business \ufffdAdministration']);
+  });
+
   test('a field the question lacks is said as missing, never as "undefined"', async () => {
     const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
     const { question_type: _type, ...untyped } = first!;
