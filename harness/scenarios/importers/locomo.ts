@@ -210,6 +210,13 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
           'dia-id-missing',
           `${rawId === undefined ? 'no dia_id' : `dia_id ${JSON.stringify(rawId)} is not like "D1:3"`}: evidence cannot name this turn`,
         );
+      // D2:1 in session_1: evidence citing D2:1 means this turn, though its id says session 2 (kept as the file has it).
+      else if (Number(/^D(\d+):/u.exec(diaId)?.[1]) !== number)
+        log.repair(
+          at,
+          'dia-id-session',
+          `dia_id ${diaId} names session ${/^D(\d+):/u.exec(diaId)?.[1]}, but the turn is in session ${number}: kept as written`,
+        );
       // LoCoMo's dialog RAG (task_eval/evaluate_gpts.py, prepare_for_rag) indexes an utterance as `SPEAKER said, "TEXT"`, no caption.
       // Its `clean_text`, which locomo10.json does not carry: its `text` then.
       const said = [turn.clean_text, turn.text].find((value) => typeof value === 'string') ?? text;

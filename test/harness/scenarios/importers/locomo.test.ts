@@ -184,6 +184,7 @@ describe('LoCoMo fixture', async () => {
     conversation.session_99999999999999999999 = conversation.session3;
     const session1 = (conversation.session_1 as Record<string, unknown>[]).map((turn) => ({ ...turn }));
     session1[0]!.blip_caption = ['a photo', 'of a dog'];
+    session1[1]!.dia_id = 'D2:9';
     conversation.session_1 = session1;
     const { scenarios: imported, report: typos } = await importFile(writeTemp([{ ...sample, conversation }]));
     for (const key of ['session3', 'Session_4', 'session_99999999999999999999'])
@@ -192,6 +193,7 @@ describe('LoCoMo fixture', async () => {
       'blip_caption ["a photo","of a dog"] is not a string: the turn kept without it',
     );
     expect(JSON.stringify(imported[0]!.scenario.steps)).not.toContain('llama');
+    expect(issues(typos, 'conv-a session_1[1]')).toEqual(['dia-id-session']);
   });
 
   test('a sample_id used twice: both imported, the QA items told apart so the counts add up; an unnamed sample named past the ids taken', async () => {
