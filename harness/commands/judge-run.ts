@@ -7,7 +7,7 @@ import path from 'node:path';
 import { renderJsonChunks, writeRunOutput } from '../../reports/index.js';
 import { writeFileAtomic } from '../core/fs.js';
 import { checkJudged, type JudgeGate } from '../results/judges.js';
-import { readResults } from '../results/read.js';
+import { assertReportable, readResults } from '../results/read.js';
 import type { RunResult } from '../results/schema.js';
 import { checkJudgeSettings, judgeResults, type JudgeSettings } from '../run/judging.js';
 import { runOptionsOf } from '../run/layers.js';
@@ -46,7 +46,9 @@ export async function judgeRunFile(options: JudgeRunOptions): Promise<JudgeRunOu
     cache: flags.cache,
   };
   await checkJudgeSettings(settings);
-  const { file } = await readResults(options.results);
+  const { file, result: first } = await readResults(options.results);
+  // A file no report can stand on (no cell, a cell id twice) is refused before it is judged and rewritten, as report refuses it.
+  assertReportable(first, file);
   const dir = path.dirname(file);
   const watch = options.onJudging?.(file) ?? {};
   let written: { judged: RunResult; files: string[] };

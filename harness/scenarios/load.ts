@@ -265,7 +265,8 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
       file,
       ...where,
       path: '(document)',
-      message: `invalid YAML: ${yamlErrorMessage(error, text, kind)}`,
+      // A .json file is read by the same parser (JSON is YAML): its problems are called JSON's.
+      message: `invalid ${/\.json$/iu.test(file) ? 'JSON' : 'YAML'}: ${yamlErrorMessage(error, text, kind)}`,
       severity: 'error',
     });
   }

@@ -5,7 +5,7 @@
  * per category in the console and every judgement with its raw reply in results.json.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,6 +179,15 @@ describe('membench judge', () => {
     expect(located.stderr).toContain(`${prompts}:3:1: temporl: unknown question type "temporl"`);
     expect(located.stderr).toContain(`${prompts}:5:13: abstention: unknown placeholder {{answer}}`);
     expect(located.stderr).not.toMatch(/\n\s+at /u);
+    // A results file without cells is refused as report refuses it, and left as it was.
+    const empty = path.join(dir, 'empty.json');
+    const results = JSON.parse(await readFile(path.join(out, 'results.json'), 'utf8')) as { cells: unknown[] };
+    await writeFile(empty, JSON.stringify({ ...results, cells: [] }));
+    const before = await readFile(empty, 'utf8');
+    const none = await membenchInProcess(['judge', empty, '--judge', 'offline'], { env });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`${empty} has no cells: nothing to report`);
+    expect(await readFile(empty, 'utf8')).toBe(before);
   });
 });
 

@@ -461,11 +461,15 @@ export const locomo: DatasetConverter = {
       label = `${id} (sample[${index}])`;
     } else label = id;
     const qaList = Array.isArray(raw.qa) ? raw.qa : [];
-    if (!Array.isArray(raw.qa))
+    if (!Array.isArray(raw.qa) || raw.qa.length === 0)
       log.repair(
         `${label} qa`,
         'qa-missing',
-        raw.qa === undefined ? 'no qa list: a scenario without probes' : 'qa is not a list: a scenario without probes',
+        raw.qa === undefined
+          ? 'no qa list: a scenario without probes'
+          : Array.isArray(raw.qa)
+            ? 'an empty qa list: a scenario without probes'
+            : 'qa is not a list: a scenario without probes',
       );
     const skipAll = (code: string, message: string): undefined => {
       qaList.forEach((_qa, qaIndex) => {

@@ -44,7 +44,7 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   },
   'bad-yaml-tab-indent.yaml': { lines: ['3:1: (document): invalid YAML: Tabs are not allowed as indentation'] },
   'bad-yaml-duplicate-key.yaml': { lines: ['6:5: (document): invalid YAML: Map keys must be unique'] },
-  'broken.json': { lines: ['5:5: (document): invalid YAML: Missing , or : between flow sequence items'] },
+  'broken.json': { lines: ['5:5: (document): invalid JSON: Missing , or : between flow sequence items'] },
   'deeply-nested.yaml': { lines: ['3:5: steps[0]: nested more than 64 levels deep: not a scenario'] },
 
   // Document shape and header.

@@ -318,6 +318,10 @@ describe('LoCoMo shapes the published file does not have', () => {
     const { scenarios, report } = await importFile(writeTemp([sample, sample]));
     expect(scenarios.map((item) => item.scenario.name)).toEqual(['locomo-conv-1', 'locomo-conv-1-2']);
     expect(report.repaired.map((issue) => issue.code)).toContain('name-taken');
+    // An empty qa list is said: a scenario without probes scores nothing.
+    expect(report.repaired.find((issue) => issue.where === 'conv-1 qa')?.message).toBe(
+      'an empty qa list: a scenario without probes',
+    );
   });
 });
 
