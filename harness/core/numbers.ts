@@ -28,8 +28,7 @@ export function parseNumberFlag(
   const text = String(raw).trim();
   if (text === '')
     throw new MembenchError('INVALID_ARGUMENT', `${flag} needs a value: expected ${describeRange(range)}`);
-  // Number() also reads 0x2, 0b10 and 0o7 (as 2, 2, 7): a flag's value is a number written in decimal.
-  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
+  const value = decimalNumber(text);
   if (!inRange(value, range))
     throw new MembenchError('INVALID_ARGUMENT', `${flag} ${text}: ${outsideRange(value, range)}`);
   return value;
@@ -40,6 +39,12 @@ const openEnded = (range: NumberRange): boolean => range.max === Number.MAX_SAFE
 
 /** A number in decimal notation (`12`, `-0.5`, `.5`, `1e3`), as a flag's value is typed. */
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/iu;
+
+/** `text` read as a number in decimal notation, else NaN: Number() also reads 0x2, 0b10 and 0o7 (as 2, 2, 7), and '' as 0. */
+export function decimalNumber(text: string): number {
+  const trimmed = text.trim();
+  return DECIMAL.test(trimmed) ? Number(trimmed) : Number.NaN;
+}
 
 /**
  * Why a number is refused: `expected a whole number from 1 to 10`; above an open-ended range (`>= 1`,

@@ -1,6 +1,7 @@
 /** How the settings whose flag is more than a number or a string read their value (harness/run/settings.ts). */
 import os from 'node:os';
 import { MembenchError } from '../core/errors.js';
+import { decimalNumber } from '../core/numbers.js';
 import { DEFAULT_RETRIEVAL_K } from '../results/retrieval.js';
 import { PROTOCOLS, type Protocol } from '../results/schema.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
@@ -44,10 +45,8 @@ export function retrievalKs(ks: readonly number[] | undefined, given = ks?.join(
 /** `1,5,10` → [1, 5, 10], refusing anything but whole numbers >= 1. */
 export function parseRetrievalK(value: string | undefined): number[] | undefined {
   if (value === undefined) return undefined;
-  return retrievalKs(
-    value.split(',').map((k) => (k.trim() === '' ? Number.NaN : Number(k.trim()))),
-    value,
-  );
+  // In decimal, as every number flag is read: 0x10 is no k.
+  return retrievalKs(value.split(',').map(decimalNumber), value);
 }
 
 /** `--protocol` given once: yargs hands a repeated flag over as a list, refused here with its values. */

@@ -8,7 +8,7 @@
  */
 import { ENDPOINT_DEFAULTS } from '../models/endpoint.js';
 import { z } from 'zod';
-import { rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
+import { decimalNumber, rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
 import { describeInput } from '../core/user-input.js';
 import { MAX_UNPARSED_SHARE } from '../results/judge-limits.js';
@@ -383,7 +383,7 @@ export const SETTINGS = {
   ),
   retrievalK: setting(
     z
-      .union([z.string().transform((value) => value.split(',').map((k) => Number(k.trim()))), z.array(z.number())])
+      .union([z.string().transform((value) => value.split(',').map(decimalNumber)), z.array(z.number())])
       .pipe(z.array(z.number().int().min(1)).min(1)),
     {
       group: 'matrix',

@@ -84,6 +84,7 @@ describe('a numeric flag with a bad value', () => {
     [{ timeout: '1m' }, '--timeout 1m: expected a number from 1 to 3600000'],
     [{ retries: 'three' }, '--retries three: expected a whole number from 0 to 100'],
     [{ 'retrieval-k': '5,x' }, '--retrieval-k 5,x: expected whole numbers >= 1'],
+    [{ 'retrieval-k': '0x10' }, '--retrieval-k 0x10: expected whole numbers >= 1'],
     // `-c` with nothing after it (`-c $UNSET`): an empty list, which would have run every default scenario.
     [{ scenario: [] }, '--scenario needs a value (an unset variable?)'],
     [{ strategy: [] }, '--strategy needs a value'],

@@ -163,7 +163,8 @@ export class QuestionFilter {
   /** The ids naming the element whose own id is `id` and whose scenario is named `name` (none: not selected). */
   take(id: string, name: string): string[] {
     this.seen.push(id);
-    const taken = this.ids.filter((wanted) => wanted === id || wanted === name);
+    // The import trims an id (`"  abc  "` is `abc`): an id given as the file writes it, spaces and all, still names it.
+    const taken = this.ids.filter((wanted) => wanted === id || wanted === name || wanted.trim() === id);
     for (const wanted of taken) {
       this.matched.add(wanted);
       this.names.set(wanted, name);

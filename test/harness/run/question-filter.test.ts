@@ -101,6 +101,8 @@ describe('--question', () => {
       expect(await planned(dataset, ['ABC'])).toEqual(['longmemeval-abc']);
       expect(await planned(dataset, ['abc'])).toEqual(['longmemeval-abc-2']);
       expect(await planned(dataset, ['问题一'])).toEqual(['longmemeval']);
+      // The file's id as written, spaces and all (the import trims it), names it too.
+      expect(await planned(fileWith(['  padded  ']), ['  padded  '])).toEqual(['longmemeval-padded']);
       // The scenario names reports show pick them too, the renamed one included.
       expect(await planned(dataset, ['longmemeval-abc-2', 'longmemeval-abc'])).toEqual([
         'longmemeval-abc',
