@@ -57,7 +57,12 @@ export function ensureOutDir(dir: string, flag: string | null = '--out'): string
   } catch (error) {
     if (!isFileSystemError(error)) throw error;
     if (error.code === 'ENOENT') throw refuse('cannot create it (no such file or directory)');
-    if (error.code === 'EEXIST') throw refuse('a file of that name exists, not a directory');
+    if (error.code === 'EEXIST')
+      throw refuse(
+        lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink()
+          ? 'a symbolic link that points at nothing, not a directory'
+          : 'a file of that name exists, not a directory',
+      );
     if (error.code === 'ENOTDIR') throw refuse('a part of the path is a file, not a directory');
     if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
       throw refuse(`cannot create it (${error.code === 'EROFS' ? 'read-only file system' : 'permission denied'})`);

@@ -3,7 +3,7 @@
  * output dir, SIGTERM, and an output dir that is not a directory. The real CLI, real processes.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -138,9 +138,15 @@ describe('output dirs that are not directories', () => {
       (dir: string) => path.join(dir, 'file', 'run'),
       'a part of the path is a file, not a directory: choose another --out',
     ],
+    [
+      'a symbolic link to nothing',
+      (dir: string) => path.join(dir, 'dangling'),
+      'a symbolic link that points at nothing, not a directory: choose another --out',
+    ],
   ])('--out naming %s is refused in plain words (exit 2)', async (_what, outOf, message) => {
     const dir = await tempDir();
     writeFileSync(path.join(dir, 'file'), 'not a dir');
+    symlinkSync(path.join(dir, 'gone'), path.join(dir, 'dangling'));
     const out = outOf(dir);
     const result = await membench(['run', '-s', 'buffer', '-c', PANTRY, '-o', out, '-q']);
     expect(result.code).toBe(2);
