@@ -296,7 +296,16 @@ export function modelDependenceNote(result: RunResult): string {
   );
 }
 
-const escapeCell = (text: string): string => text.replace(/\|/gu, '\\|').replace(/\r?\n/gu, ' ');
+/**
+ * A table cell's text as Markdown shows it: `|` escaped, one line, and a `<` that would open an
+ * HTML tag (a scenario or setting name edited to `<img …>` in a results.json) written as `&lt;`;
+ * `p<0.001` stays as it is.
+ */
+const escapeCell = (text: string): string =>
+  text
+    .replace(/\|/gu, '\\|')
+    .replace(/\r?\n/gu, ' ')
+    .replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
 
 /** A GitHub-flavoured Markdown table (report.md and the GitHub step summaries). */
 export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {

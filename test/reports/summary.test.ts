@@ -4,7 +4,13 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendStepSummary } from '../../reports/github-summary.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { interleavingNote, modelDependenceNote, recallColumns, summaryRow } from '../../reports/summary.js';
+import {
+  interleavingNote,
+  markdownTable,
+  modelDependenceNote,
+  recallColumns,
+  summaryRow,
+} from '../../reports/summary.js';
 import { renderConsoleSummary } from '../../reports/console.js';
 import { renderMarkdown } from '../../reports/markdown.js';
 import { PROBE_COLUMNS } from '../../reports/probe-columns.js';
@@ -91,6 +97,27 @@ describe('appendStepSummary', () => {
     expect(await appendStepSummary('# three', '')).toBe(false);
     await expect(appendStepSummary('# four', dir)).rejects.toThrow(
       `${dir} is a directory, not a file: --github-summary appends to $GITHUB_STEP_SUMMARY (${dir}): point it at a file`,
+    );
+  });
+});
+
+describe('markdownTable', () => {
+  it('keeps a cell on one line, its | escaped, and an HTML tag in a name as text; p<0.001 as it is', () => {
+    expect(
+      markdownTable(
+        ['setting', 'p'],
+        [
+          ['<img src=x onerror=alert(1)>', 'p<0.001'],
+          ['a|b', 'two\nlines'],
+        ],
+      ),
+    ).toBe(
+      [
+        '| setting | p |',
+        '| --- | --- |',
+        '| &lt;img src=x onerror=alert(1)> | p<0.001 |',
+        '| a\\|b | two lines |',
+      ].join('\n'),
     );
   });
 });
