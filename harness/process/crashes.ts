@@ -27,7 +27,7 @@ import type { CheckReport, FromAgent, AgentCell } from './protocol.js';
 import { fuzzPlan, timedPhase, turnsBefore, type ProcessCellOutcome } from './crash-plan.js';
 import { cellPaths } from './protocol.js';
 import { batchEnd } from './cell-session.js';
-import { hasCjkIn } from '../core/text.js';
+import { hasCjkIn, normalizeText } from '../core/text.js';
 import type { PreloadHint } from '../../strategies/types.js';
 
 export { fuzzPlan, type ProcessCellOutcome } from './crash-plan.js';
@@ -196,6 +196,16 @@ class ProcessCellRun {
     return agent;
   }
 
+  /** Drops the acks a done forget step names: by the memory's name, or by text it holds. */
+  private dropForgotten(target: string): void {
+    const wanted = normalizeText(target);
+    for (let index = this.acks.length - 1; index >= 0; index--) {
+      const ack = this.acks[index]!;
+      if (ack.name === target || (wanted !== '' && normalizeText(ack.content).includes(wanted)))
+        this.acks.splice(index, 1);
+    }
+  }
+
   /** Asks a freshly opened process what survived (invariants 1, 2 and 5). */
   private async check(agent: AgentProcess, userTexts: string[], label: string): Promise<CheckReport | undefined> {
     const { counts } = this;
@@ -312,6 +322,8 @@ class ProcessCellRun {
         ];
         scenarioArm = undefined;
         await this.runStep(index, [step], arms);
+        // A memory the user asked to forget is no longer one that must survive (invariant 1).
+        if (step.kind === 'forget') this.dropForgotten(step.forget);
       }
       const closing = this.agent;
       this.agent = undefined;

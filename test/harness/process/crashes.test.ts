@@ -157,6 +157,22 @@ describe('summarising strategies', () => {
   );
 });
 
+describe('a memory the user asked to forget', () => {
+  it(
+    'is no acknowledged memory a later crash must keep (invariant 1 held, not violated)',
+    PROCESS_TIMEOUT,
+    async () => {
+      const file = await scenarioFile(
+        'name: forget-then-crash\nsteps:\n  - {id: r1, remember: My home city is Shanghai., name: home-city}\n  - forget: home-city\n  - crash: before_model_call\n  - user: ok\n  - {probe: Where do I live?, category: abstention, forbid: [Shanghai]}\n',
+      );
+      const result = await runBenchmark({ scenarios: [file], strategies: ['file-index'], workers: 1 });
+      const only = ok(result.cells[0]);
+      expect(only.durabilityOutcome!.invariants['1']).toMatchObject({ held: true, violations: 0 });
+      expect(only.durabilityOutcome!.counts).toMatchObject({ acknowledgedLost: 0 });
+    },
+  );
+});
+
 describe('background work across a crash (invariants 4 and 6)', () => {
   it('counts the jobs a best-effort queue loses to a crash and holds for a durable one', PROCESS_TIMEOUT, async () => {
     const file = await scenarioFile(
