@@ -4,6 +4,7 @@
  * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
+import { normalizeText } from '../core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
 
@@ -43,7 +44,17 @@ export const CRASH_POINTS = [
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
-const stringList = z.array(z.string().min(1, 'expected a non-empty string'), { error: 'expected a list of strings' });
+const stringList = z.array(
+  z
+    .string()
+    .min(1, 'expected a non-empty string')
+    // Normalised to nothing, an expect or forbid string is found in every context.
+    .refine(
+      (text) => text.length === 0 || normalizeText(text) !== '',
+      'holds only white space: it would match every text',
+    ),
+  { error: 'expected a list of strings' },
+);
 const nonEmpty = (what: string) =>
   z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
 const stepId = z

@@ -228,6 +228,17 @@ describe('loader edge cases found in review', () => {
     ]);
   });
 
+  test('refuses an expect or forbid string of white space only, which would match every context', async () => {
+    const check = checkScenarioText(
+      'name: w\nsteps:\n  - user: hi\n  - probe: q?\n    expect: ["\\u3000", "ok"]\n    forbid: ["\\t \\n"]\n',
+      'w.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      'w.yaml:5:14: steps[1].expect[0]: holds only white space: it would match every text',
+      'w.yaml:6:14: steps[1].forbid[0]: holds only white space: it would match every text',
+    ]);
+  });
+
   test('reports a second YAML document in plain words', async () => {
     const check = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n', 'two.yaml');
     expect(check.problems.map(formatProblem)).toEqual([
