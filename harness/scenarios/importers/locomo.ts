@@ -60,6 +60,7 @@ import {
   IdAllocator,
   numberText,
   badField,
+  missingField,
   shownValue,
   toStepId,
   utcInstant,
@@ -211,11 +212,11 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
           `${rawId === undefined ? 'no dia_id' : `dia_id ${JSON.stringify(rawId)} is not like "D1:3"`}: evidence cannot name this turn`,
         );
       // D2:1 in session_1: evidence citing D2:1 means this turn, though its id says session 2 (kept as the file has it).
-      else if (Number(/^D(\d+):/u.exec(diaId)?.[1]) !== number)
+      else if (Number(diaId.slice(1, diaId.indexOf(':'))) !== number)
         log.repair(
           at,
           'dia-id-session',
-          `dia_id ${diaId} names session ${/^D(\d+):/u.exec(diaId)?.[1]}, but the turn is in session ${number}: kept as written`,
+          `dia_id ${diaId} names session ${diaId.slice(1, diaId.indexOf(':'))}, but the turn is in session ${number}: kept as written`,
         );
       // LoCoMo's dialog RAG (task_eval/evaluate_gpts.py, prepare_for_rag) indexes an utterance as `SPEAKER said, "TEXT"`, no caption.
       // Its `clean_text`, which locomo10.json does not carry: its `text` then.
@@ -416,13 +417,13 @@ function readProbe(
     }
   } else {
     let answer = answerText(qa.answer, where, item, log);
-    if (answer === undefined)
+    if (answer === undefined) {
+      const what = missingField('answer', qa.answer, 'a string or a number');
       return skip(
         'answer-missing',
-        qa.answer === undefined || qa.answer === null || typeof qa.answer === 'string'
-          ? `a category-${category} item without an answer`
-          : `a category-${category} item whose ${badField('answer', qa.answer, 'a string or a number')}`,
+        `a category-${category} item ${what === 'no answer' ? 'without an answer' : `whose ${what}`}`,
       );
+    }
     // evaluation.py scores only the part before ";" of an open-domain answer.
     if (category === 3 && answer.includes(';')) answer = answer.split(';')[0]!.trim() || answer;
     probe.expect = [answer];

@@ -46,6 +46,7 @@ import {
   IdAllocator,
   numberText,
   badField,
+  missingField,
   shownValue,
   toStepId,
   utcInstant,
@@ -130,11 +131,14 @@ function readExchanges(turns: unknown[], where: string, item: string, log: Impor
     }
     const content = cleanText(turn.content) ?? numberText(turn.content);
     if (content === undefined) {
-      const why =
-        turn.content === undefined || turn.content === null || typeof turn.content === 'string'
-          ? `${turn.role === 'user' ? 'a user' : 'an assistant'} turn without content`
-          : `${turn.role === 'user' ? 'a user' : 'an assistant'} turn whose ${badField('content', turn.content, 'a string')}`;
-      log.repair(at, 'turn-empty', `${why}: dropped`, item);
+      const what = missingField('content', turn.content, 'a string');
+      const turnOf = turn.role === 'user' ? 'a user turn' : 'an assistant turn';
+      log.repair(
+        at,
+        'turn-empty',
+        `${what === 'no content' ? `${turnOf} without content` : `${turnOf} whose ${what}`}: dropped`,
+        item,
+      );
       return;
     }
     if (typeof turn.content !== 'string')
@@ -250,13 +254,8 @@ export const longmemeval: DatasetConverter = {
       log.skip(item, code, message, item);
       return undefined;
     };
-    /** `no FIELD`, or what the field holds where it is there but not text. */
-    const missing = (field: string, value: unknown, expected: string): string =>
-      value === undefined || value === null || typeof value === 'string'
-        ? `no ${field}`
-        : badField(field, value, expected);
     if (questionId === undefined)
-      return skip('question-id-missing', missing('question_id', raw.question_id, 'a string or a number'));
+      return skip('question-id-missing', missingField('question_id', raw.question_id, 'a string or a number'));
     const type = cleanText(raw.question_type) ?? '';
     const typeCategory = LONGMEMEVAL_TYPES[type];
     if (typeCategory === undefined)
@@ -266,7 +265,7 @@ export const longmemeval: DatasetConverter = {
       );
     const abstention = questionId.endsWith('_abs');
     const question = cleanText(raw.question);
-    if (question === undefined) return skip('question-missing', missing('question', raw.question, 'a string'));
+    if (question === undefined) return skip('question-missing', missingField('question', raw.question, 'a string'));
     let answer = cleanText(raw.answer);
     const answerNumber = numberText(raw.answer);
     if (answerNumber !== undefined) {
@@ -274,7 +273,7 @@ export const longmemeval: DatasetConverter = {
       log.repair(item, 'answer-number', `answer ${answerNumber} is a number: written as the string "${answer}"`, item);
     }
     if (answer === undefined && !abstention)
-      return skip('answer-missing', missing('answer', raw.answer, 'a string or a number'));
+      return skip('answer-missing', missingField('answer', raw.answer, 'a string or a number'));
     const sessions = readSessions(raw, item, log);
     if (sessions === undefined) return skip('haystack-missing', 'haystack_sessions is not a list of sessions');
 
