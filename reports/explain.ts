@@ -225,6 +225,12 @@ function filesOrDatabase(
     (sum, cell) => sum + cell.durabilityOutcome!.crashes.filter((crash) => crash.reached).length,
     0,
   );
+  // Signed gaps said as "fewer"/"more" (a negative cost read "files cost -26 tokens").
+  const tokenGap = stores.length ? Math.round(files.contextPerTurn - stores[0]!.contextPerTurn) : 0;
+  const msGap = stores.length ? files.loadSaveP95 - stores[0]!.loadSaveP95 : 0;
+  const recallGap = stores.length
+    ? Number(((files.contextRecall.value ?? 0) - (stores[0]!.contextRecall.value ?? 0)).toFixed(2))
+    : 0;
   return [
     pick(lang, {
       en: `Markdown files behind a MEMORY.md index (file-index) recall ${f2(files.contextRecall.value)}${ci(files)} at ${tokens(files)} tokens per turn with a load+save p95 of ${files.loadSaveP95.toFixed(1)} ms${stores.length ? `; the SQLite-backed ${stores.map((row) => `${row.setting} ${f2(row.contextRecall.value)} at ${tokens(row)} tokens, p95 ${row.loadSaveP95.toFixed(1)} ms`).join('; ')}` : ''} [leaderboard].`,
@@ -242,8 +248,8 @@ function filesOrDatabase(
     ...(stores.length
       ? [
           pick(lang, {
-            en: `So on this run, files cost ${Math.round(files.contextPerTurn - stores[0]!.contextPerTurn)} tokens per turn and ${(files.loadSaveP95 - stores[0]!.loadSaveP95).toFixed(1)} ms of load+save p95 against ${stores[0]!.setting}, for a recall difference of ${f2((files.contextRecall.value ?? 0) - (stores[0]!.contextRecall.value ?? 0))} [leaderboard]; what files buy — memory people and the agent can read and edit — is not something this run measures.`,
-            zh: `所以在本次运行里，文件相对 ${stores[0]!.setting} 每轮多 ${Math.round(files.contextPerTurn - stores[0]!.contextPerTurn)} 个 token、读写 p95 多 ${(files.loadSaveP95 - stores[0]!.loadSaveP95).toFixed(1)} 毫秒，召回率相差 ${f2((files.contextRecall.value ?? 0) - (stores[0]!.contextRecall.value ?? 0))} [排行榜]；文件换来的好处（人和智能体都能直接读改）不在本次测量之内。`,
+            en: `So on this run, files take ${Math.abs(tokenGap)} ${tokenGap < 0 ? 'fewer' : 'more'} tokens per turn than ${stores[0]!.setting}, at a load+save p95 ${Math.abs(msGap).toFixed(1)} ms ${msGap < 0 ? 'lower' : 'higher'}, for ${recallGap === 0 ? 'the same recall' : `a recall ${f2(Math.abs(recallGap))} ${recallGap < 0 ? 'lower' : 'higher'}`} [leaderboard]; what files buy — memory people and the agent can read and edit — is not something this run measures.`,
+            zh: `所以在本次运行里，文件相对 ${stores[0]!.setting} 每轮${tokenGap < 0 ? '少' : '多'} ${Math.abs(tokenGap)} 个 token、读写 p95 ${msGap < 0 ? '少' : '多'} ${Math.abs(msGap).toFixed(1)} 毫秒，${recallGap === 0 ? '召回率相同' : `召回率${recallGap < 0 ? '低' : '高'} ${f2(Math.abs(recallGap))}`} [排行榜]；文件换来的好处（人和智能体都能直接读改）不在本次测量之内。`,
           }),
         ]
       : []),

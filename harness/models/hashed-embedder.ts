@@ -1,7 +1,11 @@
 /** The hashed embedder (docs/design.md §4): the offline stand-in for an embedding model. */
+import { checkNumber } from '../core/numbers.js';
 import { fnv1a } from '../core/hash.js';
 import { matchTerms } from '../core/text.js';
 import type { Embedder } from './types.js';
+
+/** Dimensions a hashed embedding may have (`hashed:DIM`, `new HashedEmbedder(DIM)`): 0 holds nothing, and past 65536 a vector costs more than the text it encodes. */
+export const HASHED_DIMENSIONS = { whole: true, min: 1, max: 65_536 } as const;
 
 /** Hashes words and CJK bigrams into a fixed-size, L2-normalised vector (the feature-hashing trick). */
 export class HashedEmbedder implements Embedder {
@@ -9,7 +13,7 @@ export class HashedEmbedder implements Embedder {
   readonly dimensions: number;
 
   constructor(dimensions = 256) {
-    this.dimensions = dimensions;
+    this.dimensions = checkNumber('HashedEmbedder dimensions', dimensions, HASHED_DIMENSIONS);
     this.id = `hashed-${dimensions}`;
   }
 

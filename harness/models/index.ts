@@ -3,7 +3,7 @@ import { MembenchError } from '../core/errors.js';
 import { checkNumber } from '../core/numbers.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
-import { HashedEmbedder } from './hashed-embedder.js';
+import { HASHED_DIMENSIONS, HashedEmbedder } from './hashed-embedder.js';
 import { OfflineModel } from './offline.js';
 import { isTruncatedAnswer, OpenAIChatModel, OpenAIEmbedder, type OpenAIProviderOptions } from './openai.js';
 import {
@@ -64,9 +64,6 @@ export function createModel(provider: string, options: ProviderOptions = {}): Ch
   }
   throw new MembenchError('INVALID_ARGUMENT', `unknown model "${provider}": expected "offline" or "openai:NAME"`);
 }
-
-/** Dimensions a hashed embedding may have: 0 holds nothing, and past 65536 a vector costs more than the text it encodes. */
-const HASHED_DIMENSIONS = { whole: true, min: 1, max: 65_536 } as const;
 
 /** Models that take a `dimensions` request parameter (OpenAI's text-embedding-3 family); others are only told what to expect. */
 const TAKES_DIMENSIONS = /^text-embedding-3/u;

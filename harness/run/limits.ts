@@ -1,29 +1,130 @@
 /**
- * The bounds of every numeric run setting, read from the settings table (harness/run/settings.ts),
- * which the flags and the config file's schema check too: flags, config keys and library callers
- * meet the same limits, worded the same way. A value outside them is bad input, exit 2, before any
- * cell runs.
+ * What `runBenchmark` checks of the options a program hands it, read from the settings table
+ * (harness/run/settings.ts), which the flags and the config file's schema check too: every field's
+ * type and range, the hooks, and no field it does not know. A value outside them is bad input
+ * (INVALID_ARGUMENT, exit 2 in the CLI), before any cell runs. The CLI's own values have passed their
+ * flag's or config key's check already, so these words name the option as a program writes it
+ * (`cellTimeoutMs`), not a flag.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { MembenchError } from '../core/errors.js';
 import { checkNumber, type NumberRange } from '../core/numbers.js';
+import { didYouMean } from '../core/user-input.js';
 import type { RunOptions } from './options.js';
-import { optionTarget, settingEntries, SETTINGS, type SettingKey, type Settings } from './settings.js';
+import {
+  optionTarget,
+  settingEntries,
+  SETTINGS,
+  type SettingKey,
+  type Settings,
+  type SettingSpec,
+} from './settings.js';
 
 /** Ranges by setting key: the table's rows that have bounds. */
 export const RUN_LIMITS = Object.fromEntries(
   settingEntries().flatMap(([key, spec]) => (spec.bounds ? [[key, spec.bounds]] : [])),
 ) as { [K in SettingKey as Settings[K] extends { bounds: NumberRange } ? K : never]: NumberRange };
 
-/** Refuses out-of-range numeric options, naming the flag that sets each (exit 2). */
-export function checkRunNumbers(options: RunOptions): void {
-  for (const [key, spec] of settingEntries(SETTINGS)) {
-    const target = optionTarget(spec, key);
-    if (!spec.bounds || !target) continue;
-    const holder = (target.live ? options.live : options) as Record<string, unknown> | undefined;
-    const value = holder?.[target.live ?? target.option!];
-    if (value === undefined) continue;
-    checkNumber(`--${spec.flag?.name ?? key}`, spec.scale ? (value as number) / spec.scale : value, spec.bounds);
+/** The settings rows behind RunOptions' own fields, and behind the fields of `live`, by field name. */
+const OPTION_ROWS = new Map<string, SettingSpec>();
+const LIVE_ROWS = new Map<string, SettingSpec>();
+for (const [key, spec] of settingEntries(SETTINGS)) {
+  const target = optionTarget(spec, key);
+  if (target?.live) LIVE_ROWS.set(target.live, spec);
+  else if (target?.option) OPTION_ROWS.set(target.option, spec);
+}
+
+/** `live.temperature` has no row (no flag or config key sets it): the OpenAI API's range. */
+const TEMPERATURE: NumberRange = { whole: false, min: 0, max: 2 };
+
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+
+/** The hooks of RunOptions (RunHooks), each with what it must be. */
+const HOOKS: Record<string, { expected: string; holds: (value: unknown) => boolean }> = {
+  store: {
+    expected: 'an object with open and save functions (a CellStore)',
+    holds: (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      isFunction((value as { open?: unknown }).open) &&
+      isFunction((value as { save?: unknown }).save),
+  },
+  signal: { expected: 'an AbortSignal', holds: (value) => value instanceof AbortSignal },
+  onProgress: { expected: 'a function', holds: isFunction },
+  onWarning: { expected: 'a function', holds: isFunction },
+  now: { expected: 'a function returning a Date', holds: isFunction },
+};
+
+/** A value as a refusal shows it: strings quoted, lists and objects as (short) JSON. */
+function shown(value: unknown): string {
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value !== 'object' || value === null) return String(value);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // a cycle, a BigInt: said by its kind
   }
+  if (text === undefined) return Array.isArray(value) ? 'a list' : 'an object';
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}
+
+const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
+
+/** Refuses `name`'s value unless its row's schema takes it as it is (a config file's shorthand, `"buffer"` for `["buffer"]`, is not the option's type). */
+function checkField(name: string, value: unknown, spec: SettingSpec): void {
+  if (spec.bounds) {
+    const scale = spec.scale ?? 1;
+    const range = { ...spec.bounds, min: spec.bounds.min * scale, max: spec.bounds.max * scale };
+    if (typeof value !== 'number') throw refuse(`${name} ${shown(value)}: expected a number`);
+    checkNumber(name, value, range);
+    return;
+  }
+  const parsed = spec.schema.safeParse(value);
+  if (!parsed.success) throw refuse(`${name} ${shown(value)}: ${parsed.error.issues[0]?.message ?? 'not accepted'}`);
+  if (!isDeepStrictEqual(parsed.data, value))
+    throw refuse(`${name} ${shown(value)}: write it as ${shown(parsed.data)}`);
+}
+
+/** Refuses options that are no object, a field of the wrong type or range, a hook that is not one, and a field RunOptions does not have. */
+export function checkRunOptions(options: unknown): asserts options is RunOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw refuse(`runBenchmark takes an object of options (RunOptions), not ${shown(options)}`);
+  const known = [...OPTION_ROWS.keys(), ...Object.keys(HOOKS), 'live'];
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    const row = OPTION_ROWS.get(name);
+    const hook = HOOKS[name];
+    if (row) checkField(name, value, row);
+    else if (hook) {
+      if (!hook.holds(value)) throw refuse(`${name} ${shown(value)}: expected ${hook.expected}`);
+    } else if (name === 'live') checkLive(value);
+    else throw refuse(`unknown option "${name}"${didYouMean(name, known)}: RunOptions has ${known.join(', ')}`);
+  }
+  checkDatasetLimit(options as RunOptions);
+}
+
+/** `live`: an object of LiveProviderSettings fields. */
+function checkLive(live: unknown): void {
+  if (typeof live !== 'object' || live === null || Array.isArray(live))
+    throw refuse(
+      `live ${shown(live)}: expected an object (baseUrl, apiKey, concurrency, timeoutMs, maxRetries, temperature)`,
+    );
+  const known = [...LIVE_ROWS.keys(), 'temperature'];
+  for (const [name, value] of Object.entries(live)) {
+    if (value === undefined) continue;
+    const row = LIVE_ROWS.get(name);
+    if (row) checkField(`live.${name}`, value, row);
+    else if (name === 'temperature') {
+      if (typeof value !== 'number') throw refuse(`live.temperature ${shown(value)}: expected a number`);
+      checkNumber('live.temperature', value, TEMPERATURE);
+    } else throw refuse(`unknown option "live.${name}"${didYouMean(name, known)}: live has ${known.join(', ')}`);
+  }
+}
+
+/** `datasetLimit` without `datasets` limits nothing. */
+function checkDatasetLimit(options: RunOptions): void {
   if (options.datasetLimit !== undefined && !options.datasets?.length) {
     throw new MembenchError(
       'INVALID_ARGUMENT',

@@ -18,7 +18,7 @@ import {
 import { builtinScenarioNames, loadScenarios } from '../scenarios/builtins.js';
 import { MembenchError } from '../core/errors.js';
 import { MEMBENCH_VERSION } from '../core/package-info.js';
-import { checkRunNumbers } from './limits.js';
+import { checkRunOptions } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
 import { PROTOCOL_KNOBS } from '../results/protocols.js';
 import { importSummary } from '../results/import-summary.js';
@@ -121,7 +121,7 @@ export async function planRun(options: RunOptions): Promise<{
   errata: ErrataReport[];
   imports: ImportSummary[];
 }> {
-  checkRunNumbers(options);
+  checkRunOptions(options);
   checkProtocolOption(options.protocol);
   if (options.protocolFull && options.protocol === undefined)
     throw new MembenchError(

@@ -17,6 +17,7 @@ import { withinTimeLimit } from './cell-timeout.js';
 import { checkCellScheduleFile } from './cell-sched.js';
 import { checkProfileDir } from '../process/worker.js';
 import { makeRunTempDir } from './temp-dirs.js';
+import { checkRunOptions } from './limits.js';
 import {
   RESULTS_SCHEMA_VERSION,
   type CellResult,
@@ -113,6 +114,7 @@ export function checkDeveloperSwitches(): void {
 
 /** Runs the whole matrix (or a shard of it) and returns typed results (nothing is written: see `writeRunOutput`). */
 export async function runBenchmark(options: RunOptions = {}): Promise<RunResult> {
+  checkRunOptions(options);
   checkDeveloperSwitches();
   const now = options.now ?? (() => new Date());
   const startedAt = now();

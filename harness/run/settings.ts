@@ -2,7 +2,7 @@
  * Every setting of a run, described once: its name, what it does, its unit, bounds and default, and
  * where it may come from (a flag of which commands, the config file, or the library only). The
  * yargs flags (`settingFlags`), the config file's schema (`configSchema`), the `RunOptions` type
- * (run/options.ts), the library's bounds check (`checkRunNumbers`) and the config reference in
+ * (run/options.ts), the library's check of RunOptions (`checkRunOptions`) and the config reference in
  * docs/scale-out.md (`renderSettingsReference`) are all read from this table: a setting added here
  * appears in `--help`, in the config file and in the docs.
  */
@@ -321,7 +321,7 @@ export const SETTINGS = {
     config: true,
     planned: true,
   }),
-  apiKey: setting(flagOnly<string>(), {
+  apiKey: setting(z.string(), {
     group: 'providers',
     describe: 'API key (default: $OPENAI_API_KEY; never written anywhere)',
     defaultText: '$OPENAI_API_KEY',
@@ -477,13 +477,18 @@ export const SETTINGS = {
     flag: { name: 'judge-threshold', commands: RUN_JUDGE, yargs: { type: 'string' } },
     config: true,
   }),
-  shard: setting(z.object({ index: z.number(), count: z.number() }), {
-    group: 'execution',
-    describe:
-      'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge',
-    flag: { name: 'shard', commands: ['run'], yargs: { type: 'string' }, parse: (raw: string) => parseShard(raw) },
-    planned: true,
-  }),
+  shard: setting(
+    z
+      .object({ index: z.number().int().min(1), count: z.number().int().min(1) })
+      .refine((shard) => shard.index <= shard.count, { error: 'expected index from 1 to count' }),
+    {
+      group: 'execution',
+      describe:
+        'run shard I of N of the planned cells (e.g. 2/3; every N-th cell): combine the shards with membench merge',
+      flag: { name: 'shard', commands: ['run'], yargs: { type: 'string' }, parse: (raw: string) => parseShard(raw) },
+      planned: true,
+    },
+  ),
   resume: setting(flagOnly<string>(), {
     group: 'output',
     describe:
@@ -504,19 +509,19 @@ export const SETTINGS = {
     default: false,
     flag: { name: 'detail', commands: ['run'], yargs: { type: 'boolean', default: false } },
   }),
-  profile: setting(flagOnly<boolean>(), {
+  profile: setting(z.boolean(), {
     group: 'execution',
     describe:
       'print where the time went by phase (process start, module loading, strategy open, replay, recovery, checks, reports, charts) on stderr',
     default: false,
     flag: { name: 'profile', commands: ['run'], yargs: { type: 'boolean', default: false } },
   }),
-  cwd: setting(flagOnly<string>(), {
+  cwd: setting(z.string(), {
     group: 'execution',
     describe: 'resolves relative scenario and strategy module paths',
     defaultText: "the process's working dir",
   }),
-  workerProcesses: setting(flagOnly<boolean>(), {
+  workerProcesses: setting(z.boolean(), {
     group: 'execution',
     describe:
       'run cells in worker processes even with one worker (the CLI always does): strategy code that blocks, hangs or exits costs only its cell',

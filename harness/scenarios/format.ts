@@ -166,6 +166,16 @@ const probeStep = z
         path: ['expect'],
         message: 'expected at least one string (an empty list is for abstention probes only)',
       });
+    } else {
+      // A context or answer that holds the expected string would hold the forbidden one: recalled and stale at once.
+      const expected = new Set(probe.expect.map(normalizeText));
+      const both = probe.forbid.findIndex((text) => normalizeText(text) !== '' && expected.has(normalizeText(text)));
+      if (both >= 0)
+        context.addIssue({
+          code: 'custom',
+          path: ['forbid', both],
+          message: `"${probe.forbid[both]}" is also in expect: every answer that recalls it would count as stale`,
+        });
     }
   });
 const sessionStep = z.object({ id: stepId, session: z.literal('new', { error: 'expected "new"' }), at: timestamp });

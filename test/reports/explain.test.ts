@@ -55,4 +55,26 @@ describe('explain', () => {
     );
     expect(renderExplainMarkdown(result)).toContain('offline reference model');
   });
+
+  it('says a gap of files against a store as fewer or more, never as a negative cost', () => {
+    // The fixture's window, read as memory files, against its buffer read as a SQLite retriever.
+    const run = structuredClone(result);
+    for (const spec of run.header.strategies) {
+      const base = { keepsVerbatim: true, callsModelEveryTurn: false };
+      if (spec.name === 'window') spec.traits = { ...base, kind: 'extraction', storage: 'files' };
+      if (spec.name === 'buffer') spec.traits = { ...base, kind: 'retrieval', storage: 'sqlite', ranks: 'terms' };
+    }
+    const rows = leaderboard(run.cells, run.header.seed).rows;
+    const files = rows.find((row) => row.strategy === 'window')!;
+    const store = rows.find((row) => row.strategy === 'buffer')!;
+    const gap = Math.round(store.contextPerTurn - files.contextPerTurn);
+    expect(gap).toBeGreaterThan(0);
+    const said = (lang: 'en' | 'zh') =>
+      explainRun(run, lang)
+        .find((answer) => answer.id === 'files-or-database')!
+        .sentences.at(-1)!;
+    expect(said('en')).toContain(`files take ${gap} fewer tokens per turn than ${store.setting}`);
+    expect(said('zh')).toContain(`每轮少 ${gap} 个 token`);
+    expect(`${said('en')} ${said('zh')}`).not.toMatch(/-\d/u);
+  });
 });

@@ -252,7 +252,6 @@ describe('the protocols plan the paper ranker beside fts5', () => {
       (
         await planRun({
           strategies: ['bm25', 'hybrid'],
-          scenarios: [],
           datasets: [`${protocol}:fixtures/datasets/${protocol === 'locomo' ? 'locomo10' : 'longmemeval'}-sample.json`],
           protocol,
           params,

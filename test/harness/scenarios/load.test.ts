@@ -239,6 +239,22 @@ describe('loader edge cases found in review', () => {
     ]);
   });
 
+  test('refuses a probe whose expect and forbid hold the same string: recalled and stale at once', async () => {
+    const check = checkScenarioText(
+      'name: b\nsteps:\n  - user: hi\n  - probe: q?\n    expect: [P-519, Teal]\n    forbid: [P-748, " teal "]\n',
+      'b.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      'b.yaml:6:21: steps[1].forbid[1]: " teal " is also in expect: every answer that recalls it would count as stale',
+    ]);
+    expect(
+      checkScenarioText(
+        'name: b\nsteps:\n  - user: hi\n  - probe: q?\n    expect: [P-519]\n    forbid: [P-748]\n',
+        'b.yaml',
+      ).problems,
+    ).toEqual([]);
+  });
+
   test('reports a second YAML document in plain words', async () => {
     const check = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n', 'two.yaml');
     expect(check.problems.map(formatProblem)).toEqual([
