@@ -42,6 +42,15 @@ export const DEFAULT_THRESHOLDS: CompareThresholds = {
   allowMissing: false,
 };
 
+/** The least each numeric threshold may be (none has a top, but `latencyFalseAlarm` is a share strictly between 0 and 1): the flags and `compareRuns` check the same. */
+export const THRESHOLD_MINIMUMS = {
+  maxRecallDrop: 0,
+  maxTokenIncrease: 0,
+  maxLatencyRatio: 1,
+  minLatencyMs: 0,
+  latencyFalseAlarm: 0,
+} as const satisfies Partial<Record<keyof CompareThresholds, number>>;
+
 /** The thresholds applied: `latency` resolved to whether latency was compared. */
 export type AppliedThresholds = CompareThresholds & { latency: boolean };
 

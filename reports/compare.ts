@@ -5,6 +5,7 @@
  * functions of the two results. A cell that ran concurrent sessions is nondeterministic (its
  * sessions interleave as the scheduler runs them): only its errors, invariants and losses are gated.
  */
+import { assertRunResult } from '../harness/results/read.js';
 import { errorCells, okCells, okPairs } from '../harness/results/cells.js';
 import type { CellResult, RunResult } from '../harness/results/schema.js';
 import { errorText } from './summary.js';
@@ -21,6 +22,7 @@ import {
 import { latencyChecks } from './compare-latency.js';
 import { compareUnit, outcomesOf, overallChecks } from './compare-pooling.js';
 import { assertComparable, headerNotes, otherMachine } from './compare-refusals.js';
+import { checkThresholds } from './compare-thresholds.js';
 import {
   DEFAULT_THRESHOLDS,
   type AppliedThresholds,
@@ -129,6 +131,9 @@ export function compareRuns(
   overrides: Partial<CompareThresholds> = {},
   names = { base: 'base', head: 'head' },
 ): Comparison {
+  assertRunResult(base, 'compareRuns base');
+  assertRunResult(head, 'compareRuns head');
+  checkThresholds(overrides);
   assertComparable(base, head, names);
   const requested = { ...DEFAULT_THRESHOLDS, ...overrides };
   const skipLatency = requested.latency === 'same-machine' ? otherMachine(base.header, head.header) : undefined;

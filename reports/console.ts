@@ -1,4 +1,5 @@
 /** The console summary table printed after a run. */
+import { assertRunResult } from '../harness/results/read.js';
 import { errorCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
@@ -81,6 +82,7 @@ export function renderConsoleSummary(
   result: RunResult,
   options: { color?: boolean; detail?: boolean; width?: number } = {},
 ): string {
+  assertRunResult(result, 'renderConsoleSummary');
   const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] };
   const fitted = (head: readonly string[], rows: readonly (readonly string[])[], keys = 1): string =>
     fittedTable(head, rows, { style, keys, ...(options.width !== undefined ? { width: options.width } : {}) });

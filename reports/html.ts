@@ -2,6 +2,7 @@
  * report.html: one self-contained file (chart.js and the chart data inlined, nothing fetched at
  * view time) with the run header, interactive charts and tables sortable by a header click.
  */
+import { assertRunResult } from '../harness/results/read.js';
 import { cellsByStatus } from '../harness/results/cells.js';
 import { invariantName, type RunResult } from '../harness/results/schema.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
@@ -272,6 +273,7 @@ function importSection(result: RunResult): string {
 
 /** The whole report as one HTML string (pure apart from reading chart.js once). */
 export function renderHtml(result: RunResult): string {
+  assertRunResult(result, 'renderHtml');
   const specs = chartSpecs(result);
   const probes = cellsByStatus(result.cells).ok.reduce((sum, cell) => sum + cell.probes.length, 0);
   return `<!doctype html>

@@ -1,7 +1,9 @@
 /** Writes every report of a run into its output dir, atomically, never over a previous run unless asked. */
+import { assertRunResult } from '../harness/results/read.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MembenchError } from '../harness/core/errors.js';
+import { checkNumber, SHARE_RANGE } from '../harness/core/numbers.js';
 import { writeFileAtomic } from '../harness/core/fs.js';
 import { removeOwnFiles, writeManifest } from '../harness/core/manifest.js';
 import type { RunResult } from '../harness/results/schema.js';
@@ -70,6 +72,14 @@ export interface WriteRunOptions extends VerdictOptions {
 
 /** Renders every report first (so a renderer failure writes nothing), then writes each file atomically. */
 export async function writeRunOutput(result: RunResult, dir: string, options: WriteRunOptions = {}): Promise<string[]> {
+  assertRunResult(result, 'writeRunOutput');
+  if (typeof dir !== 'string' || dir.trim() === '')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `writeRunOutput: expected the output dir as a path, got ${JSON.stringify(dir) ?? String(dir)}`,
+    );
+  if (options.recallThreshold !== undefined)
+    checkNumber('writeRunOutput recallThreshold', options.recallThreshold, SHARE_RANGE);
   assertWritableOutDir(dir, options.overwrite ?? false);
   const verdict: VerdictOptions =
     options.recallThreshold === undefined ? {} : { recallThreshold: options.recallThreshold };

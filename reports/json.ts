@@ -1,5 +1,5 @@
 /** results.json: the results as data, schema-versioned header, keys in the schema's order. */
-import { asWrittenInItsVersion } from '../harness/results/read.js';
+import { assertRunResult, asWrittenInItsVersion } from '../harness/results/read.js';
 import { cellResultSchema, runResultSchema, type CellResult, type RunResult } from '../harness/results/schema.js';
 
 /** Stands for the cells in the rendered skeleton; JSON text never holds a NUL character unescaped, so no result can. */
@@ -12,6 +12,7 @@ const CELLS_MARK = '\u0000cells\u0000';
  * then names the field).
  */
 export function renderJson(result: RunResult): string {
+  assertRunResult(result, 'renderJson');
   return [...renderJsonChunks(result)].join('');
 }
 

@@ -4,6 +4,7 @@
  * pooled over its scenarios. A case fails when a cell errored, violated an invariant, or (with a
  * threshold) recalled too little or scored no probe at all.
  */
+import { assertRunResult } from '../harness/results/read.js';
 import { cellsByStatus } from '../harness/results/cells.js';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from '../harness/results/durability-matrix.js';
@@ -195,6 +196,7 @@ function groupTestcase(
 
 /** The whole junit.xml document. */
 export function renderJunit(result: RunResult, options: VerdictOptions = {}): string {
+  assertRunResult(result, 'renderJunit');
   const { header } = result;
   // Scenarios outside a group are suites of their own; a group's scenarios are one suite.
   const suitesOf = [

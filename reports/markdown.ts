@@ -1,4 +1,5 @@
 /** report.md: the run header, the verdict (leaderboards, recommendations, recall by distance), then per cell and per category, durability and probes. */
+import { assertRunResult } from '../harness/results/read.js';
 import { okCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
@@ -230,6 +231,7 @@ function retrievalSection(result: RunResult): string[] {
 }
 
 export function renderMarkdown(result: RunResult): string {
+  assertRunResult(result, 'renderMarkdown');
   const { header } = result;
   const columns = summaryColumns(result);
   const notes = summaryNotes(result);

@@ -3,6 +3,7 @@
  * must agree on everything that decides results (seed, model, tokenizer, matrix, membench
  * version); a duplicate, overlapping or missing shard is refused (exit 2), never guessed around.
  */
+import { assertRunResult } from '../harness/results/read.js';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { durabilityMatrix, modePrices } from '../harness/results/durability-matrix.js';
@@ -70,6 +71,14 @@ export function firstDifference(a: unknown, b: unknown, at = ''): { at: string; 
 
 /** Joins shards into one run: header of the first shard without `shard`, earliest start, longest duration; cells in plan order. */
 export function mergeShards(inputs: readonly ShardInput[]): RunResult {
+  if (!Array.isArray(inputs))
+    throw new MembenchError('INVALID_ARGUMENT', 'mergeShards: expected a list of shards ({ result, file } each)');
+  inputs.forEach((input, index) =>
+    assertRunResult(
+      input?.result,
+      `mergeShards shard ${index + 1}${typeof input?.file === 'string' ? ` (${input.file})` : ''}`,
+    ),
+  );
   if (inputs.length === 0)
     throw new MembenchError('INVALID_ARGUMENT', 'merge: name the run dirs (or results files) of the shards');
   const [first] = inputs as [ShardInput, ...ShardInput[]];

@@ -54,6 +54,11 @@ export async function loadStrategyDefinition(
   source: string,
   options: { cwd?: string } = {},
 ): Promise<StrategyDefinition> {
+  if (typeof source !== 'string')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `loadStrategyDefinition: expected a strategy name, langchain:NAME or a module path, got ${source === null ? 'null' : typeof source}`,
+    );
   const builtin = findStrategy(source);
   if (builtin) return builtin;
   const peer = (PEER_NAMES as readonly string[]).includes(source) ? PEERS[source as PeerName] : undefined;

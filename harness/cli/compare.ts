@@ -1,9 +1,8 @@
 /** `membench compare BASE HEAD`: exit 1 when head regressed against base, 0 when not, 2 on bad input. */
 import type { Argv } from 'yargs';
-import { DEFAULT_THRESHOLDS } from '../../reports/compare-types.js';
+import { DEFAULT_THRESHOLDS, THRESHOLD_MINIMUMS } from '../../reports/compare-types.js';
 import type { parseNumberFlag } from '../core/numbers.js';
 import { handled } from './errors.js';
-import { MembenchError } from '../core/errors.js';
 
 export const command = 'compare <base> <head>';
 export const describe =
@@ -73,36 +72,45 @@ export function builder(yargs: Argv) {
 
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
-/** A threshold flag (each has a yargs default, so it is never absent). */
+/** A threshold flag (each has a yargs default, so it is never absent), at least its THRESHOLD_MINIMUMS. */
 function threshold(parse: typeof parseNumberFlag, name: string, value: string | number, minimum: number): number {
   return parse(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER }) as number;
 }
 
-/** `--latency-false-alarm`: a share strictly between 0 and 1. */
-function falseAlarm(parse: typeof parseNumberFlag, value: string | number): number {
-  const share = threshold(parse, 'latency-false-alarm', value, 0);
-  if (share <= 0 || share >= 1)
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--latency-false-alarm ${value}: expected a share between 0 and 1, e.g. 0.01`,
-    );
-  return share;
-}
-
 export const handler = handled(async (argv: CompareArgs) => {
-  const [{ compareRuns, hasRegression, renderComparison }, summary, { readResults }, { parseNumberFlag: parse }] =
-    await Promise.all([
-      import('../../reports/compare.js'),
-      import('../../reports/github-summary.js'),
-      import('../results/read.js'),
-      import('../core/numbers.js'),
-    ]);
+  const [
+    { compareRuns, hasRegression, renderComparison },
+    summary,
+    { readResults },
+    { parseNumberFlag: parse },
+    { checkFalseAlarm },
+  ] = await Promise.all([
+    import('../../reports/compare.js'),
+    import('../../reports/github-summary.js'),
+    import('../results/read.js'),
+    import('../core/numbers.js'),
+    import('../../reports/compare-thresholds.js'),
+  ]);
   const thresholds = {
-    maxRecallDrop: threshold(parse, 'max-recall-drop', argv['max-recall-drop'], 0),
-    maxTokenIncrease: threshold(parse, 'max-token-increase', argv['max-token-increase'], 0),
-    maxLatencyRatio: threshold(parse, 'max-latency-ratio', argv['max-latency-ratio'], 1),
-    minLatencyMs: threshold(parse, 'min-latency-ms', argv['min-latency-ms'], 0),
-    latencyFalseAlarm: falseAlarm(parse, argv['latency-false-alarm']),
+    maxRecallDrop: threshold(parse, 'max-recall-drop', argv['max-recall-drop'], THRESHOLD_MINIMUMS.maxRecallDrop),
+    maxTokenIncrease: threshold(
+      parse,
+      'max-token-increase',
+      argv['max-token-increase'],
+      THRESHOLD_MINIMUMS.maxTokenIncrease,
+    ),
+    maxLatencyRatio: threshold(
+      parse,
+      'max-latency-ratio',
+      argv['max-latency-ratio'],
+      THRESHOLD_MINIMUMS.maxLatencyRatio,
+    ),
+    minLatencyMs: threshold(parse, 'min-latency-ms', argv['min-latency-ms'], THRESHOLD_MINIMUMS.minLatencyMs),
+    latencyFalseAlarm: checkFalseAlarm(
+      '--latency-false-alarm',
+      threshold(parse, 'latency-false-alarm', argv['latency-false-alarm'], THRESHOLD_MINIMUMS.latencyFalseAlarm),
+      argv['latency-false-alarm'],
+    ),
     latency: argv.latency ?? DEFAULT_THRESHOLDS.latency,
     allowMissing: argv['allow-missing'],
   };

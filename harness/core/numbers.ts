@@ -13,6 +13,8 @@ export interface NumberRange {
 
 /** Seeds are hashed as 32 bits, so larger ones would collide: one range for `run`, `tune` and the generator. */
 export const SEED_RANGE: NumberRange = { whole: true, min: 0, max: 0xffff_ffff };
+/** A share (recall thresholds, judge thresholds): 0 to 1 inclusive. */
+export const SHARE_RANGE: NumberRange = { whole: false, min: 0, max: 1, words: 'a share between 0 and 1' };
 
 /**
  * A numeric flag as typed (yargs gives `--seed` with no value as '', and `abc` as NaN, which would

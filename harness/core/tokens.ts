@@ -6,6 +6,7 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { BpeCounter, type BpeEncoding } from './bpe.js';
+import { MembenchError } from './errors.js';
 
 export type EncodingName = BpeEncoding;
 
@@ -83,6 +84,11 @@ export class TokenCounter {
   private readonly recent = new Map<string, number>();
 
   constructor(model: string) {
+    if (typeof model !== 'string')
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `TokenCounter: expected a model name (e.g. gpt-4o), got ${model === null ? 'null' : typeof model}`,
+      );
     this.encoding = encodingForModel(model);
   }
 

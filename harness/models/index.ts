@@ -50,8 +50,18 @@ function openaiName(provider: string, kind: 'model' | 'embedder'): string | unde
   return name;
 }
 
+/** Refuses a provider name that is no string (a program's mistake: a TypeError from inside said nothing). */
+function expectName(what: string, provider: unknown, expected: string): void {
+  if (typeof provider !== 'string')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${what}: expected ${expected}, got ${provider === null ? 'null' : typeof provider}`,
+    );
+}
+
 /** `offline` (default) or `openai:NAME`. */
 export function createModel(provider: string, options: ProviderOptions = {}): ChatModel {
+  expectName('createModel', provider, '"offline" or "openai:NAME"');
   if (provider === 'offline') return new OfflineModel();
   const name = openaiName(provider, 'model');
   if (name !== undefined) {
@@ -74,6 +84,7 @@ const TAKES_DIMENSIONS = /^text-embedding-3/u;
  * colons, as Ollama's `nomic-embed-text:latest`: only an all-digit last part is a dimension).
  */
 export function createEmbedder(provider: string, options: ProviderOptions = {}): Embedder {
+  expectName('createEmbedder', provider, '"hashed", "hashed:DIM" or "openai:NAME[:DIM]"');
   const hashed = /^hashed(?::(\d+))?$/u.exec(provider);
   if (hashed)
     return new HashedEmbedder(

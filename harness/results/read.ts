@@ -30,8 +30,47 @@ export async function resolveResultsPath(target: string): Promise<string> {
   return file;
 }
 
+/** Whether `value` has a results header (an object with a numeric `schemaVersion`) and a `cells` list. */
+function looksLikeResults(value: unknown): boolean {
+  const header = typeof value === 'object' && value !== null ? (value as { header?: unknown }).header : undefined;
+  return (
+    typeof header === 'object' &&
+    header !== null &&
+    typeof (header as { schemaVersion?: unknown }).schemaVersion === 'number' &&
+    Array.isArray((value as { cells?: unknown }).cells)
+  );
+}
+
+/**
+ * Refuses what a library caller handed a renderer, `compareRuns` or `writeRunOutput` in place of a
+ * RunResult (`null`, a file name, an object without header or cells), naming `what`: a TypeError
+ * from deep inside said nothing of which argument was wrong.
+ */
+export function assertRunResult(value: unknown, what: string): asserts value is RunResult {
+  if (looksLikeResults(value)) return;
+  const shown =
+    typeof value === 'string'
+      ? `the string ${JSON.stringify(value.slice(0, 60))}`
+      : value === null
+        ? 'null'
+        : Array.isArray(value)
+          ? 'a list'
+          : typeof value === 'object'
+            ? 'an object without a results "header" and "cells" list'
+            : String(value);
+  throw new MembenchError(
+    'INVALID_ARGUMENT',
+    `${what}: expected a RunResult (what runBenchmark returns, or readResults(FILE).result), got ${shown}`,
+  );
+}
+
 /** Parses and checks results text; `source` names the file in messages. */
-export function parseResults(text: string, source: string): RunResult {
+export function parseResults(text: string, source = 'the results text'): RunResult {
+  if (typeof text !== 'string')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `parseResults: expected the text of a results.json, got ${typeof text}`,
+    );
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -42,15 +81,13 @@ export function parseResults(text: string, source: string): RunResult {
       `${source}:${line}:${col}: not a membench results file: not JSON (${reason})`,
     );
   }
-  const header = typeof data === 'object' && data !== null ? (data as { header?: unknown }).header : undefined;
-  const version =
-    typeof header === 'object' && header !== null ? (header as { schemaVersion?: unknown }).schemaVersion : undefined;
-  if (typeof version !== 'number' || !Array.isArray((data as { cells?: unknown }).cells)) {
+  if (!looksLikeResults(data)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `${source}: not a membench results file (expected a "header" with "schemaVersion" and a "cells" list)`,
     );
   }
+  const version = (data as RunResult).header.schemaVersion;
   if (!READABLE_SCHEMA_VERSIONS.includes(version)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',

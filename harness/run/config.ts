@@ -57,7 +57,9 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
 
 /** Reads and validates a config file; every problem is located, all reported at once (exit 2). */
 export async function loadConfig(file: string): Promise<MembenchConfig> {
-  const shown = path.relative(process.cwd(), file) || file;
+  // Relative where it is under the working dir, else as the user can find it (`../../etc/x.yaml` read as a puzzle).
+  const relative = path.relative(process.cwd(), file);
+  const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
   const read = await readDocumentFile(file, MAX_CONFIG_BYTES, CONFIG_DOCUMENT);
   if ('problems' in read)
     throw new MembenchError(

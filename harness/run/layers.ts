@@ -2,6 +2,7 @@
  * A run's settings from their layers: built-in defaults < config file < flags. What `membench run`
  * and `membench tune` resolve before their one library call; a program can do the same.
  */
+import { MembenchError } from '../core/errors.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from './config.js';
 import type { RunOptions } from './options.js';
 import { defaultWorkers } from './setting-values.js';
@@ -60,6 +61,11 @@ export interface ResolvedSettings {
  * A bad config file is a MembenchError locating each problem (exit 2).
  */
 export async function resolveSettings(flags: SettingValues, cwd = process.cwd()): Promise<ResolvedSettings> {
+  if (typeof flags !== 'object' || flags === null || Array.isArray(flags))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `resolveSettings: expected an object of setting values (SettingValues), got ${flags === null ? 'null' : Array.isArray(flags) ? 'a list' : typeof flags}`,
+    );
   const file = findConfigFile(flags.config, cwd);
   const config: MembenchConfig = file ? await loadConfig(file) : {};
   const [fromConfig, fromFlags] = [runOptionsOf(config), runOptionsOf(flags)];

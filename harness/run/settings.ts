@@ -8,7 +8,7 @@
  */
 import { ENDPOINT_DEFAULTS } from '../models/endpoint.js';
 import { z } from 'zod';
-import { decimalNumber, rangeSchema, SEED_RANGE, type NumberRange } from '../core/numbers.js';
+import { decimalNumber, rangeSchema, SEED_RANGE, SHARE_RANGE, type NumberRange } from '../core/numbers.js';
 import { PEER_NAMES } from '../core/peers.js';
 import { describeInput } from '../core/user-input.js';
 import { MAX_UNPARSED_SHARE } from '../results/judge-limits.js';
@@ -31,7 +31,7 @@ export {
 } from './setting-spec.js';
 
 const whole = (min: number, max: number = Number.MAX_SAFE_INTEGER): NumberRange => ({ whole: true, min, max });
-const SHARE: NumberRange = { whole: false, min: 0, max: 1, words: 'a share between 0 and 1' };
+const SHARE = SHARE_RANGE;
 
 /**
  * A string or a list of them, read as a list (`strategies: x` is `strategies: [x]`); `example` shows

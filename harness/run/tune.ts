@@ -12,7 +12,7 @@ import type { CellResult, OkCell, RunResult } from '../results/schema.js';
 import { wilsonInterval, type Interval } from '../results/stats.js';
 import { runBenchmark, type RunOptions } from './runner.js';
 import { loadStrategyDefinition } from '../../strategies/loader.js';
-import type { TuneMetric } from './tune-metrics.js';
+import { TUNE_METRICS, type TuneMetric } from './tune-metrics.js';
 
 /** More values than this is a typo (`1..100000`), not a sweep. */
 export const MAX_TUNE_VALUES = 200;
@@ -134,10 +134,39 @@ function cost(cells: readonly OkCell[], metric: TuneMetric): number {
   );
 }
 
+/**
+ * Refuses tune's own fields of the wrong type (the rest go to runBenchmark, which checks its own):
+ * `values: '1,2'` failed with a TypeError, and the messages named flags a program never gave.
+ */
+function checkTuneOptions(options: TuneOptions): void {
+  const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
+  if (typeof options !== 'object' || options === null)
+    throw refuse(`tune takes an object of options (TuneOptions), not ${String(options)}`);
+  for (const field of ['strategy', 'knob'] as const)
+    if (typeof options[field] !== 'string' || options[field].trim() === '')
+      throw refuse(
+        `tune ${field} ${JSON.stringify(options[field]) ?? 'undefined'}: expected a name (the strategy, e.g. window; its knob, e.g. k)`,
+      );
+  if (
+    !Array.isArray(options.values) ||
+    options.values.some((value) => typeof value !== 'number' || !Number.isFinite(value))
+  )
+    throw refuse(
+      `tune values ${JSON.stringify(options.values) ?? 'undefined'}: expected a list of numbers, like [2, 4, 8]`,
+    );
+  if (options.values.length === 0) throw refuse('tune values: no values to sweep');
+  if (typeof options.targetRecall !== 'number')
+    throw refuse(
+      `tune targetRecall ${JSON.stringify(options.targetRecall) ?? 'undefined'}: expected a share between 0 and 1`,
+    );
+  checkNumber('tune targetRecall', options.targetRecall, RUN_LIMITS.recallThreshold);
+  if (options.metric !== undefined && !(TUNE_METRICS as readonly string[]).includes(options.metric))
+    throw refuse(`tune metric ${JSON.stringify(options.metric)}: expected one of ${TUNE_METRICS.join(', ')}`);
+}
+
 /** Runs the sweep and picks the cheapest setting meeting the target. */
 export async function tune(options: TuneOptions): Promise<TuneResult> {
-  checkNumber('--target-recall', options.targetRecall, RUN_LIMITS.recallThreshold);
-  if (options.values.length === 0) throw new MembenchError('INVALID_ARGUMENT', '--values: no values to sweep');
+  checkTuneOptions(options);
   if ((options.durabilities?.length ?? 0) > 1)
     throw new MembenchError(
       'INVALID_ARGUMENT',

@@ -34,7 +34,13 @@ const share = (fallback: number) =>
 const range = (what: string, lo: number, hi: number) =>
   z
     .preprocess(
-      (value) => (typeof value === 'number' ? [value, value] : value),
+      // A number is [n, n]; `{ min, max }`, the parsed form, reads back as itself (a spec object handed to generateWorkload).
+      (value) =>
+        typeof value === 'number'
+          ? [value, value]
+          : typeof value === 'object' && value !== null && !Array.isArray(value) && 'min' in value && 'max' in value
+            ? [value.min, value.max]
+            : value,
       z
         .array(whole(what).min(lo, `expected at least ${lo}`).max(hi, `expected at most ${hi}`), {
           error: `expected a number or [smallest, largest] ${what}`,
@@ -292,6 +298,28 @@ export function checkSpecText(text: string, file: string): SpecCheck {
   }
   problems.sort((a, b) => a.line - b.line || a.col - b.col);
   return problems.length > 0 || !result.success ? { problems } : { spec: result.data, problems };
+}
+
+/**
+ * A spec object a program hands `generateWorkload`, checked as a spec file's knobs are (its
+ * defaults filled in), or a MembenchError naming each bad knob: `{ seed: 'x' }` failed inside the
+ * generator with a TypeError.
+ */
+export function checkedSpec(value: unknown): GeneratorSpec {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `generateWorkload: expected a generator spec object, got ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}`,
+    );
+  const result = specSchema.safeParse(value, { reportInput: true });
+  if (result.success) return result.data;
+  throw new MembenchError(
+    'INVALID_ARGUMENT',
+    'generateWorkload: not a valid generator spec',
+    result.error.issues.map(
+      (issue) => `${formatPath(issue.path as PathSegment[]) || '(spec)'}: ${describeIssue(issue)}`,
+    ),
+  );
 }
 
 /** Validates a spec file: size, encoding, YAML, knobs. */

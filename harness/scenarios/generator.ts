@@ -20,7 +20,7 @@ import { normalizeText } from '../core/text.js';
 import { BANKS, GENERATED_LANGUAGES, type GeneratedLanguage, type LanguageBank } from './generator-bank.js';
 import { goldProblems, type GeneratedProbe } from './generator-gold.js';
 import { BankUse, Draw, fill, plantFacts, type Plant, type Statement } from './generator-plants.js';
-import { factDistances, type GeneratorSpec } from './generator-spec.js';
+import { checkedSpec, factDistances, type GeneratorSpec } from './generator-spec.js';
 import { generateFiller, mixSeed, type FillerExchange } from './filler.js';
 import type { Scenario } from './format.js';
 import { toYaml, type ScenarioDocument } from './importers/index.js';
@@ -307,7 +307,9 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
 }
 
 /** Every conversation of a spec, in the order of its languages; `source` prefixes each scenario's source (`SOURCE#NAME`). */
-export function generateWorkload(spec: GeneratorSpec, source = `generator:${spec.name}`): GeneratedScenario[] {
+export function generateWorkload(given: GeneratorSpec, source?: string): GeneratedScenario[] {
+  const spec = checkedSpec(given);
+  source ??= `generator:${spec.name}`;
   try {
     return spec.languages.map((language) => generateConversation(spec, language, `${source}#${spec.name}-${language}`));
   } catch (error) {

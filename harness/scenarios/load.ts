@@ -296,6 +296,11 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
 
 /** Validates scenario text; `file` is only used in messages. */
 export function checkScenarioText(text: string, file: string): ScenarioCheck {
+  if (typeof text !== 'string')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `checkScenarioText: expected the text of a scenario file, got ${text === null ? 'null' : typeof text}`,
+    );
   const parsed = parseMappingText(text, file);
   if (parsed.value === undefined) return { problems: parsed.problems };
   return checkScenarioValue(parsed.value, file, parsed.locate, parsed.problems);

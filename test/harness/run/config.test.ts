@@ -59,7 +59,7 @@ describe('membench.config.yaml', () => {
       'membench.config.yaml',
       'strategies: [buffer]\nseed: seven\ntrials: 0\nstrategys: [x]\napiKey: sk-123\ndurability: [sync, later]\n',
     );
-    const shown = path.relative(process.cwd(), file);
+    const shown = file; // under TMPDIR, outside the working dir: named by its own path
     expect(await problems(file)).toEqual([
       `${shown}:2:7: seed: expected a whole number from 0 to 4294967295, got "seven"`,
       `${shown}:3:9: trials: expected a whole number from 1 to 1000`,
@@ -143,7 +143,7 @@ describe('membench.config.yaml', () => {
     );
     const dir = path.dirname(file);
     await writeFile(path.join(dir, 'errata.json'), '{ "source": 5, "errata": {} }');
-    const shown = path.relative(process.cwd(), file);
+    const shown = file; // under TMPDIR, outside the working dir: named by its own path
     expect(await problems(file)).toEqual([
       `${shown}:3:5: datasets[0]: locomo:nope.json: no such file (${path.join(dir, 'nope.json')}; relative paths are read from the config file's dir)`,
       `${shown}:4:5: datasets[1]: foo:bar.json: expected DATASET:FILE with DATASET one of locomo, longmemeval (e.g. locomo:data/locomo10.json)`,
@@ -167,7 +167,7 @@ describe('membench.config.yaml', () => {
       'membench.config.yaml',
       'stretch: 1e12\ncrashFuzz: -1\nrecallThreshold: -1\nseed: 1.5\nlimit: 0\ncellTimeout: 0\nworkers: .inf\n',
     );
-    const shown = path.relative(process.cwd(), file);
+    const shown = file; // under TMPDIR, outside the working dir: named by its own path
     expect(await problems(file)).toEqual([
       `${shown}:1:10: stretch: expected a whole number from 1 to 100000`,
       `${shown}:2:12: crashFuzz: expected a whole number from 0 to 10000`,

@@ -51,7 +51,7 @@ describe('tune', () => {
     ).rejects.toThrow('--values 1.5,2.5: window.k=1.5: k takes whole numbers');
     await expect(
       tune({ strategy: 'window', knob: 'k', values: [1], targetRecall: 1.5, scenarios: ['recipes-en'] }),
-    ).rejects.toThrow(/--target-recall 1.5: expected a share between 0 and 1/u);
+    ).rejects.toThrow(/tune targetRecall 1.5: expected a share between 0 and 1/u);
   });
 
   it('pools recall over scenarios and picks the cheapest setting meeting the target', async () => {
