@@ -252,8 +252,23 @@ function groupCategoryCharts(result: RunResult, styles: Map<string, SeriesStyle>
   });
 }
 
+/**
+ * Specs already made, per results object: the charts drawn and report.html (which embeds them) ask
+ * for the same ones, and making them pools recall by distance over every probe again (~0.1 s of a
+ * default run's end). Read-only: a drawer takes a copy (Chart.js fills in the config it is given);
+ * and as with the leaderboards, a results object changed after its first report is not seen again
+ * (change a copy).
+ */
+const made = new WeakMap<RunResult, readonly ChartSpec[]>();
+
 /** Every chart a run's data supports, in report order. */
-export function chartSpecs(result: RunResult): ChartSpec[] {
+export function chartSpecs(result: RunResult): readonly ChartSpec[] {
+  let specs = made.get(result);
+  if (!specs) made.set(result, (specs = makeChartSpecs(result)));
+  return specs;
+}
+
+function makeChartSpecs(result: RunResult): ChartSpec[] {
   const styles = seriesStyles(result);
   // Cells run only to price a durability mode are in the sync-or-async table, not in the latency bars or knob sweeps.
   const summaries = summarizeSettings({ ...result, cells: result.cells.filter((cell) => !cell.pricing) });

@@ -12,5 +12,6 @@ export { CHART_FONT_FAMILY, CHART_FONT_FILE, encodeCharts, prepareCharts, render
 /** Every chart of a run as `[file name, PNG]`, file names `<chart id>.png`. */
 export function renderCharts(result: RunResult): [string, Buffer][] {
   assertRunResult(result, 'renderCharts');
-  return chartSpecs(result).map((spec) => [`${spec.id}.png`, renderChartPng(spec)]);
+  // A copy each: Chart.js writes its defaults into the config it draws, and the specs are shared (chartSpecs).
+  return chartSpecs(result).map((spec) => [`${spec.id}.png`, renderChartPng(structuredClone(spec))]);
 }

@@ -4,10 +4,9 @@
  * which table and which number); where the run did not measure something it says so instead of
  * guessing. Pure: results → sections.
  */
-import { okCells } from '../harness/results/cells.js';
-import { recallByDistance, type DistanceRow } from '../harness/results/by-distance.js';
+import type { DistanceRow } from '../harness/results/by-distance.js';
 import type { LeaderboardRow } from '../harness/results/leaderboard.js';
-import { leaderboards } from './verdict.js';
+import { distanceTables, leaderboards } from './verdict.js';
 import type { ModePrice, RunResult } from '../harness/results/schema.js';
 import type { StrategyTraits } from '../harness/core/strategy-traits.js';
 
@@ -307,7 +306,7 @@ function syncOrAsync(lang: Language, prices: readonly ModePrice[]): string[] {
 /** Every answer in one language, from the run's own figures. */
 export function explainRun(result: RunResult, lang: Language): Answer[] {
   const rows = leaderboards(result)[0]!.board.rows;
-  const distance = recallByDistance(okCells(result.cells), 'exchanges');
+  const distance = distanceTables(result).find((table) => table.unit === 'exchanges')?.rows ?? [];
   const traits = traitsFrom(result);
   const answers: [Answer['id'], string[]][] = [
     ['window-k', windowK(lang, rows, distance, traits)],

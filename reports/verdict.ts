@@ -166,11 +166,20 @@ export function distanceTable(rows: readonly DistanceRow[]): { head: string[]; b
   };
 }
 
+/** Tables already pooled, per results object: report.md, report.html and explain's answers (twice each) ask for them. */
+const tables = new WeakMap<RunResult, readonly { unit: DistanceUnit; rows: DistanceRow[] }[]>();
+
 /** Recall by distance in both units, when the run's probes have distances. */
-export function distanceTables(result: RunResult): { unit: DistanceUnit; rows: DistanceRow[] }[] {
-  return (['exchanges', 'tokens'] as const)
-    .map((unit) => ({ unit, rows: recallByDistance(okCells(result.cells), unit) }))
-    .filter((item) => item.rows.length > 0);
+export function distanceTables(result: RunResult): readonly { unit: DistanceUnit; rows: DistanceRow[] }[] {
+  let pooled = tables.get(result);
+  if (!pooled) {
+    const ok = okCells(result.cells);
+    pooled = (['exchanges', 'tokens'] as const)
+      .map((unit) => ({ unit, rows: recallByDistance(ok, unit) }))
+      .filter((item) => item.rows.length > 0);
+    tables.set(result, pooled);
+  }
+  return pooled;
 }
 
 /** One breakdown row: a scenario's cell, or a group's cells pooled, by membench category or dataset label. */

@@ -52,13 +52,16 @@ describe('chart data', () => {
     expect(ids.filter((id) => id.startsWith('tokens-'))).toEqual([`tokens-group-${slug('locomo:locomo10.json')}`]);
     const growth = chartSpecs(result).find((spec) => spec.id.startsWith('tokens-group-'))!;
     expect((growth.config.data.datasets as { label: string }[]).map((set) => set.label)).toContain('buffer p90');
-    // With the dataset's own labels, one bar chart of recall by category for the group.
-    for (const cell of result.cells)
+    // With the dataset's own labels, one bar chart of recall by category for the group (another
+    // results object: the specs of one are made once).
+    const labeled = structuredClone(result);
+    for (const cell of labeled.cells)
       for (const probe of cell.probes)
         probe.label = probe.category === 'update' ? 'knowledge-update' : 'single-session-user';
-    const categories = chartSpecs(result).find((spec) => spec.id.startsWith('categories-group-'))!;
+    const categories = chartSpecs(labeled).find((spec) => spec.id.startsWith('categories-group-'))!;
     expect(categories.config.data.labels).toEqual(['knowledge-update', 'single-session-user']);
-    expect(chartSpecs(result).length).toBeLessThanOrEqual(12);
+    expect(chartSpecs(labeled).length).toBeLessThanOrEqual(12);
+    expect(chartSpecs(labeled)).toBe(chartSpecs(labeled));
   });
 
   it('leaves a setting whose probes measured no answer recall (ranking-only cells) out of recall by category, never at 0', () => {
