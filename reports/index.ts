@@ -105,12 +105,10 @@ export async function writeRunOutput(result: RunResult, dir: string, options: Wr
     ...(await charts).map(([name, png]): [string, Uint8Array | Iterable<string>] => [path.join(CHARTS_DIR, name), png]),
   ];
   phaseDone('charts');
-  const written: string[] = [];
-  for (const [name, content] of outputs) {
-    const file = path.join(dir, name);
-    await writeFileAtomic(file, content);
-    written.push(file);
-  }
+  // All at once: each waits for two fsyncs (its content, its directory), and one after the other
+  // the 19 files of a default run waited ~0.3 s, most of it for the disk.
+  const written = outputs.map(([name]) => path.join(dir, name));
+  await Promise.all(outputs.map(([, content], index) => writeFileAtomic(written[index]!, content)));
   // The previous run's files this one did not write again (a dropped scenario's chart) would
   // mislead: removed, as its manifest lists them; anything else in the dir is not membench's.
   const names = [...(resultsInPlace ? ['results.json'] : []), ...written.map((file) => path.relative(dir, file))];
