@@ -88,6 +88,11 @@ describe('bootstrap', () => {
       const seed = seedOf(`case ${index}`);
       expect(bootstrapMeanInterval(values, seed)).toStrictEqual(plain(values, seed));
     }
+    // Seeds of either sign and past 32 bits (`seed | 0`), and 0/1 values as recall's are.
+    for (const seed of [0, -1, 0x7fffffff, -0x80000000, 2 ** 40 + 5]) {
+      const hits = Array.from({ length: 546 }, (_, i) => ((i * 31 + seed) % 7 < 5 ? 1 : 0));
+      expect(bootstrapMeanInterval(hits, seed)).toStrictEqual(plain(hits, seed));
+    }
   });
 
   it('pairs means: a constant shift is ahead with a point interval; noise is within noise', () => {
