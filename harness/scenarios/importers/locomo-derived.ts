@@ -131,7 +131,15 @@ function sessionSteps(
   const entries = sessionEntries(read(field, raw, context.file, where), kind, where, context.log);
   const steps: Record<string, unknown>[] = [];
   for (const [number, entry] of entries) {
-    const documents = documentsOf(number, entry, `${where}.session_${number}_${kind}`);
+    const at = `${where}.session_${number}_${kind}`;
+    const documents = documentsOf(number, entry, at);
+    // Kept, as LoCoMo's retrieval indexes every entry of the field; but undated and citing no turn.
+    if (documents.length > 0 && !context.datesOf.has(number))
+      context.log.repair(
+        at,
+        `${kind}-session-unknown`,
+        `the conversation has no session_${number}: its ${kind === 'summary' ? 'summary is' : 'observations are'} kept, undated`,
+      );
     if (documents.length > 0) steps.push(sessionOpening(context.datesOf.get(number)), ...documents);
   }
   return steps.length > 0 ? steps : undefined;

@@ -431,6 +431,24 @@ describe('LoCoMo derived documents (observations, session summaries)', async () 
     expect(issues(report, 'conv-x session_summary')).toEqual(['summary-missing']);
   });
 
+  test('an observation or summary of a session the conversation does not have is kept, undated, and said', async () => {
+    const observation = {
+      session_1_observation: { Ana: [['Ana grows basil.', 'D1:1']] },
+      session_9_observation: { Bo: [['Bo moved.', 'D9:1']] },
+    };
+    const session_summary = { session_1_summary: 'Ana grows basil.', session_9_summary: 'Bo moved.' };
+    const { scenarios, report } = await importFile(
+      writeTemp([sample({ observation, session_summary })]),
+      undefined,
+      true,
+    );
+    expect(issues(report, 'conv-x observation.session_9_observation')).toEqual(['observation-session-unknown']);
+    expect(issues(report, 'conv-x session_summary.session_9_summary')).toEqual(['summary-session-unknown']);
+    expect(issues(report, 'conv-x observation.session_1_observation')).toEqual([]);
+    const steps = scenarios.find((item) => item.scenario.documents === 'summary')!.scenario.steps;
+    expect(documents(steps).map((document) => document.text)).toEqual(['Ana grows basil.', 'Bo moved.']);
+  });
+
   test('several ids in one dia_id field, or a list, are all cited; an id naming no turn is reported and not cited', async () => {
     const observation = {
       session_1_observation: {
