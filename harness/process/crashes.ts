@@ -196,14 +196,32 @@ class ProcessCellRun {
     return agent;
   }
 
-  /** Drops the acks a done forget step names: by the memory's name, or by text it holds. */
-  private dropForgotten(target: string): void {
+  /** Drops the acks a done forget step names (by the memory's name, or by text it holds), but those `kept`. */
+  private dropForgotten(target: string, kept: (ack: Ack) => boolean = () => false): void {
     const wanted = normalizeText(target);
     for (let index = this.acks.length - 1; index >= 0; index--) {
       const ack = this.acks[index]!;
+      if (kept(ack)) continue;
       if (ack.name === target || (wanted !== '' && normalizeText(ack.content).includes(wanted)))
         this.acks.splice(index, 1);
     }
+  }
+
+  /**
+   * The forget steps of a concurrent step's sessions, as dropForgotten follows a top-level one: a
+   * memory a session asked to forget need not survive (invariant 5 checked it, a false loss), unless
+   * that session acknowledged it again after its forget. Another session's ack of it raced the
+   * forget, and is dropped too: which came first is the interleaving's.
+   */
+  private dropForgottenInSessions(index: number, sessions: readonly Step[][]): void {
+    for (const [session, steps] of sessions.entries())
+      steps.forEach((step, offset) => {
+        if (step.kind !== 'forget') return;
+        const later = new Set(
+          steps.slice(offset + 1).map((_, after) => concurrentStepIndex(index, session, offset + 1 + after)),
+        );
+        this.dropForgotten(step.forget, (ack) => later.has(ack.step));
+      });
   }
 
   /** Asks a freshly opened process what survived (invariants 1, 2 and 5). */
@@ -524,6 +542,7 @@ class ProcessCellRun {
         }),
       );
       for (const reply of replies.flat()) this.absorb(reply);
+      this.dropForgottenInSessions(index, sessions);
     } catch (error) {
       // A failed session must not leave its siblings running.
       await Promise.all(agents.map((worker) => worker.kill()));

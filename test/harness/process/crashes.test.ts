@@ -171,6 +171,34 @@ describe('a memory the user asked to forget', () => {
       expect(only.durabilityOutcome!.counts).toMatchObject({ acknowledgedLost: 0 });
     },
   );
+
+  it(
+    'in a concurrent session is no write the check after the step must find (invariant 5), unless the session remembered it again',
+    PROCESS_TIMEOUT,
+    async () => {
+      const file = await scenarioFile(
+        [
+          'name: concurrent-forget',
+          'steps:',
+          '  - user: Hello there.',
+          '    assistant: Hi!',
+          '  - concurrent:',
+          '      - - {remember: My home city is Shanghai., name: home-city}',
+          '        - forget: home-city',
+          '        - {remember: My gym is on Elm Street., name: gym}',
+          '      - - {remember: My car is teal., name: car}',
+          '        - forget: car',
+          '        - {remember: My car is now red., name: car}',
+          '  - {probe: What colour is my car?, expect: [red]}',
+          '',
+        ].join('\n'),
+      );
+      const result = await runBenchmark({ scenarios: [file], strategies: ['file-index'], workers: 1 });
+      const only = ok(result.cells[0]);
+      expect(only.durabilityOutcome!.invariants['5']).toMatchObject({ held: true, violations: 0 });
+      expect(only.durabilityOutcome!.counts).toMatchObject({ lostUpdates: 0 });
+    },
+  );
 });
 
 describe('background work across a crash (invariants 4 and 6)', () => {
