@@ -42,6 +42,7 @@ export const DIST_TESTS = [
 export const FORKING_TESTS = [
   'test/lint.test.ts',
   'test/harness/core/storage-errors.test.ts',
+  'test/harness/results/read-path.test.ts',
   'test/reports/html.test.ts',
   'test/strategies/bm25.test.ts',
   'test/strategies/stores/scope-lock.test.ts',

@@ -105,13 +105,19 @@ export function seriesStyles(result: RunResult): Map<string, SeriesStyle> {
   return styles;
 }
 
-/** A file-name-safe id: ASCII names stay readable, others get a stable hash so two names never collide. */
+/** The longest slug before its hash: a chart id of a prefix, the slug and a hash stays well under a file name's 255 bytes. */
+const MAX_SLUG_CHARS = 100;
+
+/** A file-name-safe id: ASCII names stay readable (up to MAX_SLUG_CHARS), others get a stable hash so two names never collide. */
 export function slug(name: string): string {
   const ascii = name
     .toLowerCase()
     .replace(/[^a-z0-9]+/gu, '-')
     .replace(/^-+|-+$/gu, '');
-  return ascii === name ? ascii : `${ascii || 'x'}-${fnv1aCodePoints(name).toString(16).padStart(8, '0')}`;
+  if (ascii === name && ascii.length <= MAX_SLUG_CHARS) return ascii;
+  // Cut, the hash keeps it apart: a chart's file name is its slug (a 400-character group's failed to write, after the cells).
+  const cut = ascii.slice(0, MAX_SLUG_CHARS).replace(/-+$/u, '');
+  return `${cut || 'x'}-${fnv1aCodePoints(name).toString(16).padStart(8, '0')}`;
 }
 
 const WIDTH = 960;

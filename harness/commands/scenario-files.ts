@@ -61,7 +61,7 @@ export async function importToDir(options: ImportToDirOptions): Promise<ImportTo
   const log = new ImportLog(dataset, options.file);
   const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);
   const questions =
-    options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts);
+    options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts, dataset);
   // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
   // damaged conversation) leaves the out dir as it was, and overwrite drops only the previous import's files.
   const staged = await StagedDir.begin(out);

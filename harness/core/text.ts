@@ -33,6 +33,9 @@ export function normalizeText(text: string): string {
 let wordSegmenter: Intl.Segmenter | undefined;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
+/** A UTF-16 surrogate not in a pair (`\ud800` escapes no text can hold; with the `u` flag a pair is one code point and never matches). */
+export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 /** True when the string contains CJK characters (segmentation and matching differ for them). */
 export function hasCjk(text: string): boolean {
   return CJK.test(text);

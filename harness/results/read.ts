@@ -16,9 +16,11 @@ import { takeRankings } from './shared-rankings.js';
 export async function resolveResultsPath(target: string): Promise<string> {
   const info = await stat(target).catch(() => null);
   if (!info) throw new MembenchError('INVALID_ARGUMENT', `${target}: no such file or directory`);
-  if (!info.isDirectory()) return target;
+  if (!info.isDirectory()) return regularResultsFile(target, info);
   const file = path.join(target, 'results.json');
-  if (!(await stat(file).catch(() => null))?.isFile()) {
+  const inside = await stat(file).catch(() => null);
+  if (inside && !inside.isDirectory()) return regularResultsFile(file, inside);
+  if (!inside?.isFile()) {
     const unfinished = (await stat(path.join(target, 'plan.json')).catch(() => null))?.isFile();
     throw new MembenchError(
       'INVALID_ARGUMENT',
@@ -27,6 +29,19 @@ export async function resolveResultsPath(target: string): Promise<string> {
         : `${target}: a directory without results.json (is it a membench run dir?)`,
     );
   }
+  return file;
+}
+
+/**
+ * `file` when it is a regular file: a FIFO blocked every results command for ever, and /dev/zero
+ * (a results.json linked to it) filled memory at ~0.25 GB a second until the process died.
+ */
+function regularResultsFile(file: string, info: { isFile(): boolean }): string {
+  if (!info.isFile())
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${file}: not a regular file (a pipe, a device or a socket): results.json is a file a run wrote`,
+    );
   return file;
 }
 

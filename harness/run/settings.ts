@@ -272,19 +272,23 @@ export const SETTINGS = {
       planned: true,
     },
   ),
-  priceDurability: setting(listOf('[remember-then-crash]', true), {
-    group: 'matrix',
-    describe:
-      "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)",
-    defaultText: 'remember-then-crash in the default run',
-    flag: {
-      name: 'price-durability',
-      commands: RUN_TUNE,
-      yargs: { type: 'string', array: true },
-      parse: (raw: readonly string[]) => raw.flatMap((name) => (name === 'none' ? [] : name.split(','))),
+  priceDurability: setting(
+    // `none`, as on the flag, turns pricing off (the config file refused the value its own message named).
+    listOf('[remember-then-crash]', true).transform((names) => names.filter((name) => name !== 'none')),
+    {
+      group: 'matrix',
+      describe:
+        "also replay these scenarios in every strategy's other durability modes, to price sync/async/exit/none (default: remember-then-crash in the default run; none to turn off)",
+      defaultText: 'remember-then-crash in the default run',
+      flag: {
+        name: 'price-durability',
+        commands: RUN_TUNE,
+        yargs: { type: 'string', array: true },
+        parse: (raw: readonly string[]) => raw.flatMap((name) => (name === 'none' ? [] : name.split(','))),
+      },
+      config: true,
     },
-    config: true,
-  }),
+  ),
   crashFuzz: setting(bounded(whole(0, 10_000)), {
     group: 'matrix',
     describe: "kill each cell's agent process at N seeded random crash points (reproducible with --seed)",

@@ -4,6 +4,8 @@
  * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
+import { isoInstant, withExplicitZone } from '../core/dates.js';
+import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { normalizeText } from '../core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
@@ -61,9 +63,14 @@ const stepId = z
   .string({ error: 'expected a string id' })
   .regex(/^[\p{L}\p{N}_.:-]+$/u, 'ids use letters, digits, "_", ".", ":" and "-"')
   .optional();
+/** An ISO date or date-time (harness/core/dates.ts); one without a zone is UTC, and written so for every reader. */
 const timestamp = z
   .string({ error: 'expected an ISO date-time string' })
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'not a date-time')
+  .refine(
+    (value) => isoInstant(value) !== undefined,
+    'not an ISO date or date-time on the calendar, like 2025-05-12 or 2025-05-12T09:30:00Z (no zone: UTC)',
+  )
+  .transform(withExplicitZone)
   .optional();
 
 const userStep = z.object({
@@ -97,11 +104,46 @@ const assistantStep = z.object({
   indexText: z.string({ error: 'expected a string' }).optional(),
   at: timestamp,
 });
+/** The first number inside `value` that JSON cannot carry as written, with where it is and why; undefined when there is none. */
+function lossyNumber(
+  value: unknown,
+  at: (string | number)[] = [],
+): { at: (string | number)[]; message: string } | undefined {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value))
+      return {
+        at,
+        message: `${value} is no finite number: a tool's data travels as JSON, which has none (it became null)`,
+      };
+    if (Number.isInteger(value) && !Number.isSafeInteger(value))
+      return {
+        at,
+        message: `an integer past 2^53 is not kept to the digit as a number (it read as ${value}): quote it`,
+      };
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, item] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const found = lossyNumber(item, [...at, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** A tool's args or result: any data, but no number JSON would change (`1e400`, `.nan`, 12345678901234567890). */
+const toolData = <T extends z.ZodType>(schema: T) =>
+  schema.superRefine((value, context) => {
+    const found = lossyNumber(value);
+    if (found) context.addIssue({ code: 'custom', path: found.at, message: found.message });
+  });
+
 const toolStep = z.object({
   id: stepId,
   tool: nonEmpty('a tool name'),
-  args: z.record(z.string(), z.unknown(), { error: 'expected a mapping of argument names to values' }).default({}),
-  result: z.unknown().optional(),
+  args: toolData(
+    z.record(z.string(), z.unknown(), { error: 'expected a mapping of argument names to values' }).default({}),
+  ),
+  result: toolData(z.unknown()).optional(),
   effect: z.boolean({ error: 'expected true or false' }).default(false),
 });
 const rememberStep = z.object({
@@ -168,14 +210,21 @@ const probeStep = z
       });
     } else {
       // A context or answer that holds the expected string would hold the forbidden one: recalled and stale at once.
-      const expected = new Set(probe.expect.map(normalizeText));
-      const both = probe.forbid.findIndex((text) => normalizeText(text) !== '' && expected.has(normalizeText(text)));
-      if (both >= 0)
+      // Matching finds a string inside a text, so a forbid string inside an expected one is found with it.
+      const expected = probe.expect.map((text) => [text, normalizeText(text)] as const);
+      for (const [index, text] of probe.forbid.entries()) {
+        const forbidden = normalizeText(text);
+        const holder = forbidden === '' ? undefined : expected.find(([, normal]) => normal.includes(forbidden));
+        if (holder === undefined) continue;
         context.addIssue({
           code: 'custom',
-          path: ['forbid', both],
-          message: `"${probe.forbid[both]}" is also in expect: every answer that recalls it would count as stale`,
+          path: ['forbid', index],
+          message: `${
+            holder[1] === forbidden ? `"${text}" is also in expect` : `"${text}" is part of the expected "${holder[0]}"`
+          }: every answer that recalls it would count as stale`,
         });
+        break;
+      }
     }
   });
 const sessionStep = z.object({ id: stepId, session: z.literal('new', { error: 'expected "new"' }), at: timestamp });
@@ -187,7 +236,7 @@ const fillerStep = z.object({
     .int('expected a whole number')
     .min(1, 'expected at least 1 turn')
     .max(100_000, 'expected at most 100000 turns'),
-  seed: z.number().int().optional(),
+  seed: rangeSchema(SEED_RANGE).optional(),
   language: z.enum(['en', 'zh', 'mixed']).optional(),
 });
 
@@ -227,7 +276,11 @@ export const scenarioHeader = z.object({
   language: z.string().optional(),
   tags: z.array(z.string()).optional(),
   /** The suite or dataset the scenario belongs to (`generated`, `locomo:locomo10.json`): reports pool a group's scenarios into one. */
-  group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
+  group: z
+    .string({ error: 'expected a group name' })
+    .min(1, 'expected a group name, got an empty string')
+    .refine((group) => group.length === 0 || group.trim() !== '', 'expected a group name, got only white space')
+    .optional(),
   /** What the conversation's messages are when not the dialog itself: a dataset's derived documents (LoCoMo's observations or session summaries), replayed in place of it. */
   documents: z.enum(DERIVED_DOCUMENTS, { error: `expected one of ${DERIVED_DOCUMENTS.join(', ')}` }).optional(),
   steps: z.array(z.unknown(), { error: 'expected a list of steps' }).min(1, 'expected at least one step'),

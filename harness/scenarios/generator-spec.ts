@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { isoInstant } from '../core/dates.js';
 import { MembenchError } from '../core/errors.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
@@ -102,7 +103,7 @@ const updatesSchema = z.strictObject({
 const isoDate = z
   .string({ error: 'expected a date, e.g. 2025-03-03' })
   .regex(/^\d{4}-\d{2}-\d{2}$/u, 'expected a date as YYYY-MM-DD')
-  .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)), 'not a date');
+  .refine((value) => isoInstant(value) !== undefined, 'not a date');
 
 const sessionsSchema = z.strictObject({
   /** Exchanges per session: a `session: new` (dated) starts every this many. */
@@ -132,7 +133,11 @@ const specSchema = z.strictObject({
     }),
   description: z.string({ error: 'expected a one-line description' }).optional(),
   /** The scenarios' `group` (default: the name), under which reports pool them. */
-  group: z.string({ error: 'expected a group name' }).min(1, 'expected a group name, got an empty string').optional(),
+  group: z
+    .string({ error: 'expected a group name' })
+    .min(1, 'expected a group name, got an empty string')
+    .refine((group) => group.length === 0 || group.trim() !== '', 'expected a group name, got only white space')
+    .optional(),
   seed: rangeSchema(SEED_RANGE).default(42),
   /** One conversation per language. */
   languages: z

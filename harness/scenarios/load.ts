@@ -17,10 +17,19 @@ import {
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { positionOf } from '../core/json-errors.js';
+import { LONE_SURROGATE } from '../core/text.js';
 import { describeInput, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
 import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
-import { scenarioHeader, STEP_KINDS, STEP_SCHEMAS, type Scenario, type Step, type StepKind } from './format.js';
+import {
+  scenarioHeader,
+  STEP_KINDS,
+  STEP_SCHEMAS,
+  type CrashPoint,
+  type Scenario,
+  type Step,
+  type StepKind,
+} from './format.js';
 
 /** Scenario files larger than this are refused before they are read. */
 export const MAX_SCENARIO_BYTES = 16 * 1024 * 1024;
@@ -162,7 +171,25 @@ function checkCrashTargets(
         ['steps', index, 'crash'],
         `two crash steps in a row: this one would be replaced by steps[${target}] before it fired; keep one`,
       );
+    else {
+      const never = neverFires(step.crash, steps[target]!.kind);
+      if (never)
+        error(['steps', index, 'crash'], `${step.crash} before steps[${target}], ${never}: it would never fire`);
+    }
   });
+}
+
+/**
+ * Why a crash at `point` cannot fire in a step of `kind` (the only step it is armed for), or
+ * undefined when it can: a probe saves nothing and passes no crash point, only a remember is
+ * acknowledged, only a tool step calls a tool. Such a crash was reported as not reached, and the
+ * durability it was to test shown as held.
+ */
+function neverFires(point: CrashPoint, kind: StepKind): string | undefined {
+  if (kind === 'probe') return 'a probe (it saves nothing and passes no crash point)';
+  if (point === 'after_ack' && kind !== 'remember') return `a ${kind} step (only a remember is acknowledged)`;
+  if (point.startsWith('after_tool_') && kind !== 'tool') return `a ${kind} step (only a tool step calls a tool)`;
+  return undefined;
 }
 
 /** What the steps that put no message into the conversation are, for evidence that cites one. */
@@ -317,6 +344,20 @@ const NO_TEXT: Pick<Locator, 'value' | 'key'> = {
  * trip, which costs a replayed LongMemEval question ~60 ms). `locate` places problems in the text
  * the value came from; `file` is only used in messages.
  */
+/** Where strings (or keys) inside `value` hold a lone UTF-16 surrogate: the first few paths. */
+function loneSurrogatePaths(value: unknown, at: PathSegment[] = [], found: PathSegment[][] = []): PathSegment[][] {
+  if (found.length >= 5) return found;
+  if (typeof value === 'string') {
+    if (LONE_SURROGATE.test(value)) found.push(at);
+  } else if (Array.isArray(value)) value.forEach((item, index) => loneSurrogatePaths(item, [...at, index], found));
+  else if (typeof value === 'object' && value !== null)
+    for (const [key, item] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) found.push([...at, key]);
+      else loneSurrogatePaths(item, [...at, key], found);
+    }
+  return found;
+}
+
 export function checkScenarioValue(
   value: Record<string, unknown>,
   file: string,
@@ -349,6 +390,10 @@ export function checkScenarioValue(
       }
     }
   };
+
+  // A `"\ud800"` escape is no text: matched against nothing and written back as no valid UTF-8.
+  for (const at of loneSurrogatePaths(value))
+    error(at, 'holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text');
 
   const header = scenarioHeader.safeParse(record, { reportInput: true });
   if (!header.success) {

@@ -3,6 +3,7 @@
  * YAML front matter, the `MEMORY.md` index text, and an uncached audit of a scope dir that
  * checks docs/design.md §6 invariant 5. No locking or caching: the store in memory-files.ts adds those.
  */
+import { isoInstant } from '../../harness/core/dates.js';
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
@@ -121,7 +122,7 @@ export function prepareMemory(
       `memory "${name}" refused: its description is ${codePoints(given)} characters; the limit is ${MAX_DESCRIPTION_CHARS}`,
     );
   }
-  if (draft.expires !== undefined && Number.isNaN(Date.parse(draft.expires))) {
+  if (draft.expires !== undefined && isoInstant(draft.expires) === undefined) {
     throw refuse(`memory "${name}" refused: expires ${JSON.stringify(draft.expires)} is not an ISO date`);
   }
   return {
@@ -140,7 +141,7 @@ export function prepareMemory(
 
 /** True once the memory's `expires` lies before `now`. */
 export function isExpired(record: MemoryRecord, now: Date): boolean {
-  return record.expires !== undefined && Date.parse(record.expires) < now.getTime();
+  return record.expires !== undefined && (isoInstant(record.expires) ?? Number.POSITIVE_INFINITY) < now.getTime();
 }
 
 /** The file text of a memory: YAML front matter, a blank line, the body. */
@@ -154,7 +155,7 @@ const frontMatter = z.object({
   priority: z.enum(MEMORY_PRIORITIES).default('normal'),
   expires: z
     .string()
-    .refine((value) => !Number.isNaN(Date.parse(value)), 'expected an ISO date')
+    .refine((value) => isoInstant(value) !== undefined, 'expected an ISO date')
     .optional(),
   description: z.string().max(MAX_DESCRIPTION_CHARS).optional(),
   version: z.number().int().min(1).default(1),

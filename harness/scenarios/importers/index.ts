@@ -115,9 +115,15 @@ export async function* importScenarios(
     // Named for every element, selected or not: a question's scenario name is the one a whole import gives it.
     const name = converted ? names.take(converted.document.name) : undefined;
     const wanted = converted && options.only ? options.only.take(converted.id, name!) : undefined;
-    if (converted && (wanted === undefined || wanted.length > 0)) {
-      if (options.errata)
-        converted.document.steps = options.errata.apply(converted.document.steps, converted.items, log);
+    let selected = converted !== undefined && (wanted === undefined || wanted.length > 0);
+    if (selected && options.errata) {
+      // Errata that drop every question of an element leave a scenario that measures nothing: none is made.
+      const asked = (steps: readonly Record<string, unknown>[]): boolean => steps.some((step) => 'probe' in step);
+      const before = asked(converted!.document.steps);
+      converted!.document.steps = options.errata.apply(converted!.document.steps, converted!.items, log);
+      if (before && !asked(converted!.document.steps)) selected = false;
+    }
+    if (converted && selected) {
       const imported = finish(converted, dataset, file, name!, log);
       if (imported) {
         for (const id of wanted ?? []) options.only!.imported.add(id);
@@ -280,7 +286,7 @@ export async function importDataset(
   const scenarios: Scenario[] = [];
   const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);
   const questions =
-    options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts);
+    options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts, dataset);
   for await (const imported of importScenarios(dataset, file, log, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(errata ? { errata } : {}),

@@ -7,6 +7,7 @@
  * be plugged in without being shipped.
  */
 import { fnv1a } from '../../core/hash.js';
+import { MembenchError } from '../../core/errors.js';
 import { parseMappingText, readBoundedText, type Problem } from '../load.js';
 import { finishTemplates } from '../templates-file.js';
 
@@ -113,7 +114,16 @@ export function parseQuestionPromptsText(text: string, file: string): QuestionPr
 /** The largest question prompts file read: a few templates of a few lines each fit in far less. */
 export const MAX_QUESTION_PROMPTS_BYTES = 256 * 1024;
 
-/** Reads `--question-prompts FILE`: bounded in size, UTF-8, every problem located. */
-export async function loadQuestionPrompts(file: string): Promise<QuestionPrompts> {
+/**
+ * Reads `--question-prompts FILE` for an import of `dataset`: bounded in size, UTF-8, every problem
+ * located. The templates word LoCoMo's questions only: for another dataset the file is refused (it
+ * was read and then ignored, without a word).
+ */
+export async function loadQuestionPrompts(file: string, dataset: string): Promise<QuestionPrompts> {
+  if (dataset !== 'locomo')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `--question-prompts ${file}: the templates word LoCoMo's temporal and adversarial questions; ${dataset} asks its questions as the file writes them: drop --question-prompts`,
+    );
   return parseQuestionPromptsText(await readBoundedText(file, MAX_QUESTION_PROMPTS_BYTES, PROMPTS_DOCUMENT), file);
 }

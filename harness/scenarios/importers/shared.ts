@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { z } from 'zod';
 import { fnv1a } from '../../core/hash.js';
+import { LONE_SURROGATE } from '../../core/text.js';
 import { JsonNumberText } from './json-stream.js';
 import type { DerivedDocuments } from '../format.js';
 import { MAX_SCENARIO_NAME_CHARS } from '../scenario-name.js';
@@ -251,9 +252,7 @@ export function badField(field: string, value: unknown, expected: string): strin
     : `${field} ${shownValue(value)} is not ${expected}`;
 }
 
-/** A lone UTF-16 surrogate (with the `u` flag a surrogate class matches only those: pairs are one code point). */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-/** The same, every one (cleanText's replacement): made once, not at each of a file's million texts. */
+/** A lone UTF-16 surrogate (core/text.ts's LONE_SURROGATE), every one (cleanText's replacement): made once, not at each of a file's million texts. */
 const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'gu');
 
 /**

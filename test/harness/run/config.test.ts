@@ -233,6 +233,11 @@ describe('membench.config.yaml', () => {
       await configFile('membench.config.yaml', 'strategies: [buffer]\npriceDurability: []\n'),
     );
     expect(off.priceDurability).toEqual([]);
+    // `none`, as the flag takes it and as the refusal of a scenario not in the run says.
+    const none = await loadConfig(
+      await configFile('membench.config.yaml', 'strategies: [buffer]\npriceDurability: none\n'),
+    );
+    expect(none.priceDurability).toEqual([]);
     // An empty out would write into the working dir: refused where it is written, not as the flag.
     expect(await located('strategies: [buffer]\nout: ""\n')).toEqual([
       'membench.config.yaml:2:6: out: is empty: give the output dir, or remove `out` for the default',

@@ -253,6 +253,81 @@ describe('loader edge cases found in review', () => {
         'b.yaml',
       ).problems,
     ).toEqual([]);
+    const part = checkScenarioText(
+      'name: b\nsteps:\n  - user: hi\n  - probe: q?\n    expect: [Shanghai]\n    forbid: [Shang]\n',
+      'b.yaml',
+    );
+    expect(part.problems.map(formatProblem)).toEqual([
+      'b.yaml:6:14: steps[1].forbid[0]: "Shang" is part of the expected "Shanghai": every answer that recalls it would count as stale',
+    ]);
+  });
+
+  test('an at or expires that is no ISO date on the calendar is refused; one without a zone is UTC', async () => {
+    const check = checkScenarioText(
+      'name: d\nsteps:\n  - {user: hi, at: "peanut 7"}\n  - {session: new, at: 2025-02-30}\n  - {remember: x, expires: "1"}\n',
+      'd.yaml',
+    );
+    expect(check.problems.map((problem) => `${problem.line}:${problem.path}`)).toEqual([
+      '3:steps[0].at',
+      '4:steps[1].at',
+      '5:steps[2].expires',
+    ]);
+    const zoneless = checkScenarioText('name: d\nsteps:\n  - {user: hi, at: "2025-05-12T09:30"}\n', 'd.yaml');
+    expect(zoneless.scenario?.steps[0]).toMatchObject({ at: '2025-05-12T09:30Z' });
+  });
+
+  test('refuses numbers the JSON of a tool would change, lone surrogates, a blank group and a filler seed past 32 bits', async () => {
+    const numbers = checkScenarioText(
+      'name: t\nsteps:\n  - tool: get_balance\n    args: { account: 1e400 }\n  - tool: get_rate\n    result: { rate: .nan, code: 12345678901234567890 }\n',
+      't.yaml',
+    );
+    expect(numbers.problems.map(formatProblem)).toEqual([
+      "t.yaml:4:22: steps[0].args.account: Infinity is no finite number: a tool's data travels as JSON, which has none (it became null)",
+      "t.yaml:6:21: steps[1].result.rate: NaN is no finite number: a tool's data travels as JSON, which has none (it became null)",
+    ]);
+    const big = checkScenarioText('name: t\nsteps:\n  - {tool: t, result: [1, 12345678901234567890]}\n', 't.yaml');
+    expect(big.problems.map((problem) => `${problem.path}: ${problem.message}`)).toEqual([
+      'steps[0].result[1]: an integer past 2^53 is not kept to the digit as a number (it read as 12345678901234567000): quote it',
+    ]);
+    const surrogate = checkScenarioText(
+      '{"name":"t","steps":[{"user":"hi"},{"probe":"Who?","expect":["\\udfff"]}]}',
+      't.json',
+    );
+    expect(surrogate.problems.map((problem) => `${problem.path}: ${problem.message}`)).toEqual([
+      'steps[1].expect[0]: holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text',
+    ]);
+    expect(
+      checkScenarioText('name: t\ngroup: "  "\nsteps:\n  - user: hi\n', 't.yaml').problems.map((p) => p.message),
+    ).toEqual(['expected a group name, got only white space']);
+    expect(
+      checkScenarioText('name: t\nsteps:\n  - {filler: 3, seed: 4294967303}\n', 't.yaml').problems.map((p) => p.path),
+    ).toEqual(['steps[0].seed']);
+  });
+
+  test('refuses a crash that could never fire in the one step it is armed for', async () => {
+    const check = checkScenarioText(
+      [
+        'name: c',
+        'steps:',
+        '  - user: hi',
+        '  - crash: after_ack',
+        '  - user: Book a table.',
+        '    assistant: Booked.',
+        '  - crash: after_tool_result',
+        '  - remember: I like tea.',
+        '  - crash: before_model_call',
+        '  - session: new',
+        '  - probe: What do I like?',
+        '    expect: [tea]',
+        '',
+      ].join('\n'),
+      'c.yaml',
+    );
+    expect(check.problems.map((problem) => `${problem.line}: ${problem.message}`)).toEqual([
+      '4: after_ack before steps[2], a user step (only a remember is acknowledged): it would never fire',
+      '7: after_tool_result before steps[4], a remember step (only a tool step calls a tool): it would never fire',
+      '9: before_model_call before steps[7], a probe (it saves nothing and passes no crash point): it would never fire',
+    ]);
   });
 
   test('reports a second YAML document in plain words', async () => {

@@ -102,6 +102,17 @@ describe('errata', () => {
     await expect(Errata.load(latin1)).rejects.toThrow('not UTF-8 text');
   });
 
+  it('a LongMemEval question its erratum drops is no scenario: nothing measured, nothing counted', async () => {
+    const dir = await tempDir('membench-errata-');
+    const file = path.join(dir, 'drop.json');
+    await writeFile(file, JSON.stringify({ errata: { gpt4_2655b836: { drop: true, reason: 'r' } } }));
+    const dataset = `longmemeval:${path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json')}`;
+    const { scenarios, report } = await importDataset(dataset, { errata: file, limit: 3 });
+    expect(scenarios.map((scenario) => scenario.name)).toEqual(['longmemeval-7f3a91c2', 'longmemeval-6a1eabeb']);
+    expect(report.scenarios).toBe(2);
+    expect(formatImportReport(report)).toContain('erratum-dropped (1)');
+  });
+
   it('refuses a malformed file with located errors', () => {
     const text =
       '{\n  "errata": {\n    "conv-a qa[0]": { "answer": "" },\n    "conv-a qa[1]": { "drop": true },\n    "conv-a qa[2]": { "anser": "x" }\n  }\n}\n';

@@ -138,10 +138,14 @@ describe('LoCoMo questions as asked', () => {
     // Bounded and UTF-8, as the judge's prompts and the errata are.
     const huge = path.join(dir, 'huge.yaml');
     await writeFile(huge, `temporal: "{{question}} ${'x'.repeat(MAX_QUESTION_PROMPTS_BYTES)}"\n`);
-    await expect(loadQuestionPrompts(huge)).rejects.toThrow(/huge\.yaml.*(large|bytes|KiB|MiB)/iu);
+    await expect(loadQuestionPrompts(huge, 'locomo')).rejects.toThrow(/huge\.yaml.*(large|bytes|KiB|MiB)/iu);
     const latin1 = path.join(dir, 'latin1.yaml');
     await writeFile(latin1, Buffer.from('temporal: "{{question}} caf\xe9"\n', 'latin1'));
-    await expect(loadQuestionPrompts(latin1)).rejects.toThrow(/latin1\.yaml.*UTF-8/iu);
+    await expect(loadQuestionPrompts(latin1, 'locomo')).rejects.toThrow(/latin1\.yaml.*UTF-8/iu);
+    // LongMemEval's questions are asked as its file writes them: the templates would be read and ignored.
+    await expect(
+      importDataset('longmemeval:fixtures/datasets/longmemeval-sample.json', { questionPrompts: huge }),
+    ).rejects.toThrow(`--question-prompts ${huge}: the templates word LoCoMo's temporal and adversarial questions`);
   });
 });
 
