@@ -378,6 +378,17 @@ export function checkScenarioValue(
   };
   const warnUnknownKeys = (object: object, known: readonly string[], at: readonly PathSegment[]): void => {
     for (const key of Object.keys(object)) {
+      if (key === '<<') {
+        // Ignored with a warning, the keys it was to merge were dropped and the run went on without them.
+        problems.push({
+          file,
+          ...locate.key([...at, key]),
+          path: formatPath([...at, key]),
+          message: 'a YAML merge key (<<) is not read (YAML 1.2 has none): write the keys out',
+          severity: 'error',
+        });
+        continue;
+      }
       if (!known.includes(key)) {
         const segments = [...at, key];
         problems.push({
@@ -465,6 +476,8 @@ export function checkScenarioValue(
       const schema: z.ZodType = STEP_SCHEMAS[kind];
       const parsed = schema.safeParse(item, { reportInput: true });
       if (!parsed.success) {
+        // A merge key is said first: what the step lacks may be what it was to merge.
+        if ('<<' in item) warnUnknownKeys({ '<<': item['<<'] }, [], segments);
         for (const issue of parsed.error.issues)
           error([...segments, ...(issue.path as PathSegment[])], describeIssue(issue));
         return;

@@ -226,6 +226,19 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
     });
     if (utterances.length > 0) sessions.push({ number, ...(at !== undefined ? { at } : {}), utterances });
   }
+  // Replayed in their numbers' order, as LoCoMo's own code reads them; a date before an earlier
+  // session's is said (temporal questions are asked to work dates out from these).
+  let latest: Session | undefined;
+  for (const session of sessions) {
+    if (session.at === undefined) continue;
+    if (latest?.at !== undefined && session.at < latest.at)
+      log.repair(
+        `${label} session_${session.number}_date_time`,
+        'session-dates-backwards',
+        `dated ${session.at}, before session ${latest.number} (${latest.at}): replayed in the sessions' order, as numbered`,
+      );
+    else latest = session;
+  }
   return sessions;
 }
 

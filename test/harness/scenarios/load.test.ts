@@ -330,6 +330,24 @@ describe('loader edge cases found in review', () => {
     ]);
   });
 
+  test('refuses a YAML merge key, which YAML 1.2 does not read: the keys it was to bring were dropped', async () => {
+    const check = checkScenarioText(
+      'name: m\nsteps:\n  - user: hi\n  - &q {probe: Where?, expect: [x], category: update}\n  - {<<: *q, probe: Again?}\n',
+      'm.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      'm.yaml:5:6: steps[2].<<: a YAML merge key (<<) is not read (YAML 1.2 has none): write the keys out',
+      'm.yaml:5:5: steps[2].expect: required: a probe needs `expect` (any of these strings counts) unless its category is abstention',
+    ]);
+    // A step valid without what it merges (category, forbid) is refused too: it ran with other scoring.
+    const quiet = checkScenarioText(
+      'name: m\nsteps:\n  - user: hi\n  - &q {probe: Where?, expect: [x], category: update}\n  - {<<: *q, probe: Again?, expect: [x]}\n',
+      'm.yaml',
+    );
+    expect(quiet.problems.map((problem) => [problem.severity, problem.path])).toEqual([['error', 'steps[2].<<']]);
+    expect(quiet.scenario).toBeUndefined();
+  });
+
   test('reports a second YAML document in plain words', async () => {
     const check = checkScenarioText('name: a\nsteps:\n  - user: hi\n---\nname: b\n', 'two.yaml');
     expect(check.problems.map(formatProblem)).toEqual([

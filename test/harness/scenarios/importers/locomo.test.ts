@@ -535,3 +535,32 @@ describe('LoCoMo helpers', () => {
     expect(canonicalDiaId('S1')).toBeUndefined();
   });
 });
+
+describe('LoCoMo session dates', () => {
+  test('a session dated before an earlier one is said, and replayed where its number puts it', async () => {
+    const turn = (id: string, speaker: string, text: string) => ({ speaker, dia_id: id, text });
+    const file = writeTemp([
+      {
+        sample_id: 'conv-d',
+        qa: [{ question: 'What does Ana grow?', answer: 'basil', evidence: ['D1:1'], category: 4 }],
+        conversation: {
+          session_1_date_time: '1:56 pm on 8 May, 2023',
+          session_1: [turn('D1:1', 'Ana', 'I grow basil.'), turn('D1:2', 'Bo', 'Nice.')],
+          session_2_date_time: '1:56 pm on 1 May, 2023',
+          session_2: [turn('D2:1', 'Ana', 'I moved.'), turn('D2:2', 'Bo', 'Where to?')],
+          session_3_date_time: '1:56 pm on 9 May, 2023',
+          session_3: [turn('D3:1', 'Ana', 'Lisbon.'), turn('D3:2', 'Bo', 'Nice.')],
+        },
+      },
+    ]);
+    const { scenarios, report } = await importFile(file);
+    expect(issues(report, 'conv-d session_2_date_time')).toEqual(['session-dates-backwards']);
+    expect(issues(report, 'conv-d session_3_date_time')).toEqual([]);
+    const sessions = scenarios[0]!.scenario.steps.filter((step) => step.kind === 'session');
+    expect(sessions.map((step) => (step.kind === 'session' ? step.at : ''))).toEqual([
+      '2023-05-08T13:56:00Z',
+      '2023-05-01T13:56:00Z',
+      '2023-05-09T13:56:00Z',
+    ]);
+  });
+});
