@@ -51,7 +51,7 @@ function summary(generated: GeneratedScenario): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([label, n]) => `${label} ${n}`)
     .join(', ');
-  return `${generated.document.name}.yaml: ${generated.exchanges} exchanges in ${generated.sessions} sessions, ${generated.probes.length} probes at distances ${Math.min(...distances)}–${Math.max(...distances)} (${byLabel})`;
+  return `${generated.document.name}.yaml: ${generated.exchanges} exchanges in ${generated.sessions} sessions, ${generated.probes.length} probes${distances.length > 0 ? ` at distances ${Math.min(...distances)}–${Math.max(...distances)}` : ''} (${byLabel})`;
 }
 
 export const handler = handled(async (argv: GenerateArgs) => {

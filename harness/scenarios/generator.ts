@@ -197,7 +197,9 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
     probesAfter.set(after, [...(probesAfter.get(after) ?? []), step]);
     probes.push(info);
   };
+  const unasked: string[] = [];
   for (const [index, plant] of plants.entries()) {
+    const before = probes.length;
     // Distances count from the furthest evidence step (the older fact of a multi-hop pair), and a probe comes after every statement of its plant.
     const span = plant.statements.at(-1)!.offset;
     const origin =
@@ -235,7 +237,14 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
         },
       );
     }
+    if (probes.length === before) unasked.push(plant.label);
   }
+  // A fact no distance lets the conversation ask about is planted for nothing: the spec asks for what it cannot get.
+  if (unasked.length > 0)
+    throw new MembenchError(
+      'INVALID_SCENARIO',
+      `${unasked.length} of the ${plants.length} planted facts (${[...new Set(unasked)].join(', ')}) cannot be asked at any of the distances ${spec.distances.join(', ')} in ${total} exchanges: raise exchanges or list shorter distances`,
+    );
   for (let index = 0; index < spec.facts.abstention; index++) {
     const never = use.takeOne(bank.neverStated, (item) => item.question);
     const id = `${language}-a${String(index + 1).padStart(2, '0')}`;

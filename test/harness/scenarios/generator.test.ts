@@ -337,6 +337,20 @@ describe('a spec past what the bank holds', () => {
       expect(isMembenchError(error) && error.exitCode).toBe(2);
     }
   });
+
+  test('refuses a spec whose distances leave a planted fact no place to be asked (it generated no probe for it, exit 0)', () => {
+    const cramped: GeneratorSpec = {
+      ...spec,
+      languages: ['en'],
+      exchanges: 40,
+      distances: [40],
+      facts: { fact: 2, distractor: 1, update: 1, 'multi-hop': 1, temporal: 1, abstention: 1 },
+      sessions: { ...spec.sessions, every: 10 },
+    };
+    expect(() => generateWorkload(cramped, 'cramped.yaml')).toThrow(
+      /^cramped\.yaml: 6 of the 6 planted facts \(.*\) cannot be asked at any of the distances 40 in 40 exchanges: raise exchanges or list shorter distances$/u,
+    );
+  });
 });
 
 describe('goldProblems', () => {
