@@ -39,8 +39,11 @@ const range = (what: string, lo: number, hi: number) =>
       (value) =>
         typeof value === 'number'
           ? [value, value]
-          : typeof value === 'object' && value !== null && !Array.isArray(value) && 'min' in value && 'max' in value
-            ? [value.min, value.max]
+          : typeof value === 'object' &&
+              value !== null &&
+              !Array.isArray(value) &&
+              Object.keys(value).sort().join() === 'max,min'
+            ? [(value as { min: unknown }).min, (value as { max: unknown }).max]
             : value,
       z
         .array(whole(what).min(lo, `expected at least ${lo}`).max(hi, `expected at most ${hi}`), {

@@ -64,6 +64,13 @@ describe('checkSpecText', () => {
     expect(spec!.distances).toEqual([1, 2, 8]);
     expect(lines('distances: [8, 1, 8, 2]\n')).toEqual(['spec.yaml:1:12: distances: a distance is listed twice']);
     expect(spec!.updates.chain).toEqual({ min: 2, max: 2 });
+    // The parsed form reads back as itself (a spec object handed to generateWorkload), and nothing more.
+    expect(
+      checkSpecText('distances: [1, 2]\nupdates:\n  chain: {min: 1, max: 3}\n', 'a.yaml').spec!.updates.chain,
+    ).toEqual({ min: 1, max: 3 });
+    expect(lines('distances: [1, 2]\nupdates:\n  chain: {min: 1, max: 3, foo: 9}\n')).toEqual([
+      'spec.yaml:3:10: updates.chain: expected a number or [smallest, largest] corrections, got a mapping',
+    ]);
   });
 
   test('bad knobs are located at their value, unknown keys at the key, all at once', () => {
