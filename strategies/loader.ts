@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
 import { PEER_NAMES, type PeerName } from '../harness/core/peers.js';
-import { didYouMean } from '../harness/core/user-input.js';
+import { didYouMean, kindOf } from '../harness/core/user-input.js';
 import { builtinStrategies, findStrategy } from './index.js';
 import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
 
@@ -57,7 +57,7 @@ export async function loadStrategyDefinition(
   if (typeof source !== 'string')
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `loadStrategyDefinition: expected a strategy name, langchain:NAME or a module path, got ${source === null ? 'null' : typeof source}`,
+      `loadStrategyDefinition: expected a strategy name, langchain:NAME or a module path, got ${kindOf(source)}`,
     );
   const builtin = findStrategy(source);
   if (builtin) return builtin;

@@ -10,12 +10,13 @@
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/iu;
 
-/** The instant `text` names (ms since the epoch), or undefined when it is no ISO date or date-time that exists on the calendar. */
-export function isoInstant(text: string): number | undefined {
-  const match = ISO.exec(text.trim());
+/** `text` read: the instant it names and the text with its zone said, or undefined when it is no ISO date or date-time that exists on the calendar. */
+function readIso(text: string): { instant: number; zoned: string } | undefined {
+  const trimmed = text.trim();
+  const match = ISO.exec(trimmed);
   if (!match) return undefined;
-  const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', zone = 'Z'] = match;
-  const [y, mo, d, h, mi, s] = [year, month, day, hour, minute, second].map(Number) as [
+  const [, year, month, day, hour, minute = '0', second = '0', fraction = '', zone] = match;
+  const [y, mo, d, h, mi, s] = [year, month, day, hour ?? '0', minute, second].map(Number) as [
     number,
     number,
     number,
@@ -29,21 +30,27 @@ export function isoInstant(text: string): number | undefined {
   if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return undefined; // 2025-02-30
   const millis = Number(`0.${fraction || '0'}`) * 1000;
   let offset = 0;
-  if (zone.toUpperCase() !== 'Z') {
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
     const [, sign, zh, zm = '0'] = /^([+-])(\d{2}):?(\d{2})?$/u.exec(zone)!;
     if (Number(zh) > 23 || Number(zm) > 59) return undefined;
     offset = (sign === '-' ? -1 : 1) * (Number(zh) * 60 + Number(zm)) * 60_000;
   }
-  return date.getTime() + ((h * 60 + mi) * 60 + s) * 1000 + millis - offset;
+  // A time without a zone is said as UTC (a space before it made `T`); a date alone, or a zoned time, as written.
+  const zoned = hour !== undefined && zone === undefined ? `${trimmed.replace(' ', 'T')}Z` : text;
+  return { instant: date.getTime() + ((h * 60 + mi) * 60 + s) * 1000 + millis - offset, zoned };
+}
+
+/** The instant `text` names (ms since the epoch), or undefined when it is no ISO date or date-time that exists on the calendar. */
+export function isoInstant(text: string): number | undefined {
+  return readIso(text)?.instant;
 }
 
 /**
- * `text` as the file should have said it when it names a time without a zone: `Z` appended (and a
- * space before the time made `T`), so every reader takes the same instant; any other text as it is.
+ * `text` as the file should have said it, or undefined when it is no ISO date or date-time: a time
+ * without a zone gets `Z` (and a space before the time becomes `T`), so every reader takes the same
+ * instant; a date alone or a zoned time stays as written. One reading, for a schema that checks and
+ * rewrites (a dataset's steps carry a date each).
  */
-export function withExplicitZone(text: string): string {
-  const trimmed = text.trim();
-  const match = ISO.exec(trimmed);
-  if (!match || match[4] === undefined || match[8] !== undefined) return text;
-  return `${trimmed.replace(' ', 'T')}Z`;
+export function isoTimestamp(text: string): string | undefined {
+  return readIso(text)?.zoned;
 }

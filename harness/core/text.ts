@@ -36,6 +36,40 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 /** A UTF-16 surrogate not in a pair (`\ud800` escapes no text can hold; with the `u` flag a pair is one code point and never matches). */
 export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
+/**
+ * Where the strings (and keys) inside `value` hold a lone surrogate: the first `keep` paths
+ * (`['steps', 1, 'expect', 0]`) and how many there are. One walk over a whole dataset element or
+ * scenario: the path is a stack, copied only where one is found.
+ */
+export function loneSurrogatesIn(value: unknown, keep: number): { paths: (string | number)[][]; count: number } {
+  const found = { paths: [] as (string | number)[][], count: 0 };
+  const path: (string | number)[] = [];
+  const hit = (): void => {
+    found.count++;
+    if (found.paths.length < keep) found.paths.push([...path]);
+  };
+  const walk = (item: unknown): void => {
+    if (typeof item === 'string') {
+      if (LONE_SURROGATE.test(item)) hit();
+    } else if (Array.isArray(item)) {
+      for (let index = 0; index < item.length; index++) {
+        path.push(index);
+        walk(item[index]);
+        path.pop();
+      }
+    } else if (typeof item === 'object' && item !== null) {
+      for (const [key, element] of Object.entries(item)) {
+        path.push(key);
+        if (LONE_SURROGATE.test(key)) hit();
+        else walk(element);
+        path.pop();
+      }
+    }
+  };
+  walk(value);
+  return found;
+}
+
 /** True when the string contains CJK characters (segmentation and matching differ for them). */
 export function hasCjk(text: string): boolean {
   return CJK.test(text);

@@ -7,6 +7,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import { BpeCounter, type BpeEncoding } from './bpe.js';
 import { MembenchError } from './errors.js';
+import { kindOf } from './user-input.js';
 
 export type EncodingName = BpeEncoding;
 
@@ -87,7 +88,7 @@ export class TokenCounter {
     if (typeof model !== 'string')
       throw new MembenchError(
         'INVALID_ARGUMENT',
-        `TokenCounter: expected a model name (e.g. gpt-4o), got ${model === null ? 'null' : typeof model}`,
+        `TokenCounter: expected a model name (e.g. gpt-4o), got ${kindOf(model)}`,
       );
     this.encoding = encodingForModel(model);
   }

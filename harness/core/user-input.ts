@@ -55,6 +55,19 @@ export function typoOf(target: string, candidates: Iterable<string>): string | u
     : undefined;
 }
 
+/** `steps[12].expect` from ['steps', 12, 'expect']: where in a document a refusal points. */
+export function formatPath(segments: readonly (string | number)[]): string {
+  if (segments.length === 0) return '(document)';
+  return segments
+    .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
+    .join('');
+}
+
+/** The kind of a value a program handed an entry point, as its refusal says it: `null`, `a list`, else its typeof. */
+export function kindOf(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value;
+}
+
 /** A value read from a file, as messages show it: `"abc"`, `5`, `a list`, `a mapping` (long strings cut at 40 characters). */
 export function describeInput(input: unknown): string {
   if (input === null) return 'null';

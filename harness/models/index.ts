@@ -1,6 +1,7 @@
 /** Resolves `--model` / `--embedder` provider names to providers, and meters what each call costs. */
 import { MembenchError } from '../core/errors.js';
 import { checkNumber } from '../core/numbers.js';
+import { kindOf } from '../core/user-input.js';
 import type { TokenCounter } from '../core/tokens.js';
 import { CachedChatModel, CachedEmbedder, ResponseCache } from './cache.js';
 import { HASHED_DIMENSIONS, HashedEmbedder } from './hashed-embedder.js';
@@ -53,10 +54,7 @@ function openaiName(provider: string, kind: 'model' | 'embedder'): string | unde
 /** Refuses a provider name that is no string (a program's mistake: a TypeError from inside said nothing). */
 function expectName(what: string, provider: unknown, expected: string): void {
   if (typeof provider !== 'string')
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `${what}: expected ${expected}, got ${provider === null ? 'null' : typeof provider}`,
-    );
+    throw new MembenchError('INVALID_ARGUMENT', `${what}: expected ${expected}, got ${kindOf(provider)}`);
 }
 
 /** `offline` (default) or `openai:NAME`. */

@@ -5,6 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
+import { kindOf } from '../core/user-input.js';
 import { distribution } from '../core/metrics.js';
 import { jsonErrorAt } from '../core/json-errors.js';
 import { emptyUsage } from '../models/index.js';
@@ -84,7 +85,7 @@ export function parseResults(text: string, source = 'the results text'): RunResu
   if (typeof text !== 'string')
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `parseResults: expected the text of a results.json, got ${typeof text}`,
+      `parseResults: expected the text of a results.json, got ${kindOf(text)}`,
     );
   let data: unknown;
   try {

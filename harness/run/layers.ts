@@ -3,6 +3,7 @@
  * and `membench tune` resolve before their one library call; a program can do the same.
  */
 import { MembenchError } from '../core/errors.js';
+import { kindOf } from '../core/user-input.js';
 import { findConfigFile, loadConfig, type MembenchConfig } from './config.js';
 import type { RunOptions } from './options.js';
 import { defaultWorkers } from './setting-values.js';
@@ -64,7 +65,7 @@ export async function resolveSettings(flags: SettingValues, cwd = process.cwd())
   if (typeof flags !== 'object' || flags === null || Array.isArray(flags))
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `resolveSettings: expected an object of setting values (SettingValues), got ${flags === null ? 'null' : Array.isArray(flags) ? 'a list' : typeof flags}`,
+      `resolveSettings: expected an object of setting values (SettingValues), got ${kindOf(flags)}`,
     );
   const file = findConfigFile(flags.config, cwd);
   const config: MembenchConfig = file ? await loadConfig(file) : {};

@@ -4,7 +4,7 @@
  * holds the schema and the typed steps; `load.ts` turns files into them.
  */
 import { z } from 'zod';
-import { isoInstant, withExplicitZone } from '../core/dates.js';
+import { isoTimestamp } from '../core/dates.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { normalizeText } from '../core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
@@ -66,11 +66,15 @@ const stepId = z
 /** An ISO date or date-time (harness/core/dates.ts); one without a zone is UTC, and written so for every reader. */
 const timestamp = z
   .string({ error: 'expected an ISO date-time string' })
-  .refine(
-    (value) => isoInstant(value) !== undefined,
-    'not an ISO date or date-time on the calendar, like 2025-05-12 or 2025-05-12T09:30:00Z (no zone: UTC)',
-  )
-  .transform(withExplicitZone)
+  .transform((value, context) => {
+    const zoned = isoTimestamp(value);
+    if (zoned !== undefined) return zoned;
+    context.addIssue({
+      code: 'custom',
+      message: 'not an ISO date or date-time on the calendar, like 2025-05-12 or 2025-05-12T09:30:00Z (no zone: UTC)',
+    });
+    return z.NEVER;
+  })
   .optional();
 
 const userStep = z.object({

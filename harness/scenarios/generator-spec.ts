@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isoInstant } from '../core/dates.js';
 import { MembenchError } from '../core/errors.js';
+import { kindOf } from '../core/user-input.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
 import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
@@ -317,7 +318,7 @@ export function checkedSpec(value: unknown): GeneratorSpec {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `generateWorkload: expected a generator spec object, got ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}`,
+      `generateWorkload: expected a generator spec object, got ${kindOf(value)}`,
     );
   const result = specSchema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;

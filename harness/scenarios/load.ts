@@ -17,8 +17,8 @@ import {
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { positionOf } from '../core/json-errors.js';
-import { LONE_SURROGATE } from '../core/text.js';
-import { describeInput, typoOf } from '../core/user-input.js';
+import { loneSurrogatesIn } from '../core/text.js';
+import { describeInput, formatPath, kindOf, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
 import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
 import {
@@ -57,13 +57,7 @@ export interface CheckOptions {
 
 type PathSegment = string | number;
 
-/** `steps[12].expect` from ['steps', 12, 'expect']. */
-export function formatPath(segments: readonly PathSegment[]): string {
-  if (segments.length === 0) return '(document)';
-  return segments
-    .map((segment, index) => (typeof segment === 'number' ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
-    .join('');
-}
+export { formatPath };
 
 /** One line per problem: `file:line:col: path: message` (warnings say so). */
 export function formatProblem(problem: Problem): string {
@@ -326,7 +320,7 @@ export function checkScenarioText(text: string, file: string): ScenarioCheck {
   if (typeof text !== 'string')
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `checkScenarioText: expected the text of a scenario file, got ${text === null ? 'null' : typeof text}`,
+      `checkScenarioText: expected the text of a scenario file, got ${kindOf(text)}`,
     );
   const parsed = parseMappingText(text, file);
   if (parsed.value === undefined) return { problems: parsed.problems };
@@ -344,20 +338,6 @@ const NO_TEXT: Pick<Locator, 'value' | 'key'> = {
  * trip, which costs a replayed LongMemEval question ~60 ms). `locate` places problems in the text
  * the value came from; `file` is only used in messages.
  */
-/** Where strings (or keys) inside `value` hold a lone UTF-16 surrogate: the first few paths. */
-function loneSurrogatePaths(value: unknown, at: PathSegment[] = [], found: PathSegment[][] = []): PathSegment[][] {
-  if (found.length >= 5) return found;
-  if (typeof value === 'string') {
-    if (LONE_SURROGATE.test(value)) found.push(at);
-  } else if (Array.isArray(value)) value.forEach((item, index) => loneSurrogatePaths(item, [...at, index], found));
-  else if (typeof value === 'object' && value !== null)
-    for (const [key, item] of Object.entries(value)) {
-      if (LONE_SURROGATE.test(key)) found.push([...at, key]);
-      else loneSurrogatePaths(item, [...at, key], found);
-    }
-  return found;
-}
-
 export function checkScenarioValue(
   value: Record<string, unknown>,
   file: string,
@@ -403,7 +383,7 @@ export function checkScenarioValue(
   };
 
   // A `"\ud800"` escape is no text: matched against nothing and written back as no valid UTF-8.
-  for (const at of loneSurrogatePaths(value))
+  for (const at of loneSurrogatesIn(value, 5).paths)
     error(at, 'holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text');
 
   const header = scenarioHeader.safeParse(record, { reportInput: true });

@@ -118,7 +118,6 @@ export async function* importScenarios(
     let selected = converted !== undefined && (wanted === undefined || wanted.length > 0);
     if (selected && options.errata) {
       // Errata that drop every question of an element leave a scenario that measures nothing: none is made.
-      const asked = (steps: readonly Record<string, unknown>[]): boolean => steps.some((step) => 'probe' in step);
       const before = asked(converted!.document.steps);
       converted!.document.steps = options.errata.apply(converted!.document.steps, converted!.items, log);
       if (before && !asked(converted!.document.steps)) selected = false;
@@ -204,6 +203,9 @@ export function unimportedQuestion(
     limit !== undefined ? ` among the first ${limit} (--limit ${limit})` : ''
   }${closest !== undefined ? ` (closest: ${closest})` : ''}`;
 }
+
+/** Whether a converted document's steps ask anything. */
+const asked = (steps: readonly Record<string, unknown>[]): boolean => steps.some((step) => 'probe' in step);
 
 /** A converted element as an imported scenario named `name` (from the import's IdAllocator), or undefined when it cannot be one (logged). */
 function finish(

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import type { z } from 'zod';
 import { fnv1a } from '../../core/hash.js';
-import { LONE_SURROGATE } from '../../core/text.js';
+import { LONE_SURROGATE, loneSurrogatesIn } from '../../core/text.js';
+import { formatPath } from '../../core/user-input.js';
 import { JsonNumberText } from './json-stream.js';
 import type { DerivedDocuments } from '../format.js';
 import { MAX_SCENARIO_NAME_CHARS } from '../scenario-name.js';
@@ -260,19 +261,9 @@ const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'gu');
  * can hold, which cleanText reads as U+FFFD): the paths of the first few, and how many strings do.
  * A gold answer changed that way was changed without a word.
  */
-export function loneSurrogates(value: unknown, at = ''): { paths: string[]; count: number } {
-  const found = { paths: [] as string[], count: 0 };
-  const walk = (item: unknown, where: string): void => {
-    if (typeof item === 'string') {
-      if (!LONE_SURROGATE.test(item)) return;
-      found.count++;
-      if (found.paths.length < 3) found.paths.push(where || '(value)');
-    } else if (Array.isArray(item)) item.forEach((element, index) => walk(element, `${where}[${index}]`));
-    else if (typeof item === 'object' && item !== null)
-      for (const [key, element] of Object.entries(item)) walk(element, where ? `${where}.${key}` : key);
-  };
-  walk(value, at);
-  return found;
+export function loneSurrogates(value: unknown): { paths: string[]; count: number } {
+  const { paths, count } = loneSurrogatesIn(value, 3);
+  return { paths: paths.map((path) => (path.length > 0 ? formatPath(path) : '(value)')), count };
 }
 
 export function cleanText(value: unknown): string | undefined {

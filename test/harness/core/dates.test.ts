@@ -1,6 +1,6 @@
 /** ISO dates read strictly: what Date.parse took for a date (a word with a number, day 30 of February) refused; no zone is UTC on every machine. */
 import { describe, expect, it } from 'vitest';
-import { isoInstant, withExplicitZone } from '../../../harness/core/dates.js';
+import { isoInstant, isoTimestamp } from '../../../harness/core/dates.js';
 
 describe('isoInstant', () => {
   it('reads dates and date-times, with or without a zone (none: UTC), as Date.UTC would', () => {
@@ -33,10 +33,11 @@ describe('isoInstant', () => {
   });
 
   it('writes a time without a zone as UTC, and leaves dates and zoned times alone', () => {
-    expect(withExplicitZone('2025-05-12T09:30')).toBe('2025-05-12T09:30Z');
-    expect(withExplicitZone('2025-05-12 09:30:00')).toBe('2025-05-12T09:30:00Z');
-    expect(withExplicitZone('2025-05-12')).toBe('2025-05-12');
-    expect(withExplicitZone('2025-05-12T09:30:00+08:00')).toBe('2025-05-12T09:30:00+08:00');
-    expect(new Date(withExplicitZone('2025-05-12T09:30')).getTime()).toBe(Date.UTC(2025, 4, 12, 9, 30));
+    expect(isoTimestamp('2025-05-12T09:30')).toBe('2025-05-12T09:30Z');
+    expect(isoTimestamp('2025-05-12 09:30:00')).toBe('2025-05-12T09:30:00Z');
+    expect(isoTimestamp('2025-05-12')).toBe('2025-05-12');
+    expect(isoTimestamp('2025-05-12T09:30:00+08:00')).toBe('2025-05-12T09:30:00+08:00');
+    expect(new Date(isoTimestamp('2025-05-12T09:30')!).getTime()).toBe(Date.UTC(2025, 4, 12, 9, 30));
+    expect(isoTimestamp('2025-02-30')).toBeUndefined();
   });
 });
