@@ -63,3 +63,18 @@ function onlyToken(message: string, text: string): number | undefined {
   const at = token === undefined ? -1 : text.indexOf(token);
   return at >= 0 && text.indexOf(token!, at + 1) < 0 ? at : undefined;
 }
+
+/**
+ * JSON.parse's complaint about a `.json` file's text, located, or undefined when it parses: the
+ * YAML parser reads such files too (JSON is YAML) but takes what JSON refuses (a trailing comma, a
+ * comment, a bare word) and places its errors less precisely.
+ */
+export function jsonSyntaxError(text: string): { where: { line: number; col: number }; message: string } | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    const { line, col, reason } = jsonErrorAt(error, text);
+    return { where: { line, col }, message: reason };
+  }
+}

@@ -57,53 +57,78 @@ function expectName(what: string, provider: unknown, expected: string): void {
     throw new MembenchError('INVALID_ARGUMENT', `${what}: expected ${expected}, got ${kindOf(provider)}`);
 }
 
+/** What a model provider name asks for: the offline model, or the NAME of `openai:NAME`. Throws on any other name. */
+function parseModelName(provider: string): { offline: true } | { offline: false; name: string } {
+  if (provider === 'offline') return { offline: true };
+  const name = openaiName(provider, 'model');
+  if (name !== undefined) return { offline: false, name };
+  throw new MembenchError('INVALID_ARGUMENT', `unknown model "${provider}": expected "offline" or "openai:NAME"`);
+}
+
 /** `offline` (default) or `openai:NAME`. */
 export function createModel(provider: string, options: ProviderOptions = {}): ChatModel {
   expectName('createModel', provider, '"offline" or "openai:NAME"');
-  if (provider === 'offline') return new OfflineModel();
-  const name = openaiName(provider, 'model');
-  if (name !== undefined) {
-    const model = new OpenAIChatModel(name, options);
-    if (!options.cache) return model;
-    return new CachedChatModel(model, cacheStore(options.cache), {
-      trial: options.cache.trial ?? 0,
-      describe: (request) => model.requestBody(request),
-    });
-  }
-  throw new MembenchError('INVALID_ARGUMENT', `unknown model "${provider}": expected "offline" or "openai:NAME"`);
+  const parsed = parseModelName(provider);
+  if (parsed.offline) return new OfflineModel();
+  const model = new OpenAIChatModel(parsed.name, options);
+  if (!options.cache) return model;
+  return new CachedChatModel(model, cacheStore(options.cache), {
+    trial: options.cache.trial ?? 0,
+    describe: (request) => model.requestBody(request),
+  });
 }
 
 /** Models that take a `dimensions` request parameter (OpenAI's text-embedding-3 family); others are only told what to expect. */
 const TAKES_DIMENSIONS = /^text-embedding-3/u;
 
+type EmbedderName =
+  | { hashed: true; dimensions: number }
+  | { hashed: false; name: string; dimensions: number | undefined };
+
 /**
- * `hashed` (default, 256 dimensions), `hashed:DIM`, `openai:NAME` (the dimension learned from
- * the first response) or `openai:NAME:DIM` (the dimension known up front; a name may itself hold
- * colons, as Ollama's `nomic-embed-text:latest`: only an all-digit last part is a dimension).
+ * What an embedder provider name asks for: `hashed` (default, 256 dimensions), `hashed:DIM`,
+ * `openai:NAME` (the dimension learned from the first response) or `openai:NAME:DIM` (the dimension
+ * known up front; a name may itself hold colons, as Ollama's `nomic-embed-text:latest`: only an
+ * all-digit last part is a dimension). Throws on any other name or a dimension out of range.
  */
-export function createEmbedder(provider: string, options: ProviderOptions = {}): Embedder {
-  expectName('createEmbedder', provider, '"hashed", "hashed:DIM" or "openai:NAME[:DIM]"');
+function parseEmbedderName(provider: string): EmbedderName {
   const hashed = /^hashed(?::(\d+))?$/u.exec(provider);
   if (hashed)
-    return new HashedEmbedder(
-      hashed[1] ? checkNumber(`--embedder ${provider}: the dimension`, Number(hashed[1]), HASHED_DIMENSIONS) : 256,
-    );
+    return {
+      hashed: true,
+      dimensions: hashed[1]
+        ? checkNumber(`embedder "${provider}": the dimension`, Number(hashed[1]), HASHED_DIMENSIONS)
+        : 256,
+    };
   const given = openaiName(provider, 'embedder');
-  if (given !== undefined) {
-    const sized = /^(.+):(\d+)$/u.exec(given);
-    const name = sized ? sized[1]! : given;
-    const dimensions = sized ? Number(sized[2]) : undefined;
-    if (dimensions === 0)
-      throw new MembenchError('INVALID_ARGUMENT', `embedder "${provider}": the dimension must be at least 1`);
-    const sizing =
-      dimensions === undefined ? {} : TAKES_DIMENSIONS.test(name) ? { dimensions } : { expectedDimensions: dimensions };
-    const embedder = new OpenAIEmbedder(name, { ...options, ...sizing });
-    return options.cache ? new CachedEmbedder(embedder, cacheStore(options.cache), embedder.parameters) : embedder;
-  }
-  throw new MembenchError(
-    'INVALID_ARGUMENT',
-    `unknown embedder "${provider}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`,
-  );
+  if (given === undefined)
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `unknown embedder "${provider}": expected "hashed", "hashed:DIM", "openai:NAME" or "openai:NAME:DIM"`,
+    );
+  const sized = /^(.+):(\d+)$/u.exec(given);
+  const dimensions = sized ? Number(sized[2]) : undefined;
+  if (dimensions === 0)
+    throw new MembenchError('INVALID_ARGUMENT', `embedder "${provider}": the dimension must be at least 1`);
+  return { hashed: false, name: sized ? sized[1]! : given, dimensions };
+}
+
+/** A model or embedder provider name as the run reads it (`model: offline`, `embedder: hashed:64`): throws what creating it would, without creating it. */
+export function checkProviderName(kind: 'model' | 'embedder', provider: string): void {
+  if (kind === 'model') parseModelName(provider);
+  else parseEmbedderName(provider);
+}
+
+/** Makes the embedder a provider name asks for (parseEmbedderName). */
+export function createEmbedder(provider: string, options: ProviderOptions = {}): Embedder {
+  expectName('createEmbedder', provider, '"hashed", "hashed:DIM" or "openai:NAME[:DIM]"');
+  const parsed = parseEmbedderName(provider);
+  if (parsed.hashed) return new HashedEmbedder(parsed.dimensions);
+  const { name, dimensions } = parsed;
+  const sizing =
+    dimensions === undefined ? {} : TAKES_DIMENSIONS.test(name) ? { dimensions } : { expectedDimensions: dimensions };
+  const embedder = new OpenAIEmbedder(name, { ...options, ...sizing });
+  return options.cache ? new CachedEmbedder(embedder, cacheStore(options.cache), embedder.parameters) : embedder;
 }
 
 /** Tokens spent on model calls, split the way reports show them. */

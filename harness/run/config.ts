@@ -9,7 +9,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { jsonErrorAt, positionOf } from '../core/json-errors.js';
+import { jsonSyntaxError, positionOf } from '../core/json-errors.js';
 import {
   describeIssue,
   documentValue,
@@ -26,6 +26,7 @@ import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
+import { checkProviderName } from '../models/index.js';
 import { expandStrategies } from './params.js';
 import { checkProtocolParams } from './protocol-fit.js';
 import { configSchema } from './setting-sources.js';
@@ -149,7 +150,8 @@ const unflagged = (error: unknown): string =>
 /**
  * What the schema cannot see but the run would refuse, checked here so the message names the
  * file, line and column: unknown strategy names, `params` entries (unknown strategy or knob, a bad
- * or repeated value) and a `baseUrl` carrying credentials. Strategy modules are loaded by the run
+ * or repeated value), a `model` or `embedder` no provider answers to (`embedder: hashed:0`) and a
+ * `baseUrl` carrying credentials. Strategy modules are loaded by the run
  * only (importing a user's module twice would run its side effects twice).
  */
 async function checkSettings(
@@ -211,6 +213,16 @@ async function checkSettings(
       }
     }
   }
+  for (const kind of ['model', 'embedder'] as const) {
+    const provider = config[kind];
+    if (provider === undefined) continue;
+    try {
+      checkProviderName(kind, provider);
+    } catch (error) {
+      if (!(error instanceof MembenchError)) throw error;
+      fail([kind], error.message);
+    }
+  }
   if (config.baseUrl !== undefined) {
     try {
       checkBaseUrl(config.baseUrl);
@@ -255,17 +267,6 @@ async function checkDataFiles(
     } catch (error) {
       fail(['errata'], refusal(error));
     }
-  }
-}
-
-/** JSON.parse's complaint, located (the YAML parser accepts JSON but places its errors less precisely). */
-function jsonSyntaxError(text: string): { where: { line: number; col: number }; message: string } | undefined {
-  try {
-    JSON.parse(text);
-    return undefined;
-  } catch (error) {
-    const { line, col, reason } = jsonErrorAt(error, text);
-    return { where: { line, col }, message: reason };
   }
 }
 

@@ -16,7 +16,7 @@ import {
 } from 'yaml';
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
-import { positionOf } from '../core/json-errors.js';
+import { jsonSyntaxError, positionOf } from '../core/json-errors.js';
 import { loneSurrogatesIn } from '../core/text.js';
 import { describeInput, formatPath, kindOf, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
@@ -233,6 +233,8 @@ export function yamlErrorMessage(error: YAMLError, text: string, kind: DocumentK
 }
 
 /** A parsed mapping and the locator of its nodes, or the located problems that stopped parsing. */
+const JSON_FILE = /\.json$/iu;
+
 export type ParsedMapping =
   | { value: Record<string, unknown>; locate: Locator; problems: Problem[] }
   | { value?: undefined; problems: Problem[] };
@@ -259,6 +261,9 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
     return fail({ line: 1, col: 1 }, [], `file is empty: expected a ${kind.noun} with ${kind.holds}`);
   const nul = text.indexOf('\u0000');
   if (nul >= 0) return fail(positionOf(text, nul), [], `binary data (a NUL byte): a ${kind.noun} is YAML or JSON text`);
+  // A .json file is JSON: the YAML parser below would take a trailing comma or a comment in it.
+  const jsonError = JSON_FILE.test(file) ? jsonSyntaxError(text) : undefined;
+  if (jsonError) return fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
 
   const lines = new LineCounter();
   let doc: Document.Parsed;
@@ -287,7 +292,7 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
       ...where,
       path: '(document)',
       // A .json file is read by the same parser (JSON is YAML): its problems are called JSON's.
-      message: `invalid ${/\.json$/iu.test(file) ? 'JSON' : 'YAML'}: ${yamlErrorMessage(error, text, kind)}`,
+      message: `invalid ${JSON_FILE.test(file) ? 'JSON' : 'YAML'}: ${yamlErrorMessage(error, text, kind)}`,
       severity: 'error',
     });
   }

@@ -3,9 +3,10 @@
  * in document order: aliases that expand it past a size (a "billion laughs" file), too many anchors
  * and aliases, an alias inside the value it names or with no anchor, and tags beyond YAML's core
  * types (`!!binary`, `!!js/function`, `!foo`), which the yaml package would read as something
- * else than they say, or as a plain string, silently.
+ * else than they say, or as a plain string, silently; and a key `__proto__`, which no membench
+ * file has and which the checks after the parse drop (an object's prototype, not its entry).
  */
-import { isAlias, isCollection, isNode, isPair, type Document } from 'yaml';
+import { isAlias, isCollection, isNode, isPair, isScalar, type Document } from 'yaml';
 
 /**
  * Anchors and aliases a document may hold together. The yaml package looks each alias up among the
@@ -18,7 +19,9 @@ const CORE_TAGS = new Set(
   ['str', 'int', 'float', 'bool', 'null', 'seq', 'map'].map((name) => `tag:yaml.org,2002:${name}`),
 );
 
-/** Why a document is refused, at the node (alias, anchor, tagged value) `offset`. */
+const PROTO_KEY =
+  'invalid YAML: a key "__proto__" is not read here (no membench file has one; JavaScript would take it for the prototype and drop it): rename it';
+
 /** Why a value tagged beyond YAML's core types is refused (`!!timestamp`, `!!binary`, `!foo`). */
 export function unreadTag(tag: string): string {
   return `the tag ${tag} is not read here (YAML's core types only: strings, numbers, booleans, null, lists, mappings): write the value without it`;
@@ -94,7 +97,13 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
     }
     let added = 0;
     if (isCollection(node))
-      for (const item of node.items) added += isPair(item) ? walk(item.key) + walk(item.value) : walk(item);
+      for (const item of node.items) {
+        if (isPair(item) && isScalar(item.key) && item.key.value === '__proto__') {
+          found = { problem: PROTO_KEY, offset: item.key.range?.[0] ?? 0 };
+          return 0;
+        }
+        added += isPair(item) ? walk(item.key) + walk(item.value) : walk(item);
+      }
     if (node.anchor) growth.set(node, added);
     return added;
   };

@@ -136,6 +136,27 @@ describe('membench.config.yaml', () => {
     );
   });
 
+  it('locates a model or embedder no provider answers to, as the run would refuse it', async () => {
+    const file = await configFile(
+      'membench.config.yaml',
+      'strategies: [buffer]\nmodel: gpt-4o\nembedder: "hashed:0"\n',
+    );
+    expect(
+      (await problems(file)).map((line) => line.replace(/^.*membench\.config\.yaml/u, 'membench.config.yaml')),
+    ).toEqual([
+      'membench.config.yaml:2:8: model: unknown model "gpt-4o": expected "offline" or "openai:NAME"',
+      'membench.config.yaml:3:11: embedder: embedder "hashed:0": the dimension 0: expected a whole number from 1 to 65536',
+    ]);
+    const fine = await configFile(
+      'membench.config.yaml',
+      'model: openai:gpt-4o-mini\nembedder: "openai:nomic-embed-text:latest"\n',
+    );
+    expect(await loadConfig(fine)).toMatchObject({
+      model: 'openai:gpt-4o-mini',
+      embedder: 'openai:nomic-embed-text:latest',
+    });
+  });
+
   it('locates bad datasets and errata entries (an unknown dataset, a missing file, a broken errata file) and refuses a file past its size bound', async () => {
     const file = await configFile(
       'membench.config.yaml',

@@ -48,7 +48,7 @@ describe('numeric run options', () => {
 
   it('refuses a hashed embedder without dimensions', () => {
     expect(() => createEmbedder('hashed:0')).toThrow(
-      '--embedder hashed:0: the dimension 0: expected a whole number from 1 to 65536',
+      'embedder "hashed:0": the dimension 0: expected a whole number from 1 to 65536',
     );
     expect(createEmbedder('hashed:8').id).toBe('hashed-8');
   });
