@@ -161,16 +161,19 @@ export class Errata {
   }
 
   /**
-   * Every erratum that named no imported question, each with the imported question id nearest to
-   * it by edit distance (a typo in a long list is then found at a glance). The search stops after
+   * Every erratum that named no imported question: one naming a question the import skipped with
+   * the import's reason (`log`), any other with the imported question id nearest to it by edit
+   * distance (a typo in a long list is then found at a glance). The search stops after
    * CLOSEST_SEARCH_PAIRS comparisons: ids past it are listed without a nearest one.
    */
-  unusedIds(): UnusedErratum[] {
+  unusedIds(log: ImportLog): UnusedErratum[] {
     const offered = [...this.offered];
     let budget = CLOSEST_SEARCH_PAIRS;
     return [...this.entries.keys()]
       .filter((key) => !this.used.has(key))
       .map((id) => {
+        const skip = log.skipOf(id);
+        if (skip) return { id, skipped: skip.message };
         if (budget < offered.length) return { id };
         budget -= offered.length;
         const closest = closestString(id, offered);

@@ -145,7 +145,7 @@ export async function* importScenarios(
     }
     if (options.limit !== undefined && index >= options.limit) break;
   }
-  if (options.errata) log.errataApplied(options.errata.report(), options.errata.unusedIds());
+  if (options.errata) log.errataApplied(options.errata.report(), options.errata.unusedIds(log));
 }
 
 /**
@@ -354,9 +354,10 @@ export function formatImportReport(report: ImportReport): string {
     const dropped = counts.reduce((sum, count) => sum + count.dropped, 0);
     lines.push(
       `errata ${report.errata.file}: ${corrected} gold answer${corrected === 1 ? '' : 's'} corrected, ${dropped} question${dropped === 1 ? '' : 's'} dropped, ${report.errata.unused} naming no imported question${report.errata.unused > 0 ? " (another file's, past --limit, or a typo):" : ''}`,
-      ...(report.unusedErrata ?? []).map(
-        ({ id, closest }) =>
-          `  ${JSON.stringify(id)}: no imported question has this id${closest === undefined ? '' : ` (closest: ${JSON.stringify(closest)})`}`,
+      ...(report.unusedErrata ?? []).map(({ id, closest, skipped }) =>
+        skipped !== undefined
+          ? `  ${JSON.stringify(id)}: in the file but skipped at import: ${skipped}`
+          : `  ${JSON.stringify(id)}: no imported question has this id${closest === undefined ? '' : ` (closest: ${JSON.stringify(closest)})`}`,
       ),
     );
   }

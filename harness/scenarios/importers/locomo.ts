@@ -296,7 +296,7 @@ function readEvidence(
   item: string,
   log: ImportLog,
 ): string[] {
-  if (raw === undefined || raw === null) return [];
+  if (raw === undefined) return [];
   let entries: unknown[];
   if (Array.isArray(raw)) entries = raw;
   else if (typeof raw === 'string') {
@@ -308,7 +308,7 @@ function readEvidence(
     );
     entries = [raw];
   } else {
-    log.repair(where, 'evidence-not-list', 'evidence is not a list of dialogue ids: dropped', item);
+    log.repair(where, 'evidence-not-list', `${badField('evidence', raw, 'a list of dialogue ids')}: dropped`, item);
     return [];
   }
   const out: string[] = [];

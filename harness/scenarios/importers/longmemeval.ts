@@ -36,7 +36,8 @@
  * Repairs (each reported): numeric answers become strings; sessions out of date order (the
  * oracle file is not sorted) are sorted by date; empty or malformed turns are dropped;
  * missing or unparsable dates leave the session without a timestamp; when no turn carries
- * `has_answer`, the answer sessions' turns are the evidence. Skipped: no question_id or a
+ * `has_answer`, the answer sessions' turns are the evidence (a session id used twice names the first
+ * session with it). Skipped: no question_id or a
  * duplicate one, an unknown question_type, no question, no answer (except abstention).
  */
 import path from 'node:path';
@@ -84,6 +85,8 @@ interface Exchange {
 
 interface Session {
   id: string;
+  /** An earlier session has the same id: answer_session_ids name that one, not this. */
+  idTaken?: boolean;
   date?: string;
   at?: string;
   position: number;
@@ -195,9 +198,19 @@ function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog
       `${counted(dates.length, 'dates')} for ${counted(lists.length, 'sessions')}: sessions without one have no timestamp`,
       item,
     );
+  const positions = new Map<string, number>();
   const sessions = lists.map((turns: unknown, position): Session => {
     const rawId = ids[position];
     const id = typeof rawId === 'string' ? rawId : (numberText(rawId) ?? `session-${position + 1}`);
+    const first = positions.get(id);
+    if (first === undefined) positions.set(id, position);
+    else
+      log.repair(
+        `${item} haystack_session_ids[${position}]`,
+        'session-id-duplicate',
+        `session id ${JSON.stringify(id)} is used by an earlier session (haystack_session_ids[${first}]): answer_session_ids name that one only`,
+        item,
+      );
     const rawDate = dates[position];
     const at = typeof rawDate === 'string' ? parseLongMemEvalDate(rawDate) : undefined;
     if (rawDate !== undefined && at === undefined)
@@ -209,6 +222,7 @@ function readSessions(raw: Record<string, unknown>, item: string, log: ImportLog
       );
     return {
       id,
+      ...(first !== undefined ? { idTaken: true } : {}),
       position,
       turns,
       ...(typeof rawDate === 'string' ? { date: rawDate } : {}),
@@ -326,7 +340,7 @@ export const longmemeval: DatasetConverter = {
         if (exchange.replyHasAnswer && replyId !== undefined) evidence.push(replyId);
         turns += exchange.user !== undefined && exchange.assistant !== undefined ? 2 : 1;
       }
-      stepsBySession.set(session.id, [...(stepsBySession.get(session.id) ?? []), ...sessionSteps]);
+      if (!session.idTaken) stepsBySession.set(session.id, sessionSteps);
     }
 
     const probeEvidence = abstention
@@ -340,7 +354,9 @@ export const longmemeval: DatasetConverter = {
         probeEvidence.length > 0 ? 'evidence-from-sessions' : 'evidence-none',
         probeEvidence.length > 0
           ? "no turn is marked has_answer: the answer sessions' turns are the evidence"
-          : 'no turn is marked has_answer and no answer session is in the haystack: probe kept without evidence',
+          : Array.isArray(raw.answer_session_ids)
+            ? 'no turn is marked has_answer and no answer session is in the haystack: probe kept without evidence'
+            : `no turn is marked has_answer and ${badField('answer_session_ids', raw.answer_session_ids, 'a list of session ids')}: probe kept without evidence`,
         item,
       );
     }

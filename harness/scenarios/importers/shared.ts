@@ -42,10 +42,12 @@ export interface ErrataReport {
   unused: number;
 }
 
-/** An erratum naming no imported question, and the imported question id nearest to it. */
+/** An erratum naming no imported question: why the import skipped the question it names, or the imported question id nearest to it. */
 export interface UnusedErratum {
   id: string;
   closest?: string;
+  /** The import's reason for skipping the question (its skip message). */
+  skipped?: string;
 }
 
 /** What an import did: every item read is imported as is, repaired, or skipped. */
@@ -135,6 +137,11 @@ export class ImportLog {
 
   skip(where: string, code: string, message: string, item?: string): void {
     this.skips.push({ where, code, message, ...(item !== undefined ? { item } : {}) });
+  }
+
+  /** The first skip said for an item, or undefined when the item was not skipped. */
+  skipOf(item: string): ImportIssue | undefined {
+    return this.skips.find((issue) => issue.item === item);
   }
 
   /** Records what an errata file did to this import (see errata.ts). */

@@ -66,6 +66,28 @@ describe('errata', () => {
     );
   });
 
+  it('an erratum naming a question the import skipped says so, with the import\'s reason (not "no imported question has this id")', async () => {
+    const dir = await tempDir('membench-errata-');
+    const file = path.join(dir, 'skipped.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        errata: { 'conv-a qa[18]': { answer: 'x' }, 'conv-a qa[20]': { drop: true, reason: 'no answer' } },
+      }),
+    );
+    const { report } = await importDataset(`locomo:${SAMPLE}`, { errata: file });
+    expect(report.unusedErrata).toEqual([
+      { id: 'conv-a qa[18]', skipped: 'category 6 is not one of 1-5' },
+      { id: 'conv-a qa[20]', skipped: 'a category-4 item without an answer' },
+    ]);
+    expect(formatImportReport(report).split('\n')).toEqual(
+      expect.arrayContaining([
+        '  "conv-a qa[18]": in the file but skipped at import: category 6 is not one of 1-5',
+        '  "conv-a qa[20]": in the file but skipped at import: a category-4 item without an answer',
+      ]),
+    );
+  });
+
   it('a run names an erratum that matches nothing even when the import needed no repair', async () => {
     const dir = await tempDir('membench-errata-');
     const file = path.join(dir, 'only-typos.json');

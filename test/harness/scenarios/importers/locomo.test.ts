@@ -313,6 +313,26 @@ describe('LoCoMo shapes the published file does not have', () => {
     expect(report.skipped.map((issue) => issue.message)).toEqual(['category 1e400 is not one of 1-5']);
   });
 
+  test('evidence null or of another type than a list or a string is said, with the value, as evidence of any wrong type is', async () => {
+    const file = writeTemp([
+      {
+        qa: [
+          { question: 'What does A like?', answer: 'tea', evidence: null, category: 4 },
+          { question: 'What does B like?', answer: 'tea', evidence: 5, category: 4 },
+        ],
+        conversation: { session_1_date_time: '1:56 pm on 8 May, 2023', session_1: session },
+        sample_id: 'typed',
+      },
+    ]);
+    const { scenarios, report } = await importFile(file);
+    expect(report.repaired.map(({ where, code, message }) => [where, code, message])).toEqual([
+      ['typed qa[0]', 'evidence-not-list', 'evidence null is not a list of dialogue ids: dropped'],
+      ['typed qa[1]', 'evidence-not-list', 'evidence 5 is not a list of dialogue ids: dropped'],
+    ]);
+    expect(report.repairedItems).toBe(2);
+    expect(probes(scenarios[0]!.scenario.steps).get('qa0-cat4')?.evidence).toEqual([]);
+  });
+
   test('two samples with one sample_id get distinct scenario names', async () => {
     const sample = { qa: [], conversation: { session_1: session }, sample_id: 'conv-1' };
     const { scenarios, report } = await importFile(writeTemp([sample, sample]));

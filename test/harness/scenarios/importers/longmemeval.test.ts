@@ -254,6 +254,48 @@ describe('LongMemEval fixture', async () => {
     expect(messages).toContain('1 date for 3 sessions: sessions without one have no timestamp');
   });
 
+  test('a session id used twice is said, and answer_session_ids name its first session only (not both)', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const sessions = (first!.haystack_sessions as Record<string, unknown>[][]).map((session) =>
+      session.map(({ has_answer: _marked, ...turn }) => turn),
+    );
+    const { scenarios: imported, report: said } = await importText(
+      JSON.stringify([
+        {
+          ...first,
+          haystack_session_ids: ['answer_280352e9', '85a1be56_1', 'answer_280352e9'],
+          haystack_sessions: sessions,
+        },
+      ]),
+    );
+    expect(said.repaired.find((issue) => issue.code === 'session-id-duplicate')).toEqual({
+      where: '7f3a91c2 haystack_session_ids[2]',
+      code: 'session-id-duplicate',
+      message:
+        'session id "answer_280352e9" is used by an earlier session (haystack_session_ids[0]): answer_session_ids name that one only',
+      item: '7f3a91c2',
+    });
+    expect(probeOf(imported.get('longmemeval-7f3a91c2')).evidence).toEqual([
+      'answer_280352e9.t0',
+      'answer_280352e9.t1',
+    ]);
+  });
+
+  test('answer_session_ids that is not a list is said as that, not as answer sessions missing from the haystack', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const sessions = (first!.haystack_sessions as Record<string, unknown>[][]).map((session) =>
+      session.map(({ has_answer: _marked, ...turn }) => turn),
+    );
+    const { report: said } = await importText(
+      JSON.stringify([{ ...first, haystack_sessions: sessions, answer_session_ids: 'answer_280352e9' }]),
+    );
+    expect(said.repaired.find((issue) => issue.code === 'evidence-none')).toMatchObject({
+      where: '7f3a91c2',
+      message:
+        'no turn is marked has_answer and answer_session_ids "answer_280352e9" is not a list of session ids: probe kept without evidence',
+    });
+  });
+
   test('--limit N imports the first N questions', async () => {
     const limited = await importFile(2);
     expect([...limited.scenarios.keys()]).toEqual(['longmemeval-7f3a91c2', 'longmemeval-gpt4_2655b836']);
