@@ -589,6 +589,18 @@ export const SKIPPED_WORK = {
 export type SkippedWork = keyof typeof SKIPPED_WORK;
 const SKIPPED_KEYS = Object.keys(SKIPPED_WORK) as [SkippedWork, ...SkippedWork[]];
 
+/**
+ * A cell's id, from what names it: `SCENARIO/SETTING`, `/no-keys` when it ran without idempotency
+ * keys, `/tN` in a run of several trials. The plan names its cells by it; a results file whose
+ * cell's id is another is refused, as `compare` matches cells by id.
+ */
+export function cellId(
+  cell: { scenario: string; setting: string; idempotencyKeys: boolean; trial: number },
+  trials: number,
+): string {
+  return `${cell.scenario}/${cell.setting}${cell.idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${cell.trial}` : ''}`;
+}
+
 /** What names a cell, whatever became of it: its scenario, strategy setting, trial and seed. */
 const cellIdentity = z.object({
   id: z.string(),
@@ -604,8 +616,35 @@ const cellIdentity = z.object({
   seed: finite,
 });
 
+/** How far above the figure that bounds it a figure may sit: a mean is a sum / n, a few ulps from its values (0.1 × 3 / 3 = 0.10000000000000002). */
+const ORDER_TOLERANCE = 1e-6;
+/** Figures of a cell's statistics that any list of values puts in order: each pair's first at most its second. */
+const TOKENS_ORDER = [['contextMeanPerTurn', 'contextMax']] as const;
+const DISTRIBUTION_ORDER = [
+  ['mean', 'max'],
+  ['p50', 'p95'],
+  ['p95', 'p99'],
+  ['p99', 'max'],
+] as const;
+
+/** Refuses a figure above the one that bounds it (a mean above the max, p50 above p95), naming the cell and the field. */
+function inOrder<Key extends string>(
+  figures: Record<Key, number>,
+  pairs: readonly (readonly [Key, Key])[],
+  where: { id: string; path: readonly string[] },
+  context: z.RefinementCtx,
+): void {
+  for (const [lower, upper] of pairs)
+    if (figures[lower] > figures[upper] + ORDER_TOLERANCE * Math.abs(figures[upper]))
+      context.addIssue({
+        code: 'custom',
+        path: [...where.path, lower],
+        message: `cell "${where.id}": expected at most ${upper} (${figures[upper]}), got ${figures[lower]}`,
+      });
+}
+
 /** A cell that ran to its end: every figure the reports pool. */
-export const okCellSchema = cellIdentity.extend({
+const okCellFields = cellIdentity.extend({
   status: z.literal('ok'),
   tokens: cellTokensSchema,
   recall: recallSummarySchema,
@@ -667,6 +706,12 @@ export const okCellSchema = cellIdentity.extend({
   phases: cellPhasesSchema.optional(),
   /** A ranking-only cell: the work it left out (SKIPPED_WORK). Absent: the cell did everything a cell does. */
   skipped: z.array(z.enum(SKIPPED_KEYS)).optional(),
+});
+/** An ok cell's figures, its statistics in order: the context tokens' mean and max, each latency's distribution. */
+export const okCellSchema = okCellFields.superRefine(({ id, tokens, latency }, context) => {
+  inOrder(tokens, TOKENS_ORDER, { id, path: ['tokens'] }, context);
+  for (const [name, distribution] of Object.entries(latency))
+    inOrder(distribution, DISTRIBUTION_ORDER, { id, path: ['latency', name] }, context);
 });
 export type OkCell = z.infer<typeof okCellSchema>;
 
@@ -732,7 +777,36 @@ export const errataSummarySchema = z.object({
 }) satisfies z.ZodType<ErrataReport>;
 export type ErrataSummary = z.infer<typeof errataSummarySchema>;
 
-export const runResultSchema = z.object({
+/**
+ * Refuses a cell whose id is not the one its fields give (cellId), or whose setting is not of its
+ * strategy (`window(k=2)` is window's): `compare` matches cells by id, so a hand-edited or merged
+ * file where they disagree compared other cells than it said. A cell with no durability outcome
+ * does not say whether it ran with idempotency keys (inline cells under `--idempotency off` ran
+ * without): either id is its own.
+ */
+function cellsNamedByTheirFields(
+  { header, cells }: { header: { trials: number }; cells: readonly CellResult[] },
+  context: z.RefinementCtx,
+): void {
+  for (const [index, { id, scenario, strategy, setting, trial, durabilityOutcome }] of cells.entries()) {
+    const keys = durabilityOutcome === undefined ? [true, false] : [durabilityOutcome.idempotencyKeys];
+    const ids = keys.map((idempotencyKeys) => cellId({ scenario, setting, idempotencyKeys, trial }, header.trials));
+    if (!ids.includes(id))
+      context.addIssue({
+        code: 'custom',
+        path: ['cells', index, 'id'],
+        message: `expected ${ids.map((derived) => JSON.stringify(derived)).join(' or ')} (from its scenario ${JSON.stringify(scenario)}, setting ${JSON.stringify(setting)} and trial ${trial}, in a run of ${header.trials} ${header.trials === 1 ? 'trial' : 'trials'}), got ${JSON.stringify(id)}`,
+      });
+    if (setting !== strategy && !(setting.startsWith(`${strategy}(`) && setting.endsWith(')')))
+      context.addIssue({
+        code: 'custom',
+        path: ['cells', index, 'setting'],
+        message: `cell ${JSON.stringify(id)}: expected a setting of its strategy ${JSON.stringify(strategy)} ("${strategy}" or "${strategy}(…)"), got ${JSON.stringify(setting)}`,
+      });
+  }
+}
+
+const runResultFields = z.object({
   header: runHeaderSchema,
   cells: z.array(cellResultSchema),
   /** Strategy × durability mode × crash point, for cells run with faults (empty otherwise). */
@@ -744,6 +818,7 @@ export const runResultSchema = z.object({
   /** Errata applied to the datasets at import. */
   errata: z.array(errataSummarySchema).optional(),
 });
+export const runResultSchema = runResultFields.superRefine(cellsNamedByTheirFields);
 export type RunResult = z.infer<typeof runResultSchema>;
 
 /** Field names that hold measured time: the only fields allowed to differ between two runs with one seed. */

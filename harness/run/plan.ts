@@ -22,7 +22,7 @@ import { checkRunOptions } from './limits.js';
 import { expandStrategies, type StrategySetting } from './params.js';
 import { PROTOCOL_KNOBS } from '../results/protocols.js';
 import { importSummary } from '../results/import-summary.js';
-import type { ImportSummary } from '../results/schema.js';
+import { cellId, type ImportSummary } from '../results/schema.js';
 import {
   checkProtocolDatasets,
   checkProtocolOption,
@@ -257,7 +257,7 @@ export async function planRun(options: RunOptions): Promise<{
       for (let trial = 0; trial < trials; trial++) {
         const definition = definitions.find((item) => item.name === strategy.name)!;
         for (const idempotencyKeys of keyVariants(scenario, strategy.name)) {
-          const id = `${scenario.name}/${strategy.setting}${idempotencyKeys ? '' : '/no-keys'}${trials > 1 ? `/t${trial}` : ''}`;
+          const id = cellId({ scenario: scenario.name, setting: strategy.setting, idempotencyKeys, trial }, trials);
           plans.push({
             id,
             scenario,

@@ -13,6 +13,7 @@ import * as compareCommand from '../../../harness/cli/compare.js';
 import * as explainCommand from '../../../harness/cli/explain.js';
 import * as reportCommand from '../../../harness/cli/report.js';
 import { isMembenchError } from '../../../harness/core/errors.js';
+import { distribution } from '../../../harness/core/metrics.js';
 import { longMemEvalFigures } from '../../../harness/results/protocols.js';
 import { parseResults } from '../../../harness/results/read.js';
 import { summarizeRetrieval } from '../../../harness/results/retrieval.js';
@@ -172,12 +173,58 @@ describe('a results file with an impossible figure', () => {
       (data) => (data.header.durationMs = -10),
       'header.durationMs: expected a time of 0 ms or more, got -10',
     ],
+    [
+      'a mean of context tokens above their max',
+      (data) => (data.cells[0].tokens.contextMeanPerTurn = 2000),
+      'cells.0.tokens.contextMeanPerTurn: cell "recipes-zh/buffer": expected at most contextMax (1688), got 2000',
+    ],
+    [
+      'a mean latency above its max',
+      (data) => (data.cells[0].latency.saveMs = { n: 2, mean: 9, p50: 3, p95: 4, p99: 5, max: 6 }),
+      'cells.0.latency.saveMs.mean: cell "recipes-zh/buffer": expected at most max (6), got 9',
+    ],
+    [
+      'a median latency above its p95',
+      (data) => (data.cells[0].latency.loadMs = { n: 2, mean: 1, p50: 5, p95: 4, p99: 5, max: 6 }),
+      'cells.0.latency.loadMs.p50: cell "recipes-zh/buffer": expected at most p95 (4), got 5',
+    ],
+    [
+      'a p99 latency above its max',
+      (data) => (data.cells[0].latency.modelMs = { n: 3, mean: 1, p50: 1, p95: 2, p99: 7, max: 3 }),
+      'cells.0.latency.modelMs.p99: cell "recipes-zh/buffer": expected at most max (3), got 7',
+    ],
+    [
+      "an id that is not its fields' (its setting is window(k=2))",
+      (data) => (data.cells[1].id = 'recipes-zh/buffer'),
+      'cells.1.id: expected "recipes-zh/window(k=2)" or "recipes-zh/window(k=2)/no-keys" (from its scenario "recipes-zh", setting "window(k=2)" and trial 0, in a run of 1 trial), got "recipes-zh/buffer"',
+    ],
+    [
+      'an id without its trial in a run of several',
+      (data) => (data.header.trials = 2),
+      'cells.0.id: expected "recipes-zh/buffer/t0" or "recipes-zh/buffer/no-keys/t0" (from its scenario "recipes-zh", setting "buffer" and trial 0, in a run of 2 trials), got "recipes-zh/buffer"',
+    ],
+    [
+      'a setting of another strategy',
+      (data) => (data.cells[0].strategy = 'window'),
+      'cells.0.setting: cell "recipes-zh/buffer": expected a setting of its strategy "window" ("window" or "window(…)"), got "buffer"',
+    ],
   ])('is refused: %s, naming the file and the field', (_, edit, line) => {
     const { message, details } = refusal(edited(edit));
     expect(message).toBe(
       `bad/results.json: not a valid membench results file (schema version ${RESULTS_SCHEMA_VERSION})`,
     );
     expect(details).toContain(`  ${line}`);
+  });
+
+  it('is refused when its id leaves out that it ran without idempotency keys (its durability outcome says so)', () => {
+    const data = JSON.parse(readFileSync(BASELINE, 'utf8'));
+    const index = data.cells.findIndex((cell: { id: string }) => cell.id === 'crash-mid-tool-call/buffer/no-keys');
+    // The baseline is version 2: its durability outcome is under the older name, `faults`.
+    expect(data.cells[index].faults.idempotencyKeys).toBe(false);
+    data.cells[index].id = 'crash-mid-tool-call/buffer';
+    expect(refusal(JSON.stringify(data), BASELINE).details).toEqual([
+      `  cells.${index}.id: expected "crash-mid-tool-call/buffer/no-keys" (from its scenario "crash-mid-tool-call", setting "buffer" and trial 0, in a run of 1 trial), got "crash-mid-tool-call/buffer"`,
+    ]);
   });
 
   it('is refused in an older version too (version 3, read under version 4 names)', () => {
@@ -197,6 +244,17 @@ describe('a results file membench writes', () => {
     expect(parseResults(text, 'results.json').cells).toHaveLength(smallRun().cells.length);
     expect(parseResults(readFileSync(BASELINE, 'utf8'), BASELINE).cells.length).toBeGreaterThan(0);
     expect(parseResults(readFileSync(V3, 'utf8'), V3).cells.length).toBeGreaterThan(0);
+  });
+
+  it('reads back with a mean equal to its max, or a rounding above it (a sum / n of equal times)', () => {
+    const times = distribution([0.1, 0.1, 0.1]);
+    expect(times.mean).toBeGreaterThan(times.max);
+    const text = edited((data) => {
+      data.cells[0].latency.saveMs = times;
+      data.cells[0].tokens.contextMeanPerTurn = data.cells[0].tokens.contextMax;
+    });
+    const cell = parseResults(text, 'results.json').cells[0]!;
+    expect(cell.status === 'ok' && cell.latency.saveMs).toEqual(times);
   });
 
   it('reads back with LongMemEval protocol figures of items that share a user turn (each turn ranked once: NDCG at most 1)', () => {
@@ -268,15 +326,22 @@ async function membenchSource(
   }
 }
 
+/** A valid base file, and a head file: the valid one changed by `edit`, in a fresh dir. */
+async function baseAndHead(
+  edit: (data: Record<string, any>) => void,
+): Promise<{ dir: string; base: string; head: string }> {
+  const dir = await tempDir('membench-impossible-');
+  const base = path.join(dir, 'base.json');
+  const head = path.join(dir, 'head.json');
+  await writeFile(base, validText());
+  await writeFile(head, edited(edit));
+  return { dir, base, head };
+}
+
 describe('compare, report and explain', () => {
   it('exit 2 on a file with 99 hits of 1, naming the file and the field, and show none of its figures', async () => {
-    const dir = await tempDir('membench-impossible-');
-    const base = path.join(dir, 'base.json');
-    const head = path.join(dir, 'head.json');
-    await writeFile(base, validText());
-    await writeFile(
-      head,
-      edited((data) => (data.cells[0].recall.contextRecall = { n: 1, hits: 99, value: 50 })),
+    const { dir, base, head } = await baseAndHead(
+      (data) => (data.cells[0].recall.contextRecall = { n: 1, hits: 99, value: 50 }),
     );
     const expected = `membench: ${head}: not a valid membench results file (schema version ${RESULTS_SCHEMA_VERSION})\n`;
     const runs = [
@@ -290,6 +355,20 @@ describe('compare, report and explain', () => {
       expect(run.stderr.startsWith(expected)).toBe(true);
       expect(run.stderr).toContain('  cells.0.recall.contextRecall.hits: 99 hits of 1\n');
     }
+  });
+
+  it("exit 2 on a cell whose id is not its fields': compare would match it with another run's cell of that id", async () => {
+    // The window(k=2) cell under buffer's id, buffer's cell dropped: compare matched it with the base's buffer cell.
+    const { base, head } = await baseAndHead((data) => {
+      data.cells[1].id = 'recipes-zh/buffer';
+      data.cells.splice(0, 1);
+    });
+    const run = await membenchSource(compareCommand, ['compare', base, head]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`membench: ${head}: not a valid membench results file`);
+    expect(run.stderr).toContain('  cells.0.id: expected "recipes-zh/window(k=2)" or ');
+    expect(run.stderr).toContain(', got "recipes-zh/buffer"\n');
   });
 
   it('compare a valid file with itself: no regression', async () => {
