@@ -42,7 +42,7 @@ export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv:
 
 /** What yargs says of the options it parsed (not in its types): which hold one value, which a list. */
 interface ParsedOptions {
-  getOptions?: () => { string?: string[]; number?: string[]; array?: string[] };
+  getOptions?: () => { string?: string[]; number?: string[]; array?: string[]; choices?: Record<string, unknown> };
 }
 
 /**
@@ -54,7 +54,8 @@ export function repeatedOption(argv: Record<string, unknown>, parser: unknown): 
   const options = (parser as ParsedOptions).getOptions?.();
   if (!options) return undefined;
   const lists = new Set(options.array ?? []);
-  for (const name of [...(options.string ?? []), ...(options.number ?? [])]) {
+  // An option with choices and no type (`explain --lang`) takes one value too: yargs checks each of an array's.
+  for (const name of [...(options.string ?? []), ...(options.number ?? []), ...Object.keys(options.choices ?? {})]) {
     const value = argv[name];
     // Aliases hold the same array: the long name says it.
     if (lists.has(name) || !Array.isArray(value) || name.length === 1) continue;

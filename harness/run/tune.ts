@@ -262,7 +262,7 @@ export function renderTune(result: TuneResult): string {
     lines.push(
       `cheapest setting within noise of the target: ${withinNoise.setting}: recall ${withinNoise.recall.value!.toFixed(2)} [${withinNoise.interval!.lo.toFixed(2)}, ${withinNoise.interval!.hi.toFixed(2)}] at ${withinNoise.cost} ${metric} tokens (its 95 % Wilson interval reaches ${result.targetRecall}: more probes would tell)`,
     );
-  } else {
+  } else if (!best) {
     const top = rows
       .filter((row) => row.recall.value !== null)
       .sort((a, b) => b.recall.value! - a.recall.value! || a.value - b.value)[0];

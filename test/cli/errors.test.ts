@@ -67,6 +67,13 @@ describe('an option that takes one value, given twice', () => {
     expect(cli.stderr).toContain('membench: --max-recall-drop given 2 times (0.1, 0.2): it takes one value');
     expect(cli.stderr).not.toMatch(/\n\s+at /u);
   });
+
+  it('is refused for an option with choices and no type too (explain --lang twice printed "### undefined")', async () => {
+    const explain = await membenchInProcess(['explain', 'baselines/offline.json', '--lang', 'en', '--lang', 'zh']);
+    expect(explain.code).toBe(2);
+    expect(explain.stderr).toBe('membench: --lang given 2 times (en, zh): it takes one value; give it once\n');
+    expect(explain.stdout).toBe('');
+  });
 });
 
 describe('a numeric flag with a bad value', () => {
@@ -141,7 +148,7 @@ describe('inputs that once passed quietly or crashed, refused with the reason', 
   it.each([
     [
       ['run', '--protocol', 'longmemeval', '--protocol', 'locomo', '-s', 'bm25', '--dataset', LOCOMO],
-      '--protocol is given 2 times (longmemeval, locomo): give one',
+      '--protocol given 2 times (longmemeval, locomo): it takes one value; give it once',
     ],
     [
       ['run', '--protocol', 'longmemeval', '-s', 'bm25', '--dataset', LOCOMO],

@@ -83,4 +83,20 @@ describe('tune', () => {
         `cheapest setting within noise of the target: ${result.withinNoise!.setting}`,
       );
   });
+
+  it('says that no value meets the target only when none does', async () => {
+    // One value, meeting the target: it is both the cheapest meeting it and the cheapest within noise.
+    const result = await tune({
+      strategy: 'window',
+      knob: 'k',
+      values: [50],
+      targetRecall: 0.5,
+      scenarios: ['recipes-en'],
+    });
+    expect(result.best?.value).toBe(50);
+    expect(result.withinNoise).toBe(result.best);
+    const text = renderTune(result);
+    expect(text).toContain('cheapest setting meeting the target: window(k=50)');
+    expect(text).not.toContain('no value of k meets');
+  });
 });
