@@ -75,8 +75,12 @@ export async function loadStrategyDefinition(
         'or give the path of a module, e.g. ./my-memory.ts',
     );
   }
-  const file = source.startsWith('file:') ? fileURLToPath(source) : path.resolve(options.cwd ?? process.cwd(), source);
-  return loadModuleDefinition(source, file);
+  return loadModuleDefinition(source, moduleFile(source, options.cwd));
+}
+
+/** The file a module source names: a `file:` URL's path, else the path resolved against `cwd`. */
+export function moduleFile(source: string, cwd = process.cwd()): string {
+  return source.startsWith('file:') ? fileURLToPath(source) : path.resolve(cwd, source);
 }
 
 async function loadModuleDefinition(source: string, file: string): Promise<StrategyDefinition> {

@@ -4,7 +4,7 @@
  * staged first and moved in together, so a failure half-way leaves the dir as it was and
  * `overwrite` drops only the previous import's or generate's files. `cli/` maps flags onto these.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
@@ -118,6 +118,7 @@ export async function generateToDir(
   const out = options.out ?? path.join('.membench', 'generate', spec.name);
   await prepareScenarioDir({ ...options, out });
   const generated = generateWorkload(spec, file);
+  refuseReplacingSpec(file, out, generated);
   // Staged, then moved in: a failed write leaves the out dir as it was; overwrite drops only the previous generate's or import's files.
   const staged = await StagedDir.begin(out);
   try {
@@ -128,6 +129,24 @@ export async function generateToDir(
   }
   await staged.commit('membench generate', options.overwrite ?? false);
   return { out, generated };
+}
+
+/**
+ * Refuses a generated file that is the spec it comes from (`generate mine-en.yaml -o .` with
+ * `name: mine`): `--overwrite` moved the scenario over the user's spec, which was then gone. The
+ * same inode, so a link or another spelling of the path is found too.
+ */
+function refuseReplacingSpec(spec: string, out: string, generated: readonly GeneratedScenario[]): void {
+  const source = statSync(spec, { throwIfNoEntry: false });
+  if (!source) return;
+  for (const scenario of generated) {
+    const target = statSync(path.join(out, `${scenario.document.name}.yaml`), { throwIfNoEntry: false });
+    if (target && target.ino === source.ino && target.dev === source.dev)
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--out ${out}: the generated ${scenario.document.name}.yaml would replace ${spec}, the spec it is generated from: choose another --out, or rename the spec`,
+      );
+  }
 }
 
 /** The out dir's checks before anything is staged: named, no scenario files of an earlier run unless overwrite, what overwrite keeps. */

@@ -151,7 +151,7 @@ async function overwriteWithoutManifestWarning(dir: string, replaced: readonly s
   const but = replaced.length ? ` but ${replaced.join(', ')}` : '';
   return (
     `warning: ${dir} has no ${MANIFEST_FILE} (written by an older membench, or not by membench), so --overwrite removes nothing there${but}: ` +
-    `${kept.length} other file${kept.length === 1 ? '' : 's'} stay (${shown}), written over only where a new file has the same name; remove them by hand if they are an old run's`
+    `${kept.length} other ${kept.length === 1 ? 'file stays' : 'files stay'} (${shown}), written over only where a new file has the same name; remove them by hand if they are an old run's`
   );
 }
 

@@ -4,7 +4,6 @@
  * cell's seed; the digest a resumed run or a shard must match; the cost order of cells.
  */
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import { needsProcesses, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import {
@@ -33,7 +32,7 @@ import {
 import type { Scenario } from '../scenarios/format.js';
 import { encodingForModel, knownTokenizerModel } from '../core/tokens.js';
 import { builtinStrategies } from '../../strategies/index.js';
-import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
+import { isModuleSource, loadStrategyDefinition, moduleFile } from '../../strategies/loader.js';
 import { DURABILITY_MODES, type StrategyDefinition } from '../../strategies/types.js';
 import { fnv1aCodePoints, JsonHash } from '../core/hash.js';
 import { contentDigestOf } from '../scenarios/content-digest.js';
@@ -72,7 +71,7 @@ async function selectStrategies(
       );
     }
     definitions.push(definition);
-    sources.set(definition.name, isModuleSource(name) ? path.resolve(cwd, name) : name);
+    sources.set(definition.name, isModuleSource(name) ? moduleFile(name, cwd) : name);
   }
   return { definitions, sources };
 }

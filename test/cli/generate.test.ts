@@ -84,6 +84,20 @@ describe('membench generate', () => {
     expect(readdirSync(run)).toEqual(['results.json']);
   });
 
+  it('refuses to write a generated file over the spec it comes from, even with --overwrite', async () => {
+    const { dir } = await tinySpec();
+    // The spec named as its English file will be: generating into its own dir would replace it.
+    const spec = path.join(dir, 'tiny-en.yaml');
+    await writeFile(spec, TINY);
+    const refused = await membenchInProcess(['generate', spec, '--out', dir, '--overwrite']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `--out ${dir}: the generated tiny-en.yaml would replace ${spec}, the spec it is generated from: choose another --out, or rename the spec`,
+    );
+    expect(readFileSync(spec, 'utf8')).toBe(TINY);
+    expect(existsSync(path.join(dir, 'tiny-zh.yaml'))).toBe(false);
+  });
+
   it('the files run like any scenario: buffer, which keeps everything, finds every expect string', async () => {
     const { dir, spec } = await tinySpec();
     const out = path.join(dir, 'out');

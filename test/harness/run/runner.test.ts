@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { CALIBRATION_SAMPLES } from '../../../harness/core/calibration.js';
 import { JsonHash } from '../../../harness/core/hash.js';
@@ -250,6 +251,12 @@ describe('runBenchmark', () => {
     );
     const { plans } = await planRun({ scenarios: [own, own], strategies: ['buffer'] });
     expect(plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
+  });
+
+  it('hands the cells the file a file: URL names (a worker resolved the URL against the working dir: every cell failed)', async () => {
+    const file = path.resolve('fixtures/strategies/clock-reader.mjs');
+    const { strategies } = await planRun({ scenarios: ['recipes-en'], strategies: [pathToFileURL(file).href] });
+    expect(strategies.map((strategy) => strategy.source)).toEqual([file]);
   });
 
   it('records memory files the strategy could not read in the cell and fails it, instead of dropping them in silence', async () => {
