@@ -6,7 +6,7 @@
 import { MembenchError } from '../harness/core/errors.js';
 import { checkNumber } from '../harness/core/numbers.js';
 import { didYouMean } from '../harness/core/user-input.js';
-import { DEFAULT_THRESHOLDS, THRESHOLD_MINIMUMS, type CompareThresholds } from './compare-types.js';
+import { DEFAULT_THRESHOLDS, THRESHOLD_RANGES, type CompareThresholds } from './compare-types.js';
 
 /** Refuses `latencyFalseAlarm` outside (0, 1), naming it as `name`. */
 export function checkFalseAlarm(name: string, value: number, given: unknown = value): number {
@@ -28,15 +28,9 @@ export function checkThresholds(overrides: unknown): asserts overrides is Partia
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     const name = `compareRuns thresholds.${key}`;
-    if (key in THRESHOLD_MINIMUMS) {
+    if (key in THRESHOLD_RANGES) {
       if (typeof value !== 'number') throw refuse(`${name} ${JSON.stringify(value)}: expected a number`);
-      const minimum = THRESHOLD_MINIMUMS[key as keyof typeof THRESHOLD_MINIMUMS];
-      checkNumber(name, value, {
-        whole: false,
-        min: minimum,
-        max: Number.MAX_SAFE_INTEGER,
-        words: `a number >= ${minimum}`,
-      });
+      checkNumber(name, value, { whole: false, ...THRESHOLD_RANGES[key as keyof typeof THRESHOLD_RANGES] });
       if (key === 'latencyFalseAlarm') checkFalseAlarm(name, value);
     } else if (key === 'latency') {
       if (typeof value !== 'boolean' && value !== 'same-machine')

@@ -42,14 +42,18 @@ export const DEFAULT_THRESHOLDS: CompareThresholds = {
   allowMissing: false,
 };
 
-/** The least each numeric threshold may be (none has a top, but `latencyFalseAlarm` is a share strictly between 0 and 1): the flags and `compareRuns` check the same. */
-export const THRESHOLD_MINIMUMS = {
-  maxRecallDrop: 0,
-  maxTokenIncrease: 0,
-  maxLatencyRatio: 1,
-  minLatencyMs: 0,
-  latencyFalseAlarm: 0,
-} as const satisfies Partial<Record<keyof CompareThresholds, number>>;
+/**
+ * The range of each numeric threshold (`latencyFalseAlarm` is a share strictly between 0 and 1,
+ * checked beside it): the flags and `compareRuns` check the same. A recall drop is a share of
+ * probes: above 1 no drop could exceed it, and the gate could never fail.
+ */
+export const THRESHOLD_RANGES = {
+  maxRecallDrop: { min: 0, max: 1 },
+  maxTokenIncrease: { min: 0, max: Number.MAX_SAFE_INTEGER },
+  maxLatencyRatio: { min: 1, max: Number.MAX_SAFE_INTEGER },
+  minLatencyMs: { min: 0, max: Number.MAX_SAFE_INTEGER },
+  latencyFalseAlarm: { min: 0, max: Number.MAX_SAFE_INTEGER },
+} as const satisfies Partial<Record<keyof CompareThresholds, { min: number; max: number }>>;
 
 /** The thresholds applied: `latency` resolved to whether latency was compared. */
 export type AppliedThresholds = CompareThresholds & { latency: boolean };

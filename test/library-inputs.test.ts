@@ -59,7 +59,13 @@ describe('library entry points refuse values of the wrong type, naming the argum
       /^compareRuns: unknown threshold "recall": CompareThresholds has maxRecallDrop/u,
     );
     expect(await refusal(anyCall(compareRuns, run, run, { maxRecallDrop: -1 }))).toBe(
-      'compareRuns thresholds.maxRecallDrop -1: expected a number >= 0',
+      'compareRuns thresholds.maxRecallDrop -1: expected a number from 0 to 1',
+    );
+    expect(await refusal(anyCall(compareRuns, run, run, { maxRecallDrop: 2 }))).toBe(
+      'compareRuns thresholds.maxRecallDrop 2: expected a number from 0 to 1',
+    );
+    expect(await refusal(anyCall(compareRuns, run, run, { maxLatencyRatio: 0.5 }))).toBe(
+      'compareRuns thresholds.maxLatencyRatio 0.5: expected a number >= 1',
     );
     expect(await refusal(anyCall(compareRuns, run, run, { latencyFalseAlarm: 1 }))).toBe(
       'compareRuns thresholds.latencyFalseAlarm 1: expected a share between 0 and 1, e.g. 0.01',

@@ -1,6 +1,6 @@
 /** `membench compare BASE HEAD`: exit 1 when head regressed against base, 0 when not, 2 on bad input. */
 import type { Argv } from 'yargs';
-import { DEFAULT_THRESHOLDS, THRESHOLD_MINIMUMS } from '../../reports/compare-types.js';
+import { DEFAULT_THRESHOLDS, THRESHOLD_RANGES } from '../../reports/compare-types.js';
 import type { parseNumberFlag } from '../core/numbers.js';
 import { handled } from './errors.js';
 
@@ -72,9 +72,14 @@ export function builder(yargs: Argv) {
 
 type CompareArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
-/** A threshold flag (each has a yargs default, so it is never absent), at least its THRESHOLD_MINIMUMS. */
-function threshold(parse: typeof parseNumberFlag, name: string, value: string | number, minimum: number): number {
-  return parse(`--${name}`, value, { whole: false, min: minimum, max: Number.MAX_SAFE_INTEGER }) as number;
+/** A threshold flag (each has a yargs default, so it is never absent), in its THRESHOLD_RANGES. */
+function threshold(
+  parse: typeof parseNumberFlag,
+  name: string,
+  value: string | number,
+  key: keyof typeof THRESHOLD_RANGES,
+): number {
+  return parse(`--${name}`, value, { whole: false, ...THRESHOLD_RANGES[key] }) as number;
 }
 
 export const handler = handled(async (argv: CompareArgs) => {
@@ -92,23 +97,13 @@ export const handler = handled(async (argv: CompareArgs) => {
     import('../../reports/compare-thresholds.js'),
   ]);
   const thresholds = {
-    maxRecallDrop: threshold(parse, 'max-recall-drop', argv['max-recall-drop'], THRESHOLD_MINIMUMS.maxRecallDrop),
-    maxTokenIncrease: threshold(
-      parse,
-      'max-token-increase',
-      argv['max-token-increase'],
-      THRESHOLD_MINIMUMS.maxTokenIncrease,
-    ),
-    maxLatencyRatio: threshold(
-      parse,
-      'max-latency-ratio',
-      argv['max-latency-ratio'],
-      THRESHOLD_MINIMUMS.maxLatencyRatio,
-    ),
-    minLatencyMs: threshold(parse, 'min-latency-ms', argv['min-latency-ms'], THRESHOLD_MINIMUMS.minLatencyMs),
+    maxRecallDrop: threshold(parse, 'max-recall-drop', argv['max-recall-drop'], 'maxRecallDrop'),
+    maxTokenIncrease: threshold(parse, 'max-token-increase', argv['max-token-increase'], 'maxTokenIncrease'),
+    maxLatencyRatio: threshold(parse, 'max-latency-ratio', argv['max-latency-ratio'], 'maxLatencyRatio'),
+    minLatencyMs: threshold(parse, 'min-latency-ms', argv['min-latency-ms'], 'minLatencyMs'),
     latencyFalseAlarm: checkFalseAlarm(
       '--latency-false-alarm',
-      threshold(parse, 'latency-false-alarm', argv['latency-false-alarm'], THRESHOLD_MINIMUMS.latencyFalseAlarm),
+      threshold(parse, 'latency-false-alarm', argv['latency-false-alarm'], 'latencyFalseAlarm'),
       argv['latency-false-alarm'],
     ),
     latency: argv.latency ?? DEFAULT_THRESHOLDS.latency,

@@ -42,7 +42,13 @@ export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv:
 
 /** What yargs says of the options it parsed (not in its types): which hold one value, which a list. */
 interface ParsedOptions {
-  getOptions?: () => { string?: string[]; number?: string[]; array?: string[]; choices?: Record<string, unknown> };
+  getOptions?: () => {
+    string?: string[];
+    number?: string[];
+    array?: string[];
+    boolean?: string[];
+    choices?: Record<string, unknown>;
+  };
 }
 
 /**
@@ -62,4 +68,28 @@ export function repeatedOption(argv: Record<string, unknown>, parser: unknown): 
     return `--${name} given ${value.length} times (${value.join(', ')}): it takes one value; give it once`;
   }
   return undefined;
+}
+
+/**
+ * A switch given a value other than true or false (`--allow-missing=yes`), which yargs reads as
+ * false: the refusal for the first one in `args`, or undefined. `--name=true` and `=false` are read.
+ */
+export function switchWithValue(args: readonly string[], parser: unknown): string | undefined {
+  const switches = new Set((parser as ParsedOptions).getOptions?.().boolean ?? []);
+  for (const arg of args) {
+    if (arg === '--') break;
+    const given = /^--(?:no-)?([^=]+)=(.*)$/su.exec(arg);
+    if (!given || !switches.has(given[1]!) || given[2] === 'true' || given[2] === 'false') continue;
+    return `${arg}: --${given[1]} is a switch: give it alone to turn it on (or --no-${given[1]} to turn it off); its value, if any, is true or false`;
+  }
+  return undefined;
+}
+
+/** What the CLI refuses of its options before any command runs (repeatedOption, switchWithValue), or undefined. */
+export function optionRefusal(
+  parsed: Record<string, unknown>,
+  parser: unknown,
+  args: readonly string[],
+): string | undefined {
+  return repeatedOption(parsed, parser) ?? switchWithValue(args, parser);
 }

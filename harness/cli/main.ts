@@ -15,7 +15,7 @@ import * as run from './run.js';
 import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
-import { repeatedOption } from './errors.js';
+import { optionRefusal } from './errors.js';
 
 /**
  * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
@@ -109,9 +109,9 @@ export async function main(argv: string[]): Promise<void> {
     .command(COMMANDS as unknown as CommandModule[])
     .middleware(
       ((parsed: Record<string, unknown>, parser: unknown) => {
-        const repeated = repeatedOption(parsed, parser);
-        if (repeated === undefined) return;
-        process.stderr.write(`membench: ${repeated}\nRun "membench --help" for usage.\n`);
+        const refused = optionRefusal(parsed, parser, argv);
+        if (refused === undefined) return;
+        process.stderr.write(`membench: ${refused}\nRun "membench --help" for usage.\n`);
         process.exit(2);
       }) as unknown as MiddlewareFunction,
       true,

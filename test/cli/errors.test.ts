@@ -109,7 +109,7 @@ describe('a numeric flag with a bad value', () => {
     [['judge', 'results.json', '--retries', 'abc'], '--retries abc: expected a whole number from 0 to 100'],
     [['report', 'results.json', '--recall-threshold', '2'], '--recall-threshold 2: expected a share between 0 and 1'],
     [['merge', 'a', 'b', '--recall-threshold', 'abc'], '--recall-threshold abc:'],
-    [['compare', 'a', 'b', '--max-recall-drop', 'abc'], '--max-recall-drop abc: expected a number >= 0'],
+    [['compare', 'a', 'b', '--max-recall-drop', 'abc'], '--max-recall-drop abc: expected a number from 0 to 1'],
     [['import', 'locomo', 'file.json', '--limit', 'abc'], '--limit abc: expected a whole number >= 1'],
     [['bench', '--questions', 'abc'], '--questions abc: expected a whole number >= 1'],
     [['serve', '--port', 'http'], '--port http: expected a whole number from 0 to 65535'],
@@ -203,6 +203,16 @@ describe('inputs that once passed quietly or crashed, refused with the reason', 
     [
       ['run', '-s', 'buffer', '--dataset', LOCOMO, '--errata', errata],
       `${errata}:1:13: source: expected string, got 5`,
+    ],
+    // A recall drop is a share of probes: above 1 the gate could never fail.
+    [
+      ['compare', 'baselines/offline.json', 'baselines/offline.json', '--max-recall-drop', '2'],
+      '--max-recall-drop 2: expected a number from 0 to 1',
+    ],
+    // yargs read a switch given another value than true or false as false.
+    [
+      ['compare', 'baselines/offline.json', 'baselines/offline.json', '--allow-missing=yes'],
+      '--allow-missing=yes: --allow-missing is a switch: give it alone to turn it on (or --no-allow-missing to turn it off); its value, if any, is true or false',
     ],
   ])('membench %j', async (args, message) => {
     const out = path.join(dir, `out-${args.join(' ').length}-${Math.random().toString(36).slice(2)}`);

@@ -12,7 +12,7 @@
  */
 import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import yargs from 'yargs';
-import { repeatedOption } from '../../harness/cli/errors.js';
+import { optionRefusal } from '../../harness/cli/errors.js';
 import type { CliResult } from '../cli/helpers.js';
 import { builtModule } from './built.js';
 
@@ -46,8 +46,8 @@ export async function membenchInProcess(
         .strict()
         .middleware(
           ((parsed: Record<string, unknown>, parser: unknown) => {
-            const repeated = repeatedOption(parsed, parser);
-            if (repeated !== undefined) throw new UsageFailure(repeated);
+            const refused = optionRefusal(parsed, parser, args);
+            if (refused !== undefined) throw new UsageFailure(refused);
           }) as unknown as MiddlewareFunction,
           true,
         )
