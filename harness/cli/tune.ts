@@ -52,16 +52,27 @@ export async function builder(yargs: Argv) {
 type TuneArgs = Awaited<ReturnType<typeof builder>> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: TuneArgs) => {
-  const [tune, { tuneToDir }, { parseNumberFlag }, { resolveSettings }, { RUN_LIMITS }, { flagValues }, common] =
-    await Promise.all([
-      import('../run/tune.js'),
-      import('../commands/tune-to-dir.js'),
-      import('../core/numbers.js'),
-      import('../run/layers.js'),
-      import('../run/limits.js'),
-      import('../run/setting-sources.js'),
-      import('./common.js'),
-    ]);
+  const [
+    tune,
+    { tuneToDir },
+    { parseNumberFlag },
+    { resolveSettings },
+    { RUN_LIMITS },
+    { flagValues },
+    common,
+    { errorCells },
+    { errorText },
+  ] = await Promise.all([
+    import('../run/tune.js'),
+    import('../commands/tune-to-dir.js'),
+    import('../core/numbers.js'),
+    import('../run/layers.js'),
+    import('../run/limits.js'),
+    import('../run/setting-sources.js'),
+    import('./common.js'),
+    import('../results/cells.js'),
+    import('../../reports/summary.js'),
+  ]);
   const { parseValues, renderTune } = tune;
   const { interruptOnSignals, progressReporter } = common;
   const values = parseValues(argv.values);
@@ -85,7 +96,11 @@ export const handler = handled(async (argv: TuneArgs) => {
         },
       };
     },
-    onResult: (result) => process.stdout.write(`${renderTune(result)}\n`),
+    onResult: (result) => {
+      process.stdout.write(`${renderTune(result)}\n`);
+      // The table counts a value's failed cells; why each failed is said as run says it.
+      for (const cell of errorCells(result.run.cells)) process.stderr.write(`FAILED ${cell.id}: ${errorText(cell)}\n`);
+    },
   });
   if (outcome.status === 'interrupted') {
     process.stderr.write('interrupted: nothing written\n');

@@ -53,6 +53,32 @@ describe('membench tune', () => {
     expect(none.stdout).toMatch(/no value of k meets context recall >= 0\.9 \(best recall: 0\.14 at k=2\)/u);
   });
 
+  it('says why each failed cell failed, as run does (the table only counted them)', async () => {
+    const out = path.join(await tempDir(), 'out');
+    const result = await membenchInProcess([
+      'tune',
+      '-s',
+      './fixtures/strategies/fails-to-create.mjs',
+      '-p',
+      'k',
+      '--values',
+      '1,2',
+      '--target-recall',
+      '0.5',
+      '-c',
+      'recipes-en',
+      '-o',
+      out,
+      '-q',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^1 {2}.* 1 cell\(s\) failed$/mu);
+    for (const k of [1, 2])
+      expect(result.stderr).toMatch(
+        new RegExp(`^FAILED recipes-en/fails-to-create\\(k=${k}\\): .*create says no`, 'mu'),
+      );
+  });
+
   // yargs reads "-1,2" as the short flags -1 -, -2: the CLI joins it to --values, so tune names the value.
   it.each([
     [['--values', '9..1'], 'membench: --values 9..1: 9 is above 1'],
