@@ -52,7 +52,7 @@ export function decimalNumber(text: string): number {
  * Why a number is refused: `expected a whole number from 1 to 10`; above an open-ended range (`>= 1`,
  * whose words would not say it has a top), that it is too large and the largest accepted.
  */
-function outsideRange(value: unknown, range: NumberRange): string {
+export function outsideRange(value: unknown, range: NumberRange): string {
   return typeof value === 'number' && Number.isFinite(value) && value > range.max && openEnded(range)
     ? `too large: the largest accepted is ${range.max}`
     : `expected ${describeRange(range)}`;

@@ -35,6 +35,9 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 
 /** A UTF-16 surrogate not in a pair (`\ud800` escapes no text can hold; with the `u` flag a pair is one code point and never matches). */
 export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** How a refusal says a string holds one: the scenario loader's and the local endpoint's words. */
+export const LONE_SURROGATE_PROBLEM =
+  'holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text';
 
 /**
  * Where the strings (and keys) inside `value` hold a lone surrogate: the first `keep` paths

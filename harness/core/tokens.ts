@@ -51,6 +51,26 @@ export function messageText(message: BaseMessage): string {
     .join('');
 }
 
+/**
+ * The texts of a message that `countMessage` counts besides its role, each named by its field in a
+ * chat-completions message (`content`, `tool_calls[0].function.arguments`, `name`): the local
+ * endpoint bounds each of them before counting (answers.ts), so none escapes the bound.
+ */
+export function countedTexts(message: BaseMessage): { field: string; text: string }[] {
+  const texts = [{ field: 'content', text: messageText(message) }];
+  const toolCalls =
+    'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
+  toolCalls?.forEach((call, index) => {
+    const field = `tool_calls[${index}].function`;
+    texts.push(
+      { field: `${field}.name`, text: call.name },
+      { field: `${field}.arguments`, text: JSON.stringify(call.args ?? {}) },
+    );
+  });
+  if (message.name) texts.push({ field: 'name', text: message.name });
+  return texts;
+}
+
 /** OpenAI role name of a LangChain message. */
 export function roleOf(message: BaseMessage): string {
   switch (message.getType()) {
@@ -107,17 +127,12 @@ export class TokenCounter {
     return tokens;
   }
 
-  /** Tokens of one message in a chat request: overhead + role + content + tool calls. */
+  /** Tokens of one message in a chat request: overhead + role + content + tool calls + name. */
   countMessage(message: BaseMessage): number {
     const cached = this.perMessage.get(message);
     if (cached !== undefined) return cached;
-    let total = TOKENS_PER_MESSAGE + this.countText(roleOf(message)) + this.countText(messageText(message));
-    const toolCalls =
-      'tool_calls' in message ? (message.tool_calls as { name: string; args: unknown }[] | undefined) : undefined;
-    for (const call of toolCalls ?? []) {
-      total += this.countText(call.name) + this.countText(JSON.stringify(call.args ?? {}));
-    }
-    if (message.name) total += 1 + this.countText(message.name);
+    let total = TOKENS_PER_MESSAGE + this.countText(roleOf(message)) + (message.name ? 1 : 0);
+    for (const { text } of countedTexts(message)) total += this.countText(text);
     this.perMessage.set(message, total);
     return total;
   }

@@ -5,7 +5,10 @@
  * large ones in a worker thread (server-worker.ts) over the same model and embedder.
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { messageText, TokenCounter } from '../core/tokens.js';
+import { inRange, type NumberRange, outsideRange } from '../core/numbers.js';
+import { LONE_SURROGATE_PROBLEM, loneSurrogatesIn } from '../core/text.js';
+import { countedTexts, TokenCounter } from '../core/tokens.js';
+import { describeInput, formatPath } from '../core/user-input.js';
 import { classifyPeerRequest } from './peer-requests.js';
 import type { ChatModel, Embedder } from './types.js';
 
@@ -47,13 +50,30 @@ export class RequestError extends Error {
   }
 }
 
-/** A request body as JSON (a 400 when it is not). */
+/**
+ * A request body as JSON text, else a 400: bytes that are not UTF-8 (never read with U+FFFD in their
+ * place), text that is not JSON, and a string or key holding a lone surrogate (`"\ud800"`, an escape
+ * no text holds), named by its field as the scenario loader names one.
+ */
 export function parseBody(body: Buffer | Uint8Array): unknown {
+  let text: string;
   try {
-    return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    throw new RequestError(400, 'the body is not UTF-8 text');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
   } catch {
     throw new RequestError(400, 'the body is not JSON');
   }
+  const [at] = loneSurrogatesIn(value, 1).paths;
+  if (at) {
+    const where = at.length > 0 ? formatPath(at) : undefined;
+    throw new RequestError(400, `${where ?? 'the body'}: ${LONE_SURROGATE_PROBLEM}`, where);
+  }
+  return value;
 }
 
 /** The status and OpenAI-style error body answered for an error (a RequestError's own status, else 500). */
@@ -149,20 +169,51 @@ export function fromChatMessages(messages: unknown): BaseMessage[] {
   });
 }
 
-/** Refuses what this endpoint cannot honour rather than answering something else: `n` above 1, `tools` that are no tool list. */
-function checkChatOptions(body: Record<string, unknown>): void {
-  const n = body.n;
-  if (n !== undefined && n !== null) {
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1)
-      throw new RequestError(400, `n: expected a whole number >= 1, got ${JSON.stringify(n)}`, 'n');
-    if (n > 1)
-      throw new RequestError(
-        400,
-        `n: this endpoint answers with one choice per request, not ${n}: send ${n} requests`,
-        'n',
-      );
-  }
-  const tools = body.tools;
+/** What `n`, `max_tokens` and `max_completion_tokens` may be, as the OpenAI API takes them: 0, -5, 1.5 and "3" are refused. */
+const POSITIVE_WHOLE: NumberRange = { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER };
+
+/** `body[name]` when it is a whole number >= 1, undefined when absent or null, else a 400 naming it. */
+function positiveWhole(body: Record<string, unknown>, name: string): number | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (!inRange(value, POSITIVE_WHOLE))
+    throw new RequestError(400, `${name}: ${outsideRange(value, POSITIVE_WHOLE)}, got ${describeInput(value)}`, name);
+  return value;
+}
+
+/**
+ * Refuses what this endpoint cannot honour rather than answering something else: `stream` (true, or
+ * not a boolean), `n` above 1, a `max_tokens` or `n` that is no whole number >= 1, a `tool_choice`
+ * that asks for a tool call (it never makes one), `tools` that are no tool list. Returns the output
+ * limit asked for (`max_completion_tokens`, else `max_tokens`).
+ */
+function checkChatOptions(body: Record<string, unknown>): number | undefined {
+  const stream = body.stream;
+  if (stream !== undefined && stream !== null && typeof stream !== 'boolean')
+    throw new RequestError(400, `stream: expected true or false, got ${describeInput(stream)}`, 'stream');
+  if (stream === true) throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
+  const n = positiveWhole(body, 'n');
+  if (n !== undefined && n > 1)
+    throw new RequestError(
+      400,
+      `n: this endpoint answers with one choice per request, not ${n}: send ${n} requests`,
+      'n',
+    );
+  const maxTokens = positiveWhole(body, 'max_tokens');
+  const maxOutputTokens = positiveWhole(body, 'max_completion_tokens') ?? maxTokens;
+  const choice = body.tool_choice;
+  if (choice !== undefined && choice !== null && choice !== 'none' && choice !== 'auto')
+    throw new RequestError(
+      400,
+      `tool_choice: this endpoint never calls a tool (its model is not given the tools), so it cannot honour ${isRecord(choice) ? 'a named tool' : describeInput(choice)}: send "auto" or "none"`,
+      'tool_choice',
+    );
+  checkTools(body.tools);
+  return maxOutputTokens;
+}
+
+/** Refuses `tools` that are no list of `{type: "function", function: {name}}` (they are accepted, never called). */
+function checkTools(tools: unknown): void {
   if (tools === undefined || tools === null) return;
   if (!Array.isArray(tools))
     throw new RequestError(
@@ -209,9 +260,7 @@ export function createAnswerer(options: {
   let sequence = 0;
 
   async function chat(body: Record<string, unknown>): Promise<Answer> {
-    if (body.stream === true)
-      throw new RequestError(400, 'stream: streaming is not supported by this endpoint', 'stream');
-    checkChatOptions(body);
+    const maxTokens = checkChatOptions(body);
     const format = isRecord(body.response_format) ? body.response_format.type : undefined;
     if (format !== undefined && format !== 'text' && format !== 'json_object' && format !== 'json_schema') {
       throw new RequestError(
@@ -221,7 +270,10 @@ export function createAnswerer(options: {
       );
     }
     const messages = fromChatMessages(body.messages);
-    messages.forEach((message, index) => refuseUnboundedText(messageText(message), `messages[${index}].content`));
+    // Every text the usage count below reads: contents, tool calls' names and arguments.
+    messages.forEach((message, index) => {
+      for (const { field, text } of countedTexts(message)) refuseUnboundedText(text, `messages[${index}].${field}`);
+    });
     const jsonRequested = format === 'json_object' || format === 'json_schema';
     const request = classifyPeerRequest(messages, { jsonRequested, offline: model.offline });
     if (jsonRequested && request.kind === 'chat' && model.offline) {
@@ -231,12 +283,6 @@ export function createAnswerer(options: {
         'response_format',
       );
     }
-    const maxTokens =
-      typeof body.max_completion_tokens === 'number'
-        ? body.max_completion_tokens
-        : typeof body.max_tokens === 'number'
-          ? body.max_tokens
-          : undefined;
     const answer = await model.chat({
       task: request.task,
       messages: request.messages,
@@ -254,6 +300,7 @@ export function createAnswerer(options: {
         {
           index: 0,
           message: { role: 'assistant', content: text, refusal: null },
+          // The limit is the model's to honour: nothing here cuts the answer, nor learns that a live model did (docs/failing-loudly.md).
           finish_reason: 'stop',
           logprobs: null,
         },
@@ -290,7 +337,12 @@ export function createAnswerer(options: {
         'dimensions',
       );
     }
-    (input as string[]).forEach((text, index) => refuseUnboundedText(text, `input[${index}]`));
+    (input as string[]).forEach((text, index) => {
+      const where = typeof body.input === 'string' ? 'input' : `input[${index}]`;
+      // The OpenAI API refuses an empty input too; a text of no words still has its vector (hashed-embedder.ts).
+      if (text === '') throw new RequestError(400, `${where}: an empty string has no embedding`, where);
+      refuseUnboundedText(text, where);
+    });
     const format = body.encoding_format ?? 'float';
     if (format !== 'float' && format !== 'base64')
       throw new RequestError(400, 'encoding_format: expected float or base64', 'encoding_format');

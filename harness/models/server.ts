@@ -90,8 +90,20 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function send(response: ServerResponse, status: number, text: string): void {
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+/** The routes served and the methods each answers, as a 405's `Allow` header says them (HEAD is GET without the body). */
+const ROUTES = new Map([
+  ['/v1/chat/completions', 'POST'],
+  ['/v1/embeddings', 'POST'],
+  ['/v1/models', 'GET, HEAD'],
+]);
+
+function send(response: ServerResponse, status: number, text: string, allow: string | undefined): void {
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...(allow ? { allow } : {}),
+  });
+  // Node writes no body in answer to HEAD.
   response.end(text);
 }
 
@@ -175,16 +187,17 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     path: string,
     request: IncomingMessage,
   ): Promise<{ status: number; kind: string; text: string }> {
-    if (request.method === 'GET' && path === '/v1/models') {
+    const allowed = ROUTES.get(path);
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    if (!allowed || !allowed.split(', ').includes(method ?? '')) {
+      throw new RequestError(
+        allowed ? 405 : 404,
+        `${allowed ? 'method' : 'no route'} ${request.method} ${path || '/'}${allowed ? ' not allowed' : ''}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
+      );
+    }
+    if (path === '/v1/models') {
       const data = [model.id, embedder.id].map((id) => ({ id, object: 'model', created: 0, owned_by: 'membench' }));
       return { status: 200, kind: 'models', text: JSON.stringify({ object: 'list', data }) };
-    }
-    const known = path === '/v1/chat/completions' || path === '/v1/embeddings';
-    if (request.method !== 'POST' || !known) {
-      throw new RequestError(
-        known ? 405 : 404,
-        `${known ? 'method' : 'no route'} ${request.method} ${path || '/'}${known ? ' not allowed' : ''}: this endpoint serves POST /v1/chat/completions, POST /v1/embeddings and GET /v1/models`,
-      );
     }
     const route: AnswerRoute = path === '/v1/embeddings' ? 'embeddings' : 'chat';
     const body = await readBody(request);
@@ -212,7 +225,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       reply = { status: refused.status, kind: 'error', text: JSON.stringify(refused.body) };
     }
     count(reply.status === 200 ? reply.kind : 'error');
-    send(response, reply.status, reply.text);
+    send(response, reply.status, reply.text, reply.status === 405 ? ROUTES.get(path) : undefined);
   }
 
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;

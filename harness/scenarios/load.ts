@@ -17,7 +17,7 @@ import {
 import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { jsonSyntaxError, positionOf } from '../core/json-errors.js';
-import { loneSurrogatesIn } from '../core/text.js';
+import { LONE_SURROGATE_PROBLEM, loneSurrogatesIn } from '../core/text.js';
 import { describeInput, formatPath, kindOf, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
 import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
@@ -388,8 +388,7 @@ export function checkScenarioValue(
   };
 
   // A `"\ud800"` escape is no text: matched against nothing and written back as no valid UTF-8.
-  for (const at of loneSurrogatesIn(value, 5).paths)
-    error(at, 'holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text');
+  for (const at of loneSurrogatesIn(value, 5).paths) error(at, LONE_SURROGATE_PROBLEM);
 
   const header = scenarioHeader.safeParse(record, { reportInput: true });
   if (!header.success) {

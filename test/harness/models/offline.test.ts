@@ -143,6 +143,21 @@ describe('HashedEmbedder', () => {
     expect(dot(a!, a!)).toBeCloseTo(1, 5);
     expect(dot(a!, b!)).toBeGreaterThan(dot(a!, c!));
   });
+
+  it('gives a unit vector, never all zeros, to a text whose terms fill no slot: none, or cancelling out', () => {
+    const squared = (vector: Float32Array) => vector.reduce((sum, value) => sum + value * value, 0);
+    const words = ['apple', 'banana', 'cherry', 'grape', 'lemon', 'mango', 'peach', 'plum'];
+    // One slot: any two terms of opposite signs cancel.
+    const pairs = words.flatMap((first, index) => words.slice(index + 1).map((second) => `${first} ${second}`));
+    for (const text of ['', ' ', '!!!', 'it is', ...pairs]) {
+      for (const dimensions of [1, 64])
+        expect(squared(new HashedEmbedder(dimensions).embedOne(text))).toBeCloseTo(1, 5);
+    }
+    const embedder = new HashedEmbedder(256);
+    expect(embedder.embedOne('')).toEqual(embedder.embedOne('  '));
+    expect(embedder.embedOne('!!!')).toEqual(embedder.embedOne('!!!'));
+    expect(embedder.embedOne('!!!')).not.toEqual(embedder.embedOne('???'));
+  });
 });
 
 describe('the offline model never reads gold data', () => {

@@ -148,6 +148,55 @@ describe('membench serve under a huge request', () => {
       tokens.countText(words) + tokens.countText('y'.repeat(MAX_UNSPACED_CHARS)),
     );
   });
+  it.each([
+    [
+      'an unspaced string in a tool call',
+      { function: { name: 'lookup', arguments: JSON.stringify({ blob: 'x'.repeat(MAX_UNSPACED_CHARS) }) } },
+      'messages[1].tool_calls[0].function.arguments',
+    ],
+    [
+      // Spaced as sent, but counted as JSON.stringify writes it back: without a space.
+      'spaced JSON, counted without its spaces',
+      {
+        function: { name: 'lookup', arguments: `{"ids": [${Array.from({ length: 4_000 }, (_, i) => i).join(', ')}]}` },
+      },
+      'messages[1].tool_calls[0].function.arguments',
+    ],
+    [
+      "a tool's name",
+      { function: { name: 'n'.repeat(MAX_UNSPACED_CHARS + 1), arguments: '{}' } },
+      'messages[1].tool_calls[0].function.name',
+    ],
+  ])('refuses a long run in every text it counts, not only contents: %s', async (_, call, param) => {
+    const answered = server.counts.chat ?? 0;
+    const refused = await post('chat/completions', {
+      model: 'offline',
+      messages: [
+        { role: 'user', content: 'Find it.' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', ...call }] },
+        { role: 'tool', tool_call_id: 'call_0', content: 'found' },
+      ],
+    });
+    expect(refused.status).toBe(413);
+    const { error } = await json(refused);
+    expect(error.param).toBe(param);
+    expect(error.message.startsWith(`${param}: a run of `)).toBe(true);
+    expect(error.message).toContain('characters without white space');
+    expect(server.counts.chat ?? 0).toBe(answered);
+  });
+
+  it('refuses a long run in a tool message as in any content', async () => {
+    const refused = await post('chat/completions', {
+      model: 'offline',
+      messages: [
+        { role: 'user', content: 'Find it.' },
+        { role: 'tool', tool_call_id: 'call_0', content: 'y'.repeat(MAX_UNSPACED_CHARS + 1) },
+      ],
+    });
+    expect(refused.status).toBe(413);
+    expect((await json(refused)).error.param).toBe('messages[1].content');
+  });
+
   it('answers large requests sent one after another, each in a new worker, though the idle one before it exits meanwhile', async () => {
     const prose = ordinaryText().slice(0, OFFLOAD_FROM_BYTES + 1024);
     // Two rounds: the first worker, retired idle, exits while the second (started by the second request) answers.

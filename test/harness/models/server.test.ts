@@ -129,13 +129,49 @@ describe('membench serve endpoint', () => {
       'tools',
       'tools[0].function.parameters: expected a JSON schema object',
     ],
+    [{ max_tokens: -5 }, 'max_tokens', 'max_tokens: expected a whole number >= 1, got -5'],
+    [{ max_tokens: 0 }, 'max_tokens', 'max_tokens: expected a whole number >= 1, got 0'],
+    [{ max_tokens: 1.5 }, 'max_tokens', 'max_tokens: expected a whole number >= 1, got 1.5'],
+    [
+      { max_tokens: 1e308 },
+      'max_tokens',
+      'max_tokens: too large: the largest accepted is 9007199254740991, got 1e+308',
+    ],
+    [{ max_tokens: 'abc' }, 'max_tokens', 'max_tokens: expected a whole number >= 1, got "abc"'],
+    [
+      { max_tokens: 5, max_completion_tokens: 0 },
+      'max_completion_tokens',
+      'max_completion_tokens: expected a whole number >= 1, got 0',
+    ],
+    [{ stream: 'true' }, 'stream', 'stream: expected true or false, got "true"'],
+    [{ stream: true }, 'stream', 'stream: streaming is not supported by this endpoint'],
+    [
+      { tool_choice: 'required' },
+      'tool_choice',
+      'tool_choice: this endpoint never calls a tool (its model is not given the tools), so it cannot honour "required": send "auto" or "none"',
+    ],
+    [
+      { tool_choice: { type: 'function', function: { name: 'lookup' } } },
+      'tool_choice',
+      'tool_choice: this endpoint never calls a tool (its model is not given the tools), so it cannot honour a named tool: send "auto" or "none"',
+    ],
+    [
+      { messages: [{ role: 'user', content: '\ud800abc' }] },
+      'messages[0].content',
+      'messages[0].content: holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text',
+    ],
+    [
+      { metadata: { '\udfff': 'x' } },
+      'metadata.\udfff',
+      'metadata.\udfff: holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair): not text',
+    ],
   ])('refuses what it cannot honour, %j, with a 400 naming the field', async (body, param, message) => {
     const answered = server.counts.chat ?? 0;
     expect(await rawChat(body)).toEqual({ status: 400, error: expect.objectContaining({ message, param }) });
     expect(server.counts.chat ?? 0).toBe(answered);
   });
 
-  it('names an unknown route as asked (/ included) and a wrong method on a known one (405)', async () => {
+  it('names an unknown route as asked (/ included) and a wrong method on a known one (405, with Allow)', async () => {
     const root = await fetch(server.baseUrl.replace(/\/v1$/u, '/'));
     expect(root.status).toBe(404);
     expect(((await root.json()) as { error: { message: string } }).error.message).toMatch(
@@ -143,9 +179,61 @@ describe('membench serve endpoint', () => {
     );
     const get = await fetch(`${server.baseUrl}/chat/completions`);
     expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
     expect(((await get.json()) as { error: { message: string } }).error.message).toMatch(
       /^method GET \/v1\/chat\/completions not allowed: this endpoint serves POST/u,
     );
+    const post = await fetch(`${server.baseUrl}/models`, { method: 'POST', body: '{}' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('answers HEAD on GET /v1/models as GET, without the body', async () => {
+    const get = await fetch(`${server.baseUrl}/models`);
+    const head = await fetch(`${server.baseUrl}/models`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(await head.text()).toBe('');
+  });
+
+  it('refuses a body that is not UTF-8 (it was read with U+FFFD and answered)', async () => {
+    const body = Buffer.concat([
+      Buffer.from('{"model":"offline","messages":[{"role":"user","content":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}]}'),
+    ]);
+    const response = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      'the body is not UTF-8 text',
+    );
+  });
+
+  it('refuses an empty embeddings input as the OpenAI API does, naming it, and embeds a text of no words as the library does', async () => {
+    const refuse = async (input: unknown, param: string): Promise<void> => {
+      const response = await fetch(`${server.baseUrl}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'hashed', input }),
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string; param: string } }).error).toMatchObject({
+        message: `${param}: an empty string has no embedding`,
+        param,
+      });
+    };
+    await refuse('', 'input');
+    await refuse(['a', 'b', 'c', ''], 'input[3]');
+    const texts = ['!!!', ' ', 'it is', '???'];
+    const answered = await client.embeddings.create({ model: 'hashed', input: texts, encoding_format: 'float' });
+    const vectors = answered.data.map((item) => item.embedding);
+    expect(vectors).toEqual((await embedder.embed(texts)).map((vector) => Array.from(vector)));
+    const dot = (a: number[], b: number[]): number => a.reduce((sum, value, index) => sum + value * b[index]!, 0);
+    for (const vector of vectors) expect(dot(vector, vector)).toBeCloseTo(1, 5);
   });
 
   it('answers 408 to a request whose body never arrives, and closes it', async () => {
@@ -169,11 +257,10 @@ describe('membench serve endpoint', () => {
     }
   });
 
-  it('accepts n: 1 and well-formed tools (never calling them)', async () => {
-    const ok = await rawChat({
-      n: 1,
-      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
-    });
-    expect(ok.status).toBe(200);
+  it('accepts n: 1, well-formed tools (never calling them), tool_choice auto or none, stream false and an output limit', async () => {
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+    expect((await rawChat({ n: 1, tools })).status).toBe(200);
+    expect((await rawChat({ tools, tool_choice: 'auto', stream: false, max_tokens: 1 })).status).toBe(200);
+    expect((await rawChat({ tool_choice: 'none', stream: null, max_completion_tokens: 2 ** 31 })).status).toBe(200);
   });
 });
