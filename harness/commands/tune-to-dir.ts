@@ -11,7 +11,7 @@ import {
 } from '../../reports/index.js';
 import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import type { ResolvedSettings } from '../run/layers.js';
-import { withOutDirLock } from '../run/out-lock.js';
+import { checkOutFlag, withOutDirLock } from '../run/out-lock.js';
 import { checkDeveloperSwitches, RunInterrupted } from '../run/runner.js';
 import { tune, type TuneOptions, type TuneResult } from '../run/tune.js';
 import { checkRunEndpoint, type CellWatch } from './run-to-dir.js';
@@ -41,6 +41,7 @@ export async function tuneToDir(options: TuneToDirOptions): Promise<TuneToDirOut
   checkRunEndpoint(settings.options);
   checkDeveloperSwitches();
   const out = settings.values.out ?? defaultOutDir(new Date());
+  checkOutFlag(out);
   assertWritableOutDir(out, overwrite);
   await warnOverwriteWithoutManifest(out, overwrite, REPORT_FILES_WITHOUT_MANIFEST, options.onWarning);
   return withOutDirLock(out, 'membench tune', async (): Promise<TuneToDirOutcome> => {

@@ -15,6 +15,11 @@ import { takeRankings } from './shared-rankings.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
+  if (target.trim() === '')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      'the results path is empty (an unset variable?): give a run dir or its results.json',
+    );
   const info = await stat(target).catch(() => null);
   if (!info) throw new MembenchError('INVALID_ARGUMENT', `${target}: no such file or directory`);
   if (!info.isDirectory()) return regularResultsFile(target, info);

@@ -4,7 +4,7 @@
  * cheapest setting whose pooled context recall meets a target.
  */
 import { MembenchError } from '../core/errors.js';
-import { checkNumber } from '../core/numbers.js';
+import { checkNumber, decimalNumber } from '../core/numbers.js';
 import { RUN_LIMITS } from './limits.js';
 import type { Rate } from '../core/metrics.js';
 import { cellsByStatus } from '../results/cells.js';
@@ -59,7 +59,7 @@ export interface TuneResult {
   run: RunResult;
 }
 
-/** `1..16`, `0.5..2..0.5` or `1,2,4,8` → the values, ascending, without repeats. */
+/** `1..16`, `0.5..2..0.5` or `1,2,4,8` → the values, ascending; a value listed twice is refused (as `-p window.k=2,2` is). */
 export function parseValues(text: string): number[] {
   const fail = (why: string): never => {
     throw new MembenchError(
@@ -68,8 +68,9 @@ export function parseValues(text: string): number[] {
     );
   };
   const number = (part: string): number => {
-    const value = Number(part.trim());
-    if (part.trim() === '' || !Number.isFinite(value)) fail(`"${part}" is not a number`);
+    // Decimal notation, as every numeric flag: Number() read 0x2 as 2 and 1e400 as Infinity.
+    const value = decimalNumber(part);
+    if (!Number.isFinite(value)) fail(`"${part}" is not a number`);
     return value;
   };
   let values: number[];
@@ -86,8 +87,10 @@ export function parseValues(text: string): number[] {
   } else {
     values = text.split(',').map(number);
     if (values.length > MAX_TUNE_VALUES) fail(`more than ${MAX_TUNE_VALUES} values`);
+    const repeated = values.find((value, index) => values.indexOf(value) !== index);
+    if (repeated !== undefined) fail(`${repeated} is listed twice: give each value once`);
   }
-  return [...new Set(values)].sort((a, b) => a - b);
+  return values.sort((a, b) => a - b);
 }
 
 /** Checks the knob exists and takes every value as a number, before anything runs. */

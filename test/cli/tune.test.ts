@@ -53,6 +53,26 @@ describe('membench tune', () => {
     expect(none.stdout).toMatch(/no value of k meets context recall >= 0\.9 \(best recall: 0\.14 at k=2\)/u);
   });
 
+  it('refuses an empty --out as run does (it said "no such file or directory: ")', async () => {
+    const result = await membenchInProcess([
+      'tune',
+      '-s',
+      'window',
+      '-p',
+      'k',
+      '--values',
+      '1,2',
+      '--target-recall',
+      '0.5',
+      '-c',
+      'recipes-en',
+      '-o',
+      '',
+    ]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--out is empty (an unset variable?)');
+  });
+
   it('says why each failed cell failed, as run does (the table only counted them)', async () => {
     const out = path.join(await tempDir(), 'out');
     const result = await membenchInProcess([

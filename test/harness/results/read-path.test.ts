@@ -25,4 +25,10 @@ describe('readResults', () => {
         `${path.join(target.endsWith('results.json') ? path.dirname(target) : target, 'results.json')}: not a regular file`,
       );
   });
+
+  it('says an empty path is empty (it said ": no such file or directory")', async () => {
+    await expect(readResults(' ')).rejects.toThrow(
+      'the results path is empty (an unset variable?): give a run dir or its results.json',
+    );
+  });
 });

@@ -8,7 +8,8 @@ describe('parseValues', () => {
     ['1..5', [1, 2, 3, 4, 5]],
     ['2..10..4', [2, 6, 10]],
     ['0.1..0.5..0.1', [0.1, 0.2, 0.3, 0.4, 0.5]],
-    ['8,1,2,4,2', [1, 2, 4, 8]],
+    ['8,1,2,4', [1, 2, 4, 8]],
+    ['1e1,2.5', [2.5, 10]],
     ['7', [7]],
   ])('reads %s', (text, values) => {
     expect(parseValues(text)).toEqual(values);
@@ -20,6 +21,10 @@ describe('parseValues', () => {
     ['1..x', /"x" is not a number/u],
     ['1,,2', /"" is not a number/u],
     ['1..100000', /100000 values, more than 200/u],
+    // A repeat, as -p window.k=2,2 is refused; numbers in decimal notation only, as every numeric flag.
+    ['8,1,2,4,2', /2 is listed twice: give each value once/u],
+    ['0x2,4', /"0x2" is not a number/u],
+    ['1,1e400', /"1e400" is not a number/u],
   ])('refuses %s', (text, message) => {
     expect(() => parseValues(text)).toThrow(MembenchError);
     expect(() => parseValues(text)).toThrow(message);
