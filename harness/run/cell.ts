@@ -18,7 +18,6 @@ import type { StrategySetting } from './params.js';
 import { emptyPhases, type CellResult, type ErrorCell } from '../results/schema.js';
 import type { Scenario } from '../scenarios/format.js';
 import { agentTexts } from '../agent/agent-texts.js';
-import { StrategyCallError } from '../agent/checked-strategy.js';
 import { cellPaths } from '../process/protocol.js';
 import { batchEnd, openCellSession, replayRun } from '../process/cell-session.js';
 import { cellDirPrefix, returnScratchDir, takeScratchDir } from './temp-dirs.js';
@@ -154,7 +153,6 @@ async function runInline(
   const { session, model, ledger, close } = openCellSession({
     dir,
     definition,
-    source: plan.strategy.source,
     options: plan.strategy.options,
     durability: plan.strategy.durability,
     seed: plan.seed,
@@ -194,8 +192,7 @@ async function runInline(
   } catch (caught) {
     // SQLite's "database or disk is full" names no file: the cell's store dir (under TMPDIR) is named instead.
     error =
-      storageProblem(caught instanceof StrategyCallError ? caught.cause : caught, cellPaths(dir).strategyDir) ??
-      (caught instanceof Error ? caught.message : String(caught));
+      storageProblem(caught, cellPaths(dir).strategyDir) ?? (caught instanceof Error ? caught.message : String(caught));
   }
   const effects = ledger.counts();
   close();

@@ -17,7 +17,6 @@
  * full cell. `--protocol-full` (ProviderSettings.protocolFull) runs the full cell instead.
  */
 import { cellClock } from '../process/cell-session.js';
-import { checkedStrategy } from '../agent/checked-strategy.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,7 +38,7 @@ import type { MemoryEvent, MemoryStrategy, StrategyDefinition } from '../../stra
 export interface RankOnlyPlan {
   scenario: Scenario;
   definition: StrategyDefinition;
-  strategy: { source: string; options: Record<string, unknown> };
+  strategy: { options: Record<string, unknown> };
   seed: number;
   trial: number;
 }
@@ -126,19 +125,17 @@ export async function runRankOnly(
   try {
     onPhase('open');
     let started = performance.now();
-    strategy = checkedStrategy(`strategy ${plan.strategy.source}`, () =>
-      definition.create(
-        {
-          dir: paths.strategyDir,
-          tokens,
-          model: providers.modelFor(plan.trial),
-          embedder: providers.embedder,
-          durability: 'none',
-          seed: plan.seed,
-          now: cellClock(providers.clock),
-        },
-        plan.strategy.options,
-      ),
+    strategy = definition.create(
+      {
+        dir: paths.strategyDir,
+        tokens,
+        model: providers.modelFor(plan.trial),
+        embedder: providers.embedder,
+        durability: 'none',
+        seed: plan.seed,
+        now: cellClock(providers.clock),
+      },
+      plan.strategy.options,
     );
     await strategy.open();
     phases.openMs = performance.now() - started;
