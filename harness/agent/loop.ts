@@ -3,6 +3,7 @@
  * All state lives in the session, the strategy's dir and the journal, so the same loop runs in
  * this process or in an agent process that is killed and restarted at any step.
  */
+import { checkedLoad } from './strategy-contract.js';
 import { performance } from 'node:perf_hooks';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatModel } from '../models/types.js';
@@ -294,7 +295,8 @@ export class AgentSession {
       });
       return;
     }
-    const [context, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
+    const [loaded, loadMs] = await timed(() => this.memory.load({ query: String(user.content), turn, timestamp }));
+    const context = checkedLoad(this.memory, loaded);
     const text =
       scripted ?? (await this.deps.model.chat({ task: 'reply', messages: replyPrompt(context.messages) })).text;
     const [, saveReplyMs] = await timed(() =>
@@ -478,9 +480,10 @@ export class AgentSession {
   private async probe(index: number, step: ProbeStep): Promise<void> {
     const scoring = this.scoring;
     // Retrieval looks for the question; a leading "[Current date: …]" stays in what the model is asked.
-    const [context, loadMs] = await timed(() =>
+    const [loaded, loadMs] = await timed(() =>
       this.memory.load({ query: withoutLeadingNote(step.probe), turn: this.turn + 1, rankDepth: scoring.rankDepth }),
     );
+    const context = checkedLoad(this.memory, loaded);
     // The model sees only the context and the question as asked (a dataset's hint or choices
     // added): never `expect`, `forbid` or `evidence`. A reply that is only a letter names its choice.
     const reply = (

@@ -127,6 +127,7 @@ class AgentHost {
     const opened = openCellSession({
       dir: cell.dir,
       definition,
+      source: cell.strategy,
       options: cell.options,
       durability: cell.durability,
       seed: cell.seed,

@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { AgentSession, contextSample, savesOnly, type Ack } from '../agent/loop.js';
+import { checkedStrategy } from '../agent/strategy-contract.js';
 import { Journal } from '../agent/journal.js';
 import { Ledger } from '../agent/ledger.js';
 import { durableBatch, sessionEnded } from '../core/durable-batch.js';
@@ -30,6 +31,8 @@ export interface CellSessionSpec {
   /** The cell dir (cellPaths: the strategy's files, the ledger and the journal). */
   dir: string;
   definition: StrategyDefinition;
+  /** The strategy as `--strategy` named it (a built-in name or a module path): what its contract refusals name; absent: its definition's name. */
+  source?: string;
   /** The strategy's options (validated again here: the agent process receives them as plain data). */
   options: Record<string, unknown>;
   durability: DurabilityMode;
@@ -95,18 +98,21 @@ export function openCellSession(spec: CellSessionSpec): CellSession {
         }
       : {}),
     createStrategy: () =>
-      definition.create(
-        {
-          dir: paths.strategyDir,
-          tokens,
-          model,
-          embedder: spec.embedder,
-          durability: spec.durability,
-          seed: spec.seed,
-          now,
-          ...(resumable ? { checkpoint: resumable.checkpoint } : {}),
-        },
-        options,
+      checkedStrategy(
+        `strategy ${spec.source ?? definition.name}`,
+        definition.create(
+          {
+            dir: paths.strategyDir,
+            tokens,
+            model,
+            embedder: spec.embedder,
+            durability: spec.durability,
+            seed: spec.seed,
+            now,
+            ...(resumable ? { checkpoint: resumable.checkpoint } : {}),
+          },
+          options,
+        ),
       ),
   });
   return {

@@ -153,6 +153,7 @@ async function runInline(
   const { session, model, ledger, close } = openCellSession({
     dir,
     definition,
+    source: plan.strategy.source,
     options: plan.strategy.options,
     durability: plan.strategy.durability,
     seed: plan.seed,

@@ -17,6 +17,7 @@
  * full cell. `--protocol-full` (ProviderSettings.protocolFull) runs the full cell instead.
  */
 import { cellClock } from '../process/cell-session.js';
+import { checkedLoad, checkedStrategy } from '../agent/strategy-contract.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -38,7 +39,7 @@ import type { MemoryEvent, MemoryStrategy, StrategyDefinition } from '../../stra
 export interface RankOnlyPlan {
   scenario: Scenario;
   definition: StrategyDefinition;
-  strategy: { options: Record<string, unknown> };
+  strategy: { source: string; options: Record<string, unknown> };
   seed: number;
   trial: number;
 }
@@ -125,17 +126,20 @@ export async function runRankOnly(
   try {
     onPhase('open');
     let started = performance.now();
-    strategy = definition.create(
-      {
-        dir: paths.strategyDir,
-        tokens,
-        model: providers.modelFor(plan.trial),
-        embedder: providers.embedder,
-        durability: 'none',
-        seed: plan.seed,
-        now: cellClock(providers.clock),
-      },
-      plan.strategy.options,
+    strategy = checkedStrategy(
+      `strategy ${plan.strategy.source}`,
+      definition.create(
+        {
+          dir: paths.strategyDir,
+          tokens,
+          model: providers.modelFor(plan.trial),
+          embedder: providers.embedder,
+          durability: 'none',
+          seed: plan.seed,
+          now: cellClock(providers.clock),
+        },
+        plan.strategy.options,
+      ),
     );
     await strategy.open();
     phases.openMs = performance.now() - started;
@@ -149,11 +153,14 @@ export async function runRankOnly(
       }
       // As the agent loop asks at a question: the question without its date note, the next turn, the scorer's depth.
       const asked = performance.now();
-      const context = await strategy.load({
-        query: withoutLeadingNote(step.probe),
-        turn: replay.turn + 1,
-        rankDepth: scorer.rankDepth,
-      });
+      const context = checkedLoad(
+        strategy,
+        await strategy.load({
+          query: withoutLeadingNote(step.probe),
+          turn: replay.turn + 1,
+          rankDepth: scorer.rankDepth,
+        }),
+      );
       const loadMs = performance.now() - asked;
       probes.push(
         scorer.record({
