@@ -34,6 +34,7 @@ export const DIST_TESTS = [
   'test/harness/process/agent-process.test.ts',
   'test/harness/run/concurrent-cells.test.ts',
   'test/strategies/vector.test.ts',
+  'test/strategies/loader-syntax.test.ts',
   'test/strategies/stores/memory-files.test.ts',
   'test/reports/chart-worker.test.ts',
 ];

@@ -102,7 +102,10 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
   try {
     namespace = await importModule(file);
   } catch (error) {
-    throw new MembenchError('INVALID_ARGUMENT', `strategy module ${where} could not be loaded: ${loadFailure(error)}`);
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `strategy module ${where} could not be loaded: ${loadFailure(error, await syntaxErrorPlace(error, file))}`,
+    );
   }
 
   const { exports, definition } = pickExport(namespace);
@@ -208,8 +211,35 @@ export function definitionProblems(value: unknown): string[] {
   return problems;
 }
 
-/** The reason a module failed to load, in a line or two: no stack, no loader internals. */
-function loadFailure(error: unknown): string {
+/** `FILE:LINE` over the offending line and a caret under its column: how Node decorates a syntax error it reports. */
+const DECORATED_PLACE = /^(?<at>\S.*?):(?<line>\d+)\n.*\n(?<pad>[^\S\n]*)\^/u;
+
+/**
+ * Where Node's parser stopped in a JavaScript module with a syntax error, as `FILE:LINE:COLUMN`: from
+ * the error when Node decorated it with the place (CommonJS), else from Node's own check of the file
+ * (`node --check`), since an ES module's error carries none. Undefined when neither says (the error is
+ * in a module it imports, or was thrown by its code): the message alone is said then.
+ */
+async function syntaxErrorPlace(error: unknown, file: string): Promise<string | undefined> {
+  if (!(error instanceof SyntaxError) || !NODE_LOADS.test(file)) return undefined;
+  const place = (text: string): string | undefined => {
+    const found = DECORATED_PLACE.exec(text)?.groups;
+    if (!found) return undefined;
+    const at = found.at!.replace(/\?load=\d+$/u, '');
+    return `${at.startsWith('file:') ? fileURLToPath(at) : at}:${found.line}:${found.pad!.length + 1}`;
+  };
+  const decorated = place(error.stack ?? '');
+  if (decorated) return decorated;
+  // Only on this failure path: the check parses the file again in a short-lived process of the same Node.
+  const { execFile } = await import('node:child_process');
+  const stderr = await new Promise<string>((resolve) => {
+    execFile(process.execPath, ['--check', file], { timeout: 10_000 }, (_failed, _stdout, text) => resolve(text));
+  });
+  return place(stderr);
+}
+
+/** The reason a module failed to load, in a line or two: no stack, no loader internals; `place` is a syntax error's. */
+function loadFailure(error: unknown, place?: string): string {
   if (!(error instanceof Error)) return String(error);
   // esbuild (tsx): "Transform failed with 1 error:\n/path/file.ts:3:10: ERROR: Expected ..."
   const transform = /^Transform failed with \d+ errors?:\n([\s\S]*)$/u.exec(error.message);
@@ -219,7 +249,8 @@ function loadFailure(error: unknown): string {
       .split('\n')[0]!
       .replace(/: ERROR: /u, ': ')}`;
   const firstLine = (error.message.split('\n')[0] ?? '').replace(/\?namespace=[\w-]+/gu, '');
-  if (error instanceof SyntaxError) return `syntax error: ${firstLine}`;
+  if (error instanceof SyntaxError)
+    return place ? `syntax error at ${place}: ${firstLine}` : `syntax error: ${firstLine}`;
   const code = (error as { code?: unknown }).code;
   if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return firstLine;
   return `it threw ${error.name}: ${firstLine}`;

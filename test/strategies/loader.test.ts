@@ -188,11 +188,6 @@ describe('loadStrategyDefinition', () => {
     );
   });
 
-  it('reports a syntax error in a .mjs module', async () => {
-    const error = await rejection(load(await write('syntax.mjs', 'export default {\n  create( => 1,\n};\n')));
-    expect(error.message).toMatch(/syntax\.mjs\) could not be loaded: syntax error: Unexpected token/u);
-  });
-
   it('reports a module that throws while loading', async () => {
     const error = await rejection(
       load(await write('throws.ts', 'throw new Error("no API key configured");\nexport default {};\n')),
