@@ -18,6 +18,11 @@ const LOAD_RESULT = 'expected an object { messages: BaseMessage[], retrieved?: R
 /** How each checked strategy is named in its refusals (`strategy buffer`, `strategy /home/me/last-turns.mjs`). */
 const labels = new WeakMap<object, string>();
 
+/** A thrown value in one line as Node names it: `Error: timer throw`, `TypeError: x is not a function`, `42`. */
+export function thrownText(value: unknown): string {
+  return value instanceof Error ? `${value.name}: ${value.message}` : String(value);
+}
+
 /** A wrong value, short: `"hello"`, `undefined`, `{"role":"user","content":"hi"}` (cut at 80 characters). */
 function shown(value: unknown): string {
   if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return String(value);

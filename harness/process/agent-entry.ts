@@ -31,6 +31,7 @@ import {
 } from './protocol.js';
 import type { CrashPoint, Step } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
+import { thrownText } from '../agent/strategy-contract.js';
 
 function send(message: FromAgent): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -58,6 +59,13 @@ async function persistedText(
 
 /** The agent process's state: one session of one cell, driven by the harness's messages. */
 class AgentHost {
+  /** The strategy of the last cell opened here, as the user named it (an uncaught exception names it). */
+  strategy: string | undefined;
+  /**
+   * Set by an exception nothing awaited (a strategy's timer that throws): the process's state is not
+   * to be trusted, so every request after it is answered with this error, until the harness kills it.
+   */
+  broken: string | undefined;
   private session: AgentSession | undefined;
   /** The open cell's session with its ledger and journal. */
   private cell: CellSession | undefined;
@@ -122,6 +130,7 @@ class AgentHost {
   };
 
   private async open(cell: AgentCell, resumeTurn: number, resumeSession: number): Promise<void> {
+    this.strategy = cell.strategy;
     const definition = await loadStrategyDefinition(cell.strategy);
     const cache = cell.cache ? { file: cell.cache.file, trial: cell.cache.trial } : false;
     const opened = openCellSession({
@@ -222,15 +231,22 @@ function start(from: AgentBoot['from']): void {
   }).catch(() => undefined);
 
   const host = new AgentHost();
+  const sendError = (message: string): Promise<void> => send({ type: 'error', message }).catch(() => undefined);
+  // Said once to the request waiting for a reply (if any); every later request gets it too (`broken`). No stack on stderr.
+  const uncaught = (what: string, error: unknown): void => {
+    if (host.broken !== undefined) return;
+    host.broken = `${what} in strategy ${host.strategy ?? '(none opened)'}: ${thrownText(error)}`;
+    void sendError(host.broken);
+  };
+  process.on('uncaughtException', (error) => uncaught('uncaught exception', error));
+  process.on('unhandledRejection', (reason) => uncaught('unhandled promise rejection', reason));
   let queue = Promise.resolve();
   process.on('message', (message: ToAgent) => {
     // Messages are handled one at a time, in order.
     queue = queue
-      .then(() => host.handle(message))
+      .then(() => (host.broken === undefined ? host.handle(message) : sendError(host.broken)))
       .catch(async (error: unknown) => {
-        await send({ type: 'error', message: error instanceof Error ? error.message : String(error) }).catch(
-          () => undefined,
-        );
+        await sendError(error instanceof Error ? error.message : String(error));
       });
   });
   process.on('disconnect', () => process.exit(0));

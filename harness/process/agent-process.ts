@@ -419,6 +419,11 @@ export class AgentProcess {
       this.reusable = true;
       return reply;
     }
+    // A close that failed (the strategy's flush or close threw) leaves the process up, exiting never.
+    if (!isExit(reply) && reply.type === 'error') {
+      await this.worker.kill();
+      return reply;
+    }
     // Its end was asked for: the exit that follows is a close, not a crash.
     this.worker.closing();
     await this.worker.exited;

@@ -294,6 +294,9 @@ class ProcessCellRun {
     const closed = await timedPhase(this.phases, 'closeMs', () => closing.close({ reuse: true }));
     if (!isExit(closed) && closed.type === 'closed') addUsage(this.usage, closed.usage);
     await returnSpare(this.spares, closing);
+    // A strategy whose flush or close threw fails the cell, as it does in a cell run inline.
+    if (!isExit(closed) && closed.type === 'error')
+      throw new Error(`closing the cell failed in the agent process: ${closed.message}`);
   }
 
   /** Drives every step through agent processes; a failure ends the cell with its message recorded. */

@@ -10,6 +10,7 @@ import type { CellResult } from '../results/schema.js';
 import { LOADING, WARMING } from './cell-timeout.js';
 import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool-workers.js';
 import { setQueuedAgentCells } from '../process/spares.js';
+import { thrownText } from '../agent/strategy-contract.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;
 
@@ -20,6 +21,7 @@ let opened: { providers: Providers; close: () => void } | undefined;
 async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise<void> {
   for (const task of tasks) {
     if (needsProcesses(task.scenario, providers)) continue;
+    running.strategy = task.strategy.source;
     try {
       const definition = await loadStrategyDefinition(task.strategy.source);
       await runCell({ ...task, definition }, { ...providers, keepCellDirs: false, warmUp: true });
@@ -37,6 +39,8 @@ async function run(message: RunCellRequest): Promise<CellResult> {
   // The pool sends a fresh worker's first cell with its scenario: a worker that holds none is a pool bug.
   if (heldScenario === undefined) throw new Error(`cell ${message.task.id} came without its scenario`);
   const cell: CellTask = { ...message.task, scenario: heldScenario };
+  running.index = message.index;
+  running.strategy = cell.strategy.source;
   try {
     opened ??= openProviders(message.settings);
     send({ type: 'phase', index: message.index, phase: LOADING });
@@ -44,6 +48,7 @@ async function run(message: RunCellRequest): Promise<CellResult> {
     if (message.warmUp) {
       send({ type: 'phase', index: message.index, phase: WARMING });
       await warmUp(message.warmUp, opened.providers);
+      running.strategy = cell.strategy.source;
     }
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
     return await runCell({ ...cell, definition }, opened.providers, (phase) =>
@@ -79,13 +84,33 @@ function collectBetweenCells(): void {
   settledHeap = getHeapStatistics().used_heap_size;
 }
 
+/** The cell this worker runs (its index; the strategy running, a warm-up cell's included), for an exception nothing awaited. */
+const running: { index?: number; strategy?: string } = {};
+
+/**
+ * An exception no strategy call awaited (a timer that throws, a promise nobody catches): Node would
+ * print its stack and exit, and the pool would know only that the worker died. The pool is told the
+ * error instead, fails the cell with it and replaces this worker (its state is not to be trusted).
+ */
+function uncaught(what: string, error: unknown): void {
+  const text = `${what} in strategy ${running.strategy ?? '(none loaded)'}: ${thrownText(error)}`;
+  if (running.index !== undefined) return send({ type: 'uncaught', index: running.index, error: text });
+  // Between cells no cell can carry it: said in one line, and the worker goes as Node would have it go.
+  process.stderr.write(`membench: ${text} (after its cell had finished)\n`);
+  process.exit(1);
+}
+process.on('uncaughtException', (error) => uncaught('uncaught exception', error));
+process.on('unhandledRejection', (reason) => uncaught('unhandled promise rejection', reason));
+
 let queue = Promise.resolve();
 process.on('message', (message: ToPoolEntry) => {
   // The pool's count of cells left that need agent processes applies at once, to the cell running now too.
   if (message.queuedAgentCells !== undefined) setQueuedAgentCells(message.queuedAgentCells);
   if (message.type === 'demand') return;
   queue = queue.then(async () => {
-    send({ type: 'result', index: message.index, result: await run(message) });
+    const result = await run(message);
+    running.index = undefined;
+    send({ type: 'result', index: message.index, result });
     collectBetweenCells();
   });
 });

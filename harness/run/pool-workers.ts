@@ -46,11 +46,15 @@ export interface AgentDemand {
 /** Pool → worker. */
 export type ToPoolEntry = RunCellRequest | AgentDemand;
 
-/** Worker → pool: `ready` once it listens, then the phases of each cell as it goes, then one `result` per cell. */
+/**
+ * Worker → pool: `ready` once it listens, then the phases of each cell as it goes, then one `result` per cell;
+ * or `uncaught`, an exception nothing awaited (a strategy's timer that throws): the cell fails with it, the worker is replaced.
+ */
 export type FromPoolEntry =
   | { type: 'ready' }
   | { type: 'phase'; index: number; phase: string }
-  | { type: 'result'; index: number; result: CellResult };
+  | { type: 'result'; index: number; result: CellResult }
+  | { type: 'uncaught'; index: number; error: string };
 
 export type PoolWorker = ForkedWorker<ToPoolEntry, FromPoolEntry>;
 

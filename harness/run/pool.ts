@@ -221,6 +221,16 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           slot.phase = message.phase;
           return;
         }
+        if (message.type === 'uncaught' && slot.busy?.index === message.index) {
+          // As a timeout: the cell is recorded now, with the phase it was in; the worker is killed and replaced.
+          const lost = slot.busy;
+          const where = slot.phase ?? 'start';
+          clearTimeout(slot.timer);
+          slot.busy = undefined;
+          deliver(lost.index, failedCell(lost.task, message.error, performance.now() - (slot.started ?? 0), where));
+          void slot.worker.kill({ group: true });
+          return;
+        }
         if (message.type === 'result' && slot.busy?.index === message.index) {
           free(slot);
           deliver(message.index, message.result);

@@ -63,8 +63,10 @@ describe('the compare gate, A/A and planted regressions', () => {
   it('fails a window keeping one exchange where base kept two, under the same setting name, and nothing else', {
     timeout: 300_000,
   }, async () => {
-    const head = await runInto('k1', MATRIX, { MEMBENCH_PLANTED_K: '1' });
-    const result = await membenchInProcess(['compare', runs.a, head]);
+    // Base and head at the same moment, as the A/A pair: against the A/A base, run minutes earlier,
+    // the head's fsync-bound save times met another load on a shared disk (a window's save ×5.35).
+    const [base, head] = await Promise.all([runInto('k2', MATRIX), runInto('k1', MATRIX, { MEMBENCH_PLANTED_K: '1' })]);
+    const result = await membenchInProcess(['compare', base, head]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/recipes-en\/planted +│ evidence recall +│ 0\.14 \(n=7\) +│ 0\.00 \(n=7\)/u);
     // The plant and the run's pooled figure it moves; buffer and window, unchanged, pass.

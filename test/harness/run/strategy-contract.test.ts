@@ -39,15 +39,44 @@ describe('a strategy that breaks the contract', () => {
     expect(errors(result.cells)).toEqual(SAID);
   });
 
-  it('in an agent process: the same words', { timeout: 120_000 }, async () => {
+  it('in agent processes: the same words; a close() that throws fails the cell (it hung), an exception nothing awaited fails it too (it passed)', {
+    timeout: 120_000,
+  }, async () => {
     const result = await runBenchmark({
       scenarios: [scenario],
       strategies: [FIXTURE],
-      params: ['breaks-contract.how=plain-messages'],
+      params: ['breaks-contract.how=plain-messages,close-throws,timer-throws'],
       agentProcesses: true,
+      cellTimeoutMs: 60_000,
     });
     expect(errors(result.cells)).toEqual({
       'plain-messages': `step 0 failed in the agent process: ${SAID['plain-messages']}`,
+      'close-throws': 'closing the cell failed in the agent process: close broke',
+      'timer-throws': expect.stringMatching(
+        /^step \d failed in the agent process: uncaught exception in strategy .*breaks-contract\.mjs: Error: timer throw$/u,
+      ),
     });
+  });
+
+  it('in a pool worker: a timer that throws and a rejection nobody handles fail the cell with their error; the worker is replaced, the other cells run', {
+    timeout: 120_000,
+  }, async () => {
+    const result = await runBenchmark({
+      scenarios: [scenario, 'recipes-en'],
+      strategies: [FIXTURE, 'buffer'],
+      params: ['breaks-contract.how=timer-throws,unhandled-rejection'],
+      workers: 2,
+    });
+    const [timer, rejection, buffer, ...rest] = result.cells;
+    expect([timer, rejection].map((cell) => cell?.status === 'error' && [cell.error, typeof cell.phase])).toEqual([
+      [`uncaught exception in strategy ${FIXTURE}: Error: timer throw`, 'string'],
+      [`unhandled promise rejection in strategy ${FIXTURE}: Error: rejected later`, 'string'],
+    ]);
+    expect([buffer, ...rest].map((cell) => [cell!.id, cell!.status])).toEqual([
+      ['pantry/buffer', 'ok'],
+      [expect.stringMatching(/^recipes-en\/breaks-contract/u), 'error'],
+      [expect.stringMatching(/^recipes-en\/breaks-contract/u), 'error'],
+      ['recipes-en/buffer', 'ok'],
+    ]);
   });
 });
