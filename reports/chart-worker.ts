@@ -7,13 +7,13 @@ import { parentPort } from 'node:worker_threads';
 import type { ChartSpec } from './chart-style.js';
 import { encodeCharts, prepareCharts } from './chart-draw.js';
 import type { ChartWorkerReply } from './chart-thread.js';
+import { errorMessage } from '../harness/core/errors.js';
 
 const port = parentPort!;
 prepareCharts();
 port.once('message', (specs: ChartSpec[]) => {
   encodeCharts(specs).then(
     (pngs) => port.postMessage({ pngs } satisfies ChartWorkerReply),
-    (error: unknown) =>
-      port.postMessage({ error: error instanceof Error ? error.message : String(error) } satisfies ChartWorkerReply),
+    (error: unknown) => port.postMessage({ error: errorMessage(error) } satisfies ChartWorkerReply),
   );
 });

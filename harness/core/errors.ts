@@ -43,6 +43,25 @@ export class MembenchError extends Error {
   }
 }
 
+/**
+ * A thrown value's message: an Error's own (or an error-like object's `message`, from another
+ * realm), a string as it is, anything else shown as data and said to be no Error (`{"code":42}
+ * (thrown, not an Error)`): `String()` made `[object Object]` of an object, `undefined` of nothing.
+ */
+export function errorMessage(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  if (typeof value === 'string') return value;
+  const message = (value as { message?: unknown } | null)?.message;
+  if (typeof message === 'string') return message;
+  let shown: string;
+  try {
+    shown = JSON.stringify(value) ?? String(value);
+  } catch {
+    shown = Object.prototype.toString.call(value);
+  }
+  return `${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown} (thrown, not an Error)`;
+}
+
 export function isMembenchError(error: unknown): error is MembenchError {
   return error instanceof MembenchError;
 }

@@ -11,6 +11,7 @@ import { countedTexts, TokenCounter } from '../core/tokens.js';
 import { describeInput, formatPath } from '../core/user-input.js';
 import { classifyPeerRequest } from './peer-requests.js';
 import type { ChatModel, Embedder } from './types.js';
+import { errorMessage } from '../core/errors.js';
 
 /**
  * The longest run of characters without white space, or of white space, a text may hold. Token
@@ -83,7 +84,7 @@ export function refusal(error: unknown): { status: number; body: unknown } {
     status: known ? error.status : 500,
     body: {
       error: {
-        message: error instanceof Error ? error.message : String(error),
+        message: errorMessage(error),
         type: known ? 'invalid_request_error' : 'server_error',
         param: known ? (error.param ?? null) : null,
         code: null,

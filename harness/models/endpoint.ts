@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
-import { MembenchError } from '../core/errors.js';
+import { MembenchError, errorMessage } from '../core/errors.js';
 import { collapseWhitespace } from '../core/text.js';
 import { checkSecretLength, maskSecrets, registerSecret } from '../core/secrets.js';
 
@@ -287,7 +287,7 @@ export class Endpoint {
       return { reason: `malformed JSON response (${error.message})`, retryable: false };
     }
     const sdk = this.sdk;
-    if (!sdk) return { reason: error instanceof Error ? error.message : String(error), retryable: false };
+    if (!sdk) return { reason: errorMessage(error), retryable: false };
     if (error instanceof sdk.APIUserAbortError) return { reason: 'aborted', retryable: false };
     if (error instanceof sdk.APIConnectionError) {
       const codes = errorCodes(error);
@@ -310,7 +310,7 @@ export class Endpoint {
       const wait = retryable ? retryAfterMs(error.headers, Date.now()) : undefined;
       return { reason, retryable, ...(wait !== undefined ? { retryAfterMs: wait } : {}) };
     }
-    return { reason: error instanceof Error ? error.message : String(error), retryable: false };
+    return { reason: errorMessage(error), retryable: false };
   }
 
   /** The key never leaves this object: scrubbed (with any Authorization value) from anything we show or keep, even if a server echoes it. */

@@ -32,6 +32,7 @@ import {
 import type { CrashPoint, Step } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 import { thrownText } from '../agent/strategy-contract.js';
+import { errorMessage } from '../core/errors.js';
 
 function send(message: FromAgent): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -246,7 +247,7 @@ function start(from: AgentBoot['from']): void {
     queue = queue
       .then(() => (host.broken === undefined ? host.handle(message) : sendError(host.broken)))
       .catch(async (error: unknown) => {
-        await sendError(error instanceof Error ? error.message : String(error));
+        await sendError(errorMessage(error));
       });
   });
   process.on('disconnect', () => process.exit(0));

@@ -29,6 +29,7 @@ import { cellPaths } from './protocol.js';
 import { batchEnd } from './cell-session.js';
 import { hasCjkIn, normalizeText } from '../core/text.js';
 import type { PreloadHint } from '../../strategies/types.js';
+import { errorMessage } from '../core/errors.js';
 
 export { fuzzPlan, type ProcessCellOutcome } from './crash-plan.js';
 
@@ -350,7 +351,7 @@ class ProcessCellRun {
       this.agent = undefined;
       await this.closeForReuse(closing);
     } catch (caught) {
-      this.error = caught instanceof Error ? caught.message : String(caught);
+      this.error = errorMessage(caught);
     } finally {
       await this.agent?.kill();
     }

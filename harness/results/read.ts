@@ -4,7 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { MembenchError } from '../core/errors.js';
+import { MembenchError, errorMessage } from '../core/errors.js';
 import { kindOf } from '../core/user-input.js';
 import { distribution } from '../core/metrics.js';
 import { jsonErrorAt } from '../core/json-errors.js';
@@ -259,10 +259,7 @@ export async function readResultsAndBytes(target: string): Promise<{ result: Run
   try {
     bytes = await readFile(file);
   } catch (error) {
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new MembenchError('INVALID_ARGUMENT', `${file}: cannot read: ${errorMessage(error)}`);
   }
   let text: string;
   try {

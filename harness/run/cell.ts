@@ -27,6 +27,7 @@ import { memoLast } from '../core/memo.js';
 import type { LiveProviderSettings } from '../models/openai.js';
 import { RANK_ONLY_DIRS, ranksOnly, runRankOnly } from './rank-only.js';
 import { startCellSchedule } from './cell-sched.js';
+import { errorMessage } from '../core/errors.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
 export interface CellTask {
@@ -192,8 +193,7 @@ async function runInline(
     await timed('closeMs', () => session.finish());
   } catch (caught) {
     // SQLite's "database or disk is full" names no file: the cell's store dir (under TMPDIR) is named instead.
-    error =
-      storageProblem(caught, cellPaths(dir).strategyDir) ?? (caught instanceof Error ? caught.message : String(caught));
+    error = storageProblem(caught, cellPaths(dir).strategyDir) ?? errorMessage(caught);
   }
   const effects = ledger.counts();
   close();

@@ -11,6 +11,7 @@ import { LOADING, WARMING } from './cell-timeout.js';
 import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool-workers.js';
 import { setQueuedAgentCells } from '../process/spares.js';
 import { thrownText } from '../agent/strategy-contract.js';
+import { errorMessage } from '../core/errors.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;
 
@@ -55,7 +56,7 @@ async function run(message: RunCellRequest): Promise<CellResult> {
       send({ type: 'phase', index: message.index, phase }),
     );
   } catch (error) {
-    return failedCell(cell, error instanceof Error ? error.message : String(error));
+    return failedCell(cell, errorMessage(error));
   }
 }
 

@@ -34,6 +34,7 @@ import type { Scenario, Step } from '../scenarios/format.js';
 import { messageIds, opaqueStepId } from '../scenarios/step-ids.js';
 import type { ChatModel, Embedder } from '../models/types.js';
 import type { MemoryEvent, MemoryStrategy, StrategyDefinition } from '../../strategies/types.js';
+import { errorMessage } from '../core/errors.js';
 
 /** What a ranking-only cell reads of its plan (cell.ts's CellPlan). */
 export interface RankOnlyPlan {
@@ -180,7 +181,7 @@ export async function runRankOnly(
     await strategy.close();
     phases.closeMs = performance.now() - started;
   } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
+    error = errorMessage(caught);
     await strategy?.close().catch(() => undefined);
   }
   return {

@@ -10,7 +10,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { LiveProviderSettings } from './cell.js';
-import { MembenchError } from '../core/errors.js';
+import { MembenchError, errorMessage } from '../core/errors.js';
 import { writeFileAtomic } from '../core/fs.js';
 import { removeOwnFiles } from '../core/manifest.js';
 import { MEMBENCH_VERSION, membenchCommit } from '../core/package-info.js';
@@ -151,10 +151,7 @@ export class RunDir implements CellStore {
     try {
       parsed = planFile.safeParse(JSON.parse(text));
     } catch (error) {
-      throw new MembenchError(
-        'INVALID_ARGUMENT',
-        `${file}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-      );
+      throw new MembenchError('INVALID_ARGUMENT', `${file}: not JSON (${errorMessage(error)})`);
     }
     if (!parsed.success)
       throw new MembenchError(
@@ -227,7 +224,7 @@ export class RunDir implements CellStore {
         if (cell.status === 'error') errored.push(cell.id);
         else cells.set(position, cell);
       } catch (error) {
-        this.onWarning(`${file}: ${error instanceof Error ? error.message : String(error)}: the cell runs again`);
+        this.onWarning(`${file}: ${errorMessage(error)}: the cell runs again`);
       }
     }
     if (errored.length > 0)

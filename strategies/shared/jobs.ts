@@ -15,6 +15,7 @@ import type { Statement } from 'better-sqlite3';
 import type { DurabilityMode } from '../types.js';
 import type { SqliteDatabase } from '../../harness/core/sqlite.js';
 import { inDurableBatch } from '../../harness/core/durable-batch.js';
+import { errorMessage } from '../../harness/core/errors.js';
 
 /** A unit of background work as stored in the queue. */
 export interface Job<Payload = unknown> {
@@ -264,8 +265,7 @@ export class JobWorker<Payload> {
         try {
           await this.handler(job);
         } catch (error) {
-          if (this.queue.has(job.id))
-            this.queue.release(job.id, error instanceof Error ? error.message : String(error));
+          if (this.queue.has(job.id)) this.queue.release(job.id, errorMessage(error));
           throw error;
         }
         if (!this.staged(job)) this.queue.complete(job.id);
