@@ -7,7 +7,8 @@
  * the crash points, and a durability verdict with it).
  */
 import type { LoadResult, MemoryStrategy } from '../../strategies/types.js';
-import { MembenchError } from '../core/errors.js';
+import { errorMessage, MembenchError } from '../core/errors.js';
+import { shownValue } from '../core/user-input.js';
 import { isRecord } from '../core/guards.js';
 
 /** What every strategy must have (the rest of the contract is optional). */
@@ -20,19 +21,7 @@ const labels = new WeakMap<object, string>();
 
 /** A thrown value in one line as Node names it: `Error: timer throw`, `TypeError: x is not a function`, `42`. */
 export function thrownText(value: unknown): string {
-  return value instanceof Error ? `${value.name}: ${value.message}` : String(value);
-}
-
-/** A wrong value, short: `"hello"`, `undefined`, `{"role":"user","content":"hi"}` (cut at 80 characters). */
-function shown(value: unknown): string {
-  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return String(value);
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = Object.prototype.toString.call(value);
-  }
-  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  return value instanceof Error ? `${value.name}: ${value.message}` : errorMessage(value);
 }
 
 /**
@@ -43,7 +32,7 @@ export function checkedStrategy(label: string, made: unknown): MemoryStrategy {
   if (made === null || typeof made !== 'object')
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${label}: create() returned ${shown(made)}, not a strategy (${CONTRACT})`,
+      `${label}: create() returned ${shownValue(made, 80)}, not a strategy (${CONTRACT})`,
     );
   const missing = REQUIRED_METHODS.filter((method) => typeof (made as Record<string, unknown>)[method] !== 'function');
   if (missing.length > 0)
@@ -64,11 +53,11 @@ export function checkedLoad(strategy: MemoryStrategy, result: unknown): LoadResu
   const wrong = (part: string, expected: string) =>
     new MembenchError('INVALID_ARGUMENT', `${label}: load() returned ${part}: ${expected}`);
   if (Array.isArray(result)) throw wrong('an array', `${LOAD_RESULT} (the messages go in its \`messages\`)`);
-  if (!isRecord(result)) throw wrong(shown(result), LOAD_RESULT);
+  if (!isRecord(result)) throw wrong(shownValue(result, 80), LOAD_RESULT);
   const { messages, retrieved } = result;
   if (!Array.isArray(messages))
     throw wrong(
-      `messages ${shown(messages)}`,
+      `messages ${shownValue(messages, 80)}`,
       'expected an array of LangChain BaseMessages (HumanMessage, AIMessage, …)',
     );
   for (let index = 0; index < messages.length; index++) {
@@ -76,17 +65,20 @@ export function checkedLoad(strategy: MemoryStrategy, result: unknown): LoadResu
     // What the harness calls on each message; a plain { role, content } object has no such method.
     if (typeof (message as { getType?: unknown } | null)?.getType !== 'function')
       throw wrong(
-        `messages[${index}] ${shown(message)}`,
+        `messages[${index}] ${shownValue(message, 80)}`,
         'expected a LangChain BaseMessage (HumanMessage, AIMessage, …)',
       );
   }
   if (retrieved !== undefined) {
     if (!Array.isArray(retrieved))
-      throw wrong(`retrieved ${shown(retrieved)}`, 'expected an array of { stepIds, score }, or no `retrieved`');
+      throw wrong(
+        `retrieved ${shownValue(retrieved, 80)}`,
+        'expected an array of { stepIds, score }, or no `retrieved`',
+      );
     for (let index = 0; index < retrieved.length; index++) {
       const item: unknown = retrieved[index];
       if (!Array.isArray((item as { stepIds?: unknown } | null)?.stepIds))
-        throw wrong(`retrieved[${index}] ${shown(item)}`, 'expected { stepIds: string[], score: number }');
+        throw wrong(`retrieved[${index}] ${shownValue(item, 80)}`, 'expected { stepIds: string[], score: number }');
     }
   }
   return result as unknown as LoadResult;

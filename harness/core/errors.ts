@@ -1,5 +1,7 @@
 /** Errors with stable codes: the CLI turns them into a message and an exit code in one place. */
 
+import { shownValue } from './user-input.js';
+
 export type ErrorCode =
   | 'INVALID_SCENARIO'
   | 'INVALID_ARGUMENT'
@@ -53,13 +55,7 @@ export function errorMessage(value: unknown): string {
   if (typeof value === 'string') return value;
   const message = (value as { message?: unknown } | null)?.message;
   if (typeof message === 'string') return message;
-  let shown: string;
-  try {
-    shown = JSON.stringify(value) ?? String(value);
-  } catch {
-    shown = Object.prototype.toString.call(value);
-  }
-  return `${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown} (thrown, not an Error)`;
+  return `${shownValue(value, 200)} (thrown, not an Error)`;
 }
 
 export function isMembenchError(error: unknown): error is MembenchError {

@@ -76,3 +76,21 @@ export function describeInput(input: unknown): string {
   if (typeof input === 'string') return `"${input.length > 40 ? `${input.slice(0, 40)}…` : input}"`;
   return String(input);
 }
+
+/**
+ * A value as a refusal shows it, within `max` characters: strings quoted, lists and objects as
+ * JSON, a function as such; what JSON cannot write (a cycle) as its object tag.
+ */
+export function shownValue(value: unknown, max = 60): string {
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'string') return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+  if (typeof value !== 'object' || value === null) return String(value);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    // a cycle, a BigInt inside
+  }
+  if (text === undefined) return Object.prototype.toString.call(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

@@ -9,7 +9,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { MembenchError } from '../core/errors.js';
 import { checkNumber, type NumberRange } from '../core/numbers.js';
-import { didYouMean } from '../core/user-input.js';
+import { didYouMean, shownValue } from '../core/user-input.js';
 import type { RunOptions } from './options.js';
 import {
   optionTarget,
@@ -55,21 +55,6 @@ const HOOKS: Record<string, { expected: string; holds: (value: unknown) => boole
   now: { expected: 'a function returning a Date', holds: isFunction },
 };
 
-/** A value as a refusal shows it: strings quoted, lists and objects as (short) JSON. */
-function shown(value: unknown): string {
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value !== 'object' || value === null) return String(value);
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    // a cycle, a BigInt: said by its kind
-  }
-  if (text === undefined) return Array.isArray(value) ? 'a list' : 'an object';
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
-}
-
 const refuse = (message: string): MembenchError => new MembenchError('INVALID_ARGUMENT', message);
 
 /** Refuses `name`'s value unless its row's schema takes it as it is (a config file's shorthand, `"buffer"` for `["buffer"]`, is not the option's type). */
@@ -77,20 +62,21 @@ function checkField(name: string, value: unknown, spec: SettingSpec): void {
   if (spec.bounds) {
     const scale = spec.scale ?? 1;
     const range = { ...spec.bounds, min: spec.bounds.min * scale, max: spec.bounds.max * scale };
-    if (typeof value !== 'number') throw refuse(`${name} ${shown(value)}: expected a number`);
+    if (typeof value !== 'number') throw refuse(`${name} ${shownValue(value)}: expected a number`);
     checkNumber(name, value, range);
     return;
   }
   const parsed = spec.schema.safeParse(value);
-  if (!parsed.success) throw refuse(`${name} ${shown(value)}: ${parsed.error.issues[0]?.message ?? 'not accepted'}`);
+  if (!parsed.success)
+    throw refuse(`${name} ${shownValue(value)}: ${parsed.error.issues[0]?.message ?? 'not accepted'}`);
   if (!isDeepStrictEqual(parsed.data, value))
-    throw refuse(`${name} ${shown(value)}: write it as ${shown(parsed.data)}`);
+    throw refuse(`${name} ${shownValue(value)}: write it as ${shownValue(parsed.data)}`);
 }
 
 /** Refuses options that are no object, a field of the wrong type or range, a hook that is not one, and a field RunOptions does not have. */
 export function checkRunOptions(options: unknown): asserts options is RunOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw refuse(`runBenchmark takes an object of options (RunOptions), not ${shown(options)}`);
+    throw refuse(`runBenchmark takes an object of options (RunOptions), not ${shownValue(options)}`);
   const known = [...OPTION_ROWS.keys(), ...Object.keys(HOOKS), 'live'];
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue;
@@ -98,7 +84,7 @@ export function checkRunOptions(options: unknown): asserts options is RunOptions
     const hook = HOOKS[name];
     if (row) checkField(name, value, row);
     else if (hook) {
-      if (!hook.holds(value)) throw refuse(`${name} ${shown(value)}: expected ${hook.expected}`);
+      if (!hook.holds(value)) throw refuse(`${name} ${shownValue(value)}: expected ${hook.expected}`);
     } else if (name === 'live') checkLive(value);
     else throw refuse(`unknown option "${name}"${didYouMean(name, known)}: RunOptions has ${known.join(', ')}`);
   }
@@ -109,7 +95,7 @@ export function checkRunOptions(options: unknown): asserts options is RunOptions
 function checkLive(live: unknown): void {
   if (typeof live !== 'object' || live === null || Array.isArray(live))
     throw refuse(
-      `live ${shown(live)}: expected an object (baseUrl, apiKey, concurrency, timeoutMs, maxRetries, temperature)`,
+      `live ${shownValue(live)}: expected an object (baseUrl, apiKey, concurrency, timeoutMs, maxRetries, temperature)`,
     );
   const known = [...LIVE_ROWS.keys(), 'temperature'];
   for (const [name, value] of Object.entries(live)) {
@@ -117,7 +103,7 @@ function checkLive(live: unknown): void {
     const row = LIVE_ROWS.get(name);
     if (row) checkField(`live.${name}`, value, row);
     else if (name === 'temperature') {
-      if (typeof value !== 'number') throw refuse(`live.temperature ${shown(value)}: expected a number`);
+      if (typeof value !== 'number') throw refuse(`live.temperature ${shownValue(value)}: expected a number`);
       checkNumber('live.temperature', value, TEMPERATURE);
     } else throw refuse(`unknown option "live.${name}"${didYouMean(name, known)}: live has ${known.join(', ')}`);
   }

@@ -54,43 +54,14 @@ describe('membench tune', () => {
   });
 
   it('refuses an empty --out as run does (it said "no such file or directory: ")', async () => {
-    const result = await membenchInProcess([
-      'tune',
-      '-s',
-      'window',
-      '-p',
-      'k',
-      '--values',
-      '1,2',
-      '--target-recall',
-      '0.5',
-      '-c',
-      'recipes-en',
-      '-o',
-      '',
-    ]);
+    const result = await membenchInProcess(sweepK('window', ''));
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--out is empty (an unset variable?)');
   });
 
   it('says why each failed cell failed, as run does (the table only counted them)', async () => {
     const out = path.join(await tempDir(), 'out');
-    const result = await membenchInProcess([
-      'tune',
-      '-s',
-      './fixtures/strategies/fails-to-create.mjs',
-      '-p',
-      'k',
-      '--values',
-      '1,2',
-      '--target-recall',
-      '0.5',
-      '-c',
-      'recipes-en',
-      '-o',
-      out,
-      '-q',
-    ]);
+    const result = await membenchInProcess(sweepK('./fixtures/strategies/fails-to-create.mjs', out, '-q'));
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^1 {2}.* 1 cell\(s\) failed$/mu);
     for (const k of [1, 2])
@@ -131,6 +102,24 @@ describe('membench tune', () => {
 });
 
 /** The arrange step of every case: `membench tune -s window -p k VALUES... --target-recall TARGET -o OUT`, OUT a fresh dir. */
+/** `tune` of a strategy's knob k over 1 and 2 on recipes-en, target 0.5, into `out`. */
+const sweepK = (strategy: string, out: string, ...rest: string[]): string[] => [
+  'tune',
+  '-s',
+  strategy,
+  '-p',
+  'k',
+  '--values',
+  '1,2',
+  '--target-recall',
+  '0.5',
+  '-c',
+  'recipes-en',
+  '-o',
+  out,
+  ...rest,
+];
+
 async function tuneWindowK(
   values: string[],
   target: string,
