@@ -187,19 +187,22 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       slot.started = performance.now();
       arm(slot, next, loadLimitMs(options.cellTimeoutMs));
     };
+    /**
+     * Records the slot's cell as failed now, in the phase it was in (a timeout, an exception its
+     * worker could not tie to an await); killing the worker (and its agent processes) frees the
+     * slot, and its exit spawns a fresh one.
+     */
+    const failNow = (slot: Slot, task: PoolTask, error: (phase: string) => string): void => {
+      clearTimeout(slot.timer);
+      slot.busy = undefined;
+      const phase = slot.phase ?? 'start';
+      deliver(task.index, failedCell(task.task, error(phase), performance.now() - (slot.started ?? 0), phase));
+      void slot.worker.kill({ group: true });
+    };
     /** (Re)starts the busy cell's clock: past `limitMs` the cell is recorded as timed out in the phase it was in. */
     const arm = (slot: Slot, task: PoolTask, limitMs: number): void => {
       clearTimeout(slot.timer);
-      slot.timer = setTimeout(() => {
-        // The cell is recorded now; killing the worker (and its agent processes) frees the slot, and its exit spawns a fresh one.
-        slot.busy = undefined;
-        const phase = slot.phase ?? 'start';
-        deliver(
-          task.index,
-          failedCell(task.task, timeoutMessage(limitMs, phase), performance.now() - (slot.started ?? 0), phase),
-        );
-        void slot.worker.kill({ group: true });
-      }, limitMs);
+      slot.timer = setTimeout(() => failNow(slot, task, (phase) => timeoutMessage(limitMs, phase)), limitMs);
     };
     const free = (slot: Slot): void => {
       clearTimeout(slot.timer);
@@ -221,16 +224,8 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           slot.phase = message.phase;
           return;
         }
-        if (message.type === 'uncaught' && slot.busy?.index === message.index) {
-          // As a timeout: the cell is recorded now, with the phase it was in; the worker is killed and replaced.
-          const lost = slot.busy;
-          const where = slot.phase ?? 'start';
-          clearTimeout(slot.timer);
-          slot.busy = undefined;
-          deliver(lost.index, failedCell(lost.task, message.error, performance.now() - (slot.started ?? 0), where));
-          void slot.worker.kill({ group: true });
-          return;
-        }
+        if (message.type === 'uncaught' && slot.busy?.index === message.index)
+          return failNow(slot, slot.busy, () => message.error);
         if (message.type === 'result' && slot.busy?.index === message.index) {
           free(slot);
           deliver(message.index, message.result);
