@@ -1,5 +1,7 @@
 /** Errors with stable codes: the CLI turns them into a message and an exit code in one place. */
 
+import os from 'node:os';
+import path from 'node:path';
 import { shownValue } from './user-input.js';
 
 export type ErrorCode =
@@ -75,8 +77,8 @@ export function isFileSystemError(error: unknown): error is NodeJS.ErrnoExceptio
 const FILE_SYSTEM_WORDS: Record<string, (path: string) => string> = {
   ENOSPC: (path) => `no space left on the device holding ${path}`,
   EDQUOT: (path) => `disk quota exceeded writing ${path}`,
-  EEXIST: (path) => `${path} already exists and is not a directory (a file?): choose another path`,
-  ENOTDIR: (path) => `${path}: a part of this path is a file, not a directory: choose another path`,
+  EEXIST: (path) => `${path} already exists and is not a directory (a file?)`,
+  ENOTDIR: (path) => `${path}: a part of this path is a file, not a directory`,
   EISDIR: (path) => `${path} is a directory, not a file`,
   EACCES: (path) => `permission denied: ${path}`,
   EPERM: (path) => `operation not permitted: ${path}`,
@@ -88,6 +90,8 @@ const FILE_SYSTEM_WORDS: Record<string, (path: string) => string> = {
 };
 /** Errnos that mean the machine ran out of something, not that the user named a bad path: exit 1, like a failed run. */
 const RESOURCE_ERRNOS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EMFILE', 'EIO']);
+/** Errnos whose remedy is another path, when the path was the user's. */
+const ANOTHER_PATH_ERRNOS: ReadonlySet<string> = new Set(['EEXIST', 'ENOTDIR']);
 
 /**
  * A file-system error as a plain MembenchError (no stack trace): the path, the meaning, and
@@ -96,8 +100,27 @@ const RESOURCE_ERRNOS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EMFIL
  */
 export function fileSystemProblem(error: unknown, hint?: string): MembenchError | undefined {
   if (!isFileSystemError(error)) return undefined;
-  const path = (error as NodeJS.ErrnoException).path ?? (error as { dest?: string }).dest ?? 'a file';
-  const words = FILE_SYSTEM_WORDS[error.code]?.(path) ?? `${error.code}: ${error.message}`;
-  const code: ErrorCode = RESOURCE_ERRNOS.has(error.code) ? 'FILE_SYSTEM' : 'BAD_PATH';
-  return new MembenchError(code, hint ? `${words}: ${hint}` : words);
+  const file = (error as NodeJS.ErrnoException).path ?? (error as { dest?: string }).dest ?? 'a file';
+  const words = FILE_SYSTEM_WORDS[error.code]?.(file) ?? `${error.code}: ${error.message}`;
+  const resource = RESOURCE_ERRNOS.has(error.code);
+  const anotherPath = ANOTHER_PATH_ERRNOS.has(error.code) ? 'choose another path' : undefined;
+  const advice = (hint === undefined ? [tempDirAdvice(file, resource) ?? anotherPath] : [anotherPath, hint]).filter(
+    (part) => part !== undefined,
+  );
+  return new MembenchError(resource ? 'FILE_SYSTEM' : 'BAD_PATH', [words, ...advice].join(': '));
+}
+
+/**
+ * What to do about a failing path in one of membench's own working dirs (`membench-…` in the temp
+ * dir: cell stores, bench files): the user never named that path, so say where it comes from —
+ * os.tmpdir() reads TMPDIR, then TMP, then TEMP — and which variable moves it. Undefined for any
+ * other path (a file the user keeps in /tmp is theirs).
+ */
+function tempDirAdvice(file: string, full: boolean): string | undefined {
+  const temp = path.resolve(os.tmpdir());
+  const [first] = path.relative(temp, path.resolve(file)).split(path.sep);
+  if (first === undefined || !first.startsWith('membench-')) return undefined;
+  const variable = ['TMPDIR', 'TMP', 'TEMP'].find((name) => process.env[name]);
+  const source = variable ? `${variable}=${process.env[variable]}` : `the system's, ${temp}`;
+  return `membench makes its working dirs in the temp dir (${source}): ${full ? 'free space there, or set TMPDIR to a disk with room' : 'set TMPDIR to a directory you can write to'}`;
 }

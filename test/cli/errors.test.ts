@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_JUDGE_PROMPTS_BYTES } from '../../harness/results/judge-prompts.js';
@@ -28,6 +29,38 @@ describe('file-system errors', () => {
     });
     expect(fileSystemProblem(errno('EACCES', '/root/x'))?.exitCode).toBe(2);
     expect(fileSystemProblem(new Error('not from the file system'))).toBeUndefined();
+  });
+
+  it("say where a path in membench's own temp dirs comes from (TMPDIR), and leave the user's own files in /tmp alone", () => {
+    const own = path.join(os.tmpdir(), 'membench-run-1-abc', 'cell', 'store.sqlite');
+    const source = ['TMPDIR', 'TMP', 'TEMP'].find((name) => process.env[name]);
+    const where = source ? `${source}=${process.env[source]}` : `the system's, ${path.resolve(os.tmpdir())}`;
+    expect(fileSystemProblem(errno('ENOENT', own))?.message).toBe(
+      `no such file or directory: ${own}: membench makes its working dirs in the temp dir (${where}): set TMPDIR to a directory you can write to`,
+    );
+    expect(fileSystemProblem(errno('ENOSPC', own))?.message).toContain(
+      `(${where}): free space there, or set TMPDIR to a disk with room`,
+    );
+    const users = path.join(os.tmpdir(), 'results', 'a.json');
+    expect(fileSystemProblem(errno('ENOENT', users))?.message).toBe(`no such file or directory: ${users}`);
+    // A caller's hint knows better (an --out the user chose under /tmp).
+    expect(fileSystemProblem(errno('ENOTDIR', own), 'resume it')?.message).toBe(
+      `${own}: a part of this path is a file, not a directory: choose another path: resume it`,
+    );
+  });
+
+  it('a TMPDIR that is no directory stops a run at once, naming the variable (exit 2)', async () => {
+    const result = await membench(
+      ['run', '-c', 'recipes-en', '-s', 'buffer', '-o', path.join(os.tmpdir(), 'never-written')],
+      {
+        env: { TMPDIR: '/nonexistent-membench-tmp' },
+      },
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /^membench: no such file or directory: \/nonexistent-membench-tmp\/membench-run-\S+: membench makes its working dirs in the temp dir \(TMPDIR=\/nonexistent-membench-tmp\): set TMPDIR to a directory you can write to\n$/u,
+    );
+    expect(existsSync(path.join(os.tmpdir(), 'never-written'))).toBe(false);
   });
 });
 
