@@ -343,11 +343,16 @@ export const longmemeval: DatasetConverter = {
       if (!session.idTaken) stepsBySession.set(session.id, sessionSteps);
     }
 
-    const probeEvidence = abstention
-      ? []
-      : evidence.length > 0
-        ? evidence
-        : answerSessionSteps(raw.answer_session_ids, stepsBySession);
+    const answerSessions =
+      abstention || evidence.length > 0 ? undefined : answerSessionSteps(raw.answer_session_ids, stepsBySession);
+    const probeEvidence = abstention ? [] : evidence.length > 0 ? evidence : answerSessions!.steps;
+    if (answerSessions && answerSessions.unknown.length > 0 && answerSessions.steps.length > 0)
+      log.repair(
+        item,
+        'answer-session-unknown',
+        `answer_session_ids ${answerSessions.unknown.join(', ')} ${answerSessions.unknown.length === 1 ? 'names' : 'name'} no haystack session: the other answer sessions' turns are the evidence`,
+        item,
+      );
     if (!abstention && evidence.length === 0) {
       log.repair(
         item,
@@ -355,7 +360,7 @@ export const longmemeval: DatasetConverter = {
         probeEvidence.length > 0
           ? "no turn is marked has_answer: the answer sessions' turns are the evidence"
           : Array.isArray(raw.answer_session_ids)
-            ? 'no turn is marked has_answer and no answer session is in the haystack: probe kept without evidence'
+            ? `no turn is marked has_answer and no answer session is in the haystack${answerSessions!.unknown.length > 0 ? ` (answer_session_ids ${answerSessions!.unknown.join(', ')})` : ''}: probe kept without evidence`
             : `no turn is marked has_answer and ${badField('answer_session_ids', raw.answer_session_ids, 'a list of session ids')}: probe kept without evidence`,
         item,
       );
@@ -389,10 +394,18 @@ export const longmemeval: DatasetConverter = {
   },
 };
 
-function answerSessionSteps(raw: unknown, stepsBySession: ReadonlyMap<string, string[]>): string[] {
-  if (!Array.isArray(raw)) return [];
-  return raw.flatMap((id: unknown) => {
+function answerSessionSteps(
+  raw: unknown,
+  stepsBySession: ReadonlyMap<string, string[]>,
+): { steps: string[]; unknown: string[] } {
+  if (!Array.isArray(raw)) return { steps: [], unknown: [] };
+  const steps: string[] = [];
+  const unknown: string[] = [];
+  for (const id of raw as unknown[]) {
     const text = typeof id === 'string' ? id : numberText(id);
-    return text === undefined ? [] : (stepsBySession.get(text) ?? []);
-  });
+    const found = text === undefined ? undefined : stepsBySession.get(text);
+    if (found) steps.push(...found);
+    else unknown.push(shownValue(id));
+  }
+  return { steps, unknown };
 }

@@ -296,6 +296,33 @@ describe('LongMemEval fixture', async () => {
     });
   });
 
+  test('answer_session_ids naming sessions not in the haystack (or entries of no id type) are said, beside the evidence the others give', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const sessions = (first!.haystack_sessions as Record<string, unknown>[][]).map((session) =>
+      session.map(({ has_answer: _marked, ...turn }) => turn),
+    );
+    const known = first!.answer_session_ids as string[];
+    const { report: said, scenarios: imported } = await importText(
+      JSON.stringify([
+        { ...first, haystack_sessions: sessions, answer_session_ids: [...known, 'answer_gone', null] },
+        { ...first, question_id: 'q-none', haystack_sessions: sessions, answer_session_ids: ['answer_gone'] },
+      ]),
+    );
+    expect(said.repaired.filter((issue) => issue.where === '7f3a91c2').map((issue) => issue.code)).toEqual([
+      'answer-session-unknown',
+      'evidence-from-sessions',
+    ]);
+    expect(said.repaired.find((issue) => issue.code === 'answer-session-unknown')?.message).toBe(
+      `answer_session_ids "answer_gone", null name no haystack session: the other answer sessions' turns are the evidence`,
+    );
+    expect(probeOf(imported.get('longmemeval-7f3a91c2')).evidence?.length).toBeGreaterThan(0);
+    expect(said.repaired.find((issue) => issue.where === 'q-none')).toMatchObject({
+      code: 'evidence-none',
+      message:
+        'no turn is marked has_answer and no answer session is in the haystack (answer_session_ids "answer_gone"): probe kept without evidence',
+    });
+  });
+
   test('--limit N imports the first N questions', async () => {
     const limited = await importFile(2);
     expect([...limited.scenarios.keys()]).toEqual(['longmemeval-7f3a91c2', 'longmemeval-gpt4_2655b836']);
