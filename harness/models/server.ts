@@ -9,7 +9,8 @@
  * file is HTTP, and the worker thread that answers `membench serve`'s large requests.
  */
 import { existsSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { TokenCounter } from '../core/tokens.js';
@@ -107,6 +108,39 @@ function send(response: ServerResponse, status: number, text: string, allow: str
   response.end(text);
 }
 
+/**
+ * A request Node's HTTP parser refused before any handler saw it (headers over Node's limit, a
+ * malformed request line or chunked body, a request that did not arrive in time): answered, as
+ * every other refusal, with an OpenAI-shaped error body — Node's own answer has none, and a client
+ * reading `error.message` got nothing. Written to the socket itself (there is no response object),
+ * unless a response on it has begun or the client is gone.
+ */
+function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: Duplex,
+  requestTimeout: number,
+  count: (kind: string) => void,
+): void {
+  // Node's own check, before it writes its answer: a response already under way is not interrupted.
+  const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || !socket.writable || started) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    status === 431
+      ? "request headers too large (over Node.js's limit, 16 KB by default)"
+      : status === 408
+        ? `the request's headers and body did not arrive within ${requestTimeout} ms`
+        : `malformed HTTP request: ${error.code === undefined ? error.message : `${error.code}${'reason' in error ? ` (${String(error.reason)})` : ''}`}`;
+  count('error');
+  const text = JSON.stringify(refusal(new RequestError(status, message)).body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
 /** Starts the worker: the compiled JS beside this file, else (tests on the sources) the TS through tsx's loader. */
 function startWorker(workerData: unknown): Worker {
   const js = new URL('./server-worker.js', import.meta.url);
@@ -200,6 +234,12 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       return { status: 200, kind: 'models', text: JSON.stringify({ object: 'list', data }) };
     }
     const route: AnswerRoute = path === '/v1/embeddings' ? 'embeddings' : 'chat';
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+    if (encoding && encoding !== 'identity')
+      throw new RequestError(
+        415,
+        `Content-Encoding ${encoding}: this endpoint reads bodies as sent (no decompression): send the JSON uncompressed`,
+      );
     const body = await readBody(request);
     if (offload && body.length >= offloadFrom) {
       if (offload.busy >= MAX_OFFLOADED)
@@ -233,6 +273,9 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     // Node checks the timeouts every connectionsCheckingInterval (30 s by default): a second at most.
     { requestTimeout, headersTimeout: requestTimeout, connectionsCheckingInterval: Math.min(1000, requestTimeout) },
     (request, response) => void handle(request, response),
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, requestTimeout, count),
   );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

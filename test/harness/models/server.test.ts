@@ -1,5 +1,6 @@
 /** The local OpenAI-compatible endpoint, driven by the `openai` client itself over real HTTP. */
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HashedEmbedder, OfflineModel } from '../../../harness/models/index.js';
@@ -14,6 +15,22 @@ beforeAll(async () => {
   client = new OpenAI({ baseURL: server.baseUrl, apiKey: 'unused', maxRetries: 0 });
 });
 afterAll(() => server.close());
+
+/** Sends `raw` bytes to the endpoint and resolves with everything it answers until it closes. */
+function rawExchange(raw: string): Promise<string> {
+  const { port } = new URL(server.baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(raw));
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+/** The `error` object of a raw HTTP reply's JSON body. */
+const errorOf = (reply: string): { message: string; type: string } =>
+  (JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { error: { message: string; type: string } }).error;
 
 /** A user prompt laid out as mem0ai 3.x lays out its fact extraction (its section headers, in its order). */
 function mem0Prompt(newMessages: string): string {
@@ -252,9 +269,42 @@ describe('membench serve endpoint', () => {
         socket.on('error', reject);
       });
       expect(reply).toMatch(/^HTTP\/1\.1 408/u);
+      expect(errorOf(reply)).toMatchObject({ message: "the request's headers and body did not arrive within 200 ms" });
     } finally {
       await quick.close();
     }
+  });
+
+  it("answers what Node's parser refuses (a malformed request, headers over its limit) with an OpenAI error body, not an empty one", async () => {
+    const malformed = await rawExchange('GARBAGE\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/u);
+    expect(errorOf(malformed)).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringMatching(/^malformed HTTP request: HPE_/u),
+    });
+    const huge = await rawExchange(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /u);
+    expect(errorOf(huge).message).toMatch(/^request headers too large/u);
+    // The endpoint still answers.
+    expect((await client.models.list()).data).toHaveLength(2);
+  });
+
+  it('refuses a compressed body with 415, naming the encoding (it was read as "not JSON")', async () => {
+    const response = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ model: 'offline', messages: [{ role: 'user', content: 'hi' }] })),
+    });
+    expect(response.status).toBe(415);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      'Content-Encoding gzip: this endpoint reads bodies as sent (no decompression): send the JSON uncompressed',
+    );
+    const identity = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      body: JSON.stringify({ model: 'offline', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(identity.status).toBe(200);
   });
 
   it('accepts n: 1, well-formed tools (never calling them), tool_choice auto or none, stream false and an output limit', async () => {
