@@ -183,7 +183,10 @@ function pickExport(namespace: Record<string, unknown>): { exports: Record<strin
   const commonJs = namespace.default as Record<string, unknown> | undefined;
   const exports =
     commonJs !== null && typeof commonJs === 'object' && commonJs.__esModule === true ? commonJs : namespace;
-  return { exports, definition: exports.default ?? exports.strategy };
+  const definition = exports.default ?? exports.strategy;
+  // `export default null` is an export, of the wrong kind: said as such, not as no export at all.
+  const exportedNull = exports.default === null || exports.strategy === null;
+  return { exports, definition: definition === undefined && exportedNull ? null : definition };
 }
 
 /** What is wrong with a would-be definition, one phrase per problem. */

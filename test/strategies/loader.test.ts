@@ -217,6 +217,17 @@ describe('loadStrategyDefinition', () => {
     );
   });
 
+  it('says an export of null is null (it read as no export, "it exports: default")', async () => {
+    for (const [name, text] of [
+      ['null-default.mjs', 'export default null;\n'],
+      ['null-strategy.mjs', 'export const strategy = null;\n'],
+    ]) {
+      const error = await rejection(load(await write(name!, text!)));
+      expect(error.message).toMatch(/does not export a valid strategy definition:$/u);
+      expect(error.details).toEqual(['  - the export is null, not an object']);
+    }
+  });
+
   it('reports every missing or invalid field of the definition', async () => {
     const error = await rejection(
       load(
