@@ -122,7 +122,7 @@ export function parseResults(text: string, source = 'the results text'): RunResu
   if (!parsed.success) {
     const problems = parsed.error.issues
       .slice(0, 5)
-      .map((issue) => `  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      .map((issue) => `  ${issuePlace(issue.path, upgraded)}: ${issue.message}`);
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `${source}: not a valid membench results file (schema version ${version})`,
@@ -131,6 +131,21 @@ export function parseResults(text: string, source = 'the results text'): RunResu
   }
   restoreRankings(parsed.data);
   return parsed.data;
+}
+
+/**
+ * Where a schema issue is, as a reader finds it: a cell by its index and its id (`cells[1] (id
+ * "recipes-en/window(k=2)").tokens.contextTotal`), for a file of a hundred cells said `cells.1.…`.
+ */
+function issuePlace(place: readonly PropertyKey[], data: unknown): string {
+  if (place.length === 0) return '(root)';
+  const [top, index, ...rest] = place;
+  const cells = (data as { cells?: unknown }).cells;
+  if (top !== 'cells' || typeof index !== 'number' || !Array.isArray(cells)) return place.map(String).join('.');
+  const id = (cells[index] as { id?: unknown } | null | undefined)?.id;
+  // The id is no help where the id itself is what is wrong.
+  const named = `cells[${index}]${typeof id === 'string' && !(rest.length === 1 && rest[0] === 'id') ? ` (id ${JSON.stringify(id)})` : ''}`;
+  return [named, ...rest.map(String)].join('.');
 }
 
 /** A renamed key, when the object has the old one (in place; the new key goes where the old one was, so the field order stays). */

@@ -627,19 +627,19 @@ const DISTRIBUTION_ORDER = [
   ['p99', 'max'],
 ] as const;
 
-/** Refuses a figure above the one that bounds it (a mean above the max, p50 above p95), naming the cell and the field. */
+/** Refuses a figure above the one that bounds it (a mean above the max, p50 above p95), naming the field (a reader names the cell: read.ts). */
 function inOrder<Key extends string>(
   figures: Record<Key, number>,
   pairs: readonly (readonly [Key, Key])[],
-  where: { id: string; path: readonly string[] },
+  where: readonly string[],
   context: z.RefinementCtx,
 ): void {
   for (const [lower, upper] of pairs)
     if (figures[lower] > figures[upper] + ORDER_TOLERANCE * Math.abs(figures[upper]))
       context.addIssue({
         code: 'custom',
-        path: [...where.path, lower],
-        message: `cell "${where.id}": expected at most ${upper} (${figures[upper]}), got ${figures[lower]}`,
+        path: [...where, lower],
+        message: `expected at most ${upper} (${figures[upper]}), got ${figures[lower]}`,
       });
 }
 
@@ -708,10 +708,10 @@ const okCellFields = cellIdentity.extend({
   skipped: z.array(z.enum(SKIPPED_KEYS)).optional(),
 });
 /** An ok cell's figures, its statistics in order: the context tokens' mean and max, each latency's distribution. */
-export const okCellSchema = okCellFields.superRefine(({ id, tokens, latency }, context) => {
-  inOrder(tokens, TOKENS_ORDER, { id, path: ['tokens'] }, context);
+export const okCellSchema = okCellFields.superRefine(({ tokens, latency }, context) => {
+  inOrder(tokens, TOKENS_ORDER, ['tokens'], context);
   for (const [name, distribution] of Object.entries(latency))
-    inOrder(distribution, DISTRIBUTION_ORDER, { id, path: ['latency', name] }, context);
+    inOrder(distribution, DISTRIBUTION_ORDER, ['latency', name], context);
 });
 export type OkCell = z.infer<typeof okCellSchema>;
 
@@ -801,7 +801,7 @@ function cellsNamedByTheirFields(
       context.addIssue({
         code: 'custom',
         path: ['cells', index, 'setting'],
-        message: `cell ${JSON.stringify(id)}: expected a setting of its strategy ${JSON.stringify(strategy)} ("${strategy}" or "${strategy}(…)"), got ${JSON.stringify(setting)}`,
+        message: `expected a setting of its strategy ${JSON.stringify(strategy)} ("${strategy}" or "${strategy}(…)"), got ${JSON.stringify(setting)}`,
       });
   }
 }

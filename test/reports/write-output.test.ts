@@ -121,7 +121,9 @@ describe('reading results back', () => {
       expect.unreachable();
     } catch (error) {
       expect(isMembenchError(error) && error.exitCode).toBe(2);
-      expect((error as { details: string[] }).details[0]).toMatch(/^ {2}cells\.2\.tokens\.contextTotal: /u);
+      expect((error as { details: string[] }).details[0]).toMatch(
+        /^ {2}cells\[2\] \(id "recipes-zh\/window\(k=4\)"\)\.tokens\.contextTotal: /u,
+      );
     }
     const unknownStatus = smallRun() as unknown as { cells: { status: string }[] };
     unknownStatus.cells[1]!.status = 'weird';
@@ -130,7 +132,7 @@ describe('reading results back', () => {
       expect.unreachable();
     } catch (error) {
       expect((error as { details: string[] }).details[0]).toBe(
-        '  cells.1.status: expected "ok" or "error", got "weird"',
+        '  cells[1] (id "recipes-zh/window(k=2)").status: expected "ok" or "error", got "weird"',
       );
     }
   });

@@ -56,117 +56,117 @@ describe('a results file with an impossible figure', () => {
     [
       'more hits than probes',
       (data) => (data.cells[0].recall.contextRecall = { n: 1, hits: 99, value: 1 }),
-      'cells.0.recall.contextRecall.hits: 99 hits of 1',
+      'cells[0] (id "recipes-zh/buffer").recall.contextRecall.hits: 99 hits of 1',
     ],
     [
       'hits of no probe',
       (data) => (data.cells[0].recall.staleExposure = { n: 0, hits: 2, value: null }),
-      'cells.0.recall.staleExposure.hits: 2 hits of 0',
+      'cells[0] (id "recipes-zh/buffer").recall.staleExposure.hits: 2 hits of 0',
     ],
     [
       'a rate above 1',
       (data) => (data.cells[0].recall.contextRecall = { n: 2, hits: 2, value: 2 }),
-      'cells.0.recall.contextRecall.value: expected a share from 0 to 1, got 2',
+      'cells[0] (id "recipes-zh/buffer").recall.contextRecall.value: expected a share from 0 to 1, got 2',
     ],
     [
       'a rate below 0',
       (data) => (data.cells[0].recall.answerAccuracy = { n: 2, hits: 0, value: -0.5 }),
-      'cells.0.recall.answerAccuracy.value: expected a share from 0 to 1, got -0.5',
+      'cells[0] (id "recipes-zh/buffer").recall.answerAccuracy.value: expected a share from 0 to 1, got -0.5',
     ],
     [
       'a rate that is not hits / n',
       (data) => (data.cells[0].recall.contextRecall = { n: 2, hits: 1, value: 1 }),
-      'cells.0.recall.contextRecall.value: expected hits / n = 1/2, got 1',
+      'cells[0] (id "recipes-zh/buffer").recall.contextRecall.value: expected hits / n = 1/2, got 1',
     ],
     [
       'a rate of no probe',
       (data) => (data.cells[0].recall.abstention = { n: 0, hits: 0, value: 0 }),
-      'cells.0.recall.abstention.value: expected null (n is 0), got 0',
+      'cells[0] (id "recipes-zh/buffer").recall.abstention.value: expected null (n is 0), got 0',
     ],
     [
       'no rate over probes',
       (data) => (data.cells[0].recall.contextRecall = { n: 3, hits: 0, value: null }),
-      'cells.0.recall.contextRecall.value: expected hits / n = 0/3, got null',
+      'cells[0] (id "recipes-zh/buffer").recall.contextRecall.value: expected hits / n = 0/3, got null',
     ],
     [
       'a fractional count',
       (data) => (data.cells[0].recall.contextRecall = { n: 2.5, hits: 1, value: 0.4 }),
-      'cells.0.recall.contextRecall.n: expected a whole number, 0 or more, got 2.5',
+      'cells[0] (id "recipes-zh/buffer").recall.contextRecall.n: expected a whole number, 0 or more, got 2.5',
     ],
     [
       'a mean share above 1',
       (data) => (data.cells[0].recall.answerRecall = { n: 7, mean: 1.2 }),
-      'cells.0.recall.answerRecall.mean: expected a share from 0 to 1, got 1.2',
+      'cells[0] (id "recipes-zh/buffer").recall.answerRecall.mean: expected a share from 0 to 1, got 1.2',
     ],
     [
       'a mean of no probe',
       (data) => (data.cells[0].recall.evidenceRecall = { n: 0, mean: 0.5 }),
-      'cells.0.recall.evidenceRecall.mean: expected null (n is 0), got 0.5',
+      'cells[0] (id "recipes-zh/buffer").recall.evidenceRecall.mean: expected null (n is 0), got 0.5',
     ],
     [
       'no mean over probes',
       (data) => (data.cells[0].recall.answerRecall = { n: 7, mean: null }),
-      'cells.0.recall.answerRecall.mean: expected the mean of 7 shares, got null',
+      'cells[0] (id "recipes-zh/buffer").recall.answerRecall.mean: expected the mean of 7 shares, got null',
     ],
     [
       'a category rate above 1',
       (data) => (data.cells[0].recallByCategory.extraction.contextRecall.value = 3),
-      'cells.0.recallByCategory.extraction.contextRecall.value: expected a share from 0 to 1, got 3',
+      'cells[0] (id "recipes-zh/buffer").recallByCategory.extraction.contextRecall.value: expected a share from 0 to 1, got 3',
     ],
     [
       'negative context tokens',
       (data) => (data.cells[0].tokens.contextTotal = -5),
-      'cells.0.tokens.contextTotal: expected a whole number, 0 or more, got -5',
+      'cells[0] (id "recipes-zh/buffer").tokens.contextTotal: expected a whole number, 0 or more, got -5',
     ],
     [
       'fractional answer tokens',
       (data) => (data.cells[0].tokens.answer = 10.5),
-      'cells.0.tokens.answer: expected a whole number, 0 or more, got 10.5',
+      'cells[0] (id "recipes-zh/buffer").tokens.answer: expected a whole number, 0 or more, got 10.5',
     ],
     [
       'a negative mean of context tokens',
       (data) => (data.cells[0].tokens.contextMeanPerTurn = -1),
-      'cells.0.tokens.contextMeanPerTurn: expected 0 or more, got -1',
+      'cells[0] (id "recipes-zh/buffer").tokens.contextMeanPerTurn: expected 0 or more, got -1',
     ],
     [
       'negative usage tokens',
       (data) => (data.cells[0].usage.answerTokens = -3),
-      'cells.0.usage.answerTokens: expected a whole number, 0 or more, got -3',
+      'cells[0] (id "recipes-zh/buffer").usage.answerTokens: expected a whole number, 0 or more, got -3',
     ],
     [
       "a turn's negative context tokens",
       (data) => (data.cells[0].turns[1].contextTokens = -7),
-      'cells.0.turns.1.contextTokens: expected a whole number, 0 or more, got -7',
+      'cells[0] (id "recipes-zh/buffer").turns.1.contextTokens: expected a whole number, 0 or more, got -7',
     ],
     [
       "a probe's negative context tokens",
       (data) => (data.cells[0].probes[0].contextTokens = -1),
-      'cells.0.probes.0.contextTokens: expected a whole number, 0 or more, got -1',
+      'cells[0] (id "recipes-zh/buffer").probes.0.contextTokens: expected a whole number, 0 or more, got -1',
     ],
     [
       'a negative latency',
       (data) => (data.cells[0].latency.saveMs.p95 = -0.5),
-      'cells.0.latency.saveMs.p95: expected a time of 0 ms or more, got -0.5',
+      'cells[0] (id "recipes-zh/buffer").latency.saveMs.p95: expected a time of 0 ms or more, got -0.5',
     ],
     [
       "a turn's negative save time",
       (data) => (data.cells[0].turns[0].saveMs = -2),
-      'cells.0.turns.0.saveMs: expected a time of 0 ms or more, got -2',
+      'cells[0] (id "recipes-zh/buffer").turns.0.saveMs: expected a time of 0 ms or more, got -2',
     ],
     [
       "a probe's evidence recall above 1",
       (data) => (data.cells[0].probes[0].evidenceRecall = 1.5),
-      'cells.0.probes.0.evidenceRecall: expected a share from 0 to 1, got 1.5',
+      'cells[0] (id "recipes-zh/buffer").probes.0.evidenceRecall: expected a share from 0 to 1, got 1.5',
     ],
     [
       'an NDCG above 1',
       (data) => (data.cells[0].retrieval = { turn: { n: 1, atK: [{ k: 1, recallAny: 1, recallAll: 1, ndcg: 1.5 }] } }),
-      'cells.0.retrieval.turn.atK.0.ndcg: expected a share from 0 to 1, got 1.5',
+      'cells[0] (id "recipes-zh/buffer").retrieval.turn.atK.0.ndcg: expected a share from 0 to 1, got 1.5',
     ],
     [
       'a negative peak memory',
       (data) => (data.cells[0].peakRssMb = -1),
-      'cells.0.peakRssMb: expected 0 or more, got -1',
+      'cells[0] (id "recipes-zh/buffer").peakRssMb: expected 0 or more, got -1',
     ],
     [
       "a run's negative duration",
@@ -176,37 +176,37 @@ describe('a results file with an impossible figure', () => {
     [
       'a mean of context tokens above their max',
       (data) => (data.cells[0].tokens.contextMeanPerTurn = 2000),
-      'cells.0.tokens.contextMeanPerTurn: cell "recipes-zh/buffer": expected at most contextMax (1688), got 2000',
+      'cells[0] (id "recipes-zh/buffer").tokens.contextMeanPerTurn: expected at most contextMax (1688), got 2000',
     ],
     [
       'a mean latency above its max',
       (data) => (data.cells[0].latency.saveMs = { n: 2, mean: 9, p50: 3, p95: 4, p99: 5, max: 6 }),
-      'cells.0.latency.saveMs.mean: cell "recipes-zh/buffer": expected at most max (6), got 9',
+      'cells[0] (id "recipes-zh/buffer").latency.saveMs.mean: expected at most max (6), got 9',
     ],
     [
       'a median latency above its p95',
       (data) => (data.cells[0].latency.loadMs = { n: 2, mean: 1, p50: 5, p95: 4, p99: 5, max: 6 }),
-      'cells.0.latency.loadMs.p50: cell "recipes-zh/buffer": expected at most p95 (4), got 5',
+      'cells[0] (id "recipes-zh/buffer").latency.loadMs.p50: expected at most p95 (4), got 5',
     ],
     [
       'a p99 latency above its max',
       (data) => (data.cells[0].latency.modelMs = { n: 3, mean: 1, p50: 1, p95: 2, p99: 7, max: 3 }),
-      'cells.0.latency.modelMs.p99: cell "recipes-zh/buffer": expected at most max (3), got 7',
+      'cells[0] (id "recipes-zh/buffer").latency.modelMs.p99: expected at most max (3), got 7',
     ],
     [
       "an id that is not its fields' (its setting is window(k=2))",
       (data) => (data.cells[1].id = 'recipes-zh/buffer'),
-      'cells.1.id: expected "recipes-zh/window(k=2)" or "recipes-zh/window(k=2)/no-keys" (from its scenario "recipes-zh", setting "window(k=2)" and trial 0, in a run of 1 trial), got "recipes-zh/buffer"',
+      'cells[1].id: expected "recipes-zh/window(k=2)" or "recipes-zh/window(k=2)/no-keys" (from its scenario "recipes-zh", setting "window(k=2)" and trial 0, in a run of 1 trial), got "recipes-zh/buffer"',
     ],
     [
       'an id without its trial in a run of several',
       (data) => (data.header.trials = 2),
-      'cells.0.id: expected "recipes-zh/buffer/t0" or "recipes-zh/buffer/no-keys/t0" (from its scenario "recipes-zh", setting "buffer" and trial 0, in a run of 2 trials), got "recipes-zh/buffer"',
+      'cells[0].id: expected "recipes-zh/buffer/t0" or "recipes-zh/buffer/no-keys/t0" (from its scenario "recipes-zh", setting "buffer" and trial 0, in a run of 2 trials), got "recipes-zh/buffer"',
     ],
     [
       'a setting of another strategy',
       (data) => (data.cells[0].strategy = 'window'),
-      'cells.0.setting: cell "recipes-zh/buffer": expected a setting of its strategy "window" ("window" or "window(…)"), got "buffer"',
+      'cells[0] (id "recipes-zh/buffer").setting: expected a setting of its strategy "window" ("window" or "window(…)"), got "buffer"',
     ],
   ])('is refused: %s, naming the file and the field', (_, edit, line) => {
     const { message, details } = refusal(edited(edit));
@@ -223,7 +223,7 @@ describe('a results file with an impossible figure', () => {
     expect(data.cells[index].faults.idempotencyKeys).toBe(false);
     data.cells[index].id = 'crash-mid-tool-call/buffer';
     expect(refusal(JSON.stringify(data), BASELINE).details).toEqual([
-      `  cells.${index}.id: expected "crash-mid-tool-call/buffer/no-keys" (from its scenario "crash-mid-tool-call", setting "buffer" and trial 0, in a run of 1 trial), got "crash-mid-tool-call/buffer"`,
+      `  cells[${index}].id: expected "crash-mid-tool-call/buffer/no-keys" (from its scenario "crash-mid-tool-call", setting "buffer" and trial 0, in a run of 1 trial), got "crash-mid-tool-call/buffer"`,
     ]);
   });
 
@@ -233,7 +233,7 @@ describe('a results file with an impossible figure', () => {
     const { message, details } = refusal(JSON.stringify(data), V3);
     expect(message).toBe(`${V3}: not a valid membench results file (schema version 3)`);
     const { n } = data.cells[0].recall.contextRecall;
-    expect(details).toEqual([`  cells.0.recall.contextRecall.hits: ${n + 1} hits of ${n}`]);
+    expect(details).toEqual([`  cells[0] (id "${data.cells[0].id}").recall.contextRecall.hits: ${n + 1} hits of ${n}`]);
   });
 });
 
@@ -289,7 +289,9 @@ describe('a results file membench writes', () => {
     const data = JSON.parse(written);
     expect(data.cells[0].recall.contextRecall).toEqual({ n: 1, hits: 99, value: 1 });
     expect(data.cells.slice(1)).toEqual(JSON.parse(validText()).cells.slice(1));
-    expect(refusal(written).details).toEqual(['  cells.0.recall.contextRecall.hits: 99 hits of 1']);
+    expect(refusal(written).details).toEqual([
+      '  cells[0] (id "recipes-zh/buffer").recall.contextRecall.hits: 99 hits of 1',
+    ]);
   });
 
   it('keeps a header the schema refuses as it is', () => {
@@ -353,7 +355,7 @@ describe('compare, report and explain', () => {
       expect(run.code).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr.startsWith(expected)).toBe(true);
-      expect(run.stderr).toContain('  cells.0.recall.contextRecall.hits: 99 hits of 1\n');
+      expect(run.stderr).toContain('  cells[0] (id "recipes-zh/buffer").recall.contextRecall.hits: 99 hits of 1\n');
     }
   });
 
@@ -367,7 +369,7 @@ describe('compare, report and explain', () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain(`membench: ${head}: not a valid membench results file`);
-    expect(run.stderr).toContain('  cells.0.id: expected "recipes-zh/window(k=2)" or ');
+    expect(run.stderr).toContain('  cells[0].id: expected "recipes-zh/window(k=2)" or ');
     expect(run.stderr).toContain(', got "recipes-zh/buffer"\n');
   });
 
