@@ -64,14 +64,22 @@ const probeCategory = z.enum(PROBE_CATEGORIES);
 const crashPoint = z.enum(CRASH_POINTS);
 
 /** A cell's latencies (load, save, model calls: the only distributions results hold), so times of 0 ms or more. */
-export const distributionSchema = z.object({
-  n: count,
-  mean: ms,
-  p50: ms,
-  p95: ms,
-  p99: ms,
-  max: ms,
-}) satisfies z.ZodType<Distribution>;
+export const distributionSchema = z
+  .object({
+    n: count,
+    mean: ms,
+    p50: ms,
+    p95: ms,
+    p99: ms,
+    max: ms,
+  })
+  .superRefine((figures, context) => {
+    // No value measured: harness/core/metrics.ts `distribution` writes every figure 0.
+    if (figures.n !== 0) return;
+    for (const key of ['mean', 'p50', 'p95', 'p99', 'max'] as const)
+      if (figures[key] !== 0)
+        context.addIssue({ code: 'custom', path: [key], message: `expected 0 (n is 0), got ${figures[key]}` });
+  }) satisfies z.ZodType<Distribution>;
 /** How far a stored share may sit from hits / n (harness/core/metrics.ts `rate` writes exactly that). */
 const RATE_TOLERANCE = 1e-9;
 /** A share with its count (harness/core/metrics.ts `rate`): hits of n probes, and `value` hits / n, null when n is 0. */
@@ -619,7 +627,11 @@ const cellIdentity = z.object({
 /** How far above the figure that bounds it a figure may sit: a mean is a sum / n, a few ulps from its values (0.1 × 3 / 3 = 0.10000000000000002). */
 const ORDER_TOLERANCE = 1e-6;
 /** Figures of a cell's statistics that any list of values puts in order: each pair's first at most its second. */
-const TOKENS_ORDER = [['contextMeanPerTurn', 'contextMax']] as const;
+const TOKENS_ORDER = [
+  ['contextMeanPerTurn', 'contextMax'],
+  // One turn's context is part of the sum over turns (sampled or not: the sample's mean × turns holds its sum).
+  ['contextMax', 'contextTotal'],
+] as const;
 const DISTRIBUTION_ORDER = [
   ['mean', 'max'],
   ['p50', 'p95'],

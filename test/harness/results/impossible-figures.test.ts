@@ -179,6 +179,16 @@ describe('a results file with an impossible figure', () => {
       'cells[0] (id "recipes-zh/buffer").tokens.contextMeanPerTurn: expected at most contextMax (1688), got 2000',
     ],
     [
+      "a turn's context above the sum over turns",
+      (data) => (data.cells[0].tokens.contextTotal = 1),
+      'cells[0] (id "recipes-zh/buffer").tokens.contextMax: expected at most contextTotal (1), got 1688',
+    ],
+    [
+      'a latency of no value with figures',
+      (data) => (data.cells[0].latency.modelMs = { n: 0, mean: 3, p50: 0, p95: 0, p99: 0, max: 0 }),
+      'cells[0] (id "recipes-zh/buffer").latency.modelMs.mean: expected 0 (n is 0), got 3',
+    ],
+    [
       'a mean latency above its max',
       (data) => (data.cells[0].latency.saveMs = { n: 2, mean: 9, p50: 3, p95: 4, p99: 5, max: 6 }),
       'cells[0] (id "recipes-zh/buffer").latency.saveMs.mean: expected at most max (6), got 9',
