@@ -801,6 +801,12 @@ function cellsNamedByTheirFields(
   context: z.RefinementCtx,
 ): void {
   for (const [index, { id, scenario, strategy, setting, trial, durabilityOutcome }] of cells.entries()) {
+    if (trial >= header.trials)
+      context.addIssue({
+        code: 'custom',
+        path: ['cells', index, 'trial'],
+        message: `expected ${header.trials === 1 ? 'trial 0 (the run has 1 trial)' : `a trial from 0 to ${header.trials - 1} (the run has ${header.trials} trials)`}, got ${trial}`,
+      });
     const keys = durabilityOutcome === undefined ? [true, false] : [durabilityOutcome.idempotencyKeys];
     const ids = keys.map((idempotencyKeys) => cellId({ scenario, setting, idempotencyKeys, trial }, header.trials));
     if (!ids.includes(id))

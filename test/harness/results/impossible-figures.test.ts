@@ -214,6 +214,11 @@ describe('a results file with an impossible figure', () => {
       'cells[0].id: expected "recipes-zh/buffer/t0" or "recipes-zh/buffer/no-keys/t0" (from its scenario "recipes-zh", setting "buffer" and trial 0, in a run of 2 trials), got "recipes-zh/buffer"',
     ],
     [
+      'a trial the run does not have',
+      (data) => (data.cells[0].trial = 3),
+      'cells[0] (id "recipes-zh/buffer").trial: expected trial 0 (the run has 1 trial), got 3',
+    ],
+    [
       'a setting of another strategy',
       (data) => (data.cells[0].strategy = 'window'),
       'cells[0] (id "recipes-zh/buffer").setting: expected a setting of its strategy "window" ("window" or "window(…)"), got "buffer"',
