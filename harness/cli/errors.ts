@@ -47,6 +47,7 @@ interface ParsedOptions {
     number?: string[];
     array?: string[];
     boolean?: string[];
+    alias?: Record<string, string[]>;
     choices?: Record<string, unknown>;
   };
 }
@@ -83,6 +84,29 @@ export function switchWithValue(args: readonly string[], parser: unknown): strin
     return `${arg}: --${given[1]} is a switch: give it alone to turn it on (or --no-${given[1]} to turn it off); its value, if any, is true or false`;
   }
   return undefined;
+}
+
+/**
+ * What to add to yargs' "Unknown argument: X": why X was left over. A value after a switch
+ * (`--overwrite 5`, `--keep-rankings 0`) is not the switch's, and a digit is a value that starts
+ * with `-` (`--seed -1`), which yargs reads as flags. Empty when neither explains it.
+ */
+export function unknownArgumentHint(message: string, args: readonly string[], parser: unknown): string {
+  const unknown = /^Unknown arguments?: (.*)$/su.exec(message)?.[1]?.split(', ');
+  if (!unknown) return '';
+  const options = (parser as ParsedOptions).getOptions?.();
+  const switches = new Set(options?.boolean ?? []);
+  for (const [name, aliases] of Object.entries(options?.alias ?? {}))
+    if (switches.has(name)) for (const alias of aliases) switches.add(alias);
+  for (const value of unknown) {
+    const index = args.indexOf(value);
+    const before = index > 0 ? /^--?([^=]+)$/u.exec(args[index - 1]!)?.[1] : undefined;
+    if (before !== undefined && switches.has(before))
+      return `\n(${args[index - 1]} is a switch and takes no value: ${JSON.stringify(value)} was left over; give the switch alone, or --${before}=false)`;
+  }
+  return /^-?[\d.]/u.test(unknown[0]!)
+    ? '\n(a value that starts with "-" and a digit is read as flags: join it to its option with "=", e.g. --seed=-1)'
+    : '';
 }
 
 /** What the CLI refuses of its options before any command runs (repeatedOption, switchWithValue), or undefined. */

@@ -15,7 +15,7 @@ import * as run from './run.js';
 import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
-import { optionRefusal } from './errors.js';
+import { optionRefusal, unknownArgumentHint } from './errors.js';
 
 /**
  * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
@@ -43,13 +43,6 @@ function joinSignedValues(argv: readonly string[]): string[] {
 
 /** Options whose value may be a list or range starting with a negative number. */
 const SIGNED_VALUE_OPTIONS = new Set(['values']);
-
-/** What to add to yargs' "Unknown argument: 1": a digit there is a value that starts with `-`. */
-function unknownDigitHint(message: string): string {
-  return /^Unknown arguments?: -?[\d.]/u.test(message)
-    ? '\n(a value that starts with "-" and a digit is read as flags: join it to its option with "=", e.g. --seed=-1)'
-    : '';
-}
 
 /** The part of yargs' internals that keeps a command's help text (not in its types). */
 interface HelpCache {
@@ -103,12 +96,15 @@ const COMMAND_NAMES = ((names: string[]) => `${names.slice(0, -1).join(', ')} or
 
 export async function main(argv: string[]): Promise<void> {
   ignoreClosedOutput();
+  // The parser of the command being run, as the middleware (before validation) sees it: `.fail` gets none, and its hint reads the command's switches.
+  let commandParser: unknown;
   await withoutHelpCache(yargs(joinSignedValues(argv)))
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
     .command(COMMANDS as unknown as CommandModule[])
     .middleware(
       ((parsed: Record<string, unknown>, parser: unknown) => {
+        commandParser = parser;
         const refused = optionRefusal(parsed, parser, argv);
         if (refused === undefined) return;
         process.stderr.write(`membench: ${refused}\nRun "membench --help" for usage.\n`);
@@ -124,7 +120,9 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error;
-      process.stderr.write(`membench: ${message}${unknownDigitHint(message)}\nRun "membench --help" for usage.\n`);
+      process.stderr.write(
+        `membench: ${message}${unknownArgumentHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`,
+      );
       process.exit(2);
     })
     .parseAsync();

@@ -266,6 +266,10 @@ describe('membench run', () => {
   it.each([
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [
+      ['run', '-c', 'recipes-en', '--overwrite', '5'],
+      'membench: Unknown argument: 5\n(--overwrite is a switch and takes no value: "5" was left over; give the switch alone, or --overwrite=false)',
+    ],
+    [
       [],
       'membench: name a command: run, validate, list, compare, report, judge, merge, tune, explain, import, generate, bench or serve (membench --help says what each does)',
     ],

@@ -12,7 +12,7 @@
  */
 import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import yargs from 'yargs';
-import { optionRefusal } from '../../harness/cli/errors.js';
+import { optionRefusal, unknownArgumentHint } from '../../harness/cli/errors.js';
 import type { CliResult } from '../cli/helpers.js';
 import { builtModule } from './built.js';
 
@@ -39,6 +39,7 @@ export async function membenchInProcess(
   )) as typeof process.stderr.write;
   try {
     try {
+      let commandParser: unknown;
       // main.ts's parser: strict, and a usage failure is "membench: MESSAGE" with exit 2, the command not run.
       await (yargs([...args]) as Argv)
         .scriptName('membench')
@@ -46,6 +47,7 @@ export async function membenchInProcess(
         .strict()
         .middleware(
           ((parsed: Record<string, unknown>, parser: unknown) => {
+            commandParser = parser;
             const refused = optionRefusal(parsed, parser, args);
             if (refused !== undefined) throw new UsageFailure(refused);
           }) as unknown as MiddlewareFunction,
@@ -53,7 +55,7 @@ export async function membenchInProcess(
         )
         .exitProcess(false)
         .fail((message, error) => {
-          throw error ?? new UsageFailure(message);
+          throw error ?? new UsageFailure(`${message}${unknownArgumentHint(message, args, commandParser)}`);
         })
         .parseAsync();
     } catch (error) {
