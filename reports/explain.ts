@@ -7,6 +7,7 @@
 import type { DistanceRow } from '../harness/results/by-distance.js';
 import type { LeaderboardRow } from '../harness/results/leaderboard.js';
 import { distanceTables, leaderboards } from './verdict.js';
+import { markdownLine } from './summary.js';
 import type { ModePrice, RunResult } from '../harness/results/schema.js';
 import type { StrategyTraits } from '../harness/core/strategy-traits.js';
 
@@ -331,7 +332,12 @@ export function renderExplainMarkdown(result: RunResult, languages: readonly Lan
         '',
       );
     for (const answer of explainRun(result, lang))
-      lines.push(`### ${answer.question}`, '', ...answer.sentences.map((sentence) => `- ${sentence}`), '');
+      lines.push(
+        `### ${answer.question}`,
+        '',
+        ...answer.sentences.map((sentence) => `- ${markdownLine(sentence)}`),
+        '',
+      );
   }
   return lines.join('\n');
 }

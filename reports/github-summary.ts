@@ -5,7 +5,15 @@ import type { RunResult } from '../harness/results/schema.js';
 import { checkLine, comparisonHeadline, noiseChecks, thresholdsLine, ungatedChecks } from './compare-render.js';
 import type { Comparison, MetricCheck } from './compare-types.js';
 import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
-import { cellLabel, markdownTable, modelNote, summaryNotes, summaryRow } from './summary.js';
+import {
+  cellLabel,
+  markdownCode,
+  markdownLine,
+  markdownTable,
+  modelNote,
+  summaryNotes,
+  summaryRow,
+} from './summary.js';
 import { leaderboardCells, leaderboardHead, leaderboards } from './verdict.js';
 
 export { markdownTable } from './summary.js';
@@ -23,11 +31,11 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
       (options.recallThreshold !== undefined ? ` · recall threshold ${options.recallThreshold}` : ''),
     '',
     ...leaderboards(result).flatMap(({ title, board }) => [
-      `### Leaderboard — ${title}`,
+      `### Leaderboard — ${markdownLine(title)}`,
       '',
       markdownTable(leaderboardHead(board), leaderboardCells(board)),
       '',
-      ...board.recommendations.map((item) => `- ${item.text}`),
+      ...board.recommendations.map((item) => `- ${markdownLine(item.text)}`),
       '',
     ]),
     markdownTable(
@@ -69,12 +77,12 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
           '',
           ...failing.map(
             ({ cell, verdict }) =>
-              `- \`${cell.id}\`: ${[...(verdict.error !== undefined ? [`error: ${verdict.error}`] : []), ...verdict.failures].join('; ')}`,
+              `- ${markdownCode(cell.id)}: ${markdownLine([...(verdict.error !== undefined ? [`error: ${verdict.error}`] : []), ...verdict.failures].join('; '))}`,
           ),
           '',
         ]
       : []),
-    ...notes.map((note) => `- ${note}`),
+    ...notes.map((note) => `- ${markdownLine(note)}`),
     ...(notes.length ? [''] : []),
     `> ${modelNote(result)}`,
     '',
@@ -99,11 +107,11 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
   return [
     `## membench compare: ${comparisonHeadline(comparison)}`,
     '',
-    `base \`${names.base}\` → head \`${names.head}\``,
+    `base ${markdownCode(names.base)} → head ${markdownCode(names.head)}`,
     '',
     `> ${thresholdsLine(comparison)}`,
     '',
-    ...comparison.notes.map((note) => `> note: ${note}`),
+    ...comparison.notes.map((note) => `> note: ${markdownLine(note)}`),
     ...(comparison.notes.length ? [''] : []),
     ...(comparison.regressions.length
       ? [
@@ -115,18 +123,18 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
           ),
           '',
           // Why each one failed: a latency's interval and floors, a recall's paired test, nothing measured.
-          ...explained.map((item) => `- ${checkLine(item)}`),
+          ...explained.map((item) => `- ${markdownLine(checkLine(item))}`),
           ...(explained.length ? [''] : []),
         ]
       : []),
     ...(noise.length
-      ? ['### Within noise (not regressions)', '', ...noise.map((item) => `- ${checkLine(item)}`), '']
+      ? ['### Within noise (not regressions)', '', ...noise.map((item) => `- ${markdownLine(checkLine(item))}`), '']
       : []),
     ...(ungated.length
       ? [
           '### Not gated (nondeterministic cells: only invariants, losses and errors are gated)',
           '',
-          ...ungated.map((item) => `- ${checkLine(item)}`),
+          ...ungated.map((item) => `- ${markdownLine(checkLine(item))}`),
           '',
         ]
       : []),
@@ -141,11 +149,9 @@ export function renderComparisonMarkdown(comparison: Comparison, names: { base: 
           '',
         ]
       : []),
-    ...(comparison.added.length
-      ? [`New (only in head): ${comparison.added.map((id) => `\`${id}\``).join(', ')}`, '']
-      : []),
+    ...(comparison.added.length ? [`New (only in head): ${comparison.added.map(markdownCode).join(', ')}`, ''] : []),
     ...(comparison.removed.length
-      ? [`Missing (only in base): ${comparison.removed.map((id) => `\`${id}\``).join(', ')}`, '']
+      ? [`Missing (only in base): ${comparison.removed.map(markdownCode).join(', ')}`, '']
       : []),
   ].join('\n');
 }

@@ -4,6 +4,8 @@ import { okCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
   interleavingNote,
+  markdownCode,
+  markdownLine,
   markdownTable,
   modelDependenceNote,
   modelNote,
@@ -28,6 +30,7 @@ import {
   priceRows,
 } from './durability.js';
 import { fitColumns } from './layout.js';
+import { escapeHtml } from './html-table.js';
 import {
   breakdownRows,
   distanceTable,
@@ -104,21 +107,28 @@ function verdictSection(result: RunResult): string[] {
   for (const { title, board, cells } of leaderboards(result)) {
     const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND, ''] : [];
     lines.push(
-      `### Leaderboard — ${title}`,
+      `### Leaderboard — ${markdownLine(title)}`,
       '',
       ...fittedMarkdown(leaderboardHead(board), leaderboardCells(board)),
       ...marks,
     );
     lines.push(
       ...board.recommendations.flatMap((item) => [
-        `- ${item.text}`,
-        ...(item.detail ? [`  <details><summary>details</summary>${item.detail}</details>`] : []),
+        `- ${markdownLine(item.text)}`,
+        // An HTML block: its text is HTML, not Markdown.
+        ...(item.detail
+          ? [`  <details><summary>details</summary>${markdownLine(escapeHtml(item.detail))}</details>`]
+          : []),
       ]),
       '',
     );
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     if (byLabel)
-      lines.push(`#### ${title} by the dataset's own category`, '', ...fittedMarkdown(byLabel.head, byLabel.body));
+      lines.push(
+        `#### ${markdownLine(title)} by the dataset's own category`,
+        '',
+        ...fittedMarkdown(byLabel.head, byLabel.body),
+      );
   }
   const modes = modeRows(result);
   if (modes.length > 1)
@@ -164,7 +174,9 @@ function judgingSection(result: RunResult): string[] {
   const disagreeing = judgeDisagreements(result);
   if (disagreeing)
     lines.push(
-      `${disagreeing.items.length} answer${disagreeing.items.length === 1 ? '' : 's'} on which ${disagreeing.a} and ${disagreeing.b} disagree: listed in report.html.`,
+      markdownLine(
+        `${disagreeing.items.length} answer${disagreeing.items.length === 1 ? '' : 's'} on which ${disagreeing.a} and ${disagreeing.b} disagree: listed in report.html.`,
+      ),
       '',
     );
   return lines;
@@ -180,8 +192,8 @@ function importSection(result: RunResult): string[] {
     IMPORT_NOTE,
     '',
     ...imports.flatMap((summary) => [
-      `- ${importLine(summary)}`,
-      ...importExamples(summary).map((line) => `  - ${line}`),
+      `- ${markdownLine(importLine(summary))}`,
+      ...importExamples(summary).map((line) => `  - ${markdownLine(line)}`),
     ]),
     '',
   ];
@@ -241,8 +253,8 @@ export function renderMarkdown(result: RunResult): string {
     `- membench ${header.membenchVersion}${header.gitCommit ? ` (commit ${header.gitCommit.slice(0, 12)})` : ''}, Node ${header.nodeVersion}, ${header.platform}`,
     `- model: \`${header.model}\`, embedder: \`${header.embedder}\`, tokenizer: ${header.tokenizer.encoding} (for \`${header.tokenizer.model}\`)`,
     `- seed ${header.seed}, ${header.trials} trial(s), ${result.cells.length} cells, started ${header.startedAt}`,
-    `- strategies: ${header.strategies.map((strategy) => `\`${strategy.setting}\``).join(', ')}`,
-    `- scenarios: ${header.scenarios.map((scenario) => `\`${scenario.name}\` (${scenario.steps} steps)`).join(', ')}`,
+    `- strategies: ${header.strategies.map((strategy) => markdownCode(strategy.setting)).join(', ')}`,
+    `- scenarios: ${header.scenarios.map((scenario) => `${markdownCode(scenario.name)} (${scenario.steps} steps)`).join(', ')}`,
     '',
     `> ${modelNote(result)}`,
     '>',
@@ -269,7 +281,7 @@ export function renderMarkdown(result: RunResult): string {
         }),
     ),
     '',
-    ...notes.map((note) => `- ${note}`),
+    ...notes.map((note) => `- ${markdownLine(note)}`),
     ...(notes.length ? [''] : []),
     ...(result.cells.some((cell) => cell.group !== undefined)
       ? [

@@ -297,15 +297,27 @@ export function modelDependenceNote(result: RunResult): string {
 }
 
 /**
- * A table cell's text as Markdown shows it: `|` escaped, one line, and a `<` that would open an
- * HTML tag (a scenario or setting name edited to `<img …>` in a results.json) written as `&lt;`;
- * `p<0.001` stays as it is.
+ * Text from a run (a group, setting or probe label, a strategy's message) on one line of report.md
+ * as Markdown shows it: each line break (CR, LF or CRLF, all of which end a Markdown line) a space,
+ * and a `<` that would open an HTML tag (a group named `<img …>`) written as `&lt;`; `p<0.001`
+ * stays as it is. Markdown the text means (backticks) is kept.
  */
-const escapeCell = (text: string): string =>
-  text
-    .replace(/\|/gu, '\\|')
-    .replace(/\r?\n/gu, ' ')
-    .replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
+export const markdownLine = (text: string): string =>
+  text.replace(/\r\n?|\n/gu, ' ').replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
+
+/**
+ * Text as a Markdown code span on one line: fenced by one backtick more than the longest run of
+ * backticks inside it (a setting whose knob's value holds one), padded when it starts or ends with one.
+ */
+export function markdownCode(text: string): string {
+  const line = text.replace(/\r\n?|\n/gu, ' ');
+  const fence = '`'.repeat(Math.max(0, ...(line.match(/`+/gu) ?? []).map((run) => run.length)) + 1);
+  const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${line}${pad}${fence}`;
+}
+
+/** A table cell's text as Markdown shows it: one line (markdownLine), `|` escaped. */
+const escapeCell = (text: string): string => markdownLine(text).replace(/\|/gu, '\\|');
 
 /** A GitHub-flavoured Markdown table (report.md and the GitHub step summaries). */
 export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[]): string {

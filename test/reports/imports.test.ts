@@ -70,7 +70,8 @@ describe('imports in reports', () => {
       '  - repaired answer-number: b46e15ed: answer 9 is a number',
       '  - repaired turn-empty: d1: an assistant turn without content: dropped',
       '  - repaired turn-empty: d2: an assistant turn without content: dropped',
-      '  - repaired turn-empty: d3: an assistant turn <without> content: dropped',
+      // A tag-like word shows as text, not as a (hidden) HTML tag.
+      '  - repaired turn-empty: d3: an assistant turn &lt;without> content: dropped',
       '  - repaired turn-empty: … and 2 more',
       '- locomo:locomo10.json — 1 conversation read, 1 scenario imported; 7 QA items read, 6 imported; skipped 1 (question-missing 1)',
       '  - skipped question-missing: c qa[5]: no question',

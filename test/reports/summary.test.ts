@@ -2,10 +2,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appendStepSummary } from '../../reports/github-summary.js';
+import { appendStepSummary, renderRunStepSummary } from '../../reports/github-summary.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import {
   interleavingNote,
+  markdownCode,
   markdownTable,
   modelDependenceNote,
   recallColumns,
@@ -14,7 +15,7 @@ import {
 import { renderConsoleSummary } from '../../reports/console.js';
 import { renderMarkdown } from '../../reports/markdown.js';
 import { PROBE_COLUMNS } from '../../reports/probe-columns.js';
-import { cellOf, smallRun } from './fixture.js';
+import { cellOf, failCell, smallRun } from './fixture.js';
 
 describe('report summaries', () => {
   it('shows evidence recall, answer recall and conflict exposure beside context recall', () => {
@@ -119,5 +120,52 @@ describe('markdownTable', () => {
         '| a\\|b | two lines |',
       ].join('\n'),
     );
+  });
+
+  it('keeps a cell with a lone carriage return (a Markdown line end too) on one line', () => {
+    expect(markdownTable(['setting', 'p'], [['a\rb', 'c\r\nd']]).split('\n')).toEqual([
+      '| setting | p |',
+      '| --- | --- |',
+      '| a b | c d |',
+    ]);
+  });
+});
+
+describe('report.md outside its tables', () => {
+  const hostile = 'g<img src=x onerror=alert(1)>\r# not a heading\n- nor an item';
+  const rendered = () => {
+    const result = smallRun();
+    for (const cell of result.cells) if (cell.scenario === 'recipes-zh') cell.group = hostile;
+    const refusing = cellOf(result, 'recipes-zh/buffer');
+    refusing.turns[0]!.refused = 'over budget\n# <b>yes</b>';
+    return renderMarkdown(result).split('\n');
+  };
+
+  it('keeps a group name and a note on their own line, an HTML tag in them as text', () => {
+    const lines = rendered();
+    const flat = 'g&lt;img src=x onerror=alert(1)> # not a heading - nor an item';
+    expect(lines).toContain(`### Leaderboard — group ${flat}`);
+    expect(lines.filter((line) => /^#+ not a heading|^- nor an item|^# &lt;b>/u.test(line))).toEqual([]);
+    expect(
+      lines.some(
+        (line) => line.startsWith('- refused: recipes-zh/buffer') && line.includes('over budget # &lt;b>yes&lt;/b>'),
+      ),
+    ).toBe(true);
+    expect(lines.filter((line) => /<(img|b)\b/u.test(line))).toEqual([]);
+  });
+
+  it("keeps a failed cell's error on its line of the GitHub step summary", () => {
+    const result = smallRun();
+    failCell(result, 'recipes-zh/buffer', 'boom <img src=x>\n## not a heading');
+    const lines = renderRunStepSummary(result).split('\n');
+    expect(lines).toContain('- `recipes-zh/buffer`: error: boom &lt;img src=x> ## not a heading');
+    expect(lines.filter((line) => line.startsWith('## not'))).toEqual([]);
+  });
+
+  it('writes a name as a code span that a backtick inside it cannot close', () => {
+    expect(markdownCode('window(k=2)')).toBe('`window(k=2)`');
+    expect(markdownCode('a`b<script>')).toBe('``a`b<script>``');
+    expect(markdownCode('`x``')).toBe('``` `x`` ```');
+    expect(markdownCode('two\nlines')).toBe('`two lines`');
   });
 });
