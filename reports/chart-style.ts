@@ -6,6 +6,7 @@
 import type { ChartConfiguration, PointStyle } from 'chart.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { fnv1aCodePoints } from '../harness/core/hash.js';
+import { shortenText } from '../harness/core/text.js';
 
 /** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
 export interface ChartSpec {
@@ -123,13 +124,62 @@ export function slug(name: string): string {
 const WIDTH = 960;
 const HEIGHT = 540;
 
-/** A chart of the standard size. */
+/**
+ * The longest text a chart draws, in characters: its title, a series' legend entry and a point's
+ * name. Every such text the runs of this repository draw is shorter (the longest, a title, about
+ * 70); a name from a run that is longer (a 10,000-character setting or group) is cut with "…".
+ */
+export const MAX_CHART_TEXT = 100;
+/**
+ * The longest label of a category axis (a probe label, a setting under its bar), in characters:
+ * chart.js slants long ones and gives them the plot's height, and a bar whose label was 10,000
+ * characters long was not drawn at all.
+ */
+export const MAX_AXIS_LABEL = 48;
+
+/** A text cut at `max` characters; each line of a multi-line label (an array) is cut alike. */
+const cutText = <T>(text: T, max = MAX_CHART_TEXT): T =>
+  (typeof text === 'string'
+    ? shortenText(text, max)
+    : Array.isArray(text)
+      ? text.map((line) => (typeof line === 'string' ? shortenText(line, max) : line))
+      : text) as T;
+
+/** The config with every text that comes from a run cut: axis labels at MAX_AXIS_LABEL, the others at MAX_CHART_TEXT. */
+function withCutTexts(config: ChartConfiguration): ChartConfiguration {
+  const title = config.options?.plugins?.title;
+  return {
+    ...config,
+    data: {
+      ...config.data,
+      ...(config.data.labels ? { labels: config.data.labels.map((label) => cutText(label, MAX_AXIS_LABEL)) } : {}),
+      datasets: config.data.datasets.map((dataset) => {
+        const named = dataset as typeof dataset & { pointLabel?: string };
+        return {
+          ...dataset,
+          ...(dataset.label !== undefined ? { label: cutText(dataset.label) } : {}),
+          ...(named.pointLabel !== undefined ? { pointLabel: cutText(named.pointLabel) } : {}),
+        };
+      }),
+    },
+    ...(title && config.options?.plugins
+      ? {
+          options: {
+            ...config.options,
+            plugins: { ...config.options.plugins, title: { ...title, text: cutText(title.text) } },
+          },
+        }
+      : {}),
+  } as ChartConfiguration;
+}
+
+/** A chart of the standard size, its texts cut (withCutTexts). */
 export const chart = (id: string, title: string, config: ChartConfiguration): ChartSpec => ({
   id,
   title,
   width: WIDTH,
   height: HEIGHT,
-  config,
+  config: withCutTexts(config),
 });
 
 /** Title, subtitle and legend as every chart shows them; static rendering (no animation). */

@@ -64,6 +64,31 @@ describe('chart data', () => {
     expect(chartSpecs(labeled)).toBe(chartSpecs(labeled));
   });
 
+  it('cuts a name of 10,000 characters (a group, a setting, a probe label) where a chart draws it, so it stays on the canvas', async () => {
+    const long = (letter: string) => letter.repeat(10_000);
+    const result = smallRun();
+    for (const cell of result.cells) {
+      Object.assign(cell, { group: long('G') });
+      if (cell.setting === 'window(k=2)') cell.setting = `window(k=2,tag=${long('W')})`;
+      for (const probe of cell.probes) probe.label = probe.category === 'update' ? long('L') : 'short';
+    }
+    const specs = chartSpecs(result);
+    const texts = specs.flatMap((spec) => [
+      String(spec.config.options?.plugins?.title?.text),
+      ...(spec.config.data.labels ?? []).flat().map(String),
+      ...(spec.config.data.datasets as { label?: string; pointLabel?: string }[]).flatMap((set) =>
+        [set.label, set.pointLabel].filter((text) => text !== undefined),
+      ),
+    ]);
+    expect(texts.filter((text) => text.includes('WWWW')).length).toBeGreaterThan(0);
+    expect(texts.filter((text) => [...text].length > 100).map((text) => text.slice(0, 80))).toEqual([]);
+    expect(texts).toContain('short');
+    const categories = specs.find((spec) => spec.id.startsWith('categories-group-'))!;
+    expect(categories.config.data.labels!.map((label) => [...String(label)].length <= 48)).toEqual([true, true]);
+    const recall = specs.find((spec) => spec.id === 'recall-vs-tokens')!;
+    expect((await inkOf(await renderChartPng(recall))).ink).toBeGreaterThan(0);
+  });
+
   it('leaves a setting whose probes measured no answer recall (ranking-only cells) out of recall by category, never at 0', () => {
     const result = smallRun();
     for (const cell of result.cells) {
