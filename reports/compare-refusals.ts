@@ -3,6 +3,7 @@
  * (exit 2), header differences that make figures less comparable, and latency timed on two machines.
  */
 import { MembenchError } from '../harness/core/errors.js';
+import { counted } from '../harness/core/plural.js';
 import { repeatedCellId } from '../harness/results/read.js';
 import type { RunHeader, RunResult } from '../harness/results/schema.js';
 
@@ -46,13 +47,13 @@ export function assertComparable(base: RunResult, head: RunResult, names: { base
   if (head.cells.length === 0)
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${names.head} has no cells: nothing to compare with ${names.base} (${base.cells.length} cells); was the run stopped before any cell finished?`,
+      `${names.head} has no cells: nothing to compare with ${names.base} (${counted(base.cells.length, 'cells')}); was the run stopped before any cell finished?`,
     );
   const baseIds = new Set(base.cells.map((cell) => cell.id));
   if (!head.cells.some((cell) => baseIds.has(cell.id))) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${names.head} (${head.cells.length} cells, e.g. ${head.cells[0]!.id}) has no cell in common with ${names.base} (${base.cells.length} cells${base.cells[0] ? `, e.g. ${base.cells[0].id}` : ''}): they ran different matrices; compare runs of the same scenarios and strategies`,
+      `${names.head} (${counted(head.cells.length, 'cells')}, e.g. ${head.cells[0]!.id}) has no cell in common with ${names.base} (${counted(base.cells.length, 'cells')}${base.cells[0] ? `, e.g. ${base.cells[0].id}` : ''}): they ran different matrices; compare runs of the same scenarios and strategies`,
     );
   }
 }

@@ -391,6 +391,10 @@ describe('compareRuns', () => {
     expect(() => compareRuns(smallRun(), disjoint)).toThrow(
       /^head \(6 cells, e\.g\. other-a\/buffer\) has no cell in common with base \(6 cells, e\.g\. recipes-zh\/buffer\): they ran different matrices/u,
     );
+    const one = { ...disjoint, cells: disjoint.cells.slice(0, 1) };
+    expect(() => compareRuns({ ...smallRun(), cells: smallRun().cells.slice(0, 1) }, one)).toThrow(
+      /^head \(1 cell, e\.g\. other-a\/buffer\) has no cell in common with base \(1 cell, e\.g\. recipes-zh\/buffer\)/u,
+    );
     const twice = smallRun();
     twice.cells.push(structuredClone(twice.cells[0]!));
     expect(() => compareRuns(twice, smallRun())).toThrow(
