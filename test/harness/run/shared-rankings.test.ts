@@ -66,20 +66,24 @@ describe('shared ranking entries', () => {
   });
 
   it('leaves a malformed ranking to the schema, which refuses it naming where it is', () => {
-    const data = JSON.parse(renderJson(result)) as { cells: { probes?: { retrieved?: unknown[] }[] }[] };
+    const data = JSON.parse(renderJson(result)) as { cells: { id: string; probes?: { retrieved?: unknown[] }[] }[] };
     const cell = data.cells.findIndex((item) => item.probes?.some((probe) => (probe.retrieved?.length ?? 0) > 1));
     const probe = data.cells[cell]!.probes!.findIndex((item) => (item.retrieved?.length ?? 0) > 1);
     data.cells[cell]!.probes![probe]!.retrieved![1] = ['D1:1', 7];
     expect(() => parseResults(JSON.stringify(data), 'bad.json')).toThrow(
       expect.objectContaining({
         message: expect.stringContaining('bad.json: not a valid membench results file'),
-        details: [`  cells.${cell}.probes.${probe}.retrieved.1.1: Invalid input: expected string, received number`],
+        details: [
+          `  cells[${cell}] (id "${data.cells[cell]!.id}").probes.${probe}.retrieved.1.1: Invalid input: expected string, received number`,
+        ],
       }),
     );
     data.cells[cell]!.probes![probe]!.retrieved = 'D1:1' as unknown as unknown[];
     expect(() => parseResults(JSON.stringify(data), 'bad.json')).toThrow(
       expect.objectContaining({
-        details: [`  cells.${cell}.probes.${probe}.retrieved: Invalid input: expected array, received string`],
+        details: [
+          `  cells[${cell}] (id "${data.cells[cell]!.id}").probes.${probe}.retrieved: Invalid input: expected array, received string`,
+        ],
       }),
     );
   });
