@@ -7,6 +7,18 @@ import { boundedMemo, MEMO_CHARS, memoLast } from './memo.js';
  */
 const WHITESPACE_TO_COLLAPSE = /\s{2,}|[^\S ]/gu;
 
+/** Control characters a terminal acts on (C0 but tab and line feed, DEL, C1): ESC starts an escape sequence. */
+const CONTROL_CHARS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu;
+
+/**
+ * `text` with every control character but tab and line feed written as its `\uXXXX` escape: a
+ * text from outside (a strategy's error) printed on a terminal, where an ESC would start an escape
+ * sequence (recolour, move the cursor, retitle the window) and a carriage return overwrite the line.
+ */
+export function visibleControls(text: string): string {
+  return text.replace(CONTROL_CHARS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Every run of whitespace as one space, trimmed. */
 export function collapseWhitespace(text: string): string {
   return text.replace(WHITESPACE_TO_COLLAPSE, ' ').trim();

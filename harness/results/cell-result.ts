@@ -5,6 +5,7 @@
  */
 import { distribution } from '../core/metrics.js';
 import type { DurabilityMode } from '../core/durability-mode.js';
+import { visibleControls } from '../core/text.js';
 import type { ModelUsage } from '../models/index.js';
 import type { Scenario } from '../scenarios/format.js';
 import type { Protocol } from './protocols.js';
@@ -75,12 +76,15 @@ export interface ErrorDetails {
   phases?: CellPhases | undefined;
 }
 
-/** The result of a cell that did not run to its end: its error, and no figures. */
+/**
+ * The result of a cell that did not run to its end: its error, and no figures. The error's control
+ * characters are kept as escapes (visibleControls): a strategy's message is printed on terminals.
+ */
 export function errorCell(plan: PooledCell, error: string, durationMs: number, details: ErrorDetails = {}): ErrorCell {
   return {
     ...identity(plan),
     status: 'error',
-    error,
+    error: visibleControls(error),
     ...(details.phase !== undefined ? { phase: details.phase } : {}),
     ...(interleaved(plan) ? { interleaved: true } : {}),
     ...(plan.pricing ? { pricing: true } : {}),

@@ -139,4 +139,11 @@ describe('cellResult', () => {
     });
     expect(Object.keys(errorCell(cell, 'timed out', 9))).not.toContain('recall');
   });
+
+  it("keeps a strategy's terminal escapes in its error as text: the error is printed on terminals (FAILED lines)", () => {
+    const error = 'bad\u001b[31mRED\u001b]0;title\u0007 line\rover\u009b2J\ttab\nnext 中文';
+    expect(errorCell(cell, error, 1).error).toBe(
+      'bad\\u001b[31mRED\\u001b]0;title\\u0007 line\\u000dover\\u009b2J\ttab\nnext 中文',
+    );
+  });
 });
