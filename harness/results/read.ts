@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MembenchError, errorMessage } from '../core/errors.js';
-import { kindOf } from '../core/user-input.js';
+import { kindOf, shownValue } from '../core/user-input.js';
 import { distribution } from '../core/metrics.js';
 import { jsonErrorAt } from '../core/json-errors.js';
 import { emptyUsage } from '../models/index.js';
@@ -144,7 +144,7 @@ function issuePlace(place: readonly PropertyKey[], data: unknown): string {
   if (top !== 'cells' || typeof index !== 'number' || !Array.isArray(cells)) return place.map(String).join('.');
   const id = (cells[index] as { id?: unknown } | null | undefined)?.id;
   // The id is no help where the id itself is what is wrong.
-  const named = `cells[${index}]${typeof id === 'string' && !(rest.length === 1 && rest[0] === 'id') ? ` (id ${JSON.stringify(id)})` : ''}`;
+  const named = `cells[${index}]${typeof id === 'string' && !(rest.length === 1 && rest[0] === 'id') ? ` (id ${shownValue(id, 120)})` : ''}`;
   return [named, ...rest.map(String)].join('.');
 }
 

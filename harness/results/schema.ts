@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DURABILITY_MODES } from '../core/durability-mode.js';
 import { strategyTraitsSchema } from '../core/strategy-traits.js';
 import type { Distribution, Rate } from '../core/metrics.js';
+import { shownValue } from '../core/user-input.js';
 import type { ModelUsage } from '../models/index.js';
 import { CRASH_POINTS, DERIVED_DOCUMENTS, PROBE_CATEGORIES } from '../scenarios/format.js';
 import type { ErrataReport } from '../scenarios/importers/shared.js';
@@ -756,7 +757,7 @@ export type ErrorCell = z.infer<typeof errorCellSchema>;
 export const cellResultSchema = z.discriminatedUnion('status', [okCellSchema, errorCellSchema], {
   error: (issue) =>
     issue.code === 'invalid_union'
-      ? `expected "ok" or "error", got ${JSON.stringify((issue.input as { status?: unknown } | undefined)?.status) ?? 'none'}`
+      ? `expected "ok" or "error", got ${(issue.input as { status?: unknown } | undefined)?.status === undefined ? 'none' : shown((issue.input as { status?: unknown }).status)}`
       : undefined,
 });
 export type CellResult = z.infer<typeof cellResultSchema>;
@@ -789,6 +790,9 @@ export const errataSummarySchema = z.object({
 }) satisfies z.ZodType<ErrataReport>;
 export type ErrataSummary = z.infer<typeof errataSummarySchema>;
 
+/** A value from the file in a refusal, cut (a 10,000-character name made a line of 70,000). */
+const shown = (value: unknown): string => shownValue(value, 120);
+
 /**
  * Refuses a cell whose id is not the one its fields give (cellId), or whose setting is not of its
  * strategy (`window(k=2)` is window's): `compare` matches cells by id, so a hand-edited or merged
@@ -813,13 +817,13 @@ function cellsNamedByTheirFields(
       context.addIssue({
         code: 'custom',
         path: ['cells', index, 'id'],
-        message: `expected ${ids.map((derived) => JSON.stringify(derived)).join(' or ')} (from its scenario ${JSON.stringify(scenario)}, setting ${JSON.stringify(setting)} and trial ${trial}, in a run of ${header.trials} ${header.trials === 1 ? 'trial' : 'trials'}), got ${JSON.stringify(id)}`,
+        message: `expected ${ids.map((derived) => shown(derived)).join(' or ')} (from its scenario ${shown(scenario)}, setting ${shown(setting)} and trial ${trial}, in a run of ${header.trials} ${header.trials === 1 ? 'trial' : 'trials'}), got ${shown(id)}`,
       });
     if (setting !== strategy && !(setting.startsWith(`${strategy}(`) && setting.endsWith(')')))
       context.addIssue({
         code: 'custom',
         path: ['cells', index, 'setting'],
-        message: `expected a setting of its strategy ${JSON.stringify(strategy)} ("${strategy}" or "${strategy}(…)"), got ${JSON.stringify(setting)}`,
+        message: `expected a setting of its strategy ${shown(strategy)} (${shown(strategy)} or ${shown(`${strategy}(…)`)}), got ${shown(setting)}`,
       });
   }
 }

@@ -231,6 +231,16 @@ describe('a results file with an impossible figure', () => {
     expect(details).toContain(`  ${line}`);
   });
 
+  it('says a long value from the file cut, not whole (a 10,000-character id made a line of 70,000)', () => {
+    const long = `recipes-zh/${'x'.repeat(10_000)}`;
+    const { details } = refusal(edited((data) => (data.cells[1].id = long)));
+    expect(details).toHaveLength(1);
+    expect(details[0]!.length).toBeLessThan(600);
+    expect(details[0]).toMatch(
+      /^ {2}cells\[1\]\.id: expected "recipes-zh\/window\(k=2\)" or .*, got "recipes-zh\/x+…"$/u,
+    );
+  });
+
   it('is refused when its id leaves out that it ran without idempotency keys (its durability outcome says so)', () => {
     const data = JSON.parse(readFileSync(BASELINE, 'utf8'));
     const index = data.cells.findIndex((cell: { id: string }) => cell.id === 'crash-mid-tool-call/buffer/no-keys');
