@@ -1,6 +1,7 @@
 /** The `membench` command line: one module per command, each a thin layer over the library. */
 import yargs, { type CommandModule, type MiddlewareFunction } from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { errorMessage } from '../core/errors.js';
 import { MEMBENCH_VERSION } from '../core/package-info.js';
 import * as importDataset from './import.js';
 import * as bench from './bench.js';
@@ -73,6 +74,23 @@ function ignoreClosedOutput(): void {
     });
 }
 
+/**
+ * A working dir removed after the shell entered it (`cd d; rm -rf ../d`) makes process.cwd() throw
+ * ENOENT, first inside yargs, as an uncaught stack trace for any command, --help included: the
+ * refusal in words, or undefined when the working dir is there.
+ */
+function missingWorkingDir(): string | undefined {
+  try {
+    process.cwd();
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT'
+      ? 'the working directory no longer exists (removed after the shell entered it?): cd to a directory that exists, then run again'
+      : `cannot read the working directory (${code ?? errorMessage(error)}): cd to a directory you can read, then run again`;
+  }
+}
+
 /** The commands, in the order --help lists them. */
 const COMMANDS = [
   run,
@@ -96,6 +114,12 @@ const COMMAND_NAMES = ((names: string[]) => `${names.slice(0, -1).join(', ')} or
 
 export async function main(argv: string[]): Promise<void> {
   ignoreClosedOutput();
+  const noCwd = missingWorkingDir();
+  if (noCwd !== undefined) {
+    process.stderr.write(`membench: ${noCwd}\n`);
+    process.exitCode = 2;
+    return;
+  }
   // The parser of the command being run, as the middleware (before validation) sees it: `.fail` gets none, and its hint reads the command's switches.
   let commandParser: unknown;
   await withoutHelpCache(yargs(joinSignedValues(argv)))
