@@ -46,8 +46,7 @@ function readHolder(file: string): LockHolder | undefined {
  * its reports and a charts dir there, and `--overwrite` removes what an earlier run wrote.
  */
 export function ensureOutDir(dir: string, flag: string | null = '--out'): string | undefined {
-  const refuse = (why: string): MembenchError =>
-    new MembenchError('BAD_PATH', flag === null ? `${dir}: ${why}` : `${flag} ${dir}: ${why}: choose another ${flag}`);
+  const refuse = (why: string): MembenchError => outDirRefusal(dir, flag, why);
   const resolved = path.resolve(dir);
   if (path.parse(resolved).root === resolved) throw refuse('the root of the file system, not a dir of its own');
   if (resolved === path.resolve(os.homedir())) throw refuse('the home dir, not a dir of its own');
@@ -64,12 +63,26 @@ export function ensureOutDir(dir: string, flag: string | null = '--out'): string
           : 'a file of that name exists, not a directory',
       );
     if (error.code === 'ENOTDIR') throw refuse('a part of the path is a file, not a directory');
-    if (error.code === 'EACCES' || error.code === 'EPERM' || error.code === 'EROFS')
-      throw refuse(`cannot create it (${error.code === 'EROFS' ? 'read-only file system' : 'permission denied'})`);
+    const denied = notWritable(error);
+    if (denied) throw refuse(`cannot create it (${denied})`);
     throw fileSystemProblem(error) ?? error;
   }
   if (!statSync(dir).isDirectory()) throw refuse('a file of that name exists, not a directory');
   return created;
+}
+
+/** An output dir refused, naming the flag that named it (none for `membench judge`, which writes beside its results). */
+function outDirRefusal(dir: string, flag: string | null, why: string): MembenchError {
+  return new MembenchError(
+    'BAD_PATH',
+    flag === null ? `${dir}: ${why}` : `${flag} ${dir}: ${why}: choose another ${flag}`,
+  );
+}
+
+/** Why a dir cannot be written in, for the errnos that say so (a read-only mount, no permission), else undefined. */
+function notWritable(error: NodeJS.ErrnoException): string | undefined {
+  if (error.code === 'EROFS') return 'read-only file system';
+  return error.code === 'EACCES' || error.code === 'EPERM' ? 'permission denied' : undefined;
 }
 
 /**
@@ -99,7 +112,18 @@ export function lockOutDir(dir: string, command: string, flag: string | null = '
   const file = path.join(dir, LOCK_FILE);
   const mine: LockHolder = { pid: process.pid, host: os.hostname(), command, started: new Date().toISOString() };
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(mine)}\n`);
+  try {
+    writeFileSync(temp, `${JSON.stringify(mine)}\n`);
+  } catch (error) {
+    // A dir that exists but takes no file (a read-only mount, another user's dir): said of the dir
+    // the user named, not of the lock's temp file they never heard of.
+    const denied = isFileSystemError(error)
+      ? (notWritable(error) ?? (error.code === 'ENOENT' ? 'no file can be created there' : undefined))
+      : undefined;
+    if (created) rmSync(created, { recursive: true, force: true });
+    if (denied) throw outDirRefusal(dir, flag, `cannot write in it (${denied})`);
+    throw fileSystemProblem(error) ?? error;
+  }
   try {
     for (let attempt = 0; ; attempt++) {
       try {

@@ -1,13 +1,13 @@
 /**
- * A hostile environment around the process, not its input: a working dir removed under the shell.
- * Each is said in one line with exit 2, never a stack trace.
+ * A hostile environment around the process, not its input: a working dir removed under the shell,
+ * an output dir that takes no file. Each is said in one line with exit 2, never a stack trace.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp-dir.js';
-import { BIN } from './helpers.js';
+import { BIN, membench } from './helpers.js';
 
 /** Runs the CLI from a working dir removed after the shell entered it (`cd d; rm -rf ../d`). */
 function fromRemovedDir(dir: string, args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
@@ -35,4 +35,22 @@ describe('a working dir that no longer exists', () => {
       expect(code).toBe(2);
     },
   );
+});
+
+// sysfs takes no new file from anyone (EACCES, or EROFS where it is mounted read-only): an existing dir that refuses writes.
+describe.skipIf(!existsSync('/sys/kernel'))('an output dir that exists but takes no file', () => {
+  it.each([
+    [['run', '-c', 'recipes-en', '-s', 'buffer', '-q', '-o', '/sys/kernel'], '--out /sys/kernel'],
+    [['report', 'baselines/offline.json', '-o', '/sys/kernel'], '--out /sys/kernel'],
+    [['run', '--resume', '/sys/kernel'], '--resume /sys/kernel'],
+  ])('membench %j names the dir and the flag, not the lock file inside it', async (args, named) => {
+    const { code, stderr } = await membench(args);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^membench: ${named}: cannot write in it \\((permission denied|read-only file system)\\): choose another ${named.split(' ')[0]}\\n$`,
+        'u',
+      ),
+    );
+    expect(code).toBe(2);
+  });
 });
