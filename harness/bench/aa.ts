@@ -8,13 +8,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { compareRuns } from '../../reports/compare.js';
 import type { Comparison } from '../../reports/compare-types.js';
 import { PACKAGE_ROOT } from '../core/package-info.js';
 import { readResults } from '../results/read.js';
+import { benchChild, benchTempDir } from './scratch.js';
 
 /** The matrix of quick mode: a crash scenario, a concurrent one and a scripted one, three strategies. */
 export const QUICK_AA_MATRIX = [
@@ -54,10 +54,12 @@ export interface AaResult {
 async function runCli(args: readonly string[], out: string, env: NodeJS.ProcessEnv = {}): Promise<void> {
   const bin = path.join(PACKAGE_ROOT, 'bin', 'membench.js');
   const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'run', ...args, '--out', out, '-q'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, ...env },
-    });
+    const child = benchChild(
+      spawn(process.execPath, [bin, 'run', ...args, '--out', out, '-q'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, ...env },
+      }),
+    );
     let text = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       text += chunk;
@@ -89,7 +91,7 @@ async function twice(dir: string, name: string, args: readonly string[], env: No
 /** The A/A section: two runs of one matrix compared, and the planted regression. */
 export async function benchAa(options: { quick: boolean; onProgress?: (line: string) => void }): Promise<AaResult> {
   const matrix = options.quick ? QUICK_AA_MATRIX : [];
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-aa-'));
+  const dir = await benchTempDir('membench-bench-aa-');
   try {
     options.onProgress?.(`A/A: membench run ${matrix.join(' ') || '(the default run)'}, twice`);
     const comparison = await twice(dir, 'aa', matrix);

@@ -6,13 +6,14 @@
  * written to SQLite and indexed in FTS5, one fsynced commit per session, as a batched replay
  * commits), and the process's peak resident set.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../core/sqlite.js';
 import { errorCells, okCells } from '../results/cells.js';
 import { runBenchmark } from '../run/runner.js';
 import { syntheticLongMemEval, writeSyntheticLongMemEval } from './synthetic-longmemeval.js';
+import { benchTempDir } from './scratch.js';
 
 export interface DatasetScaleOptions {
   /** Questions in the file (LongMemEval_S has 500). */
@@ -84,7 +85,7 @@ function measureFloor(dir: string, questions: readonly Question[]): { msPerQuest
 
 /** Writes the file, measures the floor, then replays the file once per strategy. */
 export async function benchDatasetScale(options: DatasetScaleOptions): Promise<DatasetScaleResult> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-dataset-'));
+  const dir = await benchTempDir('membench-bench-dataset-');
   try {
     const file = path.join(dir, 'longmemeval-s-synthetic.json');
     const settings = { questions: options.questions, seed: options.seed ?? 2025 };

@@ -3,9 +3,8 @@
  * at run time (never hard-coded), so every strategy figure can be read as a multiple of them.
  */
 import { fork } from 'node:child_process';
-import { writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { writeFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { get_encoding, type Tiktoken } from 'tiktoken';
@@ -17,6 +16,7 @@ import { BpeCounter } from '../core/bpe.js';
 import { measure, type MeasureOptions, type Timing } from './measure.js';
 import { BENCH_TOKENIZER } from './rig.js';
 import { buildHnsw, clusteredVectors, exactTopK, row, type VectorSet } from './vector-scale.js';
+import { benchChild, benchTempDir } from './scratch.js';
 
 /** A short chat message, the size of a typical user turn. */
 export const SHORT_MESSAGE =
@@ -122,11 +122,13 @@ setInterval(() => {}, 1 << 30);
 /** Fork, wait until the child has the file open, SIGKILL it, wait for its exit, reopen the file. */
 async function forkKillReopen(script: string, sqliteModule: string, file: string): Promise<void> {
   // Started as offline agent processes are (without TLS-only settings): the floor is what theirs would be.
-  const child = fork(script, [sqliteModule, file], {
-    execArgv: [],
-    env: agentEnv(true),
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child = benchChild(
+    fork(script, [sqliteModule, file], {
+      execArgv: [],
+      env: agentEnv(true),
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code, signal) =>
@@ -176,7 +178,7 @@ async function vectorFloors(
 
 /** The fork + SIGKILL + reopen floor alone: what a crash and its recovery cannot go below (the suite section divides by it). */
 export async function measureForkFloor(options: { quick: boolean; iterations?: number }): Promise<Timing> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-fork-'));
+  const dir = await benchTempDir('membench-bench-fork-');
   try {
     const script = path.join(dir, 'child.cjs');
     await writeFile(script, CHILD_SCRIPT);
@@ -193,7 +195,7 @@ export async function measureForkFloor(options: { quick: boolean; iterations?: n
 
 /** Measures every floor (see Floors). */
 export async function measureFloors(options: FloorOptions): Promise<Floors> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-floors-'));
+  const dir = await benchTempDir('membench-bench-floors-');
   try {
     options.onProgress?.('floors: tokenizer, SQLite commits, atomic file write');
     const tokens = await tokenFloors(options.quick);

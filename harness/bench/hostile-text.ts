@@ -14,14 +14,14 @@
  * terms), so a plain question's own first cell is 2–2.5× the median cell: the worst cell against
  * the median cell, printed beside, measures that sharing as much as the hostile message.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { median } from '../core/calibration.js';
 import { sum } from 'simple-statistics';
 import { seededRandom } from '../core/random.js';
 import { runBenchmark } from '../run/runner.js';
 import { syntheticLongMemEval } from './synthetic-longmemeval.js';
+import { benchTempDir } from './scratch.js';
 
 /** The length of each hostile message. */
 export const HOSTILE_CHARS = 100_000;
@@ -175,7 +175,7 @@ export function hostileFigures(cells: readonly HostileCell[], chars = HOSTILE_CH
 export async function benchHostileText(
   options: { onProgress?: (line: string) => void } = {},
 ): Promise<HostileTextResult> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-hostile-'));
+  const dir = await benchTempDir('membench-bench-hostile-');
   try {
     const variants = Array.from({ length: HOSTILE_REPEATS }, (_, variant) =>
       Object.entries(hostileTexts(HOSTILE_SEED, variant)),

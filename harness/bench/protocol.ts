@@ -9,8 +9,7 @@
  * over the floor's (target ≤ PROTOCOL_TARGET_RATIO).
  */
 import { okCells } from '../results/cells.js';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LexicalIndex } from '../../strategies/stores/lexical-index.js';
@@ -22,6 +21,7 @@ import { poolStats } from '../run/pool.js';
 import type { CellResult } from '../results/schema.js';
 import { writeSyntheticLongMemEval } from './synthetic-longmemeval.js';
 import { readCellSchedules, type CellSchedule } from '../run/cell-sched.js';
+import { benchTempDir } from './scratch.js';
 
 /** The protocol run within this multiple of its floor (CPU per question). */
 export const PROTOCOL_TARGET_RATIO = 3;
@@ -147,7 +147,7 @@ function floorFile(
 
 /** Writes the file, measures the floor, then runs the protocol on it. */
 export async function benchProtocol(options: ProtocolBenchOptions): Promise<ProtocolBenchResult> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-protocol-'));
+  const dir = await benchTempDir('membench-bench-protocol-');
   try {
     const file = path.join(dir, 'longmemeval-s-synthetic.json');
     await writeSyntheticLongMemEval(file, { questions: options.questions, seed: options.seed ?? 2025 });

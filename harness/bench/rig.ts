@@ -4,15 +4,14 @@
  * wrapper, the hashed embedder) but with stopwatches on the model and the embedder, and a seeded
  * conversation played one agent turn at a time.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { generateFiller, type FillerExchange } from '../scenarios/filler.js';
 import { HashedEmbedder, MeteredModel, OfflineModel } from '../models/index.js';
 import { TokenCounter } from '../core/tokens.js';
 import type { DurabilityMode, MemoryStrategy, StrategyContext, StrategyDefinition } from '../../strategies/types.js';
 import { Stopwatch, TimedEmbedder, TimedModel } from './measure.js';
+import { benchTempDir } from './scratch.js';
 
 /** The tokenizer the runner uses for the offline model (`--tokenizer` default): cl100k_base. */
 export const BENCH_TOKENIZER = 'offline';
@@ -37,7 +36,7 @@ export async function makeRig(
   options: Record<string, unknown> = {},
   seed = 7,
 ): Promise<Rig> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), `membench-bench-${definition.name.replace(/[^a-z0-9-]/giu, '-')}-`));
+  const dir = await benchTempDir(`membench-bench-${definition.name.replace(/[^a-z0-9-]/giu, '-')}-`);
   const tokens = new TokenCounter(BENCH_TOKENIZER);
   const model = new TimedModel(new MeteredModel(new OfflineModel(), tokens), new Stopwatch());
   const embedder = new TimedEmbedder(new HashedEmbedder(BENCH_EMBED_DIMENSIONS), new Stopwatch());

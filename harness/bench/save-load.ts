@@ -6,9 +6,7 @@
  * out of the figure the targets use; their share is reported. Counters (tokenizer, model and
  * embedder calls per turn) show the complexity without trusting a clock.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import type { MemoryStrategy, StrategyDefinition } from '../../strategies/types.js';
 import { DurableWriteCounter } from '../core/commit-count.js';
@@ -17,6 +15,7 @@ import type { FillerExchange } from '../scenarios/filler.js';
 import { FloorProbe, type FloorWrite } from './floors.js';
 import { measure, type Timing } from './measure.js';
 import { conversation, makeRig, playTurn, type Rig, type TurnTiming } from './rig.js';
+import { benchTempDir } from './scratch.js';
 
 /** What to measure and how much of it. */
 export interface SaveLoadOptions {
@@ -251,7 +250,7 @@ export async function benchSaveLoad(options: SaveLoadOptions): Promise<SaveLoadR
     turnsPerSize: Object.fromEntries(sizes.map((size) => [size, options.turnsAt(size)])),
     rememberEvery: options.rememberEvery,
   };
-  const probeDir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-probe-'));
+  const probeDir = await benchTempDir('membench-bench-probe-');
   const probe = new FloorProbe(probeDir);
   try {
     for (const definition of options.definitions) {

@@ -7,8 +7,7 @@
  * checks), and the share the strategies' own save + load account for.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { loadScenarios, builtinScenarioNames } from '../scenarios/builtins.js';
 import { needsProcesses } from '../run/runner.js';
@@ -21,6 +20,7 @@ import type { RunResult } from '../results/schema.js';
 import { measureForkFloor } from './floors.js';
 import type { Timing } from './measure.js';
 import { snapshotUnusable } from '../process/agent-process.js';
+import { benchChild, benchTempDir } from './scratch.js';
 
 /** What to run: defaults to the built-in offline suite. */
 export interface SuiteOptions {
@@ -186,7 +186,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
   options.onProgress?.(
     `suite: membench run over ${names.length} scenarios × ${options.strategies?.length ?? 'all'} strategies`,
   );
-  const out = await mkdtemp(path.join(os.tmpdir(), 'membench-suite-'));
+  const out = await benchTempDir('membench-suite-');
   try {
     const args = [path.join(PACKAGE_ROOT, 'bin', 'membench.js'), ...suiteArguments(options), '--out', out];
     const floorForks = options.floorForks ?? 8;
@@ -194,7 +194,7 @@ export async function benchSuite(options: SuiteOptions = {}): Promise<SuiteResul
     const cpuBefore = await childrenCpuMs();
     const started = performance.now();
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = benchChild(spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] }));
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
         stderr += chunk;

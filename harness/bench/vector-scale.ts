@@ -5,12 +5,12 @@
  * size on disk. The vectors are random but clustered (a centroid plus noise), so neighbours are
  * close the way embeddings of related texts are, and the exact answer is not trivial to find.
  */
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import hnswlib from 'hnswlib-node';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { measure, type Timing } from './measure.js';
+import { benchTempDir } from './scratch.js';
 
 const { HierarchicalNSW } = hnswlib;
 type Hnsw = InstanceType<typeof HierarchicalNSW>;
@@ -173,7 +173,7 @@ export async function benchVectorScale(options: VectorScaleOptions): Promise<Vec
     },
     { iterations: options.iterations, warmupIterations: Math.min(50, options.iterations) },
   );
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'membench-bench-hnsw-'));
+  const dir = await benchTempDir('membench-bench-hnsw-');
   let indexBytes: number;
   try {
     const file = path.join(dir, 'index.hnsw');

@@ -83,22 +83,47 @@ export function parseSizes(value: string | undefined): number[] | undefined {
 
 export const handler = handled(async (argv: BenchArgs) => {
   // The sections' code (tiktoken, SQLite, hnswlib among it) loads here, never for --help or an argument error.
-  const [{ measureMembench }, { renderBenchJson, renderBenchReport }, { parseNumberFlag }, { RUN_LIMITS }] =
-    await Promise.all([
-      import('../bench/index.js'),
-      import('../bench/render.js'),
-      import('../core/numbers.js'),
-      import('../run/limits.js'),
-    ]);
-  const report = await measureMembench({
+  const [
+    { measureMembench },
+    { renderBenchJson, renderBenchReport },
+    { parseNumberFlag },
+    { RUN_LIMITS },
+    { stopBench },
+    { interruptOnSignals },
+  ] = await Promise.all([
+    import('../bench/index.js'),
+    import('../bench/render.js'),
+    import('../core/numbers.js'),
+    import('../run/limits.js'),
+    import('../bench/scratch.js'),
+    import('./common.js'),
+  ]);
+  const options = {
     quick: argv.quick,
     only: parseSections(argv.only),
     sizes: parseSizes(argv.sizes),
     strategies: argv.strategy,
     workers: parseNumberFlag('--workers', argv.workers, RUN_LIMITS.workers),
     questions: parseNumberFlag('--questions', argv.questions, { whole: true, min: 1, max: Number.MAX_SAFE_INTEGER }),
-    onProgress: argv.quiet ? undefined : (line) => process.stderr.write(`${line}\n`),
+    onProgress: argv.quiet ? undefined : (line: string) => process.stderr.write(`${line}\n`),
+  };
+  // SIGINT / SIGTERM: the runs it started end and its temp dirs go (Node's default death left a
+  // `membench run` going on as an orphan and membench-suite-* dirs behind); a second signal exits at once.
+  const interrupt = interruptOnSignals();
+  interrupt.signal.addEventListener('abort', () => {
+    process.stderr.write('interrupted: stopping the bench (nothing written)\n');
+    void stopBench().finally(() => process.exit(interrupt.exitCode()));
   });
+  let report: Awaited<ReturnType<typeof measureMembench>>;
+  try {
+    report = await measureMembench(options);
+  } catch (error) {
+    // A child run ended by the same Ctrl-C fails its section: the interrupt is what happened, said above.
+    if (interrupt.signal.aborted) return new Promise<never>(() => undefined);
+    throw error;
+  } finally {
+    if (!interrupt.signal.aborted) interrupt.dispose();
+  }
   process.stdout.write(argv.json ? renderBenchJson(report) : renderBenchReport(report));
   const missed = report.targets.filter((target) => target.pass === false).length;
   const code = argv.strict && missed > 0 ? 1 : 0;

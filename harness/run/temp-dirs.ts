@@ -4,7 +4,7 @@
  * first removes those of runs whose process is gone. With --keep-cell-dirs the dir is named
  * `membench-kept-<pid>-*` instead: kept, never reclaimed, and its path is told to the user.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,22 @@ export async function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<stri
       removed.push(path.join(root, name));
   }
   return removed;
+}
+
+/**
+ * Removes the run temp dirs of process `pid` now (a bench stopped by a signal, whose in-process runs
+ * cannot end on their own); kept dirs (--keep-cell-dirs) stay.
+ */
+export function removeRunTempDirsOf(pid: number, root = os.tmpdir()): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(root);
+  } catch {
+    return;
+  }
+  for (const name of entries)
+    if (RUN_DIR.exec(name)?.[1] === String(pid))
+      rmSync(path.join(root, name), { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** A fresh temp dir for this run's cell dirs (after reclaiming abandoned ones). */
