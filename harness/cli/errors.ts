@@ -87,11 +87,19 @@ export function switchWithValue(args: readonly string[], parser: unknown): strin
 }
 
 /**
- * What to add to yargs' "Unknown argument: X": why X was left over. A value after a switch
- * (`--overwrite 5`, `--keep-rankings 0`) is not the switch's, and a digit is a value that starts
- * with `-` (`--seed -1`), which yargs reads as flags. Empty when neither explains it.
+ * What to add to a yargs usage failure, where the usual cause is known. "Unknown argument: X":
+ * a value after a switch (`--overwrite 5`, `--keep-rankings 0`) is not the switch's, and a digit
+ * is a value that starts with `-` (`--seed -1`), which yargs reads as flags. Too few arguments for
+ * `import`: `longmemeval:FILE` is run's --dataset form. Empty when nothing known explains it.
  */
-export function unknownArgumentHint(message: string, args: readonly string[], parser: unknown): string {
+export function usageHint(message: string, args: readonly string[], parser: unknown): string {
+  if (message.startsWith('Not enough non-option arguments') && args[0] === 'import') {
+    const joined = args.find((arg) => /^(?:locomo|longmemeval):./u.test(arg));
+    if (joined !== undefined) {
+      const [dataset, ...file] = joined.split(':');
+      return `\n(import takes the dataset and the file apart: membench import ${dataset} ${file.join(':')}; DATASET:FILE is the form of run --dataset)`;
+    }
+  }
   const unknown = /^Unknown arguments?: (.*)$/su.exec(message)?.[1]?.split(', ');
   if (!unknown) return '';
   const options = (parser as ParsedOptions).getOptions?.();

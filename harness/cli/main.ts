@@ -16,7 +16,7 @@ import * as run from './run.js';
 import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
-import { optionRefusal, unknownArgumentHint } from './errors.js';
+import { optionRefusal, usageHint } from './errors.js';
 
 /**
  * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<void> {
     .fail((message, error) => {
       if (error) throw error;
       process.stderr.write(
-        `membench: ${message}${unknownArgumentHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`,
+        `membench: ${message}${usageHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`,
       );
       process.exit(2);
     })

@@ -64,7 +64,7 @@ export async function importToDir(options: ImportToDirOptions): Promise<ImportTo
     options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts, dataset);
   // Every file goes to a staging dir first: an import that fails half-way (trailing garbage, a
   // damaged conversation) leaves the out dir as it was, and overwrite drops only the previous import's files.
-  const staged = await StagedDir.begin(out);
+  const staged = await StagedDir.begin(out, `--out ${out}`);
   try {
     for await (const imported of importScenarios(dataset, options.file, log, {
       ...(options.limit !== undefined ? { limit: options.limit } : {}),
@@ -120,7 +120,7 @@ export async function generateToDir(
   const generated = generateWorkload(spec, file);
   refuseReplacingSpec(file, out, generated);
   // Staged, then moved in: a failed write leaves the out dir as it was; overwrite drops only the previous generate's or import's files.
-  const staged = await StagedDir.begin(out);
+  const staged = await StagedDir.begin(out, `--out ${out}`);
   try {
     for (const scenario of generated) await staged.write(`${scenario.document.name}.yaml`, scenario.yaml);
   } catch (error) {

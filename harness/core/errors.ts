@@ -93,6 +93,12 @@ const RESOURCE_ERRNOS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EMFIL
 /** Errnos whose remedy is another path, when the path was the user's. */
 const ANOTHER_PATH_ERRNOS: ReadonlySet<string> = new Set(['EEXIST', 'ENOTDIR']);
 
+/** Why a dir cannot be written in, for the errnos that say so (a read-only mount, no permission), else undefined. */
+export function notWritable(error: NodeJS.ErrnoException): string | undefined {
+  if (error.code === 'EROFS') return 'read-only file system';
+  return error.code === 'EACCES' || error.code === 'EPERM' ? 'permission denied' : undefined;
+}
+
 /**
  * A file-system error as a plain MembenchError (no stack trace): the path, the meaning, and
  * `hint` (e.g. how to resume). A path the user named wrongly is bad input (exit 2); a full disk

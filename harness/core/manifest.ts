@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
+import { isFileSystemError, MembenchError, notWritable } from './errors.js';
 import { makeDirs, writeFileAtomic } from './fs.js';
 
 /** The manifest's name in an output dir (a dot file: scenario globs and `-c DIR` never see it). */
@@ -181,15 +182,28 @@ export class StagedDir {
     private readonly createdParent: string | undefined,
   ) {}
 
-  /** A staging dir beside `dir` (same file system, so the moves are renames). */
-  static async begin(dir: string): Promise<StagedDir> {
+  /**
+   * A staging dir beside `dir` (same file system, so the moves are renames). `named` is how the
+   * user gave `dir` (`--out DIR`): a parent that takes no new dir is said of it, not of the
+   * staging dir the user never heard of.
+   */
+  static async begin(dir: string, named = dir): Promise<StagedDir> {
     const parent = path.dirname(path.resolve(dir));
     const createdParent = makeDirs(parent);
     const staging = path.join(
       parent,
       `.${path.basename(path.resolve(dir))}.staging-${process.pid}-${randomBytes(4).toString('hex')}`,
     );
-    await mkdir(staging);
+    try {
+      await mkdir(staging);
+    } catch (error) {
+      const denied = isFileSystemError(error) ? notWritable(error) : undefined;
+      if (denied === undefined) throw error;
+      throw new MembenchError(
+        'BAD_PATH',
+        `${named}: cannot write in ${parent} (${denied}), where the files are written before they move in together: choose a dir whose parent you can write in`,
+      );
+    }
     return new StagedDir(dir, staging, createdParent);
   }
 

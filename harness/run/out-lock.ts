@@ -8,7 +8,7 @@
 import { linkSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileSystemProblem, isFileSystemError, MembenchError } from '../core/errors.js';
+import { fileSystemProblem, isFileSystemError, MembenchError, notWritable } from '../core/errors.js';
 import { makeDirs } from '../core/fs.js';
 import { processAlive } from '../core/processes.js';
 
@@ -77,12 +77,6 @@ function outDirRefusal(dir: string, flag: string | null, why: string): MembenchE
     'BAD_PATH',
     flag === null ? `${dir}: ${why}` : `${flag} ${dir}: ${why}: choose another ${flag}`,
   );
-}
-
-/** Why a dir cannot be written in, for the errnos that say so (a read-only mount, no permission), else undefined. */
-function notWritable(error: NodeJS.ErrnoException): string | undefined {
-  if (error.code === 'EROFS') return 'read-only file system';
-  return error.code === 'EACCES' || error.code === 'EPERM' ? 'permission denied' : undefined;
 }
 
 /**

@@ -54,3 +54,16 @@ describe.skipIf(!existsSync('/sys/kernel'))('an output dir that exists but takes
     expect(code).toBe(2);
   });
 });
+
+describe.skipIf(!existsSync('/sys/kernel'))('an import or generate --out whose parent takes no new dir', () => {
+  it.each([
+    [['import', 'longmemeval', 'fixtures/datasets/longmemeval-sample.json', '-o', '/sys/kernel/out']],
+    [['generate', 'scenarios/suites/generated.yaml', '-o', '/sys/kernel/out']],
+  ])('membench %j names --out, not the staging dir beside it', async (args) => {
+    const { code, stderr } = await membench(args);
+    expect(stderr).toMatch(
+      /^membench: --out \/sys\/kernel\/out: cannot write in \/sys\/kernel \((permission denied|read-only file system)\), where the files are written before they move in together: choose a dir whose parent you can write in\n$/u,
+    );
+    expect(code).toBe(2);
+  });
+});

@@ -266,6 +266,10 @@ describe('membench run', () => {
   it.each([
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [
+      ['import', 'longmemeval:fixtures/datasets/longmemeval-sample.json'],
+      'membench: Not enough non-option arguments: got 1, need at least 2\n(import takes the dataset and the file apart: membench import longmemeval fixtures/datasets/longmemeval-sample.json; DATASET:FILE is the form of run --dataset)',
+    ],
+    [
       ['run', '-c', 'recipes-en', '--overwrite', '5'],
       'membench: Unknown argument: 5\n(--overwrite is a switch and takes no value: "5" was left over; give the switch alone, or --overwrite=false)',
     ],
