@@ -37,8 +37,10 @@ const withInterval = (value: number | null, interval: Interval | null, n: number
 /** A signed difference: `−0.14`, `+0.02` (a true minus sign, as in the interval). */
 const signed = (value: number): string => `${value < 0 ? '−' : '+'}${Math.abs(value).toFixed(2)}`;
 
-/** "−0.14 [−0.17, −0.11] p<0.001" (behind or ahead of the best, paired) / "within noise p=0.41" / "best". */
+/** "−0.14 [−0.17, −0.11] p<0.001" (behind or ahead of the best, paired) / "within noise p=0.41" / "best"; "–" with no recall measured. */
 export function versusBest(row: LeaderboardRow): string {
+  // A run without probes has no best: every setting said "best" of nothing.
+  if (row.contextRecall.value === null) return '–';
   if (!row.vsBest) return row.vsBest === null ? 'no shared probes' : 'best';
   const { difference, interval, p, verdict } = row.vsBest;
   if (verdict === 'within noise') return `within noise p=${p.toFixed(2)}`;

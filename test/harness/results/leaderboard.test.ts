@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { leaderboard, RECALL_FLOOR, TOKEN_BUDGET } from '../../../harness/results/leaderboard.js';
 import { distanceBucket, recallByDistance } from '../../../harness/results/by-distance.js';
 import { cellOf, durability, smallRun } from '../../reports/fixture.js';
+import { versusBest } from '../../../reports/verdict.js';
 
 describe('leaderboard', () => {
   it('pools each setting over the run, best first, with intervals and a paired comparison against the best', () => {
@@ -19,6 +20,15 @@ describe('leaderboard', () => {
     expect(window!.vsBest).toMatchObject({ n: probes, verdict: 'behind' });
     expect(window!.contextPerTurn).toBeLessThan(buffer!.contextPerTurn / 3);
     expect(board.best).toBe('buffer');
+  });
+
+  it('calls no setting "best" in a run without probes: vs best says nothing was measured', () => {
+    const result = smallRun();
+    const cells = result.cells.map((cell) => ({ ...cell, probes: [] }));
+    const board = leaderboard(cells, result.header.seed);
+    expect(board.rows.map((row) => row.contextRecall.value)).toEqual([null, null, null]);
+    expect(board.rows.map(versusBest)).toEqual(['–', '–', '–']);
+    expect(leaderboard(result.cells, result.header.seed).rows.map(versusBest)[0]).toBe('best');
   });
 
   it('recommends the cheapest setting within noise of the best, and the best under the token budget', () => {
