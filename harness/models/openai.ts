@@ -13,6 +13,7 @@ import { messageText } from '../core/tokens.js';
 import { displayUrl, Endpoint, MalformedResponse, positiveInteger, type EndpointOptions } from './endpoint.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { isRecord } from '../core/guards.js';
+import { shownValue } from '../core/user-input.js';
 import { MAX_ANSWER_CHARS } from '../core/numbers.js';
 
 /** Dimensions of well-known embedding models, so `dimensions` is right before the first call. */
@@ -99,14 +100,40 @@ function completionText(response: unknown): string {
   throw new MalformedResponse('choices[0].message.content is not a string');
 }
 
-function decodeVector(embedding: unknown): Float32Array {
-  if (Array.isArray(embedding) && embedding.every((value) => typeof value === 'number'))
-    return Float32Array.from(embedding);
-  if (typeof embedding === 'string') {
+/** Standard or URL-safe base64, padded or not. */
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/u;
+
+/**
+ * data[position].embedding as floats, refused unless it is a direction: at least one value, every
+ * value finite as a float32 (1e308 and 1e400 are not), not all zero (its cosine with any vector is
+ * NaN). A vector that is none of these ranked every memory by NaN, in silence.
+ */
+function decodeVector(embedding: unknown, position: number): Float32Array {
+  const where = `data[${position}].embedding`;
+  let vector: Float32Array;
+  if (Array.isArray(embedding)) {
+    const bad = embedding.findIndex((value) => typeof value !== 'number');
+    if (bad >= 0) throw new MalformedResponse(`${where}[${bad}] is ${shownValue(embedding[bad], 40)}, not a number`);
+    vector = Float32Array.from(embedding as number[]);
+  } else if (typeof embedding === 'string') {
     const bytes = Buffer.from(embedding, 'base64');
-    return new Float32Array(new Uint8Array(bytes).buffer, 0, Math.floor(bytes.length / 4));
+    if (!BASE64.test(embedding) || bytes.length % 4 !== 0)
+      throw new MalformedResponse(
+        `${where} is a string that is not base64 of float32 values: ${shownValue(embedding, 40)}`,
+      );
+    vector = new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.length / 4);
+  } else {
+    throw new MalformedResponse(`${where} is neither a list of numbers nor base64: ${shownValue(embedding, 40)}`);
   }
-  throw new MalformedResponse('an embedding is neither a list of numbers nor base64');
+  if (vector.length === 0) throw new MalformedResponse(`${where} is empty (a vector of no dimension)`);
+  const infinite = vector.findIndex((value) => !Number.isFinite(value));
+  if (infinite >= 0) {
+    const sent = Array.isArray(embedding) ? embedding[infinite] : vector[infinite];
+    throw new MalformedResponse(`${where}[${infinite}] is ${String(sent)}, not a finite float32`);
+  }
+  if (vector.every((value) => value === 0))
+    throw new MalformedResponse(`${where} is all zeros (no direction: its cosine with any vector is undefined)`);
+  return vector;
 }
 
 function embeddingVectors(response: unknown, expected: number): Float32Array[] {
@@ -117,10 +144,15 @@ function embeddingVectors(response: unknown, expected: number): Float32Array[] {
     throw new MalformedResponse(`${response.data.length} embeddings for ${expected} inputs`);
   const vectors = new Array<Float32Array | undefined>(expected);
   response.data.forEach((item: unknown, position) => {
-    const index = isRecord(item) && typeof item.index === 'number' ? item.index : position;
-    if (!isRecord(item) || index < 0 || index >= expected || vectors[index])
-      throw new MalformedResponse(`bad data[${position}].index`);
-    vectors[index] = decodeVector(item.embedding);
+    if (!isRecord(item)) throw new MalformedResponse(`data[${position}] is ${shownValue(item, 40)}, not an object`);
+    const index = item.index === undefined ? position : item.index;
+    // A fraction or a string index filled no slot: the vector strategy then found no vector for a message.
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= expected)
+      throw new MalformedResponse(
+        `data[${position}].index ${shownValue(index, 40)}: expected a whole number from 0 to ${expected - 1}`,
+      );
+    if (vectors[index]) throw new MalformedResponse(`data[${position}].index ${index} is given twice`);
+    vectors[index] = decodeVector(item.embedding, position);
   });
   return vectors.map((vector) => vector!);
 }

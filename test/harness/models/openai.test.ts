@@ -337,6 +337,49 @@ describe('openai embedder', () => {
     expect(server.requests[0]!.body).toMatchObject({ dimensions: 4 });
     expect(error.message).toContain('returned a 8-dimension vector for openai:embed-model; expected 4 (as requested)');
   });
+
+  it('refuses a vector that is no direction, and an index that names no input, without retrying', async () => {
+    const embedder = new OpenAIEmbedder('embed-model', { baseUrl: server.baseUrl, apiKey: KEY, env: {} });
+    const list = (...items: unknown[]): string => JSON.stringify({ object: 'list', data: items });
+    const item = (index: unknown, embedding: unknown) => ({ object: 'embedding', index, embedding });
+    const cases: Array<[string, string]> = [
+      // JSON.parse reads 1e400 as Infinity; 1e308 is finite as a double, Infinity as a float32.
+      [
+        list(item(0, [0.5, 0.5]), item(1, [0.5, 0.5])).replace('[0.5,0.5]', '[0.5,1e400]'),
+        'data[0].embedding[1] is Infinity, not a finite float32',
+      ],
+      [list(item(0, [0.5, 1e308]), item(1, [0.5, 0.5])), 'data[0].embedding[1] is 1e+308, not a finite float32'],
+      [list(item(0, [0.5, 0.5]), item(1, [0, 0])), 'data[1].embedding is all zeros (no direction'],
+      [list(item(0, []), item(1, [])), 'data[0].embedding is empty (a vector of no dimension)'],
+      [list(item(0, [0.5, 'NaN']), item(1, [0.5, 0.5])), 'data[0].embedding[1] is "NaN", not a number'],
+      [
+        list(item(0, 'abc'), item(1, 'abc')),
+        'data[0].embedding is a string that is not base64 of float32 values: "abc"',
+      ],
+      [
+        list(item(0, Buffer.from(new Float32Array([Number.NaN, 1]).buffer).toString('base64')), item(1, [1, 1])),
+        'data[0].embedding[0] is NaN, not a finite float32',
+      ],
+      [list(item(0.5, [1, 1]), item(1.5, [1, 1])), 'data[0].index 0.5: expected a whole number from 0 to 1'],
+      [list(item('0', [1, 1]), item(1, [1, 1])), 'data[0].index "0": expected a whole number from 0 to 1'],
+      [list(item(0, [1, 1]), item(0, [1, 1])), 'data[1].index 0 is given twice'],
+      [list(null, item(1, [1, 1])), 'data[0] is null, not an object'],
+    ];
+    for (const [body, reason] of cases) {
+      server.requests.length = 0;
+      server.enqueue({ kind: 'raw', body });
+      const error = await modelError(embedder.embed(['a', 'b']));
+      expect(error.message).toContain(`${server.baseUrl}/embeddings failed: malformed JSON response (${reason}`);
+      expect(server.requests).toHaveLength(1);
+    }
+    expect(embedder.dimensions).toBe(0);
+    // Out of order but each index once: put back in order.
+    server.enqueue({ kind: 'raw', body: list(item(1, [0, 1]), item(0, [1, 0])) });
+    expect((await embedder.embed(['a', 'b'])).map((vector) => Array.from(vector))).toEqual([
+      [1, 0],
+      [0, 1],
+    ]);
+  });
 });
 
 describe('response cache in front of the openai model', () => {
