@@ -146,6 +146,22 @@ function errorCodes(error: unknown): string[] {
   return codes;
 }
 
+/** A dropped connection worth another attempt, in words, from the codes of an error's cause chain. */
+function connectionReason(codes: readonly string[]): string | undefined {
+  return codes.map((code) => RETRYABLE_CONNECTION_CODES.get(code)).find((words) => words !== undefined);
+}
+
+/** The messages along an error's cause chain, outermost first ("Connection error.", "fetch failed", "redirect count exceeded"). */
+function causeMessages(error: unknown): string[] {
+  const messages: string[] = [];
+  let current: unknown = (error as { cause?: unknown }).cause;
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    messages.push(current.message);
+    current = current.cause;
+  }
+  return messages;
+}
+
 /** Wait asked by the server: `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date. */
 function retryAfterMs(headers: Headers | undefined, now: number): number | undefined {
   const millis = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
@@ -294,12 +310,12 @@ export class Endpoint {
       if (codes.includes('ECONNREFUSED'))
         return { reason: 'connection refused (is the server running?)', retryable: false };
       if (codes.includes('ENOTFOUND')) return { reason: 'host not found (ENOTFOUND)', retryable: false };
-      const known = codes.map((code) => RETRYABLE_CONNECTION_CODES.get(code)).find((words) => words !== undefined);
-      const cause = (error as { cause?: unknown }).cause;
-      return {
-        reason: known ?? `connection failed (${cause instanceof Error ? cause.message : error.message})`,
-        retryable: true,
-      };
+      const known = connectionReason(codes);
+      const causes = causeMessages(error);
+      // fetch follows 20 redirects, then gives up: the base URL (or a proxy) redirects in a loop; again would loop again.
+      if (causes.includes('redirect count exceeded'))
+        return { reason: 'too many redirects (the URL redirects in a loop? check the base URL)', retryable: false };
+      return { reason: known ?? `connection failed (${causes.at(-1) ?? error.message})`, retryable: true };
     }
     if (error instanceof sdk.APIError && typeof error.status === 'number') {
       const status = error.status;
@@ -310,6 +326,9 @@ export class Endpoint {
       const wait = retryable ? retryAfterMs(error.headers, Date.now()) : undefined;
       return { reason, retryable, ...(wait !== undefined ? { retryAfterMs: wait } : {}) };
     }
+    // The connection dropped after the headers: fetch rejects the body's read with TypeError('terminated'), no SDK class.
+    const dropped = connectionReason(errorCodes(error));
+    if (dropped) return { reason: `${dropped} while the response body was read`, retryable: true };
     return { reason: errorMessage(error), retryable: false };
   }
 

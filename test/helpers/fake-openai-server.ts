@@ -26,6 +26,8 @@ export type Reply =
   | { kind: 'hang-body' }
   /** Drops the connection without a response. */
   | { kind: 'reset' }
+  /** Sends the headers and half a body, then drops the connection. */
+  | { kind: 'reset-body' }
   /** A well-formed chat completion whose message is `content` (a judge's "yes", "Yes.", "no"...; null: no text, as some endpoints send). */
   | { kind: 'chat'; content: string | null };
 
@@ -144,6 +146,10 @@ export async function startFakeOpenAIServer(
         return;
       case 'reset':
         response.socket?.destroy();
+        return;
+      case 'reset-body':
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+        response.write('{"id":"chatcmpl-fake","choices":[', () => response.socket?.destroy());
         return;
       case 'hang-body':
         response.writeHead(200, { 'content-type': 'application/json' });

@@ -4,6 +4,8 @@
  * the concurrency limit, and the response cache in front of it.
  */
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
@@ -200,6 +202,55 @@ describe('openai chat model', () => {
     expect(server.requests).toHaveLength(2);
     expect(sleeps).toEqual([10]);
     expect(reasons).toEqual(['connection closed by the server']);
+  });
+
+  it('retries a connection dropped half way through the body, and says so', async () => {
+    const { sleep } = recordingSleep();
+    const reasons: string[] = [];
+    server.enqueue({ kind: 'reset-body' });
+    const model = chatModel({
+      sleep,
+      retryBaseMs: 10,
+      random: () => 1,
+      onRetry: (event) => reasons.push(event.reason),
+    });
+    expect((await model.chat(ask('whole?'))).text).toBe('echo: whole?');
+    expect(server.requests).toHaveLength(2);
+    expect(reasons).toEqual(['connection closed by the server while the response body was read']);
+
+    server.enqueue({ kind: 'reset-body' }, { kind: 'reset-body' });
+    const error = await modelError(chatModel({ sleep, maxRetries: 1, retryBaseMs: 0 }).chat(ask('x')));
+    expect(error.message).toBe(
+      `openai: POST ${server.baseUrl}/chat/completions failed after 2 attempts: connection closed by the server while the response body was read`,
+    );
+  });
+
+  it('gives up on a redirect loop at once, saying so', async () => {
+    const looping = createServer((request, response) => {
+      request.resume();
+      response.writeHead(307, { location: request.url ?? '/' });
+      response.end();
+    });
+    await new Promise<void>((resolve) => looping.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(looping.address() as AddressInfo).port}/v1`;
+      const retries: string[] = [];
+      const model = new OpenAIChatModel('m', {
+        baseUrl,
+        apiKey: KEY,
+        env: {},
+        maxRetries: 3,
+        onRetry: (event) => retries.push(event.reason),
+      });
+      const error = await modelError(model.chat(ask('x')));
+      expect(error.message).toBe(
+        `openai: POST ${baseUrl}/chat/completions failed: too many redirects (the URL redirects in a loop? check the base URL)`,
+      );
+      expect(retries).toEqual([]);
+    } finally {
+      looping.closeAllConnections();
+      await new Promise<void>((resolve) => looping.close(() => resolve()));
+    }
   });
 
   it('times out a server that never answers, on every attempt', async () => {
