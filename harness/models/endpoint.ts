@@ -53,6 +53,8 @@ export interface EndpointOptions {
   retryBaseMs?: number;
   /** Cap on one wait, Retry-After included (default 30 000). */
   retryMaxMs?: number;
+  /** The most bytes of one response body read before the attempt fails (default MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
   /** Where `OPENAI_*` variables are read (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Injected for tests: the wait between attempts, and the jitter source. */
@@ -108,6 +110,55 @@ export function checkBaseUrl(baseUrl: string): void {
 /** A response the SDK accepted but that does not have the shape we need. */
 export class MalformedResponse extends Error {}
 
+/**
+ * The most bytes of one response body read by default: far above any answer kept (MAX_ANSWER_CHARS)
+ * or a batch of 128 embeddings of 4,096 dimensions (~12 MB of JSON). A body that never ends (an
+ * endpoint streaming garbage) was buffered until the timeout: 4 GB in 15 s, 16 GB by the default 60 s.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** A response body over the endpoint's byte bound: not retried, the endpoint would send it again. */
+class ResponseTooLarge extends Error {}
+
+/** `fetch`, with every response body cut off (the read fails with ResponseTooLarge) once it passes `maxBytes`. */
+function boundedFetch(maxBytes: number): typeof fetch {
+  const tooLarge = (what: string): ResponseTooLarge =>
+    new ResponseTooLarge(
+      `the response body ${what}, the most membench reads from an endpoint (an endpoint sending without end?)`,
+    );
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+    if (declared > maxBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge(`is ${declared} bytes (Content-Length), over ${formatBytes(maxBytes)}`);
+    }
+    if (!response.body) return response;
+    let seen = 0;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) controller.error(tooLarge(`passed ${formatBytes(maxBytes)}`));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
+/** 64 MiB, 512 KiB, 300 bytes. */
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
 /** One failed attempt, classified. */
 interface Failure {
   reason: string;
@@ -151,15 +202,22 @@ function connectionReason(codes: readonly string[]): string | undefined {
   return codes.map((code) => RETRYABLE_CONNECTION_CODES.get(code)).find((words) => words !== undefined);
 }
 
-/** The messages along an error's cause chain, outermost first ("Connection error.", "fetch failed", "redirect count exceeded"). */
-function causeMessages(error: unknown): string[] {
-  const messages: string[] = [];
-  let current: unknown = (error as { cause?: unknown }).cause;
+/** An error and its causes, outermost first (the SDK's "Connection error.", fetch's "fetch failed", undici's "redirect count exceeded"). */
+function causeChain(error: unknown): Error[] {
+  const chain: Error[] = [];
+  let current: unknown = error;
   for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
-    messages.push(current.message);
+    chain.push(current);
     current = current.cause;
   }
-  return messages;
+  return chain;
+}
+
+/** The messages of an error's causes, outermost first, the error's own left out. */
+function causeMessages(error: unknown): string[] {
+  return causeChain(error)
+    .slice(1)
+    .map((cause) => cause.message);
 }
 
 /** Wait asked by the server: `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date. */
@@ -207,6 +265,7 @@ export class Endpoint {
   private readonly maxRetries: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
+  private readonly maxResponseBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly onRetry: EndpointOptions['onRetry'];
@@ -226,6 +285,7 @@ export class Endpoint {
     this.maxRetries = positiveInteger('maxRetries', options.maxRetries, ENDPOINT_DEFAULTS.maxRetries, 0);
     this.retryBaseMs = positiveInteger('retryBaseMs', options.retryBaseMs, 500, 0);
     this.retryMaxMs = positiveInteger('retryMaxMs', options.retryMaxMs, 30_000, 0);
+    this.maxResponseBytes = positiveInteger('maxResponseBytes', options.maxResponseBytes, MAX_RESPONSE_BYTES);
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
     this.onRetry = options.onRetry;
@@ -239,6 +299,7 @@ export class Endpoint {
       baseURL: this.baseUrl,
       maxRetries: 0,
       timeout: this.timeoutMs,
+      fetch: boundedFetch(this.maxResponseBytes),
     });
     return this.clientInstance;
   }
@@ -299,6 +360,8 @@ export class Endpoint {
   }
 
   private classify(error: unknown): Failure {
+    const tooLarge = causeChain(error).find((cause) => cause instanceof ResponseTooLarge);
+    if (tooLarge) return { reason: tooLarge.message, retryable: false };
     if (error instanceof MalformedResponse || error instanceof SyntaxError) {
       return { reason: `malformed JSON response (${error.message})`, retryable: false };
     }

@@ -10,7 +10,14 @@ import type {
 import { AIMessage, ChatMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { MembenchError } from '../core/errors.js';
 import { messageText } from '../core/tokens.js';
-import { displayUrl, Endpoint, MalformedResponse, positiveInteger, type EndpointOptions } from './endpoint.js';
+import {
+  displayUrl,
+  Endpoint,
+  MalformedResponse,
+  MAX_RESPONSE_BYTES,
+  positiveInteger,
+  type EndpointOptions,
+} from './endpoint.js';
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { isRecord } from '../core/guards.js';
 import { shownValue } from '../core/user-input.js';
@@ -213,10 +220,14 @@ export class OpenAIEmbedder implements Embedder {
     options: OpenAIProviderOptions = {},
   ) {
     this.id = `openai:${name}`;
-    this.endpoint = new Endpoint(options);
+    this.batchSize = positiveInteger('batchSize', options.batchSize, 128);
+    // A batch's body grows with the batch: room for 512 KiB of JSON per input (4,096 dimensions take ~90 KB).
+    this.endpoint = new Endpoint({
+      maxResponseBytes: Math.max(MAX_RESPONSE_BYTES, this.batchSize * 512 * 1024),
+      ...options,
+    });
     this.requestedDimensions =
       options.dimensions === undefined ? undefined : positiveInteger('dimensions', options.dimensions, 0);
-    this.batchSize = positiveInteger('batchSize', options.batchSize, 128);
     const expected =
       options.expectedDimensions === undefined
         ? undefined

@@ -28,6 +28,8 @@ export type Reply =
   | { kind: 'reset' }
   /** Sends the headers and half a body, then drops the connection. */
   | { kind: 'reset-body' }
+  /** Sends the headers, then a body without end (64 KiB chunks of spaces, as fast as the client reads) until the client goes. */
+  | { kind: 'endless' }
   /** A well-formed chat completion whose message is `content` (a judge's "yes", "Yes.", "no"...; null: no text, as some endpoints send). */
   | { kind: 'chat'; content: string | null };
 
@@ -151,6 +153,19 @@ export async function startFakeOpenAIServer(
         response.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
         response.write('{"id":"chatcmpl-fake","choices":[', () => response.socket?.destroy());
         return;
+      case 'endless': {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"choices":[{"message":{"role":"assistant","content":"');
+        const chunk = Buffer.alloc(64 * 1024, 0x20);
+        const pump = (): void => {
+          while (!response.destroyed && response.write(chunk)) {
+            // until the socket's buffer is full
+          }
+        };
+        response.on('drain', pump);
+        pump();
+        return;
+      }
       case 'hang-body':
         response.writeHead(200, { 'content-type': 'application/json' });
         response.write('{"id":"chatcmpl-fake","choices":[');

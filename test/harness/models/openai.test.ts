@@ -268,6 +268,24 @@ describe('openai chat model', () => {
     expect(error.message).toBe(`openai: POST ${server.baseUrl}/chat/completions failed: timed out after 300 ms`);
   });
 
+  it('stops reading a body past the byte bound, before the timeout, without retrying', async () => {
+    server.enqueue({ kind: 'endless' });
+    const error = await modelError(chatModel({ maxResponseBytes: 256 * 1024, timeoutMs: 30_000 }).chat(ask('x')));
+    expect(error.message).toBe(
+      `openai: POST ${server.baseUrl}/chat/completions failed: the response body passed 256 KiB, the most membench reads from an endpoint (an endpoint sending without end?)`,
+    );
+    expect(server.requests).toHaveLength(1);
+
+    // A declared length over the bound is refused before the body is read.
+    const padded = `{"pad":"${' '.repeat(300 * 1024)}"}`;
+    server.enqueue({ kind: 'raw', body: padded, headers: { 'content-length': String(padded.length) } });
+    expect((await modelError(chatModel({ maxResponseBytes: 256 * 1024 }).chat(ask('x')))).message).toMatch(
+      /failed: the response body is 307210 bytes \(Content-Length\), over 256 KiB, the most membench reads/u,
+    );
+    // Within the bound, error bodies and answers read as before.
+    expect((await chatModel({ maxResponseBytes: 256 * 1024 }).chat(ask('small'))).text).toBe('echo: small');
+  });
+
   it('reports a malformed JSON body without retrying', async () => {
     server.enqueue({ kind: 'raw', body: '{"choices": [' });
     const error = await modelError(chatModel().chat(ask('x')));
