@@ -21,6 +21,7 @@ import {
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { isRecord } from '../core/guards.js';
 import { shownValue } from '../core/user-input.js';
+import { collapseWhitespace } from '../core/text.js';
 import { MAX_ANSWER_CHARS } from '../core/numbers.js';
 
 /** Dimensions of well-known embedding models, so `dimensions` is right before the first call. */
@@ -95,9 +96,23 @@ export function boundAnswer(text: string): string {
   return `${text.slice(0, MAX_ANSWER_CHARS)}${TRUNCATION_MARK}${text.length - MAX_ANSWER_CHARS} more dropped]`;
 }
 
+/**
+ * A 200 whose JSON is an error (`{"error": {"message": …}}`, as some proxies and servers answer):
+ * its words, which the shape check ("no choices[0].message") would have dropped.
+ */
+function refuseErrorBody(response: unknown): void {
+  if (!isRecord(response) || response.error === undefined || response.error === null) return;
+  const detail = isRecord(response.error) ? response.error.message : response.error;
+  const words = typeof detail === 'string' ? collapseWhitespace(detail) : shownValue(response.error, 200);
+  throw new MalformedResponse(
+    `status 200 with an error body: ${words.length > 200 ? `${words.slice(0, 200)}...` : words}`,
+  );
+}
+
 function completionText(response: unknown): string {
   if (typeof response === 'string')
     throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+  if (!(isRecord(response) && Array.isArray(response.choices))) refuseErrorBody(response);
   const choice: unknown = isRecord(response) && Array.isArray(response.choices) ? response.choices[0] : undefined;
   const message = isRecord(choice) ? choice.message : undefined;
   if (!isRecord(message)) throw new MalformedResponse('no choices[0].message');
@@ -146,7 +161,10 @@ function decodeVector(embedding: unknown, position: number): Float32Array {
 function embeddingVectors(response: unknown, expected: number): Float32Array[] {
   if (typeof response === 'string')
     throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
-  if (!isRecord(response) || !Array.isArray(response.data)) throw new MalformedResponse('no data[]');
+  if (!isRecord(response) || !Array.isArray(response.data)) {
+    refuseErrorBody(response);
+    throw new MalformedResponse('no data[]');
+  }
   if (response.data.length !== expected)
     throw new MalformedResponse(`${response.data.length} embeddings for ${expected} inputs`);
   const vectors = new Array<Float32Array | undefined>(expected);

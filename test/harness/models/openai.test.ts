@@ -298,6 +298,16 @@ describe('openai chat model', () => {
     expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
       /malformed JSON response \(no choices\[0\]\.message\)$/u,
     );
+    // A 200 carrying an error object (some proxies and servers): its words, not only the missing shape, key masked.
+    server.enqueue({ kind: 'json', body: { error: { message: `model "x" not loaded\n(key ${KEY})`, code: 404 } } });
+    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
+      /failed: malformed JSON response \(status 200 with an error body: model "x" not loaded \(key \*\*\*\)\)$/u,
+    );
+    server.enqueue({ kind: 'json', body: { error: 'embedding model missing' } });
+    const embedder = new OpenAIEmbedder('e', { baseUrl: server.baseUrl, apiKey: KEY, env: {} });
+    expect((await modelError(embedder.embed(['a']))).message).toMatch(
+      /embeddings failed: malformed JSON response \(status 200 with an error body: embedding model missing\)$/u,
+    );
     server.enqueue({ kind: 'raw', body: '<html>proxy error</html>', contentType: 'text/html' });
     expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
       /malformed JSON response \(got a non-JSON body: .*proxy error/u,
