@@ -51,7 +51,7 @@ export interface EndpointOptions {
   maxRetries?: number;
   /** First backoff step; doubles per retry, with jitter (default 500). */
   retryBaseMs?: number;
-  /** Cap on one wait, Retry-After included (default 30 000). */
+  /** Cap on one wait (default 30 000); a Retry-After above it fails the call at once, saying the wait. */
   retryMaxMs?: number;
   /** The most bytes of one response body read before the attempt fails (default MAX_RESPONSE_BYTES). */
   maxResponseBytes?: number;
@@ -220,6 +220,9 @@ function causeMessages(error: unknown): string[] {
     .map((cause) => cause.message);
 }
 
+/** 1.5 s, 99999 s: a wait in words. */
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
+
 /** Wait asked by the server: `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date. */
 function retryAfterMs(headers: Headers | undefined, now: number): number | undefined {
   const millis = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
@@ -316,13 +319,22 @@ export class Endpoint {
         const outcome = await this.attempt(send);
         if ('value' in outcome) return { value: outcome.value, latencyMs: performance.now() - started };
         const { failure } = outcome;
+        const attempts = attempt > 1 ? ` after ${attempt} attempts` : '';
         if (!failure.retryable || attempt > this.maxRetries) {
-          const attempts = attempt > 1 ? ` after ${attempt} attempts` : '';
           throw new MembenchError(
             'MODEL_ERROR',
             this.redact(`openai: POST ${url} failed${attempts}: ${failure.reason}`),
           );
         }
+        // A wait asked for above the cap: an attempt sooner than the server said meets the same
+        // refusal, and waiting the cap each time hid the server's own wait (99999 s: 90 s of silence).
+        if (failure.retryAfterMs !== undefined && failure.retryAfterMs > this.retryMaxMs)
+          throw new MembenchError(
+            'MODEL_ERROR',
+            this.redact(
+              `openai: POST ${url} failed${attempts}: ${failure.reason}: the endpoint asks to wait ${seconds(failure.retryAfterMs)} before another attempt (Retry-After), longer than membench waits between attempts (${seconds(this.retryMaxMs)}): run again when its limit has reset`,
+            ),
+          );
         const delayMs = Math.min(this.retryMaxMs, failure.retryAfterMs ?? this.backoff(attempt));
         this.onRetry?.({ url, attempt, reason: this.redact(failure.reason), delayMs });
         await this.sleep(delayMs);

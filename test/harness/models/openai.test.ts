@@ -140,6 +140,22 @@ describe('openai chat model', () => {
     expect(sleeps).toEqual([1000]);
   });
 
+  it('fails at once, saying the wait, when the Retry-After asked for is longer than membench waits', async () => {
+    const { sleeps, sleep } = recordingSleep();
+    server.enqueue({
+      kind: 'json',
+      status: 429,
+      body: { error: { message: 'Rate limit reached' } },
+      headers: { 'retry-after': '99999' },
+    });
+    const error = await modelError(chatModel({ sleep, maxRetries: 3 }).chat(ask('later')));
+    expect(error.message).toBe(
+      `openai: POST ${server.baseUrl}/chat/completions failed: 429 Rate limit reached: the endpoint asks to wait 99999 s before another attempt (Retry-After), longer than membench waits between attempts (30 s): run again when its limit has reset`,
+    );
+    expect(server.requests).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+  });
+
   it('really waits a small Retry-After before retrying', async () => {
     server.enqueue({
       kind: 'json',
