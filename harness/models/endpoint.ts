@@ -60,7 +60,7 @@ export interface EndpointOptions {
   /** Injected for tests: the wait between attempts, and the jitter source. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
-  /** Told before each retry, e.g. so the CLI can print a warning (the key is already redacted). */
+  /** Told before each retry (the key is already redacted); default: a line on stderr (retryNotice). */
   onRetry?: (event: RetryEvent) => void;
 }
 
@@ -223,6 +223,17 @@ function causeMessages(error: unknown): string[] {
 /** 1.5 s, 99999 s: a wait in words. */
 const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
 
+/**
+ * A retry said on stderr, when nothing else listens (`onRetry` unset): a rate-limited or failing
+ * endpoint otherwise held a run in silence for up to 30 s a wait. Pool workers and agent processes
+ * write to the run's own stderr.
+ */
+function retryNotice(event: RetryEvent, maxRetries: number): void {
+  process.stderr.write(
+    `membench: openai: POST ${event.url}: ${event.reason}: attempt ${event.attempt} of ${maxRetries + 1} failed, trying again in ${seconds(event.delayMs)}\n`,
+  );
+}
+
 /** Wait asked by the server: `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date. */
 function retryAfterMs(headers: Headers | undefined, now: number): number | undefined {
   const millis = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
@@ -291,7 +302,7 @@ export class Endpoint {
     this.maxResponseBytes = positiveInteger('maxResponseBytes', options.maxResponseBytes, MAX_RESPONSE_BYTES);
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
-    this.onRetry = options.onRetry;
+    this.onRetry = options.onRetry ?? ((event) => retryNotice(event, this.maxRetries));
   }
 
   /** The SDK client, created on first use. Retries and timeouts are ours (one policy for every failure, attempts counted in the message). */

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MembenchError } from '../../../harness/core/errors.js';
 import { MAX_ANSWER_CHARS } from '../../../harness/core/numbers.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
@@ -134,10 +134,20 @@ describe('openai chat model', () => {
       body: { error: { message: 'Rate limit reached' } },
       headers: { 'retry-after': '1' },
     });
+    const said: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      said.push(String(chunk));
+      return true;
+    });
     const response = await chatModel({ sleep }).chat(ask('again'));
+    stderr.mockRestore();
     expect(response.text).toBe('echo: again');
     expect(server.requests).toHaveLength(2);
     expect(sleeps).toEqual([1000]);
+    // The wait is said (no one else listens here): a rate-limited run does not wait in silence.
+    expect(said).toEqual([
+      `membench: openai: POST ${server.baseUrl}/chat/completions: 429 Rate limit reached: attempt 1 of 4 failed, trying again in 1 s\n`,
+    ]);
   });
 
   it('fails at once, saying the wait, when the Retry-After asked for is longer than membench waits', async () => {
