@@ -116,6 +116,12 @@ export function fileSystemProblem(error: unknown, hint?: string): MembenchError 
   return new MembenchError(resource ? 'FILE_SYSTEM' : 'BAD_PATH', [words, ...advice].join(': '));
 }
 
+/** Whether `file` is in one of membench's own working dirs in the temp dir (`membench-…`: cell stores, bench files), which the user never named. */
+export function inTempWorkDir(file: string): boolean {
+  const [first] = path.relative(path.resolve(os.tmpdir()), path.resolve(file)).split(path.sep);
+  return first !== undefined && first.startsWith('membench-');
+}
+
 /**
  * What to do about a failing path in one of membench's own working dirs (`membench-…` in the temp
  * dir: cell stores, bench files): the user never named that path, so say where it comes from —
@@ -123,9 +129,8 @@ export function fileSystemProblem(error: unknown, hint?: string): MembenchError 
  * other path (a file the user keeps in /tmp is theirs).
  */
 function tempDirAdvice(file: string, full: boolean): string | undefined {
+  if (!inTempWorkDir(file)) return undefined;
   const temp = path.resolve(os.tmpdir());
-  const [first] = path.relative(temp, path.resolve(file)).split(path.sep);
-  if (first === undefined || !first.startsWith('membench-')) return undefined;
   const variable = ['TMPDIR', 'TMP', 'TEMP'].find((name) => process.env[name]);
   const source = variable ? `${variable}=${process.env[variable]}` : `the system's, ${temp}`;
   return `membench makes its working dirs in the temp dir (${source}): ${full ? 'free space there, or set TMPDIR to a disk with room' : 'set TMPDIR to a directory you can write to'}`;

@@ -11,7 +11,7 @@ import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { MembenchError } from './errors.js';
+import { inTempWorkDir, MembenchError } from './errors.js';
 import type { DurabilityMode } from './durability-mode.js';
 import { inDurableBatch, onDurableBatch, type BatchHooks } from './durable-batch.js';
 
@@ -64,10 +64,8 @@ export function namingFile<T>(file: string, work: () => T): T {
 
 /** What to do when `where` is under TMPDIR (the cell dirs are): say which variable moves them. */
 function tempDirHint(where: string): string {
-  const temp = path.resolve(os.tmpdir());
-  const inside = path.resolve(where) === temp || path.resolve(where).startsWith(`${temp}${path.sep}`);
-  return inside
-    ? `: it is under TMPDIR (${temp}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then rerun the failed cells with membench run --resume DIR (it keeps the finished ones)`
+  return inTempWorkDir(where)
+    ? `: it is under TMPDIR (${path.resolve(os.tmpdir())}), where membench keeps the cells' stores: free space there, or set TMPDIR to a disk with room, then rerun the failed cells with membench run --resume DIR (it keeps the finished ones)`
     : ': free space there, or write --out elsewhere, then run again (--resume DIR finishes an interrupted run)';
 }
 
