@@ -51,5 +51,5 @@ export async function stopBench(): Promise<void> {
     ),
   );
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-  removeRunTempDirsOf(process.pid);
+  await removeRunTempDirsOf(process.pid);
 }

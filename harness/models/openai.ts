@@ -21,7 +21,7 @@ import {
 import type { ChatModel, ChatRequest, ChatResponse, Embedder } from './types.js';
 import { isRecord } from '../core/guards.js';
 import { shownValue } from '../core/user-input.js';
-import { collapseWhitespace } from '../core/text.js';
+import { collapseWhitespace, shortenText } from '../core/text.js';
 import { MAX_ANSWER_CHARS } from '../core/numbers.js';
 
 /** Dimensions of well-known embedding models, so `dimensions` is right before the first call. */
@@ -103,10 +103,9 @@ export function boundAnswer(text: string): string {
 function refuseErrorBody(response: unknown): void {
   if (!isRecord(response) || response.error === undefined || response.error === null) return;
   const detail = isRecord(response.error) ? response.error.message : response.error;
-  const words = typeof detail === 'string' ? collapseWhitespace(detail) : shownValue(response.error, 200);
-  throw new MalformedResponse(
-    `status 200 with an error body: ${words.length > 200 ? `${words.slice(0, 200)}...` : words}`,
-  );
+  const words =
+    typeof detail === 'string' ? shortenText(collapseWhitespace(detail), 200) : shownValue(response.error, 200);
+  throw new MalformedResponse(`status 200 with an error body: ${words}`);
 }
 
 function completionText(response: unknown): string {

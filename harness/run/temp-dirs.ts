@@ -4,7 +4,7 @@
  * first removes those of runs whose process is gone. With --keep-cell-dirs the dir is named
  * `membench-kept-<pid>-*` instead: kept, never reclaimed, and its path is told to the user.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,18 +12,16 @@ import { processAlive } from '../core/processes.js';
 
 const RUN_DIR = /^membench-run-(\d+)-/u;
 
-/** Removes the temp dirs of runs whose process no longer exists; returns what it removed. */
-export async function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<string[]> {
+/** Removes the run temp dirs under `root` whose process id `whose` picks; returns what it removed. */
+async function removeRunTempDirs(root: string, whose: (pid: number) => boolean): Promise<string[]> {
   const entries = await readdir(root).catch(() => [] as string[]);
-  const abandoned = entries.filter((name) => {
-    const pid = Number(RUN_DIR.exec(name)?.[1] ?? Number.NaN);
-    return Number.isInteger(pid) && pid !== process.pid && !processAlive(pid);
-  });
   const removed: string[] = [];
-  for (const name of abandoned) {
+  for (const name of entries) {
+    const pid = Number(RUN_DIR.exec(name)?.[1] ?? Number.NaN);
+    if (!Number.isInteger(pid) || !whose(pid)) continue;
     // Another user's dir, or one removed meanwhile: not ours to worry about.
     if (
-      await rm(path.join(root, name), { recursive: true, force: true }).then(
+      await rm(path.join(root, name), { recursive: true, force: true, maxRetries: 3 }).then(
         () => true,
         () => false,
       )
@@ -33,20 +31,17 @@ export async function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<stri
   return removed;
 }
 
+/** Removes the temp dirs of runs whose process no longer exists; returns what it removed. */
+export function reclaimAbandonedTempDirs(root = os.tmpdir()): Promise<string[]> {
+  return removeRunTempDirs(root, (pid) => pid !== process.pid && !processAlive(pid));
+}
+
 /**
  * Removes the run temp dirs of process `pid` now (a bench stopped by a signal, whose in-process runs
  * cannot end on their own); kept dirs (--keep-cell-dirs) stay.
  */
-export function removeRunTempDirsOf(pid: number, root = os.tmpdir()): void {
-  let entries: string[];
-  try {
-    entries = readdirSync(root);
-  } catch {
-    return;
-  }
-  for (const name of entries)
-    if (RUN_DIR.exec(name)?.[1] === String(pid))
-      rmSync(path.join(root, name), { recursive: true, force: true, maxRetries: 3 });
+export function removeRunTempDirsOf(pid: number, root = os.tmpdir()): Promise<string[]> {
+  return removeRunTempDirs(root, (owner) => owner === pid);
 }
 
 /** A fresh temp dir for this run's cell dirs (after reclaiming abandoned ones). */
