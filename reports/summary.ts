@@ -2,7 +2,7 @@
 import { peerNote } from '../harness/core/peers.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
-import { cellsByStatus, okCells } from '../harness/results/cells.js';
+import { cellsByStatus, cutAnswersWords, okCells } from '../harness/results/cells.js';
 import {
   SKIPPED_WORK,
   type CellResult,
@@ -220,6 +220,11 @@ export function summaryNotes(result: RunResult): string[] {
     );
   const empty = ok.filter((cell) => (cell.usage.emptyAnswers ?? 0) > 0);
   if (empty.length > 0) notes.push(`empty: ${emptyAnswersNote(empty)}`);
+  const cut = ok.filter((cell) => (cell.usage.cutAnswers ?? 0) > 0);
+  if (cut.length > 0)
+    notes.push(
+      `cut: ${cutAnswersWords(cut.reduce((sum, cell) => sum + (cell.usage.cutAnswers ?? 0), 0))}: ${countedCells(cut, (cell) => cell.usage.cutAnswers ?? 0)}`,
+    );
   const peers = peerNote([...new Set(result.cells.map((cell) => cell.strategy))]);
   if (peers) notes.push(peers);
   for (const cell of ok) {
@@ -245,12 +250,18 @@ export function summaryNotes(result: RunResult): string[] {
 /** The cells whose model answers came back with no text, and how many: scored as empty, said here. */
 function emptyAnswersNote(cells: readonly OkCell[]): string {
   const total = cells.reduce((sum, cell) => sum + (cell.usage.emptyAnswers ?? 0), 0);
-  const named =
+  const named = countedCells(cells, (cell) => cell.usage.emptyAnswers ?? 0);
+  return `${total} model answer(s) came back with no text (content null or ""), scored as empty answers: ${named} (see docs/failing-loudly.md)`;
+}
+
+/** The first three cells with their count, and how many more. */
+function countedCells(cells: readonly OkCell[], count: (cell: OkCell) => number): string {
+  return (
     cells
       .slice(0, 3)
-      .map((cell) => `${cell.id} (${cell.usage.emptyAnswers})`)
-      .join(', ') + (cells.length > 3 ? `, ... (${cells.length - 3} more cells)` : '');
-  return `${total} model answer(s) came back with no text (content null or ""), scored as empty answers: ${named} (see docs/failing-loudly.md)`;
+      .map((cell) => `${cell.id} (${count(cell)})`)
+      .join(', ') + (cells.length > 3 ? `, ... (${cells.length - 3} more cells)` : '')
+  );
 }
 
 /** The line that says where answers came from, so offline scores are never mistaken for a live model's; and what ranking-only cells left out. */

@@ -33,8 +33,8 @@ export function requestKey(request: unknown): string {
 
 /** The SQLite file behind the cache: one connection, WAL, safe to share between processes. */
 export class ResponseCache {
-  private readonly getChatRow: Statement<[string, number], { text: string }>;
-  private readonly putChatRow: Statement<[string, number, string, string, number | null, string]>;
+  private readonly getChatRow: Statement<[string, number], { text: string; cut: number | null }>;
+  private readonly putChatRow: Statement<[string, number, string, string, number | null, number, string]>;
   private readonly getEmbeddingRow: Statement<[string], { vector: Buffer }>;
   private readonly putEmbeddingRow: Statement<[string, string, number, Buffer, string]>;
 
@@ -43,16 +43,22 @@ export class ResponseCache {
       CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS chat (
         key TEXT NOT NULL, trial INTEGER NOT NULL, model TEXT NOT NULL, text TEXT NOT NULL,
-        latency_ms REAL, created_at TEXT NOT NULL, PRIMARY KEY (key, trial));
+        latency_ms REAL, created_at TEXT NOT NULL, cut INTEGER, PRIMARY KEY (key, trial));
       CREATE TABLE IF NOT EXISTS embedding (
         key TEXT PRIMARY KEY, model TEXT NOT NULL, dimensions INTEGER NOT NULL, vector BLOB NOT NULL, created_at TEXT NOT NULL);
     `);
+    // A cache made before answers cut at the token limit were recorded: its rows read as not cut (NULL).
+    // Looked at and added in one write transaction: workers opening one cache at once add it once.
+    db.transaction(() => {
+      const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('chat') as string[];
+      if (!columns.includes('cut')) db.exec('ALTER TABLE chat ADD COLUMN cut INTEGER');
+    }).immediate();
     db.prepare('INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)').run('schema_version', String(SCHEMA_VERSION));
-    this.getChatRow = db.prepare<[string, number], { text: string }>(
-      'SELECT text FROM chat WHERE key = ? AND trial = ?',
+    this.getChatRow = db.prepare<[string, number], { text: string; cut: number | null }>(
+      'SELECT text, cut FROM chat WHERE key = ? AND trial = ?',
     );
-    this.putChatRow = db.prepare<[string, number, string, string, number | null, string]>(
-      'INSERT OR REPLACE INTO chat (key, trial, model, text, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    this.putChatRow = db.prepare<[string, number, string, string, number | null, number, string]>(
+      'INSERT OR REPLACE INTO chat (key, trial, model, text, latency_ms, cut, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.getEmbeddingRow = db.prepare<[string], { vector: Buffer }>('SELECT vector FROM embedding WHERE key = ?');
     this.putEmbeddingRow = db.prepare<[string, string, number, Buffer, string]>(
@@ -67,14 +73,16 @@ export class ResponseCache {
     return new ResponseCache(openDatabase(file, 'async'));
   }
 
-  getChat(key: string, trial: number): string | undefined {
+  /** A cached answer's text, and whether the endpoint had cut it at the token limit. */
+  getChat(key: string, trial: number): { text: string; cut: boolean } | undefined {
+    const row = this.getChatRow.get(key, trial);
     // Masked on the way out too: a cache written by an older membench may hold a variant of the key.
-    const text = this.getChatRow.get(key, trial)?.text;
-    return text === undefined ? undefined : maskSecrets(text);
+    return row === undefined ? undefined : { text: maskSecrets(row.text), cut: row.cut === 1 };
   }
 
-  putChat(key: string, trial: number, model: string, text: string, latencyMs: number | undefined): void {
-    this.putChatRow.run(key, trial, model, maskSecrets(text), latencyMs ?? null, new Date().toISOString());
+  putChat(key: string, trial: number, model: string, response: Pick<ChatResponse, 'text' | 'latencyMs' | 'cut'>): void {
+    const { text, latencyMs, cut } = response;
+    this.putChatRow.run(key, trial, model, maskSecrets(text), latencyMs ?? null, cut ? 1 : 0, new Date().toISOString());
   }
 
   getEmbedding(key: string): Float32Array | undefined {
@@ -142,14 +150,14 @@ export class CachedChatModel implements ChatModel {
 
   async chat(request: ChatRequest): Promise<ChatResponse> {
     const key = requestKey({ model: this.inner.id, task: request.task, request: this.describe(request) });
-    const text = this.store.getChat(key, this.trial);
-    if (text !== undefined) {
+    const hit = this.store.getChat(key, this.trial);
+    if (hit !== undefined) {
       this.hits++;
-      return { text, cached: true };
+      return hit.cut ? { text: hit.text, cached: true, cut: true } : { text: hit.text, cached: true };
     }
     this.misses++;
     const response = await this.inner.chat(request);
-    this.store.putChat(key, this.trial, this.inner.id, response.text, response.latencyMs);
+    this.store.putChat(key, this.trial, this.inner.id, response);
     return response;
   }
 }

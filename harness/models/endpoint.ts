@@ -107,8 +107,25 @@ export function checkBaseUrl(baseUrl: string): void {
   }
 }
 
-/** A response the SDK accepted but that does not have the shape we need. */
-export class MalformedResponse extends Error {}
+/**
+ * A response the SDK accepted but that membench cannot use: a body that is not JSON (`json`), JSON
+ * of another shape or with a wrong value (`shape`), or a status 200 whose JSON is an error (`error`,
+ * said in the server's words alone).
+ */
+export class MalformedResponse extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'json' | 'shape' | 'error' = 'shape',
+  ) {
+    super(message);
+  }
+}
+
+/** How a refused response is said after "failed: ". */
+function malformedReason(error: MalformedResponse | SyntaxError): string {
+  if (error instanceof SyntaxError || error.kind === 'json') return `malformed JSON response (${error.message})`;
+  return error.kind === 'error' ? error.message : `unexpected response (${error.message})`;
+}
 
 /**
  * The most bytes of one response body read by default: far above any answer kept (MAX_ANSWER_CHARS)
@@ -386,7 +403,7 @@ export class Endpoint {
     const tooLarge = causeChain(error).find((cause) => cause instanceof ResponseTooLarge);
     if (tooLarge) return { reason: tooLarge.message, retryable: false };
     if (error instanceof MalformedResponse || error instanceof SyntaxError) {
-      return { reason: `malformed JSON response (${error.message})`, retryable: false };
+      return { reason: malformedReason(error), retryable: false };
     }
     const sdk = this.sdk;
     if (!sdk) return { reason: errorMessage(error), retryable: false };

@@ -142,6 +142,8 @@ export interface ModelUsage {
   truncatedAnswers?: number;
   /** Answers with no text (an endpoint's `content: null`, or ""), scored as empty (absent: none), counted so reports say so. */
   emptyAnswers?: number;
+  /** Calls the endpoint stopped at their output token limit (`finish_reason: "length"`), their text used as it came (absent: none). */
+  cutAnswers?: number;
 }
 
 export function emptyUsage(): ModelUsage {
@@ -159,6 +161,7 @@ export function usageDelta(now: ModelUsage, before: ModelUsage): ModelUsage {
   for (const key of usageKeys(now, before)) delta[key] = (now[key] ?? 0) - (before[key] ?? 0);
   if (delta.truncatedAnswers === 0) delete delta.truncatedAnswers;
   if (delta.emptyAnswers === 0) delete delta.emptyAnswers;
+  if (delta.cutAnswers === 0) delete delta.cutAnswers;
   return delta;
 }
 
@@ -195,6 +198,7 @@ export class MeteredModel implements ChatModel {
     );
     if (isTruncatedAnswer(response.text)) this.usage.truncatedAnswers = (this.usage.truncatedAnswers ?? 0) + 1;
     if (response.text.trim() === '') this.usage.emptyAnswers = (this.usage.emptyAnswers ?? 0) + 1;
+    if (response.cut) this.usage.cutAnswers = (this.usage.cutAnswers ?? 0) + 1;
     return response;
   }
 

@@ -105,20 +105,55 @@ function refuseErrorBody(response: unknown): void {
   const detail = isRecord(response.error) ? response.error.message : response.error;
   const words =
     typeof detail === 'string' ? shortenText(collapseWhitespace(detail), 200) : shownValue(response.error, 200);
-  throw new MalformedResponse(`status 200 with an error body: ${words}`);
+  throw new MalformedResponse(`status 200 with an error body: ${words}`, 'error');
 }
 
-function completionText(response: unknown): string {
+/** A completion's text, and whether the endpoint stopped it at the output token limit (`finish_reason: "length"`). */
+interface Completion {
+  text: string;
+  cut: boolean;
+}
+
+function completionText(response: unknown): Completion {
   if (typeof response === 'string')
-    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`, 'json');
   if (!(isRecord(response) && Array.isArray(response.choices))) refuseErrorBody(response);
   const choice: unknown = isRecord(response) && Array.isArray(response.choices) ? response.choices[0] : undefined;
   const message = isRecord(choice) ? choice.message : undefined;
   if (!isRecord(message)) throw new MalformedResponse('no choices[0].message');
-  if (typeof message.content === 'string') return message.content;
+  const cut = isRecord(choice) && choice.finish_reason === 'length';
+  return { text: messageContent(message), cut };
+}
+
+/** Part types whose `text` is an answer's text: chat completions' `text`, the Responses API's `output_text`. */
+const TEXT_PARTS = new Set(['text', 'output_text']);
+
+/**
+ * The text of `choices[0].message`: its `content` as a string, or as a list of parts (some
+ * compatible servers answer so) joined; a refusal's words where there is no content; "" for none.
+ */
+function messageContent(message: Record<string, unknown>): string {
+  const { content } = message;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map(partText).join('');
   if (typeof message.refusal === 'string') return message.refusal;
-  if (message.content === null || message.content === undefined) return '';
-  throw new MalformedResponse('choices[0].message.content is not a string');
+  if (content === null || content === undefined) return '';
+  throw new MalformedResponse(
+    `choices[0].message.content is ${shownValue(content, 40)}: expected a string or a list of text parts`,
+  );
+}
+
+function partText(part: unknown, index: number): string {
+  const where = `choices[0].message.content[${index}]`;
+  if (!isRecord(part)) throw new MalformedResponse(`${where} is ${shownValue(part, 40)}, not a part object`);
+  if (part.type === 'refusal' && typeof part.refusal === 'string') return part.refusal;
+  if (!TEXT_PARTS.has(String(part.type)))
+    throw new MalformedResponse(
+      `${where} is a part of type ${shownValue(part.type, 40)}: membench reads text parts only`,
+    );
+  if (typeof part.text !== 'string')
+    throw new MalformedResponse(`${where}.text is ${shownValue(part.text, 40)}, not a string`);
+  return part.text;
 }
 
 /** Standard or URL-safe base64, padded or not. */
@@ -159,7 +194,7 @@ function decodeVector(embedding: unknown, position: number): Float32Array {
 
 function embeddingVectors(response: unknown, expected: number): Float32Array[] {
   if (typeof response === 'string')
-    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`);
+    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`, 'json');
   if (!isRecord(response) || !Array.isArray(response.data)) {
     refuseErrorBody(response);
     throw new MalformedResponse('no data[]');
@@ -218,7 +253,8 @@ export class OpenAIChatModel implements ChatModel {
       completionText(await (await this.endpoint.client()).chat.completions.create(body, options)),
     );
     // An endpoint (or a proxy) echoing the request's headers must not put the key into memories, results or the cache.
-    return { text: boundAnswer(this.endpoint.redact(value)), cached: false, latencyMs };
+    const text = boundAnswer(this.endpoint.redact(value.text));
+    return value.cut ? { text, cached: false, latencyMs, cut: true } : { text, cached: false, latencyMs };
   }
 }
 

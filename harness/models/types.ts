@@ -37,6 +37,8 @@ export interface ChatResponse {
   cached: boolean;
   /** Wall time of a live call, retries and backoff included, queueing for a concurrency slot excluded; absent for cache hits and the offline model. */
   latencyMs?: number;
+  /** True when the endpoint stopped the text at the request's output token limit (`finish_reason: "length"`): it is cut short. */
+  cut?: boolean;
 }
 
 export interface ChatModel {

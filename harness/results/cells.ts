@@ -41,3 +41,8 @@ export function okPairs<Pair extends readonly [CellResult, CellResult]>(
 export function newErrors(pairs: readonly (readonly [CellResult, CellResult])[]): ErrorCell[] {
   return pairs.flatMap(([base, head]) => (base.status === 'ok' && head.status === 'error' ? [head] : []));
 }
+
+/** How model calls the endpoint cut at their output token limit are said: the run's warning per cell and the reports' note. */
+export function cutAnswersWords(count: number): string {
+  return `${count} model call(s) stopped at their output token limit (finish_reason "length"): their text is cut short and was used as it came`;
+}

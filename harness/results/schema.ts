@@ -102,6 +102,7 @@ export const usageSchema = z.object({
   cachedCalls: count,
   truncatedAnswers: count.optional(),
   emptyAnswers: count.optional(),
+  cutAnswers: count.optional(),
 }) satisfies z.ZodType<ModelUsage>;
 
 /** A mean with the number of probes behind it (harness/results/recall.ts `meanOf`: `mean` null when n is 0, and only then). */

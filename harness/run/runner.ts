@@ -27,6 +27,7 @@ import {
 } from '../results/schema.js';
 import { inShard, type ShardedRunHeader } from '../results/shard.js';
 import { shareRankings } from '../results/shared-rankings.js';
+import { cutAnswersWords } from '../results/cells.js';
 import { TokenCounter } from '../core/tokens.js';
 import { costliestFirst, planDigest, planRun } from './plan.js';
 import type { StrategySetting } from './params.js';
@@ -134,6 +135,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
       options.onWarning?.(
         `warning: ${result.id}: ${empty} model answer(s) came back with no text (content null or ""): scored as empty answers`,
       );
+    const cut = result.status === 'ok' ? (result.usage.cutAnswers ?? 0) : 0;
+    if (cut > 0) options.onWarning?.(`warning: ${result.id}: ${cutAnswersWords(cut)}`);
     options.onProgress?.({ type: 'cell', index: positions.indexOf(position), cells: positions.length, result });
   };
 

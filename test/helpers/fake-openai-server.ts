@@ -31,7 +31,7 @@ export type Reply =
   /** Sends the headers, then a body without end (64 KiB chunks of spaces, as fast as the client reads) until the client goes. */
   | { kind: 'endless' }
   /** A well-formed chat completion whose message is `content` (a judge's "yes", "Yes.", "no"...; null: no text, as some endpoints send). */
-  | { kind: 'chat'; content: string | null };
+  | { kind: 'chat'; content: string | null; finishReason?: string };
 
 /** The running server and what it saw. */
 export interface FakeOpenAIServer {
@@ -77,15 +77,22 @@ function defaultBody(path: string, body: unknown, dimensions: number, echoed: st
 }
 
 /** A chat completion answering `content`. */
-function completion(body: unknown, content: string | null): unknown {
+function completion(body: unknown, content: string | null, finishReason = 'stop'): unknown {
   return {
     id: 'chatcmpl-fake',
     object: 'chat.completion',
     created: 0,
     model: (body as { model?: string } | null)?.model,
-    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content, refusal: null } }],
+    choices: [{ index: 0, finish_reason: finishReason, message: { role: 'assistant', content, refusal: null } }],
     usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
   };
+}
+
+/** A `chat` option's answer as a reply: its text, or its text and finish reason. */
+function chatReply(answer: string | null | { content: string | null; finishReason: string }): Reply {
+  return answer !== null && typeof answer === 'object'
+    ? { kind: 'chat', ...answer }
+    : { kind: 'chat', content: answer };
 }
 
 /** The last user message of a chat request (what a judge reads), or '' for another request. */
@@ -102,7 +109,11 @@ export function lastMessage(body: unknown): string {
  * base64 (standard, URL-safe, inside a Basic credential) and URL-encoded.
  */
 export async function startFakeOpenAIServer(
-  options: { embeddingDimensions?: number; echoAuthorization?: boolean; chat?: (body: unknown) => string | null } = {},
+  options: {
+    embeddingDimensions?: number;
+    echoAuthorization?: boolean;
+    chat?: (body: unknown) => string | null | { content: string | null; finishReason: string };
+  } = {},
 ): Promise<FakeOpenAIServer> {
   const dimensions = options.embeddingDimensions ?? 8;
   const echoOf = (headers: IncomingHttpHeaders): string => {
@@ -179,7 +190,7 @@ export async function startFakeOpenAIServer(
         return;
       case 'chat':
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(completion(body, reply.content)));
+        response.end(JSON.stringify(completion(body, reply.content, reply.finishReason)));
         return;
       case 'json':
         response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
@@ -209,9 +220,7 @@ export async function startFakeOpenAIServer(
       response.on('close', () => inFlight--);
       const reply: Reply =
         queue.shift() ??
-        (options.chat && path.endsWith('/chat/completions')
-          ? { kind: 'chat', content: options.chat(body) }
-          : { kind: 'default' });
+        (options.chat && path.endsWith('/chat/completions') ? chatReply(options.chat(body)) : { kind: 'default' });
       const answer = (): void => send(response, reply, path, body, request.headers);
       if (groupSize === undefined) return answer();
       held.push(answer);

@@ -17,6 +17,7 @@ import {
   type Embedder,
 } from '../../../harness/models/index.js';
 import { TokenCounter } from '../../../harness/core/tokens.js';
+import Database from 'better-sqlite3';
 
 /** A model that counts its calls and answers with a call number, so a repeated answer proves a hit. */
 class CountingModel implements ChatModel {
@@ -92,6 +93,49 @@ describe('CachedChatModel', () => {
     const replay = new CachedChatModel(new CountingModel(), reopened, { trial: 0 });
     expect(await replay.chat(request('我点了什么？'))).toEqual({ text: 'answer 1 to 1 messages', cached: true });
     reopened.close();
+  });
+
+  it('keeps an answer the endpoint cut at its token limit cut when it comes back from the file', async () => {
+    const file = path.join(scratch, 'cut.sqlite');
+    // Cuts the answer to a question about a dish, answers anything else whole.
+    const cutting: ChatModel = {
+      id: 'openai:cutting',
+      offline: false,
+      chat: async (asked) =>
+        String(asked.messages[0]?.content).includes('dish')
+          ? { text: 'The dish was', cached: false, latencyMs: 3, cut: true }
+          : { text: 'Tuesday.', cached: false, latencyMs: 3 },
+    };
+    const store = ResponseCache.open(file);
+    const metered = new MeteredModel(new CachedChatModel(cutting, store), new TokenCounter('gpt-4o'));
+    expect((await metered.chat(request('what dish?'))).cut).toBe(true);
+    expect(await metered.chat(request('what dish?'))).toEqual({ text: 'The dish was', cached: true, cut: true });
+    expect(await metered.chat(request('what day?'))).toEqual({ text: 'Tuesday.', cached: false, latencyMs: 3 });
+    expect(await metered.chat(request('what day?'))).toEqual({ text: 'Tuesday.', cached: true });
+    expect(metered.usage.cutAnswers).toBe(2);
+    store.close();
+  });
+
+  it('opens a cache file made before cut answers were recorded, its rows read as whole', async () => {
+    const file = path.join(scratch, 'old-schema.sqlite');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE chat (key TEXT NOT NULL, trial INTEGER NOT NULL, model TEXT NOT NULL, text TEXT NOT NULL,
+      latency_ms REAL, created_at TEXT NOT NULL, PRIMARY KEY (key, trial))`);
+    const key = requestKey({
+      model: 'openai:counting',
+      task: 'answer',
+      request: { messages: [{ role: 'user', content: 'old' }] },
+    });
+    old.prepare('INSERT INTO chat VALUES (?, 0, ?, ?, 5, ?)').run(key, 'openai:counting', 'from before', 'then');
+    old.close();
+    const store = ResponseCache.open(file);
+    expect(store.getChat(key, 0)).toEqual({ text: 'from before', cut: false });
+    const model = new CachedChatModel(new CountingModel(), store);
+    await model.chat(request('new'));
+    expect(store.getChat(key, 0)).toEqual({ text: 'from before', cut: false });
+    store.close();
+    // Opened again: the column is there, and added once.
+    ResponseCache.open(file).close();
   });
 
   it('uses the provider description of a request when given one', async () => {

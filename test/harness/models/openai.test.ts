@@ -312,6 +312,54 @@ describe('openai chat model', () => {
     expect((await chatModel({ maxResponseBytes: 256 * 1024 }).chat(ask('small'))).text).toBe('echo: small');
   });
 
+  it('joins an answer given as a list of text parts, and refuses a part that is not text, naming it', async () => {
+    const answer = (content: unknown, finish = 'stop') => ({
+      kind: 'json' as const,
+      body: { choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content } }] },
+    });
+    server.enqueue(
+      answer([
+        { type: 'text', text: 'Tofu ' },
+        { type: 'output_text', text: 'curry.' },
+      ]),
+    );
+    expect(await chatModel().chat(ask('x'))).toMatchObject({ text: 'Tofu curry.', cached: false });
+    server.enqueue(answer([{ type: 'refusal', refusal: 'I cannot say.' }]));
+    expect((await chatModel().chat(ask('x'))).text).toBe('I cannot say.');
+    server.enqueue(answer([]));
+    expect((await chatModel().chat(ask('x'))).text).toBe('');
+    server.enqueue(
+      answer([
+        { type: 'text', text: 'a' },
+        { type: 'image_url', image_url: { url: 'data:' } },
+      ]),
+    );
+    expect((await modelError(chatModel().chat(ask('x')))).message).toBe(
+      `openai: POST ${server.baseUrl}/chat/completions failed: unexpected response (choices[0].message.content[1] is a part of type "image_url": membench reads text parts only)`,
+    );
+    server.enqueue(answer([{ type: 'text', text: 7 }]));
+    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
+      /unexpected response \(choices\[0\]\.message\.content\[0\]\.text is 7, not a string\)$/u,
+    );
+    server.enqueue(answer(42));
+    expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
+      /unexpected response \(choices\[0\]\.message\.content is 42: expected a string or a list of text parts\)$/u,
+    );
+  });
+
+  it('says an answer the endpoint stopped at the output token limit is cut (finish_reason "length"), and counts it', async () => {
+    const answer = (content: string, finish: string) => ({
+      kind: 'json' as const,
+      body: { choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content } }] },
+    });
+    const metered = new MeteredModel(chatModel(), new TokenCounter('gpt-4o'));
+    server.enqueue(answer('The dish was', 'length'), answer('Tofu.', 'stop'), answer('The', 'length'));
+    expect(await metered.chat({ ...ask('x'), maxOutputTokens: 3 })).toMatchObject({ text: 'The dish was', cut: true });
+    expect((await metered.chat(ask('y'))).cut).toBeUndefined();
+    await metered.chat(ask('z'));
+    expect(metered.usage.cutAnswers).toBe(2);
+  });
+
   it('reports a malformed JSON body without retrying', async () => {
     server.enqueue({ kind: 'raw', body: '{"choices": [' });
     const error = await modelError(chatModel().chat(ask('x')));
@@ -321,18 +369,19 @@ describe('openai chat model', () => {
     expect(server.requests).toHaveLength(1);
 
     server.enqueue({ kind: 'json', body: { unexpected: true } });
+    // Valid JSON of another shape is not called malformed JSON.
     expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
-      /malformed JSON response \(no choices\[0\]\.message\)$/u,
+      /failed: unexpected response \(no choices\[0\]\.message\)$/u,
     );
     // A 200 carrying an error object (some proxies and servers): its words, not only the missing shape, key masked.
     server.enqueue({ kind: 'json', body: { error: { message: `model "x" not loaded\n(key ${KEY})`, code: 404 } } });
     expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
-      /failed: malformed JSON response \(status 200 with an error body: model "x" not loaded \(key \*\*\*\)\)$/u,
+      /failed: status 200 with an error body: model "x" not loaded \(key \*\*\*\)$/u,
     );
     server.enqueue({ kind: 'json', body: { error: 'embedding model missing' } });
     const embedder = new OpenAIEmbedder('e', { baseUrl: server.baseUrl, apiKey: KEY, env: {} });
     expect((await modelError(embedder.embed(['a']))).message).toMatch(
-      /embeddings failed: malformed JSON response \(status 200 with an error body: embedding model missing\)$/u,
+      /embeddings failed: status 200 with an error body: embedding model missing$/u,
     );
     server.enqueue({ kind: 'raw', body: '<html>proxy error</html>', contentType: 'text/html' });
     expect((await modelError(chatModel().chat(ask('x')))).message).toMatch(
@@ -474,7 +523,7 @@ describe('openai embedder', () => {
       server.requests.length = 0;
       server.enqueue({ kind: 'raw', body });
       const error = await modelError(embedder.embed(['a', 'b']));
-      expect(error.message).toContain(`${server.baseUrl}/embeddings failed: malformed JSON response (${reason}`);
+      expect(error.message).toContain(`${server.baseUrl}/embeddings failed: unexpected response (${reason}`);
       expect(server.requests).toHaveLength(1);
     }
     expect(embedder.dimensions).toBe(0);
