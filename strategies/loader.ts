@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MembenchError } from '../harness/core/errors.js';
 import { PEER_NAMES, type PeerName } from '../harness/core/peers.js';
+import { withStdoutOnStderr } from '../harness/core/stdout-to-stderr.js';
 import { didYouMean, kindOf } from '../harness/core/user-input.js';
 import { builtinStrategies, findStrategy } from './index.js';
 import { DURABILITY_MODES, LANGCHAIN_PREFIX, type StrategyDefinition } from './types.js';
@@ -100,7 +101,8 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
 
   let namespace: Record<string, unknown>;
   try {
-    namespace = await importModule(file);
+    // Its top-level code runs here, in whichever process loads it: what it prints goes to stderr.
+    namespace = await withStdoutOnStderr(`strategy ${source}`, () => importModule(file));
   } catch (error) {
     throw new MembenchError(
       'INVALID_ARGUMENT',

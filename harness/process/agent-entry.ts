@@ -33,6 +33,7 @@ import type { CrashPoint, Step } from '../scenarios/format.js';
 import type { MemoryStrategy } from '../../strategies/types.js';
 import { thrownText } from '../agent/strategy-contract.js';
 import { errorMessage } from '../core/errors.js';
+import { stdoutToStderr } from '../core/stdout-to-stderr.js';
 
 function send(message: FromAgent): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -62,6 +63,8 @@ async function persistedText(
 class AgentHost {
   /** The strategy of the last cell opened here, as the user named it (an uncaught exception names it). */
   strategy: string | undefined;
+  /** The id of the last cell opened here: it leads what the strategy prints (stdoutToStderr). */
+  cellId: string | undefined;
   /**
    * Set by an exception nothing awaited (a strategy's timer that throws): the process's state is not
    * to be trusted, so every request after it is answered with this error, until the harness kills it.
@@ -132,6 +135,7 @@ class AgentHost {
 
   private async open(cell: AgentCell, resumeTurn: number, resumeSession: number): Promise<void> {
     this.strategy = cell.strategy;
+    this.cellId = cell.cellId;
     const definition = await loadStrategyDefinition(cell.strategy);
     const cache = cell.cache ? { file: cell.cache.file, trial: cell.cache.trial } : false;
     const opened = openCellSession({
@@ -232,6 +236,8 @@ function start(from: AgentBoot['from']): void {
   }).catch(() => undefined);
 
   const host = new AgentHost();
+  // The strategy's console.log goes to stderr, led by the cell's id: membench's stdout is its own.
+  stdoutToStderr(() => host.cellId ?? 'agent process');
   const sendError = (message: string): Promise<void> => send({ type: 'error', message }).catch(() => undefined);
   // Said once to the request waiting for a reply (if any); every later request gets it too (`broken`). No stack on stderr.
   const uncaught = (what: string, error: unknown): void => {

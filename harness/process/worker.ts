@@ -125,7 +125,9 @@ export class ForkedWorker<ToChild, FromChild> {
     this.child = fork(options.entry.file, options.args ?? [], {
       execArgv: [...options.entry.execArgv, ...profileFlags()],
       env: withMallocTunables(options.env ?? process.env),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // The child's stdout is this process's stderr: nothing a child prints is membench's own output
+      // (a native addon's printf, a tool a strategy starts), and its JS stdout is diverted there too (stdoutToStderr).
+      stdio: ['ignore', 2, 'inherit', 'ipc'],
       serialization: 'advanced',
       ...(options.detached ? { detached: true } : {}),
     });

@@ -12,6 +12,7 @@ import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool-workers.
 import { setQueuedAgentCells } from '../process/spares.js';
 import { thrownText } from '../agent/strategy-contract.js';
 import { errorMessage } from '../core/errors.js';
+import { stdoutToStderr } from '../core/stdout-to-stderr.js';
 
 let opened: { providers: Providers; close: () => void } | undefined;
 
@@ -22,6 +23,7 @@ let opened: { providers: Providers; close: () => void } | undefined;
 async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise<void> {
   for (const task of tasks) {
     if (needsProcesses(task.scenario, providers)) continue;
+    running.id = task.id;
     running.strategy = task.strategy.source;
     try {
       const definition = await loadStrategyDefinition(task.strategy.source);
@@ -41,6 +43,7 @@ async function run(message: RunCellRequest): Promise<CellResult> {
   if (heldScenario === undefined) throw new Error(`cell ${message.task.id} came without its scenario`);
   const cell: CellTask = { ...message.task, scenario: heldScenario };
   running.index = message.index;
+  running.id = cell.id;
   running.strategy = cell.strategy.source;
   try {
     opened ??= openProviders(message.settings);
@@ -49,6 +52,7 @@ async function run(message: RunCellRequest): Promise<CellResult> {
     if (message.warmUp) {
       send({ type: 'phase', index: message.index, phase: WARMING });
       await warmUp(message.warmUp, opened.providers);
+      running.id = cell.id;
       running.strategy = cell.strategy.source;
     }
     // Phases go to the pool as the cell moves on: if it hangs, the pool knows where.
@@ -85,8 +89,11 @@ function collectBetweenCells(): void {
   settledHeap = getHeapStatistics().used_heap_size;
 }
 
-/** The cell this worker runs (its index; the strategy running, a warm-up cell's included), for an exception nothing awaited. */
-const running: { index?: number; strategy?: string } = {};
+/** The cell this worker runs (its index; its id and the strategy running, a warm-up cell's included), for an exception nothing awaited. */
+const running: { index?: number; id?: string; strategy?: string } = {};
+
+// The strategy's console.log goes to stderr, led by the cell's id: the pool's stdout is membench's own.
+stdoutToStderr(() => running.id ?? 'pool worker');
 
 /**
  * An exception no strategy call awaited (a timer that throws, a promise nobody catches): Node would
