@@ -1,5 +1,6 @@
 /** A comparison as console text (pure: no colours, fits a terminal), and the lists both renderings share. */
 import Table from 'cli-table3';
+import { visibleControls } from '../harness/core/text.js';
 import type { Comparison, MetricCheck } from './compare-types.js';
 
 /** True when head regressed anywhere: the CLI exits 1. */
@@ -44,7 +45,7 @@ export function thresholdsLine(comparison: Comparison): string {
   );
 }
 
-/** The console text of a comparison. */
+/** The console text of a comparison; control characters in its names (a group, a setting) as their escapes, as the run's summary writes them. */
 export function renderComparison(comparison: Comparison): string {
   const lines: string[] = [thresholdsLine(comparison)];
   for (const note of comparison.notes) lines.push(`note: ${note}`);
@@ -53,8 +54,9 @@ export function renderComparison(comparison: Comparison): string {
       head: ['cell', 'metric', 'base', 'head', 'change', 'limit'],
       style: { head: [], border: [], compact: true },
     });
+    // Escaped before cli-table3 measures them, so the columns fit what is printed.
     for (const { cell, check } of items)
-      table.push([cell, check.metric, check.base, check.head, check.change, check.limit]);
+      table.push([cell, check.metric, check.base, check.head, check.change, check.limit].map(visibleControls));
     return table.toString();
   };
   if (comparison.regressions.length) {
@@ -90,5 +92,5 @@ export function renderComparison(comparison: Comparison): string {
   if (comparison.removed.length) lines.push(`Missing (only in base)${allowed}: ${comparison.removed.join(', ')}`);
   if (comparison.errored.length) lines.push(`In error in head${allowed}: ${comparison.errored.join(', ')}`);
   lines.push(comparisonHeadline(comparison));
-  return lines.join('\n');
+  return visibleControls(lines.join('\n'));
 }

@@ -2,6 +2,7 @@
 import { assertRunResult } from '../harness/results/read.js';
 import { errorCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
+import { visibleControls } from '../harness/core/text.js';
 import {
   errorText,
   interleavingNote,
@@ -66,7 +67,7 @@ export function renderJudgingConsole(
   options: { style?: { head: string[]; border: string[] }; width?: number } = {},
 ): string[] {
   return judgingTables(result).flatMap(({ title, note, head, body }) => [
-    `${title.charAt(0).toLowerCase()}${title.slice(1)}`,
+    wrapText(`${title.charAt(0).toLowerCase()}${title.slice(1)}`, options.width),
     fittedTable(head, body, options),
     wrapText(note, options.width),
     '',
@@ -84,8 +85,17 @@ export function renderConsoleSummary(
 ): string {
   assertRunResult(result, 'renderConsoleSummary');
   const style = { head: options.color ? ['cyan'] : [], border: options.color ? ['grey'] : [] };
-  const fitted = (head: readonly string[], rows: readonly (readonly string[])[], keys = 1): string =>
-    fittedTable(head, rows, { style, keys, ...(options.width !== undefined ? { width: options.width } : {}) });
+  // What is laid out already, its text made visible there (tables, whose colours stay): every other item is prose.
+  const laidOut = new Set<string>();
+  const fitted = (head: readonly string[], rows: readonly (readonly string[])[], keys = 1): string => {
+    const table = fittedTable(head, rows, {
+      style,
+      keys,
+      ...(options.width !== undefined ? { width: options.width } : {}),
+    });
+    laidOut.add(table);
+    return table;
+  };
   const verdict: string[] = [];
   for (const { title, board, cells } of leaderboards(result)) {
     const marks = board.rows.some((row) => row.durability.length > 0) ? [DURABILITY_MARKS_LEGEND] : [];
@@ -99,9 +109,12 @@ export function renderConsoleSummary(
     const byLabel = title.startsWith('group ') ? labelTable(cells) : undefined;
     if (byLabel) verdict.push(`${title} by the dataset's own category`, fitted(byLabel.head, byLabel.body), '');
   }
-  verdict.push(
-    ...renderJudgingConsole(result, { style, ...(options.width !== undefined ? { width: options.width } : {}) }),
-  );
+  const judging = renderJudgingConsole(result, {
+    style,
+    ...(options.width !== undefined ? { width: options.width } : {}),
+  });
+  for (const item of judging) laidOut.add(item);
+  verdict.push(...judging);
   const modes = modeRows(result);
   if (modes.length > 1) verdict.push(MODE_TABLE_TITLE, fitted(MODE_COLUMNS, modes), MODE_TABLE_NOTE, '');
   const shown = result.cells.filter((cell) => options.detail || (cell.group === undefined && !cell.pricing));
@@ -178,8 +191,14 @@ export function renderConsoleSummary(
       modelNote(result),
       modelDependenceNote(result),
     ]
-      // Tables are laid out already (they hold line breaks); prose is cut at spaces to the width.
-      .map((item) => (item.includes('\n') ? item : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH)))
+      // Prose is cut at spaces to the width, unless it holds line breaks (an error's); its control characters are escaped either way.
+      .map((item) =>
+        laidOut.has(item)
+          ? item
+          : item.includes('\n')
+            ? visibleControls(item)
+            : wrapText(item, options.width ?? DEFAULT_TABLE_WIDTH),
+      )
       .join('\n')
   );
 }

@@ -1,8 +1,13 @@
 /** The HTML pieces every table of report.html is made of: escaping, and tables sortable by a header click. */
+import { visibleControls } from '../harness/core/text.js';
 
-/** Text safe inside HTML elements and double-quoted attributes. */
+/**
+ * Text safe inside HTML elements and double-quoted attributes; control characters but tab and line
+ * feed (an ESC, a carriage return from a group name or a dataset's id) shown as their `\uXXXX`
+ * escapes (visibleControls), never written to the file as they are.
+ */
 export function escapeHtml(text: string): string {
-  return text
+  return visibleControls(text)
     .replace(/&/gu, '&amp;')
     .replace(/</gu, '&lt;')
     .replace(/>/gu, '&gt;')
@@ -10,9 +15,13 @@ export function escapeHtml(text: string): string {
     .replace(/'/gu, '&#39;');
 }
 
-/** JSON safe inside `<script type="application/json">`: no `<` survives to close the element. */
+/**
+ * JSON safe inside `<script type="application/json">`: no `<` survives to close the element, and no
+ * control character is written as it is (JSON.stringify escapes C0 but leaves DEL and C1; their
+ * `\uXXXX` escapes read back as the same characters).
+ */
 export function inlineJson(value: unknown): string {
-  return JSON.stringify(value)
+  return visibleControls(JSON.stringify(value))
     .replace(/</gu, '\\u003c')
     .replace(/\u2028/gu, '\\u2028')
     .replace(/\u2029/gu, '\\u2029');

@@ -5,6 +5,7 @@
  */
 import Table from 'cli-table3';
 import tableUtils from 'cli-table3/src/utils.js';
+import { visibleControls } from '../harness/core/text.js';
 
 /** The width tables lay out to when the output is not a terminal (a file, a pipe, CI logs). */
 export const DEFAULT_TABLE_WIDTH = 120;
@@ -74,14 +75,24 @@ export function fitColumns(
   });
 }
 
-/** A console table laid out to the width: one cli-table3 table per part, one under the other. */
+/**
+ * A console table laid out to the width: one cli-table3 table per part, one under the other. Its
+ * cells are text for a terminal: control characters but tab and line feed (an ESC in a group name
+ * or a probe label) written as their escapes (visibleControls) before they are measured; the only
+ * escape sequences in the table are its own colours (`style`).
+ */
 export function fittedTable(
   head: readonly string[],
   rows: readonly (readonly string[])[],
   options: FitOptions = {},
 ): string {
   const style = { head: options.style?.head ?? [], border: options.style?.border ?? [], compact: true };
-  return fitColumns(head, rows, options.width, options.keys)
+  return fitColumns(
+    head.map(visibleControls),
+    rows.map((row) => row.map(visibleControls)),
+    options.width,
+    options.keys,
+  )
     .map((part) => {
       const table = new Table({ head: part.head, style });
       for (const row of part.rows) table.push(row);
@@ -90,11 +101,15 @@ export function fittedTable(
     .join('\n');
 }
 
-/** A line of prose cut at spaces into lines of at most `width` columns (a word longer than that stays whole). */
+/**
+ * A line of prose for a terminal, cut at spaces into lines of at most `width` columns (a word longer
+ * than that stays whole); its control characters but tab and line feed written as their escapes
+ * (visibleControls), as a table's cells are.
+ */
 export function wrapText(text: string, width = DEFAULT_TABLE_WIDTH): string {
   const lines: string[] = [];
   let line = '';
-  for (const word of text.split(' ')) {
+  for (const word of visibleControls(text).split(' ')) {
     if (line && [...line].length + 1 + [...word].length > width) {
       lines.push(line);
       line = word;

@@ -170,7 +170,8 @@ function judgingSection(result: RunResult): string[] {
   const tables = judgingTables(result);
   if (tables.length === 0) return [];
   const lines = ['## Judging', ''];
-  for (const { title, note, head, body } of tables) lines.push(`### ${title}`, '', note, '', table(head, body), '');
+  for (const { title, note, head, body } of tables)
+    lines.push(`### ${markdownLine(title)}`, '', markdownLine(note), '', table(head, body), '');
   const disagreeing = judgeDisagreements(result);
   if (disagreeing)
     lines.push(
@@ -251,14 +252,14 @@ export function renderMarkdown(result: RunResult): string {
     '# membench report',
     '',
     `- membench ${header.membenchVersion}${header.gitCommit ? ` (commit ${header.gitCommit.slice(0, 12)})` : ''}, Node ${header.nodeVersion}, ${header.platform}`,
-    `- model: \`${header.model}\`, embedder: \`${header.embedder}\`, tokenizer: ${header.tokenizer.encoding} (for \`${header.tokenizer.model}\`)`,
+    `- model: ${markdownCode(header.model)}, embedder: ${markdownCode(header.embedder)}, tokenizer: ${header.tokenizer.encoding} (for ${markdownCode(header.tokenizer.model)})`,
     `- seed ${header.seed}, ${header.trials} trial(s), ${result.cells.length} cells, started ${header.startedAt}`,
     `- strategies: ${header.strategies.map((strategy) => markdownCode(strategy.setting)).join(', ')}`,
     `- scenarios: ${header.scenarios.map((scenario) => `${markdownCode(scenario.name)} (${scenario.steps} steps)`).join(', ')}`,
     '',
-    `> ${modelNote(result)}`,
+    `> ${markdownLine(modelNote(result))}`,
     '>',
-    `> ${modelDependenceNote(result)}`,
+    `> ${markdownLine(modelDependenceNote(result))}`,
     '',
     ...verdictSection(result),
     ...judgingSection(result),
@@ -289,7 +290,7 @@ export function renderMarkdown(result: RunResult): string {
           '',
         ]
       : []),
-    ...(interleavingNote(result) ? [interleavingNote(result)!, ''] : []),
+    ...(interleavingNote(result) ? [markdownLine(interleavingNote(result)!), ''] : []),
     '## Recall by probe category',
     '',
     "By membench's categories, then by the dataset's own (`label:`), where the scenario gives them.",

@@ -1,5 +1,6 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
 import { peerNote } from '../harness/core/peers.js';
+import { visibleControls } from '../harness/core/text.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
 import { cellsByStatus, cutAnswersWords, okCells } from '../harness/results/cells.js';
@@ -310,18 +311,20 @@ export function modelDependenceNote(result: RunResult): string {
 /**
  * Text from a run (a group, setting or probe label, a strategy's message) on one line of report.md
  * as Markdown shows it: each line break (CR, LF or CRLF, all of which end a Markdown line) a space,
- * and a `<` that would open an HTML tag (a group named `<img …>`) written as `&lt;`; `p<0.001`
- * stays as it is. Markdown the text means (backticks) is kept.
+ * any other control character as its `\uXXXX` escape (visibleControls: an ESC from a dataset's id
+ * would recolour the terminal that prints the file), and a `<` that would open an HTML tag (a group
+ * named `<img …>`) written as `&lt;`; `p<0.001` stays as it is. Markdown the text means (backticks) is kept.
  */
 export const markdownLine = (text: string): string =>
-  text.replace(/\r\n?|\n/gu, ' ').replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
+  visibleControls(text.replace(/\r\n?|\n/gu, ' ')).replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
 
 /**
- * Text as a Markdown code span on one line: fenced by one backtick more than the longest run of
- * backticks inside it (a setting whose knob's value holds one), padded when it starts or ends with one.
+ * Text as a Markdown code span on one line (line breaks as spaces, other control characters as
+ * escapes, as markdownLine): fenced by one backtick more than the longest run of backticks inside it
+ * (a setting whose knob's value holds one), padded when it starts or ends with one.
  */
 export function markdownCode(text: string): string {
-  const line = text.replace(/\r\n?|\n/gu, ' ');
+  const line = visibleControls(text.replace(/\r\n?|\n/gu, ' '));
   const fence = '`'.repeat(Math.max(0, ...(line.match(/`+/gu) ?? []).map((run) => run.length)) + 1);
   const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : '';
   return `${fence}${pad}${line}${pad}${fence}`;

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { formatMs } from '../../reports/summary.js';
+import { visibleControls } from '../core/text.js';
 import type { ProgressEvent } from '../run/options.js';
 import type { JudgeGate } from '../results/judges.js';
 
@@ -57,6 +58,11 @@ export function writtenFiles(out: string, files: readonly string[]): string {
   return `${path.relative(process.cwd(), out) || '.'}/ (${reports.join(', ')}${chartWord})`;
 }
 
+/** The line `run` and `tune` print on stderr for a failed cell; its id names a setting from the user's flags or files, so control characters are escaped. */
+export function failedLine(cellId: string, reasons: string): string {
+  return visibleControls(`FAILED ${cellId}: ${reasons}`);
+}
+
 /** 75 s → "1m15s". */
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
@@ -86,7 +92,9 @@ export function progressReporter(
           started = true;
         } else
           bar.increment({
-            last: groups.finished(event.result) ?? `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}`,
+            last: visibleControls(
+              groups.finished(event.result) ?? `${event.result.id}${event.result.status === 'ok' ? '' : ' ERROR'}`,
+            ),
           });
       },
       stop: () => {
@@ -95,7 +103,8 @@ export function progressReporter(
       },
     };
   }
-  const log = (line: string): boolean => process.stderr.write(`${line}\n`);
+  // A group's name or a cell's setting comes from the user's files: its control characters are printed as escapes.
+  const log = (line: string): boolean => process.stderr.write(`${visibleControls(line)}\n`);
   /** Cells finished, those of an earlier attempt included: `[i/n]` counts cells done, not plan positions (cells run costliest first). */
   let done = 0;
   return {

@@ -56,7 +56,7 @@ async function runCommand(argv: RunArgs): Promise<number | void> {
     { runToDir },
     { resolveSettings },
     { flagValues },
-    { interruptOnSignals, progressReporter, reportJudgeGate, writtenFiles },
+    { failedLine, interruptOnSignals, progressReporter, reportJudgeGate, writtenFiles },
   ] = await Promise.all([
     import('../../reports/index.js'),
     import('../commands/run-to-dir.js'),
@@ -98,13 +98,17 @@ async function runCommand(argv: RunArgs): Promise<number | void> {
     // Anything still settling (a worker's exit, a cell abandoned mid-write) would keep it alive: leave now.
     process.exit(interrupt?.exitCode() ?? 130);
   }
-  return report(outcome, { reportJudgeGate, writtenFiles });
+  return report(outcome, { failedLine, reportJudgeGate, writtenFiles });
 }
 
 /** What a finished run prints beside its reports: the files written, the failed cells, the cells in error, the judges' gate; the exit code. */
 async function report(
   outcome: RunToDirFinished,
-  { reportJudgeGate, writtenFiles }: Pick<typeof import('./common.js'), 'reportJudgeGate' | 'writtenFiles'>,
+  {
+    failedLine,
+    reportJudgeGate,
+    writtenFiles,
+  }: Pick<typeof import('./common.js'), 'failedLine' | 'reportJudgeGate' | 'writtenFiles'>,
 ): Promise<number> {
   const { out, files, failed, errored } = outcome;
   if (outcome.phases) {
@@ -113,7 +117,7 @@ async function report(
   }
   process.stdout.write(`wrote ${writtenFiles(out, files)}\n`);
   for (const { cell, verdict } of failed)
-    process.stderr.write(`FAILED ${cell.id}: ${[verdict.error, ...verdict.failures].filter(Boolean).join('; ')}\n`);
+    process.stderr.write(`${failedLine(cell.id, [verdict.error, ...verdict.failures].filter(Boolean).join('; '))}\n`);
   if (errored > 0)
     process.stderr.write(
       `membench: ${errored} cell${errored === 1 ? '' : 's'} in error: rerun only ${errored === 1 ? 'it' : 'them'} with membench run --resume ${out}\n`,

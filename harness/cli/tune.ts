@@ -74,7 +74,7 @@ export const handler = handled(async (argv: TuneArgs) => {
     import('../../reports/summary.js'),
   ]);
   const { parseValues, renderTune } = tune;
-  const { interruptOnSignals, progressReporter } = common;
+  const { failedLine, interruptOnSignals, progressReporter } = common;
   const values = parseValues(argv.values);
   const settings = await resolveSettings(flagValues(argv, 'tune'));
   // demandOption: yargs has refused a missing --target-recall already.
@@ -99,7 +99,8 @@ export const handler = handled(async (argv: TuneArgs) => {
     onResult: (result) => {
       process.stdout.write(`${renderTune(result)}\n`);
       // The table counts a value's failed cells; why each failed is said as run says it.
-      for (const cell of errorCells(result.run.cells)) process.stderr.write(`FAILED ${cell.id}: ${errorText(cell)}\n`);
+      for (const cell of errorCells(result.run.cells))
+        process.stderr.write(`${failedLine(cell.id, errorText(cell))}\n`);
     },
   });
   if (outcome.status === 'interrupted') {

@@ -19,10 +19,10 @@ describe('tables laid out to a width', () => {
     expect(columnWidths(['k', 'v'], [['窗口', 'abc']])).toEqual([4, 3]);
   });
 
-  it('measures each column as wide as cli-table3 lays it out: colour codes, lines, emoji, CJK, empty cells', () => {
+  it('measures each column as wide as cli-table3 lays it out: lines, emoji, CJK, empty cells', () => {
     const cells = [
       ['setting', 'recall', 'note', ''],
-      ['\u001b[31mbuffer\u001b[39m', '0.50', 'two\nlines, the second longer', '🙂🙂'],
+      ['buffer', '0.50', 'two\nlines, the second longer', '🙂🙂'],
       ['窗口(k=2)', '', '汉字 and text', 'x'],
     ];
     const [tableHead, ...tableRows] = cells;
@@ -34,6 +34,20 @@ describe('tables laid out to a width', () => {
       .map((segment) => [...segment].length - 2);
     expect(columnWidths(tableHead!, tableRows)).toEqual(rendered);
     expect(rendered).toEqual([9, 6, 24, 4]);
+  });
+
+  it('writes the control characters of a cell or a head as escapes, measured as they are printed', () => {
+    // An ESC from a group name or a probe label would recolour the terminal (cli-table3 measures it as a colour code, zero wide).
+    const printed = fittedTable(['setting', 'lab\u001b]0;title\u0007'], [['grp\u001b[31mRED\rover', '1.00']], {
+      width: 1_000,
+    });
+    expect(printed).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/u);
+    const lines = printed.split('\n');
+    expect(lines).toContain('│ setting                    │ lab\\u001b]0;title\\u0007 │');
+    expect(lines).toContain('│ grp\\u001b[31mRED\\u000dover │ 1.00                    │');
+    // Every line as wide as the top border: the columns fit the escapes.
+    expect(new Set(lines.map((line) => [...line].length)).size).toBe(1);
+    expect(wrapText('a\u0007b c', 3)).toBe('a\\u0007b\nc');
   });
 
   it('moves the columns that do not fit to a further table, the key column repeated, in order, none lost', () => {

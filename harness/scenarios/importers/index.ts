@@ -10,6 +10,7 @@
 import { stringify } from 'yaml';
 import { MembenchError } from '../../core/errors.js';
 import { counted } from '../../core/plural.js';
+import { visibleControls } from '../../core/text.js';
 import { closestString } from '../../core/user-input.js';
 import { checkScenarioValue, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
 import type { Scenario } from '../format.js';
@@ -336,7 +337,11 @@ function group(issues: readonly ImportIssue[]): string[] {
   return lines;
 }
 
-/** The summary `membench import` prints: counts, then repairs and skips grouped by kind with examples. */
+/**
+ * The summary `membench import` (and `run --dataset`) prints: counts, then repairs and skips grouped
+ * by kind with examples. A terminal shows it: the file's ids and labels keep their control
+ * characters (an ESC, a carriage return) only as escapes (visibleControls).
+ */
 export function formatImportReport(report: ImportReport): string {
   const converter = CONVERTERS[report.dataset];
   const lines = [
@@ -363,5 +368,5 @@ export function formatImportReport(report: ImportReport): string {
   }
   if (report.repaired.length > 0) lines.push(`repaired (${report.repaired.length}):`, ...group(report.repaired));
   if (report.skipped.length > 0) lines.push(`skipped (${report.skipped.length}):`, ...group(report.skipped));
-  return lines.join('\n');
+  return visibleControls(lines.join('\n'));
 }
