@@ -15,7 +15,7 @@ import {
 import { ChartDrawer, renderChartsInParallel } from '../../reports/chart-thread.js';
 import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
-import { fileSystemProblem, isFileSystemError, isMembenchError, MembenchError } from '../core/errors.js';
+import { fullDiskProblem, isMembenchError, MembenchError } from '../core/errors.js';
 import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import { checkJudged, type JudgeGate } from '../results/judges.js';
 import type { CellResult, RunResult } from '../results/schema.js';
@@ -206,12 +206,7 @@ async function runAndReport(
   const { settings } = options;
   // A full disk stops the run with its finished cells on disk: say how to go on.
   const resumable = (error: unknown): unknown =>
-    isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
-      ? fileSystemProblem(
-          error,
-          `the finished cells are kept in ${out}: free some space, then continue with membench run --resume ${out}`,
-        )
-      : error;
+    fullDiskProblem(error, `the finished cells are kept in ${out}`, `continue with membench run --resume ${out}`);
   const watch = options.onCells?.() ?? {};
   let result: RunResult;
   try {

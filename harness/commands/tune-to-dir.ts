@@ -9,6 +9,7 @@ import {
   REPORT_FILES_WITHOUT_MANIFEST,
   writeRunOutput,
 } from '../../reports/index.js';
+import { fullDiskProblem } from '../core/errors.js';
 import { warnOverwriteWithoutManifest } from '../core/manifest.js';
 import type { ResolvedSettings } from '../run/layers.js';
 import { checkOutFlag, withOutDirLock } from '../run/out-lock.js';
@@ -64,7 +65,17 @@ export async function tuneToDir(options: TuneToDirOptions): Promise<TuneToDirOut
       watch.done?.();
     }
     options.onResult?.(result);
-    const files = await writeRunOutput(result.run, out, { overwrite, command: 'membench tune' });
+    let files: string[];
+    try {
+      files = await writeRunOutput(result.run, out, { overwrite, command: 'membench tune' });
+    } catch (error) {
+      // As run says a full disk; tune keeps no cells, so the way on is the sweep again.
+      throw fullDiskProblem(
+        error,
+        `the sweep's reports in ${out} are incomplete (tune keeps no cells to resume)`,
+        'run membench tune again with --overwrite',
+      );
+    }
     return { status: 'finished', out, tune: result, files };
   });
 }

@@ -116,6 +116,17 @@ export function fileSystemProblem(error: unknown, hint?: string): MembenchError 
   return new MembenchError(resource ? 'FILE_SYSTEM' : 'BAD_PATH', [words, ...advice].join(': '));
 }
 
+/**
+ * A full disk (ENOSPC, EDQUOT) met while a command writes its out dir, in the words `run` and `tune`
+ * share: the file, what is kept (`kept`), then `free some space, then` the way on (`then`); exit 1.
+ * Any other error is returned as it is.
+ */
+export function fullDiskProblem(error: unknown, kept: string, then: string): unknown {
+  return isFileSystemError(error) && (error.code === 'ENOSPC' || error.code === 'EDQUOT')
+    ? fileSystemProblem(error, `${kept}: free some space, then ${then}`)
+    : error;
+}
+
 /** Whether `file` is in one of membench's own working dirs in the temp dir (`membench-…`: cell stores, bench files), which the user never named. */
 export function inTempWorkDir(file: string): boolean {
   const [first] = path.relative(path.resolve(os.tmpdir()), path.resolve(file)).split(path.sep);

@@ -1,16 +1,20 @@
 /**
  * A full disk in the middle of a run, injected at the file-system layer the atomic write helper
  * uses (no disk is filled): the run stops with a plain message naming the file and how to go on,
- * exits 1, keeps its finished cells, and `--resume` completes it once space is back.
+ * exits 1, keeps its finished cells, and `--resume` completes it once space is back. `tune` says a
+ * full disk in the same words and with the same exit code, injected and on a real tiny tmpfs.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import yargs from 'yargs';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import yargs, { type CommandModule } from 'yargs';
 import * as run from '../../harness/cli/run.js';
+import * as tune from '../../harness/cli/tune.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { membench } from './helpers.js';
 
 /** Writes of files whose path matches this fail with ENOSPC, as a full disk makes them. */
 const full: { matching?: RegExp } = {};
@@ -40,25 +44,37 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...actual, open, default: { ...actual, open } };
 });
 
-/** Runs `membench run ARGS` in this process (so the injected file system applies); returns its exit code and stderr. */
-async function membenchRun(args: string[]): Promise<{ code: number; stderr: string }> {
+/** Runs `membench run ARGS` (or another command) in this process (so the injected file system applies); returns its exit code and output. */
+async function membenchRun(
+  args: string[],
+  command: CommandModule = run as unknown as CommandModule,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stderr = '';
+  let stdout = '';
   const write = vi
     .spyOn(process.stderr, 'write')
     .mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
-  const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+  const out = vi
+    .spyOn(process.stdout, 'write')
+    .mockImplementation((chunk: string | Uint8Array) => ((stdout += String(chunk)), true));
   try {
-    await yargs(['run', ...args])
-      .command(run)
+    await yargs([String(command.command), ...args])
+      .command(command)
       .strict()
       .parseAsync();
-    return { code: Number(process.exitCode ?? 0), stderr };
+    return { code: Number(process.exitCode ?? 0), stdout, stderr };
   } finally {
     write.mockRestore();
-    stdout.mockRestore();
+    out.mockRestore();
     process.exitCode = undefined;
   }
 }
+
+/** `tune`'s words for a full disk while it writes into `out` (the file it was writing named before them). */
+const tuneFullDisk = (out: string): string =>
+  `the sweep's reports in ${out} are incomplete (tune keeps no cells to resume): free some space, then run membench tune again with --overwrite`;
+/** A sweep whose cheapest value meets the target: exit 0 when its reports are written. */
+const SWEEP = ['-s', 'window', '-p', 'k', '--values', '1,2', '--target-recall', '0.1', '-w', '1', '-q'];
 
 afterEach(() => {
   full.matching = undefined;
@@ -102,5 +118,58 @@ describe('a full disk', () => {
       ['pantry/buffer', 'ok'],
       ['pantry/window(k=2)', 'ok'],
     ]);
+  });
+});
+
+describe('a full disk under tune', () => {
+  it('says the file and how to go on, in the words run uses, and exits 1 as run does (injected)', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await tempDir('membench-full-tune-');
+    const out = path.join(dir, 'sweep');
+    const scenario = writeSmallScenario(dir, 'pantry');
+    full.matching = /report\.html/u;
+    const stopped = await membenchRun([...SWEEP, '-c', scenario, '-o', out], tune as unknown as CommandModule);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toBe(
+      `membench: no space left on the device holding ${path.join(out, 'report.html')}: ${tuneFullDisk(out)}\n`,
+    );
+    // The verdict was printed before the reports were written.
+    expect(stopped.stdout).toContain('cheapest setting meeting the target: window(k=');
+  });
+
+  // Mounted when the tests run, never while they are only collected (`vitest list` runs no afterAll).
+  const tmpfs: { at?: string; why?: string } = {};
+  beforeAll(async () => {
+    const at = path.join(await tempDir('membench-full-tmpfs-'), 'disk');
+    mkdirSync(at);
+    try {
+      // Room for results.json and report.md, not for report.html (its chart code inline is over 200 KiB).
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128k', 'tmpfs', at], { stdio: 'ignore' });
+      tmpfs.at = at;
+    } catch {
+      tmpfs.why = 'mounting a tmpfs is not allowed here (it needs root and a permitting container)';
+    }
+  });
+  afterAll(() => {
+    if (tmpfs.at) execFileSync('umount', [tmpfs.at]);
+  });
+
+  it('on a real full tmpfs: the same words and exit 1; with room again, the sweep reruns with --overwrite', {
+    timeout: 120_000,
+  }, async (context) => {
+    if (!tmpfs.at) context.skip(tmpfs.why);
+    const out = path.join(tmpfs.at!, 'sweep');
+    const args = ['tune', ...SWEEP, '-c', 'recipes-en', '-o', out];
+    const stopped = await membench(args);
+    expect(stopped.code).toBe(1);
+    const file = /^membench: no space left on the device holding (\S+): /u.exec(stopped.stderr)?.[1];
+    expect(path.dirname(file ?? '')).toBe(out);
+    expect(stopped.stderr).toBe(`membench: no space left on the device holding ${file}: ${tuneFullDisk(out)}\n`);
+    execFileSync('mount', ['-o', 'remount,size=16m', tmpfs.at!], { stdio: 'ignore' });
+    const again = await membench([...args, '--overwrite']);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect(readdirSync(out)).toEqual(expect.arrayContaining(['results.json', 'report.html']));
   });
 });
