@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fnv1a } from './hash.js';
-import { openDatabase } from './sqlite.js';
+import { namingFile, openDatabase, type SqliteDatabase } from './sqlite.js';
 
 /** What a run records of its machine's speed (medians over the samples taken before and after its cells), in ms. */
 export interface Calibration {
@@ -53,17 +53,34 @@ export async function startCalibration(
   const samples = options.samples ?? CALIBRATION_SAMPLES;
   // Named as a run's temp dir (harness/run/temp-dirs.ts): a run killed before stop() has it reclaimed by the next.
   const dir = await mkdtemp(path.join(os.tmpdir(), `membench-run-${process.pid}-calibration-`));
-  const db = openDatabase(path.join(dir, 'calibration.sqlite'), 'sync');
-  db.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)');
-  const insert = db.prepare('INSERT INTO beats (data) VALUES (?)');
+  const file = path.join(dir, 'calibration.sqlite');
+  let db: SqliteDatabase | undefined;
+  const close = async (): Promise<void> => {
+    db?.close();
+    await rm(dir, { recursive: true, force: true });
+  };
   const taken: CalibrationSamples = { cpu: [], commit: [] };
+  let insert: (data: string) => void;
+  try {
+    const opened = openDatabase(file, 'sync');
+    db = opened;
+    // SQLite's own words name no file ("database or disk is full"): namingFile says which, and TMPDIR.
+    namingFile(file, () =>
+      opened.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)'),
+    );
+    const statement = opened.prepare('INSERT INTO beats (data) VALUES (?)');
+    insert = (data) => namingFile(file, () => statement.run(data));
+  } catch (error) {
+    await close();
+    throw error;
+  }
   let sink = 0;
   const round = (record: boolean) => {
     let started = performance.now();
     for (let pass = 0; pass < 4; pass++) sink ^= fnv1a(TEXT, pass);
     const cpuMs = performance.now() - started;
     started = performance.now();
-    insert.run(String(sink));
+    insert(String(sink));
     const commitMs = performance.now() - started;
     if (!record) return;
     taken.cpu.push(cpuMs);
@@ -73,10 +90,25 @@ export async function startCalibration(
     for (let index = 0; index < WARMUP; index++) round(false);
     for (let index = 0; index < samples; index++) round(true);
   };
-  batch();
+  try {
+    batch();
+  } catch (error) {
+    await close();
+    throw error;
+  }
   // Rounds while the cells run only when they run in other processes: in this one, a round between
-  // two awaited steps would be timed as part of a save or a load.
-  const timer = options.periodic ? setInterval(() => round(true), CALIBRATION_INTERVAL_MS) : undefined;
+  // two awaited steps would be timed as part of a save or a load. A round that fails there (the temp
+  // dir's disk filled up under the run) ends the sampling, not the run: an exception in a timer
+  // would have killed membench with every cell in flight; the cells on that disk say it themselves.
+  const timer = options.periodic
+    ? setInterval(() => {
+        try {
+          round(true);
+        } catch {
+          clearInterval(timer);
+        }
+      }, CALIBRATION_INTERVAL_MS)
+    : undefined;
   timer?.unref();
   let stopped: Promise<Calibration> | undefined;
   return {
@@ -85,9 +117,10 @@ export async function startCalibration(
         if (timer) clearInterval(timer);
         try {
           batch();
+        } catch {
+          // The closing batch failed the same way: the samples taken before stand (the first batch's at least).
         } finally {
-          db.close();
-          await rm(dir, { recursive: true, force: true });
+          await close();
         }
         return calibrationOf([taken]);
       })();

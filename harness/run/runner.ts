@@ -16,7 +16,7 @@ import { runInPool, RunInterrupted, type PoolTask } from './pool.js';
 import { withinTimeLimit } from './cell-timeout.js';
 import { checkCellScheduleFile } from './cell-sched.js';
 import { checkProfileDir } from '../process/worker.js';
-import { makeRunTempDir } from './temp-dirs.js';
+import { makeRunTempDir, reclaimAbandonedTempDirs } from './temp-dirs.js';
 import { checkRunOptions } from './limits.js';
 import {
   RESULTS_SCHEMA_VERSION,
@@ -143,6 +143,8 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   // Providers first: a bad model name fails before the store writes anything.
   const { providers, close } = openProviders(settings);
   let tempRoot: string | undefined;
+  // Dead runs' temp dirs go first: on a TMPDIR their stores filled, the calibration's commit is the first write.
+  await reclaimAbandonedTempDirs();
   // The machine's speed over the cells: compare divides latencies by it.
   const calibrating = await startCalibration({ periodic: workers > 1 || options.workerProcesses === true });
   let calibration: Calibration | undefined;

@@ -44,9 +44,8 @@ export function removeRunTempDirsOf(pid: number, root = os.tmpdir()): Promise<st
   return removeRunTempDirs(root, (owner) => owner === pid);
 }
 
-/** A fresh temp dir for this run's cell dirs (after reclaiming abandoned ones). */
+/** A fresh temp dir for this run's cell dirs (runBenchmark reclaims abandoned ones first, before it calibrates). */
 export async function makeRunTempDir(keep: boolean, root = os.tmpdir()): Promise<string> {
-  await reclaimAbandonedTempDirs(root);
   return mkdtemp(path.join(root, `membench-${keep ? 'kept' : 'run'}-${process.pid}-`));
 }
 
