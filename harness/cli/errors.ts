@@ -1,16 +1,26 @@
 /** The one place where errors become messages and exit codes: 0 ok, 1 a threshold failed, 2 bad input. */
 import { fileSystemProblem, isMembenchError } from '../core/errors.js';
 import { maskSecrets } from '../core/secrets.js';
+import { visibleControls } from '../core/text.js';
+
+/**
+ * Writes a message for the terminal: keys masked, and control characters but tab and line feed (an
+ * ESC or a carriage return in a path, a value or a file's text that the message quotes) as their
+ * escapes, so a message cannot recolour, retitle or overwrite the terminal that shows it.
+ */
+export function sayError(text: string): void {
+  process.stderr.write(visibleControls(maskSecrets(text)));
+}
 
 export function reportError(error: unknown): number {
   // A full disk, a path that is a file: plain words and the path, never a stack trace.
   error = fileSystemProblem(error) ?? error;
   if (isMembenchError(error)) {
-    process.stderr.write(maskSecrets(`membench: ${error.message}\n`));
-    for (const line of error.details) process.stderr.write(maskSecrets(`${line}\n`));
+    sayError(`membench: ${error.message}\n`);
+    for (const line of error.details) sayError(`${line}\n`);
     return error.exitCode;
   }
-  process.stderr.write(
+  sayError(
     `membench: internal error (please report it): ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
   return 1;

@@ -16,7 +16,7 @@ import * as run from './run.js';
 import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
-import { optionRefusal, usageHint } from './errors.js';
+import { optionRefusal, sayError, usageHint } from './errors.js';
 
 /**
  * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
@@ -131,7 +131,7 @@ export async function main(argv: string[]): Promise<void> {
         commandParser = parser;
         const refused = optionRefusal(parsed, parser, argv);
         if (refused === undefined) return;
-        process.stderr.write(`membench: ${refused}\nRun "membench --help" for usage.\n`);
+        sayError(`membench: ${refused}\nRun "membench --help" for usage.\n`);
         process.exit(2);
       }) as unknown as MiddlewareFunction,
       true,
@@ -144,9 +144,7 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error;
-      process.stderr.write(
-        `membench: ${message}${usageHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`,
-      );
+      sayError(`membench: ${message}${usageHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`);
       process.exit(2);
     })
     .parseAsync();

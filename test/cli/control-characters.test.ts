@@ -84,3 +84,20 @@ describe('control characters in names from the user', () => {
     expect(outputs['report.html']).toContain('<td>label: lab\\u001b]0;TITLE\\u0007</td>');
   });
 });
+
+describe('control characters in what an error message quotes', () => {
+  it('are written as escapes: a path, a flag value, a refused option', { timeout: 60_000 }, async () => {
+    const dir = await tempDir('membench-controls-error-');
+    const file = path.join(dir, 'bad\u001b[31mred.yaml');
+    await writeFile(file, 'x');
+    const badFile = await membench(['run', '-c', file, '-o', path.join(dir, 'out')]);
+    expect(badFile.code).toBe(2);
+    expect(badFile.stderr).toContain(`${path.join(dir, 'bad')}\\u001b[31mred.yaml: invalid scenario`);
+    const badSeed = await membench(['run', '--seed', '\u001b]0;TITLE\u0007']);
+    expect(badSeed.code).toBe(2);
+    expect(badSeed.stderr).toContain('--seed \\u001b]0;TITLE\\u0007: expected a whole number');
+    const unknown = await membench(['run', '--colour\r\u001b[2K']);
+    expect(unknown.code).toBe(2);
+    for (const run of [badFile, badSeed, unknown]) expect(run.stderr).not.toMatch(CONTROL);
+  });
+});
