@@ -60,20 +60,7 @@ export async function startCalibration(
     await rm(dir, { recursive: true, force: true });
   };
   const taken: CalibrationSamples = { cpu: [], commit: [] };
-  let insert: (data: string) => void;
-  try {
-    const opened = openDatabase(file, 'sync');
-    db = opened;
-    // SQLite's own words name no file ("database or disk is full"): namingFile says which, and TMPDIR.
-    namingFile(file, () =>
-      opened.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)'),
-    );
-    const statement = opened.prepare('INSERT INTO beats (data) VALUES (?)');
-    insert = (data) => namingFile(file, () => statement.run(data));
-  } catch (error) {
-    await close();
-    throw error;
-  }
+  let insert: (data: string) => void = () => undefined;
   let sink = 0;
   const round = (record: boolean) => {
     let started = performance.now();
@@ -91,6 +78,14 @@ export async function startCalibration(
     for (let index = 0; index < samples; index++) round(true);
   };
   try {
+    const opened = openDatabase(file, 'sync');
+    db = opened;
+    // SQLite's own words name no file ("database or disk is full"): namingFile says which, and TMPDIR.
+    namingFile(file, () =>
+      opened.exec('CREATE TABLE beats (seq INTEGER PRIMARY KEY AUTOINCREMENT, data TEXT NOT NULL)'),
+    );
+    const statement = opened.prepare('INSERT INTO beats (data) VALUES (?)');
+    insert = (data) => namingFile(file, () => statement.run(data));
     batch();
   } catch (error) {
     await close();
