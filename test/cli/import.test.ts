@@ -73,7 +73,7 @@ describe('membench import', () => {
     ],
     [
       ['import', 'locomo', 'fixtures/datasets/broken/locomo-object.json'],
-      'membench: fixtures/datasets/broken/locomo-object.json:1:1: expected a JSON list of conversations (the published file is one), found a JSON object',
+      'membench: fixtures/datasets/broken/locomo-object.json:1:1: expected a JSON list of conversations (the published file is one), found a JSON object: one element alone, or the first line of a JSON Lines file (one object per line), which is not read; `jq -s . FILE > list.json` makes a JSON Lines file the list',
     ],
     [
       ['import', 'longmemeval', LOCOMO],

@@ -97,13 +97,33 @@ function parseKeepingNumbers(text: string): unknown {
 /** What a file that is not a list starts with, for the error: `a JSON object`, `42`, `true`. */
 function foundInstead(text: string, at: number): string {
   const code = text.charCodeAt(at);
-  if (code === 123) return 'a JSON object';
+  // Hugging Face exports and many converters write JSON Lines; a single element is the other likely object.
+  if (code === 123)
+    return 'a JSON object: one element alone, or the first line of a JSON Lines file (one object per line), which is not read; `jq -s . FILE > list.json` makes a JSON Lines file the list';
   if (code === 34) return 'a JSON string';
+  if (text.startsWith(LFS_POINTER, at))
+    return 'a Git LFS pointer, not the data (a clone without git-lfs): run `git lfs pull` in the clone, or download the file itself';
+  if (code === 60) return 'an HTML page (a download link saved its page, not the file?): download the file itself';
   const token = /[^\s,[\]{}"]{1,40}/uy;
   token.lastIndex = at;
   const word = token.exec(text)?.[0] ?? text[at]!;
   if (new RegExp(`^${NUMBER_LITERAL.source}$`, 'u').test(word)) return `a JSON number (${word})`;
   return ['true', 'false', 'null'].includes(word) ? `JSON ${word}` : `"${word}"`;
+}
+
+/** How a Git LFS pointer file begins (what a clone without git-lfs holds in place of a large file). */
+const LFS_POINTER = 'version https://git-lfs.github.com/spec/';
+
+/**
+ * The archive a dataset file is, by its first bytes, or undefined: the datasets ship packed
+ * (`longmemeval_data.tar.gz`, a zip of `locomo10.json`), and their bytes are not UTF-8, so without
+ * this the refusal said only that.
+ */
+function archiveKind(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'a gzip file (a .tar.gz or .gz): unpack it (tar -xzf, gunzip)';
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04)
+    return 'a zip archive: unzip it';
+  return undefined;
 }
 
 /** The length of the longest prefix of `bytes` that is UTF-8 (a character cut at its end counts as UTF-8). */
@@ -205,6 +225,9 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
   };
 
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    const archive = state === 'start' && line === 1 && col === 0 ? archiveKind(chunk as Buffer) : undefined;
+    if (archive !== undefined)
+      throw bad(`${file}: ${archive} and give the .json file inside: the dataset file is JSON, a list of ${units}`);
     let text: string;
     try {
       text = decoder.decode(chunk as Buffer, { stream: true });

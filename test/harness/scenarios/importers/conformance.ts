@@ -88,7 +88,7 @@ export function describeImporterConformance(dataset: DatasetName): void {
     it('refuses a top level that is not a list, naming what it found', async () => {
       const file = write(JSON.stringify(format.example(PLAIN)));
       expect((await failure(file)).message).toBe(
-        `${file}:1:1: expected a JSON list of ${converter.units} (the published file is one), found a JSON object`,
+        `${file}:1:1: expected a JSON list of ${converter.units} (the published file is one), found a JSON object: one element alone, or the first line of a JSON Lines file (one object per line), which is not read; \`jq -s . FILE > list.json\` makes a JSON Lines file the list`,
       );
     });
 

@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import {
   formatImportReport,
@@ -19,6 +20,9 @@ import { MembenchError } from '../../../../harness/core/errors.js';
 import { tempDirSync } from '../../../helpers/temp-dir.js';
 
 const dir = tempDirSync('membench-import-');
+/** What the refusal of a file holding an object says it found. */
+const JSON_OBJECT =
+  'a JSON object: one element alone, or the first line of a JSON Lines file (one object per line), which is not read; `jq -s . FILE > list.json` makes a JSON Lines file the list';
 let files = 0;
 function temp(content: string | Buffer): string {
   const file = path.join(dir, `data-${files++}.json`);
@@ -97,7 +101,7 @@ describe('readJsonList', () => {
     expect((await failure(empty)).message).toBe(`${empty}: the file is empty: expected a JSON list of samples`);
     const object = temp('{"samples": []}');
     expect((await failure(object)).message).toBe(
-      `${object}:1:1: expected a JSON list of samples (the published file is one), found a JSON object`,
+      `${object}:1:1: expected a JSON list of samples (the published file is one), found ${JSON_OBJECT}`,
     );
     const number = temp('42\n');
     expect((await failure(number)).message).toBe(
@@ -126,6 +130,32 @@ describe('readJsonList', () => {
     expect((await failure(endsAfterBreak)).message).toBe(
       `${endsAfterBreak}:3:1: the file ends inside the list, in samples[1] (truncated?)`,
     );
+  });
+
+  test('a copy that is not the JSON list says what it is: an archive, a Git LFS pointer, an HTML page, JSON Lines', async () => {
+    const tarGz = temp(gzipSync(Buffer.from('[{"a": 1}]')));
+    expect((await failure(tarGz)).message).toBe(
+      `${tarGz}: a gzip file (a .tar.gz or .gz): unpack it (tar -xzf, gunzip) and give the .json file inside: the dataset file is JSON, a list of samples`,
+    );
+    // A zip's local file header, as `zip locomo10.zip locomo10.json` writes it.
+    const zip = temp(Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00]), Buffer.from('[]')]));
+    expect((await failure(zip)).message).toBe(
+      `${zip}: a zip archive: unzip it and give the .json file inside: the dataset file is JSON, a list of samples`,
+    );
+    const lfs = temp('version https://git-lfs.github.com/spec/v1\noid sha256:4d7a21\nsize 277383274\n');
+    expect((await failure(lfs)).message).toBe(
+      `${lfs}:1:1: expected a JSON list of samples (the published file is one), found a Git LFS pointer, not the data (a clone without git-lfs): run \`git lfs pull\` in the clone, or download the file itself`,
+    );
+    const page = temp('<!DOCTYPE html><html><title>Virus scan warning</title></html>');
+    expect((await failure(page)).message).toBe(
+      `${page}:1:1: expected a JSON list of samples (the published file is one), found an HTML page (a download link saved its page, not the file?): download the file itself`,
+    );
+    // A UTF-8 BOM before the list is read past; before a JSON Lines file it changes nothing.
+    const jsonl = temp('\uFEFF{"question_id": "q1"}\n{"question_id": "q2"}\n');
+    expect((await failure(jsonl)).message).toBe(
+      `${jsonl}:1:1: expected a JSON list of samples (the published file is one), found ${JSON_OBJECT}`,
+    );
+    expect(await readAll(temp('\uFEFF[{"a": 1}]'))).toEqual([{ a: 1 }]);
   });
 
   test('invalid JSON inside an element is located at the element (or the exact place, when V8 tells it)', async () => {
