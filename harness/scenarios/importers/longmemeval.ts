@@ -34,8 +34,8 @@
  * judge them by evidence coverage and answer accuracy.
  *
  * Repairs (each reported): numeric answers become strings; sessions out of date order (the
- * oracle file is not sorted) are sorted by date; empty or malformed turns are dropped;
- * missing or unparsable dates leave the session without a timestamp; when no turn carries
+ * oracle file is not sorted) are sorted by date; empty or malformed turns are dropped, and
+ * sessions left with no turn (an empty list included) ignored; missing or unparsable dates leave the session without a timestamp; when no turn carries
  * `has_answer`, the answer sessions' turns are the evidence (a session id used twice names the first
  * session with it). Skipped: no question_id or a
  * duplicate one, an unknown question_type, no question, no answer (except abstention).
@@ -305,7 +305,13 @@ export const longmemeval: DatasetConverter = {
       }
       const exchanges = readExchanges(session.turns, where, item, log);
       if (exchanges.length === 0) {
-        if (session.turns.length > 0) log.repair(where, 'session-empty', 'no user turn left: ignored', item);
+        // Said either way: the import's session count would otherwise fall short of haystack_sessions without a word.
+        log.repair(
+          where,
+          'session-empty',
+          session.turns.length > 0 ? 'no turn left: ignored' : 'an empty session (no turns): ignored',
+          item,
+        );
         continue;
       }
       steps.push({ session: 'new', ...(session.at !== undefined ? { at: session.at } : {}) });

@@ -254,6 +254,28 @@ describe('LongMemEval fixture', async () => {
     expect(messages).toContain('1 date for 3 sessions: sessions without one have no timestamp');
   });
 
+  test('an empty haystack session is said where it is, not dropped in silence; the others are replayed', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const sessions = first!.haystack_sessions as unknown[][];
+    const { scenarios, report: said } = await importText(
+      JSON.stringify([
+        {
+          ...first,
+          haystack_session_ids: [...(first!.haystack_session_ids as string[]), 'empty_1'],
+          haystack_dates: [...(first!.haystack_dates as string[]), '2023/05/29 (Mon) 10:00'],
+          haystack_sessions: [...sessions, []],
+        },
+      ]),
+    );
+    const [scenario] = [...scenarios.values()];
+    expect(scenario!.steps.filter((step) => step.kind === 'session')).toHaveLength(sessions.length);
+    expect(
+      said.repaired.filter((issue) => issue.code === 'session-empty').map((issue) => [issue.where, issue.message]),
+    ).toEqual([
+      [`${first!.question_id} haystack_sessions[${sessions.length}]`, 'an empty session (no turns): ignored'],
+    ]);
+  });
+
   test('a session id used twice is said, and answer_session_ids name its first session only (not both)', async () => {
     const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
     const sessions = (first!.haystack_sessions as Record<string, unknown>[][]).map((session) =>
