@@ -51,6 +51,7 @@
  * the answer still measures memory; only evidence coverage is left out for it. Skipped (each
  * reported): items with no question, a category outside 1-5, or (categories 1-4) no answer.
  */
+import { counted } from '../../core/plural.js';
 import path from 'node:path';
 import type { ProbeCategory } from '../format.js';
 import {
@@ -514,7 +515,7 @@ export const locomo: DatasetConverter = {
       'locomo',
       file,
       id,
-      `LoCoMo ${id}: a conversation${between} over ${sessions.length} sessions (${turns} turns) with ${items.length} questions; imported from ${path.basename(file)}.`,
+      `LoCoMo ${id}: a conversation${between} over ${counted(sessions.length, 'sessions')} (${counted(turns, 'turns')}) with ${counted(items.length, 'questions')}; imported from ${path.basename(file)}.`,
       steps,
       items,
     );

@@ -392,7 +392,7 @@ export const longmemeval: DatasetConverter = {
       'longmemeval',
       file,
       questionId,
-      `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${sessionCount} sessions (${turns} turns) and one question; imported from ${path.basename(file)}.`,
+      `LongMemEval ${questionId} (${type}${abstention ? ', abstention' : ''}): ${counted(sessionCount, 'sessions')} (${counted(turns, 'turns')}) and one question; imported from ${path.basename(file)}.`,
       steps,
       [item],
       [type, ...(abstention ? ['abstention'] : [])],

@@ -373,3 +373,22 @@ test('a numeric answer a double cannot hold keeps the digits the file wrote', as
     'answer 12345678901234567890 is a number: written as the string "12345678901234567890"',
   );
 });
+
+test("a question's description counts its sessions and turns in the singular when there is one", async () => {
+  const { scenarios } = await importText(
+    JSON.stringify([
+      {
+        question_id: 'one1',
+        question_type: 'single-session-user',
+        question: 'Where do I live?',
+        answer: 'Lisbon',
+        question_date: '2023/05/21 (Sun) 10:00',
+        haystack_session_ids: ['answer_1'],
+        haystack_dates: ['2023/05/20 (Sat) 02:21'],
+        haystack_sessions: [[{ role: 'user', content: 'I live in Lisbon.', has_answer: true }]],
+        answer_session_ids: ['answer_1'],
+      },
+    ]),
+  );
+  expect(scenarios.get('longmemeval-one1')!.description).toMatch(/: 1 session \(1 turn\) and one question;/u);
+});
