@@ -186,12 +186,16 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
       const at = `${where}[${index}]`;
       if (!isRecord(turn)) return log.repair(at, 'turn-dropped', 'not a turn object: dropped');
       const text = cleanText(turn.text) ?? numberText(turn.text);
-      if (text === undefined) return log.repair(at, 'turn-dropped', 'a turn without text: dropped');
-      if (typeof turn.text !== 'string')
+      const caption = cleanText(turn.blip_caption);
+      // A shared image with no words is still a turn (LoCoMo's own prompts render it "X said, "" and shared …").
+      if (text === undefined && caption === undefined)
+        return log.repair(at, 'turn-dropped', 'a turn without text: dropped');
+      if (text === undefined)
+        log.repair(at, 'text-empty', "a turn with no text but a shared image: kept as the image's caption");
+      else if (typeof turn.text !== 'string')
         log.repair(at, 'text-number', `text ${shownValue(turn.text)} is a number: read as the text "${text}"`);
       const speaker = cleanText(turn.speaker);
       if (speaker === undefined) log.repair(at, 'speaker-missing', 'a turn without a speaker: kept without a name');
-      const caption = cleanText(turn.blip_caption);
       if (
         caption === undefined &&
         turn.blip_caption !== undefined &&
@@ -203,7 +207,8 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
           'caption-dropped',
           `${badField('blip_caption', turn.blip_caption, 'a string')}: the turn kept without it`,
         );
-      const content = `${speaker === undefined ? '' : `${speaker}: `}${text}${caption === undefined ? '' : ` [shares ${caption}]`}`;
+      const shared = caption === undefined ? [] : [`[shares ${caption}]`];
+      const content = `${speaker === undefined ? '' : `${speaker}: `}${[...(text === undefined ? [] : [text]), ...shared].join(' ')}`;
       const rawId = typeof turn.dia_id === 'string' ? turn.dia_id : undefined;
       const diaId = rawId === undefined ? undefined : canonicalDiaId(rawId);
       if (diaId === undefined)
@@ -221,7 +226,7 @@ function readSessions(conversation: Record<string, unknown>, label: string, log:
         );
       // LoCoMo's dialog RAG (task_eval/evaluate_gpts.py, prepare_for_rag) indexes an utterance as `SPEAKER said, "TEXT"`, no caption.
       // Its `clean_text`, which locomo10.json does not carry: its `text` then.
-      const said = [turn.clean_text, turn.text].find((value) => typeof value === 'string') ?? text;
+      const said = [turn.clean_text, turn.text].find((value) => typeof value === 'string') ?? text ?? '';
       const indexText = `${typeof turn.speaker === 'string' ? turn.speaker : ''} said, "${said}"`;
       utterances.push({ content, indexText, ...(diaId !== undefined ? { diaId } : {}) });
     });

@@ -196,6 +196,22 @@ describe('LoCoMo fixture', async () => {
     expect(issues(typos, 'conv-a session_1[1]')).toEqual(['dia-id-session']);
   });
 
+  test('a turn that shares an image with no words is kept as its caption, said; one with neither is dropped, said', async () => {
+    const [sample] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { conversation: Record<string, unknown> }[];
+    const conversation = { ...sample!.conversation };
+    const session1 = (conversation.session_1 as Record<string, unknown>[]).map((turn) => ({ ...turn }));
+    session1[0] = { ...session1[0]!, text: '', blip_caption: 'a photo of a clay bowl' };
+    session1[1] = { ...session1[1]!, text: '  ' };
+    delete session1[1]!.blip_caption;
+    conversation.session_1 = session1;
+    const { scenarios: imported, report } = await importFile(writeTemp([{ ...sample, conversation }]));
+    expect(issues(report, 'conv-a session_1[0]')).toEqual(['text-empty']);
+    expect(issues(report, 'conv-a session_1[1]')).toEqual(['turn-dropped']);
+    expect(JSON.stringify(imported[0]!.scenario.steps)).toContain(
+      `${String(session1[0]!.speaker)}: [shares a photo of a clay bowl]`,
+    );
+  });
+
   test('a sample_id used twice: both imported, the QA items told apart so the counts add up; an unnamed sample named past the ids taken', async () => {
     const samples = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
     const first = samples[0]!;
