@@ -7,6 +7,7 @@ import type { ChartConfiguration, PointStyle } from 'chart.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { fnv1aCodePoints } from '../harness/core/hash.js';
 import { shortenText } from '../harness/core/text.js';
+import { displayWidth } from './layout.js';
 
 /** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
 export interface ChartSpec {
@@ -125,24 +126,27 @@ const WIDTH = 960;
 const HEIGHT = 540;
 
 /**
- * The longest text a chart draws, in characters: its title, a series' legend entry and a point's
+ * The longest text a chart draws, in columns (displayWidth: a CJK character counts two): its title, a series' legend entry and a point's
  * name. Every such text the runs of this repository draw is shorter (the longest, a title, about
  * 70); a name from a run that is longer (a 10,000-character setting or group) is cut with "…".
  */
 export const MAX_CHART_TEXT = 100;
 /**
- * The longest label of a category axis (a probe label, a setting under its bar), in characters:
+ * The longest label of a category axis (a probe label, a setting under its bar), in columns:
  * chart.js slants long ones and gives them the plot's height, and a bar whose label was 10,000
  * characters long was not drawn at all.
  */
 export const MAX_AXIS_LABEL = 48;
 
-/** A text cut at `max` characters; each line of a multi-line label (an array) is cut alike. */
+/**
+ * A text cut at `max` columns (displayWidth: a hanzi takes about the room of two letters on the
+ * canvas, so a title of 100 hanzi ran off it); each line of a multi-line label (an array) is cut alike.
+ */
 const cutText = <T>(text: T, max = MAX_CHART_TEXT): T =>
   (typeof text === 'string'
-    ? shortenText(text, max)
+    ? shortenText(text, max, displayWidth)
     : Array.isArray(text)
-      ? text.map((line) => (typeof line === 'string' ? shortenText(line, max) : line))
+      ? text.map((line) => (typeof line === 'string' ? shortenText(line, max, displayWidth) : line))
       : text) as T;
 
 /** The config with every text that comes from a run cut: axis labels at MAX_AXIS_LABEL, the others at MAX_CHART_TEXT. */

@@ -29,14 +29,20 @@ export interface FitOptions {
 }
 
 /**
- * Each column's display width (CJK characters count two): its widest cell, head included, measured
- * by cli-table3's own `strlen`, the measure it lays the table out with (rendering the table to read
- * its top border cost as much as the table itself).
+ * A text's display width in columns: a CJK character, a full-width form or an emoji counts two,
+ * colour codes none (its widest line, for a text of several). cli-table3's own `strlen`, the
+ * measure it lays tables out with; charts cut their texts by it too.
+ */
+export const displayWidth = (text: string): number => tableUtils.strlen(text);
+
+/**
+ * Each column's display width: its widest cell, head included (rendering the table to read its top
+ * border cost as much as the table itself).
  */
 export function columnWidths(head: readonly string[], rows: readonly (readonly string[])[]): number[] {
-  const widths = head.map((cell) => tableUtils.strlen(cell));
+  const widths = head.map(displayWidth);
   for (const row of rows)
-    for (const [index, cell] of row.entries()) widths[index] = Math.max(widths[index] ?? 0, tableUtils.strlen(cell));
+    for (const [index, cell] of row.entries()) widths[index] = Math.max(widths[index] ?? 0, displayWidth(cell));
   return widths;
 }
 

@@ -388,12 +388,19 @@ export function withoutLeadingNote(text: string): string {
   return text.replace(/^\[[^\]]*\]\s*/u, '');
 }
 
-/** Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut with "…". */
-export function shortenText(text: string, max: number): string {
-  if (codePoints(text) <= max) return text;
+/**
+ * Shortens text to `max` characters at a word (or, for CJK, character) boundary, marking the cut
+ * with "…". `size` measures a text: characters by default; a layout that gives a CJK character two
+ * columns passes its display width (reports/layout.ts's `displayWidth`), so hanzi are cut at half
+ * as many as letters.
+ */
+export function shortenText(text: string, max: number, size: (text: string) => number = codePoints): string {
+  if (size(text) <= max) return text;
   let out = '';
+  let used = 0;
   for (const { segment } of (graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' })).segment(text)) {
-    if (codePoints(out) + codePoints(segment) > max - 1) break;
+    used += size(segment);
+    if (used > max - 1) break;
     out += segment;
   }
   const space = out.lastIndexOf(' ');

@@ -89,6 +89,25 @@ describe('chart data', () => {
     expect((await inkOf(await renderChartPng(recall))).ink).toBeGreaterThan(0);
   });
 
+  it('cuts a Chinese name by its width, a hanzi two columns, so a title of hanzi stays on the canvas as one of letters does', () => {
+    const result = smallRun();
+    for (const cell of result.cells) {
+      Object.assign(cell, { group: '家常菜'.repeat(3000) });
+      for (const probe of cell.probes) probe.label = probe.category === 'update' ? '过敏信息'.repeat(3000) : '人数';
+    }
+    const categories = chartSpecs(result).find((spec) => spec.id.startsWith('categories-group-'))!;
+    const { fontFamily } = prepareCharts();
+    const context = createCanvas(10, 10).getContext('2d');
+    context.font = `bold 18px ${fontFamily}`;
+    // The chart is 960 pixels wide: its title was cut at 100 characters, 100 hanzi of about 18 pixels each.
+    expect(context.measureText(String(categories.config.options?.plugins?.title?.text)).width).toBeLessThan(960);
+    context.font = `12px ${fontFamily}`;
+    const labels = categories.config.data.labels!.map(String);
+    expect(labels).toContain('人数');
+    // Two categories share the axis: each label within its half (47 hanzi took 564 pixels of 480).
+    for (const label of labels) expect(context.measureText(label).width).toBeLessThan(480);
+  });
+
   it('leaves a setting whose probes measured no answer recall (ranking-only cells) out of recall by category, never at 0', () => {
     const result = smallRun();
     for (const cell of result.cells) {
