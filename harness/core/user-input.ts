@@ -1,3 +1,5 @@
+import { shortenText } from './text.js';
+
 /**
  * How a refusal shows what the user wrote and what they may have meant: the value as messages
  * show it, and the name a typo away from it ("did you mean buffer?"), by edit distance.
@@ -68,12 +70,12 @@ export function kindOf(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value;
 }
 
-/** A value read from a file, as messages show it: `"abc"`, `5`, `a list`, `a mapping` (long strings cut at 40 characters). */
+/** A value read from a file, as messages show it: `"abc"`, `5`, `a list`, `a mapping` (long strings cut at 40 characters, between graphemes: shortenText). */
 export function describeInput(input: unknown): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'a list';
   if (typeof input === 'object') return 'a mapping';
-  if (typeof input === 'string') return `"${input.length > 40 ? `${input.slice(0, 40)}…` : input}"`;
+  if (typeof input === 'string') return `"${shortenText(input, 41)}"`;
   return String(input);
 }
 
@@ -83,7 +85,7 @@ export function describeInput(input: unknown): string {
  */
 export function shownValue(value: unknown, max = 60): string {
   if (typeof value === 'function') return 'a function';
-  if (typeof value === 'string') return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+  if (typeof value === 'string') return JSON.stringify(shortenText(value, max + 1));
   if (typeof value !== 'object' || value === null) return String(value);
   let text: string | undefined;
   try {
@@ -92,5 +94,5 @@ export function shownValue(value: unknown, max = 60): string {
     // a cycle, a BigInt inside
   }
   if (text === undefined) return Object.prototype.toString.call(value);
-  return text.length > max ? `${text.slice(0, max)}…` : text;
+  return shortenText(text, max + 1);
 }

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type OpenAI from 'openai';
 import type { APIError } from 'openai';
 import { MembenchError, errorMessage } from '../core/errors.js';
-import { collapseWhitespace } from '../core/text.js';
+import { collapseWhitespace, shortenText } from '../core/text.js';
 import { checkSecretLength, maskSecrets, registerSecret } from '../core/secrets.js';
 
 type Sdk = typeof import('openai');
@@ -277,7 +277,7 @@ function statusReason(error: APIError, status: number): string {
   // An HTML error page from a proxy says less than the status line.
   if (detail !== undefined && /^\s*</u.test(detail)) detail = undefined;
   detail = collapseWhitespace(detail ?? statusText(status) ?? 'error');
-  return `${status} ${detail.length > 200 ? `${detail.slice(0, 200)}...` : detail}`;
+  return `${status} ${shortenText(detail, 201)}`;
 }
 
 /** The status line's text ("Too Many Requests"), from node:http when an error needs it (an agent process's startup snapshot cannot load node:http). */

@@ -116,7 +116,7 @@ interface Completion {
 
 function completionText(response: unknown): Completion {
   if (typeof response === 'string')
-    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`, 'json');
+    throw new MalformedResponse(`got a non-JSON body: ${shownValue(response, 80)}`, 'json');
   if (!(isRecord(response) && Array.isArray(response.choices))) refuseErrorBody(response);
   const choice: unknown = isRecord(response) && Array.isArray(response.choices) ? response.choices[0] : undefined;
   const message = isRecord(choice) ? choice.message : undefined;
@@ -194,7 +194,7 @@ function decodeVector(embedding: unknown, position: number): Float32Array {
 
 function embeddingVectors(response: unknown, expected: number): Float32Array[] {
   if (typeof response === 'string')
-    throw new MalformedResponse(`got a non-JSON body: ${JSON.stringify(response.slice(0, 80))}`, 'json');
+    throw new MalformedResponse(`got a non-JSON body: ${shownValue(response, 80)}`, 'json');
   if (!isRecord(response) || !Array.isArray(response.data)) {
     refuseErrorBody(response);
     throw new MalformedResponse('no data[]');

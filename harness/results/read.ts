@@ -71,7 +71,7 @@ export function assertRunResult(value: unknown, what: string): asserts value is 
   if (looksLikeResults(value)) return;
   const shown =
     typeof value === 'string'
-      ? `the string ${JSON.stringify(value.slice(0, 60))}`
+      ? `the string ${shownValue(value)}`
       : value === null
         ? 'null'
         : Array.isArray(value)

@@ -14,6 +14,7 @@
 import path from 'node:path';
 import type { z } from 'zod';
 import { MembenchError } from '../../core/errors.js';
+import { shortenText } from '../../core/text.js';
 import { cleanText, converted, shownValue, type ImportLog, type ScenarioDocument } from './shared.js';
 import {
   canonicalDiaId,
@@ -42,7 +43,10 @@ function read<S extends z.ZodType>(schema: S, value: unknown, file: string, wher
     path += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
   }
   const got = Array.isArray(at) ? 'a list' : at === null ? 'null' : `${typeof at} ${shownValue(at)}`;
-  throw new MembenchError('INVALID_ARGUMENT', `${file}: ${path}: expected ${issue.message}, got ${got.slice(0, 80)}`);
+  throw new MembenchError(
+    'INVALID_ARGUMENT',
+    `${file}: ${path}: expected ${issue.message}, got ${shortenText(got, 81)}`,
+  );
 }
 
 /** The derived field's `session_N_KIND` entries by session number, in order (other keys reported and ignored). */
