@@ -5,7 +5,7 @@
  */
 import Table from 'cli-table3';
 import tableUtils from 'cli-table3/src/utils.js';
-import { visibleControls } from '../harness/core/text.js';
+import { graphemes, visibleControls } from '../harness/core/text.js';
 
 /** The width tables lay out to when the output is not a terminal (a file, a pipe, CI logs). */
 export const DEFAULT_TABLE_WIDTH = 120;
@@ -107,19 +107,54 @@ export function fittedTable(
     .join('\n');
 }
 
+/** Closing punctuation a line never starts with: it stays on the line of the character before it. */
+const CLOSES_LINE = /^[，。、：；！？）》」』】〉…,.:;!?)\]}]/u;
+
 /**
- * A line of prose for a terminal, cut at spaces into lines of at most `width` columns (a word longer
- * than that stays whole); its control characters but tab and line feed written as their escapes
- * (visibleControls), as a table's cells are.
+ * Where a word of prose may be cut: a run of letters is one piece, a wide character (a hanzi, kana,
+ * hangul, a full-width form) is a piece of its own, as Chinese and Japanese lines break between
+ * any two such characters; closing punctuation stays with the character before it.
+ */
+function linePieces(word: string): string[] {
+  const pieces: string[] = [];
+  let piece = '';
+  let wide = false;
+  for (const grapheme of graphemes(word)) {
+    const isWide = displayWidth(grapheme) > 1;
+    if (piece && (isWide || wide) && !CLOSES_LINE.test(grapheme)) {
+      pieces.push(piece);
+      piece = '';
+    }
+    piece += grapheme;
+    wide = isWide;
+  }
+  pieces.push(piece);
+  return pieces;
+}
+
+/**
+ * A line of prose for a terminal, cut into lines of at most `width` columns (displayWidth: a CJK
+ * character two) at spaces and between wide characters (a run of letters longer than that stays
+ * whole); its control characters but tab and line feed written as their escapes (visibleControls),
+ * as a table's cells are.
  */
 export function wrapText(text: string, width = DEFAULT_TABLE_WIDTH): string {
   const lines: string[] = [];
   let line = '';
+  let used = 0;
   for (const word of visibleControls(text).split(' ')) {
-    if (line && [...line].length + 1 + [...word].length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
+    linePieces(word).forEach((piece, index) => {
+      const space = index === 0 && line ? 1 : 0;
+      const size = displayWidth(piece);
+      if (line && used + space + size > width) {
+        lines.push(line);
+        line = piece;
+        used = size;
+      } else {
+        line += `${space ? ' ' : ''}${piece}`;
+        used += space + size;
+      }
+    });
   }
   return [...lines, line].join('\n');
 }

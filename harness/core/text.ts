@@ -380,8 +380,14 @@ export function sentences(text: string): string[] {
     .filter((part) => part.length > 0);
 }
 
-let graphemes: Intl.Segmenter | undefined;
+let graphemeSegmenter: Intl.Segmenter | undefined;
 const codePoints = (text: string): number => Array.from(text).length;
+
+/** The text's user-perceived characters (an emoji of several code points, a letter and its accents: one each), where text may be cut. */
+export function* graphemes(text: string): Generator<string> {
+  graphemeSegmenter ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
+  for (const { segment } of graphemeSegmenter.segment(text)) yield segment;
+}
 
 /** A question without a leading bracketed note such as "[Current date: 2023/05/30 (Tue) 23:40]": the date is for the model, not what the question is about. */
 export function withoutLeadingNote(text: string): string {
@@ -398,7 +404,7 @@ export function shortenText(text: string, max: number, size: (text: string) => n
   if (size(text) <= max) return text;
   let out = '';
   let used = 0;
-  for (const { segment } of (graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' })).segment(text)) {
+  for (const segment of graphemes(text)) {
     used += size(segment);
     if (used > max - 1) break;
     out += segment;

@@ -84,6 +84,24 @@ describe('tables laid out to a width', () => {
     expect(wrapText('a-very-long-word b', 5)).toBe('a-very-long-word\nb');
   });
 
+  it('cuts Chinese prose by its width (a hanzi two columns) between characters, never before closing punctuation', () => {
+    // A strategy's error in Chinese, on a FAILED line: 91 characters, 158 columns, printed whole at 120.
+    const failed =
+      'FAILED caipu/wode: 无法连接到向量数据库：请检查配置文件中的地址和端口是否正确，并确认服务已经启动，然后重新运行这个基准测试。如果问题仍然存在请联系管理员';
+    expect(wrapText(failed, 120).split('\n')).toEqual([
+      'FAILED caipu/wode: 无法连接到向量数据库：请检查配置文件中的地址和端口是否正确，并确认服务已经启动，然后重新运行这个基准',
+      '测试。如果问题仍然存在请联系管理员',
+    ]);
+    // The full-width colon and comma stay at the end of a line with the hanzi before them.
+    expect(wrapText(failed, 40).split('\n')).toEqual([
+      'FAILED caipu/wode: 无法连接到向量数据',
+      '库：请检查配置文件中的地址和端口是否正',
+      '确，并确认服务已经启动，然后重新运行这个',
+      '基准测试。如果问题仍然存在请联系管理员',
+    ]);
+    expect(wrapText('我喜欢Python和TypeScript编程，ok', 10)).toBe('我喜欢\nPython和\nTypeScript\n编程，ok');
+  });
+
   it('prints the whole console summary within the width, Chinese scenario names included', () => {
     const result = renameScenario(smallRun(), 'recipes-zh', '红烧肉-菜谱');
     for (const width of [100, 120]) {
