@@ -3,6 +3,7 @@ import { assertRunResult } from '../harness/results/read.js';
 import { errorCells } from '../harness/results/cells.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { visibleControls } from '../harness/core/text.js';
+import { counted } from '../harness/core/plural.js';
 import {
   errorText,
   interleavingNote,
@@ -179,7 +180,7 @@ export function renderConsoleSummary(
         : []),
       ...(hidden > 0
         ? [
-            `(${hidden} more cells — scenario groups, pooled in their leaderboard, and durability-mode pricing, in the durability table — are listed with --detail)`,
+            `(${counted(hidden, 'more cells')} — scenario groups, pooled in their leaderboard, and durability-mode pricing, in the durability table — ${hidden === 1 ? 'is' : 'are'} listed with --detail)`,
           ]
         : []),
       ...extra,

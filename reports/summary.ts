@@ -3,6 +3,7 @@ import { peerNote } from '../harness/core/peers.js';
 import { visibleControls } from '../harness/core/text.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
+import { counted } from '../harness/core/plural.js';
 import { cellsByStatus, cutAnswersWords, okCells } from '../harness/results/cells.js';
 import {
   SKIPPED_WORK,
@@ -261,7 +262,7 @@ function countedCells(cells: readonly OkCell[], count: (cell: OkCell) => number)
     cells
       .slice(0, 3)
       .map((cell) => `${cell.id} (${count(cell)})`)
-      .join(', ') + (cells.length > 3 ? `, ... (${cells.length - 3} more cells)` : '')
+      .join(', ') + (cells.length > 3 ? `, ... (${counted(cells.length - 3, 'more cells')})` : '')
   );
 }
 

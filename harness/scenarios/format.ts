@@ -8,7 +8,7 @@ import { isoTimestamp } from '../core/dates.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { normalizeText } from '../core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
-import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
+import { MAX_SCENARIO_NAME_CHARS, SCENARIO_NAME_PATTERN, SCENARIO_NAME_RULE } from './scenario-name.js';
 
 export const STEP_KINDS = [
   'user',
@@ -271,7 +271,7 @@ export const STEP_SCHEMAS = {
 export const scenarioHeader = z.object({
   name: z
     .string({ error: 'expected a scenario name' })
-    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"')
+    .regex(SCENARIO_NAME_PATTERN, SCENARIO_NAME_RULE)
     .max(MAX_SCENARIO_NAME_CHARS, {
       error: (issue) =>
         `use at most ${MAX_SCENARIO_NAME_CHARS} characters (a scenario name becomes file names), got ${String(issue.input).length}`,

@@ -11,7 +11,7 @@ import { MembenchError } from '../core/errors.js';
 import { kindOf } from '../core/user-input.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
-import { MAX_SCENARIO_NAME_CHARS } from './scenario-name.js';
+import { MAX_SCENARIO_NAME_CHARS, SCENARIO_NAME_PATTERN, SCENARIO_NAME_RULE } from './scenario-name.js';
 import {
   describeIssue,
   formatPath,
@@ -130,7 +130,7 @@ const specSchema = z.strictObject({
   /** Names the scenarios: NAME-en, NAME-zh. */
   name: z
     .string({ error: 'expected a name' })
-    .regex(/^[a-z0-9][a-z0-9._-]*$/u, 'use lower-case letters, digits, ".", "_" and "-"')
+    .regex(SCENARIO_NAME_PATTERN, SCENARIO_NAME_RULE)
     .max(SPEC_NAME_CHARS, {
       error: (issue) =>
         `use at most ${SPEC_NAME_CHARS} characters (its scenarios are NAME-en and NAME-zh, whose names become file names), got ${String(issue.input).length}`,

@@ -81,7 +81,14 @@ describe('a dataset run reads as one suite', () => {
       text.split('\n').filter((line) => line.includes('│ group longmemeval:longmemeval_s.json │ bm25')),
     ).toHaveLength(2);
     expect(text.split('\n').length).toBeLessThan(70);
+    expect(text).toContain('(180 more cells — scenario groups');
     expect(renderConsoleSummary(result, { detail: true })).toContain('longmemeval-q0');
+    // One hidden cell is said in the singular.
+    const one = {
+      ...result,
+      cells: [...result.cells.slice(0, 1), ...result.cells.slice(1).map((cell) => ({ ...cell, group: undefined }))],
+    };
+    expect(renderConsoleSummary(one, { width: 1000 })).toContain('(1 more cell — scenario groups');
   });
 
   it('writes one junit testcase per strategy for the group, at most a dozen charts, and a report.html led by the group leaderboard', async () => {

@@ -90,7 +90,7 @@ describe('checkSpecText', () => {
       '',
     ].join('\n');
     expect(lines(text)).toEqual([
-      'spec.yaml:1:7: name: use lower-case letters, digits, ".", "_" and "-"',
+      'spec.yaml:1:7: name: use ASCII lower-case letters a-z, digits 0-9, ".", "_" and "-" (a name becomes file names: other text, Chinese included, goes in description)',
       'spec.yaml:2:7: seed: expected a whole number from 0 to 4294967295, got 1.5',
       'spec.yaml:3:17: languages[1]: expected one of en, zh, got "fr"',
       'spec.yaml:5:9: facts.fact: expected 0 or more',

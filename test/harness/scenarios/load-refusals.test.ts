@@ -39,7 +39,7 @@ describe('scenario names', () => {
       's.yaml:1:7: name: use at most 96 characters (a scenario name becomes file names), got 250',
     ]);
     expect(check(`name: ${'A'.repeat(100)}\nsteps:\n  - user: hi\n`).lines).toEqual([
-      's.yaml:1:7: name: use lower-case letters, digits, ".", "_" and "-"',
+      's.yaml:1:7: name: use ASCII lower-case letters a-z, digits 0-9, ".", "_" and "-" (a name becomes file names: other text, Chinese included, goes in description)',
       's.yaml:1:7: name: use at most 96 characters (a scenario name becomes file names), got 100',
     ]);
   });

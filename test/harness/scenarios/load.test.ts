@@ -57,7 +57,11 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
 
   // Document shape and header.
   'top-level-list.yaml': { lines: ['1:1: (document): expected a mapping with `name` and `steps`, got a list'] },
-  'bad-name.yaml': { lines: ['1:7: name: use lower-case letters, digits, ".", "_" and "-"'] },
+  'bad-name.yaml': {
+    lines: [
+      '1:7: name: use ASCII lower-case letters a-z, digits 0-9, ".", "_" and "-" (a name becomes file names: other text, Chinese included, goes in description)',
+    ],
+  },
   'missing-steps.yaml': { lines: ['1:1: steps: required: expected a list of steps'] },
   'steps-not-list.yaml': { lines: ['3:3: steps: expected a list of steps, got a mapping'] },
   'empty-steps.yaml': { lines: ['2:8: steps: expected at least one step'] },
