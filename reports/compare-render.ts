@@ -1,6 +1,7 @@
 /** A comparison as console text (pure: no colours, fits a terminal), and the lists both renderings share. */
 import Table from 'cli-table3';
 import { visibleControls } from '../harness/core/text.js';
+import { wrapText } from './layout.js';
 import type { Comparison, MetricCheck } from './compare-types.js';
 
 /** True when head regressed anywhere: the CLI exits 1. */
@@ -47,8 +48,9 @@ export function thresholdsLine(comparison: Comparison): string {
 
 /** The console text of a comparison; control characters in its names (a group, a setting) as their escapes, as the run's summary writes them. */
 export function renderComparison(comparison: Comparison): string {
-  const lines: string[] = [thresholdsLine(comparison)];
-  for (const note of comparison.notes) lines.push(`note: ${note}`);
+  // Prose is cut to the terminal tables' width (the thresholds line alone ran past 120 columns).
+  const lines: string[] = [wrapText(thresholdsLine(comparison))];
+  for (const note of comparison.notes) lines.push(wrapText(`note: ${note}`));
   const rows = (items: readonly { cell: string; check: MetricCheck }[]) => {
     const table = new Table({
       head: ['cell', 'metric', 'base', 'head', 'change', 'limit'],

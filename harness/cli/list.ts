@@ -1,6 +1,7 @@
 /** `membench list strategies|scenarios`: what can be named on the command line. */
 import type { Argv } from 'yargs';
 import { handled } from './errors.js';
+import { shortenText } from '../core/text.js';
 import { strategyKnobs, type StrategyDefinition } from '../../strategies/types.js';
 
 export const command = 'list <what>';
@@ -20,7 +21,7 @@ function knobs(definition: StrategyDefinition): string {
   const parts = strategyKnobs(definition).map(({ name, default: fallback }) => {
     if (fallback === undefined) return name;
     const shown = typeof fallback === 'object' ? JSON.stringify(fallback) : String(fallback);
-    return `${name}=${shown.length > 24 ? `${shown.slice(0, 21)}…` : shown}`;
+    return `${name}=${shortenText(shown, 24)}`;
   });
   return parts.length ? parts.join(', ') : '—';
 }

@@ -68,6 +68,9 @@ describe('compareRuns', () => {
     expect(text).toContain('recipes-zh/buffer');
     expect(text).toMatch(/preference-corrections\/window\(k=4\) +│ context tokens .*\+20\.0%/u);
     expect(text).toMatch(/REGRESSION: 2 regressed metric\(s\) in 2 cell\(s\)/u);
+    // Its prose fits the terminal tables' width (the thresholds line alone ran past 120 columns).
+    const prose = text.split('\n').filter((line) => !/[│┌└├─]/u.test(line));
+    expect(Math.max(...prose.map((line) => [...line].length))).toBeLessThanOrEqual(120);
   });
 
   it('calls a recall drop the paired test cannot tell from chance within noise, and a consistent one a regression', () => {
