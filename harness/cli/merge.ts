@@ -1,5 +1,8 @@
 /** `membench merge DIR...`: joins the shards of a run (`run --shard i/n`) and renders every report of the whole run. */
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
 import type { Argv } from 'yargs';
+import { MembenchError } from '../core/errors.js';
 import { handled } from './errors.js';
 
 export const command = 'merge <shards..>';
@@ -56,12 +59,20 @@ export const handler = handled(async (argv: MergeArgs) => {
   const { RUN_LIMITS } = limits;
   const threshold = parseNumberFlag('--recall-threshold', argv['recall-threshold'], RUN_LIMITS.recallThreshold);
   const out = argv.out ?? defaultOutDir(new Date());
+  const inputs = [];
+  for (const target of argv.shards) inputs.push(await readResults(target));
+  // --overwrite there would replace a shard by the merged run: a merge to redo (a shard rerun) would find it gone.
+  const outDir = await realpath(out).catch(() => path.resolve(out));
+  for (const { file } of inputs)
+    if (path.dirname(await realpath(file)) === outDir)
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `--out ${out}: it holds ${file}, one of the shards being merged: choose another --out`,
+      );
   assertWritableOutDir(out, argv.overwrite);
   await warnOverwriteWithoutManifest(out, argv.overwrite, REPORT_FILES_WITHOUT_MANIFEST, (warning) =>
     process.stderr.write(`${warning}\n`),
   );
-  const inputs = [];
-  for (const target of argv.shards) inputs.push(await readResults(target));
   const result = mergeShards(inputs);
   const files = await withOutDirLock(out, 'membench merge', () =>
     writeRunOutput(result, out, {

@@ -108,10 +108,15 @@ describe('--shard and membench merge', () => {
     expect(existsSync(path.join(dir, 'merged', 'report.html'))).toBe(true);
     expect(withoutTiming(results(path.join(dir, 'merged')))).toEqual(withoutTiming(whole));
 
-    const [twice, missing] = await Promise.all([
+    const [twice, missing, ontoShard] = await Promise.all([
       membench(['merge', path.join(dir, 's1'), path.join(dir, 's1'), '-o', path.join(dir, 'never')]),
       membench(['merge', path.join(dir, 's1'), '-o', path.join(dir, 'never')]),
+      membench(['merge', path.join(dir, 's1'), path.join(dir, 's2'), '-o', `${path.join(dir, 's2')}/`, '--overwrite']),
     ]);
+    // The merged run written over shard 2 would leave no shard 2 to merge again.
+    expect(ontoShard.code).toBe(2);
+    expect(ontoShard.stderr).toMatch(/--out .*s2\/: it holds .*s2\/results\.json, one of the shards being merged/u);
+    expect(results(path.join(dir, 's2')).header).toHaveProperty('shard.index', 2);
     expect(twice.code).toBe(2);
     expect(twice.stderr).toMatch(/s1\/results\.json is given twice/u);
     expect(missing.code).toBe(2);
