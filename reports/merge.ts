@@ -93,6 +93,12 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
         );
       }
     }
+    // A judge that ran on some shards only would label figures pooled over the judged cells as the whole run's.
+    if (!isDeepStrictEqual(judgesOf(input.result), judgesOf(first.result)))
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `merge: ${input.file} and ${first.file} differ in judges (${show(judgesOf(input.result))} vs ${show(judgesOf(first.result))}): judge every shard alike (membench judge DIR), or merge first and judge the merged run`,
+      );
   }
 
   const files = new Set<string>();
@@ -200,6 +206,9 @@ function mergedCalibration(headers: readonly RunResult['header'][]): RunResult['
     samples: all.reduce((sum, item) => sum + item.samples, 0),
   };
 }
+
+/** Which judges judged a run, and with which prompts: every shard of a merge must have the same. */
+const judgesOf = (result: RunResult): string[] => (result.judges ?? []).map((run) => `${run.judge} (${run.prompts})`);
 
 /** Judges over the shards: counts summed per judge, the latest judging time kept. */
 function mergedJudges(results: readonly RunResult[]): Pick<RunResult, 'judges'> {

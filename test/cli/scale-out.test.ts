@@ -139,6 +139,21 @@ describe('--shard and membench merge', () => {
       },
     };
     expect(() => mergeShards([s1!, sameIndex])).toThrow(/are both shard 1\/2/u);
+    // Shard 1 judged, shard 2 not: the merged judge figures would pool half the cells as the whole run's.
+    const judge = { judge: 'offline', label: 'offline judge', prompts: 'membench rules', judged: 6, unparsed: 0 };
+    const judged = {
+      ...s1!,
+      result: {
+        ...s1!.result,
+        judges: [{ ...judge, requests: 0, cached: 0, tokens: 0, judgedAt: whole.header.startedAt }],
+      },
+    };
+    expect(() => mergeShards([judged, s2!])).toThrow(
+      /s2\/results\.json and .*s1\/results\.json differ in judges \(\[\] vs \["offline \(membench rules\)"\]\): judge every shard alike/u,
+    );
+    expect(mergeShards([judged, { ...s2!, result: { ...s2!.result, judges: judged.result.judges } }]).judges).toEqual([
+      expect.objectContaining({ judge: 'offline', judged: 12 }),
+    ]);
   });
 });
 
