@@ -18,7 +18,8 @@ export function parseShard(text: string): Shard {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/u.exec(text);
   const index = Number(match?.[1]);
   const count = Number(match?.[2]);
-  if (!match || count < 1 || index < 1 || index > count) {
+  // A count past 2^53 - 1 is read rounded: refused here in --shard's words, not by the options check's.
+  if (!match || !Number.isSafeInteger(count) || count < 1 || index < 1 || index > count) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
       `--shard ${text}: expected I/N with 1 <= I <= N (e.g. 2/3 runs the second of three shards)`,
