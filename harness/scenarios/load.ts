@@ -166,7 +166,7 @@ function checkCrashTargets(
         `two crash steps in a row: this one would be replaced by steps[${target}] before it fired; keep one`,
       );
     else {
-      const never = neverFires(step.crash, steps[target]!.kind);
+      const never = neverFires(step.crash, steps[target]!);
       if (never)
         error(['steps', index, 'crash'], `${step.crash} before steps[${target}], ${never}: it would never fire`);
     }
@@ -176,15 +176,25 @@ function checkCrashTargets(
 /**
  * Why a crash at `point` cannot fire in a step of `kind` (the only step it is armed for), or
  * undefined when it can: a probe saves nothing and passes no crash point, only a remember is
- * acknowledged, only a tool step calls a tool. Such a crash was reported as not reached, and the
- * durability it was to test shown as held.
+ * acknowledged, only a tool step calls a tool, and the loop calls the model only to answer a message (a
+ * user message with a reply, a remember or a forget: agent/loop.ts). Such a crash was reported as not
+ * reached, and the durability it was to test shown as held.
  */
-function neverFires(point: CrashPoint, kind: StepKind): string | undefined {
+function neverFires(point: CrashPoint, step: Step): string | undefined {
+  const kind = step.kind;
   if (kind === 'probe') return 'a probe (it saves nothing and passes no crash point)';
-  if (point === 'after_ack' && kind !== 'remember') return `a ${kind} step (only a remember is acknowledged)`;
-  if (point.startsWith('after_tool_') && kind !== 'tool') return `a ${kind} step (only a tool step calls a tool)`;
+  if (point === 'before_model_call') {
+    if (kind === 'user' && step.reply === false)
+      return 'a user step with `reply: false` (nobody answers it: no model call)';
+    if (kind === 'assistant' || kind === 'tool') return `${aStep(kind)} (it saves a scripted message: no model call)`;
+  }
+  if (point === 'after_ack' && kind !== 'remember') return `${aStep(kind)} (only a remember is acknowledged)`;
+  if (point.startsWith('after_tool_') && kind !== 'tool') return `${aStep(kind)} (only a tool step calls a tool)`;
   return undefined;
 }
+
+/** `a user step`, `an assistant step`. */
+const aStep = (kind: StepKind): string => `${kind === 'assistant' ? 'an' : 'a'} ${kind} step`;
 
 /** What the steps that put no message into the conversation are, for evidence that cites one. */
 const NOT_A_MESSAGE: Partial<Record<StepKind, string>> = {

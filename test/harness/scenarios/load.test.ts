@@ -342,6 +342,37 @@ describe('loader edge cases found in review', () => {
     ]);
   });
 
+  test('refuses a before_model_call crash armed for a step that makes no model call', async () => {
+    const check = checkScenarioText(
+      [
+        'name: m',
+        'steps:',
+        '  - user: hi',
+        '  - crash: before_model_call',
+        '  - assistant: Anything else?',
+        '  - crash: before_model_call',
+        '  - user: My son is allergic to peanuts.',
+        '    reply: false',
+        '  - crash: before_model_call',
+        '  - tool: search',
+        '  - crash: before_model_call',
+        '  - session: new',
+        '  - filler: 2',
+        '  - crash: before_model_call',
+        '  - user: Still there?',
+        '  - probe: What is he allergic to?',
+        '    expect: [peanut]',
+        '',
+      ].join('\n'),
+      'm.yaml',
+    );
+    expect(check.problems.map((problem) => `${problem.line}: ${problem.path}: ${problem.message}`)).toEqual([
+      '4: steps[1].crash: before_model_call before steps[2], an assistant step (it saves a scripted message: no model call): it would never fire',
+      '6: steps[3].crash: before_model_call before steps[4], a user step with `reply: false` (nobody answers it: no model call): it would never fire',
+      '9: steps[5].crash: before_model_call before steps[6], a tool step (it saves a scripted message: no model call): it would never fire',
+    ]);
+  });
+
   test('refuses a YAML merge key, which YAML 1.2 does not read: the keys it was to bring were dropped', async () => {
     const check = checkScenarioText(
       'name: m\nsteps:\n  - user: hi\n  - &q {probe: Where?, expect: [x], category: update}\n  - {<<: *q, probe: Again?}\n',
