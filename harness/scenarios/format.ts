@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { isoTimestamp } from '../core/dates.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
-import { normalizeText } from '../core/text.js';
+import { LONE_SURROGATE, normalizeText } from '../core/text.js';
 import { memoryNameProblem, normalizedMemoryName } from './memory-name.js';
 import { MAX_SCENARIO_NAME_CHARS, SCENARIO_NAME_PATTERN, SCENARIO_NAME_RULE } from './scenario-name.js';
 
@@ -57,6 +57,23 @@ const stringList = z.array(
     ),
   { error: 'expected a list of strings' },
 );
+/**
+ * `expect` and `forbid`: strings recall finds inside a context (harness/core/metrics.ts), so each must
+ * hold a letter, digit or symbol. Punctuation alone (".", "?!") is in nearly every context, and an
+ * invisible character (U+200B) in nearly none: recall would measure the punctuation, not the memory.
+ */
+const answerList = stringList.superRefine((texts, context) => {
+  for (const [index, text] of texts.entries()) {
+    const normal = normalizeText(text);
+    // Empty, and lone surrogates, are refused in their own words.
+    if (normal === '' || LONE_SURROGATE.test(normal) || /[\p{L}\p{N}\p{S}]/u.test(normal)) continue;
+    context.addIssue({
+      code: 'custom',
+      path: [index],
+      message: `${JSON.stringify(text)} holds no letter, digit or symbol: recall would find it in nearly every text (punctuation) or in none (an invisible character), whatever the strategy kept`,
+    });
+  }
+});
 const nonEmpty = (what: string) =>
   z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
 const stepId = z
@@ -173,8 +190,8 @@ const probeStep = z
   .object({
     id: stepId,
     probe: nonEmpty('the probe question'),
-    expect: stringList.optional(),
-    forbid: stringList.default([]),
+    expect: answerList.optional(),
+    forbid: answerList.default([]),
     category: z.enum(PROBE_CATEGORIES).default('extraction'),
     /** The dataset's own category for this question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`), reported beside membench's. */
     label: z

@@ -251,6 +251,25 @@ describe('loader edge cases found in review', () => {
     ]);
   });
 
+  test('refuses an expect or forbid string of punctuation or invisible characters only, found in nearly every context or none', async () => {
+    const check = checkScenarioText(
+      'name: p\nsteps:\n  - user: I am allergic to peanuts.\n  - probe: q?\n    expect: [peanut, "."]\n    forbid: ["\\u200b", "?!"]\n',
+      'p.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      'p.yaml:5:22: steps[1].expect[1]: "." holds no letter, digit or symbol: recall would find it in nearly every text (punctuation) or in none (an invisible character), whatever the strategy kept',
+      'p.yaml:6:14: steps[1].forbid[0]: "\u200b" holds no letter, digit or symbol: recall would find it in nearly every text (punctuation) or in none (an invisible character), whatever the strategy kept',
+      'p.yaml:6:24: steps[1].forbid[1]: "?!" holds no letter, digit or symbol: recall would find it in nearly every text (punctuation) or in none (an invisible character), whatever the strategy kept',
+    ]);
+    // A letter, a digit or a symbol is enough: `6` guests, an emoji, a currency sign.
+    expect(
+      checkScenarioText(
+        'name: p\nsteps:\n  - user: six 🥜 $\n  - probe: q?\n    expect: ["6", "🥜", "$"]\n    forbid: ["5."]\n',
+        'p.yaml',
+      ).problems,
+    ).toEqual([]);
+  });
+
   test('refuses a probe whose expect and forbid hold the same string: recalled and stale at once', async () => {
     const check = checkScenarioText(
       'name: b\nsteps:\n  - user: hi\n  - probe: q?\n    expect: [P-519, Teal]\n    forbid: [P-748, " teal "]\n',
