@@ -49,6 +49,8 @@ export interface Problem {
 export interface ScenarioCheck {
   scenario?: Scenario;
   problems: Problem[];
+  /** Where the scenario's `name` is (the document's start when it comes from the file name). */
+  nameAt?: { line: number; col: number };
 }
 
 export interface CheckOptions {
@@ -533,7 +535,31 @@ export function checkScenarioValue(
   }
   if (problems.some((problem) => problem.severity === 'error')) return { problems };
   const { steps: _raw, ...rest } = header.data;
-  return { scenario: { ...rest, source: file, steps }, problems };
+  return { scenario: { ...rest, source: file, steps }, problems, nameAt: locate.key(['name']) };
+}
+
+/**
+ * Scenarios of different files under one name: a run refuses them together (their cell ids would
+ * collide: run/plan.ts), so `validate` of those files does too, at the second file's `name`.
+ */
+export function sameNameProblems(checks: readonly ScenarioCheck[]): Problem[] {
+  const first = new Map<string, string>();
+  const problems: Problem[] = [];
+  for (const { scenario, nameAt } of checks) {
+    if (!scenario) continue;
+    const source = path.resolve(scenario.source);
+    const earlier = first.get(scenario.name);
+    if (earlier === undefined) first.set(scenario.name, source);
+    else if (earlier !== source)
+      problems.push({
+        file: scenario.source,
+        ...(nameAt ?? { line: 1, col: 1 }),
+        path: 'name',
+        message: `"${scenario.name}" is also the name of ${path.relative(process.cwd(), earlier) || earlier}: a run of both refuses them (cell ids would collide): rename one`,
+        severity: 'error',
+      });
+  }
+  return problems;
 }
 
 /** The text of a document file, or the problem that stops it being read: missing, not a file, over `maxBytes`, not UTF-8. */

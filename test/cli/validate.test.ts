@@ -3,8 +3,10 @@
  * the `cli` project's setup) on the committed fixtures and checks exit codes and the exact lines printed.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 
 const BROKEN = 'fixtures/scenarios/broken';
 const VALID = 'fixtures/scenarios/valid';
@@ -38,6 +40,11 @@ beforeAll(() => {
     );
 });
 
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('membench validate', () => {
   test('the valid fixtures: exit 0, only the unknown-key warning printed', async () => {
     const files = readdirSync(VALID)
@@ -59,6 +66,23 @@ describe('membench validate', () => {
       `${BROKEN}/empty.yaml:1:1: (document): file is empty: expected a scenario with \`name\` and \`steps\``,
       '2 files checked: 1 valid, 1 invalid',
     ]);
+  });
+
+  test('two files under one name, which a run of both refuses, are refused together at the second name; one file named twice is not', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'membench-validate-'));
+    dirs.push(dir);
+    const scenario = 'steps:\n  - user: hi\n    assistant: hello\n  - probe: q?\n    expect: [hi]\n';
+    writeFileSync(path.join(dir, 'a.yaml'), `name: mine\n${scenario}`);
+    writeFileSync(path.join(dir, 'b.yaml'), `# a copy\nname: mine\n${scenario}`);
+    writeFileSync(path.join(dir, 'mine.yaml'), scenario); // named by its file name
+    const a = path.join(dir, 'a.yaml');
+    const run = await membench('validate', a, `${dir}/./a.yaml`, path.join(dir, 'b.yaml'), path.join(dir, 'mine.yaml'));
+    expect(lines(run.stdout)).toEqual([
+      `${dir}/b.yaml:2:1: name: "mine" is also the name of ${path.relative(process.cwd(), a)}: a run of both refuses them (cell ids would collide): rename one`,
+      `${dir}/mine.yaml:1:1: name: "mine" is also the name of ${path.relative(process.cwd(), a)}: a run of both refuses them (cell ids would collide): rename one`,
+      '4 files checked: 2 valid, 2 invalid',
+    ]);
+    expect(run.code).toBe(2);
   });
 
   test('--max-bytes refuses oversize.yaml by size', async () => {
