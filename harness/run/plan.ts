@@ -4,6 +4,7 @@
  * cell's seed; the digest a resumed run or a shard must match; the cost order of cells.
  */
 import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { needsProcesses, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import {
@@ -80,12 +81,16 @@ async function selectStrategies(
  * Scenario names become cell ids, so two sources under one name would give two cells one id (and
  * `compare` would match the wrong ones): refused, naming both. The same file named twice runs once.
  */
+/** The file a scenario came from, however the path was written (`a.yaml`, `./a.yaml`); `builtin:NAME` as it is. */
+const sourceKey = (scenario: Scenario): string =>
+  scenario.source.startsWith('builtin:') ? scenario.source : path.resolve(scenario.source);
+
 function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
   const byName = new Map<string, Scenario>();
   for (const scenario of scenarios) {
     const first = byName.get(scenario.name);
     if (!first) byName.set(scenario.name, scenario);
-    else if (first.source !== scenario.source) {
+    else if (sourceKey(first) !== sourceKey(scenario)) {
       throw new MembenchError(
         'INVALID_SCENARIO',
         `two scenarios are named "${scenario.name}": ${first.source} and ${scenario.source}; cell ids would collide: rename one (its \`name:\` key)`,

@@ -251,6 +251,10 @@ describe('runBenchmark', () => {
     );
     const { plans } = await planRun({ scenarios: [own, own], strategies: ['buffer'] });
     expect(plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
+    // The same file under another spelling of its path (`a.yaml`, `./a.yaml`) is the same file.
+    const again = `${path.dirname(own)}/./${path.basename(own)}`;
+    const twice = await planRun({ scenarios: [own, again], strategies: ['buffer'] });
+    expect(twice.plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
   });
 
   it('hands the cells the file a file: URL names (a worker resolved the URL against the working dir: every cell failed)', async () => {
