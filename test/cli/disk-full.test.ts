@@ -5,15 +5,16 @@
  * full disk in the same words and with the same exit code, injected and on a real tiny tmpfs.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import yargs, { type CommandModule } from 'yargs';
 import * as run from '../../harness/cli/run.js';
 import * as tune from '../../harness/cli/tune.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { tinyTmpfs } from '../helpers/tmpfs.js';
 import { membench } from './helpers.js';
 
 /** Writes of files whose path matches this fail with ENOSPC, as a full disk makes them. */
@@ -138,22 +139,8 @@ describe('a full disk under tune', () => {
     expect(stopped.stdout).toContain('cheapest setting meeting the target: window(k=');
   });
 
-  // Mounted when the tests run, never while they are only collected (`vitest list` runs no afterAll).
-  const tmpfs: { at?: string; why?: string } = {};
-  beforeAll(async () => {
-    const at = path.join(await tempDir('membench-full-tmpfs-'), 'disk');
-    mkdirSync(at);
-    try {
-      // Room for results.json and report.md, not for report.html (its chart code inline is over 200 KiB).
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128k', 'tmpfs', at], { stdio: 'ignore' });
-      tmpfs.at = at;
-    } catch {
-      tmpfs.why = 'mounting a tmpfs is not allowed here (it needs root and a permitting container)';
-    }
-  });
-  afterAll(() => {
-    if (tmpfs.at) execFileSync('umount', [tmpfs.at]);
-  });
+  // Room for results.json and report.md, not for report.html (its chart code inline is over 200 KiB).
+  const tmpfs = tinyTmpfs('128k', 'membench-full-tmpfs-');
 
   it('on a real full tmpfs: the same words and exit 1; with room again, the sweep reruns with --overwrite', {
     timeout: 120_000,

@@ -3,27 +3,13 @@
  * the first write a run makes there. On a real tmpfs that is full, or fills up while the run goes
  * on (skipped where mounting one is not allowed: it needs root and a permitting container).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startCalibration } from '../../../harness/core/calibration.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { tinyTmpfs } from '../../helpers/tmpfs.js';
 
-const tmpfs: { at?: string; why?: string } = {};
-beforeAll(async () => {
-  const at = path.join(await tempDir('membench-calibration-tmpfs-'), 'disk');
-  mkdirSync(at);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', at], { stdio: 'ignore' });
-    tmpfs.at = at;
-  } catch {
-    tmpfs.why = 'mounting a tmpfs is not allowed here (it needs root and a permitting container)';
-  }
-});
-afterAll(() => {
-  if (tmpfs.at) execFileSync('umount', [tmpfs.at]);
-});
+const tmpfs = tinyTmpfs('1m', 'membench-calibration-tmpfs-');
 
 const savedTmpdir = process.env.TMPDIR;
 afterEach(() => {
