@@ -28,6 +28,7 @@ import type { LiveProviderSettings } from '../models/openai.js';
 import { RANK_ONLY_DIRS, ranksOnly, runRankOnly } from './rank-only.js';
 import { startCellSchedule } from './cell-sched.js';
 import { errorMessage } from '../core/errors.js';
+import { isShelved, type PlannedScenario } from './scenario-shelf.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
 export interface CellTask {
@@ -111,13 +112,15 @@ export function openProviders(settings: ProviderSettings): { providers: Provider
 
 /** Whether a cell needs agent processes: crashes, concurrent sessions, fuzzing, or asked for. */
 export function needsProcesses(
-  scenario: Scenario,
+  scenario: PlannedScenario,
   providers: Pick<ProviderSettings, 'crashFuzz' | 'isolate'>,
 ): boolean {
   return (
     providers.isolate ||
     (providers.crashFuzz ?? 0) > 0 ||
-    scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent')
+    (isShelved(scenario)
+      ? scenario.spawns
+      : scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent'))
   );
 }
 

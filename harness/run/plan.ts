@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { needsProcesses, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
+import { needsProcesses, type CellPlan, type ProviderSettings } from './cell.js';
 import { expandFillers, stretchScenario } from '../scenarios/filler.js';
 import {
   formatImportReport,
@@ -39,6 +39,7 @@ import { fnv1aCodePoints, JsonHash } from '../core/hash.js';
 import { contentDigestOf } from '../scenarios/content-digest.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_SEED, SETTINGS } from './settings.js';
+import { isShelved, loadScenario, ScenarioShelf, type PlannedScenario } from './scenario-shelf.js';
 
 /** Where the default run prices the durability modes: a crash after every acknowledged memory (the sync-or-async question). */
 export const DEFAULT_PRICED_SCENARIOS: readonly string[] = ['remember-then-crash'];
@@ -82,11 +83,11 @@ async function selectStrategies(
  * `compare` would match the wrong ones): refused, naming both. The same file named twice runs once.
  */
 /** The file a scenario came from, however the path was written (`a.yaml`, `./a.yaml`); `builtin:NAME` as it is. */
-const sourceKey = (scenario: Scenario): string =>
+const sourceKey = (scenario: PlannedScenario): string =>
   scenario.source.startsWith('builtin:') ? scenario.source : path.resolve(scenario.source);
 
-function uniqueScenarios(scenarios: readonly Scenario[]): Scenario[] {
-  const byName = new Map<string, Scenario>();
+function uniqueScenarios(scenarios: readonly PlannedScenario[]): PlannedScenario[] {
+  const byName = new Map<string, PlannedScenario>();
   for (const scenario of scenarios) {
     const first = byName.get(scenario.name);
     if (!first) byName.set(scenario.name, scenario);
@@ -117,14 +118,42 @@ function protocolParams(
   );
 }
 
-/** Validates everything (scenarios, strategies, params) before the first cell runs. */
-export async function planRun(options: RunOptions): Promise<{
-  plans: CellPlan[];
-  scenarios: Scenario[];
+/** A planned cell: its scenario in memory, or on the run's shelf (a dataset's question) until the cell is dispatched. */
+export interface PlannedCell extends Omit<CellPlan, 'scenario'> {
+  scenario: PlannedScenario;
+}
+
+/** The cell `runCell` replays: the planned cell with its scenario loaded from the shelf when it is there. */
+export function loadedCell(plan: PlannedCell): CellPlan {
+  return { ...plan, scenario: loadScenario(plan.scenario) };
+}
+
+/** The run's plan: its cells, its scenarios, and the shelf holding its datasets' questions (the caller closes it). */
+export interface RunPlan {
+  plans: PlannedCell[];
+  scenarios: PlannedScenario[];
   strategies: StrategySetting[];
   errata: ErrataReport[];
   imports: ImportSummary[];
-}> {
+  shelf?: ScenarioShelf;
+}
+
+/**
+ * Validates everything (scenarios, strategies, params) before the first cell runs. A dataset's
+ * questions are shelved on disk as they are imported (scenario-shelf.ts): the caller closes the
+ * plan's shelf once the run is over; a plan that fails closes its own.
+ */
+export async function planRun(options: RunOptions): Promise<RunPlan> {
+  const shelf = options.datasets?.length ? await ScenarioShelf.open() : undefined;
+  try {
+    return await planCells(options, shelf);
+  } catch (error) {
+    await shelf?.close();
+    throw error;
+  }
+}
+
+async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined): Promise<RunPlan> {
   checkRunOptions(options);
   checkProtocolOption(options.protocol);
   if (options.protocolFull && options.protocol === undefined)
@@ -173,10 +202,15 @@ export async function planRun(options: RunOptions): Promise<{
       )
     : [];
   const seed = options.seed ?? DEFAULT_SEED;
+  // Filler follows the run seed, so every strategy and trial sees the same conversation.
+  const prepare = (scenario: Scenario): Scenario =>
+    expandFillers(options.stretch ? stretchScenario(scenario, options.stretch) : scenario, seed);
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
   const { scenarios: loaded, warnings } = await loadScenarios(named);
   // With no scenario named, long conversations (tagged `long`) stay out of the default run.
-  const selected = options.scenarios?.length ? loaded : loaded.filter((scenario) => !scenario.tags?.includes('long'));
+  const selected: PlannedScenario[] = options.scenarios?.length
+    ? loaded
+    : loaded.filter((scenario) => !scenario.tags?.includes('long'));
   if (options.errata !== undefined && !options.datasets?.length)
     throw new MembenchError(
       'INVALID_ARGUMENT',
@@ -201,6 +235,14 @@ export async function planRun(options: RunOptions): Promise<{
       ...(options.questionPrompts !== undefined ? { questionPrompts: options.questionPrompts } : {}),
       // LoCoMo's protocol also retrieves over the file's observations and session summaries.
       ...(options.protocol === 'locomo' ? { documents: true } : {}),
+      ...(shelf
+        ? {
+            keep: (scenario: Scenario) => {
+              const prepared = prepare(scenario);
+              return shelf.put(prepared, estimatedCost(prepared));
+            },
+          }
+        : {}),
     });
     // An erratum naming no question (a typo in its id) is said even when the import needed no repair.
     if (report.repaired.length + report.skipped.length + (report.errata?.unused ?? 0) > 0)
@@ -217,9 +259,7 @@ export async function planRun(options: RunOptions): Promise<{
   for (const warning of warnings) options.onWarning?.(warning);
   const unique = uniqueScenarios(selected);
   if (options.protocol !== undefined) checkProtocolScenarios(options.protocol, unique, options.datasets?.length ?? 0);
-  // Filler follows the run seed, so every strategy and trial sees the same conversation.
-  const stretched = options.stretch ? unique.map((scenario) => stretchScenario(scenario, options.stretch!)) : unique;
-  const scenarios = stretched.map((scenario) => expandFillers(scenario, seed));
+  const scenarios = unique.map((scenario) => (isShelved(scenario) ? scenario : prepare(scenario)));
   // A priced scenario that is not in the run would price nothing, silently.
   const unpriced = (options.priceDurability ?? []).filter(
     (name) => !scenarios.some((scenario) => scenario.name === name),
@@ -240,10 +280,12 @@ export async function planRun(options: RunOptions): Promise<{
   const contrasted = definitions.some((definition) => definition.name === CONTRAST_STRATEGY)
     ? CONTRAST_STRATEGY
     : definitions[0]?.name;
-  const keyVariants = (scenario: Scenario, strategy: string): boolean[] => {
+  const keyVariants = (scenario: PlannedScenario, strategy: string): boolean[] => {
     if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
     if (idempotency === 'one' && strategy !== contrasted) return [true];
-    const hasEffects = scenario.steps.some((step) => step.kind === 'tool' && step.effect);
+    const hasEffects = isShelved(scenario)
+      ? scenario.effects
+      : scenario.steps.some((step) => step.kind === 'tool' && step.effect);
     return hasEffects &&
       needsProcesses(scenario, {
         isolate: options.agentProcesses ?? SETTINGS.isolate.default,
@@ -252,7 +294,7 @@ export async function planRun(options: RunOptions): Promise<{
       ? [true, false]
       : [true];
   };
-  const plans: CellPlan[] = [];
+  const plans: PlannedCell[] = [];
   for (const scenario of scenarios) {
     for (const [strategy, pricing] of [
       ...settings.map((item) => [item, false] as const),
@@ -276,13 +318,13 @@ export async function planRun(options: RunOptions): Promise<{
       }
     }
   }
-  return { plans, scenarios, strategies: settings, errata, imports };
+  return { plans, scenarios, strategies: settings, errata, imports, ...(shelf ? { shelf } : {}) };
 }
 
 /** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */
 export function planDigest(
-  plans: readonly CellTask[],
-  scenarios: readonly Scenario[],
+  plans: readonly Pick<PlannedCell, 'id' | 'scenario' | 'strategy' | 'idempotencyKeys' | 'trial' | 'seed'>[],
+  scenarios: readonly PlannedScenario[],
   settings: ProviderSettings,
 ): string {
   const head = {
@@ -316,9 +358,9 @@ export function planDigest(
   // Scenario content, not where it was read from: a resume from another checkout still matches.
   for (const [index, scenario] of scenarios.entries()) {
     hash.text(index > 0 ? ',' : '');
-    const known = contentDigestOf(scenario);
+    const known = isShelved(scenario) ? scenario.digest : contentDigestOf(scenario);
     if (known !== undefined) hash.text(`"${known}"`);
-    else {
+    else if (!isShelved(scenario)) {
       const { source: _source, ...content } = scenario;
       hash.json(content);
     }
@@ -337,7 +379,8 @@ const PROCESS_STEP_COST = 40;
  * A cell's expected cost, for ordering only: its steps, a process start counting as many. The pool
  * takes the costliest cells first, so no long cell starts last while the other workers sit idle.
  */
-export function estimatedCost(scenario: Scenario): number {
+export function estimatedCost(scenario: PlannedScenario): number {
+  if (isShelved(scenario)) return scenario.cost;
   let cost = 0;
   for (const step of scenario.steps) {
     if (step.kind === 'crash') cost += PROCESS_STEP_COST;
@@ -355,9 +398,9 @@ export function estimatedCost(scenario: Scenario): number {
  */
 export function costliestFirst(
   positions: readonly number[],
-  plans: readonly (Pick<CellPlan, 'scenario'> | undefined)[],
+  plans: readonly (Pick<PlannedCell, 'scenario'> | undefined)[],
 ): number[] {
-  const costs = new Map<Scenario, number>();
+  const costs = new Map<PlannedScenario, number>();
   const cost = (position: number): number => {
     const { scenario } = plans[position]!;
     let known = costs.get(scenario);

@@ -8,7 +8,7 @@ import { failedCell, needsProcesses, openProviders, runCell, type CellTask, type
 import { loadStrategyDefinition } from '../../strategies/loader.js';
 import type { CellResult } from '../results/schema.js';
 import { LOADING, WARMING } from './cell-timeout.js';
-import type { FromPoolEntry, RunCellRequest, ToPoolEntry } from './pool-workers.js';
+import { fromWire, type FromPoolEntry, type RunCellRequest, type ToPoolEntry, type WireTask } from './pool-workers.js';
 import { setQueuedAgentCells } from '../process/spares.js';
 import { thrownText } from '../agent/strategy-contract.js';
 import { errorMessage } from '../core/errors.js';
@@ -20,8 +20,9 @@ let opened: { providers: Providers; close: () => void } | undefined;
  * Replays the warm-up cells (pool.ts warmUpTasks) and discards them; their dirs are never kept.
  * A cell that needs agent processes would warm those, not this process: skipped.
  */
-async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise<void> {
-  for (const task of tasks) {
+async function warmUp(wired: readonly WireTask[], providers: Providers): Promise<void> {
+  for (const { scenario, ...rest } of wired) {
+    const task: CellTask = { ...rest, scenario: fromWire(scenario) };
     if (needsProcesses(task.scenario, providers)) continue;
     running.id = task.id;
     running.strategy = task.strategy.source;
@@ -38,7 +39,7 @@ async function warmUp(tasks: readonly CellTask[], providers: Providers): Promise
 let heldScenario: CellTask['scenario'] | undefined;
 
 async function run(message: RunCellRequest): Promise<CellResult> {
-  heldScenario = message.scenario ?? heldScenario;
+  heldScenario = message.scenario !== undefined ? fromWire(message.scenario) : heldScenario;
   // The pool sends a fresh worker's first cell with its scenario: a worker that holds none is a pool bug.
   if (heldScenario === undefined) throw new Error(`cell ${message.task.id} came without its scenario`);
   const cell: CellTask = { ...message.task, scenario: heldScenario };

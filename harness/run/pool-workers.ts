@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { deserialize } from 'node:v8';
 import { ForkedWorker, type WorkerEntry } from '../process/worker.js';
 import type { CellResult } from '../results/schema.js';
 import type { CellTask, ProviderSettings } from './cell.js';
@@ -25,13 +26,27 @@ export interface RunCellRequest {
   index: number;
   task: Omit<CellTask, 'scenario'>;
   /** The cell's scenario; absent: the scenario of the worker's previous cell. */
-  scenario?: CellTask['scenario'];
+  scenario?: WireScenario;
   settings: ProviderSettings;
   /** A fresh worker's first cell only: cells it replays first, untimed and discarded (warmUpTasks). */
-  warmUp?: CellTask[];
+  warmUp?: WireTask[];
   /** Where the run has cells that need agent processes: how many no worker has yet (AgentDemand). */
   queuedAgentCells?: number;
 }
+
+/**
+ * A scenario as the pool sends it: the object, or (a dataset's question, shelved on disk while the
+ * run plans and runs: scenario-shelf.ts) its bytes as v8.serialize wrote them, read from the shelf
+ * and deserialized by the worker alone.
+ */
+export type WireScenario = CellTask['scenario'] | Uint8Array;
+
+/** A cell task as the pool sends it. */
+export type WireTask = Omit<CellTask, 'scenario'> & { scenario: WireScenario };
+
+/** The scenario a worker was sent, as an object. */
+export const fromWire = (scenario: WireScenario): CellTask['scenario'] =>
+  scenario instanceof Uint8Array ? (deserialize(scenario) as CellTask['scenario']) : scenario;
 
 /**
  * Pool → every worker, each time a cell that needs agent processes is handed out: how many such

@@ -8,7 +8,14 @@ import { failedCell, needsProcesses, type CellTask, type ProviderSettings } from
 import { loadLimitMs, timeoutMessage, UNTIMED_PHASES } from './cell-timeout.js';
 import { isLiveProvider } from '../models/index.js';
 import type { CellResult } from '../results/schema.js';
-import { forkPoolWorker, takePrestarted, type PoolWorker, type RunCellRequest } from './pool-workers.js';
+import {
+  forkPoolWorker,
+  takePrestarted,
+  type PoolWorker,
+  type RunCellRequest,
+  type WireScenario,
+} from './pool-workers.js';
+import { isShelved, loadScenario, type PlannedScenario } from './scenario-shelf.js';
 
 /**
  * Scenarios the pool sent to its workers (tests count them: one per question and worker, not per
@@ -23,8 +30,8 @@ export const poolStats = { scenariosSent: 0, demandsSent: 0 };
  */
 export function nextTask(
   pending: readonly PoolTask[],
-  held: CellTask['scenario'] | undefined,
-  heldElsewhere: ReadonlySet<CellTask['scenario']>,
+  held: PlannedScenario | undefined,
+  heldElsewhere: ReadonlySet<PlannedScenario>,
 ): number {
   if (pending.length === 0) return -1;
   const same = held === undefined ? -1 : pending.findIndex((item) => item.task.scenario === held);
@@ -52,7 +59,7 @@ export function warmUpTasks(
   pending: readonly PoolTask[],
   workers: number,
   settings: Pick<ProviderSettings, 'modelProvider' | 'embedderProvider'>,
-): CellTask[] {
+): PoolTask['task'][] {
   if (isLiveProvider(settings.modelProvider) || isLiveProvider(settings.embedderProvider)) return [];
   if (pending.length < WARM_UP_CELLS * 10 * workers) return [];
   return Array.from(
@@ -72,11 +79,17 @@ export class RunInterrupted extends Error {
 /** A worker that dies this many times before saying it is ready means the pool itself is broken. */
 const MAX_START_FAILURES = 3;
 
-/** One cell to run, by its index in the caller's list. */
+/** One cell to run, by its index in the caller's list; its scenario may be on the run's shelf (scenario-shelf.ts). */
 export interface PoolTask {
   index: number;
-  task: CellTask;
+  task: Omit<CellTask, 'scenario'> & { scenario: PlannedScenario };
 }
+
+/** A scenario as a worker is sent it: a shelved one goes as its bytes, which the worker deserializes. */
+const onWire = (scenario: PlannedScenario): WireScenario => (isShelved(scenario) ? scenario.bytes() : scenario);
+
+/** A task with its scenario at hand, for the error cell the pool records itself. */
+const loadedTask = (task: PoolTask['task']): CellTask => ({ ...task, scenario: loadScenario(task.scenario) });
 
 /** How many workers, what they build their providers from, and where results go. */
 export interface PoolOptions {
@@ -94,7 +107,7 @@ interface Slot {
   /** Whether it was sent a cell yet (its first cell carries the warm-up). */
   used?: boolean;
   /** The scenario it was sent last (it keeps it for the next cell that runs it). */
-  held?: CellTask['scenario'];
+  held?: PlannedScenario;
   busy?: PoolTask;
   /** Where the busy cell is, as its worker last said. */
   phase?: string;
@@ -111,7 +124,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
   const count = tasks.length;
   // The cells that need agent processes, by index (one check per scenario, remembered weakly: the
   // pool lets a scenario go with its last cell), and how many of them no worker has yet.
-  const checked = new WeakMap<CellTask['scenario'], boolean>();
+  const checked = new WeakMap<PlannedScenario, boolean>();
   const agentTasks = new Set<number>();
   for (const { index, task } of pending) {
     let need = checked.get(task.scenario);
@@ -152,7 +165,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
     };
 
     const dispatch = (slot: Slot): void => {
-      const heldElsewhere = new Set<CellTask['scenario']>();
+      const heldElsewhere = new Set<PlannedScenario>();
       for (const other of slots) if (other !== slot && other.held !== undefined) heldElsewhere.add(other.held);
       const at = nextTask(pending, slot.held, heldElsewhere);
       const next = at < 0 ? undefined : pending.splice(at, 1)[0];
@@ -177,9 +190,9 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
         type: 'run',
         index: next.index,
         task,
-        ...(send ? { scenario } : {}),
+        ...(send ? { scenario: onWire(scenario) } : {}),
         settings: options.settings,
-        ...(warmUp.length > 0 ? { warmUp } : {}),
+        ...(warmUp.length > 0 ? { warmUp: warmUp.map((item) => ({ ...item, scenario: onWire(item.scenario) })) } : {}),
         ...(agentCells ? { queuedAgentCells } : {}),
       };
       slot.worker.busy();
@@ -196,7 +209,10 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
       clearTimeout(slot.timer);
       slot.busy = undefined;
       const phase = slot.phase ?? 'start';
-      deliver(task.index, failedCell(task.task, error(phase), performance.now() - (slot.started ?? 0), phase));
+      deliver(
+        task.index,
+        failedCell(loadedTask(task.task), error(phase), performance.now() - (slot.started ?? 0), phase),
+      );
       void slot.worker.kill({ group: true });
     };
     /** (Re)starts the busy cell's clock: past `limitMs` the cell is recorded as timed out in the phase it was in. */
@@ -242,7 +258,7 @@ export function runInPool(tasks: readonly PoolTask[], options: PoolOptions): Pro
           deliver(
             lost.index,
             failedCell(
-              lost.task,
+              loadedTask(lost.task),
               `the pool worker running this cell exited unexpectedly in ${where} (exit code ${code}, signal ${signal}): a strategy that calls process.exit, or a crash in native code?`,
               0,
               where,

@@ -63,10 +63,14 @@ export function checkProtocolDatasets(protocol: Protocol, datasets: readonly str
 }
 
 /** Refuses a run holding a scenario that is not from the protocol's dataset (a built-in, a generated suite, another dataset's import). */
-export function checkProtocolScenarios(protocol: Protocol, scenarios: readonly Scenario[], datasets: number): void {
+export function checkProtocolScenarios(
+  protocol: Protocol,
+  scenarios: readonly Pick<Scenario, 'name' | 'group' | 'source'>[],
+  datasets: number,
+): void {
   const misfits = scenarios.filter((scenario) => scenario.group?.startsWith(`${protocol}:`) !== true);
   if (misfits.length === 0) return;
-  const origin = (scenario: Scenario): string =>
+  const origin = (scenario: Pick<Scenario, 'group' | 'source'>): string =>
     scenario.group !== undefined
       ? `from ${scenario.group}`
       : scenario.source.startsWith('builtin:')

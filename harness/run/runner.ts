@@ -7,7 +7,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { openProviders, runCell, type CellPlan, type CellTask, type ProviderSettings } from './cell.js';
+import { openProviders, runCell, type ProviderSettings } from './cell.js';
 import { durabilityMatrix, modePrices } from '../results/durability-matrix.js';
 import { machineId } from '../core/machine.js';
 import { startCalibration, type Calibration } from '../core/calibration.js';
@@ -18,20 +18,12 @@ import { checkCellScheduleFile } from './cell-sched.js';
 import { checkProfileDir } from '../process/worker.js';
 import { makeRunTempDir, reclaimAbandonedTempDirs } from './temp-dirs.js';
 import { checkRunOptions } from './limits.js';
-import {
-  RESULTS_SCHEMA_VERSION,
-  type CellResult,
-  type ImportSummary,
-  type RunHeader,
-  type RunResult,
-} from '../results/schema.js';
+import { RESULTS_SCHEMA_VERSION, type CellResult, type RunHeader, type RunResult } from '../results/schema.js';
 import { inShard, type ShardedRunHeader } from '../results/shard.js';
 import { shareRankings } from '../results/shared-rankings.js';
 import { cutAnswersWords } from '../results/cells.js';
 import { TokenCounter } from '../core/tokens.js';
-import { costliestFirst, planDigest, planRun } from './plan.js';
-import type { StrategySetting } from './params.js';
-import type { ErrataReport } from '../scenarios/importers/index.js';
+import { costliestFirst, loadedCell, planDigest, planRun, type PlannedCell, type RunPlan } from './plan.js';
 import { providerSettings } from './provider-settings.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_CELL_TIMEOUT_MS, DEFAULT_SEED, SETTINGS } from './settings.js';
@@ -47,50 +39,52 @@ export {
   cellSeed,
   costliestFirst,
   estimatedCost,
+  loadedCell,
   planDigest,
   planRun,
+  type PlannedCell,
 } from './plan.js';
 export { providerSettings } from './provider-settings.js';
 
-function toTask({ definition: _definition, ...task }: CellPlan): CellTask {
+function toTask({ definition: _definition, ...task }: PlannedCell): PoolTask['task'] {
   return task;
 }
 
 /** The pool's task for a planned cell (by its position). */
 const toPoolTask =
-  (plans: readonly (CellPlan | undefined)[]) =>
+  (plans: readonly (PlannedCell | undefined)[]) =>
   (position: number): PoolTask => ({ index: position, task: toTask(plans[position]!) });
+
+interface Planned extends Omit<RunPlan, 'plans' | 'scenarios'> {
+  /** Each cell's plan until its result is recorded. */
+  plans: (PlannedCell | undefined)[];
+  scenarioHeaders: RunHeader['scenarios'];
+  digest: string;
+}
 
 /**
  * The run's plan with what the header and the digest need of its scenarios taken now: the
- * scenarios themselves (a dataset's text, most of a long run's memory) are then held only by the
- * plans of cells not yet recorded, and each goes with its last cell.
+ * scenarios themselves (a built-in's or a file's; a dataset's questions are on the plan's shelf)
+ * are then held only by the plans of cells not yet recorded, and each goes with its last cell.
  */
-async function planned(
-  options: RunOptions,
-  settings: ProviderSettings,
-): Promise<{
-  plans: (CellPlan | undefined)[];
-  scenarioHeaders: RunHeader['scenarios'];
-  digest: string;
-  strategies: StrategySetting[];
-  errata: ErrataReport[];
-  imports: ImportSummary[];
-}> {
-  const { plans, scenarios, strategies, errata, imports } = await planRun(options);
-  return {
-    plans,
-    scenarioHeaders: scenarios.map((scenario) => ({
-      name: scenario.name,
-      source: scenario.source,
-      steps: scenario.steps.length,
-      ...(scenario.group !== undefined ? { group: scenario.group } : {}),
-    })),
-    digest: planDigest(plans, scenarios, settings),
-    strategies,
-    errata,
-    imports,
-  };
+async function planned(options: RunOptions, settings: ProviderSettings): Promise<Planned> {
+  const { plans, scenarios, ...rest } = await planRun(options);
+  try {
+    return {
+      ...rest,
+      plans,
+      scenarioHeaders: scenarios.map((scenario) => ({
+        name: scenario.name,
+        source: scenario.source,
+        steps: 'stepCount' in scenario ? scenario.stepCount : scenario.steps.length,
+        ...(scenario.group !== undefined ? { group: scenario.group } : {}),
+      })),
+      digest: planDigest(plans, scenarios, settings),
+    };
+  } catch (error) {
+    await rest.shelf?.close();
+    throw error;
+  }
 }
 
 /** Settles with the promise, or rejects with RunInterrupted as soon as the signal fires. */
@@ -120,9 +114,24 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
   const now = options.now ?? (() => new Date());
   const startedAt = now();
   const started = performance.now();
-  const workers = options.workers ?? 1;
   const settings = providerSettings(options);
-  const { plans, scenarioHeaders, digest, strategies, errata, imports } = await planned(options, settings);
+  const plan = await planned(options, settings);
+  try {
+    return await runPlanned(plan, options, settings, { startedAt, started });
+  } finally {
+    await plan.shelf?.close();
+  }
+}
+
+/** Runs the planned cells (those of the shard, not yet in the store) and makes the run's result. */
+async function runPlanned(
+  { plans, scenarioHeaders, digest, strategies, errata, imports }: Planned,
+  options: RunOptions,
+  settings: ProviderSettings,
+  clock: { startedAt: Date; started: number },
+): Promise<RunResult> {
+  const { startedAt, started } = clock;
+  const workers = options.workers ?? 1;
   const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));
   const results = new Map<number, CellResult>();
   const record = async (position: number, result: CellResult): Promise<void> => {
@@ -180,7 +189,7 @@ export async function runBenchmark(options: RunOptions = {}): Promise<RunResult>
     } else {
       for (const position of todo) {
         if (options.signal?.aborted) throw new RunInterrupted();
-        const plan = plans[position]!;
+        const plan = loadedCell(plans[position]!);
         await record(
           position,
           await unlessAborted(

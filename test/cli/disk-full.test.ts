@@ -12,6 +12,7 @@ import yargs, { type CommandModule } from 'yargs';
 import * as run from '../../harness/cli/run.js';
 import * as tune from '../../harness/cli/tune.js';
 import type { RunResult } from '../../harness/results/schema.js';
+import { writeSyntheticLongMemEval } from '../../harness/bench/synthetic-longmemeval.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { tinyTmpfs } from '../helpers/tmpfs.js';
@@ -158,5 +159,30 @@ describe('a full disk under tune', () => {
     expect(again.stderr).toBe('');
     expect(again.code).toBe(0);
     expect(readdirSync(out)).toEqual(expect.arrayContaining(['results.json', 'report.html']));
+  });
+});
+
+describe('a full TMPDIR while run --dataset shelves the questions it imports', () => {
+  const tmpfs = tinyTmpfs('1m', 'membench-shelf-tmpfs-');
+
+  it('says the shelf file, TMPDIR and what to do, exits 1 and leaves nothing there', {
+    timeout: 120_000,
+  }, async (context) => {
+    if (!tmpfs.at) context.skip(tmpfs.why);
+    const file = path.join(await tempDir('membench-shelf-data-'), 'longmemeval.json');
+    // ~0.6 MB a question: the third does not fit.
+    await writeSyntheticLongMemEval(file, { questions: 3, seed: 3 });
+    const out = path.join(await tempDir('membench-shelf-out-'), 'run');
+    const stopped = await membench(['run', '--dataset', `longmemeval:${file}`, '-s', 'bm25', '-o', out], {
+      env: { TMPDIR: tmpfs.at! },
+    });
+    expect(stopped.stderr).toMatch(
+      new RegExp(
+        `^membench: no space left on the device holding ${tmpfs.at}/membench-run-\\d+-\\w+/scenarios\\.bin: membench makes its working dirs in the temp dir \\(TMPDIR=${tmpfs.at}\\): free space there, or set TMPDIR to a disk with room\\n$`,
+        'u',
+      ),
+    );
+    expect(stopped.code).toBe(1);
+    expect(readdirSync(tmpfs.at!)).toEqual([]);
   });
 });

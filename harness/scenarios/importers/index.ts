@@ -271,10 +271,12 @@ export function parseDatasetArg(arg: string): { dataset: DatasetName; file: stri
 }
 
 /**
- * Imports a dataset in memory for `membench run --dataset locomo:FILE`: validated scenarios
- * (as `loadScenarios` returns them) and the report. Throws when nothing could be imported.
+ * Imports a dataset for `membench run --dataset locomo:FILE`: validated scenarios (as
+ * `loadScenarios` returns them), each as `keep` makes it as it comes (the run shelves it on disk:
+ * a large file's questions are never all in memory), and the report. Throws when nothing could be
+ * imported.
  */
-export async function importDataset(
+export async function importDataset<Kept = Scenario>(
   arg: string,
   options: {
     limit?: number;
@@ -282,11 +284,13 @@ export async function importDataset(
     documents?: boolean;
     questionPrompts?: string;
     only?: QuestionFilter;
+    keep?: (scenario: Scenario) => Kept;
   } = {},
-): Promise<{ scenarios: Scenario[]; report: ImportReport }> {
+): Promise<{ scenarios: Kept[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetArg(arg);
   const log = new ImportLog(dataset, file);
-  const scenarios: Scenario[] = [];
+  const keep = options.keep ?? ((scenario: Scenario) => scenario as Kept);
+  const scenarios: Kept[] = [];
   const errata = options.errata === undefined ? undefined : await Errata.load(options.errata);
   const questions =
     options.questionPrompts === undefined ? undefined : await loadQuestionPrompts(options.questionPrompts, dataset);
@@ -297,7 +301,7 @@ export async function importDataset(
     ...(options.documents ? { documents: true } : {}),
     ...(options.only ? { only: options.only } : {}),
   }))
-    scenarios.push(imported.scenario);
+    scenarios.push(keep(imported.scenario));
   const report = log.report();
   if (scenarios.length === 0 && !options.only) throw nothingImported(report);
   return { scenarios, report };

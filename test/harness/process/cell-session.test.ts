@@ -17,9 +17,11 @@ import type { CellPlan } from '../../../harness/run/runner.js';
 import { builtModule } from '../../helpers/built.js';
 import { ok } from '../../helpers/cells.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 const { killSpares } = await builtModule<typeof Spares>('harness/process/spares.js');
-const { planRun, runCell } = await builtModule<typeof Runner>('harness/run/runner.js');
+const runner = await builtModule<typeof Runner>('harness/run/runner.js');
+const { runCell } = runner;
 const { HashedEmbedder, OfflineModel } = await builtModule<typeof Models>('harness/models/index.js');
 
 /** The offline providers of the built models. */
@@ -67,10 +69,13 @@ describe('one cell session for both ways a cell runs', () => {
       file,
       'name: clock\nsteps:\n  - user: hello\n    assistant: hi\n  - probe: what does the clock read?\n    expect: ["1970-01-01T00:00:00.000Z"]\n',
     );
-    const { plans } = await planRun({
-      scenarios: [file],
-      strategies: [path.join(ROOT, 'fixtures/strategies/clock-reader.mjs')],
-    });
+    const { plans } = await plannedCells(
+      {
+        scenarios: [file],
+        strategies: [path.join(ROOT, 'fixtures/strategies/clock-reader.mjs')],
+      },
+      runner,
+    );
     const { inline, isolated } = await bothWays(plans[0]!);
     expect(ok(inline.result).probes[0]?.contextRecall).toBe(true);
     expect(records(isolated.result)).toEqual(records(inline.result));
@@ -80,11 +85,14 @@ describe('one cell session for both ways a cell runs', () => {
     'replays a dataset question in one agent process, in the same batches and with the same sampled contexts',
     TIMEOUT,
     async () => {
-      const { plans } = await planRun({
-        datasets: [`longmemeval:${path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json')}`],
-        datasetLimit: 1,
-        strategies: ['bm25'],
-      });
+      const { plans } = await plannedCells(
+        {
+          datasets: [`longmemeval:${path.join(ROOT, 'fixtures/datasets/longmemeval-sample.json')}`],
+          datasetLimit: 1,
+          strategies: ['bm25'],
+        },
+        runner,
+      );
       const plan = plans[0]!;
       const { inline, isolated } = await bothWays(plan);
       expect(inline.result.status).toBe('ok');

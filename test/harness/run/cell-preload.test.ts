@@ -4,10 +4,11 @@
  * not a share of the process's setup that falls on whichever cell comes first.
  */
 import { describe, expect, it } from 'vitest';
-import { planRun, runCell } from '../../../harness/run/runner.js';
+import { runCell } from '../../../harness/run/runner.js';
 import type { PreloadHint } from '../../../strategies/types.js';
 import { ok } from '../../helpers/cells.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 /** Spends `ms` of this process's CPU (CPU time, not wall time: a loaded machine does not shorten it). */
 function burnCpu(ms: number): void {
@@ -22,7 +23,7 @@ describe('a strategy preload', () => {
   it.each(['recipes-zh', 'recipes-en'])(
     'is called once per cell, with what %s holds, and its cost is outside the cell',
     async (scenario) => {
-      const { plans } = await planRun({ strategies: ['bm25'], scenarios: [scenario] });
+      const { plans } = await plannedCells({ strategies: ['bm25'], scenarios: [scenario] });
       const plan = plans[0]!;
       const hints: PreloadHint[] = [];
       const slowPreload = {
@@ -41,7 +42,7 @@ describe('a strategy preload', () => {
   );
 
   it('that throws is no failure of its own: the strategy loads on first use, where a failure is the cell error', async () => {
-    const { plans } = await planRun({ strategies: ['bm25'], scenarios: ['recipes-zh'] });
+    const { plans } = await plannedCells({ strategies: ['bm25'], scenarios: ['recipes-zh'] });
     const plan = plans[0]!;
     const failing = {
       ...plan.definition,

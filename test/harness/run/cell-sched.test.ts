@@ -9,8 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startCellSchedule, type CellSchedule } from '../../../harness/run/cell-sched.js';
-import { planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
+import { runBenchmark, runCell } from '../../../harness/run/runner.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 const SCRIPT = path.resolve(import.meta.dirname, '../../../scripts/cell-sched.mjs');
 const linux = existsSync('/proc/thread-self/schedstat');
@@ -61,7 +62,7 @@ describe('MEMBENCH_CELL_SCHED', () => {
   it.skipIf(!linux)("writes no line for a worker's warm-up replay: it is discarded", async () => {
     const file = path.join(dir, 'warm-up.jsonl');
     process.env.MEMBENCH_CELL_SCHED = file;
-    const { plans } = await planRun({ strategies: ['buffer'], scenarios: ['recipes-en'] });
+    const { plans } = await plannedCells({ strategies: ['buffer'], scenarios: ['recipes-en'] });
     await runCell(plans[0]!, { ...offlineProviders(), warmUp: true });
     expect(existsSync(file)).toBe(false);
     await runCell(plans[0]!, offlineProviders());

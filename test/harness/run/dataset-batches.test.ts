@@ -8,8 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStats } from '../../../harness/core/durable-batch.js';
-import { planRun, runCell, type RunOptions } from '../../../harness/run/runner.js';
+import { runCell, type RunOptions } from '../../../harness/run/runner.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
@@ -17,7 +18,7 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
 async function replay(
   options: RunOptions,
 ): Promise<{ status: string; boundaries: number; batches: number; sessions: number }> {
-  const { plans } = await planRun({ ...options, strategies: ['bm25'] });
+  const { plans } = await plannedCells({ ...options, strategies: ['bm25'] });
   expect(plans).toHaveLength(1);
   const plan = plans[0]!;
   const before = { ...batchStats };

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMembenchError } from '../../../harness/core/errors.js';
-import { planRun } from '../../../harness/run/runner.js';
+import { plannedCells } from '../../helpers/planned.js';
 import { MAX_SCENARIO_NAME_CHARS } from '../../../harness/scenarios/scenario-name.js';
 import { tempDirSync } from '../../helpers/temp-dir.js';
 
@@ -12,7 +12,7 @@ const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
 
 describe('--question', () => {
   it('plans only the named questions, by the id reports show or the file own id, in file order', async () => {
-    const { scenarios } = await planRun({
+    const { scenarios } = await plannedCells({
       strategies: ['bm25'],
       datasets: [LONGMEMEVAL],
       questions: ['b46e15ed', 'longmemeval-6a1eabeb'],
@@ -21,7 +21,7 @@ describe('--question', () => {
   });
 
   it('picks a LoCoMo conversation by its sample_id, with the documents its protocol replays', async () => {
-    const { scenarios } = await planRun({
+    const { scenarios } = await plannedCells({
       strategies: ['bm25'],
       datasets: [LOCOMO],
       protocol: 'locomo',
@@ -32,7 +32,11 @@ describe('--question', () => {
   });
 
   it('refuses an unknown id with exit code 2, naming it and the closest id of the file', async () => {
-    const planned = planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['6a1eabeb', 'b46e15ec'] });
+    const planned = plannedCells({
+      strategies: ['bm25'],
+      datasets: [LONGMEMEVAL],
+      questions: ['6a1eabeb', 'b46e15ec'],
+    });
     await expect(planned).rejects.toThrow(
       /--question b46e15ec: no such question in .*longmemeval-sample\.json \(closest: b46e15ed\)/u,
     );
@@ -41,7 +45,9 @@ describe('--question', () => {
 
   it('refuses a question the import skipped, with the reason, rather than running nothing', async () => {
     // f9e8d7c6 is in the sample with a question_type LongMemEval does not have.
-    await expect(planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['f9e8d7c6'] })).rejects.toThrow(
+    await expect(
+      plannedCells({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['f9e8d7c6'] }),
+    ).rejects.toThrow(
       /--question f9e8d7c6: in .*longmemeval-sample\.json but not imported: f9e8d7c6: question_type "single_hop" is not one of/u,
     );
     // One too large for a scenario file is matched, then skipped: refused (it ran 0 cells and exited 0).
@@ -60,23 +66,27 @@ describe('--question', () => {
         { ...first, question_id: 'small' },
       ]),
     );
-    const planned = planRun({ strategies: ['bm25'], datasets: [`longmemeval:${file}`], questions: ['big'] });
+    const planned = plannedCells({ strategies: ['bm25'], datasets: [`longmemeval:${file}`], questions: ['big'] });
     await expect(planned).rejects.toThrow(
       /--question big: in .*huge\.json but not imported: longmemeval-big: the scenario would be \d+ bytes, over/u,
     );
     await planned.catch((error: unknown) => expect(isMembenchError(error) && error.exitCode).toBe(2));
     expect(
-      (await planRun({ strategies: ['bm25'], datasets: [`longmemeval:${file}`], questions: ['small'] })).scenarios,
+      (await plannedCells({ strategies: ['bm25'], datasets: [`longmemeval:${file}`], questions: ['small'] })).scenarios,
     ).toHaveLength(1);
   });
 
   it('picks among the first N under --limit: a later question is not among them', async () => {
-    const { scenarios } = await planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['6a1eabeb'] });
+    const { scenarios } = await plannedCells({
+      strategies: ['bm25'],
+      datasets: [LONGMEMEVAL],
+      questions: ['6a1eabeb'],
+    });
     expect(scenarios).toHaveLength(1);
     await expect(
-      planRun({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['6a1eabeb'], datasetLimit: 1 }),
+      plannedCells({ strategies: ['bm25'], datasets: [LONGMEMEVAL], questions: ['6a1eabeb'], datasetLimit: 1 }),
     ).rejects.toThrow(/--question 6a1eabeb: no such question in .* among the first 1 \(--limit 1\)/u);
-    await expect(planRun({ strategies: ['bm25'], datasets: [LOCOMO], questions: ['nope'] })).rejects.toThrow(
+    await expect(plannedCells({ strategies: ['bm25'], datasets: [LOCOMO], questions: ['nope'] })).rejects.toThrow(
       /--question nope: no such conversation in locomo:/u,
     );
   });
@@ -93,7 +103,7 @@ describe('--question', () => {
       return `longmemeval:${file}`;
     };
     const planned = async (dataset: string, questions: string[]): Promise<string[]> =>
-      (await planRun({ strategies: ['bm25'], datasets: [dataset], questions })).scenarios.map((s) => s.name);
+      (await plannedCells({ strategies: ['bm25'], datasets: [dataset], questions })).scenarios.map((s) => s.name);
 
     it('matches the file own id exactly: ABC and abc are two questions, each picked alone', async () => {
       const dataset = fileWith(['ABC', 'abc', '问题一']);
@@ -126,6 +136,6 @@ describe('--question', () => {
   });
 
   it('needs a dataset', async () => {
-    await expect(planRun({ strategies: ['bm25'], questions: ['x'] })).rejects.toThrow('name it with --dataset');
+    await expect(plannedCells({ strategies: ['bm25'], questions: ['x'] })).rejects.toThrow('name it with --dataset');
   });
 });

@@ -14,10 +14,11 @@ import type { Protocol } from '../../../harness/results/protocols.js';
 import { PROTOCOL_K } from '../../../harness/results/protocols.js';
 import type { CellResult, OkCell } from '../../../harness/results/schema.js';
 import type { Providers } from '../../../harness/run/cell.js';
-import { planRun, runCell } from '../../../harness/run/runner.js';
+import { runCell } from '../../../harness/run/runner.js';
 import { rankingOnlyNote } from '../../../reports/summary.js';
 import { ok } from '../../helpers/cells.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SAMPLES = path.join(ROOT, 'fixtures/datasets');
@@ -60,7 +61,7 @@ async function bothPaths(
   protocol: Protocol,
   strategies: string[],
 ): Promise<{ fast: OkCell[]; full: OkCell[]; fastCalls: number; fullCalls: number }> {
-  const { plans } = await planRun({ datasets: [dataset], datasetLimit: 6, protocol, strategies });
+  const { plans } = await plannedCells({ datasets: [dataset], datasetLimit: 6, protocol, strategies });
   const fastModel = new CountingModel();
   const fullModel = new CountingModel();
   const fast: OkCell[] = [];
@@ -155,7 +156,7 @@ describe('ranking-only protocol cells', () => {
   it('write nothing to disk: the strategy dir of a ranking-only cell stays empty', async () => {
     const fastRoot = await mkdtemp(path.join(dir, 'fast-'));
     const fullRoot = await mkdtemp(path.join(dir, 'full-'));
-    const { plans } = await planRun({
+    const { plans } = await plannedCells({
       datasets: [SAMPLE],
       datasetLimit: 1,
       protocol: 'longmemeval',
@@ -180,7 +181,7 @@ describe('ranking-only protocol cells', () => {
 
   it('share one dir in a process while each leaves it as it made it; one that leaves a file gets its dir removed', async () => {
     const root = await mkdtemp(path.join(dir, 'scratch-'));
-    const { plans } = await planRun({
+    const { plans } = await plannedCells({
       datasets: [SAMPLE],
       datasetLimit: 2,
       protocol: 'longmemeval',
@@ -214,7 +215,7 @@ describe('ranking-only protocol cells', () => {
 
   it('take only strategies that rank: buffer under a protocol, or --protocol-full, runs the full cell', async () => {
     const dataset = `longmemeval:${path.join(SAMPLES, 'longmemeval-sample.json')}`;
-    const { plans } = await planRun({
+    const { plans } = await plannedCells({
       datasets: [dataset],
       datasetLimit: 1,
       protocol: 'longmemeval',
@@ -224,7 +225,7 @@ describe('ranking-only protocol cells', () => {
     const buffer = ok(await runCell(plans[0]!, providers('longmemeval', model)));
     expect(buffer.skipped).toBeUndefined();
     expect(model.calls).toBeGreaterThan(0);
-    const { plans: bm25 } = await planRun({
+    const { plans: bm25 } = await plannedCells({
       datasets: [dataset],
       datasetLimit: 1,
       protocol: 'longmemeval',

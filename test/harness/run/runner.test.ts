@@ -12,12 +12,13 @@ import { MembenchError } from '../../../harness/core/errors.js';
 import { loadScenarioFile } from '../../../harness/scenarios/load.js';
 import { withoutTiming } from '../../helpers/same-seed.js';
 import { offlineProviders } from '../../helpers/offline-providers.js';
-import { cellSeed, planDigest, planRun, runBenchmark, runCell } from '../../../harness/run/runner.js';
+import { cellSeed, planDigest, planRun, runBenchmark, runCell, type RunOptions } from '../../../harness/run/runner.js';
 import { MEMBENCH_VERSION } from '../../../harness/core/package-info.js';
 import { defineStrategy } from '../../../strategies/types.js';
 import { cellVerdict, verdictFails } from '../../../reports/junit.js';
 import { renderMarkdown } from '../../../reports/markdown.js';
 import { allOk } from '../../helpers/cells.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 /** The temp dirs made, removed after the tests. */
 const made: string[] = [];
@@ -125,7 +126,7 @@ describe('runBenchmark', () => {
   });
 
   it("hashes the plan's digest scenario by scenario into the digest of the whole matrix's JSON (run dirs of before still resume)", async () => {
-    const { plans, scenarios } = await planRun({
+    const { plans, scenarios } = await plannedCells({
       strategies: ['window', 'bm25'],
       scenarios: ['recipes-en', 'recipes-zh'],
     });
@@ -163,8 +164,9 @@ describe('runBenchmark', () => {
     made.push(dir);
     const file = path.join(dir, 'longmemeval.json');
     await writeSyntheticLongMemEval(file, { questions: 3, sessions: [2, 3], messages: [2, 4], seed: 5 });
-    const digestOf = async (options: Parameters<typeof planRun>[0]): Promise<string> => {
-      const { plans, scenarios } = await planRun(options);
+    const digestOf = async (options: RunOptions): Promise<string> => {
+      const { plans, scenarios, shelf } = await planRun(options);
+      await shelf?.close();
       return planDigest(plans, scenarios, DIGEST_SETTINGS);
     };
     const options = { datasets: [`longmemeval:${file}`], strategies: ['bm25'] };
@@ -189,7 +191,7 @@ describe('runBenchmark', () => {
   });
 
   it('stretches any scenario to N turns with --stretch, probes kept', async () => {
-    const plan = await planRun({ strategies: ['window'], scenarios: ['recipes-en'], stretch: 300 });
+    const plan = await plannedCells({ strategies: ['window'], scenarios: ['recipes-en'], stretch: 300 });
     const [scenario] = plan.scenarios;
     expect(scenario!.name).toBe('recipes-en~300');
     expect(
@@ -199,9 +201,9 @@ describe('runBenchmark', () => {
   });
 
   it('leaves long conversations out of the default run but runs them by name', async () => {
-    const plan = await planRun({ strategies: ['window'] });
+    const plan = await plannedCells({ strategies: ['window'] });
     expect(plan.scenarios.map((scenario) => scenario.name)).not.toContain('long-recipes');
-    const named = await planRun({ strategies: ['window'], scenarios: ['long-recipes'] });
+    const named = await plannedCells({ strategies: ['window'], scenarios: ['long-recipes'] });
     expect(named.scenarios[0]!.steps.filter((step) => step.kind === 'user').length).toBeGreaterThanOrEqual(1000);
   });
 
@@ -210,7 +212,9 @@ describe('runBenchmark', () => {
       idempotency?: 'one' | 'both' | 'on' | 'off',
       strategies = ['buffer', 'window', 'bm25'],
     ): Promise<string[]> =>
-      (await planRun({ strategies, scenarios: ['crash-mid-tool-call'], ...(idempotency ? { idempotency } : {}) })).plans
+      (
+        await plannedCells({ strategies, scenarios: ['crash-mid-tool-call'], ...(idempotency ? { idempotency } : {}) })
+      ).plans
         .filter((plan) => !plan.idempotencyKeys)
         .map((plan) => plan.id);
     expect(await noKeys()).toEqual(['crash-mid-tool-call/buffer/no-keys']);
@@ -241,7 +245,7 @@ describe('runBenchmark', () => {
 
   it('refuses two scenarios under one name (their cell ids would collide), naming both sources; one file named twice runs once', async () => {
     const own = await scenarioFile('name: recipes-en\nsteps:\n  - user: hi\n    assistant: hello\n');
-    const refused = await planRun({ scenarios: ['recipes-en', own], strategies: ['buffer'] }).catch(
+    const refused = await plannedCells({ scenarios: ['recipes-en', own], strategies: ['buffer'] }).catch(
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(MembenchError);
@@ -249,17 +253,17 @@ describe('runBenchmark', () => {
     expect((refused as Error).message).toBe(
       `two scenarios are named "recipes-en": builtin:recipes-en and ${own}; cell ids would collide: rename one (its \`name:\` key)`,
     );
-    const { plans } = await planRun({ scenarios: [own, own], strategies: ['buffer'] });
+    const { plans } = await plannedCells({ scenarios: [own, own], strategies: ['buffer'] });
     expect(plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
     // The same file under another spelling of its path (`a.yaml`, `./a.yaml`) is the same file.
     const again = `${path.dirname(own)}/./${path.basename(own)}`;
-    const twice = await planRun({ scenarios: [own, again], strategies: ['buffer'] });
+    const twice = await plannedCells({ scenarios: [own, again], strategies: ['buffer'] });
     expect(twice.plans.map((plan) => plan.id)).toEqual(['recipes-en/buffer']);
   });
 
   it('hands the cells the file a file: URL names (a worker resolved the URL against the working dir: every cell failed)', async () => {
     const file = path.resolve('fixtures/strategies/clock-reader.mjs');
-    const { strategies } = await planRun({ scenarios: ['recipes-en'], strategies: [pathToFileURL(file).href] });
+    const { strategies } = await plannedCells({ scenarios: ['recipes-en'], strategies: [pathToFileURL(file).href] });
     expect(strategies.map((strategy) => strategy.source)).toEqual([file]);
   });
 
@@ -358,8 +362,7 @@ describe('runBenchmark', () => {
 
 describe('durability-mode pricing', () => {
   it('the default run replays remember-then-crash in every strategy’s other modes; naming scenarios turns it off', async () => {
-    const { planRun } = await import('../../../harness/run/runner.js');
-    const { plans } = await planRun({ strategies: ['buffer', 'window'] });
+    const { plans } = await plannedCells({ strategies: ['buffer', 'window'] });
     const priced = plans.filter((plan) => plan.pricing);
     expect(new Set(priced.map((plan) => plan.scenario.name))).toEqual(new Set(['remember-then-crash']));
     expect(priced.map((plan) => `${plan.strategy.name}:${plan.strategy.durability}`).sort()).toEqual([
@@ -372,11 +375,11 @@ describe('durability-mode pricing', () => {
     ]);
     expect(plans.filter((plan) => !plan.pricing).every((plan) => plan.strategy.durability === 'sync')).toBe(true);
     expect(
-      (await planRun({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some(
+      (await plannedCells({ strategies: ['buffer'], scenarios: ['remember-then-crash'] })).plans.some(
         (plan) => plan.pricing,
       ),
     ).toBe(false);
-    const chosen = await planRun({
+    const chosen = await plannedCells({
       strategies: ['buffer'],
       scenarios: ['recipes-en'],
       priceDurability: ['recipes-en'],

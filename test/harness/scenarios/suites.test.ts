@@ -4,7 +4,7 @@
  * run includes every suite.
  */
 import { describe, expect, test } from 'vitest';
-import { planRun } from '../../../harness/run/runner.js';
+
 import {
   builtinScenarioNames,
   builtinSuiteFile,
@@ -12,6 +12,7 @@ import {
   loadScenarios,
   resolveScenarioFile,
 } from '../../../harness/scenarios/builtins.js';
+import { plannedCells } from '../../helpers/planned.js';
 
 describe('built-in suites', () => {
   test('suites are listed after the scenario files; a path or a scenario name is never a suite', () => {
@@ -46,11 +47,11 @@ describe('built-in suites', () => {
   });
 
   test('the default run includes the generated suite; run -c generated runs it alone', async () => {
-    const byDefault = await planRun({ strategies: ['window'] });
+    const byDefault = await plannedCells({ strategies: ['window'] });
     expect(byDefault.scenarios.map((scenario) => scenario.name)).toEqual(
       expect.arrayContaining(['recipes-en', 'generated-en', 'generated-zh']),
     );
-    const named = await planRun({ strategies: ['window', 'buffer'], scenarios: ['generated'] });
+    const named = await plannedCells({ strategies: ['window', 'buffer'], scenarios: ['generated'] });
     expect(named.plans.map((plan) => plan.id)).toEqual([
       'generated-en/window(k=2)',
       'generated-en/buffer',

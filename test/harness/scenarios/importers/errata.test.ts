@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Errata, formatImportReport, importDataset } from '../../../../harness/scenarios/importers/index.js';
-import { planRun } from '../../../../harness/run/runner.js';
+import { plannedCells } from '../../../helpers/planned.js';
 import { MAX_ERRATA_BYTES } from '../../../../harness/scenarios/importers/errata.js';
 import { ROOT } from '../../../cli/helpers.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
@@ -93,7 +93,7 @@ describe('errata', () => {
     const file = path.join(dir, 'only-typos.json');
     await writeFile(file, JSON.stringify({ errata: { 'no-such-conversation qa[0]': { answer: 'x' } } }));
     const warnings: string[] = [];
-    await planRun({
+    await plannedCells({
       // A file the importer takes as it is (no repair, no skip): only the erratum can make the run speak.
       datasets: [`locomo:${path.join(ROOT, 'fixtures/datasets/synthetic/locomo-synthetic.json')}`],
       datasetLimit: 1,

@@ -22,9 +22,10 @@ import {
   NOT_MENTIONED,
   parseQuestionPromptsText,
 } from '../../../../harness/scenarios/importers/question-prompts.js';
-import { planRun, runCell } from '../../../../harness/run/runner.js';
+import { runCell } from '../../../../harness/run/runner.js';
 import { offlineProviders } from '../../../helpers/offline-providers.js';
 import { tempDir } from '../../../helpers/temp-dir.js';
+import { plannedCells } from '../../../helpers/planned.js';
 
 const turn = (session: number, index: number, speaker: string, text: string) => ({
   speaker,
@@ -205,7 +206,7 @@ describe('answering a choice', () => {
 
 describe('a replayed LoCoMo conversation', () => {
   async function runBuffer(model?: ChatModel) {
-    const { plans } = await planRun({ datasets: [`locomo:${await writeSample()}`], strategies: ['buffer'] });
+    const { plans } = await plannedCells({ datasets: [`locomo:${await writeSample()}`], strategies: ['buffer'] });
     const providers = offlineProviders();
     const result = await runCell(plans[0]!, model ? { ...providers, model, modelFor: () => model } : providers);
     expect(result.status === 'error' ? result.error : result.status).toBe('ok');

@@ -1,0 +1,92 @@
+/**
+ * A dataset's questions are shelved on disk as they are imported (harness/run/scenario-shelf.ts):
+ * the plan keeps stand-ins, a cell gets its question back whole (in this process, or as bytes in a
+ * pool worker), and the shelf goes with the run, whether it ends, fails to plan or is interrupted.
+ */
+import { readdirSync } from 'node:fs';
+import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { importDataset } from '../../../harness/scenarios/importers/index.js';
+import { loadedCell, planRun, runBenchmark } from '../../../harness/run/runner.js';
+import { isShelved } from '../../../harness/run/scenario-shelf.js';
+import { allOk } from '../../helpers/cells.js';
+
+const LONGMEMEVAL = 'longmemeval:fixtures/datasets/longmemeval-sample.json';
+const LOCOMO = 'locomo:fixtures/datasets/locomo10-sample.json';
+
+/** This process's run temp dirs (a shelf lives in one). */
+const runDirs = (): string[] =>
+  readdirSync(os.tmpdir()).filter((name) => name.startsWith(`membench-run-${process.pid}-`));
+
+describe('the scenario shelf', () => {
+  it('plans stand-ins for the imported questions; each cell loads its question as the import made it', async () => {
+    const imported = (await importDataset(LONGMEMEVAL)).scenarios;
+    const { plans, scenarios, shelf } = await planRun({ datasets: [LONGMEMEVAL], strategies: ['bm25', 'buffer'] });
+    try {
+      expect(shelf).toBeDefined();
+      expect(runDirs()).toHaveLength(1);
+      expect(scenarios.every(isShelved)).toBe(true);
+      expect(scenarios.map((scenario) => scenario.name)).toEqual(imported.map((scenario) => scenario.name));
+      // Both strategies' cells of a question share its stand-in (the pool sends a question once per worker).
+      expect(new Set(plans.map((plan) => plan.scenario)).size).toBe(imported.length);
+      for (const plan of plans) {
+        const { scenario } = loadedCell(plan);
+        expect(scenario).toEqual(imported.find((item) => item.name === scenario.name));
+        expect(isShelved(plan.scenario) && plan.scenario.stepCount).toBe(scenario.steps.length);
+      }
+    } finally {
+      await shelf?.close();
+    }
+    expect(runDirs()).toEqual([]);
+  });
+
+  it('keeps the built-in and file scenarios of the same run in memory', async () => {
+    const { scenarios, shelf } = await planRun({
+      datasets: [LONGMEMEVAL],
+      scenarios: ['recipes-en'],
+      strategies: ['buffer'],
+    });
+    await shelf?.close();
+    expect(scenarios.map((scenario) => [scenario.name, isShelved(scenario)])[0]).toEqual(['recipes-en', false]);
+    expect(scenarios.slice(1).every(isShelved)).toBe(true);
+  });
+
+  it('a plan that fails after the import removes its shelf', async () => {
+    await expect(
+      planRun({ datasets: [LONGMEMEVAL], questions: ['no-such-question'], strategies: ['bm25'] }),
+    ).rejects.toThrow(/--question no-such-question: no such question/u);
+    await expect(
+      planRun({ datasets: [LONGMEMEVAL], strategies: ['bm25'], priceDurability: ['nowhere'] }),
+    ).rejects.toThrow(/--price-durability nowhere: not among the run's scenarios/u);
+    expect(runDirs()).toEqual([]);
+  });
+
+  it('runs the same cells in this process and in a pool of workers, which are sent the bytes', async () => {
+    const options = { datasets: [LOCOMO], protocol: 'locomo' as const, strategies: ['bm25'], datasetLimit: 1 };
+    const inline = allOk(await runBenchmark(options));
+    const pooled = allOk(await runBenchmark({ ...options, workers: 2 }));
+    expect(inline.cells.length).toBeGreaterThan(1);
+    const figures = (cells: typeof inline.cells) =>
+      cells.map((cell) => [
+        cell.id,
+        cell.recall,
+        cell.probes.map((probe) => [probe.retrieved, probe.protocolRetrieval]),
+      ]);
+    expect(figures(pooled.cells)).toEqual(figures(inline.cells));
+    expect(runDirs()).toEqual([]);
+  });
+
+  it('an interrupted run removes its shelf', async () => {
+    const controller = new AbortController();
+    const run = runBenchmark({
+      datasets: [LONGMEMEVAL],
+      strategies: ['bm25'],
+      signal: controller.signal,
+      onProgress: (event) => {
+        if (event.type === 'cell') controller.abort();
+      },
+    });
+    await expect(run).rejects.toThrow('run interrupted');
+    expect(runDirs()).toEqual([]);
+  });
+});
