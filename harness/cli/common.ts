@@ -69,6 +69,40 @@ export function formatDuration(ms: number): string {
   return seconds >= 60 ? `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s` : `${seconds}s`;
 }
 
+/** How often an import's progress is said: on a terminal its line is redrawn at most this often; in a log, a line at most every IMPORT_LOG_MS (none for a shorter import). */
+const IMPORT_TERMINAL_MS = 250;
+const IMPORT_LOG_MS = 10_000;
+
+/**
+ * A `--dataset` import's progress (the `import` events, before the cells are planned): a file of
+ * LongMemEval_M's size takes minutes to import, which without it were minutes of silence. On a
+ * terminal one line redrawn in place and cleared when the cells start; in a log a line every 10 s.
+ */
+export class ImportProgress {
+  private said = performance.now();
+  private drawn = false;
+
+  constructor(private readonly tty: boolean) {}
+
+  heard(event: Pick<Extract<ProgressEvent, { type: 'import' }>, 'dataset' | 'read' | 'total'>): void {
+    const now = performance.now();
+    if (now - this.said < (this.tty ? IMPORT_TERMINAL_MS : IMPORT_LOG_MS)) return;
+    this.said = now;
+    const mb = (bytes: number): string => Math.round(bytes / 1e6).toLocaleString('en-US');
+    const line = visibleControls(
+      `membench: importing ${event.dataset}: ${mb(event.read)} of ${mb(event.total)} MB read (${Math.floor((100 * event.read) / Math.max(event.total, 1))} %)`,
+    );
+    process.stderr.write(this.tty ? `\r${line}\x1b[K` : `${line}\n`);
+    this.drawn = this.tty;
+  }
+
+  /** Clears the terminal's line once the import is over. */
+  done(): void {
+    if (this.drawn) process.stderr.write('\r\x1b[K');
+    this.drawn = false;
+  }
+}
+
 /** Progress on stderr: a bar with ETA on a terminal, one line per cell otherwise; a scenario group's questions counted per strategy; nothing when quiet. */
 export function progressReporter(
   quiet: boolean,
@@ -77,6 +111,7 @@ export function progressReporter(
 ): { onProgress: (event: ProgressEvent) => void; stop: () => void } {
   if (quiet) return { onProgress: () => undefined, stop: () => undefined };
   let groups = new GroupProgress([], workers);
+  const importing = new ImportProgress(tty);
   if (tty) {
     const bar = new SingleBar({
       format: 'membench |{bar}| {value}/{total} cells | {percentage}% | ETA {eta_formatted} | {last}',
@@ -86,7 +121,9 @@ export function progressReporter(
     let started = false;
     return {
       onProgress: (event) => {
+        if (event.type === 'import') return importing.heard(event);
         if (event.type === 'start') {
+          importing.done();
           groups = new GroupProgress(event.units, workers);
           bar.start(event.cells, event.finished, { last: event.finished ? `${event.finished} finished earlier` : '' });
           started = true;
@@ -98,6 +135,7 @@ export function progressReporter(
           });
       },
       stop: () => {
+        importing.done();
         if (started) bar.stop();
         started = false;
       },
@@ -109,6 +147,7 @@ export function progressReporter(
   let done = 0;
   return {
     onProgress: (event) => {
+      if (event.type === 'import') return importing.heard(event);
       if (event.type === 'start') {
         groups = new GroupProgress(event.units, workers);
         done = event.finished;

@@ -50,12 +50,15 @@ export function builder(yargs: Argv) {
 type ImportArgs = ReturnType<typeof builder> extends Argv<infer T> ? T : never;
 
 export const handler = handled(async (argv: ImportArgs) => {
-  const [{ importToDir }, { parseNumberFlag }, { RUN_LIMITS }, { formatImportReport }] = await Promise.all([
-    import('../commands/scenario-files.js'),
-    import('../core/numbers.js'),
-    import('../run/limits.js'),
-    import('../scenarios/importers/index.js'),
-  ]);
+  const [{ importToDir }, { parseNumberFlag }, { RUN_LIMITS }, { formatImportReport }, { ImportProgress }] =
+    await Promise.all([
+      import('../commands/scenario-files.js'),
+      import('../core/numbers.js'),
+      import('../run/limits.js'),
+      import('../scenarios/importers/index.js'),
+      import('./common.js'),
+    ]);
+  const progress = new ImportProgress(Boolean(process.stderr.isTTY));
   const { out, written, removed, report } = await importToDir({
     dataset: argv.dataset as DatasetName,
     file: argv.file,
@@ -65,7 +68,8 @@ export const handler = handled(async (argv: ImportArgs) => {
     questionPrompts: argv['question-prompts'],
     overwrite: argv.overwrite,
     onWarning: (warning) => process.stderr.write(`${warning}\n`),
-  });
+    onRead: (read, total) => progress.heard({ dataset: `${argv.dataset}:${argv.file}`, read, total }),
+  }).finally(() => progress.done());
   const replaced = removed.length
     ? ` (removed ${removed.length} file${removed.length === 1 ? '' : 's'} of the earlier import there: ${removed.slice(0, 3).join(', ')}${removed.length > 3 ? ', ...' : ''})`
     : '';

@@ -21,6 +21,7 @@ import {
   type DatasetName,
   type ImportReport,
 } from '../scenarios/importers/index.js';
+import type { ReadListener } from '../scenarios/importers/json-stream.js';
 import { checkOutFlag } from '../run/out-lock.js';
 
 /** Where the files go, and whether an earlier import's or generate's may be replaced. */
@@ -42,6 +43,8 @@ export interface ImportToDirOptions extends Omit<ScenarioDirOptions, 'out'> {
   errata?: string | undefined;
   /** A YAML file of templates for LoCoMo's temporal and adversarial questions. */
   questionPrompts?: string | undefined;
+  /** Hears how much of the file is read, as the import goes. */
+  onRead?: ReadListener | undefined;
 }
 
 export interface ImportToDirOutcome {
@@ -70,6 +73,7 @@ export async function importToDir(options: ImportToDirOptions): Promise<ImportTo
       ...(options.limit !== undefined ? { limit: options.limit } : {}),
       ...(errata ? { errata } : {}),
       ...(questions ? { questions } : {}),
+      ...(options.onRead ? { onRead: options.onRead } : {}),
     })) {
       await staged.write(`${imported.scenario.name}.yaml`, imported.yaml());
     }

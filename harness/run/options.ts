@@ -36,6 +36,8 @@ export type RunExecution = GroupOptions<'execution'>;
 
 /** `index` is the cell's position among this run's `cells` (a shard's own, when sharded); `finished` counts cells an earlier attempt already ran. */
 export type ProgressEvent =
+  /** While a `--dataset` is imported, before the cells are planned: its bytes read so far (`dataset` as given: `longmemeval:FILE`). */
+  | { type: 'import'; dataset: string; read: number; total: number }
   /** `units`: every planned cell's strategy setting and scenario group, so progress can count a dataset's questions per strategy. */
   | { type: 'start'; cells: number; finished: number; units: { setting: string; group?: string; done: boolean }[] }
   | { type: 'cell'; index: number; cells: number; result: CellResult };

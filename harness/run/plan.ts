@@ -235,6 +235,11 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined):
       ...(options.questionPrompts !== undefined ? { questionPrompts: options.questionPrompts } : {}),
       // LoCoMo's protocol also retrieves over the file's observations and session summaries.
       ...(options.protocol === 'locomo' ? { documents: true } : {}),
+      ...(options.onProgress
+        ? {
+            onRead: (read: number, total: number) => options.onProgress!({ type: 'import', dataset: arg, read, total }),
+          }
+        : {}),
       ...(shelf
         ? {
             keep: (scenario: Scenario) => {

@@ -73,3 +73,57 @@ describe('progressReporter without a terminal', () => {
     expect(lines[1]).toBe(`[1/2] generated-zh/${setting}  recall 0.53  2068 ms  (generated 1/2 questions, ETA 1s)\n`);
   });
 });
+
+describe('an import in progress', () => {
+  const event = (read: number) => ({ type: 'import' as const, dataset: 'longmemeval:m.json', read, total: 200e6 });
+
+  it('in a log: a line every 10 s and none before, then the cells as ever', () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const lines: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => lines.push(String(chunk)) > 0);
+    try {
+      const { onProgress } = progressReporter(false, false, 2);
+      onProgress(event(1e6));
+      vi.advanceTimersByTime(9_999);
+      onProgress(event(2e6));
+      expect(lines).toEqual([]);
+      vi.advanceTimersByTime(1);
+      onProgress(event(50e6));
+      onProgress(event(51e6));
+      vi.advanceTimersByTime(10_000);
+      onProgress(event(200e6));
+      onProgress({ type: 'start', cells: 4, finished: 0, units: [] });
+    } finally {
+      write.mockRestore();
+      vi.useRealTimers();
+    }
+    expect(lines).toEqual([
+      'membench: importing longmemeval:m.json: 50 of 200 MB read (25 %)\n',
+      'membench: importing longmemeval:m.json: 200 of 200 MB read (100 %)\n',
+      'membench: running 4 cells\n',
+    ]);
+  });
+
+  it('on a terminal: one line redrawn in place, cleared when the cells start', () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const lines: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => lines.push(String(chunk)) > 0);
+    try {
+      const { onProgress, stop } = progressReporter(false, true, 2);
+      vi.advanceTimersByTime(250);
+      onProgress(event(20e6));
+      onProgress(event(21e6));
+      vi.advanceTimersByTime(250);
+      onProgress(event(40e6));
+      stop();
+    } finally {
+      write.mockRestore();
+      vi.useRealTimers();
+    }
+    expect(lines).toEqual([
+      '\rmembench: importing longmemeval:m.json: 20 of 200 MB read (10 %)\x1b[K',
+      '\rmembench: importing longmemeval:m.json: 40 of 200 MB read (20 %)\x1b[K',
+      '\r\x1b[K',
+    ]);
+  });
+});

@@ -15,7 +15,7 @@ import { closestString } from '../../core/user-input.js';
 import { checkScenarioValue, formatProblem, MAX_SCENARIO_BYTES } from '../load.js';
 import type { Scenario } from '../format.js';
 import { noteContentDigest } from '../content-digest.js';
-import { readJsonList } from './json-stream.js';
+import { readJsonList, type ReadListener } from './json-stream.js';
 import { Errata } from './errata.js';
 import { loadQuestionPrompts, type QuestionPrompts } from './question-prompts.js';
 import { locomo } from './locomo.js';
@@ -90,6 +90,7 @@ export async function* importScenarios(
     documents?: boolean;
     questions?: QuestionPrompts;
     only?: QuestionFilter;
+    onRead?: ReadListener;
   } = {},
 ): AsyncGenerator<ImportedScenario> {
   const converter = CONVERTERS[dataset];
@@ -97,7 +98,7 @@ export async function* importScenarios(
     throw bad(`--limit ${options.limit}: expected a whole number >= 1`);
   const names = new IdAllocator('-');
   let index = 0;
-  for await (const raw of readJsonList(file, converter.units)) {
+  for await (const raw of readJsonList(file, converter.units, options.onRead)) {
     log.unit();
     const converted = converter.convert(raw, index, log, file, {
       documents: options.documents === true,
@@ -285,6 +286,7 @@ export async function importDataset<Kept = Scenario>(
     questionPrompts?: string;
     only?: QuestionFilter;
     keep?: (scenario: Scenario) => Kept;
+    onRead?: ReadListener;
   } = {},
 ): Promise<{ scenarios: Kept[]; report: ImportReport }> {
   const { dataset, file } = parseDatasetArg(arg);
@@ -300,6 +302,7 @@ export async function importDataset<Kept = Scenario>(
     ...(questions ? { questions } : {}),
     ...(options.documents ? { documents: true } : {}),
     ...(options.only ? { only: options.only } : {}),
+    ...(options.onRead ? { onRead: options.onRead } : {}),
   }))
     scenarios.push(keep(imported.scenario));
   const report = log.report();

@@ -155,15 +155,20 @@ type ScanState = 'start' | 'before' | 'item' | 'end';
 /** Largest list element read into one string (V8 strings stop near 512 MiB). */
 const MAX_ELEMENT_CHARS = 256 * 1024 * 1024;
 
+/** Told the bytes of the file read so far, and its size, as the reading goes (once a chunk, ~1 MiB). */
+export type ReadListener = (read: number, total: number) => void;
+
 /**
  * The elements of a file holding one JSON list, parsed one at a time. Bad input (missing file,
  * not UTF-8, not a list, invalid JSON, truncated) throws a MembenchError naming the file, the
- * line and column, and the element.
+ * line and column, and the element. `onRead` hears how far the reading is.
  */
-export async function* readJsonList(file: string, units: string): AsyncGenerator<unknown> {
+export async function* readJsonList(file: string, units: string, onRead?: ReadListener): AsyncGenerator<unknown> {
+  let total = 0;
   try {
     const info = await stat(file);
     if (!info.isFile()) throw bad(`${file}: not a file`);
+    total = info.size;
   } catch (error) {
     if (error instanceof MembenchError) throw error;
     throw bad(
@@ -224,7 +229,10 @@ export async function* readJsonList(file: string, units: string): AsyncGenerator
     }
   };
 
+  let read = 0;
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    read += (chunk as Buffer).length;
+    onRead?.(read, total);
     const archive = state === 'start' && line === 1 && col === 0 ? archiveKind(chunk as Buffer) : undefined;
     if (archive !== undefined)
       throw bad(`${file}: ${archive} and give the .json file inside: the dataset file is JSON, a list of ${units}`);

@@ -3,11 +3,11 @@
  * the plan keeps stand-ins, a cell gets its question back whole (in this process, or as bytes in a
  * pool worker), and the shelf goes with the run, whether it ends, fails to plan or is interrupted.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { importDataset } from '../../../harness/scenarios/importers/index.js';
-import { loadedCell, planRun, runBenchmark } from '../../../harness/run/runner.js';
+import { loadedCell, planRun, runBenchmark, type ProgressEvent } from '../../../harness/run/runner.js';
 import { isShelved } from '../../../harness/run/scenario-shelf.js';
 import { allOk } from '../../helpers/cells.js';
 
@@ -74,6 +74,25 @@ describe('the scenario shelf', () => {
       ]);
     expect(figures(pooled.cells)).toEqual(figures(inline.cells));
     expect(runDirs()).toEqual([]);
+  });
+
+  it("tells the import's progress, bytes read up to the file's size, before the cells start", async () => {
+    const events: ProgressEvent[] = [];
+    allOk(
+      await runBenchmark({
+        datasets: [LONGMEMEVAL],
+        strategies: ['bm25'],
+        datasetLimit: 1,
+        onProgress: (event) => events.push(event),
+      }),
+    );
+    const reads = events.flatMap((event) => (event.type === 'import' ? [event] : []));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(events.slice(0, reads.length)).toEqual(reads);
+    expect(reads.every((event) => event.dataset === LONGMEMEVAL)).toBe(true);
+    expect(reads.map((event) => event.total)).toEqual(reads.map(() => statSync(LONGMEMEVAL.slice(12)).size));
+    expect(reads.at(-1)!.read).toBeLessThanOrEqual(reads.at(-1)!.total);
+    expect(events[reads.length]?.type).toBe('start');
   });
 
   it('an interrupted run removes its shelf', async () => {
