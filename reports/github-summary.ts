@@ -4,7 +4,7 @@ import { fileSystemProblem } from '../harness/core/errors.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { checkLine, comparisonHeadline, noiseChecks, thresholdsLine, ungatedChecks } from './compare-render.js';
 import type { Comparison, MetricCheck } from './compare-types.js';
-import { cellVerdict, verdictFails, type VerdictOptions } from './junit.js';
+import { cellVerdict, emptyRunFailure, verdictFails, type VerdictOptions } from './junit.js';
 import {
   cellLabel,
   markdownCode,
@@ -24,8 +24,9 @@ export function renderRunStepSummary(result: RunResult, options: VerdictOptions 
   const failing = verdicts.filter(({ verdict }) => verdictFails(verdict));
   const notes = summaryNotes(result);
   const { header } = result;
+  const empty = emptyRunFailure(result, options);
   return [
-    `## membench run: ${failing.length ? `${failing.length} of ${result.cells.length} cells failed` : `${result.cells.length} cells passed`}`,
+    `## membench run: ${empty !== undefined ? `failed: ${markdownLine(empty)}` : failing.length ? `${failing.length} of ${result.cells.length} cells failed` : `${result.cells.length} cells passed`}`,
     '',
     `model \`${header.model}\` · tokenizer ${header.tokenizer.encoding} · seed ${header.seed} · membench ${header.membenchVersion}${header.gitCommit ? ` (${header.gitCommit.slice(0, 12)})` : ''}` +
       (options.recallThreshold !== undefined ? ` · recall threshold ${options.recallThreshold}` : ''),

@@ -8,6 +8,7 @@ import { assertRunResult } from '../harness/results/read.js';
 import { cellsByStatus } from '../harness/results/cells.js';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
 import { violatedInvariants } from '../harness/results/durability-matrix.js';
+import { emptyShardWords } from '../harness/results/shard.js';
 import { cellLabel, errorText, formatMs, formatRate, refusedSteps } from './summary.js';
 
 /** What makes a cell fail besides errors and invariant violations. */
@@ -71,6 +72,17 @@ function emptyRecallFailure(scored: number, probes: number, options: VerdictOpti
       ? 'the cell has no probe'
       : `none of its ${probes} probe${probes === 1 ? '' : 's'} has an expected answer (abstention only?)`;
   return `context recall: 0 probes scored (${why}): the threshold ${options.recallThreshold.toFixed(2)} cannot pass on an empty measurement`;
+}
+
+/**
+ * The recall gate on a run of no cell at all (an empty shard): no cell fails, so without this the
+ * threshold would pass on nothing (DESIGN §9). Undefined without a threshold or with a cell.
+ */
+export function emptyRunFailure(result: RunResult, options: VerdictOptions): string | undefined {
+  if (options.recallThreshold === undefined || result.cells.length > 0) return undefined;
+  const { shard } = result.header;
+  const why = shard ? emptyShardWords(shard, shard.planned) : 'the run has no cell';
+  return `context recall: 0 cells run: ${why}; the threshold ${options.recallThreshold.toFixed(2)} cannot pass on an empty measurement`;
 }
 
 /** True when the verdict fails the cell. */
@@ -251,6 +263,21 @@ export function renderJunit(result: RunResult, options: VerdictOptions = {}): st
       '  </testsuite>',
     ].join('\n');
   });
+  // A run of no cell has no testcase to fail: with a threshold, the gate is a failing testcase of its own.
+  const empty = emptyRunFailure(result, options);
+  if (empty !== undefined) {
+    tests += 1;
+    failures += 1;
+    suites.push(
+      [
+        `  <testsuite name="membench" tests="1" failures="1" errors="0" skipped="0" time="0.000" timestamp="${xmlAttribute(header.startedAt.replace(/Z$/u, ''))}">`,
+        `    <testcase name="recall threshold" classname="membench" time="0.000">`,
+        `      <failure message="${xmlAttribute(empty)}" type="recall">${xmlText(empty)}</failure>`,
+        '    </testcase>',
+        '  </testsuite>',
+      ].join('\n'),
+    );
+  }
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="membench" tests="${tests}" failures="${failures}" errors="${errors}" time="${seconds(header.durationMs)}">`,

@@ -118,10 +118,11 @@ async function report(
   process.stdout.write(`wrote ${writtenFiles(out, files)}\n`);
   for (const { cell, verdict } of failed)
     process.stderr.write(`${failedLine(cell.id, [verdict.error, ...verdict.failures].filter(Boolean).join('; '))}\n`);
+  if (outcome.emptyRun !== undefined) process.stderr.write(`${failedLine('recall threshold', outcome.emptyRun)}\n`);
   if (errored > 0)
     process.stderr.write(
       `membench: ${errored} cell${errored === 1 ? '' : 's'} in error: rerun only ${errored === 1 ? 'it' : 'them'} with membench run --resume ${out}\n`,
     );
   const judgeFailed = outcome.judgeGate !== undefined && reportJudgeGate(outcome.judgeGate);
-  return failed.length > 0 || judgeFailed ? 1 : 0;
+  return failed.length > 0 || outcome.emptyRun !== undefined || judgeFailed ? 1 : 0;
 }

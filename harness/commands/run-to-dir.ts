@@ -13,7 +13,7 @@ import {
   writeRunOutput,
 } from '../../reports/index.js';
 import { ChartDrawer, renderChartsInParallel } from '../../reports/chart-thread.js';
-import { cellVerdict, verdictFails, type CellVerdict } from '../../reports/junit.js';
+import { cellVerdict, emptyRunFailure, verdictFails, type CellVerdict } from '../../reports/junit.js';
 import type { RunPhase } from '../../reports/profile.js';
 import { fullDiskProblem, isMembenchError, MembenchError } from '../core/errors.js';
 import { warnOverwriteWithoutManifest } from '../core/manifest.js';
@@ -85,6 +85,8 @@ export interface RunToDirFinished {
   /** Every file written (reports, then charts). */
   files: string[];
   failed: FailedCell[];
+  /** Why the recall threshold failed a run of no cell (an empty shard); undefined otherwise. */
+  emptyRun: string | undefined;
   /** Cells in error: the run state stays in `out` so that a resume reruns only them. */
   errored: number;
   /** What the judges did not measure and why their gate failed; undefined when no judge ran. */
@@ -270,6 +272,7 @@ async function runAndReport(
     result,
     files,
     failed,
+    emptyRun: emptyRunFailure(result, verdictOptions),
     errored: result.cells.filter((cell) => cell.status === 'error').length,
     judgeGate:
       judging.judges.length > 0 ? checkJudged(result, judging.judges, settings.values.judgeThreshold) : undefined,

@@ -201,7 +201,7 @@ export function checkJudged(result: RunResult, judges: readonly string[], thresh
     if (run.judged === 0 || run.unparsed / run.judged > MAX_UNPARSED_SHARE) {
       const what =
         run.judged === 0
-          ? `${run.label} judged no answer (the run has no probe)`
+          ? `${run.label} judged no answer (the run has no ${result.cells.length === 0 ? 'cell' : 'probe'})`
           : `${run.label} could not read ${run.unparsed} of its ${run.judged} replies as yes or no (${Math.round((100 * run.unparsed) / run.judged)} %, more than ${100 * MAX_UNPARSED_SHARE} %): its accuracy is not a measurement; check the judge model and prompts (the raw replies are in results.json)`;
       gate.warnings.push(`warning: ${what}`);
       if (threshold !== undefined) gate.failures.push(`${what}${bound}`);

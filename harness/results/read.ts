@@ -12,6 +12,7 @@ import { emptyUsage } from '../models/index.js';
 import { summarizeRecall } from './recall.js';
 import { READABLE_SCHEMA_VERSIONS, runResultSchema, type ErrorCell, type RunResult } from './schema.js';
 import { takeRankings } from './shared-rankings.js';
+import { emptyShardWords } from './shard.js';
 
 /** A run dir means its results.json; anything else is taken as the file itself. */
 export async function resolveResultsPath(target: string): Promise<string> {
@@ -298,10 +299,13 @@ export function repeatedCellId(run: RunResult): string | undefined {
 
 /** Refuses results that reports cannot stand on: no cell at all, or a cell id twice (exit 2, naming the file). */
 export function assertReportable(run: RunResult, file: string): void {
+  const { shard } = run.header;
   if (run.cells.length === 0)
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `${file} has no cells: nothing to report (was the run stopped before any cell finished?)`,
+      shard
+        ? `${file} has no cells: nothing to report (${emptyShardWords(shard, shard.planned)}): merge the shards, then report the merged run`
+        : `${file} has no cells: nothing to report (was the run stopped before any cell finished?)`,
     );
   const repeated = repeatedCellId(run);
   if (repeated !== undefined)

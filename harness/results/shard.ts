@@ -37,3 +37,13 @@ export function inShard(position: number, shard: Shard | undefined): boolean {
 export function shardSize(planned: number, shard: Shard): number {
   return Math.max(0, Math.ceil((planned - (shard.index - 1)) / shard.count));
 }
+
+/**
+ * What an empty shard is, in words (its warning, the gate it fails, a report refusing it): a CI
+ * matrix with a fixed number of shards runs shards past the plan's size, which hold no cell.
+ */
+export function emptyShardWords(shard: Shard, planned: number): string {
+  const holding = Math.min(planned, shard.count);
+  const which = holding === 1 ? 'only shard 1 holds one' : `only shards 1 to ${holding} hold any`;
+  return `shard ${shard.index}/${shard.count} holds none of the plan's ${planned} cell${planned === 1 ? '' : 's'} (${which})`;
+}

@@ -19,7 +19,7 @@ import { checkProfileDir } from '../process/worker.js';
 import { makeRunTempDir, reclaimAbandonedTempDirs } from './temp-dirs.js';
 import { checkRunOptions } from './limits.js';
 import { RESULTS_SCHEMA_VERSION, type CellResult, type RunHeader, type RunResult } from '../results/schema.js';
-import { inShard, type ShardedRunHeader } from '../results/shard.js';
+import { emptyShardWords, inShard, type ShardedRunHeader } from '../results/shard.js';
 import { shareRankings } from '../results/shared-rankings.js';
 import { cutAnswersWords } from '../results/cells.js';
 import { TokenCounter } from '../core/tokens.js';
@@ -133,6 +133,11 @@ async function runPlanned(
   const { startedAt, started } = clock;
   const workers = options.workers ?? 1;
   const positions = plans.flatMap((_, position) => (inShard(position, options.shard) ? [position] : []));
+  // A legitimate case (a CI matrix with more shards than cells), said so that nobody reads its empty results as a pass.
+  if (options.shard && positions.length === 0)
+    options.onWarning?.(
+      `warning: --${emptyShardWords(options.shard, plans.length)}: nothing runs; its results hold no cell (merge takes them), and a --recall-threshold fails on them`,
+    );
   const results = new Map<number, CellResult>();
   const record = async (position: number, result: CellResult): Promise<void> => {
     await options.store?.save(position, result);

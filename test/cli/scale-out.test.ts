@@ -14,6 +14,7 @@ import type { ShardedRunHeader } from '../../harness/results/shard.js';
 import { membench, ROOT, startMembench, until } from './helpers.js';
 import type { RunResult } from '../../harness/results/schema.js';
 import { builtModule } from '../helpers/built.js';
+import { membenchInProcess } from '../helpers/cli-in-process.js';
 import { withoutTiming } from '../helpers/same-seed.js';
 import { writeSmallScenario } from '../helpers/small-scenario.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -154,6 +155,41 @@ describe('--shard and membench merge', () => {
     expect(mergeShards([judged, { ...s2!, result: { ...s2!.result, judges: judged.result.judges } }]).judges).toEqual([
       expect.objectContaining({ judge: 'offline', judged: 12 }),
     ]);
+  });
+});
+
+describe('an empty shard (a CI matrix with more shards than cells)', () => {
+  it('warns and writes results of no cell that merge takes; a --recall-threshold fails on it, exit 1', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await scaleDir();
+    const args = ['-c', scenarios.a, '-s', 'buffer', '-q', '-w', '1'];
+    const [one, empty, gated] = await Promise.all([
+      membench(['run', ...args, '--shard', '1/3', '-o', path.join(dir, 's1')]),
+      membench(['run', ...args, '--shard', '3/3', '-o', path.join(dir, 's3')]),
+      membench(['run', ...args, '--shard', '2/3', '--recall-threshold', '0.5', '-o', path.join(dir, 's2')]),
+    ]);
+    const words = "holds none of the plan's 1 cell (only shard 1 holds one)";
+    expect([one.code, empty.code], empty.stderr).toEqual([0, 0]);
+    expect(empty.stderr).toContain(`warning: --shard 3/3 ${words}: nothing runs`);
+    expect(results(path.join(dir, 's3')).cells).toEqual([]);
+    expect(gated.code, gated.stderr).toBe(1);
+    expect(gated.stderr).toContain(
+      `FAILED recall threshold: context recall: 0 cells run: shard 2/3 ${words}; the threshold 0.50 cannot pass on an empty measurement`,
+    );
+    expect(readFileSync(path.join(dir, 's2', 'junit.xml'), 'utf8')).toContain('tests="1" failures="1"');
+    // The shards still merge into the whole run; reporting an empty shard alone is refused, saying why.
+    const merged = await membench([
+      'merge',
+      ...['s1', 's2', 's3'].map((name) => path.join(dir, name)),
+      '-o',
+      path.join(dir, 'm'),
+    ]);
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(merged.stdout).toContain('merged 3 shards (1 cells)');
+    const report = await membenchInProcess(['report', path.join(dir, 's3')]);
+    expect(report.code).toBe(2);
+    expect(report.stderr).toContain(`has no cells: nothing to report (shard 3/3 ${words}): merge the shards`);
   });
 });
 

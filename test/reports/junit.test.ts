@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { renderRunStepSummary } from '../../reports/github-summary.js';
 import { renderJunit, xmlAttribute, xmlText } from '../../reports/junit.js';
 import { cellOf, renameScenario, smallRun } from './fixture.js';
 
@@ -194,6 +195,27 @@ describe('junit.xml', () => {
           /^pooled context recall: 0 probes scored \(none of its \d+ probes has an expected answer/u,
         ),
       ),
+    );
+  });
+
+  it('fails a threshold on a run of no cell (an empty shard), in junit.xml and the step summary', () => {
+    const result = smallRun();
+    const shard = { index: 5, count: 200, planned: result.cells.length, digest: 'd' };
+    const empty = { ...result, header: { ...result.header, shard }, cells: [] };
+    // Without a threshold an empty shard gates nothing (a CI matrix with more shards than cells).
+    expect(parseXml(renderJunit(empty)).attributes).toMatchObject({ tests: '0', failures: '0' });
+    expect(renderRunStepSummary(empty)).toContain('## membench run: 0 cells passed');
+    const root = parseXml(renderJunit(empty, { recallThreshold: 0.9 }));
+    expect(root.attributes).toMatchObject({ tests: '1', failures: '1' });
+    const message = `context recall: 0 cells run: shard 5/200 holds none of the plan's ${result.cells.length} cells (only shards 1 to ${result.cells.length} hold any); the threshold 0.90 cannot pass on an empty measurement`;
+    const [testcase] = byName(byName(root, 'testsuite')[0]!, 'testcase');
+    expect(byName(testcase!, 'failure')[0]!.attributes.message).toBe(message);
+    expect(renderRunStepSummary(empty, { recallThreshold: 0.9 })).toContain(`## membench run: failed: ${message}`);
+    // A whole run of no cell (a library caller's) fails the same gate in its own words.
+    const whole = parseXml(renderJunit({ ...empty, header: result.header }, { recallThreshold: 0 }));
+    const [wholeCase] = byName(byName(whole, 'testsuite')[0]!, 'testcase');
+    expect(byName(wholeCase!, 'failure')[0]!.attributes.message).toBe(
+      'context recall: 0 cells run: the run has no cell; the threshold 0.00 cannot pass on an empty measurement',
     );
   });
 });

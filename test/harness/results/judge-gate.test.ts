@@ -73,6 +73,11 @@ describe('the judge gate', () => {
       'warning: offline judge judged no answer (the run has no probe)',
     ]);
     expect(checkJudged(none, ['offline'], 0.5).failures).toHaveLength(1);
+    // A run of no cell (an empty shard) is said as such.
+    const noCell = await judgeRun({ ...judgeable(), cells: [] }, [scripted('offline', ['yes'])]);
+    expect(checkJudged(noCell, ['offline'], 0.5).failures).toEqual([
+      'offline judge judged no answer (the run has no cell): --judge-threshold 0.5 cannot pass on it',
+    ]);
     // A judge named but absent from the results (it did not run) is not reported on.
     expect(checkJudged(none, ['openai:other'], 0.5)).toEqual({ warnings: [], failures: [] });
   });
