@@ -74,8 +74,12 @@ const answerList = stringList.superRefine((texts, context) => {
     });
   }
 });
+/** A text a step cannot do without: empty, or only white space (`user: "   "`: a message saying nothing, a probe asking nothing), is refused. */
 const nonEmpty = (what: string) =>
-  z.string({ error: `expected ${what}` }).min(1, `expected ${what}, got an empty string`);
+  z
+    .string({ error: `expected ${what}` })
+    .min(1, `expected ${what}, got an empty string`)
+    .refine((text) => text.length === 0 || text.trim() !== '', `expected ${what}, got only white space`);
 const stepId = z
   .string({ error: 'expected a string id' })
   .regex(/^[\p{L}\p{N}_.:-]+$/u, 'ids use letters, digits, "_", ".", ":" and "-"')
@@ -194,10 +198,7 @@ const probeStep = z
     forbid: answerList.default([]),
     category: z.enum(PROBE_CATEGORIES).default('extraction'),
     /** The dataset's own category for this question (LoCoMo's `single-hop`, LongMemEval's `temporal-reasoning`), reported beside membench's. */
-    label: z
-      .string({ error: 'expected a category label' })
-      .min(1, 'expected a category label, got an empty string')
-      .optional(),
+    label: nonEmpty('a category label').optional(),
     /** How a live answer is scored: `contains` (an expect string, no forbid string) or LoCoMo's token F1 (`locomo-f1`; `locomo-f1-multi` for its multi-hop answers; `locomo-adversarial`: its abstention phrases). */
     scoring: z.enum(ANSWER_SCORINGS, { error: `expected one of ${ANSWER_SCORINGS.join(', ')}` }).optional(),
     evidence: stringList.default([]),
@@ -297,11 +298,7 @@ export const scenarioHeader = z.object({
   language: z.string().optional(),
   tags: z.array(z.string()).optional(),
   /** The suite or dataset the scenario belongs to (`generated`, `locomo:locomo10.json`): reports pool a group's scenarios into one. */
-  group: z
-    .string({ error: 'expected a group name' })
-    .min(1, 'expected a group name, got an empty string')
-    .refine((group) => group.length === 0 || group.trim() !== '', 'expected a group name, got only white space')
-    .optional(),
+  group: nonEmpty('a group name').optional(),
   /** What the conversation's messages are when not the dialog itself: a dataset's derived documents (LoCoMo's observations or session summaries), replayed in place of it. */
   documents: z.enum(DERIVED_DOCUMENTS, { error: `expected one of ${DERIVED_DOCUMENTS.join(', ')}` }).optional(),
   steps: z.array(z.unknown(), { error: 'expected a list of steps' }).min(1, 'expected at least one step'),

@@ -20,6 +20,7 @@ import { jsonSyntaxError, positionOf } from '../core/json-errors.js';
 import { LONE_SURROGATE_PROBLEM, loneSurrogatesIn } from '../core/text.js';
 import { describeInput, formatPath, kindOf, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
+import { scenarioWarnings } from './scenario-warnings.js';
 import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
 import {
   scenarioHeader,
@@ -534,6 +535,9 @@ export function checkScenarioValue(
     });
   }
   if (problems.some((problem) => problem.severity === 'error')) return { problems };
+  // Only of a valid file: an invalid step is left out of `steps`, and the indices would shift.
+  for (const { segments, message } of scenarioWarnings(steps))
+    problems.push({ file, ...locate.value(segments), path: formatPath(segments), message, severity: 'warning' });
   const { steps: _raw, ...rest } = header.data;
   return { scenario: { ...rest, source: file, steps }, problems, nameAt: locate.key(['name']) };
 }

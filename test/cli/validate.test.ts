@@ -46,13 +46,15 @@ afterAll(() => {
 });
 
 describe('membench validate', () => {
-  test('the valid fixtures: exit 0, only the unknown-key warning printed', async () => {
+  test('the valid fixtures: exit 0, only the warnings of the fixtures made to warn printed', async () => {
     const files = readdirSync(VALID)
       .sort()
       .map((name) => `${VALID}/${name}`);
     const run = await membench('validate', ...files);
     expect(run.stderr).toBe('');
     expect(lines(run.stdout)).toEqual([
+      `${VALID}/dates-backwards-warns.yaml:7:9: steps[2].at: warning: 2024-05-01T09:30:00Z is before steps[0].at (2024-05-02): the dates run backwards (the steps are replayed in their order, as written)`,
+      `${VALID}/no-probe-warns.yaml:3:3: steps: warning: no probe: nothing asks what the memory kept, so the scenario scores no recall (only tokens and latency are measured): add a probe step`,
       `${VALID}/unknown-key-warns.yaml:6:5: steps[1].hint: warning: unknown key "hint" (ignored)`,
       `${files.length} files checked: ${files.length} valid, 0 invalid`,
     ]);
@@ -89,7 +91,7 @@ describe('membench validate', () => {
     const run = await membench('validate', '--max-bytes', '1024', `${BROKEN}/oversize.yaml`);
     expect(run.code).toBe(2);
     expect(lines(run.stdout)).toEqual([
-      `${BROKEN}/oversize.yaml:1:1: (document): file is 4556 bytes, over the 1024-byte limit for a scenario`,
+      `${BROKEN}/oversize.yaml:1:1: (document): file is 4618 bytes, over the 1024-byte limit for a scenario`,
       '1 file checked: 0 valid, 1 invalid',
     ]);
   });

@@ -34,7 +34,7 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   'binary-garbage.yaml': { lines: ['1:7: (document): binary data (a NUL byte): a scenario is YAML or JSON text'] },
   'invalid-utf8.yaml': { lines: ['1:1: (document): not UTF-8 text (binary data?): a scenario is YAML or JSON text'] },
   'oversize.yaml': {
-    lines: ['1:1: (document): file is 4556 bytes, over the 1024-byte limit for a scenario'],
+    lines: ['1:1: (document): file is 4618 bytes, over the 1024-byte limit for a scenario'],
     options: { maxBytes: 1024 },
   },
 
@@ -73,6 +73,7 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
   'unknown-step-kind.yaml': { lines: [`4:5: steps[1]: unknown step kind "say": a step needs one of ${KINDS}`] },
   'two-kinds-in-step.yaml': { lines: ['3:5: steps[0]: a step has exactly one kind, found user and probe'] },
   'wrong-type-user.yaml': { lines: ['3:11: steps[0].user: expected the user message, got 42'] },
+  'blank-text.yaml': { lines: ['3:11: steps[0].user: expected the user message, got only white space'] },
   'expect-not-list.yaml': { lines: ['5:13: steps[1].expect: expected a list of strings, got "a string"'] },
   'expect-item-not-string.yaml': { lines: ['7:9: steps[1].expect[1]: expected string, got 7'] },
   'probe-without-expect.yaml': {
@@ -144,7 +145,17 @@ describe('valid scenario fixtures', () => {
     expect(scenario).toEqual({
       name: 'minimal',
       source: `${VALID}/minimal.yaml`,
-      steps: [{ kind: 'user', user: 'I live in Lisbon.' }],
+      steps: [
+        { kind: 'user', user: 'I live in Lisbon.' },
+        {
+          kind: 'probe',
+          probe: 'Where do I live?',
+          expect: ['Lisbon'],
+          forbid: [],
+          category: 'extraction',
+          evidence: [],
+        },
+      ],
     });
   });
 
@@ -433,9 +444,12 @@ describe('loader edge cases found in review', () => {
   });
 
   test('reads a lone CR (classic Mac line ends) as a line break, as YAML 1.2 does: lines located as in the file', () => {
-    const valid = checkScenarioText('name: cr\rsteps:\r  - user: hi\r    assistant: hello\r', 'cr.yaml');
+    const valid = checkScenarioText(
+      'name: cr\rsteps:\r  - user: hi\r    assistant: hello\r  - probe: hi?\r    expect: [hello]\r',
+      'cr.yaml',
+    );
     expect(valid.problems).toEqual([]);
-    expect(valid.scenario?.steps).toHaveLength(1);
+    expect(valid.scenario?.steps).toHaveLength(2);
     const bad = checkScenarioText('name: cr\rsteps:\r  - user: hi\r  - nosuch: x\r', 'bad.yaml');
     expect(bad.problems.filter((problem) => problem.severity === 'error').map((problem) => problem.line)).toEqual([4]);
   });

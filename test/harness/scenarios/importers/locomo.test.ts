@@ -598,5 +598,17 @@ describe('LoCoMo session dates', () => {
       '2023-05-01T13:56:00Z',
       '2023-05-09T13:56:00Z',
     ]);
+    // Its scenario file still loads (`validate`, `run -c`): the backward date is a warning, never an error.
+    const check = checkScenarioText(scenarios[0]!.yaml(), 'conv-d.yaml');
+    expect(check.scenario).toBeDefined();
+    expect(check.problems.map((problem) => [problem.severity, problem.path, problem.message])).toEqual([
+      [
+        'warning',
+        `steps[${scenarios[0]!.scenario.steps.findIndex((step) => step.kind === 'session' && step.at === '2023-05-01T13:56:00Z')}].at`,
+        expect.stringMatching(
+          /^2023-05-01T13:56:00Z is before steps\[\d+\]\.at \(2023-05-08T13:56:00Z\): the dates run backwards/u,
+        ),
+      ],
+    ]);
   });
 });
