@@ -93,6 +93,12 @@ export function mergeShards(inputs: readonly ShardInput[]): RunResult {
         );
       }
     }
+    // Whole rankings in some cells and the top 50 in others: the merged run's `retrieved` would be read as one kind.
+    if (keptRankings(input.result) !== keptRankings(first.result))
+      throw new MembenchError(
+        'INVALID_ARGUMENT',
+        `merge: ${input.file} and ${first.file} differ in --keep-rankings (${keptRankings(input.result)} vs ${keptRankings(first.result)}): run every shard with the same --keep-rankings`,
+      );
     // A judge that ran on some shards only would label figures pooled over the judged cells as the whole run's.
     if (!isDeepStrictEqual(judgesOf(input.result), judgesOf(first.result)))
       throw new MembenchError(
@@ -208,6 +214,10 @@ function mergedCalibration(headers: readonly RunResult['header'][]): RunResult['
 }
 
 /** Which judges judged a run, and with which prompts: every shard of a merge must have the same. */
+/** What a shard kept of each probe's ranking, as merge's refusal says it. */
+const keptRankings = (result: RunResult): string =>
+  result.header.keepRankings === true ? 'whole rankings kept' : 'the top of each ranking kept';
+
 const judgesOf = (result: RunResult): string[] => (result.judges ?? []).map((run) => `${run.judge} (${run.prompts})`);
 
 /** Judges over the shards: counts summed per judge, the latest judging time kept. */

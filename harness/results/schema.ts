@@ -520,6 +520,8 @@ export const runHeaderSchema = z.object({
   protocol: z.enum(PROTOCOLS).optional(),
   /** Each dataset file imported (`--dataset`), with what it repaired and skipped (absent without one, and in older files). */
   imports: z.array(importSummarySchema).optional(),
+  /** `--keep-rankings`: each probe's `retrieved` holds its whole ranking (absent: the top KEPT_RANKING_DEPTH, or the deepest k; older files say nothing). */
+  keepRankings: z.literal(true).optional(),
 });
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 

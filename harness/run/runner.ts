@@ -242,6 +242,7 @@ async function runPlanned(
     ...(calibration ? { calibration } : {}),
     ...(options.protocol !== undefined ? { protocol: options.protocol } : {}),
     ...(imports.length > 0 ? { imports } : {}),
+    ...(options.keepRankings === true ? { keepRankings: true as const } : {}),
   };
   return {
     header,

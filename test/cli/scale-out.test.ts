@@ -76,16 +76,19 @@ describe('--shard and membench merge', () => {
   }, async () => {
     const dir = await scaleDir();
     const args = ['-c', scenarios.a, '-c', scenarios.b, '-s', 'buffer', '-s', 'window', '-p', 'window.k=2,4'];
-    const [one, two, whole] = await Promise.all([
+    const [one, two, kept, whole] = await Promise.all([
       membench(['run', ...args, '-q', '-w', '1', '--shard', '1/2', '-o', path.join(dir, 's1')]),
       membench(['run', ...args, '-q', '-w', '1', '--shard', '2/2', '-o', path.join(dir, 's2')]),
+      membench(['run', ...args, '-q', '-w', '1', '--shard', '2/2', '--keep-rankings', '-o', path.join(dir, 's2k')]),
       runBenchmark({
         scenarios: [scenarios.a, scenarios.b],
         strategies: ['buffer', 'window'],
         params: ['window.k=2,4'],
       }),
     ]);
-    expect([one.code, two.code]).toEqual([0, 0]);
+    expect([one.code, two.code, kept.code]).toEqual([0, 0, 0]);
+    expect(results(path.join(dir, 's2k')).header).toHaveProperty('keepRankings', true);
+    expect(results(path.join(dir, 's2')).header).not.toHaveProperty('keepRankings');
     expect(results(path.join(dir, 's1')).cells.map((cell) => cell.id)).toEqual([
       'a/buffer',
       'a/window(k=4)',
@@ -109,11 +112,17 @@ describe('--shard and membench merge', () => {
     expect(existsSync(path.join(dir, 'merged', 'report.html'))).toBe(true);
     expect(withoutTiming(results(path.join(dir, 'merged')))).toEqual(withoutTiming(whole));
 
-    const [twice, missing, ontoShard] = await Promise.all([
+    const [twice, missing, ontoShard, rankings] = await Promise.all([
       membench(['merge', path.join(dir, 's1'), path.join(dir, 's1'), '-o', path.join(dir, 'never')]),
       membench(['merge', path.join(dir, 's1'), '-o', path.join(dir, 'never')]),
       membench(['merge', path.join(dir, 's1'), path.join(dir, 's2'), '-o', `${path.join(dir, 's2')}/`, '--overwrite']),
+      membench(['merge', path.join(dir, 's1'), path.join(dir, 's2k'), '-o', path.join(dir, 'never')]),
     ]);
+    // Whole rankings in one shard, the top 50 in the other: the merged `retrieved` would mean two things.
+    expect(rankings.code).toBe(2);
+    expect(rankings.stderr).toMatch(
+      /merge: .*s2k\/results\.json and .*s1\/results\.json differ in --keep-rankings \(whole rankings kept vs the top of each ranking kept\): run every shard with the same --keep-rankings/u,
+    );
     // The merged run written over shard 2 would leave no shard 2 to merge again.
     expect(ontoShard.code).toBe(2);
     expect(ontoShard.stderr).toMatch(/--out .*s2\/: it holds .*s2\/results\.json, one of the shards being merged/u);
