@@ -6,7 +6,7 @@
 import type { ChartConfiguration, PointStyle } from 'chart.js';
 import type { RunResult } from '../harness/results/schema.js';
 import { fnv1aCodePoints } from '../harness/core/hash.js';
-import { shortenText } from '../harness/core/text.js';
+import { oneLine, shortenText } from '../harness/core/text.js';
 import { displayWidth } from './layout.js';
 
 /** One chart: `id` names its PNG (`charts/<id>.png`) and its canvas in report.html. */
@@ -139,19 +139,25 @@ export const MAX_CHART_TEXT = 100;
 export const MAX_AXIS_LABEL = 48;
 
 /**
- * A text cut at `max` columns (displayWidth: a hanzi takes about the room of two letters on the
- * canvas, so a title of 100 hanzi ran off it); each line of a multi-line label (an array) is cut alike.
+ * A text on one line (oneLine: a line break a space, an ESC or a carriage return from a group name
+ * or label as its escape, as the text reports show them), cut at `max` columns (displayWidth: a
+ * hanzi takes about the room of two letters on the canvas, so a title of 100 hanzi ran off it);
+ * each line of a multi-line label (an array) is treated alike.
  */
 const cutText = <T>(text: T, max = MAX_CHART_TEXT): T =>
   (typeof text === 'string'
-    ? shortenText(text, max, displayWidth)
+    ? shortenText(oneLine(text), max, displayWidth)
     : Array.isArray(text)
-      ? text.map((line) => (typeof line === 'string' ? shortenText(line, max, displayWidth) : line))
+      ? text.map((line) => (typeof line === 'string' ? shortenText(oneLine(line), max, displayWidth) : line))
       : text) as T;
 
-/** The config with every text that comes from a run cut: axis labels at MAX_AXIS_LABEL, the others at MAX_CHART_TEXT. */
+/**
+ * The config with every text that comes from a run on one line and cut: axis labels at
+ * MAX_AXIS_LABEL, the others at MAX_CHART_TEXT; the subtitle (a sweep's fixed knobs) on one line, uncut.
+ */
 function withCutTexts(config: ChartConfiguration): ChartConfiguration {
   const title = config.options?.plugins?.title;
+  const subtitle = config.options?.plugins?.subtitle;
   return {
     ...config,
     data: {
@@ -166,11 +172,17 @@ function withCutTexts(config: ChartConfiguration): ChartConfiguration {
         };
       }),
     },
-    ...(title && config.options?.plugins
+    ...(config.options?.plugins
       ? {
           options: {
             ...config.options,
-            plugins: { ...config.options.plugins, title: { ...title, text: cutText(title.text) } },
+            plugins: {
+              ...config.options.plugins,
+              ...(title ? { title: { ...title, text: cutText(title.text) } } : {}),
+              ...(subtitle
+                ? { subtitle: { ...subtitle, text: cutText(subtitle.text, Number.POSITIVE_INFINITY) } }
+                : {}),
+            },
           },
         }
       : {}),

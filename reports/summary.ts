@@ -1,6 +1,6 @@
 /** Rows and formatting shared by the console table and report.md (pure functions of results). */
 import { peerNote } from '../harness/core/peers.js';
-import { visibleControls } from '../harness/core/text.js';
+import { oneLine } from '../harness/core/text.js';
 import type { Rate } from '../harness/core/metrics.js';
 import { MAX_ANSWER_CHARS } from '../harness/core/numbers.js';
 import { counted } from '../harness/core/plural.js';
@@ -316,8 +316,7 @@ export function modelDependenceNote(result: RunResult): string {
  * would recolour the terminal that prints the file), and a `<` that would open an HTML tag (a group
  * named `<img …>`) written as `&lt;`; `p<0.001` stays as it is. Markdown the text means (backticks) is kept.
  */
-export const markdownLine = (text: string): string =>
-  visibleControls(text.replace(/\r\n?|\n/gu, ' ')).replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
+export const markdownLine = (text: string): string => oneLine(text).replace(/<(?=[A-Za-z/!?])/gu, '&lt;');
 
 /**
  * Text as a Markdown code span on one line (line breaks as spaces, other control characters as
@@ -325,7 +324,7 @@ export const markdownLine = (text: string): string =>
  * (a setting whose knob's value holds one), padded when it starts or ends with one.
  */
 export function markdownCode(text: string): string {
-  const line = visibleControls(text.replace(/\r\n?|\n/gu, ' '));
+  const line = oneLine(text);
   const fence = '`'.repeat(Math.max(0, ...(line.match(/`+/gu) ?? []).map((run) => run.length)) + 1);
   const pad = line.startsWith('`') || line.endsWith('`') ? ' ' : '';
   return `${fence}${pad}${line}${pad}${fence}`;

@@ -19,6 +19,14 @@ export function visibleControls(text: string): string {
   return text.replace(CONTROL_CHARS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * `text` on one line of output (a Markdown line, a chart's title or label): each line break (CR, LF
+ * or CRLF) a space, any other control character but tab as its escape (visibleControls).
+ */
+export function oneLine(text: string): string {
+  return visibleControls(text.replace(/\r\n?|\n/gu, ' '));
+}
+
 /** Every run of whitespace as one space, trimmed. */
 export function collapseWhitespace(text: string): string {
   return text.replace(WHITESPACE_TO_COLLAPSE, ' ').trim();

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../harness/results/schema.js';
+import { chartSpecs } from '../../reports/chart-specs.js';
 import { compareRuns, renderComparison } from '../../reports/compare.js';
 import { renderComparisonMarkdown, renderRunStepSummary } from '../../reports/github-summary.js';
 import { renderConsoleSummary, renderHtml, renderMarkdown } from '../../reports/index.js';
@@ -84,6 +85,29 @@ describe('control characters in names from user input', () => {
       expect(text).not.toMatch(CONTROL);
       expect(text).toContain(`note=${SHOWN}`);
     }
+  });
+
+  it('are escapes in every text a chart draws (titles, subtitles, axis labels, legends, point names), a line break a space', () => {
+    const result = hostileRun();
+    for (const cell of result.cells) if (cell.setting === 'buffer') cell.setting = 'buffer(tag=two\nlines)';
+    const texts = chartSpecs(result).flatMap((spec) => {
+      const plugins = spec.config.options?.plugins;
+      return [
+        plugins?.title?.text,
+        plugins?.subtitle?.text,
+        ...(spec.config.data.labels ?? []),
+        ...(spec.config.data.datasets as { label?: string; pointLabel?: string }[]).flatMap((set) => [
+          set.label,
+          set.pointLabel,
+        ]),
+      ]
+        .flat()
+        .filter((text) => text !== undefined)
+        .map(String);
+    });
+    expect(texts.filter((text) => CONTROL.test(text) || text.includes('\n'))).toEqual([]);
+    for (const name of [`grp${SHOWN}`, `lab${SHOWN}`, `note=${SHOWN}`, 'buffer(tag=two lines)'])
+      expect(texts.some((text) => text.includes(name))).toBe(true);
   });
 
   it('keep tab and line feed', () => {
