@@ -430,6 +430,8 @@ export const SETTINGS = {
     defaultText: 'the top 50, or the deepest k',
     flag: { name: 'keep-rankings', commands: RUN_TUNE, yargs: { type: 'boolean' } },
     config: true,
+    // What results.json holds: a resumed run keeps it (its earlier cells kept whole rankings or the top).
+    planned: true,
   }),
   cellTimeout: setting(bounded({ whole: false, min: 1, max: 604_800 }), {
     group: 'execution',
