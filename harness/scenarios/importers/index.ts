@@ -59,15 +59,19 @@ export interface ImportedScenario {
 
 /**
  * The size of a document's YAML, as its scenario file would hold it, or a bound above it: written
- * out only when its JSON may be over half the limit. Below that its YAML cannot reach the limit
- * (block YAML of a scenario document, flat lists of short mappings, spends fewer bytes on structure
- * than JSON's quotes and braces, and escapes strings the same way), so a replay skips the ~20 ms the
- * text costs. The JSON's bytes are bounded by 3 per UTF-16 unit (UTF-8 spends at most 3 bytes on one,
- * 4 on a surrogate pair) instead of counted: counting them took as long as writing the JSON.
+ * out only when its JSON is over half the limit. Below that its YAML cannot reach the limit (block
+ * YAML of a scenario document, flat lists of short mappings, spends fewer bytes on structure than
+ * JSON's quotes and braces, and escapes strings the same way), so a replay skips the ~20 ms the text
+ * costs (~300 ms for a question of LongMemEval_M's size: a quarter of its import). The JSON's bytes
+ * are first bounded by 3 per UTF-16 unit (UTF-8 spends at most 3 bytes on one, 4 on a surrogate
+ * pair), and counted only when that bound is over half the limit (counting them costs about as
+ * much as writing the JSON).
  */
 export function yamlBytes(json: string, yaml: () => string): number {
   const jsonBound = json.length * 3;
-  return jsonBound * 2 <= MAX_SCENARIO_BYTES ? jsonBound : Buffer.byteLength(yaml());
+  if (jsonBound * 2 <= MAX_SCENARIO_BYTES) return jsonBound;
+  const jsonBytes = Buffer.byteLength(json);
+  return jsonBytes * 2 <= MAX_SCENARIO_BYTES ? jsonBytes : Buffer.byteLength(yaml());
 }
 
 /** YAML as `membench import` writes it: no folding, so each utterance stays on one line. */

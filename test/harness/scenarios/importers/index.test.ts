@@ -279,6 +279,16 @@ describe('yamlBytes (the size check of an imported scenario)', () => {
     expect(bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(document)));
   });
 
+  test("ASCII text whose 3-bytes-a-unit bound is over half the limit but whose bytes are under it: its JSON's bytes, no YAML", () => {
+    // A question of LongMemEval_M's size: ~6 MB of JSON, its bound 18 MB.
+    const document = documentOf('plain words '.repeat(500_000));
+    const json = JSON.stringify(document);
+    let written = 0;
+    expect(json.length * 3 * 2).toBeGreaterThan(MAX_SCENARIO_BYTES);
+    expect(yamlBytes(json, () => (written++, ''))).toBe(Buffer.byteLength(json));
+    expect(written).toBe(0);
+  });
+
   test('text of 3-byte characters whose UTF-16 length is under half the limit but whose bytes are over it is measured as YAML', () => {
     // Under half the limit in UTF-16 units, over the whole limit in UTF-8 bytes (3 per Han character).
     const document = documentOf('中'.repeat(MAX_SCENARIO_BYTES / 2 - 1000));
