@@ -40,6 +40,7 @@ import { contentDigestOf } from '../scenarios/content-digest.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_SEED, SETTINGS } from './settings.js';
 import { isShelved, loadScenario, ScenarioShelf, type PlannedScenario } from './scenario-shelf.js';
+import { RunInterrupted } from './pool.js';
 
 /** Where the default run prices the durability modes: a crash after every acknowledged memory (the sync-or-async question). */
 export const DEFAULT_PRICED_SCENARIOS: readonly string[] = ['remember-then-crash'];
@@ -243,6 +244,8 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined):
       ...(shelf
         ? {
             keep: (scenario: Scenario) => {
+              // Ctrl-C while a large file is imported stops the import, not only the cells after it.
+              if (options.signal?.aborted) throw new RunInterrupted();
               const prepared = prepare(scenario);
               return shelf.put(prepared, estimatedCost(prepared));
             },

@@ -8,7 +8,7 @@
  * to reclaim), written once and read at each dispatch.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -77,11 +77,19 @@ export class ScenarioShelf {
   private size = 0;
   private last: { shelved: ShelvedScenario; scenario: Scenario } | undefined;
 
+  /**
+   * Removes the shelf if the process exits before the run closes it (a second Ctrl-C exits at
+   * once): a file of LongMemEval_M's size is gigabytes, not to be left to the next run to reclaim.
+   */
+  private readonly onExit = (): void => rmSync(this.dir, { recursive: true, force: true });
+
   private constructor(
     private readonly dir: string,
     private readonly file: string,
     private fd: number | undefined,
-  ) {}
+  ) {
+    process.once('exit', this.onExit);
+  }
 
   /** A fresh shelf in a run temp dir of its own. */
   static async open(): Promise<ScenarioShelf> {
@@ -127,6 +135,7 @@ export class ScenarioShelf {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     this.last = undefined;
+    process.off('exit', this.onExit);
     await rm(this.dir, { recursive: true, force: true });
   }
 

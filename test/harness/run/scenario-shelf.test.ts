@@ -95,6 +95,23 @@ describe('the scenario shelf', () => {
     expect(events[reads.length]?.type).toBe('start');
   });
 
+  it('Ctrl-C during the import stops the import (no cell starts) and removes the shelf', async () => {
+    const controller = new AbortController();
+    const events: ProgressEvent['type'][] = [];
+    const run = runBenchmark({
+      datasets: [LONGMEMEVAL],
+      strategies: ['bm25'],
+      signal: controller.signal,
+      onProgress: (event) => {
+        events.push(event.type);
+        if (event.type === 'import') controller.abort();
+      },
+    });
+    await expect(run).rejects.toThrow('run interrupted');
+    expect(events).not.toContain('start');
+    expect(runDirs()).toEqual([]);
+  });
+
   it('an interrupted run removes its shelf', async () => {
     const controller = new AbortController();
     const run = runBenchmark({
