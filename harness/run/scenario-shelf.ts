@@ -135,8 +135,9 @@ export class ScenarioShelf {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     this.last = undefined;
-    process.off('exit', this.onExit);
+    // The exit hook stays until the dir is gone: a second Ctrl-C may exit while it is being removed.
     await rm(this.dir, { recursive: true, force: true });
+    process.off('exit', this.onExit);
   }
 
   private openFd(): number {

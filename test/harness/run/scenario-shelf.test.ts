@@ -40,6 +40,17 @@ describe('the scenario shelf', () => {
     expect(runDirs()).toEqual([]);
   });
 
+  it('keeps its exit hook until its dir is gone (a second Ctrl-C may exit while it is being removed)', async () => {
+    const before = process.listenerCount('exit');
+    const { shelf } = await planRun({ datasets: [LONGMEMEVAL], strategies: ['bm25'] });
+    expect(process.listenerCount('exit')).toBe(before + 1);
+    const closing = shelf!.close();
+    expect(process.listenerCount('exit')).toBe(before + 1);
+    await closing;
+    expect(process.listenerCount('exit')).toBe(before);
+    expect(runDirs()).toEqual([]);
+  });
+
   it('keeps the built-in and file scenarios of the same run in memory', async () => {
     const { scenarios, shelf } = await planRun({
       datasets: [LONGMEMEVAL],
