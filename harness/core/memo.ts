@@ -42,14 +42,27 @@ export function boundedMemo<T>(maxChars: number, compute: (key: string) => T): (
   return (key) => {
     let value = recent.get(key);
     if (value !== undefined) return value;
+    // Kept as a copy of its own, and computed from it: the key may be a slice of a far larger string.
+    const own = key.length > generationChars ? key : ownCopy(key);
     value = older.get(key);
     if (value === undefined) {
-      value = compute(key);
+      value = compute(own);
       if (key.length > generationChars) return value;
     }
-    keep(key, value);
+    keep(own, value);
     return value;
   };
+}
+
+/**
+ * `text` as a string of its own. A string cut out of a larger one (`slice`, `split`, a regex
+ * match, the values a YAML parser reads out of a file's text) is a view that keeps all of that
+ * larger string alive: a memo keyed by a message of a scenario file kept the whole file (a
+ * LongMemEval_M question's, ~6.6 MB) as long as the key stayed. Prepending a character makes V8
+ * copy the characters into a new string (to flatten the pair), of which the result is the view.
+ */
+export function ownCopy(text: string): string {
+  return ` ${text}`.slice(1);
 }
 
 /**

@@ -139,22 +139,27 @@ export interface RunPlan {
   shelf?: ScenarioShelf;
 }
 
+/** A scenario file of more steps than this is shelved as it is loaded (a question of LongMemEval_M's size has ~5,000; of _S's, a few hundred). */
+export const SHELVED_FILE_STEPS = 2000;
+
 /**
  * Validates everything (scenarios, strategies, params) before the first cell runs. A dataset's
- * questions are shelved on disk as they are imported (scenario-shelf.ts): the caller closes the
- * plan's shelf once the run is over; a plan that fails closes its own.
+ * questions are shelved on disk as they are imported, and so is a large scenario file as it is
+ * loaded (scenario-shelf.ts): the caller closes the plan's shelf once the run is over; a plan that
+ * fails closes its own.
  */
 export async function planRun(options: RunOptions): Promise<RunPlan> {
-  const shelf = options.datasets?.length ? await ScenarioShelf.open() : undefined;
+  const shelf = new ScenarioShelf();
   try {
-    return await planCells(options, shelf);
+    const plan = await planCells(options, shelf);
+    return shelf.used ? { ...plan, shelf } : plan;
   } catch (error) {
-    await shelf?.close();
+    await shelf.close();
     throw error;
   }
 }
 
-async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined): Promise<RunPlan> {
+async function planCells(options: RunOptions, shelf: ScenarioShelf): Promise<Omit<RunPlan, 'shelf'>> {
   checkRunOptions(options);
   checkProtocolOption(options.protocol);
   if (options.protocolFull && options.protocol === undefined)
@@ -206,12 +211,24 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined):
   // Filler follows the run seed, so every strategy and trial sees the same conversation.
   const prepare = (scenario: Scenario): Scenario =>
     expandFillers(options.stretch ? stretchScenario(scenario, options.stretch) : scenario, seed);
+  const shelve = (scenario: Scenario): PlannedScenario => {
+    // Ctrl-C while a large file is imported stops the import, not only the cells after it.
+    if (options.signal?.aborted) throw new RunInterrupted();
+    const prepared = prepare(scenario);
+    return shelf.put(prepared, estimatedCost(prepared));
+  };
   const named = options.scenarios?.length ? options.scenarios : options.datasets?.length ? [] : builtinScenarioNames();
-  const { scenarios: loaded, warnings } = await loadScenarios(named);
+  // The files the user names are read one at a time, a large one shelved as it comes; the default run's in memory.
+  const { scenarios: loaded, warnings } = await loadScenarios<PlannedScenario>(
+    named,
+    options.scenarios?.length
+      ? { keep: (scenario) => (scenario.steps.length > SHELVED_FILE_STEPS ? shelve(scenario) : scenario) }
+      : {},
+  );
   // With no scenario named, long conversations (tagged `long`) stay out of the default run.
   const selected: PlannedScenario[] = options.scenarios?.length
     ? loaded
-    : loaded.filter((scenario) => !scenario.tags?.includes('long'));
+    : loaded.filter((scenario) => isShelved(scenario) || !scenario.tags?.includes('long'));
   if (options.errata !== undefined && !options.datasets?.length)
     throw new MembenchError(
       'INVALID_ARGUMENT',
@@ -241,16 +258,7 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined):
             onRead: (read: number, total: number) => options.onProgress!({ type: 'import', dataset: arg, read, total }),
           }
         : {}),
-      ...(shelf
-        ? {
-            keep: (scenario: Scenario) => {
-              // Ctrl-C while a large file is imported stops the import, not only the cells after it.
-              if (options.signal?.aborted) throw new RunInterrupted();
-              const prepared = prepare(scenario);
-              return shelf.put(prepared, estimatedCost(prepared));
-            },
-          }
-        : {}),
+      keep: shelve,
     });
     // An erratum naming no question (a typo in its id) is said even when the import needed no repair.
     if (report.repaired.length + report.skipped.length + (report.errata?.unused ?? 0) > 0)
@@ -326,7 +334,7 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf | undefined):
       }
     }
   }
-  return { plans, scenarios, strategies: settings, errata, imports, ...(shelf ? { shelf } : {}) };
+  return { plans, scenarios, strategies: settings, errata, imports };
 }
 
 /** What the matrix's results depend on, hashed: a resumed run or a shard must see the same digest. */

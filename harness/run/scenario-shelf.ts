@@ -16,7 +16,7 @@ import { fileSystemProblem, isFileSystemError } from '../core/errors.js';
 import { JsonHash } from '../core/hash.js';
 import { contentDigestOf } from '../scenarios/content-digest.js';
 import type { Scenario } from '../scenarios/format.js';
-import { makeRunTempDir } from './temp-dirs.js';
+import { makeRunTempDirSync } from './temp-dirs.js';
 
 /** What the membench process keeps of a shelved scenario: its header, the facts planning reads of its steps, where its bytes are. */
 export class ShelvedScenario {
@@ -72,41 +72,36 @@ export const isShelved = (scenario: PlannedScenario): scenario is ShelvedScenari
 /** The scenario of a plan's cell, loaded from the shelf when it is there. */
 export const loadScenario = (scenario: PlannedScenario): Scenario => (isShelved(scenario) ? scenario.load() : scenario);
 
-/** One run's shelf: an append-only file of serialized scenarios. */
+/** One run's shelf: an append-only file of serialized scenarios, made at its first scenario. */
 export class ScenarioShelf {
   private size = 0;
   private last: { shelved: ShelvedScenario; scenario: Scenario } | undefined;
+  private opened: { dir: string; file: string; fd: number | undefined } | undefined;
+  private closed = false;
 
   /**
    * Removes the shelf if the process exits before the run closes it (a second Ctrl-C exits at
    * once): a file of LongMemEval_M's size is gigabytes, not to be left to the next run to reclaim.
    */
-  private readonly onExit = (): void => rmSync(this.dir, { recursive: true, force: true });
+  private readonly onExit = (): void => {
+    if (this.opened) rmSync(this.opened.dir, { recursive: true, force: true });
+  };
 
-  private constructor(
-    private readonly dir: string,
-    private readonly file: string,
-    private fd: number | undefined,
-  ) {
-    process.once('exit', this.onExit);
-  }
-
-  /** A fresh shelf in a run temp dir of its own. */
-  static async open(): Promise<ScenarioShelf> {
-    const dir = await makeRunTempDir(false);
-    const file = path.join(dir, 'scenarios.bin');
-    return new ScenarioShelf(dir, file, openSync(file, 'w+'));
+  /** Whether a scenario was shelved (its file made). */
+  get used(): boolean {
+    return this.opened !== undefined;
   }
 
   /** Shelves `scenario` (`cost`: its estimatedCost) and returns what stands for it. */
   put(scenario: Scenario, cost: number): ShelvedScenario {
     const bytes = serialize(scenario);
+    const { fd, file } = this.open();
     try {
       let written = 0;
       while (written < bytes.length)
-        written += writeSync(this.openFd(), bytes, written, bytes.length - written, this.size + written);
+        written += writeSync(fd, bytes, written, bytes.length - written, this.size + written);
     } catch (error) {
-      throw shelfError(error, this.file);
+      throw shelfError(error, file);
     }
     const shelved = new ShelvedScenario(this, this.size, bytes.length, scenario, cost);
     this.size += bytes.length;
@@ -114,12 +109,12 @@ export class ScenarioShelf {
   }
 
   read(offset: number, length: number): Buffer {
+    const { fd, file } = this.open();
     const bytes = Buffer.allocUnsafe(length);
     let read = 0;
     while (read < length) {
-      const got = readSync(this.openFd(), bytes, read, length - read, offset + read);
-      if (got === 0)
-        throw new Error(`${this.file}: ended at byte ${offset + read}, before the scenario's ${length} bytes`);
+      const got = readSync(fd, bytes, read, length - read, offset + read);
+      if (got === 0) throw new Error(`${file}: ended at byte ${offset + read}, before the scenario's ${length} bytes`);
       read += got;
     }
     return bytes;
@@ -132,17 +127,31 @@ export class ScenarioShelf {
 
   /** Removes the shelf (and its dir); a shelved scenario can no longer be read. */
   async close(): Promise<void> {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.closed = true;
     this.last = undefined;
+    if (!this.opened) return;
+    if (this.opened.fd !== undefined) closeSync(this.opened.fd);
+    this.opened.fd = undefined;
     // The exit hook stays until the dir is gone: a second Ctrl-C may exit while it is being removed.
-    await rm(this.dir, { recursive: true, force: true });
+    await rm(this.opened.dir, { recursive: true, force: true });
     process.off('exit', this.onExit);
   }
 
-  private openFd(): number {
-    if (this.fd === undefined) throw new Error(`${this.file}: the run's scenario shelf is closed`);
-    return this.fd;
+  /** The shelf's file, made in a run temp dir of its own at the first scenario. */
+  private open(): { fd: number; file: string } {
+    if (this.closed) throw new Error("the run's scenario shelf is closed");
+    if (!this.opened) {
+      const dir = makeRunTempDirSync();
+      process.once('exit', this.onExit);
+      const file = path.join(dir, 'scenarios.bin');
+      this.opened = { dir, file, fd: undefined };
+      try {
+        this.opened.fd = openSync(file, 'w+');
+      } catch (error) {
+        throw shelfError(error, file);
+      }
+    }
+    return { fd: this.opened.fd!, file: this.opened.file };
   }
 }
 

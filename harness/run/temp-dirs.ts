@@ -4,7 +4,7 @@
  * first removes those of runs whose process is gone. With --keep-cell-dirs the dir is named
  * `membench-kept-<pid>-*` instead: kept, never reclaimed, and its path is told to the user.
  */
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,9 +44,18 @@ export function removeRunTempDirsOf(pid: number, root = os.tmpdir()): Promise<st
   return removeRunTempDirs(root, (owner) => owner === pid);
 }
 
+/** Where a run temp dir of this process goes: `membench-run-<pid>-` (reclaimed once the process is gone) or, kept, `membench-kept-<pid>-`. */
+const runTempPrefix = (keep: boolean, root: string): string =>
+  path.join(root, `membench-${keep ? 'kept' : 'run'}-${process.pid}-`);
+
 /** A fresh temp dir for this run's cell dirs (runBenchmark reclaims abandoned ones first, before it calibrates). */
 export async function makeRunTempDir(keep: boolean, root = os.tmpdir()): Promise<string> {
-  return mkdtemp(path.join(root, `membench-${keep ? 'kept' : 'run'}-${process.pid}-`));
+  return mkdtemp(runTempPrefix(keep, root));
+}
+
+/** makeRunTempDir, made at once (a dir opened from code that cannot wait: the scenario shelf's first write). */
+export function makeRunTempDirSync(root = os.tmpdir()): string {
+  return mkdtempSync(runTempPrefix(false, root));
 }
 
 /** A cell dir's name prefix: the cell id in file-safe characters, so a kept dir says which cell it holds. */

@@ -21,7 +21,7 @@ describe('the scenario shelf of a process that exits', () => {
         '--input-type=module',
         '-e',
         `const { ScenarioShelf } = await import(${JSON.stringify(SHELF)});
-         await ScenarioShelf.open();
+         new ScenarioShelf().put({ name: 'x', source: 'x.yaml', steps: [] }, 0);
          process.stdout.write(String((await import('node:fs')).readdirSync(process.env.TMPDIR).length));
          process.exit(3);`,
       ],

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { boundedMemo } from '../../../harness/core/memo.js';
 
@@ -34,5 +36,26 @@ describe('boundedMemo', () => {
     length('ab');
     expect([length('abcde'), length('abcde'), length('ab')]).toEqual([5, 5, 2]);
     expect(calls).toEqual(['ab', 'abcde', 'abcde']);
+  });
+});
+
+describe('what a memo keeps of its keys', () => {
+  // The collector, as `node --expose-gc` gives it, for a heap measurement in this process.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heapAfterGc = (): number => {
+    gc();
+    return process.memoryUsage().heapUsed;
+  };
+
+  it("keeps a key cut out of a large string as a copy of its own, not the large string (a scenario file's text)", () => {
+    const memo = boundedMemo(1_000_000, (key) => key.length);
+    const base = heapAfterGc();
+    let file: string | undefined = `${'x'.repeat(20)}\n`.repeat(2_000_000); // 42 MB of one-byte text
+    for (let at = 0; at < 10; at++) memo(file.slice(at * 21, at * 21 + 20 + at)); // slices: views of `file`
+    expect(heapAfterGc() - base).toBeGreaterThan(40_000_000);
+    file = undefined;
+    expect(heapAfterGc() - base).toBeLessThan(4_000_000);
+    expect(memo('x'.repeat(20))).toBe(20);
   });
 });

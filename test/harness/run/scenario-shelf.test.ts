@@ -4,10 +4,14 @@
  * pool worker), and the shelf goes with the run, whether it ends, fails to plan or is interrupted.
  */
 import { readdirSync, statSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { importDataset } from '../../../harness/scenarios/importers/index.js';
 import { loadedCell, planRun, runBenchmark, type ProgressEvent } from '../../../harness/run/runner.js';
+import { SHELVED_FILE_STEPS } from '../../../harness/run/plan.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 import { isShelved } from '../../../harness/run/scenario-shelf.js';
 import { allOk } from '../../helpers/cells.js';
 
@@ -60,6 +64,26 @@ describe('the scenario shelf', () => {
     await shelf?.close();
     expect(scenarios.map((scenario) => [scenario.name, isShelved(scenario)])[0]).toEqual(['recipes-en', false]);
     expect(scenarios.slice(1).every(isShelved)).toBe(true);
+  });
+
+  it('shelves a scenario file of more than SHELVED_FILE_STEPS steps as it is loaded, and runs it as any other', async () => {
+    const dir = await tempDir('membench-shelf-files-');
+    const long = path.join(dir, 'long.yaml');
+    const steps = Array.from({ length: SHELVED_FILE_STEPS }, (_, i) => `  - user: "note ${i}: the weather is mild"`);
+    await writeFile(
+      long,
+      `name: long-file\nsteps:\n  - user: My locker code is 4711.\n${steps.join('\n')}\n  - probe: What is my locker code?\n    expect: ["4711"]\n`,
+    );
+    const { scenarios, shelf } = await planRun({ scenarios: [long, 'recipes-en'], strategies: ['bm25'] });
+    await shelf?.close();
+    expect(scenarios.map((scenario) => [scenario.name, isShelved(scenario)])).toEqual([
+      ['long-file', true],
+      ['recipes-en', false],
+    ]);
+    const result = allOk(await runBenchmark({ scenarios: [long], strategies: ['bm25'] }));
+    expect(result.header.scenarios[0]?.steps).toBe(SHELVED_FILE_STEPS + 2);
+    expect(result.cells[0]!.recall.contextRecall.hits).toBe(1);
+    expect(runDirs()).toEqual([]);
   });
 
   it('a plan that fails after the import removes its shelf', async () => {

@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   checkScenarioFile,
@@ -524,5 +525,36 @@ describe('memory of loaded steps', () => {
     const loaded = scenario!.steps;
     expect(loaded).toHaveLength(200);
     expect(loaded.filter((step) => !haveSameMap(step, loaded[0]!))).toEqual([]);
+    // The same read from a file's text, whose scenario is copied out of it (structuredClone).
+    const fromText = checkScenarioText(JSON.stringify({ name: 'shapes', steps }), 'shapes.json').scenario!.steps;
+    expect(fromText).toEqual(loaded);
+    expect(fromText.filter((step) => !haveSameMap(step, fromText[0]!))).toEqual([]);
+  });
+
+  test("a scenario read from a file's text does not keep the text alive (its strings are its own, not views into it)", () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapAfterGc = (): number => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const base = heapAfterGc();
+    const line = 'a long message of a large file, '.repeat(8);
+    let text: string | undefined =
+      `name: a-scenario-with-a-long-name\ngroup: a group of long scenarios\nsteps:\n${'  - user: "'.concat(line, '"\n').repeat(50_000)}  - probe: what was said?\n    expect: ["a long message of a large file"]\n`;
+    // What a run keeps of a scenario after it (its name, group and a probe's gold), the scenario let go.
+    const keep = (check: ReturnType<typeof checkScenarioText>) => {
+      const probe = check.scenario!.steps.at(-1)!;
+      return {
+        name: check.scenario!.name,
+        group: check.scenario!.group,
+        expect: probe.kind === 'probe' ? probe.expect : [],
+      };
+    };
+    const kept = keep(checkScenarioText(text, 'large.yaml'));
+    expect(heapAfterGc() - base).toBeGreaterThan(12_000_000); // the text, ~13 MB
+    text = undefined;
+    expect(heapAfterGc() - base).toBeLessThan(2_000_000);
+    expect(kept.name).toBe('a-scenario-with-a-long-name');
   });
 });
