@@ -84,7 +84,15 @@ export function moduleFile(source: string, cwd = process.cwd()): string {
   return source.startsWith('file:') ? fileURLToPath(source) : path.resolve(cwd, source);
 }
 
-async function loadModuleDefinition(source: string, file: string): Promise<StrategyDefinition> {
+/**
+ * Refuses a module source whose file is missing, not a file, or of an extension no loader takes,
+ * without importing it (its top-level code runs once, in the run): the config file's check uses it too.
+ */
+export function checkModuleFile(source: string, cwd = process.cwd()): Promise<void> {
+  return refuseUnloadable(source, moduleFile(source, cwd));
+}
+
+async function refuseUnloadable(source: string, file: string): Promise<void> {
   const where = source === file ? file : `${source} (${file})`;
   const kind = await stat(file).then(
     (stats) => (stats.isFile() ? 'file' : 'other'),
@@ -98,6 +106,11 @@ async function loadModuleDefinition(source: string, file: string): Promise<Strat
       'INVALID_ARGUMENT',
       `strategy module ${where} is a ${extension} file: a strategy module is a .js, .mjs, .cjs or .ts file (or .mts, .cts, .jsx, .tsx)${await scenarioHint(file)}`,
     );
+}
+
+async function loadModuleDefinition(source: string, file: string): Promise<StrategyDefinition> {
+  const where = source === file ? file : `${source} (${file})`;
+  await refuseUnloadable(source, file);
 
   let namespace: Record<string, unknown>;
   try {

@@ -22,7 +22,8 @@ import {
   type Problem,
 } from '../scenarios/load.js';
 import { Errata, parseDatasetArg } from '../scenarios/importers/index.js';
-import { isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
+import { builtinSuiteFile, resolveScenarioFile } from '../scenarios/builtins.js';
+import { checkModuleFile, isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
 import { checkBaseUrl } from '../models/endpoint.js';
@@ -43,6 +44,11 @@ const CONFIG_DOCUMENT = { noun: 'config file', holds: 'run settings, e.g. `strat
 /** A config file larger than this is refused: a matrix and its settings take a few kB, so more is the wrong file. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 const SECRET_KEYS = new Set(['apiKey', 'api-key', 'api_key', 'key']);
+const FROM_CONFIG_DIR = "; relative paths are read from the config file's dir";
+
+/** A `scenarios` entry naming a file (read next to the config file) rather than a built-in scenario or suite. */
+const isScenarioPath = (nameOrPath: string): boolean =>
+  nameOrPath.includes('/') || nameOrPath.includes(path.sep) || /\.(ya?ml|json)$/iu.test(nameOrPath);
 
 /** The config file to read: `--config FILE`, else the one in `cwd` (undefined: none). */
 export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string | undefined {
@@ -161,11 +167,36 @@ async function checkSettings(
   fail: (at: (string | number)[], message: string) => void,
 ): Promise<void> {
   await checkDataFiles(raw, config, dir, fail);
+  for (const [index, nameOrPath] of (config.scenarios ?? []).entries()) {
+    const at = itemPath(raw.scenarios, 'scenarios', index);
+    if (isScenarioPath(nameOrPath)) {
+      const where = path.resolve(dir, nameOrPath);
+      const info = await stat(where).catch(() => undefined);
+      if (!info?.isFile())
+        fail(at, `${nameOrPath}: ${info ? 'not a file' : 'no such file'} (${where}${FROM_CONFIG_DIR})`);
+    } else
+      try {
+        if (!builtinSuiteFile(nameOrPath)) resolveScenarioFile(nameOrPath);
+      } catch (error) {
+        if (!(error instanceof MembenchError)) throw error;
+        fail(at, error.message);
+      }
+  }
   const definitions: StrategyDefinition[] = [];
   let checkable = true;
   for (const [index, source] of (config.strategies ?? []).entries()) {
     if (isModuleSource(source)) {
       checkable = false;
+      try {
+        await checkModuleFile(source, dir);
+      } catch (error) {
+        if (!(error instanceof MembenchError)) throw error;
+        const missing = error.code === 'UNKNOWN_STRATEGY' && !path.isAbsolute(source) && !source.startsWith('file:');
+        fail(
+          itemPath(raw.strategies, 'strategies', index),
+          `${error.message}${missing ? ` (${FROM_CONFIG_DIR.slice(2)})` : ''}`,
+        );
+      }
       continue;
     }
     try {
@@ -255,7 +286,7 @@ async function checkDataFiles(
       if (!info?.isFile())
         fail(
           itemPath(raw.datasets, 'datasets', index),
-          `${arg}: ${info ? 'not a file' : 'no such file'} (${where}; relative paths are read from the config file's dir)`,
+          `${arg}: ${info ? 'not a file' : 'no such file'} (${where}${FROM_CONFIG_DIR})`,
         );
     } catch (error) {
       fail(itemPath(raw.datasets, 'datasets', index), refusal(error));
@@ -273,8 +304,6 @@ async function checkDataFiles(
 /** Relative paths in the file mean "next to the file": module strategies, scenario files, dataset files, errata, question prompts, out, cache. */
 function resolvePaths(config: MembenchConfig, dir: string): MembenchConfig {
   const resolve = (file: string): string => path.resolve(dir, file);
-  const isScenarioPath = (nameOrPath: string): boolean =>
-    nameOrPath.includes('/') || nameOrPath.includes(path.sep) || /\.(ya?ml|json)$/iu.test(nameOrPath);
   return {
     ...config,
     ...(config.strategies

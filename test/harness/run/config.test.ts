@@ -31,9 +31,12 @@ describe('membench.config.yaml', () => {
       'strategies: [buffer, window, ./my-memory.ts]\nscenarios: [recipes-en, cases/own.yaml]\nparams:\n  window.k: [2, 4]\n  buffer.durability: none\nseed: 7\ndurability: sync,exit\nworkers: 2\nout: runs/latest\ndatasets: [locomo:data/locomo.json]\n',
     );
     const dir = path.dirname(file);
-    // The dataset file is checked to be there (a missing one is located in the config file).
+    // The dataset, module and scenario files are checked to be there (a missing one is located in the config file).
     await mkdir(path.join(dir, 'data'));
     await writeFile(path.join(dir, 'data/locomo.json'), '[]');
+    await writeFile(path.join(dir, 'my-memory.ts'), 'export default {};\n');
+    await mkdir(path.join(dir, 'cases'));
+    await writeFile(path.join(dir, 'cases/own.yaml'), 'steps: []\n');
     expect(await loadConfig(file)).toEqual({
       strategies: ['buffer', 'window', path.join(dir, 'my-memory.ts')],
       scenarios: ['recipes-en', path.join(dir, 'cases/own.yaml')],
@@ -181,6 +184,32 @@ describe('membench.config.yaml', () => {
     const latin1 = await configFile('membench.config.yaml', '');
     await writeFile(latin1, Buffer.from('strategies: [buffer] # caf\xe9\n', 'latin1'));
     await expect(loadConfig(latin1)).rejects.toThrow('not UTF-8 text');
+  });
+
+  it('locates a strategy module or a scenario that is not there, without importing the module', async () => {
+    const file = await configFile(
+      'membench.config.yaml',
+      'strategies: [buffer, ./nope.mjs, ./mods, ./notes.yaml]\nscenarios:\n  - recipes-en\n  - generated\n  - recipes-fr\n  - cases/gone.yaml\n',
+    );
+    const dir = path.dirname(file);
+    await mkdir(path.join(dir, 'mods'));
+    await writeFile(path.join(dir, 'notes.yaml'), 'a: 1\n');
+    expect(await problems(file)).toEqual([
+      `${file}:1:22: strategies[1]: strategy module ./nope.mjs (${path.join(dir, 'nope.mjs')}) not found (relative paths are read from the config file's dir)`,
+      `${file}:1:34: strategies[2]: strategy module ./mods (${path.join(dir, 'mods')}) is not a file`,
+      `${file}:1:42: strategies[3]: strategy module ./notes.yaml (${path.join(dir, 'notes.yaml')}) is a .yaml file: a strategy module is a .js, .mjs, .cjs or .ts file (or .mts, .cts, .jsx, .tsx)`,
+      expect.stringMatching(
+        new RegExp(
+          `^${file}:5:5: scenarios\\[2\\]: unknown scenario "recipes-fr" \\(did you mean recipes-en\\?\\): `,
+          'u',
+        ),
+      ),
+      `${file}:6:5: scenarios[3]: cases/gone.yaml: no such file (${path.join(dir, 'cases/gone.yaml')}; relative paths are read from the config file's dir)`,
+    ]);
+    // A module that is there is not imported by the check: its top-level code runs once, in the run.
+    const loud = await configFile('membench.config.yaml', 'strategies: [./throws.mjs]\n');
+    await writeFile(path.join(path.dirname(loud), 'throws.mjs'), 'throw new Error("imported");\n');
+    expect((await loadConfig(loud)).strategies).toEqual([path.join(path.dirname(loud), 'throws.mjs')]);
   });
 
   it('holds numbers to the bounds the flags have', async () => {
