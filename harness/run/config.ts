@@ -52,6 +52,12 @@ const isScenarioPath = (nameOrPath: string): boolean =>
 
 /** The config file to read: `--config FILE`, else the one in `cwd` (undefined: none). */
 export function findConfigFile(explicit: string | undefined, cwd = process.cwd()): string | undefined {
+  // `--config ""` (an unset variable in a script) would resolve to the working dir itself.
+  if (explicit?.trim() === '')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      '--config is empty (an unset variable?): give the config file, or leave --config out to read membench.config.yaml from the working dir',
+    );
   if (explicit !== undefined) return path.resolve(cwd, explicit);
   const found = CONFIG_FILES.filter((name) => existsSync(path.join(cwd, name)));
   if (found.length > 1)

@@ -313,6 +313,11 @@ describe('membench.config.yaml', () => {
     await writeFile(path.join(dir, 'membench.config.yaml'), 'seed: 1\n');
     expect(findConfigFile(undefined, dir)).toBe(path.join(dir, 'membench.config.yaml'));
     expect(findConfigFile('other.json', dir)).toBe(path.join(dir, 'other.json'));
+    // `--config "$UNSET"`: not the working dir read as a file ("DIR:1:1: (document): not a file").
+    for (const empty of ['', ' '])
+      expect(() => findConfigFile(empty, dir)).toThrow(
+        /^--config is empty \(an unset variable\?\): give the config file/u,
+      );
     await mkdir(path.join(dir, 'sub'));
     await writeFile(path.join(dir, 'membench.config.json'), '{}');
     expect(() => findConfigFile(undefined, dir)).toThrow(
