@@ -8,6 +8,7 @@ import type { DistanceRow } from '../harness/results/by-distance.js';
 import type { LeaderboardRow } from '../harness/results/leaderboard.js';
 import { distanceTables, leaderboards } from './verdict.js';
 import { markdownLine } from './summary.js';
+import { shortenText } from '../harness/core/text.js';
 import type { ModePrice, RunResult } from '../harness/results/schema.js';
 import type { StrategyTraits } from '../harness/core/strategy-traits.js';
 
@@ -52,6 +53,31 @@ function traitsFrom(result: RunResult): TraitsOf {
   return (strategy) => traits.get(strategy);
 }
 
+/**
+ * What a question says when no cell of the kind it needs is ok: that the run's cells of that kind
+ * all failed (naming one and its error), or else the run it takes. A run whose window cells all
+ * failed has window cells: "no window cells" would send its user to run them again, blind.
+ */
+function unanswered(
+  lang: Language,
+  result: RunResult,
+  traits: TraitsOf,
+  needs: (traits: StrategyTraits | undefined) => boolean,
+  what: string,
+  absent: Text,
+): string[] {
+  const failed = result.cells.filter((cell) => cell.status === 'error' && needs(traits(cell.strategy)));
+  if (failed.length === 0) return [pick(lang, absent)];
+  const first = failed[0]!;
+  const error = first.status === 'error' ? shortenText(first.error, 200) : '';
+  return [
+    pick(lang, {
+      en: `This run's ${what} cells all failed (${failed.length} in error; ${first.id}: ${error}), so it has no figures to answer with: rerun them with \`membench run --resume DIR\`.`,
+      zh: `本次运行的 ${what} 单元全部失败（${failed.length} 个出错；${first.id}：${error}），没有数据可以回答：用 \`membench run --resume DIR\` 重跑它们。`,
+    }),
+  ];
+}
+
 /** The farthest distance bucket (in exchanges) a setting still recalls at least 0.8 of, and how it does beyond. */
 function reach(rows: readonly DistanceRow[], setting: string): { held?: DistanceRow; beyond?: DistanceRow } {
   const mine = rows.filter((row) => row.setting === setting && row.contextRecall.n > 0);
@@ -73,18 +99,17 @@ function reach(rows: readonly DistanceRow[], setting: string): { held?: Distance
 
 function windowK(
   lang: Language,
+  result: RunResult,
   rows: readonly LeaderboardRow[],
   distance: readonly DistanceRow[],
   traits: TraitsOf,
 ): string[] {
   const windows = rows.filter((row) => traits(row.strategy)?.kind === 'window');
   if (windows.length === 0)
-    return [
-      pick(lang, {
-        en: 'This run has no window cells: run `membench run -s window -p window.k=2,4,8` to answer it with numbers.',
-        zh: '本次运行没有 window 的结果：运行 `membench run -s window -p window.k=2,4,8` 才能用数据回答。',
-      }),
-    ];
+    return unanswered(lang, result, traits, (mine) => mine?.kind === 'window', 'window', {
+      en: 'This run has no window cells: run `membench run -s window -p window.k=2,4,8` to answer it with numbers.',
+      zh: '本次运行没有 window 的结果：运行 `membench run -s window -p window.k=2,4,8` 才能用数据回答。',
+    });
   const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
   const out = windows.map((row) => {
     const { held, beyond } = reach(distance, row.setting);
@@ -120,12 +145,10 @@ function summaryLoses(
   const summarises = (strategy: string): boolean => traits(strategy)?.kind === 'summary';
   const summaries = rows.filter((row) => summarises(row.strategy));
   if (summaries.length === 0)
-    return [
-      pick(lang, {
-        en: 'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.',
-        zh: '本次运行没有摘要策略的结果：加上 `-s summary -s summary-buffer` 再运行。',
-      }),
-    ];
+    return unanswered(lang, result, traits, (mine) => mine?.kind === 'summary', 'summary', {
+      en: 'This run has no summary cells: run `-s summary -s summary-buffer` to answer it.',
+      zh: '本次运行没有摘要策略的结果：加上 `-s summary -s summary-buffer` 再运行。',
+    });
   const buffer = rows.find((row) => traits(row.strategy)?.kind === 'full-history');
   const compressed = result.cells
     .filter((cell) => summarises(cell.strategy))
@@ -154,6 +177,7 @@ function summaryLoses(
 
 function vectorVsRag(
   lang: Language,
+  result: RunResult,
   rows: readonly LeaderboardRow[],
   distance: readonly DistanceRow[],
   embedder: string,
@@ -161,12 +185,10 @@ function vectorVsRag(
 ): string[] {
   const vector = rows.find((row) => traits(row.strategy)?.ranks === 'embeddings');
   if (!vector)
-    return [
-      pick(lang, {
-        en: 'This run has no vector cells: run `-s vector` to answer it.',
-        zh: '本次运行没有 vector 的结果：加上 `-s vector` 再运行。',
-      }),
-    ];
+    return unanswered(lang, result, traits, (mine) => mine?.ranks === 'embeddings', 'vector', {
+      en: 'This run has no vector cells: run `-s vector` to answer it.',
+      zh: '本次运行没有 vector 的结果：加上 `-s vector` 再运行。',
+    });
   const far = distance.filter((row) => row.setting === vector.setting && row.bucket.hi >= 16);
   const pooled = far.reduce(
     (sum, row) => ({ hits: sum.hits + row.contextRecall.hits, n: sum.n + row.contextRecall.n }),
@@ -209,12 +231,10 @@ function filesOrDatabase(
     return mine?.storage === 'sqlite' && (mine.kind === 'retrieval' || mine.kind === 'extraction');
   });
   if (!files)
-    return [
-      pick(lang, {
-        en: 'This run has no file-index cells: run `-s file-index -s vector -s entity` to answer it.',
-        zh: '本次运行没有 file-index 的结果：加上 `-s file-index -s vector -s entity` 再运行。',
-      }),
-    ];
+    return unanswered(lang, result, traits, (mine) => mine?.storage === 'files', 'file-index', {
+      en: 'This run has no file-index cells: run `-s file-index -s vector -s entity` to answer it.',
+      zh: '本次运行没有 file-index 的结果：加上 `-s file-index -s vector -s entity` 再运行。',
+    });
   const cells = result.cells.filter((cell) => cell.strategy === files.strategy && cell.durabilityOutcome);
   const torn = cells.reduce(
     (sum, cell) => sum + cell.durabilityOutcome!.counts.tornFiles + cell.durabilityOutcome!.counts.indexMismatches,
@@ -310,9 +330,9 @@ export function explainRun(result: RunResult, lang: Language): Answer[] {
   const distance = distanceTables(result).find((table) => table.unit === 'exchanges')?.rows ?? [];
   const traits = traitsFrom(result);
   const answers: [Answer['id'], string[]][] = [
-    ['window-k', windowK(lang, rows, distance, traits)],
+    ['window-k', windowK(lang, result, rows, distance, traits)],
     ['summary-loses', summaryLoses(lang, rows, result.header.offlineModel, result, traits)],
-    ['vector-vs-rag', vectorVsRag(lang, rows, distance, result.header.embedder, traits)],
+    ['vector-vs-rag', vectorVsRag(lang, result, rows, distance, result.header.embedder, traits)],
     ['files-or-database', filesOrDatabase(lang, rows, result, traits)],
     ['sync-or-async', syncOrAsync(lang, result.durabilityPrices)],
   ];

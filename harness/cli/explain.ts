@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import type { Language } from '../../reports/explain.js';
 import { MembenchError } from '../core/errors.js';
+import { shortenText } from '../core/text.js';
 import { handled } from './errors.js';
 
 export const command = 'explain [run]';
@@ -50,6 +51,15 @@ export const handler = handled(async (argv: ExplainArgs) => {
   ]);
   const { result, file } = await readResults(argv.run ?? (await newestRun()));
   assertReportable(result, file);
+  // Every answer would say "no cells of that kind", sending the user to run what did run, and fail.
+  const failed = result.cells.filter((cell) => cell.status === 'error');
+  if (failed.length === result.cells.length) {
+    const first = failed[0]!;
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${file}: every cell of the run failed (${failed.length} in error; ${first.id}: ${shortenText(first.status === 'error' ? first.error : '', 200)}): nothing to explain; rerun them with membench run --resume ${path.dirname(file)}`,
+    );
+  }
   const languages: Language[] = argv.lang === 'both' ? ['en', 'zh'] : [argv.lang];
   process.stdout.write(
     `# membench explain — ${path.relative(process.cwd(), file) || file}\n\n${renderExplainMarkdown(result, languages)}`,

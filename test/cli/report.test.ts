@@ -107,6 +107,27 @@ describe('membench report', () => {
     expect(readdirSync(dir)).toEqual(['results.json']);
   });
 
+  it('explain refuses a run whose every cell failed (exit 2), naming one and the way to rerun them', async () => {
+    const dir = await tempDir();
+    const results = path.join(dir, 'results.json');
+    const run = JSON.parse(readFileSync(baseline, 'utf8')) as { cells: Record<string, unknown>[] };
+    // An error cell keeps its identity (the baseline's schema version names the setting `label`), no figures.
+    const identity = ['id', 'scenario', 'strategy', 'label', 'setting', 'options', 'durability', 'trial', 'seed'];
+    const failed = run.cells.map((cell) => ({
+      ...Object.fromEntries(identity.filter((key) => key in cell).map((key) => [key, cell[key]])),
+      status: 'error',
+      error: 'create says no',
+      durationMs: 1,
+    }));
+    await writeFile(results, JSON.stringify({ ...run, cells: failed }));
+    const result = await membenchInProcess(['explain', results]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `membench: ${results}: every cell of the run failed (${failed.length} in error; ${String(run.cells[0]!.id)}: create says no): nothing to explain; rerun them with membench run --resume ${dir}\n`,
+    );
+    expect(result.stdout).toBe('');
+  });
+
   it('--overwrite on a run dir without a manifest replaces the fixed report names and warns of the rest', async () => {
     const out = path.join(await tempDir(), 'old');
     expect((await membenchInProcess(['report', baseline, '-o', out])).code).toBe(0);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { explainRun, renderExplainMarkdown } from '../../reports/explain.js';
 import { leaderboard } from '../../harness/results/leaderboard.js';
 import { smallRun } from './fixture.js';
+import type { RunResult } from '../../harness/results/schema.js';
 
 describe('explain', () => {
   const result = smallRun();
@@ -42,6 +43,33 @@ describe('explain', () => {
     const untyped = structuredClone(result);
     for (const spec of untyped.header.strategies) delete spec.traits;
     expect(explainRun(untyped, 'en')[0]!.sentences[0]).toMatch(/^This run has no window cells/u);
+  });
+
+  it('says that the cells a question needs all failed, not that the run has none', () => {
+    const failed: RunResult = structuredClone(result);
+    failed.cells = failed.cells.map((cell) =>
+      cell.strategy === 'window'
+        ? {
+            id: cell.id,
+            scenario: cell.scenario,
+            strategy: cell.strategy,
+            setting: cell.setting,
+            options: cell.options,
+            durability: cell.durability,
+            trial: cell.trial,
+            seed: cell.seed,
+            status: 'error' as const,
+            error: 'disk on fire',
+            durationMs: 1,
+          }
+        : cell,
+    );
+    const count = failed.cells.filter((cell) => cell.strategy === 'window').length;
+    const first = failed.cells.find((cell) => cell.strategy === 'window')!.id;
+    expect(explainRun(failed, 'en')[0]!.sentences).toEqual([
+      `This run's window cells all failed (${count} in error; ${first}: disk on fire), so it has no figures to answer with: rerun them with \`membench run --resume DIR\`.`,
+    ]);
+    expect(explainRun(failed, 'zh')[0]!.sentences[0]).toMatch(/^本次运行的 window 单元全部失败（\d+ 个出错；/u);
   });
 
   it('says what the run did not measure instead of guessing', () => {
