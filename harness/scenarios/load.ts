@@ -21,7 +21,7 @@ import { LONE_SURROGATE_PROBLEM, loneSurrogatesIn } from '../core/text.js';
 import { describeInput, formatPath, kindOf, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
 import { scenarioWarnings } from './scenario-warnings.js';
-import { unreadTag, yamlNodeProblem } from './yaml-nodes.js';
+import { repeatedKeyMessage, unreadTag, yamlNodeProblem } from './yaml-nodes.js';
 import {
   scenarioHeader,
   STEP_KINDS,
@@ -242,6 +242,8 @@ export function yamlErrorMessage(error: YAMLError, text: string, kind: DocumentK
   // A tag the yaml package resolves and then rejects the value of (`!!timestamp notadate`): refused as a tag, as `!!timestamp 2024-01-01` is.
   const tag = error.code === 'TAG_RESOLVE_FAILED' ? /^(!\S*)/u.exec(error.message)?.[1] : undefined;
   if (tag !== undefined) return unreadTag(tag);
+  const repeated = error.code === 'DUPLICATE_KEY' ? repeatedKeyMessage(text, error.pos[0]) : undefined;
+  if (repeated !== undefined) return repeated;
   return error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/u, '');
 }
 

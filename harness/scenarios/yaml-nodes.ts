@@ -6,7 +6,7 @@
  * else than they say, or as a plain string, silently; and a key `__proto__`, which no membench
  * file has and which the checks after the parse drop (an object's prototype, not its entry).
  */
-import { isAlias, isCollection, isNode, isPair, isScalar, type Document } from 'yaml';
+import { isAlias, isCollection, isNode, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
 
 /**
  * Anchors and aliases a document may hold together. The yaml package looks each alias up among the
@@ -109,4 +109,30 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
   };
   walk(doc.contents);
   return found;
+}
+
+/**
+ * The words for a repeated key, from the text (the yaml package's "Map keys must be unique" names
+ * neither): the key and the line it was first given on, or undefined when the key is no scalar.
+ * `offset` is where the parser found the repeat.
+ */
+export function repeatedKeyMessage(text: string, offset: number): string | undefined {
+  let message: string | undefined;
+  visit(parseDocument(text, { uniqueKeys: false }), {
+    Map(_, map) {
+      const seen = new Map<unknown, number>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key) || pair.key.range === undefined || pair.key.range === null) continue;
+        const first = seen.get(pair.key.value);
+        if (first !== undefined && pair.key.range[0] === offset) {
+          const line = text.slice(0, first).split('\n').length;
+          message = `the key ${JSON.stringify(pair.key.value)} is given twice in one mapping (first on line ${line}): keep one`;
+          return visit.BREAK;
+        }
+        if (first === undefined) seen.set(pair.key.value, pair.key.range[0]);
+      }
+      return undefined;
+    },
+  });
+  return message;
 }

@@ -302,6 +302,21 @@ describe('membench.config.yaml', () => {
     ]);
   });
 
+  it('names a key given twice and the line it was first given on, in YAML and in JSON', async () => {
+    const yaml = await configFile('c.yaml', 'strategies: [buffer]\nseed: 1\nworkers: 2\nseed: 2\n');
+    expect(await problems(yaml)).toEqual([
+      expect.stringMatching(
+        /c\.yaml:4:1: \(document\): invalid YAML: the key "seed" is given twice in one mapping \(first on line 2\): keep one$/u,
+      ),
+    ]);
+    const json = await configFile('c.json', '{\n  "seed": 1,\n  "trials": 2,\n  "seed": 2\n}\n');
+    expect(await problems(json)).toEqual([
+      expect.stringMatching(
+        /c\.json:4:3: \(document\): invalid YAML: the key "seed" is given twice in one mapping \(first on line 2\)/u,
+      ),
+    ]);
+  });
+
   it('reads a lone CR (classic Mac line ends) as a line break: problems on their own lines', async () => {
     const file = await configFile('c.yaml', 'strategies: [buffer]\rseed: seven\rworkers: 2\r');
     expect(await problems(file)).toEqual([expect.stringMatching(/c\.yaml:2:7: seed: expected a whole number/u)]);

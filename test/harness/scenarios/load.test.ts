@@ -44,7 +44,11 @@ const BROKEN_CASES: Record<string, { lines: string[]; options?: CheckOptions }> 
     lines: ['5:4: (document): invalid YAML: All sequence items must start at the same column'],
   },
   'bad-yaml-tab-indent.yaml': { lines: ['3:1: (document): invalid YAML: Tabs are not allowed as indentation'] },
-  'bad-yaml-duplicate-key.yaml': { lines: ['6:5: (document): invalid YAML: Map keys must be unique'] },
+  'bad-yaml-duplicate-key.yaml': {
+    lines: [
+      '6:5: (document): invalid YAML: the key "expect" is given twice in one mapping (first on line 5): keep one',
+    ],
+  },
   'broken.json': { lines: ["5:5: (document): invalid JSON: Expected ',' or ']' after array element"] },
   // JSON is YAML, but a .json file is held to JSON: the YAML parser took the trailing comma.
   'trailing-comma.json': { lines: ["6:3: (document): invalid JSON: Unexpected token ']'"] },
