@@ -93,6 +93,24 @@ export function parseValues(text: string): number[] {
   return values.sort((a, b) => a - b);
 }
 
+/**
+ * What a knob that is not one was meant to be: run's `-p STRATEGY.KNOB=V1,V2` form (tune takes the
+ * knob alone, its strategy from -s and its values from --values); '' for any other name.
+ */
+function knobHint(knob: string, strategy: string): string {
+  const [named, ...rest] = knob.split('=');
+  const dot = named!.lastIndexOf('.');
+  const prefix = dot > 0 ? named!.slice(0, dot) : undefined;
+  const bare = dot > 0 ? named!.slice(dot + 1) : named!;
+  if (rest.length > 0 || prefix !== undefined) {
+    const values = rest.length > 0 ? ` --values ${rest.join('=')}` : '';
+    return prefix !== undefined && prefix !== strategy
+      ? `: tune sweeps a knob of the -s strategy (${strategy}), named alone; for ${prefix}'s: -s ${prefix} -p ${bare}${values}`
+      : `: tune takes the knob alone, its strategy from -s and its values from --values: -p ${bare}${values}`;
+  }
+  return '';
+}
+
 /** Checks the knob exists and takes every value as a number, before anything runs. */
 async function assertNumericKnob(options: TuneOptions): Promise<string> {
   const definition = await loadStrategyDefinition(options.strategy, { cwd: options.cwd ?? process.cwd() });
@@ -100,7 +118,7 @@ async function assertNumericKnob(options: TuneOptions): Promise<string> {
   if (!(options.knob in shape)) {
     throw new MembenchError(
       'INVALID_ARGUMENT',
-      `--param ${options.knob}: strategy "${definition.name}" has no knob "${options.knob}" (knobs: ${Object.keys(shape).join(', ') || 'none'})`,
+      `--param ${options.knob}: strategy "${definition.name}" has no knob "${options.knob}" (knobs: ${Object.keys(shape).join(', ') || 'none'})${knobHint(options.knob, definition.name)}`,
     );
   }
   for (const value of options.values) {

@@ -35,7 +35,16 @@ describe('tune', () => {
   it('refuses knobs that are missing or not numeric before running anything', async () => {
     await expect(
       tune({ strategy: 'window', knob: 'q', values: [1], targetRecall: 0.5, scenarios: ['recipes-en'] }),
-    ).rejects.toThrow(/strategy "window" has no knob "q" \(knobs: k, maxTokens\)/u);
+    ).rejects.toThrow(/strategy "window" has no knob "q" \(knobs: k, maxTokens\)$/u);
+    // run's -p form, another strategy's knob: each said with what tune takes.
+    for (const [knob, hint] of [
+      ['window.k', ': tune takes the knob alone, its strategy from -s and its values from --values: -p k'],
+      ['k=2,4', ': tune takes the knob alone, its strategy from -s and its values from --values: -p k --values 2,4'],
+      ['bm25.k', ": tune sweeps a knob of the -s strategy (window), named alone; for bm25's: -s bm25 -p k"],
+    ])
+      await expect(
+        tune({ strategy: 'window', knob: knob!, values: [1], targetRecall: 0.5, scenarios: ['recipes-en'] }),
+      ).rejects.toThrow(`--param ${knob}: strategy "window" has no knob "${knob}" (knobs: k, maxTokens)${hint}`);
     await expect(
       tune({
         strategy: 'entity',
