@@ -9,6 +9,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
+import { didYouMean } from '../core/user-input.js';
 import { jsonSyntaxError, positionOf } from '../core/json-errors.js';
 import {
   describeIssue,
@@ -129,7 +130,11 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
           'API keys do not belong in a config file (it gets committed): set $OPENAI_API_KEY',
         );
       else if (!KNOWN_KEYS.includes(key))
-        fail(locate.key([key]), [key], `unknown setting "${key}" (known: ${KNOWN_KEYS.join(', ')})`);
+        fail(
+          locate.key([key]),
+          [key],
+          `unknown setting "${key}"${didYouMean(key, KNOWN_KEYS)} (known: ${KNOWN_KEYS.join(', ')})`,
+        );
     }
     const parsed = configSchema.safeParse(value, { reportInput: true });
     if (!parsed.success)

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isoInstant } from '../core/dates.js';
 import { MembenchError } from '../core/errors.js';
-import { kindOf } from '../core/user-input.js';
+import { didYouMean, kindOf } from '../core/user-input.js';
 import { rangeSchema, SEED_RANGE } from '../core/numbers.js';
 import { bankCapacity, GENERATED_LANGUAGES } from './generator-bank.js';
 import { MAX_SCENARIO_NAME_CHARS, SCENARIO_NAME_PATTERN, SCENARIO_NAME_RULE } from './scenario-name.js';
@@ -295,7 +295,11 @@ export function checkSpecText(text: string, file: string): SpecCheck {
       }
       const known = KNOWN_KEYS[at.join('.')] ?? [];
       for (const key of issue.keys)
-        error([...at, key], `unknown key "${key}" (known: ${known.join(', ')})`, locate.key([...at, key]));
+        error(
+          [...at, key],
+          `unknown key "${key}"${didYouMean(key, known)} (known: ${known.join(', ')})`,
+          locate.key([...at, key]),
+        );
     }
   } else {
     const given = (...at: string[]): boolean =>

@@ -18,7 +18,7 @@ import type { z } from 'zod';
 import { MembenchError } from '../core/errors.js';
 import { jsonSyntaxError, positionOf } from '../core/json-errors.js';
 import { LONE_SURROGATE_PROBLEM, loneSurrogatesIn } from '../core/text.js';
-import { describeInput, formatPath, kindOf, typoOf } from '../core/user-input.js';
+import { describeInput, didYouMean, formatPath, kindOf, typoOf } from '../core/user-input.js';
 import { stepMessages } from './evidence.js';
 import { scenarioWarnings } from './scenario-warnings.js';
 import { repeatedKeyMessage, unreadTag, yamlNodeProblem } from './yaml-nodes.js';
@@ -400,7 +400,7 @@ export function checkScenarioValue(
           file,
           ...locate.key(segments),
           path: formatPath(segments),
-          message: `unknown key "${key}" (ignored)`,
+          message: `unknown key "${key}"${didYouMean(key, known)} (ignored)`,
           severity: 'warning',
         });
       }

@@ -197,7 +197,7 @@ describe('membench generate', () => {
     const result = await membenchInProcess(['generate', spec, '-o', out]);
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      `membench: ${spec}: invalid generator spec (1 problem)\n${spec}:3:3: facts.facts: unknown key "facts" (known: fact, distractor, update, multi-hop, temporal, abstention)\n`,
+      `membench: ${spec}: invalid generator spec (1 problem)\n${spec}:3:3: facts.facts: unknown key "facts" (did you mean fact?) (known: fact, distractor, update, multi-hop, temporal, abstention)\n`,
     );
     expect(existsSync(out)).toBe(false);
   });

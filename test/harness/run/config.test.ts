@@ -68,7 +68,7 @@ describe('membench.config.yaml', () => {
       `${shown}:3:9: trials: expected a whole number from 1 to 1000`,
       expect.stringMatching(
         new RegExp(
-          `^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(known: strategies, params, scenarios, `,
+          `^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(did you mean strategies\\?\\) \\(known: strategies, params, scenarios, `,
           'u',
         ),
       ),

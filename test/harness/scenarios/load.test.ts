@@ -203,6 +203,16 @@ describe('valid scenario fixtures', () => {
     expect(problems.map((problem) => problem.severity)).toEqual(['warning']);
     expect(problems.map(formatProblem)).toEqual([`${file}:6:5: steps[1].hint: warning: unknown key "hint" (ignored)`]);
   });
+
+  test('an unknown key a typo away from a known one names it: a misspelt forbid is not scored', async () => {
+    const check = checkScenarioText(
+      'name: t\nsteps:\n  - user: I live in Porto.\n  - probe: Where do I live?\n    expect: [Porto]\n    forbdi: [Lisbon]\n',
+      't.yaml',
+    );
+    expect(check.problems.map(formatProblem)).toEqual([
+      't.yaml:6:5: steps[1].forbdi: warning: unknown key "forbdi" (did you mean forbid?) (ignored)',
+    ]);
+  });
 });
 
 describe('size limit', () => {
