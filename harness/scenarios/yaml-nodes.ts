@@ -3,8 +3,9 @@
  * in document order: aliases that expand it past a size (a "billion laughs" file), too many anchors
  * and aliases, an alias inside the value it names or with no anchor, and tags beyond YAML's core
  * types (`!!binary`, `!!js/function`, `!foo`), which the yaml package would read as something
- * else than they say, or as a plain string, silently; and a key `__proto__`, which no membench
- * file has and which the checks after the parse drop (an object's prototype, not its entry).
+ * else than they say, or as a plain string, silently; a key `__proto__`, which no membench
+ * file has and which the checks after the parse drop (an object's prototype, not its entry); and a
+ * key that is a list or a mapping (or an alias of one), which a JavaScript object cannot hold.
  */
 import { isAlias, isCollection, isNode, isPair, isScalar, parseDocument, visit, type Document } from 'yaml';
 
@@ -21,6 +22,9 @@ const CORE_TAGS = new Set(
 
 const PROTO_KEY =
   'invalid YAML: a key "__proto__" is not read here (no membench file has one; JavaScript would take it for the prototype and drop it): rename it';
+
+const COLLECTION_KEY =
+  'invalid YAML: a key that is a list or a mapping is not read here (every key membench reads is a plain name): write a plain key';
 
 /** Why a value tagged beyond YAML's core types is refused (`!!timestamp`, `!!binary`, `!foo`). */
 export function unreadTag(tag: string): string {
@@ -100,6 +104,14 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
       for (const item of node.items) {
         if (isPair(item) && isScalar(item.key) && item.key.value === '__proto__') {
           found = { problem: PROTO_KEY, offset: item.key.range?.[0] ?? 0 };
+          return 0;
+        }
+        // `? [a]`, `{a: 1}: x` or `*list : x`: the yaml package would make it the text "[ a ]" and warn on stderr.
+        if (
+          isPair(item) &&
+          (isCollection(item.key) || (isAlias(item.key) && isCollection(latest.get(item.key.source))))
+        ) {
+          found = { problem: COLLECTION_KEY, offset: (item.key as { range?: number[] | null }).range?.[0] ?? 0 };
           return 0;
         }
         added += isPair(item) ? walk(item.key) + walk(item.value) : walk(item);
