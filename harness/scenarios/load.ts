@@ -110,6 +110,13 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     if (!issue.message.startsWith('Invalid')) return `${issue.message}, got ${describeInput(input)}`;
     return `expected one of ${issue.values.map(String).join(', ')}; got ${describeInput(input)}`;
   }
+  // A bound's words say the range, not what was written (`seed: -1` read "expected a whole number from 0 to …").
+  if (
+    (issue.code === 'too_small' || issue.code === 'too_big') &&
+    typeof input === 'number' &&
+    !/\bgot\b/u.test(issue.message)
+  )
+    return `${issue.message}, got ${describeInput(input)}`;
   return issue.message;
 }
 

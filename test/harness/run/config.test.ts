@@ -65,7 +65,7 @@ describe('membench.config.yaml', () => {
     const shown = file; // under TMPDIR, outside the working dir: named by its own path
     expect(await problems(file)).toEqual([
       `${shown}:2:7: seed: expected a whole number from 0 to 4294967295, got "seven"`,
-      `${shown}:3:9: trials: expected a whole number from 1 to 1000`,
+      `${shown}:3:9: trials: expected a whole number from 1 to 1000, got 0`,
       expect.stringMatching(
         new RegExp(
           `^${shown.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&')}:4:1: strategys: unknown setting "strategys" \\(did you mean strategies\\?\\) \\(known: strategies, params, scenarios, `,
@@ -219,12 +219,12 @@ describe('membench.config.yaml', () => {
     );
     const shown = file; // under TMPDIR, outside the working dir: named by its own path
     expect(await problems(file)).toEqual([
-      `${shown}:1:10: stretch: expected a whole number from 1 to 100000`,
-      `${shown}:2:12: crashFuzz: expected a whole number from 0 to 10000`,
-      `${shown}:3:18: recallThreshold: expected a share between 0 and 1`,
+      `${shown}:1:10: stretch: expected a whole number from 1 to 100000, got 1000000000000`,
+      `${shown}:2:12: crashFuzz: expected a whole number from 0 to 10000, got -1`,
+      `${shown}:3:18: recallThreshold: expected a share between 0 and 1, got -1`,
       `${shown}:4:7: seed: expected a whole number from 0 to 4294967295, got 1.5`,
-      `${shown}:5:8: limit: expected a whole number >= 1`,
-      `${shown}:6:14: cellTimeout: expected a number from 1 to 604800`,
+      `${shown}:5:8: limit: expected a whole number >= 1, got 0`,
+      `${shown}:6:14: cellTimeout: expected a number from 1 to 604800, got 0`,
       `${shown}:7:10: workers: expected a whole number from 1 to 1024, got Infinity`,
     ]);
   });

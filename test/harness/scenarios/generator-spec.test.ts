@@ -93,10 +93,10 @@ describe('checkSpecText', () => {
       'spec.yaml:1:7: name: use ASCII lower-case letters a-z, digits 0-9, ".", "_" and "-" (a name becomes file names: other text, Chinese included, goes in description)',
       'spec.yaml:2:7: seed: expected a whole number from 0 to 4294967295, got 1.5',
       'spec.yaml:3:17: languages[1]: expected one of en, zh, got "fr"',
-      'spec.yaml:5:9: facts.fact: expected 0 or more',
+      'spec.yaml:5:9: facts.fact: expected 0 or more, got -1',
       'spec.yaml:6:3: facts.bogus: unknown key "bogus" (known: fact, distractor, update, multi-hop, temporal, abstention)',
       'spec.yaml:8:10: updates.chain: expected [smallest, largest]: the first is larger',
-      'spec.yaml:9:16: updates.revertShare: expected a share from 0 to 1',
+      'spec.yaml:9:16: updates.revertShare: expected a share from 0 to 1, got 2',
       'spec.yaml:11:10: sessions.start: not a date',
       'spec.yaml:12:1: colour: unknown key "colour" (known: name, description, group, seed, languages, exchanges, distances, spread, facts, updates, rememberShare, filler, sessions)',
     ]);
