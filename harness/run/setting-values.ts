@@ -55,6 +55,19 @@ export function oneProtocol(value: unknown): Protocol | undefined {
   return value;
 }
 
+/**
+ * `--cache FILE` as given, or false for `--no-cache`; an empty path (`--cache "$UNSET"`) is refused
+ * here, naming the flag, instead of failing in the store's first write (ENOENT, link '.N.new' -> '').
+ */
+export function cacheFlag(raw: string | false, flag: string): string | false {
+  if (raw !== false && raw.trim() === '')
+    throw new MembenchError(
+      'INVALID_ARGUMENT',
+      `${flag} is empty (an unset variable?): give the cache file, or --no-cache for no cache`,
+    );
+  return raw;
+}
+
 /** `--judge` as given: a flag with no value (`--judge` last, or before another flag) is refused, never read as "no judge". */
 export function judgeFlag(values: readonly string[] | undefined): string[] | undefined {
   if (values === undefined) return undefined;

@@ -19,7 +19,14 @@ import { builtinScenarioNames, builtinSuiteNames } from '../scenarios/builtin-na
 import { BUILTIN_STRATEGY_NAMES } from '../../strategies/names.js';
 import { DURABILITY_MODES, type DurabilityMode } from '../../strategies/types.js';
 import { setting, type SettingSpec } from './setting-spec.js';
-import { defaultWorkers, judgeFlag, oneProtocol, parseDurabilities, parseRetrievalK } from './setting-values.js';
+import {
+  cacheFlag,
+  defaultWorkers,
+  judgeFlag,
+  oneProtocol,
+  parseDurabilities,
+  parseRetrievalK,
+} from './setting-values.js';
 
 export {
   defaultOf,
@@ -367,9 +374,16 @@ export const SETTINGS = {
     planned: true,
   }),
   cache: setting(
-    z.union([z.string(), z.literal(false)], {
-      error: (issue) => `expected a file path, or false for no cache; got ${describeInput(issue.input)}`,
-    }),
+    z.union(
+      [
+        // An empty path (an unset variable) failed in the store's first write: ENOENT, link '.N.new' -> ''.
+        z.string().refine((file) => file.trim() !== '', {
+          error: 'is empty: give the cache file, or false (--no-cache) for no cache',
+        }),
+        z.literal(false),
+      ],
+      { error: (issue) => `expected a file path, or false for no cache; got ${describeInput(issue.input)}` },
+    ),
     {
       group: 'providers',
       describe: `response cache file for live models (default ${DEFAULT_CACHE_FILE}); --no-cache to disable`,
@@ -379,7 +393,7 @@ export const SETTINGS = {
         commands: EVERY,
         yargs: { type: 'string' },
         // yargs turns --no-cache into false.
-        parse: (raw: string | false) => raw,
+        parse: (raw: string | false, flag: string) => cacheFlag(raw, flag),
       },
       config: true,
       planned: true,

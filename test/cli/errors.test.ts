@@ -129,6 +129,8 @@ describe('a numeric flag with a bad value', () => {
     [{ scenario: [] }, '--scenario needs a value (an unset variable?)'],
     [{ strategy: [] }, '--strategy needs a value'],
     [{ question: [] }, '--question needs a value'],
+    // `--cache $UNSET`: the store's first write failed on the empty path (ENOENT, link '.N.new' -> '').
+    [{ cache: '' }, '--cache is empty (an unset variable?): give the cache file, or --no-cache for no cache'],
   ])('run %j', (flags, message) => {
     expect(() => flagValues(flags, 'run')).toThrow(message);
   });
@@ -140,6 +142,7 @@ describe('a numeric flag with a bad value', () => {
     [['run', '--recall-threshold', 'high'], '--recall-threshold high: expected a share between 0 and 1'],
     [['tune', '-s', 'window', '-p', 'k', '--values', '1,2', '--target-recall', 'abc'], '--target-recall abc:'],
     [['judge', 'results.json', '--retries', 'abc'], '--retries abc: expected a whole number from 0 to 100'],
+    [['judge', 'results.json', '--cache', ' '], '--cache is empty (an unset variable?)'],
     [['report', 'results.json', '--recall-threshold', '2'], '--recall-threshold 2: expected a share between 0 and 1'],
     [['merge', 'a', 'b', '--recall-threshold', 'abc'], '--recall-threshold abc:'],
     [['compare', 'a', 'b', '--max-recall-drop', 'abc'], '--max-recall-drop abc: expected a number from 0 to 1'],

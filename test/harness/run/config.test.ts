@@ -302,6 +302,16 @@ describe('membench.config.yaml', () => {
     ]);
   });
 
+  it('refuses an empty cache path (it failed in the store), and takes false for no cache', async () => {
+    const empty = await configFile('c.yaml', 'cache: ""\n');
+    expect(await problems(empty)).toEqual([
+      expect.stringMatching(
+        /c\.yaml:1:8: cache: is empty: give the cache file, or false \(--no-cache\) for no cache$/u,
+      ),
+    ]);
+    expect(await loadConfig(await configFile('c.yaml', 'cache: false\n'))).toEqual({ cache: false });
+  });
+
   it('names a key given twice and the line it was first given on, in YAML and in JSON', async () => {
     const yaml = await configFile('c.yaml', 'strategies: [buffer]\nseed: 1\nworkers: 2\nseed: 2\n');
     expect(await problems(yaml)).toEqual([
