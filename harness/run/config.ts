@@ -23,6 +23,7 @@ import {
   type Problem,
 } from '../scenarios/load.js';
 import { Errata, parseDatasetArg } from '../scenarios/importers/index.js';
+import { loadQuestionPrompts } from '../scenarios/importers/question-prompts.js';
 import { builtinSuiteFile, resolveScenarioFile } from '../scenarios/builtins.js';
 import { checkModuleFile, isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
@@ -276,8 +277,9 @@ async function checkSettings(
 }
 
 /**
- * The `datasets` entries (a known dataset, a file that is there) and the `errata` file (readable
- * and valid), so the run's refusal of them names the config file's line instead of a flag.
+ * The `datasets` entries (a known dataset, a file that is there), the `errata` and
+ * `questionPrompts` files (readable and valid), so the run's refusal of them names the config
+ * file's line instead of a flag or the bare file.
  */
 async function checkDataFiles(
   raw: Record<string, unknown>,
@@ -308,6 +310,14 @@ async function checkDataFiles(
       await Errata.load(path.resolve(dir, config.errata));
     } catch (error) {
       fail(['errata'], refusal(error));
+    }
+  }
+  // The file only: whether the run's dataset takes templates (LoCoMo's do) is the run's own check.
+  if (config.questionPrompts !== undefined) {
+    try {
+      await loadQuestionPrompts(path.resolve(dir, config.questionPrompts), 'locomo');
+    } catch (error) {
+      fail(['questionPrompts'], refusal(error));
     }
   }
 }

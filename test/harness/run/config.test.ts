@@ -302,6 +302,22 @@ describe('membench.config.yaml', () => {
     ]);
   });
 
+  it('locates a questionPrompts file that is missing or invalid, as it does an errata file', async () => {
+    const missing = await configFile('membench.config.yaml', 'strategies: [buffer]\nquestionPrompts: gone.yaml\n');
+    expect(await problems(missing)).toEqual([
+      expect.stringMatching(
+        /membench\.config\.yaml:2:18: questionPrompts: .*gone\.yaml:1:1: \(document\): cannot read: no such file$/u,
+      ),
+    ]);
+    const invalid = await configFile('membench.config.yaml', 'questionPrompts: prompts.yaml\n');
+    await writeFile(path.join(path.dirname(invalid), 'prompts.yaml'), 'temporal: 5\n');
+    expect(await problems(invalid)).toEqual([
+      expect.stringMatching(
+        /membench\.config\.yaml:1:18: questionPrompts: .*prompts\.yaml: not a valid question prompts file; .*prompts\.yaml:1:11: temporal: /u,
+      ),
+    ]);
+  });
+
   it('refuses an empty cache path (it failed in the store), and takes false for no cache', async () => {
     const empty = await configFile('c.yaml', 'cache: ""\n');
     expect(await problems(empty)).toEqual([
