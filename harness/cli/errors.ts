@@ -102,6 +102,33 @@ export function switchWithValue(args: readonly string[], parser: unknown): strin
  * is a value that starts with `-` (`--seed -1`), which yargs reads as flags. Too few arguments for
  * `import`: `longmemeval:FILE` is run's --dataset form. Empty when nothing known explains it.
  */
+/**
+ * yargs' "Not enough non-option arguments: got 1, need at least 2" in words that name what is
+ * missing, with its choices where it has some (`list needs <what> (strategies or scenarios):
+ * membench list <what>`); the message as it came for anything else.
+ */
+export function missingArguments(
+  message: string,
+  args: readonly string[],
+  commands: readonly { command: string }[],
+  parser: unknown,
+): string {
+  const got = /^Not enough non-option arguments: got (\d+), need at least \d+$/u.exec(message)?.[1];
+  const usage = commands.find((module) => module.command.split(' ')[0] === args[0])?.command;
+  if (got === undefined || usage === undefined) return message;
+  const choices = (parser as ParsedOptions | undefined)?.getOptions?.().choices ?? {};
+  const missing = usage
+    .split(' ')
+    .filter((part) => /^<.+>$/u.test(part))
+    .slice(Number(got))
+    .map((part) => {
+      const listed = choices[part.slice(1, -1).replace(/\.\.$/u, '')];
+      return Array.isArray(listed) && listed.length > 0 ? `${part} (${listed.join(' or ')})` : part;
+    });
+  if (missing.length === 0) return message;
+  return `${args[0]} needs ${missing.join(' and ')}: membench ${usage}`;
+}
+
 export function usageHint(message: string, args: readonly string[], parser: unknown): string {
   if (message.startsWith('Not enough non-option arguments') && args[0] === 'import') {
     const joined = args.find((arg) => /^(?:locomo|longmemeval):./u.test(arg));

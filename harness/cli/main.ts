@@ -16,7 +16,7 @@ import * as run from './run.js';
 import * as serve from './serve.js';
 import * as tune from './tune.js';
 import * as validate from './validate.js';
-import { optionRefusal, sayError, usageHint } from './errors.js';
+import { missingArguments, optionRefusal, sayError, usageHint } from './errors.js';
 
 /**
  * yargs reads a value that starts with `-` and a digit (`--values -1,2`) as short flags (`-1`),
@@ -144,7 +144,8 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error;
-      sayError(`membench: ${message}${usageHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`);
+      const said = missingArguments(message, argv, COMMANDS, commandParser);
+      sayError(`membench: ${said}${usageHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`);
       process.exit(2);
     })
     .parseAsync();

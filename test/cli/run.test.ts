@@ -267,8 +267,10 @@ describe('membench run', () => {
     [['frobnicate'], 'membench: Unknown argument: frobnicate'],
     [
       ['import', 'longmemeval:fixtures/datasets/longmemeval-sample.json'],
-      'membench: Not enough non-option arguments: got 1, need at least 2\n(import takes the dataset and the file apart: membench import longmemeval fixtures/datasets/longmemeval-sample.json; DATASET:FILE is the form of run --dataset)',
+      'membench: import needs <file>: membench import <dataset> <file>\n(import takes the dataset and the file apart: membench import longmemeval fixtures/datasets/longmemeval-sample.json; DATASET:FILE is the form of run --dataset)',
     ],
+    [['compare', 'base/results.json'], 'membench: compare needs <head>: membench compare <base> <head>'],
+    [['validate'], 'membench: validate needs <files..>: membench validate <files..>'],
     [
       ['run', '-c', 'recipes-en', '--overwrite', '5'],
       'membench: Unknown argument: 5\n(--overwrite is a switch and takes no value: "5" was left over; give the switch alone, or --overwrite=false)',

@@ -12,7 +12,7 @@
  */
 import type { Argv, CommandModule, MiddlewareFunction } from 'yargs';
 import yargs from 'yargs';
-import { optionRefusal, usageHint } from '../../harness/cli/errors.js';
+import { missingArguments, optionRefusal, usageHint } from '../../harness/cli/errors.js';
 import type { CliResult } from '../cli/helpers.js';
 import { builtModule } from './built.js';
 
@@ -55,7 +55,12 @@ export async function membenchInProcess(
         )
         .exitProcess(false)
         .fail((message, error) => {
-          throw error ?? new UsageFailure(`${message}${usageHint(message, args, commandParser)}`);
+          throw (
+            error ??
+            new UsageFailure(
+              `${missingArguments(message, args, [command as { command: string }], commandParser)}${usageHint(message, args, commandParser)}`,
+            )
+          );
         })
         .parseAsync();
     } catch (error) {
