@@ -1,7 +1,6 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { boundedMemo } from '../../../harness/core/memo.js';
+import { heapAfterGc } from '../../helpers/heap.js';
 
 describe('boundedMemo', () => {
   it('computes each key once, in two generations of half its budget: a key used in the older one is kept, one unused for a generation goes', () => {
@@ -40,14 +39,6 @@ describe('boundedMemo', () => {
 });
 
 describe('what a memo keeps of its keys', () => {
-  // The collector, as `node --expose-gc` gives it, for a heap measurement in this process.
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  const heapAfterGc = (): number => {
-    gc();
-    return process.memoryUsage().heapUsed;
-  };
-
   it("keeps a key cut out of a large string as a copy of its own, not the large string (a scenario file's text)", () => {
     const memo = boundedMemo(1_000_000, (key) => key.length);
     const base = heapAfterGc();

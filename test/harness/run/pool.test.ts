@@ -5,8 +5,6 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import type * as Cells from '../../../harness/results/cells.js';
 import type * as CellTimeout from '../../../harness/run/cell-timeout.js';
@@ -17,6 +15,7 @@ import type * as TempDirs from '../../../harness/run/temp-dirs.js';
 import type { Scenario } from '../../../harness/scenarios/format.js';
 import { ROOT } from '../../cli/helpers.js';
 import { builtModule } from '../../helpers/built.js';
+import { heapAfterGc } from '../../helpers/heap.js';
 import { ok } from '../../helpers/cells.js';
 import { withoutTiming } from '../../helpers/same-seed.js';
 
@@ -290,8 +289,6 @@ describe('runBenchmark with worker processes', () => {
         );
       }),
     );
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
     const heapAtSave: number[] = [];
     const run = await runBenchmark({
       scenarios: files,
@@ -301,8 +298,7 @@ describe('runBenchmark with worker processes', () => {
       store: {
         open: async () => new Map(),
         save: async () => {
-          gc();
-          heapAtSave.push(process.memoryUsage().heapUsed);
+          heapAtSave.push(heapAfterGc());
         },
       },
     });

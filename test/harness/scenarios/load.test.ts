@@ -7,7 +7,6 @@ import { mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   checkScenarioFile,
@@ -17,6 +16,7 @@ import {
   MAX_SCENARIO_BYTES,
   type CheckOptions,
 } from '../../../harness/scenarios/load.js';
+import { heapAfterGc } from '../../helpers/heap.js';
 
 const BROKEN = 'fixtures/scenarios/broken';
 const VALID = 'fixtures/scenarios/valid';
@@ -552,12 +552,6 @@ describe('memory of loaded steps', () => {
   });
 
   test("a scenario read from a file's text does not keep the text alive (its strings are its own, not views into it)", () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const heapAfterGc = (): number => {
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
     const base = heapAfterGc();
     const line = 'a long message of a large file, '.repeat(8);
     let text: string | undefined =
