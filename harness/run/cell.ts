@@ -28,7 +28,7 @@ import type { LiveProviderSettings } from '../models/openai.js';
 import { RANK_ONLY_DIRS, ranksOnly, runRankOnly } from './rank-only.js';
 import { startCellSchedule } from './cell-sched.js';
 import { errorMessage } from '../core/errors.js';
-import { isShelved, type PlannedScenario } from './scenario-shelf.js';
+import { spawnsProcesses, type PlannedScenario } from './scenario-shelf.js';
 
 /** A cell as plain data: what a pool worker receives (the strategy is found again from `strategy.source`). */
 export interface CellTask {
@@ -115,13 +115,7 @@ export function needsProcesses(
   scenario: PlannedScenario,
   providers: Pick<ProviderSettings, 'crashFuzz' | 'isolate'>,
 ): boolean {
-  return (
-    providers.isolate ||
-    (providers.crashFuzz ?? 0) > 0 ||
-    (isShelved(scenario)
-      ? scenario.spawns
-      : scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent'))
-  );
+  return providers.isolate || (providers.crashFuzz ?? 0) > 0 || spawnsProcesses(scenario);
 }
 
 /** Told where a cell is (`open`, `step 12 (user)`, `close`...), so a cell that hangs can be reported with the phase it hung in. */

@@ -39,7 +39,7 @@ import { fnv1aCodePoints, JsonHash } from '../core/hash.js';
 import { contentDigestOf } from '../scenarios/content-digest.js';
 import type { RunOptions } from './options.js';
 import { DEFAULT_SEED, SETTINGS } from './settings.js';
-import { isShelved, loadScenario, ScenarioShelf, type PlannedScenario } from './scenario-shelf.js';
+import { hasToolEffects, isShelved, loadScenario, ScenarioShelf, type PlannedScenario } from './scenario-shelf.js';
 import { RunInterrupted } from './pool.js';
 
 /** Where the default run prices the durability modes: a crash after every acknowledged memory (the sync-or-async question). */
@@ -299,10 +299,7 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf): Promise<Omi
   const keyVariants = (scenario: PlannedScenario, strategy: string): boolean[] => {
     if (idempotency === 'on' || idempotency === 'off') return [idempotency === 'on'];
     if (idempotency === 'one' && strategy !== contrasted) return [true];
-    const hasEffects = isShelved(scenario)
-      ? scenario.effects
-      : scenario.steps.some((step) => step.kind === 'tool' && step.effect);
-    return hasEffects &&
+    return hasToolEffects(scenario) &&
       needsProcesses(scenario, {
         isolate: options.agentProcesses ?? SETTINGS.isolate.default,
         crashFuzz: options.crashFuzz,

@@ -23,6 +23,7 @@ import { emptyShardWords, inShard, type ShardedRunHeader } from '../results/shar
 import { shareRankings } from '../results/shared-rankings.js';
 import { cutAnswersWords } from '../results/cells.js';
 import { TokenCounter } from '../core/tokens.js';
+import { isShelved } from './scenario-shelf.js';
 import { costliestFirst, loadedCell, planDigest, planRun, type PlannedCell, type RunPlan } from './plan.js';
 import { providerSettings } from './provider-settings.js';
 import type { RunOptions } from './options.js';
@@ -76,7 +77,7 @@ async function planned(options: RunOptions, settings: ProviderSettings): Promise
       scenarioHeaders: scenarios.map((scenario) => ({
         name: scenario.name,
         source: scenario.source,
-        steps: 'stepCount' in scenario ? scenario.stepCount : scenario.steps.length,
+        steps: isShelved(scenario) ? scenario.stepCount : scenario.steps.length,
         ...(scenario.group !== undefined ? { group: scenario.group } : {}),
       })),
       digest: planDigest(plans, scenarios, settings),

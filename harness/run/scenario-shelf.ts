@@ -45,8 +45,8 @@ export class ShelvedScenario {
     this.source = scenario.source;
     this.group = scenario.group;
     this.stepCount = scenario.steps.length;
-    this.spawns = scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent');
-    this.effects = scenario.steps.some((step) => step.kind === 'tool' && step.effect !== undefined);
+    this.spawns = spawnsProcesses(scenario);
+    this.effects = hasToolEffects(scenario);
     this.cost = cost;
     const { source: _source, ...content } = scenario;
     this.digest = contentDigestOf(scenario) ?? new JsonHash(createHash('sha256')).json(content).flush().digest('hex');
@@ -68,6 +68,18 @@ export type PlannedScenario = Scenario | ShelvedScenario;
 
 export const isShelved = (scenario: PlannedScenario): scenario is ShelvedScenario =>
   scenario instanceof ShelvedScenario;
+
+/** Whether a step crashes or runs sessions concurrently (its cells need agent processes), whether on the shelf or not. */
+export const spawnsProcesses = (scenario: PlannedScenario): boolean =>
+  isShelved(scenario)
+    ? scenario.spawns
+    : scenario.steps.some((step) => step.kind === 'crash' || step.kind === 'concurrent');
+
+/** Whether a tool step has an effect (the idempotency contrast replays such a scenario twice), whether on the shelf or not. */
+export const hasToolEffects = (scenario: PlannedScenario): boolean =>
+  isShelved(scenario)
+    ? scenario.effects
+    : scenario.steps.some((step) => step.kind === 'tool' && step.effect);
 
 /** The scenario of a plan's cell, loaded from the shelf when it is there. */
 export const loadScenario = (scenario: PlannedScenario): Scenario => (isShelved(scenario) ? scenario.load() : scenario);

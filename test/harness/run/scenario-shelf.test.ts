@@ -86,6 +86,32 @@ describe('the scenario shelf', () => {
     expect(runDirs()).toEqual([]);
   });
 
+  it('contrasts idempotency keys only for a scenario whose tool steps have an effect, in memory or shelved', async () => {
+    const dir = await tempDir('membench-shelf-effects-');
+    const file = async (name: string, effect: boolean, filler: number): Promise<string> => {
+      const steps = Array.from({ length: filler }, (_, i) => `  - user: "note ${i}"`);
+      const at = path.join(dir, `${name}.yaml`);
+      await writeFile(
+        at,
+        `name: ${name}\nsteps:\n${[...steps, '  - user: Order the box.', '  - crash: after_tool_effect', '  - tool: place_order', '    result: { status: placed }', `    effect: ${effect}`, '  - probe: Was it ordered?', '    expect: [placed]'].join('\n')}\n`,
+      );
+      return at;
+    };
+    const files = [
+      await file('small-effect', true, 1),
+      await file('small-no-effect', false, 1),
+      await file('long-effect', true, SHELVED_FILE_STEPS),
+      await file('long-no-effect', false, SHELVED_FILE_STEPS),
+    ];
+    const { plans, scenarios, shelf } = await planRun({ scenarios: files, strategies: ['buffer'] });
+    await shelf?.close();
+    expect(scenarios.map(isShelved)).toEqual([false, false, true, true]);
+    expect(plans.filter((plan) => !plan.idempotencyKeys).map((plan) => plan.scenario.name)).toEqual([
+      'small-effect',
+      'long-effect',
+    ]);
+  });
+
   it('a plan that fails after the import removes its shelf', async () => {
     await expect(
       planRun({ datasets: [LONGMEMEVAL], questions: ['no-such-question'], strategies: ['bm25'] }),
