@@ -77,9 +77,7 @@ export const spawnsProcesses = (scenario: PlannedScenario): boolean =>
 
 /** Whether a tool step has an effect (the idempotency contrast replays such a scenario twice), whether on the shelf or not. */
 export const hasToolEffects = (scenario: PlannedScenario): boolean =>
-  isShelved(scenario)
-    ? scenario.effects
-    : scenario.steps.some((step) => step.kind === 'tool' && step.effect);
+  isShelved(scenario) ? scenario.effects : scenario.steps.some((step) => step.kind === 'tool' && step.effect);
 
 /** The scenario of a plan's cell, loaded from the shelf when it is there. */
 export const loadScenario = (scenario: PlannedScenario): Scenario => (isShelved(scenario) ? scenario.load() : scenario);

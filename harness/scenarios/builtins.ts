@@ -43,28 +43,23 @@ export function resolveScenarioFile(nameOrPath: string): string {
 /**
  * Loads every selected scenario — a suite name stands for all its generated scenarios — checking
  * all of them before any runs: one error lists the problems of every invalid file. Warnings
- * (unknown keys) come back formatted. With `keep`, the files are read one at a time and each
- * valid scenario is kept as `keep` makes it as it comes (a run shelves a large one on disk: five
+ * (unknown keys) come back formatted. The files are read one at a time and each valid scenario is
+ * kept as `keep` makes it as it comes (a run shelves a large one on disk: five
  * hundred files of LongMemEval_M's size are never all in memory, nor their parsed YAML).
  */
 export async function loadScenarios<Kept = Scenario>(
   namesOrPaths: readonly string[],
   options: CheckOptions & { keep?: (scenario: Scenario) => Kept } = {},
 ): Promise<{ scenarios: Kept[]; warnings: string[] }> {
-  const { keep } = options;
-  const loaded: { valid: boolean; problems: ScenarioCheck['problems']; scenario?: Scenario }[][] = [];
+  const keep = options.keep ?? ((scenario: Scenario) => scenario as Kept);
+  const checks: { valid: boolean; problems: ScenarioCheck['problems'] }[] = [];
   const kept: Kept[] = [];
-  if (keep === undefined)
-    for (const checks of await Promise.all(namesOrPaths.map((name) => checkNamed(name, options))))
-      loaded.push(checks.map((check) => ({ ...check, valid: check.scenario !== undefined })));
-  else
-    for (const name of namesOrPaths) {
-      const checks = await checkNamed(name, options);
-      for (const check of checks) if (check.scenario) kept.push(keep(check.scenario));
-      // Only the problems stay: the scenario is kept as `keep` made it.
-      loaded.push(checks.map((check) => ({ valid: check.scenario !== undefined, problems: check.problems })));
+  for (const name of namesOrPaths)
+    for (const check of await checkNamed(name, options)) {
+      // Only the problems stay here: the scenario is kept as `keep` made it.
+      if (check.scenario) kept.push(keep(check.scenario));
+      checks.push({ valid: check.scenario !== undefined, problems: check.problems });
     }
-  const checks = loaded.flat();
   const invalid = checks.filter((check) => !check.valid);
   if (invalid.length > 0) {
     const errors = invalid.flatMap((check) => check.problems.filter((problem) => problem.severity === 'error'));
@@ -81,7 +76,7 @@ export async function loadScenarios<Kept = Scenario>(
   const warnings = checks.flatMap((check) =>
     check.problems.filter((problem) => problem.severity === 'warning').map(formatProblem),
   );
-  return { scenarios: keep ? kept : checks.map((check) => check.scenario! as Kept), warnings };
+  return { scenarios: kept, warnings };
 }
 
 /** The scenario a name or path stands for, or a built-in suite's generated scenarios (deterministic, in memory). */
