@@ -2,7 +2,7 @@
  * The gate checked as a CI maintainer would: the same code run twice must pass `compare` (an A/A
  * test), and regressions planted between two runs under the same setting name must fail it, named.
  * The plants come from fixtures/strategies/planted.mjs, steered by environment variables so its
- * cells keep their ids: a window keeping one exchange where base kept two, a save five times slower.
+ * cells keep their ids: a window keeping one exchange where base kept two, a save ten times slower.
  *
  * The A/A matrix is the smallest whose latency the gate judges: three scripted cells with durable
  * saves (each fsynced), enough turns a side for an interval. Compared both ways, their noise shows a
@@ -53,7 +53,9 @@ describe('the compare gate, A/A and planted regressions', () => {
       [runs.b, runs.a],
     ] as const) {
       const result = await membenchInProcess(['compare', base, head]);
-      expect(result.stdout).toMatch(/OK: no regression \(3 cells compared, 0 missing, 0 new, 0 in error\)/u);
+      expect(result.stdout, result.stdout).toMatch(
+        /OK: no regression \(3 cells compared, 0 missing, 0 new, 0 in error\)/u,
+      );
       expect(result.code).toBe(0);
       // Latency was judged (one machine), not skipped.
       expect(result.stdout).not.toContain('latency not compared');
@@ -67,22 +69,27 @@ describe('the compare gate, A/A and planted regressions', () => {
     // the head's fsync-bound save times met another load on a shared disk (a window's save ×5.35).
     const [base, head] = await Promise.all([runInto('k2', MATRIX), runInto('k1', MATRIX, { MEMBENCH_PLANTED_K: '1' })]);
     const result = await membenchInProcess(['compare', base, head]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stdout).toBe(1);
     expect(result.stdout).toMatch(/recipes-en\/planted +│ evidence recall +│ 0\.14 \(n=7\) +│ 0\.00 \(n=7\)/u);
     // The plant and the run's pooled figure it moves; buffer and window, unchanged, pass.
     expect(result.stdout).toMatch(/REGRESSION: 2 regressed metric\(s\) in 2 cell\(s\) \(3 cells compared/u);
     expect(result.stdout).not.toMatch(/│ recipes-en\/(?:buffer|window)/u);
   });
 
-  it('fails a save made five times slower, naming the cell and showing both runs and the interval', {
+  it('fails a save made ten times slower, naming the cell and showing both runs and the interval', {
     timeout: 300_000,
   }, async () => {
+    // Ten times, not the five `membench bench`'s A/A section plants: the slow run lasts longer than
+    // the fast one, so most of its fsync-bound saves meet other moments of a shared disk. Beside a
+    // full test suite (load 7–12) the fast run's save p50 swung 2.7–8.6 ms from pair to pair, and
+    // a ×5 plant read ×2.64 [×1.83, ×3.72] in 1 of 8 pairs (in CI too); ×10 read at least
+    // ×5.48 [×3.88, …] in 8 of 8.
     const [base, head] = await Promise.all([
       runInto('fast', STRETCHED),
-      runInto('slow', STRETCHED, { MEMBENCH_PLANTED_SAVE_SLOWDOWN: '5' }),
+      runInto('slow', STRETCHED, { MEMBENCH_PLANTED_SAVE_SLOWDOWN: '10' }),
     ]);
     const result = await membenchInProcess(['compare', base, head]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stdout).toBe(1);
     expect(result.stdout).toMatch(
       /recipes-en~60\/planted +│ save time +│ p50 \S+ ms, p95 \S+ ms +│ p50 \S+ ms, p95 \S+ ms +│ ×\S+ \[×\S+, ×\S+\]/u,
     );
