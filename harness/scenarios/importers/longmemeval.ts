@@ -37,7 +37,8 @@
  * oracle file is not sorted) are sorted by date; empty or malformed turns are dropped, and
  * sessions left with no turn (an empty list included) ignored; missing or unparsable dates leave the session without a timestamp; when no turn carries
  * `has_answer`, the answer sessions' turns are the evidence (a session id used twice names the first
- * session with it). Skipped: no question_id or a
+ * session with it); a turn marked `has_answer` in a session whose id does not hold `answer` stays
+ * evidence, said (LongMemEval's retrieval code counts only answer sessions' turns). Skipped: no question_id or a
  * duplicate one, an unknown question_type, no question, no answer (except abstention).
  */
 import path from 'node:path';
@@ -317,6 +318,7 @@ export const longmemeval: DatasetConverter = {
       steps.push({ session: 'new', ...(session.at !== undefined ? { at: session.at } : {}) });
       sessionCount++;
       const sessionSteps: string[] = [];
+      let outsideAnswer = 0;
       for (const exchange of exchanges) {
         // Every turn keeps its own id (the reply's is the step's `replyId`): evidence cites the turn marked has_answer.
         const id = ids.take(`${toStepId(session.id)}.t${exchange.index}`);
@@ -344,9 +346,18 @@ export const longmemeval: DatasetConverter = {
         sessionSteps.push(id, ...(replyId !== undefined ? [replyId] : []));
         if (exchange.hasAnswer) evidence.push(id);
         if (exchange.replyHasAnswer && replyId !== undefined) evidence.push(replyId);
+        if (!session.id.includes('answer'))
+          outsideAnswer += Number(exchange.hasAnswer) + Number(exchange.replyHasAnswer && replyId !== undefined);
         turns += exchange.user !== undefined && exchange.assistant !== undefined ? 2 : 1;
       }
       if (!session.idTaken) stepsBySession.set(session.id, sessionSteps);
+      if (outsideAnswer > 0)
+        log.repair(
+          where,
+          'has-answer-outside-answer-session',
+          `${counted(outsideAnswer, 'turns')} marked has_answer in session ${session.id}, whose id does not hold "answer": kept as evidence (LongMemEval's retrieval code counts a turn gold only in a session whose id holds "answer", so its recall for this question differs from membench's)`,
+          item,
+        );
     }
 
     const answerSessions =

@@ -244,6 +244,31 @@ describe('LongMemEval fixture', async () => {
     expect(messages).toContain('content-number: content 7 is a number: read as the text "7"');
   });
 
+  test('a turn marked has_answer in a session whose id does not hold "answer" stays evidence, said as a repair', async () => {
+    const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
+    const ids = first!.haystack_session_ids as string[];
+    const plain = ids.findIndex((id) => !id.includes('answer'));
+    const sessions = (first!.haystack_sessions as Record<string, unknown>[][]).map((session, index) =>
+      index === plain ? session.map((turn) => ({ ...turn, has_answer: true })) : session,
+    );
+    const { scenarios, report: said } = await importText(JSON.stringify([{ ...first, haystack_sessions: sessions }]));
+    const marked = sessions[plain]!.length;
+    const outside = said.repaired.filter((issue) => issue.code === 'has-answer-outside-answer-session');
+    expect(outside.map((issue) => issue.message)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${marked} turns? marked has_answer in session ${ids[plain]}, whose id does not hold "answer": kept as evidence`,
+          'u',
+        ),
+      ),
+    ]);
+    // Kept: the file's label is the evidence, the reference code's rule only said.
+    expect(probeOf([...scenarios.values()][0]).evidence.length).toBeGreaterThanOrEqual(marked);
+    // The published shape (has_answer only in answer sessions) says nothing.
+    const { report: published } = await importText(JSON.stringify([first]));
+    expect(published.repaired.map((issue) => issue.code)).not.toContain('has-answer-outside-answer-session');
+  });
+
   test('session ids and dates that do not match the sessions are counted in the number they take', async () => {
     const [first] = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Record<string, unknown>[];
     const { report: said } = await importText(
