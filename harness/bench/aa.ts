@@ -1,10 +1,13 @@
 /**
  * The A/A check of the CI gate: the default run (a small matrix in quick mode) run twice on this
  * machine, one after the other as a CI job runs base and head, and compared. Every figure the gate
- * flags between two runs of the same code is a false alarm (target 0). Beside it, a planted
- * regression the gate must catch: a window strategy made forgetful (k=1 where base had k=2) and its
- * save five times slower between the two runs, under one setting name
- * (fixtures/strategies/planted.mjs, steered by environment variables; a repository checkout only).
+ * flags between two runs of the same code is a false alarm (target 0). Beside it, two planted
+ * regressions the gate must catch, each run as its own pair under one setting name
+ * (fixtures/strategies/planted.mjs, steered by environment variables; a repository checkout only):
+ * a window made forgetful (k=1 where base had k=2), which must fail a recall figure, and a save
+ * made five times slower, which must fail the save time. Planted together on one stretched cell, the
+ * forgetful window lost nothing the cell's probes measured (both windows missed them) and the save
+ * alone was caught, counted as the catch of both.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -22,8 +25,34 @@ export const QUICK_AA_MATRIX = [
   ...['remember-then-crash', 'concurrent-edits', 'recipes-en'].flatMap((scenario) => ['-c', scenario]),
 ];
 const PLANTED = path.join(PACKAGE_ROOT, 'fixtures', 'strategies', 'planted.mjs');
-/** The planted cell: a scripted scenario stretched so its saves are numerous enough to judge. */
-const PLANTED_MATRIX = ['-s', PLANTED, '-c', 'recipes-en', '--stretch', '60'];
+/** The plants, each with the matrix it shows on and the kind of figure that must fail. */
+export const PLANTS = {
+  /** A scripted scenario whose probes a window of two exchanges reaches and one of one does not. */
+  forgetful: {
+    what: 'k=1 where base had k=2',
+    matrix: ['-s', PLANTED, '-c', 'recipes-en'],
+    env: { MEMBENCH_PLANTED_K: '1' },
+    shows: (metric: string) => metric.includes('recall'),
+    figure: 'recall',
+  },
+  /** The same scenario stretched so its saves are numerous enough to judge. */
+  slower: {
+    what: 'save ×5',
+    matrix: ['-s', PLANTED, '-c', 'recipes-en', '--stretch', '60'],
+    env: { MEMBENCH_PLANTED_SAVE_SLOWDOWN: '5' },
+    shows: (metric: string) => metric === 'save time',
+    figure: 'save time',
+  },
+} as const;
+export type PlantName = keyof typeof PLANTS;
+export const PLANT_NAMES = Object.keys(PLANTS) as PlantName[];
+
+/** What the gate flagged on one plant, and how many of those are the figure the plant moves. */
+export interface PlantCatch {
+  flagged: FlaggedFigure[];
+  /** Flagged figures of the kind the plant must fail (a recall figure, the save time). */
+  expected: number;
+}
 
 /** A flagged figure, as the gate named it. */
 export interface FlaggedFigure {
@@ -33,7 +62,7 @@ export interface FlaggedFigure {
   note?: string;
 }
 
-/** What the A/A comparison found, and whether the plant was caught. */
+/** What the A/A comparison found, and whether each plant was caught. */
 export interface AaResult {
   /** `membench run` arguments of each of the two runs (empty: the default run). */
   matrix: string[];
@@ -46,8 +75,8 @@ export interface AaResult {
   ungated: number;
   /** The gate's false alarms between two runs of the same code (target 0). */
   flagged: FlaggedFigure[];
-  /** The planted regression: what the gate flagged (must not be empty), or why it was not run. */
-  planted: { caught: FlaggedFigure[] } | { skipped: string };
+  /** The planted regressions: what the gate flagged on each (its own figure must be among them), or why they were not run. */
+  planted: Record<PlantName, PlantCatch> | { skipped: string };
 }
 
 /** Runs `membench run ARGS --out DIR -q` through the package's bin; exit 0 or 1 (failed cells) leave results. */
@@ -100,12 +129,14 @@ export async function benchAa(options: { quick: boolean; onProgress?: (line: str
     let planted: AaResult['planted'];
     if (!existsSync(PLANTED)) planted = { skipped: `${PLANTED} is not here (a repository checkout has it)` };
     else {
-      options.onProgress?.('A/A: the planted regression (k=1 where base had k=2, save ×5), run twice');
-      const plant = await twice(dir, 'planted', PLANTED_MATRIX, {
-        MEMBENCH_PLANTED_K: '1',
-        MEMBENCH_PLANTED_SAVE_SLOWDOWN: '5',
-      });
-      planted = { caught: flaggedOf(plant) };
+      const caught = {} as Record<PlantName, PlantCatch>;
+      for (const name of PLANT_NAMES) {
+        const plant = PLANTS[name];
+        options.onProgress?.(`A/A: the planted regression ${plant.what}, run twice`);
+        const flagged = flaggedOf(await twice(dir, `planted-${name}`, plant.matrix, plant.env));
+        caught[name] = { flagged, expected: flagged.filter((figure) => plant.shows(figure.metric)).length };
+      }
+      planted = caught;
     }
     return {
       matrix,
@@ -124,7 +155,7 @@ export async function benchAa(options: { quick: boolean; onProgress?: (line: str
 
 /** The section as Markdown: false alarms beside the planted regression's catch. */
 export function renderAa(result: AaResult): string {
-  const caught = 'caught' in result.planted ? result.planted.caught : [];
+  const { planted } = result;
   const list = (items: readonly FlaggedFigure[]) =>
     items.map((item) => `- \`${item.cell}\` ${item.metric} ${item.change}${item.note ? `: ${item.note}` : ''}`);
   return [
@@ -134,9 +165,18 @@ export function renderAa(result: AaResult): string {
     '',
     `- flagged between identical runs: **${result.flagged.length}** (target 0)`,
     ...list(result.flagged),
-    'caught' in result.planted
-      ? `- planted regression (k=1 where base had k=2, save ×5, one setting name): **${caught.length ? `caught, ${caught.length} figure(s)` : 'NOT caught'}**`
-      : `- planted regression: not run: ${result.planted.skipped}`,
-    ...list(caught),
+    ...('skipped' in planted
+      ? [`- planted regressions: not run: ${planted.skipped}`]
+      : PLANT_NAMES.flatMap((name) => {
+          const { what, figure } = PLANTS[name];
+          const verdict =
+            planted[name].expected > 0
+              ? `caught (a ${figure} figure failed)`
+              : `NOT caught (no ${figure} figure failed)`;
+          return [
+            `- planted regression ${what} (one setting name): **${verdict}**, ${planted[name].flagged.length} figure(s) flagged`,
+            ...list(planted[name].flagged),
+          ];
+        })),
   ].join('\n');
 }

@@ -77,7 +77,7 @@ export interface BenchReport {
   dataset?: DatasetScaleResult;
   /** The "hostile text" section: the worst kind of question of a file with 100,000-character messages against its median plain question. */
   hostile?: HostileTextResult;
-  /** The compare gate on two runs of the same code, and on a planted regression. */
+  /** The compare gate on two runs of the same code, and on two planted regressions. */
   aa?: AaResult;
   /** `--protocol longmemeval -s bm25` against its floor (read + tokenize + index + rank), CPU per question. */
   protocol?: ProtocolBenchResult;

@@ -7,7 +7,7 @@ import type { Floors } from './floors.js';
 import type { RecoveryResult } from './recovery.js';
 import type { RememberRow, SaveLoadResult, SaveLoadRow } from './save-load.js';
 import type { SuiteResult } from './suite.js';
-import type { AaResult } from './aa.js';
+import { PLANT_NAMES, PLANTS, type AaResult } from './aa.js';
 import { PROTOCOL_TARGET_RATIO, type ProtocolBenchResult } from './protocol.js';
 import type { VectorScaleResult } from './vector-scale.js';
 import type { VersusResult } from './versus-langchain.js';
@@ -277,16 +277,18 @@ export function evaluateTargets(inputs: TargetInputs): Target[] {
       comparison: '<=',
       pass: aa.flagged.length === 0,
     });
-    if ('caught' in aa.planted)
-      targets.push({
-        id: 'aa:planted',
-        what: 'figures compare flags on the planted regression (k=1 for k=2, save ×5)',
-        value: aa.planted.caught.length,
-        limit: 1,
-        unit: '',
-        comparison: '>=',
-        pass: aa.planted.caught.length >= 1,
-      });
+    const { planted } = aa;
+    if (!('skipped' in planted))
+      for (const name of PLANT_NAMES)
+        targets.push({
+          id: `aa:planted-${name}`,
+          what: `${PLANTS[name].figure} figures compare fails on the planted ${PLANTS[name].what}`,
+          value: planted[name].expected,
+          limit: 1,
+          unit: '',
+          comparison: '>=',
+          pass: planted[name].expected >= 1,
+        });
   }
   return targets;
 }
