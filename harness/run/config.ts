@@ -70,8 +70,14 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
   return found[0] && path.join(cwd, found[0]);
 }
 
-/** Reads and validates a config file; every problem is located, all reported at once (exit 2). */
-export async function loadConfig(file: string): Promise<MembenchConfig> {
+/** The keys that act on a dataset's import: without `datasets` (in the file or from --dataset) they act on nothing. */
+const DATASET_KEYS = ['limit', 'questions', 'errata', 'questionPrompts'] as const;
+
+/**
+ * Reads and validates a config file; every problem is located, all reported at once (exit 2).
+ * `flags`: the ones the file sits under, whose --dataset is what the file's `limit` or `questions` may act on.
+ */
+export async function loadConfig(file: string, flags: { datasets?: readonly string[] } = {}): Promise<MembenchConfig> {
   // Relative where it is under the working dir, else as the user can find it (`../../etc/x.yaml` read as a puzzle).
   const relative = path.relative(process.cwd(), file);
   const shown = relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
@@ -143,6 +149,13 @@ export async function loadConfig(file: string): Promise<MembenchConfig> {
         fail(locate.value(issue.path as (string | number)[]), issue.path as (string | number)[], describeIssue(issue));
     if (problems.length === 0 && parsed.success) {
       const config = parsed.data;
+      if (!config.datasets?.length && !flags.datasets?.length)
+        for (const key of DATASET_KEYS.filter((name) => config[name] !== undefined))
+          fail(
+            locate.key([key]),
+            [key],
+            'applies to dataset imports only: it needs `datasets:` (e.g. `datasets: [locomo:data/locomo10.json]`) or --dataset; else drop it',
+          );
       await checkSettings(value as Record<string, unknown>, config, path.dirname(file), (at, message) =>
         fail(locate.value(at), at, message),
       );

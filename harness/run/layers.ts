@@ -68,7 +68,7 @@ export async function resolveSettings(flags: SettingValues, cwd = process.cwd())
       `resolveSettings: expected an object of setting values (SettingValues), got ${kindOf(flags)}`,
     );
   const file = findConfigFile(flags.config, cwd);
-  const config: MembenchConfig = file ? await loadConfig(file) : {};
+  const config: MembenchConfig = file ? await loadConfig(file, flags) : {};
   const [fromConfig, fromFlags] = [runOptionsOf(config), runOptionsOf(flags)];
   const options: RunOptions = {
     ...RUN_DEFAULTS,

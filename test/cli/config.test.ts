@@ -53,6 +53,20 @@ describe('membench run with a config file', () => {
     expect(existsSync(path.join(cwd, 'never'))).toBe(false);
   });
 
+  it("locates limit: without datasets: in the file, in its words, not --limit's", async () => {
+    const cwd = await tempDir('membench-config-cli-');
+    await writeFile(path.join(cwd, 'membench.config.yaml'), 'strategies: [window]\nlimit: 3\n');
+    const run = await membench(['run', '-o', 'never', '-q'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      'membench: membench.config.yaml: invalid config file (1 problem)\nmembench.config.yaml:2:1: limit: applies to dataset imports only: it needs `datasets:` (e.g. `datasets: [locomo:data/locomo10.json]`) or --dataset; else drop it\n',
+    );
+    // --dataset on the command line is what the file's limit acts on.
+    const withFlag = await membench(['run', '--dataset', 'locomo:missing.json', '-o', 'never', '-q'], { cwd });
+    expect(withFlag.stderr).not.toContain('limit');
+    expect(existsSync(path.join(cwd, 'never'))).toBe(false);
+  });
+
   it('exits 2 with file:line:col for a bad config file, before running anything', async () => {
     const cwd = await tempDir('membench-config-cli-');
     await writeFile(path.join(cwd, 'ci.json'), '{\n  "strategies": ["window"],\n  "trials": "two"\n}\n');

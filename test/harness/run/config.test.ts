@@ -175,6 +175,7 @@ describe('membench.config.yaml', () => {
     ]);
     const missing = await configFile('membench.config.yaml', 'errata: gone.json\n');
     expect(await problems(missing)).toEqual([
+      expect.stringMatching(/membench\.config\.yaml:1:1: errata: applies to dataset imports only: /u),
       expect.stringMatching(
         /membench\.config\.yaml:1:9: errata: .*gone\.json:1:1: \(document\): cannot read: no such file$/u,
       ),
@@ -294,6 +295,19 @@ describe('membench.config.yaml', () => {
     ]);
   });
 
+  it('locates limit and questions given without datasets (errata and questionPrompts too), unless --dataset names some', async () => {
+    const text = 'strategies: [buffer]\nlimit: 3\nquestions: [conv-26]\n';
+    const file = await configFile('membench.config.yaml', text);
+    const needs =
+      'applies to dataset imports only: it needs `datasets:` (e.g. `datasets: [locomo:data/locomo10.json]`) or --dataset; else drop it';
+    expect(await problems(file)).toEqual([`${file}:2:1: limit: ${needs}`, `${file}:3:1: questions: ${needs}`]);
+    // The run's --dataset is what they act on: the file sets them for it.
+    expect(await loadConfig(file, { datasets: ['locomo:data/locomo10.json'] })).toMatchObject({
+      limit: 3,
+      questions: ['conv-26'],
+    });
+  });
+
   it('counts the YAML documents of a file holding several, at the --- that starts the second', async () => {
     expect(await problems(await configFile('c.yaml', 'strategies: [buffer]\n---\nseed: 1\n'))).toEqual([
       expect.stringMatching(
@@ -305,6 +319,7 @@ describe('membench.config.yaml', () => {
   it('locates a questionPrompts file that is missing or invalid, as it does an errata file', async () => {
     const missing = await configFile('membench.config.yaml', 'strategies: [buffer]\nquestionPrompts: gone.yaml\n');
     expect(await problems(missing)).toEqual([
+      expect.stringMatching(/membench\.config\.yaml:2:1: questionPrompts: applies to dataset imports only: /u),
       expect.stringMatching(
         /membench\.config\.yaml:2:18: questionPrompts: .*gone\.yaml:1:1: \(document\): cannot read: no such file$/u,
       ),
@@ -312,6 +327,7 @@ describe('membench.config.yaml', () => {
     const invalid = await configFile('membench.config.yaml', 'questionPrompts: prompts.yaml\n');
     await writeFile(path.join(path.dirname(invalid), 'prompts.yaml'), 'temporal: 5\n');
     expect(await problems(invalid)).toEqual([
+      expect.stringMatching(/membench\.config\.yaml:1:1: questionPrompts: applies to dataset imports only: /u),
       expect.stringMatching(
         /membench\.config\.yaml:1:18: questionPrompts: .*prompts\.yaml: not a valid question prompts file; .*prompts\.yaml:1:11: temporal: /u,
       ),
