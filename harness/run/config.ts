@@ -16,6 +16,8 @@ import {
   documentValue,
   formatPath,
   formatProblem,
+  invalidSyntax,
+  isJsonFile,
   Locator,
   readDocumentFile,
   yamlErrorMessage,
@@ -98,19 +100,19 @@ export async function loadConfig(file: string, flags: { datasets?: readonly stri
     prettyErrors: false,
     uniqueKeys: true,
   });
-  const jsonError = file.endsWith('.json') ? jsonSyntaxError(text) : undefined;
-  if (jsonError) fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
+  const jsonError = isJsonFile(file) ? jsonSyntaxError(text) : undefined;
+  if (jsonError) fail(jsonError.where, [], `${invalidSyntax(file)}: ${jsonError.message}`);
   else
     for (const error of doc.errors)
       fail(
         error.linePos?.[0] ?? positionOf(text, error.pos[0]),
         [],
-        `invalid YAML: ${yamlErrorMessage(error, text, CONFIG_DOCUMENT)}`,
+        `${invalidSyntax(file)}: ${yamlErrorMessage(error, text, CONFIG_DOCUMENT)}`,
       );
   const locate = new Locator(doc, lines);
   let value: unknown;
   if (problems.length === 0) {
-    const converted = documentValue(doc);
+    const converted = documentValue(doc, file);
     if ('problem' in converted)
       fail(
         converted.offset === undefined ? { line: 1, col: 1 } : lines.linePos(converted.offset),

@@ -135,21 +135,35 @@ function nestingPath(value: unknown, limit: number): PathSegment[] | undefined {
   return undefined;
 }
 
+/** A `.json` file: JSON.parse checks its text first, as the YAML parser would take what JSON refuses (a trailing comma, a comment). */
+export const isJsonFile = (file: string): boolean => /\.json$/iu.test(file);
+
+/**
+ * How a file's syntax problems begin: `invalid JSON` for a .json file (the same YAML parser reads
+ * it, JSON being YAML, but its user wrote JSON), else `invalid YAML`. Every loader says it so.
+ */
+export function invalidSyntax(file: string): string {
+  return `invalid ${isJsonFile(file) ? 'JSON' : 'YAML'}`;
+}
+
 /**
  * The document as plain data, or why it cannot be: nesting too deep for the stack, a tag, or
  * aliases (yamlNodeProblem) expanding it past MAX_SCENARIO_BYTES characters (what a file may hold
  * written out), past MAX_ANCHORS_AND_ALIASES or without end, refused with the node's `offset`
  * instead of thrown (also used by the config loader).
  */
-export function documentValue(doc: Document.Parsed): { value: unknown } | { problem: string; offset?: number } {
+export function documentValue(
+  doc: Document.Parsed,
+  file: string,
+): { value: unknown } | { problem: string; offset?: number } {
   try {
-    const problem = yamlNodeProblem(doc, MAX_SCENARIO_BYTES);
-    if (problem) return problem;
+    const found = yamlNodeProblem(doc, MAX_SCENARIO_BYTES);
+    if (found) return { problem: `${invalidSyntax(file)}: ${found.problem}`, offset: found.offset };
     // yamlNodeProblem has bounded the expansion: the library's own count (100 copies of one anchor) is off.
     return { value: doc.toJS({ maxAliasCount: -1 }) };
   } catch (error) {
     if (error instanceof RangeError) return { problem: `nested too deeply to parse (more than ${MAX_NESTING} levels)` };
-    return { problem: `invalid YAML: ${(error as Error).message.split('\n')[0]!}` };
+    return { problem: `${invalidSyntax(file)}: ${(error as Error).message.split('\n')[0]!}` };
   }
 }
 
@@ -255,8 +269,6 @@ export function yamlErrorMessage(error: YAMLError, text: string, kind: DocumentK
 }
 
 /** A parsed mapping and the locator of its nodes, or the located problems that stopped parsing. */
-const JSON_FILE = /\.json$/iu;
-
 export type ParsedMapping =
   | { value: Record<string, unknown>; locate: Locator; problems: Problem[] }
   | { value?: undefined; problems: Problem[] };
@@ -284,8 +296,8 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
   const nul = text.indexOf('\u0000');
   if (nul >= 0) return fail(positionOf(text, nul), [], `binary data (a NUL byte): a ${kind.noun} is YAML or JSON text`);
   // A .json file is JSON: the YAML parser below would take a trailing comma or a comment in it.
-  const jsonError = JSON_FILE.test(file) ? jsonSyntaxError(text) : undefined;
-  if (jsonError) return fail(jsonError.where, [], `invalid JSON: ${jsonError.message}`);
+  const jsonError = isJsonFile(file) ? jsonSyntaxError(text) : undefined;
+  if (jsonError) return fail(jsonError.where, [], `${invalidSyntax(file)}: ${jsonError.message}`);
 
   const lines = new LineCounter();
   let doc: Document.Parsed;
@@ -313,15 +325,14 @@ export function parseMappingText(text: string, file: string, kind: DocumentKind 
       file,
       ...where,
       path: '(document)',
-      // A .json file is read by the same parser (JSON is YAML): its problems are called JSON's.
-      message: `invalid ${JSON_FILE.test(file) ? 'JSON' : 'YAML'}: ${yamlErrorMessage(error, text, kind)}`,
+      message: `${invalidSyntax(file)}: ${yamlErrorMessage(error, text, kind)}`,
       severity: 'error',
     });
   }
   if (problems.length > 0) return { problems };
 
   const locate = new Locator(doc, lines);
-  const converted = documentValue(doc);
+  const converted = documentValue(doc, file);
   if ('problem' in converted)
     return fail(
       converted.offset === undefined ? { line: 1, col: 1 } : lines.linePos(converted.offset),

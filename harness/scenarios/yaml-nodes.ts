@@ -21,10 +21,10 @@ const CORE_TAGS = new Set(
 );
 
 const PROTO_KEY =
-  'invalid YAML: a key "__proto__" is not read here (no membench file has one; JavaScript would take it for the prototype and drop it): rename it';
+  'a key "__proto__" is not read here (no membench file has one; JavaScript would take it for the prototype and drop it): rename it';
 
 const COLLECTION_KEY =
-  'invalid YAML: a key that is a list or a mapping is not read here (every key membench reads is a plain name): write a plain key';
+  'a key that is a list or a mapping is not read here (every key membench reads is a plain name): write a plain key';
 
 /** Why a value tagged beyond YAML's core types is refused (`!!timestamp`, `!!binary`, `!foo`). */
 export function unreadTag(tag: string): string {
@@ -32,6 +32,7 @@ export function unreadTag(tag: string): string {
 }
 
 export interface YamlNodeProblem {
+  /** Said after the file's `invalid YAML: ` or `invalid JSON: ` (load.ts's invalidSyntax). */
   problem: string;
   offset: number;
 }
@@ -54,7 +55,7 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
   const tooMany = (offset: number): boolean => {
     if (++marks <= MAX_ANCHORS_AND_ALIASES) return false;
     found = {
-      problem: `invalid YAML: more than ${MAX_ANCHORS_AND_ALIASES} anchors and aliases (each alias is looked up among all of them): write some values out`,
+      problem: `more than ${MAX_ANCHORS_AND_ALIASES} anchors and aliases (each alias is looked up among all of them): write some values out`,
       offset,
     };
     return true;
@@ -71,8 +72,8 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
         found = {
           problem:
             target === undefined
-              ? `invalid YAML: alias *${node.source} names no anchor: set &${node.source} on a value before it`
-              : `invalid YAML: alias *${node.source} is inside the value it names (&${node.source}): it would repeat without end`,
+              ? `alias *${node.source} names no anchor: set &${node.source} on a value before it`
+              : `alias *${node.source} is inside the value it names (&${node.source}): it would repeat without end`,
           offset,
         };
         return 0;
@@ -81,7 +82,7 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
       expanded += added;
       if (expanded > maxChars)
         found = {
-          problem: `invalid YAML: alias *${node.source} expands the document past ${maxChars} characters, the size limit of a file (a YAML alias bomb?)`,
+          problem: `alias *${node.source} expands the document past ${maxChars} characters, the size limit of a file (a YAML alias bomb?)`,
           offset,
         };
       return added;
@@ -90,7 +91,7 @@ export function yamlNodeProblem(doc: Document.Parsed, maxChars: number): YamlNod
     if (node.tag !== undefined && !CORE_TAGS.has(node.tag)) {
       const shown = node.tag.replace(/^tag:yaml\.org,2002:/u, '!!');
       found = {
-        problem: `invalid YAML: ${unreadTag(shown)}`,
+        problem: unreadTag(shown),
         offset: node.range?.[0] ?? 0,
       };
       return 0;

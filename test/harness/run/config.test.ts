@@ -344,7 +344,7 @@ describe('membench.config.yaml', () => {
     expect(await loadConfig(await configFile('c.yaml', 'cache: false\n'))).toEqual({ cache: false });
   });
 
-  it('names a key given twice and the line it was first given on, in YAML and in JSON', async () => {
+  it('names a key given twice and the line it was first given on, in YAML and in JSON, each called by its own name', async () => {
     const yaml = await configFile('c.yaml', 'strategies: [buffer]\nseed: 1\nworkers: 2\nseed: 2\n');
     expect(await problems(yaml)).toEqual([
       expect.stringMatching(
@@ -354,8 +354,13 @@ describe('membench.config.yaml', () => {
     const json = await configFile('c.json', '{\n  "seed": 1,\n  "trials": 2,\n  "seed": 2\n}\n');
     expect(await problems(json)).toEqual([
       expect.stringMatching(
-        /c\.json:4:3: \(document\): invalid YAML: the key "seed" is given twice in one mapping \(first on line 2\)/u,
+        /c\.json:4:3: \(document\): invalid JSON: the key "seed" is given twice in one mapping \(first on line 2\)/u,
       ),
+    ]);
+    // What the node checks refuse is said in the file's language too.
+    const proto = await configFile('c.json', '{\n  "seed": 1,\n  "__proto__": {"seed": 2}\n}\n');
+    expect(await problems(proto)).toEqual([
+      expect.stringMatching(/c\.json:3:3: \(document\): invalid JSON: a key "__proto__" is not read here /u),
     ]);
   });
 
