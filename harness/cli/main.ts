@@ -120,15 +120,14 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  // The parser of the command being run, as the middleware (before validation) sees it: `.fail` gets none, and its hint reads the command's switches.
-  let commandParser: unknown;
-  await withoutHelpCache(yargs(joinSignedValues(argv)))
+  // One instance throughout: once a command is chosen it holds that command's options (its builder ran on it), which `.fail` reads, even for a failure before any middleware ran.
+  const parser = withoutHelpCache(yargs(joinSignedValues(argv)));
+  await parser
     .scriptName('membench')
     .usage('$0 <command> [options]\n\nBenchmark LLM memory strategies: tokens, latency, recall, durability.')
     .command(COMMANDS as unknown as CommandModule[])
     .middleware(
-      ((parsed: Record<string, unknown>, parser: unknown) => {
-        commandParser = parser;
+      ((parsed: Record<string, unknown>) => {
         const refused = optionRefusal(parsed, parser, argv);
         if (refused === undefined) return;
         sayError(`membench: ${refused}\nRun "membench --help" for usage.\n`);
@@ -144,8 +143,8 @@ export async function main(argv: string[]): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((message, error) => {
       if (error) throw error;
-      const said = missingArguments(message, argv, COMMANDS, commandParser);
-      sayError(`membench: ${said}${usageHint(message, argv, commandParser)}\nRun "membench --help" for usage.\n`);
+      const said = missingArguments(message, argv, COMMANDS, parser);
+      sayError(`membench: ${said}${usageHint(message, argv, parser)}\nRun "membench --help" for usage.\n`);
       process.exit(2);
     })
     .parseAsync();

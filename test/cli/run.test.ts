@@ -207,6 +207,7 @@ describe('membench run', () => {
   it.each([
     [['run', '-p', 'window.k=zero', '-q'], 'membench: --param window.k=zero: '],
     [['run', '-s', 'nope', '-q'], 'membench: unknown strategy "nope"'],
+    [['list'], 'membench: list needs <what> (strategies or scenarios): membench list <what>'],
     [
       ['run', '--durability', 'sync,later', '-q'],
       'membench: --durability sync,later: "later" is not one of sync, async, exit, none',
@@ -271,6 +272,8 @@ describe('membench run', () => {
     ],
     [['compare', 'base/results.json'], 'membench: compare needs <head>: membench compare <base> <head>'],
     [['validate'], 'membench: validate needs <files..>: membench validate <files..>'],
+    // The choices as the list command defines them (its --help shows them too).
+    [['list'], 'membench: list needs <what> (strategies or scenarios): membench list <what>'],
     [
       ['run', '-c', 'recipes-en', '--overwrite', '5'],
       'membench: Unknown argument: 5\n(--overwrite is a switch and takes no value: "5" was left over; give the switch alone, or --overwrite=false)',

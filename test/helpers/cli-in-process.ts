@@ -39,15 +39,14 @@ export async function membenchInProcess(
   )) as typeof process.stderr.write;
   try {
     try {
-      let commandParser: unknown;
       // main.ts's parser: strict, and a usage failure is "membench: MESSAGE" with exit 2, the command not run.
-      await (yargs([...args]) as Argv)
+      const parser = yargs([...args]) as Argv;
+      await parser
         .scriptName('membench')
         .command(command)
         .strict()
         .middleware(
-          ((parsed: Record<string, unknown>, parser: unknown) => {
-            commandParser = parser;
+          ((parsed: Record<string, unknown>) => {
             const refused = optionRefusal(parsed, parser, args);
             if (refused !== undefined) throw new UsageFailure(refused);
           }) as unknown as MiddlewareFunction,
@@ -58,7 +57,7 @@ export async function membenchInProcess(
           throw (
             error ??
             new UsageFailure(
-              `${missingArguments(message, args, [command as { command: string }], commandParser)}${usageHint(message, args, commandParser)}`,
+              `${missingArguments(message, args, [command as { command: string }], parser)}${usageHint(message, args, parser)}`,
             )
           );
         })
