@@ -50,7 +50,7 @@ export function handled<A>(handler: (argv: A) => Promise<number | void>): (argv:
   };
 }
 
-/** What yargs says of the options it parsed (not in its types): which hold one value, which a list. */
+/** What yargs says of the options it parsed (not in its types): which hold one value, which a list, what each is for. */
 interface ParsedOptions {
   getOptions?: () => {
     string?: string[];
@@ -59,7 +59,9 @@ interface ParsedOptions {
     boolean?: string[];
     alias?: Record<string, string[]>;
     choices?: Record<string, unknown>;
+    key?: Record<string, unknown>;
   };
+  getInternalMethods?: () => { getUsageInstance?: () => { getDescriptions?: () => Record<string, unknown> } };
 }
 
 /**
@@ -97,15 +99,12 @@ export function switchWithValue(args: readonly string[], parser: unknown): strin
 }
 
 /**
- * What to add to a yargs usage failure, where the usual cause is known. "Unknown argument: X":
- * a value after a switch (`--overwrite 5`, `--keep-rankings 0`) is not the switch's, and a digit
- * is a value that starts with `-` (`--seed -1`), which yargs reads as flags. Too few arguments for
- * `import`: `longmemeval:FILE` is run's --dataset form. Empty when nothing known explains it.
- */
-/**
- * yargs' "Not enough non-option arguments: got 1, need at least 2" in words that name what is
- * missing, with its choices where it has some (`list needs <what> (strategies or scenarios):
- * membench list <what>`); the message as it came for anything else.
+ * yargs' "Not enough non-option arguments: got 1, need at least 2" and "Missing required
+ * arguments: param, values" in words that name what is missing, with its choices where it has
+ * some: a positional with the command's form (`list needs <what> (strategies or scenarios):
+ * membench list <what>`), an option with what its --help says of it (`tune needs --param (-p):
+ * the numeric knob to sweep, …`); the message as it came for anything else. `parser` is the
+ * yargs instance, which holds the command's options once the command is chosen.
  */
 export function missingArguments(
   message: string,
@@ -114,22 +113,68 @@ export function missingArguments(
   parser: unknown,
 ): string {
   const got = /^Not enough non-option arguments: got (\d+), need at least \d+$/u.exec(message)?.[1];
+  const required = /^Missing required arguments?: (.+)$/u.exec(message)?.[1]?.split(', ');
   const usage = commands.find((module) => module.command.split(' ')[0] === args[0])?.command;
-  if (got === undefined || usage === undefined) return message;
-  const choices = (parser as ParsedOptions | undefined)?.getOptions?.().choices ?? {};
-  const missing = usage
-    .split(' ')
-    .filter((part) => /^<.+>$/u.test(part))
-    .slice(Number(got))
-    .map((part) => {
-      const listed = choices[part.slice(1, -1).replace(/\.\.$/u, '')];
-      return Array.isArray(listed) && listed.length > 0 ? `${part} (${listed.join(' or ')})` : part;
-    });
-  if (missing.length === 0) return message;
-  return `${args[0]} needs ${missing.join(' and ')}: membench ${usage}`;
+  if ((got === undefined && required === undefined) || usage === undefined) return message;
+  const known = parser as ParsedOptions | undefined;
+  const options = known?.getOptions?.();
+  const descriptions = known?.getInternalMethods?.().getUsageInstance?.().getDescriptions?.() ?? {};
+  const withChoices = (name: string, shown: string): string => {
+    const listed = options?.choices?.[name];
+    return Array.isArray(listed) && listed.length > 0 ? `${shown} (${listed.join(' or ')})` : shown;
+  };
+  // `<files..>` is the positional `files`.
+  const positionals = new Map(
+    usage
+      .split(' ')
+      .filter((part) => /^<.+>$/u.test(part))
+      .map((part) => [part.slice(1, -1).replace(/\.\.$/u, ''), part]),
+  );
+  const option = (name: string): string => {
+    const aliases = (options?.alias?.[name] ?? []).map((alias) => (alias.length === 1 ? `-${alias}` : `--${alias}`));
+    const shown = withChoices(name, `--${name}${aliases.length > 0 ? ` (${aliases.join(', ')})` : ''}`);
+    // yargs marks its own texts (--help, --version) for translation.
+    const describe = descriptions[name];
+    return typeof describe === 'string' && describe !== ''
+      ? `${shown}: ${describe.replace(/^__yargsString__:/u, '')}`
+      : shown;
+  };
+  const names = got !== undefined ? [...positionals.keys()].slice(Number(got)) : required!;
+  if (names.length === 0) return message;
+  const missing = names.map((name) => {
+    const part = positionals.get(name);
+    return part === undefined ? option(name) : withChoices(name, part);
+  });
+  // An option's words hold colons: each is its own clause.
+  return names.every((name) => positionals.has(name))
+    ? `${args[0]} needs ${missing.join(' and ')}: membench ${usage}`
+    : `${args[0]} needs ${missing.join('; ')}`;
 }
 
+/**
+ * What to add to a yargs usage failure, where the usual cause is known. "Unknown argument: X":
+ * a value after a switch (`--overwrite 5`, `--keep-rankings 0`) is not the switch's, and a digit
+ * is a value that starts with `-` (`--seed -1`), which yargs reads as flags. Too few arguments for
+ * `import`: `longmemeval:FILE` is run's --dataset form. A required option missing: the options
+ * given that the command does not have (`tune --knob k`, a guess at --param), which yargs names
+ * only once the required ones are there. Empty when nothing known explains it.
+ */
 export function usageHint(message: string, args: readonly string[], parser: unknown): string {
+  if (/^Missing required arguments?: /u.test(message)) {
+    const options = (parser as ParsedOptions).getOptions?.();
+    const known = new Set([...Object.keys(options?.key ?? {}), ...Object.values(options?.alias ?? {}).flat()]);
+    const unknown = args
+      .slice(0, args.includes('--') ? args.indexOf('--') : undefined)
+      .filter((arg) => /^--?[^-\d]/u.test(arg))
+      .filter((arg) => {
+        const name = arg.replace(/^--?(?:no-)?/u, '').replace(/=.*$/su, '');
+        // `-qs`: two short flags.
+        return !known.has(name) && (arg.startsWith('--') || ![...name].every((flag) => known.has(flag)));
+      });
+    return unknown.length > 0
+      ? `\n(${unknown.join(', ')}: not ${unknown.length === 1 ? 'an option' : 'options'} of ${args[0]}; membench ${args[0]} --help lists its options)`
+      : '';
+  }
   if (message.startsWith('Not enough non-option arguments') && args[0] === 'import') {
     const joined = args.find((arg) => /^(?:locomo|longmemeval):./u.test(arg));
     if (joined !== undefined) {

@@ -275,6 +275,10 @@ describe('membench run', () => {
     // The choices as the list command defines them (its --help shows them too).
     [['list'], 'membench: list needs <what> (strategies or scenarios): membench list <what>'],
     [
+      ['tune', '--knob', 'k'],
+      'membench: tune needs --strategy (-s): the strategy: a built-in name, langchain:NAME or a module path; --param (-p): the numeric knob to sweep, e.g. k (window) or maxTokenLimit (summary-buffer); --values: values to try: A..B, A..B..STEP or a list 1,2,4,8; --target-recall: pooled context recall a setting must reach (0..1)\n(--knob: not an option of tune; membench tune --help lists its options)',
+    ],
+    [
       ['run', '-c', 'recipes-en', '--overwrite', '5'],
       'membench: Unknown argument: 5\n(--overwrite is a switch and takes no value: "5" was left over; give the switch alone, or --overwrite=false)',
     ],

@@ -84,6 +84,25 @@ describe('membench tune', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  // yargs said "Missing required arguments: param, values, target-recall", and never that --knob is no option.
+  const NEEDS_PARAM =
+    'tune needs --param (-p): the numeric knob to sweep, e.g. k (window) or maxTokenLimit (summary-buffer); --values: values to try: A..B, A..B..STEP or a list 1,2,4,8; --target-recall: pooled context recall a setting must reach (0..1)';
+  it.each([
+    [['tune', '-s', 'window'], `membench: ${NEEDS_PARAM}\n`],
+    [
+      ['tune', '-s', 'window', '--knob', 'k'],
+      `membench: ${NEEDS_PARAM}\n(--knob: not an option of tune; membench tune --help lists its options)\n`,
+    ],
+    [
+      ['tune', '-qs', 'window', '--values', '1..4', '--target-recall=0.9'],
+      'membench: tune needs --param (-p): the numeric knob to sweep, e.g. k (window) or maxTokenLimit (summary-buffer)\n',
+    ],
+  ])('exits 2 on %j, saying what each missing option is for', async (args, message) => {
+    const result = await membenchInProcess(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(message);
+  });
+
   it('exits 2 on a second strategy or knob, naming the flag and its values, and writes nothing', async () => {
     const { result, out } = await tuneWindowK(['-s', 'buffer', '--values', '1,2'], '0.9', membenchInProcess);
     expect(result.code).toBe(2);
