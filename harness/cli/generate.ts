@@ -32,7 +32,7 @@ export function builder(yargs: Argv) {
     )
     .example(
       '$0 generate my-spec.yaml -o scenarios/mine --seed 7',
-      'your own knobs (see README, "Generated workloads"), another seed',
+      'your own knobs (see docs/scenarios.md, "Generated workloads"), another seed',
     )
     .example(
       '$0 run -c my-suite/generated-en.yaml',
