@@ -1,5 +1,5 @@
 /** `--strategy` values beyond the built-ins: user modules (JavaScript imported by Node, TypeScript via tsx) and `langchain:NAME`. */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -91,6 +91,17 @@ describe('loadStrategyDefinition', () => {
       (await load(await write('named.mjs', valid('named').replace('export default', 'export const strategy =')))).name,
     ).toBe('named');
     expect((await load(await write('plain.ts', valid('plain-ts')))).name).toBe('plain-ts'); // no package.json here: tsx compiles it as CommonJS
+  });
+
+  it("loads a CommonJS-compiled .ts that imports membench's own runtime, as docs/own-strategy.md's example does", async () => {
+    // A project without "type": "module": tsx compiles the file as CommonJS, so `membench` is required, not imported.
+    await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+    await symlink(path.resolve(fixtures, '../..'), path.join(dir, 'node_modules', 'membench'), 'dir');
+    const source = valid('uses-membench')
+      .replace('export default {', 'export default defineStrategy({')
+      .replace(/;\n$/u, ');\n');
+    const spec = await write('uses-membench.ts', `import { defineStrategy } from 'membench';\n${source}`);
+    expect((await load(spec)).name).toBe('uses-membench');
   });
 
   it('imports JavaScript through Node itself and TypeScript through tsx', async () => {
