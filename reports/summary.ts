@@ -303,9 +303,12 @@ export function modelDependenceNote(result: RunResult): string {
   ];
   const verbatim = names.filter(([, keeps]) => keeps).map(([name]) => name);
   const others = names.filter(([, keeps]) => !keeps).map(([name]) => name);
+  // One strategy is "it keeps", several "they keep".
+  const keep = (count: number): string => (count === 1 ? 'it keeps' : 'they keep');
+  const keeps = (count: number): string => (count === 1 ? 'keeps, hence its' : 'keep, hence their');
   return (
-    `Model-independent: tokens, latency, durability${verbatim.length ? `, and the context, answer and evidence recall of ${verbatim.join(', ')} (they keep messages verbatim)` : ''}. ` +
-    `Model-dependent: answers (accuracy, F1, abstention)${others.length ? ` and what ${others.join(', ')} keep, hence their recall` : ''}.`
+    `Model-independent: tokens, latency, durability${verbatim.length ? `, and the context, answer and evidence recall of ${verbatim.join(', ')} (${keep(verbatim.length)} messages verbatim)` : ''}. ` +
+    `Model-dependent: answers (accuracy, F1, abstention)${others.length ? ` and what ${others.join(', ')} ${keeps(others.length)} recall` : ''}.`
   );
 }
 

@@ -63,7 +63,11 @@ describe('report summaries', () => {
     const transformed = structuredClone(result);
     for (const strategy of transformed.header.strategies)
       if (strategy.name === 'window') strategy.traits = { ...strategy.traits!, keepsVerbatim: false };
-    expect(modelDependenceNote(transformed)).toContain('and what window keep, hence their recall');
+    expect(modelDependenceNote(transformed)).toContain('and what window keeps, hence its recall');
+    expect(modelDependenceNote(transformed)).toContain('evidence recall of buffer (it keeps messages verbatim)');
+    for (const strategy of transformed.header.strategies)
+      strategy.traits = { ...strategy.traits!, keepsVerbatim: false };
+    expect(modelDependenceNote(transformed)).toContain('and what buffer, window keep, hence their recall');
   });
 
   it('flags interleaved cells and gives their spread over trials', () => {
