@@ -151,8 +151,9 @@ export function progressReporter(
       if (event.type === 'start') {
         groups = new GroupProgress(event.units, workers);
         done = event.finished;
+        const running = event.cells - event.finished;
         log(
-          `membench: running ${event.cells - event.finished} cells${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`,
+          `membench: running ${running} cell${running === 1 ? '' : 's'}${event.finished ? ` (${event.finished} of ${event.cells} finished earlier)` : ''}`,
         );
         return;
       }

@@ -93,6 +93,7 @@ describe('an import in progress', () => {
       vi.advanceTimersByTime(10_000);
       onProgress(event(200e6));
       onProgress({ type: 'start', cells: 4, finished: 0, units: [] });
+      onProgress({ type: 'start', cells: 1, finished: 0, units: [] });
     } finally {
       write.mockRestore();
       vi.useRealTimers();
@@ -101,6 +102,7 @@ describe('an import in progress', () => {
       'membench: importing longmemeval:m.json: 50 of 200 MB read (25 %)\n',
       'membench: importing longmemeval:m.json: 200 of 200 MB read (100 %)\n',
       'membench: running 4 cells\n',
+      'membench: running 1 cell\n',
     ]);
   });
 

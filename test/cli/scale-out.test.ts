@@ -306,7 +306,7 @@ describe('--resume', () => {
     const resumed = await membench(['run', '--resume', out, '-w', '1'], { env: { MEMBENCH_TEST_GATE: gate } });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain(`--resume ${out}: 1 cell in error run again: a/gated`);
-    expect(resumed.stderr).toContain('membench: running 1 cells (1 of 2 finished earlier)');
+    expect(resumed.stderr).toContain('membench: running 1 cell (1 of 2 finished earlier)');
     expect(results(out).cells.map((cell) => [cell.id, cell.status])).toEqual([
       ['a/buffer', 'ok'],
       ['a/gated', 'ok'],
