@@ -244,8 +244,7 @@ describe('a results file with an impossible figure', () => {
   it('is refused when its id leaves out that it ran without idempotency keys (its durability outcome says so)', () => {
     const data = JSON.parse(readFileSync(BASELINE, 'utf8'));
     const index = data.cells.findIndex((cell: { id: string }) => cell.id === 'crash-mid-tool-call/buffer/no-keys');
-    // The baseline is version 2: its durability outcome is under the older name, `faults`.
-    expect(data.cells[index].faults.idempotencyKeys).toBe(false);
+    expect(data.cells[index].durabilityOutcome.idempotencyKeys).toBe(false);
     data.cells[index].id = 'crash-mid-tool-call/buffer';
     expect(refusal(JSON.stringify(data), BASELINE).details).toEqual([
       `  cells[${index}].id: expected "crash-mid-tool-call/buffer/no-keys" (from its scenario "crash-mid-tool-call", setting "buffer" and trial 0, in a run of 1 trial), got "crash-mid-tool-call/buffer"`,
