@@ -6,7 +6,7 @@ import { visibleControls } from '../core/text.js';
 import type { ProgressEvent } from '../run/options.js';
 import type { JudgeGate } from '../results/judges.js';
 
-/** Per strategy setting of a scenario group: questions done of planned, and an ETA from this run's pace for that setting. */
+/** Per strategy setting of a scenario group: scenarios (a LongMemEval file's questions) done of planned, and an ETA from this run's pace for that setting. */
 export class GroupProgress {
   private readonly units = new Map<string, { total: number; done: number; ran: number; ms: number }>();
 
@@ -28,7 +28,7 @@ export class GroupProgress {
   }
 
   /**
-   * Counts a finished cell; returns "GROUP · SETTING 40/500 questions, ETA 1m20s" for a grouped one
+   * Counts a finished cell; returns "GROUP · SETTING 40/500 questions, ETA 1m20s" for a grouped one ("scenarios" outside LongMemEval)
    * (without " · SETTING" when `named` is false: a line that names the cell already).
    */
   finished(cell: { group?: string; setting: string; durationMs: number }, named = true): string | undefined {
@@ -41,7 +41,9 @@ export class GroupProgress {
     unit.ms += cell.durationMs;
     const left = unit.total - unit.done;
     const eta = left > 0 ? `, ETA ${formatDuration(((unit.ms / unit.ran) * left) / this.workers)}` : ', done';
-    return `${named ? key : cell.group} ${unit.done}/${unit.total} questions${eta}`;
+    // A LongMemEval file's scenarios are one question each; LoCoMo's and a generated suite's are conversations of many.
+    const counted = cell.group.startsWith('longmemeval:') ? 'questions' : 'scenarios';
+    return `${named ? key : cell.group} ${unit.done}/${unit.total} ${counted}${eta}`;
   }
 }
 

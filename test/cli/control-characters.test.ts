@@ -73,7 +73,7 @@ describe('control characters in names from the user', () => {
     for (const [name, text] of Object.entries(outputs))
       expect({ [name]: CONTROL.exec(text)?.[0] }).toEqual({ [name]: undefined });
     // The progress line and the import summary on stderr.
-    expect(result.stderr).toContain('(grp\\u001b[31mRED\\u0007\\u000dOVER 1/1 questions, done)');
+    expect(result.stderr).toContain('(grp\\u001b[31mRED\\u0007\\u000dOVER 1/1 scenarios, done)');
     expect(result.stderr).toContain('    skip\\u001b[2J\\u009b1m: question_type "nosuch" is not one of');
     expect(result.stdout).toContain('leaderboard — group grp\\u001b[31mRED\\u0007\\u000dOVER\n');
     expect(result.stdout).toContain('│ setting │ lab\\u001b]0;TITLE\\u0007 (context / answer recall) │');

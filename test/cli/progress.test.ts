@@ -24,6 +24,19 @@ describe('GroupProgress', () => {
     );
     expect(formatDuration(75_000)).toBe('1m15s');
   });
+
+  it('counts scenarios, not questions, where a scenario is a conversation of many (LoCoMo, a generated suite)', () => {
+    const plan = ['locomo:l.json', 'generated'].flatMap((group) =>
+      Array.from({ length: 2 }, () => ({ setting: 'bm25', group, done: false })),
+    );
+    const progress = new GroupProgress(plan);
+    expect(progress.finished({ setting: 'bm25', group: 'locomo:l.json', durationMs: 1000 })).toBe(
+      'locomo:l.json · bm25 1/2 scenarios, ETA 1s',
+    );
+    expect(progress.finished({ setting: 'bm25', group: 'generated', durationMs: 1000 })).toBe(
+      'generated · bm25 1/2 scenarios, ETA 1s',
+    );
+  });
 });
 
 describe('progressReporter without a terminal', () => {
@@ -70,7 +83,7 @@ describe('progressReporter without a terminal', () => {
     } finally {
       write.mockRestore();
     }
-    expect(lines[1]).toBe(`[1/2] generated-zh/${setting}  recall 0.53  2068 ms  (generated 1/2 questions, ETA 1s)\n`);
+    expect(lines[1]).toBe(`[1/2] generated-zh/${setting}  recall 0.53  2068 ms  (generated 1/2 scenarios, ETA 1s)\n`);
   });
 });
 
