@@ -79,7 +79,7 @@ export function leaderboardCells(board: Leaderboard): string[][] {
   return board.rows.map((row) => [
     row.setting,
     withInterval(row.contextRecall.value, row.contextRecall.interval, row.contextRecall.n),
-    String(Math.round(row.contextPerTurn)),
+    row.contextMeasured ? String(Math.round(row.contextPerTurn)) : '–',
     String(Math.round(row.maintenancePerTurn)),
     versusBest(row),
     durabilityText(row),
@@ -99,7 +99,7 @@ export function leaderboardSortKeys(row: LeaderboardRow): (number | null | undef
   return [
     undefined,
     row.contextRecall.value,
-    row.contextPerTurn,
+    row.contextMeasured ? row.contextPerTurn : null,
     row.maintenancePerTurn,
     row.vsBest?.difference ?? 0,
     undefined,

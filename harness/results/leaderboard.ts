@@ -48,6 +48,8 @@ export interface LeaderboardRow {
   conflictExposure: Rate & { interval: Interval | null };
   /** Mean context tokens per model call, over every turn of the pooled cells. */
   contextPerTurn: number;
+  /** False when no turn recorded its context tokens (ranking-only `--protocol` cells): `contextPerTurn` is then 0, not a cost. */
+  contextMeasured: boolean;
   /** Maintenance tokens (summaries, extraction) per turn. */
   maintenancePerTurn: number;
   /** p95 of load + save per turn, ms. */
@@ -159,6 +161,7 @@ export function leaderboard(cells: readonly OkCell[], seed: number, judges: read
         },
         conflictExposure: { ...conflictRate, interval: wilsonInterval(conflictRate.hits, conflictRate.n) },
         contextPerTurn: loaded.length ? loaded.reduce((sum, value) => sum + value, 0) / loaded.length : 0,
+        contextMeasured: loaded.length > 0,
         maintenancePerTurn: turns.length
           ? pooled.reduce((sum, cell) => sum + cell.tokens.maintenance, 0) / turns.length
           : 0,
@@ -217,19 +220,25 @@ function recommend(rows: readonly LeaderboardRow[], best: LeaderboardRow | undef
     const cheapest = [...peers].sort((a, b) => a.contextPerTurn - b.contextPerTurn)[0]!;
     const bestFigure = `${fixed(best.contextRecall.value)} ${interval(best.contextRecall.interval)} (n=${best.contextRecall.n})`;
     out.push(
-      cheapest === best
+      !best.contextMeasured
         ? {
             kind: 'cheapest-within-noise',
-            text: `${best.setting} recalls best, ${bestFigure}, and nothing within noise of it is cheaper (${tokensText(best.contextPerTurn)}).`,
+            text: `${best.setting} recalls best, ${bestFigure} (context tokens not measured: no cost to compare).`,
           }
-        : {
-            kind: 'cheapest-within-noise',
-            text: `${cheapest.setting} recalls as well as ${best.setting} within noise (${fixed(cheapest.contextRecall.value)} vs ${fixed(best.contextRecall.value)}) at ${tokensText(cheapest.contextPerTurn)}, not ${Math.round(best.contextPerTurn)}.`,
-            detail: `${cheapest.setting} is the cheapest setting within noise of the best recall: ${fixed(cheapest.contextRecall.value)} ${interval(cheapest.contextRecall.interval)} at ${tokensText(cheapest.contextPerTurn)}, against ${best.setting}'s ${bestFigure} at ${tokensText(best.contextPerTurn)} (paired difference ${fixed(cheapest.vsBest?.difference)} ${interval(cheapest.vsBest?.interval ?? null)}, McNemar p=${fixed(cheapest.vsBest?.p, 3)}; n=${cheapest.vsBest?.n}).`,
-          },
+        : cheapest === best
+          ? {
+              kind: 'cheapest-within-noise',
+              text: `${best.setting} recalls best, ${bestFigure}, and nothing within noise of it is cheaper (${tokensText(best.contextPerTurn)}).`,
+            }
+          : {
+              kind: 'cheapest-within-noise',
+              text: `${cheapest.setting} recalls as well as ${best.setting} within noise (${fixed(cheapest.contextRecall.value)} vs ${fixed(best.contextRecall.value)}) at ${tokensText(cheapest.contextPerTurn)}, not ${Math.round(best.contextPerTurn)}.`,
+              detail: `${cheapest.setting} is the cheapest setting within noise of the best recall: ${fixed(cheapest.contextRecall.value)} ${interval(cheapest.contextRecall.interval)} at ${tokensText(cheapest.contextPerTurn)}, against ${best.setting}'s ${bestFigure} at ${tokensText(best.contextPerTurn)} (paired difference ${fixed(cheapest.vsBest?.difference)} ${interval(cheapest.vsBest?.interval ?? null)}, McNemar p=${fixed(cheapest.vsBest?.p, 3)}; n=${cheapest.vsBest?.n}).`,
+            },
     );
   }
-  const affordable = rows.filter((row) => row.contextRecall.n > 0 && row.contextPerTurn <= TOKEN_BUDGET);
+  const priced = rows.filter((row) => row.contextMeasured);
+  const affordable = priced.filter((row) => row.contextRecall.n > 0 && row.contextPerTurn <= TOKEN_BUDGET);
   const top = affordable[0];
   if (top && (top.contextRecall.value ?? 0) >= RECALL_FLOOR) {
     out.push({
@@ -241,7 +250,7 @@ function recommend(rows: readonly LeaderboardRow[], best: LeaderboardRow | undef
       kind: 'best-under-budget',
       text: `No setting under ${TOKEN_BUDGET} context tokens per turn recalls ${fixed(RECALL_FLOOR)} or more (the best there: ${top.setting}, ${fixed(top.contextRecall.value)}).`,
     });
-  } else if (rows.length > 0) {
+  } else if (priced.length > 0) {
     out.push({
       kind: 'best-under-budget',
       text: `No setting stays under ${TOKEN_BUDGET} context tokens per turn in this run.`,

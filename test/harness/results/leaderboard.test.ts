@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { leaderboard, RECALL_FLOOR, TOKEN_BUDGET } from '../../../harness/results/leaderboard.js';
 import { distanceBucket, recallByDistance } from '../../../harness/results/by-distance.js';
 import { cellOf, durability, smallRun } from '../../reports/fixture.js';
-import { versusBest } from '../../../reports/verdict.js';
+import { leaderboardCells, versusBest } from '../../../reports/verdict.js';
 
 describe('leaderboard', () => {
   it('pools each setting over the run, best first, with intervals and a paired comparison against the best', () => {
@@ -42,6 +42,25 @@ describe('leaderboard', () => {
     expect(board.recommendations.find((item) => item.kind === 'best-under-budget')!.text).toContain(
       affordable[0]?.setting ?? 'No setting',
     );
+  });
+
+  it('prices nothing when no turn recorded its context tokens (ranking-only --protocol cells): no "0 tokens/turn"', () => {
+    const result = smallRun();
+    const cells = result.cells.map((cell) => ({
+      ...cell,
+      turns: cell.turns.map((turn) => ({ ...turn, contextTokens: null })),
+    }));
+    const board = leaderboard(cells, result.header.seed);
+    expect(board.rows.map((row) => row.contextMeasured)).toEqual([false, false, false]);
+    expect(leaderboardCells(board).map((row) => row[2])).toEqual(['–', '–', '–']);
+    expect(board.recommendations.map((item) => item.text)).toEqual([
+      'buffer recalls best, 1.00 [0.80, 1.00] (n=15) (context tokens not measured: no cost to compare).',
+    ]);
+    expect(leaderboard(result.cells, result.header.seed).rows.map((row) => row.contextMeasured)).toEqual([
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('recommends nothing under the token budget when the best setting there recalls less than the floor', () => {
