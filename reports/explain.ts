@@ -25,7 +25,8 @@ const f2 = (value: number | null | undefined): string =>
   value === null || value === undefined ? '–' : value.toFixed(2);
 const ci = (row: LeaderboardRow): string =>
   row.contextRecall.interval ? ` [${f2(row.contextRecall.interval.lo)}, ${f2(row.contextRecall.interval.hi)}]` : '';
-const tokens = (row: LeaderboardRow): string => String(Math.round(row.contextPerTurn));
+/** A row's context tokens per turn; "–" where its cells recorded none (ranking-only `--protocol` cells), never a cost of 0. */
+const tokens = (row: LeaderboardRow): string => (row.contextMeasured ? String(Math.round(row.contextPerTurn)) : '–');
 
 /** Texts of both languages, picked by `lang`: every template is written twice, side by side. */
 type Text = Record<Language, string>;

@@ -33,6 +33,18 @@ describe('explain', () => {
     expect(zh).toContain(`召回率为 ${window.contextRecall.value!.toFixed(2)}`);
   });
 
+  it('gives no token cost where the cells recorded no context tokens (ranking-only --protocol cells)', () => {
+    const unpriced = {
+      ...result,
+      cells: result.cells.map((cell) => ({
+        ...cell,
+        turns: cell.turns.map((turn) => ({ ...turn, contextTokens: null })),
+      })),
+    };
+    const first = explainRun(unpriced, 'en')[0]!.sentences.find((sentence) => sentence.startsWith('window(k=2)'))!;
+    expect(first).toContain('at – context tokens per turn');
+  });
+
   it('picks the cells a question is about by the traits in the header, not by strategy name', () => {
     const renamed = structuredClone(result);
     for (const spec of renamed.header.strategies) if (spec.name === 'window') spec.name = 'my-window';
