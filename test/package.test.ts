@@ -1,9 +1,10 @@
 /**
  * package.json as npm reads it: every dependency with an install script (the lockfile's
  * `hasInstallScript`) is approved in `allowScripts`, so installs keep working once npm runs
- * only approved scripts (npm 11 warns about the rest; a later npm skips them).
+ * only approved scripts (npm 11 warns about the rest; a later npm skips them); and every runtime
+ * dependency is one the shipped code imports, so a user's install carries nothing only tests use.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -35,5 +36,24 @@ describe('package.json', () => {
         .map((key) => key.replace(/(?<=.)@.*$/u, ''))
         .filter((name) => !installed.has(name)),
     ).toEqual([]);
+  });
+
+  it('lists as a dependency only what the shipped code imports (a package only tests use is a devDependency)', () => {
+    const { dependencies = {} } = read('package.json') as { dependencies?: Record<string, string> };
+    const shipped = ['harness', 'strategies', 'reports', 'scripts', 'bin', 'index.ts'].flatMap((entry) =>
+      entry.endsWith('.ts')
+        ? [entry]
+        : readdirSync(path.join(ROOT, entry), { recursive: true, encoding: 'utf8' }).map((file) =>
+            path.join(entry, file),
+          ),
+    );
+    const source = shipped
+      .filter((file) => /\.(?:[cm]?[jt]s)$/u.test(file) && !file.endsWith('.d.ts'))
+      .map((file) => readFileSync(path.join(ROOT, file), 'utf8'))
+      .join('\n');
+    const unused = Object.keys(dependencies).filter(
+      (name) => !source.includes(`'${name}'`) && !source.includes(`'${name}/`) && !source.includes(`"${name}"`),
+    );
+    expect(unused).toEqual([]);
   });
 });
