@@ -26,7 +26,7 @@ import {
 } from '../scenarios/load.js';
 import { Errata, parseDatasetArg } from '../scenarios/importers/index.js';
 import { loadQuestionPrompts } from '../scenarios/importers/question-prompts.js';
-import { builtinSuiteFile, resolveScenarioFile } from '../scenarios/builtins.js';
+import { builtinSuiteFile, builtinSuiteOf, resolveScenarioFile } from '../scenarios/builtins.js';
 import { checkModuleFile, isModuleSource, loadStrategyDefinition } from '../../strategies/loader.js';
 import { builtinStrategies } from '../../strategies/index.js';
 import type { StrategyDefinition } from '../../strategies/types.js';
@@ -203,7 +203,7 @@ async function checkSettings(
         fail(at, `${nameOrPath}: ${info ? 'not a file' : 'no such file'} (${where}${FROM_CONFIG_DIR})`);
     } else
       try {
-        if (!builtinSuiteFile(nameOrPath)) resolveScenarioFile(nameOrPath);
+        if (!builtinSuiteFile(nameOrPath) && !builtinSuiteOf(nameOrPath)) resolveScenarioFile(nameOrPath);
       } catch (error) {
         if (!(error instanceof MembenchError)) throw error;
         fail(at, error.message);

@@ -1,15 +1,16 @@
 /**
  * Built-in scenarios live as data files in `scenarios/`, built-in generated suites as generator
- * specs in `scenarios/suites/` (expanded into their scenarios, in memory, when named); a name on
- * the CLI resolves here, a path is read as given.
+ * specs in `scenarios/suites/` (expanded into their scenarios, in memory, when named: the suite's
+ * name for all of them, a scenario's own name, `generated-en`, for that one); a name on the CLI
+ * resolves here, a path is read as given.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
 import { didYouMean } from '../core/user-input.js';
 import { checkScenarioFile, formatProblem, type CheckOptions, type ScenarioCheck } from './load.js';
 import { generateWorkload } from './generator.js';
-import { checkSpecFile } from './generator-spec.js';
+import { checkSpecFile, checkSpecText } from './generator-spec.js';
 import { BUILTIN_SCENARIO_DIR } from '../core/package-info.js';
 import { builtinScenarioNames, builtinSuiteNames, dataFiles, SCENARIO_FILE, SUITE_DIR } from './builtin-names.js';
 import type { Scenario } from './format.js';
@@ -27,14 +28,39 @@ function looksLikePath(nameOrPath: string): boolean {
   return nameOrPath.includes('/') || nameOrPath.includes(path.sep) || SCENARIO_FILE.test(nameOrPath);
 }
 
+/** The scenarios a built-in suite generates, by name (`generated-en`: its spec's name, a dash, a language), each with its suite's name. */
+function suiteMembers(): Map<string, string> {
+  const members = new Map<string, string>();
+  for (const [suite, file] of dataFiles(SUITE_DIR)) {
+    const { spec } = checkSpecText(readFileSync(file, 'utf8'), file);
+    for (const language of spec?.languages ?? []) members.set(`${spec!.name}-${language}`, suite);
+  }
+  return members;
+}
+
+/**
+ * The built-in suite that generates the scenario a name names (`generated-en`, as reports and
+ * `membench list scenarios` name it), or undefined for a path, a scenario file's name or a suite's.
+ */
+export function builtinSuiteOf(nameOrPath: string): string | undefined {
+  if (looksLikePath(nameOrPath) || existsSync(nameOrPath) || dataFiles(BUILTIN_SCENARIO_DIR).has(nameOrPath))
+    return undefined;
+  return suiteMembers().get(nameOrPath);
+}
+
 /** A built-in name or a file path to the file to read. */
 export function resolveScenarioFile(nameOrPath: string): string {
   if (looksLikePath(nameOrPath) || existsSync(nameOrPath)) return nameOrPath;
   const file = dataFiles(BUILTIN_SCENARIO_DIR).get(nameOrPath);
   if (!file) {
+    const members = suiteMembers();
+    const suites = builtinSuiteNames().map((suite) => {
+      const own = [...members].filter(([, of]) => of === suite).map(([member]) => member);
+      return own.length > 0 ? `${suite} (all of ${own.join(', ')})` : suite;
+    });
     throw new MembenchError(
       'UNKNOWN_SCENARIO',
-      `unknown scenario "${nameOrPath}"${didYouMean(nameOrPath, builtinScenarioNames())}: built-ins are ${builtinScenarioNames().join(', ')} (${builtinSuiteNames().join(', ')}: generated suites); or give a path to a .yaml/.json file`,
+      `unknown scenario "${nameOrPath}"${didYouMean(nameOrPath, [...builtinScenarioNames(), ...members.keys()])}: built-ins are ${[...dataFiles(BUILTIN_SCENARIO_DIR).keys()].join(', ')}, ${[...members.keys()].join(', ')}; generated suites: ${suites.join(', ')}; or give a path to a .yaml/.json file`,
     );
   }
   return file;
@@ -81,14 +107,16 @@ export async function loadScenarios<Kept = Scenario>(
 
 /** The scenario a name or path stands for, or a built-in suite's generated scenarios (deterministic, in memory). */
 async function checkNamed(nameOrPath: string, options: CheckOptions): Promise<ScenarioCheck[]> {
-  const suite = builtinSuiteFile(nameOrPath);
+  // A suite's scenario named alone is generated as the whole suite generates it (the same source and cells), then picked.
+  const of = builtinSuiteOf(nameOrPath);
+  const suiteName = of ?? nameOrPath;
+  const suite = of === undefined ? builtinSuiteFile(nameOrPath) : dataFiles(SUITE_DIR).get(of);
   if (suite) {
     const { spec: generator, problems } = await checkSpecFile(suite);
     if (!generator) return [{ problems }];
-    return generateWorkload(generator, `builtin:${nameOrPath}`).map((generated) => ({
-      scenario: generated.scenario,
-      problems: [],
-    }));
+    return generateWorkload(generator, `builtin:${suiteName}`)
+      .filter((generated) => of === undefined || generated.scenario.name === nameOrPath)
+      .map((generated) => ({ scenario: generated.scenario, problems: [] }));
   }
   const file = resolveScenarioFile(nameOrPath);
   const check = await checkScenarioFile(file, options);

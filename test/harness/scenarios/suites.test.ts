@@ -9,6 +9,7 @@ import {
   builtinScenarioNames,
   builtinSuiteFile,
   builtinSuiteNames,
+  builtinSuiteOf,
   loadScenarios,
   resolveScenarioFile,
 } from '../../../harness/scenarios/builtins.js';
@@ -34,6 +35,23 @@ describe('built-in suites', () => {
       /^unknown scenario "generatd" \(did you mean generated\?\): /u,
     );
     expect(() => resolveScenarioFile('zzzz')).toThrow(/^unknown scenario "zzzz": built-ins are /u);
+    // A suite's scenarios are named among the built-ins, and a typo of one finds it.
+    expect(() => resolveScenarioFile('generated-fr')).toThrow(
+      /^unknown scenario "generated-fr" \(did you mean generated-en\?\): built-ins are concurrent-edits, .*stale-background-job, generated-en, generated-zh; generated suites: generated \(all of generated-en, generated-zh\); or give a path/u,
+    );
+  });
+
+  test("a suite's scenario named alone (as reports name it) is generated as in its suite, alone", async () => {
+    expect(builtinSuiteOf('generated-zh')).toBe('generated');
+    expect(builtinSuiteOf('generated')).toBeUndefined();
+    expect(builtinSuiteOf('recipes-en')).toBeUndefined();
+    expect(builtinSuiteOf('./generated-zh.yaml')).toBeUndefined();
+    const alone = await loadScenarios(['generated-zh']);
+    const suite = await loadScenarios(['generated']);
+    expect(alone.scenarios.map((scenario) => [scenario.name, scenario.group, scenario.source])).toEqual([
+      ['generated-zh', 'generated', 'builtin:generated#generated-zh'],
+    ]);
+    expect(alone.scenarios[0]).toEqual(suite.scenarios.find((scenario) => scenario.name === 'generated-zh'));
   });
 
   test('a suite name expands, in place, into its generated scenarios', async () => {
