@@ -112,6 +112,12 @@ const COMMAND_NAMES = ((names: string[]) => `${names.slice(0, -1).join(', ')} or
   COMMANDS.map((module) => module.command.split(' ')[0]!),
 );
 
+/** Where a usage failure sends the reader: the command's own --help when a command was named, else the list of commands. */
+function helpLine(argv: readonly string[]): string {
+  const named = COMMANDS.some((module) => module.command.split(' ')[0] === argv[0]);
+  return `Run "membench ${named ? `${argv[0]} ` : ''}--help" for usage.`;
+}
+
 export async function main(argv: string[]): Promise<void> {
   ignoreClosedOutput();
   const noCwd = missingWorkingDir();
@@ -130,7 +136,7 @@ export async function main(argv: string[]): Promise<void> {
       ((parsed: Record<string, unknown>) => {
         const refused = optionRefusal(parsed, parser, argv);
         if (refused === undefined) return;
-        sayError(`membench: ${refused}\nRun "membench --help" for usage.\n`);
+        sayError(`membench: ${refused}\n${helpLine(argv)}\n`);
         process.exit(2);
       }) as unknown as MiddlewareFunction,
       true,
@@ -144,7 +150,7 @@ export async function main(argv: string[]): Promise<void> {
     .fail((message, error) => {
       if (error) throw error;
       const said = missingArguments(message, argv, COMMANDS, parser);
-      sayError(`membench: ${said}${usageHint(message, argv, parser)}\nRun "membench --help" for usage.\n`);
+      sayError(`membench: ${said}${usageHint(message, argv, parser)}\n${helpLine(argv)}\n`);
       process.exit(2);
     })
     .parseAsync();

@@ -128,7 +128,9 @@ export const SETTINGS = {
     describe: () =>
       `built-in scenario or suite names, or .yaml/.json paths (default: every built-in but the long ones: ${builtinScenarioNames()
         .filter((name) => name !== 'long-recipes')
-        .join(', ')}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios, each also named alone (generated-en)`,
+        .join(
+          ', ',
+        )}); a suite (${builtinSuiteNames().join(', ')}) expands into its generated scenarios, each also named alone (generated-en)`,
     defaultText: 'every built-in but the long ones',
     flag: { name: 'scenario', alias: 'c', commands: RUN_TUNE, yargs: { type: 'string', array: true } },
     config: true,

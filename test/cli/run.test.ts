@@ -292,6 +292,12 @@ describe('membench run', () => {
     const result = await membench([...args, ...(args[0] === 'run' ? ['-o', out] : [])]);
     expectRefused(result, message, out);
   });
+  it("sends a usage failure to the command's own --help, or to the list of commands when none was named", async () => {
+    const named = await membench(['compare', 'base/results.json']);
+    expect(named.stderr.trimEnd().split('\n').at(-1)).toBe('Run "membench compare --help" for usage.');
+    const unnamed = await membench(['frobnicate']);
+    expect(unnamed.stderr.trimEnd().split('\n').at(-1)).toBe('Run "membench --help" for usage.');
+  });
 });
 
 describe('membench list and --help', () => {
