@@ -74,7 +74,7 @@ export const handler = handled(async (argv: TuneArgs) => {
     import('../../reports/summary.js'),
   ]);
   const { parseValues, renderTune } = tune;
-  const { failedLine, interruptOnSignals, progressReporter } = common;
+  const { failedLine, interruptOnSignals, progressReporter, writtenFiles } = common;
   const values = parseValues(argv.values);
   const settings = await resolveSettings(flagValues(argv, 'tune'));
   // demandOption: yargs has refused a missing --target-recall already.
@@ -112,7 +112,7 @@ export const handler = handled(async (argv: TuneArgs) => {
     .filter((file) => path.basename(file).startsWith('sweep-'))
     .map((file) => path.relative(out, file));
   process.stdout.write(
-    `wrote ${path.relative(process.cwd(), out) || '.'}/ (${files.map((file) => path.basename(file)).join(', ')})${sweep.length ? `; the sweep chart: ${sweep.join(', ')}` : ''}\n`,
+    `wrote ${writtenFiles(out, files)}${sweep.length ? `; the sweep chart: ${sweep.join(', ')}` : ''}\n`,
   );
   return outcome.tune.best ? 0 : 1;
 });

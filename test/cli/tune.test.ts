@@ -43,6 +43,10 @@ describe('membench tune', () => {
     );
     expect(tuned.stdout.match(/^\s*\d+  \d\.\d\d \(\d+\/\d+\)/gmu)).toHaveLength(K.length);
     expect(existsSync(path.join(out, 'charts', 'sweep-window-k.png'))).toBe(true);
+    // The charts are said where they are, in charts/, as run says it.
+    expect(tuned.stdout).toMatch(
+      /^wrote .*\/ \(results\.json, report\.md, report\.html, junit\.xml and \d+ charts in charts\/\); the sweep chart: charts\/sweep-window-k\.png$/mu,
+    );
     const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as RunResult;
     expect(results.cells.map((cell) => cell.options.k)).toEqual(K);
   });
