@@ -29,6 +29,8 @@ export interface SettingSummary {
   errors: number;
   /** Sum over scenarios of the mean (over ok trials) total context tokens. */
   contextTokens: number;
+  /** Some turn recorded its context tokens (a ranking-only cell records none: its `contextTokens` is 0, not measured). */
+  contextMeasured: boolean;
   /** Context recall pooled over every ok cell: hits and n summed. */
   recall: Rate;
   loadMs: Distribution;
@@ -60,6 +62,7 @@ export function summarizeSettings(result: RunResult): SettingSummary[] {
       cells: cells.length,
       errors: errors.length,
       contextTokens: Math.round(contextTokens),
+      contextMeasured: turns.some((turn) => turn.contextTokens !== null),
       recall: { n, hits, value: n ? hits / n : null },
       loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
       saveMs: distribution(turns.map((turn) => turn.saveMs)),
@@ -218,6 +221,8 @@ export function sweepCharts(summaries: readonly SettingSummary[], styles: Map<st
           .join(', ');
         const title = `${strategy}: sweep of ${key}`;
         const point = (index: number, y: number | null) => (numeric ? { x: xs[index] as number, y } : y);
+        // Ranking-only settings record no context tokens: their line would lie flat at 0.
+        const priced = sorted.some((setting) => setting.summary.contextMeasured);
         charts.push(
           chart(`sweep-${slug(strategy)}-${slug(key)}${lines.size > 1 ? `-${lineIndex + 1}` : ''}`, title, {
             type: 'line',
@@ -234,17 +239,23 @@ export function sweepCharts(summaries: readonly SettingSummary[], styles: Map<st
                   pointRadius: 5,
                   borderWidth: 2,
                 },
-                {
-                  label: 'total context tokens (right axis)',
-                  yAxisID: 'tokens',
-                  data: sorted.map((setting, index) => point(index, setting.summary.contextTokens)),
-                  borderColor: shade(color, -0.45),
-                  backgroundColor: shade(color, -0.45),
-                  borderDash: [6, 4],
-                  pointStyle: 'rect',
-                  pointRadius: 5,
-                  borderWidth: 2,
-                },
+                ...(priced
+                  ? [
+                      {
+                        label: 'total context tokens (right axis)',
+                        yAxisID: 'tokens',
+                        data: sorted.map((setting, index) =>
+                          point(index, setting.summary.contextMeasured ? setting.summary.contextTokens : null),
+                        ),
+                        borderColor: shade(color, -0.45),
+                        backgroundColor: shade(color, -0.45),
+                        borderDash: [6, 4],
+                        pointStyle: 'rect',
+                        pointRadius: 5,
+                        borderWidth: 2,
+                      },
+                    ]
+                  : []),
               ],
             },
             options: {
@@ -264,13 +275,17 @@ export function sweepCharts(summaries: readonly SettingSummary[], styles: Map<st
                   max: 1,
                   title: axisTitle('context recall (share of probes)'),
                 },
-                tokens: {
-                  type: 'linear',
-                  position: 'right',
-                  beginAtZero: true,
-                  grid: { drawOnChartArea: false },
-                  title: axisTitle('total context tokens (tokens)'),
-                },
+                ...(priced
+                  ? {
+                      tokens: {
+                        type: 'linear',
+                        position: 'right',
+                        beginAtZero: true,
+                        grid: { drawOnChartArea: false },
+                        title: axisTitle('total context tokens (tokens)'),
+                      },
+                    }
+                  : {}),
               },
             },
           } as ChartConfiguration),

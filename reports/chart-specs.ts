@@ -31,7 +31,10 @@ import {
 
 /** Context recall against context tokens per turn, one point per setting (Pareto front marked); coinciding points are nudged apart and say so. */
 function recallVsTokensChart(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec | null {
-  const rows = leaderboards(result)[0]!.board.rows.filter((row) => row.contextRecall.value !== null);
+  // A ranking-only setting has no context tokens to place it by (not 0 of them).
+  const rows = leaderboards(result)[0]!.board.rows.filter(
+    (row) => row.contextRecall.value !== null && row.contextMeasured,
+  );
   if (rows.length === 0) return null;
   const points = rows.map((row) => ({
     setting: row.setting,
@@ -151,8 +154,10 @@ function distanceChart(result: RunResult, unit: DistanceUnit, styles: Map<string
 /** Per scenario group: median and p90 of context tokens by turn over the group's scenarios, per setting. */
 function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>): ChartSpec[] {
   const groups = [...new Set(result.cells.flatMap((cell) => (cell.group === undefined ? [] : [cell.group])))];
-  return groups.map((group) => {
+  return groups.flatMap((group) => {
     const cells = okCells(result.cells).filter((cell) => cell.group === group);
+    // Ranking-only cells record no turns: nothing to draw.
+    if (!cells.some((cell) => cell.turns.some((turn) => turn.contextTokens !== null))) return [];
     const settings = [...new Set(cells.map((cell) => cell.setting))];
     const datasets = settings.flatMap((setting): ChartDataset<'line', { x: number; y: number }[]>[] => {
       const perTurn = new Map<number, number[]>();

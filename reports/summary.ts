@@ -273,12 +273,13 @@ export function modelNote(result: RunResult): string {
     : `Answers come from ${result.header.model}.`;
   const rankingOnly = rankingOnlyNote(result.cells);
   // A run whose every cell ranked only asked no model anything: where answers come from is moot.
-  if (
-    rankingOnly !== undefined &&
-    result.cells.every((cell) => cell.status === 'ok' && cell.skipped?.includes('answers'))
-  )
-    return rankingOnly;
+  if (rankingOnly !== undefined && askedNoModel(result)) return rankingOnly;
   return rankingOnly === undefined ? source : `${rankingOnly} ${source}`;
+}
+
+/** Every cell ranked only, answering nothing: the run asked no model anything. */
+function askedNoModel(result: RunResult): boolean {
+  return result.cells.every((cell) => cell.status === 'ok' && cell.skipped?.includes('answers'));
 }
 
 /** What the run's ranking-only cells (`--protocol` with a retrieving strategy) did not do, in words; undefined when none. */
@@ -296,6 +297,9 @@ export function rankingOnlyNote(cells: readonly CellResult[]): string | undefine
  * verbatim score recall without the model; the others (or those declaring nothing) keep what a model wrote.
  */
 export function modelDependenceNote(result: RunResult): string {
+  // Nothing else was measured (rankingOnlyNote says what was skipped): the figures are the rankings'.
+  if (result.cells.length > 0 && askedNoModel(result))
+    return 'Model-independent: every figure of this run, the rankings and the retrieval figures computed from them (no language model was asked anything; a vector ranking depends on its embedder).';
   const names = [
     ...new Map(
       result.header.strategies.map((strategy) => [strategy.name, strategy.traits?.keepsVerbatim === true]),

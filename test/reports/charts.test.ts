@@ -45,6 +45,28 @@ describe('chart data', () => {
     ]);
   });
 
+  it('places no ranking-only setting by context tokens it did not record: no recall-vs-tokens or growth chart, sweeps of recall alone', () => {
+    const ranked = smallRun();
+    // As a --protocol run records its cells: no turns, no evidence distance.
+    for (const cell of ranked.cells)
+      if (cell.status === 'ok') {
+        Object.assign(cell, { turns: [], skipped: ['turns', 'answers', 'distance'], group: 'longmemeval:s.json' });
+        for (const probe of cell.probes) delete probe.distance;
+      }
+    const specs = chartSpecs(ranked);
+    expect(specs.map((spec) => spec.id)).toEqual(['sweep-window-k']);
+    const sweep = specs[0]!.config;
+    expect((sweep.data.datasets as { label: string }[]).map((set) => set.label)).toEqual([
+      'context recall (left axis)',
+    ]);
+    expect(Object.keys(sweep.options?.scales ?? {})).not.toContain('tokens');
+    // A setting run whole beside them still has its tokens drawn.
+    const sweepOf = chartSpecs(smallRun()).find((spec) => spec.id === 'sweep-window-k')!;
+    expect((sweepOf.config.data.datasets as { label: string }[]).map((set) => set.label)).toContain(
+      'total context tokens (right axis)',
+    );
+  });
+
   it('charts a scenario group once (median and p90 by turn), not once per scenario', () => {
     const result = smallRun();
     for (const cell of result.cells) Object.assign(cell, { group: 'locomo:locomo10.json' });

@@ -70,6 +70,19 @@ describe('report summaries', () => {
     expect(modelDependenceNote(transformed)).toContain('and what buffer, window keep, hence their recall');
   });
 
+  it('says of a run whose every cell ranked only that its figures are the rankings, not tokens or answers', () => {
+    const ranked = structuredClone(smallRun());
+    for (const cell of ranked.cells) if (cell.status === 'ok') cell.skipped = ['answers', 'turns'];
+    expect(modelDependenceNote(ranked)).toBe(
+      'Model-independent: every figure of this run, the rankings and the retrieval figures computed from them (no language model was asked anything; a vector ranking depends on its embedder).',
+    );
+    // One cell run whole: answers were asked for, and the note says what depends on the model.
+    const mixed = structuredClone(ranked);
+    const whole = mixed.cells.find((cell) => cell.status === 'ok')!;
+    if (whole.status === 'ok') delete whole.skipped;
+    expect(modelDependenceNote(mixed)).toMatch(/^Model-independent: tokens, latency, durability/u);
+  });
+
   it('flags interleaved cells and gives their spread over trials', () => {
     const result = smallRun();
     expect(interleavingNote(result)).toBeUndefined();
