@@ -2,6 +2,7 @@
 import { fileSystemProblem, isMembenchError } from '../core/errors.js';
 import { maskSecrets } from '../core/secrets.js';
 import { visibleControls } from '../core/text.js';
+import { typoOf } from '../core/user-input.js';
 
 /**
  * Writes a message for the terminal: keys masked, and control characters but tab and line feed (an
@@ -112,6 +113,8 @@ export function missingArguments(
   commands: readonly { command: string }[],
   parser: unknown,
 ): string {
+  const unknown = /^Unknown arguments?: (.*)$/su.exec(message)?.[1];
+  if (unknown !== undefined) return unknownArguments(unknown.split(', '), parser);
   const got = /^Not enough non-option arguments: got (\d+), need at least \d+$/u.exec(message)?.[1];
   const required = /^Missing required arguments?: (.+)$/u.exec(message)?.[1]?.split(', ');
   const usage = commands.find((module) => module.command.split(' ')[0] === args[0])?.command;
@@ -149,6 +152,27 @@ export function missingArguments(
   return names.every((name) => positionals.has(name))
     ? `${args[0]} needs ${missing.join(' and ')}: membench ${usage}`
     : `${args[0]} needs ${missing.join('; ')}`;
+}
+
+/**
+ * yargs' "Unknown arguments: max-latency, maxLatency" without the camel-case twin it adds of each
+ * dashed name, each name with the option it is a typo or the start of, where one is
+ * (`Unknown argument: stratgy (did you mean --strategy?)`).
+ */
+function unknownArguments(names: readonly string[], parser: unknown): string {
+  const camel = (name: string): string => name.replace(/-([a-z])/gu, (_, letter: string) => letter.toUpperCase());
+  const own = names.filter(
+    (name) => !names.some((other) => other !== name && other.includes('-') && camel(other) === name),
+  );
+  const keys = Object.keys((parser as ParsedOptions | undefined)?.getOptions?.().key ?? {});
+  // The options as --help spells them: dashed, and not yargs' camel-case twins.
+  const options = keys.filter((key) => key.length > 1 && !keys.some((other) => other !== key && camel(other) === key));
+  const said = own.map((name) => {
+    const started = options.filter((option) => option.startsWith(name));
+    const near = name.length > 1 ? (started.length === 1 ? started[0] : typoOf(name, options)) : undefined;
+    return near === undefined ? name : `${name} (did you mean --${near}?)`;
+  });
+  return `Unknown argument${own.length === 1 ? '' : 's'}: ${said.join(', ')}`;
 }
 
 /**

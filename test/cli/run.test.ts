@@ -249,6 +249,16 @@ describe('membench run', () => {
       ['run', '-c', 'recipes-en', '-s', 'buffer', '--stretch', '1e12', '-q'],
       'membench: --stretch 1e12: expected a whole number from 1 to 100000',
     ],
+    // An unknown option with the one it is a typo or the start of; yargs' camel-case twin not repeated.
+    [
+      ['run', '-c', 'recipes-en', '--stratgy', 'window', '-q'],
+      'membench: Unknown argument: stratgy (did you mean --strategy?)',
+    ],
+    [['run', '--scenarios', 'recipes-en', '-q'], 'membench: Unknown argument: scenarios (did you mean --scenario?)'],
+    [
+      ['compare', 'a', 'b', '--max-latency', '3'],
+      'membench: Unknown argument: max-latency (did you mean --max-latency-ratio?)\n',
+    ],
     [
       ['run', '-c', 'recipes-en', '-s', 'buffer', '--recall-threshold', '-1', '-q'],
       'membench: --recall-threshold -1: expected a share between 0 and 1',
