@@ -5,7 +5,7 @@
 import type { ChartConfiguration, ChartDataset } from 'chart.js';
 import { distribution, type Distribution, type Rate } from '../harness/core/metrics.js';
 import { invariantName, type CellResult, type RunResult } from '../harness/results/schema.js';
-import { cellsByStatus } from '../harness/results/cells.js';
+import { cellsByStatus, measuredContextTokens } from '../harness/results/cells.js';
 import { invariantGrid } from '../harness/results/durability-matrix.js';
 import {
   axisTitle,
@@ -62,7 +62,7 @@ export function summarizeSettings(result: RunResult): SettingSummary[] {
       cells: cells.length,
       errors: errors.length,
       contextTokens: Math.round(contextTokens),
-      contextMeasured: turns.some((turn) => turn.contextTokens !== null),
+      contextMeasured: measuredContextTokens(turns).length > 0,
       recall: { n, hits, value: n ? hits / n : null },
       loadMs: distribution(turns.flatMap((turn) => (turn.loadMs === null ? [] : [turn.loadMs]))),
       saveMs: distribution(turns.map((turn) => turn.saveMs)),

@@ -6,7 +6,7 @@
 import type { ChartConfiguration, ChartDataset } from 'chart.js';
 import { quantileSorted } from 'simple-statistics';
 import { leaderboards } from './verdict.js';
-import { okCells } from '../harness/results/cells.js';
+import { measuredContextTokens, okCells } from '../harness/results/cells.js';
 import { recallByDistance, type DistanceUnit } from '../harness/results/by-distance.js';
 import type { RunResult } from '../harness/results/schema.js';
 import {
@@ -157,7 +157,7 @@ function groupGrowthCharts(result: RunResult, styles: Map<string, SeriesStyle>):
   return groups.flatMap((group) => {
     const cells = okCells(result.cells).filter((cell) => cell.group === group);
     // Ranking-only cells record no turns: nothing to draw.
-    if (!cells.some((cell) => cell.turns.some((turn) => turn.contextTokens !== null))) return [];
+    if (!cells.some((cell) => measuredContextTokens(cell.turns).length > 0)) return [];
     const settings = [...new Set(cells.map((cell) => cell.setting))];
     const datasets = settings.flatMap((setting): ChartDataset<'line', { x: number; y: number }[]>[] => {
       const perTurn = new Map<number, number[]>();

@@ -2,7 +2,7 @@
  * The one place a run's cells are split by status. Only `ok` cells carry figures: tables, averages,
  * charts and gates take `ok`; an error cell is listed with its error and phase, never averaged.
  */
-import type { CellResult, ErrorCell, OkCell } from './schema.js';
+import type { CellResult, ErrorCell, OkCell, TurnRecord } from './schema.js';
 
 /** A run's cells by status, each list in the run's order. */
 export interface CellsByStatus {
@@ -45,4 +45,9 @@ export function newErrors(pairs: readonly (readonly [CellResult, CellResult])[])
 /** How model calls the endpoint cut at their output token limit are said: the run's warning per cell and the reports' note. */
 export function cutAnswersWords(count: number): string {
   return `${count} model call(s) stopped at their output token limit (finish_reason "length"): their text is cut short and was used as it came`;
+}
+
+/** The context tokens the turns recorded: none for a ranking-only cell, which records no turn (its cost is not measured, not 0). */
+export function measuredContextTokens(turns: readonly TurnRecord[]): number[] {
+  return turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
 }

@@ -5,6 +5,7 @@
  */
 import { distribution, rate } from '../core/metrics.js';
 import { meanOf } from './recall.js';
+import { measuredContextTokens } from './cells.js';
 import type { Rate } from '../core/metrics.js';
 import type { CellResult, Mean, OkCell } from './schema.js';
 import { judgeAgreement, judgedAccuracy, type JudgedAccuracy } from './agreement.js';
@@ -146,7 +147,7 @@ export function leaderboard(cells: readonly OkCell[], seed: number, judges: read
         ),
       });
       const turns = pooled.flatMap((cell) => cell.turns);
-      const loaded = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
+      const loaded = measuredContextTokens(turns);
       const recallRate = rate(recalled);
       const conflictRate = rate(conflict);
       const evidenceMean = meanOf(evidence);
