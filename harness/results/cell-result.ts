@@ -11,6 +11,7 @@ import type { Scenario } from '../scenarios/format.js';
 import type { Protocol } from './protocols.js';
 import { recallByCategory, recallByLabel, summarizeRecall } from './recall.js';
 import { retrievalByCategory, retrievalByLabel, summarizeRetrieval } from './retrieval.js';
+import { measuredContextTokens } from './cells.js';
 import type {
   CellPhases,
   CellResult,
@@ -126,7 +127,7 @@ export function cellResult(
           probes.map((probe) => (probe.protocolRetrieval ? { retrieval: probe.protocolRetrieval } : {})),
         )
       : undefined;
-  const contextPerTurn = turns.flatMap((turn) => (turn.contextTokens === null ? [] : [turn.contextTokens]));
+  const contextPerTurn = measuredContextTokens(turns);
   const measuredTotal = contextPerTurn.reduce((sum, value) => sum + value, 0);
   const skipped = turns.filter((turn) => turn.contextSkipped).length;
   // Turns outside the context sample count at the sample's mean.
