@@ -28,6 +28,20 @@ export function latencySamples(cell: OkCell, operation: Operation): number[] {
 /** The floor every figure is divided by: the CPU work's median over the run (the commit floor swings too far to divide by). */
 const floorOf = (header: RunHeader): number | undefined => header.calibration?.cpuMs;
 
+/** How much slower head's commit floor was than base's before a save counts as met by a busier disk. */
+const BUSIER_DISK = 1.5;
+
+/**
+ * What a flagged save time adds when head's commit floor (a fixed fsync, timed by the run) was much
+ * slower than base's: said, never divided by (it swings too far), so the reader can tell a busier
+ * disk from slower code. Empty otherwise.
+ */
+function busierDisk(headers: { base: RunHeader; head: RunHeader }): string {
+  const [before, after] = [headers.base.calibration?.commitMs, headers.head.calibration?.commitMs];
+  if (before === undefined || after === undefined || before <= 0 || after < BUSIER_DISK * before) return '';
+  return `; head's commit floor was ${times(after / before)} base's (${formatMs(before)} → ${formatMs(after)} ms): a busier disk slows durable saves as much, so run both on a quiet disk before reading this as slower code`;
+}
+
 const times = (value: number): string => (Number.isFinite(value) ? `×${value.toFixed(2)}` : '×∞');
 
 /** What latency is judged for: one cell, or a scenario group's cells of one setting pooled (its ok pairs). */
@@ -90,7 +104,12 @@ function judge(
         verdict: 'noise',
         note: `within noise: p50s differ by less than ${thresholds.minLatencyMs} ms; ${normalised}`,
       };
-    return { ...shown, change, verdict: 'regression', note: normalised };
+    return {
+      ...shown,
+      change,
+      verdict: 'regression',
+      note: `${normalised}${operation === 'save' ? busierDisk(headers) : ''}`,
+    };
   }
   if (ratio > thresholds.maxLatencyRatio)
     return {

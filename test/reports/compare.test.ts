@@ -221,6 +221,23 @@ describe('compareRuns', () => {
     );
   });
 
+  it("says beside a flagged save time that head's commit floor was much slower, without dividing by it", () => {
+    const base = smallRun();
+    const head = smallRun();
+    base.header.calibration = { cpuMs: 1, commitMs: 2, samples: 30 };
+    head.header.calibration = { cpuMs: 1, commitMs: 6, samples: 30 };
+    setTimes(cellOf(base, 'recipes-zh/window(k=4)'), 'save', (turn) => 4 + (turn % 5) * 0.5);
+    setTimes(cellOf(head, 'recipes-zh/window(k=4)'), 'save', (turn) => 3 * (4 + (turn % 5) * 0.5));
+    const flagged = compareRuns(base, head).regressions.map(({ check }) => check);
+    expect(flagged.map((check) => [check.metric, check.change.split(' ')[0]])).toEqual([['save time', '×3.00']]);
+    expect(flagged[0]!.note).toContain(
+      "; head's commit floor was ×3.00 base's (2.00 → 6.00 ms): a busier disk slows durable saves as much",
+    );
+    // A commit floor within ×1.5 of base's says nothing more.
+    head.header.calibration = { cpuMs: 1, commitMs: 2.9, samples: 30 };
+    expect(compareRuns(base, head).regressions[0]!.check.note).not.toContain('commit floor');
+  });
+
   it('says "not enough samples to judge" for a cell with few turns instead of failing it, and calls sub-millisecond changes noise', () => {
     const base = smallRun();
     const head = smallRun();
