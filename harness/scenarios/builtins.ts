@@ -9,7 +9,7 @@ import path from 'node:path';
 import { MembenchError } from '../core/errors.js';
 import { didYouMean } from '../core/user-input.js';
 import { checkScenarioFile, formatProblem, type CheckOptions, type ScenarioCheck } from './load.js';
-import { generateWorkload } from './generator.js';
+import { generatedScenarioName, generateWorkload } from './generator.js';
 import { checkSpecFile, checkSpecText } from './generator-spec.js';
 import { BUILTIN_SCENARIO_DIR } from '../core/package-info.js';
 import { builtinScenarioNames, builtinSuiteNames, dataFiles, SCENARIO_FILE, SUITE_DIR } from './builtin-names.js';
@@ -28,12 +28,18 @@ function looksLikePath(nameOrPath: string): boolean {
   return nameOrPath.includes('/') || nameOrPath.includes(path.sep) || SCENARIO_FILE.test(nameOrPath);
 }
 
-/** The scenarios a built-in suite generates, by name (`generated-en`: its spec's name, a dash, a language), each with its suite's name. */
+let members: Map<string, string> | undefined;
+
+/**
+ * The scenarios the built-in suites generate, by name (`generated-en`), each with its suite's name:
+ * read from the package's spec files once a process (they do not change while it runs).
+ */
 function suiteMembers(): Map<string, string> {
-  const members = new Map<string, string>();
+  if (members) return members;
+  members = new Map();
   for (const [suite, file] of dataFiles(SUITE_DIR)) {
     const { spec } = checkSpecText(readFileSync(file, 'utf8'), file);
-    for (const language of spec?.languages ?? []) members.set(`${spec!.name}-${language}`, suite);
+    for (const language of spec?.languages ?? []) members.set(generatedScenarioName(spec!.name, language), suite);
   }
   return members;
 }
@@ -53,14 +59,14 @@ export function resolveScenarioFile(nameOrPath: string): string {
   if (looksLikePath(nameOrPath) || existsSync(nameOrPath)) return nameOrPath;
   const file = dataFiles(BUILTIN_SCENARIO_DIR).get(nameOrPath);
   if (!file) {
-    const members = suiteMembers();
+    const named = suiteMembers();
     const suites = builtinSuiteNames().map((suite) => {
-      const own = [...members].filter(([, of]) => of === suite).map(([member]) => member);
+      const own = [...named].filter(([, of]) => of === suite).map(([member]) => member);
       return own.length > 0 ? `${suite} (all of ${own.join(', ')})` : suite;
     });
     throw new MembenchError(
       'UNKNOWN_SCENARIO',
-      `unknown scenario "${nameOrPath}"${didYouMean(nameOrPath, [...builtinScenarioNames(), ...members.keys()])}: built-ins are ${[...dataFiles(BUILTIN_SCENARIO_DIR).keys()].join(', ')}, ${[...members.keys()].join(', ')}; generated suites: ${suites.join(', ')}; or give a path to a .yaml/.json file`,
+      `unknown scenario "${nameOrPath}"${didYouMean(nameOrPath, [...builtinScenarioNames(), ...named.keys()])}: built-ins are ${[...dataFiles(BUILTIN_SCENARIO_DIR).keys()].join(', ')}, ${[...named.keys()].join(', ')}; generated suites: ${suites.join(', ')}; or give a path to a .yaml/.json file`,
     );
   }
   return file;

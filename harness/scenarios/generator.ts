@@ -285,7 +285,7 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
   const distances = `${spec.distances[0]}–${spec.distances.at(-1)}`;
   const summary = `Generated (seed ${spec.seed}), ${languageName}: ${total} exchanges in ${calendar.sessions} dated sessions, ${plants.length} planted facts probed at distances ${distances} exchanges, ${spec.facts.abstention} abstention questions; ${probes.length} probes.`;
   const document: ScenarioDocument = {
-    name: `${spec.name}-${language}`,
+    name: generatedScenarioName(spec.name, language),
     description: spec.description ? `${spec.description} ${summary}` : summary,
     language,
     tags: ['generated', ...(language === 'zh' ? ['cjk'] : [])],
@@ -316,11 +316,18 @@ function generateConversation(spec: GeneratorSpec, language: GeneratedLanguage, 
 }
 
 /** Every conversation of a spec, in the order of its languages; `source` prefixes each scenario's source (`SOURCE#NAME`). */
+/** The name of a spec's scenario in one language (`generated-en`): what reports, `-c` and the written file call it. */
+export function generatedScenarioName(specName: string, language: string): string {
+  return `${specName}-${language}`;
+}
+
 export function generateWorkload(given: GeneratorSpec, source?: string): GeneratedScenario[] {
   const spec = checkedSpec(given);
   source ??= `generator:${spec.name}`;
   try {
-    return spec.languages.map((language) => generateConversation(spec, language, `${source}#${spec.name}-${language}`));
+    return spec.languages.map((language) =>
+      generateConversation(spec, language, `${source}#${generatedScenarioName(spec.name, language)}`),
+    );
   } catch (error) {
     // The spec asks for more than the bank holds, in a way its checks could not tell in advance.
     if (isMembenchError(error)) throw new MembenchError(error.code, `${source}: ${error.message}`, error.details);
