@@ -65,13 +65,16 @@ interface ParsedOptions {
   getInternalMethods?: () => { getUsageInstance?: () => { getDescriptions?: () => Record<string, unknown> } };
 }
 
+/** The options yargs parsed for the chosen command (undefined from a parser without them). */
+const optionsOf = (parser: unknown) => (parser as ParsedOptions | undefined)?.getOptions?.();
+
 /**
  * yargs makes an option given twice (`-o a -o b`) an array, which a command reading one value then
  * trips on (`out.trim is not a function`: an internal error). The refusal for the first such option
  * (`--out given 2 times (a, b): …`), or undefined; `parser` is the yargs instance a middleware gets.
  */
 export function repeatedOption(argv: Record<string, unknown>, parser: unknown): string | undefined {
-  const options = (parser as ParsedOptions).getOptions?.();
+  const options = optionsOf(parser);
   if (!options) return undefined;
   const lists = new Set(options.array ?? []);
   // An option with choices and no type (`explain --lang`) takes one value too: yargs checks each of an array's.
@@ -89,7 +92,7 @@ export function repeatedOption(argv: Record<string, unknown>, parser: unknown): 
  * false: the refusal for the first one in `args`, or undefined. `--name=true` and `=false` are read.
  */
 export function switchWithValue(args: readonly string[], parser: unknown): string | undefined {
-  const switches = new Set((parser as ParsedOptions).getOptions?.().boolean ?? []);
+  const switches = new Set(optionsOf(parser)?.boolean ?? []);
   for (const arg of args) {
     if (arg === '--') break;
     const given = /^--(?:no-)?([^=]+)=(.*)$/su.exec(arg);
@@ -119,9 +122,9 @@ export function missingArguments(
   const required = /^Missing required arguments?: (.+)$/u.exec(message)?.[1]?.split(', ');
   const usage = commands.find((module) => module.command.split(' ')[0] === args[0])?.command;
   if ((got === undefined && required === undefined) || usage === undefined) return message;
-  const known = parser as ParsedOptions | undefined;
-  const options = known?.getOptions?.();
-  const descriptions = known?.getInternalMethods?.().getUsageInstance?.().getDescriptions?.() ?? {};
+  const options = optionsOf(parser);
+  const descriptions =
+    (parser as ParsedOptions | undefined)?.getInternalMethods?.().getUsageInstance?.().getDescriptions?.() ?? {};
   const withChoices = (name: string, shown: string): string => {
     const listed = options?.choices?.[name];
     return Array.isArray(listed) && listed.length > 0 ? `${shown} (${listed.join(' or ')})` : shown;
@@ -164,7 +167,7 @@ function unknownArguments(names: readonly string[], parser: unknown): string {
   const own = names.filter(
     (name) => !names.some((other) => other !== name && other.includes('-') && camel(other) === name),
   );
-  const keys = Object.keys((parser as ParsedOptions | undefined)?.getOptions?.().key ?? {});
+  const keys = Object.keys(optionsOf(parser)?.key ?? {});
   // The options as --help spells them: dashed, and not yargs' camel-case twins.
   const options = keys.filter((key) => key.length > 1 && !keys.some((other) => other !== key && camel(other) === key));
   const said = own.map((name) => {
@@ -185,7 +188,7 @@ function unknownArguments(names: readonly string[], parser: unknown): string {
  */
 export function usageHint(message: string, args: readonly string[], parser: unknown): string {
   if (/^Missing required arguments?: /u.test(message)) {
-    const options = (parser as ParsedOptions).getOptions?.();
+    const options = optionsOf(parser);
     const known = new Set([...Object.keys(options?.key ?? {}), ...Object.values(options?.alias ?? {}).flat()]);
     const unknown = args
       .slice(0, args.includes('--') ? args.indexOf('--') : undefined)
@@ -208,7 +211,7 @@ export function usageHint(message: string, args: readonly string[], parser: unkn
   }
   const unknown = /^Unknown arguments?: (.*)$/su.exec(message)?.[1]?.split(', ');
   if (!unknown) return '';
-  const options = (parser as ParsedOptions).getOptions?.();
+  const options = optionsOf(parser);
   const switches = new Set(options?.boolean ?? []);
   for (const [name, aliases] of Object.entries(options?.alias ?? {}))
     if (switches.has(name)) for (const alias of aliases) switches.add(alias);
