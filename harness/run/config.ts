@@ -35,6 +35,7 @@ import { checkProviderName } from '../models/index.js';
 import { expandStrategies } from './params.js';
 import { checkProtocolParams } from './protocol-fit.js';
 import { configSchema } from './setting-sources.js';
+import { settingEntries } from './settings.js';
 
 /** Looked for in the working dir when no `--config` is given, in this order (two at once is an error). */
 export const CONFIG_FILES = ['membench.config.yaml', 'membench.config.yml', 'membench.config.json'] as const;
@@ -71,9 +72,6 @@ export function findConfigFile(explicit: string | undefined, cwd = process.cwd()
     );
   return found[0] && path.join(cwd, found[0]);
 }
-
-/** The keys that act on a dataset's import: without `datasets` (in the file or from --dataset) they act on nothing. */
-const DATASET_KEYS = ['limit', 'questions', 'errata', 'questionPrompts'] as const;
 
 /**
  * Reads and validates a config file; every problem is located, all reported at once (exit 2).
@@ -152,7 +150,9 @@ export async function loadConfig(file: string, flags: { datasets?: readonly stri
     if (problems.length === 0 && parsed.success) {
       const config = parsed.data;
       if (!config.datasets?.length && !flags.datasets?.length)
-        for (const key of DATASET_KEYS.filter((name) => config[name] !== undefined))
+        for (const [key] of settingEntries().filter(
+          ([name, spec]) => spec.datasetOnly && config[name as keyof MembenchConfig] !== undefined,
+        ))
           fail(
             locate.key([key]),
             [key],

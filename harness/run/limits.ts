@@ -88,7 +88,7 @@ export function checkRunOptions(options: unknown): asserts options is RunOptions
     } else if (name === 'live') checkLive(value);
     else throw refuse(`unknown option "${name}"${didYouMean(name, known)}: RunOptions has ${known.join(', ')}`);
   }
-  checkDatasetLimit(options as RunOptions);
+  checkDatasetOnly(options as Record<string, unknown>);
 }
 
 /** `live`: an object of LiveProviderSettings fields. */
@@ -109,12 +109,20 @@ function checkLive(live: unknown): void {
   }
 }
 
-/** `datasetLimit` without `datasets` limits nothing. */
-function checkDatasetLimit(options: RunOptions): void {
-  if (options.datasetLimit !== undefined && !options.datasets?.length) {
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--limit ${options.datasetLimit} applies to --dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit`,
+/** The settings that act on a dataset's import only (`datasetOnly` in the table), by RunOptions field. */
+const DATASET_ONLY = settingEntries(SETTINGS).flatMap(([key, spec]) =>
+  spec.datasetOnly ? [{ field: optionTarget(spec, key)?.option ?? key, flag: spec.flag?.name ?? key }] : [],
+);
+
+/** A setting that acts on a dataset's import, given without a dataset, acts on nothing: refused, named as its flag. */
+function checkDatasetOnly(options: Record<string, unknown>): void {
+  if ((options.datasets as unknown[] | undefined)?.length) return;
+  for (const { field, flag } of DATASET_ONLY) {
+    const value = options[field];
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) continue;
+    const shown = Array.isArray(value) ? value.join(' ') : String(value);
+    throw refuse(
+      `--${flag} ${shown} applies to dataset imports only: name a dataset (--dataset locomo:FILE), or drop --${flag}`,
     );
   }
 }

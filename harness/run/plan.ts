@@ -229,21 +229,10 @@ async function planCells(options: RunOptions, shelf: ScenarioShelf): Promise<Omi
   const selected: PlannedScenario[] = options.scenarios?.length
     ? loaded
     : loaded.filter((scenario) => isShelved(scenario) || !scenario.tags?.includes('long'));
-  if (options.errata !== undefined && !options.datasets?.length)
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--errata ${options.errata}: errata correct a dataset's gold at import: name the dataset with --dataset`,
-    );
-  if (options.questionPrompts !== undefined && !options.datasets?.length)
-    throw new MembenchError(
-      'INVALID_ARGUMENT',
-      `--question-prompts ${options.questionPrompts}: the templates word a dataset's questions at import: name the dataset with --dataset`,
-    );
+  // errata, questionPrompts, questions and the limit without a dataset: refused by checkRunOptions (datasetOnly).
   const errata: ErrataReport[] = [];
   const imports: ImportSummary[] = [];
   const reports: ImportReport[] = [];
-  if (options.questions?.length && !options.datasets?.length)
-    throw new MembenchError('INVALID_ARGUMENT', '--question picks questions of a dataset: name it with --dataset');
   const questions = options.questions?.length ? new QuestionFilter(options.questions) : undefined;
   for (const arg of options.datasets ?? []) {
     const { scenarios: imported, report } = await importDataset(arg, {

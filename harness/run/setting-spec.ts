@@ -53,6 +53,8 @@ export interface SettingSpec<Schema extends z.ZodType = z.ZodType> {
   scale?: number;
   /** Whether it decides the matrix and its results: plan.json keeps it, and a resumed run must not change it. */
   planned?: boolean;
+  /** It acts on a dataset's import only: refused without one (the flag and the library option in limits.ts, the config key at its line). */
+  datasetOnly?: boolean;
 }
 
 /** A row, its value type inferred from its schema (and its flag's parser checked against it). */

@@ -224,6 +224,7 @@ export const SETTINGS = {
     flag: { name: 'limit', commands: RUN_TUNE, yargs: { type: 'string' } },
     config: true,
     planned: true,
+    datasetOnly: true,
   }),
   questions: setting(z.array(z.string()).min(1, 'expected at least one id (leave the key out for every question)'), {
     group: 'matrix',
@@ -236,6 +237,7 @@ export const SETTINGS = {
       parse: (raw: readonly unknown[]) => raw.map(String),
     },
     config: true,
+    datasetOnly: true,
   }),
   errata: setting(z.string(), {
     group: 'matrix',
@@ -244,6 +246,7 @@ export const SETTINGS = {
     flag: { name: 'errata', commands: RUN_TUNE, yargs: { type: 'string' } },
     config: true,
     planned: true,
+    datasetOnly: true,
   }),
   questionPrompts: setting(z.string(), {
     group: 'matrix',
@@ -252,6 +255,7 @@ export const SETTINGS = {
     flag: { name: 'question-prompts', commands: RUN_TUNE, yargs: { type: 'string' } },
     config: true,
     planned: true,
+    datasetOnly: true,
   }),
   stretch: setting(bounded(whole(1, 100_000)), {
     group: 'matrix',

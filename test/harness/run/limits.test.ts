@@ -34,7 +34,16 @@ describe('numeric run options', () => {
     [{ live: { maxRetries: -1 } }, 'live.maxRetries -1: expected a whole number from 0 to 100'],
     [
       { datasetLimit: 3 },
-      '--limit 3 applies to --dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit',
+      '--limit 3 applies to dataset imports only: name a dataset (--dataset locomo:FILE), or drop --limit',
+    ],
+    // One rule for every setting the table marks datasetOnly.
+    [
+      { errata: 'errata.json' },
+      '--errata errata.json applies to dataset imports only: name a dataset (--dataset locomo:FILE), or drop --errata',
+    ],
+    [
+      { questionPrompts: 'prompts.yaml' },
+      '--question-prompts prompts.yaml applies to dataset imports only: name a dataset (--dataset locomo:FILE), or drop --question-prompts',
     ],
   ])('refuses %j before anything runs', async (options, message) => {
     expect(await refusal(options)).toBe(message);

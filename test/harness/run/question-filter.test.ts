@@ -136,6 +136,8 @@ describe('--question', () => {
   });
 
   it('needs a dataset', async () => {
-    await expect(plannedCells({ strategies: ['bm25'], questions: ['x'] })).rejects.toThrow('name it with --dataset');
+    await expect(plannedCells({ strategies: ['bm25'], questions: ['x'] })).rejects.toThrow(
+      '--question x applies to dataset imports only: name a dataset (--dataset locomo:FILE), or drop --question',
+    );
   });
 });
